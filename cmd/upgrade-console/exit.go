@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Exit codes, the contract scripts rely on (documented in the README).
+const (
+	ExitOK          = 0
+	ExitBadInput    = 1 // unreadable or invalid file, object or flag value
+	ExitUsage       = 2 // wrong command line
+	ExitPreflight   = 3 // a blocking preflight check failed
+	ExitUpgradeFail = 4 // the upgrade (or a recovery action) ran and failed
+	ExitTimeout     = 5 // --timeout passed before the upgrade completed
+	ExitInternal    = 70
+)
+
+// usageError marks an error in the command line itself.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// codedError carries an explicit exit code from a command.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (c codedError) Error() string { return c.err.Error() }
+func (c codedError) Unwrap() error { return c.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return codedError{code: code, err: err}
+}
+
+func exitCode(err error) int {
+	var coded codedError
+	var input *model.InputError
+	var usage usageError
+	switch {
+	case errors.As(err, &coded):
+		return coded.code
+	case errors.As(err, &usage):
+		return ExitUsage
+	case errors.As(err, &input):
+		return ExitBadInput
+	default:
+		return ExitBadInput
+	}
+}

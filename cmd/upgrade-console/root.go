@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	// kube holds kubectl's connection flags (--kubeconfig, --context, --as, …).
+	kube    *genericclioptions.ConfigFlags
+	logFile string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalOptions{kube: genericclioptions.NewConfigFlags(true)}
+	root := &cobra.Command{
+		Use:   "upgrade-console",
+		Short: "Plan, start, watch and recover EKS Anywhere management cluster upgrades",
+		Long: `upgrade-console upgrades an EKS Anywhere / Cluster API management cluster from the terminal.
+
+It shows what an upgrade changes (the bundle version diff and preflight checks), takes the
+upgrade lock and applies the new cluster spec, follows the EKS-A controller live, and guides
+recovery when an upgrade fails. Every screen has a headless twin for scripts and CI.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return setupLogging(g.logFile)
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError{err}
+	})
+	root.PersistentFlags().StringVar(&g.logFile, "log-file", "",
+		"file that receives the console's and client-go's logs (default: $XDG_STATE_HOME/upgrade-console/upgrade-console.log)")
+	g.kube.AddFlags(root.PersistentFlags())
+
+	root.AddCommand(
+		newVersionCmd(),
+		newPlanCmd(g),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with the usage exit code.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%q takes %d argument(s), got %d; see %q", cmd.CommandPath(), n, len(args), cmd.CommandPath()+" --help")}
+		}
+		return nil
+	}
+}
+
+var errNotImplemented = errors.New("not implemented")

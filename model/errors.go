@@ -1,0 +1,34 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// InputError is bad input from the operator: a file, a flag or an object that
+// cannot be used as it is. It names where the problem is and how to fix it, and
+// maps to the CLI's "bad input" exit code.
+type InputError struct {
+	// Source is the file, flag or object the input came from (e.g.
+	// "bundles-a.yaml", "--kubernetes-version", "Cluster eksa-system/mgmt").
+	Source string
+	// Field is the path inside the source, if any (e.g. "spec.versionsBundles[2].eksD.name").
+	Field string
+	// Problem says what is wrong.
+	Problem string
+	// Fix says what the operator can do about it.
+	Fix string
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source)
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": %s", e.Field)
+	}
+	fmt.Fprintf(&b, ": %s", e.Problem)
+	if e.Fix != "" {
+		fmt.Fprintf(&b, " (fix: %s)", e.Fix)
+	}
+	return b.String()
+}

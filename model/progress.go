@@ -1,0 +1,95 @@
+package model
+
+import "time"
+
+// Phase is a stage of a management cluster upgrade, in the order EKS-A runs them.
+type Phase string
+
+const (
+	PhaseComponents   Phase = "components"
+	PhaseEtcd         Phase = "etcd"
+	PhaseControlPlane Phase = "control plane"
+	PhaseCNI          Phase = "CNI"
+	PhaseWorkers      Phase = "workers"
+	PhaseDone         Phase = "done"
+	PhaseFailed       Phase = "failed"
+)
+
+// Phases lists the upgrade phases in order (done and failed are end states).
+var Phases = []Phase{PhaseComponents, PhaseEtcd, PhaseControlPlane, PhaseCNI, PhaseWorkers}
+
+// PhaseStatus is where one phase stands.
+type PhaseStatus string
+
+const (
+	PhasePending PhaseStatus = "pending"
+	PhaseActive  PhaseStatus = "active"
+	PhaseOK      PhaseStatus = "done"
+	PhaseBroken  PhaseStatus = "failed"
+	// PhaseSkipped is a phase that does not apply (stacked etcd, unmanaged CNI).
+	PhaseSkipped PhaseStatus = "skipped"
+)
+
+// PhaseProgress is one phase of the derived progress.
+type PhaseProgress struct {
+	Phase  Phase
+	Status PhaseStatus
+	// Done and Total count the phase's units (machines, members, nodes); both
+	// are zero when the phase has no countable units.
+	Done, Total int
+	// Detail is a short explanation ("2/3 members ready", "paused for etcd").
+	Detail string
+}
+
+// Milestone is one step of EKS-A's completion rule, in the rule's order.
+type Milestone struct {
+	Name   string // "generation observed", "no failureMessage", "ControlPlaneReady", …
+	Met    bool
+	Reason string
+	// Message explains why the milestone is not met (empty when met).
+	Message string
+	Since   time.Time
+}
+
+// Stall is an object that has made no progress for longer than the threshold.
+type Stall struct {
+	Kind  Kind
+	Name  string
+	Since time.Time
+	For   time.Duration
+	// Sentence is the line an operator needs, e.g. "etcd machine mgmt-etcd-x7k2p
+	// not ready for 11m: no etcd-ready label, Machine phase Provisioning".
+	Sentence string
+}
+
+// Progress is the view of an upgrade derived from one ClusterState.
+type Progress struct {
+	// Current is the active phase, PhaseDone when the completion rule holds,
+	// PhaseFailed when the cluster reports a failure.
+	Current Phase
+	Phases  []PhaseProgress
+	// Stale is true while metadata.generation != status.observedGeneration on
+	// the EKS-A Cluster: the status describes an older spec and says nothing
+	// about the current one ("status not yet observed").
+	Stale bool
+	// Milestones is EKS-A's completion rule evaluated in order.
+	Milestones []Milestone
+	// Complete is true when every milestone is met (and Stale is false).
+	Complete bool
+	// Failed is true when status.failureMessage is set (or a step failed for good).
+	Failed         bool
+	FailureMessage string
+	Stalls         []Stall
+	// Summary is one line for the header and the headless watch.
+	Summary string
+}
+
+// ProgressOptions tunes the derivation.
+type ProgressOptions struct {
+	// StallAfter is how long a machine or step may make no progress before it
+	// is shown as stalled. EKS-A waits 10 minutes per machine.
+	StallAfter time.Duration
+}
+
+// DefaultStallAfter is EKS-A's per-machine wait.
+const DefaultStallAfter = 10 * time.Minute

@@ -1,0 +1,386 @@
+package model
+
+import "time"
+
+// This file holds the snapshot of a management cluster that the watchers
+// publish and everything else reads: the dashboard, the headless watch, the
+// preflight checks and the recovery planner. A ClusterState is immutable once
+// published: producers build a new one for every change, consumers never
+// mutate it, so it can be shared between goroutines without locks.
+
+// Kind names an API kind the console watches. It is also the key of the
+// per-source sync status.
+type Kind string
+
+const (
+	KindEKSACluster              Kind = "Cluster.anywhere.eks.amazonaws.com"
+	KindCAPICluster              Kind = "Cluster.cluster.x-k8s.io"
+	KindKubeadmControlPlane      Kind = "KubeadmControlPlane"
+	KindEtcdadmCluster           Kind = "EtcdadmCluster"
+	KindMachineDeployment        Kind = "MachineDeployment"
+	KindMachine                  Kind = "Machine"
+	KindNode                     Kind = "Node"
+	KindNodeUpgrade              Kind = "NodeUpgrade"
+	KindNodeKubeadmUpgrade       Kind = "NodeKubeadmUpgrade"
+	KindControlPlaneUpgrade      Kind = "ControlPlaneUpgrade"
+	KindMachineDeploymentUpgrade Kind = "MachineDeploymentUpgrade"
+	KindEvent                    Kind = "Event"
+)
+
+// Meta is the part of an object's metadata the console uses.
+type Meta struct {
+	Name              string
+	Namespace         string
+	UID               string
+	Generation        int64
+	ResourceVersion   string
+	CreationTimestamp time.Time
+	// DeletionTimestamp is zero unless the object is being deleted.
+	DeletionTimestamp time.Time
+	Labels            map[string]string
+	Annotations       map[string]string
+}
+
+// ConditionSeverity is the CAPI v1beta1 severity of a False condition.
+type ConditionSeverity string
+
+const (
+	SeverityNone    ConditionSeverity = ""
+	SeverityInfo    ConditionSeverity = "Info"
+	SeverityWarning ConditionSeverity = "Warning"
+	SeverityError   ConditionSeverity = "Error"
+)
+
+// Condition is one condition in either dialect: CAPI v1beta1 (EKS-A Cluster,
+// EtcdadmCluster, NodeUpgrade: has Severity) or metav1.Condition (CAPI v1beta2
+// objects: has ObservedGeneration). The watchers' adapter fills what the
+// dialect carries and leaves the rest zero.
+type Condition struct {
+	Type               string
+	Status             string // "True", "False" or "Unknown"
+	Severity           ConditionSeverity
+	Reason             string
+	Message            string
+	LastTransitionTime time.Time
+	ObservedGeneration int64
+}
+
+// IsTrue reports whether the condition's status is "True".
+func (c Condition) IsTrue() bool { return c.Status == "True" }
+
+// Conditions is a list of conditions in the order the object lists them.
+type Conditions []Condition
+
+// Get returns the condition of the given type.
+func (cs Conditions) Get(t string) (Condition, bool) {
+	for _, c := range cs {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return Condition{}, false
+}
+
+// IsTrue reports whether the condition of the given type exists and is True.
+func (cs Conditions) IsTrue(t string) bool {
+	c, ok := cs.Get(t)
+	return ok && c.IsTrue()
+}
+
+// WorkerGroup is one entry of the EKS-A Cluster's workerNodeGroupConfigurations.
+type WorkerGroup struct {
+	Name  string
+	Count int
+	// KubernetesVersion is the group's own version ("1.30"), or empty when it
+	// inherits the cluster's.
+	KubernetesVersion string
+	RolloutStrategy   string // "RollingUpdate", "InPlace" or empty
+}
+
+// EKSACluster is the EKS-A Cluster (anywhere.eks.amazonaws.com/v1alpha1).
+type EKSACluster struct {
+	Meta
+	KubernetesVersion string // spec.kubernetesVersion, "1.30"
+	EksaVersion       string // spec.eksaVersion, "v0.21.1"
+	// BundlesRefName is the deprecated spec.bundlesRef.name, empty when unset.
+	BundlesRefName      string
+	BundlesRefNamespace string
+	ManagementCluster   string // spec.managementCluster.name
+	ControlPlaneCount   int
+	// ControlPlaneRolloutStrategy is spec.controlPlaneConfiguration.upgradeRolloutStrategy.type.
+	ControlPlaneRolloutStrategy string
+	WorkerGroups                []WorkerGroup
+	// ExternalEtcdCount is spec.externalEtcdConfiguration.count; 0 means stacked etcd.
+	ExternalEtcdCount int
+	CiliumManaged     bool // the default CNI (cilium) is managed by EKS-A
+	CiliumSkipUpgrade bool
+	GitOps            bool
+
+	ObservedGeneration int64
+	FailureMessage     string
+	FailureReason      string
+	Conditions         Conditions
+}
+
+// SelfManaged reports whether the cluster manages itself (a management cluster).
+func (c *EKSACluster) SelfManaged() bool {
+	return c.ManagementCluster == "" || c.ManagementCluster == c.Name
+}
+
+// Paused reports whether EKS-A reconcile of the cluster is paused.
+func (c *EKSACluster) Paused() bool {
+	return c.Annotations[AnnotationEKSAPaused] == "true"
+}
+
+// CAPICluster is the Cluster API Cluster (cluster.x-k8s.io).
+type CAPICluster struct {
+	Meta
+	Paused             bool // spec.paused
+	Phase              string
+	ObservedGeneration int64
+	Conditions         Conditions
+}
+
+// ReplicaCounts are a controller's replica counters. Pointers because in CAPI
+// v1beta2 a nil counter means "not reported yet", not zero.
+type ReplicaCounts struct {
+	Desired   *int32
+	Current   *int32
+	Ready     *int32
+	Available *int32
+	UpToDate  *int32
+}
+
+// ControlPlane is the KubeadmControlPlane.
+type ControlPlane struct {
+	Meta
+	Version         string // spec.version, "v1.30.14-eks-1-30-58"
+	RolloutStrategy string
+	Replicas        ReplicaCounts
+	// StatusVersion is the lowest version the control plane runs.
+	StatusVersion      string
+	Versions           []VersionCount // status.versions (CAPI v1.14)
+	Initialized        bool
+	ObservedGeneration int64
+	FailureMessage     string
+	Conditions         Conditions
+}
+
+// Paused reports whether CAPI reconcile of the control plane is paused.
+func (c *ControlPlane) Paused() bool { return c.Annotations[AnnotationCAPIPaused] == "true" }
+
+// VersionCount is one entry of a status.versions list.
+type VersionCount struct {
+	Version  string
+	Replicas int32
+}
+
+// EtcdCluster is the EtcdadmCluster (external etcd).
+type EtcdCluster struct {
+	Meta
+	Replicas int32 // spec.replicas
+	// EtcdVersion is etcdadmConfigSpec.cloudInitConfig.version, or the
+	// bottlerocketConfig.etcdImage when the nodes run Bottlerocket.
+	EtcdVersion            string
+	InfrastructureTemplate string // spec.infrastructureTemplate.name
+	// ReadyReplicas is status.replicas, which counts healthy owned machines.
+	ReadyReplicas      int32
+	Ready              bool
+	Initialized        bool
+	CreationComplete   bool
+	Endpoints          string
+	ObservedGeneration int64
+	Conditions         Conditions
+}
+
+// Upgrading reports whether the etcd rollout marker is set.
+func (e *EtcdCluster) Upgrading() bool { return e.Annotations[AnnotationEtcdUpgrading] == "true" }
+
+// MachineDeployment is a CAPI MachineDeployment (one worker group).
+type MachineDeployment struct {
+	Meta
+	Version            string
+	RolloutStrategy    string
+	Replicas           ReplicaCounts
+	Phase              string
+	ObservedGeneration int64
+	Conditions         Conditions
+}
+
+// MachineRole is what a Machine is for.
+type MachineRole string
+
+const (
+	RoleEtcd         MachineRole = "etcd"
+	RoleControlPlane MachineRole = "control-plane"
+	RoleWorker       MachineRole = "worker"
+)
+
+// Machine is a CAPI Machine.
+type Machine struct {
+	Meta
+	Role MachineRole
+	// Owner is the name of the object the machine belongs to: the
+	// EtcdadmCluster, the KubeadmControlPlane or the MachineDeployment.
+	Owner string
+	// Owned is false for an etcd machine whose ownerReference the etcdadm
+	// controller removed during a rollout (still a member, about to go).
+	Owned    bool
+	Version  string // spec.version
+	NodeName string // status.nodeRef.name
+	Phase    string // status.phase
+	// EtcdReady is the cluster.x-k8s.io/etcd-ready label (etcd machines).
+	EtcdReady bool
+	// InfrastructureTemplate is the cloned-from-name annotation of the infra
+	// machine when known (tells which spec generation the machine has).
+	InfrastructureTemplate string
+	Conditions             Conditions
+}
+
+// Node is a Kubernetes Node (metadata and status only).
+type Node struct {
+	Meta
+	Ready          bool
+	ReadySince     time.Time
+	KubeletVersion string
+	Unschedulable  bool
+}
+
+// NodeUpgradeStep is the ordered list of per-node in-place upgrade steps, as
+// conditions of a NodeUpgrade.
+var NodeUpgradeSteps = []string{
+	"UpgraderPodCreated",
+	"BinariesCopied",
+	"ContainerdUpgraded",
+	"CNIPluginsUpgraded",
+	"KubeadmUpgraded",
+	"KubeletUpgraded",
+	"PostUpgradeCleanupCompleted",
+}
+
+// NodeUpgrade is a per-node in-place upgrade object: the NodeUpgrade EKS-A
+// ships, or the NodeKubeadmUpgrade of the design (Kind tells which).
+type NodeUpgrade struct {
+	Meta
+	Kind                  Kind
+	MachineName           string
+	KubernetesVersion     string
+	EtcdVersion           string
+	FirstNodeToBeUpgraded bool
+	Completed             bool
+	ObservedGeneration    int64
+	Conditions            Conditions
+}
+
+// UpgradeRequest is a ControlPlaneUpgrade or a MachineDeploymentUpgrade.
+type UpgradeRequest struct {
+	Meta
+	Kind Kind
+	// Target is the KubeadmControlPlane or MachineDeployment it upgrades.
+	Target            string
+	Machines          []string
+	KubernetesVersion string
+	RequireUpgrade    int64
+	Upgraded          int64
+	Ready             bool
+}
+
+// Event is a Kubernetes Event about one of the watched objects.
+type Event struct {
+	Type           string // Normal, Warning
+	Reason         string
+	Message        string
+	ObjectKind     string
+	ObjectName     string
+	Count          int32
+	FirstTimestamp time.Time
+	LastTimestamp  time.Time
+}
+
+// SourceStatus says how far the console can see one kind.
+type SourceStatus struct {
+	// Installed is false when the API server does not serve the kind (no
+	// EtcdadmCluster means stacked etcd).
+	Installed bool
+	// Version is the served API version the watcher uses (e.g. "v1beta2").
+	Version string
+	// Forbidden names the missing permission, e.g. "list machines.cluster.x-k8s.io
+	// in eksa-system"; empty when access is allowed.
+	Forbidden string
+	// Synced is true once the informer's first list has been received.
+	Synced bool
+	// Err is the last watch error, empty when healthy.
+	Err string
+}
+
+// ConnectionState is the state of the link to the API server.
+type ConnectionState string
+
+const (
+	Connecting   ConnectionState = "connecting"
+	Live         ConnectionState = "live"
+	Reconnecting ConnectionState = "reconnecting"
+)
+
+// ClusterState is one immutable snapshot of everything the console knows about
+// the management cluster being upgraded.
+type ClusterState struct {
+	// Version increases with every published snapshot; renderers cache on it.
+	Version uint64
+	// At is when the snapshot was taken.
+	At time.Time
+
+	ClusterName string
+	Namespace   string // namespace of the EKS-A Cluster
+	Context     string // kubeconfig context, for the header
+
+	Connection      ConnectionState
+	ConnectionSince time.Time
+	Sources         map[Kind]SourceStatus
+
+	Cluster            *EKSACluster
+	CAPICluster        *CAPICluster
+	ControlPlane       *ControlPlane
+	Etcd               *EtcdCluster
+	MachineDeployments []MachineDeployment // sorted by name
+	Machines           []Machine           // sorted by role (etcd, cp, worker), then name
+	Nodes              []Node              // sorted by name
+	NodeUpgrades       []NodeUpgrade       // sorted by name
+	UpgradeRequests    []UpgradeRequest    // sorted by kind, then name
+	Events             []Event             // newest first
+}
+
+// Source returns the sync status of a kind (zero value when unknown).
+func (s *ClusterState) Source(k Kind) SourceStatus {
+	if s == nil || s.Sources == nil {
+		return SourceStatus{}
+	}
+	return s.Sources[k]
+}
+
+// Annotation and label keys, exactly as EKS-A, CAPI and etcdadm spell them.
+const (
+	AnnotationEKSAPaused                  = "anywhere.eks.amazonaws.com/paused"
+	AnnotationManagementComponentsVersion = "anywhere.eks.amazonaws.com/management-components-version"
+	AnnotationCAPIPaused                  = "cluster.x-k8s.io/paused"
+	AnnotationEtcdUpgrading               = "etcdcluster.cluster.x-k8s.io/upgrading"
+	AnnotationEtcdUpgradeComplete         = "controlplane.cluster.x-k8s.io/upgrade-complete"
+	AnnotationKCPInPlaceUpgradeNeeded     = "controlplane.clusters.x-k8s.io/in-place-upgrade-needed"
+	AnnotationMDInPlaceUpgradeNeeded      = "machinedeployment.clusters.x-k8s.io/in-place-upgrade-needed"
+	AnnotationSkipPauseCPManagedEtcd      = "cluster.x-k8s.io/skip-pause-cp-managed-etcd"
+
+	LabelClusterName      = "cluster.x-k8s.io/cluster-name"
+	LabelControlPlane     = "cluster.x-k8s.io/control-plane"
+	LabelControlPlaneName = "cluster.x-k8s.io/control-plane-name"
+	LabelDeploymentName   = "cluster.x-k8s.io/deployment-name"
+	LabelEtcdCluster      = "cluster.x-k8s.io/etcd-cluster"
+	LabelEtcdReady        = "cluster.x-k8s.io/etcd-ready"
+	LabelEKSAClusterName  = "cluster.anywhere.eks.amazonaws.com/cluster-name"
+	LabelEKSAClusterNS    = "cluster.anywhere.eks.amazonaws.com/cluster-namespace"
+	// LabelUpgradeInProgress is the default node label that marks a node
+	// whose upgrade is in progress (kubeone's fail-safe); configurable.
+	LabelUpgradeInProgress = "kubeone.io/upgrade-in-progress"
+
+	// SystemNamespace is where EKS-A keeps every generated object.
+	SystemNamespace = "eksa-system"
+)
