@@ -9,26 +9,15 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-)
 
-// stateDir is where the console keeps its log and audit files:
-// $XDG_STATE_HOME/upgrade-console, or ~/.local/state/upgrade-console.
-func stateDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "upgrade-console"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the state directory: set XDG_STATE_HOME: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "upgrade-console"), nil
-}
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
 
 // setupLogging sends klog (client-go's logger), the standard logger and API
 // warnings to a file, never to the terminal the UI draws on.
 func setupLogging(path string) error {
 	if path == "" {
-		dir, err := stateDir()
+		dir, err := upgrade.StateDir()
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,7 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 	root.AddCommand(
 		newVersionCmd(),
 		newPlanCmd(g),
+		newAuditCmd(),
 	)
 	return root
 }

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+type auditOptions struct {
+	cluster string
+	since   string
+	output  string
+	file    string
+}
+
+func newAuditCmd() *cobra.Command {
+	o := &auditOptions{}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the audit log: every change the console made to a cluster",
+		Long: `Show the audit log: one entry per change the console made (or tried to make) to a
+cluster: upgrades applied, locks taken and cleared, recovery steps, with who, where,
+the object, its state before and after, and the result.
+
+The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
+~/.local/state/upgrade-console/audit.log), one JSON object per line.`,
+		Example: `  upgrade-console audit --cluster mgmt --since 24h
+  upgrade-console audit -o json | jq '.[] | select(.forced)'`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAudit(cmd.OutOrStdout(), cmd.ErrOrStderr(), o, time.Now())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "only entries about this cluster")
+	f.StringVar(&o.since, "since", "", "only entries newer than a duration (24h) or an RFC 3339 time (2026-11-21T22:00:00Z)")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVar(&o.file, "audit-log", "", "audit log file to read (default: $XDG_STATE_HOME/upgrade-console/audit.log)")
+	return cmd
+}
+
+func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
+	since, err := parseSince(o.since, now)
+	if err != nil {
+		return err
+	}
+	if o.output != "table" && o.output != "json" {
+		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	}
+	path := o.file
+	if path == "" {
+		if path, err = upgrade.DefaultAuditPath(); err != nil {
+			return err
+		}
+	}
+	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{Cluster: o.cluster, Since: since})
+	if err != nil {
+		return err
+	}
+	if len(res.BadLines) > 0 {
+		fmt.Fprintf(errOut, "warning: %s: %d line(s) are not audit entries and were skipped: %s\n",
+			path, len(res.BadLines), joinInts(res.BadLines, 10))
+	}
+	if o.output == "json" {
+		entries := res.Entries
+		if entries == nil {
+			entries = []upgrade.AuditEntry{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	if len(res.Entries) == 0 {
+		fmt.Fprintf(out, "No audit entries in %s%s.\n", path, filterText(o))
+		return nil
+	}
+	writeAuditTable(out, res.Entries)
+	return nil
+}
+
+func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tWHO\tCLUSTER\tACTION\tSTEP\tOBJECT\tRESULT\tNOTES")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			e.Time.UTC().Format("2006-01-02 15:04:05Z"), e.User, e.Host, e.Cluster, e.Action,
+			dash(e.Step), dash(e.Object), e.Result, auditNotes(e))
+	}
+	tw.Flush()
+}
+
+func auditNotes(e upgrade.AuditEntry) string {
+	var n []string
+	if e.DryRun {
+		n = append(n, "dry-run")
+	}
+	if e.Forced {
+		n = append(n, "FORCED")
+	}
+	if len(e.Skipped) > 0 {
+		n = append(n, "skipped "+strings.Join(e.Skipped, ","))
+	}
+	if e.Error != "" {
+		n = append(n, "error: "+oneLine(e.Error))
+	} else if e.Message != "" {
+		n = append(n, oneLine(e.Message))
+	}
+	return strings.Join(n, "; ")
+}
+
+// parseSince accepts a duration back from now or an absolute RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, &model.InputError{Source: "--since", Problem: fmt.Sprintf("%q is neither a duration nor an RFC 3339 time", s),
+		Fix: "use e.g. 90m, 24h or 2026-11-21T22:00:00Z"}
+}
+
+func filterText(o *auditOptions) string {
+	var parts []string
+	if o.cluster != "" {
+		parts = append(parts, "cluster "+o.cluster)
+	}
+	if o.since != "" {
+		parts = append(parts, "since "+o.since)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " for " + strings.Join(parts, ", ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func joinInts(ns []int, max int) string {
+	var b strings.Builder
+	for i, n := range ns {
+		if i == max {
+			fmt.Fprintf(&b, ", … (%d more)", len(ns)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, n)
+	}
+	return b.String()
+}

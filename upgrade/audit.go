@@ -1,0 +1,293 @@
+package upgrade
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// AuditFileName is the audit log's file name inside StateDir.
+const AuditFileName = "audit.log"
+
+// Results an audit entry can carry.
+const (
+	// AuditOK: the write was made and the server accepted it.
+	AuditOK = "ok"
+	// AuditAlreadyDone: the step found its effect already in place and wrote nothing.
+	AuditAlreadyDone = "already-done"
+	// AuditDryRun: the server validated the write with dryRun=All; nothing was persisted.
+	AuditDryRun = "dry-run"
+	// AuditFailed: the write was attempted and failed (Error says why).
+	AuditFailed = "failed"
+	// AuditRefused: the action was not run (a precondition or a live lock).
+	AuditRefused = "refused"
+	// AuditStarted and AuditFinished bracket a multi-step action, so that a
+	// reader can tell an action that was interrupted from one that completed.
+	AuditStarted  = "started"
+	AuditFinished = "finished"
+)
+
+// AuditEntry is one line of the audit log: one change (or attempted change)
+// the console made to a cluster, or the start or end of an action.
+type AuditEntry struct {
+	Time    time.Time `json:"time"`
+	User    string    `json:"user"`
+	Host    string    `json:"host"`
+	Context string    `json:"context,omitempty"` // kubeconfig context
+	Cluster string    `json:"cluster"`
+	// Action is what the operator asked for: "apply", "lock-acquire",
+	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry".
+	Action string `json:"action"`
+	// Step names the step of a multi-step action ("pause-eksa-reconcile").
+	Step string `json:"step,omitempty"`
+	// Object is "Kind namespace/name".
+	Object string `json:"object,omitempty"`
+	// Before and After are the part of the object the step changes, as it was
+	// and as it is meant to be (a map of annotations, a spec fragment, ...).
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+	// Message is a short human explanation (why it was refused, what was found).
+	Message string `json:"message,omitempty"`
+	DryRun  bool   `json:"dryRun,omitempty"`
+	// Forced is set when the operator overrode a guard (--force on a live lock,
+	// a field-ownership conflict forced on apply).
+	Forced bool `json:"forced,omitempty"`
+	// Skipped lists the preflight checks the operator skipped by name.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Auditor appends entries to the audit log. It is safe for concurrent use, and
+// every Record is on disk (fsync'd) when it returns, so the console may report
+// success only after Record returned nil.
+type Auditor struct {
+	path    string
+	user    string
+	host    string
+	context string
+	now     func() time.Time
+
+	mu sync.Mutex
+}
+
+// AuditorOption configures an Auditor.
+type AuditorOption func(*Auditor)
+
+// WithAuditClock sets the clock that stamps entries (tests).
+func WithAuditClock(now func() time.Time) AuditorOption {
+	return func(a *Auditor) { a.now = now }
+}
+
+// WithAuditIdentity overrides the user and host taken from the OS (tests).
+func WithAuditIdentity(user, host string) AuditorOption {
+	return func(a *Auditor) { a.user, a.host = user, host }
+}
+
+// WithAuditContext records the kubeconfig context in every entry.
+func WithAuditContext(kubeContext string) AuditorOption {
+	return func(a *Auditor) { a.context = kubeContext }
+}
+
+// DefaultAuditPath is StateDir()/audit.log.
+func DefaultAuditPath() (string, error) {
+	dir, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, AuditFileName), nil
+}
+
+// NewAuditor returns an Auditor appending to path (DefaultAuditPath when
+// empty). It creates the directory and checks that the file can be opened for
+// appending, so that an unwritable audit log stops an action before its first
+// write to the cluster rather than after it.
+func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
+	if path == "" {
+		p, err := DefaultAuditPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	u, h := CurrentOperator()
+	a := &Auditor{path: path, user: u, host: h, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	f, created, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	if created {
+		syncDir(filepath.Dir(path))
+	}
+	return a, nil
+}
+
+// Path is the file the auditor appends to.
+func (a *Auditor) Path() string { return a.path }
+
+// User and Host are the identity stamped on entries.
+func (a *Auditor) User() string { return a.user }
+func (a *Auditor) Host() string { return a.host }
+
+// Record appends one entry, filling Time, User, Host and Context when unset,
+// and returns once the line is on disk. The context is deliberately not used
+// to abandon the write: an entry usually describes a change the cluster has
+// already accepted, and an operator who pressed ctrl-c still needs it logged.
+func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
+	if e.Time.IsZero() {
+		e.Time = a.now()
+	}
+	e.Time = e.Time.UTC()
+	if e.User == "" {
+		e.User = a.user
+	}
+	if e.Host == "" {
+		e.Host = a.host
+	}
+	if e.Context == "" {
+		e.Context = a.context
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit log: encode entry: %w", err)
+	}
+	line = append(line, '\n')
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// Opened per entry with O_APPEND: each line is a single write at the end of
+	// the file, so several consoles on one machine interleave whole lines.
+	f, created, err := openAppend(a.path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return fmt.Errorf("audit log %s: %w", a.path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("audit log %s: flush to disk: %w", a.path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("audit log %s: %w", a.path, err)
+	}
+	if created {
+		syncDir(filepath.Dir(a.path))
+	}
+	return nil
+}
+
+func openAppend(path string) (*os.File, bool, error) {
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, os.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
+	}
+	return f, created, nil
+}
+
+// syncDir makes a newly created file's directory entry durable. Best effort:
+// some filesystems refuse fsync on directories.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// CurrentOperator returns the OS user and host name that identify the person
+// at the console, in audit entries and in the lock holder ("user@host").
+func CurrentOperator() (userName, host string) {
+	userName = "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		userName = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		userName = v
+	}
+	host = "unknown"
+	if h, err := os.Hostname(); err == nil && h != "" {
+		host = h
+	}
+	return userName, host
+}
+
+// AuditFilter selects entries when reading the log back.
+type AuditFilter struct {
+	Cluster string    // empty: every cluster
+	Since   time.Time // zero: from the beginning
+}
+
+func (f AuditFilter) match(e AuditEntry) bool {
+	if f.Cluster != "" && e.Cluster != f.Cluster {
+		return false
+	}
+	return f.Since.IsZero() || !e.Time.Before(f.Since)
+}
+
+// AuditReadResult is what ReadAudit found.
+type AuditReadResult struct {
+	Entries []AuditEntry
+	// BadLines are the 1-based numbers of lines that are not valid entries (a
+	// line torn by a crash mid-write, or an edited file).
+	BadLines []int
+}
+
+// ReadAudit reads the audit log at path, keeping the entries that match the
+// filter, in file order. A missing file is an empty log.
+func ReadAudit(path string, f AuditFilter) (AuditReadResult, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return AuditReadResult{}, nil
+	}
+	if err != nil {
+		return AuditReadResult{}, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	defer file.Close()
+	return decodeAudit(file, f)
+}
+
+func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
+	var res AuditReadResult
+	sc := bufio.NewScanner(r)
+	// before/after fragments can be whole specs.
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(b, &e); err != nil || e.Action == "" {
+			res.BadLines = append(res.BadLines, n)
+			continue
+		}
+		if f.match(e) {
+			res.Entries = append(res.Entries, e)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return res, fmt.Errorf("audit log line %d: %w", n+1, err)
+	}
+	return res, nil
+}

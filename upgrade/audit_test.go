@@ -1,0 +1,155 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestAuditorRecordFillsIdentityAndReadsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nested", "audit.log")
+	now := time.Date(2026, 11, 21, 22, 0, 0, 0, time.FixedZone("X", 3600))
+	a, err := NewAuditor(path, WithAuditClock(func() time.Time { return now }),
+		WithAuditIdentity("ops", "bastion"), WithAuditContext("mgmt-admin@mgmt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit file not created 0600 by NewAuditor: %v %v", fi, err)
+	}
+	e := AuditEntry{
+		Cluster: "mgmt", Action: "lock-clear", Step: "paused",
+		Object: "Cluster default/mgmt",
+		Before: map[string]string{"anywhere.eks.amazonaws.com/paused": "true"},
+		After:  map[string]string{},
+		Result: AuditOK, Forced: true,
+	}
+	if err := a.Record(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 1 || len(res.BadLines) != 0 {
+		t.Fatalf("read back %+v", res)
+	}
+	got := res.Entries[0]
+	if got.User != "ops" || got.Host != "bastion" || got.Context != "mgmt-admin@mgmt" {
+		t.Errorf("identity not filled: %+v", got)
+	}
+	if !got.Time.Equal(now) || got.Time.Location() != time.UTC {
+		t.Errorf("time = %v, want %v in UTC", got.Time, now)
+	}
+	before, ok := got.Before.(map[string]any)
+	if !ok || before["anywhere.eks.amazonaws.com/paused"] != "true" || !got.Forced {
+		t.Errorf("before/forced lost: %#v forced=%v", got.Before, got.Forced)
+	}
+	raw, _ := os.ReadFile(path)
+	if !strings.HasSuffix(string(raw), "}\n") || strings.Count(string(raw), "\n") != 1 {
+		t.Errorf("not one JSON line: %q", raw)
+	}
+}
+
+func TestAuditorConcurrentRecordsStayWholeLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	// Two auditors on one file stand for two consoles on one machine.
+	a1, err := NewAuditor(path, WithAuditIdentity("a", "h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := NewAuditor(path, WithAuditIdentity("b", "h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 8000)
+	var wg sync.WaitGroup
+	const n = 40
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := a1
+			if i%2 == 1 {
+				a = a2
+			}
+			if err := a.Record(context.Background(), AuditEntry{Cluster: "c", Action: "x", Step: fmt.Sprint(i), Message: big, Result: AuditOK}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != n || len(res.BadLines) != 0 {
+		t.Fatalf("entries=%d bad=%v, want %d whole lines", len(res.Entries), res.BadLines, n)
+	}
+	seen := map[string]bool{}
+	for _, e := range res.Entries {
+		seen[e.Step] = true
+	}
+	if len(seen) != n {
+		t.Errorf("distinct steps = %d, want %d", len(seen), n)
+	}
+}
+
+func TestReadAuditFiltersAndReportsTornLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	content := fmt.Sprintf(`{"time":%q,"cluster":"a","action":"apply","result":"ok"}
+{"time":%q,"cluster":"b","action":"apply","result":"ok"}
+
+{"time":%q,"cluster":"a","action":"lock-clear","result":"ok"}
+{"time":"2026-01-01T03:00:00Z","cluster":"a","act`,
+		t0.Format(time.RFC3339), t0.Add(time.Hour).Format(time.RFC3339), t0.Add(2*time.Hour).Format(time.RFC3339))
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadAudit(path, AuditFilter{Cluster: "a", Since: t0.Add(30 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 1 || res.Entries[0].Action != "lock-clear" {
+		t.Errorf("entries = %+v, want only the lock-clear of cluster a", res.Entries)
+	}
+	if len(res.BadLines) != 1 || res.BadLines[0] != 5 {
+		t.Errorf("bad lines = %v, want [5]", res.BadLines)
+	}
+
+	missing, err := ReadAudit(filepath.Join(t.TempDir(), "none.log"), AuditFilter{})
+	if err != nil || len(missing.Entries) != 0 {
+		t.Errorf("missing file: %+v %v, want empty log", missing, err)
+	}
+}
+
+func TestNewAuditorFailsEarlyWhenTheLogCannotBeCreated(t *testing.T) {
+	// A regular file where the state directory should be: fails even as root.
+	blocker := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewAuditor(filepath.Join(blocker, "audit.log")); err == nil {
+		t.Fatal("NewAuditor succeeded although the log cannot be created")
+	}
+}
+
+func TestStateDirHonoursXDG(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/xdg")
+	d, err := StateDir()
+	if err != nil || d != filepath.Join("/xdg", "upgrade-console") {
+		t.Errorf("StateDir = %q %v", d, err)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/op")
+	d, err = StateDir()
+	if err != nil || d != filepath.Join("/home/op", ".local", "state", "upgrade-console") {
+		t.Errorf("StateDir default = %q %v", d, err)
+	}
+}
