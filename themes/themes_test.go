@@ -1,0 +1,139 @@
+package themes
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"charm.land/lipgloss/v2"
+)
+
+func TestParseName(t *testing.T) {
+	for _, n := range Names {
+		got, err := ParseName(string(n))
+		if err != nil || got != n {
+			t.Errorf("ParseName(%q) = %q, %v", n, got, err)
+		}
+	}
+	_, err := ParseName("solarized")
+	if err == nil || !strings.Contains(err.Error(), "high-contrast") {
+		t.Fatalf("ParseName(solarized) error = %v, want one listing the valid names", err)
+	}
+}
+
+func TestInkMatchesLipgloss(t *testing.T) {
+	s := lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("#ff0000"))
+	k := NewInk(s)
+	if got, want := k.S("etcd"), s.Render("etcd"); got != want {
+		t.Fatalf("Ink.S = %q, lipgloss = %q", got, want)
+	}
+	if k.S("") != "" {
+		t.Fatal("painting empty text must not emit escapes")
+	}
+	if (Ink{}).S("x") != "x" {
+		t.Fatal("zero Ink must leave text unchanged")
+	}
+}
+
+func TestForName(t *testing.T) {
+	cases := []struct {
+		name   Name
+		isDark bool
+		want   Name
+	}{
+		{Auto, true, Dark},
+		{Auto, false, Light},
+		{Dark, false, Dark},
+		{Light, true, Light},
+		{HighContrast, false, HighContrast},
+		{Mono, true, Mono},
+	}
+	for _, c := range cases {
+		if got := ForName(c.name, c.isDark).Name; got != c.want {
+			t.Errorf("ForName(%s, dark=%v) = %s, want %s", c.name, c.isDark, got, c.want)
+		}
+	}
+}
+
+func TestMonoHasNoColour(t *testing.T) {
+	m := NewMono()
+	for name, k := range map[string]Ink{
+		"failure": m.Failure, "condFalse": m.CondFalse, "selected": m.TableSelected,
+		"stall": m.Stall, "live": m.BadgeLive, "barFull": m.BarFull, "focused": m.PaneFocused,
+	} {
+		if hasColour(k.S("x")) {
+			t.Errorf("mono %s = %q carries a colour", name, k.S("x"))
+		}
+	}
+	if !hasColour(NewDark().Failure.S("x")) {
+		t.Fatal("hasColour is blind: it must see the dark theme's red")
+	}
+	// Mono must still make a failure stand out.
+	if m.Failure.S("x") == "x" {
+		t.Error("mono failure must be emphasised")
+	}
+}
+
+func TestColourThemesDistinguishStates(t *testing.T) {
+	for _, th := range []Theme{NewDark(), NewLight(), NewHighContrast()} {
+		if th.CondTrue.S("x") == th.CondFalse.S("x") {
+			t.Errorf("%s: True and False conditions look the same", th.Name)
+		}
+		if th.Failure.S("x") == th.Text.S("x") {
+			t.Errorf("%s: failure looks like plain text", th.Name)
+		}
+		if th.TableSelected.S("x") == th.TableRow.S("x") {
+			t.Errorf("%s: selected row looks like any row", th.Name)
+		}
+	}
+	if !NewDark().Dark || NewLight().Dark {
+		t.Error("Dark flag wrong")
+	}
+}
+
+func TestColorOff(t *testing.T) {
+	env := func(kv map[string]string) func(string) string {
+		return func(k string) string { return kv[k] }
+	}
+	cases := []struct {
+		env  map[string]string
+		tty  bool
+		want bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true, false},
+		{map[string]string{"TERM": "xterm-256color", "NO_COLOR": "1"}, true, true},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": "yes"}, true, true},
+		{map[string]string{"TERM": "dumb"}, true, true},
+		{map[string]string{"TERM": "xterm"}, false, true},
+	}
+	for _, c := range cases {
+		if got := ColorOff(env(c.env), c.tty); got != c.want {
+			t.Errorf("ColorOff(%v, tty=%v) = %v, want %v", c.env, c.tty, got, c.want)
+		}
+	}
+}
+
+// hasColour reports whether any SGR sequence in s sets a colour.
+func hasColour(s string) bool {
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return false
+		}
+		s = s[i+2:]
+		j := strings.IndexByte(s, 'm')
+		if j < 0 {
+			return false
+		}
+		for _, p := range strings.Split(s[:j], ";") {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				continue
+			}
+			if (n >= 30 && n <= 49) || (n >= 90 && n <= 107) {
+				return true
+			}
+		}
+		s = s[j:]
+	}
+}
