@@ -1,0 +1,212 @@
+package model
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func parseFixture(t testing.TB, name string) *Bundles {
+	t.Helper()
+	b, err := ParseBundles(readFixture(t, name), name)
+	if err != nil {
+		t.Fatalf("ParseBundles(%s): %v", name, err)
+	}
+	return b
+}
+
+func TestParseBundlesFixture(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	if b.Name != "bundles-86" || b.Number != 86 || b.CLIMinVersion != "v0.22.0" || b.CLIMaxVersion != "v0.22.0" {
+		t.Errorf("header = %q %d %q %q", b.Name, b.Number, b.CLIMinVersion, b.CLIMaxVersion)
+	}
+	if got, want := b.KubernetesVersions(), []string{"1.30", "1.31", "1.32"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("KubernetesVersions = %v, want %v", got, want)
+	}
+	vb, err := b.ForKubernetes("1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vb.EndOfStandardSupport != "2025-12-31" {
+		t.Errorf("EndOfStandardSupport = %q", vb.EndOfStandardSupport)
+	}
+	if want := (EksD{Name: "kubernetes-1-31-eks-16", Channel: "1-31", KubeVersion: "v1.31.6"}); vb.EksD != want {
+		t.Errorf("EksD = %+v, want %+v", vb.EksD, want)
+	}
+	if got := vb.EksD.Version(); got != "v1.31.6-eks-1-31-16" {
+		t.Errorf("EksD.Version = %q", got)
+	}
+	want := map[string]string{
+		"bootstrap": "v1.9.4+abcdef1", "certManager": "v1.16.4+abcdef1", "cilium": "v1.15.14-eksa.1",
+		"cloudStack": "v0.5.0+abcdef1", "clusterAPI": "v1.9.4+abcdef1", "controlPlane": "v1.9.4+abcdef1",
+		"docker": "v1.9.4+abcdef1", "eksa": "v0.0.0-dev+build.0+abcdef1", "etcdadmBootstrap": "v1.0.15+abcdef1",
+		"etcdadmController": "v1.0.24+abcdef1", "flux": "v2.5.1+abcdef1", "kindnetd": "v0.26.0+abcdef1",
+		"nutanix": "v1.5.3+abcdef1", "packageController": "v0.4.6+abcdef1", "snow": "v0.2.1+abcdef1",
+		"tinkerbell": "v0.6.4+abcdef1", "vSphere": "v1.12.0+abcdef1",
+	}
+	// bottlerocketHostContainers, haproxy and upgrader carry no version and
+	// must not appear as components.
+	if !reflect.DeepEqual(vb.Components, want) {
+		t.Errorf("Components =\n%v\nwant\n%v", vb.Components, want)
+	}
+	if got := vb.Version(KeyKubernetes); got != "v1.31.6-eks-1-31-16" {
+		t.Errorf("Version(eksD) = %q", got)
+	}
+}
+
+func TestForKubernetesUnknownListsVersions(t *testing.T) {
+	b := parseFixture(t, "bundles-2024-11.yaml")
+	for _, tc := range []struct{ kube, fix string }{
+		{"1.32", "EKS-A release that supports 1.32"},
+		{"v1.30", "e.g. 1.30"},
+		{"1.30.5", "e.g. 1.30"},
+	} {
+		_, err := b.ForKubernetes(tc.kube)
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("ForKubernetes(%s) error = %v, want *InputError", tc.kube, err)
+		}
+		msg := err.Error()
+		for _, s := range []string{"bundles-2024-11.yaml", "bundles-71", `"` + tc.kube + `"`, "1.29, 1.30, 1.31", tc.fix} {
+			if !strings.Contains(msg, s) {
+				t.Errorf("ForKubernetes(%s) error %q does not mention %q", tc.kube, msg, s)
+			}
+		}
+	}
+}
+
+func TestNewestKubernetesVersion(t *testing.T) {
+	// Version order, not string or manifest order: 1.9 < 1.10.
+	b := &Bundles{VersionsBundles: []VersionsBundle{{KubeVersion: "1.10"}, {KubeVersion: "1.9"}}}
+	if got := b.NewestKubernetesVersion(); got != "1.10" {
+		t.Errorf("NewestKubernetesVersion = %q, want 1.10", got)
+	}
+}
+
+func TestEksDVersion(t *testing.T) {
+	for _, tc := range []struct {
+		e    EksD
+		want string
+	}{
+		{EksD{Name: "kubernetes-1-30-eks-58", Channel: "1-30", KubeVersion: "v1.30.14"}, "v1.30.14-eks-1-30-58"},
+		{EksD{Name: "kubernetes-1-31-eks-6", Channel: "1-31", KubeVersion: "v1.31.1"}, "v1.31.1-eks-1-31-6"},
+	} {
+		if got := tc.e.Version(); got != tc.want {
+			t.Errorf("%+v.Version() = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+const minimalBundles = `apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Bundles
+metadata:
+  name: bundles-1
+spec:
+  number: 1
+  versionsBundles:
+  - kubeVersion: "1.30"
+    eksD:
+      name: kubernetes-1-30-eks-58
+      channel: 1-30
+      kubeVersion: v1.30.14
+    certManager:
+      version: v1.16.1+abcdef1
+`
+
+func TestParseBundlesMinimalAndUnknownFields(t *testing.T) {
+	doc := strings.Replace(minimalBundles, "spec:\n", "status: {}\nspec:\n  futureField: [1, 2]\n", 1) +
+		"    futureComponent:\n      image: {uri: x}\n      version: v0.1.0\n    futureList: [a]\n    futureScalar: 3\n"
+	b, err := ParseBundles([]byte(doc), "min.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"certManager": "v1.16.1+abcdef1", "futureComponent": "v0.1.0"}
+	if got := b.VersionsBundles[0].Components; !reflect.DeepEqual(got, want) {
+		t.Errorf("Components = %v, want %v", got, want)
+	}
+	// JSON is YAML too.
+	if _, err := ParseBundles([]byte(`{"apiVersion":"anywhere.eks.amazonaws.com/v1alpha1","kind":"Bundles","spec":{"number":2,"versionsBundles":[{"kubeVersion":"1.31","eksD":{"name":"k-1","channel":"1-31","kubeVersion":"v1.31.0"}}]}}`), "b.json"); err != nil {
+		t.Errorf("JSON manifest: %v", err)
+	}
+	// A leading separator and a trailing empty document are one document.
+	if _, err := ParseBundles([]byte("---\n"+minimalBundles+"---\n# end\n"), "sep.yaml"); err != nil {
+		t.Errorf("separators: %v", err)
+	}
+}
+
+func TestParseBundlesErrors(t *testing.T) {
+	edit := func(old, new string) string {
+		if !strings.Contains(minimalBundles, old) {
+			t.Fatalf("fixture lacks %q", old)
+		}
+		return strings.Replace(minimalBundles, old, new, 1)
+	}
+	for _, tc := range []struct {
+		name, doc, field, problem string
+	}{
+		{"empty", " \n", "", "is empty"},
+		{"not yaml", "a: [", "", "not valid YAML"},
+		{"scalar", "just a string", "", "not a Kubernetes object"},
+		{"list document", "- a\n- b", "", "not a Kubernetes object"},
+		{"wrong kind", edit("kind: Bundles", "kind: Cluster"), "kind", "a Cluster object (anywhere.eks.amazonaws.com/v1alpha1), not an EKS-A Bundles"},
+		{"wrong group", edit("anywhere.eks.amazonaws.com/v1alpha1", "cluster.x-k8s.io/v1beta1"), "kind", "not an EKS-A Bundles"},
+		{"missing kind", edit("kind: Bundles\n", ""), "kind", "<missing>"},
+		{"kind list", edit("kind: Bundles", "kind: List"), "kind", "a list of objects"},
+		{"kind not string", edit("kind: Bundles", "kind: [Bundles]"), "kind", "must be a string"},
+		{"two documents", minimalBundles + "---\n" + minimalBundles, "", "more than one YAML document"},
+		{"missing number", edit("  number: 1\n", ""), "spec.number", "is missing"},
+		{"number not int", edit("number: 1", "number: one"), "spec.number", "must be an integer"},
+		{"no versions bundles", edit("  versionsBundles:", "  other:"), "spec.versionsBundles", "missing or empty"},
+		{"versions bundles not list", strings.SplitAfter(minimalBundles, "number: 1\n")[0] + "  versionsBundles: 3\n", "spec.versionsBundles", "must be a list"},
+		{"missing kubeVersion", edit(`  - kubeVersion: "1.30"`+"\n    eksD:", "  - eksD:"), "spec.versionsBundles[0].kubeVersion", "is missing"},
+		{"unquoted kubeVersion", edit(`"1.30"`, "1.30"), "spec.versionsBundles[0].kubeVersion", "must be a string, got 1.3"},
+		{"missing eksD", edit("    eksD:\n      name: kubernetes-1-30-eks-58\n      channel: 1-30\n      kubeVersion: v1.30.14\n", ""), "spec.versionsBundles[0].eksD", "is missing"},
+		{"eksD not mapping", edit("    eksD:\n      name: kubernetes-1-30-eks-58\n      channel: 1-30\n      kubeVersion: v1.30.14\n", "    eksD: 12\n"), "spec.versionsBundles[0].eksD", "must be a mapping"},
+		{"missing eksD name", edit("      name: kubernetes-1-30-eks-58\n", ""), "spec.versionsBundles[0].eksD.name", "is missing"},
+		{"eksD name without number", edit("kubernetes-1-30-eks-58", "kubernetes-1-30-eks"), "spec.versionsBundles[0].eksD.name", "release number"},
+		{"missing eksD channel", edit("      channel: 1-30\n", ""), "spec.versionsBundles[0].eksD.channel", "is missing"},
+		{"missing eksD kubeVersion", edit("      kubeVersion: v1.30.14\n", ""), "spec.versionsBundles[0].eksD.kubeVersion", "is missing"},
+		{"version not string", edit("version: v1.16.1+abcdef1", "version: {a: 1}"), "spec.versionsBundles[0].certManager.version", "must be a string"},
+		{"duplicate kubeVersion", minimalBundles + strings.SplitAfterN(minimalBundles, "versionsBundles:\n", 2)[1], "spec.versionsBundles[1].kubeVersion", "appears twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := ParseBundles([]byte(tc.doc), "in.yaml")
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("ParseBundles = %+v, %v; want *InputError", b, err)
+			}
+			if ie.Source != "in.yaml" || ie.Field != tc.field || !strings.Contains(ie.Problem, tc.problem) {
+				t.Errorf("error = %#v\nwant source in.yaml, field %q, problem containing %q", ie, tc.field, tc.problem)
+			}
+		})
+	}
+}
+
+func TestExtraDocument(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"a: 1\n":                   false,
+		"---\na: 1\n":              false,
+		"a: 1\n---\n":              false,
+		"a: 1\n---\n# c\n...\n":    false,
+		"a: |\n  ---\n  b\n":       false, // indented: inside a block scalar
+		"a: 1\n---\nb: 2\n":        true,
+		"a: 1\n--- \nb: 2\n":       true,
+		"# c\n---\na: 1\n---\nb\n": true,
+	} {
+		if got := extraDocument([]byte(doc)); got != want {
+			t.Errorf("extraDocument(%q) = %v, want %v", doc, got, want)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package model
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// ChangeKind says how a component's version changes between two bundles.
+type ChangeKind string
+
+const (
+	ChangeNone    ChangeKind = "none"    // the version strings are equal
+	ChangeAdded   ChangeKind = "added"   // only the target has the component
+	ChangeRemoved ChangeKind = "removed" // only the current bundle has it
+	// ChangeChanged: the strings differ and at least one is not a vX.Y.Z…
+	// version (e.g. "deprecated"), so no direction can be told.
+	ChangeChanged   ChangeKind = "changed"
+	ChangeMajor     ChangeKind = "major"
+	ChangeMinor     ChangeKind = "minor"
+	ChangePatch     ChangeKind = "patch"
+	ChangeDowngrade ChangeKind = "downgrade"
+	// ChangeRebuild: same X.Y.Z, different suffix or build metadata
+	// (v1.8.5+205ebc5 → v1.8.5+65d2d66, v1.19.4-1 → v1.19.4-2). Semver
+	// ignores build metadata and would call this unchanged; EKS-A still rolls
+	// the component out, so the console must show it.
+	ChangeRebuild ChangeKind = "rebuild"
+)
+
+// ChangeKinds lists every kind, in the order summaries count them.
+var ChangeKinds = []ChangeKind{
+	ChangeMajor, ChangeMinor, ChangePatch, ChangeRebuild, ChangeDowngrade,
+	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeNone,
+}
+
+// leadingVersion matches vX.Y.Z at the start of a version, followed by the end
+// or a suffix ("-…" or "+…"). Bundle versions can carry two '+'
+// (v0.0.0-dev+build.0+abcdef1), which no semver parser accepts, so only the
+// X.Y.Z is ever handed to one.
+var leadingVersion = regexp.MustCompile(`^v((?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*))(?:[-+]|$)`)
+
+// coreVersion returns the leading X.Y.Z of a vX.Y.Z… string, or nil.
+func coreVersion(s string) *semver.Version {
+	m := leadingVersion.FindStringSubmatch(s)
+	if m == nil {
+		return nil
+	}
+	v, err := semver.StrictNewVersion(m[1])
+	if err != nil { // a field too large for uint64
+		return nil
+	}
+	return v
+}
+
+// Classify says how a component changes from oldVersion to newVersion; an
+// empty string means the bundle lacks the component.
+func Classify(oldVersion, newVersion string) ChangeKind {
+	switch {
+	case oldVersion == newVersion:
+		return ChangeNone
+	case oldVersion == "":
+		return ChangeAdded
+	case newVersion == "":
+		return ChangeRemoved
+	}
+	o, n := coreVersion(oldVersion), coreVersion(newVersion)
+	if o == nil || n == nil {
+		return ChangeChanged
+	}
+	switch {
+	case n.Equal(o):
+		return ChangeRebuild
+	case n.LessThan(o):
+		return ChangeDowngrade
+	case n.Major() != o.Major():
+		return ChangeMajor
+	case n.Minor() != o.Minor():
+		return ChangeMinor
+	default:
+		return ChangePatch
+	}
+}
+
+// ComponentDiff is one row of the bundle diff. Its JSON form is part of the
+// `plan -o json` contract.
+type ComponentDiff struct {
+	Key        string     `json:"key"`
+	Name       string     `json:"name"`
+	OldVersion string     `json:"oldVersion"`
+	NewVersion string     `json:"newVersion"`
+	Change     ChangeKind `json:"change"`
+}
+
+// Changed reports whether the row changes anything.
+func (d ComponentDiff) Changed() bool { return d.Change != ChangeNone }
+
+// DiffBundles compares every component of two Bundles manifests, as EKS-A
+// resolves them for one cluster: management components from versionsBundles[0]
+// of each side, the others (kubernetes, cilium, …) from the versions bundle of
+// the cluster's Kubernetes version (currentKube on the current side,
+// targetKube on the target side). Rows are in catalog order and include
+// unchanged components. An unknown Kubernetes version is an *InputError naming
+// the manifest and the versions it contains.
+func DiffBundles(current, target *Bundles, currentKube, targetKube string) ([]ComponentDiff, error) {
+	cur, err := resolveBundle(current, currentKube)
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := resolveBundle(target, targetKube)
+	if err != nil {
+		return nil, err
+	}
+	return diffResolved(cur, tgt), nil
+}
+
+// resolvedBundle is what one side of a diff reads components from.
+type resolvedBundle struct {
+	management *VersionsBundle // versionsBundles[0]
+	cluster    *VersionsBundle // the cluster's Kubernetes version; nil if unknown
+}
+
+func (r resolvedBundle) version(c Component) string {
+	vb := r.cluster
+	if c.Management {
+		vb = r.management
+	}
+	if vb == nil {
+		return ""
+	}
+	return vb.Version(c.Key)
+}
+
+func resolveBundle(b *Bundles, kube string) (resolvedBundle, error) {
+	if b == nil || len(b.VersionsBundles) == 0 {
+		return resolvedBundle{}, &InputError{Source: "Bundles", Problem: "has no versions bundles"}
+	}
+	vb, err := b.ForKubernetes(kube)
+	if err != nil {
+		return resolvedBundle{}, err
+	}
+	return resolvedBundle{management: &b.VersionsBundles[0], cluster: vb}, nil
+}
+
+// diffResolved builds the rows. A side whose cluster bundle is nil contributes
+// management components only (used when the target Kubernetes version is not
+// in the target manifest: the per-Kubernetes rows cannot be planned).
+func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
+	keys := map[string]bool{}
+	for _, r := range []resolvedBundle{cur, tgt} {
+		for _, vb := range []*VersionsBundle{r.management, r.cluster} {
+			if vb == nil {
+				continue
+			}
+			for k := range vb.Components {
+				keys[k] = true
+			}
+		}
+	}
+	if cur.cluster != nil && tgt.cluster != nil {
+		keys[KeyKubernetes] = true
+	}
+	ordered := make([]string, 0, len(keys))
+	for k := range keys {
+		c := LookupComponent(k)
+		// Without the target's cluster bundle a per-Kubernetes row would read
+		// as "removed", which is not what the upgrade does: leave it out.
+		if !c.Management && (cur.cluster == nil || tgt.cluster == nil) {
+			continue
+		}
+		ordered = append(ordered, k)
+	}
+	SortComponentKeys(ordered)
+	out := make([]ComponentDiff, 0, len(ordered))
+	for _, k := range ordered {
+		c := LookupComponent(k)
+		o, n := cur.version(c), tgt.version(c)
+		if o == "" && n == "" {
+			continue
+		}
+		out = append(out, ComponentDiff{Key: k, Name: c.Name, OldVersion: o, NewVersion: n, Change: Classify(o, n)})
+	}
+	return out
+}
+
+// ChangeCounts counts rows per change kind.
+func ChangeCounts(diffs []ComponentDiff) map[ChangeKind]int {
+	m := map[ChangeKind]int{}
+	for _, d := range diffs {
+		m[d.Change]++
+	}
+	return m
+}
+
+// SummarizeChanges is the one-line summary under the plan table, e.g.
+// "12 of 18 components change: 10 minor, 2 patch; 6 unchanged", or "all
+// components are up to date".
+func SummarizeChanges(diffs []ComponentDiff) string {
+	counts := ChangeCounts(diffs)
+	changed := len(diffs) - counts[ChangeNone]
+	if changed == 0 {
+		return "all components are up to date"
+	}
+	var parts []string
+	for _, k := range ChangeKinds {
+		if k != ChangeNone && counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	noun := "components change"
+	if len(diffs) == 1 {
+		noun = "component changes"
+	}
+	s := fmt.Sprintf("%d of %d %s: %s", changed, len(diffs), noun, strings.Join(parts, ", "))
+	if n := counts[ChangeNone]; n > 0 {
+		s += fmt.Sprintf("; %d unchanged", n)
+	}
+	return s
+}

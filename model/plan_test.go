@@ -1,0 +1,109 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func checkStatuses(p *Plan) map[string]CheckStatus {
+	m := map[string]CheckStatus{}
+	for _, r := range p.Preflight {
+		m[r.Name] = r.Status
+	}
+	return m
+}
+
+func TestBuildPlan(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffRows(t, p.Components, realDiff)
+	if len(p.Changed()) != 14 {
+		t.Errorf("Changed() = %d rows, want 14", len(p.Changed()))
+	}
+	want := map[string]CheckStatus{
+		CheckNameTargetKubernetesKnown: CheckPass,
+		CheckNameKubernetesVersionSkew: CheckPass,
+		CheckNameEKSAVersionSkew:       CheckSkipped, // the fixtures ship a development build of EKS-A
+	}
+	if got := checkStatuses(p); len(got) != len(want) || got[CheckNameTargetKubernetesKnown] != CheckPass ||
+		got[CheckNameKubernetesVersionSkew] != CheckPass || got[CheckNameEKSAVersionSkew] != CheckSkipped {
+		t.Errorf("preflight = %v, want %v", got, want)
+	}
+	if p.Blocked() {
+		t.Error("plan is blocked")
+	}
+}
+
+func TestBuildPlanLiveInputs(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31",
+		CurrentEKSA: "v0.20.3", TargetEKSA: "v0.22.0",
+		WorkerGroups: []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.29"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := checkStatuses(p)
+	if got[CheckNameEKSAVersionSkew] != CheckFail || got[CheckNameWorkerVersionSkew] != CheckWarn || !p.Blocked() {
+		t.Errorf("preflight = %v, blocked %v; want eksa fail (v0.20 → v0.22), worker warn, blocked", got, p.Blocked())
+	}
+}
+
+func TestBuildPlanTargetUnknown(t *testing.T) {
+	b, c := parseFixture(t, "bundles-2025-03.yaml"), parseFixture(t, "bundles-synthetic-next.yaml")
+	p, err := BuildPlan(PlanInput{Current: b, Target: c, CurrentKube: "1.32", TargetKube: "1.33"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkStatuses(p); got[CheckNameTargetKubernetesKnown] != CheckFail || got[CheckNameKubernetesVersionSkew] != CheckPass || !p.Blocked() {
+		t.Errorf("preflight = %v; want target-kubernetes-known to fail and block", got)
+	}
+	// Per-Kubernetes rows cannot be planned and are left out rather than
+	// shown as removed; management rows are all there.
+	for _, d := range p.Components {
+		if !LookupComponent(d.Key).Management {
+			t.Errorf("per-Kubernetes row %+v in a plan whose target Kubernetes is unknown", d)
+		}
+		if d.Change == ChangeRemoved && d.Key != "snow" {
+			t.Errorf("row %+v reads as removed", d)
+		}
+	}
+	if len(p.Components) != 14 {
+		t.Errorf("%d management rows, want 14", len(p.Components))
+	}
+}
+
+func TestBuildPlanCurrentUnknownIsBadInput(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	_, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.32", TargetKube: "1.32"})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "bundles-2024-11.yaml") || !strings.Contains(err.Error(), "1.29, 1.30, 1.31") {
+		t.Errorf("err = %v", err)
+	}
+	for _, in := range []PlanInput{{Target: b, CurrentKube: "1.30"}, {Current: a, CurrentKube: "1.30"}} {
+		if _, err := BuildPlan(in); !errors.As(err, &ie) {
+			t.Errorf("BuildPlan with a nil side: err = %v, want *InputError", err)
+		}
+	}
+}
+
+// The JSON field names are the contract `plan -o json` scripts rely on.
+func TestPlanJSONContract(t *testing.T) {
+	p := &Plan{
+		Components: []ComponentDiff{{Key: "cilium", Name: "cilium", OldVersion: "v1.19.4-1", NewVersion: "v1.19.4-2", Change: ChangeRebuild}},
+		Preflight:  []CheckResult{{Name: "kubernetes-version-skew", Status: CheckPass, Message: "ok"}},
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"components":[{"key":"cilium","name":"cilium","oldVersion":"v1.19.4-1","newVersion":"v1.19.4-2","change":"rebuild"}],` +
+		`"preflight":[{"name":"kubernetes-version-skew","status":"pass","message":"ok","remediation":""}]}`
+	if string(data) != want {
+		t.Errorf("JSON =\n%s\nwant\n%s", data, want)
+	}
+}

@@ -1,0 +1,276 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// CheckStatus is the outcome of one preflight check.
+type CheckStatus string
+
+const (
+	CheckPass    CheckStatus = "pass"
+	CheckFail    CheckStatus = "fail"
+	CheckWarn    CheckStatus = "warn"
+	CheckSkipped CheckStatus = "skipped"
+)
+
+// Stable check names: `--skip NAME` and scripts reading `plan -o json` use them.
+const (
+	CheckNameEKSAVersionSkew       = "eksa-version-skew"
+	CheckNameKubernetesVersionSkew = "kubernetes-version-skew"
+	CheckNameWorkerVersionSkew     = "worker-version-skew"
+	CheckNameTargetKubernetesKnown = "target-kubernetes-known"
+)
+
+// CheckResult is the outcome of one preflight check. Its JSON form (name,
+// status, message, remediation) is part of the `plan -o json` contract.
+type CheckResult struct {
+	Name        string      `json:"name"`
+	Status      CheckStatus `json:"status"`
+	Message     string      `json:"message"`
+	Remediation string      `json:"remediation"`
+	// Blocking is true for a failure that stops the upgrade.
+	Blocking bool `json:"blocking,omitempty"`
+	// Skippable says whether --skip may override a blocking failure. The
+	// version-skew rules are not: EKS-A's admission webhook enforces them, so
+	// skipping here would only move the refusal to the API server.
+	Skippable bool `json:"skippable,omitempty"`
+}
+
+// Failed reports whether the check failed (blocking or not).
+func (r CheckResult) Failed() bool { return r.Status == CheckFail }
+
+// Blocked reports whether any result blocks the upgrade.
+func Blocked(results []CheckResult) bool {
+	for _, r := range results {
+		if r.Blocking {
+			return true
+		}
+	}
+	return false
+}
+
+func pass(name, msg string) CheckResult {
+	return CheckResult{Name: name, Status: CheckPass, Message: msg}
+}
+
+func fail(name, msg, fix string) CheckResult {
+	return CheckResult{Name: name, Status: CheckFail, Message: msg, Remediation: fix, Blocking: true}
+}
+
+// minorVersion parses a Kubernetes version as EKS-A writes it ("1.30"), also
+// accepting "v1.30" and full versions ("v1.30.14-eks-1-30-58").
+func minorVersion(s string) (*semver.Version, bool) {
+	v, err := semver.NewVersion(strings.TrimSpace(s))
+	if err != nil || s == "" {
+		return nil, false
+	}
+	return v, true
+}
+
+func minorString(v *semver.Version) string { return fmt.Sprintf("%d.%d", v.Major(), v.Minor()) }
+
+// minorStep is how a version moves in the rules EKS-A applies to both the
+// Kubernetes and the EKS-A version: by minor, never by major.
+type minorStep int
+
+const (
+	stepSame minorStep = iota
+	stepNext
+	stepMajor
+	stepDown
+	stepSkip
+)
+
+func stepOf(cur, tgt *semver.Version) minorStep {
+	switch {
+	case tgt.Major() != cur.Major():
+		return stepMajor
+	case tgt.Minor() < cur.Minor():
+		return stepDown
+	case tgt.Minor() > cur.Minor()+1:
+		return stepSkip
+	case tgt.Minor() == cur.Minor():
+		return stepSame
+	default:
+		return stepNext
+	}
+}
+
+// CheckKubernetesVersionSkew applies EKS-A's webhook rule to a control-plane
+// Kubernetes change: never down, at most one minor up.
+func CheckKubernetesVersionSkew(current, target string) CheckResult {
+	const name = CheckNameKubernetesVersionSkew
+	cur, ok := minorVersion(current)
+	if !ok {
+		return fail(name, fmt.Sprintf("cannot read the current Kubernetes version %q", current),
+			"give Kubernetes versions as EKS-A writes them, e.g. 1.30")
+	}
+	tgt, ok := minorVersion(target)
+	if !ok {
+		return fail(name, fmt.Sprintf("cannot read the target Kubernetes version %q", target),
+			"give Kubernetes versions as EKS-A writes them, e.g. 1.31")
+	}
+	c, t := minorString(cur), minorString(tgt)
+	next := fmt.Sprintf("%d.%d", cur.Major(), cur.Minor()+1)
+	switch stepOf(cur, tgt) {
+	case stepMajor:
+		return fail(name, fmt.Sprintf("Kubernetes %s → %s changes the major version", c, t),
+			fmt.Sprintf("choose %s (no change) or %s (one minor up)", c, next))
+	case stepDown:
+		return fail(name, fmt.Sprintf("Kubernetes %s → %s is a downgrade; EKS-A never downgrades Kubernetes", c, t),
+			fmt.Sprintf("choose %s (no change) or %s (one minor up); going back needs a restore from backup", c, next))
+	case stepSkip:
+		return fail(name, fmt.Sprintf("Kubernetes %s → %s skips %d minor version(s); EKS-A upgrades one minor at a time", c, t, tgt.Minor()-cur.Minor()-1),
+			fmt.Sprintf("upgrade to %s first, then on from there one minor at a time", next))
+	case stepSame:
+		return pass(name, fmt.Sprintf("Kubernetes stays at %s", c))
+	default:
+		return pass(name, fmt.Sprintf("Kubernetes %s → %s is one minor up", c, t))
+	}
+}
+
+// eksaSemver parses an EKS-A version, dropping build metadata: EKS-A's own
+// versions can carry two '+' (v0.0.0-dev+build.0+abcdef1).
+func eksaSemver(s string) (*semver.Version, bool) {
+	if i := strings.IndexByte(s, '+'); i >= 0 {
+		s = s[:i]
+	}
+	v, err := semver.NewVersion(s)
+	if err != nil || s == "" {
+		return nil, false
+	}
+	return v, true
+}
+
+// CheckEKSAVersionSkew applies EKS-A's rule to an eksaVersion change: the
+// major must match, the minor may go up by at most one and never down; any
+// patch within a minor is allowed. As EKS-A does, a development build target
+// (v0.0.0…) is exempt and an unreadable current version is not held against
+// the operator.
+func CheckEKSAVersionSkew(current, target string) CheckResult {
+	const name = CheckNameEKSAVersionSkew
+	tgt, ok := eksaSemver(target)
+	if !ok {
+		return fail(name, fmt.Sprintf("cannot read the target EKS-A version %q", target),
+			"give the EKS-A version as a release names it, e.g. v0.21.1")
+	}
+	if tgt.Major() == 0 && tgt.Minor() == 0 && tgt.Patch() == 0 {
+		return CheckResult{Name: name, Status: CheckSkipped,
+			Message: fmt.Sprintf("target %s is a development build; EKS-A does not check its version skew", target)}
+	}
+	cur, ok := eksaSemver(current)
+	if !ok {
+		return CheckResult{Name: name, Status: CheckWarn,
+			Message:     fmt.Sprintf("cannot read the current EKS-A version %q; EKS-A lets the upgrade through, so the console cannot vouch for the skew", current),
+			Remediation: "check the cluster's spec.eksaVersion"}
+	}
+	c := fmt.Sprintf("v%d.%d", cur.Major(), cur.Minor())
+	t := fmt.Sprintf("v%d.%d", tgt.Major(), tgt.Minor())
+	next := fmt.Sprintf("v%d.%d", cur.Major(), cur.Minor()+1)
+	switch step := stepOf(cur, tgt); {
+	case step == stepMajor:
+		return fail(name, fmt.Sprintf("EKS-A %s → %s changes the major version", current, target),
+			fmt.Sprintf("stay on major v%d: upgrade to the newest %s.x or %s.x release", cur.Major(), c, next))
+	case step == stepDown:
+		return fail(name, fmt.Sprintf("EKS-A %s → %s is a downgrade; EKS-A never goes down a minor version", current, target),
+			fmt.Sprintf("choose a %s.x or %s.x release", c, next))
+	case step == stepSkip:
+		return fail(name, fmt.Sprintf("EKS-A %s → %s skips %d minor version(s); EKS-A upgrades one minor at a time", c, t, tgt.Minor()-cur.Minor()-1),
+			fmt.Sprintf("upgrade to the newest %s.x release first, then on one minor at a time", next))
+	case step == stepSame && tgt.LessThan(cur):
+		return CheckResult{Name: name, Status: CheckWarn,
+			Message:     fmt.Sprintf("EKS-A %s → %s goes down a patch release within %s; EKS-A allows it", current, target, c),
+			Remediation: "make sure the older patch release is intended"}
+	case step == stepSame:
+		return pass(name, fmt.Sprintf("EKS-A %s → %s stays within %s", current, target, c))
+	default:
+		return pass(name, fmt.Sprintf("EKS-A %s → %s is one minor up", current, target))
+	}
+}
+
+// MaxWorkerSkew is how many minors EKS-A's webhook lets a worker group trail
+// the control plane (pkg/api/v1alpha1/cluster_webhook.go; its docs say 3 as of
+// Kubernetes 1.28, the code says 2, and the code is what rejects).
+const MaxWorkerSkew = 2
+
+// CheckWorkerVersionSkew checks each worker group that pins its own
+// Kubernetes version against the control plane's (target) version: a group
+// may not be newer, nor trail by more than MaxWorkerSkew minors. Trailing by
+// exactly MaxWorkerSkew is allowed with a warning: the next control-plane
+// upgrade will need the group upgraded first.
+func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResult {
+	const name = CheckNameWorkerVersionSkew
+	cp, ok := minorVersion(controlPlane)
+	if !ok {
+		return fail(name, fmt.Sprintf("cannot read the control-plane Kubernetes version %q", controlPlane),
+			"give Kubernetes versions as EKS-A writes them, e.g. 1.31")
+	}
+	cps := minorString(cp)
+	floor := int64(cp.Minor()) - MaxWorkerSkew
+	var failures, warnings, fixes []string
+	pinned := 0
+	sorted := append([]WorkerGroup(nil), groups...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, g := range sorted {
+		if g.KubernetesVersion == "" {
+			continue // follows the control plane
+		}
+		pinned++
+		w, ok := minorVersion(g.KubernetesVersion)
+		if !ok {
+			failures = append(failures, fmt.Sprintf("worker group %s has an unreadable Kubernetes version %q", g.Name, g.KubernetesVersion))
+			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion like 1.30", g.Name))
+			continue
+		}
+		ws := minorString(w)
+		behind := int64(cp.Minor()) - int64(w.Minor())
+		switch {
+		case w.Major() != cp.Major() || behind < 0:
+			failures = append(failures, fmt.Sprintf("worker group %s (%s) would be newer than the control plane (%s)", g.Name, ws, cps))
+			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %s or lower", g.Name, cps))
+		case behind > MaxWorkerSkew:
+			failures = append(failures, fmt.Sprintf("worker group %s (%s) would be %d minors behind the control plane (%s); EKS-A allows %d", g.Name, ws, behind, cps, MaxWorkerSkew))
+			fixes = append(fixes, fmt.Sprintf("upgrade %s to at least %d.%d first (one minor at a time)", g.Name, cp.Major(), floor))
+		case behind == MaxWorkerSkew:
+			warnings = append(warnings, fmt.Sprintf("worker group %s (%s) will be %d minors behind the control plane (%s), the most EKS-A allows", g.Name, ws, behind, cps))
+		}
+	}
+	switch {
+	case len(failures) > 0:
+		return fail(name, strings.Join(append(failures, warnings...), "; "), strings.Join(fixes, "; "))
+	case len(warnings) > 0:
+		return CheckResult{Name: name, Status: CheckWarn, Message: strings.Join(warnings, "; "),
+			Remediation: "upgrade these worker groups before the next control-plane upgrade, which would otherwise be refused"}
+	case pinned == 0:
+		return pass(name, "all worker groups follow the control plane's Kubernetes version")
+	default:
+		return pass(name, fmt.Sprintf("every pinned worker group is within %d minors of the control plane (%s)", MaxWorkerSkew, cps))
+	}
+}
+
+// CheckTargetKubernetesKnown checks that the target Bundles carry the target
+// Kubernetes version; a version newer than any they know is refused, as EKS-A
+// would ("kubernetes version … is not supported by bundles manifest").
+func CheckTargetKubernetesKnown(target *Bundles, kube string) CheckResult {
+	const name = CheckNameTargetKubernetesKnown
+	if vb, err := target.ForKubernetes(kube); err == nil {
+		return pass(name, fmt.Sprintf("%s carries Kubernetes %s (%s)", target.describe(), kube, vb.EksD.Version()))
+	}
+	known := strings.Join(target.KubernetesVersions(), ", ")
+	newest := target.NewestKubernetesVersion()
+	k, kok := minorVersion(kube)
+	n, nok := minorVersion(newest)
+	if kok && nok && k.GreaterThan(n) {
+		return fail(name,
+			fmt.Sprintf("Kubernetes %s is newer than anything %s knows (newest: %s); kubernetes and per-Kubernetes components cannot be planned", kube, target.describe(), newest),
+			fmt.Sprintf("use the Bundles of a newer EKS-A release that supports %s, or target %s", kube, newest))
+	}
+	return fail(name,
+		fmt.Sprintf("%s has no bundle for Kubernetes %s (it has %s); kubernetes and per-Kubernetes components cannot be planned", target.describe(), kube, known),
+		fmt.Sprintf("target one of %s (upgrading Kubernetes one minor at a time)", known))
+}

@@ -1,0 +1,128 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// wantCheck is what a rule test asserts: status, blocking, and fragments the
+// message and remediation must contain (a failure must always say how to fix it).
+type wantCheck struct {
+	status   CheckStatus
+	message  string
+	fixHas   string
+	blocking bool
+}
+
+func assertCheck(t *testing.T, call string, got CheckResult, name string, w wantCheck) {
+	t.Helper()
+	if got.Name != name || got.Status != w.status || got.Blocking != w.blocking {
+		t.Errorf("%s = %+v; want name %s status %s blocking %v", call, got, name, w.status, w.blocking)
+	}
+	if !strings.Contains(got.Message, w.message) {
+		t.Errorf("%s message %q does not contain %q", call, got.Message, w.message)
+	}
+	if !strings.Contains(got.Remediation, w.fixHas) {
+		t.Errorf("%s remediation %q does not contain %q", call, got.Remediation, w.fixHas)
+	}
+	if got.Status == CheckFail && got.Remediation == "" {
+		t.Errorf("%s fails without a remediation", call)
+	}
+	if got.Skippable {
+		t.Errorf("%s is skippable; webhook-enforced rules must not be", call)
+	}
+}
+
+func TestCheckKubernetesVersionSkew(t *testing.T) {
+	for _, tc := range []struct {
+		cur, tgt string
+		want     wantCheck
+	}{
+		{"1.30", "1.30", wantCheck{CheckPass, "stays at 1.30", "", false}},
+		{"1.30", "1.31", wantCheck{CheckPass, "1.30 → 1.31 is one minor up", "", false}},
+		{"1.9", "1.10", wantCheck{CheckPass, "one minor up", "", false}}, // numeric order
+		{"v1.30", "1.31", wantCheck{CheckPass, "one minor up", "", false}},
+		{"1.30", "v1.31.6-eks-1-31-16", wantCheck{CheckPass, "one minor up", "", false}},
+		{"1.30", "1.32", wantCheck{CheckFail, "skips 1 minor version(s)", "upgrade to 1.31 first", true}},
+		{"1.28", "1.31", wantCheck{CheckFail, "skips 2 minor version(s)", "upgrade to 1.29 first", true}},
+		{"1.31", "1.30", wantCheck{CheckFail, "is a downgrade", "choose 1.31 (no change) or 1.32", true}},
+		{"1.30", "2.0", wantCheck{CheckFail, "changes the major version", "choose 1.30", true}},
+		{"one", "1.31", wantCheck{CheckFail, `current Kubernetes version "one"`, "e.g. 1.30", true}},
+		{"1.30", "", wantCheck{CheckFail, `target Kubernetes version ""`, "e.g. 1.31", true}},
+	} {
+		assertCheck(t, "CheckKubernetesVersionSkew("+tc.cur+", "+tc.tgt+")", CheckKubernetesVersionSkew(tc.cur, tc.tgt), CheckNameKubernetesVersionSkew, tc.want)
+	}
+}
+
+func TestCheckEKSAVersionSkew(t *testing.T) {
+	for _, tc := range []struct {
+		cur, tgt string
+		want     wantCheck
+	}{
+		{"v0.14.0", "v0.15.0", wantCheck{CheckPass, "one minor up", "", false}},
+		{"v0.14.6", "v0.15.1", wantCheck{CheckPass, "one minor up", "", false}},
+		{"v0.13.0", "v0.15.0", wantCheck{CheckFail, "v0.13 → v0.15 skips 1 minor", "newest v0.14.x release first", true}},
+		{"v0.21.1", "v0.21.3", wantCheck{CheckPass, "stays within v0.21", "", false}},        // patch up
+		{"v0.21.1", "v0.21.1", wantCheck{CheckPass, "stays within v0.21", "", false}},        // no change
+		{"v0.21.3", "v0.21.1", wantCheck{CheckWarn, "goes down a patch", "intended", false}}, // patch down: allowed
+		{"v0.15.0", "v0.14.9", wantCheck{CheckFail, "is a downgrade", "v0.15.x or v0.16.x", true}},
+		{"v0.21.1", "v1.0.0", wantCheck{CheckFail, "changes the major version", "stay on major v0", true}},
+		{"v1.0.0", "v0.22.0", wantCheck{CheckFail, "changes the major version", "", true}},
+		// build metadata, including EKS-A's double '+', is ignored
+		{"v0.21.1+abcdef1", "v0.22.0+build.3+65d2d66", wantCheck{CheckPass, "one minor up", "", false}},
+		// a development build target is exempt, as in EKS-A's webhook
+		{"v0.21.1", "v0.0.0-dev+build.0+abcdef1", wantCheck{CheckSkipped, "development build", "", false}},
+		// an unreadable current version is not held against the operator
+		{"garbage", "v0.22.0", wantCheck{CheckWarn, `cannot read the current EKS-A version "garbage"`, "spec.eksaVersion", false}},
+		{"v0.21.1", "latest", wantCheck{CheckFail, `cannot read the target EKS-A version "latest"`, "e.g. v0.21.1", true}},
+	} {
+		assertCheck(t, "CheckEKSAVersionSkew("+tc.cur+", "+tc.tgt+")", CheckEKSAVersionSkew(tc.cur, tc.tgt), CheckNameEKSAVersionSkew, tc.want)
+	}
+}
+
+func TestCheckWorkerVersionSkew(t *testing.T) {
+	g := func(name, v string) WorkerGroup { return WorkerGroup{Name: name, KubernetesVersion: v} }
+	for _, tc := range []struct {
+		name   string
+		cp     string
+		groups []WorkerGroup
+		want   wantCheck
+	}{
+		{"no groups", "1.31", nil, wantCheck{CheckPass, "follow the control plane", "", false}},
+		{"all inherit", "1.31", []WorkerGroup{g("md-0", ""), g("md-1", "")}, wantCheck{CheckPass, "follow the control plane", "", false}},
+		{"one behind", "1.31", []WorkerGroup{g("md-0", "1.30")}, wantCheck{CheckPass, "within 2 minors", "", false}},
+		{"at the limit", "1.31", []WorkerGroup{g("md-0", "1.29")}, wantCheck{CheckWarn, "md-0 (1.29) will be 2 minors behind the control plane (1.31), the most EKS-A allows", "before the next control-plane upgrade", false}},
+		{"past the limit", "1.31", []WorkerGroup{g("md-0", "1.28")}, wantCheck{CheckFail, "md-0 (1.28) would be 3 minors behind", "upgrade md-0 to at least 1.29 first", true}},
+		{"newer than cp", "1.30", []WorkerGroup{g("md-0", "1.31")}, wantCheck{CheckFail, "md-0 (1.31) would be newer than the control plane (1.30)", "1.30 or lower", true}},
+		{"unreadable", "1.31", []WorkerGroup{g("md-0", "x")}, wantCheck{CheckFail, `unreadable Kubernetes version "x"`, "like 1.30", true}},
+		{"mixed keeps the warning", "1.31", []WorkerGroup{g("md-b", "1.29"), g("md-a", "1.27")}, wantCheck{CheckFail, "md-a (1.27) would be 4 minors behind the control plane (1.31); EKS-A allows 2; worker group md-b (1.29) will be 2 minors", "upgrade md-a", true}},
+		{"bad cp", "", []WorkerGroup{g("md-0", "1.30")}, wantCheck{CheckFail, "control-plane Kubernetes version", "e.g. 1.31", true}},
+	} {
+		assertCheck(t, "CheckWorkerVersionSkew/"+tc.name, CheckWorkerVersionSkew(tc.cp, tc.groups), CheckNameWorkerVersionSkew, tc.want)
+	}
+}
+
+func TestCheckTargetKubernetesKnown(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	for _, tc := range []struct {
+		kube string
+		want wantCheck
+	}{
+		{"1.31", wantCheck{CheckPass, "bundles-2025-03.yaml (bundles-86) carries Kubernetes 1.31 (v1.31.6-eks-1-31-16)", "", false}},
+		{"1.33", wantCheck{CheckFail, "Kubernetes 1.33 is newer than anything bundles-2025-03.yaml (bundles-86) knows (newest: 1.32)", "newer EKS-A release that supports 1.33, or target 1.32", true}},
+		{"1.10", wantCheck{CheckFail, "has no bundle for Kubernetes 1.10 (it has 1.30, 1.31, 1.32)", "target one of 1.30, 1.31, 1.32", true}}, // 1.10 < 1.30 numerically
+		{"1.29", wantCheck{CheckFail, "has no bundle for Kubernetes 1.29", "target one of", true}},
+		{"junk", wantCheck{CheckFail, "has no bundle for Kubernetes junk", "target one of", true}},
+	} {
+		assertCheck(t, "CheckTargetKubernetesKnown("+tc.kube+")", CheckTargetKubernetesKnown(b, tc.kube), CheckNameTargetKubernetesKnown, tc.want)
+	}
+}
+
+func TestBlocked(t *testing.T) {
+	if Blocked(nil) || Blocked([]CheckResult{{Status: CheckWarn}, {Status: CheckPass}}) {
+		t.Error("warn/pass must not block")
+	}
+	if !Blocked([]CheckResult{{Status: CheckPass}, CheckKubernetesVersionSkew("1.30", "1.32")}) {
+		t.Error("a failed skew must block")
+	}
+}
