@@ -34,9 +34,16 @@ const (
 type PhaseProgress struct {
 	Phase  Phase
 	Status PhaseStatus
-	// Done and Total count the phase's units (machines, members, nodes); both
-	// are zero when the phase has no countable units.
+	// Done and Total count the phase's units (machines, members, nodes) that
+	// are up to date; both are zero when the phase has no countable units.
 	Done, Total int
+	// Ready counts the units that are ready (etcd members with the etcd-ready
+	// label, machines with a Ready node), whatever their version.
+	Ready int
+	// Since is the snapshot's best estimate of when the phase began (for an
+	// active phase) or ended (for a done one), from lastTransitionTimes and
+	// creation timestamps; zero when the snapshot does not say.
+	Since time.Time
 	// Detail is a short explanation ("2/3 members ready", "paused for etcd").
 	Detail string
 }
@@ -60,6 +67,10 @@ type Stall struct {
 	// Sentence is the line an operator needs, e.g. "etcd machine mgmt-etcd-x7k2p
 	// not ready for 11m: no etcd-ready label, Machine phase Provisioning".
 	Sentence string
+	// Failed is true when the object reports a failure (a NodeUpgrade step
+	// whose container exited non-zero) rather than slow progress; such a
+	// stall is reported at once, without waiting for StallAfter.
+	Failed bool
 }
 
 // Progress is the view of an upgrade derived from one ClusterState.
@@ -87,8 +98,17 @@ type Progress struct {
 // ProgressOptions tunes the derivation.
 type ProgressOptions struct {
 	// StallAfter is how long a machine or step may make no progress before it
-	// is shown as stalled. EKS-A waits 10 minutes per machine.
+	// is shown as stalled. EKS-A waits 10 minutes per machine. Zero means
+	// DefaultStallAfter.
 	StallAfter time.Duration
+}
+
+// stallAfter returns the threshold with the default applied.
+func (o ProgressOptions) stallAfter() time.Duration {
+	if o.StallAfter <= 0 {
+		return DefaultStallAfter
+	}
+	return o.StallAfter
 }
 
 // DefaultStallAfter is EKS-A's per-machine wait.

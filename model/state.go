@@ -112,7 +112,9 @@ type EKSACluster struct {
 	WorkerGroups                []WorkerGroup
 	// ExternalEtcdCount is spec.externalEtcdConfiguration.count; 0 means stacked etcd.
 	ExternalEtcdCount int
-	CiliumManaged     bool // the default CNI (cilium) is managed by EKS-A
+	// CiliumManaged is true when the cluster's CNI is EKS-A's Cilium
+	// (clusterNetwork.cniConfig.cilium set); see CNIManaged for skipUpgrade.
+	CiliumManaged     bool
 	CiliumSkipUpgrade bool
 	GitOps            bool
 
@@ -120,7 +122,20 @@ type EKSACluster struct {
 	FailureMessage     string
 	FailureReason      string
 	Conditions         Conditions
+	// SpecChangedAt is the newest managedFields time of a write to the main
+	// resource (not status): roughly when the spec under upgrade was applied.
+	// Zero when unknown. Used to say how long a generation has gone unobserved.
+	SpecChangedAt time.Time
 }
+
+// Stale reports whether the status describes an older spec than the current
+// one (metadata.generation != status.observedGeneration).
+func (c *EKSACluster) Stale() bool { return c.Generation != c.ObservedGeneration }
+
+// CNIManaged reports whether EKS-A manages the default CNI, the condition
+// under which its completion rule waits for DefaultCNIConfigured (Cilium
+// configured and skipUpgrade not set, as CiliumConfig.IsManaged).
+func (c *EKSACluster) CNIManaged() bool { return c.CiliumManaged && !c.CiliumSkipUpgrade }
 
 // SelfManaged reports whether the cluster manages itself (a management cluster).
 func (c *EKSACluster) SelfManaged() bool {
@@ -300,7 +315,8 @@ type Event struct {
 // SourceStatus says how far the console can see one kind.
 type SourceStatus struct {
 	// Installed is false when the API server does not serve the kind (no
-	// EtcdadmCluster means stacked etcd).
+	// EtcdadmCluster means stacked etcd). Once discovery has found a kind
+	// missing, Synced is true as well: there is nothing to wait for.
 	Installed bool
 	// Version is the served API version the watcher uses (e.g. "v1beta2").
 	Version string

@@ -1,0 +1,655 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DeriveProgress turns one snapshot into the progress of the upgrade: the
+// phase, per-phase counts, EKS-A's completion rule and the stalls. It is pure
+// and costs one pass over the machines, so it can run on every snapshot of a
+// cluster with thousands of them.
+//
+// Phases run in EKS-A's order (components, etcd, control plane, CNI,
+// workers). A phase counts as done only when the objects behind it say so
+// (child evidence: replica counters, machines, NodeUpgrades) and, where EKS-A
+// reports it, its condition agrees. A later phase is never reported done while
+// an earlier one is not: it shows as pending, because EKS-A moves on only in
+// that order and a True condition left over from before the upgrade must not
+// read as progress.
+func DeriveProgress(s *ClusterState, opts ProgressOptions, now time.Time) Progress {
+	if s == nil {
+		s = &ClusterState{}
+	}
+	var p Progress
+	c := s.Cluster
+	p.Milestones, p.Complete = Completion(c)
+	p.Stale = c != nil && c.Stale()
+	if c != nil && !p.Stale && c.FailureMessage != "" {
+		p.Failed = true
+		p.FailureMessage = c.FailureMessage
+	}
+
+	ix := newIndex(s)
+	p.Phases = []PhaseProgress{
+		componentsPhase(s),
+		etcdPhase(s, ix),
+		controlPlanePhase(s, ix),
+		cniPhase(s),
+		workersPhase(s, ix),
+	}
+	p.Current = orderPhases(&p)
+	p.Stalls = stalls(s, ix, opts, now)
+	p.Summary = summary(&p, now)
+	return p
+}
+
+// orderPhases enforces the order of the phases and picks the current one.
+func orderPhases(p *Progress) Phase {
+	first := -1 // first phase that is not done
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		if ph.Status == PhaseSkipped {
+			continue
+		}
+		if first >= 0 {
+			if ph.Status == PhaseOK {
+				ph.Status = PhasePending
+				ph.Detail = "waiting for " + string(p.Phases[first].Phase)
+			}
+			continue
+		}
+		if ph.Status != PhaseOK {
+			first = i
+		}
+	}
+	if first < 0 && !p.Complete && !p.Failed {
+		// Every object looks done but EKS-A has not said so yet: the unmet
+		// milestone names the phase that is still in flight.
+		first = phaseOfMilestone(p)
+		if first >= 0 {
+			ph := &p.Phases[first]
+			ph.Status = PhaseActive
+			ph.Detail = firstUnmet(p.Milestones).Message
+		}
+	}
+	if p.Failed {
+		if first < 0 {
+			first = lastApplicable(p.Phases)
+		}
+		if first >= 0 {
+			p.Phases[first].Status = PhaseBroken
+			p.Phases[first].Detail = p.FailureMessage
+		}
+		return PhaseFailed
+	}
+	if first < 0 {
+		return PhaseDone
+	}
+	if p.Phases[first].Status == PhasePending {
+		// Nothing is visibly moving yet (objects still syncing or not
+		// visible): the phase is still where the upgrade stands.
+		p.Phases[first].Status = PhaseActive
+	}
+	return p.Phases[first].Phase
+}
+
+func firstUnmet(ms []Milestone) Milestone {
+	for _, m := range ms {
+		if !m.Met {
+			return m
+		}
+	}
+	return Milestone{}
+}
+
+// phaseOfMilestone maps the first unmet milestone to the index of the phase
+// that waits for it.
+func phaseOfMilestone(p *Progress) int {
+	want := PhaseControlPlane
+	switch firstUnmet(p.Milestones).Name {
+	case MilestoneGenerationObserved, MilestoneNoFailure:
+		// The controller has not looked at the new spec yet: the upgrade
+		// starts with etcd when it is external, with the control plane
+		// otherwise.
+		for i, ph := range p.Phases {
+			if ph.Phase != PhaseComponents && ph.Status != PhaseSkipped {
+				return i
+			}
+		}
+	case MilestoneDefaultCNI:
+		want = PhaseCNI
+	case MilestoneWorkersReady, MilestoneReady:
+		want = PhaseWorkers
+	}
+	for i, ph := range p.Phases {
+		if ph.Phase == want && ph.Status != PhaseSkipped {
+			return i
+		}
+	}
+	return lastApplicable(p.Phases)
+}
+
+func lastApplicable(phs []PhaseProgress) int {
+	for i := len(phs) - 1; i >= 0; i-- {
+		if phs[i].Status != PhaseSkipped {
+			return i
+		}
+	}
+	return -1
+}
+
+func componentsPhase(s *ClusterState) PhaseProgress {
+	ph := PhaseProgress{Phase: PhaseComponents, Status: PhaseOK}
+	c := s.Cluster
+	if c == nil {
+		ph.Status = PhasePending
+		ph.Detail = notSeen(s, KindEKSACluster, "EKS-A Cluster")
+		return ph
+	}
+	installed := c.Annotations[AnnotationManagementComponentsVersion]
+	if c.SelfManaged() && installed != "" && c.EksaVersion != "" && installed != c.EksaVersion {
+		ph.Status = PhaseActive
+		ph.Detail = fmt.Sprintf("management components at %s, cluster at %s", installed, c.EksaVersion)
+		return ph
+	}
+	if installed != "" {
+		ph.Detail = "management components " + installed
+	}
+	return ph
+}
+
+func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
+	ph := PhaseProgress{Phase: PhaseEtcd}
+	e := s.Etcd
+	c := s.Cluster
+	if e == nil {
+		src := s.Source(KindEtcdadmCluster)
+		switch {
+		case c != nil && c.ExternalEtcdCount > 0:
+			ph.Status = PhasePending
+			ph.Total = c.ExternalEtcdCount
+			ph.Detail = notSeen(s, KindEtcdadmCluster, "EtcdadmCluster")
+		case c != nil || src.Synced:
+			ph.Status = PhaseSkipped
+			ph.Detail = "stacked etcd"
+		default:
+			ph.Status = PhasePending
+			ph.Detail = notSeen(s, KindEtcdadmCluster, "EtcdadmCluster")
+		}
+		return ph
+	}
+	ph.Total = int(e.Replicas)
+	ph.Ready = int(e.ReadyReplicas)
+	outdatedSince := time.Time{}
+	if cond, ok := e.Conditions.Get(EtcdConditionMachinesSpecUpToDate); ok && !cond.IsTrue() {
+		outdatedSince = cond.LastTransitionTime
+		ph.Since = cond.LastTransitionTime
+	}
+	for i := range ix.etcd {
+		m := ix.etcd[i]
+		if m.Deleting() || !m.Owned || !m.EtcdReady {
+			continue
+		}
+		if etcdMemberUpToDate(m, e, outdatedSince) {
+			ph.Done++
+		}
+	}
+	if ph.Total == 0 {
+		ph.Total = len(ix.etcd)
+	}
+	ready := !e.Stale() && e.Ready && !e.Upgrading()
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d/%d members up to date, %d ready", ph.Done, ph.Total, ph.Ready))
+	switch {
+	case e.Stale():
+		parts = append(parts, "status not yet observed")
+	case e.Upgrading():
+		parts = append(parts, "upgrading")
+	case !e.Ready:
+		parts = append(parts, "not ready")
+	}
+	ph.Detail = strings.Join(parts, ", ")
+	if ready && ph.Done >= ph.Total {
+		ph.Status = PhaseOK
+		if cond, ok := e.Conditions.Get(ConditionReady); ok {
+			ph.Since = cond.LastTransitionTime
+		}
+	} else {
+		ph.Status = PhaseActive
+	}
+	return ph
+}
+
+// EtcdadmCluster condition types.
+const (
+	EtcdConditionMachinesSpecUpToDate = "EtcdMachinesSpecUpToDate"
+	EtcdConditionHasNoOutdated        = "EtcdClusterHasNoOutdatedMachines"
+)
+
+// etcdMemberUpToDate guesses whether an owned etcd machine has the current
+// spec. The EtcdadmCluster does not say per machine: compare infrastructure
+// templates when both are known, otherwise treat machines created after the
+// rollout began (EtcdMachinesSpecUpToDate turned False) as the new ones.
+func etcdMemberUpToDate(m *Machine, e *EtcdCluster, outdatedSince time.Time) bool {
+	if m.InfrastructureTemplate != "" && e.InfrastructureTemplate != "" {
+		return m.InfrastructureTemplate == e.InfrastructureTemplate
+	}
+	if outdatedSince.IsZero() {
+		return true
+	}
+	return !m.CreationTimestamp.Before(outdatedSince)
+}
+
+func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
+	ph := PhaseProgress{Phase: PhaseControlPlane}
+	kcp := s.ControlPlane
+	c := s.Cluster
+	target := ""
+	if kcp != nil {
+		target = kcp.Version
+		if kcp.Replicas.Desired != nil {
+			ph.Total = int(*kcp.Replicas.Desired)
+		}
+	}
+	if ph.Total == 0 && c != nil {
+		ph.Total = c.ControlPlaneCount
+	}
+	live := 0
+	for _, m := range ix.cp {
+		if m.Deleting() {
+			continue
+		}
+		live++
+		if ix.machineUpToDate(m, target) {
+			ph.Done++
+		}
+		if ix.machineReady(m) {
+			ph.Ready++
+		}
+	}
+	if ph.Total == 0 {
+		ph.Total = live
+	}
+	if live == 0 && kcp != nil && kcp.Replicas.UpToDate != nil {
+		// Machines not visible (forbidden or syncing): the counters still are.
+		ph.Done = int(*kcp.Replicas.UpToDate)
+		if kcp.Replicas.Ready != nil {
+			ph.Ready = int(*kcp.Replicas.Ready)
+		}
+	}
+	rolling := ph.Done < ph.Total || live > ph.Total
+	paused := false
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d/%d machines up to date, %d ready", ph.Done, ph.Total, ph.Ready))
+	if kcp != nil {
+		if kcp.Stale() {
+			rolling = true
+			parts = append(parts, "status not yet observed")
+		}
+		if kcp.Paused() {
+			paused = true
+			if s.Etcd != nil && (s.Etcd.Upgrading() || !s.Etcd.Ready) {
+				parts = append(parts, "paused while etcd upgrades")
+			} else {
+				parts = append(parts, "paused")
+			}
+		}
+	}
+	if r := ix.request(KindControlPlaneUpgrade, kcpName(kcp)); r != nil && !r.Ready {
+		rolling = true
+		parts = append(parts, fmt.Sprintf("in-place %d/%d upgraded", r.Upgraded, r.Upgraded+r.RequireUpgrade))
+	}
+	since, cond := conditionOf(c, ConditionControlPlaneReady)
+	if !cond.IsTrue() && cond.Reason != "" {
+		parts = append(parts, reasonText(cond))
+	}
+	ph.Since = since
+	ph.Detail = strings.Join(parts, ", ")
+	if kcp == nil && live == 0 {
+		// No child evidence: EKS-A's condition is all there is.
+		if cond.IsTrue() && !c.Stale() {
+			ph.Status = PhaseOK
+		} else {
+			ph.Status = PhasePending
+			if ph.Detail == "" || ph.Total == 0 {
+				ph.Detail = notSeen(s, KindKubeadmControlPlane, "KubeadmControlPlane")
+			}
+		}
+		return ph
+	}
+	switch {
+	case rolling:
+		ph.Status = PhaseActive
+	case paused:
+		// Paused by EKS-A while etcd rolls: waiting, not moving.
+		ph.Status = PhasePending
+	case cond.IsTrue() || c == nil || c.Stale():
+		ph.Status = PhaseOK
+	default:
+		ph.Status = PhaseActive
+	}
+	return ph
+}
+
+func kcpName(kcp *ControlPlane) string {
+	if kcp == nil {
+		return ""
+	}
+	return kcp.Name
+}
+
+func cniPhase(s *ClusterState) PhaseProgress {
+	ph := PhaseProgress{Phase: PhaseCNI}
+	c := s.Cluster
+	if c == nil {
+		ph.Status = PhasePending
+		ph.Detail = notSeen(s, KindEKSACluster, "EKS-A Cluster")
+		return ph
+	}
+	if !c.CNIManaged() {
+		ph.Status = PhaseSkipped
+		if c.CiliumSkipUpgrade {
+			ph.Detail = "cilium skipUpgrade: true"
+		} else {
+			ph.Detail = "CNI not managed by EKS-A"
+		}
+		return ph
+	}
+	since, cond := conditionOf(c, ConditionDefaultCNIConfigured)
+	ph.Since = since
+	if cond.IsTrue() {
+		ph.Status = PhaseOK
+		return ph
+	}
+	ph.Status = PhaseActive
+	ph.Detail = reasonText(cond)
+	if cond.Type == "" {
+		ph.Detail = "DefaultCNIConfigured not reported yet"
+	}
+	return ph
+}
+
+func workersPhase(s *ClusterState, ix *index) PhaseProgress {
+	ph := PhaseProgress{Phase: PhaseWorkers}
+	c := s.Cluster
+	mdVersion := make(map[string]string, len(s.MachineDeployments))
+	rolling := false
+	var notes []string
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		mdVersion[md.Name] = md.Version
+		if md.Replicas.Desired != nil {
+			ph.Total += int(*md.Replicas.Desired)
+		}
+		if md.Stale() {
+			rolling = true
+			notes = append(notes, md.Name+" status not yet observed")
+		}
+		if r := ix.request(KindMachineDeploymentUpgrade, md.Name); r != nil && !r.Ready {
+			rolling = true
+			notes = append(notes, fmt.Sprintf("%s in-place %d/%d upgraded", md.Name, r.Upgraded, r.Upgraded+r.RequireUpgrade))
+		}
+	}
+	if ph.Total == 0 && c != nil {
+		for _, g := range c.WorkerGroups {
+			ph.Total += g.Count
+		}
+	}
+	live := 0
+	for _, m := range ix.workers {
+		if m.Deleting() {
+			continue
+		}
+		live++
+		if ix.machineUpToDate(m, mdVersion[m.Owner]) {
+			ph.Done++
+		}
+		if ix.machineReady(m) {
+			ph.Ready++
+		}
+	}
+	if live == 0 {
+		for i := range s.MachineDeployments {
+			md := &s.MachineDeployments[i]
+			if md.Replicas.UpToDate != nil {
+				ph.Done += int(*md.Replicas.UpToDate)
+			}
+			if md.Replicas.Ready != nil {
+				ph.Ready += int(*md.Replicas.Ready)
+			}
+		}
+	}
+	if ph.Total == 0 {
+		ph.Total = live
+	}
+	if ph.Done < ph.Total || live > ph.Total {
+		rolling = true
+	}
+	since, cond := conditionOf(c, ConditionWorkersReady)
+	ph.Since = since
+	parts := []string{fmt.Sprintf("%d/%d nodes up to date, %d ready", ph.Done, ph.Total, ph.Ready)}
+	parts = append(parts, notes...)
+	if !cond.IsTrue() && cond.Reason != "" {
+		parts = append(parts, reasonText(cond))
+	}
+	ph.Detail = strings.Join(parts, ", ")
+	evidence := len(s.MachineDeployments) > 0 || live > 0
+	switch {
+	case rolling:
+		ph.Status = PhaseActive
+	case cond.IsTrue() || (evidence && (c == nil || c.Stale())):
+		ph.Status = PhaseOK
+	case !evidence && c == nil:
+		ph.Status = PhasePending
+		ph.Detail = notSeen(s, KindMachineDeployment, "MachineDeployments")
+	default:
+		ph.Status = PhaseActive
+	}
+	return ph
+}
+
+// conditionOf returns an EKS-A Cluster condition and its transition time.
+func conditionOf(c *EKSACluster, t string) (time.Time, Condition) {
+	if c == nil {
+		return time.Time{}, Condition{}
+	}
+	cond, _ := c.Conditions.Get(t)
+	return cond.LastTransitionTime, cond
+}
+
+// reasonText is "Reason: message", or whichever of the two is set.
+func reasonText(c Condition) string {
+	switch {
+	case c.Reason != "" && c.Message != "":
+		return c.Reason + ": " + c.Message
+	case c.Message != "":
+		return c.Message
+	default:
+		return c.Reason
+	}
+}
+
+// notSeen explains why an object is missing from the snapshot.
+func notSeen(s *ClusterState, k Kind, what string) string {
+	src := s.Source(k)
+	switch {
+	case src.Forbidden != "":
+		return what + " not visible: cannot " + src.Forbidden
+	case !src.Installed && src.Synced:
+		return what + " kind not installed"
+	case !src.Synced:
+		return what + " syncing"
+	default:
+		return what + " not found"
+	}
+}
+
+func summary(p *Progress, now time.Time) string {
+	var b strings.Builder
+	switch {
+	case p.Failed:
+		b.WriteString("failed: " + p.FailureMessage)
+	case p.Current == PhaseDone:
+		b.WriteString("done: every completion milestone met")
+	default:
+		for _, ph := range p.Phases {
+			if ph.Phase == p.Current {
+				b.WriteString(string(ph.Phase))
+				if ph.Detail != "" {
+					b.WriteString(": " + ph.Detail)
+				}
+			}
+		}
+	}
+	if p.Stale {
+		m := p.Milestones[0]
+		b.WriteString(" · " + m.Message)
+		if !m.Since.IsZero() {
+			b.WriteString(" for " + ShortDuration(now.Sub(m.Since)))
+		}
+	}
+	if n := len(p.Stalls); n > 0 {
+		fmt.Fprintf(&b, " · %d stalled", n)
+	}
+	return b.String()
+}
+
+// ShortDuration formats a duration the way the console shows ages: "45s",
+// "11m", "1h05m", "2d3h".
+func ShortDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	default:
+		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	}
+}
+
+// index holds the lookups a derivation needs, built once per derivation.
+type index struct {
+	s        *ClusterState
+	etcd     []*Machine
+	cp       []*Machine
+	workers  []*Machine
+	byName   map[string]*Machine
+	upgrades map[string]*NodeUpgrade // by machine name
+}
+
+func newIndex(s *ClusterState) *index {
+	ix := &index{
+		s:        s,
+		byName:   make(map[string]*Machine, len(s.Machines)),
+		upgrades: make(map[string]*NodeUpgrade, len(s.NodeUpgrades)),
+	}
+	for i := range s.Machines {
+		m := &s.Machines[i]
+		ix.byName[m.Name] = m
+		switch m.Role {
+		case RoleEtcd:
+			ix.etcd = append(ix.etcd, m)
+		case RoleControlPlane:
+			ix.cp = append(ix.cp, m)
+		default:
+			ix.workers = append(ix.workers, m)
+		}
+	}
+	for i := range s.NodeUpgrades {
+		nu := &s.NodeUpgrades[i]
+		prev, ok := ix.upgrades[nu.MachineName]
+		if !ok || prev.CreationTimestamp.Before(nu.CreationTimestamp) {
+			ix.upgrades[nu.MachineName] = nu
+		}
+	}
+	return ix
+}
+
+// node finds a node by name in the sorted node list.
+func (ix *index) node(name string) *Node {
+	if name == "" {
+		return nil
+	}
+	ns := ix.s.Nodes
+	i := sort.Search(len(ns), func(i int) bool { return ns[i].Name >= name })
+	if i < len(ns) && ns[i].Name == name {
+		return &ns[i]
+	}
+	return nil
+}
+
+func (ix *index) request(k Kind, target string) *UpgradeRequest {
+	if target == "" {
+		return nil
+	}
+	for i := range ix.s.UpgradeRequests {
+		r := &ix.s.UpgradeRequests[i]
+		if r.Kind == k && r.Target == target {
+			return r
+		}
+	}
+	return nil
+}
+
+// machineUpToDate decides whether a control-plane or worker machine runs the
+// target: an in-place NodeUpgrade in flight says no, a completed one for the
+// target says yes; otherwise CAPI's UpToDate condition, otherwise the version.
+func (ix *index) machineUpToDate(m *Machine, target string) bool {
+	if nu := ix.upgrades[m.Name]; nu != nil {
+		if !nu.Completed {
+			return false
+		}
+		if target == "" || nu.KubernetesVersion == target {
+			return true
+		}
+	}
+	if c, ok := m.Conditions.Get(MachineConditionUpToDate); ok {
+		return c.IsTrue()
+	}
+	return target == "" || m.Version == target
+}
+
+// machineReady: etcd members by their label, the others by the Machine's
+// Ready condition, or their node's readiness when the condition is absent.
+func (ix *index) machineReady(m *Machine) bool {
+	if m.Role == RoleEtcd {
+		return m.EtcdReady
+	}
+	if c, ok := m.Conditions.Get(ConditionReady); ok {
+		return c.IsTrue()
+	}
+	if n := ix.node(m.NodeName); n != nil {
+		return n.Ready
+	}
+	return false
+}
+
+// CAPI Machine condition types (v1beta2).
+const (
+	MachineConditionUpToDate            = "UpToDate"
+	MachineConditionInfrastructureReady = "InfrastructureReady"
+	MachineConditionBootstrapReady      = "BootstrapConfigReady"
+	MachineConditionNodeHealthy         = "NodeHealthy"
+	MachineConditionNodeReady           = "NodeReady"
+	MachineConditionDeleting            = "Deleting"
+)
+
+// Deleting reports whether the object has a deletionTimestamp.
+func (m *Meta) Deleting() bool { return !m.DeletionTimestamp.IsZero() }
+
+// Stale reports whether the status lags the spec.
+func (e *EtcdCluster) Stale() bool { return e.Generation != e.ObservedGeneration }
+
+// Stale reports whether the status lags the spec.
+func (c *ControlPlane) Stale() bool { return c.Generation != c.ObservedGeneration }
+
+// Stale reports whether the status lags the spec.
+func (md *MachineDeployment) Stale() bool { return md.Generation != md.ObservedGeneration }

@@ -1,0 +1,282 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
+func i32(v int32) *int32 { return &v }
+
+func cond(t, status, reason, msg string, at time.Time) Condition {
+	return Condition{Type: t, Status: status, Reason: reason, Message: msg, LastTransitionTime: at}
+}
+
+// readyCluster is a management cluster at rest: external etcd, 3 CP, 2
+// workers, Cilium managed, everything up to date.
+func readyCluster() *ClusterState {
+	s := &ClusterState{
+		ClusterName: "mgmt",
+		Sources:     map[Kind]SourceStatus{},
+		Cluster: &EKSACluster{
+			Meta:               Meta{Name: "mgmt", Generation: 4},
+			ObservedGeneration: 4,
+			KubernetesVersion:  "1.30",
+			ControlPlaneCount:  3,
+			ExternalEtcdCount:  3,
+			CiliumManaged:      true,
+			WorkerGroups:       []WorkerGroup{{Name: "md-0", Count: 2}},
+			Conditions: Conditions{
+				cond(ConditionControlPlaneReady, "True", "", "", t0),
+				cond(ConditionDefaultCNIConfigured, "True", "", "", t0),
+				cond(ConditionWorkersReady, "True", "", "", t0),
+				cond(ConditionReady, "True", "", "", t0),
+			},
+		},
+		Etcd: &EtcdCluster{
+			Meta:     Meta{Name: "mgmt-etcd", Generation: 2},
+			Replicas: 3, ReadyReplicas: 3, Ready: true, ObservedGeneration: 2,
+		},
+		ControlPlane: &ControlPlane{
+			Meta:               Meta{Name: "mgmt", Generation: 3},
+			Version:            "v1.30.14-eks-1-30-58",
+			Replicas:           ReplicaCounts{Desired: i32(3), Ready: i32(3), UpToDate: i32(3)},
+			ObservedGeneration: 3,
+		},
+		MachineDeployments: []MachineDeployment{{
+			Meta:               Meta{Name: "mgmt-md-0", Generation: 2},
+			Version:            "v1.30.14-eks-1-30-58",
+			Replicas:           ReplicaCounts{Desired: i32(2), Ready: i32(2), UpToDate: i32(2)},
+			ObservedGeneration: 2,
+		}},
+	}
+	for _, n := range []string{"mgmt-etcd-a", "mgmt-etcd-b", "mgmt-etcd-c"} {
+		s.Machines = append(s.Machines, Machine{Meta: Meta{Name: n, CreationTimestamp: t0.Add(-time.Hour)}, Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, EtcdReady: true, Phase: "Running"})
+	}
+	for _, n := range []string{"mgmt-cp-a", "mgmt-cp-b", "mgmt-cp-c"} {
+		s.Machines = append(s.Machines, machine(n, RoleControlPlane, "mgmt", "v1.30.14-eks-1-30-58", true))
+	}
+	for _, n := range []string{"mgmt-md-0-a", "mgmt-md-0-b"} {
+		s.Machines = append(s.Machines, machine(n, RoleWorker, "mgmt-md-0", "v1.30.14-eks-1-30-58", true))
+	}
+	return s
+}
+
+func machine(name string, role MachineRole, owner, version string, ready bool) Machine {
+	st := "True"
+	if !ready {
+		st = "False"
+	}
+	return Machine{
+		Meta: Meta{Name: name, CreationTimestamp: t0.Add(-time.Hour)},
+		Role: role, Owner: owner, Owned: true, Version: version, NodeName: name, Phase: "Running",
+		Conditions: Conditions{cond(ConditionReady, st, "", "", t0.Add(-time.Hour)), cond(MachineConditionUpToDate, "True", "", "", t0.Add(-time.Hour))},
+	}
+}
+
+func phase(p Progress, ph Phase) PhaseProgress {
+	pp, _ := phaseOf(p, ph)
+	return pp
+}
+
+func TestDeriveProgressAtRestIsDone(t *testing.T) {
+	p := DeriveProgress(readyCluster(), ProgressOptions{}, t0)
+	if p.Current != PhaseDone || !p.Complete || p.Stale || p.Failed {
+		t.Fatalf("at rest: current=%s complete=%v stale=%v failed=%v summary=%q", p.Current, p.Complete, p.Stale, p.Failed, p.Summary)
+	}
+	for _, ph := range p.Phases {
+		if ph.Status != PhaseOK {
+			t.Errorf("phase %s = %s (%s), want done", ph.Phase, ph.Status, ph.Detail)
+		}
+	}
+	if got := phase(p, PhaseEtcd); got.Done != 3 || got.Total != 3 || got.Ready != 3 {
+		t.Errorf("etcd counts = %d/%d ready %d", got.Done, got.Total, got.Ready)
+	}
+	if got := phase(p, PhaseWorkers); got.Done != 2 || got.Total != 2 {
+		t.Errorf("worker counts = %d/%d", got.Done, got.Total)
+	}
+}
+
+func TestDeriveProgressStackedEtcdAndUnmanagedCNISkipped(t *testing.T) {
+	s := readyCluster()
+	s.Etcd = nil
+	s.Cluster.ExternalEtcdCount = 0
+	s.Machines = s.Machines[3:]
+	s.Cluster.CiliumSkipUpgrade = true
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if got := phase(p, PhaseEtcd).Status; got != PhaseSkipped {
+		t.Errorf("etcd = %s, want skipped", got)
+	}
+	if got := phase(p, PhaseCNI).Status; got != PhaseSkipped {
+		t.Errorf("CNI = %s, want skipped", got)
+	}
+	for _, m := range p.Milestones {
+		if m.Name == MilestoneDefaultCNI {
+			t.Errorf("DefaultCNIConfigured must not be a milestone when cilium skipUpgrade is set")
+		}
+	}
+	if p.Current != PhaseDone {
+		t.Errorf("current = %s, want done", p.Current)
+	}
+}
+
+func TestDeriveProgressEtcdRollout(t *testing.T) {
+	s := readyCluster()
+	start := t0.Add(-5 * time.Minute)
+	s.Etcd.Annotations = map[string]string{AnnotationEtcdUpgrading: "true"}
+	s.Etcd.Ready = false
+	s.Etcd.ReadyReplicas = 3
+	s.Etcd.Conditions = Conditions{{Type: EtcdConditionMachinesSpecUpToDate, Status: "False", Severity: SeverityWarning, Reason: "EtcdRollingUpdateInProgress", LastTransitionTime: start}}
+	// One new member joined, one still provisioning.
+	s.Machines = append(s.Machines,
+		Machine{Meta: Meta{Name: "mgmt-etcd-d", CreationTimestamp: start.Add(time.Minute)}, Role: RoleEtcd, Owned: true, EtcdReady: true, Phase: "Running"},
+		Machine{Meta: Meta{Name: "mgmt-etcd-e", CreationTimestamp: start.Add(3 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"},
+	)
+	s.ControlPlane.Annotations = map[string]string{AnnotationCAPIPaused: "true"}
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseEtcd {
+		t.Fatalf("current = %s, want etcd (%s)", p.Current, p.Summary)
+	}
+	e := phase(p, PhaseEtcd)
+	if e.Done != 1 || e.Total != 3 || e.Status != PhaseActive || !e.Since.Equal(start) {
+		t.Errorf("etcd = %+v", e)
+	}
+	if !strings.Contains(e.Detail, "upgrading") {
+		t.Errorf("etcd detail %q should say upgrading", e.Detail)
+	}
+	// The control plane is at rest (conditions True) but must not read done
+	// before etcd is.
+	if cp := phase(p, PhaseControlPlane); cp.Status != PhasePending {
+		t.Errorf("control plane = %s (%s), want pending", cp.Status, cp.Detail)
+	}
+	if w := phase(p, PhaseWorkers); w.Status != PhasePending || w.Detail != "waiting for etcd" {
+		t.Errorf("workers = %s %q", w.Status, w.Detail)
+	}
+}
+
+func TestDeriveProgressControlPlaneRollingCounts(t *testing.T) {
+	s := readyCluster()
+	s.ControlPlane.Version = "v1.31.9-eks-1-31-40"
+	s.ControlPlane.Replicas.UpToDate = i32(1)
+	s.Cluster.Conditions[0] = Condition{Type: ConditionControlPlaneReady, Status: "False", Severity: SeverityInfo, Reason: "RollingUpgradeInProgress", Message: "Control plane nodes not up-to-date yet, 4 upgrading (1 up to date)", LastTransitionTime: t0.Add(-3 * time.Minute)}
+	s.Cluster.Conditions[3].Status = "False"
+	for i := range s.Machines {
+		if s.Machines[i].Role == RoleControlPlane {
+			s.Machines[i].Conditions[1].Status = "False"
+		}
+	}
+	s.Machines = append(s.Machines, machine("mgmt-cp-d", RoleControlPlane, "mgmt", "v1.31.9-eks-1-31-40", true))
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseControlPlane || p.Complete {
+		t.Fatalf("current = %s complete=%v", p.Current, p.Complete)
+	}
+	cp := phase(p, PhaseControlPlane)
+	if cp.Done != 1 || cp.Total != 3 || cp.Ready != 4 {
+		t.Errorf("cp counts = %d/%d ready %d", cp.Done, cp.Total, cp.Ready)
+	}
+	if !strings.Contains(cp.Detail, "RollingUpgradeInProgress") {
+		t.Errorf("cp detail %q lacks the EKS-A reason", cp.Detail)
+	}
+	if !strings.HasPrefix(p.Summary, "control plane: 1/3 machines up to date") {
+		t.Errorf("summary = %q", p.Summary)
+	}
+}
+
+func TestDeriveProgressInPlaceWorkersCountCompletedNodeUpgrades(t *testing.T) {
+	s := readyCluster()
+	target := "v1.31.9-eks-1-31-40"
+	s.MachineDeployments[0].Version = target
+	s.MachineDeployments[0].Replicas.UpToDate = i32(0)
+	s.Cluster.Conditions[2] = cond(ConditionWorkersReady, "False", "InPlaceUpgradeInProgress", "Worker nodes not up-to-date yet", t0)
+	s.Cluster.Conditions[3].Status = "False"
+	for i := range s.Machines {
+		s.Machines[i].Conditions = nil // in-place: no UpToDate condition from CAPI
+		if s.Machines[i].Role == RoleControlPlane {
+			s.Machines[i].Version = s.ControlPlane.Version
+		}
+	}
+	s.NodeUpgrades = []NodeUpgrade{
+		{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
+		{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target},
+	}
+	s.UpgradeRequests = []UpgradeRequest{{Meta: Meta{Name: "mgmt-md-0-md-upgrade"}, Kind: KindMachineDeploymentUpgrade, Target: "mgmt-md-0", RequireUpgrade: 1, Upgraded: 1}}
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseWorkers {
+		t.Fatalf("current = %s (%s)", p.Current, p.Summary)
+	}
+	w := phase(p, PhaseWorkers)
+	if w.Done != 1 || w.Total != 2 {
+		t.Errorf("workers = %d/%d, want 1/2 (one NodeUpgrade completed)", w.Done, w.Total)
+	}
+	if !strings.Contains(w.Detail, "mgmt-md-0 in-place 1/2 upgraded") {
+		t.Errorf("workers detail = %q", w.Detail)
+	}
+}
+
+func TestDeriveProgressStaleIsNeverDone(t *testing.T) {
+	s := readyCluster()
+	s.Cluster.Generation = 5 // spec bumped, status still from generation 4
+	s.Cluster.SpecChangedAt = t0.Add(-30 * time.Second)
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if !p.Stale || p.Complete || p.Current == PhaseDone {
+		t.Fatalf("stale: stale=%v complete=%v current=%s", p.Stale, p.Complete, p.Current)
+	}
+	if p.Current != PhaseEtcd {
+		t.Errorf("current = %s, want etcd (the upgrade starts there)", p.Current)
+	}
+	want := "status not yet observed (generation 5, observed 4)"
+	if got := phase(p, PhaseEtcd).Detail; got != want {
+		t.Errorf("detail = %q, want %q", got, want)
+	}
+	if !strings.Contains(p.Summary, want+" for 30s") {
+		t.Errorf("summary = %q", p.Summary)
+	}
+	for _, m := range p.Milestones[1:] {
+		if m.Met {
+			t.Errorf("milestone %s met while the status is stale", m.Name)
+		}
+	}
+}
+
+func TestDeriveProgressFailed(t *testing.T) {
+	s := readyCluster()
+	s.Cluster.FailureMessage = "bundle not found"
+	s.Cluster.FailureReason = "BundleNotFoundForCluster"
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseFailed || !p.Failed || p.FailureMessage != "bundle not found" {
+		t.Fatalf("failed: %+v", p)
+	}
+	if p.Summary != "failed: bundle not found" {
+		t.Errorf("summary = %q", p.Summary)
+	}
+	// A failure on a stale status belongs to the previous spec.
+	s.Cluster.Generation++
+	if p := DeriveProgress(s, ProgressOptions{}, t0); p.Failed {
+		t.Errorf("failure on a stale status reported as failed")
+	}
+}
+
+func TestDeriveProgressNilAndEmpty(t *testing.T) {
+	for _, s := range []*ClusterState{nil, {}} {
+		p := DeriveProgress(s, ProgressOptions{}, t0)
+		if p.Complete || p.Current == PhaseDone {
+			t.Errorf("empty snapshot reads as done: %+v", p)
+		}
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second:                 "0s",
+		45 * time.Second:             "45s",
+		11*time.Minute + time.Second: "11m",
+		65 * time.Minute:             "1h05m",
+		51 * time.Hour:               "2d3h",
+	} {
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultStaleAfter is how long a spec change may go unobserved by the EKS-A
+// controller before it is reported: a healthy controller observes a new
+// generation within seconds, and observedGeneration only advances when a
+// reconcile ends without error (aws/eks-anywhere#7614 looped for an hour).
+const DefaultStaleAfter = 2 * time.Minute
+
+// Reasons a NodeUpgrade step condition carries. EKS-A puts the human sentence
+// in the reason and leaves the message empty.
+const nodeUpgradeFailedPrefix = "Container exited with a non-zero exit code"
+
+// Stalls lists what has made no progress for longer than opts.StallAfter, and
+// NodeUpgrade steps that failed (at once). Each entry names the object that
+// blocks the upgrade and what it waits for, from the timestamps the snapshot
+// carries (creation, deletion, condition transitions); failures first, then
+// the longest stall.
+func Stalls(s *ClusterState, opts ProgressOptions, now time.Time) []Stall {
+	if s == nil {
+		return nil
+	}
+	return stalls(s, newIndex(s), opts, now)
+}
+
+func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []Stall {
+	after := opts.stallAfter()
+	warn := warnings(s.Events)
+	var out []Stall
+	add := func(st Stall) {
+		if ev, ok := warn[st.Kind.Short()+"/"+st.Name]; ok {
+			st.Sentence += "; last warning: " + ev.Reason + ": " + oneLine(ev.Message)
+		}
+		out = append(out, st)
+	}
+
+	if c := s.Cluster; c != nil && c.Stale() && !c.SpecChangedAt.IsZero() {
+		if d := now.Sub(c.SpecChangedAt); d > DefaultStaleAfter {
+			why := "the EKS-A controller has not finished a reconcile without error"
+			if c.Paused() {
+				why = "reconcile is paused (" + AnnotationEKSAPaused + ")"
+			}
+			add(Stall{Kind: KindEKSACluster, Name: c.Name, Since: c.SpecChangedAt, For: d,
+				Sentence: fmt.Sprintf("EKS-A Cluster %s generation %d not observed for %s (observed %d): %s",
+					c.Name, c.Generation, ShortDuration(d), c.ObservedGeneration, why)})
+		}
+	}
+
+	upgrading := map[string]bool{} // machines covered by a NodeUpgrade
+	for i := range s.NodeUpgrades {
+		nu := &s.NodeUpgrades[i]
+		upgrading[nu.MachineName] = true
+		if st, ok := nodeUpgradeStall(nu, ix, after, now); ok {
+			add(st)
+		}
+	}
+	for _, m := range ix.etcd {
+		if st, ok := machineStall(m, ix, after, now); ok {
+			add(st)
+		}
+	}
+	for _, group := range [][]*Machine{ix.cp, ix.workers} {
+		for _, m := range group {
+			if upgrading[m.Name] {
+				continue
+			}
+			if st, ok := machineStall(m, ix, after, now); ok {
+				add(st)
+			}
+		}
+	}
+	if st, ok := etcdRolloutStall(s, ix, after, now); ok {
+		add(st)
+	}
+	if st, ok := kcpStall(s, ix, after, now); ok {
+		add(st)
+	}
+	for i := range s.MachineDeployments {
+		if st, ok := mdStall(&s.MachineDeployments[i], ix, after, now); ok {
+			add(st)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Failed != out[j].Failed {
+			return out[i].Failed
+		}
+		return out[i].For > out[j].For
+	})
+	return out
+}
+
+// Short is the kind without its group, as Events name it.
+func (k Kind) Short() string {
+	if i := strings.IndexByte(string(k), '.'); i >= 0 {
+		return string(k[:i])
+	}
+	return string(k)
+}
+
+// warnings indexes the newest Warning event per object ("Kind/name").
+func warnings(evs []Event) map[string]Event {
+	w := map[string]Event{}
+	for _, e := range evs { // newest first
+		if e.Type != "Warning" {
+			continue
+		}
+		k := e.ObjectKind + "/" + e.ObjectName
+		if _, ok := w[k]; !ok {
+			w[k] = e
+		}
+	}
+	return w
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
+func roleName(r MachineRole) string {
+	switch r {
+	case RoleEtcd:
+		return "etcd machine"
+	case RoleControlPlane:
+		return "control-plane machine"
+	default:
+		return "worker machine"
+	}
+}
+
+// machineStall reports a machine that has been not ready, or deleting, for
+// longer than the threshold.
+func machineStall(m *Machine, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	if m.Deleting() {
+		d := now.Sub(m.DeletionTimestamp)
+		if d <= after {
+			return Stall{}, false
+		}
+		why := "waiting for drain and deletion"
+		if c, ok := m.Conditions.Get(MachineConditionDeleting); ok && (c.Reason != "" || c.Message != "") {
+			why = reasonText(c)
+		}
+		return Stall{Kind: KindMachine, Name: m.Name, Since: m.DeletionTimestamp, For: d,
+			Sentence: fmt.Sprintf("%s %s deleting for %s: %s", roleName(m.Role), m.Name, ShortDuration(d), oneLine(why))}, true
+	}
+	if ix.machineReady(m) {
+		return Stall{}, false
+	}
+	since := m.CreationTimestamp
+	if c, ok := m.Conditions.Get(ConditionReady); ok && c.LastTransitionTime.After(since) {
+		since = c.LastTransitionTime
+	}
+	if since.IsZero() {
+		return Stall{}, false
+	}
+	d := now.Sub(since)
+	if d <= after {
+		return Stall{}, false
+	}
+	return Stall{Kind: KindMachine, Name: m.Name, Since: since, For: d,
+		Sentence: fmt.Sprintf("%s %s not ready for %s: %s", roleName(m.Role), m.Name, ShortDuration(d), machineWaits(m, ix))}, true
+}
+
+// machineWaits says what a machine that is not ready waits for.
+func machineWaits(m *Machine, ix *index) string {
+	var parts []string
+	if m.Role == RoleEtcd {
+		parts = append(parts, "no etcd-ready label")
+	}
+	phase := m.Phase
+	if phase == "" {
+		phase = "unknown"
+	}
+	parts = append(parts, "Machine phase "+phase)
+	if m.Role != RoleEtcd {
+		switch n := ix.node(m.NodeName); {
+		case m.NodeName == "":
+			parts = append(parts, "no node yet")
+		case n == nil:
+			parts = append(parts, "node "+m.NodeName+" not found")
+		case !n.Ready:
+			parts = append(parts, "node "+m.NodeName+" NotReady")
+		}
+	}
+	for _, t := range []string{MachineConditionBootstrapReady, MachineConditionInfrastructureReady, MachineConditionNodeHealthy, ConditionReady} {
+		if c, ok := m.Conditions.Get(t); ok && !c.IsTrue() && (c.Reason != "" || c.Message != "") {
+			parts = append(parts, t+" "+c.Status+" ("+oneLine(reasonText(c))+")")
+			break
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nodeUpgradeStall reports the first step of an in-place node upgrade that
+// failed, or that has not completed for longer than the threshold.
+func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	if nu.Completed || nu.Deleting() {
+		return Stall{}, false
+	}
+	node := nu.MachineName
+	if m := ix.byName[nu.MachineName]; m != nil && m.NodeName != "" {
+		node = m.NodeName
+	}
+	prev := nu.CreationTimestamp // when the previous step finished
+	for _, step := range NodeUpgradeSteps {
+		c, ok := nu.Conditions.Get(step)
+		if ok && c.IsTrue() {
+			if c.LastTransitionTime.After(prev) {
+				prev = c.LastTransitionTime
+			}
+			continue
+		}
+		since := prev
+		why := "not reported yet"
+		if ok {
+			why = oneLine(reasonText(c))
+			if c.LastTransitionTime.After(since) {
+				since = c.LastTransitionTime
+			}
+			if c.Severity == SeverityError || strings.HasPrefix(c.Reason, nodeUpgradeFailedPrefix) {
+				d := now.Sub(since)
+				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
+					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why)}, true
+			}
+		}
+		if since.IsZero() {
+			return Stall{}, false
+		}
+		d := now.Sub(since)
+		if d <= after {
+			return Stall{}, false
+		}
+		return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d,
+			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", node, step, ShortDuration(d), why)}, true
+	}
+	return Stall{}, false
+}
+
+// lastChange is the newest creation or Ready transition among machines:
+// the last sign that a rollout moved.
+func lastChange(ms []*Machine, floor time.Time) time.Time {
+	t := floor
+	for _, m := range ms {
+		if m.CreationTimestamp.After(t) {
+			t = m.CreationTimestamp
+		}
+		if c, ok := m.Conditions.Get(ConditionReady); ok && c.LastTransitionTime.After(t) {
+			t = c.LastTransitionTime
+		}
+		if m.DeletionTimestamp.After(t) {
+			t = m.DeletionTimestamp
+		}
+	}
+	return t
+}
+
+func etcdRolloutStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	e := s.Etcd
+	if e == nil || (e.Ready && !e.Upgrading() && !e.Stale()) {
+		return Stall{}, false
+	}
+	start := time.Time{}
+	cond, hasCond := e.Conditions.Get(EtcdConditionMachinesSpecUpToDate)
+	if hasCond && !cond.IsTrue() {
+		start = cond.LastTransitionTime
+	}
+	t := lastChange(ix.etcd, start)
+	if t.IsZero() || now.Sub(t) <= after {
+		return Stall{}, false
+	}
+	d := now.Sub(t)
+	ph := etcdPhase(s, ix)
+	why := ph.Detail
+	if hasCond && !cond.IsTrue() {
+		why += "; " + EtcdConditionMachinesSpecUpToDate + " " + oneLine(reasonText(cond))
+	}
+	return Stall{Kind: KindEtcdadmCluster, Name: e.Name, Since: t, For: d,
+		Sentence: fmt.Sprintf("etcd cluster %s rollout waiting for %s: %s", e.Name, ShortDuration(d), why)}, true
+}
+
+func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	kcp := s.ControlPlane
+	if kcp == nil {
+		return Stall{}, false
+	}
+	if kcp.Paused() && s.Etcd != nil && s.Etcd.Ready && !s.Etcd.Upgrading() && !s.Etcd.Stale() {
+		// EKS-A unpauses the control plane once etcd is ready; a pause that
+		// outlives that is the annotation left behind (aws/eks-anywhere#5811).
+		since := time.Time{}
+		if c, ok := s.Etcd.Conditions.Get(ConditionReady); ok {
+			since = c.LastTransitionTime
+		}
+		if c, ok := kcp.Conditions.Get("Paused"); ok && c.IsTrue() && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime
+		}
+		if !since.IsZero() && now.Sub(since) > after {
+			d := now.Sub(since)
+			return Stall{Kind: KindKubeadmControlPlane, Name: kcp.Name, Since: since, For: d,
+				Sentence: fmt.Sprintf("control plane %s paused for %s although etcd is ready: %s annotation still set",
+					kcp.Name, ShortDuration(d), AnnotationCAPIPaused)}, true
+		}
+	}
+	ph := controlPlanePhase(s, ix)
+	if ph.Status != PhaseActive {
+		return Stall{}, false
+	}
+	start := time.Time{}
+	if c, ok := kcp.Conditions.Get("RollingOut"); ok && c.IsTrue() {
+		start = c.LastTransitionTime
+	}
+	t := lastChange(ix.cp, start)
+	if t.IsZero() || now.Sub(t) <= after {
+		return Stall{}, false
+	}
+	d := now.Sub(t)
+	return Stall{Kind: KindKubeadmControlPlane, Name: kcp.Name, Since: t, For: d,
+		Sentence: fmt.Sprintf("control plane %s rollout waiting for %s: %s", kcp.Name, ShortDuration(d), ph.Detail)}, true
+}
+
+func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	desired, upToDate := int32(0), int32(0)
+	if md.Replicas.Desired != nil {
+		desired = *md.Replicas.Desired
+	}
+	if md.Replicas.UpToDate != nil {
+		upToDate = *md.Replicas.UpToDate
+	} else {
+		return Stall{}, false
+	}
+	if upToDate >= desired && !md.Stale() {
+		return Stall{}, false
+	}
+	var ms []*Machine
+	for _, m := range ix.workers {
+		if m.Owner == md.Name {
+			ms = append(ms, m)
+		}
+	}
+	start := time.Time{}
+	if c, ok := md.Conditions.Get("RollingOut"); ok && c.IsTrue() {
+		start = c.LastTransitionTime
+	}
+	t := lastChange(ms, start)
+	if t.IsZero() || now.Sub(t) <= after {
+		return Stall{}, false
+	}
+	d := now.Sub(t)
+	return Stall{Kind: KindMachineDeployment, Name: md.Name, Since: t, For: d,
+		Sentence: fmt.Sprintf("worker group %s rollout waiting for %s: %d/%d machines up to date", md.Name, ShortDuration(d), upToDate, desired)}, true
+}

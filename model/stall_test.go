@@ -1,0 +1,144 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStallEtcdMachineNotReady(t *testing.T) {
+	s := readyCluster()
+	s.Machines = append(s.Machines, Machine{
+		Meta: Meta{Name: "mgmt-etcd-x7k2p", CreationTimestamp: t0.Add(-11*time.Minute - 20*time.Second)},
+		Role: RoleEtcd, Owned: true, Phase: "Provisioning",
+	})
+	got := Stalls(s, ProgressOptions{}, t0)
+	if len(got) != 1 {
+		t.Fatalf("stalls = %+v", got)
+	}
+	want := "etcd machine mgmt-etcd-x7k2p not ready for 11m: no etcd-ready label, Machine phase Provisioning"
+	if got[0].Sentence != want || got[0].Kind != KindMachine || got[0].Name != "mgmt-etcd-x7k2p" || got[0].Failed {
+		t.Errorf("stall = %+v\nwant sentence %q", got[0], want)
+	}
+	// Below the threshold nothing is stalled; the threshold is configurable.
+	if got := Stalls(s, ProgressOptions{StallAfter: 15 * time.Minute}, t0); len(got) != 0 {
+		t.Errorf("stalls under a 15m threshold = %+v", got)
+	}
+	if got := Stalls(s, ProgressOptions{StallAfter: time.Minute}, t0.Add(-10*time.Minute)); len(got) != 1 {
+		t.Errorf("stalls under a 1m threshold = %+v", got)
+	}
+}
+
+func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
+	s := readyCluster()
+	s.Machines[6].NodeName = "mgmt-md-0-abc"
+	created := t0.Add(-6 * time.Minute)
+	failedAt := t0.Add(-3 * time.Minute)
+	s.NodeUpgrades = []NodeUpgrade{{
+		Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-md-0-a",
+		Conditions: Conditions{
+			cond("UpgraderPodCreated", "True", "", "", created),
+			cond("BinariesCopied", "True", "", "", created.Add(time.Minute)),
+			cond("ContainerdUpgraded", "True", "", "", created.Add(time.Minute)),
+			cond("CNIPluginsUpgraded", "True", "", "", created.Add(2*time.Minute)),
+			{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt},
+			{Type: "KubeletUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized", LastTransitionTime: created},
+		},
+	}}
+	got := Stalls(s, ProgressOptions{}, t0)
+	if len(got) != 1 {
+		t.Fatalf("stalls = %+v", got)
+	}
+	want := "node mgmt-md-0-abc in-place step KubeadmUpgraded failed 3m ago: Container exited with a non-zero exit code, reason: Error"
+	if got[0].Sentence != want || !got[0].Failed || got[0].Kind != KindNodeUpgrade {
+		t.Errorf("stall = %+v\nwant %q", got[0], want)
+	}
+}
+
+func TestStallNodeUpgradeStepWaiting(t *testing.T) {
+	s := readyCluster()
+	created := t0.Add(-20 * time.Minute)
+	s.NodeUpgrades = []NodeUpgrade{{
+		Meta: Meta{Name: "mgmt-md-0-b-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-md-0-b",
+		Conditions: Conditions{
+			cond("UpgraderPodCreated", "True", "", "", created),
+			cond("BinariesCopied", "True", "", "", t0.Add(-12*time.Minute)),
+			{Type: "ContainerdUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is still running", LastTransitionTime: created},
+		},
+	}}
+	got := Stalls(s, ProgressOptions{}, t0)
+	want := "node mgmt-md-0-b in-place step ContainerdUpgraded waiting for 12m: Container is still running"
+	if len(got) != 1 || got[0].Sentence != want {
+		t.Fatalf("stalls = %+v\nwant %q", got, want)
+	}
+}
+
+func TestStallGenerationNotObserved(t *testing.T) {
+	s := readyCluster()
+	s.Cluster.Generation = 5
+	s.Cluster.SpecChangedAt = t0.Add(-4 * time.Minute)
+	s.Cluster.Annotations = map[string]string{AnnotationEKSAPaused: "true"}
+	got := Stalls(s, ProgressOptions{}, t0)
+	want := "EKS-A Cluster mgmt generation 5 not observed for 4m (observed 4): reconcile is paused (anywhere.eks.amazonaws.com/paused)"
+	if len(got) != 1 || got[0].Sentence != want {
+		t.Fatalf("stalls = %+v\nwant %q", got, want)
+	}
+}
+
+func TestStallControlPlaneRolloutWaitingWithWarningEvent(t *testing.T) {
+	s := readyCluster()
+	s.ControlPlane.Version = "v1.31.9-eks-1-31-40"
+	s.ControlPlane.Conditions = Conditions{cond("RollingOut", "True", "RollingOut", "", t0.Add(-30*time.Minute))}
+	for i := range s.Machines {
+		if s.Machines[i].Role == RoleControlPlane {
+			s.Machines[i].Conditions[1].Status = "False"
+		}
+	}
+	s.Cluster.Conditions[0].Status = "False"
+	s.Events = []Event{
+		{Type: "Warning", Reason: "ScaleUpFailed", Message: "cannot create machine: quota\nmore", ObjectKind: "KubeadmControlPlane", ObjectName: "mgmt"},
+		{Type: "Warning", Reason: "Older", ObjectKind: "KubeadmControlPlane", ObjectName: "mgmt"},
+	}
+	got := Stalls(s, ProgressOptions{}, t0)
+	if len(got) != 1 {
+		t.Fatalf("stalls = %+v", got)
+	}
+	want := "control plane mgmt rollout waiting for 30m: 0/3 machines up to date, 3 ready; last warning: ScaleUpFailed: cannot create machine: quota …"
+	if got[0].Sentence != want {
+		t.Errorf("sentence = %q\nwant       %q", got[0].Sentence, want)
+	}
+}
+
+func TestStallPauseLeftBehind(t *testing.T) {
+	s := readyCluster()
+	s.ControlPlane.Annotations = map[string]string{AnnotationCAPIPaused: "true"}
+	s.Etcd.Conditions = Conditions{cond(ConditionReady, "True", "", "", t0.Add(-15*time.Minute))}
+	got := Stalls(s, ProgressOptions{}, t0)
+	if len(got) != 1 || !strings.Contains(got[0].Sentence, "paused for 15m although etcd is ready") {
+		t.Fatalf("stalls = %+v", got)
+	}
+}
+
+func TestStallDeletingMachine(t *testing.T) {
+	s := readyCluster()
+	s.Machines[6].DeletionTimestamp = t0.Add(-14 * time.Minute)
+	s.Machines[6].Conditions = append(s.Machines[6].Conditions, cond(MachineConditionDeleting, "True", "DrainingNode", "Drain not completed yet: pod default/db blocked by PodDisruptionBudget", t0))
+	got := Stalls(s, ProgressOptions{}, t0)
+	want := "worker machine mgmt-md-0-a deleting for 14m: DrainingNode: Drain not completed yet: pod default/db blocked by PodDisruptionBudget"
+	if len(got) != 1 || got[0].Sentence != want {
+		t.Fatalf("stalls = %+v\nwant %q", got, want)
+	}
+}
+
+func TestStallsOrderFailuresFirst(t *testing.T) {
+	s := readyCluster()
+	s.Machines = append(s.Machines, Machine{Meta: Meta{Name: "mgmt-etcd-old", CreationTimestamp: t0.Add(-50 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
+	s.NodeUpgrades = []NodeUpgrade{{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-a",
+		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "False", Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0}}}}
+	got := Stalls(s, ProgressOptions{}, t0)
+	if len(got) != 2 || !got[0].Failed || got[1].Name != "mgmt-etcd-old" {
+		t.Fatalf("stalls = %+v", got)
+	}
+}

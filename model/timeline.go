@@ -1,0 +1,108 @@
+package model
+
+import "time"
+
+// Timeline remembers, across snapshots, when each phase became active and
+// when it finished, so the header can show the time spent per phase. It is a
+// value: Observe returns an updated copy and never changes the receiver, so a
+// renderer may keep the old one.
+type Timeline struct {
+	Entries []TimelineEntry // in Phases order
+	// Started is when the first phase was seen active; Finished when the
+	// upgrade was first seen done or failed (zero while it runs).
+	Started, Finished time.Time
+}
+
+// TimelineEntry is one phase of the timeline.
+type TimelineEntry struct {
+	Phase  Phase
+	Status PhaseStatus
+	// Started is when the phase was first seen active. When the console
+	// joins an upgrade already under way it is taken from the snapshot's own
+	// timestamps (PhaseProgress.Since) and Estimated is true.
+	Started   time.Time
+	Estimated bool
+	// Finished is when the phase was first seen done after being active;
+	// zero while it runs. A phase that goes back to active (a rollout that
+	// starts over) clears it.
+	Finished time.Time
+}
+
+// Elapsed is the time spent in the phase: up to now while it runs, up to its
+// end once finished, zero when it never started.
+func (e TimelineEntry) Elapsed(now time.Time) time.Duration {
+	switch {
+	case e.Started.IsZero():
+		return 0
+	case !e.Finished.IsZero():
+		return e.Finished.Sub(e.Started)
+	default:
+		return max(now.Sub(e.Started), 0)
+	}
+}
+
+// Entry returns the entry of a phase.
+func (t Timeline) Entry(ph Phase) (TimelineEntry, bool) {
+	for _, e := range t.Entries {
+		if e.Phase == ph {
+			return e, true
+		}
+	}
+	return TimelineEntry{}, false
+}
+
+// Observe folds one derived Progress into the timeline.
+func (t Timeline) Observe(p Progress, now time.Time) Timeline {
+	next := Timeline{Entries: make([]TimelineEntry, len(Phases)), Started: t.Started, Finished: t.Finished}
+	for i, ph := range Phases {
+		var e TimelineEntry
+		if i < len(t.Entries) {
+			e = t.Entries[i]
+		}
+		e.Phase = ph
+		pp, ok := phaseOf(p, ph)
+		if !ok {
+			next.Entries[i] = e
+			continue
+		}
+		switch pp.Status {
+		case PhaseActive, PhaseBroken:
+			if e.Started.IsZero() {
+				e.Started = now
+				if !pp.Since.IsZero() && pp.Since.Before(now) {
+					e.Started, e.Estimated = pp.Since, true
+				}
+			}
+			if pp.Status == PhaseActive {
+				e.Finished = time.Time{}
+			}
+		case PhaseOK:
+			if !e.Started.IsZero() && e.Finished.IsZero() {
+				e.Finished = now
+			}
+		}
+		e.Status = pp.Status
+		next.Entries[i] = e
+		if (pp.Status == PhaseActive || pp.Status == PhaseBroken) && (next.Started.IsZero() || e.Started.Before(next.Started)) {
+			next.Started = e.Started
+		}
+	}
+	switch {
+	case p.Current == PhaseDone || p.Current == PhaseFailed:
+		if next.Finished.IsZero() && !next.Started.IsZero() {
+			next.Finished = now
+		}
+	default:
+		next.Finished = time.Time{}
+	}
+	return next
+}
+
+func phaseOf(p Progress, ph Phase) (PhaseProgress, bool) {
+	for _, pp := range p.Phases {
+		if pp.Phase == ph {
+			return pp, true
+		}
+	}
+	return PhaseProgress{}, false
+}
