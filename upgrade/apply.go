@@ -1,0 +1,469 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+)
+
+// Applying a spec is a server-side apply of every document with the field
+// manager "upgrade-console". The dry-run (dryRun=All) goes through admission
+// and the EKS-A webhook exactly like the real write, so what it reports is
+// what the write would do: the fields that change and the fields another
+// manager owns (eks-a-cli, kubectl, a GitOps controller), which a plain apply
+// refuses with 409 Conflict. Conflicts are only forced on the operator's
+// explicit choice, and that choice is recorded.
+
+// FieldChange is one leaf that differs between the live object and the result.
+type FieldChange struct {
+	Path string `json:"path"`
+	// Old and New are the values rendered compactly; Old is empty for an added
+	// field and New for a removed one.
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
+	Op  string `json:"op"` // "add", "remove", "change"
+}
+
+// FieldConflict is a field another manager owns with a different value.
+type FieldConflict struct {
+	Object  string `json:"object"`
+	Field   string `json:"field"`
+	Manager string `json:"manager"`
+	Message string `json:"message"`
+}
+
+// ObjectChange is what applying one document does.
+type ObjectChange struct {
+	Object string        `json:"object"` // "Kind namespace/name"
+	Create bool          `json:"create,omitempty"`
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Error is the API server's refusal (validation, admission webhook) of
+	// this document; the spec cannot be applied while any is set.
+	Error string `json:"error,omitempty"`
+}
+
+// Unchanged reports an object the apply leaves as it is.
+func (o ObjectChange) Unchanged() bool { return !o.Create && len(o.Fields) == 0 && o.Error == "" }
+
+// DryRunResult is the server-side dry-run of a spec.
+type DryRunResult struct {
+	Objects   []ObjectChange  `json:"objects"`
+	Conflicts []FieldConflict `json:"conflicts,omitempty"`
+}
+
+// Rejected lists the documents the API server refused.
+func (r *DryRunResult) Rejected() []ObjectChange {
+	var out []ObjectChange
+	for _, o := range r.Objects {
+		if o.Error != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Changes counts the objects the apply changes or creates.
+func (r *DryRunResult) Changes() int {
+	n := 0
+	for _, o := range r.Objects {
+		if o.Create || len(o.Fields) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// ConflictsError is the refusal of a non-forced apply.
+type ConflictsError struct{ Conflicts []FieldConflict }
+
+func (e *ConflictsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d field(s) are owned by another manager:", len(e.Conflicts))
+	for _, c := range e.Conflicts {
+		fmt.Fprintf(&b, "\n  %s %s: %s", c.Object, c.Field, c.Manager)
+	}
+	b.WriteString("\nthe upgrade changes them; take them over only if that manager (e.g. a GitOps controller) will not put them back: re-run with --force-conflicts, or change them where that manager reads them")
+	return b.String()
+}
+
+// Applier server-side applies a spec file.
+type Applier struct {
+	Client *Client
+	Audit  Recorder
+	// Cluster names the EKS-A cluster in audit entries.
+	Cluster string
+	Now     func() time.Time
+}
+
+// ordered puts the EKS-A Cluster last: the controller reconciles on any child
+// change, but a Cluster that refers to provider objects not yet updated would
+// be validated against their old specs.
+func ordered(spec *SpecFile) []*unstructured.Unstructured {
+	docs := make([]*unstructured.Unstructured, 0, len(spec.Docs))
+	for _, d := range spec.Docs {
+		if d != spec.Cluster {
+			docs = append(docs, d)
+		}
+	}
+	return append(docs, spec.Cluster)
+}
+
+// resource returns the client of a document's kind and a copy of the document
+// with its namespace fixed for the kind's scope.
+func (c *Client) resource(doc *unstructured.Unstructured) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	m, err := c.mapping(doc.GroupVersionKind())
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil, fmt.Errorf("%s: the API server does not serve %s: is its CRD installed (and is the apiVersion right)?", docRef(doc), doc.GroupVersionKind().String())
+		}
+		return nil, nil, fmt.Errorf("%s: %w", docRef(doc), err)
+	}
+	u := doc.DeepCopy()
+	if m.Scope.Name() == meta.RESTScopeNameRoot {
+		u.SetNamespace("")
+		return c.Dynamic.Resource(m.Resource), u, nil
+	}
+	return c.Dynamic.Resource(m.Resource).Namespace(u.GetNamespace()), u, nil
+}
+
+func (c *Client) get(ctx context.Context, doc *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, u, err := c.resource(doc)
+	if err != nil {
+		return nil, err
+	}
+	return ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+}
+
+// DryRun asks the API server what applying the spec would do. A document the
+// server refuses is reported in its ObjectChange, not as an error; err is for
+// failures to ask at all.
+func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, error) {
+	res := &DryRunResult{}
+	for _, doc := range ordered(spec) {
+		ri, u, err := a.Client.resource(doc)
+		if err != nil {
+			res.Objects = append(res.Objects, ObjectChange{Object: docRef(doc), Error: err.Error()})
+			continue
+		}
+		ref := docRef(u)
+		live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("read %s: %w", ref, err)
+		}
+		if apierrors.IsNotFound(err) {
+			live = nil
+		}
+		opts := metav1.ApplyOptions{FieldManager: ManagerName, DryRun: []string{metav1.DryRunAll}}
+		out, err := ri.Apply(ctx, u.GetName(), u, opts)
+		if conflicts := conflictsOf(ref, err); conflicts != nil {
+			res.Conflicts = append(res.Conflicts, conflicts...)
+			// A forced dry-run persists nothing and shows what taking the
+			// fields over would change.
+			opts.Force = true
+			out, err = ri.Apply(ctx, u.GetName(), u, opts)
+		}
+		if err != nil {
+			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err)})
+			continue
+		}
+		oc := ObjectChange{Object: ref, Create: live == nil}
+		if live != nil {
+			oc.Fields = DiffObjects(live, out)
+		}
+		res.Objects = append(res.Objects, oc)
+	}
+	return res, nil
+}
+
+// refusal is the API server's reason for refusing a document, without the
+// Go error chain around it.
+func refusal(err error) string {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) && se.Status().Message != "" {
+		return se.Status().Message
+	}
+	return err.Error()
+}
+
+var managerRE = regexp.MustCompile(`conflict with ("(?:[^"\\]|\\.)*")`)
+
+// conflictsOf reads the field conflicts out of a 409 apply refusal; nil when
+// err is not one.
+func conflictsOf(ref string, err error) []FieldConflict {
+	if err == nil || !apierrors.IsConflict(err) {
+		return nil
+	}
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) || se.Status().Details == nil {
+		return nil
+	}
+	var out []FieldConflict
+	for _, c := range se.Status().Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		fc := FieldConflict{Object: ref, Field: c.Field, Message: c.Message}
+		if m := managerRE.FindStringSubmatch(c.Message); m != nil {
+			if s, err := strconv.Unquote(m[1]); err == nil {
+				fc.Manager = s
+			}
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+// ApplyOptions are the operator's choices for the real apply.
+type ApplyOptions struct {
+	// ForceConflicts takes over fields other managers own. Only ever set
+	// from an explicit operator choice; it is recorded.
+	ForceConflicts bool
+	// Skipped are the preflight checks the operator skipped, recorded with
+	// the apply.
+	Skipped []string
+	// Changes is the dry-run's result, recorded as what each write meant to do.
+	Changes *DryRunResult
+}
+
+// AppliedObject is a document as the API server stored it.
+type AppliedObject struct {
+	Object          string
+	Generation      int64
+	ResourceVersion string
+}
+
+// Apply server-side applies every document (the EKS-A Cluster last) and
+// records each write. It stops at the first failure: the documents applied
+// before it stay applied (the snapshot holds their previous state).
+func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]AppliedObject, error) {
+	var applied []AppliedObject
+	for _, doc := range ordered(spec) {
+		ri, u, err := a.Client.resource(doc)
+		if err != nil {
+			return applied, err
+		}
+		ref := docRef(u)
+		out, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts})
+		entry := AuditEntry{
+			Time:    a.now(),
+			Cluster: a.Cluster,
+			Action:  "apply",
+			Step:    "server-side-apply",
+			Object:  ref,
+			After:   o.changesOf(ref),
+			Forced:  o.ForceConflicts,
+			Skipped: o.Skipped,
+		}
+		if c := conflictsOf(ref, err); c != nil {
+			err = &ConflictsError{Conflicts: c}
+		}
+		entry.Result, entry.Error = resultOf(err)
+		if err == nil {
+			entry.Message = fmt.Sprintf("generation %d", out.GetGeneration())
+		}
+		if aerr := audit(ctx, a.Audit, entry); aerr != nil {
+			return applied, errors.Join(err, aerr)
+		}
+		if err != nil {
+			var ce *ConflictsError
+			if errors.As(err, &ce) {
+				return applied, err
+			}
+			return applied, fmt.Errorf("apply %s: %s", ref, refusal(err))
+		}
+		applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
+	}
+	return applied, nil
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
+}
+
+func (o ApplyOptions) changesOf(ref string) any {
+	if o.Changes == nil {
+		return nil
+	}
+	for _, c := range o.Changes.Objects {
+		if c.Object == ref {
+			if c.Create {
+				return map[string]any{"create": true}
+			}
+			if len(c.Fields) == 0 {
+				return nil
+			}
+			return c.Fields
+		}
+	}
+	return nil
+}
+
+// DiffObjects lists the leaves of spec, metadata.labels and
+// metadata.annotations that differ between two versions of an object.
+func DiffObjects(before, after *unstructured.Unstructured) []FieldChange {
+	var out []FieldChange
+	for _, path := range [][]string{{"metadata", "labels"}, {"metadata", "annotations"}, {"spec"}} {
+		b, _, _ := unstructured.NestedFieldNoCopy(before.Object, path...)
+		a, _, _ := unstructured.NestedFieldNoCopy(after.Object, path...)
+		out = diffValue(strings.Join(path, "."), b, a, out)
+	}
+	return out
+}
+
+func diffValue(path string, before, after any, out []FieldChange) []FieldChange {
+	if reflect.DeepEqual(before, after) {
+		return out
+	}
+	switch {
+	case before == nil:
+		return leaves(path, after, "add", out)
+	case after == nil:
+		return leaves(path, before, "remove", out)
+	}
+	bm, bok := before.(map[string]any)
+	am, aok := after.(map[string]any)
+	if bok && aok {
+		keys := map[string]bool{}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range am {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			out = diffValue(path+"."+k, bm[k], am[k], out)
+		}
+		return out
+	}
+	bl, bok := before.([]any)
+	al, aok := after.([]any)
+	if bok && aok {
+		if keyed(bl) && keyed(al) {
+			return diffNamedList(path, bl, al, out)
+		}
+		for i := 0; i < max(len(bl), len(al)); i++ {
+			var b, a any
+			if i < len(bl) {
+				b = bl[i]
+			}
+			if i < len(al) {
+				a = al[i]
+			}
+			out = diffValue(fmt.Sprintf("%s[%d]", path, i), b, a, out)
+		}
+		return out
+	}
+	return append(out, FieldChange{Path: path, Old: render(before), New: render(after), Op: "change"})
+}
+
+// keyed reports a list of objects that all have a name: EKS-A's worker node
+// groups, CAPI's machine lists. Matching them by name rather than by index
+// keeps a removed first group from showing as every group changed.
+func keyed(l []any) bool {
+	for _, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := m["name"].(string); !ok {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
+func diffNamedList(path string, before, after []any, out []FieldChange) []FieldChange {
+	byName := func(l []any) (map[string]any, []string) {
+		m := map[string]any{}
+		var order []string
+		for _, e := range l {
+			n := e.(map[string]any)["name"].(string)
+			if _, dup := m[n]; !dup {
+				order = append(order, n)
+			}
+			m[n] = e
+		}
+		return m, order
+	}
+	bm, border := byName(before)
+	am, aorder := byName(after)
+	seen := map[string]bool{}
+	for _, n := range append(border, aorder...) {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = diffValue(fmt.Sprintf("%s[name=%s]", path, n), bm[n], am[n], out)
+	}
+	return out
+}
+
+func leaves(path string, v any, op string, out []FieldChange) []FieldChange {
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) == 0 {
+			break
+		}
+		keys := map[string]bool{}
+		for k := range t {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			out = leaves(path+"."+k, t[k], op, out)
+		}
+		return out
+	}
+	fc := FieldChange{Path: path, Op: op}
+	if op == "add" {
+		fc.New = render(v)
+	} else {
+		fc.Old = render(v)
+	}
+	return append(out, fc)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// render shows a value on one line: strings bare, the rest as JSON, long
+// values cut.
+func render(v any) string {
+	var s string
+	if str, ok := v.(string); ok {
+		s = str
+	} else {
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if len(s) > 80 {
+		s = s[:77] + "…"
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package upgrade
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// The kinds the package reads and writes. CAPI objects are read at v1beta2
+// (storage version since CAPI v1.11; v1beta1 is deprecated), EKS-A and
+// etcdadm at their only served/storage versions.
+var (
+	GVREKSACluster    = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "clusters"}
+	GVRBundles        = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "bundles"}
+	GVREKSARelease    = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "eksareleases"}
+	GVRKCP            = schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta2", Resource: "kubeadmcontrolplanes"}
+	GVRMachineDeploy  = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machinedeployments"}
+	GVREtcdadmCluster = schema.GroupVersionResource{Group: "etcdcluster.cluster.x-k8s.io", Version: "v1beta1", Resource: "etcdadmclusters"}
+)
+
+// Client bundles the API clients the package needs: typed for core kinds
+// (Lease, ConfigMap, Node), dynamic for the CRDs and for the arbitrary
+// provider objects of a cluster spec, and a REST mapper to find the resource
+// of a document's kind.
+type Client struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Mapper  meta.ResettableRESTMapper
+}
+
+// NewClient builds the clients from a rest config. The preflight checks read a
+// dozen kinds at once, so the client-go default rate limit (5 QPS, burst 10)
+// is raised to keep them from queueing behind each other.
+func NewClient(cfg *rest.Config) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = 50
+		cfg.Burst = 100
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	return &Client{
+		Kube:    kube,
+		Dynamic: dyn,
+		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+	}, nil
+}
+
+// mapping finds the resource of a kind, refreshing discovery once when the
+// kind is unknown (its CRD may have been installed since the cache was filled).
+func (c *Client) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.Mapper.Reset()
+		m, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	return m, err
+}

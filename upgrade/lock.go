@@ -1,0 +1,400 @@
+package upgrade
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// The upgrade lock is a coordination.k8s.io/v1 Lease in eksa-system. A Lease
+// rather than an annotation on the Cluster because it has the fields a lock
+// needs (holder, acquire and renew times, duration) and because writing it
+// does not bump the generation of an object the EKS-A controller reconciles.
+//
+// Every write carries the resourceVersion it read (create is an implicit
+// "must not exist"), so of two consoles racing exactly one wins: the other gets
+// AlreadyExists or Conflict and reports who holds the lock.
+
+// DefaultLeaseDuration is how long a lease stays valid without renewal. A
+// console renews every third of it, so one missed renewal is not fatal.
+const DefaultLeaseDuration = 60 * time.Second
+
+// LockName is the name of the upgrade lock Lease of a cluster.
+func LockName(cluster string) string { return "upgrade-console-" + cluster }
+
+// Holder identifies a console: user@host plus an id of the running instance, so
+// two consoles of the same user on the same host are told apart.
+type Holder struct {
+	User     string
+	Host     string
+	Instance string
+}
+
+// String is the Lease's holderIdentity: "alice@laptop/3f2a9c1e".
+func (h Holder) String() string {
+	s := h.User + "@" + h.Host
+	if h.Instance != "" {
+		s += "/" + h.Instance
+	}
+	return s
+}
+
+// Display is the holder as an operator reads it: "alice@laptop (console 3f2a9c1e)".
+func (h Holder) Display() string {
+	s := h.User + "@" + h.Host
+	if h.Instance != "" {
+		s += " (console " + h.Instance + ")"
+	}
+	return s
+}
+
+// ParseHolder reads a holderIdentity written by String. Identities written by
+// something else are kept whole in User so they are still shown.
+func ParseHolder(id string) Holder {
+	who, inst, _ := strings.Cut(id, "/")
+	u, h, ok := strings.Cut(who, "@")
+	if !ok {
+		return Holder{User: id}
+	}
+	return Holder{User: u, Host: h, Instance: inst}
+}
+
+// LocalHolder is this process: the operator's user and host (as the audit log
+// names them) and a fresh random instance id.
+func LocalHolder() Holder {
+	u, h := CurrentOperator()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return Holder{User: u, Host: h, Instance: hex.EncodeToString(b)}
+}
+
+// LockStatus is the upgrade lock as read from the cluster.
+type LockStatus struct {
+	Namespace, Name string
+	Holder          Holder
+	// HolderIdentity is the raw spec.holderIdentity.
+	HolderIdentity string
+	AcquireTime    time.Time
+	RenewTime      time.Time
+	Duration       time.Duration
+	// UID and ResourceVersion make a later delete or update conditional on
+	// the lease still being the one that was read.
+	UID             string
+	ResourceVersion string
+}
+
+// Held reports whether the lease names a holder at all.
+func (s *LockStatus) Held() bool { return s != nil && s.HolderIdentity != "" }
+
+// Expired reports whether the holder stopped renewing: a stale lock, left by a
+// console that died or by an upgrade that failed (the lock is kept then).
+func (s *LockStatus) Expired(now time.Time) bool {
+	if !s.Held() {
+		return false
+	}
+	last := s.RenewTime
+	if last.IsZero() {
+		last = s.AcquireTime
+	}
+	return now.After(last.Add(s.Duration))
+}
+
+// Describe is one line for the operator: who holds the lock, since when, and
+// whether it is stale.
+func (s *LockStatus) Describe(now time.Time) string {
+	if !s.Held() {
+		return "not held"
+	}
+	line := fmt.Sprintf("held by %s since %s (%s ago)", s.Holder.Display(),
+		s.AcquireTime.UTC().Format(time.RFC3339), roundAgo(now.Sub(s.AcquireTime)))
+	if s.Expired(now) {
+		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.RenewTime)))
+	}
+	return line
+}
+
+func roundAgo(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(time.Minute).String()
+	}
+}
+
+func statusFromLease(l *coordinationv1.Lease) *LockStatus {
+	s := &LockStatus{
+		Namespace:       l.Namespace,
+		Name:            l.Name,
+		HolderIdentity:  ptr.Deref(l.Spec.HolderIdentity, ""),
+		Duration:        time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
+		UID:             string(l.UID),
+		ResourceVersion: l.ResourceVersion,
+	}
+	s.Holder = ParseHolder(s.HolderIdentity)
+	if l.Spec.AcquireTime != nil {
+		s.AcquireTime = l.Spec.AcquireTime.Time
+	}
+	if l.Spec.RenewTime != nil {
+		s.RenewTime = l.Spec.RenewTime.Time
+	}
+	return s
+}
+
+// LockHeldError says the lock belongs to another console. Stale is true when
+// that console stopped renewing it: then it must be cleared first.
+type LockHeldError struct {
+	Status *LockStatus
+	Now    time.Time
+	Stale  bool
+}
+
+func (e *LockHeldError) Error() string {
+	if e.Stale {
+		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease`",
+			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
+	}
+	return fmt.Sprintf("another console is upgrading this cluster: upgrade lock Lease %s/%s %s",
+		e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
+}
+
+// ErrLockLost is returned by Renew when the lease no longer names this
+// console (cleared by an operator, or taken over after it went stale).
+var ErrLockLost = errors.New("the upgrade lock is no longer held by this console")
+
+// Locker reads, takes, renews and releases the upgrade lock of one cluster.
+type Locker struct {
+	Kube      kubernetes.Interface
+	Namespace string // eksa-system
+	Cluster   string
+	Holder    Holder
+	Duration  time.Duration
+	Clock     clock.PassiveClock
+	Audit     Recorder
+}
+
+func (l *Locker) name() string { return LockName(l.Cluster) }
+
+func (l *Locker) ns() string {
+	if l.Namespace == "" {
+		return model.SystemNamespace
+	}
+	return l.Namespace
+}
+
+func (l *Locker) duration() time.Duration {
+	if l.Duration <= 0 {
+		return DefaultLeaseDuration
+	}
+	return l.Duration
+}
+
+func (l *Locker) now() time.Time {
+	if l.Clock == nil {
+		return time.Now()
+	}
+	return l.Clock.Now()
+}
+
+// Status reads the lock; nil (and no error) when there is no lease.
+func (l *Locker) Status(ctx context.Context) (*LockStatus, error) {
+	return ReadLock(ctx, l.Kube, l.ns(), l.Cluster)
+}
+
+// ReadLock reads the upgrade lock of a cluster; nil when there is none.
+func ReadLock(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) (*LockStatus, error) {
+	lease, err := kube.CoordinationV1().Leases(namespace).Get(ctx, LockName(cluster), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read upgrade lock Lease %s/%s: %w", namespace, LockName(cluster), err)
+	}
+	return statusFromLease(lease), nil
+}
+
+// Acquire takes the lock for this console. It fails with a *LockHeldError when
+// another console holds it or left it stale.
+func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
+	leases := l.Kube.CoordinationV1().Leases(l.ns())
+	now := metav1.NewMicroTime(l.now())
+	spec := coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(l.Holder.String()),
+		LeaseDurationSeconds: ptr.To(int32(l.duration() / time.Second)),
+		AcquireTime:          &now,
+		RenewTime:            &now,
+	}
+	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      l.name(),
+				Namespace: l.ns(),
+				Labels: map[string]string{
+					LabelManagedBy: ManagerName,
+					LabelCluster:   l.Cluster,
+				},
+			},
+			Spec: spec,
+		}
+		created, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: ManagerName})
+		if apierrors.IsAlreadyExists(err) {
+			return nil, l.lostRace(ctx)
+		}
+		if err != nil {
+			err = fmt.Errorf("create upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
+			return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
+		}
+		st := statusFromLease(created)
+		if err := l.record(ctx, "lock-acquire", "created the Lease, holder "+l.Holder.String(), nil); err != nil {
+			return st, err
+		}
+		return st, nil
+	case err != nil:
+		return nil, fmt.Errorf("read upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
+	}
+	cur := statusFromLease(existing)
+	if cur.Held() && cur.HolderIdentity != l.Holder.String() {
+		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now())}
+	}
+	// A released lease (no holder) or our own: take it over, conditional on
+	// the resourceVersion just read.
+	existing = existing.DeepCopy()
+	transitions := ptr.Deref(existing.Spec.LeaseTransitions, 0)
+	if !cur.Held() {
+		transitions++
+	}
+	spec.LeaseTransitions = ptr.To(transitions)
+	existing.Spec = spec
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	existing.Labels[LabelManagedBy] = ManagerName
+	existing.Labels[LabelCluster] = l.Cluster
+	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	if apierrors.IsConflict(err) {
+		return nil, l.lostRace(ctx)
+	}
+	if err != nil {
+		err = fmt.Errorf("update upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
+		return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
+	}
+	st := statusFromLease(updated)
+	return st, l.record(ctx, "lock-acquire", "took over a released Lease, holder "+l.Holder.String(), nil)
+}
+
+// lostRace re-reads the lease after a failed optimistic write to name the
+// console that won.
+func (l *Locker) lostRace(ctx context.Context) error {
+	st, err := l.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("upgrade lock Lease %s/%s changed while taking it (it was then released); try again", l.ns(), l.name())
+	}
+	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now())}
+}
+
+// Renew extends the lease. ErrLockLost when another holder is recorded or the
+// lease is gone.
+func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
+	leases := l.Kube.CoordinationV1().Leases(l.ns())
+	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, ErrLockLost
+	}
+	if err != nil {
+		return nil, fmt.Errorf("renew upgrade lock: %w", err)
+	}
+	if ptr.Deref(existing.Spec.HolderIdentity, "") != l.Holder.String() {
+		return nil, ErrLockLost
+	}
+	existing = existing.DeepCopy()
+	now := metav1.NewMicroTime(l.now())
+	existing.Spec.RenewTime = &now
+	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	if err != nil {
+		err = fmt.Errorf("renew upgrade lock: %w", err)
+		return nil, errors.Join(err, l.record(ctx, "lock-renew", "", err))
+	}
+	return statusFromLease(updated), l.record(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339), nil)
+}
+
+// Release deletes the lease if (and only if) this console still holds it.
+func (l *Locker) Release(ctx context.Context) error {
+	st, err := l.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return nil
+	}
+	if st.HolderIdentity != l.Holder.String() {
+		return ErrLockLost
+	}
+	err = deleteLease(ctx, l.Kube, st)
+	return errors.Join(err, l.record(ctx, "lock-release", "deleted the Lease", err))
+}
+
+// BreakLock deletes the lease that was read as st, and only that one: if it was
+// renewed or changed hands since, the API server refuses (Conflict), so a
+// console that is alive again is never robbed of its lock. Callers record it in
+// the audit log (it is the recovery action "lock clear lease").
+func BreakLock(ctx context.Context, kube kubernetes.Interface, st *LockStatus) error {
+	if st == nil {
+		return nil
+	}
+	return deleteLease(ctx, kube, st)
+}
+
+func deleteLease(ctx context.Context, kube kubernetes.Interface, st *LockStatus) error {
+	uid := types.UID(st.UID)
+	rv := st.ResourceVersion
+	err := kube.CoordinationV1().Leases(st.Namespace).Delete(ctx, st.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("upgrade lock Lease %s/%s changed since it was read (renewed or taken); read it again: %w", st.Namespace, st.Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("delete upgrade lock Lease %s/%s: %w", st.Namespace, st.Name, err)
+	}
+	return nil
+}
+
+func (l *Locker) record(ctx context.Context, action, msg string, err error) error {
+	result, emsg := resultOf(err)
+	return audit(ctx, l.Audit, AuditEntry{
+		Time:    l.now(),
+		Cluster: l.Cluster,
+		Action:  action,
+		Object:  "Lease " + l.ns() + "/" + l.name(),
+		Result:  result,
+		Error:   emsg,
+		Message: msg,
+	})
+}

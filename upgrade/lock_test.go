@@ -1,0 +1,230 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func newLocker(t *testing.T, c *Client, cluster string, h Holder, clk clock.PassiveClock, a Recorder) *Locker {
+	t.Helper()
+	return &Locker{Kube: c.Kube, Cluster: cluster, Holder: h, Duration: time.Minute, Clock: clk, Audit: a}
+}
+
+// uniqueCluster gives every test its own lock name in the shared eksa-system.
+func uniqueCluster(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return strings.Trim(name, "-")
+}
+
+func TestLockRaceExactlyOneWins(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+
+	const n = 2
+	holders := []Holder{{User: "alice", Host: "laptop", Instance: "aaaa1111"}, {User: "bob", Host: "desk", Instance: "bbbb2222"}}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			_, errs[i] = newLocker(t, c, cluster, holders[i], clk, nil).Acquire(ctx)
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+
+	winners := 0
+	var loserErr error
+	var winner Holder
+	for i, err := range errs {
+		if err == nil {
+			winners++
+			winner = holders[i]
+		} else {
+			loserErr = err
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("want exactly one winner, got %d (errors %v)", winners, errs)
+	}
+	var held *LockHeldError
+	if !errors.As(loserErr, &held) {
+		t.Fatalf("loser's error is %T %v, want *LockHeldError", loserErr, loserErr)
+	}
+	if held.Stale {
+		t.Errorf("a fresh lock reported stale: %v", loserErr)
+	}
+	msg := loserErr.Error()
+	for _, want := range []string{winner.Display(), "since 2026-11-21T22:00:00Z"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("loser's error %q does not name %q", msg, want)
+		}
+	}
+}
+
+func TestLockRaceOnReleasedLease(t *testing.T) {
+	// Both consoles find a released lease (no holder) and race to update
+	// it: the resourceVersion precondition lets one through.
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC))
+	first := newLocker(t, c, cluster, Holder{User: "carol", Host: "h", Instance: "1"}, clk, nil)
+	if _, err := first.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Release by clearing the holder, the way other lease users do.
+	lease, err := c.Kube.CoordinationV1().Leases("eksa-system").Get(ctx, LockName(cluster), metavOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Spec.HolderIdentity = nil
+	if _, err := c.Kube.CoordinationV1().Leases("eksa-system").Update(ctx, lease, updateOpts()); err != nil {
+		t.Fatal(err)
+	}
+	a := newLocker(t, c, cluster, Holder{User: "alice", Host: "a", Instance: "2"}, clk, nil)
+	b := newLocker(t, c, cluster, Holder{User: "bob", Host: "b", Instance: "3"}, clk, nil)
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Add(2)
+	go func() { defer wg.Done(); _, errA = a.Acquire(ctx) }()
+	go func() { defer wg.Done(); _, errB = b.Acquire(ctx) }()
+	wg.Wait()
+	if (errA == nil) == (errB == nil) {
+		t.Fatalf("want exactly one winner: alice %v, bob %v", errA, errB)
+	}
+	st, err := ReadLock(ctx, c.Kube, "eksa-system", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := a.Holder.String()
+	if errA != nil {
+		want = b.Holder.String()
+	}
+	if st.HolderIdentity != want {
+		t.Errorf("lease holder %q, want the winner %q", st.HolderIdentity, want)
+	}
+}
+
+func TestLockExpiredBlocksUntilCleared(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	audit := &memAudit{}
+	old := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "dead"}, clk, audit)
+	if _, err := old.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// alice's console dies; two minutes later (lease: one minute) bob tries.
+	clk.SetTime(t0.Add(2 * time.Minute))
+	bob := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "b0b"}, clk, nil)
+	_, err := bob.Acquire(ctx)
+	var held *LockHeldError
+	if !errors.As(err, &held) || !held.Stale {
+		t.Fatalf("want a stale-lock error, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "upgrade-console lock clear lease") {
+		t.Errorf("stale-lock error does not say how to clear it: %v", err)
+	}
+	// The preflight check says the same.
+	st, err := bob.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkLock(ctx, &Inputs{Now: clk.Now(), Lock: st, Self: bob.Holder})
+	if !r.Blocking || !strings.Contains(r.Remediation, "upgrade-console lock clear lease") {
+		t.Errorf("check on a stale lock: %+v", r)
+	}
+	// Renewing a lock that is not yours fails.
+	if _, err := bob.Renew(ctx); !errors.Is(err, ErrLockLost) {
+		t.Errorf("bob renewing alice's lock: %v, want ErrLockLost", err)
+	}
+	// Clearing it (the recovery action) lets bob in.
+	if err := BreakLock(ctx, c.Kube, st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Acquire(ctx); err != nil {
+		t.Fatalf("after clearing: %v", err)
+	}
+	if got := strings.Join(audit.actions(), ","); got != "lock-acquire:ok" {
+		t.Errorf("audit of alice's console: %s", got)
+	}
+}
+
+func TestLockBreakRefusesARenewedLease(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, clk, nil)
+	if _, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(t0.Add(10 * time.Second))
+	if _, err := l.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := BreakLock(ctx, c.Kube, st); err == nil {
+		t.Fatal("breaking a lock read before its renewal succeeded; it must be refused")
+	}
+	if st2, _ := l.Status(ctx); !st2.Held() {
+		t.Fatal("lock gone")
+	}
+}
+
+func TestLockRenewAndRelease(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	audit := &memAudit{}
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, clk, audit)
+	if _, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(t0.Add(50 * time.Second))
+	st, err := l.Renew(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.RenewTime.Equal(t0.Add(50*time.Second)) || !st.AcquireTime.Equal(t0) {
+		t.Errorf("after renew: acquire %v renew %v", st.AcquireTime, st.RenewTime)
+	}
+	clk.SetTime(t0.Add(100 * time.Second))
+	if st.Expired(clk.Now()) {
+		t.Error("renewed lease expired 50s after renewal with a 60s duration")
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.Status(ctx); err != nil || st != nil {
+		t.Fatalf("after release: %v %v", st, err)
+	}
+	if got := strings.Join(audit.actions(), ","); got != "lock-acquire:ok,lock-renew:ok,lock-release:ok" {
+		t.Errorf("audit: %s", got)
+	}
+}

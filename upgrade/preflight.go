@@ -1,0 +1,458 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Preflight checks are data, as in EKS-A (pkg/validations/upgradevalidations):
+// a list of named checks, each a function of the gathered Inputs. Gathering
+// does the I/O; running the checks is pure, so the TUI re-runs them on every
+// snapshot and the headless plan runs them once, with the same results.
+
+// Stable names of the live checks (the version rules are named in model).
+const (
+	CheckManagementComponents = "management-components"
+	CheckTargetRelease        = "target-release-present"
+	CheckControlPlaneReady    = "control-plane-ready"
+	CheckEtcdReady            = "etcd-ready"
+	CheckWorkersReady         = "workers-ready"
+	CheckNodesReady           = "nodes-ready"
+	CheckNoFailureMessage     = "no-failure-message"
+	CheckGenerationObserved   = "generation-observed"
+	CheckReconcileNotPaused   = "eksa-reconcile-not-paused"
+	CheckUpgradeLock          = "upgrade-lock"
+	CheckEtcdUpgradingMarker  = "etcd-upgrading-annotation"
+	CheckNodeUpgradeLabel     = "node-upgrade-label"
+)
+
+// Inputs is everything the checks read.
+type Inputs struct {
+	Now     time.Time
+	Current *Current
+	Target  *Target
+	// State is the live snapshot of the cluster's objects (from the watchers).
+	State *model.ClusterState
+	// Lock is the upgrade lock as read; nil when no lease exists.
+	Lock *LockStatus
+	// Self is this console: its own lock does not block it.
+	Self Holder
+	// NodeLabel is the label that marks a node whose upgrade is in progress
+	// (model.LabelUpgradeInProgress when empty).
+	NodeLabel string
+}
+
+// Check is one named preflight check.
+type Check struct {
+	Name string
+	// Title is the check as a row of the preflight list reads.
+	Title string
+	// Skippable checks may be skipped by name with --skip: the operator knows
+	// better (a NotReady node the upgrade will replace). The others guard
+	// against a refused or harmful apply.
+	Skippable bool
+	Run       func(ctx context.Context, in *Inputs) model.CheckResult
+}
+
+// Checks is the preflight list, in the order it is shown.
+var Checks = []Check{
+	{Name: model.CheckNameEKSAVersionSkew, Title: "EKS-A version skew", Run: checkEKSASkew},
+	{Name: model.CheckNameKubernetesVersionSkew, Title: "Kubernetes version skew", Run: checkKubeSkew},
+	{Name: model.CheckNameWorkerVersionSkew, Title: "Worker group version skew", Run: checkWorkerSkew},
+	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
+	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
+	{Name: CheckManagementComponents, Title: "Management components new enough", Run: checkManagement},
+	{Name: CheckUpgradeLock, Title: "No other upgrade running", Run: checkLock},
+	{Name: CheckReconcileNotPaused, Title: "EKS-A reconcile not paused", Run: checkPaused},
+	{Name: CheckGenerationObserved, Title: "Generation observed", Run: checkGeneration},
+	{Name: CheckNoFailureMessage, Title: "No failureMessage", Skippable: true, Run: checkFailure},
+	{Name: CheckEtcdReady, Title: "etcd ready", Run: checkEtcd},
+	{Name: CheckEtcdUpgradingMarker, Title: "No leftover etcd upgrading marker", Skippable: true, Run: checkEtcdMarker},
+	{Name: CheckControlPlaneReady, Title: "Control plane ready", Run: checkControlPlane},
+	{Name: CheckWorkersReady, Title: "Worker groups ready", Skippable: true, Run: checkWorkers},
+	{Name: CheckNodesReady, Title: "Nodes ready", Skippable: true, Run: checkNodes},
+	{Name: CheckNodeUpgradeLabel, Title: "No node marked upgrade-in-progress", Skippable: true, Run: checkNodeLabel},
+}
+
+// CheckByName returns the check of that name.
+func CheckByName(name string) (Check, bool) {
+	for _, c := range Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// ValidateSkips checks --skip values: every name must be a check, and a
+// skippable one. The error lists what may be skipped.
+func ValidateSkips(skips []string) error {
+	var skippable []string
+	for _, c := range Checks {
+		if c.Skippable {
+			skippable = append(skippable, c.Name)
+		}
+	}
+	for _, s := range skips {
+		c, ok := CheckByName(s)
+		switch {
+		case !ok:
+			return &model.InputError{Source: "--skip", Problem: fmt.Sprintf("no preflight check is named %q", s),
+				Fix: "skippable checks: " + strings.Join(skippable, ", ")}
+		case !c.Skippable:
+			return &model.InputError{Source: "--skip", Problem: fmt.Sprintf("check %q cannot be skipped: it guards against an apply the API server refuses or that harms the cluster", s),
+				Fix: "fix what it reports; skippable checks: " + strings.Join(skippable, ", ")}
+		}
+	}
+	return nil
+}
+
+// RunChecks runs the checks in order. A skipped check still runs, so the
+// operator sees what was skipped; its failure does not block.
+func RunChecks(ctx context.Context, checks []Check, in *Inputs, skips []string) []model.CheckResult {
+	skip := map[string]bool{}
+	for _, s := range skips {
+		skip[s] = true
+	}
+	out := make([]model.CheckResult, 0, len(checks))
+	for _, c := range checks {
+		r := c.Run(ctx, in)
+		r.Name = c.Name
+		r.Skippable = c.Skippable
+		if r.Status == model.CheckFail {
+			r.Blocking = true
+		}
+		if skip[c.Name] && c.Skippable {
+			r.Message = "skipped by the operator (--skip " + c.Name + "): " + r.Message
+			r.Status = model.CheckSkipped
+			r.Blocking = false
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func pass(msg string) model.CheckResult { return model.CheckResult{Status: model.CheckPass, Message: msg} }
+
+func failed(msg, fix string) model.CheckResult {
+	return model.CheckResult{Status: model.CheckFail, Message: msg, Remediation: fix, Blocking: true}
+}
+
+func warn(msg, fix string) model.CheckResult {
+	return model.CheckResult{Status: model.CheckWarn, Message: msg, Remediation: fix}
+}
+
+// eksaVersions are the current and target EKS-A versions, taken from the
+// Bundles' eksa component when the spec does not name them.
+func (in *Inputs) eksaVersions() (cur, tgt string) {
+	cur, tgt = in.Current.EksaVersion, in.Target.EksaVersion
+	if cur == "" && in.Current.Bundles != nil && len(in.Current.Bundles.VersionsBundles) > 0 {
+		cur = in.Current.Bundles.VersionsBundles[0].Components["eksa"]
+	}
+	if tgt == "" && in.Target.Bundles != nil && len(in.Target.Bundles.VersionsBundles) > 0 {
+		tgt = in.Target.Bundles.VersionsBundles[0].Components["eksa"]
+	}
+	return cur, tgt
+}
+
+func checkEKSASkew(_ context.Context, in *Inputs) model.CheckResult {
+	cur, tgt := in.eksaVersions()
+	if cur == "" || tgt == "" {
+		return warn("the current or target EKS-A version is unknown", "set spec.eksaVersion in the spec file")
+	}
+	if in.Current.Cluster.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
+		r := model.CheckEKSAVersionSkew(cur, tgt)
+		if r.Failed() {
+			return warn(r.Message+" (the Cluster's skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
+		}
+		return r
+	}
+	return model.CheckEKSAVersionSkew(cur, tgt)
+}
+
+func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
+	return model.CheckKubernetesVersionSkew(in.Current.KubernetesVersion, in.Target.KubernetesVersion)
+}
+
+func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {
+	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, in.Target.WorkerGroups)
+}
+
+func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {
+	return model.CheckTargetKubernetesKnown(in.Target.Bundles, in.Target.KubernetesVersion)
+}
+
+func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
+	t := in.Target
+	if t.EksaVersion == "" {
+		return warn("the spec file sets no spec.eksaVersion; the cluster keeps its release", "")
+	}
+	if t.Release == nil {
+		msg := fmt.Sprintf("EKSARelease %s/%s for EKS-A %s is not in the cluster", model.SystemNamespace, model.EKSAReleaseName(t.EksaVersion), t.EksaVersion)
+		if t.ReleaseErr != nil {
+			msg = t.ReleaseErr.Error()
+		}
+		return failed(msg, fmt.Sprintf("install the %s management components first (eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI); the EKS-A controller cannot reconcile a release it does not know", t.EksaVersion, t.EksaVersion))
+	}
+	return pass(fmt.Sprintf("EKSARelease %s → Bundles %s/%s", t.Release.Name, t.Release.BundlesRefNamespace, t.Release.BundlesRefName))
+}
+
+func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
+	installed := in.Current.ManagementVersion
+	_, tgt := in.eksaVersions()
+	if installed == "" || tgt == "" {
+		return warn("the management components' version is unknown (no "+model.AnnotationManagementComponentsVersion+" annotation and no spec.eksaVersion)",
+			"check the EKS-A controller's version: kubectl -n eksa-system get deploy eksa-controller-manager -o wide")
+	}
+	old, err := managementTooOld(installed, tgt)
+	if err != nil {
+		return warn(fmt.Sprintf("cannot compare the management components' version %s with the target %s: %v", installed, tgt, err), "")
+	}
+	if old {
+		return failed(fmt.Sprintf("the management components are at %s, older than the target release %s needs", installed, tgt),
+			fmt.Sprintf("upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the %s CLI, then plan again", tgt))
+	}
+	return pass(fmt.Sprintf("management components at %s", installed))
+}
+
+func checkLock(_ context.Context, in *Inputs) model.CheckResult {
+	l := in.Lock
+	switch {
+	case !l.Held():
+		return pass("no console holds the upgrade lock")
+	case l.HolderIdentity == in.Self.String():
+		return pass("this console holds the upgrade lock")
+	case l.Expired(in.Now):
+		return failed(fmt.Sprintf("stale upgrade lock: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
+			"make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease`")
+	default:
+		return failed(fmt.Sprintf("another console is upgrading this cluster: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
+			fmt.Sprintf("wait for %s to finish, or ask them", l.Holder.Display()))
+	}
+}
+
+// cluster returns the live EKS-A Cluster, or a failed result when the
+// watchers have not seen it.
+func (in *Inputs) cluster() (*model.EKSACluster, *model.CheckResult) {
+	if in.State == nil || in.State.Cluster == nil {
+		r := failed("the EKS-A Cluster is not visible to the console", "check --cluster, --namespace and the kubeconfig's permissions")
+		if in.State != nil {
+			if f := in.State.Source(model.KindEKSACluster).Forbidden; f != "" {
+				r.Message = "cannot read the EKS-A Cluster: forbidden to " + f
+			}
+		}
+		return nil, &r
+	}
+	return in.State.Cluster, nil
+}
+
+func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	if c.Paused() {
+		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
+			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), remove it: kubectl -n %s annotate clusters.anywhere.eks.amazonaws.com %s %s-", c.Namespace, c.Name, model.AnnotationEKSAPaused))
+	}
+	return pass("the EKS-A controller reconciles the cluster")
+}
+
+func checkGeneration(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	var stale []string
+	if c.Stale() {
+		stale = append(stale, fmt.Sprintf("Cluster %s (generation %d, observed %d)", c.Name, c.Generation, c.ObservedGeneration))
+	}
+	s := in.State
+	if s.ControlPlane != nil && s.ControlPlane.Stale() {
+		stale = append(stale, fmt.Sprintf("KubeadmControlPlane %s (generation %d, observed %d)", s.ControlPlane.Name, s.ControlPlane.Generation, s.ControlPlane.ObservedGeneration))
+	}
+	if s.Etcd != nil && s.Etcd.Stale() {
+		stale = append(stale, fmt.Sprintf("EtcdadmCluster %s (generation %d, observed %d)", s.Etcd.Name, s.Etcd.Generation, s.Etcd.ObservedGeneration))
+	}
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		if md.Stale() {
+			stale = append(stale, fmt.Sprintf("MachineDeployment %s (generation %d, observed %d)", md.Name, md.Generation, md.ObservedGeneration))
+		}
+	}
+	if len(stale) > 0 {
+		return failed("the controllers have not caught up with the last change: "+strings.Join(stale, "; "),
+			"wait for the running reconcile to finish (a previous change is still being applied); if it never does, check the eksa-controller-manager and CAPI controller logs")
+	}
+	return pass(fmt.Sprintf("every object's status describes its current spec (Cluster generation %d)", c.Generation))
+}
+
+func checkFailure(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	if c.FailureMessage != "" {
+		reason := ""
+		if c.FailureReason != "" {
+			reason = " (" + c.FailureReason + ")"
+		}
+		return failed(fmt.Sprintf("Cluster %s reports a failure%s: %s", c.Name, reason, c.FailureMessage),
+			"fix what it says first; skip this check only if the new spec is the fix (e.g. it corrects the invalid field)")
+	}
+	if cp := in.State.ControlPlane; cp != nil && cp.FailureMessage != "" {
+		return failed(fmt.Sprintf("KubeadmControlPlane %s reports a failure: %s", cp.Name, cp.FailureMessage),
+			"fix the control plane first (kubectl -n eksa-system describe kubeadmcontrolplane "+cp.Name+")")
+	}
+	return pass("no failureMessage on the Cluster or the control plane")
+}
+
+func checkEtcd(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	e := in.State.Etcd
+	if e == nil {
+		if c.ExternalEtcdCount > 0 {
+			return failed(fmt.Sprintf("the cluster has external etcd (%d members) but EtcdadmCluster %s-etcd is not visible%s", c.ExternalEtcdCount, c.Name, notVisible(in.State, model.KindEtcdadmCluster)),
+				"check that the etcdadm controller is installed and the kubeconfig may read etcdadmclusters")
+		}
+		return pass("stacked etcd: checked with the control plane")
+	}
+	// As EKS-A: status.ready and an observed generation, not the Ready
+	// condition (pkg/controller/clusters/controlplane.go).
+	if !e.Ready || e.Stale() {
+		return failed(fmt.Sprintf("EtcdadmCluster %s is not ready (%d/%d members healthy, ready=%t, generation %d, observed %d)", e.Name, e.ReadyReplicas, e.Replicas, e.Ready, e.Generation, e.ObservedGeneration),
+			"wait for etcd to become healthy; if it does not, see the etcdadm-controller logs and `upgrade-console watch` for the member that is not ready")
+	}
+	return pass(fmt.Sprintf("EtcdadmCluster %s ready, %d/%d members healthy", e.Name, e.ReadyReplicas, e.Replicas))
+}
+
+func checkEtcdMarker(_ context.Context, in *Inputs) model.CheckResult {
+	e := in.State.Etcd
+	if e == nil || !e.Upgrading() {
+		return pass("no " + model.AnnotationEtcdUpgrading + " annotation")
+	}
+	return failed(fmt.Sprintf("EtcdadmCluster %s still carries %s: an earlier etcd rollout did not finish", e.Name, model.AnnotationEtcdUpgrading),
+		"check that no etcd rollout is running (`upgrade-console watch`); if none is, the etcd rollback (`upgrade-console recover`) or removing the annotation clears it")
+}
+
+func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	cp := in.State.ControlPlane
+	if cp == nil {
+		return failed("KubeadmControlPlane "+c.Name+" is not visible"+notVisible(in.State, model.KindKubeadmControlPlane),
+			"check that CAPI is installed and the EKS-A controller generated the control plane (the Cluster's status)")
+	}
+	desired := deref(cp.Replicas.Desired, int32(c.ControlPlaneCount))
+	ready := deref(cp.Replicas.Ready, 0)
+	if ready < desired {
+		return failed(fmt.Sprintf("KubeadmControlPlane %s: %d of %d replicas ready", cp.Name, ready, desired),
+			"wait for the control plane to be ready; `upgrade-console watch` shows which machine is not")
+	}
+	if cond, ok := c.Conditions.Get(model.ConditionControlPlaneReady); ok && !cond.IsTrue() {
+		return failed(fmt.Sprintf("Cluster %s condition ControlPlaneReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
+			"wait for EKS-A to report the control plane ready")
+	}
+	return pass(fmt.Sprintf("KubeadmControlPlane %s: %d/%d ready", cp.Name, ready, desired))
+}
+
+func checkWorkers(_ context.Context, in *Inputs) model.CheckResult {
+	c, bad := in.cluster()
+	if bad != nil {
+		return *bad
+	}
+	var notReady []string
+	total := 0
+	for _, md := range in.State.MachineDeployments {
+		total++
+		desired := deref(md.Replicas.Desired, 0)
+		ready := deref(md.Replicas.Ready, 0)
+		if ready < desired {
+			notReady = append(notReady, fmt.Sprintf("%s %d/%d ready", md.Name, ready, desired))
+		}
+	}
+	if len(notReady) > 0 {
+		return failed("worker groups not ready: "+strings.Join(notReady, ", "),
+			"wait for the workers to be ready, or skip this check if the upgrade is meant to replace the broken machines")
+	}
+	if cond, ok := c.Conditions.Get(model.ConditionWorkersReady); ok && !cond.IsTrue() {
+		return failed(fmt.Sprintf("Cluster %s condition WorkersReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
+			"wait for EKS-A to report the workers ready")
+	}
+	if total == 0 && len(c.WorkerGroups) > 0 {
+		return failed(fmt.Sprintf("the cluster has %d worker group(s) but no MachineDeployment is visible%s", len(c.WorkerGroups), notVisible(in.State, model.KindMachineDeployment)),
+			"check the kubeconfig may list machinedeployments in eksa-system")
+	}
+	return pass(fmt.Sprintf("%d worker group(s) ready", total))
+}
+
+func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
+	if in.State == nil {
+		return failed("the nodes are not visible", "")
+	}
+	if f := in.State.Source(model.KindNode).Forbidden; f != "" {
+		return failed("cannot read the nodes: forbidden to "+f, "use a kubeconfig that may list nodes")
+	}
+	var notReady []string
+	for _, n := range in.State.Nodes {
+		if !n.Ready {
+			notReady = append(notReady, n.Name)
+		}
+	}
+	sort.Strings(notReady)
+	if len(notReady) > 0 {
+		return failed(fmt.Sprintf("%d of %d nodes not Ready: %s", len(notReady), len(in.State.Nodes), strings.Join(notReady, ", ")),
+			"bring the nodes back (kubectl describe node), or skip this check if the upgrade replaces them")
+	}
+	if len(in.State.Nodes) == 0 {
+		return warn("no Node objects visible", "check the kubeconfig points at the management cluster itself")
+	}
+	return pass(fmt.Sprintf("all %d nodes Ready", len(in.State.Nodes)))
+}
+
+func checkNodeLabel(_ context.Context, in *Inputs) model.CheckResult {
+	key := in.NodeLabel
+	if key == "" {
+		key = model.LabelUpgradeInProgress
+	}
+	var marked []string
+	for _, n := range in.State.Nodes {
+		if _, ok := n.Labels[key]; ok {
+			marked = append(marked, n.Name)
+		}
+	}
+	if len(marked) > 0 {
+		sort.Strings(marked)
+		return failed(fmt.Sprintf("node(s) labelled %s: %s; an earlier upgrade of them did not finish", key, strings.Join(marked, ", ")),
+			fmt.Sprintf("check those nodes are healthy and on the expected version, then remove the label: kubectl label node %s %s-", strings.Join(marked, " "), key))
+	}
+	return pass("no node labelled " + key)
+}
+
+func notVisible(s *model.ClusterState, k model.Kind) string {
+	src := s.Source(k)
+	switch {
+	case src.Forbidden != "":
+		return " (forbidden to " + src.Forbidden + ")"
+	case src.Err != "":
+		return " (" + src.Err + ")"
+	}
+	return ""
+}
+
+func deref(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -1,0 +1,275 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/Masterminds/semver/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Resolving follows EKS-A's own lookups (pkg/cluster/fetch.go): a cluster's
+// spec.eksaVersion names an EKSARelease "eksa-<version>" in eksa-system whose
+// spec.bundlesRef names the Bundles; the deprecated spec.bundlesRef, when set,
+// wins; the management components (CAPI, providers, the EKS-A controller)
+// are the first versions bundle of the release named by the Cluster's
+// management-components-version annotation. Every failed lookup is an
+// *InputError naming the missing object and what to do.
+
+// Current is the cluster as it runs.
+type Current struct {
+	Cluster           *unstructured.Unstructured
+	Name, Namespace   string
+	KubernetesVersion string
+	EksaVersion       string // spec.eksaVersion; empty on clusters that use bundlesRef
+	WorkerGroups      []model.WorkerGroup
+	Bundles           *model.Bundles
+	// BundlesVia says how the Bundles were found ("EKSARelease
+	// eksa-system/eksa-v0-20-4", "spec.bundlesRef").
+	BundlesVia string
+	// ManagementVersion is the EKS-A release of the installed management
+	// components (the annotation, else spec.eksaVersion).
+	ManagementVersion string
+	// ManagementBundles are that release's Bundles, nil when they could not be
+	// read (ManagementErr says why).
+	ManagementBundles *model.Bundles
+	ManagementErr     error
+}
+
+// Target is what the cluster is upgraded to.
+type Target struct {
+	Spec              *SpecFile
+	KubernetesVersion string
+	EksaVersion       string
+	WorkerGroups      []model.WorkerGroup
+	Bundles           *model.Bundles
+	BundlesVia        string
+	// Release is the target's EKSARelease in the cluster; nil when absent
+	// (ReleaseErr says why), which only a --to-bundles file makes survivable.
+	Release    *model.EKSARelease
+	ReleaseErr error
+}
+
+// Resolver reads the cluster.
+type Resolver struct {
+	Client *Client
+}
+
+// Current resolves the named EKS-A Cluster's versions and Bundles.
+func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Current, error) {
+	src := fmt.Sprintf("Cluster %s/%s", namespace, name)
+	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, lookupError(err, src, "the EKS-A Cluster",
+			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A` lists them", "default"))
+	}
+	c := &Current{Cluster: u, Name: name, Namespace: namespace}
+	c.KubernetesVersion, _, _ = unstructured.NestedString(u.Object, "spec", "kubernetesVersion")
+	c.EksaVersion, _, _ = unstructured.NestedString(u.Object, "spec", "eksaVersion")
+	c.WorkerGroups = workerGroups(u)
+	if c.KubernetesVersion == "" {
+		return nil, &model.InputError{Source: src, Field: "spec.kubernetesVersion", Problem: "is empty", Fix: "the cluster object is incomplete; check it with kubectl get -o yaml"}
+	}
+
+	refName, _, _ := unstructured.NestedString(u.Object, "spec", "bundlesRef", "name")
+	refNS, _, _ := unstructured.NestedString(u.Object, "spec", "bundlesRef", "namespace")
+	switch {
+	case refName != "":
+		if refNS == "" {
+			refNS = namespace
+		}
+		c.Bundles, err = r.bundles(ctx, refNS, refName, fmt.Sprintf("named by %s spec.bundlesRef", src))
+		c.BundlesVia = "spec.bundlesRef (deprecated)"
+	case c.EksaVersion != "":
+		var rel *model.EKSARelease
+		rel, c.Bundles, err = r.release(ctx, c.EksaVersion, src+" spec.eksaVersion")
+		if rel != nil {
+			c.BundlesVia = "EKSARelease " + model.SystemNamespace + "/" + rel.Name
+		}
+	default:
+		// Clusters older than eksaVersion and bundlesRef: Bundles named
+		// like the cluster, in its namespace.
+		c.Bundles, err = r.bundles(ctx, namespace, name, src+" has neither spec.eksaVersion nor spec.bundlesRef; EKS-A then uses the Bundles named like the cluster")
+		c.BundlesVia = "Bundles named like the cluster"
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	c.ManagementVersion = u.GetAnnotations()[model.AnnotationManagementComponentsVersion]
+	if c.ManagementVersion == "" {
+		c.ManagementVersion = c.EksaVersion
+	}
+	switch {
+	case c.ManagementVersion == "":
+		c.ManagementBundles = c.Bundles
+	case c.ManagementVersion == c.EksaVersion && refName == "":
+		c.ManagementBundles = c.Bundles
+	default:
+		_, c.ManagementBundles, c.ManagementErr = r.release(ctx, c.ManagementVersion,
+			src+" annotation "+model.AnnotationManagementComponentsVersion)
+	}
+	return c, nil
+}
+
+// Target resolves the target of an upgrade from a spec file: its Bundles come
+// from toBundles (a file) when given, else from the EKSARelease of the spec's
+// eksaVersion in the cluster.
+func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string) (*Target, error) {
+	t := &Target{
+		Spec:              spec,
+		KubernetesVersion: spec.KubernetesVersion(),
+		EksaVersion:       spec.EksaVersion(),
+		WorkerGroups:      workerGroups(spec.Cluster),
+	}
+	src := spec.Path + " (Cluster " + spec.Cluster.GetName() + ")"
+	if t.EksaVersion != "" {
+		var bundles *model.Bundles
+		t.Release, bundles, t.ReleaseErr = r.release(ctx, t.EksaVersion, src+" spec.eksaVersion")
+		if t.ReleaseErr == nil {
+			t.Bundles = bundles
+			t.BundlesVia = "EKSARelease " + model.SystemNamespace + "/" + t.Release.Name
+		}
+	}
+	if toBundles != "" {
+		data, err := os.ReadFile(toBundles)
+		if err != nil {
+			return nil, &model.InputError{Source: toBundles, Problem: "cannot read: " + unwrapPathErr(err), Fix: "give the target release's Bundles manifest with --to-bundles"}
+		}
+		b, err := model.ParseBundles(data, toBundles)
+		if err != nil {
+			return nil, err
+		}
+		t.Bundles, t.BundlesVia = b, toBundles
+		return t, nil
+	}
+	if t.EksaVersion == "" {
+		return nil, &model.InputError{Source: spec.Path, Field: "Cluster " + spec.Cluster.GetName() + ": spec.eksaVersion",
+			Problem: "is not set, so the target release is unknown",
+			Fix:     "set spec.eksaVersion to the EKS-A release to upgrade to, or give its Bundles manifest with --to-bundles"}
+	}
+	if t.ReleaseErr != nil {
+		return nil, t.ReleaseErr
+	}
+	return t, nil
+}
+
+// release reads the EKSARelease of an EKS-A version and the Bundles it names.
+func (r *Resolver) release(ctx context.Context, version, from string) (*model.EKSARelease, *model.Bundles, error) {
+	name := model.EKSAReleaseName(version)
+	src := fmt.Sprintf("EKSARelease %s/%s", model.SystemNamespace, name)
+	u, err := r.Client.Dynamic.Resource(GVREKSARelease).Namespace(model.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, lookupError(err, src, fmt.Sprintf("the EKSARelease of EKS-A %s (from %s)", version, from),
+			fmt.Sprintf("EKS-A creates it when it installs the %s management components: install them first "+
+				"(eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI), "+
+				"or give the release's Bundles manifest with --to-bundles", version, version))
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", src, err)
+	}
+	rel, err := model.ParseEKSARelease(data, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rel.Name == "" {
+		rel.Name = name
+	}
+	ns := rel.BundlesRefNamespace
+	if ns == "" {
+		ns = model.SystemNamespace
+	}
+	b, err := r.bundles(ctx, ns, rel.BundlesRefName, "named by "+src+" spec.bundlesRef")
+	if err != nil {
+		return rel, nil, err
+	}
+	return rel, b, nil
+}
+
+func (r *Resolver) bundles(ctx context.Context, namespace, name, from string) (*model.Bundles, error) {
+	src := fmt.Sprintf("Bundles %s/%s", namespace, name)
+	u, err := r.Client.Dynamic.Resource(GVRBundles).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, lookupError(err, src, "the Bundles "+from,
+			"the release's Bundles object is missing from the cluster; reinstall the release's management components, or give the Bundles manifest with --to-bundles/--from-bundles")
+	}
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return model.ParseBundles(data, src)
+}
+
+// lookupError turns a failed GET into an error that names the object, why it
+// was looked up, and what to do.
+func lookupError(err error, src, what, fix string) error {
+	switch {
+	case apierrors.IsNotFound(err) && isKindMissing(err):
+		return &model.InputError{Source: src, Problem: "the API server does not serve this kind: is this an EKS Anywhere management cluster?",
+			Fix: "check --kubeconfig and --context"}
+	case apierrors.IsNotFound(err):
+		return &model.InputError{Source: src, Problem: "not found (" + what + ")", Fix: fix}
+	case apierrors.IsForbidden(err):
+		return &model.InputError{Source: src, Problem: "access denied: " + refusal(err),
+			Fix: "use a kubeconfig whose user may read EKS-A objects (the cluster's admin kubeconfig)"}
+	case meta.IsNoMatchError(err):
+		return &model.InputError{Source: src, Problem: "the API server does not serve this kind", Fix: "check --kubeconfig and --context"}
+	}
+	return fmt.Errorf("read %s: %w", src, err)
+}
+
+// isKindMissing tells a missing resource type (404 with no object name in the
+// details) from a missing object of a served type.
+func isKindMissing(err error) bool {
+	var se apierrors.APIStatus
+	if !asStatus(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d == nil || d.Name == ""
+}
+
+// workerGroups reads spec.workerNodeGroupConfigurations.
+func workerGroups(cluster *unstructured.Unstructured) []model.WorkerGroup {
+	groups, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "workerNodeGroupConfigurations")
+	out := make([]model.WorkerGroup, 0, len(groups))
+	for _, g := range groups {
+		m, ok := g.(map[string]any)
+		if !ok {
+			continue
+		}
+		wg := model.WorkerGroup{}
+		wg.Name, _ = m["name"].(string)
+		wg.KubernetesVersion, _ = m["kubernetesVersion"].(string)
+		if n, ok, _ := unstructured.NestedInt64(m, "count"); ok {
+			wg.Count = int(n)
+		}
+		wg.RolloutStrategy, _, _ = unstructured.NestedString(m, "upgradeRolloutStrategy", "type")
+		out = append(out, wg)
+	}
+	return out
+}
+
+// managementTooOld reports whether the installed management components are
+// older than the target release (by EKS-A version, ignoring build metadata).
+func managementTooOld(installed, target string) (bool, error) {
+	iv, err := semver.NewVersion(installed)
+	if err != nil {
+		return false, err
+	}
+	tv, err := semver.NewVersion(target)
+	if err != nil {
+		return false, err
+	}
+	iv2, _ := iv.SetMetadata("")
+	tv2, _ := tv.SetMetadata("")
+	return iv2.LessThan(&tv2), nil
+}

@@ -1,0 +1,468 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// A snapshot is what a rollback needs, taken before the console changes
+// anything: the specs of the EKS-A Cluster, the KubeadmControlPlane, the
+// EtcdadmCluster, the MachineDeployments (with the names of the templates they
+// point at, because a rollback restores references, and the old templates
+// stay in the cluster) and of every other object the new spec file changes.
+// It is kept twice: in a ConfigMap in eksa-system, where a colleague on
+// another machine finds it, and in a local file, which survives a cluster
+// whose API server is gone.
+
+// SnapshotFormat is the version of the snapshot document.
+const SnapshotFormat = 1
+
+// SnapshotDataKey is the ConfigMap key holding the snapshot JSON.
+const SnapshotDataKey = "snapshot.json"
+
+// maxConfigMapData keeps well under the API server's 1 MiB object limit (the
+// ConfigMap's own metadata and the encoding take the rest).
+const maxConfigMapData = 900 * 1024
+
+// Snapshot is the saved state.
+type Snapshot struct {
+	Format int `json:"format"`
+	// Cluster and ClusterNamespace name the EKS-A Cluster.
+	Cluster          string    `json:"cluster"`
+	ClusterNamespace string    `json:"clusterNamespace"`
+	TakenAt          time.Time `json:"takenAt"`
+	TakenBy          string    `json:"takenBy"`
+	// Objects are in the order a rollback restores them (the EKS-A Cluster last).
+	Objects []SnapshotObject `json:"objects"`
+}
+
+// SnapshotObject is one object as it was.
+type SnapshotObject struct {
+	APIVersion      string            `json:"apiVersion"`
+	Kind            string            `json:"kind"`
+	Namespace       string            `json:"namespace,omitempty"`
+	Name            string            `json:"name"`
+	UID             string            `json:"uid"`
+	ResourceVersion string            `json:"resourceVersion"`
+	Generation      int64             `json:"generation"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	Annotations     map[string]string `json:"annotations,omitempty"`
+	Spec            map[string]any    `json:"spec,omitempty"`
+	// Templates are the infrastructure and bootstrap templates the spec
+	// refers to (MachineDeployment, KubeadmControlPlane, EtcdadmCluster).
+	Templates []TemplateRef `json:"templates,omitempty"`
+}
+
+// TemplateRef names a template an object points at.
+type TemplateRef struct {
+	Role     string `json:"role"` // "infrastructure" or "bootstrap"
+	APIGroup string `json:"apiGroup,omitempty"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+}
+
+// Ref is "Kind namespace/name".
+func (o SnapshotObject) Ref() string { return objectRef(o.Kind, o.Namespace, o.Name) }
+
+// Object returns the saved object of that kind and name, nil when absent.
+func (s *Snapshot) Object(kind, name string) *SnapshotObject {
+	for i := range s.Objects {
+		if s.Objects[i].Kind == kind && s.Objects[i].Name == name {
+			return &s.Objects[i]
+		}
+	}
+	return nil
+}
+
+// Unstructured returns the saved object as an apply-able document (no status,
+// no server-managed metadata).
+func (o SnapshotObject) Unstructured() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(o.APIVersion)
+	u.SetKind(o.Kind)
+	u.SetNamespace(o.Namespace)
+	u.SetName(o.Name)
+	u.SetLabels(o.Labels)
+	u.SetAnnotations(o.Annotations)
+	if o.Spec != nil {
+		u.Object["spec"] = runtime.DeepCopyJSON(o.Spec)
+	}
+	return u
+}
+
+// SnapshotRef says where a snapshot was saved.
+type SnapshotRef struct {
+	Namespace string    // of the ConfigMap (eksa-system)
+	Name      string    // of the ConfigMap
+	File      string    // local copy; empty when it could not be written
+	TakenAt   time.Time // from the ConfigMap's label/data
+	Objects   int
+}
+
+// Where is one line for the operator.
+func (r SnapshotRef) Where() string {
+	s := fmt.Sprintf("ConfigMap %s/%s", r.Namespace, r.Name)
+	if r.File != "" {
+		s += " and " + r.File
+	}
+	return s
+}
+
+// SnapshotName is the ConfigMap name for a snapshot taken at t.
+func SnapshotName(cluster string, t time.Time) string {
+	return "upgrade-console-snapshot-" + cluster + "-" + t.UTC().Format("20060102-150405")
+}
+
+// Snapshotter takes snapshots.
+type Snapshotter struct {
+	Client *Client
+	Audit  Recorder
+	// Dir receives the local copy (StateDir()/snapshots when empty).
+	Dir string
+}
+
+// Take reads the objects a rollback needs and saves them. extra are further
+// objects the upgrade will change (the provider objects of the spec file);
+// those that exist are saved too. Nothing is written to the cluster if a read
+// fails.
+func (s *Snapshotter) Take(ctx context.Context, cluster *unstructured.Unstructured, extra []*unstructured.Unstructured, by string, now time.Time) (*Snapshot, SnapshotRef, error) {
+	snap, err := s.collect(ctx, cluster, extra, by, now)
+	if err != nil {
+		return nil, SnapshotRef{}, err
+	}
+	ref, err := s.save(ctx, snap)
+	return snap, ref, err
+}
+
+func (s *Snapshotter) collect(ctx context.Context, cluster *unstructured.Unstructured, extra []*unstructured.Unstructured, by string, now time.Time) (*Snapshot, error) {
+	name := cluster.GetName()
+	snap := &Snapshot{
+		Format:           SnapshotFormat,
+		Cluster:          name,
+		ClusterNamespace: cluster.GetNamespace(),
+		TakenAt:          now.UTC(),
+		TakenBy:          by,
+	}
+	seen := map[string]bool{}
+	add := func(u *unstructured.Unstructured) {
+		o := snapshotObject(u)
+		if seen[o.Ref()] {
+			return
+		}
+		seen[o.Ref()] = true
+		snap.Objects = append(snap.Objects, o)
+	}
+	dyn := s.Client.Dynamic
+	// etcd first, then the control plane, then the workers: the order a
+	// rollback restores them in.
+	etcd, err := dyn.Resource(GVREtcdadmCluster).Namespace(model.SystemNamespace).Get(ctx, name+"-etcd", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		add(etcd)
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		// stacked etcd, or etcdadm not installed
+	default:
+		return nil, fmt.Errorf("snapshot: read EtcdadmCluster %s/%s-etcd: %w", model.SystemNamespace, name, err)
+	}
+	kcp, err := dyn.Resource(GVRKCP).Namespace(model.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		add(kcp)
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("snapshot: KubeadmControlPlane %s/%s not found: the EKS-A controller has not generated it (check the Cluster's status.failureMessage and the eksa-controller-manager logs)", model.SystemNamespace, name)
+	default:
+		return nil, fmt.Errorf("snapshot: read KubeadmControlPlane %s/%s: %w", model.SystemNamespace, name, err)
+	}
+	mds, err := dyn.Resource(GVRMachineDeploy).Namespace(model.SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: model.LabelClusterName + "=" + name,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: list MachineDeployments of %s in %s: %w", name, model.SystemNamespace, err)
+	}
+	sort.Slice(mds.Items, func(i, j int) bool { return mds.Items[i].GetName() < mds.Items[j].GetName() })
+	for i := range mds.Items {
+		add(&mds.Items[i])
+	}
+	// The provider objects the spec file changes, as they are now.
+	for _, doc := range extra {
+		if isEKSACluster(doc) {
+			continue
+		}
+		live, err := s.Client.get(ctx, doc)
+		if apierrors.IsNotFound(err) {
+			continue // created by the upgrade; a rollback need not restore it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: read %s: %w", docRef(doc), err)
+		}
+		add(live)
+	}
+	live, err := dyn.Resource(GVREKSACluster).Namespace(cluster.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read Cluster %s/%s: %w", cluster.GetNamespace(), name, err)
+	}
+	add(live)
+	return snap, nil
+}
+
+func snapshotObject(u *unstructured.Unstructured) SnapshotObject {
+	o := SnapshotObject{
+		APIVersion:      u.GetAPIVersion(),
+		Kind:            u.GetKind(),
+		Namespace:       u.GetNamespace(),
+		Name:            u.GetName(),
+		UID:             string(u.GetUID()),
+		ResourceVersion: u.GetResourceVersion(),
+		Generation:      u.GetGeneration(),
+		Labels:          u.GetLabels(),
+		Annotations:     u.GetAnnotations(),
+	}
+	delete(o.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		o.Spec = runtime.DeepCopyJSON(spec)
+	}
+	o.Templates = templateRefs(u)
+	return o
+}
+
+// templateRefs reads the template references of the kinds that have them, in
+// both the v1beta2 (apiGroup) and v1beta1 (apiVersion) reference shapes.
+func templateRefs(u *unstructured.Unstructured) []TemplateRef {
+	type refPath struct {
+		role string
+		path []string
+	}
+	var paths []refPath
+	switch u.GetKind() {
+	case "MachineDeployment":
+		paths = []refPath{
+			{"infrastructure", []string{"spec", "template", "spec", "infrastructureRef"}},
+			{"bootstrap", []string{"spec", "template", "spec", "bootstrap", "configRef"}},
+		}
+	case "KubeadmControlPlane":
+		paths = []refPath{
+			{"infrastructure", []string{"spec", "machineTemplate", "spec", "infrastructureRef"}}, // v1beta2
+			{"infrastructure", []string{"spec", "machineTemplate", "infrastructureRef"}},         // v1beta1
+		}
+	case "EtcdadmCluster":
+		paths = []refPath{{"infrastructure", []string{"spec", "infrastructureTemplate"}}}
+	}
+	var refs []TemplateRef
+	for _, p := range paths {
+		m, found, _ := unstructured.NestedMap(u.Object, p.path...)
+		if !found {
+			continue
+		}
+		r := TemplateRef{Role: p.role}
+		r.Kind, _ = m["kind"].(string)
+		r.Name, _ = m["name"].(string)
+		r.APIGroup, _ = m["apiGroup"].(string)
+		if r.APIGroup == "" {
+			if av, ok := m["apiVersion"].(string); ok {
+				r.APIGroup, _, _ = strings.Cut(av, "/")
+			}
+		}
+		if r.Name != "" {
+			refs = append(refs, r)
+		}
+	}
+	return refs
+}
+
+func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, error) {
+	data, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
+	}
+	ref := SnapshotRef{
+		Namespace: model.SystemNamespace,
+		Name:      SnapshotName(snap.Cluster, snap.TakenAt),
+		TakenAt:   snap.TakenAt,
+		Objects:   len(snap.Objects),
+	}
+	if len(data) > maxConfigMapData {
+		return ref, fmt.Errorf("snapshot of %d objects is %d KiB, more than a ConfigMap holds (%d KiB); nothing was changed", len(snap.Objects), len(data)/1024, maxConfigMapData/1024)
+	}
+	// The local copy first: it is the one that survives a broken cluster, and
+	// writing it cannot change the cluster.
+	dir := s.Dir
+	if dir == "" {
+		sd, err := StateDir()
+		if err != nil {
+			return ref, err
+		}
+		dir = filepath.Join(sd, "snapshots")
+	}
+	file := filepath.Join(dir, ref.Name+".json")
+	if err := writeFileAtomic(file, data); err != nil {
+		return ref, fmt.Errorf("snapshot: write local copy: %w", err)
+	}
+	ref.File = file
+
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ref.Name,
+			Namespace: ref.Namespace,
+			Labels: map[string]string{
+				LabelManagedBy: ManagerName,
+				LabelCluster:   snap.Cluster,
+				LabelSnapshot:  "true",
+			},
+			Annotations: map[string]string{
+				"upgrade-console/taken-by": snap.TakenBy,
+				"upgrade-console/taken-at": snap.TakenAt.Format(time.RFC3339),
+			},
+		},
+		Data: map[string]string{SnapshotDataKey: string(data)},
+	}
+	_, err = s.Client.Kube.CoreV1().ConfigMaps(ref.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: ManagerName})
+	result, msg := resultOf(err)
+	objs := make([]string, 0, len(snap.Objects))
+	for _, o := range snap.Objects {
+		objs = append(objs, o.Ref())
+	}
+	aerr := audit(ctx, s.Audit, AuditEntry{
+		Time:    snap.TakenAt,
+		Cluster: snap.Cluster,
+		Action:  "snapshot",
+		Object:  "ConfigMap " + ref.Namespace + "/" + ref.Name,
+		After:   map[string]any{"objects": objs, "file": file},
+		Result:  result,
+		Error:   msg,
+		Message: "pre-upgrade snapshot, local copy " + file,
+	})
+	if err != nil {
+		return ref, errors.Join(fmt.Errorf("snapshot: create ConfigMap %s/%s: %w", ref.Namespace, ref.Name, err), aerr)
+	}
+	return ref, aerr
+}
+
+// LoadSnapshot reads a snapshot back from its ConfigMap.
+func LoadSnapshot(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*Snapshot, error) {
+	cm, err := kube.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, &model.InputError{Source: "ConfigMap " + namespace + "/" + name, Problem: "no such snapshot",
+			Fix: "list the snapshots with `kubectl -n " + namespace + " get configmaps -l " + LabelSnapshot + "=true`"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot ConfigMap %s/%s: %w", namespace, name, err)
+	}
+	data, ok := cm.Data[SnapshotDataKey]
+	if !ok {
+		return nil, &model.InputError{Source: "ConfigMap " + namespace + "/" + name, Field: "data." + SnapshotDataKey,
+			Problem: "missing: this ConfigMap is not an upgrade-console snapshot"}
+	}
+	return decodeSnapshot("ConfigMap "+namespace+"/"+name, []byte(data))
+}
+
+// LoadSnapshotFile reads a snapshot from its local copy.
+func LoadSnapshotFile(path string) (*Snapshot, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &model.InputError{Source: path, Problem: err.Error(), Fix: "give the path of a snapshot file written by upgrade-console"}
+	}
+	return decodeSnapshot(path, data)
+}
+
+func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
+	var s Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, &model.InputError{Source: source, Problem: "not a snapshot: " + err.Error()}
+	}
+	if s.Format != SnapshotFormat {
+		return nil, &model.InputError{Source: source, Field: "format",
+			Problem: fmt.Sprintf("snapshot format %d, this console reads format %d", s.Format, SnapshotFormat),
+			Fix:     "use the upgrade-console version that took the snapshot"}
+	}
+	if s.Cluster == "" || len(s.Objects) == 0 {
+		return nil, &model.InputError{Source: source, Problem: "snapshot names no cluster or holds no objects"}
+	}
+	return &s, nil
+}
+
+// ListSnapshots returns the snapshots of a cluster saved in the cluster,
+// newest first.
+func ListSnapshots(ctx context.Context, kube kubernetes.Interface, cluster string) ([]SnapshotRef, error) {
+	list, err := kube.CoreV1().ConfigMaps(model.SystemNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: LabelSnapshot + "=true," + LabelCluster + "=" + cluster,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots of %s in %s: %w", cluster, model.SystemNamespace, err)
+	}
+	refs := make([]SnapshotRef, 0, len(list.Items))
+	for _, cm := range list.Items {
+		r := SnapshotRef{Namespace: cm.Namespace, Name: cm.Name}
+		if t, err := time.Parse(time.RFC3339, cm.Annotations["upgrade-console/taken-at"]); err == nil {
+			r.TakenAt = t
+		} else {
+			r.TakenAt = cm.CreationTimestamp.Time
+		}
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].TakenAt.After(refs[j].TakenAt) })
+	return refs, nil
+}
+
+// writeFileAtomic writes via a temporary file, fsync and rename, so a crash
+// leaves the old file or the new one, never half of one.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+func objectRef(kind, ns, name string) string {
+	if ns == "" {
+		return kind + " " + name
+	}
+	return kind + " " + ns + "/" + name
+}
+
+func docRef(u *unstructured.Unstructured) string {
+	return objectRef(u.GetKind(), u.GetNamespace(), u.GetName())
+}
+
+func isEKSACluster(u *unstructured.Unstructured) bool {
+	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+	return gv.Group == GVREKSACluster.Group && u.GetKind() == "Cluster"
+}
+

@@ -1,0 +1,57 @@
+// Package upgrade performs an upgrade of an EKS Anywhere management cluster the
+// way `eksctl anywhere upgrade cluster` does it without a bootstrap cluster:
+// it resolves the current and target versions, runs the preflight checks,
+// takes the upgrade lock, snapshots what a rollback needs, server-side applies
+// the new cluster spec and follows the EKS-A controller until the completion
+// rule holds. Every write to the cluster is recorded in the audit log.
+//
+// The package computes data (a Plan, check results, a dry-run report) that
+// both the TUI and the headless commands render; it never prints.
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// ManagerName is the field manager of every server-side apply, and the
+// app.kubernetes.io/managed-by value of the objects the console creates.
+const ManagerName = "upgrade-console"
+
+// Labels on the objects the console creates (lock Lease, snapshot ConfigMaps).
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelCluster   = "upgrade-console/cluster"
+	LabelSnapshot  = "upgrade-console/snapshot"
+)
+
+// Recorder is the audit log as this package uses it; *Auditor implements it.
+type Recorder interface {
+	Record(ctx context.Context, e AuditEntry) error
+}
+
+// audit writes an entry; a nil recorder (unit tests of pure parts) records
+// nothing. A failed record is an error the caller must not swallow: no
+// mutation may go unrecorded.
+func audit(ctx context.Context, r Recorder, e AuditEntry) error {
+	if r == nil {
+		return nil
+	}
+	if err := r.Record(ctx, e); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
+// resultOf maps an error to an audit result.
+func resultOf(err error) (result, msg string) {
+	if err != nil {
+		return AuditFailed, err.Error()
+	}
+	return AuditOK, ""
+}
+
+func asStatus(err error, target *apierrors.APIStatus) bool { return errors.As(err, target) }
