@@ -137,7 +137,9 @@ func RunChecks(ctx context.Context, checks []Check, in *Inputs, skips []string) 
 	return out
 }
 
-func pass(msg string) model.CheckResult { return model.CheckResult{Status: model.CheckPass, Message: msg} }
+func pass(msg string) model.CheckResult {
+	return model.CheckResult{Status: model.CheckPass, Message: msg}
+}
 
 func failed(msg, fix string) model.CheckResult {
 	return model.CheckResult{Status: model.CheckFail, Message: msg, Remediation: fix, Blocking: true}

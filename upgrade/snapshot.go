@@ -465,4 +465,3 @@ func isEKSACluster(u *unstructured.Unstructured) bool {
 	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
 	return gv.Group == GVREKSACluster.Group && u.GetKind() == "Cluster"
 }
-
