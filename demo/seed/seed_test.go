@@ -1,0 +1,193 @@
+package seed_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgrade-console/upgrade-console/demo/controlplane"
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
+	"github.com/upgrade-console/upgrade-console/demo/objects"
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/demo/seed"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+var env *controlplane.Env
+
+func TestMain(m *testing.M) { cptest.Main(m, &env) }
+
+// world seeds a scenario into a namespace of its own.
+func world(t *testing.T, name scenario.Name, cluster string) (scenario.Config, seed.Clients) {
+	t.Helper()
+	ns := cptest.Namespace(t, env.Config)
+	cfg, err := scenario.For(name, scenario.Options{ClusterName: cluster, ClusterNamespace: ns, SystemNamespace: ns, Nodes: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := seed.Clients{Dynamic: cptest.Dynamic(t, env.Config), Kube: kubernetes.NewForConfigOrDie(env.Config)}
+	if err := seed.Seed(context.Background(), c, cfg, objects.NewNames(time.Now().UnixNano()), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, c
+}
+
+func TestSeedRollingWorld(t *testing.T) {
+	cfg, c := world(t, scenario.Rolling, "seed-rolling")
+	ctx := context.Background()
+	ns := cfg.SystemNamespace
+
+	cl, err := c.Dynamic.Resource(kinds.EKSACluster).Namespace(cfg.ClusterNamespace).Get(ctx, cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cl.GetAnnotations()[model.AnnotationManagementComponentsVersion]; got != release.Current.Version {
+		t.Errorf("management-components-version = %q, want %q", got, release.Current.Version)
+	}
+	og, _, _ := unstructured.NestedInt64(cl.Object, "status", "observedGeneration")
+	if og != cl.GetGeneration() {
+		t.Errorf("observedGeneration %d != generation %d", og, cl.GetGeneration())
+	}
+	for _, typ := range []string{"Ready", "ControlPlaneInitialized", "ControlPlaneReady", "DefaultCNIConfigured", "WorkersReady"} {
+		if !objects.IsTrue(cl.Object, typ) {
+			t.Errorf("condition %s not True", typ)
+		}
+	}
+	if cnt, _, _ := unstructured.NestedInt64(cl.Object, "spec", "externalEtcdConfiguration", "count"); cnt != 3 {
+		t.Errorf("external etcd count %d, want 3", cnt)
+	}
+
+	for _, r := range release.All {
+		er, err := c.Dynamic.Resource(kinds.EKSARelease).Namespace(ns).Get(ctx, release.Name(r.Version), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, _ := unstructured.NestedString(er.Object, "spec", "bundlesRef", "name")
+		b, err := c.Dynamic.Resource(kinds.Bundles).Namespace(ns).Get(ctx, ref, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("EKSARelease %s names Bundles %q: %v", er.GetName(), ref, err)
+		}
+		data, _ := b.MarshalJSON()
+		parsed, err := model.ParseBundles(data, b.GetName())
+		if err != nil {
+			t.Fatalf("Bundles %s does not parse: %v", b.GetName(), err)
+		}
+		if len(parsed.VersionsBundles) != len(r.Kubes) {
+			t.Errorf("Bundles %s has %d versions bundles, want %d", b.GetName(), len(parsed.VersionsBundles), len(r.Kubes))
+		}
+	}
+
+	etcd, err := c.Dynamic.Resource(kinds.EtcdadmCluster).Namespace(ns).Get(ctx, cfg.ClusterName+"-etcd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ready, _, _ := unstructured.NestedBool(etcd.Object, "status", "ready"); !ready {
+		t.Errorf("EtcdadmCluster not ready: %v", etcd.Object["status"])
+	}
+	kcp, err := c.Dynamic.Resource(kinds.KCP).Namespace(ns).Get(ctx, cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kcp.GetAnnotations()[model.AnnotationSkipPauseCPManagedEtcd] != "true" {
+		t.Errorf("KCP lacks %s", model.AnnotationSkipPauseCPManagedEtcd)
+	}
+	eps, _, _ := unstructured.NestedStringSlice(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "external", "endpoints")
+	if len(eps) != 3 {
+		t.Errorf("KCP etcd endpoints %v, want 3", eps)
+	}
+
+	ms, err := c.Dynamic.Resource(kinds.Machine).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for _, m := range ms.Items {
+		l := m.GetLabels()
+		phase, _, _ := unstructured.NestedString(m.Object, "status", "phase")
+		if phase != "Running" {
+			t.Errorf("machine %s phase %q", m.GetName(), phase)
+		}
+		switch {
+		case l[model.LabelEtcdCluster] != "":
+			roles["etcd"]++
+			if l[model.LabelEtcdReady] != "true" {
+				t.Errorf("etcd machine %s lacks etcd-ready", m.GetName())
+			}
+		case l[model.LabelControlPlaneName] != "":
+			roles["cp"]++
+		case l[model.LabelDeploymentName] != "":
+			roles["worker"]++
+			node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
+			n, err := c.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("node of %s: %v", m.GetName(), err)
+			}
+			if n.Status.NodeInfo.KubeletVersion == "" || len(n.Status.Conditions) == 0 {
+				t.Errorf("node %s has no status", n.Name)
+			}
+		}
+	}
+	if roles["etcd"] != 3 || roles["cp"] != 3 || roles["worker"] != 4 {
+		t.Errorf("machines by role %v, want 3 etcd, 3 cp, 4 workers", roles)
+	}
+}
+
+func TestSeedStaleLock(t *testing.T) {
+	cfg, c := world(t, scenario.StaleLock, "seed-stale")
+	ctx := context.Background()
+	lease, err := c.Kube.CoordinationV1().Leases(cfg.SystemNamespace).Get(ctx, "upgrade-console-"+cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != seed.StaleLockHolder {
+		t.Errorf("holder %v", lease.Spec.HolderIdentity)
+	}
+	renewed := lease.Spec.RenewTime.Time
+	dur := time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
+	if !time.Now().After(renewed.Add(dur)) || time.Since(renewed) < time.Hour {
+		t.Errorf("lease renewed %s with duration %s is not long expired", renewed, dur)
+	}
+	cl, err := c.Dynamic.Resource(kinds.EKSACluster).Namespace(cfg.ClusterNamespace).Get(ctx, cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.GetAnnotations()[model.AnnotationEKSAPaused] != "true" {
+		t.Errorf("cluster lacks the leftover paused annotation: %v", cl.GetAnnotations())
+	}
+}
+
+func TestSeedInPlaceIsStacked(t *testing.T) {
+	cfg, c := world(t, scenario.InPlace, "seed-inplace")
+	ctx := context.Background()
+	_, err := c.Dynamic.Resource(kinds.EtcdadmCluster).Namespace(cfg.SystemNamespace).Get(ctx, cfg.ClusterName+"-etcd", metav1.GetOptions{})
+	if err == nil {
+		t.Error("in-place world has an EtcdadmCluster; it must use stacked etcd")
+	}
+	kcp, err := c.Dynamic.Resource(kinds.KCP).Namespace(cfg.SystemNamespace).Get(ctx, cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, _, _ := unstructured.NestedString(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "local", "imageTag")
+	if tag == "" {
+		t.Error("stacked etcd KCP lacks etcd.local.imageTag")
+	}
+}
+
+func TestSeedLargeFleet(t *testing.T) {
+	cfg, c := world(t, scenario.Large, "seed-large")
+	ms, err := c.Dynamic.Resource(kinds.Machine).Namespace(cfg.SystemNamespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: model.LabelDeploymentName,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms.Items) != 40 {
+		t.Errorf("%d worker machines, want 40", len(ms.Items))
+	}
+}
