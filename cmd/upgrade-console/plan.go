@@ -1,8 +1,209 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
 
-// newPlanCmd is being written (issue 2); see the plan helper's work.
-func newPlanCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{Use: "plan", Short: "Show what an upgrade changes", RunE: func(*cobra.Command, []string) error { return errNotImplemented }}
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+type planOptions struct {
+	// Offline mode: two Bundles manifests and the cluster's Kubernetes version.
+	fromBundles, toBundles         string
+	kubeVersion, targetKubeVersion string
+
+	all    bool
+	output string
+}
+
+// planSource produces what a plan is computed from. Offline mode reads two
+// Bundles files; a live mode (--cluster) adds a second source that reads the
+// cluster, and planOptions.source picks one from the flags.
+type planSource func(ctx context.Context) (model.PlanInput, error)
+
+var planOutputs = []string{"table", "json", "yaml"}
+
+func newPlanCmd(_ *globalOptions) *cobra.Command {
+	o := &planOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan --from-bundles FILE --to-bundles FILE --kubernetes-version X.Y",
+		Short: "Show what an upgrade changes: component versions and preflight checks",
+		Long: `Show what upgrading a cluster from one EKS Anywhere release to another changes: the
+component versions that differ between the two releases' Bundles manifests, and the
+version rules (preflight checks) the upgrade must pass.
+
+Offline mode compares two Bundles manifests for a cluster on --kubernetes-version; no
+cluster is contacted. Get a manifest with
+  kubectl get bundles -n eksa-system NAME -o yaml
+As EKS-A does, management components (EKS-A, Flux, cert-manager, cluster-api, providers,
+etcdadm) are read from the first versions bundle, and kubernetes and cilium from the
+bundle of the cluster's Kubernetes version.
+
+CHANGE is major, minor or patch (the leading X.Y.Z goes up in that field), downgrade,
+rebuild (same X.Y.Z, new build: v1.8.5+205ebc5 -> v1.8.5+65d2d66; EKS-A rolls it out
+all the same), changed (not a version, e.g. "deprecated"), added, removed or none.
+
+Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
+3 a blocking preflight check failed (the plan is still printed).`,
+		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
+  upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml --kubernetes-version 1.30
+
+  # ... upgrading Kubernetes to 1.31 at the same time, every component, as JSON
+  upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml \
+    --kubernetes-version 1.30 --target-kubernetes-version 1.31 --all -o json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			source, err := o.source()
+			if err != nil {
+				return err
+			}
+			in, err := source(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return runPlan(cmd.OutOrStdout(), o, in)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.fromBundles, "from-bundles", "", "Bundles manifest the cluster runs now (offline mode)")
+	f.StringVar(&o.toBundles, "to-bundles", "", "Bundles manifest of the release to upgrade to (offline mode)")
+	f.StringVar(&o.kubeVersion, "kubernetes-version", "", "the cluster's Kubernetes version, as in its spec (e.g. 1.30)")
+	f.StringVar(&o.targetKubeVersion, "target-kubernetes-version", "", "Kubernetes version to upgrade to (default: --kubernetes-version, no Kubernetes upgrade)")
+	f.BoolVar(&o.all, "all", false, "list every component in the table, unchanged ones too")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
+	for _, name := range []string{"from-bundles", "to-bundles"} {
+		_ = cmd.MarkFlagFilename(name, "yaml", "yml", "json")
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planOutputs, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// source validates the flags as a whole and chooses where current and target
+// come from.
+func (o *planOptions) source() (planSource, error) {
+	if !slices.Contains(planOutputs, o.output) {
+		return nil, &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
+			Fix: "use one of " + strings.Join(planOutputs, ", ")}
+	}
+	switch {
+	case o.fromBundles == "" && o.toBundles == "":
+		return nil, usageError{errors.New("plan needs --from-bundles and --to-bundles (the Bundles manifests of the current and the target release); see 'upgrade-console plan --help'")}
+	case o.fromBundles == "" || o.toBundles == "":
+		return nil, usageError{errors.New("offline plan needs both --from-bundles and --to-bundles")}
+	case o.kubeVersion == "":
+		return nil, usageError{errors.New("offline plan needs --kubernetes-version: the cluster's Kubernetes version, e.g. 1.30")}
+	}
+	return o.offline, nil
+}
+
+func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
+	current, err := readBundles(o.fromBundles, "--from-bundles")
+	if err != nil {
+		return model.PlanInput{}, err
+	}
+	target, err := readBundles(o.toBundles, "--to-bundles")
+	if err != nil {
+		return model.PlanInput{}, err
+	}
+	targetKube := o.targetKubeVersion
+	if targetKube == "" {
+		targetKube = o.kubeVersion
+	}
+	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube}, nil
+}
+
+func readBundles(path, flag string) (*model.Bundles, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is already the error's source
+		}
+		return nil, &model.InputError{Source: path, Problem: "cannot be read: " + err.Error(), Fix: "check the file given to " + flag}
+	}
+	return model.ParseBundles(data, path)
+}
+
+// runPlan computes the plan, prints it and turns a blocking preflight failure
+// into exit code 3 (after printing, so the operator sees the whole plan).
+func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
+	p, err := model.BuildPlan(in)
+	if err != nil {
+		return err
+	}
+	switch o.output {
+	case "json":
+		data, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s\n", data)
+	case "yaml":
+		data, err := yaml.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, _ = out.Write(data)
+	default:
+		writePlanTable(out, p, o.all)
+	}
+	if p.Blocked() {
+		return withCode(ExitPreflight, blockedError(p.Preflight))
+	}
+	return nil
+}
+
+func writePlanTable(out io.Writer, p *model.Plan, all bool) {
+	rows := p.Changed()
+	if all {
+		rows = p.Components
+	}
+	if len(rows) > 0 {
+		tw := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tCURRENT\tTARGET\tCHANGE")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, dash(r.OldVersion), dash(r.NewVersion), r.Change)
+		}
+		_ = tw.Flush()
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintln(out, model.SummarizeChanges(p.Components))
+
+	fmt.Fprintln(out, "\npreflight:")
+	tw := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
+	for _, r := range p.Preflight {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Status, r.Name, r.Message)
+		if r.Remediation != "" && r.Status != model.CheckPass {
+			fmt.Fprintf(tw, "  \t\tfix: %s\n", r.Remediation)
+		}
+	}
+	_ = tw.Flush()
+}
+
+func blockedError(results []model.CheckResult) error {
+	var names []string
+	var first model.CheckResult
+	for _, r := range results {
+		if r.Blocking {
+			if names == nil {
+				first = r
+			}
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 1 {
+		return fmt.Errorf("preflight check %s blocks the upgrade: %s (fix: %s)", first.Name, first.Message, first.Remediation)
+	}
+	return fmt.Errorf("%d preflight checks block the upgrade: %s; see the plan's preflight results", len(names), strings.Join(names, ", "))
 }

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// runCaptured runs the CLI in-process as main does and returns what it wrote
+// and its exit code.
+func runCaptured(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir) // the log file goes here, not to the user's state dir
+	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outF, errF
+	code = run(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	_ = outF.Close()
+	_ = errF.Close()
+	o, _ := os.ReadFile(outF.Name())
+	e, _ := os.ReadFile(errF.Name())
+	return string(o), string(e), code
+}
+
+func fixture(name string) string { return filepath.Join("..", "..", "model", "testdata", name) }
+
+func planArgs(from, to, kube string, extra ...string) []string {
+	return append([]string{"plan", "--from-bundles", fixture(from), "--to-bundles", fixture(to), "--kubernetes-version", kube}, extra...)
+}
+
+const wantPlanTable = `NAME                    CURRENT               TARGET                CHANGE
+Flux                    v2.4.0+abcdef1        v2.5.1+abcdef1        minor
+cert-manager            v1.16.1+abcdef1       v1.16.4+abcdef1       patch
+cluster-api             v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+kubeadm control plane   v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+vsphere                 v1.11.2+abcdef1       v1.12.0+abcdef1       minor
+docker                  v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+tinkerbell              v0.5.3+abcdef1        v0.6.4+abcdef1        minor
+nutanix                 v1.4.0+abcdef1        v1.5.3+abcdef1        minor
+snow                    v0.1.27+abcdef1       v0.2.1+abcdef1        minor
+kubeadm bootstrap       v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+cilium                  v1.14.12-eksa.2       v1.15.14-eksa.1       minor
+kubernetes (EKS-D)      v1.30.5-eks-1-30-17   v1.31.6-eks-1-31-16   minor
+kindnetd                v0.25.0+abcdef1       v0.26.0+abcdef1       minor
+package controller      v0.4.4+abcdef1        v0.4.6+abcdef1        patch
+
+14 of 18 components change: 12 minor, 2 patch; 4 unchanged
+
+preflight:
+  pass      target-kubernetes-known   ../../model/testdata/bundles-2025-03.yaml (bundles-86) carries Kubernetes 1.31 (v1.31.6-eks-1-31-16)
+  pass      kubernetes-version-skew   Kubernetes 1.30 → 1.31 is one minor up
+  skipped   eksa-version-skew         target v0.0.0-dev+build.0+abcdef1 is a development build; EKS-A does not check its version skew
+`
+
+func TestPlanTable(t *testing.T) {
+	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--target-kubernetes-version", "1.31")...)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if out != wantPlanTable {
+		t.Errorf("table:\n%s\nwant:\n%s", out, wantPlanTable)
+	}
+}
+
+func TestPlanTableAllAndUpToDate(t *testing.T) {
+	out, _, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--all")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	// Unchanged rows appear with --all; without a Kubernetes upgrade the
+	// kubernetes row is a patch to the newer EKS-D of 1.30.
+	for _, want := range []string{
+		"EKS-A management        v0.0.0-dev+build.0+abcdef1   v0.0.0-dev+build.0+abcdef1   none",
+		"etcdadm-controller      v1.0.24+abcdef1              v1.0.24+abcdef1              none",
+		"kubernetes (EKS-D)      v1.30.5-eks-1-30-17          v1.30.10-eks-1-30-27         patch",
+		"Kubernetes stays at 1.30",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--all output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != 1+18+1+1+1+1+3 {
+		t.Errorf("--all output has %d lines:\n%s", n, out)
+	}
+
+	out, _, code = runCaptured(t, planArgs("bundles-2025-03.yaml", "bundles-2025-03.yaml", "1.31")...)
+	if code != ExitOK || !strings.HasPrefix(out, "all components are up to date\n\npreflight:\n") || strings.Contains(out, "NAME") {
+		t.Errorf("up to date: exit %d\n%s", code, out)
+	}
+}
+
+func TestPlanJSONContract(t *testing.T) {
+	out, errOut, code := runCaptured(t, planArgs("bundles-2025-03.yaml", "bundles-synthetic-next.yaml", "1.31", "-o", "json")...)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var doc map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
+	}
+	if got := sortedKeys(doc); !reflect.DeepEqual(got, []string{"components", "preflight"}) {
+		t.Errorf("top-level keys = %v", got)
+	}
+	// Every component of either side, unchanged ones included.
+	if len(doc["components"]) != 19 {
+		t.Errorf("%d components, want 19", len(doc["components"]))
+	}
+	kinds := map[any]bool{}
+	for _, c := range doc["components"] {
+		if got := sortedKeys(c); !reflect.DeepEqual(got, []string{"change", "key", "name", "newVersion", "oldVersion"}) {
+			t.Errorf("component keys = %v", got)
+		}
+		kinds[c["change"]] = true
+	}
+	for _, k := range []string{"none", "added", "removed", "changed", "major", "patch", "downgrade", "rebuild"} {
+		if !kinds[k] {
+			t.Errorf("no %q row in %v", k, kinds)
+		}
+	}
+	for _, p := range doc["preflight"] {
+		for _, k := range []string{"name", "status", "message", "remediation"} {
+			if _, ok := p[k]; !ok {
+				t.Errorf("preflight entry %v lacks %q", p, k)
+			}
+		}
+	}
+
+	// YAML carries the same document.
+	yout, _, code := runCaptured(t, planArgs("bundles-2025-03.yaml", "bundles-synthetic-next.yaml", "1.31", "-o", "yaml")...)
+	var fromJSON, fromYAML model.Plan
+	if err := json.Unmarshal([]byte(out), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(yout), &fromYAML); err != nil || code != ExitOK {
+		t.Fatalf("yaml: exit %d, %v\n%s", code, err, yout)
+	}
+	if !reflect.DeepEqual(fromJSON, fromYAML) {
+		t.Errorf("yaml and json differ:\n%+v\n%+v", fromYAML, fromJSON)
+	}
+}
+
+func TestPlanBlockingPreflight(t *testing.T) {
+	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--target-kubernetes-version", "1.32")...)
+	if code != ExitPreflight {
+		t.Errorf("exit %d, want %d", code, ExitPreflight)
+	}
+	// The plan is still printed, with the failure and its fix.
+	for _, want := range []string{"kubernetes (EKS-D)", "fail      kubernetes-version-skew   Kubernetes 1.30 → 1.32 skips 1 minor", "fix: upgrade to 1.31 first"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "preflight check kubernetes-version-skew blocks the upgrade") {
+		t.Errorf("stderr = %q", errOut)
+	}
+
+	// A target newer than the target bundles know, as JSON: stdout stays a
+	// clean document for scripts, the reason goes to stderr.
+	out, errOut, code = runCaptured(t, planArgs("bundles-2025-03.yaml", "bundles-synthetic-next.yaml", "1.32", "--target-kubernetes-version", "1.33", "-o", "json")...)
+	var p model.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code != ExitPreflight {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	if p.Preflight[0].Name != model.CheckNameTargetKubernetesKnown || p.Preflight[0].Status != model.CheckFail || !p.Preflight[0].Blocking {
+		t.Errorf("preflight[0] = %+v", p.Preflight[0])
+	}
+	if !strings.Contains(errOut, "newer than anything") {
+		t.Errorf("stderr = %q", errOut)
+	}
+}
+
+func TestPlanBadInputAndUsage(t *testing.T) {
+	dir := t.TempDir()
+	cluster := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cluster, []byte("apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: mgmt}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, b := fixture("bundles-2024-11.yaml"), fixture("bundles-2025-03.yaml")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{
+		{"unknown kubernetes", planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.32"), ExitBadInput,
+			[]string{"bundles-2024-11.yaml", `Kubernetes "1.32"`, "it contains 1.29, 1.30, 1.31"}},
+		{"missing file", []string{"plan", "--from-bundles", filepath.Join(dir, "nope.yaml"), "--to-bundles", b, "--kubernetes-version", "1.30"}, ExitBadInput,
+			[]string{"nope.yaml: cannot be read", "--from-bundles"}},
+		{"not bundles", []string{"plan", "--from-bundles", a, "--to-bundles", cluster, "--kubernetes-version", "1.30"}, ExitBadInput,
+			[]string{"cluster.yaml: kind: is a Cluster object", "not an EKS-A Bundles"}},
+		{"bad output", planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-o", "xml"), ExitBadInput,
+			[]string{`--output: unknown format "xml"`}},
+		{"no flags", []string{"plan"}, ExitUsage, []string{"plan needs --from-bundles and --to-bundles"}},
+		{"one manifest", []string{"plan", "--from-bundles", a, "--kubernetes-version", "1.30"}, ExitUsage, []string{"both --from-bundles and --to-bundles"}},
+		{"no kubernetes version", []string{"plan", "--from-bundles", a, "--to-bundles", b}, ExitUsage, []string{"needs --kubernetes-version"}},
+		{"unknown flag", []string{"plan", "--bundles", a}, ExitUsage, []string{"unknown flag: --bundles"}},
+		{"argument", append(planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30"), "extra"), ExitUsage, []string{"takes 0 argument(s)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCaptured(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing on error", out)
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(errOut, s) {
+					t.Errorf("stderr %q lacks %q", errOut, s)
+				}
+			}
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
