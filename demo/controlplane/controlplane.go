@@ -41,9 +41,10 @@ const SystemNamespace = "eksa-system"
 type Options struct {
 	// AssetsDir holds kube-apiserver and etcd. Empty: FindAssets("").
 	AssetsDir string
-	// CRDDirs, when set, replace the project's own CRDs with the CRDs found
-	// in these directories (the upstream CRDs of the compatibility check).
-	// The Cluster API CRDs are installed either way.
+	// CRDDirs hold CRDs that replace the project's own CRDs of the same
+	// name (the upstream CRDs of the compatibility check); the project's
+	// CRDs they do not define are still installed, and so are the Cluster
+	// API CRDs.
 	CRDDirs []string
 	// ExtraCRDs are installed in addition to the others.
 	ExtraCRDs []*apiextensionsv1.CustomResourceDefinition
@@ -173,23 +174,30 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	return e, nil
 }
 
-// crdsFor returns the CRDs opts asks for: the project's own (or those of
-// opts.CRDDirs), the Cluster API ones, and opts.ExtraCRDs.
+// crdsFor returns the CRDs opts asks for: those of opts.CRDDirs, the
+// project's own for every name those do not define, the Cluster API ones,
+// and opts.ExtraCRDs.
 func crdsFor(ctx context.Context, opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	if len(opts.CRDDirs) == 0 {
-		own, err := crd.Objects()
-		if err != nil {
-			return nil, fmt.Errorf("the project's CRDs: %w", err)
-		}
-		crds = append(crds, own...)
-	}
+	given := map[string]bool{}
 	for _, d := range opts.CRDDirs {
 		got, err := crd.ReadDir(d)
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range got {
+			given[c.Name] = true
+		}
 		crds = append(crds, got...)
+	}
+	own, err := crd.Objects()
+	if err != nil {
+		return nil, fmt.Errorf("the project's CRDs: %w", err)
+	}
+	for _, c := range own {
+		if !given[c.Name] {
+			crds = append(crds, c)
+		}
 	}
 	capi, err := crd.CAPIObjects(ctx)
 	if err != nil {
