@@ -59,9 +59,9 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
   upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml --kubernetes-version 1.30
 
-  # ... upgrading Kubernetes to 1.31 at the same time, every component, as JSON
+  # ... upgrading Kubernetes to 1.31 at the same time, as JSON for a script
   upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml \
-    --kubernetes-version 1.30 --target-kubernetes-version 1.31 --all -o json`,
+    --kubernetes-version 1.30 --target-kubernetes-version 1.31 -o json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			source, err := o.source()
@@ -80,7 +80,7 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 	f.StringVar(&o.toBundles, "to-bundles", "", "Bundles manifest of the release to upgrade to (offline mode)")
 	f.StringVar(&o.kubeVersion, "kubernetes-version", "", "the cluster's Kubernetes version, as in its spec (e.g. 1.30)")
 	f.StringVar(&o.targetKubeVersion, "target-kubernetes-version", "", "Kubernetes version to upgrade to (default: --kubernetes-version, no Kubernetes upgrade)")
-	f.BoolVar(&o.all, "all", false, "list every component in the table, unchanged ones too")
+	f.BoolVar(&o.all, "all", false, "list unchanged components in the table too (json and yaml always list every one)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
 	for _, name := range []string{"from-bundles", "to-bundles"} {
 		_ = cmd.MarkFlagFilename(name, "yaml", "yml", "json")
@@ -90,12 +90,8 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 }
 
 // source validates the flags as a whole and chooses where current and target
-// come from.
+// come from. The live mode (--cluster, -f) becomes a second case here.
 func (o *planOptions) source() (planSource, error) {
-	if !slices.Contains(planOutputs, o.output) {
-		return nil, &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
-			Fix: "use one of " + strings.Join(planOutputs, ", ")}
-	}
 	switch {
 	case o.fromBundles == "" && o.toBundles == "":
 		return nil, usageError{errors.New("plan needs --from-bundles and --to-bundles (the Bundles manifests of the current and the target release); see 'upgrade-console plan --help'")}
@@ -103,6 +99,10 @@ func (o *planOptions) source() (planSource, error) {
 		return nil, usageError{errors.New("offline plan needs both --from-bundles and --to-bundles")}
 	case o.kubeVersion == "":
 		return nil, usageError{errors.New("offline plan needs --kubernetes-version: the cluster's Kubernetes version, e.g. 1.30")}
+	}
+	if !slices.Contains(planOutputs, o.output) {
+		return nil, &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
+			Fix: "use one of " + strings.Join(planOutputs, ", ")}
 	}
 	return o.offline, nil
 }
