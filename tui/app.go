@@ -1,0 +1,354 @@
+// Package tui is the console's terminal UI: an App that holds a stack of
+// screens (the dashboard today; the plan screen goes beneath it and recovery
+// dialogs over it) and feeds them cluster snapshots.
+//
+// Data flows one way. The watcher publishes immutable model.ClusterState
+// snapshots on a channel; the App waits on it with a tea.Cmd that re-arms
+// itself (Bubble Tea's realtime pattern), so there is never more than one
+// snapshot in flight and no goroutine inside a model. Screens store the newest
+// snapshot, mark themselves dirty and rebuild their view-models on a tick of
+// at most 10 Hz; View only lays out strings cached by data version, size and
+// focus.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// Source publishes snapshots; *watchers.Watcher satisfies it. The channel
+// holds at most one (the latest) snapshot and is closed when the source stops.
+type Source interface {
+	Updates() <-chan *model.ClusterState
+}
+
+// Options configure the App and its dashboard.
+type Options struct {
+	// ClusterName and Context are shown until the first snapshot names them.
+	ClusterName string
+	Context     string
+	// Source feeds snapshots; nil runs the UI without data (tests, demos
+	// that send SnapshotMsg themselves).
+	Source Source
+	// Theme is the --theme value; ColorOff forces monochrome for Auto
+	// (NO_COLOR, not a colour terminal; see themes.ColorOff).
+	Theme    themes.Name
+	ColorOff bool
+	// ReadOnly leaves every dangerous action unbound.
+	ReadOnly bool
+	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
+	StallAfter time.Duration
+	// QuitOnDone ends the program once the upgrade is done or failed
+	// (watch --exit-on-done).
+	QuitOnDone bool
+	// Actions are extra key-bound actions on the dashboard (recovery…).
+	Actions []Action
+	// Clock tells the time for "since" columns and stalls; the real clock
+	// when nil. Tests inject a fake one.
+	Clock clock.PassiveClock
+}
+
+func (o Options) clock() clock.PassiveClock {
+	if o.Clock == nil {
+		return clock.RealClock{}
+	}
+	return o.Clock
+}
+
+// Action is a key-bound operation a screen offers. Dangerous actions (those
+// that change the cluster) are not bound in read-only mode.
+type Action struct {
+	Binding   key.Binding
+	Dangerous bool
+	// Run is called with the newest snapshot and returns the command that
+	// carries the action out (usually opening a dialog).
+	Run func(s *model.ClusterState) tea.Cmd
+}
+
+// Screen is one full-window page of the App (plan, dashboard). Like the
+// components of bubbles and soft-serve it is a model with a size and a key
+// map, so the App can size it and build its help.
+type Screen interface {
+	Init() tea.Cmd
+	Update(msg tea.Msg) (Screen, tea.Cmd)
+	// View returns exactly the size last given to SetSize.
+	View() string
+	SetSize(width, height int)
+	help.KeyMap
+}
+
+// Dialog is a screen drawn over the top screen as a centred box (a recovery
+// dialog, a confirmation). While one is open it receives every key.
+type Dialog interface {
+	Screen
+}
+
+// Messages screens use to drive the App.
+type (
+	// PushMsg puts a screen on top of the stack (e.g. the plan screen
+	// pushing the dashboard once the upgrade starts).
+	PushMsg struct{ Screen Screen }
+	// PopMsg removes the top screen; popping the last one quits.
+	PopMsg struct{}
+	// OpenDialogMsg opens a dialog over the current screen.
+	OpenDialogMsg struct{ Dialog Dialog }
+	// CloseDialogMsg closes the top dialog.
+	CloseDialogMsg struct{}
+	// SnapshotMsg carries a new snapshot to every screen and dialog.
+	SnapshotMsg struct{ State *model.ClusterState }
+	// ThemeMsg tells every screen and dialog the theme changed.
+	ThemeMsg struct{ Theme *themes.Theme }
+	// OutcomeMsg records how the upgrade ended, for the exit code.
+	OutcomeMsg struct{ Outcome report.Outcome }
+	// sourceClosedMsg says the snapshot channel was closed.
+	sourceClosedMsg struct{}
+)
+
+// Push, Pop, OpenDialog and CloseDialog are the commands for those messages.
+func Push(s Screen) tea.Cmd       { return func() tea.Msg { return PushMsg{s} } }
+func Pop() tea.Msg                { return PopMsg{} }
+func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return OpenDialogMsg{d} } }
+func CloseDialog() tea.Msg        { return CloseDialogMsg{} }
+
+// waitForSnapshot blocks (in a command, never in a model) until the source
+// publishes, and returns the snapshot as a message.
+func waitForSnapshot(ch <-chan *model.ClusterState) tea.Cmd {
+	return func() tea.Msg {
+		s, ok := <-ch
+		if !ok {
+			return sourceClosedMsg{}
+		}
+		return SnapshotMsg{State: s}
+	}
+}
+
+// App is the root model: a stack of screens, dialogs over them, the theme
+// and the snapshot subscription.
+type App struct {
+	opts    Options
+	screens []Screen
+	dialogs []Dialog
+	width   int
+	height  int
+	theme   *themes.Theme
+	outcome report.Outcome
+	title   string
+}
+
+// NewApp returns an App showing the given screen first.
+func NewApp(opts Options, first Screen) *App {
+	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console"}
+	if opts.ClusterName != "" {
+		a.title += ": " + opts.ClusterName
+	}
+	a.theme = initialTheme(opts)
+	return a
+}
+
+// initialTheme is the theme before the terminal answers the background
+// query: dark unless the options say otherwise.
+func initialTheme(opts Options) *themes.Theme {
+	name := opts.Theme
+	if name == "" {
+		name = themes.Auto
+	}
+	if name == themes.Auto && opts.ColorOff {
+		name = themes.Mono
+	}
+	t := themes.ForName(name, true)
+	return &t
+}
+
+// Theme returns the App's current theme.
+func (a *App) Theme() *themes.Theme { return a.theme }
+
+// Outcome is how the upgrade ended, as far as the App saw.
+func (a *App) Outcome() report.Outcome { return a.outcome }
+
+func (a *App) autoTheme() bool {
+	return (a.opts.Theme == "" || a.opts.Theme == themes.Auto) && !a.opts.ColorOff
+}
+
+// Init starts the snapshot subscription, asks the terminal for its
+// background colour when the theme follows it, and initialises the screen.
+func (a *App) Init() tea.Cmd {
+	cmds := []tea.Cmd{func() tea.Msg { return ThemeMsg{a.theme} }}
+	if a.opts.Source != nil {
+		cmds = append(cmds, waitForSnapshot(a.opts.Source.Updates()))
+	}
+	if a.autoTheme() {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	for _, s := range a.screens {
+		cmds = append(cmds, s.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes messages: keys to the top dialog or screen, everything else
+// to every screen and dialog (they all follow the cluster).
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		for _, s := range a.screens {
+			s.SetSize(a.width, a.height)
+		}
+		for _, d := range a.dialogs {
+			d.SetSize(a.dialogSize())
+		}
+		return a, nil
+	case tea.BackgroundColorMsg:
+		if !a.autoTheme() {
+			return a, nil
+		}
+		t := themes.ForName(themes.Auto, msg.IsDark())
+		a.theme = &t
+		return a.broadcast(ThemeMsg{a.theme})
+	case tea.ColorProfileMsg:
+		if a.autoTheme() && msg.Profile <= colorprofile.ASCII && a.theme.Name != themes.Mono {
+			t := themes.NewMono()
+			a.theme = &t
+			return a.broadcast(ThemeMsg{a.theme})
+		}
+		return a, nil
+	case tea.KeyPressMsg:
+		if msg.String() == "ctrl+c" {
+			return a, tea.Quit
+		}
+		return a.routeKey(msg)
+	case SnapshotMsg:
+		m, cmd := a.broadcast(msg)
+		if a.opts.Source != nil {
+			cmd = tea.Batch(cmd, waitForSnapshot(a.opts.Source.Updates()))
+		}
+		return m, cmd
+	case sourceClosedMsg:
+		return a, nil
+	case PushMsg:
+		msg.Screen.SetSize(a.width, a.height)
+		a.screens = append(a.screens, msg.Screen)
+		_, themeCmd := a.send(msg.Screen, ThemeMsg{a.theme})
+		return a, tea.Batch(msg.Screen.Init(), themeCmd)
+	case PopMsg:
+		a.screens = a.screens[:len(a.screens)-1]
+		if len(a.screens) == 0 {
+			return a, tea.Quit
+		}
+		return a, nil
+	case OpenDialogMsg:
+		msg.Dialog.SetSize(a.dialogSize())
+		a.dialogs = append(a.dialogs, msg.Dialog)
+		_, themeCmd := a.send(msg.Dialog, ThemeMsg{a.theme})
+		return a, tea.Batch(msg.Dialog.Init(), themeCmd)
+	case CloseDialogMsg:
+		if len(a.dialogs) > 0 {
+			a.dialogs = a.dialogs[:len(a.dialogs)-1]
+		}
+		return a, nil
+	case OutcomeMsg:
+		a.outcome = msg.Outcome
+		return a, nil
+	}
+	return a.broadcast(msg)
+}
+
+func (a *App) routeKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if n := len(a.dialogs); n > 0 {
+		d, cmd := a.dialogs[n-1].Update(msg)
+		if dd, ok := d.(Dialog); ok {
+			a.dialogs[n-1] = dd
+		}
+		return a, cmd
+	}
+	n := len(a.screens)
+	s, cmd := a.screens[n-1].Update(msg)
+	a.screens[n-1] = s
+	return a, cmd
+}
+
+func (a *App) send(s Screen, msg tea.Msg) (Screen, tea.Cmd) {
+	return s.Update(msg)
+}
+
+func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for i, s := range a.screens {
+		var cmd tea.Cmd
+		a.screens[i], cmd = s.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	for i, d := range a.dialogs {
+		s, cmd := d.Update(msg)
+		if dd, ok := s.(Dialog); ok {
+			a.dialogs[i] = dd
+		}
+		cmds = append(cmds, cmd)
+	}
+	return a, tea.Batch(cmds...)
+}
+
+// dialogSize leaves a margin around dialogs so the dashboard stays visible.
+func (a *App) dialogSize() (int, int) {
+	return max(a.width-4, 10), max(a.height-4, 5)
+}
+
+// View draws the top screen, and the dialogs over it as layers.
+func (a *App) View() tea.View {
+	var v tea.View
+	v.AltScreen = true
+	v.WindowTitle = a.title
+	if len(a.screens) == 0 || a.width == 0 {
+		return v
+	}
+	base := a.screens[len(a.screens)-1].View()
+	if len(a.dialogs) == 0 {
+		v.SetContent(base)
+		return v
+	}
+	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}
+	for i, d := range a.dialogs {
+		box := d.View()
+		w, h := lipgloss.Size(box)
+		x, y := max((a.width-w)/2, 0), max((a.height-h)/2, 0)
+		layers = append(layers, lipgloss.NewLayer(box).X(x).Y(y).Z(i+1))
+	}
+	v.SetContent(lipgloss.NewCanvas(a.width, a.height).Compose(lipgloss.NewLayer("", layers...)).Render())
+	return v
+}
+
+// Run shows the dashboard until the operator quits (or, with QuitOnDone,
+// until the upgrade is done or has failed) and returns the outcome it saw.
+// Logs must already go to a file: the terminal belongs to the UI.
+func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) (report.Outcome, error) {
+	return RunApp(ctx, NewApp(opts, NewDashboard(opts)), progOpts...)
+}
+
+// RunApp runs an App built by the caller (with a plan screen first, say).
+func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
+	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...)
+	final, err := tea.NewProgram(app, opts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return report.Running, fmt.Errorf("terminal UI: %w", err)
+	}
+	if a, ok := final.(*App); ok {
+		return a.outcome, nil
+	}
+	return report.Running, nil
+}

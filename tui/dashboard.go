@@ -1,0 +1,387 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// frameInterval is the shortest time between two rebuilds of the view from
+// snapshots: at most 10 per second, however fast the cluster changes.
+const frameInterval = 100 * time.Millisecond
+
+type (
+	// frameMsg fires when a rebuild held back by frameInterval is due.
+	frameMsg struct{}
+	// clockMsg fires every second: "since" columns, elapsed times and
+	// stalls move with the clock even when the cluster is silent.
+	clockMsg struct{}
+)
+
+// Dashboard is the live view of an upgrade: header, panes, stall line.
+type Dashboard struct {
+	opts Options
+	keys KeyMap
+	help help.Model
+
+	filter    textinput.Model
+	filtering bool
+
+	st *styles
+	w  int
+	h  int
+
+	state    *model.ClusterState
+	built    uint64 // snapshot version the panes were built from
+	dirty    bool
+	pending  bool // a frameMsg is scheduled
+	lastRun  time.Time
+	now      time.Time
+	progress model.Progress
+	timeline model.Timeline
+	judge    report.Judge
+	outcome  report.Outcome
+
+	cluster, etcd, cp, events textPane
+	nodes                     nodesPane
+
+	focus  paneID
+	zoom   bool
+	expand bool
+
+	header  headerModel
+	stalls  []line
+	plan    layoutPlan
+	helpOut string
+	helpKey helpKey
+}
+
+type helpKey struct {
+	w         int
+	all       bool
+	filtering bool
+	st        *styles
+}
+
+// NewDashboard returns the dashboard screen.
+func NewDashboard(opts Options) *Dashboard {
+	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge()}
+	for _, a := range opts.Actions {
+		if a.Dangerous && opts.ReadOnly {
+			continue
+		}
+		d.keys.Actions = append(d.keys.Actions, a.Binding)
+	}
+	d.cluster = textPane{id: paneCluster, usesClock: true}
+	d.etcd = textPane{id: paneEtcd, usesClock: true}
+	d.cp = textPane{id: paneControlPlane, usesClock: true}
+	d.events = textPane{id: paneEvents, usesClock: true}
+	d.filter = textinput.New()
+	d.filter.Prompt = "/"
+	d.filter.Placeholder = "node, role, phase, version or step"
+	d.filter.CharLimit = 64
+	th := initialTheme(opts)
+	d.setTheme(th)
+	d.now = opts.clock().Now()
+	d.rebuild()
+	return d
+}
+
+// Init starts the clock.
+func (d *Dashboard) Init() tea.Cmd { return clockTick() }
+
+func clockTick() tea.Cmd {
+	return tea.Every(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
+}
+
+// SetSize follows the terminal.
+func (d *Dashboard) SetSize(w, h int) {
+	d.w, d.h = w, h
+	d.help.SetWidth(w)
+	d.filter.SetWidth(max(w-40, 10))
+	d.relayout()
+}
+
+// ShortHelp and FullHelp make the dashboard a help.KeyMap.
+func (d *Dashboard) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
+func (d *Dashboard) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+
+// State is the newest snapshot the dashboard holds.
+func (d *Dashboard) State() *model.ClusterState { return d.state }
+
+// Progress is the progress derived at the last rebuild.
+func (d *Dashboard) Progress() model.Progress { return d.progress }
+
+// Focus is the focused pane's name, Zoomed whether it fills the body, and
+// Filter the node filter (for tests and for screens built on top).
+func (d *Dashboard) Focus() string  { return d.focus.String() }
+func (d *Dashboard) Zoomed() bool   { return d.zoom }
+func (d *Dashboard) Filter() string { return d.nodes.filter }
+
+func (d *Dashboard) setTheme(th *themes.Theme) {
+	d.st = newStyles(th)
+	d.help.Styles = th.Help
+	ts := textinput.DefaultStyles(th.Dark)
+	ts.Focused.Prompt = th.FilterMark
+	ts.Focused.Text = th.FilterText
+	d.filter.SetStyles(ts)
+}
+
+// Update handles snapshots, ticks and keys.
+func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ThemeMsg:
+		d.setTheme(msg.Theme)
+		d.built = 0
+		d.rebuild()
+		return d, nil
+	case SnapshotMsg:
+		d.state = msg.State
+		d.dirty = true
+		return d, d.maybeRebuild()
+	case frameMsg:
+		d.pending = false
+		if d.dirty {
+			return d, d.rebuild()
+		}
+		return d, nil
+	case clockMsg:
+		d.now = d.opts.clock().Now()
+		cmd := d.refreshProgress()
+		d.relayout()
+		return d, tea.Batch(cmd, clockTick())
+	case tea.KeyPressMsg:
+		if d.filtering {
+			return d, d.updateFilter(msg)
+		}
+		return d, d.handleKey(msg)
+	}
+	if d.filtering {
+		var cmd tea.Cmd
+		d.filter, cmd = d.filter.Update(msg)
+		return d, cmd
+	}
+	return d, nil
+}
+
+// maybeRebuild rebuilds now if the last rebuild is older than
+// frameInterval, otherwise schedules one: bursts of snapshots coalesce into
+// at most ten rebuilds a second, and a lone change shows at once.
+func (d *Dashboard) maybeRebuild() tea.Cmd {
+	now := d.opts.clock().Now()
+	wait := frameInterval - now.Sub(d.lastRun)
+	if d.lastRun.IsZero() || wait <= 0 {
+		return d.rebuild()
+	}
+	if d.pending {
+		return nil
+	}
+	d.pending = true
+	return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+// rebuild derives progress and rebuilds every view-model from the newest
+// snapshot. It is the only place snapshot data is read.
+func (d *Dashboard) rebuild() tea.Cmd {
+	d.now = d.opts.clock().Now()
+	if d.state != nil {
+		d.lastRun = d.now
+	}
+	d.dirty = false
+	var version uint64
+	if d.state != nil {
+		version = d.state.Version
+	}
+	if d.built != version || version == 0 {
+		d.buildPanes()
+		d.built = version
+	}
+	cmd := d.refreshProgress()
+	d.relayout()
+	return cmd
+}
+
+func (d *Dashboard) buildPanes() {
+	s := d.state
+	d.cluster.set(buildClusterPane(d.st, s))
+	d.cp.set(buildControlPlanePane(d.st, s, d.expand))
+	d.etcd.set(buildEtcdPane(d.st, s, d.expand))
+	d.events.set(buildEventsPane(d.st, s))
+	d.nodes.expand = d.expand
+	d.nodes.set(d.st, s)
+}
+
+// refreshProgress re-derives progress (stalls depend on the clock), the
+// timeline, the header and the stall lines, and judges the outcome.
+func (d *Dashboard) refreshProgress() tea.Cmd {
+	if d.state != nil {
+		d.progress = model.DeriveProgress(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
+		d.timeline = d.timeline.Observe(d.progress, d.now)
+	}
+	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
+	d.stalls = buildStallLines(d.st, d.state, d.progress)
+	if d.state == nil || d.outcome != report.Running {
+		return nil
+	}
+	d.judge, d.outcome = d.judge.Observe(d.progress, d.now)
+	if d.outcome == report.Running {
+		return nil
+	}
+	out := d.outcome
+	record := func() tea.Msg { return OutcomeMsg{out} }
+	if d.opts.QuitOnDone {
+		return tea.Sequence(record, tea.Quit)
+	}
+	return record
+}
+
+// buildStallLines is the bottom line(s): the failure, the stalls, or the
+// summary of where the upgrade stands.
+func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) []line {
+	sym := st.th.Sym
+	var out []line
+	if p.Failed {
+		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + firstLine(p.FailureMessage), rFailure}}})
+	}
+	for _, sl := range p.Stalls {
+		mark, r := sym.Warn, rStall
+		if sl.Failed {
+			mark, r = sym.Fail, rFailure
+		}
+		out = append(out, line{segs: []seg{{" " + mark + " " + sl.Sentence, r}}})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	switch {
+	case s == nil:
+		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}
+	case p.Complete:
+		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}
+	case p.Summary != "":
+		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}
+	}
+	return nil
+}
+
+func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := d.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		d.help.ShowAll = !d.help.ShowAll
+	case key.Matches(msg, k.NextPane):
+		d.cycleFocus(1)
+	case key.Matches(msg, k.PrevPane):
+		d.cycleFocus(-1)
+	case key.Matches(msg, k.Zoom):
+		d.zoom = !d.zoom
+	case msg.String() == "esc":
+		switch {
+		case d.zoom:
+			d.zoom = false
+		case d.nodes.filter != "":
+			d.setFilter("")
+		case d.help.ShowAll:
+			d.help.ShowAll = false
+		}
+	case key.Matches(msg, k.Filter):
+		d.focus = paneNodes
+		d.filtering = true
+		d.filter.SetValue(d.nodes.filter)
+		d.filter.CursorEnd()
+		d.relayout()
+		return d.filter.Focus()
+	case key.Matches(msg, k.Expand):
+		d.expand = !d.expand
+		d.buildPanes()
+	case key.Matches(msg, k.Up):
+		d.scroll(-1)
+	case key.Matches(msg, k.Down):
+		d.scroll(1)
+	case key.Matches(msg, k.PageUp):
+		d.scroll(-max(d.focusedHeight()-2, 1))
+	case key.Matches(msg, k.PageDown):
+		d.scroll(max(d.focusedHeight()-2, 1))
+	case key.Matches(msg, k.Home):
+		d.scroll(-1 << 30)
+	case key.Matches(msg, k.End):
+		d.scroll(1 << 30)
+	default:
+		for _, a := range d.opts.Actions {
+			if a.Dangerous && d.opts.ReadOnly {
+				continue
+			}
+			if key.Matches(msg, a.Binding) && a.Run != nil {
+				return a.Run(d.state)
+			}
+		}
+		return nil
+	}
+	d.relayout()
+	return nil
+}
+
+func (d *Dashboard) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, d.keys.AcceptFilter):
+		d.filtering = false
+		d.filter.Blur()
+		d.relayout()
+		return nil
+	case key.Matches(msg, d.keys.ClearFilter):
+		d.filtering = false
+		d.filter.Blur()
+		d.setFilter("")
+		return nil
+	}
+	var cmd tea.Cmd
+	d.filter, cmd = d.filter.Update(msg)
+	if v := d.filter.Value(); v != d.nodes.filter {
+		d.setFilter(v)
+	}
+	return cmd
+}
+
+func (d *Dashboard) setFilter(f string) {
+	d.nodes.filter = strings.TrimSpace(f)
+	d.nodes.cursor, d.nodes.offset = 0, 0
+	d.nodes.regroup()
+	d.relayout()
+}
+
+func (d *Dashboard) cycleFocus(dir int) {
+	for i := 1; i <= int(paneCount); i++ {
+		next := paneID((int(d.focus) + dir*i + 2*int(paneCount)) % int(paneCount))
+		if d.plan.visible[next] {
+			d.focus = next
+			return
+		}
+	}
+}
+
+func (d *Dashboard) focusedHeight() int { return d.plan.height[d.focus] }
+
+func (d *Dashboard) scroll(delta int) {
+	switch d.focus {
+	case paneNodes:
+		d.nodes.move(delta)
+	case paneCluster:
+		d.cluster.scroll(delta, d.plan.height[paneCluster])
+	case paneEtcd:
+		d.etcd.scroll(delta, d.plan.height[paneEtcd])
+	case paneControlPlane:
+		d.cp.scroll(delta, d.plan.height[paneControlPlane])
+	case paneEvents:
+		d.events.scroll(delta, d.plan.height[paneEvents])
+	}
+}

@@ -1,0 +1,232 @@
+package tui
+
+import (
+	"github.com/upgrade-console/upgrade-console/themes"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// headerModel is the two header lines, built in Update from the snapshot,
+// the progress and the timeline.
+type headerModel struct {
+	ident    []seg // cluster, context
+	versions []seg // EKS-A and Kubernetes, current → target
+	badges   []seg // right aligned: stale, connection
+	timeline model.Timeline
+	progress model.Progress
+}
+
+func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.Timeline, opts Options, now time.Time) headerModel {
+	sym := st.th.Sym
+	h := headerModel{timeline: tl, progress: p}
+	name, ctx := opts.ClusterName, opts.Context
+	if s != nil {
+		if s.ClusterName != "" {
+			name = s.ClusterName
+		}
+		if s.Context != "" {
+			ctx = s.Context
+		}
+	}
+	h.ident = []seg{{" " + name, rCluster}}
+	if ctx != "" {
+		h.ident = append(h.ident, seg{" @ " + ctx, rMuted})
+	}
+	if s != nil && s.Cluster != nil {
+		c := s.Cluster
+		cur := c.Annotations[model.AnnotationManagementComponentsVersion]
+		h.versions = append(h.versions, seg{"EKS-A ", rMuted})
+		h.versions = append(h.versions, fromTo(sym.Arrow, cur, c.EksaVersion)...)
+		curK := ""
+		if s.ControlPlane != nil {
+			curK = minorOf(s.ControlPlane.StatusVersion)
+		}
+		h.versions = append(h.versions, seg{"   k8s ", rMuted})
+		h.versions = append(h.versions, fromTo(sym.Arrow, curK, c.KubernetesVersion)...)
+	}
+	if p.Stale {
+		h.badges = append(h.badges, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
+	}
+	switch {
+	case s == nil || s.Connection == model.Connecting || s.Connection == "":
+		h.badges = append(h.badges, seg{"◌ connecting", rConnecting})
+	case s.Connection == model.Reconnecting:
+		t := "↻ reconnecting"
+		if d := since(s.ConnectionSince, now); d != "" {
+			t += " " + d
+		}
+		h.badges = append(h.badges, seg{t, rReconnecting})
+	default:
+		h.badges = append(h.badges, seg{sym.Active + " live", rLive})
+	}
+	return h
+}
+
+// fromTo is "v0.20.4 → v0.21.1", or just the target when nothing changes or
+// the current version is unknown.
+func fromTo(arrow, cur, target string) []seg {
+	switch {
+	case target == "":
+		return []seg{{orUnknown(cur), rVersion}}
+	case cur == "" || cur == target:
+		return []seg{{target, rVersion}}
+	default:
+		return []seg{{cur, rVersion}, {" " + arrow + " ", rMuted}, {target, rBold}}
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// minorOf turns "v1.30.14-eks-1-30-40" into "1.30".
+func minorOf(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// render draws the header in exactly two lines of w cells. The timeline has
+// three forms, from spelled out to symbols only; the widest that fits wins.
+func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Time) {
+	// Line 1: identity and versions on the left, badges on the right.
+	bw := segsWidth(h.badges)
+	left := append(append([]seg{}, h.ident...), seg{"   ", rText})
+	left = append(left, h.versions...)
+	if segsWidth(left)+bw+1 > w {
+		left = append(append([]seg{}, h.ident...), seg{"  ", rText})
+		left = append(left, h.versions...)
+	}
+	if bw+10 > w {
+		st.paintSegs(b, left, w)
+	} else {
+		st.paintSegs(b, left, w-bw-1)
+		st.paintSegs(b, h.badges, bw)
+		b.WriteByte(' ')
+	}
+	b.WriteByte('\n')
+	for _, form := range []int{timelineFull, timelineShort, timelineSymbols} {
+		segs := h.timelineSegs(st, form, now)
+		if segsWidth(segs) <= w || form == timelineSymbols {
+			st.paintSegs(b, segs, w)
+			return
+		}
+	}
+}
+
+const (
+	timelineFull = iota
+	timelineShort
+	timelineSymbols
+)
+
+var shortPhase = map[model.Phase]string{
+	model.PhaseComponents: "comp", model.PhaseEtcd: "etcd", model.PhaseControlPlane: "cp",
+	model.PhaseCNI: "cni", model.PhaseWorkers: "wrk",
+}
+
+func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
+	sym := st.th.Sym
+	p := &h.progress
+	segs := make([]seg, 0, 24)
+	segs = append(segs, seg{" ", rText})
+	sep := seg{" ─ ", rRule}
+	if form != timelineFull {
+		sep = seg{" ", rText}
+	}
+	for i, pp := range p.Phases {
+		if i > 0 {
+			segs = append(segs, sep)
+		}
+		mark, r := phaseMark(sym, pp.Status)
+		name := string(pp.Phase)
+		if form == timelineShort {
+			name = shortPhase[pp.Phase]
+		}
+		el := ""
+		if e, ok := h.timeline.Entry(pp.Phase); ok {
+			if d := e.Elapsed(now); d > 0 {
+				el = clockDuration(d)
+			}
+		}
+		switch form {
+		case timelineSymbols:
+			segs = append(segs, seg{mark, r})
+			if pp.Status == model.PhaseActive || pp.Status == model.PhaseBroken {
+				segs = append(segs, seg{" " + shortPhase[pp.Phase], r})
+				if el != "" {
+					segs = append(segs, seg{" " + el, rMuted})
+				}
+			}
+		default:
+			segs = append(segs, seg{name + " ", nameRole(pp.Status)}, seg{mark, r})
+			if el != "" {
+				segs = append(segs, seg{" " + el, rMuted})
+			}
+		}
+	}
+	if len(p.Phases) > 0 {
+		mark, r := sym.Pending, rPhasePending
+		switch {
+		case p.Failed:
+			mark, r = sym.Fail, rPhaseFailed
+		case p.Complete:
+			mark, r = sym.OK, rPhaseDone
+		}
+		if form == timelineSymbols {
+			segs = append(segs, sep, seg{mark, r})
+		} else {
+			segs = append(segs, sep, seg{"ready ", nameRole(model.PhasePending)}, seg{mark, r})
+		}
+	} else {
+		segs = append(segs, seg{"waiting for the first snapshot", rMuted})
+	}
+	if !h.timeline.Started.IsZero() {
+		end := now
+		if !h.timeline.Finished.IsZero() {
+			end = h.timeline.Finished
+		}
+		label := "   elapsed "
+		if form == timelineSymbols {
+			label = "  "
+		}
+		segs = append(segs, seg{label + clockDuration(end.Sub(h.timeline.Started)), rMuted})
+	}
+	return segs
+}
+
+func phaseMark(sym themes.Symbols, s model.PhaseStatus) (string, role) {
+	switch s {
+	case model.PhaseOK:
+		return sym.OK, rPhaseDone
+	case model.PhaseActive:
+		return sym.Active, rPhaseActive
+	case model.PhaseBroken:
+		return sym.Fail, rPhaseFailed
+	case model.PhaseSkipped:
+		return sym.Skipped, rPhaseSkipped
+	default:
+		return sym.Pending, rPhasePending
+	}
+}
+
+func nameRole(s model.PhaseStatus) role {
+	switch s {
+	case model.PhaseActive:
+		return rPhaseActive
+	case model.PhaseBroken:
+		return rPhaseFailed
+	case model.PhaseOK:
+		return rText
+	default:
+		return rMuted
+	}
+}

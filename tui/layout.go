@@ -1,0 +1,310 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+)
+
+// This file decides where every pane goes (in Update, after data, size,
+// focus or zoom change) and joins the cached pane outputs (in View).
+//
+// Degrading at small sizes follows a fixed order so the screen is never
+// garbled, only shorter: first the events pane goes, then etcd, then the
+// control plane, then the cluster pane, leaving the nodes table; the header
+// loses its identity line below 12 rows and the help line below 10; the
+// nodes table drops columns (version, role, since, phase, steps) as the
+// width shrinks. Every line is exactly the terminal's width.
+
+// wideLayout is the width from which the cluster and etcd panes sit side by
+// side.
+const wideLayout = 100
+
+type section struct {
+	left, right paneID // right < 0: the left pane takes the full width
+	h           int
+}
+
+type layoutPlan struct {
+	headerLines int
+	stallLines  int
+	helpLines   int
+	sections    []section
+	visible     [paneCount]bool
+	height      [paneCount]int
+	leftW       int
+	rightW      int
+}
+
+const noPane paneID = -1
+
+type allocItem struct {
+	left, right paneID
+	min, want   int
+	h           int
+	dropped     bool
+}
+
+func (d *Dashboard) relayout() {
+	w, h := d.w, d.h
+	var p layoutPlan
+	if w <= 0 || h <= 0 {
+		d.plan = p
+		return
+	}
+	d.refreshHelp()
+	p.helpLines = strings.Count(d.helpOut, "\n") + 1
+	if d.filtering {
+		p.helpLines = 1
+	} else if h < 10 {
+		p.helpLines = 0
+	}
+	p.stallLines = min(len(d.stalls), 1)
+	if h >= 30 {
+		p.stallLines = min(len(d.stalls), 3)
+	}
+	switch {
+	case h >= 12:
+		p.headerLines = 2
+	case h >= 5:
+		p.headerLines = 1
+	}
+	body := h - p.headerLines - p.stallLines - p.helpLines
+	for body < 1 && (p.helpLines > 0 || p.stallLines > 0 || p.headerLines > 0) {
+		switch {
+		case p.helpLines > 0:
+			p.helpLines--
+		case p.headerLines > 0:
+			p.headerLines--
+		default:
+			p.stallLines--
+		}
+		body++
+	}
+	if d.zoom {
+		p.sections = []section{{left: d.focus, right: noPane, h: body}}
+		p.visible[d.focus] = true
+		p.height[d.focus] = body
+		p.leftW = w
+		d.plan = p
+		return
+	}
+	items := d.allocate(body, w >= wideLayout)
+	for _, it := range items {
+		if it.dropped || it.h <= 0 {
+			continue
+		}
+		p.sections = append(p.sections, section{left: it.left, right: it.right, h: it.h})
+		p.visible[it.left] = true
+		p.height[it.left] = it.h
+		if it.right != noPane {
+			p.visible[it.right] = true
+			p.height[it.right] = it.h
+		}
+	}
+	p.leftW = w
+	if w >= wideLayout {
+		p.leftW = (w - 1) / 2
+		p.rightW = w - p.leftW - 1
+	}
+	d.plan = p
+	if !p.visible[d.focus] {
+		d.focus = paneNodes
+	}
+}
+
+// allocate shares the body's rows between the panes: everyone gets a
+// minimum, panes are dropped (events first) until the minimums fit, then
+// rows go to the panes in order of importance up to what they want, and
+// what is left goes to the nodes table.
+func (d *Dashboard) allocate(body int, wide bool) []allocItem {
+	capTo := func(want, limit int) int { return min(want, max(limit, 3)) }
+	clusterWant := capTo(d.cluster.want(), body/3)
+	etcdWant := capTo(d.etcd.want(), body/3)
+	etcdMin := min(2, d.etcd.want())
+	var items []allocItem
+	if wide {
+		items = append(items, allocItem{left: paneCluster, right: paneEtcd, min: max(3, etcdMin), want: max(clusterWant, etcdWant)})
+	} else {
+		items = append(items,
+			allocItem{left: paneCluster, right: noPane, min: 3, want: clusterWant},
+			allocItem{left: paneEtcd, right: noPane, min: etcdMin, want: etcdWant})
+	}
+	items = append(items,
+		allocItem{left: paneControlPlane, right: noPane, min: 2, want: capTo(d.cp.want(), body/4)},
+		allocItem{left: paneNodes, right: noPane, min: 3, want: d.nodes.want()},
+		allocItem{left: paneEvents, right: noPane, min: 2, want: capTo(d.events.want(), body/5)},
+	)
+	find := func(id paneID) *allocItem {
+		for i := range items {
+			if items[i].left == id || items[i].right == id {
+				return &items[i]
+			}
+		}
+		return nil
+	}
+	sumMin := func() int {
+		n := 0
+		for _, it := range items {
+			if !it.dropped {
+				n += it.min
+			}
+		}
+		return n
+	}
+	for _, id := range []paneID{paneEvents, paneEtcd, paneControlPlane, paneCluster} {
+		if sumMin() <= body {
+			break
+		}
+		it := find(id)
+		if it.right == id {
+			it.right = noPane // etcd leaves the shared row, cluster keeps it
+			continue
+		}
+		if it.left == id && it.right != noPane {
+			it.left, it.right = it.right, noPane
+			it.dropped = true
+			continue
+		}
+		it.dropped = true
+	}
+	nodes := find(paneNodes)
+	left := body
+	if sumMin() > body {
+		for i := range items {
+			items[i].dropped = items[i].left != paneNodes
+		}
+		nodes.h = body
+		return items
+	}
+	for i := range items {
+		if !items[i].dropped {
+			items[i].h = items[i].min
+			left -= items[i].min
+		}
+	}
+	// Two rounds: first every pane up to a modest share (so the nodes table
+	// shows rows even on 80×24), then up to everything it wants.
+	firstRound := map[paneID]int{paneCluster: 5, paneEtcd: 4, paneControlPlane: 3, paneNodes: 10, paneEvents: 3}
+	order := []paneID{paneCluster, paneEtcd, paneControlPlane, paneNodes, paneEvents}
+	for round := 0; round < 2; round++ {
+		for _, id := range order {
+			it := find(id)
+			if it == nil || it.dropped || left <= 0 || it.left != id {
+				continue
+			}
+			target := it.want
+			if round == 0 {
+				target = min(it.want, max(firstRound[id], it.min))
+			}
+			g := min(max(target-it.h, 0), left)
+			it.h += g
+			left -= g
+		}
+	}
+	nodes.h += left
+	return items
+}
+
+// refreshHelp renders the help footer when what it shows changed.
+func (d *Dashboard) refreshHelp() {
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, st: d.st}
+	if k == d.helpKey && d.helpOut != "" {
+		return
+	}
+	d.helpKey = k
+	if d.filtering {
+		d.helpOut = d.help.ShortHelpView(filterKeys{d.keys}.ShortHelp())
+		return
+	}
+	d.helpOut = d.help.View(d.keys)
+}
+
+// View joins the header, the cached pane outputs and the footer.
+func (d *Dashboard) View() string {
+	p := &d.plan
+	w := d.w
+	if w <= 0 || d.h <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(w * d.h * 3)
+	lines := 0
+	nl := func() {
+		if lines > 0 {
+			b.WriteByte('\n')
+		}
+		lines++
+	}
+	if p.headerLines > 0 {
+		var hb strings.Builder
+		d.header.render(&hb, d.st, w, d.now)
+		hs := hb.String()
+		if p.headerLines == 1 {
+			hs = hs[strings.IndexByte(hs, '\n')+1:]
+		}
+		nl()
+		b.WriteString(hs)
+		lines += p.headerLines - 1
+	}
+	for _, s := range p.sections {
+		if s.right == noPane {
+			nl()
+			b.WriteString(d.paneView(s.left, w, s.h))
+			lines += s.h - 1
+			continue
+		}
+		l := strings.Split(d.paneView(s.left, p.leftW, s.h), "\n")
+		r := strings.Split(d.paneView(s.right, p.rightW, s.h), "\n")
+		sep := d.st.paint(rRule, "│")
+		for i := 0; i < s.h; i++ {
+			nl()
+			b.WriteString(l[i])
+			b.WriteString(sep)
+			b.WriteString(r[i])
+		}
+	}
+	for i := 0; i < p.stallLines; i++ {
+		nl()
+		ln := d.stalls[i]
+		if i == p.stallLines-1 && len(d.stalls) > p.stallLines {
+			more := len(d.stalls) - p.stallLines
+			ln.segs = append(append([]seg{}, ln.segs...), seg{"  (+" + strconv.Itoa(more) + " more)", rMuted})
+		}
+		d.st.paintSegs(&b, ln.segs, w)
+	}
+	if p.helpLines > 0 {
+		nl()
+		if d.filtering {
+			b.WriteString(" " + d.filter.View() + "  " + d.helpOut)
+		} else {
+			hl := strings.Split(d.helpOut, "\n")
+			for i := 0; i < p.helpLines && i < len(hl); i++ {
+				if i > 0 {
+					nl()
+				}
+				b.WriteString(" " + hl[i])
+			}
+		}
+	}
+	for lines < d.h {
+		nl()
+	}
+	return b.String()
+}
+
+func (d *Dashboard) paneView(id paneID, w, h int) string {
+	focused := id == d.focus
+	switch id {
+	case paneCluster:
+		return d.cluster.view(d.st, w, h, focused, d.now)
+	case paneEtcd:
+		return d.etcd.view(d.st, w, h, focused, d.now)
+	case paneControlPlane:
+		return d.cp.view(d.st, w, h, focused, d.now)
+	case paneNodes:
+		return d.nodes.view(d.st, w, h, focused, d.now)
+	case paneEvents:
+		return d.events.view(d.st, w, h, focused, d.now)
+	}
+	return ""
+}

@@ -1,0 +1,223 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// nodeRow is one line of the nodes table: a machine (with its node and
+// in-place upgrade) or a group of settled siblings.
+type nodeRow struct {
+	mark                  seg
+	name, role            string
+	phase, version        string
+	phaseRole             role
+	stepsDone, stepsTotal int
+	stepFailed            bool
+	stepText              string
+	since                 time.Time
+	// settled rows (up to date, running, ready, nothing in progress) fold
+	// into their owner's group row unless expanded or filtered.
+	settled bool
+	owner   string
+	// group > 0 marks a group row standing for that many settled rows.
+	group  int
+	search string
+}
+
+// buildNodeRows joins Machines, Nodes and NodeUpgrades into table rows, in
+// the snapshot's machine order (control plane, then workers by name). Etcd
+// machines have their own pane. It is O(machines + nodes + node upgrades).
+func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
+	if s == nil {
+		return nil
+	}
+	nodes := make(map[string]*model.Node, len(s.Nodes))
+	for i := range s.Nodes {
+		nodes[s.Nodes[i].Name] = &s.Nodes[i]
+	}
+	upgrades := make(map[string]*model.NodeUpgrade, len(s.NodeUpgrades))
+	for i := range s.NodeUpgrades {
+		upgrades[s.NodeUpgrades[i].MachineName] = &s.NodeUpgrades[i]
+	}
+	targets := make(map[string]string, len(s.MachineDeployments)+1)
+	for i := range s.MachineDeployments {
+		targets[s.MachineDeployments[i].Name] = s.MachineDeployments[i].Version
+	}
+	if s.ControlPlane != nil {
+		targets[s.ControlPlane.Name] = s.ControlPlane.Version
+	}
+	prefix := s.ClusterName + "-"
+	seen := make(map[string]bool, len(s.Machines))
+	rows := make([]nodeRow, 0, len(s.Machines))
+	for i := range s.Machines {
+		m := &s.Machines[i]
+		if m.Role == model.RoleEtcd {
+			continue
+		}
+		n := nodes[m.NodeName]
+		if n != nil {
+			seen[n.Name] = true
+		}
+		rows = append(rows, machineRow(st, m, n, upgrades[m.Name], targets[m.Owner], prefix))
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if seen[n.Name] {
+			continue
+		}
+		rows = append(rows, machineRow(st, nil, n, nil, "", prefix))
+	}
+	return rows
+}
+
+func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, target, prefix string) nodeRow {
+	sym := st.th.Sym
+	r := nodeRow{phaseRole: rText}
+	switch {
+	case m == nil:
+		r.name, r.role, r.phase, r.owner = n.Name, "node", "no machine", ""
+	case m.Role == model.RoleControlPlane:
+		r.role, r.owner = "cp", m.Owner
+	default:
+		r.role, r.owner = strings.TrimPrefix(m.Owner, prefix), m.Owner
+	}
+	if m != nil {
+		r.name, r.phase = m.Name, m.Phase
+		if m.NodeName != "" {
+			r.name = m.NodeName
+		}
+		if r.phase == "" {
+			r.phase = "Pending"
+		}
+		r.version = m.Version
+		r.since = m.CreationTimestamp
+	}
+	ready := n != nil && n.Ready
+	if n != nil {
+		if n.KubeletVersion != "" {
+			r.version = n.KubeletVersion
+		}
+		if !n.ReadySince.IsZero() {
+			r.since = n.ReadySince
+		}
+		if !ready && r.phase == "Running" {
+			r.phase = "NotReady"
+		}
+	}
+	upToDate := m == nil || target == "" || m.Version == target
+	inProgress := false
+	if nu != nil {
+		r.stepsTotal = len(model.NodeUpgradeSteps)
+		r.stepsDone, r.stepText, r.stepFailed, r.since = stepProgress(nu, r.since)
+		inProgress = !nu.Completed
+	} else if m != nil && !upToDate {
+		// Not started: how long it has been running its old version says
+		// nothing about the upgrade.
+		r.stepText, r.since = "waiting", time.Time{}
+	}
+	switch {
+	case r.stepFailed || (m != nil && m.Phase == "Failed"):
+		r.mark, r.phaseRole = seg{sym.Fail, rSevError}, rSevError
+	case m != nil && !m.DeletionTimestamp.IsZero():
+		r.mark, r.phase = seg{sym.Pending, rMuted}, "Deleting"
+	case inProgress || (m != nil && m.Phase != "Running") || !ready:
+		r.mark = seg{sym.Active, rSevInfo}
+	case !upToDate:
+		r.mark = seg{sym.Pending, rMuted}
+	default:
+		r.mark = seg{sym.OK, rCondTrue}
+		r.settled = m != nil
+	}
+	r.version = shortVersion(r.version)
+	r.search = strings.ToLower(strings.Join([]string{r.name, r.role, r.phase, r.version, r.stepText}, " "))
+	return r
+}
+
+// stepProgress reads a NodeUpgrade's step conditions: how many steps are
+// done, the step it is on (or failed at), and when its latest step changed.
+func stepProgress(nu *model.NodeUpgrade, fallback time.Time) (done int, text string, failed bool, since time.Time) {
+	since = fallback
+	for _, c := range nu.Conditions {
+		if c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime
+		}
+	}
+	if nu.Completed {
+		return len(model.NodeUpgradeSteps), "done", false, since
+	}
+	for _, step := range model.NodeUpgradeSteps {
+		c, ok := nu.Conditions.Get(step)
+		if ok && c.IsTrue() {
+			done++
+			continue
+		}
+		text = step
+		if ok && c.Status == "False" && (c.Severity == model.SeverityError || strings.Contains(c.Reason, "non-zero")) {
+			failed = true
+		}
+		return done, text, failed, since
+	}
+	return done, "finishing", false, since
+}
+
+// shortVersion drops the EKS-D build suffix ("v1.30.14-eks-1-30-40" →
+// "v1.30.14"): the table has no room for it and the header names the target.
+func shortVersion(v string) string {
+	if i := strings.Index(v, "-eks-"); i > 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// groupRows folds settled siblings into one row per owner, as clusterctl
+// describe groups machines with the same state.
+func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
+	if filter != "" {
+		f := strings.ToLower(filter)
+		out := make([]nodeRow, 0, 64)
+		for i := range all {
+			if strings.Contains(all[i].search, f) {
+				out = append(out, all[i])
+			}
+		}
+		return out
+	}
+	if expand {
+		return all
+	}
+	out := make([]nodeRow, 0, 64)
+	for i := 0; i < len(all); {
+		owner := all[i].owner
+		j := i
+		settled := 0
+		var lastSettled nodeRow
+		for ; j < len(all) && all[j].owner == owner; j++ {
+			if all[j].settled {
+				settled++
+				lastSettled = all[j]
+				continue
+			}
+			out = append(out, all[j])
+		}
+		switch {
+		case settled == 1:
+			out = append(out, lastSettled)
+		case settled > 1:
+			out = append(out, nodeRow{group: settled, role: lastSettled.role, owner: owner, mark: lastSettled.mark})
+		}
+		i = j
+	}
+	return out
+}
+
+// groupText is what a group row says.
+func groupText(r *nodeRow) string {
+	if r.role == "cp" {
+		return strconv.Itoa(r.group) + " control plane nodes up to date (e to expand)"
+	}
+	return strconv.Itoa(r.group) + " " + r.role + " workers up to date (e to expand)"
+}

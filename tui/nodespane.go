@@ -1,0 +1,313 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// nodesPane is the table of control plane and worker machines. It keeps the
+// whole joined list but renders only the rows in its window, so its cost per
+// frame does not grow with the fleet.
+type nodesPane struct {
+	all   []nodeRow
+	rows  []nodeRow // after grouping and filtering
+	avail availability
+	title []seg
+
+	expand bool
+	filter string
+
+	cursor, offset int
+	height         int // last body height, for paging
+	gen            uint64
+	cache          renderCache
+}
+
+func (p *nodesPane) set(st *styles, s *model.ClusterState) {
+	p.avail = sourceAvailability(s, model.KindMachine, model.KindNode)
+	p.all = buildNodeRows(st, s)
+	p.regroup()
+}
+
+// regroup recomputes the visible rows after data, expand or filter changed.
+func (p *nodesPane) regroup() {
+	p.rows = groupRows(p.all, p.expand, p.filter)
+	var upToDate, active, failed int
+	for i := range p.all {
+		switch {
+		case p.all[i].settled:
+			upToDate++
+		case p.all[i].mark.r == rSevError:
+			failed++
+		case p.all[i].mark.r == rSevInfo:
+			active++
+		}
+	}
+	p.title = []seg{{strconv.Itoa(len(p.all)) + " machines", rText}, {" · " + strconv.Itoa(upToDate) + " up to date", rMuted}}
+	if active > 0 {
+		p.title = append(p.title, seg{" · " + strconv.Itoa(active) + " in progress", rSevInfo})
+	}
+	if failed > 0 {
+		p.title = append(p.title, seg{" · " + strconv.Itoa(failed) + " failed", rSevError})
+	}
+	if p.filter != "" {
+		p.title = append(p.title, seg{"  filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown", rSevInfo})
+	}
+	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
+	p.follow()
+	p.gen++
+}
+
+func (p *nodesPane) want() int {
+	if p.avail.msg != "" {
+		return 2
+	}
+	return 2 + max(len(p.rows), 1)
+}
+
+// move moves the cursor and keeps it in the window.
+func (p *nodesPane) move(delta int) {
+	p.cursor = max(min(p.cursor+delta, len(p.rows)-1), 0)
+	p.follow()
+}
+
+func (p *nodesPane) follow() {
+	body := max(p.height, 1)
+	if p.cursor < p.offset {
+		p.offset = p.cursor
+	}
+	if p.cursor >= p.offset+body {
+		p.offset = p.cursor - body + 1
+	}
+	p.offset = max(min(p.offset, len(p.rows)-body), 0)
+}
+
+// columns of the nodes table, and the order in which they are dropped when
+// the terminal is too narrow (the name and the status mark always stay).
+type nodeCol int
+
+const (
+	colName nodeCol = iota
+	colRole
+	colPhase
+	colVersion
+	colSteps
+	colSince
+	nodeColCount
+)
+
+var (
+	nodeColTitle = [nodeColCount]string{"NODE", "ROLE", "PHASE", "VERSION", "IN-PLACE STEPS", "SINCE"}
+	nodeColMin   = [nodeColCount]int{14, 5, 12, 8, 18, 6}
+	nodeColDrop  = []nodeCol{colVersion, colRole, colSince, colPhase, colSteps}
+)
+
+// nodeLayout is the width of every column (0 = dropped).
+type nodeLayout [nodeColCount]int
+
+const nodeMarkW = 3 // " ✓ "
+
+func layoutNodeColumns(w int) nodeLayout {
+	var l nodeLayout
+	l = nodeColMin
+	gap := 2
+	total := func() int {
+		t := nodeMarkW
+		for c := nodeCol(0); c < nodeColCount; c++ {
+			if l[c] > 0 {
+				t += l[c]
+				if c != colName {
+					t += gap
+				}
+			}
+		}
+		return t
+	}
+	for _, c := range nodeColDrop {
+		if total() <= w {
+			break
+		}
+		l[c] = 0
+	}
+	extra := w - total()
+	if extra > 0 {
+		// Names first (they identify the row), then room for the step name.
+		grow := min(extra, 30-l[colName])
+		l[colName] += max(grow, 0)
+		extra -= max(grow, 0)
+		if l[colSteps] > 0 && extra > 0 {
+			g := min(extra, 10)
+			l[colSteps] += g
+			extra -= g
+		}
+		l[colName] += extra
+	} else if extra < 0 {
+		l[colName] = max(l[colName]+extra, 1)
+	}
+	return l
+}
+
+func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	p.height = max(h-2, 1)
+	p.follow()
+	k := renderKey{gen: p.gen, w: w, h: h, focused: focused, offset: p.offset, cursor: p.cursor, nowSec: now.Unix(), styles: st}
+	if out, ok := p.cache.get(k); ok {
+		return out
+	}
+	var b strings.Builder
+	b.Grow((w + 16) * h * 2)
+	hidden := 0
+	if p.avail.msg == "" && len(p.rows) > p.height {
+		hidden = len(p.rows) - p.offset - p.height
+	}
+	writeTitle(&b, st, paneNodes, p.title, w, focused, p.offset, hidden)
+	if h == 1 {
+		return p.cache.put(k, b.String())
+	}
+	b.WriteByte('\n')
+	if p.avail.msg != "" {
+		st.paintSegs(&b, []seg{{" ", rText}, {p.avail.msg, p.avail.r}}, w)
+		for i := 2; i < h; i++ {
+			b.WriteByte('\n')
+			b.WriteString(spaces(w))
+		}
+		return p.cache.put(k, b.String())
+	}
+	l := layoutNodeColumns(w)
+	p.writeHeader(&b, st, l, w)
+	for i := 0; i < h-2; i++ {
+		b.WriteByte('\n')
+		j := p.offset + i
+		switch {
+		case j < len(p.rows):
+			p.writeRow(&b, st, l, &p.rows[j], w, focused && j == p.cursor, now)
+		case j == 0:
+			st.paintSegs(&b, []seg{{" no machines", rMuted}}, w)
+		default:
+			b.WriteString(spaces(w))
+		}
+	}
+	return p.cache.put(k, b.String())
+}
+
+func (p *nodesPane) writeHeader(b *strings.Builder, st *styles, l nodeLayout, w int) {
+	var plain strings.Builder
+	plain.WriteString(spaces(nodeMarkW))
+	for c := nodeCol(0); c < nodeColCount; c++ {
+		if l[c] == 0 {
+			continue
+		}
+		if c != colName {
+			plain.WriteString("  ")
+		}
+		if c == colSince {
+			plain.WriteString(spaces(l[c]-width(nodeColTitle[c])) + nodeColTitle[c])
+			continue
+		}
+		plain.WriteString(fit(nodeColTitle[c], l[c]))
+	}
+	b.WriteString(st.paint(rTableHeader, fit(plain.String(), w)))
+}
+
+func (p *nodesPane) writeRow(b *strings.Builder, st *styles, l nodeLayout, r *nodeRow, w int, selected bool, now time.Time) {
+	cells := make([]seg, 0, 2*nodeColCount+1)
+	cells = append(cells, seg{" " + r.mark.text + " ", r.mark.r})
+	if r.group > 0 {
+		cells = append(cells, seg{groupText(r), rMuted})
+	} else {
+		for c := nodeCol(0); c < nodeColCount; c++ {
+			if l[c] == 0 {
+				continue
+			}
+			if c != colName {
+				cells = append(cells, seg{"  ", rText})
+			}
+			cells = append(cells, p.cell(st, c, r, l[c], now)...)
+		}
+	}
+	if selected {
+		var plain strings.Builder
+		for _, c := range cells {
+			plain.WriteString(c.text)
+		}
+		b.WriteString(st.paint(rSelected, fit(plain.String(), w)))
+		return
+	}
+	st.paintSegs(b, cells, w)
+}
+
+// cell returns a column's content fitted to cw cells.
+func (p *nodesPane) cell(st *styles, c nodeCol, r *nodeRow, cw int, now time.Time) []seg {
+	switch c {
+	case colName:
+		return []seg{{fit(r.name, cw), rText}}
+	case colRole:
+		return []seg{{fit(r.role, cw), rMuted}}
+	case colPhase:
+		return []seg{{fit(r.phase, cw), r.phaseRole}}
+	case colVersion:
+		return []seg{{fit(r.version, cw), rText}}
+	case colSince:
+		s := since(r.since, now)
+		return []seg{{spaces(cw-width(s)) + s, rMuted}}
+	case colSteps:
+		return stepsCell(st, r, cw)
+	}
+	return nil
+}
+
+// stepsCell draws the in-place steps as a bar (one cell per step) and the
+// name of the step the node is on, or failed at.
+func stepsCell(st *styles, r *nodeRow, cw int) []seg {
+	if r.stepsTotal == 0 {
+		return []seg{{fit(r.stepText, cw), rMuted}}
+	}
+	sym := st.th.Sym
+	failed := 0
+	if r.stepFailed {
+		failed = 1
+	}
+	empty := r.stepsTotal - r.stepsDone - failed
+	tw := cw - r.stepsTotal - 1
+	text := r.stepText
+	if r.stepFailed {
+		tw -= 2
+	}
+	if width(text) > tw {
+		text = shortStep(text)
+	}
+	textRole := rMuted
+	if r.stepFailed {
+		text = sym.Fail + " " + text
+		textRole = rFailure
+		tw += 2
+	}
+	return []seg{
+		{repeat(sym.BarFull, r.stepsDone), rBarFull},
+		{repeat(sym.BarFail, failed), rBarFail},
+		{repeat(sym.BarEmpty, max(empty, 0)), rBarEmpty},
+		{" ", rText},
+		{fit(text, max(tw, 0)), textRole},
+	}
+}
+
+// shortSteps are the step names for narrow tables (the init containers'
+// names, minus the "-upgrader" suffix).
+var shortSteps = map[string]string{
+	"UpgraderPodCreated": "pod", "BinariesCopied": "binaries", "ContainerdUpgraded": "containerd",
+	"CNIPluginsUpgraded": "cni-plugins", "KubeadmUpgraded": "kubeadm", "KubeletUpgraded": "kubelet",
+	"PostUpgradeCleanupCompleted": "cleanup",
+}
+
+func shortStep(s string) string {
+	if v, ok := shortSteps[s]; ok {
+		return v
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// paneID names a dashboard pane. The order is the tab order.
+type paneID int
+
+const (
+	paneCluster paneID = iota
+	paneEtcd
+	paneControlPlane
+	paneNodes
+	paneEvents
+	paneCount
+)
+
+var paneNames = [paneCount]string{"CLUSTER", "ETCD", "CONTROL PLANE", "NODES", "EVENTS"}
+
+func (p paneID) String() string { return paneNames[p] }
+
+// availability says whether a pane has data to show or why not.
+type availability struct {
+	// msg is shown instead of the body when not empty: "syncing…",
+	// "forbidden: list machines…", "stacked etcd…".
+	msg string
+	r   role
+}
+
+// sourceAvailability turns the watchers' per-kind status into what a pane
+// says before it has data. A nil state means no snapshot arrived yet.
+func sourceAvailability(s *model.ClusterState, kinds ...model.Kind) availability {
+	if s == nil {
+		return availability{msg: "syncing…", r: rMuted}
+	}
+	for _, k := range kinds {
+		src := s.Source(k)
+		if src.Forbidden != "" {
+			return availability{msg: "forbidden: " + src.Forbidden, r: rSevError}
+		}
+	}
+	for _, k := range kinds {
+		src, ok := s.Sources[k]
+		if ok && src.Installed && !src.Synced {
+			return availability{msg: "syncing…", r: rMuted}
+		}
+		if !ok && s.Sources != nil {
+			return availability{msg: "syncing…", r: rMuted}
+		}
+	}
+	return availability{}
+}
+
+// line is one body line of a text pane: segments on the left and, right
+// aligned, how long ago something happened.
+type line struct {
+	segs  []seg
+	since time.Time
+}
+
+// renderKey is everything a pane's output depends on. A pane re-renders only
+// when its key changes, so a frame in which nothing changed costs a compare.
+type renderKey struct {
+	gen            uint64 // bumped whenever the pane's data is rebuilt
+	w, h           int
+	focused        bool
+	offset, cursor int
+	nowSec         int64
+	styles         *styles
+}
+
+type renderCache struct {
+	key   renderKey
+	out   string
+	valid bool
+}
+
+func (c *renderCache) get(k renderKey) (string, bool) {
+	if c.valid && c.key == k {
+		return c.out, true
+	}
+	return "", false
+}
+
+func (c *renderCache) put(k renderKey, out string) string {
+	c.key, c.out, c.valid = k, out, true
+	return out
+}
+
+// textPane is a titled list of lines that scrolls: the cluster, control
+// plane, etcd and events panes.
+type textPane struct {
+	id    paneID
+	title []seg // after the pane's name
+	avail availability
+	lines []line
+	// usesClock is true when lines show "since" and so change every second.
+	usesClock bool
+
+	offset int
+	gen    uint64
+	cache  renderCache
+}
+
+// set replaces the pane's content (in Update, never in View).
+func (p *textPane) set(title []seg, avail availability, lines []line) {
+	p.title, p.avail, p.lines = title, avail, lines
+	p.gen++
+	p.clampOffset(0)
+}
+
+// want is the height the pane would like: its title and every line.
+func (p *textPane) want() int {
+	if p.avail.msg != "" {
+		return 2
+	}
+	return 1 + len(p.lines)
+}
+
+func (p *textPane) scroll(delta, h int) {
+	p.offset += delta
+	p.clampOffset(h)
+}
+
+func (p *textPane) clampOffset(h int) {
+	body := max(h-1, 1)
+	if h == 0 {
+		body = 1
+	}
+	p.offset = min(p.offset, max(len(p.lines)-body, 0))
+	p.offset = max(p.offset, 0)
+}
+
+// view renders exactly h lines of exactly w cells.
+func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	k := renderKey{gen: p.gen, w: w, h: h, focused: focused, offset: p.offset, styles: st}
+	if p.usesClock {
+		k.nowSec = now.Unix()
+	}
+	if out, ok := p.cache.get(k); ok {
+		return out
+	}
+	var b strings.Builder
+	body := h - 1
+	hidden := 0
+	if p.avail.msg == "" && len(p.lines) > body {
+		hidden = len(p.lines) - body
+	}
+	writeTitle(&b, st, p.id, p.title, w, focused, p.offset, hidden)
+	for i := 0; i < body; i++ {
+		b.WriteByte('\n')
+		if p.avail.msg != "" {
+			if i == 0 {
+				st.paintSegs(&b, []seg{{" ", rText}, {p.avail.msg, p.avail.r}}, w)
+			} else {
+				b.WriteString(spaces(w))
+			}
+			continue
+		}
+		j := p.offset + i
+		if j >= len(p.lines) {
+			b.WriteString(spaces(w))
+			continue
+		}
+		writeLine(&b, st, p.lines[j], w, now)
+	}
+	return p.cache.put(k, b.String())
+}
+
+// writeTitle draws a pane's title line: its name (highlighted when focused),
+// the title segments, and a scroll hint on the right.
+func writeTitle(b *strings.Builder, st *styles, id paneID, title []seg, w int, focused bool, offset, hidden int) {
+	nameRole := rPaneTitle
+	if focused {
+		nameRole = rPaneFocused
+	}
+	hint := ""
+	switch {
+	case offset > 0 && hidden > 0:
+		hint = "↑↓ " + strconv.Itoa(offset+1) + "+"
+	case offset > 0:
+		hint = "↑ " + strconv.Itoa(offset) + " above"
+	case hidden > 0:
+		hint = "↓ " + strconv.Itoa(hidden) + " more"
+	}
+	segs := make([]seg, 0, len(title)+3)
+	segs = append(segs, seg{" " + id.String() + " ", nameRole})
+	if len(title) > 0 {
+		segs = append(segs, seg{" ", rText})
+		segs = append(segs, title...)
+	}
+	hw := 0
+	if hint != "" {
+		hw = width(hint) + 2
+	}
+	if w-hw < 8 {
+		hint, hw = "", 0
+	}
+	st.paintSegs(b, segs, w-hw)
+	if hint != "" {
+		b.WriteByte(' ')
+		b.WriteString(st.paint(rMuted, hint))
+		b.WriteByte(' ')
+	}
+}
+
+// writeLine draws one body line: segments, then "since" right aligned.
+func writeLine(b *strings.Builder, st *styles, l line, w int, now time.Time) {
+	s := since(l.since, now)
+	if s == "" || w < 20 {
+		st.paintSegs(b, l.segs, w)
+		return
+	}
+	sw := width(s)
+	st.paintSegs(b, l.segs, w-sw-2)
+	b.WriteString("  ")
+	b.WriteString(st.paint(rMuted, s))
+}

@@ -1,0 +1,219 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// This file turns a snapshot into the content of the text panes. It runs in
+// Update when a snapshot (or the expand toggle) changes, never in View.
+
+func buildClusterPane(st *styles, s *model.ClusterState) ([]seg, availability, []line) {
+	av := sourceAvailability(s, model.KindEKSACluster)
+	if av.msg != "" {
+		return nil, av, nil
+	}
+	c := s.Cluster
+	if c == nil {
+		return nil, availability{msg: fmt.Sprintf("EKS-A Cluster %s/%s not found", s.Namespace, s.ClusterName), r: rSevError}, nil
+	}
+	title := []seg{{c.Name, rBold}, {fmt.Sprintf("  gen %d / observed %d", c.Generation, c.ObservedGeneration), rMuted}}
+	if c.Stale() {
+		title = append(title, seg{"  status not yet observed", rStale})
+	}
+	if c.Paused() {
+		title = append(title, seg{"  reconcile paused", rPaused})
+	}
+	var lines []line
+	if c.FailureMessage != "" {
+		head := "failure"
+		if c.FailureReason != "" {
+			head += " " + c.FailureReason
+		}
+		lines = append(lines, line{segs: []seg{{" " + st.th.Sym.Fail + " " + head, rFailure}}})
+		lines = append(lines, messageLines(c.FailureMessage, rFailure, "     ")...)
+	}
+	lines = append(lines, conditionLines(st, c.Conditions, true)...)
+	if len(c.Conditions) == 0 {
+		lines = append(lines, line{segs: []seg{{" no conditions reported yet", rMuted}}})
+	}
+	return title, av, lines
+}
+
+func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]seg, availability, []line) {
+	av := sourceAvailability(s, model.KindKubeadmControlPlane)
+	if av.msg != "" {
+		return nil, av, nil
+	}
+	cp := s.ControlPlane
+	if cp == nil {
+		return nil, availability{msg: "KubeadmControlPlane not found", r: rMuted}, nil
+	}
+	title := []seg{{cp.Name, rBold}}
+	title = append(title, seg{"  " + replicaSummary(cp.Replicas), rText})
+	if cp.Paused() {
+		why := "paused"
+		if s.Etcd != nil && s.Etcd.Upgrading() {
+			why = "paused (etcd rollout)"
+		}
+		title = append(title, seg{"  " + why, rPaused})
+	}
+	if cp.Annotations[model.AnnotationKCPInPlaceUpgradeNeeded] == "true" {
+		title = append(title, seg{"  in-place upgrade", rSevInfo})
+	}
+	var lines []line
+	vs := []seg{{" version ", rMuted}, {cp.Version, rText}}
+	if len(cp.Versions) > 0 {
+		vs = append(vs, seg{"  running ", rMuted})
+		for i, v := range cp.Versions {
+			if i > 0 {
+				vs = append(vs, seg{", ", rMuted})
+			}
+			vs = append(vs, seg{fmt.Sprintf("%s ×%d", v.Version, v.Replicas), rText})
+		}
+	} else if cp.StatusVersion != "" && cp.StatusVersion != cp.Version {
+		vs = append(vs, seg{"  running " + cp.StatusVersion, rText})
+	}
+	if cp.RolloutStrategy != "" {
+		vs = append(vs, seg{"  " + cp.RolloutStrategy, rMuted})
+	}
+	lines = append(lines, line{segs: vs})
+	if cp.FailureMessage != "" {
+		lines = append(lines, messageLines(cp.FailureMessage, rFailure, " "+st.th.Sym.Fail+" ")...)
+	}
+	lines = append(lines, conditionLines(st, cp.Conditions, expand)...)
+	return title, av, lines
+}
+
+// replicaSummary is "3 desired · 1 up to date · 3 ready · 3 available",
+// with "?" for counters the controller has not reported (nil in v1beta2).
+func replicaSummary(r model.ReplicaCounts) string {
+	n := func(p *int32) string {
+		if p == nil {
+			return "?"
+		}
+		return strconv.Itoa(int(*p))
+	}
+	return n(r.Desired) + " desired · " + n(r.UpToDate) + " up to date · " + n(r.Ready) + " ready · " + n(r.Available) + " available"
+}
+
+func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, availability, []line) {
+	if s != nil {
+		src, known := s.Sources[model.KindEtcdadmCluster]
+		stacked := (known && !src.Installed && src.Forbidden == "") ||
+			(s.Cluster != nil && s.Cluster.ExternalEtcdCount == 0 && s.Etcd == nil)
+		if stacked {
+			return []seg{{"stacked etcd (members run on the control plane nodes)", rMuted}}, availability{}, nil
+		}
+	}
+	av := sourceAvailability(s, model.KindEtcdadmCluster, model.KindMachine)
+	if av.msg != "" {
+		return nil, av, nil
+	}
+	e := s.Etcd
+	if e == nil {
+		return nil, availability{msg: "EtcdadmCluster not found", r: rMuted}, nil
+	}
+	title := []seg{{e.Name, rBold}, {fmt.Sprintf("  %d/%d ready", e.ReadyReplicas, e.Replicas), rText}}
+	if e.EtcdVersion != "" {
+		title = append(title, seg{"  " + e.EtcdVersion, rMuted})
+	}
+	if e.Upgrading() {
+		title = append(title, seg{"  upgrading", rSevInfo})
+	}
+	if e.Ready && e.ObservedGeneration == e.Generation {
+		title = append(title, seg{"  ready", rCondTrue})
+	}
+	var lines []line
+	for i := range s.Machines {
+		m := &s.Machines[i]
+		if m.Role != model.RoleEtcd {
+			continue
+		}
+		lines = append(lines, etcdMemberLine(st, m))
+	}
+	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
+	return title, av, lines
+}
+
+func etcdMemberLine(st *styles, m *model.Machine) line {
+	sym := st.th.Sym
+	mark := seg{sym.Active, rSevInfo}
+	switch {
+	case m.Phase == "Failed":
+		mark = seg{sym.Fail, rSevError}
+	case !m.DeletionTimestamp.IsZero():
+		mark = seg{sym.Pending, rMuted}
+	case m.EtcdReady && m.Phase == "Running":
+		mark = seg{sym.OK, rCondTrue}
+	}
+	state := strings.ToLower(m.Phase)
+	if state == "" {
+		state = "pending"
+	}
+	if m.EtcdReady {
+		state = "ready"
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		state = "deleting"
+	}
+	segs := []seg{{" " + mark.text + " ", mark.r}, {m.Name, rText}}
+	if m.Version != "" {
+		segs = append(segs, seg{"  " + m.Version, rMuted})
+	}
+	segs = append(segs, seg{"  " + state, rText})
+	if !m.Owned {
+		segs = append(segs, seg{"  outdated, leaving", rMuted})
+	}
+	since := m.CreationTimestamp
+	if c, ok := m.Conditions.Get("Ready"); ok && !c.LastTransitionTime.IsZero() {
+		since = c.LastTransitionTime
+	}
+	return line{segs: segs, since: since}
+}
+
+// maxEvents bounds the events pane; the snapshot is newest first.
+const maxEvents = 200
+
+func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []line) {
+	av := sourceAvailability(s, model.KindEvent)
+	if av.msg != "" {
+		return nil, av, nil
+	}
+	n := min(len(s.Events), maxEvents)
+	title := []seg{{"newest first", rMuted}}
+	lines := make([]line, 0, n)
+	for i := 0; i < n; i++ {
+		ev := &s.Events[i]
+		mark := seg{" · ", rMuted}
+		msgRole := rText
+		if ev.Type == "Warning" {
+			mark = seg{" " + st.th.Sym.Warn + " ", rSevWarning}
+			msgRole = rSevWarning
+		}
+		segs := []seg{mark, {ev.ObjectKind + " " + ev.ObjectName, rBold}, {"  " + ev.Reason, rMuted}}
+		if ev.Count > 1 {
+			segs = append(segs, seg{" ×" + strconv.Itoa(int(ev.Count)), rMuted})
+		}
+		segs = append(segs, seg{"  " + firstLine(ev.Message), msgRole})
+		t := ev.LastTimestamp
+		if t.IsZero() {
+			t = ev.FirstTimestamp
+		}
+		lines = append(lines, line{segs: segs, since: t})
+	}
+	if n == 0 {
+		lines = append(lines, line{segs: []seg{{" no events", rMuted}}})
+	}
+	return title, av, lines
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

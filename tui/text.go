@@ -1,0 +1,98 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// This file holds the cell arithmetic every pane uses. Widths are counted on
+// plain text before it is painted, so no rendered (escaped) string is ever
+// measured again: measuring is what makes lipgloss slow (lipgloss#721).
+
+// width is the number of terminal cells plain text takes.
+func width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || s[i] < 0x20 {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
+// fit truncates plain text to w cells (with an ellipsis) or pads it with
+// spaces to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := width(s)
+	switch {
+	case sw == w:
+		return s
+	case sw < w:
+		return s + spaces(w-sw)
+	default:
+		return truncate(s, w)
+	}
+}
+
+// truncate cuts plain text to at most w cells, ending in "…" when cut.
+func truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if width(s) <= w {
+		return s
+	}
+	if w == 1 {
+		return "…"
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+const spaceRun = "                                                                                                                                "
+
+// spaces returns n spaces without allocating for common widths.
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(spaceRun) {
+		return spaceRun[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+// repeat returns s n times (rules, bars).
+func repeat(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat(s, n)
+}
+
+// since formats how long ago t was, in the compact form clusterctl and
+// kubectl use ("45s", "6m", "2h05m"). Zero time renders as "".
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return model.ShortDuration(now.Sub(t))
+}
+
+// clockDuration is the timeline's m:ss (or h:mm:ss) form.
+func clockDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
