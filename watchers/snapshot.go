@@ -1,0 +1,167 @@
+package watchers
+
+import (
+	"maps"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// stores holds the translated objects of every kind.
+type stores struct {
+	clusters     *store[model.EKSACluster]
+	capi         *store[model.CAPICluster]
+	kcp          *store[model.ControlPlane]
+	etcd         *store[model.EtcdCluster]
+	mds          *store[model.MachineDeployment]
+	machines     *store[model.Machine]
+	nodes        *store[model.Node]
+	nodeUpgrades *store[model.NodeUpgrade]
+	requests     *store[model.UpgradeRequest]
+	events       *store[model.Event]
+
+	// Filtered lists and what they were filtered from: NodeUpgrades and
+	// upgrade requests of other clusters share the namespace and are dropped
+	// by membership, recomputed only when either side changed.
+	nuFrom, nuOut   []model.NodeUpgrade
+	reqFrom, reqOut []model.UpgradeRequest
+	machinesSeen    []model.Machine
+	mdsSeen         []model.MachineDeployment
+}
+
+func byName[T any](name func(*T) string) func(a, b *T) bool {
+	return func(a, b *T) bool { return name(a) < name(b) }
+}
+
+var roleOrder = map[model.MachineRole]int{model.RoleEtcd: 0, model.RoleControlPlane: 1, model.RoleWorker: 2}
+
+func newStores() *stores {
+	return &stores{
+		clusters: newStore(byName(func(c *model.EKSACluster) string { return c.Name })),
+		capi:     newStore(byName(func(c *model.CAPICluster) string { return c.Name })),
+		kcp:      newStore(byName(func(c *model.ControlPlane) string { return c.Name })),
+		etcd:     newStore(byName(func(c *model.EtcdCluster) string { return c.Name })),
+		mds:      newStore(byName(func(c *model.MachineDeployment) string { return c.Name })),
+		machines: newStore(func(a, b *model.Machine) bool {
+			if ra, rb := roleOrder[a.Role], roleOrder[b.Role]; ra != rb {
+				return ra < rb
+			}
+			return a.Name < b.Name
+		}),
+		nodes:        newStore(byName(func(n *model.Node) string { return n.Name })),
+		nodeUpgrades: newStore(byName(func(n *model.NodeUpgrade) string { return n.Name })),
+		requests: newStore(func(a, b *model.UpgradeRequest) bool {
+			if a.Kind != b.Kind {
+				return a.Kind < b.Kind
+			}
+			return a.Name < b.Name
+		}),
+		events: newStore(func(a, b *model.Event) bool { return a.LastTimestamp.After(b.LastTimestamp) }),
+	}
+}
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+func same[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// snapshotLocked assembles a snapshot from the stores. It never translates:
+// objects were translated when they arrived. w.mu must be held.
+func (w *Watcher) snapshotLocked() *model.ClusterState {
+	w.setConnLocked()
+	w.version++
+	o := &w.opts
+	st := w.st
+	s := &model.ClusterState{
+		Version:         w.version,
+		At:              o.Clock(),
+		ClusterName:     o.ClusterName,
+		Namespace:       o.ClusterNamespace,
+		Context:         o.Context,
+		Connection:      w.conn,
+		ConnectionSince: w.connSince,
+		Sources:         w.sourcesLocked(),
+		Cluster:         st.clusters.get(key(o.ClusterNamespace, o.ClusterName)),
+		CAPICluster:     st.capi.get(key(o.SystemNamespace, o.ClusterName)),
+		ControlPlane:    st.kcp.get(key(o.SystemNamespace, o.ClusterName)),
+		Etcd:            st.etcd.get(key(o.SystemNamespace, o.ClusterName+"-etcd")),
+	}
+	s.MachineDeployments = st.mds.list()
+	s.Machines = st.machines.list()
+	s.Nodes = st.nodes.list()
+
+	machinesVisible := s.Source(model.KindMachine).Synced
+	nus := st.nodeUpgrades.list()
+	if !same(nus, st.nuFrom) || !same(s.Machines, st.machinesSeen) {
+		st.nuFrom = nus
+		st.nuOut = filter(nus, func(n *model.NodeUpgrade) bool {
+			return !machinesVisible || st.machines.get(key(n.Namespace, n.MachineName)) != nil
+		})
+	}
+	s.NodeUpgrades = st.nuOut
+
+	mdsVisible := s.Source(model.KindMachineDeployment).Synced
+	reqs := st.requests.list()
+	if !same(reqs, st.reqFrom) || !same(s.MachineDeployments, st.mdsSeen) {
+		st.reqFrom = reqs
+		st.reqOut = filter(reqs, func(r *model.UpgradeRequest) bool {
+			if r.Kind == model.KindControlPlaneUpgrade {
+				return r.Target == o.ClusterName
+			}
+			return !mdsVisible || st.mds.get(key(r.Namespace, r.Target)) != nil
+		})
+	}
+	s.UpgradeRequests = st.reqOut
+	st.machinesSeen, st.mdsSeen = s.Machines, s.MachineDeployments
+
+	evs := st.events.list()
+	s.Events = evs[:min(len(evs), o.MaxEvents)]
+	return s
+}
+
+// filter returns l itself when every element is kept (no copy), else the
+// kept elements.
+func filter[T any](l []T, keep func(*T) bool) []T {
+	for i := range l {
+		if keep(&l[i]) {
+			continue
+		}
+		out := make([]T, i, len(l))
+		copy(out, l[:i])
+		for j := i + 1; j < len(l); j++ {
+			if keep(&l[j]) {
+				out = append(out, l[j])
+			}
+		}
+		return out
+	}
+	return l
+}
+
+// sourcesLocked is the per-kind status: kinds without an informer as
+// discovery left them, kinds with informers (events have one per namespace)
+// merged.
+func (w *Watcher) sourcesLocked() map[model.Kind]model.SourceStatus {
+	out := maps.Clone(w.sources)
+	if out == nil {
+		out = map[model.Kind]model.SourceStatus{}
+	}
+	seen := map[model.Kind]bool{}
+	for _, in := range w.insts {
+		k := in.spec.kind
+		cur := in.status
+		if seen[k] {
+			prev := out[k]
+			cur.Synced = prev.Synced && (cur.Synced || cur.Forbidden != "")
+			if prev.Forbidden != "" {
+				cur.Forbidden = prev.Forbidden
+			}
+			if prev.Err != "" {
+				cur.Err = prev.Err
+			}
+		}
+		seen[k] = true
+		out[k] = cur
+	}
+	return out
+}

@@ -1,0 +1,501 @@
+package watchers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// kindSpec describes how to watch one kind.
+type kindSpec struct {
+	kind     model.Kind
+	group    string
+	resource string
+	// versions in order of preference; the first one served is used.
+	versions []string
+	// typed kinds (core/v1 Nodes and Events) are read through the typed
+	// client with protobuf, which decodes several times faster than JSON
+	// into unstructured maps: they are the largest lists at fleet scale.
+	typed bool
+	// clusterScoped kinds have no namespace.
+	clusterScoped bool
+	// inClusterNamespace kinds live beside the EKS-A Cluster, the others in
+	// the system namespace.
+	inClusterNamespace bool
+	// selectors scope the watch to the cluster being upgraded.
+	selectors func(o *Options) (field, label string)
+	translate func(u map[string]any, version string) any
+}
+
+func nameIs(name func(o *Options) string) func(o *Options) (string, string) {
+	return func(o *Options) (string, string) {
+		return fields.OneTermEqualSelector("metadata.name", name(o)).String(), ""
+	}
+}
+
+func clusterLabel(o *Options) (string, string) {
+	return "", labels.Set{model.LabelClusterName: o.ClusterName}.String()
+}
+
+const (
+	eksaGroup = "anywhere.eks.amazonaws.com"
+	capiGroup = "cluster.x-k8s.io"
+	kcpGroup  = "controlplane.cluster.x-k8s.io"
+	etcdGroup = "etcdcluster.cluster.x-k8s.io"
+)
+
+var capiVersions = []string{"v1beta2", "v1beta1"}
+
+// kindSpecs lists every kind the console watches. The singletons are watched
+// by name (EKS-A names them after the cluster), Machines and
+// MachineDeployments by the cluster-name label, the in-place upgrade kinds by
+// namespace (they carry no cluster label; other clusters' are dropped when
+// the snapshot is built).
+var kindSpecs = []kindSpec{
+	{kind: model.KindEKSACluster, group: eksaGroup, resource: "clusters", versions: []string{"v1alpha1"}, inClusterNamespace: true,
+		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateEKSACluster},
+	{kind: model.KindCAPICluster, group: capiGroup, resource: "clusters", versions: capiVersions,
+		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateCAPICluster},
+	{kind: model.KindKubeadmControlPlane, group: kcpGroup, resource: "kubeadmcontrolplanes", versions: capiVersions,
+		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateKCP},
+	{kind: model.KindEtcdadmCluster, group: etcdGroup, resource: "etcdadmclusters", versions: []string{"v1beta1"},
+		selectors: nameIs(func(o *Options) string { return o.ClusterName + "-etcd" }), translate: translateEtcdadmCluster},
+	{kind: model.KindMachineDeployment, group: capiGroup, resource: "machinedeployments", versions: capiVersions,
+		selectors: clusterLabel, translate: translateMachineDeployment},
+	{kind: model.KindMachine, group: capiGroup, resource: "machines", versions: capiVersions,
+		selectors: clusterLabel, translate: translateMachine},
+	{kind: model.KindNodeUpgrade, group: eksaGroup, resource: "nodeupgrades", versions: []string{"v1alpha1"},
+		translate: translateNodeUpgrade(model.KindNodeUpgrade)},
+	{kind: model.KindNodeKubeadmUpgrade, group: eksaGroup, resource: "nodekubeadmupgrades", versions: []string{"v1alpha1"},
+		translate: translateNodeUpgrade(model.KindNodeKubeadmUpgrade)},
+	{kind: model.KindControlPlaneUpgrade, group: eksaGroup, resource: "controlplaneupgrades", versions: []string{"v1alpha1"},
+		translate: translateUpgradeRequest(model.KindControlPlaneUpgrade, "controlPlane")},
+	{kind: model.KindMachineDeploymentUpgrade, group: eksaGroup, resource: "machinedeploymentupgrades", versions: []string{"v1alpha1"},
+		translate: translateUpgradeRequest(model.KindMachineDeploymentUpgrade, "machineDeployment")},
+	{kind: model.KindNode, resource: "nodes", versions: []string{"v1"}, typed: true, clusterScoped: true},
+	{kind: model.KindEvent, resource: "events", versions: []string{"v1"}, typed: true},
+}
+
+// qualified is "machines.cluster.x-k8s.io" (or "nodes" for the core group).
+func (k *kindSpec) qualified() string {
+	if k.group == "" {
+		return k.resource
+	}
+	return k.resource + "." + k.group
+}
+
+// instance is one informer: a kind in one namespace.
+type instance struct {
+	w         *Watcher
+	spec      *kindSpec
+	namespace string
+	version   string
+	fieldSel  string
+	labelSel  string
+	informer  cache.SharedIndexInformer
+
+	// Guarded by w.mu.
+	status model.SourceStatus
+	// failing is set while list/watch calls fail for lack of a connection;
+	// contacted once one succeeded.
+	failing, contacted bool
+}
+
+func (in *instance) where() string {
+	if in.spec.clusterScoped {
+		return "(cluster-wide)"
+	}
+	return "in " + in.namespace
+}
+
+// start runs discovery (retrying until the API server answers), the access
+// checks and the informers.
+func (w *Watcher) start(ctx context.Context) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(w.cfg)
+	if err != nil {
+		return err
+	}
+	var served map[schema.GroupVersionResource]bool
+	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 15 * time.Second}
+	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
+		served, err = discover(dc)
+		w.mu.Lock()
+		w.discovery = err
+		w.mu.Unlock()
+		if err != nil {
+			klog.V(2).InfoS("discovery failed, retrying", "err", err)
+			w.changed()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+
+	var insts []*instance
+	sources := map[model.Kind]model.SourceStatus{}
+	for i := range kindSpecs {
+		k := &kindSpecs[i]
+		version := ""
+		for _, v := range k.versions {
+			if served[schema.GroupVersionResource{Group: k.group, Version: v, Resource: k.resource}] {
+				version = v
+				break
+			}
+		}
+		if version == "" {
+			// Not installed: nothing to wait for (no EtcdadmCluster kind
+			// means stacked etcd).
+			sources[k.kind] = model.SourceStatus{Installed: false, Synced: true}
+			continue
+		}
+		for _, ns := range w.namespacesOf(k) {
+			in := &instance{w: w, spec: k, namespace: ns, version: version}
+			if k.selectors != nil {
+				in.fieldSel, in.labelSel = k.selectors(&w.opts)
+			}
+			in.status = model.SourceStatus{Installed: true, Version: version}
+			insts = append(insts, in)
+		}
+	}
+	w.mu.Lock()
+	w.insts, w.sources = insts, sources
+	w.mu.Unlock()
+	w.changed()
+
+	cs, err := kubernetes.NewForConfig(w.cfg)
+	if err != nil {
+		return err
+	}
+	protoCfg := rest.CopyConfig(w.cfg)
+	protoCfg.ContentType = runtime.ContentTypeProtobuf
+	protoCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	typed, err := kubernetes.NewForConfig(protoCfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(w.cfg)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, in := range insts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if denied := in.checkAccess(ctx, cs); denied != "" {
+				w.mu.Lock()
+				in.status.Forbidden = denied
+				w.mu.Unlock()
+				w.changed()
+				return
+			}
+			in.run(ctx, dyn, typed)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (w *Watcher) namespacesOf(k *kindSpec) []string {
+	switch {
+	case k.clusterScoped:
+		return []string{metav1.NamespaceAll}
+	case k.inClusterNamespace:
+		return []string{w.opts.ClusterNamespace}
+	case k.kind == model.KindEvent && w.opts.ClusterNamespace != w.opts.SystemNamespace:
+		return []string{w.opts.SystemNamespace, w.opts.ClusterNamespace}
+	default:
+		return []string{w.opts.SystemNamespace}
+	}
+}
+
+// discover lists what the API server serves, in one aggregated-discovery
+// round trip on current servers. A group that fails discovery (an aggregated
+// API that is down) does not hide the others.
+func discover(dc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]bool, error) {
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil && len(lists) == 0 {
+		return nil, err
+	}
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, err
+	}
+	served := map[schema.GroupVersionResource]bool{}
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			served[gv.WithResource(r.Name)] = true
+		}
+	}
+	return served, nil
+}
+
+// checkAccess asks the API server whether this user may list and watch the
+// kind, and returns the missing permission ("list machines.cluster.x-k8s.io
+// in eksa-system"), or "" when access is allowed. A failed review is not a
+// denial: the informer will report what really happens.
+func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) string {
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: in.namespace, Verb: verb, Group: in.spec.group, Version: in.version, Resource: in.spec.resource,
+			},
+		}}
+		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			klog.V(2).InfoS("access review failed", "resource", in.spec.qualified(), "verb", verb, "err", err)
+			return ""
+		}
+		if !res.Status.Allowed {
+			return verb + " " + in.spec.qualified() + " " + in.where()
+		}
+	}
+	return ""
+}
+
+// run builds the informer (translating transform, handlers, error tracking)
+// and runs it until ctx is done.
+func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubernetes.Interface) {
+	var list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	var watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)
+	var example runtime.Object
+	switch in.spec.kind {
+	case model.KindNode:
+		example = &corev1.Node{}
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return typed.CoreV1().Nodes().List(ctx, o)
+		}
+		watchFn = typed.CoreV1().Nodes().Watch
+	case model.KindEvent:
+		example = &corev1.Event{}
+		ev := typed.CoreV1().Events(in.namespace)
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ev.List(ctx, o) }
+		watchFn = ev.Watch
+	default:
+		example = &unstructured.Unstructured{}
+		ri := dyn.Resource(schema.GroupVersionResource{Group: in.spec.group, Version: in.version, Resource: in.spec.resource}).Namespace(in.namespace)
+		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
+		watchFn = ri.Watch
+	}
+	scope := func(o *metav1.ListOptions) {
+		if in.fieldSel != "" {
+			o.FieldSelector = in.fieldSel
+		}
+		if in.labelSel != "" {
+			o.LabelSelector = in.labelSel
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			scope(&o)
+			obj, err := list(ctx, o)
+			in.observe(ctx, "list", err)
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			scope(&o)
+			wi, err := watchFn(ctx, o)
+			in.observe(ctx, "watch", err)
+			return wi, err
+		},
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
+		// No resync: the console reacts to changes only, and a resync
+		// would replay every object through the handlers for nothing.
+		ResyncPeriod:      0,
+		ObjectDescription: in.spec.qualified(),
+	})
+	in.informer = inf
+	_ = inf.SetTransform(in.transform)
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		in.observe(ctx, "watch", err)
+	})
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { in.apply(obj, false) },
+		UpdateFunc: func(_, obj any) { in.apply(obj, false) },
+		DeleteFunc: func(obj any) { in.apply(obj, true) },
+	})
+	if err != nil {
+		klog.ErrorS(err, "adding event handler", "resource", in.spec.qualified())
+		return
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-reg.HasSyncedChecker().Done():
+			in.w.mu.Lock()
+			in.status.Synced = true
+			in.w.mu.Unlock()
+			in.w.changed()
+		}
+	}()
+	inf.RunWithContext(ctx)
+}
+
+// observe records the outcome of a list or watch call: a failure to reach
+// the API server makes the source (and the connection) reconnecting, a 403
+// names the missing permission, success clears both.
+func (in *instance) observe(ctx context.Context, verb string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	w := in.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	before := in.status
+	wasFailing := in.failing
+	switch {
+	case err == nil:
+		in.failing, in.contacted = false, true
+		in.status.Err = ""
+		in.status.Forbidden = ""
+	case apierrors.IsForbidden(err):
+		in.status.Forbidden = verb + " " + in.spec.qualified() + " " + in.where()
+		in.status.Err = err.Error()
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		// The watch fell behind the API server's history: the reflector
+		// relists. Routine, not a connection problem.
+		return
+	case connectionError(err):
+		in.failing = true
+		in.status.Err = err.Error()
+	default:
+		in.status.Err = err.Error()
+	}
+	if in.status != before || in.failing != wasFailing {
+		w.changed()
+	}
+}
+
+// connectionError tells a lost connection from an answer: anything that is
+// not an API status (refused, reset, EOF, timeout) or a status saying the
+// API server is not able to serve (5xx, 429 while it starts).
+func connectionError(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code >= 500 || code == 429
+	}
+	return true
+}
+
+// entry is what the informer caches: the object's key and resource version
+// (the informer's bookkeeping needs them) and its translated model value.
+// The unstructured object and its managedFields are dropped right after
+// translation.
+type entry struct {
+	metav1.ObjectMeta
+	value any // nil when the object is of no interest (an unrelated event)
+}
+
+func (e *entry) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject returns the entry itself: entries are never modified.
+func (e *entry) DeepCopyObject() runtime.Object { return e }
+
+func newEntry(namespace, name, rv string, v any) *entry {
+	return &entry{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, ResourceVersion: rv}, value: v}
+}
+
+// transform translates an object once, as it enters the informer. It must
+// accept objects it already transformed (client-go may hand them back on a
+// relist).
+func (in *instance) transform(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *entry:
+		return o, nil
+	case *unstructured.Unstructured:
+		return newEntry(o.GetNamespace(), o.GetName(), o.GetResourceVersion(), in.spec.translate(o.Object, in.version)), nil
+	case *corev1.Node:
+		return newEntry("", o.Name, o.ResourceVersion, translateNode(o, in.w.opts.NodeUpgradeLabel)), nil
+	case *corev1.Event:
+		var v any
+		if e := translateEvent(o, in.w.opts.ClusterName); e != nil {
+			v = e
+		}
+		return newEntry(o.Namespace, o.Name, o.ResourceVersion, v), nil
+	}
+	return obj, nil
+}
+
+// apply moves a translated object into its store.
+func (in *instance) apply(obj any, deleted bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, deleted = t.Obj, true
+	}
+	e, ok := obj.(*entry)
+	if !ok {
+		return
+	}
+	w := in.w
+	w.mu.Lock()
+	applyEntry(w.st, e, deleted)
+	w.mu.Unlock()
+	w.changed()
+}
+
+// applyEntry puts or removes an entry's value in the store of its type.
+func applyEntry(st *stores, e *entry, deleted bool) {
+	k := key(e.Namespace, e.Name)
+	switch v := e.value.(type) {
+	case *model.EKSACluster:
+		putOrRemove(st.clusters, k, v, deleted)
+	case *model.CAPICluster:
+		putOrRemove(st.capi, k, v, deleted)
+	case *model.ControlPlane:
+		putOrRemove(st.kcp, k, v, deleted)
+	case *model.EtcdCluster:
+		putOrRemove(st.etcd, k, v, deleted)
+	case *model.MachineDeployment:
+		putOrRemove(st.mds, k, v, deleted)
+	case *model.Machine:
+		putOrRemove(st.machines, k, v, deleted)
+	case *model.Node:
+		putOrRemove(st.nodes, k, v, deleted)
+	case *model.NodeUpgrade:
+		putOrRemove(st.nodeUpgrades, string(v.Kind)+"/"+k, v, deleted)
+	case *model.UpgradeRequest:
+		putOrRemove(st.requests, string(v.Kind)+"/"+k, v, deleted)
+	case *model.Event:
+		putOrRemove(st.events, k, v, deleted)
+	}
+}
+
+func putOrRemove[T any](s *store[T], k string, v *T, deleted bool) {
+	if deleted {
+		s.remove(k)
+		return
+	}
+	s.put(k, v)
+}

@@ -1,0 +1,516 @@
+package watchers
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Translation from API objects to model values. It runs once per object
+// version, in the informer's transform, so the informer caches only the small
+// model value (no unstructured maps, no managedFields): that is what keeps
+// 10,000 Machines, Nodes and NodeUpgrades in a few tens of megabytes.
+//
+// The accessors below read the unstructured maps in place; the helpers of
+// k8s.io/apimachinery's unstructured package deep-copy slices and maps, which
+// at this volume is most of the cost.
+
+func field(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[p]
+	}
+	return cur
+}
+
+func str(m map[string]any, path ...string) string {
+	s, _ := field(m, path...).(string)
+	return s
+}
+
+func obj(m map[string]any, path ...string) map[string]any {
+	o, _ := field(m, path...).(map[string]any)
+	return o
+}
+
+func list(m map[string]any, path ...string) []any {
+	l, _ := field(m, path...).([]any)
+	return l
+}
+
+func boolean(m map[string]any, path ...string) bool {
+	b, _ := field(m, path...).(bool)
+	return b
+}
+
+func integer(m map[string]any, path ...string) (int64, bool) {
+	switch v := field(m, path...).(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case float64:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+func i64(m map[string]any, path ...string) int64 {
+	v, _ := integer(m, path...)
+	return v
+}
+
+// i32p is a replica counter: nil when absent (CAPI v1beta2: "not reported").
+func i32p(m map[string]any, path ...string) *int32 {
+	v, ok := integer(m, path...)
+	if !ok {
+		return nil
+	}
+	r := int32(v)
+	return &r
+}
+
+func timestamp(m map[string]any, path ...string) time.Time {
+	s := str(m, path...)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// lastAppliedAnnotation is dropped from every object: it holds a whole copy
+// of the object as kubectl applied it.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+func stringMap(m map[string]any, drop func(string) bool) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if drop != nil && drop(k) {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func meta(u map[string]any) model.Meta {
+	md := obj(u, "metadata")
+	return model.Meta{
+		Name:              str(md, "name"),
+		Namespace:         str(md, "namespace"),
+		UID:               str(md, "uid"),
+		Generation:        i64(md, "generation"),
+		ResourceVersion:   str(md, "resourceVersion"),
+		CreationTimestamp: timestamp(md, "creationTimestamp"),
+		DeletionTimestamp: timestamp(md, "deletionTimestamp"),
+		Labels:            stringMap(obj(md, "labels"), nil),
+		Annotations:       stringMap(obj(md, "annotations"), func(k string) bool { return k == lastAppliedAnnotation }),
+	}
+}
+
+// conditions is the one adapter for both condition dialects: CAPI v1beta2
+// metav1.Condition (observedGeneration, no severity) and CAPI v1beta1 as used
+// by EKS-A, etcdadm and NodeUpgrade (severity, no observedGeneration). Each
+// fills what it carries; the rest stays zero.
+func conditions(l []any) model.Conditions {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(model.Conditions, 0, len(l))
+	for _, item := range l {
+		c, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, model.Condition{
+			Type:               str(c, "type"),
+			Status:             str(c, "status"),
+			Severity:           model.ConditionSeverity(str(c, "severity")),
+			Reason:             str(c, "reason"),
+			Message:            str(c, "message"),
+			LastTransitionTime: timestamp(c, "lastTransitionTime"),
+			ObservedGeneration: i64(c, "observedGeneration"),
+		})
+	}
+	return out
+}
+
+// capiConditions picks the v1beta2 conditions of a CAPI object in either
+// served version: status.conditions at v1beta2, status.v1beta2.conditions at
+// v1beta1 (falling back to the v1beta1 conditions when a controller older
+// than CAPI v1.9 wrote none).
+func capiConditions(u map[string]any, version string) model.Conditions {
+	if version == "v1beta1" {
+		if l := list(u, "status", "v1beta2", "conditions"); len(l) > 0 {
+			return conditions(l)
+		}
+	}
+	return conditions(list(u, "status", "conditions"))
+}
+
+func translateEKSACluster(u map[string]any, _ string) any {
+	spec := obj(u, "spec")
+	c := &model.EKSACluster{
+		Meta:                        meta(u),
+		KubernetesVersion:           str(spec, "kubernetesVersion"),
+		EksaVersion:                 str(spec, "eksaVersion"),
+		BundlesRefName:              str(spec, "bundlesRef", "name"),
+		BundlesRefNamespace:         str(spec, "bundlesRef", "namespace"),
+		ManagementCluster:           str(spec, "managementCluster", "name"),
+		ControlPlaneCount:           1,
+		ControlPlaneRolloutStrategy: str(spec, "controlPlaneConfiguration", "upgradeRolloutStrategy", "type"),
+		ExternalEtcdCount:           int(i64(spec, "externalEtcdConfiguration", "count")),
+		CiliumManaged:               field(spec, "clusterNetwork", "cniConfig", "cilium") != nil,
+		CiliumSkipUpgrade:           boolean(spec, "clusterNetwork", "cniConfig", "cilium", "skipUpgrade"),
+		GitOps:                      field(spec, "gitOpsRef") != nil,
+		ObservedGeneration:          i64(u, "status", "observedGeneration"),
+		FailureMessage:              str(u, "status", "failureMessage"),
+		FailureReason:               str(u, "status", "failureReason"),
+		Conditions:                  conditions(list(u, "status", "conditions")),
+		SpecChangedAt:               specChangedAt(u),
+	}
+	if n, ok := integer(spec, "controlPlaneConfiguration", "count"); ok {
+		c.ControlPlaneCount = int(n)
+	}
+	for _, item := range list(spec, "workerNodeGroupConfigurations") {
+		g, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		wg := model.WorkerGroup{
+			Name:              str(g, "name"),
+			Count:             1,
+			KubernetesVersion: str(g, "kubernetesVersion"),
+			RolloutStrategy:   str(g, "upgradeRolloutStrategy", "type"),
+		}
+		if n, ok := integer(g, "count"); ok {
+			wg.Count = int(n)
+		}
+		c.WorkerGroups = append(c.WorkerGroups, wg)
+	}
+	return c
+}
+
+// specChangedAt is the newest managedFields time of a write to the main
+// resource: when the spec (or metadata) last changed. Status writes carry
+// subresource "status" and are skipped.
+func specChangedAt(u map[string]any) time.Time {
+	var t time.Time
+	for _, item := range list(u, "metadata", "managedFields") {
+		mf, ok := item.(map[string]any)
+		if !ok || str(mf, "subresource") != "" {
+			continue
+		}
+		if ts := timestamp(mf, "time"); ts.After(t) {
+			t = ts
+		}
+	}
+	return t
+}
+
+func translateCAPICluster(u map[string]any, version string) any {
+	return &model.CAPICluster{
+		Meta:               meta(u),
+		Paused:             boolean(u, "spec", "paused"),
+		Phase:              str(u, "status", "phase"),
+		ObservedGeneration: i64(u, "status", "observedGeneration"),
+		Conditions:         capiConditions(u, version),
+	}
+}
+
+func translateKCP(u map[string]any, version string) any {
+	spec, status := obj(u, "spec"), obj(u, "status")
+	cp := &model.ControlPlane{
+		Meta:               meta(u),
+		Version:            str(spec, "version"),
+		StatusVersion:      str(status, "version"),
+		ObservedGeneration: i64(status, "observedGeneration"),
+		Conditions:         capiConditions(u, version),
+	}
+	cp.Replicas.Desired = i32p(spec, "replicas")
+	cp.Replicas.Current = i32p(status, "replicas")
+	for _, item := range list(status, "versions") {
+		if v, ok := item.(map[string]any); ok {
+			cp.Versions = append(cp.Versions, model.VersionCount{Version: str(v, "version"), Replicas: int32(i64(v, "replicas"))})
+		}
+	}
+	if version == "v1beta1" {
+		cp.RolloutStrategy = str(spec, "rolloutStrategy", "type")
+		cp.Initialized = boolean(status, "initialized")
+		cp.FailureMessage = str(status, "failureMessage")
+		cp.Replicas.Ready = i32p(status, "v1beta2", "readyReplicas")
+		cp.Replicas.Available = i32p(status, "v1beta2", "availableReplicas")
+		cp.Replicas.UpToDate = i32p(status, "v1beta2", "upToDateReplicas")
+		if cp.Replicas.UpToDate == nil {
+			cp.Replicas.UpToDate = i32p(status, "updatedReplicas")
+		}
+		if cp.Replicas.Ready == nil {
+			cp.Replicas.Ready = i32p(status, "readyReplicas")
+		}
+		return cp
+	}
+	cp.RolloutStrategy = str(spec, "rollout", "strategy", "type")
+	cp.Initialized = boolean(status, "initialization", "controlPlaneInitialized")
+	cp.FailureMessage = str(status, "deprecated", "v1beta1", "failureMessage")
+	cp.Replicas.Ready = i32p(status, "readyReplicas")
+	cp.Replicas.Available = i32p(status, "availableReplicas")
+	cp.Replicas.UpToDate = i32p(status, "upToDateReplicas")
+	return cp
+}
+
+func translateEtcdadmCluster(u map[string]any, _ string) any {
+	spec, status := obj(u, "spec"), obj(u, "status")
+	e := &model.EtcdCluster{
+		Meta:                   meta(u),
+		Replicas:               int32(i64(spec, "replicas")),
+		EtcdVersion:            str(spec, "etcdadmConfigSpec", "cloudInitConfig", "version"),
+		InfrastructureTemplate: str(spec, "infrastructureTemplate", "name"),
+		ReadyReplicas:          int32(i64(status, "replicas")),
+		Ready:                  boolean(status, "ready"),
+		Initialized:            boolean(status, "initialized"),
+		CreationComplete:       boolean(status, "creationComplete"),
+		Endpoints:              str(status, "endpoints"),
+		ObservedGeneration:     i64(status, "observedGeneration"),
+		Conditions:             conditions(list(status, "conditions")),
+	}
+	if e.EtcdVersion == "" {
+		e.EtcdVersion = str(spec, "etcdadmConfigSpec", "bottlerocketConfig", "etcdImage")
+	}
+	return e
+}
+
+func translateMachineDeployment(u map[string]any, version string) any {
+	spec, status := obj(u, "spec"), obj(u, "status")
+	md := &model.MachineDeployment{
+		Meta:               meta(u),
+		Version:            str(spec, "template", "spec", "version"),
+		Phase:              str(status, "phase"),
+		ObservedGeneration: i64(status, "observedGeneration"),
+		Conditions:         capiConditions(u, version),
+	}
+	md.Replicas.Desired = i32p(spec, "replicas")
+	md.Replicas.Current = i32p(status, "replicas")
+	if version == "v1beta1" {
+		md.RolloutStrategy = str(spec, "strategy", "type")
+		md.Replicas.Ready = i32p(status, "v1beta2", "readyReplicas")
+		md.Replicas.Available = i32p(status, "v1beta2", "availableReplicas")
+		md.Replicas.UpToDate = i32p(status, "v1beta2", "upToDateReplicas")
+		if md.Replicas.UpToDate == nil {
+			md.Replicas.UpToDate = i32p(status, "updatedReplicas")
+		}
+		if md.Replicas.Ready == nil {
+			md.Replicas.Ready = i32p(status, "readyReplicas")
+		}
+		return md
+	}
+	md.RolloutStrategy = str(spec, "rollout", "strategy", "type")
+	md.Replicas.Ready = i32p(status, "readyReplicas")
+	md.Replicas.Available = i32p(status, "availableReplicas")
+	md.Replicas.UpToDate = i32p(status, "upToDateReplicas")
+	return md
+}
+
+const annotationClonedFromName = "cluster.x-k8s.io/cloned-from-name"
+
+func translateMachine(u map[string]any, version string) any {
+	m := &model.Machine{
+		Meta:     meta(u),
+		Version:  str(u, "spec", "version"),
+		NodeName: str(u, "status", "nodeRef", "name"),
+		Phase:    str(u, "status", "phase"),
+	}
+	m.Conditions = capiConditions(u, version)
+	m.InfrastructureTemplate = m.Annotations[annotationClonedFromName]
+	labels := m.Labels
+	m.EtcdReady = labels[model.LabelEtcdReady] == "true"
+	owners := list(u, "metadata", "ownerReferences")
+	switch {
+	case labels[model.LabelEtcdCluster] != "":
+		m.Role = model.RoleEtcd
+		m.Owner = labels[model.LabelEtcdCluster]
+		m.Owned = hasOwner(owners, "EtcdadmCluster")
+	case hasLabel(labels, model.LabelControlPlane):
+		m.Role = model.RoleControlPlane
+		m.Owner = labels[model.LabelControlPlaneName]
+		m.Owned = len(owners) > 0
+	default:
+		m.Role = model.RoleWorker
+		m.Owner = labels[model.LabelDeploymentName]
+		m.Owned = len(owners) > 0
+	}
+	if m.Owner == "" {
+		m.Owner = controllerName(owners)
+	}
+	return m
+}
+
+func hasLabel(l map[string]string, k string) bool {
+	_, ok := l[k]
+	return ok
+}
+
+func hasOwner(owners []any, kind string) bool {
+	for _, o := range owners {
+		if om, ok := o.(map[string]any); ok && str(om, "kind") == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func controllerName(owners []any) string {
+	for _, o := range owners {
+		if om, ok := o.(map[string]any); ok && boolean(om, "controller") {
+			return str(om, "name")
+		}
+	}
+	return ""
+}
+
+func translateNodeUpgrade(kind model.Kind) func(u map[string]any, _ string) any {
+	return func(u map[string]any, _ string) any {
+		spec, status := obj(u, "spec"), obj(u, "status")
+		return &model.NodeUpgrade{
+			Meta:                  meta(u),
+			Kind:                  kind,
+			MachineName:           str(spec, "machine", "name"),
+			KubernetesVersion:     str(spec, "kubernetesVersion"),
+			EtcdVersion:           str(spec, "etcdVersion"),
+			FirstNodeToBeUpgraded: boolean(spec, "firstNodeToBeUpgraded"),
+			Completed:             boolean(status, "completed"),
+			ObservedGeneration:    i64(status, "observedGeneration"),
+			Conditions:            conditions(list(status, "conditions")),
+		}
+	}
+}
+
+func translateUpgradeRequest(kind model.Kind, targetField string) func(u map[string]any, _ string) any {
+	return func(u map[string]any, _ string) any {
+		spec, status := obj(u, "spec"), obj(u, "status")
+		r := &model.UpgradeRequest{
+			Meta:              meta(u),
+			Kind:              kind,
+			Target:            str(spec, targetField, "name"),
+			KubernetesVersion: str(spec, "kubernetesVersion"),
+			RequireUpgrade:    i64(status, "requireUpgrade"),
+			Upgraded:          i64(status, "upgraded"),
+			Ready:             boolean(status, "ready"),
+		}
+		for _, item := range list(spec, "machinesRequireUpgrade") {
+			if ref, ok := item.(map[string]any); ok {
+				r.Machines = append(r.Machines, str(ref, "name"))
+			}
+		}
+		return r
+	}
+}
+
+// nodeLabelKept says which node labels the console keeps: roles, Cluster API
+// labels and the upgrade-in-progress marker. A node carries dozens of labels
+// (topology, instance type, OS) the console never shows; at 10,000 nodes
+// they would be most of the cache.
+func nodeLabelKept(k, upgradeLabel string) bool {
+	return strings.HasPrefix(k, "node-role.kubernetes.io/") || strings.HasPrefix(k, "cluster.x-k8s.io/") ||
+		strings.HasPrefix(k, "node.cluster.x-k8s.io/") || k == upgradeLabel
+}
+
+func filterStrings(m map[string]string, keep func(string) bool) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if keep(k) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func translateNode(n *corev1.Node, upgradeLabel string) *model.Node {
+	out := &model.Node{
+		Meta: model.Meta{
+			Name:              n.Name,
+			UID:               string(n.UID),
+			Generation:        n.Generation,
+			ResourceVersion:   n.ResourceVersion,
+			CreationTimestamp: n.CreationTimestamp.Time,
+			Labels:            filterStrings(n.Labels, func(k string) bool { return nodeLabelKept(k, upgradeLabel) }),
+			Annotations:       filterStrings(n.Annotations, func(k string) bool { return strings.HasPrefix(k, "cluster.x-k8s.io/") }),
+		},
+		KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+		Unschedulable:  n.Spec.Unschedulable,
+	}
+	if n.DeletionTimestamp != nil {
+		out.DeletionTimestamp = n.DeletionTimestamp.Time
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Ready = c.Status == corev1.ConditionTrue
+			out.ReadySince = c.LastTransitionTime.Time
+		}
+	}
+	return out
+}
+
+// eventKinds are the involved-object kinds whose events the console keeps.
+var eventKinds = map[string]bool{
+	"Cluster": true, "KubeadmControlPlane": true, "EtcdadmCluster": true, "MachineDeployment": true,
+	"MachineSet": true, "Machine": true, "Node": true, "NodeUpgrade": true, "NodeKubeadmUpgrade": true,
+	"ControlPlaneUpgrade": true, "MachineDeploymentUpgrade": true,
+}
+
+// translateEvent keeps an event about one of the watched kinds whose object
+// belongs to the cluster (EKS-A names every generated object after the
+// cluster); it returns nil for any other event.
+func translateEvent(e *corev1.Event, cluster string) *model.Event {
+	io := e.InvolvedObject
+	if !eventKinds[io.Kind] || (io.Kind != "Node" && !strings.HasPrefix(io.Name, cluster)) {
+		return nil
+	}
+	out := &model.Event{
+		Type:           e.Type,
+		Reason:         e.Reason,
+		Message:        e.Message,
+		ObjectKind:     io.Kind,
+		ObjectName:     io.Name,
+		Count:          e.Count,
+		FirstTimestamp: e.FirstTimestamp.Time,
+		LastTimestamp:  e.LastTimestamp.Time,
+	}
+	if e.Series != nil && e.Series.LastObservedTime.After(out.LastTimestamp) {
+		out.LastTimestamp = e.Series.LastObservedTime.Time
+		out.Count = max(out.Count, e.Series.Count)
+	}
+	if out.LastTimestamp.IsZero() {
+		out.LastTimestamp = e.EventTime.Time
+	}
+	if out.LastTimestamp.IsZero() {
+		out.LastTimestamp = e.CreationTimestamp.Time
+	}
+	if out.FirstTimestamp.IsZero() {
+		out.FirstTimestamp = out.LastTimestamp
+	}
+	return out
+}

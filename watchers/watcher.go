@@ -1,0 +1,251 @@
+// Package watchers turns the management cluster's objects into model
+// snapshots: one shared informer per kind, scoped to the cluster being
+// upgraded, each object translated once into a small model value, and
+// immutable model.ClusterState snapshots published at most every MinInterval.
+//
+// The data path follows k9s's (informers, an access check before each, no
+// blocking on cache sync) but not its refresh loop: nothing here polls the
+// API server. After the initial discovery, the only requests are the
+// informers' watches, so an idle console costs the API server nothing and a
+// write reaches the screen as soon as its watch event arrives.
+package watchers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	// Config reaches the management cluster's API server.
+	Config *rest.Config
+	// ClusterName is the EKS-A Cluster to follow.
+	ClusterName string
+	// ClusterNamespace holds the EKS-A Cluster; empty means "default".
+	ClusterNamespace string
+	// SystemNamespace holds the objects EKS-A generates (CAPI, etcd, in-place
+	// upgrade kinds); empty means eksa-system.
+	SystemNamespace string
+	// Context is the kubeconfig context, copied into snapshots for the header.
+	Context string
+	// MinInterval is the least time between two snapshots: a burst of
+	// changes within it is coalesced into one. Empty means 100ms (at most ten
+	// snapshots a second, the dashboard's redraw rate).
+	MinInterval time.Duration
+	// NodeUpgradeLabel is the node label that marks a node being upgraded;
+	// empty means model.LabelUpgradeInProgress. Nodes keep this label.
+	NodeUpgradeLabel string
+	// MaxEvents is how many events a snapshot carries, newest first; empty
+	// means 200.
+	MaxEvents int
+	// Clock stamps snapshots and connection changes; nil means time.Now.
+	Clock func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.ClusterNamespace == "" {
+		o.ClusterNamespace = "default"
+	}
+	if o.SystemNamespace == "" {
+		o.SystemNamespace = model.SystemNamespace
+	}
+	if o.MinInterval <= 0 {
+		o.MinInterval = 100 * time.Millisecond
+	}
+	if o.NodeUpgradeLabel == "" {
+		o.NodeUpgradeLabel = model.LabelUpgradeInProgress
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = 200
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// Watcher follows one EKS-A cluster and publishes snapshots of it.
+type Watcher struct {
+	opts Options
+	cfg  *rest.Config
+
+	updates chan *model.ClusterState
+	latest  atomic.Pointer[model.ClusterState]
+	kick    chan struct{}
+	started atomic.Bool
+
+	mu        sync.Mutex // guards everything below
+	version   uint64
+	conn      model.ConnectionState
+	connSince time.Time
+	everLive  bool
+	discovery error // last discovery error, nil once discovery succeeded
+	insts     []*instance
+	sources   map[model.Kind]model.SourceStatus // kinds without an informer (not installed)
+	st        *stores
+}
+
+// New checks the options and returns a Watcher; nothing is contacted until Run.
+func New(opts Options) (*Watcher, error) {
+	if opts.Config == nil {
+		return nil, errors.New("watchers: no API server configuration")
+	}
+	if opts.ClusterName == "" {
+		return nil, errors.New("watchers: no cluster name")
+	}
+	opts = opts.withDefaults()
+	cfg := rest.CopyConfig(opts.Config)
+	// The start-up burst (discovery, two access reviews per kind, one watch
+	// per kind) must not queue behind client-go's default 5 requests/s.
+	if cfg.QPS == 0 {
+		cfg.QPS = 50
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 100
+	}
+	w := &Watcher{
+		opts:    opts,
+		cfg:     cfg,
+		updates: make(chan *model.ClusterState, 1),
+		kick:    make(chan struct{}, 1),
+		conn:    model.Connecting,
+		sources: map[model.Kind]model.SourceStatus{},
+		st:      newStores(),
+	}
+	w.connSince = opts.Clock()
+	return w, nil
+}
+
+// Updates delivers snapshots, latest wins: the channel holds at most one,
+// and a snapshot not yet received is replaced by a newer one, so a slow
+// consumer only ever sees the newest state. It is closed when Run returns.
+func (w *Watcher) Updates() <-chan *model.ClusterState { return w.updates }
+
+// Latest returns the newest snapshot (nil before Run has published one).
+func (w *Watcher) Latest() *model.ClusterState { return w.latest.Load() }
+
+// Run publishes a first snapshot at once (nothing synced yet), then discovers
+// what the API server serves, checks access to each kind and starts the
+// informers; it blocks until ctx is done. A kind shows as syncing until its
+// informer has its first list, so a slow kind never delays the others or the
+// first frame. Run can be called once.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("watchers: Run called twice")
+	}
+	defer close(w.updates)
+	w.publish()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.publishLoop(ctx)
+	}()
+	err := w.start(ctx)
+	<-ctx.Done()
+	<-done
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// changed notes that the state moved on; the publish loop picks it up.
+func (w *Watcher) changed() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// publishLoop coalesces changes: the first change after a quiet period is
+// published at once (no added latency), later ones at most every MinInterval.
+func (w *Watcher) publishLoop(ctx context.Context) {
+	var last time.Time
+	timer := time.NewTimer(0)
+	<-timer.C
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		}
+		if wait := w.opts.MinInterval - time.Since(last); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			// Changes that came while waiting are in this snapshot.
+			select {
+			case <-w.kick:
+			default:
+			}
+		}
+		w.publish()
+		last = time.Now()
+	}
+}
+
+// publish builds a snapshot and hands it over, replacing one the consumer
+// has not taken yet.
+func (w *Watcher) publish() {
+	w.mu.Lock()
+	s := w.snapshotLocked()
+	w.mu.Unlock()
+	w.latest.Store(s)
+	for {
+		select {
+		case w.updates <- s:
+			return
+		default:
+		}
+		select {
+		case <-w.updates:
+		default:
+		}
+	}
+}
+
+// setConnLocked recomputes the connection state from the sources.
+func (w *Watcher) setConnLocked() {
+	failing := w.discovery != nil
+	anyOK := false
+	for _, in := range w.insts {
+		if in.failing {
+			failing = true
+		}
+		if in.contacted {
+			anyOK = true
+		}
+	}
+	next := w.conn
+	switch {
+	case failing && w.everLive:
+		next = model.Reconnecting
+	case failing:
+		next = model.Connecting
+	case anyOK || (w.discovery == nil && w.discovered()):
+		next = model.Live
+		w.everLive = true
+	}
+	if next != w.conn {
+		w.conn = next
+		w.connSince = w.opts.Clock()
+	}
+}
+
+func (w *Watcher) discovered() bool { return len(w.insts) > 0 || len(w.sources) > 0 }
+
+func (w *Watcher) String() string {
+	return fmt.Sprintf("watcher for %s/%s", w.opts.ClusterNamespace, w.opts.ClusterName)
+}
