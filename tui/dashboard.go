@@ -385,3 +385,19 @@ func (d *Dashboard) scroll(delta int) {
 		d.events.scroll(delta, d.plan.height[paneEvents])
 	}
 }
+
+// paneWant is the height a pane would like.
+func (d *Dashboard) paneWant(id paneID) int {
+	switch id {
+	case paneCluster:
+		return d.cluster.want()
+	case paneEtcd:
+		return d.etcd.want()
+	case paneControlPlane:
+		return d.cp.want()
+	case paneNodes:
+		return d.nodes.want()
+	default:
+		return d.events.want()
+	}
+}

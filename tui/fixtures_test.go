@@ -83,7 +83,7 @@ func kcp(version string, desired, upToDate, ready int32, paused bool, conds ...m
 	c := &model.ControlPlane{Meta: meta("mgmt", ago(40*24*time.Hour)), Version: version, RolloutStrategy: "RollingUpdate",
 		Replicas:      model.ReplicaCounts{Desired: i32(desired), Current: i32(desired), Ready: i32(ready), Available: i32(ready), UpToDate: i32(upToDate)},
 		StatusVersion: oldK8s, Versions: []model.VersionCount{{Version: oldK8s, Replicas: desired}},
-		Initialized:   true, ObservedGeneration: 1, Conditions: conds}
+		Initialized: true, ObservedGeneration: 1, Conditions: conds}
 	if paused {
 		c.Annotations[model.AnnotationCAPIPaused] = "true"
 	}

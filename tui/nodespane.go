@@ -54,7 +54,7 @@ func (p *nodesPane) regroup() {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(failed) + " failed", rSevError})
 	}
 	if p.filter != "" {
-		p.title = append(p.title, seg{"  filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown", rSevInfo})
+		p.title = append([]seg{{"filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown  ", rSevInfo}}, p.title...)
 	}
 	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
 	p.follow()

@@ -90,6 +90,9 @@ func clockDuration(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
+	if d >= 24*time.Hour {
+		return model.ShortDuration(d)
+	}
 	s := int(d / time.Second)
 	if s >= 3600 {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
