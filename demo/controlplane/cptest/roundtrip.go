@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,14 +203,14 @@ func compare(path string, sent, got any, problems, notes *[]string) {
 			}
 			return
 		}
-		for _, k := range sortedKeys(s) {
+		for _, k := range slices.Sorted(maps.Keys(s)) {
 			if _, ok := g[k]; !ok {
 				*problems = append(*problems, "pruned "+path+"."+k)
 				continue
 			}
 			compare(path+"."+k, s[k], g[k], problems, notes)
 		}
-		for _, k := range sortedKeys(g) {
+		for _, k := range slices.Sorted(maps.Keys(g)) {
 			if _, ok := s[k]; !ok {
 				*notes = append(*notes, fmt.Sprintf("defaulted %s.%s = %s", path, k, short(g[k])))
 			}
@@ -228,15 +229,6 @@ func compare(path string, sent, got any, problems, notes *[]string) {
 			*problems = append(*problems, fmt.Sprintf("changed %s: sent %s, stored %s", path, short(sent), short(got)))
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func short(v any) string {
