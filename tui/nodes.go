@@ -24,8 +24,41 @@ type nodeRow struct {
 	settled bool
 	owner   string
 	// group > 0 marks a group row standing for that many settled rows.
-	group  int
-	search string
+	group int
+}
+
+// matches reports whether the row contains the (lower-case) filter text in
+// any of its columns.
+func (r *nodeRow) matches(f string) bool {
+	for _, s := range [...]string{r.name, r.role, r.phase, r.version, r.stepText} {
+		if containsFold(s, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold is strings.Contains ignoring ASCII case, without allocating
+// (the filter runs over every row on every keystroke).
+func containsFold(s, lowerSub string) bool {
+	n := len(lowerSub)
+	if n == 0 {
+		return true
+	}
+outer:
+	for i := 0; i+n <= len(s); i++ {
+		for j := 0; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lowerSub[j] {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // buildNodeRows joins Machines, Nodes and NodeUpgrades into table rows, in
@@ -35,9 +68,9 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 	if s == nil {
 		return nil
 	}
-	nodes := make(map[string]*model.Node, len(s.Nodes))
+	nodes := make(map[string]int, len(s.Nodes))
 	for i := range s.Nodes {
-		nodes[s.Nodes[i].Name] = &s.Nodes[i]
+		nodes[s.Nodes[i].Name] = i
 	}
 	upgrades := make(map[string]*model.NodeUpgrade, len(s.NodeUpgrades))
 	for i := range s.NodeUpgrades {
@@ -51,25 +84,27 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 		targets[s.ControlPlane.Name] = s.ControlPlane.Version
 	}
 	prefix := s.ClusterName + "-"
-	seen := make(map[string]bool, len(s.Machines))
+	seen := make([]bool, len(s.Nodes))
 	rows := make([]nodeRow, 0, len(s.Machines))
 	for i := range s.Machines {
 		m := &s.Machines[i]
 		if m.Role == model.RoleEtcd {
 			continue
 		}
-		n := nodes[m.NodeName]
-		if n != nil {
-			seen[n.Name] = true
+		var n *model.Node
+		if j, ok := nodes[m.NodeName]; ok && m.NodeName != "" {
+			n, seen[j] = &s.Nodes[j], true
 		}
-		rows = append(rows, machineRow(st, m, n, upgrades[m.Name], targets[m.Owner], prefix))
+		var nu *model.NodeUpgrade
+		if len(upgrades) > 0 {
+			nu = upgrades[m.Name]
+		}
+		rows = append(rows, machineRow(st, m, n, nu, targets[m.Owner], prefix))
 	}
 	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		if seen[n.Name] {
-			continue
+		if !seen[i] {
+			rows = append(rows, machineRow(st, nil, &s.Nodes[i], nil, "", prefix))
 		}
-		rows = append(rows, machineRow(st, nil, n, nil, "", prefix))
 	}
 	return rows
 }
@@ -133,7 +168,6 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		r.settled = m != nil
 	}
 	r.version = shortVersion(r.version)
-	r.search = strings.ToLower(strings.Join([]string{r.name, r.role, r.phase, r.version, r.stepText}, " "))
 	return r
 }
 
@@ -180,7 +214,7 @@ func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
 		f := strings.ToLower(filter)
 		out := make([]nodeRow, 0, 64)
 		for i := range all {
-			if strings.Contains(all[i].search, f) {
+			if all[i].matches(f) {
 				out = append(out, all[i])
 			}
 		}
