@@ -1,0 +1,745 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// The etcd rollback of the kindless-upgrade design: when the first new etcd
+// member of a rollout does not come up, put the etcd cluster spec back as it
+// was and delete the new machine, leaving the cluster as it was before.
+//
+// It is only safe while the rollout has not gone past that first member: the
+// etcdadm controller scales up one new member, waits for it to be healthy,
+// and only then disowns (and later removes) an old one. While the new member
+// is not healthy, every old member is still in place, so reverting the spec
+// and deleting the new machine returns to the old, complete member set.
+
+// DefaultEtcdRollbackThreshold is how long the new member may stay not ready
+// before the rollback is offered.
+const DefaultEtcdRollbackThreshold = 15 * time.Minute
+
+// DefaultEtcdWaitTimeout bounds the wait for etcd to be ready again.
+const DefaultEtcdWaitTimeout = 15 * time.Minute
+
+// AnnotationEtcdRollback on the EKS-A Cluster records a rollback in progress
+// (phase "running") or finished (phase "done", EKS-A reconcile kept paused):
+// the facts found before the first write, so that a run resumed after an
+// interruption acts on the same machines as the first run, although the
+// rollback itself has changed what the planner would otherwise look at.
+const AnnotationEtcdRollback = "upgrade-console/etcd-rollback"
+
+// rollbackRecord is the value of AnnotationEtcdRollback.
+type rollbackRecord struct {
+	Phase            string    `json:"phase"` // "running" or "done"
+	NewMachine       string    `json:"newMachine"`
+	NewMachineUID    string    `json:"newMachineUID"`
+	OldMachines      []string  `json:"oldMachines"`
+	KCPPausedForEtcd bool      `json:"kcpPausedForEtcd"`
+	Snapshot         string    `json:"snapshot"`
+	StartedAt        time.Time `json:"startedAt"`
+	By               string    `json:"by"`
+}
+
+func (r rollbackRecord) encode() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+func readRollbackRecord(u *unstructured.Unstructured) (*rollbackRecord, error) {
+	v, ok := u.GetAnnotations()[AnnotationEtcdRollback]
+	if !ok {
+		return nil, nil
+	}
+	var r rollbackRecord
+	if err := json.Unmarshal([]byte(v), &r); err != nil || r.NewMachine == "" {
+		return nil, &model.InputError{Source: ref("Cluster", u.GetNamespace(), u.GetName()), Field: "metadata.annotations." + AnnotationEtcdRollback,
+			Problem: "not a rollback record written by upgrade-console",
+			Fix:     "remove the annotation with `upgrade-console lock clear paused` once you know no rollback is running"}
+	}
+	return &r, nil
+}
+
+// EtcdRollbackOptions tune the rollback.
+type EtcdRollbackOptions struct {
+	// Threshold is how long the new member must have been not ready
+	// (DefaultEtcdRollbackThreshold when zero).
+	Threshold time.Duration
+	// WaitTimeout bounds the wait for etcd to be ready again
+	// (DefaultEtcdWaitTimeout when zero).
+	WaitTimeout time.Duration
+	// Snapshot names the snapshot ConfigMap to restore from; empty: the
+	// newest snapshot of the cluster.
+	Snapshot string
+	// By names the operator in the rollback record ("user@host").
+	By string
+}
+
+// etcdSpecPaths are the parts of the EtcdadmCluster spec a rollback restores:
+// the etcdadm config (etcd version for Ubuntu/RHEL, etcd image for
+// Bottlerocket, and the rest of the config that went with them) and the
+// infrastructure template the members are built from.
+var etcdSpecPaths = [][]string{{"spec", "etcdadmConfigSpec"}, {"spec", "infrastructureTemplate"}}
+
+// PlanEtcdRollback reads the cluster and returns the rollback plan, or a
+// *RefusedError saying which precondition does not hold.
+func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Plan, error) {
+	if o.Threshold <= 0 {
+		o.Threshold = DefaultEtcdRollbackThreshold
+	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = DefaultEtcdWaitTimeout
+	}
+	now := env.now()
+	cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read Cluster %s/%s: %w", env.clusterNS(), env.Cluster, err)
+	}
+	if cluster == nil {
+		return nil, &model.InputError{Source: ref("Cluster", env.clusterNS(), env.Cluster), Problem: "not found",
+			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+	}
+	rec, err := readRollbackRecord(cluster)
+	if err != nil {
+		return nil, err
+	}
+	// A record on a cluster that is no longer paused is a leftover (the pause
+	// was removed by hand): a new rollback starts from scratch.
+	if rec != nil && cluster.GetAnnotations()[model.AnnotationEKSAPaused] != "true" {
+		rec = nil
+	}
+	etcdRes := env.res(upgrade.GVREtcdadmCluster, env.systemNS())
+	etcd, err := getOpt(ctx, etcdRes, env.etcdName())
+	if err != nil {
+		return nil, fmt.Errorf("read EtcdadmCluster %s/%s: %w", env.systemNS(), env.etcdName(), err)
+	}
+	etcdRef := ref("EtcdadmCluster", env.systemNS(), env.etcdName())
+	clusterRef := ref("Cluster", env.clusterNS(), env.Cluster)
+	var pre []Precondition
+	if etcd == nil {
+		pre = append(pre, Precondition{Name: "external-etcd", Description: "the cluster has external etcd (an EtcdadmCluster)",
+			Detail: etcdRef + " not found: the cluster runs stacked etcd, whose upgrade the control plane rollout handles"})
+		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Preconditions: pre}
+	}
+	pre = append(pre, Precondition{Name: "external-etcd", Description: "the cluster has external etcd (an EtcdadmCluster)", OK: true, Detail: etcdRef})
+
+	snapName := o.Snapshot
+	if rec != nil {
+		snapName = rec.Snapshot
+	}
+	snap, snapName, snapDetail, err := env.loadSnapshot(ctx, snapName)
+	if err != nil {
+		return nil, err
+	}
+	var oldEtcd *upgrade.SnapshotObject
+	if snap != nil {
+		oldEtcd = snap.Object("EtcdadmCluster", env.etcdName())
+		if oldEtcd == nil {
+			snapDetail = fmt.Sprintf("snapshot %s holds no %s", snapName, etcdRef)
+		}
+	}
+	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",
+		OK: oldEtcd != nil, Detail: snapDetail})
+	if oldEtcd == nil {
+		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Preconditions: pre}
+	}
+
+	machines, err := env.etcdMachines(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kcpRes := env.res(upgrade.GVRKCP, env.systemNS())
+	kcp, err := getOpt(ctx, kcpRes, env.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read KubeadmControlPlane %s/%s: %w", env.systemNS(), env.Cluster, err)
+	}
+	lockPre, err := env.lockPrecondition(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	changes := etcdSpecChanges(etcd, oldEtcd)
+	if rec == nil {
+		snapReplicas := number(oldEtcd.Spec["replicas"])
+		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snap.TakenAt)
+		pre = append(pre, fresh.pre...)
+		pre = append(pre, lockPre)
+		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
+			return nil, err
+		}
+		rec = &rollbackRecord{
+			Phase:            "running",
+			NewMachine:       fresh.newMachine.Name,
+			NewMachineUID:    fresh.newMachine.UID,
+			OldMachines:      fresh.old,
+			KCPPausedForEtcd: kcp != nil && kcp.GetAnnotations()[model.AnnotationCAPIPaused] == "true" && etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != "",
+			Snapshot:         snapName,
+			StartedAt:        now.UTC(),
+			By:               o.By,
+		}
+	} else {
+		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded",
+			OK: true, Detail: fmt.Sprintf("started by %s at %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), rec.Phase)})
+		pre = append(pre, lockPre)
+		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
+			return nil, err
+		}
+	}
+
+	p := &Plan{
+		Action:        ActionEtcdRollback,
+		Cluster:       env.Cluster,
+		Title:         fmt.Sprintf("Roll back the etcd rollout of %s: restore the etcd spec of snapshot %s and delete the new member %s", env.Cluster, rec.Snapshot, rec.NewMachine),
+		Confirm:       env.etcdName(),
+		ConfirmObject: etcdRef,
+		Preconditions: pre,
+	}
+	paused := cluster.GetAnnotations()[model.AnnotationEKSAPaused]
+	p.Steps = append(p.Steps, Step{
+		Name:   "pause-eksa-reconcile",
+		Title:  "Pause EKS-A reconcile of the Cluster, so its controller does not apply the new etcd spec again",
+		Object: clusterRef,
+		Change: fmt.Sprintf("add annotation %s=\"true\" and the rollback record %s", model.AnnotationEKSAPaused, AnnotationEtcdRollback),
+		Before: map[string]any{model.AnnotationEKSAPaused: nilIfEmpty(paused)},
+		After:  map[string]any{model.AnnotationEKSAPaused: "true", AnnotationEtcdRollback: rec},
+		done: func(ctx context.Context) (bool, string, error) {
+			u, err := env.eksaCluster().Get(ctx, env.Cluster, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			a := u.GetAnnotations()
+			if a[model.AnnotationEKSAPaused] == "true" && a[AnnotationEtcdRollback] != "" {
+				return true, "EKS-A reconcile is paused and the rollback is recorded", nil
+			}
+			return false, "", nil
+		},
+		do: func(ctx context.Context, dry bool) (string, error) {
+			err := setAnnotations(ctx, env.eksaCluster(), env.Cluster, map[string]string{
+				model.AnnotationEKSAPaused: "true",
+				AnnotationEtcdRollback:     rec.encode(),
+			}, dry)
+			return "EKS-A reconcile paused", err
+		},
+	})
+
+	before, after := map[string]any{}, map[string]any{}
+	for _, path := range etcdSpecPaths {
+		v, _, _ := unstructured.NestedFieldCopy(etcd.Object, path...)
+		before[strings.Join(path, ".")] = v
+		after[strings.Join(path, ".")] = oldEtcd.Spec[path[1]]
+	}
+	p.Steps = append(p.Steps, Step{
+		Name:   "restore-etcd-spec",
+		Title:  "Restore the EtcdadmCluster spec (etcd version or image, infrastructure template) from the snapshot",
+		Object: etcdRef,
+		Change: describeChanges(changes),
+		Before: before,
+		After:  after,
+		done: func(ctx context.Context) (bool, string, error) {
+			u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			if len(etcdSpecChanges(u, oldEtcd)) == 0 {
+				return true, "the etcd spec is the snapshot's", nil
+			}
+			return false, "", nil
+		},
+		do: func(ctx context.Context, dry bool) (string, error) {
+			var ops []patchOp
+			for _, path := range etcdSpecPaths {
+				ptr := "/" + strings.Join(path, "/")
+				cur := before[strings.Join(path, ".")]
+				old, inOld := oldEtcd.Spec[path[1]]
+				switch {
+				case cur == nil && !inOld:
+					continue
+				case cur == nil:
+					ops = append(ops, patchOp{Op: "add", Path: ptr, Value: old})
+				case !inOld:
+					ops = append(ops, patchOp{Op: "test", Path: ptr, Value: cur}, patchOp{Op: "remove", Path: ptr})
+				default:
+					ops = append(ops, patchOp{Op: "test", Path: ptr, Value: cur}, patchOp{Op: "replace", Path: ptr, Value: old})
+				}
+			}
+			_, err := etcdRes.Patch(ctx, env.etcdName(), types.JSONPatchType, jsonPatch(ops...),
+				metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+			same := func(ctx context.Context) bool {
+				u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+				if err != nil {
+					return true
+				}
+				for _, path := range etcdSpecPaths {
+					v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+					if !reflect.DeepEqual(v, before[strings.Join(path, ".")]) {
+						return false
+					}
+				}
+				return true
+			}
+			return fmt.Sprintf("%d field(s) restored", len(changes)), guarded(ctx, err, etcdRef, "its etcd spec is no longer the one the plan read", same)
+		},
+	})
+
+	machineRes := env.res(gvrMachine, env.systemNS())
+	newRef := ref("Machine", env.systemNS(), rec.NewMachine)
+	p.Steps = append(p.Steps, Step{
+		Name:   "delete-new-machine",
+		Title:  "Delete the new etcd Machine that did not become ready",
+		Object: newRef,
+		Change: fmt.Sprintf("delete (only the Machine with UID %s)", rec.NewMachineUID),
+		Before: map[string]any{"machine": rec.NewMachine, "uid": rec.NewMachineUID},
+		After:  map[string]any{"machine": nil},
+		done: func(ctx context.Context) (bool, string, error) {
+			u, err := getOpt(ctx, machineRes, rec.NewMachine)
+			switch {
+			case err != nil:
+				return false, "", err
+			case u == nil || string(u.GetUID()) != rec.NewMachineUID:
+				return true, "the new machine is gone", nil
+			case u.GetDeletionTimestamp() != nil:
+				return true, "the new machine is being deleted", nil
+			}
+			return false, "", nil
+		},
+		do: func(ctx context.Context, dry bool) (string, error) {
+			uid := types.UID(rec.NewMachineUID)
+			err := machineRes.Delete(ctx, rec.NewMachine, metav1.DeleteOptions{
+				Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry),
+			})
+			if apierrors.IsNotFound(err) {
+				return "already gone", nil
+			}
+			return "deletion requested", guarded(ctx, err, newRef, "a different Machine now has this name", nil)
+		},
+	})
+
+	etcdReady := func(ctx context.Context) (bool, string, error) {
+		u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		st := readEtcdStatus(u)
+		ms, err := env.etcdMachines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		byName := map[string]machine{}
+		for _, m := range ms {
+			byName[m.Name] = m
+		}
+		var missing []string
+		for _, n := range rec.OldMachines {
+			if m, ok := byName[n]; !ok || !m.EtcdReady || m.Deleting {
+				missing = append(missing, n)
+			}
+		}
+		newLeft := false
+		if m, ok := byName[rec.NewMachine]; ok && m.UID == rec.NewMachineUID {
+			newLeft = true
+		}
+		switch {
+		case newLeft:
+			return false, fmt.Sprintf("machine %s still exists (deletion in progress); %s", rec.NewMachine, st), nil
+		case len(missing) > 0:
+			return false, fmt.Sprintf("members not ready: %s; %s", strings.Join(missing, ", "), st), nil
+		case !st.settled() || st.ReadyReplicas < int64(len(rec.OldMachines)):
+			return false, st.String(), nil
+		}
+		return true, fmt.Sprintf("etcd ready with its %d members (%s)", len(rec.OldMachines), strings.Join(rec.OldMachines, ", ")), nil
+	}
+	p.Steps = append(p.Steps, Step{
+		Name:   "wait-etcd-ready",
+		Title:  "Wait until etcd is ready again with all its old members",
+		Object: etcdRef,
+		Change: fmt.Sprintf("none (waits up to %s for status.ready on an observed generation, members %s, and no machine %s)", o.WaitTimeout, strings.Join(rec.OldMachines, ", "), rec.NewMachine),
+		Wait:   true,
+		done:   etcdReady,
+		do: func(ctx context.Context, _ bool) (string, error) {
+			var last string
+			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+				ok, detail, err := etcdReady(ctx)
+				if err != nil {
+					last = err.Error()
+					return false, nil // the API server may be restarting: keep waiting
+				}
+				last = detail
+				return ok, nil
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return last, ctx.Err()
+				}
+				return last, fmt.Errorf("etcd not ready after %s (%s): check the etcdadm-controller logs; run the rollback again to keep waiting", o.WaitTimeout, last)
+			}
+			return last, nil
+		},
+	})
+
+	upgrading := etcd.GetAnnotations()[model.AnnotationEtcdUpgrading]
+	if upgrading == "" {
+		upgrading = "true"
+	}
+	p.Steps = append(p.Steps, removeAnnotationStep("clear-etcd-upgrading",
+		"Clear the etcd upgrading annotation if it remains", etcdRes, etcdRef, env.etcdName(),
+		model.AnnotationEtcdUpgrading, upgrading))
+
+	if rec.KCPPausedForEtcd {
+		p.Steps = append(p.Steps, removeAnnotationStep("unpause-kcp",
+			"Unpause the KubeadmControlPlane (EKS-A paused it for the etcd rollout)", kcpRes,
+			ref("KubeadmControlPlane", env.systemNS(), env.Cluster), env.Cluster, model.AnnotationCAPIPaused, "true"))
+	} else {
+		p.Notes = append(p.Notes, "The KubeadmControlPlane was not paused for the etcd rollout: it is left as it is.")
+	}
+
+	doneRec := *rec
+	doneRec.Phase = "done"
+	p.Steps = append(p.Steps, Step{
+		Name:   "record-finished",
+		Title:  "Record the rollback as finished (EKS-A reconcile stays paused)",
+		Object: clusterRef,
+		Change: fmt.Sprintf("set %s phase to \"done\"; %s stays \"true\"", AnnotationEtcdRollback, model.AnnotationEKSAPaused),
+		Before: map[string]any{AnnotationEtcdRollback: rec},
+		After:  map[string]any{AnnotationEtcdRollback: &doneRec},
+		done: func(ctx context.Context) (bool, string, error) {
+			u, err := env.eksaCluster().Get(ctx, env.Cluster, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			r, err := readRollbackRecord(u)
+			if err != nil {
+				return false, "", err
+			}
+			return r != nil && r.Phase == "done", "the rollback is recorded as finished", nil
+		},
+		do: func(ctx context.Context, dry bool) (string, error) {
+			u, err := env.eksaCluster().Get(ctx, env.Cluster, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			cur := u.GetAnnotations()[AnnotationEtcdRollback]
+			if cur == "" {
+				if dry {
+					return "depends on step 1 (not yet made)", nil
+				}
+				return "", &ConcurrentChangeError{Object: clusterRef, What: "the rollback record was removed"}
+			}
+			path := "/metadata/annotations/" + pointerEscape(AnnotationEtcdRollback)
+			_, err = env.eksaCluster().Patch(ctx, env.Cluster, types.JSONPatchType, jsonPatch(
+				patchOp{Op: "test", Path: path, Value: cur},
+				patchOp{Op: "replace", Path: path, Value: doneRec.encode()},
+			), metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+			return "rollback recorded as finished", guarded(ctx, err, clusterRef, "the rollback record changed",
+				metaKeyIs(env.eksaCluster(), env.Cluster, "annotations", AnnotationEtcdRollback, cur))
+		},
+	})
+
+	p.Notes = append(p.Notes,
+		"EKS-A reconcile of the Cluster stays paused after the rollback: resumed with the new spec, the controller would start the same etcd rollout again.",
+		"The EKS-A Cluster's spec is not changed (its webhook forbids version downgrades); the etcd spec and machines are.")
+	p.closing = func(ctx context.Context) []string { return env.rollbackClosing(ctx) }
+	return p, nil
+}
+
+type freshChecks struct {
+	pre        []Precondition
+	newMachine machine
+	old        []string
+}
+
+// freshRollbackChecks evaluates the preconditions of a rollback that has not
+// started: an etcd rollout whose first new member is stuck.
+func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructured.Unstructured, changes []upgrade.FieldChange,
+	machines []machine, snapReplicas int64, takenAt time.Time) freshChecks {
+	var fc freshChecks
+	st := readEtcdStatus(etcd)
+	upgrading := etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != ""
+
+	rollout := Precondition{Name: "rollout-in-progress", Description: "an etcd rollout is in progress (the etcd spec differs from the snapshot)"}
+	switch {
+	case len(changes) == 0:
+		rollout.Detail = "the etcd spec is the snapshot's: there is no new etcd spec to roll back"
+	case !upgrading && st.settled():
+		rollout.Detail = fmt.Sprintf("the etcd spec changed but etcd is settled (%s) and not marked upgrading: the rollout finished", st)
+	default:
+		rollout.OK = true
+		rollout.Detail = fmt.Sprintf("etcd spec changed (%s); %s", describeChanges(changes), st)
+	}
+	fc.pre = append(fc.pre, rollout)
+
+	replicas := Precondition{Name: "same-member-count", Description: "the rollout does not also change the number of etcd members"}
+	if st.Replicas != snapReplicas {
+		replicas.Detail = fmt.Sprintf("spec.replicas is %d, the snapshot's %d: a resize is not rolled back by this action", st.Replicas, snapReplicas)
+	} else {
+		replicas.OK = true
+		replicas.Detail = fmt.Sprintf("%d members", st.Replicas)
+	}
+	fc.pre = append(fc.pre, replicas)
+
+	var disowned, deleting []string
+	for _, m := range machines {
+		if !m.Owned {
+			disowned = append(disowned, m.Name)
+		}
+		if m.Deleting {
+			deleting = append(deleting, m.Name)
+		}
+	}
+	removed := Precondition{Name: "no-old-member-removed", Description: "no old etcd member has been removed yet"}
+	switch {
+	case len(disowned) > 0:
+		removed.Detail = fmt.Sprintf("the etcdadm controller has already released %s: the rollout went past its first new member, and deleting it now could break quorum", strings.Join(disowned, ", "))
+	case len(deleting) > 0:
+		removed.Detail = fmt.Sprintf("machine(s) %s are being deleted", strings.Join(deleting, ", "))
+	case int64(len(machines)) < snapReplicas:
+		removed.Detail = fmt.Sprintf("only %d etcd machines for %d members", len(machines), snapReplicas)
+	default:
+		removed.OK = true
+		removed.Detail = fmt.Sprintf("all %d machines are owned by the EtcdadmCluster", len(machines))
+	}
+	fc.pre = append(fc.pre, removed)
+
+	// The etcdadm controller adds one member at a time, so with no old member
+	// removed, the machines beyond the member count are the new ones.
+	extra := int64(len(machines)) - snapReplicas
+	one := Precondition{Name: "single-new-member", Description: "exactly one new etcd machine exists (the newest, the only one with the new spec)"}
+	switch {
+	case extra <= 0:
+		one.Detail = fmt.Sprintf("%d etcd machines for %d members: no new member has been created yet; wait for the etcdadm controller", len(machines), snapReplicas)
+	case extra > 1:
+		one.Detail = fmt.Sprintf("%d new etcd machines: the rollout is past its first member; this rollback only undoes a first member that failed", extra)
+	default:
+		fc.newMachine = machines[len(machines)-1]
+		if !takenAt.IsZero() && fc.newMachine.Created.Before(takenAt.Truncate(time.Second)) {
+			one.Detail = fmt.Sprintf("the newest machine %s was created before the snapshot (%s): it is not from this rollout", fc.newMachine.Name, takenAt.Format(time.RFC3339))
+			break
+		}
+		one.OK = true
+		one.Detail = fmt.Sprintf("%s, created %s ago", fc.newMachine.Name, ago(now, fc.newMachine.Created))
+		for _, m := range machines[:len(machines)-1] {
+			fc.old = append(fc.old, m.Name)
+		}
+	}
+	fc.pre = append(fc.pre, one)
+
+	stuck := Precondition{Name: "new-member-not-ready", Description: fmt.Sprintf("the new member has not become ready within %s", threshold)}
+	switch {
+	case !one.OK:
+		stuck.Detail = "no single new member to judge"
+	case fc.newMachine.EtcdReady:
+		stuck.Detail = fmt.Sprintf("%s is a ready etcd member: the rollout is progressing", fc.newMachine.Name)
+	case now.Sub(fc.newMachine.Created) < threshold:
+		stuck.Detail = fmt.Sprintf("%s is not ready yet but only %s old (phase %s); the rollback is offered after %s (--threshold)",
+			fc.newMachine.Name, ago(now, fc.newMachine.Created), orUnknown(fc.newMachine.Phase), threshold)
+	default:
+		stuck.OK = true
+		stuck.Detail = fmt.Sprintf("%s not ready for %s (phase %s, no %s label)", fc.newMachine.Name, ago(now, fc.newMachine.Created), orUnknown(fc.newMachine.Phase), model.LabelEtcdReady)
+	}
+	fc.pre = append(fc.pre, stuck)
+	return fc
+}
+
+// etcdSpecChanges lists the fields of the live EtcdadmCluster that differ
+// from the snapshot, within the parts a rollback restores.
+func etcdSpecChanges(live *unstructured.Unstructured, old *upgrade.SnapshotObject) []upgrade.FieldChange {
+	cur := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	prev := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	for _, path := range etcdSpecPaths {
+		if v, ok, _ := unstructured.NestedFieldCopy(live.Object, path...); ok {
+			_ = unstructured.SetNestedField(cur.Object, v, path...)
+		}
+		if v, ok := old.Spec[path[1]]; ok {
+			_ = unstructured.SetNestedField(prev.Object, runtime.DeepCopyJSONValue(v), path...)
+		}
+	}
+	if reflect.DeepEqual(cur.Object, prev.Object) {
+		return nil
+	}
+	return upgrade.DiffObjects(cur, prev)
+}
+
+func describeChanges(cs []upgrade.FieldChange) string {
+	if len(cs) == 0 {
+		return "no change"
+	}
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		switch c.Op {
+		case "add":
+			parts = append(parts, fmt.Sprintf("%s: set to %s", c.Path, c.New))
+		case "remove":
+			parts = append(parts, fmt.Sprintf("%s: remove (%s)", c.Path, c.Old))
+		default:
+			parts = append(parts, fmt.Sprintf("%s: %s → %s", c.Path, c.Old, c.New))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// removeAnnotationStep removes one annotation if (and only if) it still has
+// the value the plan saw.
+func removeAnnotationStep(name, title string, res dynamic.ResourceInterface, objRef, objName, key, want string) Step {
+	return Step{
+		Name:   name,
+		Title:  title,
+		Object: objRef,
+		Change: fmt.Sprintf("remove annotation %s (if it is still %q)", key, want),
+		Before: map[string]any{key: want},
+		After:  map[string]any{key: nil},
+		done: func(ctx context.Context) (bool, string, error) {
+			u, err := res.Get(ctx, objName, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			if _, ok := u.GetAnnotations()[key]; !ok {
+				return true, "annotation " + key + " is not set", nil
+			}
+			return false, "", nil
+		},
+		do: func(ctx context.Context, dry bool) (string, error) {
+			err := removeMetaKey(ctx, res, objName, "annotations", key, want, dry)
+			return "annotation " + key + " removed", guarded(ctx, err, objRef, fmt.Sprintf("annotation %s is no longer %q", key, want),
+				metaKeyIs(res, objName, "annotations", key, want))
+		},
+	}
+}
+
+// loadSnapshot finds the snapshot to restore from: the named one, or the
+// newest of the cluster. It returns nil (with the reason) when there is none.
+func (e *Env) loadSnapshot(ctx context.Context, name string) (*upgrade.Snapshot, string, string, error) {
+	kube := e.Client.Kube
+	if name == "" {
+		list, err := kube.CoreV1().ConfigMaps(e.systemNS()).List(ctx, metav1.ListOptions{
+			LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + e.Cluster,
+		})
+		if err != nil {
+			return nil, "", "", fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
+		}
+		if len(list.Items) == 0 {
+			return nil, "", fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: the upgrade was not started by upgrade-console, so the previous etcd spec is unknown",
+				upgrade.LabelCluster, e.Cluster, e.systemNS()), nil
+		}
+		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
+		name = list.Items[0].Name
+	}
+	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
+	var ie *model.InputError
+	if errors.As(err, &ie) {
+		return nil, name, ie.Error(), nil
+	}
+	if err != nil {
+		return nil, name, "", err
+	}
+	return snap, name, fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy), nil
+}
+
+func snapshotTime(cm *corev1.ConfigMap) time.Time {
+	if t, err := time.Parse(time.RFC3339, cm.Annotations["upgrade-console/taken-at"]); err == nil {
+		return t
+	}
+	return cm.CreationTimestamp.Time
+}
+
+// lockPrecondition: the console's upgrade lock must not be live in another
+// console (a running upgrade would fight the recovery).
+func (e *Env) lockPrecondition(ctx context.Context) (Precondition, error) {
+	p := Precondition{Name: "no-live-lock", Description: "no other console holds a live upgrade lock"}
+	st, err := upgrade.ReadLock(ctx, e.Client.Kube, e.systemNS(), e.Cluster)
+	if err != nil {
+		return p, err
+	}
+	switch {
+	case !st.Held():
+		p.OK, p.Detail = true, "no upgrade lock"
+	case st.HolderIdentity == e.Holder.String():
+		p.OK, p.Detail = true, "held by this console"
+	case st.Expired(e.now()):
+		p.OK, p.Detail = true, "stale lock: "+st.Describe(e.now())
+	default:
+		p.Detail = st.Describe(e.now()) + "; stop that console first (or wait for its upgrade to end)"
+	}
+	return p, nil
+}
+
+// rollbackClosing says where the cluster stands after the rollback.
+func (e *Env) rollbackClosing(ctx context.Context) []string {
+	var out []string
+	if u, err := e.res(upgrade.GVREtcdadmCluster, e.systemNS()).Get(ctx, e.etcdName(), metav1.GetOptions{}); err == nil {
+		st := readEtcdStatus(u)
+		version, _, _ := unstructured.NestedString(u.Object, "spec", "etcdadmConfigSpec", "cloudInitConfig", "version")
+		if version == "" {
+			version, _, _ = unstructured.NestedString(u.Object, "spec", "etcdadmConfigSpec", "bottlerocketConfig", "etcdImage")
+		}
+		tmpl, _, _ := unstructured.NestedString(u.Object, "spec", "infrastructureTemplate", "name")
+		ready := "not ready"
+		if st.settled() {
+			ready = "ready"
+		}
+		out = append(out, fmt.Sprintf("etcd: EtcdadmCluster %s/%s %s, %d/%d members ready, etcd %s, infrastructure template %s.",
+			e.systemNS(), e.etcdName(), ready, st.ReadyReplicas, st.Replicas, orUnknown(version), orUnknown(tmpl)))
+	}
+	if u, err := e.res(upgrade.GVRKCP, e.systemNS()).Get(ctx, e.Cluster, metav1.GetOptions{}); err == nil {
+		state := "not paused"
+		if u.GetAnnotations()[model.AnnotationCAPIPaused] == "true" {
+			state = "paused"
+		}
+		version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+		out = append(out, fmt.Sprintf("Control plane: KubeadmControlPlane %s/%s %s, spec.version %s (its spec was not changed).",
+			e.systemNS(), e.Cluster, state, orUnknown(version)))
+	}
+	out = append(out,
+		fmt.Sprintf("EKS-A reconcile of Cluster %s/%s stays paused (%s=\"true\"): resumed as it is, the controller would apply the new etcd spec again.",
+			e.clusterNS(), e.Cluster, model.AnnotationEKSAPaused),
+		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
+		fmt.Sprintf("then resume EKS-A reconcile with: upgrade-console lock clear paused --cluster %s", e.Cluster))
+	return out
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// number reads an integer of a decoded JSON document (float64 after
+// encoding/json, int64 after the API machinery's decoder).
+func number(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		return int64(n)
+	case json.Number:
+		i, _ := n.Int64()
+		return i
+	}
+	return 0
+}

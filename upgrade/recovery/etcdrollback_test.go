@@ -1,0 +1,334 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(w *world)
+		want   string
+	}{
+		{"before the threshold", func(w *world) { w.now = time.Now() }, "new-member-not-ready"},
+		{"new member became ready", func(w *world) {
+			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-z", `{"metadata":{"labels":{"`+model.LabelEtcdReady+`":"true"}}}`)
+		}, "new-member-not-ready"},
+		{"an old member was released", func(w *world) {
+			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
+		}, "no-old-member-removed"},
+		{"two new members", func(w *world) {
+			m, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m = m.DeepCopy()
+			m.SetName(w.cluster + "-etcd-zz")
+			m.SetResourceVersion("")
+			m.SetUID("")
+			w.create(gvrMachine, m)
+		}, "single-new-member"},
+		{"no new spec", func(w *world) {
+			w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"etcdadmConfigSpec":{"cloudInitConfig":{"version":"`+oldEtcdVersion+`"}},"infrastructureTemplate":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1","kind":"VSphereMachineTemplate","name":"`+oldEtcdTemplate+`"}}}`)
+		}, "rollout-in-progress"},
+		{"no snapshot", func(w *world) {
+			if err := w.client.Kube.CoreV1().ConfigMaps(w.sys).DeleteCollection(w.ctx, metav1.DeleteOptions{},
+				metav1.ListOptions{LabelSelector: upgrade.LabelCluster + "=" + w.cluster}); err != nil {
+				t.Fatal(err)
+			}
+		}, "snapshot"},
+		{"another console holds a live lock", func(w *world) { w.lease("alice@laptop/1234", w.now) }, "no-live-lock"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			if _, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{}); err != nil {
+				t.Fatalf("the seeded world must be rollback-able: %v", err)
+			}
+			tc.mutate(w)
+			_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			var refused *RefusedError
+			if !errors.As(err, &refused) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			failed := refused.Failed()
+			if len(failed) == 0 || failed[0].Name != tc.want {
+				t.Fatalf("failed preconditions = %+v, want %s first", failed, tc.want)
+			}
+			if failed[0].Detail == "" {
+				t.Errorf("refusal %s gives no reason", tc.want)
+			}
+		})
+	}
+
+	t.Run("stacked etcd", func(t *testing.T) {
+		w := newWorld(t)
+		w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		var refused *RefusedError
+		if !errors.As(err, &refused) || refused.Failed()[0].Name != "external-etcd" {
+			t.Fatalf("err = %v, want refusal external-etcd", err)
+		}
+	})
+}
+
+func TestEtcdRollbackPlanNamesEveryChange(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pause-eksa-reconcile", "restore-etcd-spec", "delete-new-machine", "wait-etcd-ready", "clear-etcd-upgrading", "unpause-kcp", "record-finished"}
+	if len(p.Steps) != len(want) {
+		t.Fatalf("steps = %d, want %v", len(p.Steps), want)
+	}
+	for i, s := range p.Steps {
+		if s.Name != want[i] || s.Object == "" || s.Change == "" {
+			t.Errorf("step %d = %s %q %q, want %s with object and change", i, s.Name, s.Object, s.Change, want[i])
+		}
+	}
+	restore := p.Steps[1].Change
+	for _, part := range []string{"cloudInitConfig.version: " + newEtcdVersion + " → " + oldEtcdVersion, "infrastructureTemplate.name: " + newEtcdTemplate + " → " + oldEtcdTemplate} {
+		if !strings.Contains(restore, part) {
+			t.Errorf("restore change %q lacks %q", restore, part)
+		}
+	}
+	if p.Confirm != w.cluster+"-etcd" || p.ConfirmMatches(w.cluster) || !p.ConfirmMatches(" "+w.cluster+"-etcd\n") {
+		t.Errorf("confirmation name = %q", p.Confirm)
+	}
+
+	// Without the KCP paused, the plan leaves the KCP alone.
+	w2 := newWorld(t)
+	w2.seedEtcdRollout(false)
+	p2, err := PlanEtcdRollback(w2.ctx, w2.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p2.Steps {
+		if s.Name == "unpause-kcp" {
+			t.Error("unpause-kcp planned although the KCP was not paused")
+		}
+	}
+}
+
+func TestEtcdRollbackDryRunAndReadOnlyWriteNothing(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	before := w.rollbackState()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Read-only: not even a dry run reaches the API server.
+	writes := w.writes.Load()
+	ro := &Executor{Audit: w.audit, ReadOnly: true}
+	if _, err := ro.DryRun(w.ctx, p); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("read-only dry run: %v", err)
+	}
+	if _, err := ro.Run(w.ctx, p); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("read-only run: %v", err)
+	}
+	if n := w.writes.Load() - writes; n != 0 {
+		t.Fatalf("read-only mode sent %d write requests", n)
+	}
+	if len(w.auditEntries()) != 0 {
+		t.Fatal("read-only mode recorded entries")
+	}
+
+	x := &Executor{Audit: w.audit}
+	rep, err := x.DryRun(w.ctx, p)
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, describeSteps(rep))
+	}
+	for _, s := range rep.Steps {
+		want := StepDryRunOK
+		if s.Step == "wait-etcd-ready" {
+			want = StepNotDryRun
+		}
+		if s.Status != want {
+			t.Errorf("dry run step %s = %s (%s), want %s", s.Step, s.Status, s.Detail, want)
+		}
+	}
+	if after := w.rollbackState(); after != before {
+		t.Fatalf("the dry run changed the cluster:\n%+v\n%+v", before, after)
+	}
+	for _, e := range w.auditEntries() {
+		if !e.DryRun || e.Result != upgrade.AuditDryRun {
+			t.Errorf("dry-run audit entry %+v", e)
+		}
+	}
+}
+
+func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	kcpBefore := w.rollbackState().KCPSpec
+	w.playEtcdadm()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{By: "ops@bastion"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []StepResult
+	x := &Executor{Audit: w.audit, Progress: func(r StepResult) { seen = append(seen, r) }}
+	rep, err := x.Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	got := w.rollbackState()
+	want := rollbackState{Version: oldEtcdVersion, Template: oldEtcdTemplate, EtcdReady: true, EKSAPaused: true,
+		Record:   "done " + w.cluster + "-etcd-z " + w.cluster + "-etcd-a," + w.cluster + "-etcd-b," + w.cluster + "-etcd-c",
+		Machines: w.cluster + "-etcd-a " + w.cluster + "-etcd-b " + w.cluster + "-etcd-c ", KCPSpec: kcpBefore}
+	if got != want {
+		t.Fatalf("final state\n got %+v\nwant %+v", got, want)
+	}
+	if len(seen) != 2*len(p.Steps) {
+		t.Errorf("progress callbacks = %d, want a start and an end per step", len(seen))
+	}
+	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "upgrade-console lock clear paused --cluster "+w.cluster) {
+		t.Errorf("closing message:\n%v", rep.Closing)
+	}
+
+	entries := w.auditEntries()
+	if len(entries) != len(p.Steps)+2 || entries[0].Result != upgrade.AuditStarted || entries[len(entries)-1].Result != upgrade.AuditFinished {
+		t.Fatalf("audit entries: %+v", entries)
+	}
+	for i, e := range entries[1 : len(entries)-1] {
+		okResult := e.Result == upgrade.AuditOK || (p.Steps[i].Wait && e.Result == upgrade.AuditAlreadyDone)
+		if e.Step != p.Steps[i].Name || !okResult || e.User != "ops" || e.Cluster != w.cluster || e.Action != ActionEtcdRollback || e.Object == "" {
+			t.Errorf("entry %d: %+v", i, e)
+		}
+		if !p.Steps[i].Wait && (e.Before == nil || e.After == nil) {
+			t.Errorf("write %s recorded without before/after", e.Step)
+		}
+	}
+
+	// Running it again finds everything in place.
+	p2, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatalf("replan after a finished rollback: %v", err)
+	}
+	rep2, err := x.Run(w.ctx, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep2.Steps {
+		if s.Status != StepAlreadyDone {
+			t.Errorf("second run: step %s %s", s.Step, s.Status)
+		}
+	}
+}
+
+func TestEtcdRollbackResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
+	ref := newWorld(t)
+	ref.seedEtcdRollout(true)
+	ref.playEtcdadm()
+	p, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	want := normalise(ref, ref.rollbackState())
+
+	for k := range p.Steps {
+		t.Run(p.Steps[k].Name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			w.playEtcdadm()
+			plan, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(w.ctx)
+			x := &Executor{Audit: w.audit, afterStep: func(i int) {
+				if i == k {
+					cancel() // the console is killed right after step k
+				}
+			}}
+			_, err = x.Run(ctx, plan)
+			if k < len(plan.Steps)-1 && !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run: %v", err)
+			}
+			cancel()
+
+			again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatalf("replan after interruption at step %d: %v", k+1, err)
+			}
+			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again)
+			if err != nil {
+				t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
+			}
+			for _, s := range rep.Steps[:k+1] {
+				if s.Status != StepAlreadyDone {
+					t.Errorf("resumed run redid step %s (%s)", s.Step, s.Status)
+				}
+			}
+			if got := normalise(w, w.rollbackState()); got != want {
+				t.Fatalf("final state after interruption at step %d\n got %+v\nwant %+v", k+1, got, want)
+			}
+			var failed int
+			for _, e := range w.auditEntries() {
+				if e.Result == upgrade.AuditFailed && e.Step == "" {
+					failed++
+				}
+			}
+			if k < len(plan.Steps)-1 && failed != 1 {
+				t.Errorf("the interruption is not in the audit log (%d stop entries)", failed)
+			}
+		})
+	}
+}
+
+func TestEtcdRollbackNeverClobbersAConcurrentSpecChange(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone applies yet another etcd version after the plan was made.
+	w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"etcdadmConfigSpec":{"cloudInitConfig":{"version":"3.5.22"}}}}`)
+	_, err = (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) {
+		var st interface{ Status() metav1.Status }
+		if errors.As(err, &st) {
+			t.Logf("status: %+v", st.Status())
+		}
+		t.Fatalf("err = %v, want a ConcurrentChangeError", err)
+	}
+	if got := w.rollbackState().Version; got != "3.5.22" {
+		t.Fatalf("etcd version = %s: the concurrent change was overwritten", got)
+	}
+}
+
+// normalise drops what differs between worlds (names).
+func normalise(w *world, s rollbackState) rollbackState {
+	s.Record = strings.ReplaceAll(s.Record, w.cluster, "C")
+	s.Machines = strings.ReplaceAll(s.Machines, w.cluster, "C")
+	return s
+}
+
+func (w *world) patch(gvr schema.GroupVersionResource, ns, name, merge string) {
+	w.t.Helper()
+	if _, err := w.client.Dynamic.Resource(gvr).Namespace(ns).Patch(w.ctx, name, types.MergePatchType, []byte(merge), metav1.PatchOptions{}); err != nil {
+		w.t.Fatalf("patch %s: %v", name, err)
+	}
+}

@@ -1,0 +1,506 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// Markers are the leftovers that block an upgrade or a retry: the console's
+// own lock Lease, EKS-A's paused annotation (aws/eks-anywhere#5811), CAPI's
+// paused annotation on the control plane, etcdadm's upgrading annotation, and
+// the kubeone-style "upgrade in progress" node labels. Each can be cleared on
+// its own; the stale ones (nothing alive holds them) all at once.
+
+// Marker ids, as `lock clear` takes them.
+const (
+	MarkerLease         = "lease"
+	MarkerPaused        = "paused"
+	MarkerKCPPaused     = "kcp-paused"
+	MarkerEtcdUpgrading = "etcd-upgrading"
+	MarkerNodeLabel     = "node-label"
+)
+
+// MarkerIDs lists the marker ids in display order.
+var MarkerIDs = []string{MarkerLease, MarkerPaused, MarkerKCPPaused, MarkerEtcdUpgrading, MarkerNodeLabel}
+
+// MarkerState says whether a marker may be cleared.
+type MarkerState string
+
+const (
+	// MarkerNotSet: the marker is not there.
+	MarkerNotSet MarkerState = "not set"
+	// MarkerStale: set, and nothing alive holds it: `lock clear --all` clears it.
+	MarkerStale MarkerState = "stale"
+	// MarkerKept: set on purpose and kept until the operator decides (EKS-A
+	// reconcile paused by a finished etcd rollback): cleared only by name.
+	MarkerKept MarkerState = "kept"
+	// MarkerLive: held by something that is running (a renewed lease, an etcd
+	// rollout in progress): clearing it by name needs --force.
+	MarkerLive MarkerState = "live"
+)
+
+var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+
+// Marker is one lock or leftover marker.
+type Marker struct {
+	// ID is what `lock clear` takes: "paused", "node-label/node-1".
+	ID     string
+	Object string
+	// Key and Value are the annotation or label (empty for the lease).
+	Key, Value string
+	// Holder is who set it: the lease holder, or the field manager that last
+	// wrote the annotation or label (from managedFields).
+	Holder string
+	Since  time.Time
+	State  MarkerState
+	// Blocks says what the marker blocks.
+	Blocks string
+	// Reason explains the state.
+	Reason string
+
+	// What a clear step needs.
+	res     dynamic.ResourceInterface
+	name    string
+	field   string // "annotations" or "labels"
+	lease   *upgrade.LockStatus
+	extra   map[string]string // further annotations cleared with this one
+	confirm string
+}
+
+// Age is how long the marker has been set, as far as the API says.
+func (m Marker) Age(now time.Time) string { return ago(now, m.Since) }
+
+// MarkerOptions tune ListMarkers.
+type MarkerOptions struct {
+	// NodeLabel is the upgrade-in-progress node label key
+	// (model.LabelUpgradeInProgress when empty).
+	NodeLabel string
+}
+
+func (o MarkerOptions) nodeLabel() string {
+	if o.NodeLabel == "" {
+		return model.LabelUpgradeInProgress
+	}
+	return o.NodeLabel
+}
+
+// ListMarkers reads every marker of the cluster, set or not (node labels only
+// when set), in MarkerIDs order. It only reads.
+func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, error) {
+	now := env.now()
+	var out []Marker
+
+	// The lease.
+	lockRef := ref("Lease", env.systemNS(), upgrade.LockName(env.Cluster))
+	st, err := upgrade.ReadLock(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	lease := Marker{ID: MarkerLease, Object: lockRef, State: MarkerNotSet, confirm: upgrade.LockName(env.Cluster),
+		Blocks: "any new upgrade or recovery from another console"}
+	liveLock := false
+	if st.Held() {
+		lease.Holder, lease.Since, lease.lease = st.Holder.Display(), st.AcquireTime, st
+		lease.Reason = st.Describe(now)
+		if st.Expired(now) {
+			lease.State = MarkerStale
+		} else {
+			lease.State = MarkerLive
+			liveLock = st.HolderIdentity != env.Holder.String()
+		}
+	} else if st != nil {
+		lease.Reason = "a released lease with no holder"
+	}
+	out = append(out, lease)
+	liveReason := "a console holds a live upgrade lock (" + lease.Holder + "): an upgrade is being driven"
+
+	// EKS-A paused annotation (and a rollback record that goes with it).
+	cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read Cluster %s/%s: %w", env.clusterNS(), env.Cluster, err)
+	}
+	if cluster == nil {
+		return nil, &model.InputError{Source: ref("Cluster", env.clusterNS(), env.Cluster), Problem: "not found",
+			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+	}
+	paused := annotationMarker(MarkerPaused, cluster, env.eksaCluster(), model.AnnotationEKSAPaused, ref("Cluster", env.clusterNS(), env.Cluster),
+		"EKS-A reconcile of the Cluster: spec changes (an upgrade) are not acted on")
+	paused.confirm = env.Cluster
+	if paused.State != MarkerNotSet {
+		rec, _ := readRollbackRecord(cluster)
+		if v, ok := cluster.GetAnnotations()[AnnotationEtcdRollback]; ok {
+			paused.extra = map[string]string{AnnotationEtcdRollback: v}
+		}
+		switch {
+		case rec != nil && rec.Phase == "running":
+			paused.State, paused.Reason = MarkerLive, fmt.Sprintf("an etcd rollback started by %s at %s is not finished; run `etcd rollback` again to finish it", rec.By, rec.StartedAt.Format(time.RFC3339))
+		case rec != nil:
+			paused.State, paused.Reason = MarkerKept, fmt.Sprintf("kept by the etcd rollback of %s until the cause of the failed etcd member is fixed", rec.StartedAt.Format(time.RFC3339))
+		case liveLock:
+			paused.State, paused.Reason = MarkerLive, liveReason
+		default:
+			paused.Reason = "no console holds a live upgrade lock and no rollback is recorded: a leftover of an interrupted upgrade"
+		}
+	}
+	out = append(out, paused)
+
+	// CAPI paused on the KCP.
+	etcdRes := env.res(upgrade.GVREtcdadmCluster, env.systemNS())
+	etcd, err := getOpt(ctx, etcdRes, env.etcdName())
+	if err != nil {
+		return nil, fmt.Errorf("read EtcdadmCluster %s/%s: %w", env.systemNS(), env.etcdName(), err)
+	}
+	etcdRolling := false
+	var etcdSt etcdStatus
+	if etcd != nil {
+		etcdSt = readEtcdStatus(etcd)
+		etcdRolling = !etcdSt.settled()
+	}
+	kcpRes := env.res(upgrade.GVRKCP, env.systemNS())
+	kcp, err := getOpt(ctx, kcpRes, env.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read KubeadmControlPlane %s/%s: %w", env.systemNS(), env.Cluster, err)
+	}
+	if kcp != nil {
+		m := annotationMarker(MarkerKCPPaused, kcp, kcpRes, model.AnnotationCAPIPaused, ref("KubeadmControlPlane", env.systemNS(), env.Cluster),
+			"the control plane rollout (CAPI does not reconcile a paused KubeadmControlPlane)")
+		m.confirm = env.Cluster
+		if m.State != MarkerNotSet {
+			switch {
+			case etcd != nil && etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != "" && etcdRolling:
+				m.State, m.Reason = MarkerLive, "EKS-A pauses the control plane while etcd rolls, and etcd is rolling ("+etcdSt.String()+")"
+			case liveLock:
+				m.State, m.Reason = MarkerLive, liveReason
+			default:
+				m.Reason = "etcd is not rolling and no console holds a live upgrade lock: a leftover"
+			}
+		}
+		out = append(out, m)
+	}
+
+	// etcdadm's upgrading annotation.
+	if etcd != nil {
+		m := annotationMarker(MarkerEtcdUpgrading, etcd, etcdRes, model.AnnotationEtcdUpgrading, ref("EtcdadmCluster", env.systemNS(), env.etcdName()),
+			"the control plane (the KCP waits while etcd is marked upgrading) and the next etcd change")
+		m.confirm = env.etcdName()
+		if m.State != MarkerNotSet {
+			switch {
+			case etcdRolling:
+				m.State, m.Reason = MarkerLive, "etcd is rolling: "+etcdSt.String()
+			case liveLock:
+				m.State, m.Reason = MarkerLive, liveReason
+			default:
+				m.Reason = "etcd is ready on an observed generation (" + etcdSt.String() + "): the etcdadm controller should have removed it"
+			}
+		}
+		out = append(out, m)
+	}
+
+	// Node labels.
+	key := o.nodeLabel()
+	nodes, err := env.Client.Dynamic.Resource(nodesGVR).List(ctx, metav1.ListOptions{LabelSelector: key})
+	if err != nil {
+		return nil, fmt.Errorf("list Nodes labelled %s: %w", key, err)
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].GetName() < nodes.Items[j].GetName() })
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		w := fieldWriter(n, "labels", key)
+		m := Marker{
+			ID: MarkerNodeLabel + "/" + n.GetName(), Object: ref("Node", "", n.GetName()),
+			Key: key, Value: n.GetLabels()[key], Holder: w.Manager, Since: w.Time,
+			State: MarkerStale, Blocks: "upgrades (kubeone-style fail-safe: a node left marked mid-upgrade)",
+			Reason: "no console holds a live upgrade lock: a leftover of an interrupted node upgrade",
+			res:    env.Client.Dynamic.Resource(nodesGVR), name: n.GetName(), field: "labels", confirm: n.GetName(),
+		}
+		if liveLock {
+			m.State, m.Reason = MarkerLive, liveReason
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func annotationMarker(id string, u *unstructured.Unstructured, res dynamic.ResourceInterface, key, objRef, blocks string) Marker {
+	m := Marker{ID: id, Object: objRef, Key: key, State: MarkerNotSet, Blocks: blocks,
+		res: res, name: u.GetName(), field: "annotations"}
+	v, ok := u.GetAnnotations()[key]
+	if !ok {
+		return m
+	}
+	w := fieldWriter(u, "annotations", key)
+	m.Value, m.Holder, m.Since, m.State = v, w.Manager, w.Time, MarkerStale
+	return m
+}
+
+// ClearOptions select the markers to clear.
+type ClearOptions struct {
+	// IDs are marker ids: lease, paused, kcp-paused, etcd-upgrading,
+	// node-label (every labelled node) or node-label/NODE.
+	IDs []string
+	// All clears every stale marker.
+	All bool
+	// Force clears live markers named in IDs (recorded in the audit log).
+	Force bool
+	MarkerOptions
+}
+
+// PlanClear plans the clearing of markers. It returns the markers read (for
+// display) with the plan; a plan with no steps means there is nothing to clear.
+func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, error) {
+	if len(o.IDs) == 0 && !o.All {
+		return nil, nil, &model.InputError{Source: "lock clear", Problem: "no marker named",
+			Fix: "name one of " + strings.Join(MarkerIDs, ", ") + " (node-label/NODE for one node), or use --all for every stale marker"}
+	}
+	markers, err := ListMarkers(ctx, env, o.MarkerOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := map[string]Marker{}
+	for _, m := range markers {
+		byID[m.ID] = m
+	}
+	var chosen []Marker
+	seen := map[string]bool{}
+	pick := func(m Marker) {
+		if !seen[m.ID] {
+			seen[m.ID] = true
+			chosen = append(chosen, m)
+		}
+	}
+	var pre []Precondition
+	forced := false
+	for _, id := range o.IDs {
+		var ms []Marker
+		switch {
+		case id == MarkerNodeLabel:
+			for _, m := range markers {
+				if strings.HasPrefix(m.ID, MarkerNodeLabel+"/") {
+					ms = append(ms, m)
+				}
+			}
+		case strings.HasPrefix(id, MarkerNodeLabel+"/"):
+			m, ok := byID[id]
+			if !ok {
+				// Not labelled: a step that finds nothing to do keeps a
+				// rerun idempotent.
+				node := strings.TrimPrefix(id, MarkerNodeLabel+"/")
+				m = Marker{ID: id, Object: ref("Node", "", node), Key: o.nodeLabel(), State: MarkerNotSet,
+					res: env.Client.Dynamic.Resource(nodesGVR), name: node, field: "labels", confirm: node}
+			}
+			ms = append(ms, m)
+		default:
+			m, ok := byID[id]
+			if !ok {
+				if id == MarkerKCPPaused || id == MarkerEtcdUpgrading {
+					return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "the cluster has no object carrying this marker",
+						Fix: "see `upgrade-console lock status`"}
+				}
+				return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "unknown marker",
+					Fix: "use one of " + strings.Join(MarkerIDs, ", ") + " or node-label/NODE"}
+			}
+			ms = append(ms, m)
+		}
+		for _, m := range ms {
+			if m.State == MarkerLive {
+				p := Precondition{Name: "not-live:" + m.ID, Description: m.ID + " is not held by something running", Detail: m.Reason}
+				if o.Force {
+					p.OK, forced = true, true
+					p.Detail += " (cleared anyway: --force, recorded in the audit log)"
+				} else {
+					p.Detail += "; clear it anyway with --force (recorded)"
+				}
+				pre = append(pre, p)
+			}
+			pick(m)
+		}
+	}
+	var notes []string
+	if o.All {
+		for _, m := range markers {
+			switch m.State {
+			case MarkerStale:
+				pick(m)
+			case MarkerKept, MarkerLive:
+				if !seen[m.ID] {
+					notes = append(notes, fmt.Sprintf("%s left as it is (%s): %s", m.ID, m.State, m.Reason))
+				}
+			}
+		}
+	}
+	if err := refuseUnless(ActionLockClear, env.Cluster, pre); err != nil {
+		return nil, markers, err
+	}
+	p := &Plan{
+		Action:        ActionLockClear,
+		Cluster:       env.Cluster,
+		Preconditions: pre,
+		Notes:         notes,
+		Forced:        forced,
+		Confirm:       env.Cluster,
+		ConfirmObject: ref("Cluster", env.clusterNS(), env.Cluster),
+	}
+	for _, m := range chosen {
+		p.Steps = append(p.Steps, clearStep(env, m))
+	}
+	if len(chosen) == 1 {
+		p.Confirm, p.ConfirmObject = chosen[0].confirm, chosen[0].Object
+		if p.Confirm == "" {
+			p.Confirm = env.Cluster
+		}
+	}
+	ids := make([]string, 0, len(chosen))
+	for _, m := range chosen {
+		ids = append(ids, m.ID)
+	}
+	p.Title = fmt.Sprintf("Clear upgrade lock markers of %s: %s", env.Cluster, strings.Join(ids, ", "))
+	p.closing = func(ctx context.Context) []string { return clearClosing(ctx, env, o.MarkerOptions) }
+	return p, markers, nil
+}
+
+func clearStep(env *Env, m Marker) Step {
+	if m.ID == MarkerLease {
+		return leaseClearStep(env, m)
+	}
+	field := m.field
+	what := "annotation"
+	if field == "labels" {
+		what = "label"
+	}
+	s := Step{
+		Name:   "clear-" + m.ID,
+		Title:  fmt.Sprintf("Clear %s (%s %s)", m.ID, what, m.Key),
+		Object: m.Object,
+		Change: fmt.Sprintf("remove %s %s (if it is still %q)", what, m.Key, m.Value),
+		Before: map[string]any{m.Key: nilIfEmpty(m.Value)},
+		After:  map[string]any{m.Key: nil},
+	}
+	for k, v := range m.extra {
+		s.Change += fmt.Sprintf(" and %s %s", what, k)
+		s.Before.(map[string]any)[k] = v
+		s.After.(map[string]any)[k] = nil
+	}
+	s.done = func(ctx context.Context) (bool, string, error) {
+		u, err := getOpt(ctx, m.res, m.name)
+		if err != nil {
+			return false, "", err
+		}
+		if u == nil {
+			return true, m.Object + " no longer exists", nil
+		}
+		var cur map[string]string
+		if field == "labels" {
+			cur = u.GetLabels()
+		} else {
+			cur = u.GetAnnotations()
+		}
+		if _, ok := cur[m.Key]; ok {
+			return false, "", nil
+		}
+		for k := range m.extra {
+			if _, ok := cur[k]; ok {
+				return false, "", nil
+			}
+		}
+		return true, what + " " + m.Key + " is not set", nil
+	}
+	s.do = func(ctx context.Context, dry bool) (string, error) {
+		base := "/metadata/" + field + "/"
+		var ops []patchOp
+		u, err := m.res.Get(ctx, m.name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		cur := u.GetAnnotations()
+		if field == "labels" {
+			cur = u.GetLabels()
+		}
+		if _, ok := cur[m.Key]; ok {
+			ops = append(ops, patchOp{Op: "test", Path: base + pointerEscape(m.Key), Value: m.Value},
+				patchOp{Op: "remove", Path: base + pointerEscape(m.Key)})
+		}
+		for k, v := range m.extra {
+			if _, ok := cur[k]; ok {
+				ops = append(ops, patchOp{Op: "test", Path: base + pointerEscape(k), Value: v},
+					patchOp{Op: "remove", Path: base + pointerEscape(k)})
+			}
+		}
+		if len(ops) == 0 {
+			return "nothing left to remove", nil
+		}
+		_, err = m.res.Patch(ctx, m.name, types.JSONPatchType, jsonPatch(ops...),
+			metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+		return what + " " + m.Key + " removed", guarded(ctx, err, m.Object, fmt.Sprintf("%s %s is no longer %q", what, m.Key, m.Value),
+			metaKeyIs(m.res, m.name, field, m.Key, m.Value))
+	}
+	return s
+}
+
+func leaseClearStep(env *Env, m Marker) Step {
+	leases := env.Client.Kube.CoordinationV1().Leases(env.systemNS())
+	name := upgrade.LockName(env.Cluster)
+	s := Step{
+		Name:   "clear-lease",
+		Title:  "Delete the upgrade lock Lease",
+		Object: m.Object,
+		Change: "delete (only if not renewed or taken since it was read)",
+	}
+	if m.lease != nil {
+		s.Before = map[string]any{"holder": m.lease.HolderIdentity, "renewTime": m.lease.RenewTime, "uid": m.lease.UID, "resourceVersion": m.lease.ResourceVersion}
+		s.After = map[string]any{"lease": nil}
+	}
+	s.done = func(ctx context.Context) (bool, string, error) {
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "no upgrade lock Lease", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if m.lease == nil || string(l.UID) != m.lease.UID {
+			return true, "the lease read at plan time is gone (" + m.Object + " is now another lease, not touched)", nil
+		}
+		return false, "", nil
+	}
+	s.do = func(ctx context.Context, dry bool) (string, error) {
+		uid, rv := types.UID(m.lease.UID), m.lease.ResourceVersion
+		err := leases.Delete(ctx, name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry),
+		})
+		if apierrors.IsNotFound(err) {
+			return "already gone", nil
+		}
+		return "lease deleted", guarded(ctx, err, m.Object, "the lease was renewed or taken: its holder is alive", nil)
+	}
+	return s
+}
+
+func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
+	ms, err := ListMarkers(ctx, env, o)
+	if err != nil {
+		return []string{"Could not read the markers back: " + err.Error()}
+	}
+	var left []string
+	for _, m := range ms {
+		if m.State != MarkerNotSet {
+			left = append(left, fmt.Sprintf("%s (%s)", m.ID, m.State))
+		}
+	}
+	if len(left) == 0 {
+		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
+	}
+	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status`)."}
+}

@@ -1,0 +1,324 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// Kinds read here beyond those of package upgrade.
+var (
+	gvrMachine     = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machines"}
+	gvrNodeUpgrade = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "nodeupgrades"}
+)
+
+// Env is what every planner needs: the clients and where the cluster's
+// objects live.
+type Env struct {
+	Client *upgrade.Client
+	// Cluster is the EKS-A Cluster's name.
+	Cluster string
+	// ClusterNamespace holds the EKS-A Cluster ("default" when empty).
+	ClusterNamespace string
+	// SystemNamespace holds what EKS-A generates and the console's Lease and
+	// snapshots (eksa-system when empty).
+	SystemNamespace string
+	// Holder is the upgrade lock this console holds, if any: its own lock
+	// does not block its own recovery actions.
+	Holder upgrade.Holder
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// PollInterval is how often wait steps read the cluster (2s when zero).
+	PollInterval time.Duration
+}
+
+func (e *Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *Env) clusterNS() string {
+	if e.ClusterNamespace == "" {
+		return "default"
+	}
+	return e.ClusterNamespace
+}
+
+func (e *Env) systemNS() string {
+	if e.SystemNamespace == "" {
+		return model.SystemNamespace
+	}
+	return e.SystemNamespace
+}
+
+func (e *Env) poll() time.Duration {
+	if e.PollInterval <= 0 {
+		return 2 * time.Second
+	}
+	return e.PollInterval
+}
+
+func (e *Env) etcdName() string { return e.Cluster + "-etcd" }
+
+func (e *Env) res(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
+	return e.Client.Dynamic.Resource(gvr).Namespace(ns)
+}
+
+func (e *Env) eksaCluster() dynamic.ResourceInterface {
+	return e.res(upgrade.GVREKSACluster, e.clusterNS())
+}
+
+// getOpt reads an object, nil (and no error) when it does not exist.
+func getOpt(ctx context.Context, r dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+	u, err := r.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}
+
+func ref(kind, ns, name string) string {
+	if ns == "" {
+		return kind + " " + name
+	}
+	return kind + " " + ns + "/" + name
+}
+
+// dryRunOpt is the DryRun option value for a (dry) write.
+func dryRunOpt(dry bool) []string {
+	if dry {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+// pointerEscape escapes a map key for a JSON pointer (RFC 6901).
+func pointerEscape(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// patchOp is one RFC 6902 operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func jsonPatch(ops ...patchOp) []byte {
+	b, _ := json.Marshal(ops)
+	return b
+}
+
+// removeMetaKey removes metadata.<field>[key] (field: annotations or labels)
+// only if it still has the value the plan saw: the test operation makes the
+// server refuse the patch when someone changed the value since.
+func removeMetaKey(ctx context.Context, r dynamic.ResourceInterface, name, field, key, want string, dry bool) error {
+	path := "/metadata/" + field + "/" + pointerEscape(key)
+	_, err := r.Patch(ctx, name, types.JSONPatchType, jsonPatch(
+		patchOp{Op: "test", Path: path, Value: want},
+		patchOp{Op: "remove", Path: path},
+	), metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+	return err
+}
+
+// metaKeyIs returns a check that metadata.<field>[key] still equals want.
+func metaKeyIs(r dynamic.ResourceInterface, name, field, key, want string) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		u, err := r.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return true // cannot tell: keep the server's error
+		}
+		m := u.GetAnnotations()
+		if field == "labels" {
+			m = u.GetLabels()
+		}
+		v, ok := m[key]
+		return ok && v == want
+	}
+}
+
+// setAnnotations adds or replaces annotations (a merge patch only touches the
+// keys it names, so nothing else can be clobbered).
+func setAnnotations(ctx context.Context, r dynamic.ResourceInterface, name string, kv map[string]string, dry bool) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": kv}})
+	_, err := r.Patch(ctx, name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+	return err
+}
+
+// ConcurrentChangeError says an object changed between the plan and the write.
+type ConcurrentChangeError struct {
+	Object string
+	What   string
+}
+
+func (e *ConcurrentChangeError) Error() string {
+	return fmt.Sprintf("%s changed since the plan was made (%s); nothing was written: plan the action again to see the new state", e.Object, e.What)
+}
+
+// guarded interprets the error of a guarded write. A Conflict is a failed
+// UID/resourceVersion precondition. A JSON patch whose test operation fails
+// comes back as 422 Invalid without saying which operation failed, so the
+// object is read again: if the tested value changed, it is a concurrent
+// change; if not, the server refused the change itself and that error stands.
+func guarded(ctx context.Context, err error, object, what string, same func(context.Context) bool) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsConflict(err):
+		return &ConcurrentChangeError{Object: object, What: what}
+	case apierrors.IsInvalid(err) && same != nil && !same(ctx):
+		return &ConcurrentChangeError{Object: object, What: what}
+	}
+	return err
+}
+
+// Writer is who last wrote a field, read from metadata.managedFields: the
+// field manager and when it wrote. The time is the manager's latest write to
+// the object, an upper bound of when that field was set.
+type Writer struct {
+	Manager string
+	Time    time.Time
+}
+
+// fieldWriter finds the manager owning metadata.<field>[key].
+func fieldWriter(u *unstructured.Unstructured, field, key string) Writer {
+	var best Writer
+	for _, mf := range u.GetManagedFields() {
+		if mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		var tree map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &tree) != nil {
+			continue
+		}
+		md, _ := tree["f:metadata"].(map[string]any)
+		fm, _ := md["f:"+field].(map[string]any)
+		if _, ok := fm["f:"+key]; !ok {
+			continue
+		}
+		w := Writer{Manager: mf.Manager}
+		if mf.Time != nil {
+			w.Time = mf.Time.Time
+		}
+		if best.Manager == "" || w.Time.After(best.Time) {
+			best = w
+		}
+	}
+	return best
+}
+
+// machine is the part of a CAPI Machine the planners use.
+type machine struct {
+	Name      string
+	UID       string
+	Created   time.Time
+	Deleting  bool
+	Owned     bool // has an ownerReference to the EtcdadmCluster
+	EtcdReady bool // cluster.x-k8s.io/etcd-ready=true
+	Phase     string
+	NodeName  string
+}
+
+func (m machine) String() string { return m.Name }
+
+// etcdMachines lists the machines of the etcd cluster, oldest first.
+func (e *Env) etcdMachines(ctx context.Context) ([]machine, error) {
+	list, err := e.res(gvrMachine, e.systemNS()).List(ctx, metav1.ListOptions{
+		LabelSelector: model.LabelEtcdCluster + "=" + e.etcdName(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list etcd Machines of %s in %s: %w", e.etcdName(), e.systemNS(), err)
+	}
+	out := make([]machine, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, toMachine(&list.Items[i], "EtcdadmCluster", e.etcdName()))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+func toMachine(u *unstructured.Unstructured, ownerKind, ownerName string) machine {
+	m := machine{
+		Name:      u.GetName(),
+		UID:       string(u.GetUID()),
+		Created:   u.GetCreationTimestamp().Time,
+		Deleting:  u.GetDeletionTimestamp() != nil,
+		EtcdReady: u.GetLabels()[model.LabelEtcdReady] == "true",
+	}
+	m.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	m.NodeName, _, _ = unstructured.NestedString(u.Object, "status", "nodeRef", "name")
+	for _, o := range u.GetOwnerReferences() {
+		if o.Kind == ownerKind && o.Name == ownerName {
+			m.Owned = true
+		}
+	}
+	return m
+}
+
+// etcdStatus is the part of the EtcdadmCluster status that says "ready".
+type etcdStatus struct {
+	Ready              bool
+	ReadyReplicas      int64
+	Replicas           int64
+	Generation         int64
+	ObservedGeneration int64
+}
+
+func readEtcdStatus(u *unstructured.Unstructured) etcdStatus {
+	s := etcdStatus{Generation: u.GetGeneration()}
+	s.Ready, _, _ = unstructured.NestedBool(u.Object, "status", "ready")
+	s.ReadyReplicas, _, _ = unstructured.NestedInt64(u.Object, "status", "replicas")
+	s.ObservedGeneration, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	s.Replicas, _, _ = unstructured.NestedInt64(u.Object, "spec", "replicas")
+	return s
+}
+
+// settled is EKS-A's "etcd ready": status.ready on an observed generation (the
+// Ready condition is not used, as in EKS-A's own controller).
+func (s etcdStatus) settled() bool {
+	return s.Ready && s.Generation == s.ObservedGeneration
+}
+
+func (s etcdStatus) String() string {
+	return fmt.Sprintf("status.ready=%t, %d/%d members ready, generation %d observed %d",
+		s.Ready, s.ReadyReplicas, s.Replicas, s.Generation, s.ObservedGeneration)
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

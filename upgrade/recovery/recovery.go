@@ -1,0 +1,384 @@
+// Package recovery holds the console's guided recovery actions (etcd rollback,
+// clearing stale upgrade locks, retrying a failed in-place node) and the one
+// engine that runs them all.
+//
+// An action is planned, never improvised: a planner reads the live cluster
+// (and, for a rollback, the pre-upgrade snapshot), checks its preconditions
+// and returns a Plan, the list of steps, each naming its object and the exact
+// change. The operator sees the plan, a server-side dry run of its writes,
+// types the object's name, and the Executor runs the steps one by one.
+//
+// Every step knows how to tell whether its effect is already in place, and
+// checks that before it writes. A run that was interrupted at any point (the
+// console killed, the API server gone) is resumed by planning and running the
+// action again: finished steps report "already done" and the run ends in the
+// same state as an uninterrupted one. Every write is guarded by optimistic
+// concurrency (a JSON patch test of the value being replaced, or UID and
+// resourceVersion preconditions) so a concurrent change is never clobbered,
+// and every write is recorded in the audit log before success is reported.
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// Action names, as they appear in the audit log and on the command line.
+const (
+	ActionEtcdRollback = "etcd-rollback"
+	ActionLockClear    = "lock-clear"
+	ActionNodeRetry    = "node-retry"
+)
+
+// Step is one change of a plan.
+type Step struct {
+	// Name is the step's stable id ("pause-eksa-reconcile"), used in the audit log.
+	Name string
+	// Title is what the step does, for the operator.
+	Title string
+	// Object is the object it changes or watches: "Kind namespace/name".
+	Object string
+	// Change is the exact change, e.g. `add annotation anywhere.eks.amazonaws.com/paused="true"`.
+	Change string
+	// Before and After are the changed part of the object as it is and as it
+	// will be (recorded in the audit log).
+	Before, After any
+	// Wait marks a step that writes nothing and waits for the cluster (a
+	// controller) to reach a state; it is not run in a dry run.
+	Wait bool
+
+	// done reports whether the step's effect is already in place, with a
+	// short account of what it found.
+	done func(ctx context.Context) (bool, string, error)
+	// do makes the change; with dryRun the write is sent with dryRun=All and
+	// nothing is persisted. It returns a short account of what happened.
+	do func(ctx context.Context, dryRun bool) (string, error)
+}
+
+// Precondition is one condition an action needs before it may run.
+type Precondition struct {
+	Name string
+	// Description says what must hold.
+	Description string
+	OK          bool
+	// Detail is what was found (why it holds or does not).
+	Detail string
+}
+
+// Plan is an action ready to run.
+type Plan struct {
+	Action  string
+	Cluster string
+	// Title is one line: "Roll back the etcd rollout of mgmt".
+	Title string
+	// Confirm is the name the operator types to confirm (the main object).
+	Confirm string
+	// ConfirmObject says what Confirm names ("EtcdadmCluster eksa-system/mgmt-etcd").
+	ConfirmObject string
+	Preconditions []Precondition
+	Steps         []Step
+	// Notes are shown with the plan (what the action does not do, what to
+	// check first).
+	Notes []string
+	// Forced is set when the operator overrode a guard with --force.
+	Forced bool
+
+	// closing computes the closing message from the live state after a
+	// successful run.
+	closing func(ctx context.Context) []string
+}
+
+// Closing is the message shown after a successful run: the cluster's state
+// and what the operator does next.
+func (p *Plan) Closing(ctx context.Context) []string {
+	if p.closing == nil {
+		return nil
+	}
+	return p.closing(ctx)
+}
+
+// ConfirmMatches reports whether the operator typed the confirmation name.
+func (p *Plan) ConfirmMatches(typed string) bool {
+	return strings.TrimSpace(typed) == p.Confirm
+}
+
+// RefusedError says why an action is not offered: the preconditions that do
+// not hold, each with what was found.
+type RefusedError struct {
+	Action        string
+	Cluster       string
+	Preconditions []Precondition
+}
+
+func (e *RefusedError) Error() string {
+	var failed []string
+	for _, p := range e.Preconditions {
+		if !p.OK {
+			failed = append(failed, fmt.Sprintf("%s: %s", p.Name, p.Detail))
+		}
+	}
+	return fmt.Sprintf("%s of %s is not possible: %s", e.Action, e.Cluster, strings.Join(failed, "; "))
+}
+
+// Failed returns the preconditions that do not hold.
+func (e *RefusedError) Failed() []Precondition {
+	var out []Precondition
+	for _, p := range e.Preconditions {
+		if !p.OK {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// refuseUnless returns a *RefusedError when a precondition fails.
+func refuseUnless(action, cluster string, pre []Precondition) error {
+	for _, p := range pre {
+		if !p.OK {
+			return &RefusedError{Action: action, Cluster: cluster, Preconditions: pre}
+		}
+	}
+	return nil
+}
+
+// ErrReadOnly is returned for any attempt to run or dry-run an action in
+// read-only mode; nothing was sent to the API server.
+var ErrReadOnly = errors.New("read-only mode: recovery actions are disabled (restart the console without --read-only to use them)")
+
+// StepStatus is where a step stands.
+type StepStatus string
+
+const (
+	StepRunning     StepStatus = "running"
+	StepDone        StepStatus = "done"
+	StepAlreadyDone StepStatus = "already done"
+	StepDryRunOK    StepStatus = "dry run ok"
+	StepNotDryRun   StepStatus = "not dry-run"
+	StepFailed      StepStatus = "failed"
+)
+
+// StepResult is the outcome of one step.
+type StepResult struct {
+	Index  int // 0-based
+	Step   string
+	Title  string
+	Object string
+	Status StepStatus
+	Detail string
+	Err    error
+	Took   time.Duration
+}
+
+// Report is the outcome of a run or a dry run.
+type Report struct {
+	Action  string
+	Cluster string
+	DryRun  bool
+	Steps   []StepResult
+	// Closing is the plan's closing message (runs that completed only).
+	Closing []string
+}
+
+// Executor runs plans. It is safe to use from one goroutine at a time.
+type Executor struct {
+	// Audit receives one entry per step (and the start and end of a run).
+	// Required: an action never runs unrecorded.
+	Audit upgrade.Recorder
+	// ReadOnly refuses every run and dry run before any request is sent.
+	ReadOnly bool
+	// Progress, when set, is called as each step starts and ends.
+	Progress func(StepResult)
+	// Now is the clock for step durations (time.Now when nil).
+	Now func() time.Time
+
+	// afterStep is a test hook called after step i finished successfully.
+	afterStep func(i int)
+}
+
+func (x *Executor) now() time.Time {
+	if x.Now == nil {
+		return time.Now()
+	}
+	return x.Now()
+}
+
+func (x *Executor) progress(r StepResult) {
+	if x.Progress != nil {
+		x.Progress(r)
+	}
+}
+
+func (x *Executor) check(p *Plan) error {
+	if x.ReadOnly {
+		return ErrReadOnly
+	}
+	if x.Audit == nil {
+		return errors.New("recovery: no audit log: refusing to change the cluster unrecorded")
+	}
+	if p == nil || len(p.Steps) == 0 {
+		return errors.New("recovery: empty plan")
+	}
+	return nil
+}
+
+func (x *Executor) record(ctx context.Context, p *Plan, e upgrade.AuditEntry) error {
+	e.Cluster = p.Cluster
+	e.Action = p.Action
+	if p.Forced {
+		e.Forced = true
+	}
+	if err := x.Audit.Record(ctx, e); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
+// DryRun sends every write of the plan with dryRun=All: the API server runs
+// admission, validation and the optimistic-concurrency tests and persists
+// nothing. Steps already in place report so; wait steps are not run.
+func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
+	rep := Report{Action: p.Action, Cluster: p.Cluster, DryRun: true}
+	if err := x.check(p); err != nil {
+		return rep, err
+	}
+	var errs []error
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		r := StepResult{Index: i, Step: s.Name, Title: s.Title, Object: s.Object}
+		start := x.now()
+		done, detail, err := s.done(ctx)
+		switch {
+		case err != nil:
+			r.Status, r.Err = StepFailed, err
+		case done:
+			r.Status, r.Detail = StepAlreadyDone, detail
+		case s.Wait:
+			r.Status, r.Detail = StepNotDryRun, "waits for the cluster; not run in a dry run"
+		default:
+			r.Detail, r.Err = s.do(ctx, true)
+			r.Status = StepDryRunOK
+			if r.Err != nil {
+				r.Status = StepFailed
+			}
+		}
+		r.Took = x.now().Sub(start)
+		rep.Steps = append(rep.Steps, r)
+		x.progress(r)
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("step %d %s: %w", i+1, s.Name, r.Err))
+		}
+		if !s.Wait && r.Status != StepNotDryRun {
+			e := upgrade.AuditEntry{Step: s.Name, Object: s.Object, Before: s.Before, After: s.After, DryRun: true, Message: r.Detail}
+			e.Result = upgrade.AuditDryRun
+			if r.Status == StepAlreadyDone {
+				e.Result, e.Before, e.After = upgrade.AuditAlreadyDone, nil, nil
+			}
+			if r.Err != nil {
+				e.Result, e.Error = upgrade.AuditFailed, r.Err.Error()
+			}
+			if err := x.record(ctx, p, e); err != nil {
+				return rep, err
+			}
+		}
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// Run executes the plan step by step. A step whose effect is in place is
+// skipped as "already done"; the first failure stops the run (the cluster is
+// left as the finished steps made it; planning and running again resumes).
+func (x *Executor) Run(ctx context.Context, p *Plan) (Report, error) {
+	rep := Report{Action: p.Action, Cluster: p.Cluster}
+	if err := x.check(p); err != nil {
+		return rep, err
+	}
+	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
+		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps))}); err != nil {
+		return rep, err
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if err := ctx.Err(); err != nil {
+			return rep, x.stop(ctx, p, fmt.Errorf("interrupted before step %d (%s): %w", i+1, s.Name, err))
+		}
+		r := StepResult{Index: i, Step: s.Name, Title: s.Title, Object: s.Object, Status: StepRunning}
+		x.progress(r)
+		start := x.now()
+		r.Status, r.Detail, r.Err = x.runStep(ctx, s)
+		r.Took = x.now().Sub(start)
+		rep.Steps = append(rep.Steps, r)
+		x.progress(r)
+
+		e := upgrade.AuditEntry{Step: s.Name, Object: s.Object, Message: r.Detail}
+		switch {
+		case r.Err != nil:
+			e.Result, e.Error, e.Before, e.After = upgrade.AuditFailed, r.Err.Error(), s.Before, s.After
+		case r.Status == StepAlreadyDone:
+			e.Result = upgrade.AuditAlreadyDone
+		default:
+			e.Result, e.Before, e.After = upgrade.AuditOK, s.Before, s.After
+		}
+		if err := x.record(ctx, p, e); err != nil {
+			return rep, err
+		}
+		if r.Err != nil {
+			return rep, x.stop(ctx, p, fmt.Errorf("step %d (%s) failed: %w", i+1, s.Title, r.Err))
+		}
+		if x.afterStep != nil {
+			x.afterStep(i)
+		}
+	}
+	rep.Closing = p.Closing(ctx)
+	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditFinished, Object: p.ConfirmObject,
+		Message: strings.Join(rep.Closing, " ")}); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, error) {
+	done, detail, err := s.done(ctx)
+	if err != nil {
+		return StepFailed, detail, err
+	}
+	if done {
+		return StepAlreadyDone, detail, nil
+	}
+	detail, err = s.do(ctx, false)
+	if err != nil {
+		return StepFailed, detail, err
+	}
+	if s.Wait {
+		return StepDone, detail, nil
+	}
+	// Read back: a write the server accepted but that did not take effect
+	// (a mutating webhook undoing it) must not be reported as done.
+	ok, after, err := s.done(ctx)
+	if err != nil {
+		return StepFailed, detail, fmt.Errorf("reading back: %w", err)
+	}
+	if !ok {
+		return StepFailed, detail, fmt.Errorf("the server accepted the change but it is not in place: %s", after)
+	}
+	return StepDone, detail, nil
+}
+
+// stop records the end of an unfinished run. The audit write uses a fresh
+// context: the run's may be the one that was cancelled.
+func (x *Executor) stop(_ context.Context, p *Plan, cause error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditFailed, Object: p.ConfirmObject,
+		Error: cause.Error(), Message: "run stopped; plan and run the action again to resume"}); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
+}
