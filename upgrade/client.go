@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // The kinds the package reads and writes. CAPI objects are read at v1beta2
@@ -33,6 +35,18 @@ type Client struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	Mapper  meta.ResettableRESTMapper
+	// System is the namespace of everything EKS-A generates and of the
+	// console's own objects (lock, snapshots); empty means eksa-system.
+	// Tests isolate worlds by giving each its own.
+	System string
+}
+
+// Sys returns the system namespace.
+func (c *Client) Sys() string {
+	if c.System == "" {
+		return model.SystemNamespace
+	}
+	return c.System
 }
 
 // NewClient builds the clients from a rest config. The preflight checks read a

@@ -195,7 +195,7 @@ func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 		return warn("the spec file sets no spec.eksaVersion; the cluster keeps its release", "")
 	}
 	if t.Release == nil {
-		msg := fmt.Sprintf("EKSARelease %s/%s for EKS-A %s is not in the cluster", model.SystemNamespace, model.EKSAReleaseName(t.EksaVersion), t.EksaVersion)
+		msg := fmt.Sprintf("EKSARelease %s for EKS-A %s is not in the cluster", model.EKSAReleaseName(t.EksaVersion), t.EksaVersion)
 		if t.ReleaseErr != nil {
 			msg = t.ReleaseErr.Error()
 		}
@@ -216,7 +216,9 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 		return warn(fmt.Sprintf("cannot compare the management components' version %s with the target %s: %v", installed, tgt, err), "")
 	}
 	if old {
-		return failed(fmt.Sprintf("the management components are at %s, older than the target release %s needs", installed, tgt),
+		// A warning, not a block: the console cannot tell from here whether
+		// the running controller accepts the newer release; the operator can.
+		return warn(fmt.Sprintf("the management components are at %s, older than the target release %s: the EKS-A controller that reconciles the new spec is the older one", installed, tgt),
 			fmt.Sprintf("upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the %s CLI, then plan again", tgt))
 	}
 	return pass(fmt.Sprintf("management components at %s", installed))

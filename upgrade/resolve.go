@@ -91,7 +91,7 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 		var rel *model.EKSARelease
 		rel, c.Bundles, err = r.release(ctx, c.EksaVersion, src+" spec.eksaVersion")
 		if rel != nil {
-			c.BundlesVia = "EKSARelease " + model.SystemNamespace + "/" + rel.Name
+			c.BundlesVia = "EKSARelease " + r.Client.Sys() + "/" + rel.Name
 		}
 	default:
 		// Clusters older than eksaVersion and bundlesRef: Bundles named
@@ -135,7 +135,7 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		t.Release, bundles, t.ReleaseErr = r.release(ctx, t.EksaVersion, src+" spec.eksaVersion")
 		if t.ReleaseErr == nil {
 			t.Bundles = bundles
-			t.BundlesVia = "EKSARelease " + model.SystemNamespace + "/" + t.Release.Name
+			t.BundlesVia = "EKSARelease " + r.Client.Sys() + "/" + t.Release.Name
 		}
 	}
 	if toBundles != "" {
@@ -164,8 +164,8 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 // release reads the EKSARelease of an EKS-A version and the Bundles it names.
 func (r *Resolver) release(ctx context.Context, version, from string) (*model.EKSARelease, *model.Bundles, error) {
 	name := model.EKSAReleaseName(version)
-	src := fmt.Sprintf("EKSARelease %s/%s", model.SystemNamespace, name)
-	u, err := r.Client.Dynamic.Resource(GVREKSARelease).Namespace(model.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
+	src := fmt.Sprintf("EKSARelease %s/%s", r.Client.Sys(), name)
+	u, err := r.Client.Dynamic.Resource(GVREKSARelease).Namespace(r.Client.Sys()).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, lookupError(err, src, fmt.Sprintf("the EKSARelease of EKS-A %s (from %s)", version, from),
 			fmt.Sprintf("EKS-A creates it when it installs the %s management components: install them first "+
@@ -185,7 +185,7 @@ func (r *Resolver) release(ctx context.Context, version, from string) (*model.EK
 	}
 	ns := rel.BundlesRefNamespace
 	if ns == "" {
-		ns = model.SystemNamespace
+		ns = r.Client.Sys()
 	}
 	b, err := r.bundles(ctx, ns, rel.BundlesRefName, "named by "+src+" spec.bundlesRef")
 	if err != nil {

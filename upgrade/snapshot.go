@@ -173,29 +173,29 @@ func (s *Snapshotter) collect(ctx context.Context, cluster *unstructured.Unstruc
 	dyn := s.Client.Dynamic
 	// etcd first, then the control plane, then the workers: the order a
 	// rollback restores them in.
-	etcd, err := dyn.Resource(GVREtcdadmCluster).Namespace(model.SystemNamespace).Get(ctx, name+"-etcd", metav1.GetOptions{})
+	etcd, err := dyn.Resource(GVREtcdadmCluster).Namespace(s.Client.Sys()).Get(ctx, name+"-etcd", metav1.GetOptions{})
 	switch {
 	case err == nil:
 		add(etcd)
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		// stacked etcd, or etcdadm not installed
 	default:
-		return nil, fmt.Errorf("snapshot: read EtcdadmCluster %s/%s-etcd: %w", model.SystemNamespace, name, err)
+		return nil, fmt.Errorf("snapshot: read EtcdadmCluster %s/%s-etcd: %w", s.Client.Sys(), name, err)
 	}
-	kcp, err := dyn.Resource(GVRKCP).Namespace(model.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
+	kcp, err := dyn.Resource(GVRKCP).Namespace(s.Client.Sys()).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		add(kcp)
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("snapshot: KubeadmControlPlane %s/%s not found: the EKS-A controller has not generated it (check the Cluster's status.failureMessage and the eksa-controller-manager logs)", model.SystemNamespace, name)
+		return nil, fmt.Errorf("snapshot: KubeadmControlPlane %s/%s not found: the EKS-A controller has not generated it (check the Cluster's status.failureMessage and the eksa-controller-manager logs)", s.Client.Sys(), name)
 	default:
-		return nil, fmt.Errorf("snapshot: read KubeadmControlPlane %s/%s: %w", model.SystemNamespace, name, err)
+		return nil, fmt.Errorf("snapshot: read KubeadmControlPlane %s/%s: %w", s.Client.Sys(), name, err)
 	}
-	mds, err := dyn.Resource(GVRMachineDeploy).Namespace(model.SystemNamespace).List(ctx, metav1.ListOptions{
+	mds, err := dyn.Resource(GVRMachineDeploy).Namespace(s.Client.Sys()).List(ctx, metav1.ListOptions{
 		LabelSelector: model.LabelClusterName + "=" + name,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: list MachineDeployments of %s in %s: %w", name, model.SystemNamespace, err)
+		return nil, fmt.Errorf("snapshot: list MachineDeployments of %s in %s: %w", name, s.Client.Sys(), err)
 	}
 	sort.Slice(mds.Items, func(i, j int) bool { return mds.Items[i].GetName() < mds.Items[j].GetName() })
 	for i := range mds.Items {
@@ -293,7 +293,7 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
 	}
 	ref := SnapshotRef{
-		Namespace: model.SystemNamespace,
+		Namespace: s.Client.Sys(),
 		Name:      SnapshotName(snap.Cluster, snap.TakenAt),
 		TakenAt:   snap.TakenAt,
 		Objects:   len(snap.Objects),
@@ -400,12 +400,12 @@ func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
 
 // ListSnapshots returns the snapshots of a cluster saved in the cluster,
 // newest first.
-func ListSnapshots(ctx context.Context, kube kubernetes.Interface, cluster string) ([]SnapshotRef, error) {
-	list, err := kube.CoreV1().ConfigMaps(model.SystemNamespace).List(ctx, metav1.ListOptions{
+func ListSnapshots(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) ([]SnapshotRef, error) {
+	list, err := kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: LabelSnapshot + "=true," + LabelCluster + "=" + cluster,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list snapshots of %s in %s: %w", cluster, model.SystemNamespace, err)
+		return nil, fmt.Errorf("list snapshots of %s in %s: %w", cluster, namespace, err)
 	}
 	refs := make([]SnapshotRef, 0, len(list.Items))
 	for _, cm := range list.Items {

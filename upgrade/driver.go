@@ -1,0 +1,275 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// The Driver runs an upgrade: lock, re-check, snapshot, apply, then track
+// until done, renewing the lock all along. The renew loop is a goroutine of
+// the Driver's Session, not of any UI model: the TUI calls Start and Track
+// from tea.Cmds and reads Session.Lock() when it draws.
+
+// Driver performs upgrades of one cluster.
+type Driver struct {
+	Client *Client
+	Audit  Recorder
+	Clock  clock.WithTicker
+	Holder Holder
+	// LeaseDuration of the lock (DefaultLeaseDuration when zero); renewed
+	// every third of it.
+	LeaseDuration time.Duration
+	// SnapshotDir receives the local snapshot copy (StateDir()/snapshots when empty).
+	SnapshotDir string
+	// Planner re-runs the preflight checks once the lock is held.
+	Planner *Planner
+}
+
+func (d *Driver) clock() clock.WithTicker {
+	if d.Clock == nil {
+		return clock.RealClock{}
+	}
+	return d.Clock
+}
+
+// StartOptions are the operator's choices.
+type StartOptions struct {
+	// DryRun is the dry-run the operator saw and confirmed; recorded with
+	// each write. When it reported conflicts, ForceConflicts must be set
+	// explicitly or the apply is refused by the API server.
+	DryRun         *DryRunResult
+	ForceConflicts bool
+}
+
+// PreflightError is a start refused by blocking checks.
+type PreflightError struct{ Checks []model.CheckResult }
+
+func (e *PreflightError) Error() string {
+	var b strings.Builder
+	b.WriteString("blocked by preflight:")
+	for _, c := range e.Checks {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Message)
+		if c.Remediation != "" {
+			fmt.Fprintf(&b, "\n    fix: %s", c.Remediation)
+		}
+	}
+	return b.String()
+}
+
+// Session is one running upgrade.
+type Session struct {
+	Plan     *Plan
+	Snapshot SnapshotRef
+	Applied  []AppliedObject
+	// ClusterGeneration is the EKS-A Cluster's generation after the apply.
+	ClusterGeneration int64
+
+	locker *Locker
+	clk    clock.WithTicker
+	audit  Recorder
+
+	mu        sync.Mutex
+	lock      *LockStatus
+	renewErr  error
+	lost      bool
+	stopRenew context.CancelFunc
+	renewDone chan struct{}
+	finished  bool
+}
+
+// Start takes the lock, re-runs the checks under it, snapshots and applies.
+// On an error before anything was applied the lock is released again; once
+// a document is applied the lock is kept (the cluster is mid-change).
+func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (*Session, error) {
+	if plan.Blocked() {
+		return nil, &PreflightError{Checks: plan.Blocking()}
+	}
+	if err := audit(ctx, d.Audit, AuditEntry{
+		Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: AuditStarted,
+		Object:  "Cluster " + plan.Namespace + "/" + plan.Cluster,
+		Before:  map[string]string{"eksaVersion": plan.Versions.CurrentEKSA, "kubernetesVersion": plan.Versions.CurrentKubernetes},
+		After:   map[string]string{"eksaVersion": plan.Versions.TargetEKSA, "kubernetesVersion": plan.Versions.TargetKubernetes},
+		Skipped: plan.Skipped, Forced: o.ForceConflicts,
+		Message: "spec " + plan.Target.Spec.Path,
+	}); err != nil {
+		return nil, err
+	}
+	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, Holder: d.Holder,
+		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit}
+	st, err := locker.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{Plan: plan, locker: locker, clk: d.clock(), lock: st, audit: d.Audit}
+	s.startRenew(locker.duration() / 3)
+	release := func(cause error) error {
+		s.stop()
+		return errors.Join(cause, locker.Release(context.WithoutCancel(ctx)))
+	}
+
+	// Between the plan and the lock another console may have upgraded, or
+	// the cluster may have changed: check again, now that nobody else can
+	// start.
+	if d.Planner != nil {
+		if err := d.Planner.Recheck(ctx, plan); err != nil {
+			return nil, release(err)
+		}
+		if plan.Blocked() {
+			return nil, release(&PreflightError{Checks: plan.Blocking()})
+		}
+	}
+	snapper := &Snapshotter{Client: d.Client, Audit: d.Audit, Dir: d.SnapshotDir}
+	_, s.Snapshot, err = snapper.Take(ctx, plan.Current.Cluster, plan.Target.Spec.Docs, d.Holder.String(), d.clock().Now())
+	if err != nil {
+		return nil, release(err)
+	}
+	applier := &Applier{Client: d.Client, Audit: d.Audit, Cluster: plan.Cluster, Now: d.clock().Now}
+	s.Applied, err = applier.Apply(ctx, plan.Target.Spec, ApplyOptions{
+		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun,
+	})
+	if err != nil {
+		if len(s.Applied) == 0 {
+			return nil, release(err)
+		}
+		s.stop()
+		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; the upgrade lock is kept and the snapshot is in %s", err, len(s.Applied), s.Snapshot.Where())
+	}
+	s.ClusterGeneration = s.Applied[len(s.Applied)-1].Generation
+	return s, nil
+}
+
+func (s *Session) startRenew(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopRenew = cancel
+	s.renewDone = make(chan struct{})
+	go func() {
+		defer close(s.renewDone)
+		t := s.clk.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+			}
+			st, err := s.locker.Renew(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			s.mu.Lock()
+			s.renewErr = err
+			if st != nil {
+				s.lock = st
+			}
+			if errors.Is(err, ErrLockLost) {
+				s.lost = true
+			}
+			s.mu.Unlock()
+			if errors.Is(err, ErrLockLost) {
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the renew loop and waits for it.
+func (s *Session) stop() {
+	s.mu.Lock()
+	cancel, done := s.stopRenew, s.renewDone
+	s.stopRenew = nil
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Lock is the lock as last taken or renewed, the last renew error, and
+// whether the lock was lost (cleared or taken by someone else).
+func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lock, s.renewErr, s.lost
+}
+
+// Track waits for the upgrade to complete (see Track) and then Finishes.
+func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
+	o.AppliedGeneration = s.ClusterGeneration
+	out, err := Track(ctx, src, s.clk, o)
+	if errors.Is(err, context.Canceled) {
+		// The operator left; the upgrade goes on without the console, whose
+		// lock expires and must be cleared by whoever comes next.
+		s.stop()
+		return out, err
+	}
+	return out, errors.Join(err, s.Finish(context.WithoutCancel(ctx), out))
+}
+
+// Finish ends the session: the lock is released when the upgrade completed
+// and kept (no longer renewed, so it turns stale) when it failed or timed
+// out, so nobody starts another upgrade on a cluster in an unknown state.
+func (s *Session) Finish(ctx context.Context, out Outcome) error {
+	s.stop()
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return nil
+	}
+	s.finished = true
+	lost := s.lost
+	s.mu.Unlock()
+	e := AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade", Result: AuditFinished,
+		Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster}
+	switch {
+	case out.Complete:
+		e.Message = "completion rule held after " + model.ShortDuration(out.Elapsed)
+	case out.TimedOut:
+		e.Result, e.Message = AuditFailed, "timed out: "+out.Reason+"; lock kept"
+	default:
+		e.Result, e.Message = AuditFailed, "failed: "+out.Reason+"; lock kept"
+	}
+	var err error
+	if out.Complete && !lost {
+		err = s.locker.Release(ctx)
+	}
+	return errors.Join(err, audit(ctx, s.audit, e))
+}
+
+// Detach ends the session right after the apply, for a caller that does not
+// follow the upgrade: nobody would renew the lock, so it is released rather
+// than left to go stale and block the next operator. The controllers'
+// own markers and the readiness checks still keep a second upgrade out while
+// this one rolls.
+func (s *Session) Detach(ctx context.Context) error {
+	s.stop()
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return nil
+	}
+	s.finished = true
+	lost := s.lost
+	s.mu.Unlock()
+	var err error
+	if !lost {
+		err = s.locker.Release(ctx)
+	}
+	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
+		Result: AuditFinished, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
+		Message: "applied; not followed by the console (lock released)"}))
+}
+
+// LockKeptMessage is what the console says when it keeps the lock.
+func (s *Session) LockKeptMessage() string {
+	return fmt.Sprintf("the upgrade lock Lease %s/%s is kept: it blocks further upgrades until the cluster is checked "+
+		"and the lock cleared with `upgrade-console lock clear lease`; the pre-upgrade snapshot is in %s",
+		s.locker.ns(), LockName(s.Plan.Cluster), s.Snapshot.Where())
+}

@@ -1,0 +1,193 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Plan is the live plan: the versions, the component diff and the preflight
+// list. Its JSON form extends the offline `plan -o json` contract
+// (components, preflight) with the cluster and its versions.
+type Plan struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	Versions  struct {
+		CurrentEKSA       string `json:"currentEksaVersion"`
+		TargetEKSA        string `json:"targetEksaVersion"`
+		CurrentKubernetes string `json:"currentKubernetesVersion"`
+		TargetKubernetes  string `json:"targetKubernetesVersion"`
+		Management        string `json:"managementComponentsVersion,omitempty"`
+		CurrentBundles    string `json:"currentBundles"`
+		TargetBundles     string `json:"targetBundles"`
+	} `json:"versions"`
+	Components []model.ComponentDiff `json:"components"`
+	Preflight  []model.CheckResult   `json:"preflight"`
+	// Skipped are the checks the operator skipped by name.
+	Skipped []string `json:"skipped,omitempty"`
+
+	Current *Current    `json:"-"`
+	Target  *Target     `json:"-"`
+	Lock    *LockStatus `json:"-"`
+	// At is when the checks last ran.
+	At time.Time `json:"-"`
+}
+
+// Blocked reports whether a preflight failure blocks the upgrade.
+func (p *Plan) Blocked() bool { return model.Blocked(p.Preflight) }
+
+// Blocking returns the checks that block.
+func (p *Plan) Blocking() []model.CheckResult {
+	var out []model.CheckResult
+	for _, r := range p.Preflight {
+		if r.Blocking {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Changed returns the component rows that change.
+func (p *Plan) Changed() []model.ComponentDiff {
+	var out []model.ComponentDiff
+	for _, c := range p.Components {
+		if c.Changed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// PlanRequest is what the operator asked for.
+type PlanRequest struct {
+	Cluster   string
+	Namespace string // of the EKS-A Cluster
+	Spec      *SpecFile
+	// ToBundles is a target Bundles file (--to-bundles); empty: the target
+	// release's Bundles in the cluster.
+	ToBundles string
+	Skips     []string
+}
+
+// Planner computes live plans.
+type Planner struct {
+	Client *Client
+	// State is the live snapshot source (the watchers).
+	State StateSource
+	// Self is this console (its own lock does not block it).
+	Self Holder
+	// NodeLabel is the upgrade-in-progress node label key.
+	NodeLabel string
+	Clock     clock.PassiveClock
+}
+
+func (pl *Planner) now() time.Time {
+	if pl.Clock == nil {
+		return time.Now()
+	}
+	return pl.Clock.Now()
+}
+
+// Plan resolves both sides, diffs them and runs the preflight checks.
+func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
+	if err := ValidateSkips(req.Skips); err != nil {
+		return nil, err
+	}
+	if req.Spec.Cluster.GetName() != req.Cluster {
+		return nil, &model.InputError{Source: req.Spec.Path, Field: "Cluster metadata.name",
+			Problem: fmt.Sprintf("the spec is for cluster %q, not %q", req.Spec.Cluster.GetName(), req.Cluster),
+			Fix:     "give the spec file of the cluster named by --cluster"}
+	}
+	if ns := req.Spec.Cluster.GetNamespace(); ns != req.Namespace {
+		return nil, &model.InputError{Source: req.Spec.Path, Field: "Cluster metadata.namespace",
+			Problem: fmt.Sprintf("the spec's Cluster is in namespace %q, the cluster in %q", ns, req.Namespace),
+			Fix:     "set metadata.namespace in the spec, or give --namespace"}
+	}
+	r := &Resolver{Client: pl.Client}
+	cur, err := r.Current(ctx, req.Namespace, req.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := r.Target(ctx, req.Spec, req.ToBundles)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: req.Skips}
+	p.Components, err = components(cur, tgt)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.Recheck(ctx, p); err != nil {
+		return nil, err
+	}
+	in := p.inputs(pl)
+	curE, tgtE := in.eksaVersions()
+	p.Versions.CurrentEKSA, p.Versions.TargetEKSA = curE, tgtE
+	p.Versions.CurrentKubernetes, p.Versions.TargetKubernetes = cur.KubernetesVersion, tgt.KubernetesVersion
+	p.Versions.Management = cur.ManagementVersion
+	p.Versions.CurrentBundles = cur.Bundles.Source
+	p.Versions.TargetBundles = tgt.Bundles.Source
+	return p, nil
+}
+
+// Recheck re-reads the lock and the latest snapshot and re-runs the checks:
+// the plan screen calls it whenever the cluster changes, the driver right
+// after taking the lock.
+func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
+	lock, err := ReadLock(ctx, pl.Client.Kube, pl.Client.Sys(), p.Cluster)
+	if err != nil {
+		return err
+	}
+	p.Lock = lock
+	p.At = pl.now()
+	p.Preflight = RunChecks(ctx, Checks, p.inputs(pl), p.Skipped)
+	return nil
+}
+
+func (p *Plan) inputs(pl *Planner) *Inputs {
+	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, Self: pl.Self, NodeLabel: pl.NodeLabel}
+	if pl.State != nil {
+		in.State = pl.State.Latest()
+	}
+	return in
+}
+
+// components diffs the bundles the way EKS-A's plan does: management rows
+// from the installed management components' release, the others from the
+// cluster's release, each against the target.
+func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
+	plan, err := model.BuildPlan(model.PlanInput{
+		Current: cur.Bundles, Target: tgt.Bundles,
+		CurrentKube: cur.KubernetesVersion, TargetKube: tgt.KubernetesVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := plan.Components
+	if cur.ManagementBundles == nil || cur.ManagementBundles == cur.Bundles {
+		return rows, nil
+	}
+	mgmt, err := model.BuildPlan(model.PlanInput{
+		Current: cur.ManagementBundles, Target: tgt.Bundles,
+		CurrentKube: cur.ManagementBundles.VersionsBundles[0].KubeVersion, TargetKube: tgt.KubernetesVersion,
+	})
+	if err != nil {
+		return rows, nil
+	}
+	byKey := map[string]model.ComponentDiff{}
+	for _, r := range mgmt.Components {
+		if model.LookupComponent(r.Key).Management {
+			byKey[r.Key] = r
+		}
+	}
+	for i, r := range rows {
+		if m, ok := byKey[r.Key]; ok {
+			rows[i] = m
+		}
+	}
+	return rows, nil
+}

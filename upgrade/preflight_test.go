@@ -1,0 +1,357 @@
+package upgrade
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func TestPreflightHealthyWorld(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	p := w.plan(t)
+	if p.Blocked() {
+		t.Fatalf("healthy world blocked: %+v", p.Blocking())
+	}
+	if len(p.Preflight) != len(Checks) {
+		t.Fatalf("%d results for %d checks", len(p.Preflight), len(Checks))
+	}
+	for _, r := range p.Preflight {
+		want := model.CheckPass
+		if r.Name == CheckManagementComponents {
+			// The demo's management components are the current release's.
+			want = model.CheckWarn
+		}
+		if r.Status != want {
+			t.Errorf("%s: %s (%s), want %s", r.Name, r.Status, r.Message, want)
+		}
+	}
+	if p.Versions.CurrentEKSA != release.Current.Version || p.Versions.TargetEKSA != release.Target.Version ||
+		p.Versions.CurrentKubernetes != "1.30" || p.Versions.TargetKubernetes != "1.31" {
+		t.Errorf("versions %+v", p.Versions)
+	}
+	changed := map[string]model.ChangeKind{}
+	for _, c := range p.Changed() {
+		changed[c.Key] = c.Change
+	}
+	if changed[model.KeyKubernetes] != model.ChangeMinor || changed["eksa"] == "" {
+		t.Errorf("diff rows %v: want kubernetes minor and EKS-A changed", changed)
+	}
+}
+
+// Each live check, failing and passing again, on one world: the world is
+// broken the way the check guards against, then mended.
+func TestPreflightChecksFailAndRecover(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	p := w.plan(t)
+	name := w.cfg.ClusterName
+
+	expectFail := func(t *testing.T, check, inMessage, inFix string) model.CheckResult {
+		t.Helper()
+		r := w.waitCheck(t, p, check, model.CheckFail)
+		if !r.Blocking {
+			t.Errorf("%s failed without blocking", check)
+		}
+		if !strings.Contains(r.Message, inMessage) || !strings.Contains(r.Remediation, inFix) {
+			t.Errorf("%s: message %q (want %q), remediation %q (want %q)", check, r.Message, inMessage, r.Remediation, inFix)
+		}
+		if !p.Blocked() {
+			t.Errorf("plan not blocked by %s", check)
+		}
+		return r
+	}
+
+	t.Run("paused", func(t *testing.T) {
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEKSAPaused, "true"))
+		})
+		expectFail(t, CheckReconcileNotPaused, model.AnnotationEKSAPaused, "annotate")
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEKSAPaused, ""))
+		})
+		w.waitCheck(t, p, CheckReconcileNotPaused, model.CheckPass)
+	})
+
+	t.Run("failureMessage, then skipped", func(t *testing.T) {
+		w.cluster(t, true, func(u *unstructured.Unstructured) {
+			setNested(u, "machine config mgmt-cp is invalid", "status", "failureMessage")
+			setNested(u, "MachineConfigInvalid", "status", "failureReason")
+		})
+		expectFail(t, CheckNoFailureMessage, "reports a failure (MachineConfigInvalid): machine config mgmt-cp is invalid", "fix what it says")
+		if r := result(p, CheckNoFailureMessage); !strings.Contains(r.Message, "MachineConfigInvalid") {
+			t.Errorf("failure reason not shown: %q", r.Message)
+		}
+		p.Skipped = []string{CheckNoFailureMessage}
+		r := w.waitCheck(t, p, CheckNoFailureMessage, model.CheckSkipped)
+		if r.Blocking || p.Blocked() || !strings.Contains(r.Message, "skipped by the operator") {
+			t.Errorf("skipped check still blocks: %+v", r)
+		}
+		p.Skipped = nil
+		w.cluster(t, true, func(u *unstructured.Unstructured) {
+			unstructured.RemoveNestedField(u.Object, "status", "failureMessage")
+			unstructured.RemoveNestedField(u.Object, "status", "failureReason")
+		})
+		w.waitCheck(t, p, CheckNoFailureMessage, model.CheckPass)
+	})
+
+	t.Run("generation not observed", func(t *testing.T) {
+		var gen int64
+		w.cluster(t, true, func(u *unstructured.Unstructured) {
+			gen = u.GetGeneration()
+			setNested(u, gen-1, "status", "observedGeneration")
+		})
+		expectFail(t, CheckGenerationObserved, "Cluster mgmt (generation", "wait for the running reconcile")
+		w.cluster(t, true, func(u *unstructured.Unstructured) { setNested(u, gen, "status", "observedGeneration") })
+		w.waitCheck(t, p, CheckGenerationObserved, model.CheckPass)
+	})
+
+	t.Run("control plane not ready", func(t *testing.T) {
+		w.status(t, GVRKCP, name, func(u *unstructured.Unstructured) { setNested(u, int64(2), "status", "readyReplicas") })
+		expectFail(t, CheckControlPlaneReady, "2 of 3 replicas ready", "wait for the control plane")
+		w.status(t, GVRKCP, name, func(u *unstructured.Unstructured) { setNested(u, int64(3), "status", "readyReplicas") })
+		w.waitCheck(t, p, CheckControlPlaneReady, model.CheckPass)
+	})
+
+	t.Run("etcd not ready", func(t *testing.T) {
+		w.status(t, GVREtcdadmCluster, name+"-etcd", func(u *unstructured.Unstructured) { setNested(u, false, "status", "ready") })
+		expectFail(t, CheckEtcdReady, "EtcdadmCluster mgmt-etcd is not ready", "etcdadm-controller logs")
+		w.status(t, GVREtcdadmCluster, name+"-etcd", func(u *unstructured.Unstructured) { setNested(u, true, "status", "ready") })
+		w.waitCheck(t, p, CheckEtcdReady, model.CheckPass)
+	})
+
+	t.Run("leftover etcd upgrading annotation", func(t *testing.T) {
+		r := w.client.Dynamic.Resource(GVREtcdadmCluster).Namespace(w.ns)
+		w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(ctx, name+"-etcd", metav1.GetOptions{}) },
+			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) { return r.Update(ctx, u, metav1.UpdateOptions{}) },
+			func(u *unstructured.Unstructured) {
+				u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEtcdUpgrading, "true"))
+			})
+		expectFail(t, CheckEtcdUpgradingMarker, model.AnnotationEtcdUpgrading, "etcd rollback")
+		w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(ctx, name+"-etcd", metav1.GetOptions{}) },
+			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) { return r.Update(ctx, u, metav1.UpdateOptions{}) },
+			func(u *unstructured.Unstructured) {
+				u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEtcdUpgrading, ""))
+			})
+		w.waitCheck(t, p, CheckEtcdUpgradingMarker, model.CheckPass)
+	})
+
+	t.Run("workers not ready", func(t *testing.T) {
+		md := name + "-md-0"
+		w.status(t, GVRMachineDeploy, md, func(u *unstructured.Unstructured) { setNested(u, int64(1), "status", "readyReplicas") })
+		expectFail(t, CheckWorkersReady, md+" 1/", "wait for the workers")
+		w.status(t, GVRMachineDeploy, md, func(u *unstructured.Unstructured) {
+			n, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
+			setNested(u, n, "status", "readyReplicas")
+		})
+		w.waitCheck(t, p, CheckWorkersReady, model.CheckPass)
+	})
+
+	t.Run("node not ready", func(t *testing.T) {
+		node := w.someNode(t)
+		w.setNodeReady(t, node, corev1.ConditionFalse)
+		t.Cleanup(func() { w.setNodeReady(t, node, corev1.ConditionTrue) })
+		expectFail(t, CheckNodesReady, node, "bring the nodes back")
+		w.setNodeReady(t, node, corev1.ConditionTrue)
+		w.waitCheck(t, p, CheckNodesReady, model.CheckPass)
+	})
+
+	t.Run("node labelled upgrade-in-progress", func(t *testing.T) {
+		node := w.someNode(t)
+		w.labelNode(t, node, "true")
+		t.Cleanup(func() { w.labelNode(t, node, "") })
+		expectFail(t, CheckNodeUpgradeLabel, node, "kubectl label node "+node+" "+model.LabelUpgradeInProgress+"-")
+		w.labelNode(t, node, "")
+		w.waitCheck(t, p, CheckNodeUpgradeLabel, model.CheckPass)
+	})
+
+	t.Run("upgrade lock held, then stale", func(t *testing.T) {
+		leases := w.client.Kube.CoordinationV1().Leases(w.ns)
+		now := metav1.NewMicroTime(time.Now())
+		_, err := leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: LockName(name), Namespace: w.ns},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("alice@laptop/1234abcd"), LeaseDurationSeconds: ptr.To(int32(3600)),
+				AcquireTime: &now, RenewTime: &now},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectFail(t, CheckUpgradeLock, "alice@laptop (console 1234abcd)", "wait for alice@laptop")
+		lease, err := leases.Get(ctx, LockName(name), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := metav1.NewMicroTime(time.Now().Add(-3 * time.Hour))
+		lease.Spec.RenewTime, lease.Spec.AcquireTime = &old, &old
+		if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expectFail(t, CheckUpgradeLock, "stale upgrade lock", "upgrade-console lock clear lease")
+		if err := leases.Delete(ctx, LockName(name), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w.waitCheck(t, p, CheckUpgradeLock, model.CheckPass)
+	})
+
+	t.Run("management components", func(t *testing.T) {
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, release.Target.Version))
+		})
+		// The annotation is read when resolving: plan again.
+		p2 := w.plan(t)
+		if r := result(p2, CheckManagementComponents); r.Status != model.CheckPass {
+			t.Errorf("components at the target release: %+v", r)
+		}
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, release.Current.Version))
+		})
+		p3 := w.plan(t)
+		r := result(p3, CheckManagementComponents)
+		if r.Status != model.CheckWarn || !strings.Contains(r.Remediation, "eksctl anywhere upgrade management-components") {
+			t.Errorf("older components: %+v", r)
+		}
+	})
+}
+
+// The version rules and the target release, failing through the spec file.
+func TestPreflightVersionRules(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	planWith := func(t *testing.T, toBundles string, edit func(spec map[string]any)) *Plan {
+		t.Helper()
+		spec := w.spec.Cluster.DeepCopy()
+		edit(spec.Object["spec"].(map[string]any))
+		sf := &SpecFile{Path: "edited.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}
+		p, err := w.planner.Plan(ctx, PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: sf, ToBundles: toBundles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	check := func(t *testing.T, p *Plan, name string, want model.CheckStatus, inMessage string) {
+		t.Helper()
+		r := result(p, name)
+		if r.Status != want || !strings.Contains(r.Message, inMessage) {
+			t.Errorf("%s: %s %q, want %s containing %q", name, r.Status, r.Message, want, inMessage)
+		}
+	}
+
+	t.Run("kubernetes downgrade", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) { s["kubernetesVersion"] = "1.29" })
+		check(t, p, model.CheckNameKubernetesVersionSkew, model.CheckFail, "1.29")
+		check(t, p, model.CheckNameTargetKubernetesKnown, model.CheckPass, "1.29")
+	})
+	t.Run("kubernetes skips a minor, unknown to the target bundles", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) { s["kubernetesVersion"] = "1.32" })
+		check(t, p, model.CheckNameKubernetesVersionSkew, model.CheckFail, "1.32")
+		check(t, p, model.CheckNameTargetKubernetesKnown, model.CheckFail, "1.32")
+	})
+	t.Run("worker group too far behind", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) {
+			groups := s["workerNodeGroupConfigurations"].([]any)
+			groups[0].(map[string]any)["kubernetesVersion"] = "1.28"
+		})
+		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "3 minors behind")
+	})
+	t.Run("EKS-A skips a minor, its release not in the cluster", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "bundles.yaml")
+		data, err := yaml.Marshal(release.Target.Bundles(w.ns).Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := planWith(t, file, func(s map[string]any) { s["eksaVersion"] = "v0.22.1" })
+		check(t, p, model.CheckNameEKSAVersionSkew, model.CheckFail, "skips 1 minor")
+		check(t, p, CheckTargetRelease, model.CheckFail, "eksa-v0-22-1")
+		if r := result(p, CheckTargetRelease); !strings.Contains(r.Remediation, "install the v0.22.1 management components") {
+			t.Errorf("remediation %q", r.Remediation)
+		}
+		if p.Versions.TargetBundles != file {
+			t.Errorf("target bundles from %q, want the --to-bundles file", p.Versions.TargetBundles)
+		}
+	})
+}
+
+func TestValidateSkips(t *testing.T) {
+	if err := ValidateSkips([]string{CheckNodesReady, CheckWorkersReady}); err != nil {
+		t.Errorf("skippable checks refused: %v", err)
+	}
+	err := ValidateSkips([]string{CheckUpgradeLock})
+	if err == nil || !strings.Contains(err.Error(), "cannot be skipped") || !strings.Contains(err.Error(), CheckNodesReady) {
+		t.Errorf("skipping the lock check: %v", err)
+	}
+	err = ValidateSkips([]string{"no-such-check"})
+	if err == nil || !strings.Contains(err.Error(), `no preflight check is named "no-such-check"`) {
+		t.Errorf("unknown check: %v", err)
+	}
+}
+
+func merge(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	if v == "" {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+	return m
+}
+
+// someNode returns a node of this world (a control-plane machine's node).
+func (w *world) someNode(t *testing.T) string {
+	t.Helper()
+	s := w.watcher.Latest()
+	for _, m := range s.Machines {
+		if m.Role == model.RoleControlPlane && m.NodeName != "" {
+			return m.NodeName
+		}
+	}
+	t.Fatal("no control-plane node in the world")
+	return ""
+}
+
+func (w *world) setNodeReady(t *testing.T, name string, status corev1.ConditionStatus) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := w.client.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			n.Status.Conditions[i].Status = status
+		}
+	}
+	if _, err := w.client.Kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) labelNode(t *testing.T, name, value string) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := w.client.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels = merge(n.Labels, model.LabelUpgradeInProgress, value)
+	if _, err := w.client.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,56 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Synced reports whether a snapshot is complete enough to run the preflight
+// checks on: the watchers are live and every kind has had its first list (or
+// is known to be absent or forbidden, which the checks report themselves).
+func Synced(s *model.ClusterState) bool {
+	return len(unsynced(s)) == 0
+}
+
+func unsynced(s *model.ClusterState) []string {
+	if s == nil {
+		return []string{"no snapshot yet"}
+	}
+	if s.Connection != model.Live {
+		return []string{"connection " + string(s.Connection)}
+	}
+	if len(s.Sources) == 0 {
+		return []string{"discovery"}
+	}
+	var out []string
+	for k, src := range s.Sources {
+		if !src.Synced && src.Forbidden == "" {
+			out = append(out, string(k))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WaitSynced waits until the source's latest snapshot is Synced, checking
+// every poll (an in-memory read), and returns it. On timeout the error names
+// the kinds still syncing.
+func WaitSynced(ctx context.Context, src StateSource, poll, timeout time.Duration) (*model.ClusterState, error) {
+	var s *model.ClusterState
+	err := wait.PollUntilContextTimeout(ctx, poll, timeout, true, func(context.Context) (bool, error) {
+		s = src.Latest()
+		return Synced(s), nil
+	})
+	if err != nil {
+		return s, fmt.Errorf("the cluster's objects did not finish loading within %s (still waiting for: %s); check the connection and --request-timeout",
+			timeout, strings.Join(unsynced(s), ", "))
+	}
+	return s, nil
+}

@@ -1,0 +1,146 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Tracking follows the EKS-A controller after the apply, as the CLI's Applier
+// waits (pkg/clustermanager/applier.go): the completion rule (generation
+// observed, no failureMessage, ControlPlaneReady, DefaultCNIConfigured when
+// managed, WorkersReady, Ready, in that order) must hold, and keep holding
+// (model.CompletionGate), before the upgrade counts as done. A failureMessage
+// fails the upgrade only when it stays: the CLI gives it 10 minutes to clear,
+// because the controller sets it on transient problems and clears it on the
+// next successful reconcile.
+
+// StateSource is where tracking reads the cluster: the watchers' latest
+// snapshot (watchers.Watcher implements it).
+type StateSource interface {
+	Latest() *model.ClusterState
+}
+
+// DefaultFailureGrace is how long a failureMessage may stay before the
+// upgrade counts as failed (EKS-A's applier waits 10 minutes).
+const DefaultFailureGrace = 10 * time.Minute
+
+// TrackOptions tune the waiter.
+type TrackOptions struct {
+	// AppliedGeneration is the EKS-A Cluster's generation after the apply:
+	// a snapshot of an older generation (the watch not caught up yet) says
+	// nothing about the upgrade, even if every condition on it is True.
+	AppliedGeneration int64
+	// Gate is the completion gate (model.DefaultCompletionGate when zero).
+	Gate model.CompletionGate
+	// Poll is how often the latest snapshot is re-read (1s when zero). It
+	// reads memory, not the API server.
+	Poll time.Duration
+	// FailureGrace (DefaultFailureGrace when zero).
+	FailureGrace time.Duration
+	Progress     model.ProgressOptions
+	// OnProgress, when set, receives the progress whenever its summary
+	// changes (the headless output).
+	OnProgress func(model.Progress)
+}
+
+// Outcome is how tracking ended.
+type Outcome struct {
+	Complete bool
+	Failed   bool
+	TimedOut bool
+	// Reason says why it failed or timed out.
+	Reason   string
+	Progress model.Progress
+	Elapsed  time.Duration
+}
+
+// ErrTrackTimeout is returned when the context's deadline passes first.
+var ErrTrackTimeout = errors.New("timed out waiting for the upgrade to complete")
+
+// Track waits until the upgrade completes, fails, or ctx ends. A deadline
+// gives TimedOut and ErrTrackTimeout; a cancel gives ctx.Err().
+func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOptions) (Outcome, error) {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	gate := o.Gate
+	if gate == (model.CompletionGate{}) {
+		gate = model.DefaultCompletionGate()
+	}
+	poll := o.Poll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	grace := o.FailureGrace
+	if grace <= 0 {
+		grace = DefaultFailureGrace
+	}
+	start := clk.Now()
+	ticker := clk.NewTicker(poll)
+	defer ticker.Stop()
+	var (
+		failingSince time.Time
+		lastSummary  string
+	)
+	for {
+		now := clk.Now()
+		// Every poll is one observation, as every poll is one for the CLI's
+		// count of consecutive successes: a watch publishes nothing while
+		// nothing changes, so counting only new snapshots could wait forever
+		// on a cluster that is done.
+		if s := src.Latest(); s != nil {
+			p := progressOf(s, o, now)
+			if o.OnProgress != nil && p.Summary != lastSummary {
+				o.OnProgress(p)
+				lastSummary = p.Summary
+			}
+			var done bool
+			gate, done = gate.Observe(p, now)
+			if done {
+				return Outcome{Complete: true, Progress: p, Elapsed: now.Sub(start)}, nil
+			}
+			if p.Failed {
+				if failingSince.IsZero() {
+					failingSince = now
+				}
+				if now.Sub(failingSince) >= grace {
+					return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start),
+						Reason: fmt.Sprintf("the Cluster reports a failure (for %s): %s", model.ShortDuration(now.Sub(failingSince)), p.FailureMessage)}, nil
+				}
+			} else {
+				failingSince = time.Time{}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			out := Outcome{Elapsed: clk.Now().Sub(start)}
+			if s := src.Latest(); s != nil {
+				out.Progress = progressOf(s, o, clk.Now())
+			}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				out.TimedOut = true
+				out.Reason = "timed out at " + out.Progress.Summary
+				return out, ErrTrackTimeout
+			}
+			return out, ctx.Err()
+		case <-ticker.C():
+		}
+	}
+}
+
+// progressOf derives the progress of a snapshot, refusing completion (and
+// failure) on a snapshot older than the apply.
+func progressOf(s *model.ClusterState, o TrackOptions, now time.Time) model.Progress {
+	p := model.DeriveProgress(s, o.Progress, now)
+	if s.Cluster == nil || s.Cluster.Generation < o.AppliedGeneration {
+		p.Complete, p.Failed = false, false
+		p.Summary = fmt.Sprintf("waiting for the watch to see generation %d of the Cluster", o.AppliedGeneration)
+	}
+	return p
+}
