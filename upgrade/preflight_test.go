@@ -136,13 +136,17 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 	t.Run("leftover etcd upgrading annotation", func(t *testing.T) {
 		r := w.client.Dynamic.Resource(GVREtcdadmCluster).Namespace(w.ns)
 		w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(ctx, name+"-etcd", metav1.GetOptions{}) },
-			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) { return r.Update(ctx, u, metav1.UpdateOptions{}) },
+			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return r.Update(ctx, u, metav1.UpdateOptions{})
+			},
 			func(u *unstructured.Unstructured) {
 				u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEtcdUpgrading, "true"))
 			})
 		expectFail(t, CheckEtcdUpgradingMarker, model.AnnotationEtcdUpgrading, "etcd rollback")
 		w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(ctx, name+"-etcd", metav1.GetOptions{}) },
-			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) { return r.Update(ctx, u, metav1.UpdateOptions{}) },
+			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return r.Update(ctx, u, metav1.UpdateOptions{})
+			},
 			func(u *unstructured.Unstructured) {
 				u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEtcdUpgrading, ""))
 			})

@@ -120,7 +120,9 @@ func (w *world) mutate(t *testing.T, ri func() (*unstructured.Unstructured, erro
 func (w *world) cluster(t *testing.T, status bool, change func(*unstructured.Unstructured)) {
 	t.Helper()
 	r := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns)
-	w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(context.Background(), w.cfg.ClusterName, metav1.GetOptions{}) },
+	w.mutate(t, func() (*unstructured.Unstructured, error) {
+		return r.Get(context.Background(), w.cfg.ClusterName, metav1.GetOptions{})
+	},
 		func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			if status {
 				return r.UpdateStatus(context.Background(), u, metav1.UpdateOptions{})
@@ -132,7 +134,9 @@ func (w *world) cluster(t *testing.T, status bool, change func(*unstructured.Uns
 func (w *world) status(t *testing.T, gvr schema.GroupVersionResource, name string, change func(*unstructured.Unstructured)) {
 	t.Helper()
 	r := w.client.Dynamic.Resource(gvr).Namespace(w.ns)
-	w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(context.Background(), name, metav1.GetOptions{}) },
+	w.mutate(t, func() (*unstructured.Unstructured, error) {
+		return r.Get(context.Background(), name, metav1.GetOptions{})
+	},
 		func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			return r.UpdateStatus(context.Background(), u, metav1.UpdateOptions{})
 		}, change)
