@@ -109,13 +109,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		o.WaitTimeout = DefaultEtcdWaitTimeout
 	}
 	now := env.now()
-	cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster)
+	cluster, err := env.readCluster(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read Cluster %s/%s: %w", env.clusterNS(), env.Cluster, err)
-	}
-	if cluster == nil {
-		return nil, &model.InputError{Source: ref("Cluster", env.clusterNS(), env.Cluster), Problem: "not found",
-			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+		return nil, err
 	}
 	rec, err := readRollbackRecord(cluster)
 	if err != nil {

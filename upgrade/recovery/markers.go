@@ -128,13 +128,9 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	liveReason := "a console holds a live upgrade lock (" + lease.Holder + "): an upgrade is being driven"
 
 	// EKS-A paused annotation (and a rollback record that goes with it).
-	cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster)
+	cluster, err := env.readCluster(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read Cluster %s/%s: %w", env.clusterNS(), env.Cluster, err)
-	}
-	if cluster == nil {
-		return nil, &model.InputError{Source: ref("Cluster", env.clusterNS(), env.Cluster), Problem: "not found",
-			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+		return nil, err
 	}
 	paused := annotationMarker(MarkerPaused, cluster, env.eksaCluster(), model.AnnotationEKSAPaused, ref("Cluster", env.clusterNS(), env.Cluster),
 		"EKS-A reconcile of the Cluster: spec changes (an upgrade) are not acted on")

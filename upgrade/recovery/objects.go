@@ -83,6 +83,20 @@ func (e *Env) eksaCluster() dynamic.ResourceInterface {
 	return e.res(upgrade.GVREKSACluster, e.clusterNS())
 }
 
+// readCluster reads the EKS-A Cluster; a missing one is bad input (a wrong
+// --cluster or namespace).
+func (e *Env) readCluster(ctx context.Context) (*unstructured.Unstructured, error) {
+	cluster, err := getOpt(ctx, e.eksaCluster(), e.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("read Cluster %s/%s: %w", e.clusterNS(), e.Cluster, err)
+	}
+	if cluster == nil {
+		return nil, &model.InputError{Source: ref("Cluster", e.clusterNS(), e.Cluster), Problem: "not found",
+			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+	}
+	return cluster, nil
+}
+
 // getOpt reads an object, nil (and no error) when it does not exist.
 func getOpt(ctx context.Context, r dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
 	u, err := r.Get(ctx, name, metav1.GetOptions{})

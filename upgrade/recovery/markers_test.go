@@ -1,0 +1,243 @@
+package recovery
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// seedStaleLock is the state an interrupted upgrade leaves: an expired lease,
+// EKS-A reconcile paused, the KCP paused and etcd marked upgrading although
+// etcd is settled, and two nodes still labelled as upgrading.
+func (w *world) seedStaleLock() (nodeLabel string) {
+	w.t.Helper()
+	w.seedEtcdRollout(true)
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationEKSAPaused+`":"true"}}}`)
+	etcd, err := w.client.Dynamic.Resource(upgrade.GVREtcdadmCluster).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.setStatus(upgrade.GVREtcdadmCluster, w.sys, etcd.GetName(), map[string]any{"ready": true, "replicas": int64(3), "observedGeneration": etcd.GetGeneration()})
+	w.lease("bob@old-laptop/77aa", w.now.Add(-2*time.Hour))
+	nodeLabel = "test.upgrade-console.io/in-progress-" + w.cluster
+	for _, n := range []string{"n1", "n2"} {
+		_, err := w.client.Kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name: w.cluster + "-" + n, Labels: map[string]string{nodeLabel: "true"}}}, metav1.CreateOptions{FieldManager: "kubeone"})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return nodeLabel
+}
+
+func markerStates(ms []Marker) map[string]MarkerState {
+	out := map[string]MarkerState{}
+	for _, m := range ms {
+		out[m.ID] = m.State
+	}
+	return out
+}
+
+func TestLockStatusListsEveryMarkerWithHolderAndAge(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	writes := w.writes.Load()
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.writes.Load() - writes; n != 0 {
+		t.Errorf("lock status sent %d writes", n)
+	}
+	n1, n2 := MarkerNodeLabel+"/"+w.cluster+"-n1", MarkerNodeLabel+"/"+w.cluster+"-n2"
+	want := map[string]MarkerState{MarkerLease: MarkerStale, MarkerPaused: MarkerStale, MarkerKCPPaused: MarkerStale,
+		MarkerEtcdUpgrading: MarkerStale, n1: MarkerStale, n2: MarkerStale}
+	got := markerStates(ms)
+	for id, st := range want {
+		if got[id] != st {
+			t.Errorf("%s = %q, want %q", id, got[id], st)
+		}
+	}
+	for _, m := range ms {
+		if m.Holder == "" || m.Since.IsZero() || m.Reason == "" || m.Object == "" {
+			t.Errorf("marker %s lacks holder, age or reason: %+v", m.ID, m)
+		}
+		if m.ID == MarkerLease && m.Holder != "bob@old-laptop (console 77aa)" {
+			t.Errorf("lease holder = %q", m.Holder)
+		}
+		if m.ID == n1 && m.Holder != "kubeone" {
+			t.Errorf("node label holder = %q, want the field manager kubeone", m.Holder)
+		}
+	}
+}
+
+func TestLockClearAllClearsStaleMarkersThenAnUpgradeCanTakeTheLock(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 6 || p.Confirm != w.cluster {
+		t.Fatalf("plan: %d steps, confirm %q", len(p.Steps), p.Confirm)
+	}
+	x := &Executor{Audit: w.audit}
+	if rep, err := x.DryRun(w.ctx, p); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, describeSteps(rep))
+	}
+	rep, err := x.Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.State != MarkerNotSet {
+			t.Errorf("%s still %s", m.ID, m.State)
+		}
+	}
+	if len(rep.Closing) != 1 || !strings.Contains(rep.Closing[0], "a new upgrade can start") {
+		t.Errorf("closing = %v", rep.Closing)
+	}
+	// The upgrade lock can now be taken.
+	l := &upgrade.Locker{Kube: w.client.Kube, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "1"}}
+	if _, err := l.Acquire(w.ctx); err != nil {
+		t.Fatalf("acquire after clear: %v", err)
+	}
+
+	// A second clear finds nothing stale (the new lock is live).
+	w.now = time.Now()
+	p2, _, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil || len(p2.Steps) != 0 {
+		t.Fatalf("second --all: %v, %d steps: %+v", err, len(p2.Steps), p2.Steps)
+	}
+}
+
+func TestLockClearLeavesKeptAndLiveMarkersAlone(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	rec := rollbackRecord{Phase: "done", NewMachine: "m", By: "ops@bastion", StartedAt: w.now}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+AnnotationEtcdRollback+`":`+strconv.Quote(rec.encode())+`}}}`)
+	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if markerStates(ms)[MarkerPaused] != MarkerKept {
+		t.Fatalf("paused after a rollback = %s, want kept", markerStates(ms)[MarkerPaused])
+	}
+	for _, s := range p.Steps {
+		if s.Name == "clear-paused" {
+			t.Error("--all clears the pause a rollback kept")
+		}
+	}
+	if len(p.Notes) == 0 {
+		t.Error("the plan does not say why paused is left")
+	}
+	// By name it is cleared, with the rollback record.
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Confirm != w.cluster {
+		t.Errorf("confirm = %q", p.Confirm)
+	}
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := w.client.Dynamic.Resource(upgrade.GVREKSACluster).Namespace(w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.GetAnnotations()[AnnotationEtcdRollback]; ok || c.GetAnnotations()[model.AnnotationEKSAPaused] != "" {
+		t.Errorf("annotations left: %v", c.GetAnnotations())
+	}
+	// Running the same clear again is a no-op.
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil || rep.Steps[0].Status != StepAlreadyDone {
+		t.Fatalf("second clear: %v %+v", err, rep.Steps)
+	}
+}
+
+func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
+	w := newWorld(t)
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	w.lease("alice@laptop/1", w.now)
+	_, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Error(), "--force") {
+		t.Fatalf("clear of a live lease: %v, want a refusal naming --force", err)
+	}
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Confirm != upgrade.LockName(w.cluster) {
+		t.Errorf("confirm = %q, want the lease's name", p.Confirm)
+	}
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st != nil {
+		t.Fatalf("lease after forced clear: %+v %v", st, err)
+	}
+	for _, e := range w.auditEntries() {
+		if !e.Forced {
+			t.Errorf("entry not marked forced: %+v", e)
+		}
+	}
+}
+
+func TestLockClearNeverDeletesARenewedLease(t *testing.T) {
+	w := newWorld(t)
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	w.lease("alice@laptop/1", w.now.Add(-time.Hour))
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The holder comes back to life and renews between plan and run.
+	leases := w.client.Kube.CoordinationV1().Leases(w.sys)
+	l, err := leases.Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Spec.RenewTime = &metav1.MicroTime{Time: w.now}
+	l.Spec.LeaseDurationSeconds = ptr.To(int32(60))
+	if _, err := leases.Update(w.ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) {
+		t.Fatalf("err = %v, want ConcurrentChangeError", err)
+	}
+	if st, _ := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); st == nil {
+		t.Fatal("the renewed lease was deleted")
+	}
+}
+
+func TestLockClearBadInput(t *testing.T) {
+	w := newWorld(t)
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	for _, o := range []ClearOptions{{}, {IDs: []string{"everything"}}, {IDs: []string{MarkerEtcdUpgrading}}} {
+		var ie *model.InputError
+		if _, _, err := PlanClear(w.ctx, w.env, o); !errors.As(err, &ie) {
+			t.Errorf("%+v: %v, want an InputError", o, err)
+		}
+	}
+}
