@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,35 +125,56 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	certDir := filepath.Join(e.Dir, "apiserver")
 	etcdDir := filepath.Join(e.Dir, "etcd")
-	for _, d := range []string{certDir, etcdDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
+	if err := os.MkdirAll(etcdDir, 0o700); err != nil {
+		return nil, err
+	}
+	newEnvironment := func() *envtest.Environment {
+		return &envtest.Environment{
+			ControlPlane: envtest.ControlPlane{
+				// A fixed certificate directory is what makes
+				// RestartAPIServer possible: envtest regenerates serving
+				// certificates (and so invalidates every client's CA) when
+				// it picks the directory.
+				APIServer: &envtest.APIServer{
+					Path:    filepath.Join(assets, "kube-apiserver"),
+					CertDir: certDir,
+					Out:     out,
+					Err:     out,
+				},
+				Etcd: &envtest.Etcd{
+					Path:    filepath.Join(assets, "etcd"),
+					DataDir: etcdDir,
+					Out:     out,
+					Err:     out,
+				},
+			},
+			CRDs:                     crds,
+			ControlPlaneStartTimeout: timeout,
+			ControlPlaneStopTimeout:  30 * time.Second,
 		}
 	}
-	e.env = &envtest.Environment{
-		ControlPlane: envtest.ControlPlane{
-			// A fixed certificate directory is what makes RestartAPIServer
-			// possible: envtest regenerates serving certificates (and so
-			// invalidates every client's CA) when it picks the directory.
-			APIServer: &envtest.APIServer{
-				Path:    filepath.Join(assets, "kube-apiserver"),
-				CertDir: certDir,
-				Out:     out,
-				Err:     out,
-			},
-			Etcd: &envtest.Etcd{
-				Path:    filepath.Join(assets, "etcd"),
-				DataDir: etcdDir,
-				Out:     out,
-				Err:     out,
-			},
-		},
-		CRDs:                     crds,
-		ControlPlaneStartTimeout: timeout,
-		ControlPlaneStopTimeout:  30 * time.Second,
-	}
 	logf("starting etcd and kube-apiserver from %s", assets)
-	cfg, err := e.env.Start()
+	var cfg *rest.Config
+	for attempt := 1; ; attempt++ {
+		// envtest only generates serving certificates (and learns their
+		// CA) into an empty directory.
+		if err := os.RemoveAll(certDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(certDir, 0o700); err != nil {
+			return nil, err
+		}
+		e.env = newEnvironment()
+		cfg, err = e.env.Start()
+		// envtest gives the API server a fixed 5s to create the default
+		// namespace, which a loaded two-core machine can miss: one more try.
+		if err != nil && attempt == 1 && strings.Contains(err.Error(), "default namespace") {
+			logf("control plane slow to start (%v), retrying", err)
+			_ = e.env.Stop()
+			continue
+		}
+		break
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting the local control plane (binaries in %s): %w", assets, err)
 	}

@@ -181,3 +181,36 @@ func TestRestartAPIServer(t *testing.T) {
 		t.Fatalf("after RestartAPIServer: %v", err)
 	}
 }
+
+// A control plane started again in the same working directory comes back
+// with its data and fresh, valid certificates.
+func TestStartAgainInSameDir(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := controlplane.Options{AssetsDir: cptest.AssetsDir(), Dir: dir}
+	first, err := controlplane.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: controlplane.SystemNamespace}}
+	_, err = kubernetes.NewForConfigOrDie(first.Config).CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+	if stopErr := first.Stop(); err != nil || stopErr != nil {
+		t.Fatalf("create: %v, stop: %v", err, stopErr)
+	}
+
+	second, err := controlplane.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("second start in %s: %v", dir, err)
+	}
+	defer func() {
+		if err := second.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := kubernetes.NewForConfigOrDie(second.Config).CoreV1().ConfigMaps(cm.Namespace).Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("after restart in the same dir: %v", err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("Stop removed a directory it did not create: %v", err)
+	}
+}
