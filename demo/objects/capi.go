@@ -212,13 +212,7 @@ func KCPStatus(old map[string]any, s KCPState, now time.Time) map[string]any {
 		conds, _ = old["conditions"].([]any)
 	}
 	g := s.Generation
-	set := func(typ string, ok bool, okReason, notReason, msg string) {
-		r := okReason
-		if !ok {
-			r = notReason
-		}
-		conds = SetCondition(conds, V1beta2(typ, ok, r, msg, g, now))
-	}
+	set := v1beta2Setter(&conds, g, now)
 	set("Available", true, "Available", "NotAvailable", "")
 	set("CertificatesAvailable", true, "Available", "NotAvailable", "")
 	set("EtcdClusterHealthy", true, "Healthy", "NotHealthy", "")
@@ -334,13 +328,7 @@ func MDStatus(old map[string]any, s MDState, now time.Time) map[string]any {
 		conds, _ = old["conditions"].([]any)
 	}
 	g := s.Generation
-	set := func(typ string, ok bool, okReason, notReason, msg string) {
-		r := okReason
-		if !ok {
-			r = notReason
-		}
-		conds = SetCondition(conds, V1beta2(typ, ok, r, msg, g, now))
-	}
+	set := v1beta2Setter(&conds, g, now)
 	set("Available", s.Available >= s.Replicas-0, "Available", "NotAvailable", "")
 	set("MachinesReady", s.Ready >= s.Replicas, "Ready", "NotReady", cond(s.Ready < s.Replicas, sprintf("* %d Machines not ready", s.Replicas-s.Ready)))
 	set("MachinesUpToDate", !s.RollingOut, "UpToDate", "NotUpToDate", cond(s.RollingOut, sprintf("* %d Machines not up-to-date", max(0, s.Replicas-s.UpToDate))))

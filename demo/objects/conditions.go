@@ -102,3 +102,16 @@ func IsTrue(obj map[string]any, typ string) bool {
 	c, ok := Condition(obj, typ)
 	return ok && c["status"] == "True"
 }
+
+// v1beta2Setter returns a function that sets a metav1 condition in *conds:
+// True with okReason, or False with notReason; msg either way (the callers
+// decide which state carries a message: RollingOut=True does).
+func v1beta2Setter(conds *[]any, generation int64, now time.Time) func(typ string, ok bool, okReason, notReason, msg string) {
+	return func(typ string, ok bool, okReason, notReason, msg string) {
+		reason := okReason
+		if !ok {
+			reason = notReason
+		}
+		*conds = SetCondition(*conds, V1beta2(typ, ok, reason, msg, generation, now))
+	}
+}

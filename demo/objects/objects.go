@@ -221,14 +221,9 @@ func MachineStatus(old map[string]any, s MachineState, now time.Time) map[string
 	running := s.Phase == PhaseRunning
 	provisioned := running || s.Phase == PhaseProvisioned
 	bootstrapped := provisioned || s.Phase == PhaseProvisioning
+	base := v1beta2Setter(&conds, gen, now)
 	set := func(typ string, ok bool, okReason, notReason, msg string) {
-		reason := okReason
-		if !ok {
-			reason = notReason
-		} else {
-			msg = ""
-		}
-		conds = SetCondition(conds, V1beta2(typ, ok, reason, msg, gen, now))
+		base(typ, ok, okReason, notReason, cond(!ok, msg))
 	}
 	set("BootstrapConfigReady", bootstrapped, "Ready", "NotReady", "* KubeadmConfig status.initialization.dataSecretCreated is false")
 	set("InfrastructureReady", provisioned, "Ready", "NotReady", "* "+InfraMachineKind+" status.initialization.provisioned is false")

@@ -150,3 +150,29 @@ func Minor(v string) string {
 	}
 	return parts[0] + "." + parts[1]
 }
+
+// ByKubeadmVersion finds the Kubernetes release whose KubeadmVersion is v
+// ("v1.31.3-eks-1-31-11"), in any of the demo's releases.
+func ByKubeadmVersion(v string) (Kube, bool) {
+	for _, r := range All {
+		for _, k := range r.Kubes {
+			if k.KubeadmVersion() == v {
+				return k, true
+			}
+		}
+	}
+	return Kube{}, false
+}
+
+// UpgraderImage is the in-place upgrader image the release of a Kubernetes
+// version ships (versionsBundle.upgrader.upgrader.uri).
+func UpgraderImage(kubeadmVersion string) string {
+	for _, r := range All {
+		for _, k := range r.Kubes {
+			if k.KubeadmVersion() == kubeadmVersion {
+				return fmt.Sprintf("%s/aws/upgrader:v%s-%d-eks-a-%d", registry, k.Channel(), k.EksDNumber, r.BundlesNumber)
+			}
+		}
+	}
+	return registry + "/aws/upgrader:latest"
+}

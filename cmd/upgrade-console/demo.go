@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgrade-console/upgrade-console/demo"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/demo/sim"
+)
+
+type demoOptions struct {
+	scenario  string
+	speed     float64
+	nodes     int
+	assets    string
+	serve     bool
+	autoStart bool
+	dir       string
+}
+
+func newDemoCmd() *cobra.Command {
+	o := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a simulated EKS Anywhere management cluster to upgrade",
+		Long: `demo starts a local Kubernetes control plane (kube-apiserver and etcd), seeds it with an
+EKS Anywhere management cluster (external etcd, 3 control-plane nodes, two worker groups) and
+runs simulated EKS-A, Cluster API and etcdadm controllers that upgrade it when its spec changes.
+
+With --serve it runs without the UI until interrupted and prints, once ready:
+  KUBECONFIG=<path>  CLUSTER=<name>  CURRENT_SPEC=<path>  TARGET_SPEC=<path>
+so kubectl or the console can be pointed at it. Without --serve it streams what the simulated
+controllers do.
+
+Scenarios: ` + strings.Join(scenario.Names(), ", "),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", string(scenario.Rolling), "world to run: "+strings.Join(scenario.Names(), ", "))
+	f.Float64Var(&o.speed, "speed", 1, "time scale of the simulation (10 = ten times faster)")
+	f.IntVar(&o.nodes, "nodes", scenario.DefaultNodes, "worker nodes of the large scenario")
+	f.StringVar(&o.assets, "assets", "", "directory holding kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, ./bin, next to the executable, the user cache)")
+	f.BoolVar(&o.serve, "serve", false, "run the world without UI until interrupted and print how to reach it")
+	f.BoolVar(&o.autoStart, "auto-start", false, "apply the target spec a few seconds after start, as a scripted operator")
+	f.StringVar(&o.dir, "dir", "", "directory for the kubeconfig and the cluster spec files (default: a temporary directory)")
+	return cmd
+}
+
+func runDemo(cmd *cobra.Command, o *demoOptions) error {
+	if o.speed <= 0 {
+		return usageError{fmt.Errorf("--speed must be positive, got %g", o.speed)}
+	}
+	if o.nodes <= 0 {
+		return usageError{fmt.Errorf("--nodes must be positive, got %d", o.nodes)}
+	}
+	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
+		return usageError{fmt.Errorf("--scenario: %w", err)}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.OutOrStdout()
+	errOut := cmd.ErrOrStderr()
+
+	cfg := demo.Config{
+		Scenario:  scenario.Name(o.scenario),
+		Nodes:     o.nodes,
+		Speed:     o.speed,
+		AssetsDir: o.assets,
+		Dir:       o.dir,
+		AutoStart: o.autoStart,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(errOut, "%s demo: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		},
+	}
+	if !o.serve {
+		// Until the dashboard lands, the plain demo shows what the
+		// simulated controllers do.
+		cfg.OnAction = func(a sim.Action) { fmt.Fprintln(out, a.String()) }
+	}
+	w, err := demo.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := w.Stop(); err != nil {
+			fmt.Fprintf(errOut, "demo: stopping: %v\n", err)
+		}
+	}()
+	fmt.Fprintf(out, "KUBECONFIG=%s\nCLUSTER=%s\nCURRENT_SPEC=%s\nTARGET_SPEC=%s\n", w.KubeconfigPath, w.ClusterName, w.CurrentSpecPath, w.TargetSpecPath)
+	if !o.serve {
+		fmt.Fprintf(errOut, "demo: apply %s to start the upgrade, e.g. kubectl --kubeconfig %s apply --server-side -f %s; Ctrl-C stops\n",
+			w.TargetSpecPath, w.KubeconfigPath, w.TargetSpecPath)
+	}
+	select {
+	case <-ctx.Done():
+	case <-w.Done():
+	}
+	return nil
+}

@@ -1,0 +1,437 @@
+package sim
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
+	"github.com/upgrade-console/upgrade-console/demo/objects"
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// The in-place upgrade chain (facts §5): the forked KCP/MD controller marks
+// its object in-place-upgrade-needed; EKS-A's KCP/MD controller creates a
+// ControlPlaneUpgrade / MachineDeploymentUpgrade listing the machines; that
+// controller creates one NodeUpgrade at a time; the NodeUpgrade controller
+// runs the upgrader pod <node>-node-upgrader whose containers are the seven
+// steps, and when they all succeed sets the machine's version.
+//
+// Retry of a failed step is EKS-A's documented one: delete the upgrader pod;
+// the NodeUpgrade controller recreates it and the steps run again.
+
+const (
+	upgraderPodLabel = "eks-d-upgrader"
+	// stepFailedReason is the kubeadm step's failure as EKS-A reports it
+	// (the sentence is the reason; the message is empty).
+	stepFailedReason = "Container exited with a non-zero exit code, reason: Error"
+)
+
+// inPlaceKind describes the control-plane or the worker side of the chain.
+type inPlaceKind struct {
+	annotation string
+	request    schema.GroupVersionResource
+	kind       string // ControlPlaneUpgrade, MachineDeploymentUpgrade
+	suffix     string // -cp-upgrade, -md-upgrade
+	refField   string // spec.controlPlane / spec.machineDeployment
+	selector   string // machine label selecting the targets
+	comp       string
+}
+
+var (
+	cpInPlace = inPlaceKind{model.AnnotationKCPInPlaceUpgradeNeeded, kinds.ControlPlaneUpgrade, "ControlPlaneUpgrade",
+		"-cp-upgrade", "controlPlane", model.LabelControlPlaneName, compKCP}
+	mdInPlace = inPlaceKind{model.AnnotationMDInPlaceUpgradeNeeded, kinds.MachineDeploymentUpgrade, "MachineDeploymentUpgrade",
+		"-md-upgrade", "machineDeployment", model.LabelDeploymentName, compMD}
+)
+
+func (s *Simulator) kcpInPlace(ctx context.Context, owner string, kcp *unstructured.Unstructured, outdated []*unstructured.Unstructured) error {
+	return s.inPlace(ctx, owner, cpInPlace, kinds.KCP, kcp, outdated, func() map[string]any {
+		tag := str(kcp, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "local", "imageTag")
+		spec, _ := json.Marshal(kcp.Object["spec"])
+		return map[string]any{"etcdVersion": tag, "controlPlaneSpecData": base64.StdEncoding.EncodeToString(spec)}
+	})
+}
+
+func (s *Simulator) mdInPlace(ctx context.Context, owner string, md *unstructured.Unstructured, outdated []*unstructured.Unstructured) error {
+	return s.inPlace(ctx, owner, mdInPlace, kinds.MachineDeployment, md, outdated, func() map[string]any {
+		spec, _, _ := unstructured.NestedMap(md.Object, "spec", "template", "spec")
+		data, _ := json.Marshal(spec)
+		return map[string]any{"machineSpecData": base64.StdEncoding.EncodeToString(data)}
+	})
+}
+
+// inPlace is the forked CAPI controller's mark plus EKS-A's KCP/MD
+// controller for one object.
+func (s *Simulator) inPlace(ctx context.Context, owner string, p inPlaceKind, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
+	outdated []*unstructured.Unstructured, extra func() map[string]any) error {
+	ns, name := obj.GetNamespace(), obj.GetName()
+	marked := annotation(obj, p.annotation) == "true"
+	if len(outdated) > 0 && !marked {
+		if _, err := s.patch(ctx, owner, p.comp, gvr, ns, name, map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{p.annotation: "true"}},
+		}); err != nil {
+			return err
+		}
+		s.emit(p.comp, obj, false, "InPlaceUpgradeNeeded", "%d machines need an in-place upgrade to %s", len(outdated), s.targetVersion(obj))
+		return nil
+	}
+	if !marked {
+		return nil
+	}
+	reqName := name + p.suffix
+	req := s.get(p.request, ns, reqName)
+	switch {
+	case req == nil && len(outdated) > 0:
+		machines := byAge(s.list(kinds.Machine, ns, map[string]string{p.selector: name}))
+		var refs []any
+		for _, m := range machines {
+			if !deleting(m) {
+				refs = append(refs, objRef(m))
+			}
+		}
+		spec := map[string]any{
+			p.refField:               objRef(obj),
+			"machinesRequireUpgrade": refs,
+			"kubernetesVersion":      s.targetVersion(obj),
+		}
+		for k, v := range extra() {
+			spec[k] = v
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": kinds.EKSAVersion,
+			"kind":       p.kind,
+			"metadata": map[string]any{
+				"name": reqName, "namespace": ns,
+				"labels":          map[string]any{model.LabelClusterName: s.sc.ClusterName},
+				"ownerReferences": []any{objects.OwnerOf(obj).Ref()},
+			},
+			"spec": spec,
+		}}
+		got, err := s.create(ctx, owner, compEKSA, p.request, u)
+		if err != nil {
+			return err
+		}
+		s.emit(compEKSA, got, false, "Created", "%s %s created for %d machines", p.kind, reqName, len(refs))
+	case req != nil && len(outdated) == 0 && flag(req, "status", "ready"):
+		if err := s.delete(ctx, owner, p.request, ns, reqName); err != nil {
+			return err
+		}
+		if _, err := s.patch(ctx, owner, compEKSA, gvr, ns, name, map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{p.annotation: nil}},
+		}); err != nil {
+			return err
+		}
+		s.emit(compEKSA, obj, false, "InPlaceUpgradeCompleted", "All machines of %s upgraded in place to %s", name, s.targetVersion(obj))
+	case req == nil && len(outdated) == 0:
+		_, err := s.patch(ctx, owner, compEKSA, gvr, ns, name, map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{p.annotation: nil}},
+		})
+		return err
+	}
+	return nil
+}
+
+// targetVersion is the version a KCP or MachineDeployment asks for.
+func (s *Simulator) targetVersion(obj *unstructured.Unstructured) string {
+	if obj.GetKind() == "MachineDeployment" {
+		return str(obj, "spec", "template", "spec", "version")
+	}
+	return str(obj, "spec", "version")
+}
+
+func objRef(u *unstructured.Unstructured) map[string]any {
+	return map[string]any{
+		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "name": u.GetName(),
+		"namespace": u.GetNamespace(), "uid": string(u.GetUID()),
+	}
+}
+
+func (s *Simulator) reconcileCPUpgrade(ctx context.Context, k string) (time.Duration, error) {
+	return s.reconcileUpgradeRequest(ctx, k, cpInPlace, compCPUpgrade)
+}
+
+func (s *Simulator) reconcileMDUpgrade(ctx context.Context, k string) (time.Duration, error) {
+	return s.reconcileUpgradeRequest(ctx, k, mdInPlace, compMDUpgrade)
+}
+
+// reconcileUpgradeRequest upgrades the listed machines one NodeUpgrade at a
+// time, in list order; the first control-plane machine is marked first.
+func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inPlaceKind, comp string) (time.Duration, error) {
+	ns, name := splitKey(k)
+	req := s.get(p.request, ns, name)
+	if req == nil || req.GetDeletionTimestamp() != nil {
+		return 0, nil
+	}
+	owner := comp + "/" + k
+	want := str(req, "spec", "kubernetesVersion")
+	refs, _, _ := unstructured.NestedSlice(req.Object, "spec", "machinesRequireUpgrade")
+	upgraded := int64(0)
+	for i, r := range refs {
+		ref, _ := r.(map[string]any)
+		mname, _ := ref["name"].(string)
+		m := s.get(kinds.Machine, ns, mname)
+		if m == nil {
+			continue
+		}
+		if str(m, "spec", "version") == want {
+			upgraded++
+			continue
+		}
+		nuName := mname + "-node-upgrader"
+		if s.get(kinds.NodeUpgrade, ns, nuName) != nil {
+			break
+		}
+		spec := map[string]any{
+			"machine":               map[string]any{"apiVersion": kinds.CAPIVersion, "kind": "Machine", "name": mname, "namespace": ns},
+			"kubernetesVersion":     want,
+			"firstNodeToBeUpgraded": p.kind == "ControlPlaneUpgrade" && i == 0,
+		}
+		if ev := str(req, "spec", "etcdVersion"); ev != "" {
+			spec["etcdVersion"] = ev
+		}
+		nu := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": kinds.EKSAVersion,
+			"kind":       "NodeUpgrade",
+			"metadata": map[string]any{
+				"name": nuName, "namespace": ns,
+				"labels":          map[string]any{model.LabelClusterName: s.sc.ClusterName},
+				"ownerReferences": []any{objects.OwnerOf(req).Ref()},
+			},
+			"spec": spec,
+		}}
+		s.mu.Lock()
+		s.nodeUpgrades++
+		if s.nodeUpgrades == s.sc.FailNodeUpgrade {
+			s.failNU[nuName] = true
+		}
+		s.mu.Unlock()
+		if _, err := s.create(ctx, owner, comp, kinds.NodeUpgrade, nu); err != nil {
+			return 0, err
+		}
+		s.emit(comp, req, false, "NodeUpgradeCreated", "Upgrading machine %s in place (%d of %d)", mname, i+1, len(refs))
+		break
+	}
+	total := int64(len(refs))
+	st := map[string]any{"requireUpgrade": total - upgraded, "upgraded": upgraded, "ready": upgraded == total}
+	return 0, s.setStatus(ctx, owner, comp, p.request, req, st)
+}
+
+// nuProgress is where one NodeUpgrade's upgrader pod stands.
+type nuProgress struct {
+	done       int  // steps finished (conditions True)
+	running    bool // steps[done] is running
+	failed     bool // steps[done] exited non-zero; the pod must be deleted
+	failedOnce bool
+	attempt    int
+}
+
+func nodeUpgradeForPod(pod string) string {
+	// Nodes are named after their machines, so <node>-node-upgrader (the
+	// pod) is also <machine>-node-upgrader (the NodeUpgrade).
+	return pod
+}
+
+func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Duration, error) {
+	ns, name := splitKey(k)
+	nu := s.get(kinds.NodeUpgrade, ns, name)
+	if nu == nil || flag(nu, "status", "completed") {
+		return 0, nil
+	}
+	owner := compNodeUpg + "/" + k
+	m := s.get(kinds.Machine, ns, str(nu, "spec", "machine", "name"))
+	if m == nil {
+		return 0, nil
+	}
+	node := str(m, "status", "nodeRef", "name")
+	if node == "" {
+		node = m.GetName()
+	}
+	s.mu.Lock()
+	p, ok := s.nuState[k]
+	if !ok {
+		p = &nuProgress{}
+		s.nuState[k] = p
+	}
+	failing := s.failNU[name]
+	s.mu.Unlock()
+	steps := model.NodeUpgradeSteps
+	want := str(nu, "spec", "kubernetesVersion")
+
+	podName := node + "-node-upgrader"
+	_, exists, _ := s.podFactory.Core().V1().Pods().Informer().GetStore().GetByKey(key(ns, podName))
+	if !exists {
+		if p.done > 0 {
+			// The pod was deleted: EKS-A's retry. Until the new pod runs,
+			// every step reads as not started.
+			*p = nuProgress{failedOnce: p.failedOnce, attempt: p.attempt + 1}
+			s.emit(compNodeUpg, nu, false, "UpgraderPodDeleted", "Upgrader pod %s was deleted; recreating it to retry the upgrade of %s", podName, node)
+		}
+		if err := s.createUpgraderPod(ctx, nu, m, node, podName, want); err != nil && !isAlreadyExists(err) {
+			return 0, err
+		}
+		p.done = 1
+		s.emit(compNodeUpg, nu, false, "UpgraderPodCreated", "Created upgrader pod %s on node %s (%s)", podName, node, want)
+		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
+	}
+	if p.failed {
+		return 0, nil
+	}
+	if p.done == 0 {
+		p.done = 1
+	}
+	if p.done < len(steps) {
+		step := steps[p.done]
+		if !p.running {
+			p.running = true
+			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
+		}
+		if left, ok := s.pace.wait(fmt.Sprintf("%s/%s/%d", k, step, p.attempt), s.t.Step); !ok {
+			return left, nil
+		}
+		if step == "KubeadmUpgraded" && failing && !p.failedOnce {
+			p.failed, p.failedOnce, p.running = true, true, false
+			s.emit(compNodeUpg, nu, true, "UpgradeStepFailed", "Step %s failed on node %s: container kubeadm-upgrader exited with code 1; delete pod %s/%s to retry", step, node, ns, podName)
+			return 0, s.writeNU(ctx, owner, nu, p, false)
+		}
+		p.done++
+		p.running = false
+		if p.done < len(steps) {
+			return 0, s.writeNU(ctx, owner, nu, p, false)
+		}
+	}
+	// Every step succeeded: the node runs the new version.
+	if err := s.finishNodeUpgrade(ctx, owner, m, node, want); err != nil {
+		return 0, err
+	}
+	s.emit(compNodeUpg, nu, false, "NodeUpgraded", "Node %s upgraded in place to %s", node, want)
+	return 0, s.writeNU(ctx, owner, nu, p, true)
+}
+
+// writeNU writes a NodeUpgrade's status: one condition per step, sentences
+// as reasons (facts §5.4), and the Ready summary.
+func (s *Simulator) writeNU(ctx context.Context, owner string, nu *unstructured.Unstructured, p *nuProgress, completed bool) error {
+	now := s.clock.Now()
+	var conds []any
+	if old := statusMap(nu); old != nil {
+		conds, _ = old["conditions"].([]any)
+	}
+	var first map[string]any
+	for i, step := range model.NodeUpgradeSteps {
+		var c map[string]any
+		switch {
+		case i < p.done:
+			c = objects.V1beta1(step, true, "", "", "", now)
+		case i == p.done && p.failed:
+			c = objects.V1beta1(step, false, "Error", stepFailedReason, "", now)
+		case i == p.done && p.running:
+			c = objects.V1beta1(step, false, "Info", "Container is still running", "", now)
+		default:
+			c = objects.V1beta1(step, false, "Info", "Container is waiting to be initialized", "", now)
+		}
+		if first == nil && c["status"] == "False" {
+			first = c
+		}
+		conds = objects.SetCondition(conds, c)
+	}
+	if first == nil {
+		conds = objects.SetCondition(conds, objects.V1beta1("Ready", true, "", "", "", now))
+	} else {
+		sev, _ := first["severity"].(string)
+		reason, _ := first["reason"].(string)
+		conds = objects.SetCondition(conds, objects.V1beta1("Ready", false, sev, reason, "", now))
+	}
+	st := map[string]any{
+		"conditions":         objects.SortV1beta1(conds),
+		"completed":          completed,
+		"observedGeneration": nu.GetGeneration(),
+	}
+	return s.setStatus(ctx, owner, compNodeUpg, kinds.NodeUpgrade, nu, st)
+}
+
+func (s *Simulator) createUpgraderPod(ctx context.Context, nu, m *unstructured.Unstructured, node, podName, version string) error {
+	image := release.UpgraderImage(version)
+	nodeType := "Worker"
+	switch {
+	case flag(nu, "spec", "firstNodeToBeUpgraded"):
+		nodeType = "FirstCP"
+	case roleOf(m) == model.RoleControlPlane:
+		nodeType = "RestCP"
+	}
+	kubeadm := []string{"nsenter", "--target", "1", "--mount", "--uts", "--ipc", "--net", "upgrader", "upgrade", "node", "--type", nodeType}
+	if nodeType != "Worker" {
+		kubeadm = append(kubeadm, "--k8sVersion", version)
+	}
+	if ev := str(nu, "spec", "etcdVersion"); ev != "" && nodeType == "FirstCP" {
+		kubeadm = append(kubeadm, "--etcdVersion", ev)
+	}
+	nsenter := func(args ...string) []string {
+		return append([]string{"nsenter", "--target", "1", "--mount", "--uts", "--ipc", "--net", "upgrader", "upgrade"}, args...)
+	}
+	c := func(name string, cmd []string) corev1.Container {
+		return corev1.Container{Name: name, Image: image, Command: cmd, SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+			VolumeMounts: []corev1.VolumeMount{{Name: "host-components", MountPath: "/usr/host"}}}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: podName, Namespace: nu.GetNamespace(),
+			Labels: map[string]string{upgraderPodLabel: "true"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:      node,
+			HostPID:       true,
+			RestartPolicy: corev1.RestartPolicyOnFailure,
+			InitContainers: []corev1.Container{
+				c("components-copier", []string{"cp", "-r", "/eksa-upgrades", "/usr/host"}),
+				c("containerd-upgrader", nsenter("containerd")),
+				c("cni-plugins-upgrader", nsenter("cni-plugins")),
+				c("kubeadm-upgrader", kubeadm),
+				c("kubelet-kubectl-upgrader", nsenter("kubelet-kubectl")),
+			},
+			Containers: []corev1.Container{c("post-upgrade-status", nsenter("status"))},
+			Volumes: []corev1.Volume{{Name: "host-components", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: "/usr", Type: ptr.To(corev1.HostPathDirectory)},
+			}}},
+		},
+	}
+	_, err := s.kube.CoreV1().Pods(nu.GetNamespace()).Create(ctx, pod, metav1.CreateOptions{FieldManager: compNodeUpg})
+	return err
+}
+
+// finishNodeUpgrade records the upgraded node: the Machine's version and
+// UpToDate condition, and the kubelet version the Node reports.
+func (s *Simulator) finishNodeUpgrade(ctx context.Context, owner string, m *unstructured.Unstructured, node, version string) error {
+	if _, err := s.patch(ctx, owner, compNodeUpg, kinds.Machine, m.GetNamespace(), m.GetName(), map[string]any{
+		"spec": map[string]any{"version": version},
+	}); err != nil {
+		return err
+	}
+	kubelet := version
+	if k, ok := release.ByKubeadmVersion(version); ok {
+		kubelet = k.KubeletVersion()
+	}
+	st := copyStatus(statusMap(m))
+	conds, _ := st["conditions"].([]any)
+	st["conditions"] = objects.SetCondition(conds, objects.V1beta2("UpToDate", true, "UpToDate", "", m.GetGeneration()+1, s.clock.Now()))
+	st["nodeInfo"] = objects.NodeInfo(kubelet)
+	if err := s.setStatus(ctx, owner, compNodeUpg, kinds.Machine, m, st); err != nil {
+		return err
+	}
+	n, err := s.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	n.Status.NodeInfo.KubeletVersion = kubelet
+	n.Status.NodeInfo.KubeProxyVersion = kubelet
+	_, err = s.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: compKubelet})
+	return err
+}

@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
+	"github.com/upgrade-console/upgrade-console/demo/objects"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// reconcileMD is CAPI's MachineDeployment and MachineSet controllers: a
+// template change creates a new MachineSet; machines of the new set are added
+// up to maxSurge above the desired count, and old ones are deleted only while
+// enough machines stay ready (maxUnavailable 0). With the InPlace strategy
+// it only marks the deployment as needing an in-place upgrade.
+func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, error) {
+	ns, name := splitKey(k)
+	md := s.get(kinds.MachineDeployment, ns, name)
+	if md == nil {
+		return 0, nil
+	}
+	owner := compMD + "/" + k
+	now := s.clock.Now()
+	version := str(md, "spec", "template", "spec", "version")
+	tmpl := str(md, "spec", "template", "spec", "infrastructureRef", "name")
+	replicas := num(md, "spec", "replicas")
+	surge := num(md, "spec", "rollout", "strategy", "rollingUpdate", "maxSurge")
+	if surge < 1 {
+		surge = 1
+	}
+
+	sets := s.list(kinds.MachineSet, ns, map[string]string{model.LabelDeploymentName: name})
+	var currentSet *unstructured.Unstructured
+	revision := 0
+	for _, ms := range sets {
+		if r, _ := strconv.Atoi(annotation(ms, objects.AnnotationMDRevision)); r > revision {
+			revision = r
+		}
+		if str(ms, "spec", "template", "spec", "version") == version && str(ms, "spec", "template", "spec", "infrastructureRef", "name") == tmpl {
+			currentSet = ms
+		}
+	}
+
+	var live, outdated, current []*unstructured.Unstructured
+	for _, m := range byAge(s.list(kinds.Machine, ns, map[string]string{model.LabelDeploymentName: name})) {
+		if deleting(m) {
+			if left, done, err := s.retire(ctx, owner, compMD, m); err != nil {
+				return 0, err
+			} else if done {
+				s.emit(compMS, md, false, "SuccessfulDelete", "Deleted machine %s", m.GetName())
+				return 0, nil
+			} else {
+				s.requeue(s.l.md, k, left)
+			}
+			continue
+		}
+		live = append(live, m)
+		if str(m, "spec", "version") != version {
+			outdated = append(outdated, m)
+		} else {
+			current = append(current, m)
+		}
+	}
+	ready := int64(0)
+	for _, m := range live {
+		if running(m) {
+			ready++
+		}
+	}
+	st := objects.MDState{
+		Replicas: int64(len(live)), Ready: ready, Available: ready, UpToDate: int64(len(current)),
+		Generation: md.GetGeneration(), Versions: versionCounts(live), Cluster: s.sc.ClusterName, Name: name,
+	}
+	if len(outdated) > 0 {
+		st.RollingOut = true
+		st.RollingMessage = fmt.Sprintf("Rolling out %d not up-to-date replicas\n%s", len(outdated), outdatedMessage(str(outdated[0], "spec", "version"), version))
+	}
+	if err := s.markOutdated(ctx, owner, compMD, outdated, version); err != nil {
+		return 0, err
+	}
+
+	switch {
+	case s.sc.InPlace():
+		if err := s.mdInPlace(ctx, owner, md, outdated); err != nil {
+			return 0, err
+		}
+	case len(outdated) > 0 && currentSet == nil:
+		hash := s.cfg.Names.Suffix(10)
+		ms := objects.MachineSet(md, name+"-"+hash, hash, 0, revision+1)
+		if _, err := s.create(ctx, owner, compMD, kinds.MachineSet, ms); err != nil {
+			return 0, err
+		}
+		if _, err := s.patch(ctx, owner, compMD, kinds.MachineDeployment, ns, name, map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{objects.AnnotationMDRevision: strconv.Itoa(revision + 1)}},
+		}); err != nil {
+			return 0, err
+		}
+		s.emit(compMD, md, false, "SuccessfulCreate", "Created MachineSet %s (%s)", ms.GetName(), version)
+	case len(outdated) > 0:
+		// Retire old machines while the ready count stays at the desired
+		// count, then surge new ones.
+		n := int64(len(live))
+		excess := n - replicas
+		for _, old := range outdated {
+			if excess <= 0 || ready-boolInt(running(old)) < replicas {
+				break
+			}
+			if _, _, err := s.retire(ctx, owner, compMD, old); err != nil {
+				return 0, err
+			}
+			excess--
+			n--
+			if running(old) {
+				ready--
+			}
+		}
+		hash := currentSet.GetLabels()[objects.LabelMachineTemplateHash]
+		for ; n < replicas+surge && int64(len(current)) < replicas; n++ {
+			m := objects.Machine(objects.MachineSpec{
+				Name: s.cfg.Names.Generate(currentSet.GetName()), Namespace: ns, Cluster: s.sc.ClusterName, Role: model.RoleWorker,
+				Owner: objects.OwnerOf(currentSet), Version: version, InfraTemplate: tmpl,
+				Deployment: name, MachineSet: currentSet.GetName(), TemplateHash: hash,
+			})
+			if _, err := s.create(ctx, owner, compMS, kinds.Machine, m); err != nil {
+				return 0, err
+			}
+			current = append(current, m)
+			s.emit(compMS, currentSet, false, "SuccessfulCreate", "Created machine %s", m.GetName())
+		}
+	}
+	if err := s.syncSets(ctx, owner, sets); err != nil {
+		return 0, err
+	}
+	return 0, s.setStatus(ctx, owner, compMD, kinds.MachineDeployment, md, objects.MDStatus(statusMap(md), st, now))
+}
+
+// syncSets keeps each MachineSet's replicas and status in line with its
+// machines.
+func (s *Simulator) syncSets(ctx context.Context, owner string, sets []*unstructured.Unstructured) error {
+	for _, ms := range sets {
+		var n, ready int64
+		for _, m := range s.list(kinds.Machine, ms.GetNamespace(), map[string]string{objects.LabelSetName: ms.GetName()}) {
+			if deleting(m) {
+				continue
+			}
+			n++
+			if running(m) {
+				ready++
+			}
+		}
+		if num(ms, "spec", "replicas") != n {
+			if _, err := s.patch(ctx, owner, compMS, kinds.MachineSet, ms.GetNamespace(), ms.GetName(), map[string]any{"spec": map[string]any{"replicas": n}}); err != nil {
+				return err
+			}
+		}
+		l := ms.GetLabels()
+		st := objects.MSStatus(n, ready, n, ms.GetGeneration(), s.sc.ClusterName, l[model.LabelDeploymentName], l[objects.LabelMachineTemplateHash])
+		if err := s.setStatus(ctx, owner, compMS, kinds.MachineSet, ms, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
