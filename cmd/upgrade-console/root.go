@@ -42,6 +42,7 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 		newVersionCmd(),
 		newPlanCmd(g),
 		newAuditCmd(),
+		newDemoCmd(),
 	)
 	return root
 }
