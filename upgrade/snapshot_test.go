@@ -1,0 +1,116 @@
+package upgrade
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+)
+
+func TestSnapshotContents(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	audit := &memAudit{}
+	dir := t.TempDir()
+	live, err := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns).Get(ctx, "mgmt", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 21, 23, 5, 9, 0, time.UTC)
+	s := &Snapshotter{Client: w.client, Audit: audit, Dir: dir}
+	snap, ref, err := s.Take(ctx, w.spec.Cluster, w.spec.Docs, "alice@laptop/1", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Name != "upgrade-console-snapshot-mgmt-20261121-230509" || ref.Namespace != w.ns {
+		t.Errorf("ConfigMap %s/%s", ref.Namespace, ref.Name)
+	}
+	if !strings.HasPrefix(ref.File, dir) || !strings.Contains(ref.Where(), ref.File) || !strings.Contains(ref.Where(), "ConfigMap "+w.ns+"/"+ref.Name) {
+		t.Errorf("where: %q", ref.Where())
+	}
+
+	// What a rollback needs, in restore order: etcd, control plane, workers,
+	// the EKS-A Cluster last.
+	var kinds []string
+	for _, o := range snap.Objects {
+		kinds = append(kinds, o.Kind+"/"+o.Name)
+	}
+	want := []string{"EtcdadmCluster/mgmt-etcd", "KubeadmControlPlane/mgmt", "MachineDeployment/mgmt-md-0", "MachineDeployment/mgmt-md-1", "Cluster/mgmt"}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("objects %v, want %v", kinds, want)
+	}
+	cl := snap.Object("Cluster", "mgmt")
+	if cl.Spec["kubernetesVersion"] != "1.30" || cl.ResourceVersion != live.GetResourceVersion() || cl.Generation != live.GetGeneration() {
+		t.Errorf("Cluster saved as %v rv %s gen %d; live rv %s gen %d", cl.Spec["kubernetesVersion"], cl.ResourceVersion, cl.Generation, live.GetResourceVersion(), live.GetGeneration())
+	}
+	for _, name := range []string{"mgmt-md-0", "mgmt-md-1"} {
+		md := snap.Object("MachineDeployment", name)
+		roles := map[string]string{}
+		for _, r := range md.Templates {
+			roles[r.Role] = r.Kind + "/" + r.Name
+		}
+		if !strings.HasPrefix(roles["infrastructure"], "VSphereMachineTemplate/"+name) || !strings.HasPrefix(roles["bootstrap"], "KubeadmConfigTemplate/") {
+			t.Errorf("%s templates %v", name, roles)
+		}
+	}
+	if kcp := snap.Object("KubeadmControlPlane", "mgmt"); len(kcp.Templates) != 1 || kcp.Templates[0].Kind != "VSphereMachineTemplate" {
+		t.Errorf("KCP templates %+v", kcp.Templates)
+	}
+	if e := snap.Object("EtcdadmCluster", "mgmt-etcd"); len(e.Templates) != 1 || e.Spec["etcdadmConfigSpec"] == nil {
+		t.Errorf("etcd saved as %+v", e)
+	}
+
+	// Both copies read back the same, and the cluster lists it.
+	fromCM, err := LoadSnapshot(ctx, w.client.Kube, ref.Namespace, ref.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := LoadSnapshotFile(ref.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromCM, fromFile) || fromCM.Cluster != "mgmt" || !fromCM.TakenAt.Equal(at) || fromCM.TakenBy != "alice@laptop/1" {
+		t.Errorf("read back differs: %+v vs %+v", fromCM, fromFile)
+	}
+	refs, err := ListSnapshots(ctx, w.client.Kube, w.ns, "mgmt")
+	if err != nil || len(refs) != 1 || refs[0].Name != ref.Name || !refs[0].TakenAt.Equal(at) {
+		t.Errorf("list: %+v %v", refs, err)
+	}
+	cm, err := w.client.Kube.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[LabelCluster] != "mgmt" || cm.Labels[LabelSnapshot] != "true" || cm.Labels[LabelManagedBy] != ManagerName {
+		t.Errorf("labels %v", cm.Labels)
+	}
+	if got := audit.actions(); len(got) != 1 || got[0] != "snapshot:ok" || !strings.Contains(audit.entries[0].Message, ref.File) {
+		t.Errorf("audit %v %+v", got, audit.entries)
+	}
+	// The restorable document carries no server-managed fields.
+	u := cl.Unstructured()
+	if u.GetResourceVersion() != "" || u.Object["status"] != nil || u.GetName() != "mgmt" {
+		t.Errorf("restorable Cluster: %v", u.Object)
+	}
+}
+
+func TestLoadSnapshotErrors(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClient(t)
+	_, err := LoadSnapshot(ctx, c.Kube, "eksa-system", "no-such-snapshot")
+	if err == nil || !strings.Contains(err.Error(), "no such snapshot") {
+		t.Errorf("missing snapshot: %v", err)
+	}
+	f := t.TempDir() + "/bad.json"
+	if err := os.WriteFile(f, []byte(`{"format": 7, "cluster": "x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSnapshotFile(f); err == nil || !strings.Contains(err.Error(), "format 7") {
+		t.Errorf("wrong format: %v", err)
+	}
+}

@@ -1,0 +1,204 @@
+package upgrade
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/demo/objects"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// countingSource counts how often the tracker looked, so a test can let it
+// look many times at a state without completing, without measuring time.
+type countingSource struct {
+	src StateSource
+	mu  sync.Mutex
+	n   int
+}
+
+func (c *countingSource) Latest() *model.ClusterState {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.src.Latest()
+}
+
+func (c *countingSource) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// waitLooks waits until the tracker has looked n more times.
+func (c *countingSource) waitLooks(t *testing.T, n int) {
+	t.Helper()
+	target := c.count() + n
+	if err := wait.PollUntilContextTimeout(context.Background(), 2*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return c.count() >= target, nil
+	}); err != nil {
+		t.Fatalf("tracker stopped looking: %v", err)
+	}
+}
+
+type trackRun struct {
+	done chan struct{}
+	out  Outcome
+	err  error
+}
+
+func startTrack(src StateSource, o TrackOptions) *trackRun {
+	r := &trackRun{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.out, r.err = Track(context.Background(), src, clock.RealClock{}, o)
+	}()
+	return r
+}
+
+func (r *trackRun) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *world) setConditions(t *testing.T, observed int64, failure string, conds map[string]bool) {
+	t.Helper()
+	w.cluster(t, true, func(u *unstructured.Unstructured) {
+		var list []any
+		for _, typ := range []string{"Ready", "ControlPlaneInitialized", "ControlPlaneReady", "DefaultCNIConfigured", "WorkersReady"} {
+			ok := conds[typ]
+			reason := ""
+			if !ok {
+				reason = "RollingUpgradeInProgress"
+			}
+			list = append(list, objects.V1beta1(typ, ok, "Info", reason, "", time.Now()))
+		}
+		setNested(u, list, "status", "conditions")
+		setNested(u, observed, "status", "observedGeneration")
+		if failure == "" {
+			unstructured.RemoveNestedField(u.Object, "status", "failureMessage")
+		} else {
+			setNested(u, failure, "status", "failureMessage")
+		}
+	})
+}
+
+// The completion rule through status writes, as the EKS-A controller makes
+// them: a stale observedGeneration, then conditions True out of order, then
+// in order, must not complete; only the whole rule does.
+func TestTrackCompletionRule(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := applied[0].Generation
+	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
+
+	src := &countingSource{src: w.watcher}
+	var mu sync.Mutex
+	var seen []model.Progress
+	run := startTrack(src, TrackOptions{
+		AppliedGeneration: gen, Poll: 2 * time.Millisecond,
+		Gate: model.CompletionGate{Snapshots: 5},
+		OnProgress: func(p model.Progress) {
+			mu.Lock()
+			seen = append(seen, p)
+			mu.Unlock()
+		},
+	})
+	lastSummary := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) == 0 {
+			return ""
+		}
+		return seen[len(seen)-1].Summary
+	}
+
+	// 1. Every condition still True from before the upgrade, but the status
+	// describes the old generation: not done.
+	w.setConditions(t, gen-1, "", all)
+	src.waitLooks(t, 50)
+	if run.finished() {
+		t.Fatalf("completed on a stale observedGeneration: %+v", run.out)
+	}
+
+	// 2. Observed, but the control plane is not ready while the later
+	// conditions are True (out of order): not done.
+	w.setConditions(t, gen, "", map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "DefaultCNIConfigured": true, "WorkersReady": true})
+	src.waitLooks(t, 50)
+	if run.finished() {
+		t.Fatalf("completed with ControlPlaneReady False: %+v", run.out)
+	}
+
+	// 3. A failureMessage with everything True: not done (and, within the
+	// grace period, not failed either).
+	w.setConditions(t, gen, "etcd member not reachable", all)
+	src.waitLooks(t, 50)
+	if run.finished() {
+		t.Fatalf("finished with a failureMessage inside the grace period: %+v", run.out)
+	}
+
+	// 4. The whole rule: done.
+	w.setConditions(t, gen, "", all)
+	<-run.done
+	if run.err != nil || !run.out.Complete || !run.out.Progress.Complete {
+		t.Fatalf("outcome %+v, %v", run.out, run.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var sawStale, sawCP bool
+	for _, p := range seen {
+		if p.Stale {
+			sawStale = true
+		}
+		for _, m := range p.Milestones {
+			if m.Name == model.MilestoneControlPlaneReady && !m.Met && p.Milestones[0].Met && p.Milestones[1].Met {
+				sawCP = true
+			}
+		}
+	}
+	if !sawStale || !sawCP {
+		t.Errorf("progress reports: stale %t, waiting on ControlPlaneReady %t; last %q", sawStale, sawCP, lastSummary())
+	}
+}
+
+func TestTrackFailureAndTimeout(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := applied[0].Generation
+	w.setConditions(t, gen, "MachineConfigInvalid: bad template", map[string]bool{"Ready": false})
+	// A failure that stays past the grace period fails the upgrade.
+	out, err := Track(context.Background(), w.watcher, clock.RealClock{}, TrackOptions{AppliedGeneration: gen, Poll: 2 * time.Millisecond, FailureGrace: time.Nanosecond})
+	if err != nil || !out.Failed || out.Complete {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if want := "bad template"; !strings.Contains(out.Reason, want) {
+		t.Errorf("reason %q lacks %q", out.Reason, want)
+	}
+	// A deadline gives a timeout, not a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	w.setConditions(t, gen, "", map[string]bool{"Ready": false})
+	out, err = Track(ctx, w.watcher, clock.RealClock{}, TrackOptions{AppliedGeneration: gen, Poll: 2 * time.Millisecond})
+	if err != ErrTrackTimeout || !out.TimedOut || out.Failed {
+		t.Errorf("outcome %+v, %v", out, err)
+	}
+}
