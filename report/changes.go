@@ -1,0 +1,537 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Line is one meaningful change, as the plain watch prints it.
+type Line struct {
+	At time.Time
+	// Subject is what changed: "phase", "Cluster mgmt", "Machine mgmt-cp-x".
+	Subject string
+	Text    string
+}
+
+// String is the log form: RFC 3339 UTC time, subject, change.
+func (l Line) String() string {
+	return l.At.UTC().Format(time.RFC3339) + " " + l.Subject + ": " + l.Text
+}
+
+// differ collects lines for one comparison.
+type differ struct {
+	at time.Time
+	// first is true for the first snapshot: lists are summarised instead of
+	// reported object by object (10,000 "created" lines help nobody).
+	first bool
+	lines []Line
+}
+
+func (d *differ) add(subject, format string, args ...any) {
+	d.lines = append(d.lines, Line{At: d.at, Subject: subject, Text: fmt.Sprintf(format, args...)})
+}
+
+// Changes lists what changed between two snapshots and their derived
+// progress, in a fixed order (connection, progress, cluster objects,
+// machines, nodes, in-place upgrades, warning events). A nil prev means the
+// first snapshot: the lines then state where the upgrade stands. It is O(n)
+// in the number of objects.
+func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now time.Time) []Line {
+	d := &differ{at: now}
+	if cur == nil {
+		return nil
+	}
+	if prev == nil {
+		prev = &model.ClusterState{}
+		prevP = &model.Progress{}
+		d.first = true
+		d.add("watch", "cluster %s/%s (context %s)", cur.Namespace, cur.ClusterName, orDash(cur.Context))
+	}
+	d.connection(prev, cur)
+	d.sources(prev, cur)
+	d.progress(prevP, curP)
+	d.cluster(prev.Cluster, cur.Cluster)
+	d.controlPlane(prev.ControlPlane, cur.ControlPlane)
+	d.etcd(prev.Etcd, cur.Etcd)
+	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
+	d.machines(prev.Machines, cur.Machines)
+	d.nodes(prev.Nodes, cur.Nodes)
+	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades)
+	d.upgradeRequests(prev.UpgradeRequests, cur.UpgradeRequests)
+	d.events(prev.Events, cur.Events)
+	return d.lines
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (d *differ) connection(prev, cur *model.ClusterState) {
+	if prev.Connection != cur.Connection && cur.Connection != "" {
+		d.add("connection", "%s", cur.Connection)
+	}
+}
+
+func (d *differ) sources(prev, cur *model.ClusterState) {
+	for _, k := range sortedKinds(cur.Sources) {
+		p, c := prev.Sources[k], cur.Sources[k]
+		if c.Forbidden != "" && c.Forbidden != p.Forbidden {
+			d.add("access", "forbidden: %s (the %s pane stays empty)", c.Forbidden, k)
+		}
+		if c.Err != "" && c.Err != p.Err {
+			d.add("watch "+string(k), "%s", c.Err)
+		}
+	}
+}
+
+func sortedKinds(m map[model.Kind]model.SourceStatus) []model.Kind {
+	ks := make([]model.Kind, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
+
+func (d *differ) progress(prev, cur *model.Progress) {
+	if cur.Stale != prev.Stale || (cur.Stale && len(prev.Milestones) == 0) {
+		if cur.Stale && len(cur.Milestones) > 0 {
+			d.add("status", "%s", cur.Milestones[0].Message)
+		} else if !cur.Stale && len(prev.Milestones) > 0 {
+			d.add("status", "generation observed")
+		}
+	}
+	if cur.Current != prev.Current {
+		if prev.Current == "" {
+			d.add("phase", "%s", cur.Current)
+		} else {
+			d.add("phase", "%s → %s", prev.Current, cur.Current)
+		}
+	}
+	for _, ph := range cur.Phases {
+		old := phaseOf(prev, ph.Phase)
+		if old.Status == ph.Status && old.Done == ph.Done && old.Ready == ph.Ready && old.Total == ph.Total {
+			continue
+		}
+		text := string(ph.Status)
+		if ph.Total > 0 {
+			text += fmt.Sprintf(" (%d/%d up to date, %d ready)", ph.Done, ph.Total, ph.Ready)
+		}
+		if ph.Detail != "" && ph.Status != model.PhasePending {
+			text += ": " + ph.Detail
+		}
+		d.add("phase "+string(ph.Phase), "%s", text)
+	}
+	old := map[string]bool{}
+	for _, s := range prev.Stalls {
+		old[string(s.Kind)+"/"+s.Name] = true
+	}
+	now := map[string]bool{}
+	for _, s := range cur.Stalls {
+		k := string(s.Kind) + "/" + s.Name
+		now[k] = true
+		if !old[k] {
+			word := "stalled"
+			if s.Failed {
+				word = "failed"
+			}
+			d.add(word, "%s", s.Sentence)
+		}
+	}
+	for _, s := range prev.Stalls {
+		if !now[string(s.Kind)+"/"+s.Name] {
+			d.add("progressing", "%s %s is moving again", s.Kind.Short(), s.Name)
+		}
+	}
+	if cur.Failed && (!prev.Failed || cur.FailureMessage != prev.FailureMessage) {
+		d.add("upgrade", "failed: %s", cur.FailureMessage)
+	}
+	if cur.Complete && !prev.Complete {
+		d.add("upgrade", "complete: every completion milestone met")
+	}
+}
+
+func phaseOf(p *model.Progress, ph model.Phase) model.PhaseProgress {
+	for _, pp := range p.Phases {
+		if pp.Phase == ph {
+			return pp
+		}
+	}
+	return model.PhaseProgress{}
+}
+
+// conditions reports every condition whose status, reason or message moved.
+func (d *differ) conditions(subject string, prev, cur model.Conditions) {
+	for _, c := range cur {
+		p, ok := prev.Get(c.Type)
+		if ok && p.Status == c.Status && p.Reason == c.Reason && p.Message == c.Message {
+			continue
+		}
+		text := c.Type + " " + c.Status
+		if c.Severity != "" && c.Status == "False" {
+			text += " (" + string(c.Severity) + ")"
+		}
+		if c.Reason != "" {
+			text += " " + c.Reason
+		}
+		if c.Message != "" {
+			text += ": " + oneLine(c.Message)
+		}
+		d.add(subject, "%s", text)
+	}
+	for _, p := range prev {
+		if _, ok := cur.Get(p.Type); !ok {
+			d.add(subject, "%s removed", p.Type)
+		}
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		rest := strings.Count(s[i:], "\n")
+		return s[:i] + " (+" + strconv.Itoa(rest) + " lines)"
+	}
+	return s
+}
+
+func annotation(d *differ, subject string, prev, cur map[string]string, key, set, cleared string) {
+	p, c := prev[key] == "true", cur[key] == "true"
+	switch {
+	case c && !p:
+		d.add(subject, "%s", set)
+	case p && !c:
+		d.add(subject, "%s", cleared)
+	}
+}
+
+func (d *differ) cluster(prev, cur *model.EKSACluster) {
+	if cur == nil {
+		if prev != nil {
+			d.add("Cluster "+prev.Name, "gone")
+		}
+		return
+	}
+	if prev == nil {
+		prev = &model.EKSACluster{}
+	}
+	subj := "Cluster " + cur.Name
+	if cur.Generation != prev.Generation && prev.Generation != 0 {
+		d.add(subj, "spec changed (generation %d → %d)", prev.Generation, cur.Generation)
+	}
+	if cur.EksaVersion != prev.EksaVersion || cur.KubernetesVersion != prev.KubernetesVersion {
+		d.add(subj, "target EKS-A %s, Kubernetes %s", orDash(cur.EksaVersion), orDash(cur.KubernetesVersion))
+	}
+	if cur.FailureMessage != prev.FailureMessage {
+		if cur.FailureMessage == "" {
+			d.add(subj, "failureMessage cleared")
+		} else {
+			d.add(subj, "failureMessage (%s): %s", orDash(cur.FailureReason), oneLine(cur.FailureMessage))
+		}
+	}
+	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationEKSAPaused, "reconcile paused", "reconcile resumed")
+	d.conditions(subj, prev.Conditions, cur.Conditions)
+}
+
+func replicas(r model.ReplicaCounts) string {
+	n := func(p *int32) string {
+		if p == nil {
+			return "?"
+		}
+		return strconv.Itoa(int(*p))
+	}
+	return n(r.Desired) + " desired, " + n(r.UpToDate) + " up to date, " + n(r.Ready) + " ready, " + n(r.Available) + " available"
+}
+
+func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
+	if cur == nil {
+		return
+	}
+	if prev == nil {
+		prev = &model.ControlPlane{}
+	}
+	subj := "KubeadmControlPlane " + cur.Name
+	if cur.Version != prev.Version {
+		d.add(subj, "version %s", cur.Version)
+	}
+	if r := replicas(cur.Replicas); r != replicas(prev.Replicas) {
+		d.add(subj, "%s", r)
+	}
+	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationCAPIPaused, "paused", "unpaused")
+	if cur.FailureMessage != prev.FailureMessage && cur.FailureMessage != "" {
+		d.add(subj, "failure: %s", oneLine(cur.FailureMessage))
+	}
+	d.conditions(subj, prev.Conditions, cur.Conditions)
+}
+
+func (d *differ) etcd(prev, cur *model.EtcdCluster) {
+	if cur == nil {
+		return
+	}
+	if prev == nil {
+		prev = &model.EtcdCluster{}
+	}
+	subj := "EtcdadmCluster " + cur.Name
+	if cur.EtcdVersion != prev.EtcdVersion {
+		d.add(subj, "etcd %s", cur.EtcdVersion)
+	}
+	if cur.ReadyReplicas != prev.ReadyReplicas || cur.Replicas != prev.Replicas || cur.Ready != prev.Ready {
+		d.add(subj, "%d/%d members ready, ready=%v", cur.ReadyReplicas, cur.Replicas, cur.Ready)
+	}
+	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationEtcdUpgrading, "upgrading (rollout started)", "upgrading annotation cleared (rollout finished)")
+	d.conditions(subj, prev.Conditions, cur.Conditions)
+}
+
+func (d *differ) machineDeployments(prev, cur []model.MachineDeployment) {
+	old := index(prev, func(m *model.MachineDeployment) string { return m.Name })
+	for i := range cur {
+		c := &cur[i]
+		p := old[c.Name]
+		if p == nil {
+			p = &model.MachineDeployment{}
+		}
+		subj := "MachineDeployment " + c.Name
+		if c.Version != p.Version {
+			d.add(subj, "version %s", c.Version)
+		}
+		if r := replicas(c.Replicas); r != replicas(p.Replicas) {
+			d.add(subj, "%s", r)
+		}
+		d.conditions(subj, p.Conditions, c.Conditions)
+	}
+}
+
+func index[T any](l []T, name func(*T) string) map[string]*T {
+	m := make(map[string]*T, len(l))
+	for i := range l {
+		m[name(&l[i])] = &l[i]
+	}
+	return m
+}
+
+func (d *differ) machines(prev, cur []model.Machine) {
+	if d.first {
+		d.summariseMachines(cur)
+		return
+	}
+	old := index(prev, func(m *model.Machine) string { return m.Name })
+	seen := make(map[string]bool, len(cur))
+	for i := range cur {
+		c := &cur[i]
+		seen[c.Name] = true
+		subj := string(c.Role) + " machine " + c.Name
+		p := old[c.Name]
+		if p == nil {
+			d.add(subj, "created (phase %s%s)", orDash(c.Phase), versionSuffix(c.Version))
+			continue
+		}
+		if c.Phase != p.Phase {
+			d.add(subj, "phase %s → %s", orDash(p.Phase), orDash(c.Phase))
+		}
+		if c.Version != p.Version {
+			d.add(subj, "version %s → %s", orDash(p.Version), orDash(c.Version))
+		}
+		if c.NodeName != p.NodeName && c.NodeName != "" {
+			d.add(subj, "node %s", c.NodeName)
+		}
+		if c.EtcdReady != p.EtcdReady {
+			d.add(subj, "etcd-ready %v", c.EtcdReady)
+		}
+		if p.Owned && !c.Owned {
+			d.add(subj, "disowned by %s (outdated member, removed after the control plane rollout)", orDash(p.Owner))
+		}
+		if !c.DeletionTimestamp.IsZero() && p.DeletionTimestamp.IsZero() {
+			d.add(subj, "deleting")
+		}
+	}
+	for i := range prev {
+		if !seen[prev[i].Name] {
+			d.add(string(prev[i].Role)+" machine "+prev[i].Name, "deleted")
+		}
+	}
+}
+
+func versionSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return ", " + v
+}
+
+func (d *differ) nodes(prev, cur []model.Node) {
+	if d.first {
+		ready := 0
+		for i := range cur {
+			if cur[i].Ready {
+				ready++
+			}
+		}
+		d.add("nodes", "%d, %d ready", len(cur), ready)
+		return
+	}
+	old := index(prev, func(n *model.Node) string { return n.Name })
+	seen := make(map[string]bool, len(cur))
+	for i := range cur {
+		c := &cur[i]
+		seen[c.Name] = true
+		subj := "Node " + c.Name
+		p := old[c.Name]
+		if p == nil {
+			d.add(subj, "joined (ready=%v, kubelet %s)", c.Ready, orDash(c.KubeletVersion))
+			continue
+		}
+		if c.Ready != p.Ready {
+			d.add(subj, "ready=%v", c.Ready)
+		}
+		if c.KubeletVersion != p.KubeletVersion {
+			d.add(subj, "kubelet %s → %s", orDash(p.KubeletVersion), orDash(c.KubeletVersion))
+		}
+		if c.Unschedulable != p.Unschedulable {
+			if c.Unschedulable {
+				d.add(subj, "cordoned")
+			} else {
+				d.add(subj, "uncordoned")
+			}
+		}
+	}
+	for i := range prev {
+		if !seen[prev[i].Name] {
+			d.add("Node "+prev[i].Name, "removed")
+		}
+	}
+}
+
+func (d *differ) nodeUpgrades(prev, cur []model.NodeUpgrade) {
+	old := index(prev, func(n *model.NodeUpgrade) string { return n.Name })
+	for i := range cur {
+		c := &cur[i]
+		subj := "NodeUpgrade " + c.Name
+		p := old[c.Name]
+		if p == nil {
+			d.add(subj, "created for machine %s (Kubernetes %s)", c.MachineName, orDash(c.KubernetesVersion))
+			p = &model.NodeUpgrade{}
+		}
+		for _, step := range model.NodeUpgradeSteps {
+			cc, ok := c.Conditions.Get(step)
+			if !ok {
+				continue
+			}
+			pc, _ := p.Conditions.Get(step)
+			if pc.Status == cc.Status && pc.Reason == cc.Reason {
+				continue
+			}
+			switch {
+			case cc.IsTrue():
+				d.add(subj, "step %s done", step)
+			case cc.Severity == model.SeverityError:
+				d.add(subj, "step %s FAILED: %s", step, orDash(cc.Reason))
+			case pc.Status != "" || cc.Reason != "Container is waiting to be initialized":
+				d.add(subj, "step %s: %s", step, orDash(cc.Reason))
+			}
+		}
+		if c.Completed && !p.Completed {
+			d.add(subj, "completed")
+		}
+	}
+}
+
+func (d *differ) upgradeRequests(prev, cur []model.UpgradeRequest) {
+	old := index(prev, func(u *model.UpgradeRequest) string { return string(u.Kind) + "/" + u.Name })
+	for i := range cur {
+		c := &cur[i]
+		p := old[string(c.Kind)+"/"+c.Name]
+		subj := string(c.Kind) + " " + c.Name
+		if p == nil {
+			d.add(subj, "created: %d machines to upgrade to %s", len(c.Machines), orDash(c.KubernetesVersion))
+			p = &model.UpgradeRequest{}
+		}
+		if c.Upgraded != p.Upgraded || c.RequireUpgrade != p.RequireUpgrade || c.Ready != p.Ready {
+			d.add(subj, "%d upgraded, %d to go, ready=%v", c.Upgraded, c.RequireUpgrade, c.Ready)
+		}
+	}
+}
+
+// events prints new Warning events only: normal events repeat what the
+// object lines already say.
+func (d *differ) events(prev, cur []model.Event) {
+	if d.first {
+		return // history, not change
+	}
+	var newest time.Time
+	seen := make(map[string]int32, len(prev))
+	for i := range prev {
+		seen[eventKey(&prev[i])] = prev[i].Count
+		if t := eventTime(&prev[i]); t.After(newest) {
+			newest = t
+		}
+	}
+	for i := len(cur) - 1; i >= 0; i-- { // oldest first
+		e := &cur[i]
+		if e.Type != "Warning" {
+			continue
+		}
+		count, known := seen[eventKey(e)]
+		if known && count == e.Count {
+			continue
+		}
+		if !known && len(prev) > 0 && !eventTime(e).After(newest) {
+			continue
+		}
+		text := e.Reason + ": " + oneLine(e.Message)
+		if e.Count > 1 {
+			text += " (×" + strconv.Itoa(int(e.Count)) + ")"
+		}
+		d.add("warning "+e.ObjectKind+" "+e.ObjectName, "%s", text)
+	}
+}
+
+func eventKey(e *model.Event) string {
+	return e.ObjectKind + "/" + e.ObjectName + "/" + e.Reason + "/" + e.Message
+}
+
+func eventTime(e *model.Event) time.Time {
+	if !e.LastTimestamp.IsZero() {
+		return e.LastTimestamp
+	}
+	return e.FirstTimestamp
+}
+
+// summariseMachines is the first snapshot's machine line per role, with the
+// phases that are not Running spelled out.
+func (d *differ) summariseMachines(cur []model.Machine) {
+	for _, role := range []model.MachineRole{model.RoleEtcd, model.RoleControlPlane, model.RoleWorker} {
+		n := 0
+		phases := map[string]int{}
+		var order []string
+		for i := range cur {
+			if cur[i].Role != role {
+				continue
+			}
+			n++
+			ph := orDash(cur[i].Phase)
+			if phases[ph] == 0 {
+				order = append(order, ph)
+			}
+			phases[ph]++
+		}
+		if n == 0 {
+			continue
+		}
+		parts := make([]string, 0, len(order))
+		for _, ph := range order {
+			parts = append(parts, strconv.Itoa(phases[ph])+" "+ph)
+		}
+		d.add(string(role)+" machines", "%d (%s)", n, strings.Join(parts, ", "))
+	}
+}

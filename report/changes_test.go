@@ -1,0 +1,354 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func i32(v int32) *int32 { return &v }
+
+func cond(t, status string, sev model.ConditionSeverity, reason, msg string) model.Condition {
+	return model.Condition{Type: t, Status: status, Severity: sev, Reason: reason, Message: msg, LastTransitionTime: t0.Add(-time.Hour)}
+}
+
+func meta(name string) model.Meta {
+	return model.Meta{Name: name, Namespace: model.SystemNamespace, Generation: 1, CreationTimestamp: t0.Add(-time.Hour),
+		Annotations: map[string]string{}, Labels: map[string]string{}}
+}
+
+// etcdRollout is a management cluster in the middle of an etcd rollout with
+// `workers` worker machines.
+func etcdRollout(workers int) *model.ClusterState {
+	s := &model.ClusterState{Version: 1, At: t0, ClusterName: "mgmt", Namespace: "default", Context: "admin@mgmt", Connection: model.Live}
+	s.Cluster = &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Namespace: "default", Generation: 7, Annotations: map[string]string{}},
+		KubernetesVersion: "1.31", EksaVersion: "v0.21.1", ExternalEtcdCount: 3, ObservedGeneration: 7,
+		Conditions: model.Conditions{
+			cond("ControlPlaneReady", "False", model.SeverityInfo, "RollingUpgradeInProgress", "Etcd is not ready"),
+			cond("WorkersReady", "True", "", "", ""),
+			cond("Ready", "False", model.SeverityInfo, "RollingUpgradeInProgress", "Etcd is not ready"),
+		}}
+	s.ControlPlane = &model.ControlPlane{Meta: meta("mgmt"), Version: "v1.30.14-eks-1-30-40",
+		Replicas: model.ReplicaCounts{Desired: i32(3), Ready: i32(3), Available: i32(3), UpToDate: i32(3)}, ObservedGeneration: 1}
+	s.ControlPlane.Annotations[model.AnnotationCAPIPaused] = "true"
+	s.Etcd = &model.EtcdCluster{Meta: meta("mgmt-etcd"), Replicas: 3, ReadyReplicas: 2, ObservedGeneration: 1,
+		Conditions: model.Conditions{cond("EtcdMachinesSpecUpToDate", "False", model.SeverityWarning, "EtcdRollingUpdateInProgress", "Rolling 2 replicas with outdated spec")}}
+	s.Etcd.Annotations[model.AnnotationEtcdUpgrading] = "true"
+	s.Machines = []model.Machine{
+		{Meta: meta("mgmt-etcd-a"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
+		{Meta: meta("mgmt-etcd-b"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
+		{Meta: meta("mgmt-etcd-new"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Provisioning"},
+	}
+	for i := range workers {
+		n := fmt.Sprintf("mgmt-md-0-%04d", i)
+		s.Machines = append(s.Machines, model.Machine{Meta: meta(n), Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
+			Phase: "Running", Version: "v1.30.14-eks-1-30-40", NodeName: n})
+		s.Nodes = append(s.Nodes, model.Node{Meta: meta(n), Ready: true, KubeletVersion: "v1.30.14-eks-1-30-40"})
+	}
+	return s
+}
+
+// clone copies the parts of a snapshot the tests change (snapshots are
+// immutable: a new one is built for every change).
+func clone(s *model.ClusterState) *model.ClusterState {
+	c := *s
+	c.Version++
+	cl := *s.Cluster
+	cl.Conditions = append(model.Conditions{}, s.Cluster.Conditions...)
+	cl.Annotations = copyMap(s.Cluster.Annotations)
+	c.Cluster = &cl
+	cp := *s.ControlPlane
+	cp.Annotations = copyMap(s.ControlPlane.Annotations)
+	c.ControlPlane = &cp
+	e := *s.Etcd
+	e.Annotations = copyMap(s.Etcd.Annotations)
+	e.Conditions = append(model.Conditions{}, s.Etcd.Conditions...)
+	c.Etcd = &e
+	c.Machines = append([]model.Machine{}, s.Machines...)
+	c.Nodes = append([]model.Node{}, s.Nodes...)
+	c.NodeUpgrades = append([]model.NodeUpgrade{}, s.NodeUpgrades...)
+	c.Events = append([]model.Event{}, s.Events...)
+	return &c
+}
+
+func copyMap(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func texts(lines []Line) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func derive(s *model.ClusterState) *model.Progress {
+	p := model.DeriveProgress(s, model.ProgressOptions{}, t0)
+	return &p
+}
+
+func TestFirstSnapshotSummarises(t *testing.T) {
+	s := etcdRollout(1000)
+	out := texts(Changes(nil, s, nil, derive(s), t0))
+	for _, want := range []string{
+		"2026-11-21T12:00:00Z watch: cluster default/mgmt (context admin@mgmt)",
+		"connection: live",
+		"Cluster mgmt: ControlPlaneReady False (Info) RollingUpgradeInProgress: Etcd is not ready",
+		"EtcdadmCluster mgmt-etcd: upgrading (rollout started)",
+		"KubeadmControlPlane mgmt: paused",
+		"etcd machines: 3 (2 Running, 1 Provisioning)",
+		"worker machines: 1000 (1000 Running)",
+		"nodes: 1000, 1000 ready",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first snapshot lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 40 {
+		t.Errorf("first snapshot printed %d lines for 1000 workers; it must summarise:\n%s", n, out)
+	}
+}
+
+func TestChangesFollowEtcdRollout(t *testing.T) {
+	a := etcdRollout(2)
+	b := clone(a)
+	b.Machines[2].Phase = "Running"
+	b.Machines[2].EtcdReady = true
+	b.Etcd.ReadyReplicas = 3
+	b.Machines[0].Owned = false
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{
+		"etcd machine mgmt-etcd-new: phase Provisioning → Running",
+		"etcd machine mgmt-etcd-new: etcd-ready true",
+		"EtcdadmCluster mgmt-etcd: 3/3 members ready, ready=false",
+		"etcd machine mgmt-etcd-a: disowned by mgmt-etcd",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "mgmt-md-0") || strings.Contains(out, "Node ") {
+		t.Errorf("unchanged workers were reported:\n%s", out)
+	}
+
+	c := clone(b)
+	delete(c.Etcd.Annotations, model.AnnotationEtcdUpgrading)
+	delete(c.ControlPlane.Annotations, model.AnnotationCAPIPaused)
+	c.Etcd.Conditions[0] = cond("EtcdMachinesSpecUpToDate", "True", "", "", "")
+	c.Machines = append(c.Machines[:0:0], c.Machines[1:]...) // old member deleted
+	out = texts(Changes(b, c, derive(b), derive(c), t0))
+	for _, want := range []string{
+		"EtcdadmCluster mgmt-etcd: upgrading annotation cleared (rollout finished)",
+		"KubeadmControlPlane mgmt: unpaused",
+		"EtcdadmCluster mgmt-etcd: EtcdMachinesSpecUpToDate True",
+		"etcd machine mgmt-etcd-a: deleted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestChangesNoChangeNoLines(t *testing.T) {
+	a := etcdRollout(50)
+	b := clone(a)
+	if lines := Changes(a, b, derive(a), derive(b), t0); len(lines) != 0 {
+		t.Fatalf("identical snapshots produced lines:\n%s", texts(lines))
+	}
+}
+
+func TestChangesInPlaceStepsAndFailure(t *testing.T) {
+	a := etcdRollout(2)
+	b := clone(a)
+	b.NodeUpgrades = []model.NodeUpgrade{{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+		KubernetesVersion: "v1.31.14-eks-1-31-47", Conditions: model.Conditions{
+			cond("UpgraderPodCreated", "True", "", "", ""),
+			cond("BinariesCopied", "False", model.SeverityInfo, "Container is still running", ""),
+		}}}
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{
+		"NodeUpgrade mgmt-md-0-0000-node-upgrader: created for machine mgmt-md-0-0000",
+		"step UpgraderPodCreated done",
+		"step BinariesCopied: Container is still running",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	c := clone(b)
+	c.NodeUpgrades[0].Conditions = model.Conditions{
+		cond("UpgraderPodCreated", "True", "", "", ""),
+		cond("BinariesCopied", "True", "", "", ""),
+		cond("ContainerdUpgraded", "False", model.SeverityError, "Container exited with a non-zero exit code, reason: Error", ""),
+	}
+	c.Cluster.FailureMessage = "node upgrade failed"
+	c.Cluster.FailureReason = "ClusterInvalid"
+	c.Events = []model.Event{{Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container", ObjectKind: "Pod", ObjectName: "x-node-upgrader", Count: 3, LastTimestamp: t0}}
+	out = texts(Changes(b, c, derive(b), derive(c), t0))
+	for _, want := range []string{
+		"step ContainerdUpgraded FAILED: Container exited with a non-zero exit code, reason: Error",
+		"Cluster mgmt: failureMessage (ClusterInvalid): node upgrade failed",
+		"upgrade: failed: node upgrade failed",
+		"warning Pod x-node-upgrader: BackOff: Back-off restarting failed container (×3)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestChangesConnectionAndStaleness(t *testing.T) {
+	a := etcdRollout(1)
+	b := clone(a)
+	b.Connection = model.Reconnecting
+	b.Cluster.Generation = 8
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{"connection: reconnecting", "Cluster mgmt: spec changed (generation 7 → 8)", "status: status not yet observed (generation 8, observed 7)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+}
+
+// healthy is the rollout finished: every completion milestone met.
+func healthy() *model.ClusterState {
+	s := etcdRollout(2)
+	s.Cluster.Conditions = model.Conditions{
+		cond("ControlPlaneReady", "True", "", "", ""), cond("WorkersReady", "True", "", "", ""), cond("Ready", "True", "", "", ""),
+	}
+	delete(s.Etcd.Annotations, model.AnnotationEtcdUpgrading)
+	delete(s.ControlPlane.Annotations, model.AnnotationCAPIPaused)
+	s.Etcd.ReadyReplicas, s.Etcd.Ready = 3, true
+	s.Etcd.Conditions = model.Conditions{cond("EtcdMachinesSpecUpToDate", "True", "", "", "")}
+	s.Machines[2].Phase, s.Machines[2].EtcdReady = "Running", true
+	return s
+}
+
+func runWatch(t *testing.T, ctx context.Context, opts WatchOptions, states ...*model.ClusterState) (Outcome, string, *clocktesting.FakeClock) {
+	t.Helper()
+	var out bytes.Buffer
+	clk := clocktesting.NewFakeClock(t0)
+	opts.Out, opts.Clock = &out, clk
+	ch := make(chan *model.ClusterState)
+	type result struct {
+		o   Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := Watch(ctx, ch, opts)
+		done <- result{o, err}
+	}()
+	for _, s := range states {
+		ch <- s
+	}
+	// Move the fake clock until Watch returns: the completion gate needs
+	// the rule to hold for a while. Bounded by a real deadline.
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			return r.o, out.String(), clk
+		case <-deadline:
+			close(ch)
+			t.Fatalf("Watch did not return; output so far:\n%s", out.String())
+		case <-time.After(5 * time.Millisecond):
+			if clk.HasWaiters() {
+				clk.Step(time.Second)
+			}
+		}
+	}
+}
+
+func TestWatchExitsDoneWhenRuleHolds(t *testing.T) {
+	o, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, etcdRollout(2), healthy())
+	if o != Done {
+		t.Fatalf("outcome %s, want done:\n%s", o, out)
+	}
+	for _, want := range []string{"upgrade: complete", "outcome: done", "EtcdadmCluster mgmt-etcd: upgrading annotation cleared"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestWatchExitsFailed(t *testing.T) {
+	s := etcdRollout(2)
+	s.Cluster.FailureMessage = "boom"
+	o, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, s)
+	if o != Failed || !strings.Contains(out, "outcome: failed") {
+		t.Fatalf("outcome %s, want failed:\n%s", o, out)
+	}
+}
+
+func TestWatchTimesOut(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	o, out, _ := runWatch(t, ctx, WatchOptions{ExitOnDone: true})
+	if o != TimedOut || !strings.Contains(out, "outcome: timed out") {
+		t.Fatalf("outcome %s, want timed out:\n%s", o, out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while Watch writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestWatchReportsStallAsTimePasses(t *testing.T) {
+	s := etcdRollout(1)
+	// The new etcd member appeared 30 s ago: not stalled yet at a one
+	// minute threshold. Two minutes later, with no new snapshot, it is.
+	s.Machines[2].CreationTimestamp = t0.Add(-30 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	clk := clocktesting.NewFakeClock(t0)
+	ch := make(chan *model.ClusterState)
+	go func() { _, _ = Watch(ctx, ch, WatchOptions{Out: out, Clock: clk, StallAfter: time.Minute}) }()
+	ch <- s
+	ch <- s // a second receive proves the first snapshot was processed
+	if strings.Contains(out.String(), "stalled") {
+		t.Fatalf("stalled before the threshold:\n%s", out.String())
+	}
+	clk.Step(2 * time.Minute)
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(out.String(), "stalled: etcd machine mgmt-etcd-new"), nil
+	})
+	if err != nil {
+		t.Fatalf("no stall line after the threshold passed:\n%s", out.String())
+	}
+}

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// WatchOptions configure Watch.
+type WatchOptions struct {
+	// Out receives one line per change.
+	Out io.Writer
+	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
+	StallAfter time.Duration
+	// ExitOnDone returns as soon as the upgrade is done or has failed;
+	// otherwise Watch runs until ctx ends or the source closes.
+	ExitOnDone bool
+	// Clock reads the time and drives the re-evaluation tick; the real clock
+	// when nil.
+	Clock clock.WithTicker
+}
+
+// Watch prints the changes between successive snapshots until ctx ends, the
+// source closes or (with ExitOnDone) the upgrade is done or failed. Once a
+// second it re-derives the progress of the newest snapshot without a new one
+// arriving: stalls are a matter of time, and the completion rule must hold
+// for a while before it counts (model.CompletionGate). A context that ends by
+// its deadline returns TimedOut.
+func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Outcome, error) {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	popts := model.ProgressOptions{StallAfter: opts.StallAfter}
+	tick := clk.NewTicker(time.Second)
+	defer tick.Stop()
+
+	var (
+		prev     *model.ClusterState
+		prevP    model.Progress
+		cur      *model.ClusterState
+		judge    = NewJudge()
+		outcome  = Running
+		reported = Running
+	)
+	emit := func(lines []Line) error {
+		for _, l := range lines {
+			if _, err := fmt.Fprintln(opts.Out, l.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	step := func(now time.Time) error {
+		if cur == nil {
+			return nil
+		}
+		p := model.DeriveProgress(cur, popts, now)
+		var lines []Line
+		if prev != cur || len(prevP.Phases) == 0 {
+			if prev == nil {
+				lines = Changes(nil, cur, nil, &p, now)
+			} else {
+				lines = Changes(prev, cur, &prevP, &p, now)
+			}
+		} else {
+			// Same snapshot, later time: only the progress can have moved.
+			d := &differ{at: now}
+			d.progress(&prevP, &p)
+			lines = d.lines
+		}
+		prev, prevP = cur, p
+		judge, outcome = judge.Observe(p, now)
+		if outcome != reported && outcome != Running {
+			lines = append(lines, Line{At: now, Subject: "outcome", Text: outcome.String()})
+			reported = outcome
+		}
+		return emit(lines)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && outcome == Running {
+				_ = emit([]Line{{At: clk.Now(), Subject: "outcome", Text: TimedOut.String()}})
+				return TimedOut, nil
+			}
+			return outcome, nil
+		case s, ok := <-updates:
+			if !ok {
+				return outcome, nil
+			}
+			cur = s
+			if err := step(clk.Now()); err != nil {
+				return outcome, err
+			}
+		case <-tick.C():
+			if err := step(clk.Now()); err != nil {
+				return outcome, err
+			}
+		}
+		if opts.ExitOnDone && outcome != Running {
+			return outcome, nil
+		}
+	}
+}
