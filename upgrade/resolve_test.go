@@ -1,0 +1,158 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func TestResolveCurrentAndTarget(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	r := &Resolver{Client: w.client}
+	cur, err := r.Current(ctx, w.ns, "mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.EksaVersion != release.Current.Version || cur.KubernetesVersion != "1.30" || cur.ManagementVersion != release.Current.Version {
+		t.Errorf("current %+v", cur)
+	}
+	if cur.Bundles.Name != release.Current.BundlesName() || cur.BundlesVia != "EKSARelease "+w.ns+"/"+model.EKSAReleaseName(release.Current.Version) {
+		t.Errorf("current bundles %s via %s", cur.Bundles.Name, cur.BundlesVia)
+	}
+	tgt, err := r.Target(ctx, w.spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tgt.Bundles.Name != release.Target.BundlesName() || tgt.Release == nil || tgt.KubernetesVersion != "1.31" {
+		t.Errorf("target %+v", tgt)
+	}
+
+	// The deprecated bundlesRef wins over eksaVersion.
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		setNested(u, map[string]any{"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "name": release.Target.BundlesName(), "namespace": w.ns}, "spec", "bundlesRef")
+	})
+	cur, err = r.Current(ctx, w.ns, "mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Bundles.Name != release.Target.BundlesName() || !strings.Contains(cur.BundlesVia, "bundlesRef") {
+		t.Errorf("with bundlesRef: bundles %s via %s", cur.Bundles.Name, cur.BundlesVia)
+	}
+}
+
+// Every failing lookup names the missing object and what to do.
+func TestResolveErrors(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	r := &Resolver{Client: w.client}
+	expect := func(t *testing.T, err error, parts ...string) {
+		t.Helper()
+		var ie *model.InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("want an *InputError, got %T %v", err, err)
+		}
+		for _, p := range parts {
+			if !strings.Contains(err.Error(), p) {
+				t.Errorf("error %q lacks %q", err, p)
+			}
+		}
+	}
+
+	_, err := r.Current(ctx, w.ns, "nope")
+	expect(t, err, "Cluster "+w.ns+"/nope", "not found", "--cluster")
+
+	// The cluster's EKSARelease is gone.
+	rel := model.EKSAReleaseName(release.Current.Version)
+	releases := w.client.Dynamic.Resource(GVREKSARelease).Namespace(w.ns)
+	saved, err := releases.Get(ctx, rel, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := releases.Delete(ctx, rel, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Current(ctx, w.ns, "mgmt")
+	expect(t, err, "EKSARelease "+w.ns+"/"+rel, "not found", "spec.eksaVersion", "management components")
+
+	// Back, but pointing at a Bundles that does not exist.
+	saved.SetResourceVersion("")
+	if err := unstructured.SetNestedField(saved.Object, "bundles-999", "spec", "bundlesRef", "name"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := releases.Create(ctx, saved, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Current(ctx, w.ns, "mgmt")
+	expect(t, err, "Bundles "+w.ns+"/bundles-999", "not found", "EKSARelease")
+
+	// A target release the cluster does not have, and no --to-bundles.
+	spec := w.spec.Cluster.DeepCopy()
+	setNested(spec, "v0.21.9", "spec", "eksaVersion")
+	_, err = r.Target(ctx, &SpecFile{Path: "up.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}, "")
+	expect(t, err, "EKSARelease "+w.ns+"/eksa-v0-21-9", "up.yaml", "--to-bundles")
+
+	// A --to-bundles file that is not there.
+	_, err = r.Target(ctx, w.spec, "/nonexistent/bundles.yaml")
+	expect(t, err, "/nonexistent/bundles.yaml", "cannot read")
+
+	// No eksaVersion in the spec and no --to-bundles.
+	unstructured.RemoveNestedField(spec.Object, "spec", "eksaVersion")
+	_, err = r.Target(ctx, &SpecFile{Path: "up.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}, "")
+	expect(t, err, "spec.eksaVersion", "is not set")
+}
+
+func TestParseSpec(t *testing.T) {
+	good := `# the cluster
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Cluster
+metadata:
+  name: mgmt
+  resourceVersion: "42"
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: "{}"
+spec:
+  kubernetesVersion: "1.31"
+status:
+  observedGeneration: 3
+---
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: VSphereMachineConfig
+metadata:
+  name: mgmt-cp
+  namespace: other
+`
+	s, err := ParseSpec("c.yaml", []byte(good), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Docs) != 2 || s.Cluster != s.Docs[0] || s.Cluster.GetNamespace() != "default" || s.Docs[1].GetNamespace() != "other" {
+		t.Errorf("docs %v", s.Names())
+	}
+	if s.Cluster.GetResourceVersion() != "" || s.Cluster.Object["status"] != nil || s.Cluster.GetAnnotations() != nil {
+		t.Errorf("server fields kept: %v", s.Cluster.Object)
+	}
+	for _, c := range []struct{ name, doc, want string }{
+		{"no cluster", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "no EKS-A Cluster"},
+		{"two clusters", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30'}\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: b}\n", "a second EKS-A Cluster (b)"},
+		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "document 1: kind: missing"},
+		{"no name", "apiVersion: v1\nkind: ConfigMap\n", "document 1 (ConfigMap): metadata.name: missing"},
+		{"no kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\n", "spec.kubernetesVersion: missing"},
+		{"not yaml", "kind: [", "document 1: not valid YAML"},
+	} {
+		_, err := ParseSpec("c.yaml", []byte(c.doc), "default")
+		var ie *model.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) || ie.Source != "c.yaml" {
+			t.Errorf("%s: %v, want an InputError on c.yaml containing %q", c.name, err, c.want)
+		}
+	}
+}
