@@ -1,0 +1,381 @@
+package recovery
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Retrying a failed in-place node upgrade. A NodeUpgrade's steps are the init
+// containers of the upgrader pod <node>-node-upgrader; when one exits
+// non-zero, EKS-A's documented retry (designs/in-place-upgrades-eksa.md) is to
+// fix the cause and delete the pod: the NodeUpgrade controller recreates it
+// and the steps run again from the first.
+
+// StepContainers maps a NodeUpgrade step condition to the container that runs it.
+var StepContainers = map[string]string{
+	"BinariesCopied":              "components-copier",
+	"ContainerdUpgraded":          "containerd-upgrader",
+	"CNIPluginsUpgraded":          "cni-plugins-upgrader",
+	"KubeadmUpgraded":             "kubeadm-upgrader",
+	"KubeletUpgraded":             "kubelet-kubectl-upgrader",
+	"PostUpgradeCleanupCompleted": "post-upgrade-status",
+}
+
+// AnnotationSimulatedLogPrefix + container name is the pod annotation in
+// which the demo's simulated controllers leave a container's log: the demo's
+// API server has no kubelet to serve pods/log. On a real cluster the log
+// comes from the kubelet and this annotation is never read.
+const AnnotationSimulatedLogPrefix = "demo.upgrade-console.io/log."
+
+// DefaultLogLines is how many log lines are shown.
+const DefaultLogLines = 20
+
+// DefaultPodRecreateTimeout bounds the wait for the controller to recreate
+// the upgrader pod.
+const DefaultPodRecreateTimeout = 2 * time.Minute
+
+// NodeFailure is what went wrong with a node's in-place upgrade.
+type NodeFailure struct {
+	Node        string
+	Machine     string
+	NodeUpgrade string // "eksa-system/<machine>-node-upgrader"
+	Completed   bool
+	// Step is the failed step's condition type ("KubeadmUpgraded"), empty
+	// when no step failed.
+	Step      string
+	Container string
+	// Reason is the condition's reason (EKS-A puts the sentence there:
+	// "Container exited with a non-zero exit code, reason: Error").
+	Reason string
+	// ContainerState is the container's state from the pod status
+	// ("terminated: exit code 1, reason Error"), when the pod reports it.
+	ContainerState string
+	Pod            string // "eksa-system/<node>-node-upgrader"
+	PodUID         string
+	PodCreated     time.Time
+	// Log holds the container's last lines; LogSource says where they come
+	// from; LogError why there is no log.
+	Log       []string
+	LogSource string
+	LogError  string
+	// Events are the latest events about the NodeUpgrade and its pod.
+	Events []string
+}
+
+// InspectNode finds the NodeUpgrade of a node and, when a step failed, the
+// failing container's state and last log lines. It only reads.
+func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFailure, error) {
+	if tail <= 0 {
+		tail = DefaultLogLines
+	}
+	sys := env.systemNS()
+	nus, err := env.res(gvrNodeUpgrade, sys).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list NodeUpgrades in %s: %w", sys, err)
+	}
+	var nu *unstructured.Unstructured
+	var machineName string
+	for i := range nus.Items {
+		mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
+		m, err := getOpt(ctx, env.res(gvrMachine, sys), mname)
+		if err != nil {
+			return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
+		}
+		nodeName := ""
+		if m != nil {
+			nodeName, _, _ = unstructured.NestedString(m.Object, "status", "nodeRef", "name")
+		}
+		if nodeName == node || (nodeName == "" && mname == node) {
+			nu, machineName = &nus.Items[i], mname
+			break
+		}
+	}
+	if nu == nil {
+		return nil, &model.InputError{Source: "node " + node, Problem: "no NodeUpgrade in " + sys + " upgrades this node",
+			Fix: "check the node name (`kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
+	}
+	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), Pod: sys + "/" + node + "-node-upgrader"}
+	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
+	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
+	byType := map[string]map[string]any{}
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			t, _ := m["type"].(string)
+			byType[t] = m
+		}
+	}
+	for _, step := range model.NodeUpgradeSteps {
+		c, ok := byType[step]
+		if !ok {
+			continue
+		}
+		status, _ := c["status"].(string)
+		severity, _ := c["severity"].(string)
+		reason, _ := c["reason"].(string)
+		if status == "False" && (severity == string(model.SeverityError) || strings.Contains(reason, "non-zero exit code")) {
+			f.Step, f.Container, f.Reason = step, StepContainers[step], reason
+			break
+		}
+	}
+
+	pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, node+"-node-upgrader", metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		return nil, fmt.Errorf("read pod %s: %w", f.Pod, err)
+	default:
+		f.PodUID, f.PodCreated = string(pod.UID), pod.CreationTimestamp.Time
+	}
+	if pod != nil && f.Container != "" {
+		f.ContainerState = containerState(pod, f.Container)
+		f.Log, f.LogSource, f.LogError = containerLog(ctx, env, pod, f.Container, tail)
+	}
+	f.Events = recentEvents(ctx, env, nu.GetName(), node+"-node-upgrader")
+	return f, nil
+}
+
+func containerState(pod *corev1.Pod, name string) string {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name != name {
+				continue
+			}
+			st := cs.State
+			if st.Terminated == nil && cs.LastTerminationState.Terminated != nil {
+				st = cs.LastTerminationState
+			}
+			switch {
+			case st.Terminated != nil:
+				return fmt.Sprintf("terminated: exit code %d, reason %s, restarts %d", st.Terminated.ExitCode, st.Terminated.Reason, cs.RestartCount)
+			case st.Waiting != nil:
+				return fmt.Sprintf("waiting: %s %s", st.Waiting.Reason, st.Waiting.Message)
+			case st.Running != nil:
+				return "running"
+			}
+		}
+	}
+	return ""
+}
+
+// containerLog reads the container's last lines from the kubelet (pods/log);
+// where there is no kubelet (the demo) it falls back to the log the simulated
+// controllers left on the pod, and says so.
+func containerLog(ctx context.Context, env *Env, pod *corev1.Pod, container string, tail int) ([]string, string, string) {
+	n := int64(tail)
+	raw, err := env.Client.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, TailLines: &n}).DoRaw(ctx)
+	if err == nil {
+		return lastLines(string(raw), tail), "container log (kubelet, pods/log)", ""
+	}
+	if sim, ok := pod.Annotations[AnnotationSimulatedLogPrefix+container]; ok {
+		return lastLines(sim, tail), "simulated log (demo: no kubelet; written by the simulated NodeUpgrade controller)", ""
+	}
+	return nil, "", "log not available: " + err.Error()
+}
+
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+func recentEvents(ctx context.Context, env *Env, names ...string) []string {
+	var evs []corev1.Event
+	for _, name := range names {
+		list, err := env.Client.Kube.CoreV1().Events(env.systemNS()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil {
+			continue
+		}
+		evs = append(evs, list.Items...)
+	}
+	at := func(e corev1.Event) time.Time {
+		switch {
+		case !e.LastTimestamp.IsZero():
+			return e.LastTimestamp.Time
+		case !e.EventTime.IsZero():
+			return e.EventTime.Time
+		}
+		return e.CreationTimestamp.Time
+	}
+	sort.Slice(evs, func(i, j int) bool { return at(evs[i]).Before(at(evs[j])) })
+	if len(evs) > 5 {
+		evs = evs[len(evs)-5:]
+	}
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, fmt.Sprintf("%s %s %s: %s", at(e).UTC().Format("15:04:05"), e.Type, e.Reason, e.Message))
+	}
+	return out
+}
+
+// NodeRetryOptions tune the retry.
+type NodeRetryOptions struct {
+	// Tail is the number of log lines shown (DefaultLogLines when zero).
+	Tail int
+	// WaitTimeout bounds the wait for the recreated pod
+	// (DefaultPodRecreateTimeout when zero).
+	WaitTimeout time.Duration
+}
+
+// PlanNodeRetry returns the inspection of the node and, when a step failed,
+// the retry plan; otherwise a *RefusedError with the reason (the inspection
+// is returned either way, for display).
+func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOptions) (*Plan, *NodeFailure, error) {
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = DefaultPodRecreateTimeout
+	}
+	f, err := InspectNode(ctx, env, node, o.Tail)
+	if err != nil {
+		return nil, nil, err
+	}
+	pre := []Precondition{{Name: "not-completed", Description: "the node's upgrade has not completed", OK: !f.Completed, Detail: "NodeUpgrade " + f.NodeUpgrade + " completed"}}
+	if !f.Completed {
+		pre[0].Detail = "NodeUpgrade " + f.NodeUpgrade + " not completed"
+	}
+	failed := Precondition{Name: "step-failed", Description: "a step of the node's upgrade failed", OK: f.Step != ""}
+	if f.Step != "" {
+		failed.Detail = fmt.Sprintf("%s failed (container %s): %s", f.Step, f.Container, f.Reason)
+	} else {
+		failed.Detail = "no step reports a failure: the upgrade is waiting or running; nothing to retry"
+	}
+	pre = append(pre, failed)
+	// A pod already deleted by an interrupted retry is not an obstacle: the
+	// plan then only waits for its successor.
+	podPre := Precondition{Name: "upgrader-pod", Description: "the upgrader pod exists or is being recreated", OK: true}
+	if f.PodUID != "" {
+		podPre.Detail = "pod " + f.Pod + " created " + ago(env.now(), f.PodCreated) + " ago"
+	} else {
+		podPre.Detail = "pod " + f.Pod + " is gone: the controller is to recreate it"
+	}
+	pre = append(pre, podPre)
+	if err := refuseUnless(ActionNodeRetry, env.Cluster, pre); err != nil {
+		return nil, f, err
+	}
+
+	pods := env.Client.Kube.CoreV1().Pods(env.systemNS())
+	podName := node + "-node-upgrader"
+	failedUID := f.PodUID
+	podRef := "Pod " + f.Pod
+	p := &Plan{
+		Action:        ActionNodeRetry,
+		Cluster:       env.Cluster,
+		Title:         fmt.Sprintf("Retry the in-place upgrade of node %s: delete its upgrader pod so the NodeUpgrade controller recreates it", node),
+		Confirm:       node,
+		ConfirmObject: "Node " + node,
+		Preconditions: pre,
+		Notes: []string{
+			"Fix what made " + f.Container + " fail first (see its log): the recreated pod runs every step again from the first.",
+		},
+	}
+	gone := func(ctx context.Context) (bool, string, error) {
+		cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "the failed pod is gone", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if string(cur.UID) != failedUID {
+			return true, "the failed pod was replaced", nil
+		}
+		if cur.DeletionTimestamp != nil {
+			return true, "the failed pod is terminating", nil
+		}
+		return false, "", nil
+	}
+	p.Steps = append(p.Steps, Step{
+		Name:   "delete-upgrader-pod",
+		Title:  "Delete the upgrader pod (EKS-A's documented retry)",
+		Object: podRef,
+		Change: fmt.Sprintf("delete (only the pod with UID %s)", orUnknown(failedUID)),
+		Before: map[string]any{"pod": podName, "uid": nilIfEmpty(failedUID), "failedStep": f.Step},
+		After:  map[string]any{"pod": nil},
+		done:   gone,
+		do: func(ctx context.Context, dry bool) (string, error) {
+			uid := types.UID(failedUID)
+			err := pods.Delete(ctx, podName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry)})
+			if apierrors.IsNotFound(err) {
+				return "already gone", nil
+			}
+			return "pod deleted", guarded(ctx, err, podRef, "a different pod now has this name", nil)
+		},
+	})
+	recreated := func(ctx context.Context) (bool, string, error) {
+		cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "pod not recreated yet", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if string(cur.UID) == failedUID {
+			if cur.DeletionTimestamp != nil {
+				return false, "the failed pod is terminating", nil
+			}
+			return false, "the failed pod is still there", nil
+		}
+		return true, "the controller recreated the pod; the steps run again", nil
+	}
+	p.Steps = append(p.Steps, Step{
+		Name:   "wait-pod-recreated",
+		Title:  "Wait for the NodeUpgrade controller to recreate the pod",
+		Object: podRef,
+		Change: fmt.Sprintf("none (waits up to %s)", o.WaitTimeout),
+		Wait:   true,
+		done:   recreated,
+		do: func(ctx context.Context, _ bool) (string, error) {
+			var last string
+			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+				ok, detail, err := recreated(ctx)
+				if err != nil {
+					last = err.Error()
+					return false, nil
+				}
+				last = detail
+				return ok, nil
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return last, ctx.Err()
+				}
+				return last, fmt.Errorf("pod %s not recreated after %s (%s): check the eksa-controller-manager logs", f.Pod, o.WaitTimeout, last)
+			}
+			return last, nil
+		},
+	})
+	p.closing = func(ctx context.Context) []string {
+		g, err := InspectNode(ctx, env, node, 1)
+		if err != nil {
+			return []string{"Could not read the node's upgrade back: " + err.Error()}
+		}
+		state := "running its steps again"
+		switch {
+		case g.Completed:
+			state = "completed"
+		case g.Step != "":
+			state = "failed again at " + g.Step + ": " + g.Reason
+		}
+		return []string{
+			fmt.Sprintf("NodeUpgrade %s is %s (pod %s recreated).", g.NodeUpgrade, state, g.Pod),
+			fmt.Sprintf("Follow it on the dashboard, or run `upgrade-console node retry %s --cluster %s` again to see its state.", node, env.Cluster),
+		}
+	}
+	return p, f, nil
+}
