@@ -125,6 +125,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	certDir := filepath.Join(e.Dir, "apiserver")
 	etcdDir := filepath.Join(e.Dir, "etcd")
+	shimDir := filepath.Join(e.Dir, "bin")
 	if err := os.MkdirAll(etcdDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -136,13 +137,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 				// certificates (and so invalidates every client's CA) when
 				// it picks the directory.
 				APIServer: &envtest.APIServer{
-					Path:    filepath.Join(assets, "kube-apiserver"),
+					Path:    shim(shimDir, assets, "kube-apiserver"),
 					CertDir: certDir,
 					Out:     out,
 					Err:     out,
 				},
 				Etcd: &envtest.Etcd{
-					Path:    filepath.Join(assets, "etcd"),
+					Path:    shim(shimDir, assets, "etcd"),
 					DataDir: etcdDir,
 					Out:     out,
 					Err:     out,
