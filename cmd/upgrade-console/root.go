@@ -41,8 +41,13 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 	root.AddCommand(
 		newVersionCmd(),
 		newPlanCmd(g),
+		newApplyCmd(g),
 		newAuditCmd(),
+		newLockCmd(g),
+		newEtcdCmd(g),
+		newNodeCmd(g),
 		newDemoCmd(),
+		newWatchCmd(g),
 	)
 	return root
 }

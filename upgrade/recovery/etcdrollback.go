@@ -384,7 +384,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				return last, fmt.Errorf("etcd not ready after %s (%s): check the etcdadm-controller logs; run the rollback again to keep waiting", o.WaitTimeout, last)
+				return last, &WaitTimeoutError{What: "etcd not ready", After: o.WaitTimeout, Last: last, Hint: "check the etcdadm-controller logs"}
 			}
 			return last, nil
 		},

@@ -355,7 +355,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				return last, fmt.Errorf("pod %s not recreated after %s (%s): check the eksa-controller-manager logs", f.Pod, o.WaitTimeout, last)
+				return last, &WaitTimeoutError{What: "pod " + f.Pod + " not recreated", After: o.WaitTimeout, Last: last, Hint: "check the eksa-controller-manager logs"}
 			}
 			return last, nil
 		},

@@ -150,6 +150,21 @@ func refuseUnless(action, cluster string, pre []Precondition) error {
 // read-only mode; nothing was sent to the API server.
 var ErrReadOnly = errors.New("read-only mode: recovery actions are disabled (restart the console without --read-only to use them)")
 
+// WaitTimeoutError says a wait step gave up: the cluster did not reach the
+// state in time. The action is resumable: running it again waits again.
+type WaitTimeoutError struct {
+	What  string
+	After time.Duration
+	// Last is the last state seen.
+	Last string
+	// Hint says where to look.
+	Hint string
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("%s after %s (%s): %s; run the action again to keep waiting", e.What, e.After, e.Last, e.Hint)
+}
+
 // StepStatus is where a step stands.
 type StepStatus string
 

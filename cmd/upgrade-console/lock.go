@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+type lockOptions struct {
+	recoveryOptions
+	all       bool
+	force     bool
+	nodeLabel string
+	output    string
+}
+
+func newLockCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lock",
+		Short: "Show and clear the markers that block an upgrade (lock Lease, paused annotations, node labels)",
+		Args:  exactArgs(0),
+	}
+	cmd.AddCommand(newLockStatusCmd(g), newLockClearCmd(g))
+	return cmd
+}
+
+func newLockStatusCmd(g *globalOptions) *cobra.Command {
+	o := &lockOptions{}
+	cmd := &cobra.Command{
+		Use:   "status --cluster NAME",
+		Short: "List every marker that blocks or may block an upgrade, with holder and age",
+		Long: `List every marker that blocks or may block an upgrade of the cluster, with who set it and
+how long ago, and whether it is stale:
+
+  lease           the console's upgrade lock (Lease upgrade-console-<cluster> in eksa-system)
+  paused          anywhere.eks.amazonaws.com/paused on the EKS-A Cluster
+  kcp-paused      cluster.x-k8s.io/paused on the KubeadmControlPlane
+  etcd-upgrading  etcdcluster.cluster.x-k8s.io/upgrading on the EtcdadmCluster
+  node-label/N    the upgrade-in-progress label on node N (--node-label)
+
+States: "stale" (nothing alive holds it: 'lock clear --all' clears it), "live" (held by
+something running: clearing it needs --force), "kept" (left on purpose, e.g. EKS-A
+reconcile paused by an etcd rollback until its cause is fixed: cleared only by name),
+"not set". The holder of an annotation or label is the field manager that wrote it.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLockStatus(cmdContext(cmd), cmd.OutOrStdout(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
+	f.StringVar(&o.nodeLabel, "node-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func newLockClearCmd(g *globalOptions) *cobra.Command {
+	o := &lockOptions{}
+	cmd := &cobra.Command{
+		Use:   "clear [MARKER...] --cluster NAME",
+		Short: "Clear upgrade lock markers: by name, or every stale one with --all",
+		Long: `Clear upgrade lock markers (see 'lock status'): name them (lease, paused, kcp-paused,
+etcd-upgrading, node-label for every labelled node, node-label/NODE for one), or clear
+every stale one with --all.
+
+A live marker (a lease still renewed, an etcd rollout in progress) is refused unless
+--force is given; forcing is recorded in the audit log. Every clear is guarded: the lease
+is deleted only if it was not renewed or taken since it was read, an annotation or label
+is removed only if it still has the value that was read, so a concurrent change is never
+clobbered. The plan and the server's dry run are shown, then the operator types the name
+of the object (the cluster name for several markers) unless --yes.
+
+Exit codes: 0 cleared (or nothing to clear), 1 bad input or not confirmed, 3 refused
+(a live marker without --force) or the dry run failed, 4 a clear failed.`,
+		Example: `  upgrade-console lock clear --all --cluster mgmt
+  upgrade-console lock clear paused --cluster mgmt --yes
+  upgrade-console lock clear lease --force --cluster mgmt`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args)
+		},
+	}
+	f := cmd.Flags()
+	o.addFlags(f)
+	f.BoolVar(&o.all, "all", false, "clear every stale marker")
+	f.BoolVar(&o.force, "force", false, "clear named markers even when live (recorded in the audit log)")
+	f.StringVar(&o.nodeLabel, "node-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
+	return cmd
+}
+
+func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lockOptions) error {
+	if o.output != "table" && o.output != "json" {
+		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	}
+	env, _, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	ms, err := recovery.ListMarkers(ctx, env, recovery.MarkerOptions{NodeLabel: o.nodeLabel})
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if o.output == "json" {
+		type row struct {
+			ID     string    `json:"id"`
+			Object string    `json:"object"`
+			Key    string    `json:"key,omitempty"`
+			Value  string    `json:"value,omitempty"`
+			Holder string    `json:"holder,omitempty"`
+			Since  time.Time `json:"since,omitzero"`
+			State  string    `json:"state"`
+			Blocks string    `json:"blocks"`
+			Reason string    `json:"reason,omitempty"`
+		}
+		rows := make([]row, 0, len(ms))
+		for _, m := range ms {
+			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, string(m.State), m.Blocks, m.Reason})
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MARKER\tSTATE\tHOLDER\tAGE\tOBJECT")
+	stale := 0
+	for _, m := range ms {
+		holder, age := dash(m.Holder), "-"
+		if m.State != recovery.MarkerNotSet {
+			age = m.Age(now)
+		}
+		if m.State == recovery.MarkerStale {
+			stale++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.State, holder, age, m.Object)
+	}
+	tw.Flush()
+	for _, m := range ms {
+		if m.State != recovery.MarkerNotSet {
+			fmt.Fprintf(out, "\n%s (%s): %s\n  blocks: %s\n", m.ID, m.State, m.Reason, m.Blocks)
+		}
+	}
+	if stale > 0 {
+		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster %s\n", stale, o.cluster)
+	}
+	return nil
+}
+
+func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *lockOptions, ids []string) error {
+	env, kubeContext, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	p, _, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
+		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
+	if err != nil {
+		return refused(out, err)
+	}
+	if len(p.Steps) == 0 {
+		fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)
+		for _, n := range p.Notes {
+			fmt.Fprintf(out, "  note: %s\n", n)
+		}
+		return nil
+	}
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+}

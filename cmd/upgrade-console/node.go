@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+type nodeRetryOptions struct {
+	recoveryOptions
+	tail int
+}
+
+func newNodeCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Recovery actions for in-place node upgrades (NodeUpgrade)",
+		Args:  exactArgs(0),
+	}
+	cmd.AddCommand(newNodeRetryCmd(g))
+	return cmd
+}
+
+func newNodeRetryCmd(g *globalOptions) *cobra.Command {
+	o := &nodeRetryOptions{}
+	cmd := &cobra.Command{
+		Use:   "retry NODE --cluster NAME",
+		Short: "Show why a node's in-place upgrade failed and retry it",
+		Long: `Show why a node's in-place upgrade failed: the failing step of its NodeUpgrade, the
+state of the container that runs the step in the upgrader pod <node>-node-upgrader, the
+last lines of that container's log and the latest events. Then offer EKS-A's documented
+retry: delete the upgrader pod, so that the NodeUpgrade controller recreates it and runs
+the steps again.
+
+Fix the cause first: the recreated pod runs every step again from the first.
+
+Exit codes: 0 done (or nothing failed and --dry-run), 1 bad input or not confirmed,
+3 refused (no failed step) or the dry run failed, 4 the delete failed, 5 the pod was
+not recreated in time.`,
+		Example: `  upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --dry-run
+  upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --yes`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runNodeRetry(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	o.addFlags(f)
+	f.IntVar(&o.tail, "tail", recovery.DefaultLogLines, "how many log lines of the failing container to show")
+	return cmd
+}
+
+func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *nodeRetryOptions, node string) error {
+	env, kubeContext, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	p, f, err := recovery.PlanNodeRetry(ctx, env, node, recovery.NodeRetryOptions{Tail: o.tail})
+	if f != nil {
+		writeNodeFailure(out, f)
+	}
+	if err != nil {
+		var r *recovery.RefusedError
+		if errors.As(err, &r) {
+			return refused(out, err)
+		}
+		return err
+	}
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+}
+
+func writeNodeFailure(out io.Writer, f *recovery.NodeFailure) {
+	fmt.Fprintf(out, "Node %s (Machine %s), NodeUpgrade %s\n", f.Node, f.Machine, f.NodeUpgrade)
+	switch {
+	case f.Completed:
+		fmt.Fprintln(out, "  upgrade completed")
+	case f.Step == "":
+		fmt.Fprintln(out, "  no step failed")
+	default:
+		fmt.Fprintf(out, "  failed step: %s (container %s)\n  reason:      %s\n", f.Step, f.Container, f.Reason)
+		if f.ContainerState != "" {
+			fmt.Fprintf(out, "  container:   %s\n", f.ContainerState)
+		}
+		if f.PodUID != "" {
+			fmt.Fprintf(out, "  pod:         %s\n", f.Pod)
+		}
+		switch {
+		case len(f.Log) > 0:
+			fmt.Fprintf(out, "\n  last %d lines of %s (%s):\n", len(f.Log), f.Container, f.LogSource)
+			for _, l := range f.Log {
+				fmt.Fprintf(out, "    | %s\n", l)
+			}
+		case f.LogError != "":
+			fmt.Fprintf(out, "  %s\n", f.LogError)
+		}
+	}
+	if len(f.Events) > 0 {
+		fmt.Fprintln(out, "\n  latest events:")
+		for _, e := range f.Events {
+			fmt.Fprintf(out, "    %s\n", e)
+		}
+	}
+	fmt.Fprintln(out)
+}

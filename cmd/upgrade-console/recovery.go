@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+// recoveryOptions are the flags every recovery command shares.
+type recoveryOptions struct {
+	cluster  string
+	dryRun   bool
+	yes      bool
+	readOnly bool
+}
+
+func (o *recoveryOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "show the plan and the server-side dry run of its writes; change nothing")
+	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for the typed confirmation")
+	f.BoolVar(&o.readOnly, "read-only", false, "show the plan only: send no write, not even a dry run")
+}
+
+// recoveryEnv connects to the cluster for a recovery command.
+func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error) {
+	if cluster == "" {
+		return nil, "", usageError{errors.New("--cluster is required: the name of the EKS-A Cluster")}
+	}
+	loader := g.kube.ToRawKubeConfigLoader()
+	ns, _, err := loader.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	cfg, err := g.kube.ToRESTConfig()
+	if err != nil {
+		return nil, "", &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+	}
+	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	kubeContext := ""
+	if raw, err := loader.RawConfig(); err == nil {
+		kubeContext = raw.CurrentContext
+		if g.kube.Context != nil && *g.kube.Context != "" {
+			kubeContext = *g.kube.Context
+		}
+	}
+	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns}, kubeContext, nil
+}
+
+// runRecoveryPlan shows a plan, dry-runs it, asks for the typed confirmation and runs
+// it, printing each step's result: the headless twin of the TUI's recovery
+// dialogs.
+func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan, o *recoveryOptions, kubeContext string) error {
+	writeRecoveryPlan(out, p)
+	if o.readOnly {
+		fmt.Fprintln(out, "\n--read-only: nothing was sent to the API server (not even a dry run)")
+		return nil
+	}
+	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext))
+	if err != nil {
+		return err
+	}
+	x := &recovery.Executor{Audit: audit}
+	fmt.Fprintln(out, "\nServer-side dry run:")
+	dry, err := x.DryRun(ctx, p)
+	writeRecoveryReport(out, dry)
+	if err != nil {
+		return withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err))
+	}
+	if o.dryRun {
+		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
+		return nil
+	}
+	if !o.yes {
+		if err := confirmTyped(in, out, p); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "\nRunning:")
+	n := len(p.Steps)
+	x.Progress = func(r recovery.StepResult) {
+		if r.Status == recovery.StepRunning {
+			fmt.Fprintf(out, "  [%d/%d] %s …\n", r.Index+1, n, r.Title)
+			return
+		}
+		fmt.Fprintf(out, "        %s%s (%s)\n", r.Status, detailSuffix(r), r.Took.Round(10*time.Millisecond))
+	}
+	rep, err := x.Run(ctx, p)
+	if err != nil {
+		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
+		var cc *recovery.ConcurrentChangeError
+		var wt *recovery.WaitTimeoutError
+		switch {
+		case errors.As(err, &wt):
+			return withCode(ExitTimeout, err)
+		case errors.As(err, &cc):
+			return withCode(ExitUpgradeFail, err)
+		}
+		return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))
+	}
+	if len(rep.Closing) > 0 {
+		fmt.Fprintln(out)
+		for _, l := range rep.Closing {
+			fmt.Fprintln(out, l)
+		}
+	}
+	fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
+	return nil
+}
+
+func detailSuffix(r recovery.StepResult) string {
+	switch {
+	case r.Err != nil:
+		return ": " + r.Err.Error()
+	case r.Detail != "":
+		return ": " + r.Detail
+	}
+	return ""
+}
+
+func writeRecoveryPlan(out io.Writer, p *recovery.Plan) {
+	fmt.Fprintln(out, p.Title)
+	if len(p.Preconditions) > 0 {
+		fmt.Fprintln(out, "\nPreconditions:")
+		writePreconditions(out, p.Preconditions)
+	}
+	fmt.Fprintln(out, "\nPlan:")
+	for i, s := range p.Steps {
+		fmt.Fprintf(out, "  %d. %s\n     %s: %s\n", i+1, s.Title, s.Object, s.Change)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(out, "  note: %s\n", n)
+	}
+}
+
+func writePreconditions(out io.Writer, pre []recovery.Precondition) {
+	for _, c := range pre {
+		mark := "✓"
+		if !c.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(out, "  %s %-22s %s\n", mark, c.Name, c.Detail)
+	}
+}
+
+func writeRecoveryReport(out io.Writer, r recovery.Report) {
+	for _, s := range r.Steps {
+		fmt.Fprintf(out, "  %d. %-22s %s%s\n", s.Index+1, s.Step, s.Status, detailSuffix(s))
+	}
+}
+
+// refused prints why an action is not offered and maps it to the exit code of
+// a blocking check.
+func refused(out io.Writer, err error) error {
+	var r *recovery.RefusedError
+	if !errors.As(err, &r) {
+		return err
+	}
+	fmt.Fprintf(out, "%s is not offered for %s:\n", r.Action, r.Cluster)
+	writePreconditions(out, r.Preconditions)
+	return withCode(ExitPreflight, err)
+}
+
+// confirmTyped asks the operator to type the name of the object the action
+// changes (k9s's dangerous-action pattern: a "y" typed by habit does nothing).
+func confirmTyped(in io.Reader, out io.Writer, p *recovery.Plan) error {
+	if f, ok := in.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return usageError{errors.New("no terminal to confirm on: pass --yes to run without the typed confirmation")}
+	}
+	fmt.Fprintf(out, "\nThis changes %s.\nType %q to confirm: ", p.ConfirmObject, p.Confirm)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return &model.InputError{Source: "confirmation", Problem: "no answer", Fix: "type " + p.Confirm + ", or pass --yes"}
+	}
+	if !p.ConfirmMatches(line) {
+		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), p.Confirm)}
+	}
+	return nil
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
