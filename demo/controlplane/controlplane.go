@@ -2,6 +2,12 @@
 // kube-apiserver, built by `make controlplane`) with every CRD the console
 // needs installed. The demo world lives in it and the integration tests run
 // against it: there is no fake clientset anywhere in the project.
+//
+// The processes are envtest's (sigs.k8s.io/controller-runtime/pkg/envtest)
+// and run in process groups of their own, so a terminal's Ctrl-C does not
+// reach them: a program calls Stop on its way out. Should it die without
+// doing so (killed, crashed, a test timeout), they get SIGTERM from the
+// kernel on Linux (see reaper_linux.go).
 package controlplane
 
 import (
