@@ -40,8 +40,11 @@ const noPane paneID = -1
 type allocItem struct {
 	left, right paneID
 	min, want   int
-	h           int
-	dropped     bool
+	// full is what the pane would show uncapped; it gets that only from
+	// rows the nodes table does not need.
+	full    int
+	h       int
+	dropped bool
 }
 
 func (d *Dashboard) relayout() {
@@ -123,16 +126,17 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 	etcdMin := min(2, d.etcd.want())
 	var items []allocItem
 	if wide {
-		items = append(items, allocItem{left: paneCluster, right: paneEtcd, min: max(3, etcdMin), want: max(clusterWant, etcdWant)})
+		items = append(items, allocItem{left: paneCluster, right: paneEtcd, min: max(3, etcdMin),
+			want: max(clusterWant, etcdWant), full: max(d.cluster.want(), d.etcd.want())})
 	} else {
 		items = append(items,
-			allocItem{left: paneCluster, right: noPane, min: 3, want: clusterWant},
-			allocItem{left: paneEtcd, right: noPane, min: etcdMin, want: etcdWant})
+			allocItem{left: paneCluster, right: noPane, min: 3, want: clusterWant, full: d.cluster.want()},
+			allocItem{left: paneEtcd, right: noPane, min: etcdMin, want: etcdWant, full: d.etcd.want()})
 	}
 	items = append(items,
-		allocItem{left: paneControlPlane, right: noPane, min: 2, want: capTo(d.cp.want(), body/4)},
-		allocItem{left: paneNodes, right: noPane, min: 3, want: d.nodes.want()},
-		allocItem{left: paneEvents, right: noPane, min: 2, want: capTo(d.events.want(), body/5)},
+		allocItem{left: paneControlPlane, right: noPane, min: 2, want: capTo(d.cp.want(), body/4), full: d.cp.want()},
+		allocItem{left: paneNodes, right: noPane, min: 3, want: d.nodes.want(), full: d.nodes.want()},
+		allocItem{left: paneEvents, right: noPane, min: 2, want: capTo(d.events.want(), body/5), full: d.events.want()},
 	)
 	find := func(id paneID) *allocItem {
 		for i := range items {
@@ -200,6 +204,16 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 			it.h += g
 			left -= g
 		}
+	}
+	// Rows the nodes table does not need go to the panes that were capped.
+	for _, id := range order {
+		it := find(id)
+		if it == nil || it.dropped || left <= 0 || it.left != id || id == paneNodes {
+			continue
+		}
+		g := min(max(it.full-it.h, 0), left)
+		it.h += g
+		left -= g
 	}
 	nodes.h += left
 	return items

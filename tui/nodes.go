@@ -76,12 +76,13 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 	for i := range s.NodeUpgrades {
 		upgrades[s.NodeUpgrades[i].MachineName] = &s.NodeUpgrades[i]
 	}
-	targets := make(map[string]string, len(s.MachineDeployments)+1)
+	targets := make(map[string]target, len(s.MachineDeployments)+1)
 	for i := range s.MachineDeployments {
-		targets[s.MachineDeployments[i].Name] = s.MachineDeployments[i].Version
+		md := &s.MachineDeployments[i]
+		targets[md.Name] = target{md.Version, md.RolloutStrategy == "InPlace"}
 	}
 	if s.ControlPlane != nil {
-		targets[s.ControlPlane.Name] = s.ControlPlane.Version
+		targets[s.ControlPlane.Name] = target{s.ControlPlane.Version, s.ControlPlane.RolloutStrategy == "InPlace"}
 	}
 	prefix := s.ClusterName + "-"
 	seen := make([]bool, len(s.Nodes))
@@ -103,13 +104,19 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 	}
 	for i := range s.Nodes {
 		if !seen[i] {
-			rows = append(rows, machineRow(st, nil, &s.Nodes[i], nil, "", prefix))
+			rows = append(rows, machineRow(st, nil, &s.Nodes[i], nil, target{}, prefix))
 		}
 	}
 	return rows
 }
 
-func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, target, prefix string) nodeRow {
+// target is the version a machine's owner wants and how it gets there.
+type target struct {
+	version string
+	inPlace bool
+}
+
+func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, tg target, prefix string) nodeRow {
 	sym := st.th.Sym
 	r := nodeRow{phaseRole: rText}
 	switch {
@@ -143,7 +150,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 			r.phase = "NotReady"
 		}
 	}
-	upToDate := m == nil || target == "" || m.Version == target
+	upToDate := m == nil || tg.version == "" || m.Version == tg.version
 	inProgress := false
 	if nu != nil {
 		r.stepsTotal = len(model.NodeUpgradeSteps)
@@ -152,7 +159,10 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 	} else if m != nil && !upToDate {
 		// Not started: how long it has been running its old version says
 		// nothing about the upgrade.
-		r.stepText, r.since = "waiting", time.Time{}
+		r.stepText, r.since = "to be replaced", time.Time{}
+		if tg.inPlace {
+			r.stepText = "waiting"
+		}
 	}
 	switch {
 	case r.stepFailed || (m != nil && m.Phase == "Failed"):

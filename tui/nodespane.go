@@ -100,7 +100,7 @@ const (
 )
 
 var (
-	nodeColTitle = [nodeColCount]string{"NODE", "ROLE", "PHASE", "VERSION", "IN-PLACE STEPS", "SINCE"}
+	nodeColTitle = [nodeColCount]string{"NODE", "ROLE", "PHASE", "VERSION", "UPGRADE", "SINCE"}
 	nodeColMin   = [nodeColCount]int{14, 5, 12, 8, 18, 6}
 	nodeColDrop  = []nodeCol{colVersion, colRole, colSince, colPhase, colSteps}
 )

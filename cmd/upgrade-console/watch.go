@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/tui"
+	"github.com/upgrade-console/upgrade-console/watchers"
+)
+
+type watchOptions struct {
+	plain      bool
+	cluster    string
+	exitOnDone bool
+	timeout    time.Duration
+	theme      string
+	stallAfter time.Duration
+	nodeLabel  string
+	readOnly   bool
+}
+
+func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.plain, "plain", false, "print one timestamped line per change instead of the dashboard (the default when stdout is not a terminal)")
+	f.StringVar(&o.theme, "theme", string(themes.Auto), "colours: "+themeNames()+" (auto follows the terminal background; NO_COLOR means mono)")
+	f.DurationVar(&o.stallAfter, "stall-after", model.DefaultStallAfter, "how long a machine or step may make no progress before it is reported as stalled")
+}
+
+func themeNames() string {
+	ns := make([]string, len(themes.Names))
+	for i, n := range themes.Names {
+		ns[i] = string(n)
+	}
+	return strings.Join(ns, ", ")
+}
+
+func newWatchCmd(g *globalOptions) *cobra.Command {
+	o := &watchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Follow an upgrade live: the dashboard, or plain lines for CI",
+		Long: `watch follows an EKS Anywhere management cluster upgrade as the controllers carry it out.
+
+On a terminal it shows the dashboard: the phase timeline, the EKS-A Cluster's conditions, etcd,
+the control plane, every node with its in-place upgrade steps, events, and a line naming what is
+stalled and since when. With --plain, or when stdout is not a terminal, it prints one timestamped
+line per meaningful change instead.
+
+With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
+5 when --timeout passes first.`,
+		Example: `  upgrade-console watch --cluster mgmt
+  upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWatch(cmd, g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster to follow (its namespace: -n, default from the kubeconfig context)")
+	f.BoolVar(&o.exitOnDone, "exit-on-done", false, "exit when the upgrade is done (0) or has failed (4)")
+	f.DurationVar(&o.timeout, "timeout", 0, "give up after this long (exit 5); 0 waits for ever")
+	f.StringVar(&o.nodeLabel, "node-upgrade-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
+	f.BoolVar(&o.readOnly, "read-only", false, "bind no key that changes the cluster")
+	o.addDisplayFlags(cmd)
+	return cmd
+}
+
+func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
+	if o.cluster == "" {
+		return usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to follow")}
+	}
+	if o.timeout < 0 {
+		return usageError{fmt.Errorf("--timeout must not be negative, got %s", o.timeout)}
+	}
+	theme, err := themes.ParseName(o.theme)
+	if err != nil {
+		return usageError{fmt.Errorf("--theme: %w", err)}
+	}
+	loader := g.kube.ToRawKubeConfigLoader()
+	ns, _, err := loader.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	cfg, err := g.kube.ToRESTConfig()
+	if err != nil {
+		return &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+	}
+	raw, _ := loader.RawConfig()
+	kubeContext := raw.CurrentContext
+	if g.kube.Context != nil && *g.kube.Context != "" {
+		kubeContext = *g.kube.Context
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	outcome, err := follow(ctx, cmd.OutOrStdout(), followTarget{
+		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext,
+	}, o, theme)
+	return outcomeError(outcome, err, o)
+}
+
+// followTarget is the cluster to follow.
+type followTarget struct {
+	config    *rest.Config
+	cluster   string
+	namespace string
+	context   string
+}
+
+// follow runs a watcher on the cluster and shows its snapshots, in the
+// dashboard or as plain lines, until ctx ends, the operator quits or (with
+// exitOnDone) the upgrade ends. The watcher's goroutine lives here, in the
+// command, never inside the UI's models.
+func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions, theme themes.Name) (report.Outcome, error) {
+	w, err := watchers.New(watchers.Options{
+		Config: t.config, ClusterName: t.cluster, ClusterNamespace: t.namespace,
+		Context: t.context, NodeUpgradeLabel: o.nodeLabel,
+	})
+	if err != nil {
+		return report.Running, err
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	tty := isTerminal(out)
+	if o.plain || !tty {
+		return report.Watch(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
+	}
+	return tui.Run(ctx, tui.Options{
+		ClusterName: t.cluster,
+		Context:     t.context,
+		Source:      w,
+		Theme:       theme,
+		ColorOff:    themes.ColorOff(os.Getenv, tty),
+		ReadOnly:    o.readOnly,
+		StallAfter:  o.stallAfter,
+		QuitOnDone:  o.exitOnDone,
+	})
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// outcomeError maps how the watch ended to the exit code contract: 4 for a
+// failed upgrade, 5 for a timeout (with or without --exit-on-done).
+func outcomeError(outcome report.Outcome, err error, o *watchOptions) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || outcome == report.TimedOut:
+		return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the upgrade completed", o.timeout))
+	case err != nil:
+		return err
+	case outcome == report.Failed && o.exitOnDone:
+		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the failure above)"))
+	case o.exitOnDone && outcome != report.Done:
+		// The operator quit, or the watch was interrupted, before the end.
+		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
+	}
+	return nil
+}
