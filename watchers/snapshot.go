@@ -24,8 +24,8 @@ type stores struct {
 	// by membership, recomputed only when either side changed.
 	nuFrom, nuOut   []model.NodeUpgrade
 	reqFrom, reqOut []model.UpgradeRequest
-	machinesSeen    []model.Machine
-	mdsSeen         []model.MachineDeployment
+	machinesEpoch   uint64
+	mdsEpoch        uint64
 }
 
 func byName[T any](name func(*T) string) func(a, b *T) bool {
@@ -92,7 +92,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 	machinesVisible := s.Source(model.KindMachine).Synced
 	nus := st.nodeUpgrades.list()
-	if !same(nus, st.nuFrom) || !same(s.Machines, st.machinesSeen) {
+	if !same(nus, st.nuFrom) || st.machines.epoch != st.machinesEpoch {
 		st.nuFrom = nus
 		st.nuOut = filter(nus, func(n *model.NodeUpgrade) bool {
 			return !machinesVisible || st.machines.get(key(n.Namespace, n.MachineName)) != nil
@@ -102,7 +102,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 	mdsVisible := s.Source(model.KindMachineDeployment).Synced
 	reqs := st.requests.list()
-	if !same(reqs, st.reqFrom) || !same(s.MachineDeployments, st.mdsSeen) {
+	if !same(reqs, st.reqFrom) || st.mds.epoch != st.mdsEpoch {
 		st.reqFrom = reqs
 		st.reqOut = filter(reqs, func(r *model.UpgradeRequest) bool {
 			if r.Kind == model.KindControlPlaneUpgrade {
@@ -112,7 +112,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		})
 	}
 	s.UpgradeRequests = st.reqOut
-	st.machinesSeen, st.mdsSeen = s.Machines, s.MachineDeployments
+	st.machinesEpoch, st.mdsEpoch = st.machines.epoch, st.mds.epoch
 
 	evs := st.events.list()
 	s.Events = evs[:min(len(evs), o.MaxEvents)]

@@ -410,24 +410,6 @@ func connectionError(err error) bool {
 	return true
 }
 
-// entry is what the informer caches: the object's key and resource version
-// (the informer's bookkeeping needs them) and its translated model value.
-// The unstructured object and its managedFields are dropped right after
-// translation.
-type entry struct {
-	metav1.ObjectMeta
-	value any // nil when the object is of no interest (an unrelated event)
-}
-
-func (e *entry) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// DeepCopyObject returns the entry itself: entries are never modified.
-func (e *entry) DeepCopyObject() runtime.Object { return e }
-
-func newEntry(namespace, name, rv string, v any) *entry {
-	return &entry{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, ResourceVersion: rv}, value: v}
-}
-
 // transform translates an object once, as it enters the informer. It must
 // accept objects it already transformed (client-go may hand them back on a
 // relist).
@@ -467,7 +449,7 @@ func (in *instance) apply(obj any, deleted bool) {
 
 // applyEntry puts or removes an entry's value in the store of its type.
 func applyEntry(st *stores, e *entry, deleted bool) {
-	k := key(e.Namespace, e.Name)
+	k := key(e.namespace, e.name)
 	switch v := e.value.(type) {
 	case *model.EKSACluster:
 		putOrRemove(st.clusters, k, v, deleted)

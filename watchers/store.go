@@ -28,6 +28,9 @@ type store[T any] struct {
 	structural bool
 	// dirty is set by any change since the last build.
 	dirty bool
+	// epoch counts the builds that changed the set of keys: a list filtered
+	// by membership in this store is stale when it moved.
+	epoch uint64
 }
 
 func newStore[T any](less func(a, b *T) bool) *store[T] {
@@ -84,6 +87,7 @@ func (s *store[T]) list() []T {
 		return next
 	}
 	s.structural = false
+	s.epoch++
 	clear(s.changed)
 	keys := make([]string, 0, len(s.items))
 	for k := range s.items {

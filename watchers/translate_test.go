@@ -1,0 +1,188 @@
+package watchers
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func TestTranslateKCPBothVersions(t *testing.T) {
+	v1beta2 := map[string]any{
+		"metadata": map[string]any{"name": "mgmt", "generation": int64(3)},
+		"spec":     map[string]any{"replicas": int64(3), "version": "v1.31.9", "rollout": map[string]any{"strategy": map[string]any{"type": "InPlace"}}},
+		"status": map[string]any{
+			"replicas": int64(4), "readyReplicas": int64(3), "upToDateReplicas": int64(1), "observedGeneration": int64(3),
+			"initialization": map[string]any{"controlPlaneInitialized": true},
+			"versions":       []any{map[string]any{"version": "v1.30.14", "replicas": int64(3)}, map[string]any{"version": "v1.31.9", "replicas": int64(1)}},
+			"conditions":     []any{map[string]any{"type": "RollingOut", "status": "True", "reason": "RollingOut", "observedGeneration": int64(3)}},
+			"deprecated":     map[string]any{"v1beta1": map[string]any{"failureMessage": "old failure"}},
+		},
+	}
+	cp := translateKCP(v1beta2, "v1beta2").(*model.ControlPlane)
+	if *cp.Replicas.Desired != 3 || *cp.Replicas.UpToDate != 1 || *cp.Replicas.Ready != 3 || cp.Replicas.Available != nil ||
+		cp.RolloutStrategy != "InPlace" || !cp.Initialized || len(cp.Versions) != 2 || cp.FailureMessage != "old failure" ||
+		cp.Conditions[0].ObservedGeneration != 3 {
+		t.Errorf("v1beta2 KCP = %+v", cp)
+	}
+
+	v1beta1 := map[string]any{
+		"metadata": map[string]any{"name": "mgmt"},
+		"spec":     map[string]any{"replicas": int64(3), "version": "v1.31.9", "rolloutStrategy": map[string]any{"type": "RollingUpdate"}},
+		"status": map[string]any{
+			"replicas": int64(3), "updatedReplicas": int64(2), "readyReplicas": int64(3), "initialized": true,
+			"conditions": []any{map[string]any{"type": "MachinesSpecUpToDate", "status": "False", "severity": "Warning", "reason": "RollingUpdateInProgress"}},
+			"v1beta2": map[string]any{
+				"upToDateReplicas": int64(2), "availableReplicas": int64(3),
+				"conditions": []any{map[string]any{"type": "MachinesUpToDate", "status": "False", "reason": "NotUpToDate"}},
+			},
+		},
+	}
+	cp = translateKCP(v1beta1, "v1beta1").(*model.ControlPlane)
+	if *cp.Replicas.UpToDate != 2 || *cp.Replicas.Available != 3 || cp.RolloutStrategy != "RollingUpdate" || !cp.Initialized {
+		t.Errorf("v1beta1 KCP = %+v", cp)
+	}
+	// The v1beta2 conditions win over the legacy ones when both are there.
+	if len(cp.Conditions) != 1 || cp.Conditions[0].Type != "MachinesUpToDate" {
+		t.Errorf("v1beta1 KCP conditions = %+v", cp.Conditions)
+	}
+	delete(v1beta1["status"].(map[string]any), "v1beta2")
+	cp = translateKCP(v1beta1, "v1beta1").(*model.ControlPlane)
+	if *cp.Replicas.UpToDate != 2 || cp.Conditions[0].Severity != model.SeverityWarning {
+		t.Errorf("legacy-only v1beta1 KCP = %+v", cp)
+	}
+}
+
+func TestTranslateMachineRolesAndOwners(t *testing.T) {
+	mk := func(labels map[string]any, owners ...any) *model.Machine {
+		return translateMachine(map[string]any{
+			"metadata": map[string]any{"name": "m", "labels": labels, "ownerReferences": owners,
+				"annotations": map[string]any{lastAppliedAnnotation: "{…}", annotationClonedFromName: "tmpl-2"}},
+			"status": map[string]any{"nodeRef": map[string]any{"name": "n"}},
+		}, "v1beta2").(*model.Machine)
+	}
+	etcd := mk(map[string]any{model.LabelEtcdCluster: "mgmt-etcd", model.LabelEtcdReady: "true"})
+	if etcd.Role != model.RoleEtcd || etcd.Owner != "mgmt-etcd" || etcd.Owned || !etcd.EtcdReady || etcd.InfrastructureTemplate != "tmpl-2" {
+		t.Errorf("disowned etcd machine = %+v", etcd)
+	}
+	if _, ok := etcd.Annotations[lastAppliedAnnotation]; ok {
+		t.Error("last-applied annotation kept")
+	}
+	etcd = mk(map[string]any{model.LabelEtcdCluster: "mgmt-etcd"}, map[string]any{"kind": "EtcdadmCluster", "name": "mgmt-etcd"})
+	if !etcd.Owned || etcd.EtcdReady {
+		t.Errorf("owned etcd machine = %+v", etcd)
+	}
+	cp := mk(map[string]any{model.LabelControlPlane: "", model.LabelControlPlaneName: "mgmt"})
+	if cp.Role != model.RoleControlPlane || cp.Owner != "mgmt" || cp.NodeName != "n" {
+		t.Errorf("cp machine = %+v", cp)
+	}
+	w := mk(map[string]any{}, map[string]any{"kind": "MachineSet", "name": "mgmt-md-0-abc", "controller": true})
+	if w.Role != model.RoleWorker || w.Owner != "mgmt-md-0-abc" || !w.Owned {
+		t.Errorf("worker without deployment label = %+v", w)
+	}
+}
+
+func TestTranslateEKSAClusterSpecChangedAtSkipsStatusWrites(t *testing.T) {
+	c := translateEKSACluster(map[string]any{
+		"metadata": map[string]any{"name": "mgmt", "generation": int64(5), "managedFields": []any{
+			map[string]any{"manager": "kubectl", "operation": "Update", "time": "2026-05-04T10:00:00Z"},
+			map[string]any{"manager": "eksa-controller", "operation": "Update", "subresource": "status", "time": "2026-05-04T10:05:00Z"},
+		}},
+		"spec": map[string]any{"clusterNetwork": map[string]any{"cniConfig": map[string]any{"cilium": map[string]any{"skipUpgrade": true}}},
+			"externalEtcdConfiguration": map[string]any{"count": int64(3)}},
+		"status": map[string]any{"observedGeneration": int64(4), "failureMessage": "x", "failureReason": "ClusterInvalid"},
+	}, "").(*model.EKSACluster)
+	if !c.SpecChangedAt.Equal(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("SpecChangedAt = %s", c.SpecChangedAt)
+	}
+	if !c.Stale() || c.CNIManaged() || !c.CiliumManaged || c.ExternalEtcdCount != 3 || c.ControlPlaneCount != 1 || c.FailureReason != "ClusterInvalid" {
+		t.Errorf("cluster = %+v", c)
+	}
+}
+
+func TestTranslateNodeKeepsOnlyWhatTheConsoleShows(t *testing.T) {
+	n := translateNode(benchNode(7), "example.com/upgrading")
+	if len(n.Labels) != 1 || n.Labels["node-role.kubernetes.io/worker"] != "" {
+		t.Errorf("labels = %v", n.Labels)
+	}
+	if len(n.Annotations) != 3 || n.Annotations["cluster.x-k8s.io/machine"] != "mgmt-md-0-000007" {
+		t.Errorf("annotations = %v", n.Annotations)
+	}
+	if !n.Ready || n.KubeletVersion != "v1.30.14-eks-1-30-58" || n.ReadySince.IsZero() {
+		t.Errorf("node = %+v", n)
+	}
+}
+
+func TestTranslateEventFiltersUnrelated(t *testing.T) {
+	ev := func(kind, name string) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", CreationTimestamp: metav1.NewTime(benchTime)},
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name}, Type: "Warning", Reason: "R"}
+	}
+	if translateEvent(ev("Pod", "mgmt-x"), "mgmt") != nil || translateEvent(ev("Machine", "other-x"), "mgmt") != nil {
+		t.Error("unrelated event kept")
+	}
+	e := translateEvent(ev("Machine", "mgmt-md-0-x"), "mgmt")
+	if e == nil || !e.LastTimestamp.Equal(benchTime) || !e.FirstTimestamp.Equal(benchTime) {
+		t.Errorf("event = %+v", e)
+	}
+}
+
+func TestStoreSharesUnchangedAndPatchesUpdates(t *testing.T) {
+	s := newStore(byName(func(m *model.Machine) string { return m.Name }))
+	for _, n := range []string{"c", "a", "b"} {
+		s.put("ns/"+n, &model.Machine{Meta: model.Meta{Name: n}})
+	}
+	first := s.list()
+	if len(first) != 3 || first[0].Name != "a" || first[2].Name != "c" {
+		t.Fatalf("sorted = %v", first)
+	}
+	if again := s.list(); !same(again, first) {
+		t.Error("unchanged store rebuilt its list")
+	}
+	epoch := s.epoch
+	s.put("ns/b", &model.Machine{Meta: model.Meta{Name: "b"}, Phase: "Running"})
+	patched := s.list()
+	if same(patched, first) || patched[1].Phase != "Running" || first[1].Phase != "" || s.epoch != epoch {
+		t.Errorf("update: patched=%v first=%v epoch %d→%d", patched, first, epoch, s.epoch)
+	}
+	s.remove("ns/a")
+	s.put("ns/0", &model.Machine{Meta: model.Meta{Name: "0"}})
+	rebuilt := s.list()
+	if len(rebuilt) != 3 || rebuilt[0].Name != "0" || rebuilt[1].Name != "b" || s.epoch == epoch {
+		t.Errorf("structural change: %v", rebuilt)
+	}
+	// A patch after a rebuild lands at the right index.
+	s.put("ns/c", &model.Machine{Meta: model.Meta{Name: "c"}, Phase: "Deleting"})
+	if got := s.list(); got[2].Phase != "Deleting" {
+		t.Errorf("patch after rebuild: %v", got)
+	}
+}
+
+func TestFilterKeepsSliceWhenAllKept(t *testing.T) {
+	l := []int{1, 2, 3}
+	if got := filter(l, func(*int) bool { return true }); !same(got, l) {
+		t.Error("copied although everything was kept")
+	}
+	if got := filter(l, func(v *int) bool { return *v != 2 }); len(got) != 2 || got[1] != 3 {
+		t.Errorf("filtered = %v", got)
+	}
+}
+
+func TestPublishIsLatestWins(t *testing.T) {
+	w, _ := benchWatcher(t)
+	for i := 0; i < 5; i++ {
+		w.publish()
+	}
+	s := <-w.Updates()
+	if s.Version != 5 || w.Latest() != s {
+		t.Errorf("got version %d, latest %d", s.Version, w.Latest().Version)
+	}
+	select {
+	case old := <-w.Updates():
+		t.Errorf("stale snapshot %d still queued", old.Version)
+	default:
+	}
+}
