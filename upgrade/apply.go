@@ -96,7 +96,22 @@ func (e *ConflictsError) Error() string {
 		fmt.Fprintf(&b, "\n  %s %s: %s", c.Object, c.Field, c.Manager)
 	}
 	b.WriteString("\nthe upgrade changes them; take them over only if that manager (e.g. a GitOps controller) will not put them back: re-run with --force-conflicts, or change them where that manager reads them")
+	if e.onlyManager(eksaCLIManager) {
+		b.WriteString("\n(" + eksaCLIManager + " is the EKS-A CLI, which itself applies with forced ownership: taking its fields over is what its own upgrade does)")
+	}
 	return b.String()
+}
+
+// eksaCLIManager is the field manager of `eksctl anywhere` (its applier).
+const eksaCLIManager = "eks-a-cli"
+
+func (e *ConflictsError) onlyManager(m string) bool {
+	for _, c := range e.Conflicts {
+		if c.Manager != m {
+			return false
+		}
+	}
+	return len(e.Conflicts) > 0
 }
 
 // Applier server-side applies a spec file.

@@ -240,6 +240,7 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	if out.Complete && !lost {
 		err = s.locker.Release(ctx)
 	}
+	e.Time = s.clk.Now()
 	return errors.Join(err, audit(ctx, s.audit, e))
 }
 

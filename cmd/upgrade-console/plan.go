@@ -25,6 +25,9 @@ type planOptions struct {
 
 	all    bool
 	output string
+
+	// Live mode (--cluster): the cluster against a spec file.
+	live liveOptions
 }
 
 // planSource produces what a plan is computed from. Offline mode reads two
@@ -34,7 +37,7 @@ type planSource func(ctx context.Context) (model.PlanInput, error)
 
 var planOutputs = []string{"table", "json", "yaml"}
 
-func newPlanCmd(_ *globalOptions) *cobra.Command {
+func newPlanCmd(g *globalOptions) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan --from-bundles FILE --to-bundles FILE --kubernetes-version X.Y",
@@ -54,6 +57,13 @@ CHANGE is major, minor or patch (the leading X.Y.Z goes up in that field), downg
 rebuild (same X.Y.Z, new build: v1.8.5+205ebc5 -> v1.8.5+65d2d66; EKS-A rolls it out
 all the same), changed (not a version, e.g. "deprecated"), added, removed or none.
 
+Live mode (--cluster NAME -f cluster.yaml) reads the running cluster instead: the current
+release from the Cluster's eksaVersion (its EKSARelease and Bundles in eksa-system), the
+target from the spec file and the Bundles of its eksaVersion (or --to-bundles FILE), and
+adds the live preflight checks: objects ready, no failureMessage, generation observed,
+reconcile not paused, no other upgrade lock, no leftover upgrade markers. Skippable checks
+may be skipped by name with --skip (repeatable).
+
 Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 3 a blocking preflight check failed (the plan is still printed).`,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
@@ -61,9 +71,15 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 
   # ... upgrading Kubernetes to 1.31 at the same time, as JSON for a script
   upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml \
-    --kubernetes-version 1.30 --target-kubernetes-version 1.31 -o json`,
+    --kubernetes-version 1.30 --target-kubernetes-version 1.31 -o json
+
+  # Live: the running cluster mgmt against the spec to upgrade it to
+  upgrade-console plan --cluster mgmt -f mgmt-v0.21.yaml`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.live.cluster != "" {
+				return runLivePlan(cmd.Context(), cmd.OutOrStdout(), g, o)
+			}
 			source, err := o.source()
 			if err != nil {
 				return err
@@ -82,6 +98,7 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 	f.StringVar(&o.targetKubeVersion, "target-kubernetes-version", "", "Kubernetes version to upgrade to (default: --kubernetes-version, no Kubernetes upgrade)")
 	f.BoolVar(&o.all, "all", false, "list unchanged components in the table too (json and yaml always list every one)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
+	o.live.addFlags(f, false)
 	for _, name := range []string{"from-bundles", "to-bundles"} {
 		_ = cmd.MarkFlagFilename(name, "yaml", "yml", "json")
 	}

@@ -18,7 +18,13 @@ import (
 // and its exit code.
 func runCaptured(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	dir := t.TempDir()
+	return runCapturedIn(t, t.TempDir(), args...)
+}
+
+// runCapturedIn is runCaptured with the state directory (log, audit log,
+// snapshots) in dir.
+func runCapturedIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	t.Setenv("XDG_STATE_HOME", dir) // the log file goes here, not to the user's state dir
 	outF, err := os.Create(filepath.Join(dir, "stdout"))
 	if err != nil {

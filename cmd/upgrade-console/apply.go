@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+type applyOptions struct {
+	live           liveOptions
+	dryRun         bool
+	yes            bool
+	wait           bool
+	timeout        time.Duration
+	forceConflicts bool
+	readOnly       bool
+}
+
+func newApplyCmd(g *globalOptions) *cobra.Command {
+	o := &applyOptions{}
+	cmd := &cobra.Command{
+		Use:   "apply --cluster NAME -f cluster.yaml",
+		Short: "Start an upgrade: preflight, lock, snapshot, server-side apply of the new spec, then follow it",
+		Long: `Start an upgrade of an EKS Anywhere management cluster the way 'eksctl anywhere upgrade
+cluster' does without a bootstrap cluster: apply the new cluster spec to the management
+cluster and let its EKS-A controller reconcile, while the console follows.
+
+Steps: the plan and its preflight checks (as 'plan --cluster'); a server-side dry-run that
+shows what changes and which fields another manager owns; a typed confirmation (the cluster
+name) unless --yes; the upgrade lock (Lease upgrade-console-<cluster> in eksa-system); a
+snapshot of the specs a rollback needs (a ConfigMap in eksa-system and a local file); the
+server-side apply (field manager upgrade-console); with --wait, the EKS-A completion rule.
+
+Field conflicts are never forced silently: when another manager (eks-a-cli, kubectl, a
+GitOps controller) owns a field the spec changes, the apply stops unless --force-conflicts
+is given, and forcing is recorded in the audit log like every write.
+
+The lock is released when the upgrade completes, and kept when it fails or times out: it
+then blocks further upgrades until cleared with 'upgrade-console lock clear lease'.
+Without --wait the console does not follow the upgrade and releases the lock after the apply.
+
+Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed, 2 wrong
+command line, 3 a blocking preflight check failed or unforced field conflicts,
+4 the upgrade failed, 5 --timeout passed.`,
+		Example: `  # See what would change, without changing anything
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
+
+  # Upgrade and follow to the end, for CI
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --yes --wait --timeout 90m`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runApply(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	o.live.addFlags(f, true)
+	f.BoolVar(&o.dryRun, "dry-run", false, "stop after the server-side dry-run; change nothing")
+	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for the typed confirmation")
+	f.BoolVar(&o.wait, "wait", false, "follow the upgrade until the EKS-A completion rule holds")
+	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on)")
+	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
+	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change (apply then refuses to run)")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("to-bundles", "yaml", "yml", "json")
+	return cmd
+}
+
+func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *applyOptions) error {
+	if o.readOnly && !o.dryRun {
+		return usageError{errors.New("apply changes the cluster and --read-only forbids it; use --dry-run or 'plan' to look")}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lv, err := connect(ctx, g, &o.live)
+	if err != nil {
+		return err
+	}
+	defer lv.close()
+	p, err := lv.plan(ctx, &o.live)
+	if err != nil {
+		return err
+	}
+	writeLivePlan(out, p, false)
+	if p.Blocked() {
+		return withCode(ExitPreflight, blockedError(p.Preflight))
+	}
+
+	applier := &upgrade.Applier{Client: lv.client, Cluster: p.Cluster}
+	dry, err := applier.DryRun(ctx, lv.spec)
+	if err != nil {
+		return err
+	}
+	writeDryRun(out, dry)
+	if rej := dry.Rejected(); len(rej) > 0 {
+		return &model.InputError{Source: lv.spec.Path, Problem: fmt.Sprintf("the API server refuses %s: %s", rej[0].Object, rej[0].Error),
+			Fix: "correct the spec; nothing was changed"}
+	}
+	if len(dry.Conflicts) > 0 && !o.forceConflicts {
+		return withCode(ExitPreflight, &upgrade.ConflictsError{Conflicts: dry.Conflicts})
+	}
+	if dry.Changes() == 0 {
+		fmt.Fprintln(out, "\nthe cluster already runs this spec: nothing to apply")
+		return nil
+	}
+	if o.dryRun {
+		fmt.Fprintln(out, "\n--dry-run: nothing was changed")
+		return nil
+	}
+	if !o.yes {
+		if err := confirm(in, out, p.Cluster); err != nil {
+			return err
+		}
+	}
+
+	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+	if err != nil {
+		return err
+	}
+	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+	fmt.Fprintf(out, "\ntaking the upgrade lock as %s…\n", lv.holder.Display())
+	s, err := d.Start(ctx, p, upgrade.StartOptions{DryRun: dry, ForceConflicts: o.forceConflicts})
+	if err != nil {
+		var pe *upgrade.PreflightError
+		var held *upgrade.LockHeldError
+		var ce *upgrade.ConflictsError
+		switch {
+		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce):
+			return withCode(ExitPreflight, err)
+		case s != nil:
+			return withCode(ExitUpgradeFail, err)
+		}
+		return err
+	}
+	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+	for _, a := range s.Applied {
+		fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts))
+	}
+	fmt.Fprintf(out, "audit log: %s%s\n", audit.Path(), skippedNote(p.Skipped))
+
+	if !o.wait {
+		if err := s.Detach(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nnot waiting (--wait not given): the upgrade lock is released; follow the upgrade with\n  upgrade-console watch --cluster %s\n", p.Cluster)
+		return nil
+	}
+	fmt.Fprintf(out, "\nfollowing the upgrade (timeout %s)…\n", o.timeout)
+	tctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{
+		OnProgress: func(pr model.Progress) {
+			fmt.Fprintf(out, "  %s  %s\n", time.Now().UTC().Format("15:04:05"), pr.Summary)
+		},
+	})
+	switch {
+	case outcome.Complete:
+		fmt.Fprintf(out, "\nupgrade complete in %s; the upgrade lock is released\n", model.ShortDuration(outcome.Elapsed))
+		return err
+	case outcome.TimedOut:
+		return withCode(ExitTimeout, fmt.Errorf("%s after %s: %s\n%s", upgrade.ErrTrackTimeout, o.timeout, outcome.Progress.Summary, s.LockKeptMessage()))
+	case outcome.Failed:
+		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
+	}
+	return err
+}
+
+func forcedNote(forced bool) string {
+	if forced {
+		return ", conflicts forced"
+	}
+	return ""
+}
+
+// confirm asks the operator to type the cluster name, as dangerous actions in
+// k9s do: a "y" typed by habit does not start an upgrade.
+func confirm(in io.Reader, out io.Writer, cluster string) error {
+	if f, ok := in.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return usageError{errors.New("no terminal to confirm on: pass --yes to apply without the typed confirmation")}
+	}
+	fmt.Fprintf(out, "\nthis applies the spec to cluster %s and starts the upgrade.\ntype the cluster name to confirm: ", cluster)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return &model.InputError{Source: "confirmation", Problem: "no answer", Fix: "type the cluster name, or pass --yes"}
+	}
+	if strings.TrimSpace(line) != cluster {
+		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), cluster)}
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/demo"
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// startDemo runs a demo world at high speed for one test.
+func startDemo(t *testing.T, sc scenario.Name) *demo.World {
+	t.Helper()
+	w, err := demo.Run(context.Background(), demo.Config{Scenario: sc, Speed: 50, AssetsDir: cptest.AssetsDir(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Stop(); err != nil {
+			t.Errorf("stopping the demo: %v", err)
+		}
+	})
+	return w
+}
+
+func liveArgs(w *demo.World, cmd string, extra ...string) []string {
+	return append([]string{cmd, "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "-f", w.TargetSpecPath}, extra...)
+}
+
+// The refusals come before any change: a lock held by another console, a
+// preflight failure, no terminal to confirm on, read-only, unforced
+// conflicts; then the upgrade runs to completion.
+func TestApplyDemoRolling(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(w.Config)
+
+	t.Run("live plan", func(t *testing.T) {
+		out, errOut, code := runCaptured(t, liveArgs(w, "plan", "-o", "json")...)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var p struct {
+			Versions struct {
+				CurrentKubernetes string `json:"currentKubernetesVersion"`
+				TargetKubernetes  string `json:"targetKubernetesVersion"`
+			} `json:"versions"`
+			Components []struct{ Key, Change string }  `json:"components"`
+			Preflight  []struct{ Name, Status string } `json:"preflight"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if p.Versions.CurrentKubernetes != "1.30" || p.Versions.TargetKubernetes != "1.31" || len(p.Components) == 0 || len(p.Preflight) != len(upgrade.Checks) {
+			t.Errorf("plan %+v", p)
+		}
+	})
+
+	t.Run("another console holds the lock", func(t *testing.T) {
+		now := metav1.NewMicroTime(time.Now())
+		_, err := kube.CoordinationV1().Leases("eksa-system").Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: upgrade.LockName(w.ClusterName), Namespace: "eksa-system"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("alice@laptop/0a1b2c3d"), LeaseDurationSeconds: ptr.To(int32(600)),
+				AcquireTime: &now, RenewTime: &now},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
+		if code != ExitPreflight || !strings.Contains(out+errOut, "alice@laptop (console 0a1b2c3d)") {
+			t.Errorf("exit %d, want %d naming the holder:\n%s\n%s", code, ExitPreflight, out, errOut)
+		}
+		if err := kube.CoordinationV1().Leases("eksa-system").Delete(ctx, upgrade.LockName(w.ClusterName), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("preflight failure blocks and says how to fix it", func(t *testing.T) {
+		patch := func(v string) {
+			t.Helper()
+			body := `{"metadata":{"annotations":{"anywhere.eks.amazonaws.com/paused":` + v + `}}}`
+			if _, err := kubeDynamic(t, w).Resource(upgrade.GVREKSACluster).Namespace(w.ClusterNamespace).Patch(ctx, w.ClusterName, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		patch(`"true"`)
+		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
+		patch(`null`)
+		if code != ExitPreflight || !strings.Contains(errOut, "eksa-reconcile-not-paused") || !strings.Contains(errOut, "annotate") {
+			t.Errorf("exit %d, want %d with the check and its fix:\n%s\n%s", code, ExitPreflight, out, errOut)
+		}
+		if !strings.Contains(out, "fail   eksa-reconcile-not-paused") {
+			t.Errorf("plan output lacks the failed check:\n%s", out)
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--force-conflicts")...); code != ExitUsage || !strings.Contains(errOut, "--yes") {
+			t.Errorf("without a terminal and --yes: exit %d %s", code, errOut)
+		}
+		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--read-only")...); code != ExitUsage || !strings.Contains(errOut, "--read-only") {
+			t.Errorf("read-only: exit %d %s", code, errOut)
+		}
+		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes")...)
+		if code != ExitPreflight || !strings.Contains(out, "owned by eks-a-cli") || !strings.Contains(errOut, "--force-conflicts") {
+			t.Errorf("unforced conflicts: exit %d\n%s\n%s", code, out, errOut)
+		}
+		out, errOut, code = runCaptured(t, liveArgs(w, "apply", "--dry-run", "--force-conflicts")...)
+		if code != ExitOK || !strings.Contains(out, "spec.kubernetesVersion  1.30 → 1.31") || !strings.Contains(out, "nothing was changed") {
+			t.Errorf("dry-run: exit %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("upgrade to completion", func(t *testing.T) {
+		applyToCompletion(t, w)
+	})
+}
+
+func TestApplyDemoInPlace(t *testing.T) {
+	w := startDemo(t, scenario.InPlace)
+	applyToCompletion(t, w)
+}
+
+func applyToCompletion(t *testing.T, w *demo.World) {
+	t.Helper()
+	state := t.TempDir()
+	out, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "10m")...)
+	if code != ExitOK || !strings.Contains(out, "upgrade complete") || !strings.Contains(out, "lock is released") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "snapshot saved: ConfigMap eksa-system/upgrade-console-snapshot-mgmt-") {
+		t.Errorf("snapshot location not shown:\n%s", out)
+	}
+	st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName)
+	if err != nil || st != nil {
+		t.Errorf("lock after completion: %+v %v", st, err)
+	}
+	res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range res.Entries {
+		actions = append(actions, e.Action+":"+e.Result)
+	}
+	got := strings.Join(actions, " ")
+	for _, want := range []string{"upgrade:started", "lock-acquire:ok", "snapshot:ok", "apply:ok", "lock-release:ok", "upgrade:finished"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("audit log lacks %s: %s", want, got)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(state, "upgrade-console", "snapshots", "*.json")); len(files) != 1 {
+		t.Errorf("local snapshot files: %v", files)
+	}
+	if _, err := os.Stat(w.TargetSpecPath); err != nil {
+		t.Error(err)
+	}
+}
+
+func kubeDynamic(t *testing.T, w *demo.World) dynamic.Interface {
+	t.Helper()
+	return dynamic.NewForConfigOrDie(w.Config)
+}

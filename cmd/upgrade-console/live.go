@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+	"github.com/upgrade-console/upgrade-console/watchers"
+)
+
+// liveOptions are the flags of the commands that read a live cluster against
+// a spec file (plan --cluster, apply).
+type liveOptions struct {
+	cluster     string
+	file        string
+	toBundles   string
+	skips       []string
+	nodeLabel   string
+	syncTimeout time.Duration
+}
+
+func (l *liveOptions) addFlags(f *pflag.FlagSet, withToBundles bool) {
+	f.StringVar(&l.cluster, "cluster", "", "name of the EKS-A Cluster to upgrade (its namespace: -n, default from the kubeconfig context)")
+	f.StringVarP(&l.file, "filename", "f", "", "the cluster spec to upgrade to: the EKS-A Cluster and its provider objects (multi-document YAML)")
+	if withToBundles {
+		f.StringVar(&l.toBundles, "to-bundles", "", "target Bundles manifest (default: the Bundles of the spec's eksaVersion, from its EKSARelease in the cluster)")
+	}
+	f.StringArrayVar(&l.skips, "skip", nil, "skip a skippable preflight check by name (repeatable; recorded in the audit log)")
+	f.StringVar(&l.nodeLabel, "node-upgrade-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
+	f.DurationVar(&l.syncTimeout, "sync-timeout", 30*time.Second, "how long to wait for the cluster's objects to load")
+}
+
+// live is a connection to a cluster: the clients, a running watcher whose
+// snapshots the checks and the tracker read, and the spec file.
+type live struct {
+	client    *upgrade.Client
+	watcher   *watchers.Watcher
+	stop      context.CancelFunc
+	done      chan struct{}
+	namespace string
+	context   string
+	spec      *upgrade.SpecFile
+	planner   *upgrade.Planner
+	holder    upgrade.Holder
+}
+
+// connect reads the spec, connects and waits for the first complete snapshot.
+func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, error) {
+	if l.cluster == "" {
+		return nil, usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to upgrade")}
+	}
+	if l.file == "" {
+		return nil, usageError{errors.New("-f/--filename is required: the cluster spec to upgrade to")}
+	}
+	if err := upgrade.ValidateSkips(l.skips); err != nil {
+		return nil, err
+	}
+	loader := g.kube.ToRawKubeConfigLoader()
+	ns, _, err := loader.Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	spec, err := upgrade.ReadSpecFile(l.file, ns)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := g.kube.ToRESTConfig()
+	if err != nil {
+		return nil, &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+	}
+	raw, _ := loader.RawConfig()
+	kubeContext := raw.CurrentContext
+	if g.kube.Context != nil && *g.kube.Context != "" {
+		kubeContext = *g.kube.Context
+	}
+	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, err := watchers.New(watchers.Options{
+		Config: cfg, ClusterName: l.cluster, ClusterNamespace: ns,
+		Context: kubeContext, NodeUpgradeLabel: l.nodeLabel,
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	lv := &live{client: client, watcher: w, stop: cancel, done: make(chan struct{}), namespace: ns,
+		context: kubeContext, spec: spec, holder: upgrade.LocalHolder()}
+	go func() {
+		defer close(lv.done)
+		_ = w.Run(wctx)
+	}()
+	if _, err := upgrade.WaitSynced(ctx, w, 50*time.Millisecond, l.syncTimeout); err != nil {
+		lv.close()
+		return nil, err
+	}
+	lv.planner = &upgrade.Planner{Client: client, State: w, Self: lv.holder, NodeLabel: l.nodeLabel}
+	return lv, nil
+}
+
+func (lv *live) close() {
+	lv.stop()
+	<-lv.done
+}
+
+func (lv *live) plan(ctx context.Context, l *liveOptions) (*upgrade.Plan, error) {
+	return lv.planner.Plan(ctx, upgrade.PlanRequest{
+		Cluster: l.cluster, Namespace: lv.namespace, Spec: lv.spec, ToBundles: l.toBundles, Skips: l.skips,
+	})
+}
+
+// writeLivePlan prints the versions header, then the same table as the
+// offline plan.
+func writeLivePlan(out io.Writer, p *upgrade.Plan, all bool) {
+	v := p.Versions
+	fmt.Fprintf(out, "cluster %s/%s\n", p.Namespace, p.Cluster)
+	fmt.Fprintf(out, "  EKS-A       %s → %s\n", dash(v.CurrentEKSA), dash(v.TargetEKSA))
+	fmt.Fprintf(out, "  Kubernetes  %s → %s\n", dash(v.CurrentKubernetes), dash(v.TargetKubernetes))
+	if v.Management != "" && v.Management != v.CurrentEKSA {
+		fmt.Fprintf(out, "  management components at %s\n", v.Management)
+	}
+	fmt.Fprintf(out, "  bundles     %s → %s\n\n", v.CurrentBundles, v.TargetBundles)
+	writePlanTable(out, &model.Plan{Components: p.Components, Preflight: p.Preflight}, all)
+}
+
+// writeDryRun prints what the apply changes and who else owns fields it sets.
+func writeDryRun(out io.Writer, r *upgrade.DryRunResult) {
+	fmt.Fprintln(out, "\nserver-side dry-run (field manager "+upgrade.ManagerName+"):")
+	for _, o := range r.Objects {
+		switch {
+		case o.Error != "":
+			fmt.Fprintf(out, "  ✗ %s: refused: %s\n", o.Object, o.Error)
+		case o.Create:
+			fmt.Fprintf(out, "  + %s: created\n", o.Object)
+		case len(o.Fields) == 0:
+			fmt.Fprintf(out, "  = %s: unchanged\n", o.Object)
+		default:
+			fmt.Fprintf(out, "  ~ %s: %d field(s)\n", o.Object, len(o.Fields))
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			for _, f := range o.Fields {
+				switch f.Op {
+				case "add":
+					fmt.Fprintf(tw, "      %s\t+ %s\n", f.Path, f.New)
+				case "remove":
+					fmt.Fprintf(tw, "      %s\t- %s\n", f.Path, f.Old)
+				default:
+					fmt.Fprintf(tw, "      %s\t%s → %s\n", f.Path, f.Old, f.New)
+				}
+			}
+			_ = tw.Flush()
+		}
+	}
+	if len(r.Conflicts) > 0 {
+		fmt.Fprintf(out, "\n  %d field conflict(s): another manager owns fields this apply changes:\n", len(r.Conflicts))
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, c := range r.Conflicts {
+			fmt.Fprintf(tw, "    %s\t%s\towned by %s\n", c.Object, c.Field, c.Manager)
+		}
+		_ = tw.Flush()
+	}
+}
+
+func skippedNote(skips []string) string {
+	if len(skips) == 0 {
+		return ""
+	}
+	return " (skipped: " + strings.Join(skips, ", ") + ")"
+}
+
+// runLivePlan is `plan --cluster`: the plan of the running cluster against a
+// spec file, with the live preflight checks.
+func runLivePlan(ctx context.Context, out io.Writer, g *globalOptions, o *planOptions) error {
+	if !slices.Contains(planOutputs, o.output) {
+		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
+			Fix: "use one of " + strings.Join(planOutputs, ", ")}
+	}
+	if o.fromBundles != "" || o.kubeVersion != "" || o.targetKubeVersion != "" {
+		return usageError{errors.New("--cluster reads the current release and versions from the cluster: drop --from-bundles, --kubernetes-version and --target-kubernetes-version")}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	o.live.toBundles = o.toBundles
+	lv, err := connect(ctx, g, &o.live)
+	if err != nil {
+		return err
+	}
+	defer lv.close()
+	p, err := lv.plan(ctx, &o.live)
+	if err != nil {
+		return err
+	}
+	switch o.output {
+	case "json":
+		data, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s\n", data)
+	case "yaml":
+		data, err := yaml.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, _ = out.Write(data)
+	default:
+		writeLivePlan(out, p, o.all)
+	}
+	if p.Blocked() {
+		return withCode(ExitPreflight, blockedError(p.Preflight))
+	}
+	return nil
+}
