@@ -537,23 +537,18 @@ func ShortDuration(d time.Duration) string {
 
 // index holds the lookups a derivation needs, built once per derivation.
 type index struct {
-	s        *ClusterState
-	etcd     []*Machine
-	cp       []*Machine
-	workers  []*Machine
-	byName   map[string]*Machine
-	upgrades map[string]*NodeUpgrade // by machine name
+	s       *ClusterState
+	etcd    []*Machine // each group in name order
+	cp      []*Machine
+	workers []*Machine
+	// upgrades is the newest in-place upgrade object per machine name.
+	upgrades map[string]*NodeUpgrade
 }
 
 func newIndex(s *ClusterState) *index {
-	ix := &index{
-		s:        s,
-		byName:   make(map[string]*Machine, len(s.Machines)),
-		upgrades: make(map[string]*NodeUpgrade, len(s.NodeUpgrades)),
-	}
+	ix := &index{s: s}
 	for i := range s.Machines {
 		m := &s.Machines[i]
-		ix.byName[m.Name] = m
 		switch m.Role {
 		case RoleEtcd:
 			ix.etcd = append(ix.etcd, m)
@@ -563,14 +558,30 @@ func newIndex(s *ClusterState) *index {
 			ix.workers = append(ix.workers, m)
 		}
 	}
-	for i := range s.NodeUpgrades {
-		nu := &s.NodeUpgrades[i]
-		prev, ok := ix.upgrades[nu.MachineName]
-		if !ok || prev.CreationTimestamp.Before(nu.CreationTimestamp) {
-			ix.upgrades[nu.MachineName] = nu
+	if len(s.NodeUpgrades) > 0 {
+		ix.upgrades = make(map[string]*NodeUpgrade, len(s.NodeUpgrades))
+		for i := range s.NodeUpgrades {
+			nu := &s.NodeUpgrades[i]
+			if prev := ix.upgrades[nu.MachineName]; prev == nil || prev.CreationTimestamp.Before(nu.CreationTimestamp) {
+				ix.upgrades[nu.MachineName] = nu
+			}
 		}
 	}
 	return ix
+}
+
+// upgradeOf returns the newest in-place upgrade object of a machine.
+func (ix *index) upgradeOf(machine string) *NodeUpgrade { return ix.upgrades[machine] }
+
+// machine finds a machine by name.
+func (ix *index) machine(name string) *Machine {
+	for _, group := range [][]*Machine{ix.etcd, ix.cp, ix.workers} {
+		i := sort.Search(len(group), func(i int) bool { return group[i].Name >= name })
+		if i < len(group) && group[i].Name == name {
+			return group[i]
+		}
+	}
+	return nil
 }
 
 // node finds a node by name in the sorted node list.
@@ -603,7 +614,7 @@ func (ix *index) request(k Kind, target string) *UpgradeRequest {
 // target: an in-place NodeUpgrade in flight says no, a completed one for the
 // target says yes; otherwise CAPI's UpToDate condition, otherwise the version.
 func (ix *index) machineUpToDate(m *Machine, target string) bool {
-	if nu := ix.upgrades[m.Name]; nu != nil {
+	if nu := ix.upgradeOf(m.Name); nu != nil {
 		if !nu.Completed {
 			return false
 		}

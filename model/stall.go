@@ -52,10 +52,8 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 		}
 	}
 
-	upgrading := map[string]bool{} // machines covered by a NodeUpgrade
 	for i := range s.NodeUpgrades {
 		nu := &s.NodeUpgrades[i]
-		upgrading[nu.MachineName] = true
 		if st, ok := nodeUpgradeStall(nu, ix, after, now); ok {
 			add(st)
 		}
@@ -67,8 +65,8 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 	}
 	for _, group := range [][]*Machine{ix.cp, ix.workers} {
 		for _, m := range group {
-			if upgrading[m.Name] {
-				continue
+			if nu := ix.upgradeOf(m.Name); nu != nil && !nu.Completed {
+				continue // the NodeUpgrade's step says more
 			}
 			if st, ok := machineStall(m, ix, after, now); ok {
 				add(st)
@@ -206,10 +204,6 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 	if nu.Completed || nu.Deleting() {
 		return Stall{}, false
 	}
-	node := nu.MachineName
-	if m := ix.byName[nu.MachineName]; m != nil && m.NodeName != "" {
-		node = m.NodeName
-	}
 	prev := nu.CreationTimestamp // when the previous step finished
 	for _, step := range NodeUpgradeSteps {
 		c, ok := nu.Conditions.Get(step)
@@ -229,7 +223,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			if c.Severity == SeverityError || strings.HasPrefix(c.Reason, nodeUpgradeFailedPrefix) {
 				d := now.Sub(since)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
-					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why)}, true
+					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", ix.nodeOf(nu), step, ShortDuration(d), why)}, true
 			}
 		}
 		if since.IsZero() {
@@ -240,9 +234,18 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			return Stall{}, false
 		}
 		return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d,
-			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", node, step, ShortDuration(d), why)}, true
+			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", ix.nodeOf(nu), step, ShortDuration(d), why)}, true
 	}
 	return Stall{}, false
+}
+
+// nodeOf names the node a NodeUpgrade works on (its machine's, else the
+// machine's name).
+func (ix *index) nodeOf(nu *NodeUpgrade) string {
+	if m := ix.machine(nu.MachineName); m != nil && m.NodeName != "" {
+		return m.NodeName
+	}
+	return nu.MachineName
 }
 
 // lastChange is the newest creation or Ready transition among machines:

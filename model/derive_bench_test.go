@@ -1,0 +1,49 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// fleetState is a rollout in flight on n workers: half upgraded in place,
+// one NodeUpgrade per worker.
+func fleetState(n int) *ClusterState {
+	s := readyCluster()
+	target := "v1.31.9-eks-1-31-40"
+	s.MachineDeployments[0].Version = target
+	s.MachineDeployments[0].Replicas = ReplicaCounts{Desired: i32(int32(n)), Ready: i32(int32(n)), UpToDate: i32(int32(n / 2))}
+	s.Machines = s.Machines[:6]
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("mgmt-md-0-%06d", i)
+		m := machine(name, RoleWorker, "mgmt-md-0", target, true)
+		m.Conditions = nil
+		s.Machines = append(s.Machines, m)
+		s.Nodes = append(s.Nodes, Node{Meta: Meta{Name: name}, Ready: true, KubeletVersion: target})
+		nu := NodeUpgrade{Meta: Meta{Name: name + "-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
+			MachineName: name, KubernetesVersion: target, Completed: i%2 == 0}
+		for _, step := range NodeUpgradeSteps[:3] {
+			nu.Conditions = append(nu.Conditions, cond(step, "True", "", "", t0.Add(-time.Minute)))
+		}
+		s.NodeUpgrades = append(s.NodeUpgrades, nu)
+	}
+	return s
+}
+
+// BenchmarkDeriveProgress is the cost of deriving progress and stalls from
+// one snapshot, which the dashboard and the headless watch do per snapshot.
+func BenchmarkDeriveProgress(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := fleetState(n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := DeriveProgress(s, ProgressOptions{}, t0)
+				if p.Current != PhaseWorkers {
+					b.Fatalf("current = %s", p.Current)
+				}
+			}
+		})
+	}
+}
