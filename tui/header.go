@@ -152,7 +152,7 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 			name = shortPhase[pp.Phase]
 		}
 		el := ""
-		if e, ok := h.timeline.Entry(pp.Phase); ok {
+		if e, ok := h.timeline.Entry(pp.Phase); ok && pp.Status != model.PhasePending && pp.Status != model.PhaseSkipped {
 			if d := e.Elapsed(now); d > 0 {
 				el = clockDuration(d)
 			}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
-	"github.com/upgrade-console/upgrade-console/demo/sim"
+	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 type demoOptions struct {
@@ -23,6 +25,8 @@ type demoOptions struct {
 	serve     bool
 	autoStart bool
 	dir       string
+	// display holds the dashboard's flags (--plain, --theme, --stall-after).
+	display watchOptions
 }
 
 func newDemoCmd() *cobra.Command {
@@ -36,8 +40,8 @@ runs simulated EKS-A, Cluster API and etcdadm controllers that upgrade it when i
 
 With --serve it runs without the UI until interrupted and prints, once ready:
   KUBECONFIG=<path>  CLUSTER=<name>  CURRENT_SPEC=<path>  TARGET_SPEC=<path>
-so kubectl or the console can be pointed at it. Without --serve it streams what the simulated
-controllers do.
+so kubectl or the console can be pointed at it. Without --serve it opens the dashboard on the
+world (with --plain, or when stdout is not a terminal, one line per change instead).
 
 Scenarios: ` + strings.Join(scenario.Names(), ", "),
 		Args: cobra.NoArgs,
@@ -50,6 +54,7 @@ Scenarios: ` + strings.Join(scenario.Names(), ", "),
 	f.StringVar(&o.assets, "assets", "", "directory holding kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, ./bin, next to the executable, the user cache)")
 	f.BoolVar(&o.serve, "serve", false, "run the world without UI until interrupted and print how to reach it")
 	f.BoolVar(&o.autoStart, "auto-start", false, "apply the target spec a few seconds after start, as a scripted operator")
+	o.display.addDisplayFlags(cmd)
 	f.StringVar(&o.dir, "dir", "", "directory for the kubeconfig and the cluster spec files (default: a temporary directory)")
 	return cmd
 }
@@ -64,6 +69,12 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
 		return usageError{fmt.Errorf("--scenario: %w", err)}
 	}
+	theme, err := themes.ParseName(o.display.theme)
+	if err != nil {
+		return usageError{fmt.Errorf("--theme: %w", err)}
+	}
+	// Once the dashboard owns the terminal, progress lines go to the log.
+	var uiRunning atomic.Bool
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
@@ -77,13 +88,12 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 		Dir:       o.dir,
 		AutoStart: o.autoStart,
 		Logf: func(format string, args ...any) {
+			if uiRunning.Load() {
+				log.Printf("demo: "+format, args...)
+				return
+			}
 			fmt.Fprintf(errOut, "%s demo: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		},
-	}
-	if !o.serve {
-		// Until the dashboard lands, the plain demo shows what the
-		// simulated controllers do.
-		cfg.OnAction = func(a sim.Action) { fmt.Fprintln(out, a.String()) }
 	}
 	w, err := demo.Run(ctx, cfg)
 	if err != nil {
@@ -98,6 +108,11 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if !o.serve {
 		fmt.Fprintf(errOut, "demo: apply %s to start the upgrade, e.g. kubectl --kubeconfig %s apply --server-side -f %s; Ctrl-C stops\n",
 			w.TargetSpecPath, w.KubeconfigPath, w.TargetSpecPath)
+	}
+	if !o.serve {
+		uiRunning.Store(true)
+		defer uiRunning.Store(false)
+		return followDemo(ctx, out, w, &o.display, theme)
 	}
 	select {
 	case <-ctx.Done():

@@ -14,7 +14,9 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -179,4 +181,18 @@ func outcomeError(outcome report.Outcome, err error, o *watchOptions) error {
 		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
 	}
 	return nil
+}
+
+// followDemo shows the demo world like any cluster: the same watcher and
+// dashboard (or plain lines) as `watch`.
+func followDemo(ctx context.Context, out io.Writer, w *demo.World, o *watchOptions, theme themes.Name) error {
+	kubeContext := "demo"
+	if kc, err := clientcmd.LoadFromFile(w.KubeconfigPath); err == nil && kc.CurrentContext != "" {
+		kubeContext = kc.CurrentContext
+	}
+	_, err := follow(ctx, out, followTarget{config: w.Config, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: kubeContext}, o, theme)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
