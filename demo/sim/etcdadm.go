@@ -92,8 +92,10 @@ func (s *Simulator) reconcileEtcd(ctx context.Context, k string) (time.Duration,
 			s.emit(compEtcdadm, ec, false, "ScalingUp", "Creating etcd machine %s to replace outdated members (%d outdated, %d up to date)", m, len(outdated), len(current))
 			break
 		}
-		newest := current[len(current)-1]
-		if !ready(newest) {
+		// The new members must have passed the health check (creation
+		// times have a one-second resolution: "the newest" is not
+		// reliable, "all of them" is).
+		if !allOf(current, ready) {
 			break
 		}
 		old := outdated[0]
@@ -157,3 +159,12 @@ func (s *Simulator) scaleUpEtcd(ctx context.Context, owner string, ec *unstructu
 
 // requeue asks a loop to look at key again after d.
 func (s *Simulator) requeue(l *loop, k string, d time.Duration) { l.queue.AddAfter(k, d) }
+
+func allOf(list []*unstructured.Unstructured, ok func(*unstructured.Unstructured) bool) bool {
+	for _, u := range list {
+		if !ok(u) {
+			return false
+		}
+	}
+	return true
+}

@@ -109,7 +109,7 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 			s.emit(compKCP, kcp, false, "SuccessfulCreate", "Created control plane machine %s (%s), replacing %s", m.GetName(), version, outdated[0].GetName())
 			break
 		}
-		if len(current) == 0 || !running(current[len(current)-1]) {
+		if len(current) == 0 || !allOf(current, running) {
 			st.ScalingUp = true
 			break
 		}

@@ -47,8 +47,11 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 	}
 
 	var live, outdated, current []*unstructured.Unstructured
+	// Machines being deleted still count as replicas until they are gone.
+	draining := int64(0)
 	for _, m := range byAge(s.list(kinds.Machine, ns, map[string]string{model.LabelDeploymentName: name})) {
 		if deleting(m) {
+			draining++
 			if left, done, err := s.retire(ctx, owner, compMD, m); err != nil {
 				return 0, err
 			} else if done {
@@ -73,7 +76,7 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		}
 	}
 	st := objects.MDState{
-		Replicas: int64(len(live)), Ready: ready, Available: ready, UpToDate: int64(len(current)),
+		Replicas: int64(len(live)) + draining, Ready: ready, Available: ready, UpToDate: int64(len(current)),
 		Generation: md.GetGeneration(), Versions: versionCounts(live), Cluster: s.sc.ClusterName, Name: name,
 	}
 	if len(outdated) > 0 {
