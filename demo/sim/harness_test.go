@@ -164,7 +164,9 @@ func (w *world) get(gvr schema.GroupVersionResource, name string) *unstructured.
 	return u
 }
 
-func (w *world) cluster() *unstructured.Unstructured { return w.get(kinds.EKSACluster, w.sc.ClusterName) }
+func (w *world) cluster() *unstructured.Unstructured {
+	return w.get(kinds.EKSACluster, w.sc.ClusterName)
+}
 
 func (w *world) machines(selector string) []unstructured.Unstructured {
 	w.t.Helper()
