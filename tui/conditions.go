@@ -48,8 +48,11 @@ func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 
 func conditionLine(st *styles, c model.Condition) []line {
 	mark := st.conditionMark(c)
-	if negativePolarity[c.Type] && c.Status == "True" {
+	switch {
+	case negativePolarity[c.Type] && c.Status == "True":
 		mark = seg{st.th.Sym.Active, rSevInfo}
+	case negativePolarity[c.Type] && c.Status == "False":
+		mark = seg{st.th.Sym.OK, rCondTrue}
 	}
 	segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}}
 	if c.Reason != "" && !healthy(c) {

@@ -106,7 +106,7 @@ func clockTick() tea.Cmd {
 func (d *Dashboard) SetSize(w, h int) {
 	d.w, d.h = w, h
 	d.help.SetWidth(w)
-	d.filter.SetWidth(max(w-40, 10))
+	d.filter.SetWidth(filterWidth(w))
 	d.relayout()
 }
 
@@ -401,3 +401,7 @@ func (d *Dashboard) paneWant(id paneID) int {
 		return d.events.want()
 	}
 }
+
+// filterWidth is the width of the filter input: room for a node name, the
+// rest of the line for its key help.
+func filterWidth(w int) int { return max(min(32, w/3), 8) }

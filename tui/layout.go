@@ -227,7 +227,9 @@ func (d *Dashboard) refreshHelp() {
 	}
 	d.helpKey = k
 	if d.filtering {
-		d.helpOut = d.help.ShortHelpView(filterKeys{d.keys}.ShortHelp())
+		h := d.help
+		h.SetWidth(max(d.w-filterWidth(d.w)-6, 0))
+		d.helpOut = h.ShortHelpView(filterKeys{d.keys}.ShortHelp())
 		return
 	}
 	d.helpOut = d.help.View(d.keys)

@@ -79,10 +79,13 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 	targets := make(map[string]target, len(s.MachineDeployments)+1)
 	for i := range s.MachineDeployments {
 		md := &s.MachineDeployments[i]
-		targets[md.Name] = target{md.Version, md.RolloutStrategy == "InPlace"}
+		targets[md.Name] = target{md.Version, md.RolloutStrategy == "InPlace" ||
+			md.Annotations[model.AnnotationMDInPlaceUpgradeNeeded] == "true" || groupInPlace(s, md.Name)}
 	}
-	if s.ControlPlane != nil {
-		targets[s.ControlPlane.Name] = target{s.ControlPlane.Version, s.ControlPlane.RolloutStrategy == "InPlace"}
+	if cp := s.ControlPlane; cp != nil {
+		targets[cp.Name] = target{cp.Version, cp.RolloutStrategy == "InPlace" ||
+			cp.Annotations[model.AnnotationKCPInPlaceUpgradeNeeded] == "true" ||
+			(s.Cluster != nil && s.Cluster.ControlPlaneRolloutStrategy == "InPlace")}
 	}
 	prefix := s.ClusterName + "-"
 	seen := make([]bool, len(s.Nodes))
@@ -264,4 +267,18 @@ func groupText(r *nodeRow) string {
 		return strconv.Itoa(r.group) + " control plane nodes up to date (e to expand)"
 	}
 	return strconv.Itoa(r.group) + " " + r.role + " workers up to date (e to expand)"
+}
+
+// groupInPlace reports whether the EKS-A spec asks for in-place upgrades of
+// the worker group behind a MachineDeployment (named <cluster>-<group>).
+func groupInPlace(s *model.ClusterState, mdName string) bool {
+	if s.Cluster == nil {
+		return false
+	}
+	for _, g := range s.Cluster.WorkerGroups {
+		if s.ClusterName+"-"+g.Name == mdName {
+			return g.RolloutStrategy == "InPlace"
+		}
+	}
+	return false
 }
