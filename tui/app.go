@@ -326,7 +326,9 @@ func (a *App) View() tea.View {
 		x, y := max((a.width-w)/2, 0), max((a.height-h)/2, 0)
 		layers = append(layers, lipgloss.NewLayer(box).X(x).Y(y).Z(i+1))
 	}
-	v.SetContent(lipgloss.NewCanvas(a.width, a.height).Compose(lipgloss.NewLayer("", layers...)).Render())
+	// A Layer draws only its own content; the Compositor draws the layers
+	// in z order.
+	v.SetContent(lipgloss.NewCanvas(a.width, a.height).Compose(lipgloss.NewCompositor(layers...)).Render())
 	return v
 }
 

@@ -89,6 +89,10 @@ type Session struct {
 // On an error before anything was applied the lock is released again; once
 // a document is applied the lock is kept (the cluster is mid-change).
 func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (*Session, error) {
+	// The checks are re-run under the lock on a copy: the caller's plan may
+	// be on screen.
+	cp := *plan
+	plan = &cp
 	if plan.Blocked() {
 		return nil, &PreflightError{Checks: plan.Blocking()}
 	}

@@ -148,6 +148,16 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	return nil
 }
 
+// Rechecked is Recheck on a copy: the plan a screen is drawing is never
+// written from the command that re-runs the checks.
+func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
+	cp := *p
+	if err := pl.Recheck(ctx, &cp); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
 func (p *Plan) inputs(pl *Planner) *Inputs {
 	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, Self: pl.Self, NodeLabel: pl.NodeLabel}
 	if pl.State != nil {

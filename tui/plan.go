@@ -1,0 +1,682 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// The plan screen comes before the dashboard: what the upgrade changes (the
+// versions, the component diff), whether it may start (the preflight list,
+// re-run as the cluster changes), what the apply would write (the
+// server-side dry-run), and the apply itself behind a typed confirmation.
+// Every call to the cluster runs in a tea.Cmd; the screen only keeps the
+// results. Once the spec is applied the dashboard takes over.
+
+// PlanActions are the upgrade steps the plan screen runs, in commands. The
+// CLI builds them from an upgrade.Planner and an upgrade.Driver; tests give
+// fakes.
+type PlanActions struct {
+	// Recheck re-runs the preflight checks on a copy of the plan.
+	Recheck func(ctx context.Context, p *upgrade.Plan) (*upgrade.Plan, error)
+	// DryRun asks the API server what the apply would do.
+	DryRun func(ctx context.Context) (*upgrade.DryRunResult, error)
+	// Start takes the lock, snapshots and applies.
+	Start func(ctx context.Context, p *upgrade.Plan, o upgrade.StartOptions) (*upgrade.Session, error)
+	// Track follows the started upgrade to its end (and releases or keeps
+	// the lock). Optional.
+	Track func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error)
+}
+
+// recheckInterval is the least time between two runs of the checks: a
+// snapshot burst during a reconcile re-runs them once a second at most.
+const recheckInterval = time.Second
+
+type (
+	recheckedMsg struct {
+		plan *upgrade.Plan
+		err  error
+	}
+	dryRunMsg struct {
+		res *upgrade.DryRunResult
+		err error
+	}
+	recheckDueMsg struct{}
+	// applyConfirmedMsg comes from the confirmation dialog.
+	applyConfirmedMsg struct{ force bool }
+	startedMsg        struct {
+		session *upgrade.Session
+		err     error
+	}
+	trackedMsg struct {
+		out upgrade.Outcome
+		err error
+	}
+)
+
+// planKeys are the plan screen's bindings.
+type planKeys struct {
+	Apply   key.Binding
+	DryRun  key.Binding
+	All     key.Binding
+	Recheck key.Binding
+	Up      key.Binding
+	Down    key.Binding
+	PageUp  key.Binding
+	PageDn  key.Binding
+	Help    key.Binding
+	Quit    key.Binding
+}
+
+func defaultPlanKeys(readOnly bool) planKeys {
+	k := planKeys{
+		Apply:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+		DryRun:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dry-run")),
+		All:     key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all components")),
+		Recheck: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-run checks")),
+		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:  key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDn:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d", "space"), key.WithHelp("pgdn", "page down")),
+		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+	if readOnly {
+		// Not bound at all, as k9s does with dangerous actions.
+		k.Apply.SetEnabled(false)
+	}
+	return k
+}
+
+// PlanScreen is the plan: versions, components, preflight, dry-run, apply.
+type PlanScreen struct {
+	opts    Options
+	ctx     context.Context
+	actions PlanActions
+	keys    planKeys
+	help    help.Model
+	st      *styles
+
+	plan     *upgrade.Plan
+	state    *model.ClusterState
+	checked  uint64 // snapshot version the checks last ran on
+	checking bool
+	due      bool // a recheckDueMsg is scheduled
+	lastRun  time.Time
+	checkErr error
+
+	dry        *upgrade.DryRunResult
+	dryErr     error
+	dryRunning bool
+	// applyAfterDryRun opens the confirmation once the dry-run is back.
+	applyAfterDryRun bool
+
+	starting bool
+	session  *upgrade.Session
+	status   []seg
+
+	all     bool
+	offset  int
+	w, h    int
+	body    []line
+	helpOut []string
+}
+
+// NewPlanScreen returns the plan screen for a computed plan.
+func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
+	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New()}
+	p.setTheme(initialTheme(opts))
+	return p
+}
+
+// Plan is the plan as last checked; DryRun the last dry-run result.
+func (p *PlanScreen) Plan() *upgrade.Plan           { return p.plan }
+func (p *PlanScreen) DryRun() *upgrade.DryRunResult { return p.dry }
+
+// Session is the started upgrade, nil before the apply.
+func (p *PlanScreen) Session() *upgrade.Session { return p.session }
+
+func (p *PlanScreen) setTheme(th *themes.Theme) {
+	p.st = newStyles(th)
+	p.help.Styles = th.Help
+	p.rebuild()
+}
+
+// Init does nothing: the plan arrives computed, and the checks re-run when
+// snapshots come.
+func (p *PlanScreen) Init() tea.Cmd { return nil }
+
+// SetSize follows the terminal.
+func (p *PlanScreen) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.help.SetWidth(w - 1)
+	p.rebuild()
+}
+
+// ShortHelp and FullHelp make the screen a help.KeyMap.
+func (p *PlanScreen) ShortHelp() []key.Binding {
+	return []key.Binding{p.keys.Apply, p.keys.DryRun, p.keys.All, p.keys.Recheck, p.keys.Help, p.keys.Quit}
+}
+
+func (p *PlanScreen) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{p.keys.Apply, p.keys.DryRun, p.keys.Recheck, p.keys.All},
+		{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn},
+		{p.keys.Help, p.keys.Quit},
+	}
+}
+
+// Update handles snapshots, command results and keys.
+func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ThemeMsg:
+		p.setTheme(msg.Theme)
+	case SnapshotMsg:
+		p.state = msg.State
+		return p, p.maybeRecheck()
+	case recheckDueMsg:
+		// The wait is over: run if the cluster moved meanwhile.
+		p.due = false
+		if p.state != nil && p.state.Version != p.checked && p.session == nil && !p.starting {
+			return p, p.recheck()
+		}
+		return p, nil
+	case recheckedMsg:
+		p.checking = false
+		p.lastRun = p.opts.clock().Now()
+		p.checkErr = msg.err
+		if msg.err == nil {
+			p.plan = msg.plan
+		}
+		p.rebuild()
+		return p, p.maybeRecheck()
+	case dryRunMsg:
+		p.dryRunning = false
+		p.dry, p.dryErr = msg.res, msg.err
+		p.rebuild()
+		if p.applyAfterDryRun {
+			p.applyAfterDryRun = false
+			return p, p.confirm()
+		}
+	case applyConfirmedMsg:
+		return p, p.start(msg.force)
+	case startedMsg:
+		return p, p.started(msg)
+	case trackedMsg:
+		p.status = trackedStatus(p.st, msg, p.session)
+		p.rebuild()
+	case tea.KeyPressMsg:
+		return p, p.handleKey(msg)
+	}
+	return p, nil
+}
+
+// maybeRecheck re-runs the checks when the cluster moved since they last
+// ran, at most once per recheckInterval, one run at a time.
+func (p *PlanScreen) maybeRecheck() tea.Cmd {
+	if p.actions.Recheck == nil || p.state == nil || p.checking || p.starting || p.session != nil {
+		return nil
+	}
+	if p.state.Version == p.checked {
+		return nil
+	}
+	wait := recheckInterval - p.opts.clock().Now().Sub(p.lastRun)
+	if !p.lastRun.IsZero() && wait > 0 {
+		if p.due {
+			return nil
+		}
+		p.due = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return recheckDueMsg{} })
+	}
+	return p.recheck()
+}
+
+func (p *PlanScreen) recheck() tea.Cmd {
+	if p.actions.Recheck == nil || p.checking {
+		return nil
+	}
+	p.checking = true
+	if p.state != nil {
+		p.checked = p.state.Version
+	}
+	ctx, plan, run := p.ctx, p.plan, p.actions.Recheck
+	return func() tea.Msg {
+		np, err := run(ctx, plan)
+		return recheckedMsg{plan: np, err: err}
+	}
+}
+
+func (p *PlanScreen) dryRun() tea.Cmd {
+	if p.actions.DryRun == nil || p.dryRunning {
+		return nil
+	}
+	p.dryRunning = true
+	p.rebuild()
+	ctx, run := p.ctx, p.actions.DryRun
+	return func() tea.Msg {
+		res, err := run(ctx)
+		return dryRunMsg{res: res, err: err}
+	}
+}
+
+func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		p.help.ShowAll = !p.help.ShowAll
+		p.rebuild()
+	case key.Matches(msg, k.All):
+		p.all = !p.all
+		p.rebuild()
+	case key.Matches(msg, k.Recheck):
+		p.checked = 0
+		return p.recheck()
+	case key.Matches(msg, k.DryRun):
+		return p.dryRun()
+	case key.Matches(msg, k.Apply):
+		return p.apply()
+	case key.Matches(msg, k.Up):
+		p.offset--
+	case key.Matches(msg, k.Down):
+		p.offset++
+	case key.Matches(msg, k.PageUp):
+		p.offset -= max(p.bodyHeight()-1, 1)
+	case key.Matches(msg, k.PageDn):
+		p.offset += max(p.bodyHeight()-1, 1)
+	}
+	p.clamp()
+	return nil
+}
+
+// apply starts the apply path: refused while a check blocks; the dry-run
+// first when it has not run; then the typed confirmation.
+func (p *PlanScreen) apply() tea.Cmd {
+	switch {
+	case p.opts.ReadOnly || p.actions.Start == nil:
+		return nil
+	case p.session != nil || p.starting:
+		return nil
+	case p.plan.Blocked():
+		names := make([]string, 0)
+		for _, r := range p.plan.Blocking() {
+			names = append(names, r.Name)
+		}
+		p.status = []seg{{" " + p.st.th.Sym.Fail + " apply is blocked by " + strings.Join(names, ", ") + ": fix what the checks say (r re-runs them)", rFailure}}
+		p.rebuild()
+		return nil
+	case p.dry == nil || p.dryErr != nil:
+		p.applyAfterDryRun = true
+		return p.dryRun()
+	}
+	return p.confirm()
+}
+
+func (p *PlanScreen) confirm() tea.Cmd {
+	if p.dryErr != nil {
+		p.status = []seg{{" " + p.st.th.Sym.Fail + " dry-run failed: " + firstLine(p.dryErr.Error()), rFailure}}
+		p.rebuild()
+		return nil
+	}
+	if rej := p.dry.Rejected(); len(rej) > 0 {
+		p.status = []seg{{" " + p.st.th.Sym.Fail + " the API server refuses " + rej[0].Object + ": " + firstLine(rej[0].Error), rFailure}}
+		p.rebuild()
+		return nil
+	}
+	if p.dry.Changes() == 0 {
+		p.status = []seg{{" " + p.st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone}}
+		p.rebuild()
+		return nil
+	}
+	return OpenDialog(newConfirmDialog(p.opts, p.plan, p.dry))
+}
+
+func (p *PlanScreen) start(force bool) tea.Cmd {
+	if p.starting || p.session != nil || p.actions.Start == nil {
+		return nil
+	}
+	p.starting = true
+	p.status = []seg{{" taking the upgrade lock, saving the snapshot, applying…", rMuted}}
+	p.rebuild()
+	ctx, plan, dry, run := p.ctx, p.plan, p.dry, p.actions.Start
+	return func() tea.Msg {
+		s, err := run(ctx, plan, upgrade.StartOptions{DryRun: dry, ForceConflicts: force})
+		return startedMsg{session: s, err: err}
+	}
+}
+
+func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
+	p.starting = false
+	if msg.err != nil {
+		p.status = []seg{{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()), rFailure}}
+		var held *upgrade.LockHeldError
+		if errors.As(msg.err, &held) {
+			p.checked = 0 // the lock check shows the holder
+		}
+		if msg.session != nil {
+			p.session = msg.session
+			p.status = append(p.status, seg{" (partly applied: " + msg.session.LockKeptMessage() + ")", rFailure})
+		}
+		p.rebuild()
+		return p.recheck()
+	}
+	p.session = msg.session
+	p.status = []seg{{" " + p.st.th.Sym.OK + " applied; snapshot in " + msg.session.Snapshot.Where(), rDone}}
+	p.rebuild()
+	dash := NewDashboard(p.opts)
+	cmds := []tea.Cmd{Push(dash)}
+	if st := p.state; st != nil {
+		cmds = append(cmds, func() tea.Msg { return SnapshotMsg{State: st} })
+	}
+	if p.actions.Track != nil {
+		ctx, s, run := p.ctx, msg.session, p.actions.Track
+		cmds = append(cmds, func() tea.Msg {
+			out, err := run(ctx, s)
+			return trackedMsg{out: out, err: err}
+		})
+	}
+	return tea.Sequence(cmds...)
+}
+
+func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) []seg {
+	switch {
+	case msg.out.Complete:
+		return []seg{{" " + st.th.Sym.OK + " upgrade complete in " + model.ShortDuration(msg.out.Elapsed) + "; the upgrade lock is released", rDone}}
+	case msg.out.Failed, msg.out.TimedOut:
+		text := " " + st.th.Sym.Fail + " " + msg.out.Reason
+		if s != nil {
+			text += "; " + s.LockKeptMessage()
+		}
+		return []seg{{text, rFailure}}
+	case msg.err != nil:
+		return []seg{{" " + st.th.Sym.Warn + " stopped following the upgrade: " + msg.err.Error(), rStall}}
+	}
+	return nil
+}
+
+func (p *PlanScreen) bodyHeight() int {
+	// header, two rules, the status line and the help
+	return max(p.h-4-len(p.helpOut), 1)
+}
+
+func (p *PlanScreen) clamp() {
+	p.offset = min(p.offset, max(len(p.body)-p.bodyHeight(), 0))
+	p.offset = max(p.offset, 0)
+}
+
+// rebuild turns the plan, the dry-run and the status into lines (in Update,
+// never in View).
+func (p *PlanScreen) rebuild() {
+	if p.st == nil || p.plan == nil {
+		return
+	}
+	p.helpOut = strings.Split(p.help.View(p), "\n")
+	p.body = buildPlanBody(p.st, p.plan, p.all, p.dry, p.dryErr, p.dryRunning, p.checkErr, p.opts.ReadOnly, p.w)
+	p.clamp()
+}
+
+// View draws the header, the scrolled body, the status line and the help.
+func (p *PlanScreen) View() string {
+	if p.w <= 0 || p.h <= 0 {
+		return ""
+	}
+	st := p.st
+	var b strings.Builder
+	p.writeHeader(&b)
+	b.WriteByte('\n')
+	b.WriteString(st.paint(rRule, repeat("─", p.w)))
+	bh := p.bodyHeight()
+	for i := 0; i < bh; i++ {
+		b.WriteByte('\n')
+		j := p.offset + i
+		if j < len(p.body) {
+			writeLine(&b, st, p.body[j], p.w, time.Time{})
+		} else {
+			b.WriteString(spaces(p.w))
+		}
+	}
+	b.WriteByte('\n')
+	b.WriteString(st.paint(rRule, repeat("─", p.w)))
+	b.WriteByte('\n')
+	st.paintSegs(&b, p.statusLine(), p.w)
+	for _, hl := range p.helpOut {
+		b.WriteByte('\n')
+		b.WriteString(" " + hl)
+	}
+	return b.String()
+}
+
+func (p *PlanScreen) writeHeader(b *strings.Builder) {
+	st, v := p.st, p.plan.Versions
+	arrow := " " + st.th.Sym.Arrow + " "
+	left := []seg{{" upgrade-console  ", rTitle}, {p.plan.Cluster, rCluster}}
+	if p.opts.Context != "" {
+		left = append(left, seg{" @ " + p.opts.Context, rMuted})
+	}
+	if p.opts.ReadOnly {
+		left = append(left, seg{"  read-only", rPaused})
+	}
+	right := []seg{{"EKS-A ", rMuted}, {v.CurrentEKSA + arrow + v.TargetEKSA, rVersion}, {"   k8s ", rMuted},
+		{v.CurrentKubernetes + arrow + v.TargetKubernetes, rVersion}, {" ", rText}}
+	lw, rw := segsWidth(left), segsWidth(right)
+	if lw+rw+1 <= p.w {
+		st.paintSegs(b, append(append(left, seg{spaces(p.w - lw - rw), rText}), right...), p.w)
+		return
+	}
+	st.paintSegs(b, left, p.w)
+	_ = rw
+}
+
+func (p *PlanScreen) statusLine() []seg {
+	if len(p.status) > 0 {
+		return p.status
+	}
+	st := p.st
+	switch {
+	case p.opts.ReadOnly:
+		return []seg{{" read-only: the apply is not available", rMuted}}
+	case p.plan.Blocked():
+		return []seg{{fmt.Sprintf(" %s apply blocked: %d failed check(s)", st.th.Sym.Fail, len(p.plan.Blocking())), rFailure}}
+	case p.checking:
+		return []seg{{" re-running the checks…", rMuted}}
+	}
+	return []seg{{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}}
+}
+
+// buildPlanBody is the scrollable part: components, preflight, dry-run.
+func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunResult, dryErr error, dryRunning bool, checkErr error, readOnly bool, w int) []line {
+	sym := st.th.Sym
+	var out []line
+	add := func(segs ...seg) { out = append(out, line{segs: segs}) }
+
+	// Components.
+	changed := pl.Changed()
+	rows := changed
+	if all {
+		rows = pl.Components
+	}
+	counts := model.SummarizeChanges(pl.Components)
+	toggle := "a: show all"
+	if all {
+		toggle = "a: changed only"
+	}
+	add(seg{" COMPONENTS ", rPaneTitle}, seg{" " + counts + " (" + toggle + ")", rMuted})
+	nameW, curW, tgtW := 4, 7, 6
+	for _, r := range rows {
+		nameW = max(nameW, width(r.Name))
+		curW = max(curW, width(r.OldVersion))
+		tgtW = max(tgtW, width(r.NewVersion))
+	}
+	if len(rows) > 0 {
+		add(seg{"   " + fit("NAME", nameW+2) + fit("CURRENT", curW+2) + fit("TARGET", tgtW+2) + "CHANGE", rTableHeader})
+	}
+	for _, r := range rows {
+		add(seg{"   " + fit(r.Name, nameW+2), rText}, seg{fit(dashIfEmpty(r.OldVersion), curW+2), rMuted},
+			seg{fit(dashIfEmpty(r.NewVersion), tgtW+2), rVersion}, seg{string(r.Change), changeRole(r.Change)})
+	}
+	add()
+
+	// Preflight.
+	var pass, fail, warnN, skipped int
+	for _, r := range pl.Preflight {
+		switch r.Status {
+		case model.CheckPass:
+			pass++
+		case model.CheckFail:
+			fail++
+		case model.CheckWarn:
+			warnN++
+		case model.CheckSkipped:
+			skipped++
+		}
+	}
+	summary := fmt.Sprintf(" %d passed · %d failed · %d warning(s)", pass, fail, warnN)
+	if skipped > 0 {
+		summary += fmt.Sprintf(" · %d skipped", skipped)
+	}
+	add(seg{" PREFLIGHT ", rPaneTitle}, seg{summary, rMuted})
+	if checkErr != nil {
+		add(seg{"   " + sym.Warn + " could not re-run the checks: " + firstLine(checkErr.Error()), rStall})
+	}
+	nw := 0
+	for _, r := range pl.Preflight {
+		nw = max(nw, width(r.Name))
+	}
+	// Messages and remediations wrap under the name column: the fix is
+	// the one line an operator must be able to read whole.
+	indent := spaces(5 + nw + 2)
+	textW := max(w-len(indent)-1, 20)
+	for _, r := range pl.Preflight {
+		mark, role := checkMark(sym, r.Status)
+		msg := wrap(r.Message, textW)
+		add(seg{"   " + mark + " ", role}, seg{fit(r.Name, nw+2), rText}, seg{msg[0], rMuted})
+		for _, l := range msg[1:] {
+			add(seg{indent + l, rMuted})
+		}
+		if r.Remediation != "" && r.Status != model.CheckPass {
+			for i, l := range wrap("fix: "+r.Remediation, textW) {
+				if i > 0 {
+					l = "     " + l
+				}
+				add(seg{indent + l, rSevWarning})
+			}
+		}
+	}
+	add()
+
+	// Dry-run.
+	title := " DRY-RUN "
+	switch {
+	case dryRunning:
+		add(seg{title, rPaneTitle}, seg{" asking the API server…", rMuted})
+	case dryErr != nil:
+		add(seg{title, rPaneTitle}, seg{" " + sym.Fail + " " + firstLine(dryErr.Error()), rFailure})
+	case dry == nil:
+		hint := " d: ask the API server what the apply changes (nothing is written)"
+		if readOnly {
+			hint = " d: ask the API server what the apply would change (nothing is written)"
+		}
+		add(seg{title, rPaneTitle}, seg{hint, rMuted})
+	default:
+		add(seg{title, rPaneTitle}, seg{fmt.Sprintf(" %d object(s) change, %d conflict(s), field manager %s", dry.Changes(), len(dry.Conflicts), upgrade.ManagerName), rMuted})
+		out = append(out, dryRunLines(st, dry, 0)...)
+	}
+	return out
+}
+
+// dryRunLines lists what changes and the conflicts; limit > 0 caps the
+// field lines per object (the confirmation dialog).
+func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit int) []line {
+	sym := st.th.Sym
+	var out []line
+	add := func(segs ...seg) { out = append(out, line{segs: segs}) }
+	for _, o := range dry.Objects {
+		switch {
+		case o.Error != "":
+			add(seg{"   " + sym.Fail + " " + o.Object + ": refused: " + firstLine(o.Error), rFailure})
+		case o.Create:
+			add(seg{"   + " + o.Object + ": created", rCondTrue})
+		case len(o.Fields) == 0:
+			add(seg{"   = " + o.Object + ": unchanged", rMuted})
+		default:
+			add(seg{"   ~ " + o.Object, rText}, seg{fmt.Sprintf(": %d field(s)", len(o.Fields)), rMuted})
+			pw := 0
+			for _, f := range o.Fields {
+				pw = max(pw, width(f.Path))
+			}
+			for i, f := range o.Fields {
+				if limit > 0 && i == limit {
+					add(seg{fmt.Sprintf("       … %d more", len(o.Fields)-limit), rMuted})
+					break
+				}
+				val := f.Old + " " + sym.Arrow + " " + f.New
+				switch f.Op {
+				case "add":
+					val = "+ " + f.New
+				case "remove":
+					val = "- " + f.Old
+				}
+				add(seg{"       " + fit(f.Path, pw+2), rMuted}, seg{val, rVersion})
+			}
+		}
+	}
+	if len(dry.Conflicts) > 0 {
+		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another manager (applying takes them over only if you choose to):", len(dry.Conflicts)), rStall})
+		for _, c := range dry.Conflicts {
+			add(seg{"       " + c.Field, rText}, seg{"  owned by " + c.Manager + "  (" + c.Object + ")", rMuted})
+		}
+	}
+	return out
+}
+
+func checkMark(sym themes.Symbols, s model.CheckStatus) (string, role) {
+	switch s {
+	case model.CheckPass:
+		return sym.OK, rCondTrue
+	case model.CheckFail:
+		return sym.Fail, rCondFalse
+	case model.CheckWarn:
+		return sym.Warn, rSevWarning
+	default:
+		return sym.Skipped, rMuted
+	}
+}
+
+func changeRole(c model.ChangeKind) role {
+	switch c {
+	case model.ChangeNone:
+		return rMuted
+	case model.ChangeMajor, model.ChangeDowngrade, model.ChangeRemoved:
+		return rSevWarning
+	}
+	return rText
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// wrap breaks plain text into lines of at most w cells, at spaces where it
+// can (long paths and commands are cut where they must be).
+func wrap(s string, w int) []string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return []string{""}
+	}
+	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+}

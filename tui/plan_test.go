@@ -1,0 +1,253 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+func fixturePlan(blocked bool) *upgrade.Plan {
+	p := &upgrade.Plan{Cluster: "mgmt", Namespace: "default"}
+	p.Versions.CurrentEKSA, p.Versions.TargetEKSA = "v0.20.9", "v0.21.2"
+	p.Versions.CurrentKubernetes, p.Versions.TargetKubernetes = "1.30", "1.31"
+	p.Components = []model.ComponentDiff{
+		{Key: "eksa", Name: "EKS-A management", OldVersion: "v0.20.9+9c41e0b", NewVersion: "v0.21.2+d05f3a8", Change: model.ChangeMinor},
+		{Key: "clusterAPI", Name: "cluster-api", OldVersion: "v1.7.5+3d8f1a2", NewVersion: "v1.8.4+b91e6c3", Change: model.ChangeMinor},
+		{Key: "etcdadmController", Name: "etcdadm-controller", OldVersion: "v1.0.22+6b3f0d8", NewVersion: "v1.0.22+0badc0d", Change: model.ChangeRebuild},
+		{Key: "snow", Name: "snow", OldVersion: "v0.1.27+abcdef1", NewVersion: "v0.1.27+abcdef1", Change: model.ChangeNone},
+		{Key: model.KeyKubernetes, Name: "kubernetes (EKS-D)", OldVersion: "v1.30.5-eks-1-30-22", NewVersion: "v1.31.3-eks-1-31-11", Change: model.ChangeMinor},
+	}
+	p.Preflight = []model.CheckResult{
+		{Name: "eksa-version-skew", Status: model.CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
+		{Name: "management-components", Status: model.CheckWarn, Message: "the management components are at v0.20.9, older than the target release v0.21.2",
+			Remediation: "upgrade them first: eksctl anywhere upgrade management-components"},
+		{Name: "nodes-ready", Status: model.CheckPass, Message: "all 7 nodes Ready", Skippable: true},
+	}
+	if blocked {
+		p.Preflight = append(p.Preflight, model.CheckResult{Name: "eksa-reconcile-not-paused", Status: model.CheckFail, Blocking: true,
+			Message:     "anywhere.eks.amazonaws.com/paused=true on Cluster mgmt",
+			Remediation: "kubectl -n default annotate clusters.anywhere.eks.amazonaws.com mgmt anywhere.eks.amazonaws.com/paused-"})
+	}
+	return p
+}
+
+func fixtureDryRun() *upgrade.DryRunResult {
+	return &upgrade.DryRunResult{
+		Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt", Fields: []upgrade.FieldChange{
+			{Path: "spec.eksaVersion", Old: "v0.20.9", New: "v0.21.2", Op: "change"},
+			{Path: "spec.kubernetesVersion", Old: "1.30", New: "1.31", Op: "change"},
+		}}},
+		Conflicts: []upgrade.FieldConflict{
+			{Object: "Cluster default/mgmt", Field: ".spec.eksaVersion", Manager: "eks-a-cli"},
+			{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: "eks-a-cli"},
+		},
+	}
+}
+
+func newTestPlanScreen(t *testing.T, plan *upgrade.Plan, opts Options, actions PlanActions, w, h int) *PlanScreen {
+	t.Helper()
+	opts.Theme = themes.Mono
+	opts.Clock = clocktesting.NewFakePassiveClock(t0)
+	p := NewPlanScreen(context.Background(), opts, plan, actions)
+	p.SetSize(w, h)
+	return p
+}
+
+func TestPlanScreenGoldens(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		blocked bool
+		opts    Options
+		dry     bool
+		all     bool
+	}{
+		{name: "ready", dry: true},
+		{name: "blocked", blocked: true},
+		{name: "all-components", all: true},
+		{name: "read-only", opts: Options{ReadOnly: true, Context: "admin@mgmt"}},
+	} {
+		for _, sz := range [][2]int{{80, 30}, {120, 40}, {60, 16}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
+				p := newTestPlanScreen(t, fixturePlan(c.blocked), c.opts, PlanActions{}, sz[0], sz[1])
+				if c.dry {
+					p.Update(dryRunMsg{res: fixtureDryRun()})
+				}
+				if c.all {
+					p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+				}
+				out := p.View()
+				requireLines(t, out, sz[0], sz[1])
+				golden.RequireEqual(t, out)
+			})
+		}
+	}
+}
+
+func TestConfirmDialogGolden(t *testing.T) {
+	d := newConfirmDialog(Options{Theme: themes.Mono}, fixturePlan(false), fixtureDryRun())
+	d.SetSize(96, 36)
+	out := ansi.Strip(d.View())
+	for _, want := range []string{"Apply the new spec to cluster mgmt", "spec.kubernetesVersion", "owned by eks-a-cli", "[ ] take over", "type the cluster name (mgmt)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dialog lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, d.View())
+}
+
+// fakeActions records what the screen asked for.
+type fakeActions struct {
+	mu       sync.Mutex
+	started  []upgrade.StartOptions
+	dryRuns  int
+	rechecks int
+	recheck  func(p *upgrade.Plan) *upgrade.Plan
+}
+
+func (f *fakeActions) actions() PlanActions {
+	return PlanActions{
+		Recheck: func(_ context.Context, p *upgrade.Plan) (*upgrade.Plan, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.rechecks++
+			if f.recheck != nil {
+				return f.recheck(p), nil
+			}
+			cp := *p
+			return &cp, nil
+		},
+		DryRun: func(context.Context) (*upgrade.DryRunResult, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.dryRuns++
+			return fixtureDryRun(), nil
+		},
+		Start: func(_ context.Context, p *upgrade.Plan, o upgrade.StartOptions) (*upgrade.Session, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.started = append(f.started, o)
+			return &upgrade.Session{Plan: p, Snapshot: upgrade.SnapshotRef{Namespace: "eksa-system", Name: "upgrade-console-snapshot-mgmt-20261121-120000"}}, nil
+		},
+	}
+}
+
+func startPlanApp(t *testing.T, plan *upgrade.Plan, opts Options, f *fakeActions) (*teatest.TestModel, *chanSource) {
+	t.Helper()
+	src := newChanSource(t)
+	opts.Source = src
+	opts.Theme = themes.Mono
+	opts.Clock = clocktesting.NewFakePassiveClock(t0)
+	app := NewApp(opts, NewPlanScreen(context.Background(), opts, plan, f.actions()))
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(100, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	waitForText(t, tm, "PREFLIGHT")
+	return tm, src
+}
+
+func TestPlanFlowApplyBehindTypedConfirmation(t *testing.T) {
+	f := &fakeActions{}
+	tm, src := startPlanApp(t, fixturePlan(false), Options{}, f)
+	src.ch <- fixtureHealthy()
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // runs the dry-run, then asks
+	waitForText(t, tm, "type the cluster name")
+	tm.Type("mgm")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitForText(t, tm, "exactly to apply")
+	tm.Type("t")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitForText(t, tm, "tab takes them over")
+	f.mu.Lock()
+	if len(f.started) != 0 {
+		t.Fatalf("started before the conflicts were accepted: %+v", f.started)
+	}
+	f.mu.Unlock()
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	app, screen := finishWhen(t, tm, func(a *App) bool { return len(a.screens) == 2 })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.started) != 1 || !f.started[0].ForceConflicts || f.started[0].DryRun == nil || f.dryRuns != 1 {
+		t.Fatalf("start calls %+v, dry-runs %d", f.started, f.dryRuns)
+	}
+	if _, ok := app.screens[1].(*Dashboard); !ok {
+		t.Fatalf("top screen after the apply is %T, want the dashboard:\n%s", app.screens[1], screen)
+	}
+	plan := app.screens[0].(*PlanScreen)
+	if plan.Session() == nil {
+		t.Error("plan screen holds no session")
+	}
+}
+
+func TestPlanFlowBlockedAndReadOnly(t *testing.T) {
+	t.Run("blocked", func(t *testing.T) {
+		f := &fakeActions{}
+		tm, _ := startPlanApp(t, fixturePlan(true), Options{}, f)
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		app, screen := finish(t, tm)
+		if !strings.Contains(screen, "apply is blocked by eksa-reconcile-not-paused") {
+			t.Errorf("no blocked message:\n%s", screen)
+		}
+		if len(f.started) != 0 || f.dryRuns != 0 || len(app.dialogs) != 0 {
+			t.Errorf("blocked plan went on: started %v, dry-runs %d, dialogs %d", f.started, f.dryRuns, len(app.dialogs))
+		}
+		if !strings.Contains(screen, "fix: kubectl -n default annotate") {
+			t.Errorf("remediation not shown:\n%s", screen)
+		}
+	})
+	t.Run("read-only", func(t *testing.T) {
+		f := &fakeActions{}
+		tm, _ := startPlanApp(t, fixturePlan(false), Options{ReadOnly: true}, f)
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		tm.Type("d") // the dry-run writes nothing: allowed
+		waitForText(t, tm, "2 conflict(s)")
+		app, screen := finish(t, tm)
+		if len(f.started) != 0 || len(app.dialogs) != 0 {
+			t.Errorf("read-only applied: %v", f.started)
+		}
+		if strings.Contains(screen, "enter apply") || !strings.Contains(screen, "read-only") {
+			t.Errorf("read-only screen offers the apply:\n%s", screen)
+		}
+	})
+}
+
+func TestPlanFlowRechecksOnSnapshots(t *testing.T) {
+	f := &fakeActions{recheck: func(p *upgrade.Plan) *upgrade.Plan {
+		cp := *p
+		cp.Preflight = append(append([]model.CheckResult(nil), p.Preflight...), model.CheckResult{
+			Name: "nodes-ready", Status: model.CheckFail, Blocking: true, Message: "1 of 7 nodes not Ready: mgmt-md-0-x2k4p",
+			Remediation: "bring the nodes back"})
+		return &cp
+	}}
+	tm, src := startPlanApp(t, fixturePlan(false), Options{}, f)
+	src.ch <- fixtureHealthy()
+	waitForText(t, tm, "mgmt-md-0-x2k4p")
+	app, _ := finish(t, tm)
+	if p := app.screens[0].(*PlanScreen).Plan(); !p.Blocked() {
+		t.Error("the rechecked plan does not block")
+	}
+}
+
+// finishWhen waits until the dashboard shows the snapshot (it is on top
+// after the apply), then quits and checks cond on the final App.
+func finishWhen(t *testing.T, tm *teatest.TestModel, cond func(*App) bool) (*App, string) {
+	t.Helper()
+	waitForText(t, tm, "gen ")
+	app, screen := finish(t, tm)
+	if !cond(app) {
+		t.Fatalf("condition not met at the end:\n%s", screen)
+	}
+	return app, screen
+}
