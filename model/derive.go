@@ -73,6 +73,12 @@ func orderPhases(p *Progress) Phase {
 			ph := &p.Phases[first]
 			ph.Status = PhaseActive
 			ph.Detail = firstUnmet(p.Milestones).Message
+			for i := first + 1; i < len(p.Phases); i++ {
+				if later := &p.Phases[i]; later.Status == PhaseOK {
+					later.Status = PhasePending
+					later.Detail = "waiting for " + string(ph.Phase)
+				}
+			}
 		}
 	}
 	if p.Failed {

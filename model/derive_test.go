@@ -230,6 +230,11 @@ func TestDeriveProgressStaleIsNeverDone(t *testing.T) {
 	if got := phase(p, PhaseEtcd).Detail; got != want {
 		t.Errorf("detail = %q, want %q", got, want)
 	}
+	for _, ph := range []Phase{PhaseControlPlane, PhaseCNI, PhaseWorkers} {
+		if got := phase(p, ph); got.Status != PhasePending || got.Detail != "waiting for etcd" {
+			t.Errorf("%s = %s %q while the status is stale, want pending", ph, got.Status, got.Detail)
+		}
+	}
 	if !strings.Contains(p.Summary, want+" for 30s") {
 		t.Errorf("summary = %q", p.Summary)
 	}
