@@ -633,7 +633,7 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit int) []line {
 		}
 	}
 	if len(dry.Conflicts) > 0 {
-		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another manager (applying takes them over only if you choose to):", len(dry.Conflicts)), rStall})
+		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another field manager:", len(dry.Conflicts)), rStall})
 		for _, c := range dry.Conflicts {
 			add(seg{"       " + c.Field, rText}, seg{"  owned by " + c.Manager + "  (" + c.Object + ")", rMuted})
 		}

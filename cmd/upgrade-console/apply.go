@@ -14,6 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -25,6 +27,8 @@ type applyOptions struct {
 	timeout        time.Duration
 	forceConflicts bool
 	readOnly       bool
+	tui            bool
+	display        watchOptions
 }
 
 func newApplyCmd(g *globalOptions) *cobra.Command {
@@ -71,13 +75,16 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
 	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on)")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
 	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change (apply then refuses to run)")
+	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows)")
+	f.StringVar(&o.display.theme, "theme", "auto", "with --tui: colours: "+themeNames())
+	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --tui: when a machine or step counts as stalled")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("to-bundles", "yaml", "yml", "json")
 	return cmd
 }
 
 func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *applyOptions) error {
-	if o.readOnly && !o.dryRun {
+	if o.readOnly && !o.dryRun && !o.tui {
 		return usageError{errors.New("apply changes the cluster and --read-only forbids it; use --dry-run or 'plan' to look")}
 	}
 	if ctx == nil {
@@ -88,6 +95,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return err
 	}
 	defer lv.close()
+	if o.tui {
+		return runApplyTUI(ctx, out, lv, o)
+	}
 	p, err := lv.plan(ctx, &o.live)
 	if err != nil {
 		return err
@@ -196,6 +206,28 @@ func confirm(in io.Reader, out io.Writer, cluster string) error {
 	}
 	if strings.TrimSpace(line) != cluster {
 		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), cluster)}
+	}
+	return nil
+}
+
+// runApplyTUI is apply --tui: the plan screen, from which the operator
+// confirms; the exit code follows how the upgrade ended, as for watch.
+func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) error {
+	if !isTerminal(out) {
+		return usageError{errors.New("--tui needs a terminal; without one use the plain apply")}
+	}
+	theme, err := themes.ParseName(o.display.theme)
+	if err != nil {
+		return usageError{fmt.Errorf("--theme: %w", err)}
+	}
+	o.display.readOnly = o.readOnly
+	o.display.nodeLabel = o.live.nodeLabel
+	outcome, err := runPlanTUI(ctx, lv, &o.live, &o.display, theme)
+	switch {
+	case err != nil:
+		return err
+	case outcome == report.Failed:
+		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the dashboard); the upgrade lock is kept"))
 	}
 	return nil
 }

@@ -112,6 +112,12 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if !o.serve {
 		uiRunning.Store(true)
 		defer uiRunning.Store(false)
+		// On a terminal the demo opens on the plan screen: the operator
+		// starts the upgrade from the console. Scripted runs (--auto-start,
+		// --plain, no terminal) follow the dashboard or plain lines.
+		if !o.autoStart && !o.display.plain && isTerminal(out) {
+			return planDemo(ctx, w, &o.display, theme)
+		}
 		return followDemo(ctx, out, w, &o.display, theme)
 	}
 	select {

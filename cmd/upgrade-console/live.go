@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -55,7 +56,8 @@ type live struct {
 	holder    upgrade.Holder
 }
 
-// connect reads the spec, connects and waits for the first complete snapshot.
+// connect reads the spec, connects with the kubeconfig flags and waits for
+// the first complete snapshot.
 func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, error) {
 	if l.cluster == "" {
 		return nil, usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to upgrade")}
@@ -63,17 +65,10 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if l.file == "" {
 		return nil, usageError{errors.New("-f/--filename is required: the cluster spec to upgrade to")}
 	}
-	if err := upgrade.ValidateSkips(l.skips); err != nil {
-		return nil, err
-	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()
 	if err != nil || ns == "" {
 		ns = "default"
-	}
-	spec, err := upgrade.ReadSpecFile(l.file, ns)
-	if err != nil {
-		return nil, err
 	}
 	cfg, err := g.kube.ToRESTConfig()
 	if err != nil {
@@ -83,6 +78,19 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	kubeContext := raw.CurrentContext
 	if g.kube.Context != nil && *g.kube.Context != "" {
 		kubeContext = *g.kube.Context
+	}
+	return connectConfig(ctx, cfg, kubeContext, ns, l)
+}
+
+// connectConfig is connect with the connection already resolved (the demo
+// world hands over its own).
+func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string, l *liveOptions) (*live, error) {
+	if err := upgrade.ValidateSkips(l.skips); err != nil {
+		return nil, err
+	}
+	spec, err := upgrade.ReadSpecFile(l.file, ns)
+	if err != nil {
+		return nil, err
 	}
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgrade-console/upgrade-console/demo"
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/tui"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// runPlanTUI opens the plan screen for a connected cluster; the operator
+// starts the upgrade from it, then the dashboard follows. The watcher and the
+// upgrade driver (with its lock renew loop) belong to this command; the UI
+// only gets commands that call them.
+func runPlanTUI(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (report.Outcome, error) {
+	app, err := newPlanApp(ctx, lv, l, display, theme)
+	if err != nil {
+		return report.Running, err
+	}
+	return tui.RunApp(ctx, app)
+}
+
+// newPlanApp builds the App with the plan screen first.
+func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (*tui.App, error) {
+	plan, err := lv.plan(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	opts := tui.Options{
+		ClusterName: l.cluster,
+		Context:     lv.context,
+		Source:      lv.watcher,
+		Theme:       theme,
+		ColorOff:    themes.ColorOff(os.Getenv, true),
+		ReadOnly:    display.readOnly,
+		StallAfter:  display.stallAfter,
+	}
+	var actions tui.PlanActions
+	actions.Recheck = lv.planner.Rechecked
+	applier := &upgrade.Applier{Client: lv.client, Cluster: l.cluster}
+	actions.DryRun = func(ctx context.Context) (*upgrade.DryRunResult, error) { return applier.DryRun(ctx, lv.spec) }
+	if !display.readOnly {
+		// The audit log is opened before the screen, so an unwritable one
+		// stops the console before the operator can start anything.
+		audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+		if err != nil {
+			return nil, err
+		}
+		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+		actions.Start = driver.Start
+		actions.Track = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
+			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
+		}
+	}
+	return tui.NewApp(opts, tui.NewPlanScreen(ctx, opts, plan, actions)), nil
+}
+
+func progressOptions(display *watchOptions) model.ProgressOptions {
+	return model.ProgressOptions{StallAfter: display.stallAfter}
+}
+
+// planDemo opens the demo world on the plan screen of its cluster and its
+// target spec: the operator starts the upgrade from the console, as on a
+// real cluster.
+func planDemo(ctx context.Context, w *demo.World, display *watchOptions, theme themes.Name) error {
+	kubeContext := "demo"
+	if kc, err := clientcmd.LoadFromFile(w.KubeconfigPath); err == nil && kc.CurrentContext != "" {
+		kubeContext = kc.CurrentContext
+	}
+	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, nodeLabel: display.nodeLabel, syncTimeout: time.Minute}
+	lv, err := connectConfig(ctx, w.Config, kubeContext, w.ClusterNamespace, l)
+	if err != nil {
+		return err
+	}
+	defer lv.close()
+	_, err = runPlanTUI(ctx, lv, l, display, theme)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// The TUI path against the demo world: the plan screen, the dry-run, the
+// typed confirmation (with the conflicts taken over explicitly), then the
+// dashboard until the upgrade is done and the lock released.
+func TestPlanTUIToDone(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ctx := context.Background()
+	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
+	lv, err := connectConfig(ctx, w.Config, "demo", w.ClusterNamespace, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lv.close()
+	app, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(120, 50),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ASCII)))
+	waitOut := func(text string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+			teatest.WithDuration(2*time.Minute), teatest.WithCheckInterval(20*time.Millisecond))
+	}
+	waitOut("PREFLIGHT")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitOut("type the cluster name")
+	tm.Type(w.ClusterName)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitOut("upgrade complete")
+
+	// The tracker finishes in a command of its own: the lock goes once the
+	// completion rule has held.
+	kube := kubernetes.NewForConfigOrDie(w.Config)
+	var st *upgrade.LockStatus
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		st, err = upgrade.ReadLock(ctx, kube, "eksa-system", w.ClusterName)
+		return err == nil && st == nil, nil
+	}); err != nil {
+		t.Fatalf("lock still held after completion: %+v", st)
+	}
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	res, err := upgrade.ReadAudit(state+"/upgrade-console/"+upgrade.AuditFileName, upgrade.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Entries {
+		got = append(got, e.Action+":"+e.Result)
+		if e.Action == "apply" && !e.Forced {
+			t.Errorf("apply not recorded as forced: %+v", e)
+		}
+	}
+	if s := strings.Join(got, " "); !strings.Contains(s, "apply:ok") || !strings.Contains(s, "upgrade:finished") {
+		t.Errorf("audit: %s", s)
+	}
+}
