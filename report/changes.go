@@ -28,7 +28,10 @@ type differ struct {
 	// first is true for the first snapshot: lists are summarised instead of
 	// reported object by object (10,000 "created" lines help nobody).
 	first bool
-	lines []Line
+	// prevSynced tells whether the previous snapshot had the kind synced;
+	// a list that just finished syncing is summarised like a first one.
+	prevSynced func(model.Kind) bool
+	lines      []Line
 }
 
 func (d *differ) add(subject, format string, args ...any) {
@@ -44,6 +47,12 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d := &differ{at: now}
 	if cur == nil {
 		return nil
+	}
+	d.prevSynced = func(k model.Kind) bool {
+		if prev == nil || prev.Sources == nil {
+			return prev != nil
+		}
+		return prev.Sources[k].Synced
 	}
 	if prev == nil {
 		prev = &model.ClusterState{}
@@ -172,10 +181,16 @@ func phaseOf(p *model.Progress, ph model.Phase) model.PhaseProgress {
 }
 
 // conditions reports every condition whose status, reason or message moved.
+// On an object seen for the first time only the conditions that need
+// attention are listed.
 func (d *differ) conditions(subject string, prev, cur model.Conditions) {
+	baseline := len(prev) == 0
 	for _, c := range cur {
 		p, ok := prev.Get(c.Type)
 		if ok && p.Status == c.Status && p.Reason == c.Reason && p.Message == c.Message {
+			continue
+		}
+		if baseline && Healthy(c) {
 			continue
 		}
 		text := c.Type + " " + c.Status
@@ -321,7 +336,7 @@ func index[T any](l []T, name func(*T) string) map[string]*T {
 }
 
 func (d *differ) machines(prev, cur []model.Machine) {
-	if d.first {
+	if d.first || !d.prevSynced(model.KindMachine) {
 		d.summariseMachines(cur)
 		return
 	}
@@ -370,7 +385,7 @@ func versionSuffix(v string) string {
 }
 
 func (d *differ) nodes(prev, cur []model.Node) {
-	if d.first {
+	if d.first || !d.prevSynced(model.KindNode) {
 		ready := 0
 		for i := range cur {
 			if cur[i].Ready {
@@ -465,7 +480,7 @@ func (d *differ) upgradeRequests(prev, cur []model.UpgradeRequest) {
 // events prints new Warning events only: normal events repeat what the
 // object lines already say.
 func (d *differ) events(prev, cur []model.Event) {
-	if d.first {
+	if d.first || !d.prevSynced(model.KindEvent) {
 		return // history, not change
 	}
 	var newest time.Time
@@ -535,3 +550,24 @@ func (d *differ) summariseMachines(cur []model.Machine) {
 		d.add(string(role)+" machines", "%d (%s)", n, strings.Join(parts, ", "))
 	}
 }
+
+// negativePolarity lists CAPI v1beta2 conditions that are True while
+// something is happening (RollingOut, ScalingUp…): for them True is not
+// "healthy".
+var negativePolarity = map[string]bool{
+	"RollingOut": true, "ScalingUp": true, "ScalingDown": true, "Remediating": true,
+	"Deleting": true, "Paused": true, "Updating": true,
+}
+
+// Healthy reports whether a condition needs no attention, minding the
+// conditions whose True means "in progress".
+func Healthy(c model.Condition) bool {
+	if negativePolarity[c.Type] {
+		return c.Status == "False"
+	}
+	return c.Status == "True"
+}
+
+// NegativePolarity reports whether True on this condition type means
+// something is in progress.
+func NegativePolarity(conditionType string) bool { return negativePolarity[conditionType] }

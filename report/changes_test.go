@@ -352,3 +352,35 @@ func TestWatchReportsStallAsTimePasses(t *testing.T) {
 		t.Fatalf("no stall line after the threshold passed:\n%s", out.String())
 	}
 }
+
+func TestListsThatJustSyncedAreSummarised(t *testing.T) {
+	a := etcdRollout(0)
+	a.Sources = map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true}, model.KindMachine: {Installed: true}}
+	b := etcdRollout(500)
+	b.Sources = map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true},
+		model.KindMachine: {Installed: true, Synced: true}, model.KindNode: {Installed: true, Synced: true}}
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	if strings.Contains(out, "created") || strings.Contains(out, "joined") {
+		t.Fatalf("objects of a list that just synced were reported one by one:\n%s", out)
+	}
+	if !strings.Contains(out, "worker machines: 500 (500 Running)") {
+		t.Fatalf("no summary of the synced list:\n%s", out)
+	}
+}
+
+func TestWatchWaitsForTheClusterToSync(t *testing.T) {
+	unsynced := etcdRollout(3)
+	unsynced.Connection = model.Connecting
+	unsynced.Sources = map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true}}
+	synced := etcdRollout(3)
+	synced.Sources = map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true}}
+	failed := clone(synced)
+	failed.Cluster.FailureMessage = "boom"
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, unsynced, synced, failed)
+	if strings.Contains(out, "phase components: active") || !strings.Contains(out, "connection: connecting") {
+		t.Fatalf("progress reported before the cluster synced:\n%s", out)
+	}
+	if !strings.Contains(out, "phase: etcd") {
+		t.Fatalf("no baseline once synced:\n%s", out)
+	}
+}

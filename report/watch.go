@@ -48,6 +48,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		judge    = NewJudge()
 		outcome  = Running
 		reported = Running
+		lastConn model.ConnectionState
 	)
 	emit := func(lines []Line) error {
 		for _, l := range lines {
@@ -66,6 +67,9 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {
 				lines = Changes(nil, cur, nil, &p, now)
+				if cur.Connection == lastConn {
+					lines = dropSubject(lines, "connection") // said while syncing
+				}
 			} else {
 				lines = Changes(prev, cur, &prevP, &p, now)
 			}
@@ -95,6 +99,17 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 			if !ok {
 				return outcome, nil
 			}
+			if !clusterSynced(s) {
+				// Until the EKS-A Cluster is seen, phases would describe
+				// an empty cluster: say how the connection goes, no more.
+				if s != nil && s.Connection != lastConn {
+					lastConn = s.Connection
+					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: string(s.Connection)}}); err != nil {
+						return outcome, err
+					}
+				}
+				continue
+			}
 			cur = s
 			if err := step(clk.Now()); err != nil {
 				return outcome, err
@@ -108,4 +123,24 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 			return outcome, nil
 		}
 	}
+}
+
+// clusterSynced reports whether a snapshot has seen the EKS-A Cluster's
+// informer sync (snapshots without source status, from tests or tools, count
+// as synced).
+func clusterSynced(s *model.ClusterState) bool {
+	if s == nil {
+		return false
+	}
+	return s.Sources == nil || s.Sources[model.KindEKSACluster].Synced
+}
+
+func dropSubject(lines []Line, subject string) []Line {
+	out := lines[:0]
+	for _, l := range lines {
+		if l.Subject != subject {
+			out = append(out, l)
+		}
+	}
+	return out
 }

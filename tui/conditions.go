@@ -5,22 +5,11 @@ import (
 	"strings"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 )
 
-// negativePolarity lists CAPI v1beta2 conditions that are True while
-// something is happening (RollingOut, ScalingUp…): True is not "healthy".
-var negativePolarity = map[string]bool{
-	"RollingOut": true, "ScalingUp": true, "ScalingDown": true, "Remediating": true,
-	"Deleting": true, "Paused": true, "Updating": true,
-}
-
 // healthy reports whether a condition needs no attention.
-func healthy(c model.Condition) bool {
-	if negativePolarity[c.Type] {
-		return c.Status == "False"
-	}
-	return c.Status == "True"
-}
+func healthy(c model.Condition) bool { return report.Healthy(c) }
 
 // conditionLines lists conditions the way clusterctl describe does: the
 // healthy ones folded into one line (unless expanded), the others one by one
@@ -49,9 +38,9 @@ func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 func conditionLine(st *styles, c model.Condition) []line {
 	mark := st.conditionMark(c)
 	switch {
-	case negativePolarity[c.Type] && c.Status == "True":
+	case report.NegativePolarity(c.Type) && c.Status == "True":
 		mark = seg{st.th.Sym.Active, rSevInfo}
-	case negativePolarity[c.Type] && c.Status == "False":
+	case report.NegativePolarity(c.Type) && c.Status == "False":
 		mark = seg{st.th.Sym.OK, rCondTrue}
 	}
 	segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}}
