@@ -1,0 +1,156 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+func screenOf(d *Dashboard) string { return ansi.Strip(d.View()) }
+
+func TestPanesSayWhatIsMissing(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
+	s.Sources[model.KindEvent] = model.SourceStatus{Installed: true} // not synced yet
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	out := screenOf(d)
+	for _, want := range []string{
+		"forbidden: list machines.cluster.x-k8s.io in eksa-system", // nodes and etcd panes
+		"EVENTS",
+		"syncing…",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "12 md-0 workers") {
+		t.Errorf("nodes shown although machines are forbidden:\n%s", out)
+	}
+}
+
+func TestStackedEtcdWhenKindNotInstalled(t *testing.T) {
+	d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, 120, 40)
+	if out := screenOf(d); !strings.Contains(out, "stacked etcd") {
+		t.Fatalf("no stacked etcd note:\n%s", out)
+	}
+}
+
+func TestHeaderConnectionAndStaleness(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Connection = model.Reconnecting
+	s.ConnectionSince = t0.Add(-12 * time.Second)
+	s.Cluster.Generation = 8
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	out := screenOf(d)
+	for _, want := range []string{"↻ reconnecting 12s", "status not yet observed", "gen 8 / observed 7"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "● live") {
+		t.Errorf("shows live while reconnecting:\n%s", out)
+	}
+}
+
+func TestFailureMessageShown(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Cluster.FailureMessage = "failed to reconcile etcd: webhook denied"
+	s.Cluster.FailureReason = "ClusterInvalid"
+	d := newTestDashboard(t, s, themes.Dark, 120, 40)
+	raw := d.View()
+	// The failure line is painted with the theme's failure ink (red, bold).
+	want := d.st.th.Failure.S(" " + d.st.th.Sym.Fail + " failure ClusterInvalid")
+	if !strings.Contains(raw, want) {
+		t.Fatalf("failure not painted as a failure:\n%s", ansi.Strip(raw))
+	}
+	if !strings.Contains(ansi.Strip(raw), "upgrade failed: failed to reconcile etcd") {
+		t.Fatalf("no failure on the stall line:\n%s", ansi.Strip(raw))
+	}
+}
+
+func TestSinceFollowsInjectedClock(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	opts := Options{Theme: themes.Mono, Clock: clk}
+	d := NewDashboard(opts)
+	d.SetSize(120, 40)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	member := func() string {
+		for _, l := range strings.Split(screenOf(d), "\n") {
+			if i := strings.Index(l, "mgmt-etcd-h2v8d"); i >= 0 {
+				return strings.TrimSpace(l[i:])
+			}
+		}
+		return ""
+	}
+	if m := member(); !strings.HasSuffix(m, " 4m") {
+		t.Fatalf("new etcd member at t0 = %q, want created 4m ago", m)
+	}
+	clk.SetTime(t0.Add(3 * time.Minute))
+	d.Update(clockMsg{})
+	if m := member(); !strings.HasSuffix(m, " 7m") {
+		t.Fatalf("new etcd member 3 minutes later = %q, want 7m", m)
+	}
+}
+
+func TestReadOnlyLeavesDangerousActionsUnbound(t *testing.T) {
+	ran := 0
+	actions := []Action{{
+		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
+		Dangerous: true,
+		Run:       func(*model.ClusterState) tea.Cmd { ran++; return nil },
+	}}
+	for _, readOnly := range []bool{false, true} {
+		ran = 0
+		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ReadOnly: readOnly, Actions: actions})
+		d.SetSize(120, 40)
+		d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+		d.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+		help := screenOf(d)
+		switch {
+		case readOnly && (ran != 0 || strings.Contains(help, "recover")):
+			t.Errorf("read-only: action ran %d times / shown in help", ran)
+		case !readOnly && (ran != 1 || !strings.Contains(help, "R recover")):
+			t.Errorf("read-write: action ran %d times, help:\n%s", ran, help)
+		}
+	}
+}
+
+func TestExpandShowsEveryNode(t *testing.T) {
+	d := newTestDashboard(t, fixtureMidEtcd(), themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	out := screenOf(d)
+	if strings.Contains(out, "workers up to date (e to expand)") || !strings.Contains(out, "mgmt-md-0-00000") {
+		t.Fatalf("expanded table still grouped:\n%s", out)
+	}
+}
+
+func TestSnapshotsCoalesce(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk})
+	d.SetSize(80, 24)
+	if _, cmd := d.Update(SnapshotMsg{State: fixtureMidEtcd()}); cmd != nil && d.dirty {
+		t.Fatal("the first snapshot must be built at once")
+	}
+	// A second snapshot within the frame interval waits for the frame tick.
+	next := fixtureInPlaceFailed()
+	_, cmd := d.Update(SnapshotMsg{State: next})
+	if cmd == nil || !d.dirty || d.built == next.Version {
+		t.Fatal("a snapshot inside the frame interval must be deferred to a frame tick")
+	}
+	third := fixtureHealthy()
+	if _, cmd := d.Update(SnapshotMsg{State: third}); cmd != nil {
+		t.Fatal("a second tick was scheduled while one is pending")
+	}
+	d.Update(frameMsg{})
+	if d.built != third.Version || d.dirty {
+		t.Fatalf("after the tick the newest snapshot (%d) must be built, built %d", third.Version, d.built)
+	}
+}
