@@ -99,7 +99,7 @@ func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry) {
 
 func auditNotes(e upgrade.AuditEntry) string {
 	var n []string
-	if e.DryRun {
+	if e.DryRun && e.Result != upgrade.AuditDryRun {
 		n = append(n, "dry-run")
 	}
 	if e.Forced {

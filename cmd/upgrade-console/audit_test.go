@@ -38,7 +38,7 @@ func TestAuditCommandTableAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"WHO", "ops@bastion", "lock-clear", "FORCED", "error: machines.cluster.x-k8s.io", "2026-11-21 21:00:00Z"} {
+	for _, want := range []string{"WHO", "ops@bastion", "lock-clear", "FORCED", "error: machines.cluster.x-k8s.io", "2026-11-21 22:00:00Z"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}

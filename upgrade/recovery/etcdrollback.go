@@ -374,7 +374,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 				ok, detail, err := etcdReady(ctx)
 				if err != nil {
-					last = err.Error()
+					if ctx.Err() == nil {
+						last = err.Error()
+					}
 					return false, nil // the API server may be restarting: keep waiting
 				}
 				last = detail

@@ -182,7 +182,7 @@ func containerLog(ctx context.Context, env *Env, pod *corev1.Pod, container stri
 	if sim, ok := pod.Annotations[AnnotationSimulatedLogPrefix+container]; ok {
 		return lastLines(sim, tail), "simulated log (demo: no kubelet; written by the simulated NodeUpgrade controller)", ""
 	}
-	return nil, "", "log not available: " + err.Error()
+	return nil, "", "log not available from the kubelet (pods/log): " + err.Error()
 }
 
 func lastLines(s string, n int) []string {
@@ -198,12 +198,19 @@ func lastLines(s string, n int) []string {
 
 func recentEvents(ctx context.Context, env *Env, names ...string) []string {
 	var evs []corev1.Event
+	seen := map[types.UID]bool{}
 	for _, name := range names {
 		list, err := env.Client.Kube.CoreV1().Events(env.systemNS()).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 		if err != nil {
 			continue
 		}
-		evs = append(evs, list.Items...)
+		for _, e := range list.Items {
+			// The pod and the NodeUpgrade may share a name.
+			if !seen[e.UID] {
+				seen[e.UID] = true
+				evs = append(evs, e)
+			}
+		}
 	}
 	at := func(e corev1.Event) time.Time {
 		switch {
@@ -345,7 +352,9 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 				ok, detail, err := recreated(ctx)
 				if err != nil {
-					last = err.Error()
+					if ctx.Err() == nil {
+						last = err.Error()
+					}
 					return false, nil
 				}
 				last = detail

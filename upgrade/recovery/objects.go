@@ -331,7 +331,7 @@ func ago(now, t time.Time) string {
 	case d < time.Minute:
 		return d.Round(time.Second).String()
 	case d < 48*time.Hour:
-		return d.Round(time.Minute).String()
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}

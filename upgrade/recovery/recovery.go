@@ -275,10 +275,14 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 		case s.Wait:
 			r.Status, r.Detail = StepNotDryRun, "waits for the cluster; not run in a dry run"
 		default:
-			r.Detail, r.Err = s.do(ctx, true)
-			r.Status = StepDryRunOK
+			var detail string
+			detail, r.Err = s.do(ctx, true)
+			r.Status, r.Detail = StepDryRunOK, "accepted by the API server; nothing persisted"
+			if strings.HasPrefix(detail, "depends on") || strings.HasPrefix(detail, "already") || strings.HasPrefix(detail, "nothing") {
+				r.Detail = detail
+			}
 			if r.Err != nil {
-				r.Status = StepFailed
+				r.Status, r.Detail = StepFailed, detail
 			}
 		}
 		r.Took = x.now().Sub(start)
