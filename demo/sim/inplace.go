@@ -126,6 +126,12 @@ func (s *Simulator) inPlace(ctx context.Context, owner string, p inPlaceKind, gv
 		if err := s.delete(ctx, owner, p.request, ns, reqName); err != nil {
 			return err
 		}
+		// What the garbage collector and the NodeUpgrade finalizer do on a
+		// real cluster: the NodeUpgrades go with their request, and their
+		// upgrader pods with them.
+		if err := s.deleteNodeUpgrades(ctx, owner, req); err != nil {
+			return err
+		}
 		if _, err := s.patch(ctx, owner, compEKSA, gvr, ns, name, map[string]any{
 			"metadata": map[string]any{"annotations": map[string]any{p.annotation: nil}},
 		}); err != nil {
@@ -183,12 +189,18 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 		if m == nil {
 			continue
 		}
+		// One node at a time: the next NodeUpgrade only once the previous
+		// one reports completed (not merely once its machine changed).
+		nuName := mname + "-node-upgrader"
+		nu := s.get(kinds.NodeUpgrade, ns, nuName)
+		if nu != nil && !flag(nu, "status", "completed") {
+			break
+		}
 		if str(m, "spec", "version") == want {
 			upgraded++
 			continue
 		}
-		nuName := mname + "-node-upgrader"
-		if s.get(kinds.NodeUpgrade, ns, nuName) != nil {
+		if nu != nil {
 			break
 		}
 		spec := map[string]any{
@@ -199,7 +211,7 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 		if ev := str(req, "spec", "etcdVersion"); ev != "" {
 			spec["etcdVersion"] = ev
 		}
-		nu := &unstructured.Unstructured{Object: map[string]any{
+		nu = &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": kinds.EKSAVersion,
 			"kind":       "NodeUpgrade",
 			"metadata": map[string]any{
@@ -268,7 +280,17 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 	want := str(nu, "spec", "kubernetesVersion")
 
 	podName := node + "-node-upgrader"
-	_, exists, _ := s.podFactory.Core().V1().Pods().Informer().GetStore().GetByKey(key(ns, podName))
+	obj, exists, _ := s.podFactory.Core().V1().Pods().Informer().GetStore().GetByKey(key(ns, podName))
+	if exists && obj.(*corev1.Pod).DeletionTimestamp != nil {
+		// A bound pod is deleted gracefully: its kubelet confirms. The
+		// simulated kubelet does so at once; the deletion event brings the
+		// NodeUpgrade back here.
+		err := s.kube.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+		if err != nil && !isNotFound(err) {
+			return 0, err
+		}
+		return 0, nil
+	}
 	if !exists {
 		if p.done > 0 {
 			// The pod was deleted: EKS-A's retry. Until the new pod runs,
@@ -434,4 +456,28 @@ func (s *Simulator) finishNodeUpgrade(ctx context.Context, owner string, m *unst
 	n.Status.NodeInfo.KubeProxyVersion = kubelet
 	_, err = s.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: compKubelet})
 	return err
+}
+
+func (s *Simulator) deleteNodeUpgrades(ctx context.Context, owner string, req *unstructured.Unstructured) error {
+	for _, nu := range s.list(kinds.NodeUpgrade, req.GetNamespace(), nil) {
+		if !ownedBy(nu, req) {
+			continue
+		}
+		if err := s.delete(ctx, owner, kinds.NodeUpgrade, nu.GetNamespace(), nu.GetName()); err != nil {
+			return err
+		}
+		m := s.get(kinds.Machine, nu.GetNamespace(), str(nu, "spec", "machine", "name"))
+		node := str(nu, "spec", "machine", "name")
+		if m != nil && str(m, "status", "nodeRef", "name") != "" {
+			node = str(m, "status", "nodeRef", "name")
+		}
+		err := s.kube.CoreV1().Pods(nu.GetNamespace()).Delete(ctx, node+"-node-upgrader", metav1.DeleteOptions{})
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+		s.mu.Lock()
+		delete(s.nuState, key(nu.GetNamespace(), nu.GetName()))
+		s.mu.Unlock()
+	}
+	return nil
 }

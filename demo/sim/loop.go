@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -216,6 +217,14 @@ func (s *Simulator) setup() {
 	// The upgrader pods: deleting one is EKS-A's documented retry of a
 	// failed node upgrade.
 	s.podFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if p, ok := obj.(interface {
+				GetName() string
+				GetDeletionTimestamp() *metav1.Time
+			}); ok && p.GetDeletionTimestamp() != nil {
+				l.nu.add(key(sys, nodeUpgradeForPod(p.GetName())))
+			}
+		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj

@@ -1,0 +1,258 @@
+package sim_test
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// stepsTrue is how many steps of a NodeUpgrade are True, and whether they
+// form a prefix of the documented order.
+func stepsTrue(nu *unstructured.Unstructured) (int, bool) {
+	n, prefix := 0, true
+	for i, step := range model.NodeUpgradeSteps {
+		if isTrue(nu, step) {
+			n++
+			if n != i+1 {
+				prefix = false
+			}
+		}
+	}
+	return n, prefix
+}
+
+func machineNames(ms []unstructured.Unstructured) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestInPlaceUpgrade(t *testing.T) {
+	w := startWorld(t, scenario.InPlace, "inpl")
+	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
+	before := machineNames(w.machines(model.LabelClusterName))
+	w.applyTarget()
+	want := target().KubeadmVersion()
+	w.waitFor("the in-place upgrade to complete", func() bool {
+		cl := w.cluster()
+		if cl.GetGeneration() != 2 || !complete(cl) {
+			return false
+		}
+		for _, m := range w.machines(model.LabelClusterName) {
+			if str(&m, "spec", "version") != want {
+				return false
+			}
+		}
+		return w.get(kinds.ControlPlaneUpgrade, w.sc.ClusterName+"-cp-upgrade") == nil
+	})
+	h := w.snapshot()
+
+	t.Run("no machine replaced", func(t *testing.T) {
+		after := machineNames(w.machines(model.LabelClusterName))
+		if len(after) != len(before) {
+			t.Fatalf("machines %v after, %v before", after, before)
+		}
+		for i := range after {
+			if after[i] != before[i] {
+				t.Fatalf("machines %v after, %v before", after, before)
+			}
+		}
+		for _, m := range w.machines(model.LabelClusterName) {
+			n, err := w.kube.CoreV1().Nodes().Get(w.ctx, m.GetName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Status.NodeInfo.KubeletVersion != target().KubeletVersion() {
+				t.Errorf("node %s kubelet %s after the upgrade", n.Name, n.Status.NodeInfo.KubeletVersion)
+			}
+		}
+	})
+
+	t.Run("steps in order, one node at a time per request", func(t *testing.T) {
+		nus := map[string]*unstructured.Unstructured{}
+		progress := map[string]int{}
+		cpNUs := []string{}
+		for _, o := range h {
+			if o.res != "nodeupgrades" {
+				continue
+			}
+			name := o.obj.GetName()
+			if o.deleted {
+				delete(nus, name)
+				continue
+			}
+			if _, seen := progress[name]; !seen {
+				progress[name] = 0
+				if owners := o.obj.GetOwnerReferences(); len(owners) == 1 && owners[0].Kind == "ControlPlaneUpgrade" {
+					cpNUs = append(cpNUs, name)
+					first, _, _ := unstructured.NestedBool(o.obj.Object, "spec", "firstNodeToBeUpgraded")
+					if first != (len(cpNUs) == 1) {
+						t.Errorf("%s firstNodeToBeUpgraded=%v, position %d", name, first, len(cpNUs))
+					}
+					if str(o.obj, "spec", "etcdVersion") == "" {
+						t.Errorf("control-plane NodeUpgrade %s has no etcdVersion", name)
+					}
+				}
+			}
+			nus[name] = o.obj
+			n, prefix := stepsTrue(o.obj)
+			if !prefix {
+				t.Fatalf("#%d %s: steps True out of order: %v", o.seq, name, o.obj.Object["status"])
+			}
+			if n < progress[name] {
+				t.Fatalf("#%d %s: steps went back from %d to %d", o.seq, name, progress[name], n)
+			}
+			progress[name] = n
+			busy := map[string]int{}
+			for _, nu := range nus {
+				if done, _, _ := unstructured.NestedBool(nu.Object, "status", "completed"); !done {
+					busy[nu.GetOwnerReferences()[0].Name]++
+				}
+			}
+			for req, b := range busy {
+				if b > 1 {
+					t.Fatalf("#%d: %d NodeUpgrades of %s in progress at once", o.seq, b, req)
+				}
+			}
+		}
+		if len(progress) != 7 {
+			t.Errorf("%d NodeUpgrades, want one per node (7)", len(progress))
+		}
+		for name, n := range progress {
+			if n != len(model.NodeUpgradeSteps) {
+				t.Errorf("%s finished with %d steps True", name, n)
+			}
+		}
+	})
+
+	t.Run("in-place objects and annotations come and go", func(t *testing.T) {
+		seen := map[string]bool{}
+		for _, o := range h {
+			switch o.res {
+			case "controlplaneupgrades", "machinedeploymentupgrades":
+				seen[o.obj.GetName()] = true
+			case "kubeadmcontrolplanes", "machinedeployments":
+				for _, a := range []string{model.AnnotationKCPInPlaceUpgradeNeeded, model.AnnotationMDInPlaceUpgradeNeeded} {
+					if o.obj.GetAnnotations()[a] == "true" {
+						seen[a+"/"+o.obj.GetName()] = true
+					}
+				}
+			case "clusters":
+				if c := cond(o.obj, "ControlPlaneReady"); c != nil && c["reason"] == "InPlaceUpgradeInProgress" {
+					seen["cp-reason"] = true
+				}
+				if c := cond(o.obj, "WorkersReady"); c != nil && c["reason"] == "InPlaceUpgradeInProgress" {
+					seen["workers-reason"] = true
+				}
+			}
+		}
+		c := w.sc.ClusterName
+		for _, k := range []string{c + "-cp-upgrade", c + "-md-0-md-upgrade", c + "-md-1-md-upgrade",
+			model.AnnotationKCPInPlaceUpgradeNeeded + "/" + c, model.AnnotationMDInPlaceUpgradeNeeded + "/" + c + "-md-0",
+			"cp-reason", "workers-reason"} {
+			if !seen[k] {
+				t.Errorf("never saw %s", k)
+			}
+		}
+		if kcp := w.get(kinds.KCP, c); kcp.GetAnnotations()[model.AnnotationKCPInPlaceUpgradeNeeded] != "" {
+			t.Error("KCP keeps the in-place-upgrade-needed annotation")
+		}
+		if l, _ := w.dyn.Resource(kinds.NodeUpgrade).Namespace(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+			w.waitFor("NodeUpgrades to go with their requests", func() bool {
+				l, _ := w.dyn.Resource(kinds.NodeUpgrade).Namespace(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{})
+				return len(l.Items) == 0
+			})
+		}
+	})
+}
+
+func TestInPlaceNodeStepFailsThenRetrySucceeds(t *testing.T) {
+	w := startWorld(t, scenario.InPlaceNodeStepFails, "ipfail")
+	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
+	w.applyTarget()
+	var failed *unstructured.Unstructured
+	w.waitFor("a NodeUpgrade whose kubeadm step failed", func() bool {
+		l, err := w.dyn.Resource(kinds.NodeUpgrade).Namespace(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for i := range l.Items {
+			if c := cond(&l.Items[i], "KubeadmUpgraded"); c != nil && c["status"] == "False" && c["severity"] == "Error" {
+				failed = &l.Items[i]
+				return true
+			}
+		}
+		return false
+	})
+
+	// Exactly where the scenario says: the second control-plane node, at
+	// KubeadmUpgraded, with EKS-A's sentence as the reason.
+	if o := failed.GetOwnerReferences(); len(o) != 1 || o[0].Kind != "ControlPlaneUpgrade" {
+		t.Errorf("failed NodeUpgrade %s is not a control-plane one: %v", failed.GetName(), o)
+	}
+	if first, _, _ := unstructured.NestedBool(failed.Object, "spec", "firstNodeToBeUpgraded"); first {
+		t.Errorf("the first control-plane node failed; the scenario fails the second")
+	}
+	c := cond(failed, "KubeadmUpgraded")
+	if c["reason"] != "Container exited with a non-zero exit code, reason: Error" || c["message"] != nil {
+		t.Errorf("KubeadmUpgraded = %v", c)
+	}
+	for i, step := range model.NodeUpgradeSteps {
+		got := cond(failed, step)
+		switch {
+		case i < 4 && got["status"] != "True":
+			t.Errorf("%s before the failure is %v", step, got)
+		case i > 4 && (got["status"] != "False" || got["reason"] != "Container is waiting to be initialized"):
+			t.Errorf("%s after the failure is %v", step, got)
+		}
+	}
+	if r := cond(failed, "Ready"); r["status"] != "False" || r["severity"] != "Error" || r["reason"] != c["reason"] {
+		t.Errorf("Ready summary %v", r)
+	}
+	cpu := w.get(kinds.ControlPlaneUpgrade, w.sc.ClusterName+"-cp-upgrade")
+	if i64(cpu, "status", "upgraded") != 1 {
+		t.Errorf("ControlPlaneUpgrade status %v, want 1 upgraded", cpu.Object["status"])
+	}
+
+	// It stays failed: no retry by itself, no next node.
+	w.holds("the failed step", 2*time.Second, func() bool {
+		l, err := w.dyn.Resource(kinds.NodeUpgrade).Namespace(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{})
+		if err != nil || len(l.Items) != 2 {
+			return false
+		}
+		nu := w.get(kinds.NodeUpgrade, failed.GetName())
+		done, _, _ := unstructured.NestedBool(nu.Object, "status", "completed")
+		return !done && cond(nu, "KubeadmUpgraded")["status"] == "False" && !complete(w.cluster())
+	})
+
+	// EKS-A's documented retry: delete the upgrader pod.
+	machine := str(failed, "spec", "machine", "name")
+	if err := w.kube.CoreV1().Pods(w.sc.SystemNamespace).Delete(w.ctx, machine+"-node-upgrader", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the upgrade to complete after the retry", func() bool {
+		cl := w.cluster()
+		return cl.GetGeneration() == 2 && complete(cl)
+	})
+	var reset bool
+	for _, o := range w.snapshot() {
+		if o.res == "nodeupgrades" && o.obj.GetName() == failed.GetName() {
+			if n, _ := stepsTrue(o.obj); n == 1 && cond(o.obj, "KubeadmUpgraded")["reason"] != "Container exited with a non-zero exit code, reason: Error" {
+				reset = true
+			}
+		}
+	}
+	if !reset {
+		t.Error("the retried NodeUpgrade did not start its steps again")
+	}
+}
