@@ -209,10 +209,10 @@ func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (O
 	o.AppliedGeneration = s.ClusterGeneration
 	out, err := Track(ctx, src, s.clk, o)
 	if errors.Is(err, context.Canceled) {
-		// The operator left; the upgrade goes on without the console, whose
-		// lock expires and must be cleared by whoever comes next.
-		s.stop()
-		return out, err
+		// The operator stopped following; the upgrade goes on in the
+		// cluster. Nobody renews the lock any more, so it is released (as
+		// without --wait) rather than left to block the next operator.
+		return out, errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
 	}
 	return out, errors.Join(err, s.Finish(context.WithoutCancel(ctx), out))
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -166,8 +168,10 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\nnot waiting (--wait not given): the upgrade lock is released; follow the upgrade with\n  upgrade-console watch --cluster %s\n", p.Cluster)
 		return nil
 	}
-	fmt.Fprintf(out, "\nfollowing the upgrade (timeout %s)…\n", o.timeout)
-	tctx, cancel := context.WithTimeout(ctx, o.timeout)
+	fmt.Fprintf(out, "\nfollowing the upgrade (timeout %s; ctrl-c stops following, the upgrade goes on)…\n", o.timeout)
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tctx, cancel := context.WithTimeout(sctx, o.timeout)
 	defer cancel()
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{
 		OnProgress: func(pr model.Progress) {
@@ -182,6 +186,10 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return withCode(ExitTimeout, fmt.Errorf("%s after %s: %s\n%s", upgrade.ErrTrackTimeout, o.timeout, outcome.Progress.Summary, s.LockKeptMessage()))
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and the upgrade lock is released; follow it with\n  upgrade-console watch --cluster %s\n",
+			outcome.Progress.Summary, p.Cluster)
+		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
 	}
 	return err
 }

@@ -175,3 +175,38 @@ func kubeDynamic(t *testing.T, w *demo.World) dynamic.Interface {
 	t.Helper()
 	return dynamic.NewForConfigOrDie(w.Config)
 }
+
+// A first etcd member that never becomes ready: the upgrade neither
+// completes nor reports a failure, so --timeout ends the wait (exit 5) and
+// the lock is kept for whoever investigates.
+func TestApplyDemoTimeoutKeepsLock(t *testing.T) {
+	w := startDemo(t, scenario.EtcdFirstMemberFails)
+	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "3s")...)
+	if code != ExitTimeout || !strings.Contains(errOut, "is kept") || !strings.Contains(errOut, "lock clear lease") {
+		t.Fatalf("exit %d, want %d saying the lock is kept:\n%s\n%s", code, ExitTimeout, out, errOut)
+	}
+	st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName)
+	if err != nil || !st.Held() {
+		t.Fatalf("lock after the timeout: %+v %v", st, err)
+	}
+	// A second console is refused while the lock is there.
+	out, errOut, code = runCaptured(t, liveArgs(w, "plan")...)
+	if code != ExitPreflight || !strings.Contains(out, "fail   upgrade-lock") {
+		t.Errorf("plan with the lock kept: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// The stale-lock world: an expired lease and a paused annotation left by an
+// earlier, dead upgrade block the plan, each with its fix.
+func TestPlanDemoStaleLock(t *testing.T) {
+	w := startDemo(t, scenario.StaleLock)
+	out, errOut, code := runCaptured(t, liveArgs(w, "plan")...)
+	if code != ExitPreflight {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitPreflight, out, errOut)
+	}
+	for _, want := range []string{"fail   upgrade-lock", "stale upgrade lock", "upgrade-console lock clear lease", "fail   eksa-reconcile-not-paused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+}

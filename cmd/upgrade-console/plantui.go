@@ -21,18 +21,25 @@ import (
 // upgrade driver (with its lock renew loop) belong to this command; the UI
 // only gets commands that call them.
 func runPlanTUI(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (report.Outcome, error) {
-	app, err := newPlanApp(ctx, lv, l, display, theme)
+	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
 	if err != nil {
 		return report.Running, err
 	}
-	return tui.RunApp(ctx, app)
+	outcome, err := tui.RunApp(ctx, app)
+	// Quitting while the upgrade rolls: the console stops following, and
+	// with nobody to renew it the lock is released (a no-op when the
+	// tracker already finished the session).
+	if s := screen.Session(); s != nil {
+		err = errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
+	}
+	return outcome, err
 }
 
 // newPlanApp builds the App with the plan screen first.
-func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (*tui.App, error) {
+func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (*tui.App, *tui.PlanScreen, error) {
 	plan, err := lv.plan(ctx, l)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := tui.Options{
 		ClusterName: l.cluster,
@@ -52,7 +59,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		// stops the console before the operator can start anything.
 		audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
 		actions.Start = driver.Start
@@ -60,7 +67,8 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
 		}
 	}
-	return tui.NewApp(opts, tui.NewPlanScreen(ctx, opts, plan, actions)), nil
+	screen := tui.NewPlanScreen(ctx, opts, plan, actions)
+	return tui.NewApp(opts, screen), screen, nil
 }
 
 func progressOptions(display *watchOptions) model.ProgressOptions {

@@ -32,7 +32,7 @@ func TestPlanTUIToDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lv.close()
-	app, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
+	app, _, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
 	if err != nil {
 		t.Fatal(err)
 	}
