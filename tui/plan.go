@@ -153,9 +153,19 @@ func (p *PlanScreen) setTheme(th *themes.Theme) {
 	p.rebuild()
 }
 
-// Init does nothing: the plan arrives computed, and the checks re-run when
-// snapshots come.
-func (p *PlanScreen) Init() tea.Cmd { return nil }
+// periodicRecheck re-runs the checks even when no snapshot comes: the lock
+// Lease of another console is not among the watched kinds.
+const periodicRecheck = 5 * time.Second
+
+type periodicMsg struct{}
+
+func periodicTick() tea.Cmd {
+	return tea.Tick(periodicRecheck, func(time.Time) tea.Msg { return periodicMsg{} })
+}
+
+// Init starts the periodic re-check; the plan arrives computed, and the
+// checks also re-run when snapshots come.
+func (p *PlanScreen) Init() tea.Cmd { return periodicTick() }
 
 // SetSize follows the terminal.
 func (p *PlanScreen) SetSize(w, h int) {
@@ -185,6 +195,15 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case SnapshotMsg:
 		p.state = msg.State
 		return p, p.maybeRecheck()
+	case periodicMsg:
+		if p.session != nil {
+			return p, nil // the dashboard follows from here
+		}
+		if p.checking || p.starting {
+			return p, periodicTick()
+		}
+		p.checked = 0
+		return p, tea.Batch(p.recheck(), periodicTick())
 	case recheckDueMsg:
 		// The wait is over: run if the cluster moved meanwhile.
 		p.due = false

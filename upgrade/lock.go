@@ -131,14 +131,10 @@ func roundAgo(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
-	switch {
-	case d < time.Minute:
+	if d < time.Hour {
 		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	default:
-		return d.Round(time.Minute).String()
 	}
+	return d.Round(time.Minute).String()
 }
 
 func statusFromLease(l *coordinationv1.Lease) *LockStatus {

@@ -119,6 +119,12 @@ func RunChecks(ctx context.Context, checks []Check, in *Inputs, skips []string) 
 	for _, s := range skips {
 		skip[s] = true
 	}
+	if in.State == nil {
+		// No snapshot: every live check reports the cluster as not visible.
+		cp := *in
+		cp.State = &model.ClusterState{}
+		in = &cp
+	}
 	out := make([]model.CheckResult, 0, len(checks))
 	for _, c := range checks {
 		r := c.Run(ctx, in)

@@ -359,3 +359,28 @@ func (w *world) labelNode(t *testing.T, name, value string) {
 		t.Fatal(err)
 	}
 }
+
+// Without a snapshot (the watch never synced) the live checks fail as "not
+// visible" instead of passing or panicking.
+func TestRunChecksWithoutSnapshot(t *testing.T) {
+	cur := &unstructured.Unstructured{Object: map[string]any{}}
+	b := &model.Bundles{Name: "bundles-1", VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.31", Components: map[string]string{"eksa": "v0.21.2"}}}}
+	in := &Inputs{
+		Now:     time.Now(),
+		Current: &Current{Cluster: cur, KubernetesVersion: "1.30", EksaVersion: "v0.20.9", ManagementVersion: "v0.21.2", Bundles: b},
+		Target:  &Target{KubernetesVersion: "1.31", EksaVersion: "v0.21.2", Bundles: b, Release: &model.EKSARelease{Name: "eksa-v0-21-2"}},
+	}
+	res := RunChecks(context.Background(), Checks, in, nil)
+	byName := map[string]model.CheckResult{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	for _, n := range []string{CheckReconcileNotPaused, CheckGenerationObserved, CheckControlPlaneReady, CheckEtcdReady, CheckWorkersReady} {
+		if r := byName[n]; r.Status != model.CheckFail || !strings.Contains(r.Message, "not visible") {
+			t.Errorf("%s without a snapshot: %+v", n, r)
+		}
+	}
+	if r := byName[model.CheckNameKubernetesVersionSkew]; r.Status != model.CheckPass {
+		t.Errorf("version rule needs no snapshot: %+v", r)
+	}
+}
