@@ -264,3 +264,7 @@ var (
 	kindsEtcd = kinds.EtcdadmCluster
 	kindsKCP  = kinds.KCP
 )
+
+func unstructuredBool(u *unstructured.Unstructured, path ...string) (bool, bool, error) {
+	return unstructured.NestedBool(u.Object, path...)
+}
