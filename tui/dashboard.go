@@ -224,7 +224,7 @@ func (d *Dashboard) buildPanes() {
 func (d *Dashboard) refreshProgress() tea.Cmd {
 	if d.state != nil {
 		d.progress = model.DeriveProgress(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
-		d.timeline = d.timeline.Observe(d.progress, d.now)
+		d.timeline = clampTimeline(d.timeline.Observe(d.progress, d.now), d.state)
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
 	d.stalls = buildStallLines(d.st, d.state, d.progress)
@@ -405,3 +405,25 @@ func (d *Dashboard) paneWant(id paneID) int {
 // filterWidth is the width of the filter input: room for a node name, the
 // rest of the line for its key help.
 func filterWidth(w int) int { return max(min(32, w/3), 8) }
+
+// clampTimeline keeps estimated phase starts from predating the spec under
+// upgrade: when the console joins a running upgrade the timeline estimates
+// starts from condition times, and a condition last changed before the
+// upgrade (40 days ago, say) would otherwise read as a 40-day phase. The
+// Timeline returned by Observe is a fresh copy, so it is safe to adjust.
+func clampTimeline(tl model.Timeline, s *model.ClusterState) model.Timeline {
+	if s == nil || s.Cluster == nil || s.Cluster.SpecChangedAt.IsZero() {
+		return tl
+	}
+	floor := s.Cluster.SpecChangedAt
+	for i := range tl.Entries {
+		e := &tl.Entries[i]
+		if e.Estimated && !e.Started.IsZero() && e.Started.Before(floor) {
+			e.Started = floor
+		}
+	}
+	if !tl.Started.IsZero() && tl.Started.Before(floor) {
+		tl.Started = floor
+	}
+	return tl
+}

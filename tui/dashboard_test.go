@@ -154,3 +154,19 @@ func TestSnapshotsCoalesce(t *testing.T) {
 		t.Fatalf("after the tick the newest snapshot (%d) must be built, built %d", third.Version, d.built)
 	}
 }
+
+func TestTimelineNeverStartsBeforeTheSpecChanged(t *testing.T) {
+	// Just applied, not yet observed: the etcd phase's only time hint is a
+	// condition from two hours before the upgrade.
+	s := fixtureHealthy()
+	s.Cluster.Generation = 8
+	s.Cluster.SpecChangedAt = t0.Add(-5 * time.Minute)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	e, ok := d.timeline.Entry(model.PhaseEtcd)
+	if !ok || !e.Started.Equal(s.Cluster.SpecChangedAt) {
+		t.Fatalf("etcd phase started %v, want the spec change %v", e.Started, s.Cluster.SpecChangedAt)
+	}
+	if out := screenOf(d); !strings.Contains(out, "etcd ● 5:00") || !strings.Contains(out, "elapsed 5:00") {
+		t.Fatalf("header elapsed times wrong:\n%s", out)
+	}
+}

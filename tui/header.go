@@ -97,18 +97,25 @@ func minorOf(v string) string {
 // render draws the header in exactly two lines of w cells. The timeline has
 // three forms, from spelled out to symbols only; the widest that fits wins.
 func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Time) {
-	// Line 1: identity and versions on the left, badges on the right.
+	// Line 1: identity and versions on the left, badges on the right; the
+	// context goes first when the line is too narrow, then the spacing.
 	bw := segsWidth(h.badges)
-	left := append(append([]seg{}, h.ident...), seg{"   ", rText})
-	left = append(left, h.versions...)
-	if segsWidth(left)+bw+1 > w {
-		left = append(append([]seg{}, h.ident...), seg{"  ", rText})
-		left = append(left, h.versions...)
+	variants := [][]seg{
+		joinSegs(h.ident, seg{"   ", rText}, h.versions),
+		joinSegs(h.ident[:1], seg{"  ", rText}, h.versions),
 	}
-	if bw+10 > w {
+	left := variants[len(variants)-1]
+	for _, v := range variants {
+		if segsWidth(v)+bw+2 <= w {
+			left = v
+			break
+		}
+	}
+	if bw+12 > w {
 		st.paintSegs(b, left, w)
 	} else {
-		st.paintSegs(b, left, w-bw-1)
+		st.paintSegs(b, left, w-bw-2)
+		b.WriteByte(' ')
 		st.paintSegs(b, h.badges, bw)
 		b.WriteByte(' ')
 	}
@@ -229,4 +236,10 @@ func nameRole(s model.PhaseStatus) role {
 	default:
 		return rMuted
 	}
+}
+
+func joinSegs(a []seg, sep seg, b []seg) []seg {
+	out := make([]seg, 0, len(a)+len(b)+1)
+	out = append(append(out, a...), sep)
+	return append(out, b...)
 }
