@@ -1,0 +1,122 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// The driver takes the lock, snapshots, applies, renews the lock on its
+// clock while the upgrade runs, notices when the lock is taken away, and
+// releases it only on completion.
+func TestDriverLockLifecycle(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Second)
+	clk := clocktesting.NewFakeClock(t0)
+	audit := &memAudit{}
+	holder := Holder{User: "alice", Host: "laptop", Instance: "d1"}
+	w.planner.Self = holder
+	d := &Driver{Client: w.client, Audit: audit, Clock: clk, Holder: holder, Planner: w.planner, SnapshotDir: t.TempDir()}
+
+	// A blocked plan never takes the lock.
+	blocked := w.plan(t)
+	blocked.Preflight = append(blocked.Preflight, model.CheckResult{Name: "x", Status: model.CheckFail, Blocking: true})
+	if _, err := d.Start(ctx, blocked, StartOptions{ForceConflicts: true}); !errors.As(err, new(*PreflightError)) {
+		t.Fatalf("blocked start: %v", err)
+	}
+	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); st != nil {
+		t.Fatalf("blocked start left a lock: %+v", st)
+	}
+
+	p := w.plan(t)
+	s, err := d.Start(ctx, p, StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ClusterGeneration < 2 || len(s.Applied) != 1 || s.Snapshot.Name == "" {
+		t.Fatalf("session %+v", s)
+	}
+	// The caller's plan is untouched by the re-check under the lock.
+	if &p.Preflight[0] == &s.Plan.Preflight[0] {
+		t.Error("the session shares the caller's preflight slice")
+	}
+
+	// Renewals follow the driver's clock (every third of the lease).
+	clk.Step(DefaultLeaseDuration / 3)
+	want := t0.Add(DefaultLeaseDuration / 3)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		st, err := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+		return err == nil && st != nil && st.RenewTime.Equal(want), nil
+	}); err != nil {
+		st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+		t.Fatalf("lock not renewed at %v: %+v", want, st)
+	}
+	if st, renewErr, lost := s.Lock(); lost || renewErr != nil || !st.RenewTime.Equal(want) {
+		t.Errorf("session lock %+v, err %v, lost %t", st, renewErr, lost)
+	}
+
+	// A failed upgrade keeps the lock.
+	if err := s.Finish(ctx, Outcome{Failed: true, Reason: "boom"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); !st.Held() {
+		t.Fatal("a failed upgrade released the lock")
+	}
+	if !strings.Contains(s.LockKeptMessage(), "upgrade-console lock clear lease") || !strings.Contains(s.LockKeptMessage(), s.Snapshot.Name) {
+		t.Errorf("kept message: %s", s.LockKeptMessage())
+	}
+	var actions []string
+	for _, e := range audit.entries {
+		actions = append(actions, e.Action+":"+e.Result)
+	}
+	got := strings.Join(actions, " ")
+	for _, want := range []string{"upgrade:started", "lock-acquire:ok", "snapshot:ok", "apply:ok", "lock-renew:ok", "upgrade:failed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("audit lacks %s: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "lock-release") {
+		t.Errorf("a failed upgrade released the lock: %s", got)
+	}
+}
+
+// A lock cleared by someone else while the console follows is noticed and
+// never released by the console (it is no longer its lock).
+func TestDriverNoticesLostLock(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Now())
+	holder := Holder{User: "alice", Host: "laptop", Instance: "d2"}
+	w.planner.Self = holder
+	d := &Driver{Client: w.client, Clock: clk, Holder: holder, SnapshotDir: t.TempDir()}
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.client.Kube.CoordinationV1().Leases(w.ns).Delete(ctx, LockName("mgmt"), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(DefaultLeaseDuration / 3)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, _, lost := s.Lock()
+		return lost, nil
+	}); err != nil {
+		t.Fatal("lost lock not noticed")
+	}
+	if _, renewErr, _ := s.Lock(); !errors.Is(renewErr, ErrLockLost) {
+		t.Errorf("renew error %v", renewErr)
+	}
+	if err := s.Finish(ctx, Outcome{Complete: true}); err != nil {
+		t.Errorf("finish after losing the lock: %v", err)
+	}
+}
