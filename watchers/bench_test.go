@@ -203,9 +203,15 @@ func BenchmarkSnapshot(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("update/%d", n), func(b *testing.B) {
 			w, insts := populate(b, n)
-			updates := make([]any, 64)
+			// Each machine flips between two phases, so every apply is a
+			// visible change (identical writes are dropped before the store).
+			updates := make([]any, 128)
 			for i := range updates {
-				e, _ := insts[model.KindMachine].transform(benchMachine(i*n/len(updates), "Provisioning"))
+				phase := "Provisioning"
+				if i%2 == 1 {
+					phase = "Running"
+				}
+				e, _ := insts[model.KindMachine].transform(benchMachine((i/2)*n/64, phase))
 				updates[i] = e
 			}
 			b.ReportAllocs()

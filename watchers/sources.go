@@ -3,6 +3,7 @@ package watchers
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -437,47 +438,90 @@ func (in *instance) apply(obj any, deleted bool) {
 		obj, deleted = t.Obj, true
 	}
 	e, ok := obj.(*entry)
-	if !ok {
+	if !ok || e.value == nil {
 		return
 	}
 	w := in.w
 	w.mu.Lock()
-	applyEntry(w.st, e, deleted)
+	moved := applyEntry(w.st, e, deleted)
 	w.mu.Unlock()
-	w.changed()
+	if moved {
+		w.changed()
+	}
 }
 
-// applyEntry puts or removes an entry's value in the store of its type.
-func applyEntry(st *stores, e *entry, deleted bool) {
+// applyEntry puts or removes an entry's value in the store of its type and
+// reports whether anything the console shows changed.
+func applyEntry(st *stores, e *entry, deleted bool) bool {
 	k := key(e.namespace, e.name)
 	switch v := e.value.(type) {
 	case *model.EKSACluster:
-		putOrRemove(st.clusters, k, v, deleted)
+		return putOrRemove(st.clusters, k, v, deleted)
 	case *model.CAPICluster:
-		putOrRemove(st.capi, k, v, deleted)
+		return putOrRemove(st.capi, k, v, deleted)
 	case *model.ControlPlane:
-		putOrRemove(st.kcp, k, v, deleted)
+		return putOrRemove(st.kcp, k, v, deleted)
 	case *model.EtcdCluster:
-		putOrRemove(st.etcd, k, v, deleted)
+		return putOrRemove(st.etcd, k, v, deleted)
 	case *model.MachineDeployment:
-		putOrRemove(st.mds, k, v, deleted)
+		return putOrRemove(st.mds, k, v, deleted)
 	case *model.Machine:
-		putOrRemove(st.machines, k, v, deleted)
+		return putOrRemove(st.machines, k, v, deleted)
 	case *model.Node:
-		putOrRemove(st.nodes, k, v, deleted)
+		return putOrRemove(st.nodes, k, v, deleted)
 	case *model.NodeUpgrade:
-		putOrRemove(st.nodeUpgrades, string(v.Kind)+"/"+k, v, deleted)
+		return putOrRemove(st.nodeUpgrades, string(v.Kind)+"/"+k, v, deleted)
 	case *model.UpgradeRequest:
-		putOrRemove(st.requests, string(v.Kind)+"/"+k, v, deleted)
+		return putOrRemove(st.requests, string(v.Kind)+"/"+k, v, deleted)
 	case *model.Event:
-		putOrRemove(st.events, k, v, deleted)
+		return putOrRemove(st.events, k, v, deleted)
 	}
+	return false
 }
 
-func putOrRemove[T any](s *store[T], k string, v *T, deleted bool) {
+func putOrRemove[T any](s *store[T], k string, v *T, deleted bool) bool {
 	if deleted {
-		s.remove(k)
-		return
+		return s.remove(k)
+	}
+	if old := s.get(k); old != nil && unchanged(old, v) {
+		// A write the console cannot see (a node heartbeat, a field it
+		// does not keep): no snapshot. The stored value keeps the older
+		// resourceVersion, which nothing reads from a snapshot.
+		return false
 	}
 	s.put(k, v)
+	return true
+}
+
+// unchanged reports whether v equals old but for the resourceVersion.
+func unchanged[T any](old, v *T) bool {
+	cp := *v
+	if m, om := metaOf(&cp), metaOf(old); m != nil && om != nil {
+		m.ResourceVersion = om.ResourceVersion
+	}
+	return reflect.DeepEqual(&cp, old)
+}
+
+func metaOf(v any) *model.Meta {
+	switch x := v.(type) {
+	case *model.EKSACluster:
+		return &x.Meta
+	case *model.CAPICluster:
+		return &x.Meta
+	case *model.ControlPlane:
+		return &x.Meta
+	case *model.EtcdCluster:
+		return &x.Meta
+	case *model.MachineDeployment:
+		return &x.Meta
+	case *model.Machine:
+		return &x.Meta
+	case *model.Node:
+		return &x.Meta
+	case *model.NodeUpgrade:
+		return &x.Meta
+	case *model.UpgradeRequest:
+		return &x.Meta
+	}
+	return nil
 }

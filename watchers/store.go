@@ -52,22 +52,13 @@ func (s *store[T]) put(key string, v *T) {
 	s.changed[key] = struct{}{}
 }
 
-func (s *store[T]) remove(key string) {
+func (s *store[T]) remove(key string) bool {
 	if _, ok := s.items[key]; !ok {
-		return
+		return false
 	}
 	delete(s.items, key)
 	s.dirty, s.structural = true, true
-}
-
-// replaceAll drops every object not in keep (a relist that lost objects
-// reports them as deletions; this is for a kind that became forbidden).
-func (s *store[T]) clear() {
-	if len(s.items) == 0 {
-		return
-	}
-	clear(s.items)
-	s.dirty, s.structural = true, true
+	return true
 }
 
 // list returns the sorted values, rebuilding only what changed. The returned

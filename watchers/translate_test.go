@@ -186,3 +186,40 @@ func TestPublishIsLatestWins(t *testing.T) {
 	default:
 	}
 }
+
+func TestInvisibleWritesPublishNothing(t *testing.T) {
+	w, insts := benchWatcher(t)
+	node := insts[model.KindNode]
+	ingest(t, node, benchNode(1))
+	<-w.kick
+	heartbeat := benchNode(1)
+	heartbeat.ResourceVersion = "99999"
+	heartbeat.Status.Conditions[3].LastHeartbeatTime = metav1.NewTime(benchTime.Add(time.Minute))
+	ingest(t, node, heartbeat)
+	select {
+	case <-w.kick:
+		t.Fatal("a heartbeat asked for a snapshot")
+	default:
+	}
+	notReady := benchNode(1)
+	notReady.Status.Conditions[3].Status = corev1.ConditionFalse
+	ingest(t, node, notReady)
+	select {
+	case <-w.kick:
+	default:
+		t.Fatal("a node going NotReady did not ask for a snapshot")
+	}
+	w.mu.Lock()
+	s := w.snapshotLocked()
+	w.mu.Unlock()
+	if len(s.Nodes) != 1 || s.Nodes[0].Ready {
+		t.Errorf("nodes = %+v", s.Nodes)
+	}
+	// Events of no interest are cached as empty entries and never published.
+	ingest(t, insts[model.KindEvent], &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "x"}})
+	select {
+	case <-w.kick:
+		t.Fatal("an unrelated event asked for a snapshot")
+	default:
+	}
+}
