@@ -221,15 +221,10 @@ func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (O
 // and kept (no longer renewed, so it turns stale) when it failed or timed
 // out, so nobody starts another upgrade on a cluster in an unknown state.
 func (s *Session) Finish(ctx context.Context, out Outcome) error {
-	s.stop()
-	s.mu.Lock()
-	if s.finished {
-		s.mu.Unlock()
+	first, lost := s.end()
+	if !first {
 		return nil
 	}
-	s.finished = true
-	lost := s.lost
-	s.mu.Unlock()
 	e := AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade", Result: AuditFinished,
 		Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster}
 	switch {
@@ -254,15 +249,10 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 // own markers and the readiness checks still keep a second upgrade out while
 // this one rolls.
 func (s *Session) Detach(ctx context.Context) error {
-	s.stop()
-	s.mu.Lock()
-	if s.finished {
-		s.mu.Unlock()
+	first, lost := s.end()
+	if !first {
 		return nil
 	}
-	s.finished = true
-	lost := s.lost
-	s.mu.Unlock()
 	var err error
 	if !lost {
 		err = s.locker.Release(ctx)
@@ -270,6 +260,19 @@ func (s *Session) Detach(ctx context.Context) error {
 	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
 		Result: AuditFinished, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
 		Message: "applied; not followed by the console (lock released)"}))
+}
+
+// end stops the renew loop and marks the session finished; first is false
+// when it already was (Finish and Detach may both be called).
+func (s *Session) end() (first, lost bool) {
+	s.stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return false, s.lost
+	}
+	s.finished = true
+	return true, s.lost
 }
 
 // LockKeptMessage is what the console says when it keeps the lock.

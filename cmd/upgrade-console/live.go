@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -210,21 +208,8 @@ func runLivePlan(ctx context.Context, out io.Writer, g *globalOptions, o *planOp
 	if err != nil {
 		return err
 	}
-	switch o.output {
-	case "json":
-		data, err := json.MarshalIndent(p, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%s\n", data)
-	case "yaml":
-		data, err := yaml.Marshal(p)
-		if err != nil {
-			return err
-		}
-		_, _ = out.Write(data)
-	default:
-		writeLivePlan(out, p, o.all)
+	if err := writePlan(out, o.output, p, func() { writeLivePlan(out, p, o.all) }); err != nil {
+		return err
 	}
 	if p.Blocked() {
 		return withCode(ExitPreflight, blockedError(p.Preflight))

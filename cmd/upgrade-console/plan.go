@@ -159,7 +159,19 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 	if err != nil {
 		return err
 	}
-	switch o.output {
+	if err := writePlan(out, o.output, p, func() { writePlanTable(out, p, o.all) }); err != nil {
+		return err
+	}
+	if p.Blocked() {
+		return withCode(ExitPreflight, blockedError(p.Preflight))
+	}
+	return nil
+}
+
+// writePlan prints a plan (offline or live) as JSON, YAML or, with table,
+// as the table.
+func writePlan(out io.Writer, format string, p any, table func()) error {
+	switch format {
 	case "json":
 		data, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
@@ -173,10 +185,7 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 		}
 		_, _ = out.Write(data)
 	default:
-		writePlanTable(out, p, o.all)
-	}
-	if p.Blocked() {
-		return withCode(ExitPreflight, blockedError(p.Preflight))
+		table()
 	}
 	return nil
 }
