@@ -332,3 +332,46 @@ func (w *world) patch(gvr schema.GroupVersionResource, ns, name, merge string) {
 		w.t.Fatalf("patch %s: %v", name, err)
 	}
 }
+
+func TestEtcdRollbackResumesAfterTheAPIServerWentAway(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	w.playEtcdadm()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.StartAPIServer(context.Background()); err != nil {
+			t.Errorf("restart kube-apiserver: %v", err)
+		}
+	})
+	x := &Executor{Audit: w.audit, afterStep: func(i int) {
+		if i == 1 { // after the spec was restored
+			if err := cp.StopAPIServer(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}}
+	if _, err := x.Run(w.ctx, p); err == nil {
+		t.Fatal("the run went on without an API server")
+	}
+	if err := cp.StartAPIServer(w.ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatalf("replan: %v", err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again)
+	if err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
+	}
+	got := w.rollbackState()
+	if got.Version != oldEtcdVersion || got.Template != oldEtcdTemplate || !got.EtcdReady || got.KCPPaused || got.Upgrading || !strings.HasPrefix(got.Record, "done ") {
+		t.Fatalf("final state after the API server came back: %+v", got)
+	}
+	if rep.Steps[0].Status != StepAlreadyDone || rep.Steps[1].Status != StepAlreadyDone {
+		t.Errorf("steps before the outage were redone:\n%s", describeSteps(rep))
+	}
+}
