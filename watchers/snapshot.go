@@ -115,6 +115,10 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	st.machinesEpoch, st.mdsEpoch = st.machines.epoch, st.mds.epoch
 
 	evs := st.events.list()
+	if len(evs) > 2*o.MaxEvents {
+		st.events.truncate(o.MaxEvents)
+		evs = st.events.list()
+	}
 	s.Events = evs[:min(len(evs), o.MaxEvents)]
 	return s
 }

@@ -104,6 +104,20 @@ func (s *store[T]) list() []T {
 	return next
 }
 
+// truncate forgets every object after the first n of the published order
+// (the oldest events): they would only be sorted again and cut off. An
+// object that changes later comes back through put.
+func (s *store[T]) truncate(n int) {
+	if s.dirty || len(s.sorted) <= n {
+		return
+	}
+	for _, k := range s.keys[n:] {
+		delete(s.items, k)
+		delete(s.pos, k)
+	}
+	s.sorted, s.keys = s.sorted[:n:n], s.keys[:n:n]
+}
+
 // get returns the value stored under key.
 func (s *store[T]) get(key string) *T { return s.items[key] }
 

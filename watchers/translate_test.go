@@ -223,3 +223,21 @@ func TestInvisibleWritesPublishNothing(t *testing.T) {
 	default:
 	}
 }
+
+func TestStoreTruncateKeepsNewest(t *testing.T) {
+	s := newStore(func(a, b *model.Event) bool { return a.LastTimestamp.After(b.LastTimestamp) })
+	for i := 0; i < 10; i++ {
+		s.put(string(rune('a'+i)), &model.Event{Reason: string(rune('a' + i)), LastTimestamp: benchTime.Add(time.Duration(i) * time.Minute)})
+	}
+	s.list()
+	s.truncate(3)
+	got := s.list()
+	if len(got) != 3 || got[0].Reason != "j" || got[2].Reason != "h" || s.len() != 3 {
+		t.Fatalf("after truncate: %+v (%d stored)", got, s.len())
+	}
+	// An old event that fires again comes back, newest first.
+	s.put("a", &model.Event{Reason: "a", LastTimestamp: benchTime.Add(time.Hour)})
+	if got := s.list(); len(got) != 4 || got[0].Reason != "a" {
+		t.Fatalf("after refire: %+v", got)
+	}
+}
