@@ -1,0 +1,75 @@
+package recovery
+
+import (
+	"testing"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func offerState(now time.Time) *model.ClusterState {
+	etcdMachine := func(name string, age time.Duration, ready bool) model.Machine {
+		return model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
+	}
+	return &model.ClusterState{
+		Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Annotations: map[string]string{}}},
+		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Generation: 2, Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
+			Replicas: 3, ObservedGeneration: 2},
+		ControlPlane: &model.ControlPlane{Meta: model.Meta{Name: "mgmt", Annotations: map[string]string{model.AnnotationCAPIPaused: "true"}}},
+		Machines: []model.Machine{
+			etcdMachine("e-a", time.Hour, true), etcdMachine("e-b", time.Hour, true), etcdMachine("e-c", time.Hour, true),
+			etcdMachine("e-new", 20*time.Minute, false),
+			{Meta: model.Meta{Name: "cp-1"}, Role: model.RoleControlPlane, NodeName: "node-cp-1"},
+		},
+	}
+}
+
+func actions(os []Offer) []string {
+	var out []string
+	for _, o := range os {
+		out = append(out, o.Action)
+	}
+	return out
+}
+
+func TestOffers(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+
+	s := offerState(now)
+	got := Offers(s, now, 15*time.Minute, "")
+	if len(got) != 1 || got[0].Action != ActionEtcdRollback {
+		t.Fatalf("stuck first member: offers %v, want only the rollback (the KCP pause belongs to the live rollout)", actions(got))
+	}
+
+	if got := Offers(s, now, 30*time.Minute, ""); len(got) != 0 {
+		t.Errorf("before the threshold: %v", actions(got))
+	}
+
+	s = offerState(now)
+	s.Machines[0].Owned = false
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 {
+		t.Errorf("an old member released: %v, want no rollback", actions(got))
+	}
+
+	s = offerState(now)
+	s.Machines = append(s.Machines[:3], s.Machines[4]) // the new member is gone
+	s.Etcd.Ready = true
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	s.NodeUpgrades = []model.NodeUpgrade{{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
+		Conditions: model.Conditions{{Type: "BinariesCopied", Status: "True"},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"}}}}
+	got = Offers(s, now, 15*time.Minute, "")
+	if want := []string{ActionNodeRetry, ActionLockClear}; len(got) != 2 || got[0].Action != want[0] || got[1].Action != want[1] {
+		t.Fatalf("offers = %v, want %v", actions(got), want)
+	}
+	if got[0].Node != "node-cp-1" {
+		t.Errorf("retry node = %q, want the machine's node", got[0].Node)
+	}
+	if got[1].Why != "set: etcd-upgrading, kcp-paused, paused" {
+		t.Errorf("lock offer = %q", got[1].Why)
+	}
+
+	if Offers(&model.ClusterState{}, now, 0, "") != nil {
+		t.Error("offers without a cluster")
+	}
+}
