@@ -206,7 +206,14 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 	if ph.Total == 0 {
 		ph.Total = len(ix.etcd)
 	}
+	// EKS-A's own rule for "etcd is ready" (observed generation, status.ready,
+	// no rollout marker) decides the phase; the per-member count is shown
+	// but is a guess (see etcdMemberUpToDate) and the machines may still be
+	// syncing.
 	ready := !e.Stale() && e.Ready && !e.Upgrading()
+	if len(ix.etcd) == 0 && ready {
+		ph.Done = ph.Ready
+	}
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d/%d members up to date, %d ready", ph.Done, ph.Total, ph.Ready))
 	switch {
@@ -218,7 +225,7 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		parts = append(parts, "not ready")
 	}
 	ph.Detail = strings.Join(parts, ", ")
-	if ready && ph.Done >= ph.Total {
+	if ready {
 		ph.Status = PhaseOK
 		if cond, ok := e.Conditions.Get(ConditionReady); ok {
 			ph.Since = cond.LastTransitionTime
@@ -553,7 +560,13 @@ type index struct {
 
 func newIndex(s *ClusterState) *index {
 	ix := &index{s: s}
-	for i := range s.Machines {
+	machines := s.Machines
+	if s.Sources != nil && !s.Source(KindMachine).Synced {
+		// A partial list would read as a rollout (4 of 10,000 machines):
+		// until the informer has synced, the controllers' counters speak.
+		machines = nil
+	}
+	for i := range machines {
 		m := &s.Machines[i]
 		switch m.Role {
 		case RoleEtcd:

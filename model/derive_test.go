@@ -19,7 +19,7 @@ func cond(t, status, reason, msg string, at time.Time) Condition {
 func readyCluster() *ClusterState {
 	s := &ClusterState{
 		ClusterName: "mgmt",
-		Sources:     map[Kind]SourceStatus{},
+		Sources:     map[Kind]SourceStatus{KindMachine: {Installed: true, Version: "v1beta2", Synced: true}},
 		Cluster: &EKSACluster{
 			Meta:               Meta{Name: "mgmt", Generation: 4},
 			ObservedGeneration: 4,
@@ -283,5 +283,25 @@ func TestShortDuration(t *testing.T) {
 		if got := ShortDuration(d); got != want {
 			t.Errorf("ShortDuration(%s) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestDeriveProgressAtRestWhileMachinesSync(t *testing.T) {
+	s := readyCluster()
+	// The Machine informer has not synced yet: a few machines arrived.
+	s.Sources = map[Kind]SourceStatus{KindMachine: {Installed: true}}
+	s.Machines = s.Machines[6:7]
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseDone || !p.Complete {
+		t.Fatalf("current = %s complete=%v (%s)", p.Current, p.Complete, p.Summary)
+	}
+	if e := phase(p, PhaseEtcd); e.Done != 3 || e.Total != 3 {
+		t.Errorf("etcd without machines = %d/%d", e.Done, e.Total)
+	}
+	if cp := phase(p, PhaseControlPlane); cp.Done != 3 || cp.Ready != 3 {
+		t.Errorf("control plane from KCP counters = %d ready %d", cp.Done, cp.Ready)
+	}
+	if w := phase(p, PhaseWorkers); w.Done != 2 || w.Total != 2 || w.Status != PhaseOK {
+		t.Errorf("workers from MD counters = %+v", w)
 	}
 }
