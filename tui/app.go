@@ -341,7 +341,11 @@ func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) (repo
 
 // RunApp runs an App built by the caller (with a plan screen first, say).
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, progOpts...)
+	// The content changes at most ten times a second; flushing at 30 rather
+	// than Bubble Tea's default 60 halves the idle wake-ups of the renderer
+	// (its ticker is most of an idle console's CPU, bubbletea#1776) and
+	// still echoes keys within a frame.
+	opts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(30)}, progOpts...)
 	final, err := tea.NewProgram(app, opts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = ctx.Err()
