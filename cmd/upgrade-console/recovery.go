@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/tui"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
@@ -191,6 +193,27 @@ func confirmTyped(in io.Reader, out io.Writer, p *recovery.Plan) error {
 		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), p.Confirm)}
 	}
 	return nil
+}
+
+// recoveryActions is the dashboard's recovery menu (R) for the followed
+// cluster. In read-only mode there is none: no key that changes the cluster
+// is bound, and not even the audit log is opened.
+func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold time.Duration) []tui.Action {
+	if readOnly {
+		return nil
+	}
+	client, err := upgrade.NewClient(t.config)
+	if err != nil {
+		return nil
+	}
+	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(t.context))
+	if err != nil {
+		// Without an audit log no action may run: the menu is not offered.
+		klog.Errorf("recovery menu disabled: %v", err)
+		return nil
+	}
+	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace}
+	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {

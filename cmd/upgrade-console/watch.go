@@ -21,6 +21,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/tui"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
@@ -33,6 +34,8 @@ type watchOptions struct {
 	stallAfter time.Duration
 	nodeLabel  string
 	readOnly   bool
+	// rollbackThreshold is when the recovery menu offers the etcd rollback.
+	rollbackThreshold time.Duration
 }
 
 func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
@@ -40,6 +43,7 @@ func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.plain, "plain", false, "print one timestamped line per change instead of the dashboard (the default when stdout is not a terminal)")
 	f.StringVar(&o.theme, "theme", string(themes.Auto), "colours: "+themeNames()+" (auto follows the terminal background; NO_COLOR means mono)")
 	f.DurationVar(&o.stallAfter, "stall-after", model.DefaultStallAfter, "how long a machine or step may make no progress before it is reported as stalled")
+	f.DurationVar(&o.rollbackThreshold, "etcd-rollback-threshold", recovery.DefaultEtcdRollbackThreshold, "how long a new etcd member may stay not ready before the recovery menu (R) offers the etcd rollback")
 }
 
 func themeNames() string {
@@ -158,6 +162,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		ReadOnly:    o.readOnly,
 		StallAfter:  o.stallAfter,
 		QuitOnDone:  o.exitOnDone,
+		Actions:     recoveryActions(t, o.readOnly, o.nodeLabel, o.rollbackThreshold),
 	})
 }
 

@@ -17,6 +17,8 @@ type Offer struct {
 	Action string // ActionEtcdRollback, ActionLockClear, ActionNodeRetry
 	// Node is the node to retry (ActionNodeRetry).
 	Node string
+	// Markers are the markers to clear (ActionLockClear).
+	Markers []string
 	// Title is the menu entry; Why is the state that makes it offered.
 	Title, Why string
 }
@@ -79,7 +81,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	}
 	if len(markers) > 0 {
 		sort.Strings(markers)
-		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers",
+		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
 			Why: "set: " + strings.Join(markers, ", ")})
 	}
 	return out

@@ -1,0 +1,529 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+// The recovery menu and its dialog: the TUI twin of `etcd rollback`,
+// `lock clear` and `node retry`. The dashboard's R opens it only when the
+// snapshot shows an action is offered (recovery.Offers). The dialog walks the
+// same path as the headless commands: the plan (with the preconditions the
+// live cluster was checked against), the server-side dry run, the typed
+// confirmation (the object's name), then the steps as they run, and the
+// closing message. All I/O runs in commands; progress arrives through a
+// channel read by a re-arming command, one step result at a time.
+
+// RecoveryOptions connect the recovery menu to a cluster.
+type RecoveryOptions struct {
+	Env   *recovery.Env
+	Audit upgrade.Recorder
+	// ReadOnly makes the dialog show plans only: no dry run, no run.
+	ReadOnly bool
+	// Threshold is the etcd rollback's (recovery.DefaultEtcdRollbackThreshold when zero).
+	Threshold time.Duration
+	// NodeLabel is the upgrade-in-progress node label.
+	NodeLabel string
+	// Now is the clock for the offers (time.Now when nil).
+	Now func() time.Time
+}
+
+func (o RecoveryOptions) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// RecoveryAction is the dashboard's R: it opens the recovery menu when an
+// action is offered for the current snapshot, and does nothing otherwise. It
+// is dangerous, so read-only mode leaves it unbound.
+func RecoveryAction(o RecoveryOptions) Action {
+	return Action{
+		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
+		Dangerous: true,
+		Run: func(s *model.ClusterState) tea.Cmd {
+			offers := recovery.Offers(s, o.now(), o.Threshold, o.NodeLabel)
+			if len(offers) == 0 {
+				return nil
+			}
+			return OpenDialog(newRecoveryDialog(o, offers))
+		},
+	}
+}
+
+// recoveryBackend is the I/O the dialog's commands do; the real one plans
+// and runs against the cluster, tests substitute their own.
+type recoveryBackend interface {
+	plan(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error)
+	dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error)
+	run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error)
+}
+
+type clusterBackend struct{ o RecoveryOptions }
+
+func (b clusterBackend) plan(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
+	user, host := upgrade.CurrentOperator()
+	switch o.Action {
+	case recovery.ActionEtcdRollback:
+		p, err := recovery.PlanEtcdRollback(ctx, b.o.Env, recovery.EtcdRollbackOptions{Threshold: b.o.Threshold, By: user + "@" + host})
+		return p, nil, err
+	case recovery.ActionNodeRetry:
+		return recovery.PlanNodeRetry(ctx, b.o.Env, o.Node, recovery.NodeRetryOptions{Tail: 8})
+	default:
+		p, _, err := recovery.PlanClear(ctx, b.o.Env, recovery.ClearOptions{IDs: o.Markers, All: true,
+			MarkerOptions: recovery.MarkerOptions{NodeLabel: b.o.NodeLabel}})
+		return p, nil, err
+	}
+}
+
+func (b clusterBackend) dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error) {
+	return (&recovery.Executor{Audit: b.o.Audit, ReadOnly: b.o.ReadOnly}).DryRun(ctx, p)
+}
+
+func (b clusterBackend) run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error) {
+	return (&recovery.Executor{Audit: b.o.Audit, ReadOnly: b.o.ReadOnly, Progress: progress}).Run(ctx, p)
+}
+
+type recStage int
+
+const (
+	recMenu recStage = iota
+	recPlanning
+	recPlan
+	recDryRunning
+	recConfirm
+	recRunning
+	recDone
+)
+
+type (
+	recPlanMsg struct {
+		plan    *recovery.Plan
+		failure *recovery.NodeFailure
+		err     error
+	}
+	recDryMsg struct {
+		rep recovery.Report
+		err error
+	}
+	recStepMsg struct{ r recovery.StepResult }
+	recDoneMsg struct {
+		rep recovery.Report
+		err error
+	}
+)
+
+type recoveryKeys struct {
+	Up, Down, Select, Back key.Binding
+}
+
+// recoveryDialog is the recovery menu and the dialog of the chosen action.
+type recoveryDialog struct {
+	o       RecoveryOptions
+	backend recoveryBackend
+	st      *styles
+	w, h    int
+	offers  []recovery.Offer
+	cursor  int
+	stage   recStage
+
+	plan    *recovery.Plan
+	failure *recovery.NodeFailure
+	err     error
+	dry     recovery.Report
+	steps   map[int]recovery.StepResult
+	done    recovery.Report
+	input   textinput.Model
+	hint    string
+	keys    recoveryKeys
+}
+
+func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
+	d := &recoveryDialog{o: o, backend: clusterBackend{o}, offers: offers, steps: map[int]recovery.StepResult{},
+		keys: recoveryKeys{
+			Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+			Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+			Select: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
+			Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		}}
+	d.input = textinput.New()
+	d.input.Prompt = "> "
+	d.input.CharLimit = 253
+	d.setTheme(initialTheme(Options{}))
+	return d
+}
+
+func (d *recoveryDialog) setTheme(th *themes.Theme) {
+	d.st = newStyles(th)
+	ts := textinput.DefaultStyles(th.Dark)
+	ts.Focused.Prompt = th.FilterMark
+	ts.Focused.Text = th.FilterText
+	d.input.SetStyles(ts)
+}
+
+func (d *recoveryDialog) Init() tea.Cmd { return nil }
+
+func (d *recoveryDialog) SetSize(w, h int) {
+	d.w, d.h = w, h
+	d.input.SetWidth(max(d.innerWidth()-4, 10))
+}
+
+func (d *recoveryDialog) innerWidth() int { return max(min(d.w, 100)-4, 20) }
+
+func (d *recoveryDialog) ShortHelp() []key.Binding {
+	return []key.Binding{d.keys.Up, d.keys.Down, d.keys.Select, d.keys.Back}
+}
+
+func (d *recoveryDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+
+// Stage names the dialog's stage (tests).
+func (d *recoveryDialog) Stage() string {
+	return [...]string{"menu", "planning", "plan", "dry-running", "confirm", "running", "done"}[d.stage]
+}
+
+func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ThemeMsg:
+		d.setTheme(msg.Theme)
+	case recPlanMsg:
+		if d.stage == recPlanning {
+			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, msg.err, recPlan
+		}
+	case recDryMsg:
+		if d.stage == recDryRunning {
+			d.dry, d.err = msg.rep, msg.err
+			d.stage = recConfirm
+			if d.err != nil {
+				d.stage = recPlan
+				return d, nil
+			}
+			d.input.Placeholder = d.plan.Confirm
+			return d, d.input.Focus()
+		}
+	case recStepMsg:
+		if d.stage == recRunning {
+			d.steps[msg.r.Index] = msg.r
+		}
+	case recDoneMsg:
+		if d.stage == recRunning {
+			d.done, d.err, d.stage = msg.rep, msg.err, recDone
+			// Step messages still queued behind this one are superseded
+			// by the report, which holds every step's final result.
+			for _, r := range msg.rep.Steps {
+				d.steps[r.Index] = r
+			}
+		}
+	case tea.KeyPressMsg:
+		return d, d.handleKey(msg)
+	}
+	return d, nil
+}
+
+func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := d.keys
+	switch d.stage {
+	case recMenu:
+		switch {
+		case key.Matches(msg, k.Back):
+			return CloseDialog
+		case key.Matches(msg, k.Up):
+			d.cursor = max(d.cursor-1, 0)
+		case key.Matches(msg, k.Down):
+			d.cursor = min(d.cursor+1, len(d.offers)-1)
+		case key.Matches(msg, k.Select):
+			d.stage = recPlanning
+			return d.planCmd(d.offers[d.cursor])
+		}
+	case recPlan:
+		switch {
+		case key.Matches(msg, k.Back):
+			d.stage, d.plan, d.err, d.failure = recMenu, nil, nil, nil
+		case key.Matches(msg, k.Select) && d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly:
+			d.stage = recDryRunning
+			return d.dryRunCmd()
+		}
+	case recConfirm:
+		switch {
+		case key.Matches(msg, k.Back):
+			d.input.Blur()
+			d.input.SetValue("")
+			d.stage, d.hint = recPlan, ""
+			return nil
+		case key.Matches(msg, k.Select):
+			if !d.plan.ConfirmMatches(d.input.Value()) {
+				d.hint = fmt.Sprintf("type %q exactly to run it, or esc to go back", d.plan.Confirm)
+				return nil
+			}
+			d.input.Blur()
+			d.stage = recRunning
+			return d.runCmd()
+		}
+		var cmd tea.Cmd
+		d.input, cmd = d.input.Update(msg)
+		return cmd
+	case recDone:
+		if key.Matches(msg, k.Back) || key.Matches(msg, k.Select) {
+			return CloseDialog
+		}
+	}
+	// Planning, dry-running and running take no keys: the work is under
+	// way and resumable; ctrl-c still quits through the App.
+	return nil
+}
+
+func (d *recoveryDialog) planCmd(o recovery.Offer) tea.Cmd {
+	b := d.backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		p, f, err := b.plan(ctx, o)
+		return recPlanMsg{plan: p, failure: f, err: err}
+	}
+}
+
+func (d *recoveryDialog) dryRunCmd() tea.Cmd {
+	b, p := d.backend, d.plan
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		rep, err := b.dryRun(ctx, p)
+		return recDryMsg{rep: rep, err: err}
+	}
+}
+
+// runCmd runs the plan in a command; each step's progress is sent on a
+// channel that waitRecStep reads one message at a time.
+func (d *recoveryDialog) runCmd() tea.Cmd {
+	ch := make(chan recovery.StepResult, 2*len(d.plan.Steps)+2)
+	b, p := d.backend, d.plan
+	run := func() tea.Msg {
+		rep, err := b.run(context.Background(), p, func(r recovery.StepResult) { ch <- r })
+		close(ch)
+		return recDoneMsg{rep: rep, err: err}
+	}
+	return tea.Batch(run, waitRecStep(ch))
+}
+
+func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {
+	return func() tea.Msg {
+		r, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return tea.BatchMsg{func() tea.Msg { return recStepMsg{r} }, waitRecStep(ch)}
+	}
+}
+
+func (d *recoveryDialog) View() string {
+	st := d.st
+	iw := d.innerWidth()
+	var lines []line
+	add := func(segs ...seg) { lines = append(lines, line{segs: segs}) }
+	wrapAdd := func(text string, r role, indent string) {
+		for _, l := range wrap(text, iw-width(indent)) {
+			add(seg{indent + l, r})
+		}
+	}
+	sym := st.th.Sym
+	cluster := ""
+	if d.o.Env != nil {
+		cluster = d.o.Env.Cluster
+	}
+	add(seg{"Recovery", rTitle}, seg{"  " + cluster, rCluster})
+	add()
+	switch d.stage {
+	case recMenu:
+		for i, o := range d.offers {
+			mark, r := "  ", rText
+			if i == d.cursor {
+				mark, r = "› ", rSelected
+			}
+			add(seg{mark + o.Title, r})
+			add(seg{"    " + o.Why, rMuted})
+		}
+	case recPlanning:
+		add(seg{"reading the cluster and the pre-upgrade snapshot…", rMuted})
+	case recPlan, recDryRunning, recConfirm:
+		d.planLines(add, wrapAdd)
+	case recRunning, recDone:
+		if d.plan != nil {
+			wrapAdd(d.plan.Title, rBold, "")
+			add()
+			for i, s := range d.plan.Steps {
+				r, ok := d.steps[i]
+				mark, rl := sym.Pending, rPhasePending
+				detail := ""
+				if ok {
+					switch r.Status {
+					case recovery.StepRunning:
+						mark, rl = sym.Active, rPhaseActive
+					case recovery.StepDone, recovery.StepAlreadyDone:
+						mark, rl, detail = sym.OK, rPhaseDone, string(r.Status)
+					case recovery.StepFailed:
+						mark, rl, detail = sym.Fail, rPhaseFailed, "failed"
+					}
+				}
+				add(seg{fmt.Sprintf("%s %d. %s", mark, i+1, s.Title), rl})
+				if ok && r.Status != recovery.StepRunning {
+					text := detail
+					if r.Err != nil {
+						text += ": " + r.Err.Error()
+					} else if r.Detail != "" {
+						text += ": " + r.Detail
+					}
+					wrapAdd(text, rMuted, "     ")
+				}
+			}
+		}
+		if d.stage == recDone {
+			add()
+			if d.err != nil {
+				wrapAdd(d.err.Error(), rFailure, "")
+				wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
+			} else {
+				for _, l := range d.done.Closing {
+					wrapAdd(l, rText, "")
+				}
+			}
+		}
+	}
+	add()
+	add(seg{d.footer(), rMuted})
+
+	// Keep the end (the confirmation, the latest step) when it is too tall.
+	maxLines := max(d.h-2, 5)
+	if len(lines) > maxLines {
+		lines = append(lines[:2:2], lines[len(lines)-maxLines+2:]...)
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if d.stage == recConfirm && i == len(lines)-4 {
+			b.WriteString(fit(d.input.View(), iw))
+			continue
+		}
+		st.paintSegs(&b, l.segs, iw)
+	}
+	return st.th.Dialog.Render(b.String())
+}
+
+// planLines shows the plan (or why the action is refused), the dry run and
+// the confirmation prompt.
+func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, string)) {
+	sym := d.st.th.Sym
+	if f := d.failure; f != nil && f.Step != "" {
+		add(seg{"Node " + f.Node + ": step " + f.Step + " failed (container " + f.Container + ")", rFailure})
+		wrapAdd(f.Reason, rText, "  ")
+		if f.ContainerState != "" {
+			add(seg{"  " + f.ContainerState, rText})
+		}
+		if len(f.Log) > 0 {
+			add(seg{"  last lines (" + f.LogSource + "):", rMuted})
+			for _, l := range f.Log {
+				add(seg{"  │ " + l, rText})
+			}
+		} else if f.LogError != "" {
+			wrapAdd(f.LogError, rMuted, "  ")
+		}
+		add()
+	}
+	var refused *recovery.RefusedError
+	switch {
+	case errors.As(d.err, &refused):
+		add(seg{"Not possible now:", rFailure})
+		for _, p := range refused.Preconditions {
+			mark, r := sym.OK, rCondTrue
+			if !p.OK {
+				mark, r = sym.Fail, rSevError
+			}
+			wrapAdd(mark+" "+p.Name+": "+p.Detail, r, "  ")
+		}
+		return
+	case d.err != nil && d.stage == recPlan && d.plan != nil && len(d.dry.Steps) > 0:
+		wrapAdd("The dry run failed; nothing was changed: "+d.err.Error(), rFailure, "")
+	case d.err != nil:
+		wrapAdd(d.err.Error(), rFailure, "")
+		return
+	}
+	p := d.plan
+	if p == nil {
+		return
+	}
+	wrapAdd(p.Title, rBold, "")
+	if len(p.Steps) == 0 {
+		add(seg{"Nothing to do.", rText})
+		for _, n := range p.Notes {
+			wrapAdd(n, rMuted, "  ")
+		}
+		return
+	}
+	for _, c := range p.Preconditions {
+		mark, r := sym.OK, rCondTrue
+		if !c.OK {
+			mark, r = sym.Fail, rSevError
+		}
+		wrapAdd(mark+" "+c.Name+": "+c.Detail, r, "  ")
+	}
+	add()
+	for i, s := range p.Steps {
+		status := ""
+		if i < len(d.dry.Steps) {
+			status = "  [" + string(d.dry.Steps[i].Status) + "]"
+		}
+		add(seg{fmt.Sprintf("%d. %s", i+1, s.Title), rText}, seg{status, rMuted})
+		wrapAdd(s.Object+": "+s.Change, rMuted, "   ")
+	}
+	for _, n := range p.Notes {
+		wrapAdd("note: "+n, rMuted, "")
+	}
+	switch d.stage {
+	case recDryRunning:
+		add()
+		add(seg{"server-side dry run…", rMuted})
+	case recConfirm:
+		add()
+		add(seg{"The API server accepted every write (dry run, nothing persisted).", rCondTrue})
+		add(seg{fmt.Sprintf("Type %q (%s) to run it:", p.Confirm, p.ConfirmObject), rBold})
+		add() // the text input
+		if d.hint != "" {
+			add(seg{d.hint, rFailure})
+		} else {
+			add()
+		}
+	}
+}
+
+func (d *recoveryDialog) footer() string {
+	switch d.stage {
+	case recMenu:
+		return "↑/↓ choose · enter plan · esc close"
+	case recPlan:
+		if d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly {
+			return "enter dry run · esc back"
+		}
+		if d.o.ReadOnly {
+			return "read-only: plan only · esc back"
+		}
+		return "esc back"
+	case recConfirm:
+		return "enter run · esc back"
+	case recDone:
+		return "enter/esc close"
+	}
+	return "working…"
+}

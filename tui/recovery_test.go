@@ -1,0 +1,239 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+// fakeRecovery stands for the cluster: the plans, dry runs and runs are
+// exercised against a real API server in package recovery.
+type fakeRecovery struct {
+	p        *recovery.Plan
+	planErr  error
+	dryRuns  int
+	runs     int
+	failStep int // 1-based; 0: none
+}
+
+func (f *fakeRecovery) plan(context.Context, recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
+	return f.p, nil, f.planErr
+}
+
+func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Report, error) {
+	f.dryRuns++
+	rep := recovery.Report{DryRun: true}
+	for i, s := range p.Steps {
+		rep.Steps = append(rep.Steps, recovery.StepResult{Index: i, Step: s.Name, Status: recovery.StepDryRunOK})
+	}
+	return rep, nil
+}
+
+func (f *fakeRecovery) run(_ context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error) {
+	f.runs++
+	var rep recovery.Report
+	for i, s := range p.Steps {
+		progress(recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepRunning})
+		r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepDone, Detail: "ok " + s.Name}
+		if i+1 == f.failStep {
+			r.Status, r.Err = recovery.StepFailed, errors.New("boom")
+		}
+		progress(r)
+		rep.Steps = append(rep.Steps, r)
+		if r.Err != nil {
+			return rep, r.Err
+		}
+	}
+	rep.Closing = []string{"etcd ready on the old version", "resume with: upgrade-console lock clear paused --cluster mgmt"}
+	return rep, nil
+}
+
+func stuckEtcdState(now time.Time) *model.ClusterState {
+	m := func(name string, age time.Duration, ready bool) model.Machine {
+		return model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
+	}
+	return &model.ClusterState{
+		Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt"}},
+		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
+			Replicas: 3},
+		Machines: []model.Machine{m("e-a", time.Hour, true), m("e-b", time.Hour, true), m("e-c", time.Hour, true), m("e-new", 20*time.Minute, false)},
+	}
+}
+
+// drive runs a command and feeds every message it yields back to the dialog,
+// the way the Bubble Tea runtime would (sequentially here).
+func drive(t *testing.T, d *recoveryDialog, cmd tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			drive(t, d, c)
+		}
+	default:
+		_, next := d.Update(msg)
+		drive(t, d, next)
+	}
+}
+
+func press(t *testing.T, d *recoveryDialog, keys ...tea.KeyPressMsg) {
+	t.Helper()
+	for _, k := range keys {
+		_, cmd := d.Update(k)
+		drive(t, d, cmd)
+	}
+}
+
+func typeText(s string) []tea.KeyPressMsg {
+	var out []tea.KeyPressMsg
+	for _, r := range s {
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	return out
+}
+
+var enter = tea.KeyPressMsg{Code: tea.KeyEnter}
+
+// testDialog is a dialog on a fake backend; its cursor does not blink, so no
+// command waits on a timer.
+func testDialog(o RecoveryOptions, f *fakeRecovery) *recoveryDialog {
+	d := newRecoveryDialog(o, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout"}})
+	d.backend = f
+	ts := d.input.Styles()
+	ts.Cursor.Blink = false
+	d.input.SetStyles(ts)
+	d.SetSize(100, 40)
+	return d
+}
+
+func planFixture() *recovery.Plan {
+	return &recovery.Plan{
+		Action: recovery.ActionEtcdRollback, Cluster: "mgmt", Title: "Roll back the etcd rollout of mgmt",
+		Confirm: "mgmt-etcd", ConfirmObject: "EtcdadmCluster eksa-system/mgmt-etcd",
+		Preconditions: []recovery.Precondition{{Name: "new-member-not-ready", OK: true, Detail: "e-new not ready for 20m"}},
+		Steps: []recovery.Step{
+			{Name: "pause-eksa-reconcile", Title: "Pause EKS-A reconcile", Object: "Cluster default/mgmt", Change: `add annotation anywhere.eks.amazonaws.com/paused="true"`},
+			{Name: "restore-etcd-spec", Title: "Restore the EtcdadmCluster spec", Object: "EtcdadmCluster eksa-system/mgmt-etcd", Change: "spec.etcdadmConfigSpec.cloudInitConfig.version: 3.5.16 → 3.5.15"},
+		},
+	}
+}
+
+func TestRecoveryActionOnlyWhenOffered(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	a := RecoveryAction(RecoveryOptions{Now: func() time.Time { return now }})
+	if !a.Dangerous {
+		t.Fatal("the recovery action must be dangerous (unbound in read-only mode)")
+	}
+	healthy := stuckEtcdState(now)
+	healthy.Machines = healthy.Machines[:3]
+	healthy.Etcd.Ready = true
+	healthy.Etcd.Annotations = nil
+	if cmd := a.Run(healthy); cmd != nil {
+		t.Fatal("R opens a menu although nothing is offered")
+	}
+	cmd := a.Run(stuckEtcdState(now))
+	if cmd == nil {
+		t.Fatal("R does nothing although the etcd rollback is offered")
+	}
+	open, ok := cmd().(OpenDialogMsg)
+	if !ok {
+		t.Fatalf("R yields %T, want OpenDialogMsg", cmd())
+	}
+	d := open.Dialog.(*recoveryDialog)
+	d.SetSize(100, 40)
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "Roll back the etcd rollout") || !strings.Contains(v, "e-new not ready for 20m") {
+		t.Errorf("menu:\n%s", v)
+	}
+}
+
+func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{}, f)
+
+	press(t, d, enter)
+	if d.Stage() != "plan" {
+		t.Fatalf("stage %s after choosing, want plan", d.Stage())
+	}
+	v := ansi.Strip(d.View())
+	for _, want := range []string{"1. Pause EKS-A reconcile", `Cluster default/mgmt: add annotation anywhere.eks.amazonaws.com/paused="true"`, "→ 3.5.15", "enter dry run"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("plan view lacks %q:\n%s", want, v)
+		}
+	}
+
+	press(t, d, enter)
+	if d.Stage() != "confirm" || f.dryRuns != 1 {
+		t.Fatalf("stage %s, %d dry runs; want confirm after one dry run", d.Stage(), f.dryRuns)
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, `Type "mgmt-etcd"`) || !strings.Contains(v, "[dry run ok]") {
+		t.Errorf("confirm view:\n%s", v)
+	}
+
+	// A reflexive enter or the wrong name runs nothing.
+	press(t, d, enter)
+	press(t, d, typeText("mgmt")...)
+	press(t, d, enter)
+	if f.runs != 0 || d.Stage() != "confirm" || !strings.Contains(ansi.Strip(d.View()), `type "mgmt-etcd" exactly`) {
+		t.Fatalf("ran without the typed name (runs %d, stage %s)", f.runs, d.Stage())
+	}
+	press(t, d, typeText("-etcd")...)
+	press(t, d, enter)
+	if f.runs != 1 || d.Stage() != "done" {
+		t.Fatalf("runs %d, stage %s; want one run, done", f.runs, d.Stage())
+	}
+	v = ansi.Strip(d.View())
+	for _, want := range []string{"1. Pause EKS-A reconcile", "done: ok restore-etcd-spec", "lock clear paused --cluster mgmt"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("done view lacks %q:\n%s", want, v)
+		}
+	}
+	_, cmd := d.Update(enter)
+	if cmd == nil || cmd() != (CloseDialogMsg{}) {
+		t.Error("enter does not close the finished dialog")
+	}
+}
+
+func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
+	f := &fakeRecovery{planErr: &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "no-old-member-removed", Detail: "e-a already released"}}}}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	v := ansi.Strip(d.View())
+	if !strings.Contains(v, "Not possible now") || !strings.Contains(v, "no-old-member-removed: e-a already released") {
+		t.Errorf("refusal view:\n%s", v)
+	}
+	press(t, d, enter)
+	if f.dryRuns != 0 {
+		t.Error("a refused action was dry-run")
+	}
+
+	f = &fakeRecovery{p: planFixture(), failStep: 2}
+	d = testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	press(t, d, enter)
+	v = ansi.Strip(d.View())
+	if !strings.Contains(v, "failed: boom") || !strings.Contains(v, "resumable") {
+		t.Errorf("failure view:\n%s", v)
+	}
+}
+
+func TestRecoveryDialogReadOnlyShowsThePlanOnly(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{ReadOnly: true}, f)
+	press(t, d, enter, enter)
+	if f.dryRuns != 0 || d.Stage() != "plan" {
+		t.Fatalf("read-only: %d dry runs, stage %s", f.dryRuns, d.Stage())
+	}
+}
