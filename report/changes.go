@@ -259,15 +259,19 @@ func (d *differ) cluster(prev, cur *model.EKSACluster) {
 	d.conditions(subj, prev.Conditions, cur.Conditions)
 }
 
-func replicas(r model.ReplicaCounts) string {
+// Replicas is "3 desired<sep>1 up to date<sep>3 ready<sep>3 available",
+// with "?" for counters not reported yet (nil in CAPI v1beta2).
+func Replicas(r model.ReplicaCounts, sep string) string {
 	n := func(p *int32) string {
 		if p == nil {
 			return "?"
 		}
 		return strconv.Itoa(int(*p))
 	}
-	return n(r.Desired) + " desired, " + n(r.UpToDate) + " up to date, " + n(r.Ready) + " ready, " + n(r.Available) + " available"
+	return n(r.Desired) + " desired" + sep + n(r.UpToDate) + " up to date" + sep + n(r.Ready) + " ready" + sep + n(r.Available) + " available"
 }
+
+func replicas(r model.ReplicaCounts) string { return Replicas(r, ", ") }
 
 func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
 	if cur == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 )
 
 // This file turns a snapshot into the content of the text panes. It runs in
@@ -53,7 +54,7 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]se
 		return nil, availability{msg: "KubeadmControlPlane not found", r: rMuted}, nil
 	}
 	title := []seg{{cp.Name, rBold}}
-	title = append(title, seg{"  " + replicaSummary(cp.Replicas), rText})
+	title = append(title, seg{"  " + report.Replicas(cp.Replicas, " · "), rText})
 	if cp.Paused() {
 		why := "paused"
 		if s.Etcd != nil && s.Etcd.Upgrading() {
@@ -86,18 +87,6 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]se
 	}
 	lines = append(lines, conditionLines(st, cp.Conditions, expand)...)
 	return title, av, lines
-}
-
-// replicaSummary is "3 desired · 1 up to date · 3 ready · 3 available",
-// with "?" for counters the controller has not reported (nil in v1beta2).
-func replicaSummary(r model.ReplicaCounts) string {
-	n := func(p *int32) string {
-		if p == nil {
-			return "?"
-		}
-		return strconv.Itoa(int(*p))
-	}
-	return n(r.Desired) + " desired · " + n(r.UpToDate) + " up to date · " + n(r.Ready) + " ready · " + n(r.Available) + " available"
 }
 
 func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, availability, []line) {
