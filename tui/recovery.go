@@ -472,12 +472,14 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		}
 		return
 	}
-	for _, c := range p.Preconditions {
-		mark, r := sym.OK, rCondTrue
-		if !c.OK {
-			mark, r = sym.Fail, rSevError
+	// The preconditions held (the planner refuses otherwise): one line
+	// names them; the headless command prints each with what was found.
+	if n := len(p.Preconditions); n > 0 {
+		names := make([]string, 0, n)
+		for _, c := range p.Preconditions {
+			names = append(names, c.Name)
 		}
-		wrapAdd(mark+" "+c.Name+": "+c.Detail, r, "  ")
+		wrapAdd(fmt.Sprintf("%s %d preconditions hold: %s", sym.OK, n, strings.Join(names, ", ")), rCondTrue, "")
 	}
 	add()
 	for i, s := range p.Steps {
@@ -486,7 +488,13 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 			status = "  [" + string(d.dry.Steps[i].Status) + "]"
 		}
 		add(seg{fmt.Sprintf("%d. %s", i+1, s.Title), rText}, seg{status, rMuted})
-		wrapAdd(s.Object+": "+s.Change, rMuted, "   ")
+		change := wrap(s.Object+": "+s.Change, d.innerWidth()-3)
+		if len(change) > maxChangeLines {
+			change = append(change[:maxChangeLines-1:maxChangeLines-1], change[maxChangeLines-1]+" …")
+		}
+		for _, l := range change {
+			add(seg{"   " + l, rMuted})
+		}
 	}
 	for _, n := range p.Notes {
 		wrapAdd("note: "+n, rMuted, "")
@@ -507,6 +515,11 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		}
 	}
 }
+
+// maxChangeLines bounds a step's change in the dialog so the whole plan fits;
+// `--dry-run` on the command line prints every change in full.
+const maxChangeLines = 3
+
 
 func (d *recoveryDialog) footer() string {
 	switch d.stage {

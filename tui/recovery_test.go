@@ -3,14 +3,17 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -110,11 +113,15 @@ var enter = tea.KeyPressMsg{Code: tea.KeyEnter}
 func testDialog(o RecoveryOptions, f *fakeRecovery) *recoveryDialog {
 	d := newRecoveryDialog(o, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout"}})
 	d.backend = f
+	noBlink(d)
+	d.SetSize(100, 40)
+	return d
+}
+
+func noBlink(d *recoveryDialog) {
 	ts := d.input.Styles()
 	ts.Cursor.Blink = false
 	d.input.SetStyles(ts)
-	d.SetSize(100, 40)
-	return d
 }
 
 func planFixture() *recovery.Plan {
@@ -237,3 +244,37 @@ func TestRecoveryDialogReadOnlyShowsThePlanOnly(t *testing.T) {
 		t.Fatalf("read-only: %d dry runs, stage %s", f.dryRuns, d.Stage())
 	}
 }
+
+// TestRecoveryDialogGoldens pins the dialog's stages at 80 and 120 columns
+// (the App gives dialogs the window less a margin of 4), in monochrome.
+func TestRecoveryDialogGoldens(t *testing.T) {
+	for _, w := range []int{80, 120} {
+		f := &fakeRecovery{p: planFixture()}
+		d := testDialog(RecoveryOptions{}, f)
+		d.setTheme(ptrTheme(themes.NewMono()))
+		noBlink(d)
+		d.SetSize(w-4, 36)
+		shot := func(stage string) {
+			t.Run(fmt.Sprintf("%s/%d", stage, w), func(t *testing.T) {
+				out := ansi.Strip(d.View())
+				for _, l := range strings.Split(out, "\n") {
+					if ansi.StringWidth(l) > w-4 {
+						t.Fatalf("line wider than %d: %q", w-4, l)
+					}
+				}
+				golden.RequireEqual(t, out)
+			})
+		}
+		shot("menu")
+		press(t, d, enter)
+		shot("plan")
+		press(t, d, enter)
+		press(t, d, typeText("mgmt")...)
+		shot("confirm")
+		press(t, d, typeText("-etcd")...)
+		press(t, d, enter)
+		shot("done")
+	}
+}
+
+func ptrTheme(t themes.Theme) *themes.Theme { return &t }
