@@ -46,6 +46,16 @@ func (p *nodesPane) regroup() {
 			active++
 		}
 	}
+	if p.avail.msg != "" {
+		// Still listing: say how far it got rather than counts that lie.
+		p.title = nil
+		if len(p.all) > 0 {
+			p.title = []seg{{strconv.Itoa(len(p.all)) + " machines so far", rMuted}}
+		}
+		p.cursor = 0
+		p.gen++
+		return
+	}
 	p.title = []seg{{strconv.Itoa(len(p.all)) + " machines", rText}, {" · " + strconv.Itoa(upToDate) + " up to date", rMuted}}
 	if active > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(active) + " in progress", rSevInfo})
