@@ -83,6 +83,7 @@ type Session struct {
 	stopRenew context.CancelFunc
 	renewDone chan struct{}
 	finished  bool
+	released  bool
 }
 
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
@@ -237,7 +238,7 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	}
 	var err error
 	if out.Complete && !lost {
-		err = s.locker.Release(ctx)
+		err = s.release(ctx)
 	}
 	e.Time = s.clk.Now()
 	return errors.Join(err, audit(ctx, s.audit, e))
@@ -255,7 +256,7 @@ func (s *Session) Detach(ctx context.Context) error {
 	}
 	var err error
 	if !lost {
-		err = s.locker.Release(ctx)
+		err = s.release(ctx)
 	}
 	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
 		Result: AuditFinished, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
@@ -273,6 +274,23 @@ func (s *Session) end() (first, lost bool) {
 	}
 	s.finished = true
 	return true, s.lost
+}
+
+func (s *Session) release(ctx context.Context) error {
+	err := s.locker.Release(ctx)
+	if err == nil {
+		s.mu.Lock()
+		s.released = true
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// LockReleased reports whether the session released its lock.
+func (s *Session) LockReleased() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released
 }
 
 // LockKeptMessage is what the console says when it keeps the lock.

@@ -69,7 +69,7 @@ func TestDriverLockLifecycle(t *testing.T) {
 	if err := s.Finish(ctx, Outcome{Failed: true, Reason: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); !st.Held() {
+	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); !st.Held() || s.LockReleased() {
 		t.Fatal("a failed upgrade released the lock")
 	}
 	if !strings.Contains(s.LockKeptMessage(), "upgrade-console lock clear lease") || !strings.Contains(s.LockKeptMessage(), s.Snapshot.Name) {
@@ -116,7 +116,7 @@ func TestDriverNoticesLostLock(t *testing.T) {
 	if _, renewErr, _ := s.Lock(); !errors.Is(renewErr, ErrLockLost) {
 		t.Errorf("renew error %v", renewErr)
 	}
-	if err := s.Finish(ctx, Outcome{Complete: true}); err != nil {
-		t.Errorf("finish after losing the lock: %v", err)
+	if err := s.Finish(ctx, Outcome{Complete: true}); err != nil || s.LockReleased() {
+		t.Errorf("finish after losing the lock: %v (released %t)", err, s.LockReleased())
 	}
 }

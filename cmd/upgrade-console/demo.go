@@ -116,7 +116,7 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 		// starts the upgrade from the console. Scripted runs (--auto-start,
 		// --plain, no terminal) follow the dashboard or plain lines.
 		if !o.autoStart && !o.display.plain && isTerminal(out) {
-			return planDemo(ctx, w, &o.display, theme)
+			return planDemo(ctx, out, w, &o.display, theme)
 		}
 		return followDemo(ctx, out, w, &o.display, theme)
 	}

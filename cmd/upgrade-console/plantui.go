@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 // starts the upgrade from it, then the dashboard follows. The watcher and the
 // upgrade driver (with its lock renew loop) belong to this command; the UI
 // only gets commands that call them.
-func runPlanTUI(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (report.Outcome, error) {
+func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (report.Outcome, error) {
 	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
 	if err != nil {
 		return report.Running, err
@@ -31,6 +33,17 @@ func runPlanTUI(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 	// tracker already finished the session).
 	if s := screen.Session(); s != nil {
 		err = errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
+		// The dashboard took the screen at once: say here, on the normal
+		// screen, where the snapshot and the lock are.
+		fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+		switch _, _, lost := s.Lock(); {
+		case lost:
+			fmt.Fprintln(out, "the upgrade lock was taken away while the console followed (cleared by an operator?)")
+		case s.LockReleased():
+			fmt.Fprintln(out, "the upgrade lock is released")
+		default:
+			fmt.Fprintln(out, s.LockKeptMessage())
+		}
 	}
 	return outcome, err
 }
@@ -78,7 +91,7 @@ func progressOptions(display *watchOptions) model.ProgressOptions {
 // planDemo opens the demo world on the plan screen of its cluster and its
 // target spec: the operator starts the upgrade from the console, as on a
 // real cluster.
-func planDemo(ctx context.Context, w *demo.World, display *watchOptions, theme themes.Name) error {
+func planDemo(ctx context.Context, out io.Writer, w *demo.World, display *watchOptions, theme themes.Name) error {
 	kubeContext := "demo"
 	if kc, err := clientcmd.LoadFromFile(w.KubeconfigPath); err == nil && kc.CurrentContext != "" {
 		kubeContext = kc.CurrentContext
@@ -89,7 +102,7 @@ func planDemo(ctx context.Context, w *demo.World, display *watchOptions, theme t
 		return err
 	}
 	defer lv.close()
-	_, err = runPlanTUI(ctx, lv, l, display, theme)
+	_, err = runPlanTUI(ctx, out, lv, l, display, theme)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
