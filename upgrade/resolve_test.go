@@ -104,6 +104,12 @@ func TestResolveErrors(t *testing.T) {
 	_, err = r.Target(ctx, w.spec, "/nonexistent/bundles.yaml")
 	expect(t, err, "/nonexistent/bundles.yaml", "cannot read")
 
+	// A spec for another cluster, or another namespace.
+	_, err = w.planner.Plan(ctx, PlanRequest{Cluster: "other", Namespace: w.ns, Spec: w.spec})
+	expect(t, err, "target.yaml", `the spec is for cluster "mgmt", not "other"`)
+	_, err = w.planner.Plan(ctx, PlanRequest{Cluster: "mgmt", Namespace: "elsewhere", Spec: w.spec})
+	expect(t, err, "metadata.namespace", "--namespace")
+
 	// No eksaVersion in the spec and no --to-bundles.
 	unstructured.RemoveNestedField(spec.Object, "spec", "eksaVersion")
 	_, err = r.Target(ctx, &SpecFile{Path: "up.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}, "")
