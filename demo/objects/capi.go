@@ -170,16 +170,19 @@ func KCP(cfg scenario.Config, etcdEndpoints []string, template, version string, 
 	if cfg.ExternalEtcd() {
 		annotations[model.AnnotationSkipPauseCPManagedEtcd] = "true"
 	}
+	meta := map[string]any{
+		"name":      cfg.ClusterName,
+		"namespace": cfg.SystemNamespace,
+		"labels":    map[string]any{model.LabelClusterName: cfg.ClusterName},
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": kinds.KCPVersion,
 		"kind":       "KubeadmControlPlane",
-		"metadata": map[string]any{
-			"name":        cfg.ClusterName,
-			"namespace":   cfg.SystemNamespace,
-			"labels":      map[string]any{model.LabelClusterName: cfg.ClusterName},
-			"annotations": annotations,
-		},
-		"spec": spec,
+		"metadata":   meta,
+		"spec":       spec,
 	}}
 }
 

@@ -7,6 +7,7 @@ package seed
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -33,6 +34,31 @@ import (
 type Clients struct {
 	Dynamic dynamic.Interface
 	Kube    kubernetes.Interface
+	// Record, when set, receives every custom resource as the seed sent
+	// it, status included: the compatibility check replays them against
+	// other CRDs.
+	Record func(*unstructured.Unstructured)
+}
+
+// record hands a copy of obj with its status to Clients.Record.
+func (s *seeder) record(obj *unstructured.Unstructured, status map[string]any) {
+	if s.c.Record == nil {
+		return
+	}
+	u := obj.DeepCopy()
+	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", k)
+	}
+	if status != nil {
+		u.Object["status"] = runtimeDeepCopy(status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c.Record(u)
+}
+
+func runtimeDeepCopy(m map[string]any) map[string]any {
+	return (&unstructured.Unstructured{Object: map[string]any{"x": m}}).DeepCopy().Object["x"].(map[string]any)
 }
 
 // Field managers of the objects' writers, so managedFields read as on a real
@@ -87,6 +113,7 @@ type seeder struct {
 
 	capiObj     *unstructured.Unstructured
 	etcdCluster *unstructured.Unstructured
+	mu          sync.Mutex
 }
 
 // built is when the cluster was created: templates carry that time.
@@ -134,9 +161,11 @@ func (s *seeder) create(ctx context.Context, gvr schema.GroupVersionResource, ob
 		return nil, fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	if status == nil {
+		s.record(obj, nil)
 		return got, nil
 	}
 	fixGeneration(status, got.GetGeneration())
+	s.record(obj, status)
 	got.Object["status"] = status
 	got, err = ri.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: ManagerController})
 	if err != nil {
@@ -199,6 +228,7 @@ func (s *seeder) eksaCluster(ctx context.Context) error {
 			"namespace":  s.sys,
 		},
 	}
+	s.record(got, got.Object["status"].(map[string]any))
 	_, err = ri.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: ManagerController})
 	return err
 }
@@ -353,6 +383,7 @@ func (s *seeder) etcd(ctx context.Context) error {
 		Ready: true, Replicas: int64(s.cfg.EtcdCount), Generation: got.GetGeneration(),
 		Endpoints: ips, Cluster: s.cfg.ClusterName,
 	}, s.built())
+	s.record(got, got.Object["status"].(map[string]any))
 	s.etcdCluster, err = s.c.Dynamic.Resource(kinds.EtcdadmCluster).Namespace(s.sys).UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: ManagerController})
 	return err
 }

@@ -191,3 +191,60 @@ func TestSeedLargeFleet(t *testing.T) {
 		t.Errorf("%d worker machines, want 40", len(ms.Items))
 	}
 }
+
+// collect seeds a scenario and returns every custom resource as the seed
+// sent it, moved to a fresh namespace, for a round trip elsewhere.
+func collect(t *testing.T, name scenario.Name, cluster string) []*unstructured.Unstructured {
+	t.Helper()
+	ns := cptest.Namespace(t, env.Config)
+	cfg, err := scenario.For(name, scenario.Options{ClusterName: cluster, ClusterNamespace: ns, SystemNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	c := seed.Clients{Dynamic: cptest.Dynamic(t, env.Config), Kube: kubernetes.NewForConfigOrDie(env.Config),
+		Record: func(u *unstructured.Unstructured) { objs = append(objs, u) }}
+	if err := seed.Seed(context.Background(), c, cfg, objects.NewNames(time.Now().UnixNano()), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+	}
+	for _, k := range []string{"Cluster", "Bundles", "EKSARelease", "KubeadmControlPlane", "MachineDeployment", "MachineSet", "Machine"} {
+		if !kinds[k] {
+			t.Fatalf("the seed recorded no %s", k)
+		}
+	}
+	return objs
+}
+
+func roundTripScenarios(t *testing.T, cfgFor func(t *testing.T) (string, func([]*unstructured.Unstructured))) {
+	for _, sc := range []scenario.Name{scenario.Rolling, scenario.InPlace, scenario.StaleLock} {
+		t.Run(string(sc), func(t *testing.T) {
+			objs := collect(t, sc, "rt-"+string(sc))
+			ns, run := cfgFor(t)
+			for _, o := range objs {
+				o.SetNamespace(ns)
+			}
+			run(objs)
+		})
+	}
+}
+
+// Every object of every world is stored as sent by the project's CRDs and
+// the CAPI ones: nothing the console reads is pruned.
+func TestSeedObjectsStoredUnchanged(t *testing.T) {
+	roundTripScenarios(t, func(t *testing.T) (string, func([]*unstructured.Unstructured)) {
+		return cptest.Namespace(t, env.Config), func(objs []*unstructured.Unstructured) { cptest.RoundTrip(t, env.Config, objs) }
+	})
+}
+
+// The real upstream EKS-A and etcdadm CRDs accept every seeded object
+// unchanged (opt-in: make compat).
+func TestSeedObjectsUpstreamCompatibility(t *testing.T) {
+	up := cptest.UpstreamEnv(t)
+	roundTripScenarios(t, func(t *testing.T) (string, func([]*unstructured.Unstructured)) {
+		return cptest.Namespace(t, up.Config), func(objs []*unstructured.Unstructured) { cptest.RoundTrip(t, up.Config, objs) }
+	})
+}
