@@ -54,7 +54,11 @@ is given, and forcing is recorded in the audit log like every write.
 
 The lock is released when the upgrade completes, and kept when it fails or times out: it
 then blocks further upgrades until cleared with 'upgrade-console lock clear lease'.
-Without --wait the console does not follow the upgrade and releases the lock after the apply.
+Without --wait (or on ctrl-c while following) the console stops following and releases the
+lock; the upgrade goes on in the cluster ('upgrade-console watch' follows it).
+
+With --tui the same steps run on the terminal: the plan screen (versions, components,
+preflight re-run live, the dry-run), the typed confirmation, then the dashboard.
 
 Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed, 2 wrong
 command line, 3 a blocking preflight check failed or unforced field conflicts,
@@ -63,7 +67,10 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
 
   # Upgrade and follow to the end, for CI
-  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --yes --wait --timeout 90m`,
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --yes --wait --timeout 90m
+
+  # The same from the plan screen
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --tui`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runApply(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
@@ -76,7 +83,7 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
 	f.BoolVar(&o.wait, "wait", false, "follow the upgrade until the EKS-A completion rule holds")
 	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on)")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
-	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change (apply then refuses to run)")
+	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change: only --dry-run runs (with --tui: the plan screen without the apply)")
 	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows)")
 	f.StringVar(&o.display.theme, "theme", "auto", "with --tui: colours: "+themeNames())
 	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --tui: when a machine or step counts as stalled")
