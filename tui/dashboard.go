@@ -406,11 +406,14 @@ func (d *Dashboard) paneWant(id paneID) int {
 // rest of the line for its key help.
 func filterWidth(w int) int { return max(min(32, w/3), 8) }
 
-// clampTimeline keeps estimated phase starts from predating the spec under
-// upgrade: when the console joins a running upgrade the timeline estimates
-// starts from condition times, and a condition last changed before the
-// upgrade (40 days ago, say) would otherwise read as a 40-day phase. The
-// Timeline returned by Observe is a fresh copy, so it is safe to adjust.
+// clampTimeline keeps the phases EKS-A runs after the spec change from
+// starting before it. Two cases put them earlier: joining an upgrade under
+// way, where starts are estimated from condition times (a condition that
+// last changed 40 days ago would read as a 40-day phase), and a phase seen
+// active before this upgrade (machines coming up after a scale-out), whose
+// old start the timeline keeps. The management components are upgraded
+// before the spec is applied, so their phase is left alone. The Timeline
+// returned by Observe is a fresh copy, so it is safe to adjust.
 func clampTimeline(tl model.Timeline, s *model.ClusterState) model.Timeline {
 	if s == nil || s.Cluster == nil || s.Cluster.SpecChangedAt.IsZero() {
 		return tl
@@ -418,9 +421,15 @@ func clampTimeline(tl model.Timeline, s *model.ClusterState) model.Timeline {
 	floor := s.Cluster.SpecChangedAt
 	for i := range tl.Entries {
 		e := &tl.Entries[i]
-		if e.Estimated && !e.Started.IsZero() && e.Started.Before(floor) {
-			e.Started = floor
+		if e.Phase == model.PhaseComponents || e.Started.IsZero() || !e.Started.Before(floor) {
+			continue
 		}
+		if !e.Finished.IsZero() && e.Finished.Before(floor) {
+			// Work of an earlier change, not of this upgrade.
+			e.Started, e.Finished, e.Estimated = time.Time{}, time.Time{}, false
+			continue
+		}
+		e.Started = floor
 	}
 	if !tl.Started.IsZero() && tl.Started.Before(floor) {
 		tl.Started = floor
