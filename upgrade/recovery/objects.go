@@ -218,7 +218,7 @@ func fieldWriter(u *unstructured.Unstructured, field, key string) Writer {
 			continue
 		}
 		var tree map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &tree) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &tree) != nil {
 			continue
 		}
 		md, _ := tree["f:metadata"].(map[string]any)

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+func TestRecoveryReadOnlyShowsThePlanAndSendsNothing(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	// Steps without their functions: reaching the API (even a dry run)
+	// would panic.
+	p := &recovery.Plan{Action: recovery.ActionLockClear, Cluster: "mgmt", Title: "Clear upgrade lock markers of mgmt: paused",
+		Confirm: "mgmt", Steps: []recovery.Step{{Name: "clear-paused", Title: "Clear paused", Object: "Cluster default/mgmt",
+			Change: "remove annotation anywhere.eks.amazonaws.com/paused"}}}
+	var out bytes.Buffer
+	if err := runRecoveryPlan(context.Background(), strings.NewReader(""), &out, p, &recoveryOptions{readOnly: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"1. Clear paused", "Cluster default/mgmt: remove annotation anywhere.eks.amazonaws.com/paused", "--read-only: nothing was sent"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "upgrade-console", "audit.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("read-only mode touched the audit log: %v", err)
+	}
+}
+
+func TestRecoveryRefusalExitCode(t *testing.T) {
+	var out bytes.Buffer
+	err := refused(&out, &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "snapshot", Detail: "no snapshot"}, {Name: "external-etcd", OK: true, Detail: "EtcdadmCluster eksa-system/mgmt-etcd"}}})
+	if exitCode(err) != ExitPreflight {
+		t.Errorf("exit code %d, want %d", exitCode(err), ExitPreflight)
+	}
+	if !strings.Contains(out.String(), "✗ snapshot") || !strings.Contains(out.String(), "✓ external-etcd") {
+		t.Errorf("refusal output:\n%s", out.String())
+	}
+}
