@@ -146,6 +146,8 @@ type App struct {
 	theme   *themes.Theme
 	outcome report.Outcome
 	title   string
+	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
+	flog *frameLog
 }
 
 // NewApp returns an App showing the given screen first.
@@ -155,6 +157,7 @@ func NewApp(opts Options, first Screen) *App {
 		a.title += ": " + opts.ClusterName
 	}
 	a.theme = initialTheme(opts)
+	a.flog = openFrameLog()
 	return a
 }
 
@@ -317,6 +320,9 @@ func (a *App) View() tea.View {
 	base := a.screens[len(a.screens)-1].View()
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
+		if a.flog != nil {
+			a.flog.frame(a.builtState())
+		}
 		return v
 	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}

@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// FrameLogEnv names the file the end-to-end benchmark (bench/e2e) reads to
+// learn when the console drew what. Unset, the App holds a nil *frameLog and
+// every hook is a nil check: the instrumentation costs nothing.
+const FrameLogEnv = "UPGRADE_CONSOLE_FRAMELOG"
+
+// frameLog appends one line per frame that matters to the benchmark: the
+// first frame, the first frame with every pane synced, and every frame drawn
+// from a newer snapshot than the previous one. A line is
+//
+//	<unix ns> <event> <snapshot version> <max Machine resourceVersion> <synced 0|1>
+//
+// with event "first", "synced" or "frame". The Machine resourceVersion says
+// which writes the frame shows: a watch delivers a kind's changes in
+// resourceVersion order, so a snapshot holding version r holds every earlier
+// write to Machines, and the benchmark's load driver knows the version each
+// of its writes got.
+type frameLog struct {
+	f       *os.File
+	first   bool
+	synced  bool
+	version uint64
+	buf     []byte
+}
+
+// openFrameLog opens the file named by FrameLogEnv, or returns nil when it
+// is unset or cannot be opened (the console must run regardless).
+func openFrameLog() *frameLog {
+	path := os.Getenv(FrameLogEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil
+	}
+	return &frameLog{f: f}
+}
+
+// frame notes that the App handed the renderer a frame drawn from s, the
+// snapshot its top screen's view was built from (nil when that is unknown:
+// before any snapshot, or while a rebuild from a newer one is pending).
+func (l *frameLog) frame(s *model.ClusterState) {
+	if l == nil || (s == nil && l.first) {
+		return
+	}
+	var version uint64
+	if s != nil {
+		version = s.Version
+	}
+	event := ""
+	synced := frameSynced(s)
+	switch {
+	case !l.first:
+		l.first = true
+		event = "first"
+	case synced && !l.synced:
+		event = "synced"
+	case version != l.version:
+		event = "frame"
+	default:
+		return
+	}
+	l.synced = l.synced || synced
+	l.version = version
+	b := l.buf[:0]
+	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
+	b = append(b, ' ')
+	b = append(b, event...)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, version, 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, maxMachineRV(s), 10)
+	if synced {
+		b = append(b, " 1\n"...)
+	} else {
+		b = append(b, " 0\n"...)
+	}
+	l.buf = b
+	_, _ = l.f.Write(b)
+}
+
+// builtState is the snapshot the top screen's view was built from, or nil
+// when the top screen is not the dashboard or has not rebuilt from its
+// newest snapshot yet.
+func (a *App) builtState() *model.ClusterState {
+	if len(a.screens) == 0 {
+		return nil
+	}
+	if d, ok := a.screens[len(a.screens)-1].(*Dashboard); ok && d.state != nil && d.built == d.state.Version {
+		return d.state
+	}
+	return nil
+}
+
+func maxMachineRV(s *model.ClusterState) uint64 {
+	if s == nil {
+		return 0
+	}
+	var top uint64
+	for i := range s.Machines {
+		if rv, err := strconv.ParseUint(s.Machines[i].ResourceVersion, 10, 64); err == nil && rv > top {
+			top = rv
+		}
+	}
+	return top
+}
+
+// frameLogKinds are the kinds whose panes must have listed before the
+// dashboard counts as synced.
+var frameLogKinds = []model.Kind{
+	model.KindEKSACluster, model.KindCAPICluster, model.KindKubeadmControlPlane, model.KindEtcdadmCluster,
+	model.KindMachineDeployment, model.KindMachine, model.KindNode, model.KindNodeUpgrade,
+	model.KindNodeKubeadmUpgrade, model.KindControlPlaneUpgrade, model.KindMachineDeploymentUpgrade, model.KindEvent,
+}
+
+func frameSynced(s *model.ClusterState) bool {
+	if s == nil {
+		return false
+	}
+	for _, k := range frameLogKinds {
+		src, ok := s.Sources[k]
+		if !ok || !(src.Synced || src.Forbidden != "" || !src.Installed) {
+			return false
+		}
+	}
+	return true
+}
