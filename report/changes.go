@@ -349,12 +349,15 @@ func (d *differ) machines(prev, cur []model.Machine) {
 	for i := range cur {
 		c := &cur[i]
 		seen[c.Name] = true
-		subj := string(c.Role) + " machine " + c.Name
 		p := old[c.Name]
 		if p == nil {
-			d.add(subj, "created (phase %s%s)", orDash(c.Phase), versionSuffix(c.Version))
+			d.add(string(c.Role)+" machine "+c.Name, "created (phase %s%s)", orDash(c.Phase), versionSuffix(c.Version))
 			continue
 		}
+		if machineSame(p, c) {
+			continue // the common case at fleet scale: no string built
+		}
+		subj := string(c.Role) + " machine " + c.Name
 		if c.Phase != p.Phase {
 			d.add(subj, "phase %s → %s", orDash(p.Phase), orDash(c.Phase))
 		}
@@ -381,6 +384,12 @@ func (d *differ) machines(prev, cur []model.Machine) {
 	}
 }
 
+// machineSame reports whether nothing the lines mention changed.
+func machineSame(p, c *model.Machine) bool {
+	return p.Phase == c.Phase && p.Version == c.Version && p.NodeName == c.NodeName &&
+		p.EtcdReady == c.EtcdReady && p.Owned == c.Owned && p.DeletionTimestamp.Equal(c.DeletionTimestamp)
+}
+
 func versionSuffix(v string) string {
 	if v == "" {
 		return ""
@@ -404,12 +413,15 @@ func (d *differ) nodes(prev, cur []model.Node) {
 	for i := range cur {
 		c := &cur[i]
 		seen[c.Name] = true
-		subj := "Node " + c.Name
 		p := old[c.Name]
 		if p == nil {
-			d.add(subj, "joined (ready=%v, kubelet %s)", c.Ready, orDash(c.KubeletVersion))
+			d.add("Node "+c.Name, "joined (ready=%v, kubelet %s)", c.Ready, orDash(c.KubeletVersion))
 			continue
 		}
+		if p.Ready == c.Ready && p.KubeletVersion == c.KubeletVersion && p.Unschedulable == c.Unschedulable {
+			continue
+		}
+		subj := "Node " + c.Name
 		if c.Ready != p.Ready {
 			d.add(subj, "ready=%v", c.Ready)
 		}

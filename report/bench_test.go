@@ -1,0 +1,26 @@
+package report
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkChanges is the plain watch's cost per snapshot: comparing two
+// snapshots of a fleet in which one machine changed.
+func BenchmarkChanges(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			prev := etcdRollout(n)
+			cur := clone(prev)
+			cur.Machines[len(cur.Machines)-1].Phase = "Deleting"
+			pp, cp := derive(prev), derive(cur)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if lines := Changes(prev, cur, pp, cp, t0); len(lines) == 0 {
+					b.Fatal("no change found")
+				}
+			}
+		})
+	}
+}
