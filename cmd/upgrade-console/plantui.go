@@ -75,6 +75,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 			return nil, nil, err
 		}
 		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+		opts.Actions = planRecoveryActions(lv, l, audit, display)
 		actions.Start = driver.Start
 		actions.Track = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
 			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})

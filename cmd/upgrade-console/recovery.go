@@ -216,6 +216,13 @@ func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold 
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}
 }
 
+// planRecoveryActions is the recovery menu of the dashboard that follows an
+// upgrade this console started: the console's own lock does not block it.
+func planRecoveryActions(lv *live, l *liveOptions, audit *upgrade.Auditor, display *watchOptions) []tui.Action {
+	env := &recovery.Env{Client: lv.client, Cluster: l.cluster, ClusterNamespace: lv.namespace, Holder: lv.holder}
+	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: l.nodeLabel, Threshold: display.rollbackThreshold})}
+}
+
 func cmdContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
 		return ctx
