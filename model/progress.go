@@ -101,6 +101,17 @@ type ProgressOptions struct {
 	// is shown as stalled. EKS-A waits 10 minutes per machine. Zero means
 	// DefaultStallAfter.
 	StallAfter time.Duration
+	// StaleAfter is how long a new generation of the EKS-A Cluster may go
+	// unobserved before it is reported as a stall. Zero means
+	// DefaultStaleAfter.
+	StaleAfter time.Duration
+}
+
+func (o ProgressOptions) staleAfter() time.Duration {
+	if o.StaleAfter <= 0 {
+		return DefaultStaleAfter
+	}
+	return o.StaleAfter
 }
 
 // stallAfter returns the threshold with the default applied.

@@ -41,7 +41,7 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 	}
 
 	if c := s.Cluster; c != nil && c.Stale() && !c.SpecChangedAt.IsZero() {
-		if d := now.Sub(c.SpecChangedAt); d > DefaultStaleAfter {
+		if d := now.Sub(c.SpecChangedAt); d > opts.staleAfter() {
 			why := "the EKS-A controller has not finished a reconcile without error"
 			if c.Paused() {
 				why = "reconcile is paused (" + AnnotationEKSAPaused + ")"

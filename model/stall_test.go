@@ -85,6 +85,9 @@ func TestStallGenerationNotObserved(t *testing.T) {
 	if len(got) != 1 || got[0].Sentence != want {
 		t.Fatalf("stalls = %+v\nwant %q", got, want)
 	}
+	if got := Stalls(s, ProgressOptions{StaleAfter: 5 * time.Minute}, t0); len(got) != 0 {
+		t.Errorf("stalls under a 5m StaleAfter = %+v", got)
+	}
 }
 
 func TestStallControlPlaneRolloutWaitingWithWarningEvent(t *testing.T) {

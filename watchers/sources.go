@@ -156,32 +156,7 @@ func (w *Watcher) start(ctx context.Context) error {
 		return err
 	}
 
-	var insts []*instance
-	sources := map[model.Kind]model.SourceStatus{}
-	for i := range kindSpecs {
-		k := &kindSpecs[i]
-		version := ""
-		for _, v := range k.versions {
-			if served[schema.GroupVersionResource{Group: k.group, Version: v, Resource: k.resource}] {
-				version = v
-				break
-			}
-		}
-		if version == "" {
-			// Not installed: nothing to wait for (no EtcdadmCluster kind
-			// means stacked etcd).
-			sources[k.kind] = model.SourceStatus{Installed: false, Synced: true}
-			continue
-		}
-		for _, ns := range w.namespacesOf(k) {
-			in := &instance{w: w, spec: k, namespace: ns, version: version}
-			if k.selectors != nil {
-				in.fieldSel, in.labelSel = k.selectors(&w.opts)
-			}
-			in.status = model.SourceStatus{Installed: true, Version: version}
-			insts = append(insts, in)
-		}
-	}
+	insts, sources := w.plan(served)
 	w.mu.Lock()
 	w.insts, w.sources = insts, sources
 	w.mu.Unlock()
@@ -219,6 +194,39 @@ func (w *Watcher) start(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// plan decides what to watch from what the API server serves: for each kind
+// the first served version in order of preference (CAPI v1beta2, else
+// v1beta1) and one informer per namespace; a kind served in no known version
+// is not installed, which is final (nothing to wait for: no EtcdadmCluster
+// kind means stacked etcd).
+func (w *Watcher) plan(served map[schema.GroupVersionResource]bool) ([]*instance, map[model.Kind]model.SourceStatus) {
+	var insts []*instance
+	sources := map[model.Kind]model.SourceStatus{}
+	for i := range kindSpecs {
+		k := &kindSpecs[i]
+		version := ""
+		for _, v := range k.versions {
+			if served[schema.GroupVersionResource{Group: k.group, Version: v, Resource: k.resource}] {
+				version = v
+				break
+			}
+		}
+		if version == "" {
+			sources[k.kind] = model.SourceStatus{Installed: false, Synced: true}
+			continue
+		}
+		for _, ns := range w.namespacesOf(k) {
+			in := &instance{w: w, spec: k, namespace: ns, version: version}
+			if k.selectors != nil {
+				in.fieldSel, in.labelSel = k.selectors(&w.opts)
+			}
+			in.status = model.SourceStatus{Installed: true, Version: version}
+			insts = append(insts, in)
+		}
+	}
+	return insts, sources
 }
 
 func (w *Watcher) namespacesOf(k *kindSpec) []string {

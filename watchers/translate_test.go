@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -239,5 +241,44 @@ func TestStoreTruncateKeepsNewest(t *testing.T) {
 	s.put("a", &model.Event{Reason: "a", LastTimestamp: benchTime.Add(time.Hour)})
 	if got := s.list(); len(got) != 4 || got[0].Reason != "a" {
 		t.Fatalf("after refire: %+v", got)
+	}
+}
+
+func TestPlanPrefersV1beta2AndFallsBack(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[schema.GroupVersionResource]bool{}
+	for _, k := range kindSpecs {
+		for _, v := range k.versions {
+			served[schema.GroupVersionResource{Group: k.group, Version: v, Resource: k.resource}] = true
+		}
+	}
+	// An older CAPI serving Machines at v1beta1 only, and no etcdadm.
+	delete(served, schema.GroupVersionResource{Group: capiGroup, Version: "v1beta2", Resource: "machines"})
+	delete(served, schema.GroupVersionResource{Group: etcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"})
+	insts, sources := w.plan(served)
+	got := map[model.Kind][]string{}
+	for _, in := range insts {
+		got[in.spec.kind] = append(got[in.spec.kind], in.version+"@"+in.namespace)
+	}
+	if v := got[model.KindMachine]; len(v) != 1 || v[0] != "v1beta1@eksa-system" {
+		t.Errorf("machines = %v, want v1beta1 in eksa-system", v)
+	}
+	if v := got[model.KindKubeadmControlPlane]; len(v) != 1 || v[0] != "v1beta2@eksa-system" {
+		t.Errorf("KCP = %v", v)
+	}
+	if v := got[model.KindEKSACluster]; len(v) != 1 || v[0] != "v1alpha1@default" {
+		t.Errorf("EKS-A Cluster = %v, want its own namespace", v)
+	}
+	if v := got[model.KindEvent]; len(v) != 2 {
+		t.Errorf("events = %v, want both namespaces", v)
+	}
+	if v := got[model.KindNode]; len(v) != 1 || v[0] != "v1@" {
+		t.Errorf("nodes = %v, want cluster-wide", v)
+	}
+	if src, ok := sources[model.KindEtcdadmCluster]; !ok || src.Installed || !src.Synced || got[model.KindEtcdadmCluster] != nil {
+		t.Errorf("etcdadm = %+v %v, want not installed", src, got[model.KindEtcdadmCluster])
 	}
 }
