@@ -70,6 +70,25 @@ func TestApplyDemoRolling(t *testing.T) {
 		}
 	})
 
+	t.Run("bad input", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"plan", "--kubeconfig", w.KubeconfigPath, "--cluster", "nope", "-f", w.TargetSpecPath}, ExitBadInput, `the spec is for cluster "mgmt", not "nope"`},
+			{[]string{"plan", "--kubeconfig", w.KubeconfigPath, "--cluster", "mgmt", "-f", "/nonexistent.yaml"}, ExitBadInput, "/nonexistent.yaml: cannot read the cluster spec"},
+			{liveArgs(w, "plan", "--skip", "upgrade-lock"), ExitBadInput, `check "upgrade-lock" cannot be skipped`},
+			{[]string{"plan", "--kubeconfig", w.KubeconfigPath, "--cluster", "mgmt"}, ExitUsage, "-f/--filename is required"},
+			{liveArgs(w, "plan", "--from-bundles", "x.yaml"), ExitUsage, "drop --from-bundles"},
+		} {
+			_, errOut, code := runCaptured(t, c.args...)
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args[3:], code, c.code, errOut, c.want)
+			}
+		}
+	})
+
 	t.Run("another console holds the lock", func(t *testing.T) {
 		now := metav1.NewMicroTime(time.Now())
 		_, err := kube.CoordinationV1().Leases("eksa-system").Create(ctx, &coordinationv1.Lease{
