@@ -59,6 +59,19 @@ type Options struct {
 	// Clock tells the time for "since" columns and stalls; the real clock
 	// when nil. Tests inject a fake one.
 	Clock clock.PassiveClock
+	// Lock, when set, reports the upgrade lock this console holds, for the
+	// header ("lock: alice@laptop (renewed 3s ago)"). It reads memory the
+	// upgrade driver keeps; it does no I/O.
+	Lock func() LockInfo
+}
+
+// LockInfo is the upgrade lock as the console holding it last saw it.
+type LockInfo struct {
+	Holder  string
+	Renewed time.Time
+	// Lost is true when the lock was taken away (cleared, or taken by
+	// another console after it went stale).
+	Lost bool
 }
 
 func (o Options) clock() clock.PassiveClock {

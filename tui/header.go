@@ -49,6 +49,18 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 	if p.Stale {
 		h.badges = append(h.badges, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
 	}
+	if opts.Lock != nil {
+		switch l := opts.Lock(); {
+		case l.Lost:
+			h.badges = append(h.badges, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
+		case l.Holder != "":
+			t := "lock: " + l.Holder
+			if d := since(l.Renewed, now); d != "" {
+				t += " (renewed " + d + " ago)"
+			}
+			h.badges = append(h.badges, seg{t, rMuted}, seg{"   ", rText})
+		}
+	}
 	switch {
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
 		h.badges = append(h.badges, seg{"◌ connecting", rConnecting})

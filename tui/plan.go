@@ -394,7 +394,16 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	p.session = msg.session
 	p.status = []seg{{" " + p.st.th.Sym.OK + " applied; snapshot in " + msg.session.Snapshot.Where(), rDone}}
 	p.rebuild()
-	dash := NewDashboard(p.opts)
+	dashOpts := p.opts
+	s := msg.session
+	dashOpts.Lock = func() LockInfo {
+		st, _, lost := s.Lock()
+		if st == nil {
+			return LockInfo{Lost: lost}
+		}
+		return LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost}
+	}
+	dash := NewDashboard(dashOpts)
 	cmds := []tea.Cmd{Push(dash)}
 	if st := p.state; st != nil {
 		cmds = append(cmds, func() tea.Msg { return SnapshotMsg{State: st} })

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -250,4 +251,23 @@ func finishWhen(t *testing.T, tm *teatest.TestModel, cond func(*App) bool) (*App
 		t.Fatalf("condition not met at the end:\n%s", screen)
 	}
 	return app, screen
+}
+
+func TestHeaderShowsTheLock(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	s := fixtureHealthy()
+	h := buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Second)}
+	}}, t0)
+	var b strings.Builder
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: alice@laptop (console 3f2a9c1e) (renewed 3s ago)") {
+		t.Errorf("header lacks the lock:\n%s", out)
+	}
+	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock lost") {
+		t.Errorf("header lacks the lost lock:\n%s", out)
+	}
 }
