@@ -398,7 +398,7 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	s := msg.session
 	dashOpts.Lock = func() LockInfo {
 		st, _, lost := s.Lock()
-		if st == nil {
+		if st == nil || s.LockReleased() {
 			return LockInfo{Lost: lost}
 		}
 		return LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost}
