@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/upgrade-console/upgrade-console/demo"
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+)
+
+func TestWatchUsage(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"watch"}, "--cluster is required"},
+		{[]string{"watch", "--cluster", "mgmt", "--theme", "solarized"}, "--theme: unknown theme"},
+		{[]string{"watch", "--cluster", "mgmt", "--timeout", "-1s"}, "--timeout must not be negative"},
+		{[]string{"watch", "--cluster", "mgmt", "extra"}, "takes 0 argument"},
+	}
+	for _, c := range cases {
+		_, errOut, code := runCaptured(t, c.args...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, ExitUsage, c.want)
+		}
+	}
+}
+
+// The headless twin against the demo world: plain lines (stdout is a file,
+// not a terminal), exit 5 when the timeout passes first, exit 0 once the
+// rolling upgrade completes.
+func TestWatchPlainFollowsDemoUpgrade(t *testing.T) {
+	w, err := demo.Run(context.Background(), demo.Config{Scenario: scenario.Rolling, Speed: 20,
+		AssetsDir: cptest.AssetsDir(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Stop(); err != nil {
+			t.Errorf("stopping the demo: %v", err)
+		}
+	})
+	args := func(extra ...string) []string {
+		return append([]string{"watch", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--exit-on-done"}, extra...)
+	}
+
+	t.Run("timeout", func(t *testing.T) {
+		out, errOut, code := runCaptured(t, args("--timeout", "1ms")...)
+		if code != ExitTimeout || !strings.Contains(errOut, "--timeout 1ms passed") {
+			t.Fatalf("exit %d, stderr %q; want %d\n%s", code, errOut, ExitTimeout, out)
+		}
+	})
+
+	t.Run("done", func(t *testing.T) {
+		// The upgrade starts only once the watch has printed its baseline,
+		// so every step of it must appear as a change.
+		dir := t.TempDir()
+		type result struct {
+			out, errOut string
+			code        int
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, errOut, code := runCapturedIn(t, dir, args("--plain", "--timeout", "3m")...)
+			done <- result{out, errOut, code}
+		}()
+		ctx := context.Background()
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			b, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+			return strings.Contains(string(b), "phase: "), nil
+		})
+		if err != nil {
+			t.Fatalf("the watch printed no baseline: %v", err)
+		}
+		spec, err := os.ReadFile(w.TargetSpecPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := demo.ApplySpec(ctx, w.Config, spec); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		out, errOut, code := r.out, r.errOut, r.code
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+		}
+		for _, want := range []string{
+			"watch: cluster default/" + w.ClusterName,
+			"phase etcd:",
+			"EtcdadmCluster " + w.ClusterName + "-etcd: upgrading annotation cleared (rollout finished)",
+			"upgrade: complete: every completion milestone met",
+			"outcome: done",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("plain output lacks %q:\n%s", want, out)
+			}
+		}
+		for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if len(l) < 21 || l[4] != '-' || l[10] != 'T' || l[19] != 'Z' {
+				t.Fatalf("line %d is not timestamped: %q", i, l)
+			}
+		}
+	})
+}
