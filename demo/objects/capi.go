@@ -316,6 +316,9 @@ func machineTemplateSpec(cluster, md, version, template string) map[string]any {
 
 // MDState is what a MachineDeployment status reports.
 type MDState struct {
+	// Desired is spec.replicas; Replicas counts every machine, surge and
+	// machines being deleted included.
+	Desired                              int64
 	Replicas, Ready, Available, UpToDate int64
 	Generation                           int64
 	Versions                             map[string]int64
@@ -332,7 +335,12 @@ func MDStatus(old map[string]any, s MDState, now time.Time) map[string]any {
 	}
 	g := s.Generation
 	set := v1beta2Setter(&conds, g, now)
-	set("Available", s.Available >= s.Replicas-0, "Available", "NotAvailable", "")
+	desired := s.Desired
+	if desired == 0 {
+		desired = s.Replicas
+	}
+	// maxUnavailable is 0: available means at least the desired count.
+	set("Available", s.Available >= desired, "Available", "NotAvailable", cond(s.Available < desired, sprintf("%d available replicas, at least %d required", s.Available, desired)))
 	set("MachinesReady", s.Ready >= s.Replicas, "Ready", "NotReady", cond(s.Ready < s.Replicas, sprintf("* %d Machines not ready", s.Replicas-s.Ready)))
 	set("MachinesUpToDate", !s.RollingOut, "UpToDate", "NotUpToDate", cond(s.RollingOut, sprintf("* %d Machines not up-to-date", max(0, s.Replicas-s.UpToDate))))
 	set("RollingOut", s.RollingOut, "RollingOut", "NotRollingOut", cond(s.RollingOut, s.RollingMessage))

@@ -51,13 +51,14 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 	draining := int64(0)
 	for _, m := range byAge(s.list(kinds.Machine, ns, map[string]string{model.LabelDeploymentName: name})) {
 		if deleting(m) {
-			draining++
-			if left, done, err := s.retire(ctx, owner, compMD, m); err != nil {
+			left, done, err := s.retire(ctx, owner, compMD, m)
+			switch {
+			case err != nil:
 				return 0, err
-			} else if done {
+			case done:
 				s.emit(compMS, md, false, "SuccessfulDelete", "Deleted machine %s", m.GetName())
-				return 0, nil
-			} else {
+			default:
+				draining++
 				s.requeue(s.l.md, k, left)
 			}
 			continue
@@ -76,7 +77,7 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		}
 	}
 	st := objects.MDState{
-		Replicas: int64(len(live)) + draining, Ready: ready, Available: ready, UpToDate: int64(len(current)),
+		Desired: replicas, Replicas: int64(len(live)) + draining, Ready: ready, Available: ready, UpToDate: int64(len(current)),
 		Generation: md.GetGeneration(), Versions: versionCounts(live), Cluster: s.sc.ClusterName, Name: name,
 	}
 	if len(outdated) > 0 {
