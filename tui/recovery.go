@@ -38,6 +38,9 @@ type RecoveryOptions struct {
 	NodeLabel string
 	// Now is the clock for the offers (time.Now when nil).
 	Now func() time.Time
+
+	// backend replaces the cluster in tests.
+	backend recoveryBackend
 }
 
 func (o RecoveryOptions) now() time.Time {
@@ -152,7 +155,11 @@ type recoveryDialog struct {
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
-	d := &recoveryDialog{o: o, backend: clusterBackend{o}, offers: offers, steps: map[int]recovery.StepResult{},
+	var b recoveryBackend = clusterBackend{o}
+	if o.backend != nil {
+		b = o.backend
+	}
+	d := &recoveryDialog{o: o, backend: b, offers: offers, steps: map[int]recovery.StepResult{},
 		keys: recoveryKeys{
 			Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 			Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),

@@ -278,3 +278,47 @@ func TestRecoveryDialogGoldens(t *testing.T) {
 }
 
 func ptrTheme(t themes.Theme) *themes.Theme { return &t }
+
+// TestFlowRecoveryFromTheDashboard runs the App: R on the dashboard opens the
+// menu only because the snapshot shows a stuck etcd member, and the typed
+// confirmation gates the run.
+func TestFlowRecoveryFromTheDashboard(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	state := stuckEtcdState(t0)
+	state.Cluster.Generation, state.Cluster.ObservedGeneration = 2, 2
+	opts := Options{Actions: []Action{RecoveryAction(RecoveryOptions{backend: f, Now: func() time.Time { return t0 }})}}
+	tm, _ := startApp(t, state, opts)
+	tm.Send(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	waitForText(t, tm, "Roll back the etcd rollout")
+	tm.Send(enter)
+	waitForText(t, tm, "enter dry run")
+	tm.Send(enter)
+	waitForText(t, tm, "to run it")
+	tm.Type("mgmt-etcd")
+	tm.Send(enter)
+	waitForText(t, tm, "enter/esc close")
+	_, screen := finish(t, tm)
+	if f.dryRuns != 1 || f.runs != 1 {
+		t.Errorf("dry runs %d, runs %d; want one of each", f.dryRuns, f.runs)
+	}
+	if !strings.Contains(screen, "lock clear paused --cluster mgmt") {
+		t.Errorf("closing message not shown:\n%s", screen)
+	}
+}
+
+func TestRecoveryNotBoundInReadOnly(t *testing.T) {
+	for _, readOnly := range []bool{false, true} {
+		a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+		d := NewDashboard(Options{Theme: themes.Mono, ReadOnly: readOnly, Actions: []Action{a}})
+		d.SetSize(120, 40)
+		d.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+		_, cmd := d.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+		var opened bool
+		if cmd != nil {
+			_, opened = cmd().(OpenDialogMsg)
+		}
+		if opened == readOnly {
+			t.Errorf("read-only=%t: R opened the recovery menu: %t", readOnly, opened)
+		}
+	}
+}
