@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
@@ -211,7 +211,7 @@ func forcedNote(forced bool) string {
 // confirm asks the operator to type the cluster name, as dangerous actions in
 // k9s do: a "y" typed by habit does not start an upgrade.
 func confirm(in io.Reader, out io.Writer, cluster string) error {
-	if f, ok := in.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return usageError{errors.New("no terminal to confirm on: pass --yes to apply without the typed confirmation")}
 	}
 	fmt.Fprintf(out, "\nthis applies the spec to cluster %s and starts the upgrade.\ntype the cluster name to confirm: ", cluster)
