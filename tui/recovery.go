@@ -152,6 +152,11 @@ type recoveryDialog struct {
 	input   textinput.Model
 	hint    string
 	keys    recoveryKeys
+	// offset scrolls the body when it is taller than the dialog; follow
+	// keeps the end in view (the steps as they run) until the operator
+	// scrolls. View computes maxOffset for the keys.
+	offset, maxOffset int
+	follow            bool
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
@@ -241,6 +246,27 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 
 func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
+	if d.stage != recMenu {
+		page := max(d.h/2, 1)
+		switch msg.String() {
+		case "up", "k":
+			if d.stage != recConfirm || msg.String() == "up" {
+				d.offset, d.follow = d.offset-1, false
+				return nil
+			}
+		case "down", "j":
+			if d.stage != recConfirm || msg.String() == "down" {
+				d.offset = min(d.offset+1, d.maxOffset)
+				return nil
+			}
+		case "pgup":
+			d.offset, d.follow = d.offset-page, false
+			return nil
+		case "pgdown":
+			d.offset = min(d.offset+page, d.maxOffset)
+			return nil
+		}
+	}
 	switch d.stage {
 	case recMenu:
 		switch {
@@ -251,7 +277,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Down):
 			d.cursor = min(d.cursor+1, len(d.offers)-1)
 		case key.Matches(msg, k.Select):
-			d.stage = recPlanning
+			d.stage, d.offset = recPlanning, 0
 			return d.planCmd(d.offers[d.cursor])
 		}
 	case recPlan:
@@ -275,7 +301,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 				return nil
 			}
 			d.input.Blur()
-			d.stage = recRunning
+			d.stage, d.offset, d.follow = recRunning, 0, true
 			return d.runCmd()
 		}
 		var cmd tea.Cmd
@@ -337,20 +363,18 @@ func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {
 func (d *recoveryDialog) View() string {
 	st := d.st
 	iw := d.innerWidth()
-	var lines []line
-	add := func(segs ...seg) { lines = append(lines, line{segs: segs}) }
+	var body []line
+	add := func(segs ...seg) { body = append(body, line{segs: segs}) }
 	wrapAdd := func(text string, r role, indent string) {
 		for _, l := range wrap(text, iw-width(indent)) {
 			add(seg{indent + l, r})
 		}
 	}
-	sym := st.th.Sym
 	cluster := ""
 	if d.o.Env != nil {
 		cluster = d.o.Env.Cluster
 	}
-	add(seg{"Recovery", rTitle}, seg{"  " + cluster, rCluster})
-	add()
+	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + cluster, rCluster}}}, {}}
 	switch d.stage {
 	case recMenu:
 		for i, o := range d.offers {
@@ -366,67 +390,102 @@ func (d *recoveryDialog) View() string {
 	case recPlan, recDryRunning, recConfirm:
 		d.planLines(add, wrapAdd)
 	case recRunning, recDone:
-		if d.plan != nil {
-			wrapAdd(d.plan.Title, rBold, "")
-			add()
-			for i, s := range d.plan.Steps {
-				r, ok := d.steps[i]
-				mark, rl := sym.Pending, rPhasePending
-				detail := ""
-				if ok {
-					switch r.Status {
-					case recovery.StepRunning:
-						mark, rl = sym.Active, rPhaseActive
-					case recovery.StepDone, recovery.StepAlreadyDone:
-						mark, rl, detail = sym.OK, rPhaseDone, string(r.Status)
-					case recovery.StepFailed:
-						mark, rl, detail = sym.Fail, rPhaseFailed, "failed"
-					}
-				}
-				add(seg{fmt.Sprintf("%s %d. %s", mark, i+1, s.Title), rl})
-				if ok && r.Status != recovery.StepRunning {
-					text := detail
-					if r.Err != nil {
-						text += ": " + r.Err.Error()
-					} else if r.Detail != "" {
-						text += ": " + r.Detail
-					}
-					wrapAdd(text, rMuted, "     ")
-				}
-			}
-		}
-		if d.stage == recDone {
-			add()
-			if d.err != nil {
-				wrapAdd(d.err.Error(), rFailure, "")
-				wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
-			} else {
-				for _, l := range d.done.Closing {
-					wrapAdd(l, rText, "")
-				}
-			}
-		}
+		d.runLines(add, wrapAdd)
 	}
-	add()
-	add(seg{d.footer(), rMuted})
 
-	// Keep the end (the confirmation, the latest step) when it is too tall.
-	maxLines := max(d.h-2, 5)
-	if len(lines) > maxLines {
-		lines = append(lines[:2:2], lines[len(lines)-maxLines+2:]...)
+	// The prompt and the keys stay in view; the body scrolls.
+	var tail []line
+	inputAt := -1
+	if d.stage == recConfirm {
+		tail = append(tail, line{},
+			line{segs: []seg{{"The API server accepted every write (dry run, nothing persisted).", rCondTrue}}},
+			line{segs: []seg{{fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold}}})
+		inputAt = len(tail)
+		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
 	}
+	visible := max(d.h-2-len(head)-len(tail)-2, 3)
+	d.maxOffset = max(len(body)-visible, 0)
+	if d.follow {
+		d.offset = d.maxOffset
+	}
+	d.offset = min(max(d.offset, 0), d.maxOffset)
+	footer := d.footer()
+	if d.maxOffset > 0 {
+		body = body[d.offset:min(d.offset+visible, len(body))]
+		footer += fmt.Sprintf(" · ↑/↓ scroll (%d above, %d below)", d.offset, d.maxOffset-d.offset)
+	}
+	tail = append(tail, line{}, line{segs: []seg{{footer, rMuted}}})
+
 	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
+	n := 0
+	emit := func(l line) {
+		if n > 0 {
 			b.WriteByte('\n')
 		}
-		if d.stage == recConfirm && i == len(lines)-4 {
+		n++
+		st.paintSegs(&b, l.segs, iw)
+	}
+	for _, l := range head {
+		emit(l)
+	}
+	for _, l := range body {
+		emit(l)
+	}
+	for i, l := range tail {
+		if i == inputAt {
+			b.WriteByte('\n')
 			b.WriteString(fit(d.input.View(), iw))
 			continue
 		}
-		st.paintSegs(&b, l.segs, iw)
+		emit(l)
 	}
 	return st.th.Dialog.Render(b.String())
+}
+
+// runLines shows the steps as they run and, at the end, the closing message
+// or the failure.
+func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, string)) {
+	sym := d.st.th.Sym
+	if d.plan != nil {
+		wrapAdd(d.plan.Title, rBold, "")
+		add()
+		for i, s := range d.plan.Steps {
+			r, ok := d.steps[i]
+			mark, rl := sym.Pending, rPhasePending
+			detail := ""
+			if ok {
+				switch r.Status {
+				case recovery.StepRunning:
+					mark, rl = sym.Active, rPhaseActive
+				case recovery.StepDone, recovery.StepAlreadyDone:
+					mark, rl, detail = sym.OK, rPhaseDone, string(r.Status)
+				case recovery.StepFailed:
+					mark, rl, detail = sym.Fail, rPhaseFailed, "failed"
+				}
+			}
+			add(seg{fmt.Sprintf("%s %d. %s", mark, i+1, s.Title), rl})
+			if ok && r.Status != recovery.StepRunning {
+				text := detail
+				if r.Err != nil {
+					text += ": " + r.Err.Error()
+				} else if r.Detail != "" {
+					text += ": " + r.Detail
+				}
+				wrapAdd(text, rMuted, "     ")
+			}
+		}
+	}
+	if d.stage == recDone {
+		add()
+		if d.err != nil {
+			wrapAdd(d.err.Error(), rFailure, "")
+			wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
+		} else {
+			for _, l := range d.done.Closing {
+				wrapAdd(l, rText, "")
+			}
+		}
+	}
 }
 
 // planLines shows the plan (or why the action is refused), the dry run and
@@ -510,23 +569,12 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 	case recDryRunning:
 		add()
 		add(seg{"server-side dry run…", rMuted})
-	case recConfirm:
-		add()
-		add(seg{"The API server accepted every write (dry run, nothing persisted).", rCondTrue})
-		add(seg{fmt.Sprintf("Type %q (%s) to run it:", p.Confirm, p.ConfirmObject), rBold})
-		add() // the text input
-		if d.hint != "" {
-			add(seg{d.hint, rFailure})
-		} else {
-			add()
-		}
 	}
 }
 
 // maxChangeLines bounds a step's change in the dialog so the whole plan fits;
 // `--dry-run` on the command line prints every change in full.
 const maxChangeLines = 3
-
 
 func (d *recoveryDialog) footer() string {
 	switch d.stage {

@@ -322,3 +322,36 @@ func TestRecoveryNotBoundInReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
+	p := planFixture()
+	for i := range 8 {
+		p.Steps = append(p.Steps, recovery.Step{Name: fmt.Sprintf("extra-%d", i), Title: fmt.Sprintf("Extra step %d", i), Object: "Node n", Change: "remove label"})
+	}
+	f := &fakeRecovery{p: p}
+	d := testDialog(RecoveryOptions{}, f)
+	d.setTheme(ptrTheme(themes.NewMono()))
+	noBlink(d)
+	d.SetSize(76, 20) // an 80×24 terminal
+	press(t, d, enter)
+	top := ansi.Strip(d.View())
+	if lines := strings.Count(top, "\n") + 1; lines > 20 {
+		t.Fatalf("dialog is %d lines for 20 rows:\n%s", lines, top)
+	}
+	if !strings.Contains(top, "Roll back the etcd rollout of mgmt") || !strings.Contains(top, "↑/↓ scroll (0 above") {
+		t.Fatalf("top of a tall plan:\n%s", top)
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown})
+	bottom := ansi.Strip(d.View())
+	if !strings.Contains(bottom, "Extra step 7") || !strings.Contains(bottom, "0 below") {
+		t.Fatalf("bottom of a tall plan:\n%s", bottom)
+	}
+	golden.RequireEqual(t, bottom)
+
+	// In the confirmation, j and k are letters of the name, not scrolling.
+	press(t, d, enter)
+	press(t, d, typeText("jk")...)
+	if d.input.Value() != "jk" {
+		t.Errorf("typed %q, want jk", d.input.Value())
+	}
+}
