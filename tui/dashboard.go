@@ -303,6 +303,7 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return d.filter.Focus()
 	case key.Matches(msg, k.Expand):
 		d.expand = !d.expand
+		d.nodes.built = false
 		d.buildPanes()
 	case key.Matches(msg, k.Up):
 		d.scroll(-1)

@@ -194,3 +194,28 @@ func TestTimelineForgetsPhasesOfEarlierChanges(t *testing.T) {
 		t.Errorf("upgrade started %v, want the spec change", got.Started)
 	}
 }
+
+func TestRowsRebuiltOnlyWhenTheirListsChange(t *testing.T) {
+	s := fixtureLarge(1000)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	gen := d.nodes.gen
+	// A new snapshot that shares the machine, node and upgrade lists (only
+	// an event changed) keeps the rows.
+	next := *s
+	next.Version++
+	next.Events = append([]model.Event{{Type: "Normal", Reason: "X", ObjectKind: "Cluster", ObjectName: "mgmt"}}, s.Events...)
+	d.state = &next
+	d.rebuild()
+	if d.nodes.gen != gen {
+		t.Fatal("rows rebuilt although no list they read changed")
+	}
+	changed := next
+	changed.Version++
+	changed.Machines = append([]model.Machine{}, s.Machines...)
+	changed.Machines[5].Phase = "Deleting"
+	d.state = &changed
+	d.rebuild()
+	if d.nodes.gen == gen {
+		t.Fatal("rows not rebuilt after a machine changed")
+	}
+}

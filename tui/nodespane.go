@@ -22,12 +22,58 @@ type nodesPane struct {
 
 	cursor, offset int
 	height         int // last body height, for paging
+	inputs         nodeInputs
+	built          bool
 	gen            uint64
 	cache          renderCache
 }
 
+// nodeInputs identifies what the rows are built from. The watchers reuse a
+// list (same backing array) while none of its objects changed, so comparing
+// first-element addresses and lengths tells, at no cost, whether a snapshot
+// that changed elsewhere (an event, a condition) needs the rows rebuilt.
+type nodeInputs struct {
+	// Pointers, not addresses: holding them keeps the arrays alive, so an
+	// address cannot be reused by a different list.
+	machines *model.Machine
+	nodes    *model.Node
+	upgrades *model.NodeUpgrade
+	mds      *model.MachineDeployment
+	nm, nn   int
+	nu, nmd  int
+	cp       *model.ControlPlane
+	cluster  *model.EKSACluster
+	avail    availability
+	st       *styles
+}
+
+func first[T any](l []T) *T {
+	if len(l) == 0 {
+		return nil
+	}
+	return &l[0]
+}
+
+func inputsOf(st *styles, s *model.ClusterState, av availability) nodeInputs {
+	in := nodeInputs{avail: av, st: st}
+	if s != nil {
+		in.machines, in.nm = first(s.Machines), len(s.Machines)
+		in.nodes, in.nn = first(s.Nodes), len(s.Nodes)
+		in.upgrades, in.nu = first(s.NodeUpgrades), len(s.NodeUpgrades)
+		in.mds, in.nmd = first(s.MachineDeployments), len(s.MachineDeployments)
+		in.cp, in.cluster = s.ControlPlane, s.Cluster
+	}
+	return in
+}
+
 func (p *nodesPane) set(st *styles, s *model.ClusterState) {
-	p.avail = sourceAvailability(s, model.KindMachine, model.KindNode)
+	av := sourceAvailability(s, model.KindMachine, model.KindNode)
+	in := inputsOf(st, s, av)
+	if p.built && in == p.inputs {
+		return
+	}
+	p.inputs, p.built = in, true
+	p.avail = av
 	p.all = buildNodeRows(st, s)
 	p.regroup()
 }
