@@ -219,3 +219,15 @@ func TestRowsRebuiltOnlyWhenTheirListsChange(t *testing.T) {
 		t.Fatal("rows not rebuilt after a machine changed")
 	}
 }
+
+func TestWaitingSiblingsFoldLikeHealthyOnes(t *testing.T) {
+	d := newTestDashboard(t, fixtureLarge(1000), themes.Mono, 120, 60)
+	out := screenOf(d)
+	// Each group has 100 workers: 10 outdated (one of them provisioning,
+	// so shown alone) and the rest up to date.
+	for _, want := range []string{"9 md-0 workers to be replaced (e to expand)", "md-0 workers up to date (e to expand)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+}

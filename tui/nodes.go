@@ -22,6 +22,9 @@ type nodeRow struct {
 	// settled rows (up to date, running, ready, nothing in progress) fold
 	// into their owner's group row unless expanded or filtered.
 	settled bool
+	// waiting rows (healthy, outdated, not started) fold into a second
+	// group per owner: at fleet scale most machines wait their turn.
+	waiting bool
 	owner   string
 	// group > 0 marks a group row standing for that many settled rows.
 	group int
@@ -176,6 +179,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		r.mark = seg{sym.Active, rSevInfo}
 	case !upToDate:
 		r.mark = seg{sym.Pending, rMuted}
+		r.waiting = m != nil && nu == nil
 	default:
 		r.mark = seg{sym.OK, rCondTrue}
 		r.settled = m != nil
@@ -240,33 +244,58 @@ func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
 	for i := 0; i < len(all); {
 		owner := all[i].owner
 		j := i
-		settled := 0
-		var lastSettled nodeRow
+		var settled, waiting foldedRows
 		for ; j < len(all) && all[j].owner == owner; j++ {
-			if all[j].settled {
-				settled++
-				lastSettled = all[j]
-				continue
+			switch {
+			case all[j].settled:
+				settled.add(all[j])
+			case all[j].waiting:
+				waiting.add(all[j])
+			default:
+				out = append(out, all[j])
 			}
-			out = append(out, all[j])
 		}
-		switch {
-		case settled == 1:
-			out = append(out, lastSettled)
-		case settled > 1:
-			out = append(out, nodeRow{group: settled, role: lastSettled.role, owner: owner, mark: lastSettled.mark})
-		}
+		out = waiting.appendTo(out, owner)
+		out = settled.appendTo(out, owner)
 		i = j
+	}
+	return out
+}
+
+// foldedRows counts the rows one group row stands for.
+type foldedRows struct {
+	n    int
+	last nodeRow
+}
+
+func (f *foldedRows) add(r nodeRow) { f.n, f.last = f.n+1, r }
+
+// appendTo adds the group row, or the single row when there is just one.
+func (f *foldedRows) appendTo(out []nodeRow, owner string) []nodeRow {
+	switch {
+	case f.n == 1:
+		return append(out, f.last)
+	case f.n > 1:
+		return append(out, nodeRow{group: f.n, role: f.last.role, owner: owner, mark: f.last.mark,
+			waiting: f.last.waiting, stepText: f.last.stepText})
 	}
 	return out
 }
 
 // groupText is what a group row says.
 func groupText(r *nodeRow) string {
+	what := r.role + " workers"
 	if r.role == "cp" {
-		return strconv.Itoa(r.group) + " control plane nodes up to date (e to expand)"
+		what = "control plane nodes"
 	}
-	return strconv.Itoa(r.group) + " " + r.role + " workers up to date (e to expand)"
+	state := "up to date"
+	if r.waiting {
+		state = r.stepText // "to be replaced", "waiting"
+		if state == "waiting" {
+			state = "waiting for their in-place upgrade"
+		}
+	}
+	return strconv.Itoa(r.group) + " " + what + " " + state + " (e to expand)"
 }
 
 // groupInPlace reports whether the EKS-A spec asks for in-place upgrades of
