@@ -2,12 +2,14 @@ package seed_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
@@ -247,4 +249,33 @@ func TestSeedObjectsUpstreamCompatibility(t *testing.T) {
 	roundTripScenarios(t, func(t *testing.T) (string, func([]*unstructured.Unstructured)) {
 		return cptest.Namespace(t, up.Config), func(objs []*unstructured.Unstructured) { cptest.RoundTrip(t, up.Config, objs) }
 	})
+}
+
+func TestSpecFiles(t *testing.T) {
+	cfg, _ := scenario.For(scenario.Rolling, scenario.Options{})
+	cur, err := seed.CurrentSpec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := seed.TargetSpec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"current": cur, "target": tgt} {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			t.Fatalf("%s spec: %v", name, err)
+		}
+		if u.GetKind() != "Cluster" || u.GetName() != "mgmt" || u.Object["status"] != nil {
+			t.Errorf("%s spec is not a bare Cluster document: %s", name, data)
+		}
+	}
+	for _, want := range []string{"eksaVersion: " + release.Target.Version, `kubernetesVersion: "1.31"`, "count: 3"} {
+		if !strings.Contains(string(tgt), want) {
+			t.Errorf("target spec lacks %q:\n%s", want, tgt)
+		}
+	}
+	if !strings.Contains(string(cur), `kubernetesVersion: "1.30"`) {
+		t.Errorf("current spec:\n%s", cur)
+	}
 }

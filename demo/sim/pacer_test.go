@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func TestPacer(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := &pacer{clock: clk, due: map[string]time.Time{}}
+	if left, ok := p.wait("a", 3*time.Second); ok || left != 3*time.Second {
+		t.Fatalf("first ask: %s %v", left, ok)
+	}
+	clk.Step(time.Second)
+	// Asking again does not restart the delay.
+	if left, ok := p.wait("a", 3*time.Second); ok || left != 2*time.Second {
+		t.Fatalf("second ask: %s %v", left, ok)
+	}
+	clk.Step(2 * time.Second)
+	if _, ok := p.wait("a", 3*time.Second); !ok {
+		t.Fatal("not done after the delay")
+	}
+	if _, ok := p.wait("b", time.Second); ok {
+		t.Fatal("steps share a delay")
+	}
+}
+
+func TestTimingsScale(t *testing.T) {
+	d := DefaultTimings()
+	s := d.scale(10)
+	if s.Provision != d.Provision/10 || s.Components != d.Components/10 {
+		t.Errorf("scaled %+v", s)
+	}
+	// The rolling demo: components, three etcd members, three control
+	// plane machines, CNI, then two machines per worker group in parallel.
+	machine := d.Boot + d.Provision + d.Join
+	total := d.Components + 3*(machine+d.EtcdHealth) + 3*(machine+d.Drain) + d.CNI + 2*(machine+d.Drain)
+	if total < time.Minute || total > 150*time.Second {
+		t.Errorf("the default demo would take %s, not about two minutes", total)
+	}
+}
