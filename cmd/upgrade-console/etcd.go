@@ -22,13 +22,7 @@ type etcdRollbackOptions struct {
 }
 
 func newEtcdCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "etcd",
-		Short: "Recovery actions for external etcd (EtcdadmCluster)",
-		Args:  exactArgs(0),
-	}
-	cmd.AddCommand(newEtcdRollbackCmd(g))
-	return cmd
+	return groupCmd("etcd", "Recovery actions for external etcd (EtcdadmCluster)", newEtcdRollbackCmd(g))
 }
 
 func newEtcdRollbackCmd(g *globalOptions) *cobra.Command {

@@ -26,13 +26,8 @@ type lockOptions struct {
 }
 
 func newLockCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "lock",
-		Short: "Show and clear the markers that block an upgrade (lock Lease, paused annotations, node labels)",
-		Args:  exactArgs(0),
-	}
-	cmd.AddCommand(newLockStatusCmd(g), newLockClearCmd(g))
-	return cmd
+	return groupCmd("lock", "Show and clear the markers that block an upgrade (lock Lease, paused annotations, node labels)",
+		newLockStatusCmd(g), newLockClearCmd(g))
 }
 
 func newLockStatusCmd(g *globalOptions) *cobra.Command {

@@ -20,13 +20,7 @@ type nodeRetryOptions struct {
 }
 
 func newNodeCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "node",
-		Short: "Recovery actions for in-place node upgrades (NodeUpgrade)",
-		Args:  exactArgs(0),
-	}
-	cmd.AddCommand(newNodeRetryCmd(g))
-	return cmd
+	return groupCmd("node", "Recovery actions for in-place node upgrades (NodeUpgrade)", newNodeRetryCmd(g))
 }
 
 func newNodeRetryCmd(g *globalOptions) *cobra.Command {

@@ -223,6 +223,13 @@ func planRecoveryActions(lv *live, l *liveOptions, audit *upgrade.Auditor, displ
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: l.nodeLabel, Threshold: display.rollbackThreshold})}
 }
 
+// groupCmd is a command that only holds subcommands (etcd, lock, node).
+func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: exactArgs(0)}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
 func cmdContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
 		return ctx

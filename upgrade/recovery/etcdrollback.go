@@ -474,7 +474,7 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 	rollout := Precondition{Name: "rollout-in-progress", Description: "an etcd rollout is in progress (the etcd spec differs from the snapshot)"}
 	switch {
 	case len(changes) == 0:
-		rollout.Detail = "the etcd spec is the snapshot's: there is no new etcd spec to roll back"
+		rollout.Detail = "the etcd spec is the snapshot's: there is no new etcd spec to roll back (if that snapshot was taken after the new spec was applied, name an older one with --snapshot)"
 	case !upgrading && st.settled():
 		rollout.Detail = fmt.Sprintf("the etcd spec changed but etcd is settled (%s) and not marked upgrading: the rollout finished", st)
 	default:
