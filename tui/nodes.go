@@ -22,13 +22,25 @@ type nodeRow struct {
 	// settled rows (up to date, running, ready, nothing in progress) fold
 	// into their owner's group row unless expanded or filtered.
 	settled bool
-	// waiting rows (healthy, outdated, not started) fold into a second
-	// group per owner: at fleet scale most machines wait their turn.
-	waiting bool
-	owner   string
+	// fold names the group a row folds into (foldNone: shown on its own).
+	// At fleet scale most machines are up to date, waiting their turn or
+	// leaving; the few that move are what the table must show.
+	fold  foldKind
+	owner string
 	// group > 0 marks a group row standing for that many settled rows.
 	group int
 }
+
+// foldKind is a state siblings share, in the order groups are listed.
+type foldKind uint8
+
+const (
+	foldNone foldKind = iota
+	foldLeaving
+	foldWaiting
+	foldUpToDate
+	foldKinds
+)
 
 // matches reports whether the row contains the (lower-case) filter text in
 // any of its columns.
@@ -173,16 +185,25 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 	switch {
 	case r.stepFailed || (m != nil && m.Phase == "Failed"):
 		r.mark, r.phaseRole = seg{sym.Fail, rSevError}, rSevError
-	case m != nil && !m.DeletionTimestamp.IsZero():
-		r.mark, r.phase = seg{sym.Pending, rMuted}, "Deleting"
+	case m != nil && (!m.DeletionTimestamp.IsZero() || m.Phase == "Deleting"):
+		r.mark, r.phase, r.phaseRole = seg{sym.Pending, rMuted}, "Deleting", rMuted
+		if !upToDate {
+			r.stepText = "replaced, leaving"
+			r.fold = foldLeaving
+		}
 	case inProgress || (m != nil && m.Phase != "Running") || !ready:
 		r.mark = seg{sym.Active, rSevInfo}
 	case !upToDate:
 		r.mark = seg{sym.Pending, rMuted}
-		r.waiting = m != nil && nu == nil
+		if m != nil && nu == nil {
+			r.fold = foldWaiting
+		}
 	default:
 		r.mark = seg{sym.OK, rCondTrue}
 		r.settled = m != nil
+		if r.settled {
+			r.fold = foldUpToDate
+		}
 	}
 	r.version = shortVersion(r.version)
 	return r
@@ -244,19 +265,17 @@ func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
 	for i := 0; i < len(all); {
 		owner := all[i].owner
 		j := i
-		var settled, waiting foldedRows
+		var groups [foldKinds]foldedRows
 		for ; j < len(all) && all[j].owner == owner; j++ {
-			switch {
-			case all[j].settled:
-				settled.add(all[j])
-			case all[j].waiting:
-				waiting.add(all[j])
-			default:
-				out = append(out, all[j])
+			if k := all[j].fold; k != foldNone {
+				groups[k].add(all[j])
+				continue
 			}
+			out = append(out, all[j])
 		}
-		out = waiting.appendTo(out, owner)
-		out = settled.appendTo(out, owner)
+		for k := foldNone + 1; k < foldKinds; k++ {
+			out = groups[k].appendTo(out, owner)
+		}
 		i = j
 	}
 	return out
@@ -277,7 +296,7 @@ func (f *foldedRows) appendTo(out []nodeRow, owner string) []nodeRow {
 		return append(out, f.last)
 	case f.n > 1:
 		return append(out, nodeRow{group: f.n, role: f.last.role, owner: owner, mark: f.last.mark,
-			waiting: f.last.waiting, stepText: f.last.stepText})
+			fold: f.last.fold, stepText: f.last.stepText})
 	}
 	return out
 }
@@ -289,11 +308,13 @@ func groupText(r *nodeRow) string {
 		what = "control plane nodes"
 	}
 	state := "up to date"
-	if r.waiting {
-		state = r.stepText // "to be replaced", "waiting"
-		if state == "waiting" {
-			state = "waiting for their in-place upgrade"
-		}
+	switch {
+	case r.fold == foldLeaving:
+		state = "replaced, being deleted"
+	case r.fold == foldWaiting && r.stepText == "waiting":
+		state = "waiting for their in-place upgrade"
+	case r.fold == foldWaiting:
+		state = r.stepText // "to be replaced"
 	}
 	return strconv.Itoa(r.group) + " " + what + " " + state + " (e to expand)"
 }
