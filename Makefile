@@ -12,10 +12,11 @@ GO ?= go
 BIN := $(CURDIR)/bin
 KUBE_APISERVER := $(BIN)/kube-apiserver
 ETCD := $(BIN)/etcd
+KUBECTL := $(BIN)/kubectl
 STATICCHECK_VERSION ?= v0.8.2
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build test lint bench controlplane compat demo clean
+.PHONY: all build test lint bench bench-go bench-e2e controlplane kubectl compat demo clean
 
 all: build
 
@@ -56,6 +57,18 @@ $(ETCD): hack/controlplane/go.mod
 	@mv -f $@.tmp $@
 	@echo ">> $@ ready"
 
+# kubectl, the floor the end-to-end benchmark compares the console with,
+# built from the same k8s.io/kubernetes as the API server so the benchmark
+# never depends on a kubectl installed on the machine.
+kubectl: $(KUBECTL)
+
+$(KUBECTL): hack/controlplane/go.mod
+	@echo ">> building kubectl $(KUBE_VERSION) from k8s.io/kubernetes"
+	@mkdir -p $(BIN)
+	@cd hack/controlplane && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o $@.tmp k8s.io/kubernetes/cmd/kubectl || { rm -f $@.tmp; exit 1; }
+	@mv -f $@.tmp $@
+	@echo ">> $@ ready"
+
 # The opt-in check that the real upstream EKS-A and etcdadm CRDs (kept beside
 # the repository, never in it) accept every object the project writes.
 UPSTREAM_CRDS_DIR ?= $(abspath ../shared/reference/upstream-crds)
@@ -73,8 +86,28 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-bench: controlplane
-	$(GO) test ./... -run '^$$' -bench . -benchmem
+# make bench: the Go benchmarks (render at 100/1,000/10,000 nodes and two
+# terminal sizes, each pane, snapshot rebuild, ingest, progress derivation),
+# then the end-to-end run. The packages are those that hold benchmarks, so no
+# integration test's control plane starts. BENCHTIME bounds each benchmark
+# (a few minutes in all on two cores); the output is kept in bench/gobench.txt
+# for the end-to-end run to judge the View() target.
+BENCHTIME ?= 1s
+BENCH_PKGS = $(sort $(dir $(shell grep -l '^func Benchmark' $$(git ls-files '*_test.go'))))
+
+bench: bench-go bench-e2e
+
+bench-go:
+	@set -o pipefail; $(GO) test $(addprefix ./,$(BENCH_PKGS)) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 1 | tee bench/gobench.txt
+
+# make bench-e2e: the end-to-end benchmark (bench/e2e, bench/README.md):
+# 10,000 nodes, the console and kubectl --watch in terminals, a load driver.
+# About 8 minutes on two cores; writes bench/results.json. E2E_FLAGS passes
+# more flags (e.g. E2E_FLAGS="--nodes 1000 --rate-duration 10s").
+E2E_FLAGS ?=
+bench-e2e: controlplane build $(KUBECTL)
+	$(GO) run ./bench/e2e --assets $(BIN) --console $(BIN)/upgrade-console --kubectl $(KUBECTL) \
+	  $$([ -f bench/gobench.txt ] && echo --go-bench bench/gobench.txt) $(E2E_FLAGS)
 
 demo: controlplane build
 	$(BIN)/upgrade-console demo --assets $(BIN)

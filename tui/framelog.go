@@ -17,7 +17,7 @@ const FrameLogEnv = "UPGRADE_CONSOLE_FRAMELOG"
 // first frame, the first frame with every pane synced, and every frame drawn
 // from a newer snapshot than the previous one. A line is
 //
-//	<unix ns> <event> <snapshot version> <max Machine resourceVersion> <synced 0|1>
+//	<unix ns> <event> <snapshot version> <max Machine resourceVersion> <synced 0|1> <snapshot taken, unix ns>
 //
 // with event "first", "synced" or "frame". The Machine resourceVersion says
 // which writes the frame shows: a watch delivers a kind's changes in
@@ -81,10 +81,16 @@ func (l *frameLog) frame(s *model.ClusterState) {
 	b = append(b, ' ')
 	b = strconv.AppendUint(b, maxMachineRV(s), 10)
 	if synced {
-		b = append(b, " 1\n"...)
+		b = append(b, " 1 "...)
 	} else {
-		b = append(b, " 0\n"...)
+		b = append(b, " 0 "...)
 	}
+	var taken int64
+	if s != nil && !s.At.IsZero() {
+		taken = s.At.UnixNano()
+	}
+	b = strconv.AppendInt(b, taken, 10)
+	b = append(b, '\n')
 	l.buf = b
 	_, _ = l.f.Write(b)
 }

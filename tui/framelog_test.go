@@ -44,10 +44,10 @@ func TestFrameLogRecordsFramesThatShowNews(t *testing.T) {
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Fields(l)
-		if len(f) != 5 {
-			t.Fatalf("line %q: want 5 fields", l)
+		if len(f) != 6 {
+			t.Fatalf("line %q: want 6 fields", l)
 		}
-		got = append(got, strings.Join(f[1:], " "))
+		got = append(got, strings.Join(f[1:5], " "))
 	}
 	want := []string{"first 0 0 0", "frame 7 1234 0", "synced 8 1234 1"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {

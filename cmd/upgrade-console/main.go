@@ -17,6 +17,7 @@ func main() {
 // run executes the CLI and turns any error (or panic) into an exit code, so that
 // no panic ever reaches the operator as a stack trace.
 func run(args []string) (code int) {
+	defer startProfiles()()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "upgrade-console: internal error: %v\n(please report it with the log file named by --log-file)\n", r)

@@ -1,0 +1,227 @@
+// Command e2e is the end-to-end benchmark of issue 7: the demo world's large
+// scenario on a real local kube-apiserver, the console running as a separate
+// process in a pseudo-terminal, a load driver writing Machine status changes,
+// and the same measurements for `kubectl get --watch` (the floor) on the same
+// objects, so the results read as ratios. See bench/README.md.
+//
+//	go run ./bench/e2e --nodes 10000 --out bench/results.json
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+type options struct {
+	nodes        int
+	assets       string
+	console      string
+	kubectl      string
+	out          string
+	goBench      string
+	cols, rows   int
+	rate         float64
+	rateDur      time.Duration
+	satDur       time.Duration
+	satWorkers   int
+	idle         time.Duration
+	settle       time.Duration
+	syncTimeout  time.Duration
+	pool         int
+	nodeUpgrades bool
+	skipKubectl  bool
+}
+
+func main() {
+	o := &options{}
+	flag.IntVar(&o.nodes, "nodes", 10000, "worker nodes of the large scenario")
+	flag.StringVar(&o.assets, "assets", "bin", "directory holding kube-apiserver and etcd")
+	flag.StringVar(&o.console, "console", "bin/upgrade-console", "the console binary")
+	flag.StringVar(&o.kubectl, "kubectl", "bin/kubectl", "the kubectl binary (make bin/kubectl builds it)")
+	flag.StringVar(&o.out, "out", "bench/results.json", "where to write the results as JSON (empty: nowhere)")
+	flag.StringVar(&o.goBench, "go-bench", "", "output of the Go render benchmarks, to judge the View() target")
+	flag.IntVar(&o.cols, "cols", 200, "terminal columns")
+	flag.IntVar(&o.rows, "rows", 60, "terminal rows")
+	flag.Float64Var(&o.rate, "rate", 100, "writes a second in the fixed-rate window")
+	flag.DurationVar(&o.rateDur, "rate-duration", 60*time.Second, "length of the fixed-rate window")
+	flag.DurationVar(&o.satDur, "saturate-duration", 30*time.Second, "length of the saturation window")
+	flag.IntVar(&o.satWorkers, "saturate-writers", 20, "concurrent writers in the saturation window")
+	flag.DurationVar(&o.idle, "idle", 20*time.Second, "length of the idle windows (CPU with no writes)")
+	flag.DurationVar(&o.settle, "settle", 5*time.Second, "pause after a viewer synced before its idle window")
+	flag.DurationVar(&o.syncTimeout, "sync-timeout", 3*time.Minute, "how long a viewer may take to sync")
+	flag.IntVar(&o.pool, "pool", 1000, "worker machines the driver writes to")
+	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
+	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/e2e:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, o *options) error {
+	for _, p := range []*string{&o.assets, &o.console, &o.kubectl} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	if _, err := os.Stat(o.console); err != nil {
+		return fmt.Errorf("console binary: %w (make build)", err)
+	}
+	if !o.skipKubectl {
+		if _, err := os.Stat(o.kubectl); err != nil {
+			return fmt.Errorf("kubectl binary: %w (make bin/kubectl, or --skip-kubectl)", err)
+		}
+	}
+	res := &Results{Schema: 1, Date: time.Now().UTC().Truncate(time.Second), Machine: machineInfo()}
+	res.Machine.LoadAvg["start"] = loadAvg()
+	res.Load = Load{Rate: o.rate, RateSeconds: o.rateDur.Seconds(), SaturateWorkers: o.satWorkers, SaturateSeconds: o.satDur.Seconds(), IdleSeconds: o.idle.Seconds()}
+	if o.goBench != "" {
+		gb, err := readGoBench(o.goBench)
+		if err != nil {
+			return err
+		}
+		res.GoBench = gb
+	}
+
+	began := time.Now()
+	w, err := startWorld(ctx, o, logf)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := w.env.Stop(); err != nil {
+			logf("stopping the control plane: %v", err)
+		}
+	}()
+	res.World = World{Scenario: "large", Nodes: o.nodes, Objects: w.counts, SeedSeconds: time.Since(began).Seconds(), TerminalSize: fmt.Sprintf("%dx%d", o.cols, o.rows)}
+	apiPid, err := descendant("kube-apiserver")
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(fast(w.env.Config))
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(fast(w.env.Config))
+	if err != nil {
+		return err
+	}
+	pool := w.workers
+	// Each saturating writer owns the machines i ≡ k (mod writers), so no
+	// machine is ever written by two writers at once.
+	if n := min(o.pool, len(pool)) / o.satWorkers * o.satWorkers; n > 0 {
+		pool = pool[:n]
+	} else {
+		return fmt.Errorf("need at least %d worker machines for %d writers", o.satWorkers, o.satWorkers)
+	}
+	b := &bench{o: o, w: w, apiPid: apiPid, drv: newDriver(dyn, w.sc.SystemNamespace, pool), metrics: kube.Discovery().RESTClient()}
+
+	// The API server alone, for reference: what it costs with no viewer.
+	logf("API server with no viewer: measuring %s", o.idle)
+	cpu := startCPU(apiPid)
+	reqs := b.requests(ctx)
+	if err := sleep(ctx, o.idle); err != nil {
+		return err
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("API server with no viewer: %.2f %% of a core, %d requests in %s (its own housekeeping)",
+		cpu.percent(), b.requests(ctx)-reqs, o.idle))
+
+	tmp, err := os.MkdirTemp("", "upgrade-console-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	c, err := b.console(ctx, tmp)
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	res.Console = *c
+	res.Machine.LoadAvg["after_console"] = loadAvg()
+	if !o.skipKubectl {
+		k, err := b.kubectlRun(ctx)
+		if err != nil {
+			return fmt.Errorf("kubectl: %w", err)
+		}
+		res.Kubectl = k
+	}
+	res.Machine.LoadAvg["end"] = loadAvg()
+	res.judge()
+	res.printTable(os.Stdout)
+	if o.out != "" {
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+		logf("results written to %s", o.out)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// readGoBench picks the ns/op of every benchmark at 10,000 nodes from `go
+// test -bench` output.
+func readGoBench(path string) (map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") || !strings.Contains(fs[0], "nodes=10000") {
+			continue
+		}
+		for i := 2; i+1 < len(fs); i++ {
+			if fs[i+1] == "ns/op" {
+				v, err := strconv.ParseFloat(fs[i], 64)
+				if err == nil {
+					name := fs[0]
+					if j := strings.LastIndexByte(name, '-'); j > 0 {
+						name = name[:j] // GOMAXPROCS suffix
+					}
+					out[name] = v
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New(path + ": no benchmark at nodes=10000")
+	}
+	return out, sc.Err()
+}

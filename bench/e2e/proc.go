@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuSeconds is a process's user plus system CPU time so far.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces: fields start after its ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return float64(ut+st) / clockTicks, nil
+}
+
+// peakRSS is VmHWM, the process's resident set high-water mark, in bytes.
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}
+
+// descendant finds a process started (directly or through a shim) by this
+// one whose command name is comm: the control plane's kube-apiserver and
+// etcd.
+func descendant(comm string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	parent := map[int]int{}
+	name := map[int]string{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, close := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		f := strings.Fields(string(data[close+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		parent[pid], name[pid] = ppid, string(data[open+1:close])
+	}
+	self := os.Getpid()
+	for pid, n := range name {
+		if n != comm {
+			continue
+		}
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == self {
+				return pid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s process started by this benchmark", comm)
+}
+
+// cpuMeter measures the share of one core processes used over a window.
+type cpuMeter struct {
+	pids  []int
+	start float64
+	at    time.Time
+}
+
+func startCPU(pids ...int) *cpuMeter {
+	m := &cpuMeter{pids: pids, at: time.Now()}
+	m.start = m.total()
+	return m
+}
+
+func (m *cpuMeter) total() float64 {
+	var sum float64
+	for _, p := range m.pids {
+		s, _ := cpuSeconds(p)
+		sum += s
+	}
+	return sum
+}
+
+// percent is the CPU used since start, in percent of one core.
+func (m *cpuMeter) percent() float64 {
+	wall := time.Since(m.at).Seconds()
+	if wall <= 0 {
+		return 0
+	}
+	return 100 * (m.total() - m.start) / wall
+}
+
+// termProc is a process running in a pseudo-terminal of a fixed size, as an
+// operator's terminal runs it. Everything it writes is read at once (a
+// terminal that stops reading would stall the process) and timestamped.
+type termProc struct {
+	name  string
+	cmd   *exec.Cmd
+	pty   *os.File
+	start time.Time
+	done  chan struct{}
+
+	mu        sync.Mutex
+	chunks    []time.Time // arrival of each read
+	lines     []termLine  // complete lines, when line-oriented (kubectl)
+	partial   []byte
+	keepLines bool
+}
+
+type termLine struct {
+	at   time.Time
+	text string
+}
+
+func startTerm(name string, cols, rows int, keepLines bool, env []string, path string, args ...string) (*termProc, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &termProc{name: name, cmd: cmd, done: make(chan struct{}), keepLines: keepLines}
+	p.start = time.Now()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p.pty = f
+	go p.read()
+	return p, nil
+}
+
+func (p *termProc) read() {
+	defer close(p.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := p.pty.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			p.mu.Lock()
+			p.chunks = append(p.chunks, now)
+			if p.keepLines {
+				p.partial = append(p.partial, buf[:n]...)
+				for {
+					i := bytes.IndexByte(p.partial, '\n')
+					if i < 0 {
+						break
+					}
+					p.lines = append(p.lines, termLine{at: now, text: strings.TrimRight(string(p.partial[:i]), "\r")})
+					p.partial = p.partial[i+1:]
+				}
+			}
+			p.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *termProc) pid() int { return p.cmd.Process.Pid }
+
+// firstOutputAfter is when the terminal first received bytes at or after t
+// (zero if it has not yet).
+func (p *termProc) firstOutputAfter(t time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo, hi := 0, len(p.chunks)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if p.chunks[mid].Before(t) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(p.chunks) {
+		return time.Time{}
+	}
+	return p.chunks[lo]
+}
+
+func (p *termProc) snapshotLines() []termLine {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]termLine(nil), p.lines...)
+}
+
+// stop asks the process to end (quit key, then SIGTERM, then SIGKILL) and
+// waits for it.
+func (p *termProc) stop(quitKey string) {
+	exited := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(exited)
+	}()
+	if quitKey != "" {
+		_, _ = p.pty.Write([]byte(quitKey))
+	} else {
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+	}
+	for _, next := range []func(){
+		func() { _ = p.cmd.Process.Signal(syscall.SIGTERM) },
+		func() { _ = p.cmd.Process.Kill() },
+	} {
+		select {
+		case <-exited:
+			_ = p.pty.Close()
+			return
+		case <-time.After(5 * time.Second):
+			next()
+		}
+	}
+	<-exited
+	_ = p.pty.Close()
+}

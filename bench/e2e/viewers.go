@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+type bench struct {
+	o       *options
+	w       *world
+	apiPid  int
+	drv     *driver
+	next    int // the fixed-rate writer's position in the machine pool
+	metrics rest.Interface
+}
+
+// requests counts the API server's requests so far, watches and its own
+// housekeeping (leases, the kubernetes service's endpoints, non-resource
+// paths such as /metrics itself) excluded: what is left comes from clients
+// listing, getting or writing objects — a viewer that polls shows here.
+func (b *bench) requests(ctx context.Context) int {
+	data, err := b.metrics.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return -1
+	}
+	total := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "apiserver_request_total{") {
+			continue
+		}
+		labels, value, _ := strings.Cut(l, "} ")
+		if strings.Contains(labels, `verb="WATCH"`) || strings.Contains(labels, `resource=""`) ||
+			strings.Contains(labels, `resource="leases"`) || strings.Contains(labels, `resource="endpoints"`) ||
+			strings.Contains(labels, `resource="endpointslices"`) {
+			continue
+		}
+		// The driver's own writes are PATCHes on machines/status.
+		if strings.Contains(labels, `verb="PATCH"`) && strings.Contains(labels, `resource="machines"`) {
+			continue
+		}
+		v, _ := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		total += int(v)
+	}
+	return total
+}
+
+// windows are the measurements every viewer goes through once it synced:
+// idle, a fixed write rate, saturation.
+type windows struct {
+	cpuIdle, apiIdle float64
+	reqsIdle         int
+	rate, sat        []write
+	cpuRate, cpuSat  float64
+	satSeconds       float64
+	rateSeconds      float64
+}
+
+func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*windows, error) {
+	o := b.o
+	ws := &windows{}
+	if err := sleep(ctx, o.settle); err != nil {
+		return nil, err
+	}
+	logf("%s: idle for %s", name, o.idle)
+	cpu, api, reqs := startCPU(pids...), startCPU(b.apiPid), b.requests(ctx)
+	if err := sleep(ctx, o.idle); err != nil {
+		return nil, err
+	}
+	ws.cpuIdle, ws.apiIdle, ws.reqsIdle = cpu.percent(), api.percent(), b.requests(ctx)-reqs
+	logf("%s: %g writes/s for %s", name, o.rate, o.rateDur)
+	cpu = startCPU(pids...)
+	ws.rate = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
+	ws.rateSeconds = o.rateDur.Seconds()
+	ws.cpuRate = cpu.percent()
+	if _, failed := apiLatency(ws.rate); failed > 0 {
+		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.rate), firstErr(ws.rate))
+	}
+	if err := sleep(ctx, 2*time.Second); err != nil {
+		return nil, err
+	}
+	logf("%s: saturating with %d writers for %s", name, o.satWorkers, o.satDur)
+	cpu = startCPU(pids...)
+	began := time.Now()
+	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
+	ws.satSeconds = time.Since(began).Seconds()
+	ws.cpuSat = cpu.percent()
+	if _, failed := apiLatency(ws.sat); failed > 0 {
+		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.sat), firstErr(ws.sat))
+	}
+	// Let the viewer show the last writes before it is judged.
+	return ws, sleep(ctx, 5*time.Second)
+}
+
+func (ws *windows) fill(v *Viewer, shown func(write) (time.Time, bool)) {
+	v.CPUIdlePct, v.APIServerIdlePct, v.APIServerRequestsIdle = ws.cpuIdle, ws.apiIdle, ws.reqsIdle
+	v.CPURatePct, v.CPUSaturatePct = ws.cpuRate, ws.cpuSat
+	v.APIWriteRate, v.FailedWritesRate = apiLatency(ws.rate)
+	v.APIWriteSaturate, v.FailedWritesSaturate = apiLatency(ws.sat)
+	v.WritesPerSecSat = float64(len(okWrites(ws.sat))) / ws.satSeconds
+	v.RateAchieved = float64(len(ws.rate)) / ws.rateSeconds
+	v.Rate, v.MissedRate = latencies(okWrites(ws.rate), shown)
+	v.Saturate, v.MissedSaturate = latencies(okWrites(ws.sat), shown)
+}
+
+func latencies(ws []write, shown func(write) (time.Time, bool)) (dist, int) {
+	var ds []time.Duration
+	missed := 0
+	for _, w := range ws {
+		at, ok := shown(w)
+		if !ok {
+			missed++
+			continue
+		}
+		ds = append(ds, at.Sub(w.sent))
+	}
+	return distribution(ds), missed
+}
+
+// firstIndex is the first i with max(rvs[:i+1]) ≥ rv, or -1.
+func firstIndex(rvs []uint64, rv uint64) int {
+	for i, r := range rvs {
+		if r >= rv {
+			return i
+		}
+	}
+	return -1
+}
+
+// shownBy returns, for points (time, resourceVersion) in time order, the
+// first time a version at least rv was shown.
+func shownBy(ts []time.Time, rvs []uint64) func(rv uint64) (time.Time, bool) {
+	top := make([]uint64, len(rvs))
+	var m uint64
+	for i, rv := range rvs {
+		m = max(m, rv)
+		top[i] = m
+	}
+	return func(rv uint64) (time.Time, bool) {
+		i := sort.Search(len(top), func(i int) bool { return top[i] >= rv })
+		if i == len(top) {
+			return time.Time{}, false
+		}
+		return ts[i], true
+	}
+}
+
+// frameLine is one line of the console's frame log (tui.FrameLogEnv).
+type frameLine struct {
+	at      time.Time
+	event   string
+	version uint64
+	rv      uint64
+	synced  bool
+	taken   time.Time // when the watcher took the snapshot
+}
+
+func readFrameLog(path string) ([]frameLine, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []frameLine
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 6 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		v, _ := strconv.ParseUint(f[2], 10, 64)
+		rv, _ := strconv.ParseUint(f[3], 10, 64)
+		taken, _ := strconv.ParseInt(f[5], 10, 64)
+		out = append(out, frameLine{at: time.Unix(0, ns), event: f[1], version: v, rv: rv, synced: f[4] == "1", taken: time.Unix(0, taken)})
+	}
+	return out, nil
+}
+
+func findEvent(fl []frameLine, event string) (frameLine, bool) {
+	for _, l := range fl {
+		if l.event == event {
+			return l, true
+		}
+	}
+	return frameLine{}, false
+}
+
+// console runs `upgrade-console watch` in a terminal and measures it.
+func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
+	o := b.o
+	flog := filepath.Join(tmp, "frames")
+	args := []string{"watch", "--cluster", b.w.sc.ClusterName, "--kubeconfig", b.w.env.KubeconfigPath,
+		"--read-only", "--log-file", filepath.Join(tmp, "console.log")}
+	env := []string{"TERM=xterm-256color", "UPGRADE_CONSOLE_FRAMELOG=" + flog}
+	logf("console: starting %s %s", o.console, strings.Join(args, " "))
+	p, err := startTerm("console", o.cols, o.rows, false, env, o.console, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop("q")
+	v := &Viewer{Command: append([]string{"upgrade-console"}, args[:3]...)}
+	deadline := time.Now().Add(o.syncTimeout)
+	var fl []frameLine
+	for {
+		fl, _ = readFrameLog(flog)
+		if _, ok := findEvent(fl, "synced"); ok {
+			break
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("the console exited before it synced (log in %s)", filepath.Join(tmp, "console.log"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("not synced after %s", o.syncTimeout)
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	onScreen := func(t time.Time) (time.Time, bool) {
+		at := p.firstOutputAfter(t)
+		return at, !at.IsZero()
+	}
+	first, _ := findEvent(fl, "first")
+	synced, _ := findEvent(fl, "synced")
+	logf("console: first frame built after %.0f ms, synced after %.0f ms", ms(first.at.Sub(p.start)), ms(synced.at.Sub(p.start)))
+
+	ws, err := b.exercise(ctx, "console", p.pid())
+	if err != nil {
+		return nil, err
+	}
+	if v.PeakRSSMiB, err = rssMiB(p.pid()); err != nil {
+		return nil, err
+	}
+	fl, err = readFrameLog(flog)
+	if err != nil {
+		return nil, err
+	}
+	// On the terminal: the renderer's first write after the frame was built.
+	if at, ok := onScreen(first.at); ok {
+		v.FirstFrameMs = ms(at.Sub(p.start))
+	}
+	if at, ok := onScreen(synced.at); ok {
+		v.SyncedMs = ms(at.Sub(p.start))
+	}
+	ts, rvs := make([]time.Time, len(fl)), make([]uint64, len(fl))
+	for i, l := range fl {
+		ts[i], rvs[i] = l.at, l.rv
+	}
+	drawn := shownBy(ts, rvs)
+	snapshotTaken := func(w write) (time.Time, bool) {
+		i := firstIndex(rvs, w.rv)
+		if i < 0 {
+			return time.Time{}, false
+		}
+		return fl[i].taken, true
+	}
+	ws.fill(v, func(w write) (time.Time, bool) {
+		at, ok := drawn(w.rv)
+		if !ok {
+			return at, false
+		}
+		return onScreen(at)
+	})
+	built, _ := latencies(okWrites(ws.rate), func(w write) (time.Time, bool) { return drawn(w.rv) })
+	taken, _ := latencies(okWrites(ws.rate), snapshotTaken)
+	v.DrawnRate, v.SnapshotRate = &built, &taken
+	return v, nil
+}
+
+func rssMiB(pid int) (float64, error) {
+	b, err := peakRSS(pid)
+	return float64(b) / (1 << 20), err
+}
+
+// kubectlRun runs one `kubectl get --watch` per kind the world holds at
+// fleet size (kubectl watches one kind at a time): together they list and
+// follow the objects the console lists and follows. Their RSS and CPU are
+// summed; they count as synced once each has printed every object.
+func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
+	o := b.o
+	ns := b.w.sc.SystemNamespace
+	kc := b.w.env.KubeconfigPath
+	type kind struct {
+		name string
+		args []string
+	}
+	kinds := []kind{
+		{"machines", []string{"get", "machines.cluster.x-k8s.io", "-n", ns, "--watch", "--kubeconfig", kc,
+			"-o", "custom-columns=NAME:.metadata.name,PHASE:.status.phase,RV:.metadata.resourceVersion,UPDATED:.status.lastUpdated"}},
+		{"nodes", []string{"get", "nodes", "--watch", "--kubeconfig", kc}},
+	}
+	if b.w.counts["nodeupgrades"] > 0 {
+		kinds = append(kinds, kind{"nodeupgrades", []string{"get", "nodeupgrades.anywhere.eks.amazonaws.com", "-n", ns, "--watch", "--kubeconfig", kc}})
+	}
+	var procs []*termProc
+	defer func() {
+		for _, p := range procs {
+			p.stop("")
+		}
+	}()
+	v := &Viewer{}
+	for _, k := range kinds {
+		logf("kubectl: starting kubectl %s", strings.Join(k.args, " "))
+		p, err := startTerm("kubectl "+k.name, o.cols, o.rows, true, []string{"TERM=xterm-256color"}, o.kubectl, k.args...)
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, p)
+		v.Command = append(v.Command, "kubectl "+strings.Join(k.args[:len(k.args)-2], " "))
+	}
+	start := procs[0].start
+	deadline := time.Now().Add(o.syncTimeout)
+	var first, synced time.Time
+	for i, p := range procs {
+		want := b.w.counts[kinds[i].name] + 1 // the header
+		for {
+			ls := p.snapshotLines()
+			if len(ls) > 0 && (first.IsZero() || ls[0].at.Before(first)) {
+				first = ls[0].at
+			}
+			if len(ls) >= want {
+				synced = maxTime(synced, ls[want-1].at)
+				break
+			}
+			select {
+			case <-p.done:
+				return nil, fmt.Errorf("%s exited before it listed everything (%d of %d lines)", p.name, len(ls), want)
+			default:
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("%s: %d of %d lines after %s", p.name, len(ls), want, o.syncTimeout)
+			}
+			if err := sleep(ctx, 50*time.Millisecond); err != nil {
+				return nil, err
+			}
+		}
+	}
+	v.FirstFrameMs, v.SyncedMs = ms(first.Sub(start)), ms(synced.Sub(start))
+	logf("kubectl: first line %.0f ms, everything listed %.0f ms", v.FirstFrameMs, v.SyncedMs)
+	pids := make([]int, len(procs))
+	for i, p := range procs {
+		pids[i] = p.pid()
+	}
+	ws, err := b.exercise(ctx, "kubectl", pids...)
+	if err != nil {
+		return nil, err
+	}
+	for _, pid := range pids {
+		r, err := rssMiB(pid)
+		if err != nil {
+			return nil, err
+		}
+		v.PeakRSSMiB += r
+	}
+	// The machines watch prints one line per change with the Machine's
+	// resourceVersion in the third column.
+	var ts []time.Time
+	var rvs []uint64
+	for _, l := range procs[0].snapshotLines() {
+		f := strings.Fields(l.text)
+		if len(f) < 3 {
+			continue
+		}
+		rv, err := strconv.ParseUint(f[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		ts, rvs = append(ts, l.at), append(rvs, rv)
+	}
+	printed := shownBy(ts, rvs)
+	ws.fill(v, func(w write) (time.Time, bool) { return printed(w.rv) })
+	return v, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
