@@ -217,6 +217,11 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 		return warn("the management components' version is unknown (no "+model.AnnotationManagementComponentsVersion+" annotation and no spec.eksaVersion)",
 			"check the EKS-A controller's version: kubectl -n eksa-system get deploy eksa-controller-manager -o wide")
 	}
+	if err := in.Current.ManagementErr; err != nil {
+		// The diff's management rows then come from the cluster's release.
+		return warn(fmt.Sprintf("the management components' release %s cannot be read: %v", installed, err),
+			"check the EKSARelease named by the Cluster's "+model.AnnotationManagementComponentsVersion+" annotation; the component diff uses the cluster's own release meanwhile")
+	}
 	old, err := managementTooOld(installed, tgt)
 	if err != nil {
 		return warn(fmt.Sprintf("cannot compare the management components' version %s with the target %s: %v", installed, tgt, err), "")

@@ -162,3 +162,20 @@ metadata:
 		}
 	}
 }
+
+// Management components at a release whose EKSARelease is gone: the plan
+// still computes, and the check says what it could not read.
+func TestManagementReleaseMissing(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, "v0.20.5"))
+	})
+	p := w.plan(t)
+	r := result(p, CheckManagementComponents)
+	if r.Status != model.CheckWarn || !strings.Contains(r.Message, "eksa-v0-20-5") || !strings.Contains(r.Message, "not found") {
+		t.Errorf("check %+v", r)
+	}
+	if len(p.Components) == 0 {
+		t.Error("no component diff")
+	}
+}
