@@ -1,7 +1,9 @@
 package recovery
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +241,51 @@ func TestLockClearBadInput(t *testing.T) {
 		if _, _, err := PlanClear(w.ctx, w.env, o); !errors.As(err, &ie) {
 			t.Errorf("%+v: %v, want an InputError", o, err)
 		}
+	}
+}
+
+func TestLockClearResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
+	for k := range 6 {
+		t.Run(fmt.Sprint(k+1), func(t *testing.T) {
+			w := newWorld(t)
+			label := w.seedStaleLock()
+			o := ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}}
+			p, _, err := PlanClear(w.ctx, w.env, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Steps) != 6 {
+				t.Fatalf("%d steps, want 6", len(p.Steps))
+			}
+			ctx, cancel := context.WithCancel(w.ctx)
+			x := &Executor{Audit: w.audit, afterStep: func(i int) {
+				if i == k {
+					cancel()
+				}
+			}}
+			_, _ = x.Run(ctx, p)
+			cancel()
+			again, _, err := PlanClear(w.ctx, w.env, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k < 5 && len(again.Steps) != 5-k {
+				t.Errorf("replanned %d steps after %d done, want %d", len(again.Steps), k+1, 5-k)
+			}
+			if len(again.Steps) > 0 {
+				if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, again); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if m.State != MarkerNotSet {
+					t.Errorf("%s still %s after the resumed clear", m.ID, m.State)
+				}
+			}
+		})
 	}
 }
