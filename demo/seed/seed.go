@@ -293,7 +293,7 @@ func (s *seeder) capiCluster(ctx context.Context) error {
 // thousands of requests.
 func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(32)
+	g.SetLimit(64)
 	for i := 0; i < n; i++ {
 		g.Go(func() error { return fn(ctx, i) })
 	}
@@ -326,12 +326,17 @@ func (s *seeder) machine(ctx context.Context, spec objects.MachineSpec, subnet s
 	return ip, CreateNode(ctx, s.c.Kube, objects.Node(spec.Name, spec.Role, kubelet, ip, objects.ProviderID(uuid), s.now))
 }
 
-// CreateNode creates a node and writes its status (a create drops it).
+// CreateNode creates a node with its status, as a kubelet registers one (the
+// API server keeps a Node's status on create), and writes the status again
+// only when the create dropped it.
 func CreateNode(ctx context.Context, kube kubernetes.Interface, n *corev1.Node) error {
 	status := n.Status
 	got, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: ManagerController})
 	if err != nil {
 		return fmt.Errorf("create Node %s: %w", n.Name, err)
+	}
+	if len(got.Status.Conditions) == len(status.Conditions) && got.Status.NodeInfo.KubeletVersion == status.NodeInfo.KubeletVersion {
+		return nil
 	}
 	got.Status = status
 	if _, err := kube.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: ManagerController}); err != nil {

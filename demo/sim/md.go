@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -46,21 +49,10 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		}
 	}
 
-	var live, outdated, current []*unstructured.Unstructured
-	// Machines being deleted still count as replicas until they are gone.
-	draining := int64(0)
+	var live, outdated, current, gone []*unstructured.Unstructured
 	for _, m := range byAge(s.list(kinds.Machine, ns, map[string]string{model.LabelDeploymentName: name})) {
 		if deleting(m) {
-			left, done, err := s.retire(ctx, owner, compMD, m)
-			switch {
-			case err != nil:
-				return 0, err
-			case done:
-				s.emit(compMS, md, false, "SuccessfulDelete", "Deleted machine %s", m.GetName())
-			default:
-				draining++
-				s.requeue(s.l.md, k, left)
-			}
+			gone = append(gone, m)
 			continue
 		}
 		live = append(live, m)
@@ -70,6 +62,24 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 			current = append(current, m)
 		}
 	}
+	// Machines being deleted still count as replicas until they are gone.
+	var draining atomic.Int64
+	err := parallel(ctx, gone, func(ctx context.Context, m *unstructured.Unstructured) error {
+		left, done, err := s.retire(ctx, owner, compMD, m)
+		switch {
+		case err != nil:
+			return err
+		case done:
+			s.emit(compMS, md, false, "SuccessfulDelete", "Deleted machine %s", m.GetName())
+		default:
+			draining.Add(1)
+			s.requeue(s.l.md, k, left)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
 	ready := int64(0)
 	for _, m := range live {
 		if running(m) {
@@ -77,7 +87,7 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		}
 	}
 	st := objects.MDState{
-		Desired: replicas, Replicas: int64(len(live)) + draining, Ready: ready, Available: ready, UpToDate: int64(len(current)),
+		Desired: replicas, Replicas: int64(len(live)) + draining.Load(), Ready: ready, Available: ready, UpToDate: int64(len(current)),
 		Generation: md.GetGeneration(), Versions: versionCounts(live), Cluster: s.sc.ClusterName, Name: name,
 	}
 	if len(outdated) > 0 {
@@ -110,13 +120,12 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		// count, then surge new ones.
 		n := int64(len(live))
 		excess := n - replicas
+		var retire, create []*unstructured.Unstructured
 		for _, old := range outdated {
 			if excess <= 0 || ready-boolInt(running(old)) < replicas {
 				break
 			}
-			if _, _, err := s.retire(ctx, owner, compMD, old); err != nil {
-				return 0, err
-			}
+			retire = append(retire, old)
 			excess--
 			n--
 			if running(old) {
@@ -124,17 +133,29 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 			}
 		}
 		hash := currentSet.GetLabels()[objects.LabelMachineTemplateHash]
-		for ; n < replicas+surge && int64(len(current)) < replicas; n++ {
-			m := objects.Machine(objects.MachineSpec{
+		for c := int64(len(current)); n < replicas+surge && c < replicas; n, c = n+1, c+1 {
+			create = append(create, objects.Machine(objects.MachineSpec{
 				Name: s.cfg.Names.Generate(currentSet.GetName()), Namespace: ns, Cluster: s.sc.ClusterName, Role: model.RoleWorker,
 				Owner: objects.OwnerOf(currentSet), Version: version, InfraTemplate: tmpl,
 				Deployment: name, MachineSet: currentSet.GetName(), TemplateHash: hash,
-			})
+			}))
+		}
+		err := parallel(ctx, retire, func(ctx context.Context, m *unstructured.Unstructured) error {
+			_, _, err := s.retire(ctx, owner, compMD, m)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		err = parallel(ctx, create, func(ctx context.Context, m *unstructured.Unstructured) error {
 			if _, err := s.create(ctx, owner, compMS, kinds.Machine, m); err != nil {
-				return 0, err
+				return err
 			}
-			current = append(current, m)
 			s.emit(compMS, currentSet, false, "SuccessfulCreate", "Created machine %s", m.GetName())
+			return nil
+		})
+		if err != nil {
+			return 0, err
 		}
 	}
 	if err := s.syncSets(ctx, owner, sets); err != nil {
@@ -176,4 +197,15 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// parallel runs fn for every item, a few at a time: a large fleet replaces
+// dozens of machines per pass, and each is several requests.
+func parallel(ctx context.Context, items []*unstructured.Unstructured, fn func(context.Context, *unstructured.Unstructured) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, it := range items {
+		g.Go(func() error { return fn(ctx, it) })
+	}
+	return g.Wait()
 }
