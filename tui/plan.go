@@ -498,13 +498,16 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 	}
 	right := []seg{{"EKS-A ", rMuted}, {v.CurrentEKSA + arrow + v.TargetEKSA, rVersion}, {"   k8s ", rMuted},
 		{v.CurrentKubernetes + arrow + v.TargetKubernetes, rVersion}, {" ", rText}}
-	lw, rw := segsWidth(left), segsWidth(right)
-	if lw+rw+1 <= p.w {
-		st.paintSegs(b, append(append(left, seg{spaces(p.w - lw - rw), rText}), right...), p.w)
-		return
+	// The versions matter more than the title and the context: those go
+	// first when the line is narrow.
+	rw := segsWidth(right)
+	for _, l := range [][]seg{left, {{" " + p.plan.Cluster, rCluster}}} {
+		if lw := segsWidth(l); lw+rw+1 <= p.w {
+			st.paintSegs(b, append(append(append([]seg{}, l...), seg{spaces(p.w - lw - rw), rText}), right...), p.w)
+			return
+		}
 	}
-	st.paintSegs(b, left, p.w)
-	_ = rw
+	st.paintSegs(b, append([]seg{{" " + p.plan.Cluster + "  ", rCluster}}, right...), p.w)
 }
 
 func (p *PlanScreen) statusLine() []seg {
