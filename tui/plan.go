@@ -489,25 +489,31 @@ func (p *PlanScreen) View() string {
 func (p *PlanScreen) writeHeader(b *strings.Builder) {
 	st, v := p.st, p.plan.Versions
 	arrow := " " + st.th.Sym.Arrow + " "
-	left := []seg{{" upgrade-console  ", rTitle}, {p.plan.Cluster, rCluster}}
+	cluster := seg{" " + p.plan.Cluster, rCluster}
+	var ctx, ro []seg
 	if p.opts.Context != "" {
-		left = append(left, seg{" @ " + p.opts.Context, rMuted})
+		ctx = []seg{{" @ " + p.opts.Context, rMuted}}
 	}
 	if p.opts.ReadOnly {
-		left = append(left, seg{"  read-only", rPaused})
+		ro = []seg{{"  read-only", rPaused}}
 	}
 	right := []seg{{"EKS-A ", rMuted}, {v.CurrentEKSA + arrow + v.TargetEKSA, rVersion}, {"   k8s ", rMuted},
 		{v.CurrentKubernetes + arrow + v.TargetKubernetes, rVersion}, {" ", rText}}
-	// The versions matter more than the title and the context: those go
-	// first when the line is narrow.
+	// The versions and the read-only mark matter more than the title and
+	// the context: those go first when the line is narrow.
+	variants := [][]seg{
+		concatSegs([]seg{{" upgrade-console ", rTitle}, cluster}, ctx, ro),
+		concatSegs([]seg{cluster}, ctx, ro),
+		concatSegs([]seg{cluster}, ro),
+	}
 	rw := segsWidth(right)
-	for _, l := range [][]seg{left, {{" " + p.plan.Cluster, rCluster}}} {
+	for _, l := range variants {
 		if lw := segsWidth(l); lw+rw+1 <= p.w {
-			st.paintSegs(b, append(append(append([]seg{}, l...), seg{spaces(p.w - lw - rw), rText}), right...), p.w)
+			st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - lw - rw), rText}}, right), p.w)
 			return
 		}
 	}
-	st.paintSegs(b, append([]seg{{" " + p.plan.Cluster + "  ", rCluster}}, right...), p.w)
+	st.paintSegs(b, concatSegs(variants[2], []seg{{"  ", rText}}, right), p.w)
 }
 
 func (p *PlanScreen) statusLine() []seg {
@@ -710,4 +716,13 @@ func wrap(s string, w int) []string {
 		return []string{""}
 	}
 	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+}
+
+// concatSegs joins runs of segments into one.
+func concatSegs(parts ...[]seg) []seg {
+	var out []seg
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
