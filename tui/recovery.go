@@ -59,10 +59,25 @@ func RecoveryAction(o RecoveryOptions) Action {
 		Dangerous: true,
 		Run: func(s *model.ClusterState) tea.Cmd {
 			offers := recovery.Offers(s, o.now(), o.Threshold, o.NodeLabel)
-			if len(offers) == 0 {
-				return nil
+			if o.Env == nil {
+				if len(offers) == 0 {
+					return nil
+				}
+				return OpenDialog(newRecoveryDialog(o, offers))
 			}
-			return OpenDialog(newRecoveryDialog(o, offers))
+			// The upgrade lock is not in the snapshot: one read, in the
+			// command, tells whether a stale lease is to be offered too.
+			return func() tea.Msg {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if withLease, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil {
+					offers = withLease
+				}
+				if len(offers) == 0 {
+					return nil
+				}
+				return OpenDialogMsg{Dialog: newRecoveryDialog(o, offers)}
+			}
 		},
 	}
 }

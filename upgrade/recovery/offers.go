@@ -1,12 +1,14 @@
 package recovery
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 // Offer is a recovery action the console proposes for the state it sees. It
@@ -118,4 +120,24 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 	}
 	return Offer{Action: ActionEtcdRollback, Title: "Roll back the etcd rollout",
 		Why: fmt.Sprintf("new etcd member %s not ready for %s", newest.Name, ago(now, newest.CreationTimestamp))}, true
+}
+
+// WithStaleLease adds the console's upgrade lock to the offers when it is
+// stale: the lock is not part of a snapshot, so it is read here (one GET),
+// from a command, never from a view.
+func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, error) {
+	st, err := upgrade.ReadLock(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
+	if err != nil || !st.Held() || !st.Expired(env.now()) {
+		return offers, err
+	}
+	out := append([]Offer(nil), offers...)
+	for i := range out {
+		if out[i].Action == ActionLockClear {
+			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)
+			out[i].Why = "stale lease; " + out[i].Why
+			return out, nil
+		}
+	}
+	return append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: []string{MarkerLease},
+		Why: "stale upgrade lock: " + st.Describe(env.now())}), nil
 }

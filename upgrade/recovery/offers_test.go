@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,26 @@ func TestOffers(t *testing.T) {
 
 	if Offers(&model.ClusterState{}, now, 0, "") != nil {
 		t.Error("offers without a cluster")
+	}
+}
+
+func TestWithStaleLease(t *testing.T) {
+	w := newWorld(t)
+	w.now = time.Now()
+	if got, err := WithStaleLease(w.ctx, w.env, nil); err != nil || len(got) != 0 {
+		t.Fatalf("no lease: %v %v", got, err)
+	}
+	w.lease("bob@laptop/1", w.now.Add(-time.Hour))
+	got, err := WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionNodeRetry}})
+	if err != nil || len(got) != 2 || got[1].Action != ActionLockClear || got[1].Markers[0] != MarkerLease {
+		t.Fatalf("stale lease: %+v %v", got, err)
+	}
+	got, _ = WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionLockClear, Markers: []string{MarkerPaused}, Why: "set: paused"}})
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" {
+		t.Errorf("merged offer: %+v", got)
+	}
+	w.now = w.now.Add(-time.Hour) // the lease was renewed "now": live
+	if got, _ := WithStaleLease(w.ctx, w.env, nil); len(got) != 0 {
+		t.Errorf("live lease offered: %+v", got)
 	}
 }
