@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/upgrade-console/upgrade-console/demo"
@@ -48,6 +49,7 @@ type obs struct {
 type world struct {
 	t    *testing.T
 	sc   scenario.Config
+	cfg  *rest.Config
 	dyn  dynamic.Interface
 	kube kubernetes.Interface
 	ctx  context.Context
@@ -59,19 +61,25 @@ type world struct {
 
 func startWorld(t *testing.T, name scenario.Name, cluster string) *world {
 	t.Helper()
-	ns := cptest.Namespace(t, env.Config)
+	return startWorldIn(t, env.Config, name, cluster)
+}
+
+// startWorldIn is startWorld on the API server of cfg.
+func startWorldIn(t *testing.T, cfg *rest.Config, name scenario.Name, cluster string) *world {
+	t.Helper()
+	ns := cptest.Namespace(t, cfg)
 	sc, err := scenario.For(name, scenario.Options{ClusterName: cluster, ClusterNamespace: ns, SystemNamespace: ns, Nodes: 24})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &world{t: t, sc: sc, dyn: cptest.Dynamic(t, env.Config), kube: kubernetes.NewForConfigOrDie(env.Config), ctx: ctx}
+	w := &world{t: t, sc: sc, cfg: cfg, dyn: cptest.Dynamic(t, cfg), kube: kubernetes.NewForConfigOrDie(cfg), ctx: ctx}
 	names := objects.NewNames(time.Now().UnixNano())
-	if err := demo.Seed(ctx, env.Config, sc, names); err != nil {
+	if err := demo.Seed(ctx, cfg, sc, names); err != nil {
 		t.Fatal(err)
 	}
 	w.record(ctx)
-	s, err := sim.New(env.Config, sim.Config{Scenario: sc, Speed: testSpeed, Names: names, OnAction: func(a sim.Action) {
+	s, err := sim.New(cfg, sim.Config{Scenario: sc, Speed: testSpeed, Names: names, OnAction: func(a sim.Action) {
 		w.mu.Lock()
 		w.actions = append(w.actions, a)
 		w.mu.Unlock()
@@ -146,7 +154,7 @@ func (w *world) applyTarget() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := demo.ApplySpec(w.ctx, env.Config, spec); err != nil {
+	if err := demo.ApplySpec(w.ctx, w.cfg, spec); err != nil {
 		w.t.Fatal(err)
 	}
 }
