@@ -89,7 +89,7 @@ type Session struct {
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
 // On an error before anything was applied the lock is released again; once
 // a document is applied the lock is kept (the cluster is mid-change).
-func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (*Session, error) {
+func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Session, err error) {
 	// The checks are re-run under the lock on a copy: the caller's plan may
 	// be on screen.
 	cp := *plan
@@ -97,9 +97,10 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (*Sessio
 	if plan.Blocked() {
 		return nil, &PreflightError{Checks: plan.Blocking()}
 	}
+	object := "Cluster " + plan.Namespace + "/" + plan.Cluster
 	if err := audit(ctx, d.Audit, AuditEntry{
 		Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: AuditStarted,
-		Object:  "Cluster " + plan.Namespace + "/" + plan.Cluster,
+		Object:  object,
 		Before:  map[string]string{"eksaVersion": plan.Versions.CurrentEKSA, "kubernetesVersion": plan.Versions.CurrentKubernetes},
 		After:   map[string]string{"eksaVersion": plan.Versions.TargetEKSA, "kubernetesVersion": plan.Versions.TargetKubernetes},
 		Skipped: plan.Skipped, Forced: o.ForceConflicts,
@@ -107,6 +108,24 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (*Sessio
 	}); err != nil {
 		return nil, err
 	}
+	// Close the "started" entry when the start itself fails, so the log
+	// never shows an upgrade that seems interrupted when it was refused.
+	defer func() {
+		if err == nil {
+			return
+		}
+		result := AuditFailed
+		var held *LockHeldError
+		var pre *PreflightError
+		var conflicts *ConflictsError
+		if errors.As(err, &held) || errors.As(err, &pre) || errors.As(err, &conflicts) {
+			result = AuditRefused
+		}
+		err = errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
+			Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: result,
+			Object: object, Error: err.Error(),
+		}))
+	}()
 	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, Holder: d.Holder,
 		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit}
 	st, err := locker.Acquire(ctx)

@@ -120,3 +120,25 @@ func TestDriverNoticesLostLock(t *testing.T) {
 		t.Errorf("finish after losing the lock: %v (released %t)", err, s.LockReleased())
 	}
 }
+
+// A start refused by another console's lock is closed in the audit log as
+// refused, never left looking interrupted.
+func TestDriverRefusedStartIsRecorded(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b"}}
+	if _, err := other.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	audit := &memAudit{}
+	d := &Driver{Client: w.client, Audit: audit, Holder: Holder{User: "alice", Host: "laptop", Instance: "a"}, SnapshotDir: t.TempDir()}
+	p := w.plan(t)
+	p.Preflight = nil // as if planned before bob took the lock
+	_, err := d.Start(ctx, p, StartOptions{ForceConflicts: true})
+	if !errors.As(err, new(*LockHeldError)) || !strings.Contains(err.Error(), "bob@desk (console b)") {
+		t.Fatalf("start under bob's lock: %v", err)
+	}
+	if got := strings.Join(audit.actions(), " "); got != "upgrade:started upgrade:refused" {
+		t.Errorf("audit: %s", got)
+	}
+}
