@@ -32,7 +32,17 @@ func byName[T any](name func(*T) string) func(a, b *T) bool {
 	return func(a, b *T) bool { return name(a) < name(b) }
 }
 
-var roleOrder = map[model.MachineRole]int{model.RoleEtcd: 0, model.RoleControlPlane: 1, model.RoleWorker: 2}
+// roleOrder puts etcd machines first, then the control plane, then workers.
+func roleOrder(r model.MachineRole) int {
+	switch r {
+	case model.RoleEtcd:
+		return 0
+	case model.RoleControlPlane:
+		return 1
+	default:
+		return 2
+	}
+}
 
 func newStores() *stores {
 	return &stores{
@@ -42,7 +52,7 @@ func newStores() *stores {
 		etcd:     newStore(byName(func(c *model.EtcdCluster) string { return c.Name })),
 		mds:      newStore(byName(func(c *model.MachineDeployment) string { return c.Name })),
 		machines: newStore(func(a, b *model.Machine) bool {
-			if ra, rb := roleOrder[a.Role], roleOrder[b.Role]; ra != rb {
+			if ra, rb := roleOrder(a.Role), roleOrder(b.Role); ra != rb {
 				return ra < rb
 			}
 			return a.Name < b.Name

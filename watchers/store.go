@@ -2,7 +2,7 @@ package watchers
 
 import (
 	"slices"
-	"sort"
+	"strings"
 )
 
 // store keeps the translated values of one kind, keyed by namespace/name, and
@@ -13,18 +13,20 @@ import (
 // Building a snapshot costs nothing for a kind that did not change (the
 // previous slice is shared), a copy plus one write per changed object when
 // only existing objects changed (the common case during a rollout: status
-// updates), and a sort only when objects were added or removed.
+// updates), and a copy plus a merge of the changed objects, sorted on their
+// own, when objects were added, removed or moved in the order (machines
+// created and deleted by a rollout): never a sort of the whole kind.
 type store[T any] struct {
 	items map[string]*T
 	// less orders the published slice; ties are broken by key.
 	less func(a, b *T) bool
 
-	sorted  []T
-	keys    []string       // key of sorted[i]
-	pos     map[string]int // key → index in sorted
+	sorted []T
+	keys   []string // key of sorted[i]
+	// changed holds every key put or removed since the last build.
 	changed map[string]struct{}
 	// structural is set when an object was added or removed, or an update
-	// moved it in the sort order: the next build sorts again.
+	// moved it in the sort order.
 	structural bool
 	// dirty is set by any change since the last build.
 	dirty bool
@@ -34,22 +36,18 @@ type store[T any] struct {
 }
 
 func newStore[T any](less func(a, b *T) bool) *store[T] {
-	return &store[T]{items: map[string]*T{}, less: less, pos: map[string]int{}, changed: map[string]struct{}{}}
+	return &store[T]{items: map[string]*T{}, less: less, changed: map[string]struct{}{}}
 }
 
 func (s *store[T]) put(key string, v *T) {
 	old, ok := s.items[key]
 	s.items[key] = v
 	s.dirty = true
+	s.changed[key] = struct{}{}
+	// A key added since the last build already made it structural.
 	if !ok || s.less(old, v) || s.less(v, old) {
 		s.structural = true
-		return
 	}
-	if _, published := s.pos[key]; !published {
-		s.structural = true
-		return
-	}
-	s.changed[key] = struct{}{}
 }
 
 func (s *store[T]) remove(key string) bool {
@@ -57,8 +55,25 @@ func (s *store[T]) remove(key string) bool {
 		return false
 	}
 	delete(s.items, key)
+	s.changed[key] = struct{}{}
 	s.dirty, s.structural = true, true
 	return true
+}
+
+type keyed[T any] struct {
+	k string
+	v *T
+}
+
+func (s *store[T]) cmp(a, b keyed[T]) int {
+	switch {
+	case s.less(a.v, b.v):
+		return -1
+	case s.less(b.v, a.v):
+		return 1
+	default:
+		return strings.Compare(a.k, b.k)
+	}
 }
 
 // list returns the sorted values, rebuilding only what changed. The returned
@@ -68,37 +83,47 @@ func (s *store[T]) list() []T {
 		return s.sorted
 	}
 	s.dirty = false
+	defer clear(s.changed)
 	if !s.structural {
+		// No object moved in the order, so the published keys are still
+		// sorted by the current values: find each by binary search.
 		next := slices.Clone(s.sorted)
 		for k := range s.changed {
-			next[s.pos[k]] = *s.items[k]
+			target := keyed[T]{k, s.items[k]}
+			i, _ := slices.BinarySearchFunc(s.keys, target, func(have string, t keyed[T]) int {
+				return s.cmp(keyed[T]{have, s.items[have]}, t)
+			})
+			next[i] = *target.v
 		}
-		clear(s.changed)
 		s.sorted = next
 		return next
 	}
 	s.structural = false
 	s.epoch++
-	clear(s.changed)
-	keys := make([]string, 0, len(s.items))
-	for k := range s.items {
-		keys = append(keys, k)
+	// Every changed key leaves the old order; those still present are
+	// sorted among themselves and merged back in.
+	ins := make([]keyed[T], 0, len(s.changed))
+	for k := range s.changed {
+		if v, ok := s.items[k]; ok {
+			ins = append(ins, keyed[T]{k, v})
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := s.items[keys[i]], s.items[keys[j]]
-		if s.less(a, b) {
-			return true
+	slices.SortFunc(ins, s.cmp)
+	keys := make([]string, 0, len(s.items))
+	next := make([]T, 0, len(s.items))
+	j := 0
+	for i, k := range s.keys {
+		if _, moved := s.changed[k]; moved {
+			continue
 		}
-		if s.less(b, a) {
-			return false
+		kept := keyed[T]{k, s.items[k]}
+		for ; j < len(ins) && s.cmp(ins[j], kept) < 0; j++ {
+			keys, next = append(keys, ins[j].k), append(next, *ins[j].v)
 		}
-		return keys[i] < keys[j]
-	})
-	next := make([]T, len(keys))
-	clear(s.pos)
-	for i, k := range keys {
-		next[i] = *s.items[k]
-		s.pos[k] = i
+		keys, next = append(keys, k), append(next, s.sorted[i])
+	}
+	for ; j < len(ins); j++ {
+		keys, next = append(keys, ins[j].k), append(next, *ins[j].v)
 	}
 	s.keys, s.sorted = keys, next
 	return next
@@ -113,7 +138,6 @@ func (s *store[T]) truncate(n int) {
 	}
 	for _, k := range s.keys[n:] {
 		delete(s.items, k)
-		delete(s.pos, k)
 	}
 	s.sorted, s.keys = s.sorted[:n:n], s.keys[:n:n]
 }

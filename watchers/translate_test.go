@@ -1,6 +1,10 @@
 package watchers
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -280,5 +284,57 @@ func TestPlanPrefersV1beta2AndFallsBack(t *testing.T) {
 	}
 	if src, ok := sources[model.KindEtcdadmCluster]; !ok || src.Installed || !src.Synced || got[model.KindEtcdadmCluster] != nil {
 		t.Errorf("etcdadm = %+v %v, want not installed", src, got[model.KindEtcdadmCluster])
+	}
+}
+
+// TestStoreMatchesAFreshSort drives a store with random adds, updates (some
+// moving in the order), removals and truncations, and compares every build
+// with sorting the same objects from scratch.
+func TestStoreMatchesAFreshSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	less := func(a, b *model.Machine) bool {
+		if a.Phase != b.Phase {
+			return a.Phase < b.Phase
+		}
+		return a.Name < b.Name
+	}
+	s := newStore(less)
+	want := map[string]*model.Machine{}
+	phases := []string{"A", "B", "C"}
+	for round := 0; round < 300; round++ {
+		for op := rng.IntN(20); op >= 0; op-- {
+			k := fmt.Sprintf("ns/m%03d", rng.IntN(120))
+			switch rng.IntN(4) {
+			case 0:
+				s.remove(k)
+				delete(want, k)
+			default:
+				m := &model.Machine{Meta: model.Meta{Name: k[3:]}, Phase: phases[rng.IntN(len(phases))], Version: fmt.Sprint(round)}
+				s.put(k, m)
+				want[k] = m
+			}
+		}
+		got := s.list()
+		keys := make([]string, 0, len(want))
+		for k := range want {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			return s.cmp(keyed[model.Machine]{a, want[a]}, keyed[model.Machine]{b, want[b]})
+		})
+		if len(got) != len(keys) {
+			t.Fatalf("round %d: %d objects, want %d", round, len(got), len(keys))
+		}
+		for i, k := range keys {
+			if !reflect.DeepEqual(got[i], *want[k]) || s.keys[i] != k {
+				t.Fatalf("round %d: position %d = %s/%s, want %s", round, i, got[i].Name, got[i].Phase, k)
+			}
+		}
+		if round%50 == 49 {
+			s.truncate(40)
+			for _, k := range keys[min(40, len(keys)):] {
+				delete(want, k)
+			}
+		}
 	}
 }
