@@ -315,6 +315,10 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.offset -= max(p.bodyHeight()-1, 1)
 	case key.Matches(msg, k.PageDn):
 		p.offset += max(p.bodyHeight()-1, 1)
+	default:
+		// Registered actions (the recovery menu: clearing a stale lock
+		// that blocks the upgrade).
+		return matchAction(p.opts, msg, p.state)
 	}
 	p.clamp()
 	return nil

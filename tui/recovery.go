@@ -115,6 +115,20 @@ func (b clusterBackend) run(ctx context.Context, p *recovery.Plan, progress func
 	return (&recovery.Executor{Audit: b.o.Audit, ReadOnly: b.o.ReadOnly, Progress: progress}).Run(ctx, p)
 }
 
+// matchAction runs the registered action bound to a key, if any; dangerous
+// ones are not bound in read-only mode.
+func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.Cmd {
+	for _, a := range opts.Actions {
+		if a.Dangerous && opts.ReadOnly {
+			continue
+		}
+		if key.Matches(msg, a.Binding) && a.Run != nil {
+			return a.Run(s)
+		}
+	}
+	return nil
+}
+
 type recStage int
 
 const (

@@ -355,3 +355,33 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 		t.Errorf("typed %q, want jk", d.input.Value())
 	}
 }
+
+// TestPlanScreenOffersRecovery: a stale marker blocks the upgrade on the plan
+// screen; R there opens the recovery menu (not in read-only mode).
+func TestPlanScreenOffersRecovery(t *testing.T) {
+	state := stuckEtcdState(t0)
+	state.Machines = state.Machines[:3]
+	state.Etcd.Ready, state.Etcd.Annotations = true, nil
+	state.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
+	for _, readOnly := range []bool{false, true} {
+		a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+		p := newTestPlanScreen(t, fixturePlan(true), Options{ReadOnly: readOnly, Actions: []Action{a}}, PlanActions{}, 100, 30)
+		p.Update(SnapshotMsg{State: state})
+		_, cmd := p.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+		var open OpenDialogMsg
+		if cmd != nil {
+			open, _ = cmd().(OpenDialogMsg)
+		}
+		switch {
+		case readOnly && open.Dialog != nil:
+			t.Error("read-only plan screen opened the recovery menu")
+		case !readOnly && open.Dialog == nil:
+			t.Error("R on the plan screen did not open the recovery menu for a leftover pause")
+		case !readOnly:
+			open.Dialog.SetSize(96, 30)
+			if v := ansi.Strip(open.Dialog.View()); !strings.Contains(v, "Clear upgrade lock markers") || !strings.Contains(v, "set: paused") {
+				t.Errorf("menu:\n%s", v)
+			}
+		}
+	}
+}
