@@ -12,6 +12,11 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
+// rederiveEvery is how often the progress of an unchanged snapshot is
+// derived again: time matters only to stalls, whose thresholds are minutes,
+// and a derivation at fleet scale costs milliseconds.
+const rederiveEvery = 5 * time.Second
+
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	// Out receives one line per change.
@@ -29,8 +34,9 @@ type WatchOptions struct {
 // Watch prints the changes between successive snapshots until ctx ends, the
 // source closes or (with ExitOnDone) the upgrade is done or failed. Once a
 // second it re-derives the progress of the newest snapshot without a new one
-// arriving: stalls are a matter of time, and the completion rule must hold
-// for a while before it counts (model.CompletionGate). A context that ends by
+// arriving (every few seconds when nothing else changed): stalls are a
+// matter of time, and the completion rule must hold for a while before it
+// counts (model.CompletionGate). A context that ends by
 // its deadline returns TimedOut.
 func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Outcome, error) {
 	clk := opts.Clock
@@ -49,6 +55,8 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		outcome  = Running
 		reported = Running
 		lastConn model.ConnectionState
+		// derivedAt is when the progress was last derived.
+		derivedAt time.Time
 	)
 	emit := func(lines []Line) error {
 		for _, l := range lines {
@@ -58,12 +66,26 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		return nil
 	}
+	outcomeLine := func(now time.Time) []Line {
+		if outcome == reported || outcome == Running {
+			return nil
+		}
+		reported = outcome
+		return []Line{{At: now, Subject: "outcome", Text: outcome.String()}}
+	}
 	step := func(now time.Time) error {
 		if cur == nil {
 			return nil
 		}
-		p := model.DeriveProgress(cur, popts, now)
 		var lines []Line
+		if prev == cur && len(prevP.Phases) > 0 && now.Sub(derivedAt) < rederiveEvery && !now.Before(derivedAt) {
+			// Only time moved, and not enough to matter to stalls: the
+			// completion gate still needs to see it.
+			judge, outcome = judge.Observe(prevP, now)
+			return emit(outcomeLine(now))
+		}
+		p := model.DeriveProgress(cur, popts, now)
+		derivedAt = now
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {
 				lines = Changes(nil, cur, nil, &p, now)
@@ -81,11 +103,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		prev, prevP = cur, p
 		judge, outcome = judge.Observe(p, now)
-		if outcome != reported && outcome != Running {
-			lines = append(lines, Line{At: now, Subject: "outcome", Text: outcome.String()})
-			reported = outcome
-		}
-		return emit(lines)
+		return emit(append(lines, outcomeLine(now)...))
 	}
 	for {
 		select {
