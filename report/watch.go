@@ -32,12 +32,11 @@ type WatchOptions struct {
 }
 
 // Watch prints the changes between successive snapshots until ctx ends, the
-// source closes or (with ExitOnDone) the upgrade is done or failed. Once a
-// second it re-derives the progress of the newest snapshot without a new one
-// arriving (every few seconds when nothing else changed): stalls are a
-// matter of time, and the completion rule must hold for a while before it
-// counts (model.CompletionGate). A context that ends by
-// its deadline returns TimedOut.
+// source closes or (with ExitOnDone) the upgrade is done or failed. Without
+// a new snapshot it still looks again every second: the completion rule must
+// hold for a while before it counts (model.CompletionGate), and every few
+// seconds it re-derives the progress, because stalls are a matter of time. A
+// context that ends by its deadline returns TimedOut.
 func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Outcome, error) {
 	clk := opts.Clock
 	if clk == nil {
