@@ -199,7 +199,7 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		if m.Deleting() || !m.Owned || !m.EtcdReady {
 			continue
 		}
-		if etcdMemberUpToDate(m, e, outdatedSince) {
+		if etcdMemberUpToDate(m.Machine, e, outdatedSince) {
 			ph.Done++
 		}
 	}
@@ -276,10 +276,10 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 			continue
 		}
 		live++
-		if ix.machineUpToDate(m, target) {
+		if machineUpToDate(m, target) {
 			ph.Done++
 		}
-		if ix.machineReady(m) {
+		if m.ready {
 			ph.Ready++
 		}
 	}
@@ -417,10 +417,10 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 			continue
 		}
 		live++
-		if ix.machineUpToDate(m, mdVersion[m.Owner]) {
+		if machineUpToDate(m, mdVersion[m.Owner]) {
 			ph.Done++
 		}
-		if ix.machineReady(m) {
+		if m.ready {
 			ph.Ready++
 		}
 	}
@@ -548,35 +548,28 @@ func ShortDuration(d time.Duration) string {
 	}
 }
 
-// index holds the lookups a derivation needs, built once per derivation.
+// index holds the lookups a derivation needs, built once per derivation:
+// each machine's readiness and in-place upgrade are worked out once and
+// shared by the phases and the stall detection (at 10,000 machines the
+// lookups are most of the cost).
 type index struct {
 	s       *ClusterState
-	etcd    []*Machine // each group in name order
-	cp      []*Machine
-	workers []*Machine
+	etcd    []mach // each group in name order
+	cp      []mach
+	workers []mach
 	// upgrades is the newest in-place upgrade object per machine name.
 	upgrades map[string]*NodeUpgrade
 }
 
+// mach is a machine with what the derivation needs to know about it.
+type mach struct {
+	*Machine
+	ready bool
+	nu    *NodeUpgrade // newest in-place upgrade of the machine, if any
+}
+
 func newIndex(s *ClusterState) *index {
 	ix := &index{s: s}
-	machines := s.Machines
-	if s.Sources != nil && !s.Source(KindMachine).Synced {
-		// A partial list would read as a rollout (4 of 10,000 machines):
-		// until the informer has synced, the controllers' counters speak.
-		machines = nil
-	}
-	for i := range machines {
-		m := &s.Machines[i]
-		switch m.Role {
-		case RoleEtcd:
-			ix.etcd = append(ix.etcd, m)
-		case RoleControlPlane:
-			ix.cp = append(ix.cp, m)
-		default:
-			ix.workers = append(ix.workers, m)
-		}
-	}
 	if len(s.NodeUpgrades) > 0 {
 		ix.upgrades = make(map[string]*NodeUpgrade, len(s.NodeUpgrades))
 		for i := range s.NodeUpgrades {
@@ -586,18 +579,37 @@ func newIndex(s *ClusterState) *index {
 			}
 		}
 	}
+	machines := s.Machines
+	if s.Sources != nil && !s.Source(KindMachine).Synced {
+		// A partial list would read as a rollout (4 of 10,000 machines):
+		// until the informer has synced, the controllers' counters speak.
+		machines = nil
+	}
+	ix.workers = make([]mach, 0, len(machines))
+	for i := range machines {
+		m := mach{Machine: &machines[i]}
+		m.ready = ix.machineReady(m.Machine)
+		if ix.upgrades != nil {
+			m.nu = ix.upgrades[m.Name]
+		}
+		switch m.Role {
+		case RoleEtcd:
+			ix.etcd = append(ix.etcd, m)
+		case RoleControlPlane:
+			ix.cp = append(ix.cp, m)
+		default:
+			ix.workers = append(ix.workers, m)
+		}
+	}
 	return ix
 }
 
-// upgradeOf returns the newest in-place upgrade object of a machine.
-func (ix *index) upgradeOf(machine string) *NodeUpgrade { return ix.upgrades[machine] }
-
 // machine finds a machine by name.
 func (ix *index) machine(name string) *Machine {
-	for _, group := range [][]*Machine{ix.etcd, ix.cp, ix.workers} {
+	for _, group := range [][]mach{ix.etcd, ix.cp, ix.workers} {
 		i := sort.Search(len(group), func(i int) bool { return group[i].Name >= name })
 		if i < len(group) && group[i].Name == name {
-			return group[i]
+			return group[i].Machine
 		}
 	}
 	return nil
@@ -632,8 +644,8 @@ func (ix *index) request(k Kind, target string) *UpgradeRequest {
 // machineUpToDate decides whether a control-plane or worker machine runs the
 // target: an in-place NodeUpgrade in flight says no, a completed one for the
 // target says yes; otherwise CAPI's UpToDate condition, otherwise the version.
-func (ix *index) machineUpToDate(m *Machine, target string) bool {
-	if nu := ix.upgradeOf(m.Name); nu != nil {
+func machineUpToDate(m mach, target string) bool {
+	if nu := m.nu; nu != nil {
 		if !nu.Completed {
 			return false
 		}

@@ -63,9 +63,9 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 			add(st)
 		}
 	}
-	for _, group := range [][]*Machine{ix.cp, ix.workers} {
+	for _, group := range [][]mach{ix.cp, ix.workers} {
 		for _, m := range group {
-			if nu := ix.upgradeOf(m.Name); nu != nil && !nu.Completed {
+			if nu := m.nu; nu != nil && !nu.Completed {
 				continue // the NodeUpgrade's step says more
 			}
 			if st, ok := machineStall(m, ix, after, now); ok {
@@ -137,7 +137,7 @@ func roleName(r MachineRole) string {
 
 // machineStall reports a machine that has been not ready, or deleting, for
 // longer than the threshold.
-func machineStall(m *Machine, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+func machineStall(m mach, ix *index, after time.Duration, now time.Time) (Stall, bool) {
 	if m.Deleting() {
 		d := now.Sub(m.DeletionTimestamp)
 		if d <= after {
@@ -150,7 +150,7 @@ func machineStall(m *Machine, ix *index, after time.Duration, now time.Time) (St
 		return Stall{Kind: KindMachine, Name: m.Name, Since: m.DeletionTimestamp, For: d,
 			Sentence: fmt.Sprintf("%s %s deleting for %s: %s", roleName(m.Role), m.Name, ShortDuration(d), oneLine(why))}, true
 	}
-	if ix.machineReady(m) {
+	if m.ready {
 		return Stall{}, false
 	}
 	since := m.CreationTimestamp
@@ -165,7 +165,7 @@ func machineStall(m *Machine, ix *index, after time.Duration, now time.Time) (St
 		return Stall{}, false
 	}
 	return Stall{Kind: KindMachine, Name: m.Name, Since: since, For: d,
-		Sentence: fmt.Sprintf("%s %s not ready for %s: %s", roleName(m.Role), m.Name, ShortDuration(d), machineWaits(m, ix))}, true
+		Sentence: fmt.Sprintf("%s %s not ready for %s: %s", roleName(m.Role), m.Name, ShortDuration(d), machineWaits(m.Machine, ix))}, true
 }
 
 // machineWaits says what a machine that is not ready waits for.
@@ -250,9 +250,15 @@ func (ix *index) nodeOf(nu *NodeUpgrade) string {
 
 // lastChange is the newest creation or Ready transition among machines:
 // the last sign that a rollout moved.
-func lastChange(ms []*Machine, floor time.Time) time.Time {
+func lastChange(ms []mach, floor time.Time) time.Time { return lastChangeOf(ms, floor, "") }
+
+// lastChangeOf is lastChange over the machines of one owner ("" for all).
+func lastChangeOf(ms []mach, floor time.Time, owner string) time.Time {
 	t := floor
 	for _, m := range ms {
+		if owner != "" && m.Owner != owner {
+			continue
+		}
 		if m.CreationTimestamp.After(t) {
 			t = m.CreationTimestamp
 		}
@@ -342,17 +348,11 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 	if upToDate >= desired && !md.Stale() {
 		return Stall{}, false
 	}
-	var ms []*Machine
-	for _, m := range ix.workers {
-		if m.Owner == md.Name {
-			ms = append(ms, m)
-		}
-	}
 	start := time.Time{}
 	if c, ok := md.Conditions.Get("RollingOut"); ok && c.IsTrue() {
 		start = c.LastTransitionTime
 	}
-	t := lastChange(ms, start)
+	t := lastChangeOf(ix.workers, start, md.Name)
 	if t.IsZero() || now.Sub(t) <= after {
 		return Stall{}, false
 	}
