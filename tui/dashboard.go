@@ -63,11 +63,14 @@ type Dashboard struct {
 	zoom   bool
 	expand bool
 
-	header  headerModel
-	stalls  []line
-	plan    layoutPlan
-	helpOut string
-	helpKey helpKey
+	header headerModel
+	// headerGen counts header rebuilds; headerCache holds its rendering.
+	headerGen   uint64
+	headerCache renderCache
+	stalls      []line
+	plan        layoutPlan
+	helpOut     string
+	helpKey     helpKey
 }
 
 type helpKey struct {
@@ -242,6 +245,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 		d.timeline = clampTimeline(d.timeline.Observe(d.progress, d.now), d.state)
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
+	d.headerGen++
 	d.stalls = buildStallLines(d.st, d.state, d.progress)
 	if d.state == nil || d.outcome != report.Running {
 		return nil

@@ -252,9 +252,7 @@ func (d *Dashboard) View() string {
 		lines++
 	}
 	if p.headerLines > 0 {
-		var hb strings.Builder
-		d.header.render(&hb, d.st, w, d.now)
-		hs := hb.String()
+		hs := d.headerView(w)
 		if p.headerLines == 1 {
 			hs = hs[strings.IndexByte(hs, '\n')+1:]
 		}
@@ -323,4 +321,16 @@ func (d *Dashboard) paneView(id paneID, w, h int) string {
 		return d.events.view(d.st, w, h, focused, d.now)
 	}
 	return ""
+}
+
+// headerView renders the header, cached until it is rebuilt, resized or the
+// clock's second changes (elapsed times).
+func (d *Dashboard) headerView(w int) string {
+	k := renderKey{gen: d.headerGen, w: w, nowSec: d.now.Unix(), styles: d.st}
+	if out, ok := d.headerCache.get(k); ok {
+		return out
+	}
+	var b strings.Builder
+	d.header.render(&b, d.st, w, d.now)
+	return d.headerCache.put(k, b.String())
 }
