@@ -98,7 +98,7 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, avail
 			return []seg{{"stacked etcd (members run on the control plane nodes)", rMuted}}, availability{}, nil
 		}
 	}
-	av := sourceAvailability(s, model.KindEtcdadmCluster, model.KindMachine)
+	av := sourceAvailability(s, model.KindEtcdadmCluster)
 	if av.msg != "" {
 		return nil, av, nil
 	}
@@ -117,12 +117,18 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, avail
 		title = append(title, seg{"  ready", rCondTrue})
 	}
 	var lines []line
-	for i := range s.Machines {
-		m := &s.Machines[i]
-		if m.Role != model.RoleEtcd {
-			continue
+	// The members are Machines: a large fleet can take a while to list,
+	// the EtcdadmCluster's own status need not wait for it.
+	if mav := sourceAvailability(s, model.KindMachine); mav.msg != "" {
+		lines = append(lines, line{segs: []seg{{" members: ", rMuted}, {mav.msg, mav.r}}})
+	} else {
+		for i := range s.Machines {
+			m := &s.Machines[i]
+			if m.Role != model.RoleEtcd {
+				continue
+			}
+			lines = append(lines, etcdMemberLine(st, m))
 		}
-		lines = append(lines, etcdMemberLine(st, m))
 	}
 	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
 	return title, av, lines
