@@ -180,9 +180,17 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	defer stop()
 	tctx, cancel := context.WithTimeout(sctx, o.timeout)
 	defer cancel()
+	told := map[string]bool{} // stall sentences already printed
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{
 		OnProgress: func(pr model.Progress) {
-			fmt.Fprintf(out, "  %s  %s\n", time.Now().UTC().Format("15:04:05"), pr.Summary)
+			at := time.Now().UTC().Format("15:04:05")
+			fmt.Fprintf(out, "  %s  %s\n", at, pr.Summary)
+			for _, st := range pr.Stalls {
+				if !told[st.Sentence] {
+					told[st.Sentence] = true
+					fmt.Fprintf(out, "  %s  ! %s\n", at, st.Sentence)
+				}
+			}
 		},
 	})
 	switch {
