@@ -42,6 +42,9 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 		{"no new spec", func(w *world) {
 			w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"etcdadmConfigSpec":{"cloudInitConfig":{"version":"`+oldEtcdVersion+`"}},"infrastructureTemplate":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1","kind":"VSphereMachineTemplate","name":"`+oldEtcdTemplate+`"}}}`)
 		}, "rollout-in-progress"},
+		{"the rollout also resizes etcd", func(w *world) {
+			w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"replicas":5}}`)
+		}, "same-member-count"},
 		{"no snapshot", func(w *world) {
 			if err := w.client.Kube.CoreV1().ConfigMaps(w.sys).DeleteCollection(w.ctx, metav1.DeleteOptions{},
 				metav1.ListOptions{LabelSelector: upgrade.LabelCluster + "=" + w.cluster}); err != nil {
