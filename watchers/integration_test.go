@@ -249,7 +249,8 @@ func TestSnapshotTranslatesBothConditionDialects(t *testing.T) {
 
 // TestDiscoveryMissingKindIsStackedEtcd removes the EtcdadmCluster CRD: the
 // kind shows as not installed (and synced: nothing to wait for), and the etcd
-// phase is skipped.
+// phase is skipped. Installed again while the watcher runs, the kind gets its
+// informer without a restart; removed again, it goes back to not installed.
 func TestDiscoveryMissingKindIsStackedEtcd(t *testing.T) {
 	cfg := env.Config
 	ns := cptest.Namespace(t, cfg)
@@ -260,17 +261,13 @@ func TestDiscoveryMissingKindIsStackedEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ax.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { restoreCRD(t, ax, crd) })
-	dc := kubernetes.NewForConfigOrDie(cfg).Discovery()
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		served, err := discover(dc)
-		return err == nil && !served[schema.GroupVersionResource{Group: etcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"}], nil
-	}); err != nil {
-		t.Fatalf("EtcdadmCluster still served: %v", err)
-	}
+	deleteCRD(t, ax, name)
+	installed := false
+	t.Cleanup(func() {
+		if !installed {
+			restoreCRD(t, ax, crd)
+		}
+	})
 
 	dyn := cptest.Dynamic(t, cfg)
 	create(t, dyn, gvrEKSACluster, eksaCluster(ns))
@@ -287,6 +284,44 @@ func TestDiscoveryMissingKindIsStackedEtcd(t *testing.T) {
 		if ph.Phase == model.PhaseEtcd && (ph.Status != model.PhaseSkipped || ph.Detail != "stacked etcd") {
 			t.Errorf("etcd phase = %+v", ph)
 		}
+	}
+
+	restoreCRD(t, ax, crd)
+	installed = true
+	gvrEtcd := schema.GroupVersionResource{Group: etcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"}
+	create(t, dyn, gvrEtcd, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": etcdGroup + "/v1beta1", "kind": "EtcdadmCluster",
+		"metadata": map[string]any{"name": testCluster + "-etcd", "namespace": ns},
+		"spec":     map[string]any{"replicas": int64(3), "infrastructureTemplate": map[string]any{"kind": "VSphereMachineTemplate", "name": "etcd-tmpl"}},
+	}})
+	s = waitState(t, w, "EtcdadmCluster installed and watched", func(s *model.ClusterState) bool {
+		src := s.Source(model.KindEtcdadmCluster)
+		return src.Installed && src.Synced && s.Etcd != nil
+	})
+	if s.Etcd.Replicas != 3 || s.Etcd.InfrastructureTemplate != "etcd-tmpl" {
+		t.Errorf("etcd = %+v", s.Etcd)
+	}
+
+	deleteCRD(t, ax, name)
+	installed = false
+	waitState(t, w, "EtcdadmCluster uninstalled", func(s *model.ClusterState) bool {
+		return !s.Source(model.KindEtcdadmCluster).Installed && s.Etcd == nil
+	})
+}
+
+// deleteCRD deletes a CRD and waits until discovery no longer lists it.
+func deleteCRD(t *testing.T, ax apiextensionsclient.Interface, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := ax.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dc := kubernetes.NewForConfigOrDie(env.Config).Discovery()
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		served, err := discover(dc)
+		return err == nil && !served[schema.GroupVersionResource{Group: etcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"}], nil
+	}); err != nil {
+		t.Fatalf("%s still served: %v", name, err)
 	}
 }
 

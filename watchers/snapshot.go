@@ -2,6 +2,7 @@ package watchers
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -66,6 +67,28 @@ func newStores() *stores {
 			return a.Name < b.Name
 		}),
 		events: newStore(func(a, b *model.Event) bool { return a.LastTimestamp.After(b.LastTimestamp) }),
+	}
+}
+
+// drop forgets every object of a kind whose CRD went away.
+func (st *stores) drop(k model.Kind) {
+	switch k {
+	case model.KindEKSACluster:
+		st.clusters.removeIf(nil)
+	case model.KindCAPICluster:
+		st.capi.removeIf(nil)
+	case model.KindKubeadmControlPlane:
+		st.kcp.removeIf(nil)
+	case model.KindEtcdadmCluster:
+		st.etcd.removeIf(nil)
+	case model.KindMachineDeployment:
+		st.mds.removeIf(nil)
+	case model.KindMachine:
+		st.machines.removeIf(nil)
+	case model.KindNodeUpgrade, model.KindNodeKubeadmUpgrade:
+		st.nodeUpgrades.removeIf(func(key string) bool { return strings.HasPrefix(key, string(k)+"/") })
+	case model.KindControlPlaneUpgrade, model.KindMachineDeploymentUpgrade:
+		st.requests.removeIf(func(key string) bool { return strings.HasPrefix(key, string(k)+"/") })
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -116,6 +115,7 @@ type instance struct {
 	fieldSel  string
 	labelSel  string
 	informer  cache.SharedIndexInformer
+	cancel    context.CancelFunc
 
 	// Guarded by w.mu.
 	status model.SourceStatus
@@ -177,23 +177,39 @@ func (w *Watcher) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
+	w.clients = clients{cs: cs, dyn: dyn, typed: typed}
 	for _, in := range insts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if denied := in.checkAccess(ctx, cs); denied != "" {
-				w.mu.Lock()
-				in.status.Forbidden = denied
-				w.mu.Unlock()
-				w.changed()
-				return
-			}
-			in.run(ctx, dyn, typed)
-		}()
+		w.launch(ctx, in)
 	}
-	wg.Wait()
+	w.launchCRDWatch(ctx)
+	w.wg.Wait()
 	return nil
+}
+
+// clients reach the API server once discovery is done.
+type clients struct {
+	cs, typed kubernetes.Interface
+	dyn       dynamic.Interface
+}
+
+// launch checks access to an instance's kind and runs its informer until ctx
+// is done or the instance is cancelled (its kind was uninstalled).
+func (w *Watcher) launch(ctx context.Context, in *instance) {
+	ictx, cancel := context.WithCancel(ctx)
+	in.cancel = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		if denied := in.checkAccess(ictx, w.clients.cs); denied != "" {
+			w.mu.Lock()
+			in.status.Forbidden = denied
+			w.mu.Unlock()
+			w.changed()
+			return
+		}
+		in.run(ictx, w.clients.dyn, w.clients.typed)
+	}()
 }
 
 // plan decides what to watch from what the API server serves: for each kind
@@ -217,16 +233,23 @@ func (w *Watcher) plan(served map[schema.GroupVersionResource]bool) ([]*instance
 			sources[k.kind] = model.SourceStatus{Installed: false, Synced: true}
 			continue
 		}
-		for _, ns := range w.namespacesOf(k) {
-			in := &instance{w: w, spec: k, namespace: ns, version: version}
-			if k.selectors != nil {
-				in.fieldSel, in.labelSel = k.selectors(&w.opts)
-			}
-			in.status = model.SourceStatus{Installed: true, Version: version}
-			insts = append(insts, in)
-		}
+		insts = append(insts, w.instancesOf(k, version)...)
 	}
 	return insts, sources
+}
+
+// instancesOf builds the informers of a kind at a version, one per namespace.
+func (w *Watcher) instancesOf(k *kindSpec, version string) []*instance {
+	var insts []*instance
+	for _, ns := range w.namespacesOf(k) {
+		in := &instance{w: w, spec: k, namespace: ns, version: version}
+		if k.selectors != nil {
+			in.fieldSel, in.labelSel = k.selectors(&w.opts)
+		}
+		in.status = model.SourceStatus{Installed: true, Version: version}
+		insts = append(insts, in)
+	}
+	return insts
 }
 
 func (w *Watcher) namespacesOf(k *kindSpec) []string {

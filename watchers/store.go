@@ -60,6 +60,15 @@ func (s *store[T]) remove(key string) bool {
 	return true
 }
 
+// removeIf removes the objects whose key matches (all of them for nil).
+func (s *store[T]) removeIf(match func(key string) bool) {
+	for k := range s.items {
+		if match == nil || match(k) {
+			s.remove(k)
+		}
+	}
+}
+
 type keyed[T any] struct {
 	k string
 	v *T

@@ -88,6 +88,8 @@ type Watcher struct {
 	connSince time.Time
 	everLive  bool
 	discovery error // last discovery error, nil once discovery succeeded
+	clients   clients
+	wg        sync.WaitGroup // informer goroutines
 	insts     []*instance
 	sources   map[model.Kind]model.SourceStatus // kinds without an informer (not installed)
 	st        *stores
