@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (_ *World, err error) {
 		return nil, err
 	}
 
-	s, err := sim.New(w.Config, sim.Config{Scenario: sc, Speed: cfg.Speed, Names: names, OnAction: cfg.OnAction, Workers: workers(sc)})
+	s, err := sim.New(w.Config, sim.Config{Scenario: sc, Speed: cfg.Speed, Names: names, OnAction: cfg.OnAction, Workers: workers(sc), Logf: logf})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,6 +82,8 @@ type Config struct {
 	// Workers is the number of parallel reconciles per controller (1 when
 	// zero; the large fleet benefits from more).
 	Workers int
+	// Logf reports what an operator of the demo should know (slow start).
+	Logf func(format string, args ...any)
 }
 
 // Timings are the durations of the simulated steps at speed 1. A real
@@ -256,12 +259,11 @@ func (s *Simulator) Run(ctx context.Context) error {
 	s.sysFactory.Start(ctx.Done())
 	s.clusterFactory.Start(ctx.Done())
 	s.podFactory.Start(ctx.Done())
-	for gvr, inf := range s.informers {
-		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return fmt.Errorf("simulated controllers: cache of %s did not sync", gvr.Resource)
-		}
+	if !s.waitForCaches(ctx) {
+		// Stopped before the caches filled: nothing ran, nothing to undo.
+		s.shutdown()
+		return nil
 	}
-	s.podFactory.WaitForCacheSync(ctx.Done())
 	var wg sync.WaitGroup
 	for _, l := range s.loops {
 		wg.Add(1)
@@ -277,13 +279,55 @@ func (s *Simulator) Run(ctx context.Context) error {
 		l.queue.ShutDown()
 	}
 	wg.Wait()
+	s.shutdown()
+	return nil
+}
+
+func (s *Simulator) shutdown() {
 	s.broadcaster.Shutdown()
 	s.sysFactory.Shutdown()
 	if s.clusterFactory != s.sysFactory {
 		s.clusterFactory.Shutdown()
 	}
 	s.podFactory.Shutdown()
-	return nil
+}
+
+// waitForCaches waits until every informer has listed, saying every 10s
+// which ones it still waits for. It reports false when ctx ends first.
+func (s *Simulator) waitForCaches(ctx context.Context) bool {
+	began := s.clock.Now()
+	tick := s.clock.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := began
+	for {
+		var pending []string
+		for gvr, inf := range s.informers {
+			if !inf.HasSynced() {
+				pending = append(pending, gvr.Resource)
+			}
+		}
+		if !s.podFactory.Core().V1().Pods().Informer().HasSynced() {
+			pending = append(pending, "pods")
+		}
+		if len(pending) == 0 {
+			return true
+		}
+		if now := s.clock.Now(); now.Sub(lastReport) >= 10*time.Second {
+			lastReport = now
+			s.logf("simulated controllers still waiting for the caches of %s (%s)", strings.Join(pending, ", "), now.Sub(began).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C():
+		}
+	}
+}
+
+func (s *Simulator) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
 }
 
 // ---- reading the cache ----
