@@ -6,8 +6,15 @@
 // The data path follows k9s's (informers, an access check before each, no
 // blocking on cache sync) but not its refresh loop: nothing here polls the
 // API server. After the initial discovery, the only requests are the
-// informers' watches, so an idle console costs the API server nothing and a
-// write reaches the screen as soon as its watch event arrives.
+// informers' watches (plus one on CustomResourceDefinitions, so kinds
+// installed or removed mid-upgrade are followed), so an idle console costs
+// the API server nothing and a write reaches the screen as soon as its watch
+// event arrives.
+//
+// Memory at fleet scale: informers cache the translated model values, not
+// the API objects (see entry and translate.go), writes the console cannot
+// see publish nothing, and a snapshot shares every list that did not change
+// with the previous one.
 package watchers
 
 import (
