@@ -39,9 +39,7 @@ func TestMain(m *testing.M) {
 
 var (
 	gvrEKSACluster = schema.GroupVersionResource{Group: eksaGroup, Version: "v1alpha1", Resource: "clusters"}
-	gvrKCP         = schema.GroupVersionResource{Group: kcpGroup, Version: "v1beta2", Resource: "kubeadmcontrolplanes"}
 	gvrMachine     = schema.GroupVersionResource{Group: capiGroup, Version: "v1beta2", Resource: "machines"}
-	gvrMachineV1b1 = schema.GroupVersionResource{Group: capiGroup, Version: "v1beta1", Resource: "machines"}
 	gvrNodeUpgrade = schema.GroupVersionResource{Group: eksaGroup, Version: "v1alpha1", Resource: "nodeupgrades"}
 )
 
