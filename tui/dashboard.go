@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sort"
 	"strings"
 	"time"
 
@@ -50,6 +51,8 @@ type Dashboard struct {
 	lastRun  time.Time
 	now      time.Time
 	progress model.Progress
+	// stalled are the objects the progress names as stalled.
+	stalled stallSet
 	// derivedAt is when progress was last derived.
 	derivedAt time.Time
 	timeline  model.Timeline
@@ -222,10 +225,10 @@ func (d *Dashboard) buildPanes() {
 	s := d.state
 	d.cluster.set(buildClusterPane(d.st, s))
 	d.cp.set(buildControlPlanePane(d.st, s, d.expand))
-	d.etcd.set(buildEtcdPane(d.st, s, d.expand))
+	d.etcd.set(buildEtcdPane(d.st, s, d.expand, d.stalled))
 	d.events.set(buildEventsPane(d.st, s))
 	d.nodes.expand = d.expand
-	d.nodes.set(d.st, s)
+	d.nodes.set(d.st, s, d.stalled)
 }
 
 // refreshProgress re-derives progress (stalls depend on the clock), the
@@ -241,6 +244,11 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 		if snapshotChanged || d.now.Sub(d.derivedAt) >= rederiveEvery || d.now.Before(d.derivedAt) {
 			d.progress = model.DeriveProgress(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
 			d.derivedAt = d.now
+			if st := newStallSet(d.progress.Stalls); st.key != d.stalled.key {
+				// The rows mark stalled machines: rebuild them.
+				d.stalled = st
+				d.buildPanes()
+			}
 		}
 		d.timeline = clampTimeline(d.timeline.Observe(d.progress, d.now), d.state)
 	}
@@ -456,3 +464,27 @@ func clampTimeline(tl model.Timeline, s *model.ClusterState) model.Timeline {
 	}
 	return tl
 }
+
+// stallSet is the objects named by stalls, and a key that changes with it.
+type stallSet struct {
+	names map[string]bool
+	key   string
+}
+
+func newStallSet(stalls []model.Stall) stallSet {
+	if len(stalls) == 0 {
+		return stallSet{}
+	}
+	set := stallSet{names: make(map[string]bool, len(stalls))}
+	keys := make([]string, 0, len(stalls))
+	for _, s := range stalls {
+		k := string(s.Kind) + "/" + s.Name
+		set.names[k] = true
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	set.key = strings.Join(keys, ",")
+	return set
+}
+
+func (s stallSet) has(k model.Kind, name string) bool { return s.names[string(k)+"/"+name] }

@@ -231,3 +231,21 @@ func TestWaitingSiblingsFoldLikeHealthyOnes(t *testing.T) {
 		}
 	}
 }
+
+func TestStalledMachinesAreMarked(t *testing.T) {
+	s := fixtureMidEtcd()
+	// The new etcd member has been provisioning for 4 minutes: stalled at a
+	// 2-minute threshold.
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 2 * time.Minute})
+	d.SetSize(120, 40)
+	d.Update(SnapshotMsg{State: s})
+	var member string
+	for _, l := range strings.Split(screenOf(d), "\n") {
+		if i := strings.Index(l, "mgmt-etcd-h2v8d  provisioning"); i >= 0 {
+			member = l[strings.LastIndex(l[:i], "│")+len("│"):]
+		}
+	}
+	if !strings.HasPrefix(member, " ⚠ mgmt-etcd-h2v8d") || !strings.Contains(member, "stalled") {
+		t.Fatalf("stalled member not marked: %q\n%s", member, screenOf(d))
+	}
+}

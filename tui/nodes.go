@@ -79,7 +79,7 @@ outer:
 // buildNodeRows joins Machines, Nodes and NodeUpgrades into table rows, in
 // the snapshot's machine order (control plane, then workers by name). Etcd
 // machines have their own pane. It is O(machines + nodes + node upgrades).
-func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
+func buildNodeRows(st *styles, s *model.ClusterState, stalled stallSet) []nodeRow {
 	if s == nil {
 		return nil
 	}
@@ -118,7 +118,11 @@ func buildNodeRows(st *styles, s *model.ClusterState) []nodeRow {
 		if len(upgrades) > 0 {
 			nu = upgrades[m.Name]
 		}
-		rows = append(rows, machineRow(st, m, n, nu, targets[m.Owner], prefix))
+		r := machineRow(st, m, n, nu, targets[m.Owner], prefix)
+		if r.mark.r != rSevError && (stalled.has(model.KindMachine, m.Name) || (nu != nil && stalled.has(nu.Kind, nu.Name))) {
+			r.mark, r.fold = seg{st.th.Sym.Warn, rStall}, foldNone
+		}
+		rows = append(rows, r)
 	}
 	for i := range s.Nodes {
 		if !seen[i] {

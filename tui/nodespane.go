@@ -45,6 +45,7 @@ type nodeInputs struct {
 	cluster  *model.EKSACluster
 	avail    availability
 	st       *styles
+	stalled  string
 }
 
 func first[T any](l []T) *T {
@@ -54,8 +55,8 @@ func first[T any](l []T) *T {
 	return &l[0]
 }
 
-func inputsOf(st *styles, s *model.ClusterState, av availability) nodeInputs {
-	in := nodeInputs{avail: av, st: st}
+func inputsOf(st *styles, s *model.ClusterState, av availability, stalled stallSet) nodeInputs {
+	in := nodeInputs{avail: av, st: st, stalled: stalled.key}
 	if s != nil {
 		in.machines, in.nm = first(s.Machines), len(s.Machines)
 		in.nodes, in.nn = first(s.Nodes), len(s.Nodes)
@@ -66,15 +67,15 @@ func inputsOf(st *styles, s *model.ClusterState, av availability) nodeInputs {
 	return in
 }
 
-func (p *nodesPane) set(st *styles, s *model.ClusterState) {
+func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	av := sourceAvailability(s, model.KindMachine, model.KindNode)
-	in := inputsOf(st, s, av)
+	in := inputsOf(st, s, av, stalled)
 	if p.built && in == p.inputs {
 		return
 	}
 	p.inputs, p.built = in, true
 	p.avail = av
-	p.all = buildNodeRows(st, s)
+	p.all = buildNodeRows(st, s, stalled)
 	p.regroup()
 }
 

@@ -89,7 +89,7 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]se
 	return title, av, lines
 }
 
-func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, availability, []line) {
+func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stallSet) ([]seg, availability, []line) {
 	if s != nil {
 		src, known := s.Sources[model.KindEtcdadmCluster]
 		stacked := (known && !src.Installed && src.Forbidden == "") ||
@@ -127,14 +127,14 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool) ([]seg, avail
 			if m.Role != model.RoleEtcd {
 				continue
 			}
-			lines = append(lines, etcdMemberLine(st, m))
+			lines = append(lines, etcdMemberLine(st, m, stalled.has(model.KindMachine, m.Name)))
 		}
 	}
 	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
 	return title, av, lines
 }
 
-func etcdMemberLine(st *styles, m *model.Machine) line {
+func etcdMemberLine(st *styles, m *model.Machine, stalled bool) line {
 	sym := st.th.Sym
 	mark := seg{sym.Active, rSevInfo}
 	switch {
@@ -144,6 +144,8 @@ func etcdMemberLine(st *styles, m *model.Machine) line {
 		mark = seg{sym.Pending, rMuted}
 	case m.EtcdReady && m.Phase == "Running":
 		mark = seg{sym.OK, rCondTrue}
+	case stalled:
+		mark = seg{sym.Warn, rStall}
 	}
 	state := strings.ToLower(m.Phase)
 	if state == "" {
@@ -162,6 +164,9 @@ func etcdMemberLine(st *styles, m *model.Machine) line {
 	segs = append(segs, seg{"  " + state, rText})
 	if !m.Owned {
 		segs = append(segs, seg{"  outdated, leaving", rMuted})
+	}
+	if stalled {
+		segs = append(segs, seg{"  stalled", rStall})
 	}
 	since := m.CreationTimestamp
 	if c, ok := m.Conditions.Get("Ready"); ok && !c.LastTransitionTime.IsZero() {
