@@ -215,7 +215,7 @@ func KCPStatus(old map[string]any, s KCPState, now time.Time) map[string]any {
 		conds, _ = old["conditions"].([]any)
 	}
 	g := s.Generation
-	set := v1beta2Setter(&conds, g, now)
+	set := V1beta2Setter(&conds, g, now)
 	set("Available", true, "Available", "NotAvailable", "")
 	set("CertificatesAvailable", true, "Available", "NotAvailable", "")
 	set("EtcdClusterHealthy", true, "Healthy", "NotHealthy", "")
@@ -334,7 +334,7 @@ func MDStatus(old map[string]any, s MDState, now time.Time) map[string]any {
 		conds, _ = old["conditions"].([]any)
 	}
 	g := s.Generation
-	set := v1beta2Setter(&conds, g, now)
+	set := V1beta2Setter(&conds, g, now)
 	desired := s.Desired
 	if desired == 0 {
 		desired = s.Replicas

@@ -103,10 +103,10 @@ func IsTrue(obj map[string]any, typ string) bool {
 	return ok && c["status"] == "True"
 }
 
-// v1beta2Setter returns a function that sets a metav1 condition in *conds:
+// V1beta2Setter returns a function that sets a metav1 condition in *conds:
 // True with okReason, or False with notReason; msg either way (the callers
 // decide which state carries a message: RollingOut=True does).
-func v1beta2Setter(conds *[]any, generation int64, now time.Time) func(typ string, ok bool, okReason, notReason, msg string) {
+func V1beta2Setter(conds *[]any, generation int64, now time.Time) func(typ string, ok bool, okReason, notReason, msg string) {
 	return func(typ string, ok bool, okReason, notReason, msg string) {
 		reason := okReason
 		if !ok {

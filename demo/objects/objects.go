@@ -221,7 +221,7 @@ func MachineStatus(old map[string]any, s MachineState, now time.Time) map[string
 	running := s.Phase == PhaseRunning
 	provisioned := running || s.Phase == PhaseProvisioned
 	bootstrapped := provisioned || s.Phase == PhaseProvisioning
-	base := v1beta2Setter(&conds, gen, now)
+	base := V1beta2Setter(&conds, gen, now)
 	set := func(typ string, ok bool, okReason, notReason, msg string) {
 		base(typ, ok, okReason, notReason, cond(!ok, msg))
 	}

@@ -384,6 +384,22 @@ func (s *seeder) etcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The init member's address, which the troubleshooting guide edits when
+	// a new member cannot find its peers (status.initMachineAddress names it).
+	initSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.cfg.ClusterName + "-etcd-init", Namespace: s.sys,
+			Labels: map[string]string{model.LabelClusterName: s.cfg.ClusterName},
+		},
+		Type: corev1.SecretTypeOpaque,
+		StringData: map[string]string{
+			"address":    "https://" + ips[0] + ":2379",
+			"clientUrls": "https://" + ips[0] + ":2379",
+		},
+	}
+	if _, err := s.c.Kube.CoreV1().Secrets(s.sys).Create(ctx, initSecret, metav1.CreateOptions{FieldManager: ManagerController}); err != nil {
+		return fmt.Errorf("create Secret %s: %w", initSecret.Name, err)
+	}
 	got.Object["status"] = objects.EtcdStatus(nil, objects.EtcdState{
 		Ready: true, Replicas: int64(s.cfg.EtcdCount), Generation: got.GetGeneration(),
 		Endpoints: ips, Cluster: s.cfg.ClusterName,

@@ -89,6 +89,9 @@ func TestSeedRollingWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sec, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, cfg.ClusterName+"-etcd-init", metav1.GetOptions{}); err != nil || len(sec.Data["address"]) == 0 {
+		t.Errorf("etcd init Secret: %v", err)
+	}
 	if ready, _, _ := unstructured.NestedBool(etcd.Object, "status", "ready"); !ready {
 		t.Errorf("EtcdadmCluster not ready: %v", etcd.Object["status"])
 	}

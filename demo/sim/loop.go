@@ -115,7 +115,7 @@ func splitKey(k string) (string, string) {
 
 // loops of the simulator, wired in setup.
 type loops struct {
-	eksa, etcd, kcp, md, machine, cpu, mdu, nu *loop
+	eksa, etcd, kcp, md, machine, cpu, mdu, nu, capi *loop
 }
 
 // setup creates the controllers and wires the informers to their queues.
@@ -129,11 +129,13 @@ func (s *Simulator) setup() {
 	l.cpu = s.newLoop(compCPUpgrade, s.reconcileCPUpgrade)
 	l.mdu = s.newLoop(compMDUpgrade, s.reconcileMDUpgrade)
 	l.nu = s.newLoop(compNodeUpg, s.reconcileNodeUpgrade)
+	l.capi = s.newLoop(compCAPICluster, s.reconcileCAPICluster)
 	s.l = l
 
 	sys := s.sc.SystemNamespace
 	clusterKey := key(s.sc.ClusterNamespace, s.sc.ClusterName)
 	eksa := func() { l.eksa.add(clusterKey) }
+	capi := func() { l.capi.add(key(sys, s.sc.ClusterName)) }
 	mine := func(u *unstructured.Unstructured) bool {
 		return u.GetLabels()[model.LabelClusterName] == s.sc.ClusterName
 	}
@@ -144,6 +146,7 @@ func (s *Simulator) setup() {
 		}
 		return []func(){eksa}
 	}))
+	s.informer(kinds.CAPICluster)
 	s.informer(kinds.EKSARelease)
 	s.informer(kinds.Bundles)
 	s.informer(kinds.EtcdadmCluster).AddEventHandler(handler(func(u *unstructured.Unstructured) []func() {
@@ -158,14 +161,14 @@ func (s *Simulator) setup() {
 			return nil
 		}
 		k := key(u.GetNamespace(), u.GetName())
-		return []func(){eksa, func() { l.kcp.add(k) }, func() { l.cpu.add(key(sys, u.GetName()+"-cp-upgrade")) }}
+		return []func(){eksa, capi, func() { l.kcp.add(k) }, func() { l.cpu.add(key(sys, u.GetName()+"-cp-upgrade")) }}
 	}))
 	s.informer(kinds.MachineDeployment).AddEventHandler(handler(func(u *unstructured.Unstructured) []func() {
 		if !mine(u) {
 			return nil
 		}
 		k := key(u.GetNamespace(), u.GetName())
-		return []func(){eksa, func() { l.md.add(k) }}
+		return []func(){eksa, capi, func() { l.md.add(k) }}
 	}))
 	s.informer(kinds.MachineSet).AddEventHandler(handler(func(u *unstructured.Unstructured) []func() {
 		if md := u.GetLabels()[model.LabelDeploymentName]; md != "" && mine(u) {
@@ -246,6 +249,7 @@ func (s *Simulator) enqueueAll() {
 		}
 	}
 	s.l.eksa.add(key(s.sc.ClusterNamespace, s.sc.ClusterName))
+	s.l.capi.add(key(s.sc.SystemNamespace, s.sc.ClusterName))
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
 	"github.com/upgrade-console/upgrade-console/demo/objects"
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -68,6 +69,13 @@ func TestRollingUpgrade(t *testing.T) {
 		kcp := w.get(kindsKCP, w.sc.ClusterName)
 		if kcp.GetAnnotations()[model.AnnotationCAPIPaused] != "" {
 			t.Error("KCP still paused")
+		}
+		capi := w.get(kinds.CAPICluster, w.sc.ClusterName)
+		for part, n := range map[string]int64{"controlPlane": 3, "workers": 4} {
+			vs, _, _ := unstructured.NestedSlice(capi.Object, "status", part, "versions")
+			if len(vs) != 1 || vs[0].(map[string]any)["version"] != want || i64(capi, "status", part, "upToDateReplicas") != n {
+				t.Errorf("CAPI Cluster status.%s = %v", part, nested(capi, "status", part))
+			}
 		}
 	})
 

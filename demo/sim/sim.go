@@ -134,18 +134,19 @@ func (t Timings) scale(speed float64) Timings {
 
 // Components, as the events' source and the field managers.
 const (
-	compEKSA       = "eksa-controller"
-	compEtcdadm    = "etcdadm-controller"
-	compKCP        = "kubeadm-control-plane-controller"
-	compMD         = "machinedeployment-controller"
-	compMS         = "machineset-controller"
-	compMachine    = "machine-controller"
-	compProvider   = "vsphere-controller"
-	compNodeUpg    = "nodeupgrade-controller"
-	compCPUpgrade  = "controlplaneupgrade-controller"
-	compMDUpgrade  = "machinedeploymentupgrade-controller"
-	compKubelet    = "kubelet"
-	resyncInterval = 10 * time.Minute
+	compEKSA        = "eksa-controller"
+	compEtcdadm     = "etcdadm-controller"
+	compKCP         = "kubeadm-control-plane-controller"
+	compMD          = "machinedeployment-controller"
+	compMS          = "machineset-controller"
+	compMachine     = "machine-controller"
+	compProvider    = "vsphere-controller"
+	compNodeUpg     = "nodeupgrade-controller"
+	compCPUpgrade   = "controlplaneupgrade-controller"
+	compMDUpgrade   = "machinedeploymentupgrade-controller"
+	compKubelet     = "kubelet"
+	compCAPICluster = "cluster-controller"
+	resyncInterval  = 10 * time.Minute
 )
 
 // Simulator runs the simulated controllers of one demo world.
