@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -62,4 +61,3 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-var errNotImplemented = errors.New("not implemented")
