@@ -60,4 +60,3 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
-
