@@ -112,12 +112,12 @@ type Timings struct {
 // DefaultTimings are the demo's pace at speed 1.
 func DefaultTimings() Timings {
 	return Timings{
-		Components: 6 * time.Second,
+		Components: 8 * time.Second,
 		CNI:        4 * time.Second,
 		Boot:       1 * time.Second,
-		Provision:  3500 * time.Millisecond,
-		Join:       2500 * time.Millisecond,
-		EtcdHealth: 2 * time.Second,
+		Provision:  5 * time.Second,
+		Join:       3500 * time.Millisecond,
+		EtcdHealth: 3 * time.Second,
 		Drain:      1500 * time.Millisecond,
 		Step:       1200 * time.Millisecond,
 		Requeue:    2 * time.Second,
