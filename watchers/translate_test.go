@@ -1,6 +1,8 @@
 package watchers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -336,5 +339,62 @@ func TestStoreMatchesAFreshSort(t *testing.T) {
 				delete(want, k)
 			}
 		}
+	}
+}
+
+func TestConnectionStates(t *testing.T) {
+	now := benchTime
+	w, err := New(Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, ClusterName: "mgmt", Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func() (model.ConnectionState, time.Time) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		s := w.snapshotLocked()
+		return s.Connection, s.ConnectionSince
+	}
+	if c, _ := conn(); c != model.Connecting {
+		t.Fatalf("before discovery: %s", c)
+	}
+	w.discovery = errors.New("connection refused")
+	if c, _ := conn(); c != model.Connecting {
+		t.Fatalf("discovery failing before ever live: %s", c)
+	}
+	w.discovery = nil
+	insts, sources := w.plan(map[schema.GroupVersionResource]bool{{Group: capiGroup, Version: "v1beta2", Resource: "machines"}: true})
+	w.insts, w.sources = insts, sources
+	now = now.Add(time.Second)
+	if c, since := conn(); c != model.Live || !since.Equal(now) {
+		t.Fatalf("after discovery: %s since %s", c, since)
+	}
+	ctx := context.Background()
+	in := w.insts[0]
+	in.observe(ctx, "watch", nil)
+	now = now.Add(time.Minute)
+	in.observe(ctx, "watch", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"))
+	c, since := conn()
+	if c != model.Reconnecting || !since.Equal(now) {
+		t.Fatalf("watch failing after live: %s since %s", c, since)
+	}
+	if src := w.sourcesLocked()[model.KindMachine]; src.Err == "" {
+		t.Errorf("source error not recorded: %+v", src)
+	}
+	// A relist that expired is routine, not a connection problem.
+	in.observe(ctx, "list", apierrors.NewResourceExpired("too old resource version"))
+	if c, _ := conn(); c != model.Reconnecting {
+		t.Fatalf("still reconnecting expected, got %s", c)
+	}
+	now = now.Add(time.Minute)
+	in.observe(ctx, "watch", nil)
+	if c, since := conn(); c != model.Live || !since.Equal(now) {
+		t.Fatalf("after the watch came back: %s since %s", c, since)
+	}
+	in.observe(ctx, "list", apierrors.NewForbidden(schema.GroupResource{Group: capiGroup, Resource: "machines"}, "", errors.New("denied")))
+	if src := w.sourcesLocked()[model.KindMachine]; src.Forbidden != "list machines.cluster.x-k8s.io in eksa-system" {
+		t.Errorf("forbidden = %q", src.Forbidden)
+	}
+	if c, _ := conn(); c != model.Live {
+		t.Errorf("a 403 is an answer, not a lost connection: %s", c)
 	}
 }
