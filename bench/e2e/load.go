@@ -109,20 +109,17 @@ loop:
 // saturate writes as fast as the API server takes them: workers writers
 // back to back, each with its own share of the machines.
 func (d *driver) saturate(ctx context.Context, workers int, dur time.Duration) []write {
-	ctx, cancel := context.WithTimeout(ctx, dur)
-	defer cancel()
+	// No write starts after the window; those under way finish (they are
+	// real writes the viewers must show).
+	end := time.Now().Add(dur)
 	res := make([][]write, workers)
 	var wg sync.WaitGroup
 	for k := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := k; ctx.Err() == nil; i += workers {
-				w := d.one(ctx, i%len(d.machines))
-				if ctx.Err() != nil {
-					return // cut short by the end of the window, not a real write
-				}
-				res[k] = append(res[k], w)
+			for i := k; ctx.Err() == nil && time.Now().Before(end); i += workers {
+				res[k] = append(res[k], d.one(ctx, i%len(d.machines)))
 			}
 		}()
 	}

@@ -44,6 +44,7 @@ type options struct {
 	pool         int
 	nodeUpgrades bool
 	skipKubectl  bool
+	apiProfile   string
 }
 
 func main() {
@@ -66,6 +67,7 @@ func main() {
 	flag.IntVar(&o.pool, "pool", 1000, "worker machines the driver writes to")
 	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
 	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
+	flag.StringVar(&o.apiProfile, "apiserver-profile", "", "write a CPU profile of kube-apiserver during the console's saturation window to this file")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

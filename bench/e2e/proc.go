@@ -147,6 +147,7 @@ type termProc struct {
 	lines     []termLine  // complete lines, when line-oriented (kubectl)
 	partial   []byte
 	keepLines bool
+	rss       int64 // peak RSS seen so far, bytes
 }
 
 type termLine struct {
@@ -165,6 +166,7 @@ func startTerm(name string, cols, rows int, keepLines bool, env []string, path s
 	}
 	p.pty = f
 	go p.read()
+	p.watchRSS()
 	return p, nil
 }
 
@@ -197,6 +199,54 @@ func (p *termProc) read() {
 }
 
 func (p *termProc) pid() int { return p.cmd.Process.Pid }
+
+// watchRSS samples the peak RSS every half second, so the figure survives
+// the process ending early (a zombie has no VmHWM).
+func (p *termProc) watchRSS() {
+	go func() {
+		for {
+			if v, err := peakRSS(p.pid()); err == nil {
+				p.mu.Lock()
+				p.rss = max(p.rss, v)
+				p.mu.Unlock()
+			}
+			select {
+			case <-p.done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+}
+
+// peakRSS is the process's peak resident set in bytes, and whether it is
+// still running.
+func (p *termProc) peakRSS() (int64, bool) {
+	v, err := peakRSS(p.pid())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.rss = max(p.rss, v)
+	}
+	return p.rss, err == nil
+}
+
+// exited reports whether the process ended, with the last lines it wrote.
+func (p *termProc) exited() (bool, string) {
+	select {
+	case <-p.done:
+	default:
+		return false, ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tail := p.lines[max(len(p.lines)-3, 0):]
+	var out []string
+	for _, l := range tail {
+		out = append(out, l.text)
+	}
+	return true, strings.Join(out, " | ") + string(p.partial)
+}
 
 // firstOutputAfter is when the terminal first received bytes at or after t
 // (zero if it has not yet).

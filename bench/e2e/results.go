@@ -101,6 +101,10 @@ type Viewer struct {
 	// (console) or line (kubectl) on the terminal showing it.
 	Rate     dist `json:"write_to_screen_rate"`
 	Saturate dist `json:"write_to_screen_saturate"`
+	// ReplyRate is the API server's reply to the driver → screen: the
+	// viewer's own share of write → screen (negative when the watch event
+	// beat the reply).
+	ReplyRate dist `json:"reply_to_screen_rate"`
 	// Missed counts writes never shown before the viewer stopped.
 	MissedRate     int `json:"missed_rate"`
 	MissedSaturate int `json:"missed_saturate"`
@@ -122,6 +126,9 @@ type Viewer struct {
 	// RateAchieved is the writes a second the driver really made in the
 	// fixed-rate window (below the asked rate when the machine is starved).
 	RateAchieved float64 `json:"rate_achieved_per_s"`
+	// Exited names processes that ended before the run did, with their
+	// last output.
+	Exited []string `json:"exited,omitempty"`
 }
 
 // Target is one of the issue's targets with its verdict.
@@ -234,6 +241,10 @@ func (r *Results) printTable(out io.Writer) {
 		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotRate.P50, c.SnapshotRate.P99)
 		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnRate.P50, c.DrawnRate.P99)
 	}
+	row("API write p50 @rate", c.APIWriteRate.P50, kz.APIWriteRate.P50, "ms")
+	row("API write p99 @rate", c.APIWriteRate.P99, kz.APIWriteRate.P99, "ms")
+	row("API reply → screen p50 @rate", c.ReplyRate.P50, kz.ReplyRate.P50, "ms")
+	row("API reply → screen p99 @rate", c.ReplyRate.P99, kz.ReplyRate.P99, "ms")
 	row("writes/s achieved @rate", c.RateAchieved, kz.RateAchieved, "/s")
 	row("write → screen p50 saturated", c.Saturate.P50, kz.Saturate.P50, "ms")
 	row("write → screen p99 saturated", c.Saturate.P99, kz.Saturate.P99, "ms")

@@ -94,6 +94,9 @@ func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*window
 	logf("%s: saturating with %d writers for %s", name, o.satWorkers, o.satDur)
 	cpu = startCPU(pids...)
 	began := time.Now()
+	if o.apiProfile != "" && name == "console" {
+		go b.profileAPIServer(ctx, o.satDur)
+	}
 	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
 	ws.satSeconds = time.Since(began).Seconds()
 	ws.cpuSat = cpu.percent()
@@ -112,6 +115,10 @@ func (ws *windows) fill(v *Viewer, shown func(write) (time.Time, bool)) {
 	v.WritesPerSecSat = float64(len(okWrites(ws.sat))) / ws.satSeconds
 	v.RateAchieved = float64(len(ws.rate)) / ws.rateSeconds
 	v.Rate, v.MissedRate = latencies(okWrites(ws.rate), shown)
+	v.ReplyRate, _ = latencies(okWrites(ws.rate), func(w write) (time.Time, bool) {
+		at, ok := shown(w)
+		return at.Add(-w.returned.Sub(w.sent)), ok
+	})
 	v.Saturate, v.MissedSaturate = latencies(okWrites(ws.sat), shown)
 }
 
@@ -241,8 +248,11 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.PeakRSSMiB, err = rssMiB(p.pid()); err != nil {
-		return nil, err
+	rss, alive := p.peakRSS()
+	v.PeakRSSMiB = float64(rss) / (1 << 20)
+	if !alive {
+		_, tail := p.exited()
+		return nil, fmt.Errorf("the console exited during the run: %s", tail)
 	}
 	fl, err = readFrameLog(flog)
 	if err != nil {
@@ -278,11 +288,6 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	taken, _ := latencies(okWrites(ws.rate), snapshotTaken)
 	v.DrawnRate, v.SnapshotRate = &built, &taken
 	return v, nil
-}
-
-func rssMiB(pid int) (float64, error) {
-	b, err := peakRSS(pid)
-	return float64(b) / (1 << 20), err
 }
 
 // kubectlRun runs one `kubectl get --watch` per kind the world holds at
@@ -358,12 +363,14 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, pid := range pids {
-		r, err := rssMiB(pid)
-		if err != nil {
-			return nil, err
+	for _, p := range procs {
+		rss, alive := p.peakRSS()
+		v.PeakRSSMiB += float64(rss) / (1 << 20)
+		if !alive {
+			_, tail := p.exited()
+			logf("kubectl: %s ended during the run: %s", p.name, tail)
+			v.Exited = append(v.Exited, p.name+": "+tail)
 		}
-		v.PeakRSSMiB += r
 	}
 	// The machines watch prints one line per change with the Machine's
 	// resourceVersion in the third column.
@@ -390,4 +397,19 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// profileAPIServer writes a CPU profile of kube-apiserver over d
+// (--apiserver-profile): where the API server's time goes under the load.
+func (b *bench) profileAPIServer(ctx context.Context, d time.Duration) {
+	secs := max(int(d.Seconds())-1, 1)
+	data, err := b.metrics.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).Timeout(d + time.Minute).DoRaw(ctx)
+	if err == nil {
+		err = os.WriteFile(b.o.apiProfile, data, 0o644)
+	}
+	if err != nil {
+		logf("API server profile: %v", err)
+		return
+	}
+	logf("API server CPU profile (%ds of saturation) in %s", secs, b.o.apiProfile)
 }
