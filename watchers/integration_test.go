@@ -496,7 +496,9 @@ func TestReconnectsAfterAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted = true
+	up := time.Now()
 	back := waitState(t, w, "live again", func(s *model.ClusterState) bool { return s.Connection == model.Live })
+	t.Logf("live again %s after the API server served again", time.Since(up).Round(time.Millisecond))
 	if !back.ConnectionSince.After(down.ConnectionSince) {
 		t.Errorf("connection since %s not after %s", back.ConnectionSince, down.ConnectionSince)
 	}
