@@ -266,12 +266,14 @@ func NodeInfo(kubelet string) map[string]any {
 		"bootID":                  "",
 		"containerRuntimeVersion": "containerd://1.7.22",
 		"kernelVersion":           "5.15.0-125-generic",
-		"kubeProxyVersion":        kubelet,
-		"kubeletVersion":          kubelet,
-		"machineID":               "",
-		"operatingSystem":         "linux",
-		"osImage":                 "Ubuntu 22.04.5 LTS",
-		"systemUUID":              "",
+		// Required by the Machine CRD; kubelets no longer fill it (the field
+		// is deprecated), so it is empty as on a real node.
+		"kubeProxyVersion": "",
+		"kubeletVersion":   kubelet,
+		"machineID":        "",
+		"operatingSystem":  "linux",
+		"osImage":          "Ubuntu 22.04.5 LTS",
+		"systemUUID":       "",
 	}
 }
 
@@ -309,7 +311,6 @@ func Node(name string, role model.MachineRole, kubelet, ip, providerID string, n
 				ContainerRuntimeVersion: "containerd://1.7.22",
 				KernelVersion:           "5.15.0-125-generic",
 				KubeletVersion:          kubelet,
-				KubeProxyVersion:        kubelet,
 				OperatingSystem:         "linux",
 				OSImage:                 "Ubuntu 22.04.5 LTS",
 			},

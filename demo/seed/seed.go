@@ -202,12 +202,12 @@ func (s *seeder) eksaLabels() map[string]any {
 func (s *seeder) eksaCluster(ctx context.Context) error {
 	cl := ClusterSpec(s.cfg, release.Current.Version, CurrentKube)
 	ri := s.c.Dynamic.Resource(kinds.EKSACluster).Namespace(s.cfg.ClusterNamespace)
-	got, err := ri.Apply(ctx, cl.GetName(), cl, metav1.ApplyOptions{FieldManager: ManagerCLI, Force: true})
-	if err != nil {
+	if _, err := ri.Apply(ctx, cl.GetName(), cl, metav1.ApplyOptions{FieldManager: ManagerCLI, Force: true}); err != nil {
 		return err
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, model.AnnotationManagementComponentsVersion, release.Current.Version)
-	if got, err = ri.Patch(ctx, cl.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: ManagerController}); err != nil {
+	got, err := ri.Patch(ctx, cl.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: ManagerController})
+	if err != nil {
 		return err
 	}
 	at := s.now.Add(-40 * 24 * time.Hour)

@@ -453,7 +453,6 @@ func (s *Simulator) finishNodeUpgrade(ctx context.Context, owner string, m *unst
 		return err
 	}
 	n.Status.NodeInfo.KubeletVersion = kubelet
-	n.Status.NodeInfo.KubeProxyVersion = kubelet
 	_, err = s.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: compKubelet})
 	return err
 }

@@ -3,7 +3,6 @@ package sim
 import (
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,10 +122,3 @@ func outdatedMessage(have, want string) string {
 }
 
 func unix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
-
-func trimTemplateTS(name string) string {
-	if i := strings.LastIndexByte(name, '-'); i > 0 {
-		return name[:i]
-	}
-	return name
-}

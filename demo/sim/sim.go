@@ -61,7 +61,7 @@ func (a Action) String() string {
 	if a.Warning {
 		level = "Warning"
 	}
-	return fmt.Sprintf("%s %-28s %s %s/%s %s: %s", a.At.Format("15:04:05.000"), a.Component, level, a.Kind, a.Name, a.Reason, a.Message)
+	return fmt.Sprintf("%s %-35s %s %s/%s %s: %s", a.At.Format("15:04:05.000"), a.Component, level, a.Kind, a.Name, a.Reason, a.Message)
 }
 
 // Config configures a Simulator.
