@@ -45,6 +45,8 @@ type options struct {
 	nodeUpgrades bool
 	skipKubectl  bool
 	apiProfile   string
+	lowRate      float64
+	lowRateDur   time.Duration
 }
 
 func main() {
@@ -59,6 +61,8 @@ func main() {
 	flag.IntVar(&o.rows, "rows", 60, "terminal rows")
 	flag.Float64Var(&o.rate, "rate", 100, "writes a second in the fixed-rate window")
 	flag.DurationVar(&o.rateDur, "rate-duration", 60*time.Second, "length of the fixed-rate window")
+	flag.Float64Var(&o.lowRate, "low-rate", 20, "writes a second of an extra window before the fixed rate, below the API server's capacity (0: none)")
+	flag.DurationVar(&o.lowRateDur, "low-rate-duration", 30*time.Second, "length of the low-rate window")
 	flag.DurationVar(&o.satDur, "saturate-duration", 30*time.Second, "length of the saturation window")
 	flag.IntVar(&o.satWorkers, "saturate-writers", 20, "concurrent writers in the saturation window")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "length of the idle windows (CPU with no writes)")
@@ -99,7 +103,7 @@ func run(ctx context.Context, o *options) error {
 	}
 	res := &Results{Schema: 1, Date: time.Now().UTC().Truncate(time.Second), Machine: machineInfo()}
 	res.Machine.LoadAvg["start"] = loadAvg()
-	res.Load = Load{Rate: o.rate, RateSeconds: o.rateDur.Seconds(), SaturateWorkers: o.satWorkers, SaturateSeconds: o.satDur.Seconds(), IdleSeconds: o.idle.Seconds()}
+	res.Load = Load{LowRate: o.lowRate, LowRateSeconds: o.lowRateDur.Seconds(), Rate: o.rate, RateSeconds: o.rateDur.Seconds(), SaturateWorkers: o.satWorkers, SaturateSeconds: o.satDur.Seconds(), IdleSeconds: o.idle.Seconds()}
 	if o.goBench != "" {
 		gb, err := readGoBench(o.goBench)
 		if err != nil {
@@ -123,6 +127,10 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	etcdPid, err := descendant("etcd")
+	if err != nil {
+		return err
+	}
 	dyn, err := dynamic.NewForConfig(fast(w.env.Config))
 	if err != nil {
 		return err
@@ -139,7 +147,7 @@ func run(ctx context.Context, o *options) error {
 	} else {
 		return fmt.Errorf("need at least %d worker machines for %d writers", o.satWorkers, o.satWorkers)
 	}
-	b := &bench{o: o, w: w, apiPid: apiPid, drv: newDriver(dyn, w.sc.SystemNamespace, pool), metrics: kube.Discovery().RESTClient()}
+	b := &bench{o: o, w: w, apiPid: apiPid, etcdPid: etcdPid, drv: newDriver(dyn, w.sc.SystemNamespace, pool), metrics: kube.Discovery().RESTClient()}
 
 	// The API server alone, for reference: what it costs with no viewer.
 	logf("API server with no viewer: measuring %s", o.idle)

@@ -72,6 +72,8 @@ type World struct {
 }
 
 type Load struct {
+	LowRate         float64 `json:"low_rate_per_s"`
+	LowRateSeconds  float64 `json:"low_rate_s"`
 	Rate            float64 `json:"rate_per_s"`
 	RateSeconds     float64 `json:"rate_s"`
 	SaturateWorkers int     `json:"saturate_writers"`
@@ -126,9 +128,26 @@ type Viewer struct {
 	// RateAchieved is the writes a second the driver really made in the
 	// fixed-rate window (below the asked rate when the machine is starved).
 	RateAchieved float64 `json:"rate_achieved_per_s"`
+	// ControlPlaneCPU*Pct is kube-apiserver + etcd CPU in the write windows:
+	// what the writes themselves cost the machine.
+	ControlPlaneCPURatePct     float64 `json:"control_plane_cpu_rate_pct"`
+	ControlPlaneCPUSaturatePct float64 `json:"control_plane_cpu_saturate_pct"`
+	// Low is the window at a rate the API server sustains (--low-rate).
+	Low *LowRate `json:"low_rate,omitempty"`
 	// Exited names processes that ended before the run did, with their
 	// last output.
 	Exited []string `json:"exited,omitempty"`
+}
+
+// LowRate is a write window below the API server's capacity: what the
+// viewer adds when the API server is not the bottleneck.
+type LowRate struct {
+	Rate          float64 `json:"rate_per_s"`
+	Seconds       float64 `json:"seconds"`
+	WriteToScreen dist    `json:"write_to_screen"`
+	APIWrite      dist    `json:"api_write"`
+	Missed        int     `json:"missed"`
+	Failed        int     `json:"failed"`
 }
 
 // Target is one of the issue's targets with its verdict.
@@ -212,7 +231,7 @@ func (r *Results) judge() {
 func (r *Results) printTable(out io.Writer) {
 	fmt.Fprintf(out, "\nend-to-end benchmark, %s, %d cores (%s), load average %v\n", r.Date.Format(time.RFC3339), r.Machine.Cores, r.Machine.CPU, r.Machine.LoadAvg)
 	fmt.Fprintf(out, "world: %s scenario, %v, terminal %s\n", r.World.Scenario, r.World.Objects, r.World.TerminalSize)
-	fmt.Fprintf(out, "load: %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
+	fmt.Fprintf(out, "load: %g writes/s for %gs, %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.LowRate, r.Load.LowRateSeconds, r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	k := r.Kubectl
 	row := func(name string, c, kv float64, unit string) {
@@ -246,6 +265,17 @@ func (r *Results) printTable(out io.Writer) {
 	row("API reply → screen p50 @rate", c.ReplyRate.P50, kz.ReplyRate.P50, "ms")
 	row("API reply → screen p99 @rate", c.ReplyRate.P99, kz.ReplyRate.P99, "ms")
 	row("writes/s achieved @rate", c.RateAchieved, kz.RateAchieved, "/s")
+	if c.Low != nil {
+		kl := &LowRate{}
+		if k != nil && k.Low != nil {
+			kl = k.Low
+		}
+		row(fmt.Sprintf("write → screen p50 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P50, kl.WriteToScreen.P50, "ms")
+		row(fmt.Sprintf("write → screen p99 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P99, kl.WriteToScreen.P99, "ms")
+		row(fmt.Sprintf("API write p99 @%g/s", c.Low.Rate), c.Low.APIWrite.P99, kl.APIWrite.P99, "ms")
+	}
+	row(fmt.Sprintf("API server + etcd CPU @%g/s", r.Load.Rate), c.ControlPlaneCPURatePct, kz.ControlPlaneCPURatePct, "%")
+	row("API server + etcd CPU saturated", c.ControlPlaneCPUSaturatePct, kz.ControlPlaneCPUSaturatePct, "%")
 	row("write → screen p50 saturated", c.Saturate.P50, kz.Saturate.P50, "ms")
 	row("write → screen p99 saturated", c.Saturate.P99, kz.Saturate.P99, "ms")
 	row("write → screen max saturated", c.Saturate.Max, kz.Saturate.Max, "ms")

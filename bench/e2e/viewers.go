@@ -19,6 +19,7 @@ type bench struct {
 	o       *options
 	w       *world
 	apiPid  int
+	etcdPid int
 	drv     *driver
 	next    int // the fixed-rate writer's position in the machine pool
 	metrics rest.Interface
@@ -66,6 +67,10 @@ type windows struct {
 	cpuRate, cpuSat  float64
 	satSeconds       float64
 	rateSeconds      float64
+	// low is the optional window at a rate the API server sustains.
+	low []write
+	// cpAPIRate and cpAPISat are kube-apiserver + etcd CPU in the windows.
+	cpRate, cpSat float64
 }
 
 func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*windows, error) {
@@ -80,11 +85,18 @@ func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*window
 		return nil, err
 	}
 	ws.cpuIdle, ws.apiIdle, ws.reqsIdle = cpu.percent(), api.percent(), b.requests(ctx)-reqs
+	if o.lowRate > 0 {
+		logf("%s: %g writes/s for %s", name, o.lowRate, o.lowRateDur)
+		ws.low = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return nil, err
+		}
+	}
 	logf("%s: %g writes/s for %s", name, o.rate, o.rateDur)
-	cpu = startCPU(pids...)
+	cpu, cp := startCPU(pids...), startCPU(b.apiPid, b.etcdPid)
 	ws.rate = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
 	ws.rateSeconds = o.rateDur.Seconds()
-	ws.cpuRate = cpu.percent()
+	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
 	if _, failed := apiLatency(ws.rate); failed > 0 {
 		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.rate), firstErr(ws.rate))
 	}
@@ -92,14 +104,14 @@ func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*window
 		return nil, err
 	}
 	logf("%s: saturating with %d writers for %s", name, o.satWorkers, o.satDur)
-	cpu = startCPU(pids...)
+	cpu, cp = startCPU(pids...), startCPU(b.apiPid, b.etcdPid)
 	began := time.Now()
 	if o.apiProfile != "" && name == "console" {
 		go b.profileAPIServer(ctx, o.satDur)
 	}
 	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
 	ws.satSeconds = time.Since(began).Seconds()
-	ws.cpuSat = cpu.percent()
+	ws.cpuSat, ws.cpSat = cpu.percent(), cp.percent()
 	if _, failed := apiLatency(ws.sat); failed > 0 {
 		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.sat), firstErr(ws.sat))
 	}
@@ -107,7 +119,7 @@ func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*window
 	return ws, sleep(ctx, 5*time.Second)
 }
 
-func (ws *windows) fill(v *Viewer, shown func(write) (time.Time, bool)) {
+func (ws *windows) fill(b *bench, v *Viewer, shown func(write) (time.Time, bool)) {
 	v.CPUIdlePct, v.APIServerIdlePct, v.APIServerRequestsIdle = ws.cpuIdle, ws.apiIdle, ws.reqsIdle
 	v.CPURatePct, v.CPUSaturatePct = ws.cpuRate, ws.cpuSat
 	v.APIWriteRate, v.FailedWritesRate = apiLatency(ws.rate)
@@ -120,6 +132,13 @@ func (ws *windows) fill(v *Viewer, shown func(write) (time.Time, bool)) {
 		return at.Add(-w.returned.Sub(w.sent)), ok
 	})
 	v.Saturate, v.MissedSaturate = latencies(okWrites(ws.sat), shown)
+	v.ControlPlaneCPURatePct, v.ControlPlaneCPUSaturatePct = ws.cpRate, ws.cpSat
+	if len(ws.low) > 0 {
+		low := &LowRate{Rate: b.o.lowRate, Seconds: b.o.lowRateDur.Seconds()}
+		low.WriteToScreen, low.Missed = latencies(okWrites(ws.low), shown)
+		low.APIWrite, low.Failed = apiLatency(ws.low)
+		v.Low = low
+	}
 }
 
 func latencies(ws []write, shown func(write) (time.Time, bool)) (dist, int) {
@@ -277,7 +296,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		}
 		return fl[i].taken, true
 	}
-	ws.fill(v, func(w write) (time.Time, bool) {
+	ws.fill(b, v, func(w write) (time.Time, bool) {
 		at, ok := drawn(w.rv)
 		if !ok {
 			return at, false
@@ -388,7 +407,7 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 		ts, rvs = append(ts, l.at), append(rvs, rv)
 	}
 	printed := shownBy(ts, rvs)
-	ws.fill(v, func(w write) (time.Time, bool) { return printed(w.rv) })
+	ws.fill(b, v, func(w write) (time.Time, bool) { return printed(w.rv) })
 	return v, nil
 }
 
