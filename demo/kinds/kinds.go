@@ -27,10 +27,11 @@ var (
 	MachineDeploymentUpgrade = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "machinedeploymentupgrades"}
 	NodeUpgrade              = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "nodeupgrades"}
 
-	CAPICluster       = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "clusters"}
-	Machine           = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machines"}
-	MachineSet        = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinesets"}
-	MachineDeployment = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinedeployments"}
-	KCP               = schema.GroupVersionResource{Group: KCPGroup, Version: "v1beta2", Resource: "kubeadmcontrolplanes"}
-	EtcdadmCluster    = schema.GroupVersionResource{Group: EtcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"}
+	CAPICluster        = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "clusters"}
+	Machine            = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machines"}
+	MachineSet         = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinesets"}
+	MachineDeployment  = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinedeployments"}
+	MachineHealthCheck = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinehealthchecks"}
+	KCP                = schema.GroupVersionResource{Group: KCPGroup, Version: "v1beta2", Resource: "kubeadmcontrolplanes"}
+	EtcdadmCluster     = schema.GroupVersionResource{Group: EtcdGroup, Version: "v1beta1", Resource: "etcdadmclusters"}
 )

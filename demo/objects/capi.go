@@ -428,3 +428,34 @@ func cond(ok bool, s string) string {
 	}
 	return ""
 }
+
+// MachineHealthCheck builds the health check EKS-A generates for the
+// control plane ("<cluster>-kcp-unhealthy") or a worker group
+// ("<md>-worker-unhealthy"): machines whose node is not Ready for 5 minutes,
+// or that have no node 20 minutes after creation, are remediated.
+func MachineHealthCheck(cfg scenario.Config, name string, selector map[string]any) *unstructured.Unstructured {
+	unhealthy := func(status string) map[string]any {
+		return map[string]any{"type": "Ready", "status": status, "timeoutSeconds": int64(300)}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": kinds.CAPIVersion,
+		"kind":       "MachineHealthCheck",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": cfg.SystemNamespace,
+			"labels":    map[string]any{model.LabelClusterName: cfg.ClusterName},
+		},
+		"spec": map[string]any{
+			"clusterName": cfg.ClusterName,
+			"selector":    map[string]any{"matchLabels": selector},
+			"checks": map[string]any{
+				"nodeStartupTimeoutSeconds": int64(1200),
+				"unhealthyNodeConditions":   []any{unhealthy("Unknown"), unhealthy("False")},
+			},
+		},
+	}}
+}
+
+// KCPHealthCheckName and WorkerHealthCheckName are EKS-A's MHC names.
+func KCPHealthCheckName(cluster string) string { return cluster + "-kcp-unhealthy" }
+func WorkerHealthCheckName(md string) string   { return md + "-worker-unhealthy" }

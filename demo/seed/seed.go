@@ -94,6 +94,7 @@ func Seed(ctx context.Context, c Clients, cfg scenario.Config, names *objects.Na
 		{"etcd", s.etcd},
 		{"control plane", s.controlPlane},
 		{"workers", s.workers},
+		{"health checks", s.healthChecks},
 		{"leftovers", s.leftovers},
 	}
 	for _, st := range steps {
@@ -480,6 +481,24 @@ func (s *seeder) workers(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *seeder) healthChecks(ctx context.Context) error {
+	name := s.cfg.ClusterName
+	mhcs := []*unstructured.Unstructured{objects.MachineHealthCheck(s.cfg, objects.KCPHealthCheckName(name),
+		map[string]any{model.LabelClusterName: name, model.LabelControlPlane: ""})}
+	for _, w := range s.cfg.Workers {
+		md := name + "-" + w.Name
+		mhcs = append(mhcs, objects.MachineHealthCheck(s.cfg, objects.WorkerHealthCheckName(md),
+			map[string]any{model.LabelClusterName: name, model.LabelDeploymentName: md}))
+	}
+	for _, m := range mhcs {
+		_ = unstructured.SetNestedSlice(m.Object, []any{objects.OwnerOf(s.capiObj).Ref()}, "metadata", "ownerReferences")
+		if _, err := s.create(ctx, kinds.MachineHealthCheck, m, nil); err != nil {
 			return err
 		}
 	}

@@ -216,7 +216,7 @@ func collect(t *testing.T, name scenario.Name, cluster string) []*unstructured.U
 	for _, o := range objs {
 		kinds[o.GetKind()] = true
 	}
-	for _, k := range []string{"Cluster", "Bundles", "EKSARelease", "KubeadmControlPlane", "MachineDeployment", "MachineSet", "Machine"} {
+	for _, k := range []string{"Cluster", "Bundles", "EKSARelease", "KubeadmControlPlane", "MachineDeployment", "MachineSet", "Machine", "MachineHealthCheck"} {
 		if !kinds[k] {
 			t.Fatalf("the seed recorded no %s", k)
 		}

@@ -124,7 +124,7 @@ func (w *world) record(ctx context.Context) {
 		w.mu.Unlock()
 	}
 	var infs []cache.SharedIndexInformer
-	for _, gvr := range []schema.GroupVersionResource{kinds.EKSACluster, kinds.EtcdadmCluster, kinds.KCP, kinds.Machine, kinds.MachineDeployment, kinds.NodeUpgrade, kinds.ControlPlaneUpgrade, kinds.MachineDeploymentUpgrade} {
+	for _, gvr := range []schema.GroupVersionResource{kinds.EKSACluster, kinds.EtcdadmCluster, kinds.KCP, kinds.Machine, kinds.MachineDeployment, kinds.NodeUpgrade, kinds.ControlPlaneUpgrade, kinds.MachineDeploymentUpgrade, kinds.MachineHealthCheck} {
 		res := gvr.Resource
 		inf := f.ForResource(gvr).Informer()
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
@@ -38,19 +39,21 @@ const (
 
 // inPlaceKind describes the control-plane or the worker side of the chain.
 type inPlaceKind struct {
-	annotation string
-	request    schema.GroupVersionResource
-	kind       string // ControlPlaneUpgrade, MachineDeploymentUpgrade
-	suffix     string // -cp-upgrade, -md-upgrade
-	refField   string // spec.controlPlane / spec.machineDeployment
-	selector   string // machine label selecting the targets
-	comp       string
+	// healthCheck names the MachineHealthCheck paused meanwhile.
+	healthCheck func(name string) string
+	annotation  string
+	request     schema.GroupVersionResource
+	kind        string // ControlPlaneUpgrade, MachineDeploymentUpgrade
+	suffix      string // -cp-upgrade, -md-upgrade
+	refField    string // spec.controlPlane / spec.machineDeployment
+	selector    string // machine label selecting the targets
+	comp        string
 }
 
 var (
-	cpInPlace = inPlaceKind{model.AnnotationKCPInPlaceUpgradeNeeded, kinds.ControlPlaneUpgrade, "ControlPlaneUpgrade",
+	cpInPlace = inPlaceKind{objects.KCPHealthCheckName, model.AnnotationKCPInPlaceUpgradeNeeded, kinds.ControlPlaneUpgrade, "ControlPlaneUpgrade",
 		"-cp-upgrade", "controlPlane", model.LabelControlPlaneName, compKCP}
-	mdInPlace = inPlaceKind{model.AnnotationMDInPlaceUpgradeNeeded, kinds.MachineDeploymentUpgrade, "MachineDeploymentUpgrade",
+	mdInPlace = inPlaceKind{objects.WorkerHealthCheckName, model.AnnotationMDInPlaceUpgradeNeeded, kinds.MachineDeploymentUpgrade, "MachineDeploymentUpgrade",
 		"-md-upgrade", "machineDeployment", model.LabelDeploymentName, compMD}
 )
 
@@ -117,6 +120,11 @@ func (s *Simulator) inPlace(ctx context.Context, owner string, p inPlaceKind, gv
 			},
 			"spec": spec,
 		}}
+		// Remediation would replace machines mid-upgrade: EKS-A pauses the
+		// health check first.
+		if err := s.pauseHealthCheck(ctx, ns, p.healthCheck(name), true); err != nil {
+			return err
+		}
 		got, err := s.create(ctx, owner, compEKSA, p.request, u)
 		if err != nil {
 			return err
@@ -130,6 +138,9 @@ func (s *Simulator) inPlace(ctx context.Context, owner string, p inPlaceKind, gv
 		// real cluster: the NodeUpgrades go with their request, and their
 		// upgrader pods with them.
 		if err := s.deleteNodeUpgrades(ctx, owner, req); err != nil {
+			return err
+		}
+		if err := s.pauseHealthCheck(ctx, ns, p.healthCheck(name), false); err != nil {
 			return err
 		}
 		if _, err := s.patch(ctx, owner, compEKSA, gvr, ns, name, map[string]any{
@@ -479,4 +490,24 @@ func (s *Simulator) deleteNodeUpgrades(ctx context.Context, owner string, req *u
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// pauseHealthCheck sets or removes the CAPI paused annotation on a
+// MachineHealthCheck; a cluster without it is left alone.
+func (s *Simulator) pauseHealthCheck(ctx context.Context, ns, name string, pause bool) error {
+	var v any
+	if pause {
+		v = "true"
+	}
+	_, err := s.dyn.Resource(kinds.MachineHealthCheck).Namespace(ns).Patch(ctx, name, types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, model.AnnotationCAPIPaused, jsonValue(v))), metav1.PatchOptions{FieldManager: compEKSA})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("pause MachineHealthCheck %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+func jsonValue(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

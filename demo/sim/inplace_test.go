@@ -141,6 +141,10 @@ func TestInPlaceUpgrade(t *testing.T) {
 			switch o.res {
 			case "controlplaneupgrades", "machinedeploymentupgrades":
 				seen[o.obj.GetName()] = true
+			case "machinehealthchecks":
+				if o.obj.GetAnnotations()[model.AnnotationCAPIPaused] == "true" {
+					seen["paused/"+o.obj.GetName()] = true
+				}
 			case "kubeadmcontrolplanes", "machinedeployments":
 				for _, a := range []string{model.AnnotationKCPInPlaceUpgradeNeeded, model.AnnotationMDInPlaceUpgradeNeeded} {
 					if o.obj.GetAnnotations()[a] == "true" {
@@ -159,9 +163,14 @@ func TestInPlaceUpgrade(t *testing.T) {
 		c := w.sc.ClusterName
 		for _, k := range []string{c + "-cp-upgrade", c + "-md-0-md-upgrade", c + "-md-1-md-upgrade",
 			model.AnnotationKCPInPlaceUpgradeNeeded + "/" + c, model.AnnotationMDInPlaceUpgradeNeeded + "/" + c + "-md-0",
-			"cp-reason", "workers-reason"} {
+			"cp-reason", "workers-reason", "paused/" + c + "-kcp-unhealthy", "paused/" + c + "-md-1-worker-unhealthy"} {
 			if !seen[k] {
 				t.Errorf("never saw %s", k)
+			}
+		}
+		for _, mhc := range []string{c + "-kcp-unhealthy", c + "-md-0-worker-unhealthy", c + "-md-1-worker-unhealthy"} {
+			if m := w.get(kinds.MachineHealthCheck, mhc); m == nil || m.GetAnnotations()[model.AnnotationCAPIPaused] != "" {
+				t.Errorf("MachineHealthCheck %s missing or still paused", mhc)
 			}
 		}
 		if kcp := w.get(kinds.KCP, c); kcp.GetAnnotations()[model.AnnotationKCPInPlaceUpgradeNeeded] != "" {
