@@ -125,6 +125,9 @@ type Viewer struct {
 	// SnapshotRate is write → the watcher's snapshot holding it (API
 	// server, watch, decoding, coalescing), the first stage of the above.
 	SnapshotRate *dist `json:"write_to_snapshot_rate,omitempty"`
+	// The same two stages at saturation.
+	DrawnSaturate    *dist `json:"write_to_frame_built_saturate,omitempty"`
+	SnapshotSaturate *dist `json:"write_to_snapshot_saturate,omitempty"`
 	// RateAchieved is the writes a second the driver really made in the
 	// fixed-rate window (below the asked rate when the machine is starved).
 	RateAchieved float64 `json:"rate_achieved_per_s"`
@@ -279,6 +282,11 @@ func (r *Results) printTable(out io.Writer) {
 	row("write → screen p50 saturated", c.Saturate.P50, kz.Saturate.P50, "ms")
 	row("write → screen p99 saturated", c.Saturate.P99, kz.Saturate.P99, "ms")
 	row("write → screen max saturated", c.Saturate.Max, kz.Saturate.Max, "ms")
+	if c.SnapshotSaturate != nil && c.DrawnSaturate != nil {
+		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotSaturate.P50, c.SnapshotSaturate.P99)
+		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnSaturate.P50, c.DrawnSaturate.P99)
+	}
+	row("API write p50 saturated", c.APIWriteSaturate.P50, kz.APIWriteSaturate.P50, "ms")
 	row("API write p99 saturated", c.APIWriteSaturate.P99, kz.APIWriteSaturate.P99, "ms")
 	row("writes/s saturated", c.WritesPerSecSat, kz.WritesPerSecSat, "/s")
 	row("failed writes (rate, saturated)", float64(c.FailedWritesRate+c.FailedWritesSaturate), float64(kz.FailedWritesRate+kz.FailedWritesSaturate), "")

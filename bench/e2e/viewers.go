@@ -306,6 +306,9 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	built, _ := latencies(okWrites(ws.rate), func(w write) (time.Time, bool) { return drawn(w.rv) })
 	taken, _ := latencies(okWrites(ws.rate), snapshotTaken)
 	v.DrawnRate, v.SnapshotRate = &built, &taken
+	builtSat, _ := latencies(okWrites(ws.sat), func(w write) (time.Time, bool) { return drawn(w.rv) })
+	takenSat, _ := latencies(okWrites(ws.sat), snapshotTaken)
+	v.DrawnSaturate, v.SnapshotSaturate = &builtSat, &takenSat
 	return v, nil
 }
 
