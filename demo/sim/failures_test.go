@@ -12,6 +12,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo/objects"
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/demo/seed"
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -143,5 +144,34 @@ func TestLargeFleetUpgradeCompletes(t *testing.T) {
 			}
 		}
 		return len(ws) == 24
+	})
+}
+
+// A spec the release cannot serve is reported as EKS-A reports it (status
+// failureReason/failureMessage for the observed generation) and cleared by
+// the next valid spec.
+func TestUnsupportedVersionReportsFailure(t *testing.T) {
+	w := startWorld(t, scenario.Rolling, "badver")
+	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
+	spec := seed.ClusterSpec(w.sc, release.Target.Version, "1.32")
+	if _, err := w.dyn.Resource(kinds.EKSACluster).Namespace(w.sc.ClusterNamespace).Apply(w.ctx, spec.GetName(), spec,
+		metav1.ApplyOptions{FieldManager: "test", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the failure to be reported", func() bool {
+		cl := w.cluster()
+		return i64(cl, "status", "observedGeneration") == cl.GetGeneration() && str(cl, "status", "failureReason") != ""
+	})
+	cl := w.cluster()
+	if r, m := str(cl, "status", "failureReason"), str(cl, "status", "failureMessage"); r != "BundleNotFoundForCluster" || !strings.Contains(m, "1.32") {
+		t.Errorf("failure %s: %s", r, m)
+	}
+	if kcp := w.get(kinds.KCP, w.sc.ClusterName); str(kcp, "spec", "version") == target().KubeadmVersion() {
+		t.Error("the control plane was upgraded for an unsupported version")
+	}
+	w.applyTarget()
+	w.waitFor("the valid spec to clear the failure and complete", func() bool {
+		cl := w.cluster()
+		return complete(cl) && str(cl, "status", "failureMessage") == "" && str(cl, "status", "failureReason") == ""
 	})
 }
