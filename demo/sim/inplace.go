@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
@@ -353,6 +354,11 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 // writeNU writes a NodeUpgrade's status: one condition per step, sentences
 // as reasons (facts §5.4), and the Ready summary.
 func (s *Simulator) writeNU(ctx context.Context, owner string, nu *unstructured.Unstructured, p *nuProgress, completed bool) error {
+	// The pod's status is what kubectl shows; the NodeUpgrade is what
+	// counts, so a failed pod write must not hold it back.
+	if err := s.syncUpgraderPod(ctx, nu.GetNamespace(), nu.GetName(), p, completed); err != nil {
+		klog.V(2).InfoS("simulated kubelet: upgrader pod status not written", "pod", nu.GetName(), "err", err)
+	}
 	now := s.clock.Now()
 	var conds []any
 	if old := statusMap(nu); old != nil {
@@ -510,4 +516,62 @@ func (s *Simulator) pauseHealthCheck(ctx context.Context, ns, name string, pause
 func jsonValue(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// syncUpgraderPod is the simulated kubelet's view of the upgrader pod: one
+// init container per step (the main container is the last step), so
+// `kubectl get pod` reads Init:2/5, Init:Error, Running or Completed as on
+// a real node. The pod is named like its NodeUpgrade (nodes are named after
+// their machines).
+func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuProgress, completed bool) error {
+	pod, err := s.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if isNotFound(err) || (err == nil && pod.DeletionTimestamp != nil) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := metav1.NewTime(s.clock.Now())
+	// Step i (1..6) runs in container i-1 of init+main.
+	state := func(step int) corev1.ContainerState {
+		switch {
+		case step < p.done || completed:
+			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
+		case step == p.done && p.failed:
+			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: now}}
+		case step == p.done && p.running:
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		default:
+			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+		}
+	}
+	status := func(c corev1.Container, step int) corev1.ContainerStatus {
+		st := state(step)
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: st,
+			Ready: st.Running != nil, Started: ptr.To(st.Running != nil)}
+	}
+	var inits []corev1.ContainerStatus
+	for i, c := range pod.Spec.InitContainers {
+		inits = append(inits, status(c, i+1))
+	}
+	var mains []corev1.ContainerStatus
+	for _, c := range pod.Spec.Containers {
+		mains = append(mains, status(c, len(pod.Spec.InitContainers)+1))
+	}
+	pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses = inits, mains
+	pod.Status.Phase = corev1.PodPending
+	switch {
+	case completed:
+		pod.Status.Phase = corev1.PodSucceeded
+	case p.done > len(pod.Spec.InitContainers):
+		pod.Status.Phase = corev1.PodRunning
+	}
+	if pod.Status.StartTime == nil {
+		pod.Status.StartTime = &now
+	}
+	_, err = s.kube.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{FieldManager: compKubelet})
+	if isNotFound(err) {
+		return nil
+	}
+	return err
 }
