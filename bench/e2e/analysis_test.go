@@ -1,0 +1,122 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+
+func at(msec int) time.Time { return t0.Add(time.Duration(msec) * time.Millisecond) }
+
+// A write is shown by the first point whose resourceVersion reaches its own,
+// even when a later point carries a lower one (another kind's frame).
+func TestShownByFirstPointReachingTheVersion(t *testing.T) {
+	shown := shownBy([]time.Time{at(10), at(20), at(30), at(40)}, []uint64{5, 9, 7, 12})
+	cases := []struct {
+		rv   uint64
+		want time.Time
+		ok   bool
+	}{{3, at(10), true}, {5, at(10), true}, {6, at(20), true}, {8, at(20), true}, {10, at(40), true}, {13, time.Time{}, false}}
+	for _, c := range cases {
+		got, ok := shown(c.rv)
+		if ok != c.ok || !got.Equal(c.want) {
+			t.Errorf("rv %d: got %v %v, want %v %v", c.rv, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestLatenciesCountMissedWrites(t *testing.T) {
+	ws := []write{{sent: at(0), rv: 5}, {sent: at(5), rv: 9}, {sent: at(6), rv: 20}}
+	d, missed := latencies(ws, func(w write) (time.Time, bool) {
+		return shownBy([]time.Time{at(50), at(100)}, []uint64{5, 10})(w.rv)
+	})
+	if missed != 1 || d.N != 2 || d.P50 != 50 || d.Max != 95 {
+		t.Fatalf("got %+v missed %d, want 2 shown (50 ms, 95 ms) and 1 missed", d, missed)
+	}
+}
+
+func TestDistributionNearestRank(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 200; i++ {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	d := distribution(ds)
+	if d.N != 200 || d.P50 != 100 || d.P99 != 198 || d.Max != 200 {
+		t.Fatalf("got %+v", d)
+	}
+	if (distribution(nil) != dist{}) {
+		t.Fatal("an empty distribution must be zero")
+	}
+}
+
+func TestFrameLogLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "frames")
+	data := "1000000000 first 0 0 0 0\n" +
+		"1500000000 synced 3 42 1 1400000000\n" +
+		"garbage\n" +
+		"1600000000 frame 4 57 1 1550000000\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := readFrameLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl) != 3 {
+		t.Fatalf("got %d lines, want 3 (the malformed one skipped)", len(fl))
+	}
+	s, ok := findEvent(fl, "synced")
+	if !ok || s.version != 3 || s.rv != 42 || !s.synced || s.taken.UnixNano() != 1400000000 || s.at.UnixNano() != 1500000000 {
+		t.Fatalf("synced line read as %+v", s)
+	}
+}
+
+func TestGoBenchKeepsTenThousandNodes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gobench.txt")
+	out := "BenchmarkDashboardView/nodes=1000/80x24-2   100  50000 ns/op  10 B/op  1 allocs/op\n" +
+		"BenchmarkDashboardView/nodes=10000/80x24-2  100  107359 ns/op  24696 B/op  181 allocs/op\n" +
+		"BenchmarkSnapshot/update/10000-2  360  3835912 ns/op  3870108 cpu-ns/op\n"
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gb, err := readGoBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gb) != 1 || gb["BenchmarkDashboardView/nodes=10000/80x24"] != 107359 {
+		t.Fatalf("got %v", gb)
+	}
+}
+
+// Every target is judged from the figures, and a missing kubectl run says
+// so instead of passing the synced target.
+func TestJudge(t *testing.T) {
+	r := &Results{Load: Load{Rate: 100}, Console: Viewer{
+		FirstFrameMs: 120, SyncedMs: 1300, PeakRSSMiB: 150, CPUIdlePct: 0.5,
+		Rate:             dist{N: 10, P99: 140},
+		Saturate:         dist{N: 10, P99: 900},
+		APIWriteSaturate: dist{N: 10, P99: 800},
+	}, GoBench: map[string]float64{"BenchmarkDashboardView/nodes=10000/200x60": 2.5e6}}
+	r.Kubectl = &Viewer{SyncedMs: 1000}
+	r.judge()
+	want := map[string]bool{"first frame": true, "all panes synced": false, "write → screen p99 at 100 writes/s": true,
+		"write → screen p99 at saturation": true, "peak RSS": true, "idle CPU": true, "no polling while idle": true,
+		"View() per frame at 10,000 nodes (worst size)": false}
+	for _, tg := range r.Targets {
+		if w, ok := want[tg.Name]; !ok || w != tg.Pass {
+			t.Errorf("%s: pass %v, want %v", tg.Name, tg.Pass, w)
+		}
+		delete(want, tg.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("targets not judged: %v", want)
+	}
+	r = &Results{Load: Load{Rate: 100}}
+	r.judge()
+	if len(r.Notes) != 2 {
+		t.Fatalf("without kubectl and Go benchmarks the notes must say what was not judged, got %q", r.Notes)
+	}
+}
