@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
 
 // This file holds the snapshot of a management cluster that the watchers
 // publish and everything else reads: the dashboard, the headless watch, the
@@ -375,20 +379,22 @@ func (s *ClusterState) Source(k Kind) SourceStatus {
 }
 
 // Annotation and label keys, exactly as EKS-A, CAPI and etcdadm spell them.
+// The Cluster API ones come from its typed API package, so a rename upstream
+// breaks the build instead of silently matching nothing.
 const (
 	AnnotationEKSAPaused                  = "anywhere.eks.amazonaws.com/paused"
 	AnnotationManagementComponentsVersion = "anywhere.eks.amazonaws.com/management-components-version"
-	AnnotationCAPIPaused                  = "cluster.x-k8s.io/paused"
+	AnnotationCAPIPaused                  = clusterv1.PausedAnnotation
 	AnnotationEtcdUpgrading               = "etcdcluster.cluster.x-k8s.io/upgrading"
 	AnnotationEtcdUpgradeComplete         = "controlplane.cluster.x-k8s.io/upgrade-complete"
 	AnnotationKCPInPlaceUpgradeNeeded     = "controlplane.clusters.x-k8s.io/in-place-upgrade-needed"
 	AnnotationMDInPlaceUpgradeNeeded      = "machinedeployment.clusters.x-k8s.io/in-place-upgrade-needed"
 	AnnotationSkipPauseCPManagedEtcd      = "cluster.x-k8s.io/skip-pause-cp-managed-etcd"
 
-	LabelClusterName      = "cluster.x-k8s.io/cluster-name"
-	LabelControlPlane     = "cluster.x-k8s.io/control-plane"
-	LabelControlPlaneName = "cluster.x-k8s.io/control-plane-name"
-	LabelDeploymentName   = "cluster.x-k8s.io/deployment-name"
+	LabelClusterName      = clusterv1.ClusterNameLabel
+	LabelControlPlane     = clusterv1.MachineControlPlaneLabel
+	LabelControlPlaneName = clusterv1.MachineControlPlaneNameLabel
+	LabelDeploymentName   = clusterv1.MachineDeploymentNameLabel
 	LabelEtcdCluster      = "cluster.x-k8s.io/etcd-cluster"
 	LabelEtcdReady        = "cluster.x-k8s.io/etcd-ready"
 	LabelEKSAClusterName  = "cluster.anywhere.eks.amazonaws.com/cluster-name"
