@@ -109,7 +109,7 @@ func benchNode(i int) *corev1.Node {
 			LastHeartbeatTime: metav1.NewTime(benchTime), LastTransitionTime: metav1.NewTime(benchTime.Add(-time.Hour))})
 	}
 	for j := 0; j < 20; j++ {
-		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: []string{fmt.Sprintf("public.ecr.aws/eks-anywhere/image-%d@sha256:%064d", j, j), fmt.Sprintf("public.ecr.aws/eks-anywhere/image-%d:v1.0.%d", j, j)}, SizeBytes: 123456789})
+		n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: []string{fmt.Sprintf("registry.example.invalid/eks-anywhere/image-%d@sha256:%064d", j, j), fmt.Sprintf("registry.example.invalid/eks-anywhere/image-%d:v1.0.%d", j, j)}, SizeBytes: 123456789})
 	}
 	return n
 }

@@ -142,7 +142,7 @@ func KCP(cfg scenario.Config, etcdEndpoints []string, template, version string, 
 		}
 	} else {
 		etcd["local"] = map[string]any{
-			"imageRepository": "public.ecr.aws/eks-distro/etcd-io",
+			"imageRepository": "registry.example.invalid/eks-distro/etcd-io",
 			"imageTag":        EtcdImageTag(k),
 		}
 	}
@@ -156,7 +156,7 @@ func KCP(cfg scenario.Config, etcdEndpoints []string, template, version string, 
 		},
 		"kubeadmConfigSpec": map[string]any{
 			"clusterConfiguration": map[string]any{
-				"imageRepository": "public.ecr.aws/eks-distro/kubernetes",
+				"imageRepository": "registry.example.invalid/eks-distro/kubernetes",
 				"etcd":            etcd,
 			},
 		},

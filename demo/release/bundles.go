@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	registry    = "public.ecr.aws/eks-anywhere"
+	registry    = "registry.example.invalid/eks-anywhere"
 	assetBucket = "https://anywhere-assets.eks.amazonaws.com/releases"
 )
 
@@ -152,7 +152,7 @@ func (r Release) versionsBundle(k Kube) map[string]any {
 			"version":   c["cilium"],
 			"cilium":    r.image("cilium", "isovalent/cilium", c["cilium"]),
 			"operator":  r.image("operator-generic", "isovalent/operator-generic", c["cilium"]),
-			"helmChart": map[string]any{"name": "cilium-chart", "uri": fmt.Sprintf("public.ecr.aws/isovalent/cilium:%s", strings.TrimPrefix(c["cilium"], "v"))},
+			"helmChart": map[string]any{"name": "cilium-chart", "uri": fmt.Sprintf("registry.example.invalid/isovalent/cilium:%s", strings.TrimPrefix(c["cilium"], "v"))},
 			"manifest":  r.manifest("cilium", c["cilium"], "cilium.yaml"),
 		},
 		"docker": map[string]any{
