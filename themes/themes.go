@@ -132,7 +132,7 @@ type Theme struct {
 
 // palette is what distinguishes the colour themes.
 type palette struct {
-	fg, muted, faint, accent, ok, warn, err, info, selBg, selFg, headerBg color.Color
+	fg, muted, faint, accent, ok, warn, err, info, selBg, selFg color.Color
 }
 
 var unicodeSymbols = Symbols{

@@ -168,8 +168,7 @@ type nodeLayout [nodeColCount]int
 const nodeMarkW = 3 // " ✓ "
 
 func layoutNodeColumns(w int) nodeLayout {
-	var l nodeLayout
-	l = nodeColMin
+	l := nodeColMin
 	gap := 2
 	total := func() int {
 		t := nodeMarkW
