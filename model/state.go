@@ -403,6 +403,12 @@ const (
 	// whose upgrade is in progress (kubeone's fail-safe); configurable.
 	LabelUpgradeInProgress = "kubeone.io/upgrade-in-progress"
 
+	// AnnotationSimulatedLogPrefix + a container name is the pod annotation in
+	// which the demo's simulated kubelet leaves that container's log: the
+	// demo's API server has no kubelet to serve pods/log. On a real cluster
+	// the log comes from the kubelet and this annotation is never set.
+	AnnotationSimulatedLogPrefix = "demo.upgrade-console.io/log."
+
 	// SystemNamespace is where EKS-A keeps every generated object.
 	SystemNamespace = "eksa-system"
 )

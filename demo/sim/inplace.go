@@ -573,5 +573,42 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 	if isNotFound(err) {
 		return nil
 	}
+	if err != nil || !p.failed {
+		return err
+	}
+	return s.writeFailedContainerLog(ctx, pod, p)
+}
+
+// writeFailedContainerLog leaves the failed container's last log lines on the
+// pod (model.AnnotationSimulatedLogPrefix), where `node retry` reads them when
+// no kubelet serves pods/log. The lines are what kubeadm prints when its
+// upgrade health check fails, so the demo's failure reads like a real one.
+func (s *Simulator) writeFailedContainerLog(ctx context.Context, pod *corev1.Pod, p *nuProgress) error {
+	containers := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	if p.done < 1 || p.done > len(containers) {
+		return nil
+	}
+	c := containers[p.done-1]
+	ts := s.clock.Now().UTC()
+	stamp := func(d time.Duration) string { return ts.Add(d).Format("0102 15:04:05.000000") }
+	log := fmt.Sprintf(`I%s upgrader: upgrading node %s in place (attempt %d)
+[upgrade/config] Reading configuration from the "kubeadm-config" ConfigMap in namespace "kube-system"...
+[preflight] Running pre-flight checks.
+[upgrade] Running cluster health checks
+[upgrade/health] FATAL: [preflight] Some fatal errors occurred:
+	[ERROR CreateJob]: Job "upgrade-health-check-%04d" in the namespace "kube-system" did not complete in 15s: no condition of type Complete
+To see the stack trace of this error execute with --v=5 or higher
+E%s upgrader: %s failed: exit status 1`,
+		stamp(-2*time.Second), pod.Spec.NodeName, p.attempt+1, p.attempt+4711, stamp(0), c.Name)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		model.AnnotationSimulatedLogPrefix + c.Name: log,
+	}}})
+	if err != nil {
+		return err
+	}
+	_, err = s.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: compKubelet})
+	if isNotFound(err) {
+		return nil
+	}
 	return err
 }

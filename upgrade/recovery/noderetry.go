@@ -33,11 +33,10 @@ var StepContainers = map[string]string{
 	"PostUpgradeCleanupCompleted": "post-upgrade-status",
 }
 
-// AnnotationSimulatedLogPrefix + container name is the pod annotation in
-// which the demo's simulated controllers leave a container's log: the demo's
-// API server has no kubelet to serve pods/log. On a real cluster the log
-// comes from the kubelet and this annotation is never read.
-const AnnotationSimulatedLogPrefix = "demo.upgrade-console.io/log."
+// AnnotationSimulatedLogPrefix is where the demo leaves a container's log
+// (see model.AnnotationSimulatedLogPrefix); it is read only when the kubelet
+// cannot serve pods/log, and what it gives is shown as simulated.
+const AnnotationSimulatedLogPrefix = model.AnnotationSimulatedLogPrefix
 
 // DefaultLogLines is how many log lines are shown.
 const DefaultLogLines = 20
