@@ -27,6 +27,9 @@ func DeriveProgress(s *ClusterState, opts ProgressOptions, now time.Time) Progre
 	c := s.Cluster
 	p.Milestones, p.Complete = Completion(c)
 	p.Stale = c != nil && c.Stale()
+	if c != nil {
+		p.SpecChangedAt = c.SpecChangedAt
+	}
 	if c != nil && !p.Stale && c.FailureMessage != "" {
 		p.Failed = true
 		p.FailureMessage = c.FailureMessage

@@ -93,6 +93,9 @@ type Progress struct {
 	Stalls         []Stall
 	// Summary is one line for the header and the headless watch.
 	Summary string
+	// SpecChangedAt is when the EKS-A Cluster's spec was last written (zero
+	// when unknown): the phases that follow it cannot have started earlier.
+	SpecChangedAt time.Time
 }
 
 // ProgressOptions tunes the derivation.

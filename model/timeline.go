@@ -95,7 +95,36 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 	default:
 		next.Finished = time.Time{}
 	}
+	next.clampTo(p.SpecChangedAt)
 	return next
+}
+
+// clampTo keeps the phases EKS-A runs after the spec change from starting
+// before it. Two cases put them earlier: joining an upgrade under way, where
+// starts are estimated from condition times (a condition that last changed 40
+// days ago would read as a 40-day phase), and a phase seen active before this
+// upgrade (machines coming up after a scale-out), whose old start would
+// otherwise be kept. The management components are upgraded before the spec is
+// applied, so their phase is left alone.
+func (t *Timeline) clampTo(specChangedAt time.Time) {
+	if specChangedAt.IsZero() {
+		return
+	}
+	for i := range t.Entries {
+		e := &t.Entries[i]
+		if e.Phase == PhaseComponents || e.Started.IsZero() || !e.Started.Before(specChangedAt) {
+			continue
+		}
+		if !e.Finished.IsZero() && e.Finished.Before(specChangedAt) {
+			// Work of an earlier change, not of this upgrade.
+			e.Started, e.Finished, e.Estimated = time.Time{}, time.Time{}, false
+			continue
+		}
+		e.Started = specChangedAt
+	}
+	if !t.Started.IsZero() && t.Started.Before(specChangedAt) {
+		t.Started = specChangedAt
+	}
 }
 
 func phaseOf(p Progress, ph Phase) (PhaseProgress, bool) {

@@ -250,7 +250,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 				d.buildPanes()
 			}
 		}
-		d.timeline = clampTimeline(d.timeline.Observe(d.progress, d.now), d.state)
+		d.timeline = d.timeline.Observe(d.progress, d.now)
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
 	d.headerGen++
@@ -433,37 +433,6 @@ func (d *Dashboard) paneWant(id paneID) int {
 // filterWidth is the width of the filter input: room for a node name, the
 // rest of the line for its key help.
 func filterWidth(w int) int { return max(min(32, w/3), 8) }
-
-// clampTimeline keeps the phases EKS-A runs after the spec change from
-// starting before it. Two cases put them earlier: joining an upgrade under
-// way, where starts are estimated from condition times (a condition that
-// last changed 40 days ago would read as a 40-day phase), and a phase seen
-// active before this upgrade (machines coming up after a scale-out), whose
-// old start the timeline keeps. The management components are upgraded
-// before the spec is applied, so their phase is left alone. The Timeline
-// returned by Observe is a fresh copy, so it is safe to adjust.
-func clampTimeline(tl model.Timeline, s *model.ClusterState) model.Timeline {
-	if s == nil || s.Cluster == nil || s.Cluster.SpecChangedAt.IsZero() {
-		return tl
-	}
-	floor := s.Cluster.SpecChangedAt
-	for i := range tl.Entries {
-		e := &tl.Entries[i]
-		if e.Phase == model.PhaseComponents || e.Started.IsZero() || !e.Started.Before(floor) {
-			continue
-		}
-		if !e.Finished.IsZero() && e.Finished.Before(floor) {
-			// Work of an earlier change, not of this upgrade.
-			e.Started, e.Finished, e.Estimated = time.Time{}, time.Time{}, false
-			continue
-		}
-		e.Started = floor
-	}
-	if !tl.Started.IsZero() && tl.Started.Before(floor) {
-		tl.Started = floor
-	}
-	return tl
-}
 
 // stallSet is the objects named by stalls, and a key that changes with it.
 type stallSet struct {

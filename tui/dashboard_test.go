@@ -171,30 +171,6 @@ func TestTimelineNeverStartsBeforeTheSpecChanged(t *testing.T) {
 	}
 }
 
-func TestTimelineForgetsPhasesOfEarlierChanges(t *testing.T) {
-	floor := t0.Add(-time.Minute)
-	tl := model.Timeline{Started: t0.Add(-time.Hour), Entries: []model.TimelineEntry{
-		{Phase: model.PhaseComponents, Status: model.PhaseOK, Started: t0.Add(-time.Hour), Finished: t0.Add(-50 * time.Minute)},
-		{Phase: model.PhaseEtcd, Status: model.PhaseActive, Started: t0.Add(-30 * time.Minute)},
-		{Phase: model.PhaseWorkers, Status: model.PhaseOK, Started: t0.Add(-40 * time.Minute), Finished: t0.Add(-35 * time.Minute)},
-	}}
-	s := fixtureMidEtcd()
-	s.Cluster.SpecChangedAt = floor
-	got := clampTimeline(tl, s)
-	if !got.Entries[0].Started.Equal(t0.Add(-time.Hour)) {
-		t.Error("the components phase precedes the spec change and must be kept")
-	}
-	if !got.Entries[1].Started.Equal(floor) {
-		t.Errorf("etcd started %v, want the spec change", got.Entries[1].Started)
-	}
-	if !got.Entries[2].Started.IsZero() || !got.Entries[2].Finished.IsZero() {
-		t.Errorf("workers phase of an earlier change kept: %+v", got.Entries[2])
-	}
-	if !got.Started.Equal(floor) {
-		t.Errorf("upgrade started %v, want the spec change", got.Started)
-	}
-}
-
 func TestRowsRebuiltOnlyWhenTheirListsChange(t *testing.T) {
 	s := fixtureLarge(1000)
 	d := newTestDashboard(t, s, themes.Mono, 120, 40)
