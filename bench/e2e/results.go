@@ -89,6 +89,9 @@ type Viewer struct {
 	FirstFrameMs float64 `json:"first_frame_ms"`
 	SyncedMs     float64 `json:"synced_ms"`
 	PeakRSSMiB   float64 `json:"peak_rss_mib"`
+	// PeakRSSAtMiB is the peak RSS so far at the end of each window
+	// (synced, idle, rate, end): when the memory was taken.
+	PeakRSSAtMiB map[string]float64 `json:"peak_rss_at_mib,omitempty"`
 	// CPU in percent of one core: idle (after sync, no writes), at the
 	// fixed rate, and at saturation.
 	CPUIdlePct     float64 `json:"cpu_idle_pct"`

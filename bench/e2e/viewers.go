@@ -67,24 +67,29 @@ type windows struct {
 	cpuRate, cpuSat  float64
 	satSeconds       float64
 	rateSeconds      float64
+	// rssAt is the peak RSS (MiB) at the end of each window.
+	rssAt map[string]float64
 	// low is the optional window at a rate the API server sustains.
 	low []write
 	// cpAPIRate and cpAPISat are kube-apiserver + etcd CPU in the windows.
 	cpRate, cpSat float64
 }
 
-func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*windows, error) {
+func (b *bench) exercise(ctx context.Context, name string, rss func() float64, pids ...int) (*windows, error) {
 	o := b.o
-	ws := &windows{}
+	ws := &windows{rssAt: map[string]float64{}}
+	defer func() { ws.rssAt["end"] = rss() }()
 	if err := sleep(ctx, o.settle); err != nil {
 		return nil, err
 	}
-	logf("%s: idle for %s", name, o.idle)
+	ws.rssAt["synced"] = rss()
+	logf("%s: idle for %s (peak RSS so far %.1f MiB)", name, o.idle, ws.rssAt["synced"])
 	cpu, api, reqs := startCPU(pids...), startCPU(b.apiPid), b.requests(ctx)
 	if err := sleep(ctx, o.idle); err != nil {
 		return nil, err
 	}
 	ws.cpuIdle, ws.apiIdle, ws.reqsIdle = cpu.percent(), api.percent(), b.requests(ctx)-reqs
+	ws.rssAt["idle"] = rss()
 	if o.lowRate > 0 {
 		logf("%s: %g writes/s for %s", name, o.lowRate, o.lowRateDur)
 		ws.low = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
@@ -97,6 +102,7 @@ func (b *bench) exercise(ctx context.Context, name string, pids ...int) (*window
 	ws.rate = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
+	ws.rssAt["rate"] = rss()
 	if _, failed := apiLatency(ws.rate); failed > 0 {
 		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.rate), firstErr(ws.rate))
 	}
@@ -133,6 +139,7 @@ func (ws *windows) fill(b *bench, v *Viewer, shown func(write) (time.Time, bool)
 	})
 	v.Saturate, v.MissedSaturate = latencies(okWrites(ws.sat), shown)
 	v.ControlPlaneCPURatePct, v.ControlPlaneCPUSaturatePct = ws.cpRate, ws.cpSat
+	v.PeakRSSAtMiB = ws.rssAt
 	if len(ws.low) > 0 {
 		low := &LowRate{Rate: b.o.lowRate, Seconds: b.o.lowRateDur.Seconds()}
 		low.WriteToScreen, low.Missed = latencies(okWrites(ws.low), shown)
@@ -234,7 +241,17 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.stop("q")
+	defer func() {
+		p.stop("q")
+		// The console's log outlives the run: it explains what the numbers
+		// do not (relists, watch errors).
+		if data, err := os.ReadFile(filepath.Join(tmp, "console.log")); err == nil {
+			kept := filepath.Join(os.TempDir(), "upgrade-console-bench-console.log")
+			if os.WriteFile(kept, data, 0o644) == nil {
+				logf("console log kept in %s", kept)
+			}
+		}
+	}()
 	v := &Viewer{Command: append([]string{"upgrade-console"}, args[:3]...)}
 	deadline := time.Now().Add(o.syncTimeout)
 	var fl []frameLine
@@ -263,7 +280,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	synced, _ := findEvent(fl, "synced")
 	logf("console: first frame built after %.0f ms, synced after %.0f ms", ms(first.at.Sub(p.start)), ms(synced.at.Sub(p.start)))
 
-	ws, err := b.exercise(ctx, "console", p.pid())
+	ws, err := b.exercise(ctx, "console", func() float64 { r, _ := p.peakRSS(); return float64(r) / (1 << 20) }, p.pid())
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +398,14 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 	for i, p := range procs {
 		pids[i] = p.pid()
 	}
-	ws, err := b.exercise(ctx, "kubectl", pids...)
+	ws, err := b.exercise(ctx, "kubectl", func() float64 {
+		var sum int64
+		for _, p := range procs {
+			r, _ := p.peakRSS()
+			sum += r
+		}
+		return float64(sum) / (1 << 20)
+	}, pids...)
 	if err != nil {
 		return nil, err
 	}
