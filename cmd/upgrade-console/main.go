@@ -17,6 +17,7 @@ func main() {
 // run executes the CLI and turns any error (or panic) into an exit code, so that
 // no panic ever reaches the operator as a stack trace.
 func run(args []string) (code int) {
+	limitMemory()
 	defer startProfiles()()
 	defer func() {
 		if r := recover(); r != nil {
