@@ -456,4 +456,11 @@ func newStallSet(stalls []model.Stall) stallSet {
 	return set
 }
 
-func (s stallSet) has(k model.Kind, name string) bool { return s.names[string(k)+"/"+name] }
+func (s stallSet) has(k model.Kind, name string) bool {
+	// Asked once per machine per rebuild: without stalls, no key is built
+	// (the concatenation allocated 10,000 strings a rebuild at fleet size).
+	if len(s.names) == 0 {
+		return false
+	}
+	return s.names[string(k)+"/"+name]
+}
