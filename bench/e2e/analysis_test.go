@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -118,5 +121,67 @@ func TestJudge(t *testing.T) {
 	r.judge()
 	if len(r.Notes) != 2 {
 		t.Fatalf("without kubectl and Go benchmarks the notes must say what was not judged, got %q", r.Notes)
+	}
+}
+
+// The no-viewer note says the API server alone misses the target only when
+// its own write p99 does, and compares with the viewers' runs only when
+// they wrote.
+func TestNoViewerNotes(t *testing.T) {
+	unviewed := func(p99 float64, failed int, perSec float64) *NoViewer {
+		return &NoViewer{Rate: &Unviewed{RatePerSec: 100, Seconds: 30, APIWrite: dist{N: 3000, P50: 40, P99: p99}, Failed: failed, WritesPerSec: perSec}}
+	}
+	cases := []struct {
+		name string
+		r    Results
+		want []string
+	}{
+		{"no window", Results{}, nil},
+		{"no write succeeded", Results{NoViewer: &NoViewer{Rate: &Unviewed{RatePerSec: 100, Failed: 5}}}, nil},
+		{"above the target", Results{NoViewer: unviewed(3600, 0, 100)},
+			[]string{"write p99 is 3600 ms (p50 40 ms), above the 150 ms"}},
+		{"within the target, viewers compared", Results{Load: Load{RateSeconds: 60}, NoViewer: unviewed(90, 0, 99.7), Console: Viewer{APIWriteRate: dist{N: 6000, P99: 4200}}, Kubectl: &Viewer{APIWriteRate: dist{N: 6000, P99: 3900}}},
+			[]string{"write p99 is 90 ms (p50 40 ms), within the 150 ms", "90 ms with no viewer (30 s), 4200 ms with the console watching (60 s), 3900 ms with kubectl --watch (60 s)"}},
+		{"saturation below the rate: the writes queue", Results{NoViewer: func() *NoViewer {
+			nv := unviewed(3000, 0, 100)
+			nv.Rate.P99By5s = []float64{270, 1500, 3000}
+			nv.Saturate = &Unviewed{Writers: 20, APIWrite: dist{N: 300, P99: 800}, WritesPerSec: 67.4}
+			return nv
+		}()}, []string{"above the 150 ms", "20 writers back to back made 67.4 writes/s, fewer than the fixed 100 writes/s: the fixed rate asks more than the API server took at saturation, so its writes wait behind each other (p99 per 5 s at the fixed rate with no viewer: 270 1500 3000 ms)"}},
+		{"saturation above the rate says nothing of queues", Results{NoViewer: func() *NoViewer {
+			nv := unviewed(90, 0, 100)
+			nv.Saturate = &Unviewed{Writers: 20, APIWrite: dist{N: 3000, P99: 200}, WritesPerSec: 400}
+			return nv
+		}()}, []string{"within the 150 ms"}},
+		{"failures and a starved rate said", Results{NoViewer: unviewed(150, 7, 80)},
+			[]string{"7 of the writes at 100 writes/s failed", "only 80.0 of the 100 writes/s", "within the 150 ms"}},
+	}
+	for _, c := range cases {
+		got := c.r.noViewerNotes()
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %q, want %d notes", c.name, got, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: note %d is %q, want it to say %q", c.name, i, got[i], w)
+			}
+		}
+	}
+}
+
+// Each slice's p99 counts the writes sent in it, failed ones left out, and
+// an empty slice in the middle reads 0.
+func TestP99BySlice(t *testing.T) {
+	w := func(sent, took int, err error) write {
+		return write{sent: at(sent), returned: at(sent + took), err: err}
+	}
+	ws := []write{w(100, 10, nil), w(0, 30, nil), w(4900, 20, nil), w(5100, 900, errors.New("timeout")), w(10100, 70, nil)}
+	got := p99By(ws, 5*time.Second)
+	if want := []float64{30, 0, 70}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if p99By([]write{w(0, 5, errors.New("refused"))}, time.Second) != nil {
+		t.Fatal("no successful write: no timeline")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -69,6 +70,25 @@ func (d *driver) one(ctx context.Context, i int) write {
 	d.running[i].Store(phase == "Running")
 	w.rv, w.err = strconv.ParseUint(u.GetResourceVersion(), 10, 64)
 	return w
+}
+
+// resync reads every machine's phase back from the API server, for when a
+// write failed: the API server may still have applied it, so the driver no
+// longer knows which phase flips the machine.
+func (d *driver) resync(ctx context.Context) error {
+	l, err := d.dyn.Resource(kinds.Machine).Namespace(d.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	running := make(map[string]bool, len(l.Items))
+	for _, m := range l.Items {
+		phase, _, _ := unstructured.NestedString(m.Object, "status", "phase")
+		running[m.GetName()] = phase == "Running"
+	}
+	for i, name := range d.machines {
+		d.running[i].Store(running[name])
+	}
+	return nil
 }
 
 // atRate writes rate changes a second for d, each in its own goroutine so a

@@ -47,6 +47,7 @@ type options struct {
 	apiProfile   string
 	lowRate      float64
 	lowRateDur   time.Duration
+	noViewerDur  time.Duration
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.rateDur, "rate-duration", 60*time.Second, "length of the fixed-rate window")
 	flag.Float64Var(&o.lowRate, "low-rate", 20, "writes a second of an extra window before the fixed rate, below the API server's capacity (0: none)")
 	flag.DurationVar(&o.lowRateDur, "low-rate-duration", 30*time.Second, "length of the low-rate window")
+	flag.DurationVar(&o.noViewerDur, "noviewer-rate-duration", 30*time.Second, "length of the fixed-rate window with no viewer, before any viewer starts (saturation with no viewer: at most as long; 0: neither)")
 	flag.DurationVar(&o.satDur, "saturate-duration", 30*time.Second, "length of the saturation window")
 	flag.IntVar(&o.satWorkers, "saturate-writers", 20, "concurrent writers in the saturation window")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "length of the idle windows (CPU with no writes)")
@@ -158,6 +160,15 @@ func run(ctx context.Context, o *options) error {
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("API server with no viewer: %.2f %% of a core, %d requests in %s (its own housekeeping)",
 		cpu.percent(), b.requests(ctx)-reqs, o.idle))
+	// The same writes with no viewer: the API server's own write path, which
+	// every viewer's write → screen latency includes.
+	if o.noViewerDur > 0 {
+		nv, err := b.noViewer(ctx)
+		if err != nil {
+			return fmt.Errorf("no viewer: %w", err)
+		}
+		res.NoViewer = nv
+	}
 
 	tmp, err := os.MkdirTemp("", "upgrade-console-bench-")
 	if err != nil {

@@ -103,9 +103,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
 	ws.rssAt["rate"] = rss()
-	if _, failed := apiLatency(ws.rate); failed > 0 {
-		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.rate), firstErr(ws.rate))
-	}
+	b.logFailed(name, ws.rate)
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return nil, err
 	}
@@ -118,9 +116,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
 	ws.satSeconds = time.Since(began).Seconds()
 	ws.cpuSat, ws.cpSat = cpu.percent(), cp.percent()
-	if _, failed := apiLatency(ws.sat); failed > 0 {
-		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws.sat), firstErr(ws.sat))
-	}
+	b.logFailed(name, ws.sat)
 	// Let the viewer show the last writes before it is judged.
 	return ws, sleep(ctx, 5*time.Second)
 }
