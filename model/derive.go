@@ -576,7 +576,7 @@ func newIndex(s *ClusterState) *index {
 	if len(s.NodeUpgrades) > 0 {
 		ix.upgrades = make(map[string]*NodeUpgrade, len(s.NodeUpgrades))
 		for i := range s.NodeUpgrades {
-			nu := &s.NodeUpgrades[i]
+			nu := s.NodeUpgrades[i]
 			if prev := ix.upgrades[nu.MachineName]; prev == nil || prev.CreationTimestamp.Before(nu.CreationTimestamp) {
 				ix.upgrades[nu.MachineName] = nu
 			}
@@ -590,7 +590,7 @@ func newIndex(s *ClusterState) *index {
 	}
 	ix.workers = make([]mach, 0, len(machines))
 	for i := range machines {
-		m := mach{Machine: &machines[i]}
+		m := mach{Machine: machines[i]}
 		m.ready = ix.machineReady(m.Machine)
 		if ix.upgrades != nil {
 			m.nu = ix.upgrades[m.Name]
@@ -626,7 +626,7 @@ func (ix *index) node(name string) *Node {
 	ns := ix.s.Nodes
 	i := sort.Search(len(ns), func(i int) bool { return ns[i].Name >= name })
 	if i < len(ns) && ns[i].Name == name {
-		return &ns[i]
+		return ns[i]
 	}
 	return nil
 }

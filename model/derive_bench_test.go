@@ -29,8 +29,8 @@ func fleetState(n int) *ClusterState {
 		m := machine(name, RoleWorker, "mgmt-md-0", target, true)
 		m.Conditions = nil
 		s.Machines = append(s.Machines, m)
-		s.Nodes = append(s.Nodes, Node{Meta: Meta{Name: name}, Ready: true, KubeletVersion: target})
-		nu := NodeUpgrade{Meta: Meta{Name: name + "-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
+		s.Nodes = append(s.Nodes, &Node{Meta: Meta{Name: name}, Ready: true, KubeletVersion: target})
+		nu := &NodeUpgrade{Meta: Meta{Name: name + "-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
 			MachineName: name, KubernetesVersion: target, Completed: i%2 == 0}
 		for _, step := range NodeUpgradeSteps[:3] {
 			nu.Conditions = append(nu.Conditions, cond(step, "True", "", "", t0.Add(-time.Minute)))

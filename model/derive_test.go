@@ -53,7 +53,7 @@ func readyCluster() *ClusterState {
 		}},
 	}
 	for _, n := range []string{"mgmt-etcd-a", "mgmt-etcd-b", "mgmt-etcd-c"} {
-		s.Machines = append(s.Machines, Machine{Meta: Meta{Name: n, CreationTimestamp: t0.Add(-time.Hour)}, Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, EtcdReady: true, Phase: "Running"})
+		s.Machines = append(s.Machines, &Machine{Meta: Meta{Name: n, CreationTimestamp: t0.Add(-time.Hour)}, Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, EtcdReady: true, Phase: "Running"})
 	}
 	for _, n := range []string{"mgmt-cp-a", "mgmt-cp-b", "mgmt-cp-c"} {
 		s.Machines = append(s.Machines, machine(n, RoleControlPlane, "mgmt", "v1.30.14-eks-1-30-58", true))
@@ -64,12 +64,12 @@ func readyCluster() *ClusterState {
 	return s
 }
 
-func machine(name string, role MachineRole, owner, version string, ready bool) Machine {
+func machine(name string, role MachineRole, owner, version string, ready bool) *Machine {
 	st := "True"
 	if !ready {
 		st = "False"
 	}
-	return Machine{
+	return &Machine{
 		Meta: Meta{Name: name, CreationTimestamp: t0.Add(-time.Hour)},
 		Role: role, Owner: owner, Owned: true, Version: version, NodeName: name, Phase: "Running",
 		Conditions: Conditions{cond(ConditionReady, st, "", "", t0.Add(-time.Hour)), cond(MachineConditionUpToDate, "True", "", "", t0.Add(-time.Hour))},
@@ -131,8 +131,8 @@ func TestDeriveProgressEtcdRollout(t *testing.T) {
 	s.Etcd.Conditions = Conditions{{Type: EtcdConditionMachinesSpecUpToDate, Status: "False", Severity: SeverityWarning, Reason: "EtcdRollingUpdateInProgress", LastTransitionTime: start}}
 	// One new member joined, one still provisioning.
 	s.Machines = append(s.Machines,
-		Machine{Meta: Meta{Name: "mgmt-etcd-d", CreationTimestamp: start.Add(time.Minute)}, Role: RoleEtcd, Owned: true, EtcdReady: true, Phase: "Running"},
-		Machine{Meta: Meta{Name: "mgmt-etcd-e", CreationTimestamp: start.Add(3 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"},
+		&Machine{Meta: Meta{Name: "mgmt-etcd-d", CreationTimestamp: start.Add(time.Minute)}, Role: RoleEtcd, Owned: true, EtcdReady: true, Phase: "Running"},
+		&Machine{Meta: Meta{Name: "mgmt-etcd-e", CreationTimestamp: start.Add(3 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"},
 	)
 	s.ControlPlane.Annotations = map[string]string{AnnotationCAPIPaused: "true"}
 	p := DeriveProgress(s, ProgressOptions{}, t0)
@@ -197,7 +197,7 @@ func TestDeriveProgressInPlaceWorkersCountCompletedNodeUpgrades(t *testing.T) {
 			s.Machines[i].Version = s.ControlPlane.Version
 		}
 	}
-	s.NodeUpgrades = []NodeUpgrade{
+	s.NodeUpgrades = []*NodeUpgrade{
 		{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
 		{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target},
 	}

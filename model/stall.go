@@ -53,7 +53,7 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 	}
 
 	for i := range s.NodeUpgrades {
-		nu := &s.NodeUpgrades[i]
+		nu := s.NodeUpgrades[i]
 		if st, ok := nodeUpgradeStall(nu, ix, after, now); ok {
 			add(st)
 		}

@@ -8,7 +8,7 @@ import (
 
 func TestStallEtcdMachineNotReady(t *testing.T) {
 	s := readyCluster()
-	s.Machines = append(s.Machines, Machine{
+	s.Machines = append(s.Machines, &Machine{
 		Meta: Meta{Name: "mgmt-etcd-x7k2p", CreationTimestamp: t0.Add(-11*time.Minute - 20*time.Second)},
 		Role: RoleEtcd, Owned: true, Phase: "Provisioning",
 	})
@@ -34,7 +34,7 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 	s.Machines[6].NodeName = "mgmt-md-0-abc"
 	created := t0.Add(-6 * time.Minute)
 	failedAt := t0.Add(-3 * time.Minute)
-	s.NodeUpgrades = []NodeUpgrade{{
+	s.NodeUpgrades = []*NodeUpgrade{{
 		Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
 		MachineName: "mgmt-md-0-a",
 		Conditions: Conditions{
@@ -59,7 +59,7 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 func TestStallNodeUpgradeStepWaiting(t *testing.T) {
 	s := readyCluster()
 	created := t0.Add(-20 * time.Minute)
-	s.NodeUpgrades = []NodeUpgrade{{
+	s.NodeUpgrades = []*NodeUpgrade{{
 		Meta: Meta{Name: "mgmt-md-0-b-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
 		MachineName: "mgmt-md-0-b",
 		Conditions: Conditions{
@@ -137,8 +137,8 @@ func TestStallDeletingMachine(t *testing.T) {
 
 func TestStallsOrderFailuresFirst(t *testing.T) {
 	s := readyCluster()
-	s.Machines = append(s.Machines, Machine{Meta: Meta{Name: "mgmt-etcd-old", CreationTimestamp: t0.Add(-50 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
-	s.NodeUpgrades = []NodeUpgrade{{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-a",
+	s.Machines = append(s.Machines, &Machine{Meta: Meta{Name: "mgmt-etcd-old", CreationTimestamp: t0.Add(-50 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
+	s.NodeUpgrades = []*NodeUpgrade{{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-a",
 		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "False", Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0}}}}
 	got := Stalls(s, ProgressOptions{}, t0)
 	if len(got) != 2 || !got[0].Failed || got[1].Name != "mgmt-etcd-old" {

@@ -363,11 +363,15 @@ type ClusterState struct {
 	ControlPlane       *ControlPlane
 	Etcd               *EtcdCluster
 	MachineDeployments []MachineDeployment // sorted by name
-	Machines           []Machine           // sorted by role (etcd, cp, worker), then name
-	Nodes              []Node              // sorted by name
-	NodeUpgrades       []NodeUpgrade       // sorted by name
-	UpgradeRequests    []UpgradeRequest    // sorted by kind, then name
-	Events             []Event             // newest first
+	// The fleet-sized lists hold pointers: a snapshot shares every object
+	// that did not change with the one before it (values are immutable once
+	// published), so building one costs a pointer per object, not a copy of
+	// every object. Never modify what they point to.
+	Machines        []*Machine       // sorted by role (etcd, cp, worker), then name
+	Nodes           []*Node          // sorted by name
+	NodeUpgrades    []*NodeUpgrade   // sorted by name
+	UpgradeRequests []UpgradeRequest // sorted by kind, then name
+	Events          []Event          // newest first
 }
 
 // Source returns the sync status of a kind (zero value when unknown).

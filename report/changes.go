@@ -339,22 +339,40 @@ func index[T any](l []T, name func(*T) string) map[string]*T {
 	return m
 }
 
-func (d *differ) machines(prev, cur []model.Machine) {
+// indexPtrs is index for the fleet-sized lists, which hold pointers.
+func indexPtrs[T any](l []*T, name func(*T) string) map[string]*T {
+	m := make(map[string]*T, len(l))
+	for _, v := range l {
+		m[name(v)] = v
+	}
+	return m
+}
+
+// sameList reports whether two snapshots share a list: the watchers reuse
+// a list none of whose objects changed, so at fleet scale most snapshots
+// need no diff of the kinds they did not touch.
+func sameList[T any](a, b []*T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+func (d *differ) machines(prev, cur []*model.Machine) {
 	if d.first || !d.prevSynced(model.KindMachine) {
 		d.summariseMachines(cur)
 		return
 	}
-	old := index(prev, func(m *model.Machine) string { return m.Name })
+	if sameList(prev, cur) {
+		return
+	}
+	old := indexPtrs(prev, func(m *model.Machine) string { return m.Name })
 	seen := make(map[string]bool, len(cur))
-	for i := range cur {
-		c := &cur[i]
+	for _, c := range cur {
 		seen[c.Name] = true
 		p := old[c.Name]
 		if p == nil {
 			d.add(string(c.Role)+" machine "+c.Name, "created (phase %s%s)", orDash(c.Phase), versionSuffix(c.Version))
 			continue
 		}
-		if machineSame(p, c) {
+		if p == c || machineSame(p, c) {
 			continue // the common case at fleet scale: no string built
 		}
 		subj := string(c.Role) + " machine " + c.Name
@@ -397,28 +415,30 @@ func versionSuffix(v string) string {
 	return ", " + v
 }
 
-func (d *differ) nodes(prev, cur []model.Node) {
+func (d *differ) nodes(prev, cur []*model.Node) {
 	if d.first || !d.prevSynced(model.KindNode) {
 		ready := 0
-		for i := range cur {
-			if cur[i].Ready {
+		for _, n := range cur {
+			if n.Ready {
 				ready++
 			}
 		}
 		d.add("nodes", "%d, %d ready", len(cur), ready)
 		return
 	}
-	old := index(prev, func(n *model.Node) string { return n.Name })
+	if sameList(prev, cur) {
+		return
+	}
+	old := indexPtrs(prev, func(n *model.Node) string { return n.Name })
 	seen := make(map[string]bool, len(cur))
-	for i := range cur {
-		c := &cur[i]
+	for _, c := range cur {
 		seen[c.Name] = true
 		p := old[c.Name]
 		if p == nil {
 			d.add("Node "+c.Name, "joined (ready=%v, kubelet %s)", c.Ready, orDash(c.KubeletVersion))
 			continue
 		}
-		if p.Ready == c.Ready && p.KubeletVersion == c.KubeletVersion && p.Unschedulable == c.Unschedulable {
+		if p == c || p.Ready == c.Ready && p.KubeletVersion == c.KubeletVersion && p.Unschedulable == c.Unschedulable {
 			continue
 		}
 		subj := "Node " + c.Name
@@ -443,12 +463,17 @@ func (d *differ) nodes(prev, cur []model.Node) {
 	}
 }
 
-func (d *differ) nodeUpgrades(prev, cur []model.NodeUpgrade) {
-	old := index(prev, func(n *model.NodeUpgrade) string { return n.Name })
-	for i := range cur {
-		c := &cur[i]
+func (d *differ) nodeUpgrades(prev, cur []*model.NodeUpgrade) {
+	if sameList(prev, cur) {
+		return
+	}
+	old := indexPtrs(prev, func(n *model.NodeUpgrade) string { return n.Name })
+	for _, c := range cur {
 		subj := "NodeUpgrade " + c.Name
 		p := old[c.Name]
+		if p == c {
+			continue
+		}
 		if p == nil {
 			d.add(subj, "created for machine %s (Kubernetes %s)", c.MachineName, orDash(c.KubernetesVersion))
 			p = &model.NodeUpgrade{}
@@ -540,7 +565,7 @@ func eventTime(e *model.Event) time.Time {
 
 // summariseMachines is the first snapshot's machine line per role, with the
 // phases that are not Running spelled out.
-func (d *differ) summariseMachines(cur []model.Machine) {
+func (d *differ) summariseMachines(cur []*model.Machine) {
 	for _, role := range []model.MachineRole{model.RoleEtcd, model.RoleControlPlane, model.RoleWorker} {
 		n := 0
 		phases := map[string]int{}

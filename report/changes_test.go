@@ -45,16 +45,16 @@ func etcdRollout(workers int) *model.ClusterState {
 	s.Etcd = &model.EtcdCluster{Meta: meta("mgmt-etcd"), Replicas: 3, ReadyReplicas: 2, ObservedGeneration: 1,
 		Conditions: model.Conditions{cond("EtcdMachinesSpecUpToDate", "False", model.SeverityWarning, "EtcdRollingUpdateInProgress", "Rolling 2 replicas with outdated spec")}}
 	s.Etcd.Annotations[model.AnnotationEtcdUpgrading] = "true"
-	s.Machines = []model.Machine{
+	s.Machines = []*model.Machine{
 		{Meta: meta("mgmt-etcd-a"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
 		{Meta: meta("mgmt-etcd-b"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
 		{Meta: meta("mgmt-etcd-new"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Provisioning"},
 	}
 	for i := range workers {
 		n := fmt.Sprintf("mgmt-md-0-%04d", i)
-		s.Machines = append(s.Machines, model.Machine{Meta: meta(n), Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
+		s.Machines = append(s.Machines, &model.Machine{Meta: meta(n), Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
 			Phase: "Running", Version: "v1.30.14-eks-1-30-40", NodeName: n})
-		s.Nodes = append(s.Nodes, model.Node{Meta: meta(n), Ready: true, KubeletVersion: "v1.30.14-eks-1-30-40"})
+		s.Nodes = append(s.Nodes, &model.Node{Meta: meta(n), Ready: true, KubeletVersion: "v1.30.14-eks-1-30-40"})
 	}
 	return s
 }
@@ -75,11 +75,22 @@ func clone(s *model.ClusterState) *model.ClusterState {
 	e.Annotations = copyMap(s.Etcd.Annotations)
 	e.Conditions = append(model.Conditions{}, s.Etcd.Conditions...)
 	c.Etcd = &e
-	c.Machines = append([]model.Machine{}, s.Machines...)
-	c.Nodes = append([]model.Node{}, s.Nodes...)
-	c.NodeUpgrades = append([]model.NodeUpgrade{}, s.NodeUpgrades...)
+	c.Machines = deepCopy(s.Machines)
+	c.Nodes = deepCopy(s.Nodes)
+	c.NodeUpgrades = deepCopy(s.NodeUpgrades)
 	c.Events = append([]model.Event{}, s.Events...)
 	return &c
+}
+
+// deepCopy copies the objects too: the tests change them in place, which a
+// snapshot never does.
+func deepCopy[T any](l []*T) []*T {
+	out := make([]*T, len(l))
+	for i, v := range l {
+		c := *v
+		out[i] = &c
+	}
+	return out
 }
 
 func copyMap(m map[string]string) map[string]string {
@@ -177,7 +188,7 @@ func TestChangesNoChangeNoLines(t *testing.T) {
 func TestChangesInPlaceStepsAndFailure(t *testing.T) {
 	a := etcdRollout(2)
 	b := clone(a)
-	b.NodeUpgrades = []model.NodeUpgrade{{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+	b.NodeUpgrades = []*model.NodeUpgrade{{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
 		KubernetesVersion: "v1.31.14-eks-1-31-47", Conditions: model.Conditions{
 			cond("UpgraderPodCreated", "True", "", "", ""),
 			cond("BinariesCopied", "False", model.SeverityInfo, "Container is still running", ""),

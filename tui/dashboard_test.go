@@ -187,8 +187,10 @@ func TestRowsRebuiltOnlyWhenTheirListsChange(t *testing.T) {
 	}
 	changed := next
 	changed.Version++
-	changed.Machines = append([]model.Machine{}, s.Machines...)
-	changed.Machines[5].Phase = "Deleting"
+	changed.Machines = append([]*model.Machine{}, s.Machines...)
+	m := *changed.Machines[5]
+	m.Phase = "Deleting"
+	changed.Machines[5] = &m
 	d.state = &changed
 	d.rebuild()
 	if d.nodes.gen == gen {

@@ -56,25 +56,25 @@ func eksaCluster(gen, observed int64, etcdCount int, conds ...model.Condition) *
 	return c
 }
 
-func workers(n int, md, version string, created time.Time) ([]model.Machine, []model.Node) {
-	ms := make([]model.Machine, n)
-	ns := make([]model.Node, n)
+func workers(n int, md, version string, created time.Time) ([]*model.Machine, []*model.Node) {
+	ms := make([]*model.Machine, n)
+	ns := make([]*model.Node, n)
 	for i := range n {
 		name := fmt.Sprintf("mgmt-%s-%05d", md, i)
-		ms[i] = model.Machine{Meta: meta(name, created), Role: model.RoleWorker, Owner: "mgmt-" + md, Owned: true,
+		ms[i] = &model.Machine{Meta: meta(name, created), Role: model.RoleWorker, Owner: "mgmt-" + md, Owned: true,
 			Version: version, NodeName: name, Phase: "Running"}
-		ns[i] = model.Node{Meta: meta(name, created), Ready: true, ReadySince: created.Add(3 * time.Minute), KubeletVersion: version}
+		ns[i] = &model.Node{Meta: meta(name, created), Ready: true, ReadySince: created.Add(3 * time.Minute), KubeletVersion: version}
 	}
 	return ms, ns
 }
 
-func cpMachines(version string, created time.Time, names ...string) ([]model.Machine, []model.Node) {
-	var ms []model.Machine
-	var ns []model.Node
+func cpMachines(version string, created time.Time, names ...string) ([]*model.Machine, []*model.Node) {
+	var ms []*model.Machine
+	var ns []*model.Node
 	for _, n := range names {
-		ms = append(ms, model.Machine{Meta: meta(n, created), Role: model.RoleControlPlane, Owner: "mgmt", Owned: true,
+		ms = append(ms, &model.Machine{Meta: meta(n, created), Role: model.RoleControlPlane, Owner: "mgmt", Owned: true,
 			Version: version, NodeName: n, Phase: "Running"})
-		ns = append(ns, model.Node{Meta: meta(n, created), Ready: true, ReadySince: created.Add(2 * time.Minute), KubeletVersion: version})
+		ns = append(ns, &model.Node{Meta: meta(n, created), Ready: true, ReadySince: created.Add(2 * time.Minute), KubeletVersion: version})
 	}
 	return ms, ns
 }
@@ -108,8 +108,8 @@ func md(name, version string, n int32) model.MachineDeployment {
 		Phase:    "Running", ObservedGeneration: 1}
 }
 
-func etcdMachine(name string, created time.Time, ready, owned bool, phase string) model.Machine {
-	m := model.Machine{Meta: meta(name, created), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: owned, Phase: phase, EtcdReady: ready}
+func etcdMachine(name string, created time.Time, ready, owned bool, phase string) *model.Machine {
+	m := &model.Machine{Meta: meta(name, created), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: owned, Phase: phase, EtcdReady: ready}
 	return m
 }
 
@@ -136,7 +136,7 @@ func fixtureHealthy() *model.ClusterState {
 			cond("EtcdEndpointsAvailable", "True", "", "", "", at),
 		}}
 	s.MachineDeployments = []model.MachineDeployment{md("mgmt-md-0", newK8s, 12)}
-	etcd := []model.Machine{
+	etcd := []*model.Machine{
 		etcdMachine("mgmt-etcd-4xk2q", ago(3*time.Hour), true, true, "Running"),
 		etcdMachine("mgmt-etcd-9pq7w", ago(3*time.Hour), true, true, "Running"),
 		etcdMachine("mgmt-etcd-h2v8d", ago(3*time.Hour), true, true, "Running"),
@@ -177,7 +177,7 @@ func fixtureMidEtcd() *model.ClusterState {
 	s.Etcd.Generation = 2
 	s.Etcd.Annotations[model.AnnotationEtcdUpgrading] = "true"
 	s.MachineDeployments = []model.MachineDeployment{md("mgmt-md-0", oldK8s, 12)}
-	etcd := []model.Machine{
+	etcd := []*model.Machine{
 		etcdMachine("mgmt-etcd-4xk2q", ago(40*24*time.Hour), true, true, "Running"),
 		etcdMachine("mgmt-etcd-9pq7w", ago(40*24*time.Hour), true, true, "Running"),
 		etcdMachine("mgmt-etcd-h2v8d", ago(4*time.Minute), false, true, "Provisioning"),
@@ -236,7 +236,7 @@ func fixtureInPlaceFailed() *model.ClusterState {
 		}
 		return cs
 	}
-	s.NodeUpgrades = []model.NodeUpgrade{
+	s.NodeUpgrades = []*model.NodeUpgrade{
 		{Meta: meta("mgmt-cp-7f9x2-node-upgrader", ago(12*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-7f9x2",
 			KubernetesVersion: newK8s, FirstNodeToBeUpgraded: true, Completed: true, Conditions: steps(7, "", ago(12*time.Minute))},
 		{Meta: meta("mgmt-cp-b8k4m-node-upgrader", ago(6*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-b8k4m",
@@ -257,8 +257,8 @@ func fixtureLarge(n int) *model.ClusterState {
 	s := fixtureMidEtcd()
 	s.Version = 1000 + uint64(n)
 	groups := 10
-	var ms []model.Machine
-	var ns []model.Node
+	var ms []*model.Machine
+	var ns []*model.Node
 	for _, m := range s.Machines {
 		if m.Role != model.RoleWorker {
 			ms = append(ms, m)

@@ -12,6 +12,7 @@ import (
 // whole joined list but renders only the rows in its window, so its cost per
 // frame does not grow with the fleet.
 type nodesPane struct {
+	join  rowJoin
 	all   []nodeRow
 	rows  []nodeRow // after grouping and filtering
 	avail availability
@@ -35,9 +36,9 @@ type nodesPane struct {
 type nodeInputs struct {
 	// Pointers, not addresses: holding them keeps the arrays alive, so an
 	// address cannot be reused by a different list.
-	machines *model.Machine
-	nodes    *model.Node
-	upgrades *model.NodeUpgrade
+	machines **model.Machine
+	nodes    **model.Node
+	upgrades **model.NodeUpgrade
 	mds      *model.MachineDeployment
 	nm, nn   int
 	nu, nmd  int
@@ -75,7 +76,7 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	}
 	p.inputs, p.built = in, true
 	p.avail = av
-	p.all = buildNodeRows(st, s, stalled)
+	p.all = p.join.join(st, s, stalled)
 	p.regroup()
 }
 

@@ -123,7 +123,7 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 		lines = append(lines, line{segs: []seg{{" members: ", rMuted}, {mav.msg, mav.r}}})
 	} else {
 		for i := range s.Machines {
-			m := &s.Machines[i]
+			m := s.Machines[i]
 			if m.Role != model.RoleEtcd {
 				continue
 			}

@@ -60,14 +60,14 @@ func (f *fakeRecovery) run(_ context.Context, p *recovery.Plan, progress func(re
 }
 
 func stuckEtcdState(now time.Time) *model.ClusterState {
-	m := func(name string, age time.Duration, ready bool) model.Machine {
-		return model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
+	m := func(name string, age time.Duration, ready bool) *model.Machine {
+		return &model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
 	}
 	return &model.ClusterState{
 		Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt"}},
 		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
 			Replicas: 3},
-		Machines: []model.Machine{m("e-a", time.Hour, true), m("e-b", time.Hour, true), m("e-c", time.Hour, true), m("e-new", 20*time.Minute, false)},
+		Machines: []*model.Machine{m("e-a", time.Hour, true), m("e-b", time.Hour, true), m("e-c", time.Hour, true), m("e-new", 20*time.Minute, false)},
 	}
 }
 

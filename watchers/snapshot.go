@@ -23,7 +23,7 @@ type stores struct {
 	// Filtered lists and what they were filtered from: NodeUpgrades and
 	// upgrade requests of other clusters share the namespace and are dropped
 	// by membership, recomputed only when either side changed.
-	nuFrom, nuOut   []model.NodeUpgrade
+	nuFrom, nuOut   []*model.NodeUpgrade
 	reqFrom, reqOut []model.UpgradeRequest
 	machinesEpoch   uint64
 	mdsEpoch        uint64
@@ -119,7 +119,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		ControlPlane:    st.kcp.get(key(o.SystemNamespace, o.ClusterName)),
 		Etcd:            st.etcd.get(key(o.SystemNamespace, o.ClusterName+"-etcd")),
 	}
-	s.MachineDeployments = st.mds.list()
+	s.MachineDeployments = st.mds.values()
 	s.Machines = st.machines.list()
 	s.Nodes = st.nodes.list()
 
@@ -134,10 +134,10 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	s.NodeUpgrades = st.nuOut
 
 	mdsVisible := s.Source(model.KindMachineDeployment).Synced
-	reqs := st.requests.list()
+	reqs := st.requests.values()
 	if !same(reqs, st.reqFrom) || st.mds.epoch != st.mdsEpoch {
 		st.reqFrom = reqs
-		st.reqOut = filter(reqs, func(r *model.UpgradeRequest) bool {
+		st.reqOut = filter(reqs, func(r model.UpgradeRequest) bool {
 			if r.Kind == model.KindControlPlaneUpgrade {
 				return r.Target == o.ClusterName
 			}
@@ -147,10 +147,10 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	s.UpgradeRequests = st.reqOut
 	st.machinesEpoch, st.mdsEpoch = st.machines.epoch, st.mds.epoch
 
-	evs := st.events.list()
+	evs := st.events.values()
 	if len(evs) > 2*o.MaxEvents {
 		st.events.truncate(o.MaxEvents)
-		evs = st.events.list()
+		evs = st.events.values()
 	}
 	s.Events = evs[:min(len(evs), o.MaxEvents)]
 	return s
@@ -158,15 +158,15 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 // filter returns l itself when every element is kept (no copy), else the
 // kept elements.
-func filter[T any](l []T, keep func(*T) bool) []T {
+func filter[T any](l []T, keep func(T) bool) []T {
 	for i := range l {
-		if keep(&l[i]) {
+		if keep(l[i]) {
 			continue
 		}
 		out := make([]T, i, len(l))
 		copy(out, l[:i])
 		for j := i + 1; j < len(l); j++ {
-			if keep(&l[j]) {
+			if keep(l[j]) {
 				out = append(out, l[j])
 			}
 		}

@@ -10,19 +10,26 @@ import (
 // stored: an update replaces the pointer, so a published slice stays valid
 // while the store moves on.
 //
-// Building a snapshot costs nothing for a kind that did not change (the
-// previous slice is shared), a copy plus one write per changed object when
-// only existing objects changed (the common case during a rollout: status
-// updates), and a copy plus a merge of the changed objects, sorted on their
-// own, when objects were added, removed or moved in the order (machines
-// created and deleted by a rollout): never a sort of the whole kind.
+// The published slice holds pointers to the stored values, so a snapshot
+// shares every unchanged object with the one before it. Building it costs
+// nothing for a kind that did not change (the previous slice is shared), a
+// copy of the pointers plus one write per changed object when only existing
+// objects changed (the common case during a rollout: status updates), and a
+// copy plus a merge of the changed objects, sorted on their own, when objects
+// were added, removed or moved in the order (machines created and deleted by
+// a rollout): never a sort of the whole kind, never a copy of the objects.
+// At 10,000 Machines a copy of the values was 2.7 MB of garbage a snapshot,
+// up to ten a second; a copy of the pointers is 80 KB.
 type store[T any] struct {
 	items map[string]*T
 	// less orders the published slice; ties are broken by key.
 	less func(a, b *T) bool
 
-	sorted []T
+	sorted []*T
 	keys   []string // key of sorted[i]
+	// vals and valsFrom cache values() for the kinds published by value.
+	vals     []T
+	valsFrom []*T
 	// changed holds every key put or removed since the last build.
 	changed map[string]struct{}
 	// structural is set when an object was added or removed, or an update
@@ -85,9 +92,10 @@ func (s *store[T]) cmp(a, b keyed[T]) int {
 	}
 }
 
-// list returns the sorted values, rebuilding only what changed. The returned
-// slice must not be modified: later snapshots may share it.
-func (s *store[T]) list() []T {
+// list returns the sorted values, rebuilding only what changed. Neither the
+// returned slice nor the values it points to may be modified: later
+// snapshots share them.
+func (s *store[T]) list() []*T {
 	if !s.dirty {
 		return s.sorted
 	}
@@ -102,7 +110,7 @@ func (s *store[T]) list() []T {
 			i, _ := slices.BinarySearchFunc(s.keys, target, func(have string, t keyed[T]) int {
 				return s.cmp(keyed[T]{have, s.items[have]}, t)
 			})
-			next[i] = *target.v
+			next[i] = target.v
 		}
 		s.sorted = next
 		return next
@@ -119,7 +127,7 @@ func (s *store[T]) list() []T {
 	}
 	slices.SortFunc(ins, s.cmp)
 	keys := make([]string, 0, len(s.items))
-	next := make([]T, 0, len(s.items))
+	next := make([]*T, 0, len(s.items))
 	j := 0
 	for i, k := range s.keys {
 		if _, moved := s.changed[k]; moved {
@@ -127,15 +135,29 @@ func (s *store[T]) list() []T {
 		}
 		kept := keyed[T]{k, s.items[k]}
 		for ; j < len(ins) && s.cmp(ins[j], kept) < 0; j++ {
-			keys, next = append(keys, ins[j].k), append(next, *ins[j].v)
+			keys, next = append(keys, ins[j].k), append(next, ins[j].v)
 		}
 		keys, next = append(keys, k), append(next, s.sorted[i])
 	}
 	for ; j < len(ins); j++ {
-		keys, next = append(keys, ins[j].k), append(next, *ins[j].v)
+		keys, next = append(keys, ins[j].k), append(next, ins[j].v)
 	}
 	s.keys, s.sorted = keys, next
 	return next
+}
+
+// values is list as a slice of values, for the small kinds the snapshot
+// publishes by value; it is copied only when the list changed.
+func (s *store[T]) values() []T {
+	l := s.list()
+	if !same(l, s.valsFrom) {
+		s.vals = make([]T, len(l))
+		for i, v := range l {
+			s.vals[i] = *v
+		}
+		s.valsFrom = l
+	}
+	return s.vals
 }
 
 // truncate forgets every object after the first n of the published order

@@ -94,7 +94,7 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 	if e == nil || (e.Ready && !e.Upgrading()) {
 		return Offer{}, false
 	}
-	var ms []model.Machine
+	var ms []*model.Machine
 	for _, m := range s.Machines {
 		if m.Role != model.RoleEtcd {
 			continue

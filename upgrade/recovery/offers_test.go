@@ -9,15 +9,15 @@ import (
 )
 
 func offerState(now time.Time) *model.ClusterState {
-	etcdMachine := func(name string, age time.Duration, ready bool) model.Machine {
-		return model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
+	etcdMachine := func(name string, age time.Duration, ready bool) *model.Machine {
+		return &model.Machine{Meta: model.Meta{Name: name, CreationTimestamp: now.Add(-age)}, Role: model.RoleEtcd, Owned: true, EtcdReady: ready}
 	}
 	return &model.ClusterState{
 		Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Annotations: map[string]string{}}},
 		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Generation: 2, Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
 			Replicas: 3, ObservedGeneration: 2},
 		ControlPlane: &model.ControlPlane{Meta: model.Meta{Name: "mgmt", Annotations: map[string]string{model.AnnotationCAPIPaused: "true"}}},
-		Machines: []model.Machine{
+		Machines: []*model.Machine{
 			etcdMachine("e-a", time.Hour, true), etcdMachine("e-b", time.Hour, true), etcdMachine("e-c", time.Hour, true),
 			etcdMachine("e-new", 20*time.Minute, false),
 			{Meta: model.Meta{Name: "cp-1"}, Role: model.RoleControlPlane, NodeName: "node-cp-1"},
@@ -56,7 +56,7 @@ func TestOffers(t *testing.T) {
 	s.Machines = append(s.Machines[:3], s.Machines[4]) // the new member is gone
 	s.Etcd.Ready = true
 	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
-	s.NodeUpgrades = []model.NodeUpgrade{{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
+	s.NodeUpgrades = []*model.NodeUpgrade{{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
 		Conditions: model.Conditions{{Type: "BinariesCopied", Status: "True"},
 			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"}}}}
 	got = Offers(s, now, 15*time.Minute, "")

@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// TestRowJoinMatchesAFreshJoin drives one join through a run of snapshots
+// built the way the watchers build them (changed objects replaced, the
+// rest shared; objects added and removed; lists kept when nothing in them
+// changed) and compares every result with a join from scratch: a row kept
+// from an earlier snapshot must be exactly the row a fresh join builds.
+func TestRowJoinMatchesAFreshJoin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	th := themes.NewDark()
+	st := newStyles(&th)
+	s := fixtureLarge(200)
+	var j rowJoin
+	for round := 0; round < 400; round++ {
+		next := *s
+		next.Version++
+		ops := rng.IntN(4)
+		for op := 0; op <= ops; op++ {
+			switch rng.IntN(7) {
+			case 0, 1: // a machine's status changes
+				next.Machines = slices.Clone(next.Machines)
+				k := rng.IntN(len(next.Machines))
+				m := *next.Machines[k]
+				m.Phase = []string{"Running", "Provisioned", "Deleting", "Failed"}[rng.IntN(4)]
+				if rng.IntN(3) == 0 {
+					m.Version = []string{oldK8s, newK8s}[rng.IntN(2)]
+				}
+				next.Machines[k] = &m
+			case 2: // a node's readiness flips
+				next.Nodes = slices.Clone(next.Nodes)
+				k := rng.IntN(len(next.Nodes))
+				n := *next.Nodes[k]
+				n.Ready = !n.Ready
+				next.Nodes[k] = &n
+			case 3: // a machine goes away (its node stays, orphaned)
+				if len(next.Machines) > 10 {
+					k := rng.IntN(len(next.Machines))
+					next.Machines = slices.Delete(slices.Clone(next.Machines), k, k+1)
+				}
+			case 4: // a machine is created
+				k := rng.IntN(len(next.Machines))
+				m := *next.Machines[k]
+				m.Name = fmt.Sprintf("%s-new%d", m.Name, round)
+				m.NodeName = ""
+				m.Phase = "Provisioning"
+				next.Machines = slices.Insert(slices.Clone(next.Machines), k+1, &m)
+			case 5: // an in-place upgrade starts or moves on
+				k := rng.IntN(len(next.Machines))
+				nu := &model.NodeUpgrade{Meta: model.Meta{Name: fmt.Sprintf("nu-%d", round)}, Kind: model.KindNodeUpgrade,
+					MachineName: next.Machines[k].Name, KubernetesVersion: newK8s, Completed: rng.IntN(2) == 0}
+				next.NodeUpgrades = append(slices.Clone(next.NodeUpgrades), nu)
+			case 6: // the target moves
+				next.MachineDeployments = slices.Clone(next.MachineDeployments)
+				k := rng.IntN(len(next.MachineDeployments))
+				next.MachineDeployments[k].Version = []string{oldK8s, newK8s}[rng.IntN(2)]
+			}
+		}
+		var stalled stallSet
+		if rng.IntN(5) == 0 {
+			m := next.Machines[rng.IntN(len(next.Machines))]
+			stalled = newStallSet([]model.Stall{{Kind: model.KindMachine, Name: m.Name}})
+		}
+		got := slices.Clone(j.join(st, &next, stalled))
+		want := buildNodeRows(st, &next, stalled)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d rows, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("round %d: row %d = %+v\nwant %+v", round, i, got[i], want[i])
+			}
+		}
+		s = &next
+	}
+}
+
+// TestRowJoinKeepsUnchangedRows checks that the join does not rebuild rows
+// whose inputs are the same objects: the point of it at fleet scale.
+func TestRowJoinKeepsUnchangedRows(t *testing.T) {
+	th := themes.NewDark()
+	st := newStyles(&th)
+	s := fixtureLarge(100)
+	var j rowJoin
+	j.join(st, s, stallSet{})
+	next := *s
+	next.Machines = slices.Clone(s.Machines)
+	last := len(next.Machines) - 1
+	m := *next.Machines[last]
+	m.Phase = "Failed"
+	next.Machines[last] = &m
+	before := slices.Clone(j.src)
+	rows := j.join(st, &next, stallSet{})
+	changed := 0
+	for i := range before {
+		if before[i] != j.src[i] {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Errorf("%d rows rebuilt for one changed machine, want 1", changed)
+	}
+	if r := rows[len(rows)-1]; r.mark.r != rSevError {
+		t.Errorf("the changed row was not rebuilt: %+v", r)
+	}
+}
