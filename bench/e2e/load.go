@@ -100,8 +100,14 @@ func (d *driver) atRate(ctx context.Context, rate float64, dur time.Duration, ne
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
 	end := time.After(dur)
-	// One machine is never written twice at once: at 100/s a machine comes
-	// round again after len(machines)/100 seconds.
+	// One machine is never written twice at once: two writes under way
+	// would both flip it the same way, the second no change on screen, and
+	// would contend for the same key in etcd. A machine comes round again
+	// after len(machines)/rate seconds, which a backlog of replies can
+	// outlast: its turn goes to the next machine with nothing under way,
+	// and when there is none the tick makes no write.
+	busy := make([]atomic.Bool, len(d.machines))
+	skipped := 0
 loop:
 	for {
 		select {
@@ -111,18 +117,33 @@ loop:
 			break loop
 		case <-tick.C:
 		}
-		i := *next % len(d.machines)
-		*next++
+		i := -1
+		for range d.machines {
+			j := *next % len(d.machines)
+			*next++
+			if busy[j].CompareAndSwap(false, true) {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			skipped++
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w := d.one(ctx, i)
+			busy[i].Store(false)
 			mu.Lock()
 			out = append(out, w)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	if skipped > 0 {
+		logf("%d writes not sent: every one of the %d machines had a write under way", skipped, len(d.machines))
+	}
 	return out
 }
 

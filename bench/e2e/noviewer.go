@@ -50,7 +50,9 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	r.WritesPerSec = float64(len(ws)) / r.Seconds
 	r.P99By5s = p99By(ws, 5*time.Second)
 	nv.Rate = r
-	failed := b.logFailed("no viewer", ws)
+	if err := b.checkWrites(ctx, "no viewer", ws); err != nil {
+		return nil, err
+	}
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return nil, err
 	}
@@ -65,30 +67,30 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	s.WritesPerSec = float64(len(okWrites(ws))) / s.Seconds
 	s.P99By5s = p99By(ws, 5*time.Second)
 	nv.Saturate = s
-	failed += b.logFailed("no viewer", ws)
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-
-	// A write that failed may still have been applied: the driver would
-	// then set the phase a machine already has, a write no viewer shows as
-	// a change. Read the phases back before the viewers' windows.
-	if failed > 0 {
-		if err := b.drv.resync(ctx); err != nil {
-			return nil, fmt.Errorf("reading the machines' phases back after failed writes: %w", err)
-		}
+	if err := b.checkWrites(ctx, "no viewer", ws); err != nil {
+		return nil, err
 	}
 	logf("API server with no viewer: settling for %s", o.settle)
 	return nv, sleep(ctx, o.settle)
 }
 
-// logFailed logs the failed writes of a window and returns their count.
-func (b *bench) logFailed(name string, ws []write) int {
-	_, failed := apiLatency(ws)
-	if failed > 0 {
-		logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws), firstErr(ws))
+// checkWrites logs a window's failed writes and, when there are any, reads
+// the machines' phases back: a write that failed (a timeout) may still have
+// been applied, and the driver would then set a phase a machine already
+// has, a write no viewer shows as a change.
+func (b *bench) checkWrites(ctx context.Context, name string, ws []write) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	return failed
+	_, failed := apiLatency(ws)
+	if failed == 0 {
+		return nil
+	}
+	logf("%s: %d of %d writes failed, e.g. %v", name, failed, len(ws), firstErr(ws))
+	if err := b.drv.resync(ctx); err != nil {
+		return fmt.Errorf("reading the machines' phases back after failed writes: %w", err)
+	}
+	return nil
 }
 
 // p99By is the API write p99 of each slice of the window, by send time;

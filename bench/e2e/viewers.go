@@ -93,6 +93,9 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	if o.lowRate > 0 {
 		logf("%s: %g writes/s for %s", name, o.lowRate, o.lowRateDur)
 		ws.low = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
+		if err := b.checkWrites(ctx, name, ws.low); err != nil {
+			return nil, err
+		}
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return nil, err
 		}
@@ -103,7 +106,9 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
 	ws.rssAt["rate"] = rss()
-	b.logFailed(name, ws.rate)
+	if err := b.checkWrites(ctx, name, ws.rate); err != nil {
+		return nil, err
+	}
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return nil, err
 	}
@@ -116,7 +121,9 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
 	ws.satSeconds = time.Since(began).Seconds()
 	ws.cpuSat, ws.cpSat = cpu.percent(), cp.percent()
-	b.logFailed(name, ws.sat)
+	if err := b.checkWrites(ctx, name, ws.sat); err != nil {
+		return nil, err
+	}
 	// Let the viewer show the last writes before it is judged.
 	return ws, sleep(ctx, 5*time.Second)
 }
