@@ -147,12 +147,17 @@ func TestNoViewerNotes(t *testing.T) {
 			nv.Rate.P99By5s = []float64{270, 1500, 3000}
 			nv.Saturate = &Unviewed{Writers: 20, APIWrite: dist{N: 300, P99: 800}, WritesPerSec: 67.4}
 			return nv
-		}()}, []string{"above the 150 ms", "20 writers back to back made 67.4 writes/s, fewer than the fixed 100 writes/s: the fixed rate asks more than the API server took at saturation, so its writes wait behind each other (p99 per 5 s at the fixed rate with no viewer: 270 1500 3000 ms)"}},
-		{"saturation above the rate says nothing of queues", Results{NoViewer: func() *NoViewer {
+		}()}, []string{"above the 150 ms", "20 writers back to back made 67.4 writes/s: the fixed 100 writes/s is 148 % of it, more than the API server took at saturation, so its writes wait behind each other (p99 per 5 s at the fixed rate with no viewer: 270 1500 3000 ms)"}},
+		{"saturation above the rate: only the ratio", Results{NoViewer: func() *NoViewer {
 			nv := unviewed(90, 0, 100)
 			nv.Saturate = &Unviewed{Writers: 20, APIWrite: dist{N: 3000, P99: 200}, WritesPerSec: 400}
 			return nv
-		}()}, []string{"within the 150 ms"}},
+		}()}, []string{"within the 150 ms", "with no viewer, 20 writers back to back made 400.0 writes/s: the fixed 100 writes/s is 25 % of it"}},
+		{"every machine busy: said so, not a starved machine", Results{NoViewer: func() *NoViewer {
+			nv := unviewed(9000, 0, 71.4)
+			nv.Rate.NotSent = 849
+			return nv
+		}()}, []string{"made only 71.4 of the 100 writes/s asked: 849 times every machine of its pool had a write under way", "above the 150 ms"}},
 		{"failures and a starved rate said", Results{NoViewer: unviewed(150, 7, 80)},
 			[]string{"7 of the writes at 100 writes/s failed", "only 80.0 of the 100 writes/s", "within the 150 ms"}},
 	}
@@ -165,6 +170,9 @@ func TestNoViewerNotes(t *testing.T) {
 		for i, w := range c.want {
 			if !strings.Contains(got[i], w) {
 				t.Errorf("%s: note %d is %q, want it to say %q", c.name, i, got[i], w)
+			}
+			if strings.Contains(w, "% of it") && !strings.Contains(w, "wait behind") && strings.Contains(got[i], "wait behind") {
+				t.Errorf("%s: note %d is %q: a rate below saturation's must not be said to queue", c.name, i, got[i])
 			}
 		}
 	}

@@ -93,7 +93,8 @@ func (d *driver) resync(ctx context.Context) error {
 
 // atRate writes rate changes a second for d, each in its own goroutine so a
 // slow reply never delays the next write, cycling through the machines.
-func (d *driver) atRate(ctx context.Context, rate float64, dur time.Duration, next *int) []write {
+// notSent counts the ticks that found every machine with a write under way.
+func (d *driver) atRate(ctx context.Context, rate float64, dur time.Duration, next *int) (ws []write, notSent int) {
 	var mu sync.Mutex
 	var out []write
 	var wg sync.WaitGroup
@@ -107,7 +108,6 @@ func (d *driver) atRate(ctx context.Context, rate float64, dur time.Duration, ne
 	// outlast: its turn goes to the next machine with nothing under way,
 	// and when there is none the tick makes no write.
 	busy := make([]atomic.Bool, len(d.machines))
-	skipped := 0
 loop:
 	for {
 		select {
@@ -127,7 +127,7 @@ loop:
 			}
 		}
 		if i < 0 {
-			skipped++
+			notSent++
 			continue
 		}
 		wg.Add(1)
@@ -141,10 +141,10 @@ loop:
 		}()
 	}
 	wg.Wait()
-	if skipped > 0 {
-		logf("%d writes not sent: every one of the %d machines had a write under way", skipped, len(d.machines))
+	if notSent > 0 {
+		logf("%d writes not sent: every one of the %d machines had a write under way", notSent, len(d.machines))
 	}
-	return out
+	return out, notSent
 }
 
 // saturate writes as fast as the API server takes them: workers writers

@@ -85,7 +85,7 @@ func TestAtRateNeverWritesAMachineTwiceAtOnce(t *testing.T) {
 	}}}
 	d := newDriver(client, "ns", []string{"m0", "m1", "m2"})
 	next := 0
-	ws := d.atRate(context.Background(), 2000, 100*time.Millisecond, &next)
+	ws, _ := d.atRate(context.Background(), 2000, 100*time.Millisecond, &next)
 	if len(overlap) > 0 {
 		t.Fatalf("machines written twice at once: %v", overlap)
 	}

@@ -92,7 +92,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.rssAt["idle"] = rss()
 	if o.lowRate > 0 {
 		logf("%s: %g writes/s for %s", name, o.lowRate, o.lowRateDur)
-		ws.low = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
+		ws.low, _ = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
 		if err := b.checkWrites(ctx, name, ws.low); err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	}
 	logf("%s: %g writes/s for %s", name, o.rate, o.rateDur)
 	cpu, cp := startCPU(pids...), startCPU(b.apiPid, b.etcdPid)
-	ws.rate = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
+	ws.rate, _ = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
 	ws.rssAt["rate"] = rss()
