@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,38 @@ func BenchmarkDeriveProgress(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p := DeriveProgress(s, ProgressOptions{}, t0)
 				if p.Current != PhaseWorkers {
+					b.Fatalf("current = %s", p.Current)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkDeriverOneMachineChanged is the dashboard's cost per snapshot
+// during a rollout: one machine replaced, every other object shared with
+// the snapshot before, as the watchers publish a status change.
+func BenchmarkDeriverOneMachineChanged(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := fleetState(n)
+			var d Deriver
+			d.Derive(s, ProgressOptions{}, t0)
+			b.ReportAllocs()
+			runtime.GC()
+			b.ResetTimer()
+			start := cpuTime()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				next := *s
+				next.Machines = slices.Clone(s.Machines)
+				k := len(next.Machines) - 1 - i%n
+				m := *next.Machines[k]
+				m.Phase = map[bool]string{true: "Provisioned", false: "Running"}[m.Phase == "Running"]
+				next.Machines[k] = &m
+				s = &next
+				b.StartTimer()
+				if p := d.Derive(s, ProgressOptions{}, t0); p.Current != PhaseWorkers {
 					b.Fatalf("current = %s", p.Current)
 				}
 			}

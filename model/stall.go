@@ -26,7 +26,7 @@ func Stalls(s *ClusterState, opts ProgressOptions, now time.Time) []Stall {
 	if s == nil {
 		return nil
 	}
-	return stalls(s, newIndex(s), opts, now)
+	return stalls(s, newIndex(s, nil), opts, now)
 }
 
 func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []Stall {

@@ -374,6 +374,13 @@ type ClusterState struct {
 	Events          []Event          // newest first
 }
 
+// SameList reports whether two snapshots share a fleet-sized list (same
+// backing array and length): the watchers reuse a list none of whose
+// objects changed, so whatever was worked out from it still holds.
+func SameList[T any](a, b []*T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // Source returns the sync status of a kind (zero value when unknown).
 func (s *ClusterState) Source(k Kind) SourceStatus {
 	if s == nil || s.Sources == nil {

@@ -348,19 +348,12 @@ func indexPtrs[T any](l []*T, name func(*T) string) map[string]*T {
 	return m
 }
 
-// sameList reports whether two snapshots share a list: the watchers reuse
-// a list none of whose objects changed, so at fleet scale most snapshots
-// need no diff of the kinds they did not touch.
-func sameList[T any](a, b []*T) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
 func (d *differ) machines(prev, cur []*model.Machine) {
 	if d.first || !d.prevSynced(model.KindMachine) {
 		d.summariseMachines(cur)
 		return
 	}
-	if sameList(prev, cur) {
+	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
 	old := indexPtrs(prev, func(m *model.Machine) string { return m.Name })
@@ -426,7 +419,7 @@ func (d *differ) nodes(prev, cur []*model.Node) {
 		d.add("nodes", "%d, %d ready", len(cur), ready)
 		return
 	}
-	if sameList(prev, cur) {
+	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
 	old := indexPtrs(prev, func(n *model.Node) string { return n.Name })
@@ -464,7 +457,7 @@ func (d *differ) nodes(prev, cur []*model.Node) {
 }
 
 func (d *differ) nodeUpgrades(prev, cur []*model.NodeUpgrade) {
-	if sameList(prev, cur) {
+	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
 	old := indexPtrs(prev, func(n *model.NodeUpgrade) string { return n.Name })

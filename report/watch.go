@@ -56,6 +56,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		lastConn model.ConnectionState
 		// derivedAt is when the progress was last derived.
 		derivedAt time.Time
+		deriver   model.Deriver
 	)
 	emit := func(lines []Line) error {
 		for _, l := range lines {
@@ -83,7 +84,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 			judge, outcome = judge.Observe(prevP, now)
 			return emit(outcomeLine(now))
 		}
-		p := model.DeriveProgress(cur, popts, now)
+		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {

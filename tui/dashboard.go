@@ -51,6 +51,7 @@ type Dashboard struct {
 	lastRun  time.Time
 	now      time.Time
 	progress model.Progress
+	deriver  model.Deriver
 	// stalled are the objects the progress names as stalled.
 	stalled stallSet
 	// derivedAt is when progress was last derived.
@@ -242,7 +243,7 @@ func (d *Dashboard) buildPanes() {
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	if d.state != nil {
 		if snapshotChanged || d.now.Sub(d.derivedAt) >= rederiveEvery || d.now.Before(d.derivedAt) {
-			d.progress = model.DeriveProgress(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
+			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
 			d.derivedAt = d.now
 			if st := newStallSet(d.progress.Stalls); st.key != d.stalled.key {
 				// The rows mark stalled machines: rebuild them.
@@ -436,20 +437,26 @@ func filterWidth(w int) int { return max(min(32, w/3), 8) }
 
 // stallSet is the objects named by stalls, and a key that changes with it.
 type stallSet struct {
-	names map[string]bool
+	names map[stallKey]bool
 	key   string
+}
+
+// stallKey is a struct, not "kind/name": a lookup builds no string (it is
+// asked once per machine per rebuild, 10,000 times at fleet size).
+type stallKey struct {
+	kind model.Kind
+	name string
 }
 
 func newStallSet(stalls []model.Stall) stallSet {
 	if len(stalls) == 0 {
 		return stallSet{}
 	}
-	set := stallSet{names: make(map[string]bool, len(stalls))}
+	set := stallSet{names: make(map[stallKey]bool, len(stalls))}
 	keys := make([]string, 0, len(stalls))
 	for _, s := range stalls {
-		k := string(s.Kind) + "/" + s.Name
-		set.names[k] = true
-		keys = append(keys, k)
+		set.names[stallKey{s.Kind, s.Name}] = true
+		keys = append(keys, string(s.Kind)+"/"+s.Name)
 	}
 	sort.Strings(keys)
 	set.key = strings.Join(keys, ",")
@@ -457,10 +464,8 @@ func newStallSet(stalls []model.Stall) stallSet {
 }
 
 func (s stallSet) has(k model.Kind, name string) bool {
-	// Asked once per machine per rebuild: without stalls, no key is built
-	// (the concatenation allocated 10,000 strings a rebuild at fleet size).
 	if len(s.names) == 0 {
 		return false
 	}
-	return s.names[string(k)+"/"+name]
+	return s.names[stallKey{k, name}]
 }

@@ -118,7 +118,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	if st != j.st {
 		j.st, j.src = st, j.src[:0] // a new theme changes every row
 	}
-	nodesSame := sameList(s.Nodes, j.nodesFrom) && j.nodeAt != nil
+	nodesSame := model.SameList(s.Nodes, j.nodesFrom) && j.nodeAt != nil
 	if !nodesSame {
 		j.nodeAt = make(map[string]int, len(s.Nodes))
 		for i, n := range s.Nodes {
@@ -126,7 +126,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		}
 		j.nodesFrom = s.Nodes
 	}
-	nusSame := sameList(s.NodeUpgrades, j.nusFrom) && (j.upgrades != nil || len(s.NodeUpgrades) == 0)
+	nusSame := model.SameList(s.NodeUpgrades, j.nusFrom) && (j.upgrades != nil || len(s.NodeUpgrades) == 0)
 	if !nusSame {
 		j.upgrades = nil
 		if len(s.NodeUpgrades) > 0 {
@@ -223,12 +223,6 @@ func resize[T any](l []T, n int) []T {
 		return make([]T, n)
 	}
 	return l[:n]
-}
-
-// sameList reports whether two snapshots share a list (same backing array
-// and length): the watchers reuse a list none of whose objects changed.
-func sameList[T any](a, b []*T) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // target is the version a machine's owner wants and how it gets there.
@@ -351,9 +345,16 @@ func shortVersion(v string) string {
 // groupRows folds settled siblings into one row per owner, as clusterctl
 // describe groups machines with the same state.
 func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
+	return groupRowsInto(make([]nodeRow, 0, 64), all, expand, filter)
+}
+
+// groupRowsInto is groupRows appending to out[:0] (a buffer the caller
+// keeps between rebuilds; it must not share memory with all), or all itself
+// when every row is shown.
+func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []nodeRow {
+	out = out[:0]
 	if filter != "" {
 		f := strings.ToLower(filter)
-		out := make([]nodeRow, 0, 64)
 		for i := range all {
 			if all[i].matches(f) {
 				out = append(out, all[i])
@@ -364,7 +365,6 @@ func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
 	if expand {
 		return all
 	}
-	out := make([]nodeRow, 0, 64)
 	for i := 0; i < len(all); {
 		owner := all[i].owner
 		j := i

@@ -12,11 +12,13 @@ import (
 // whole joined list but renders only the rows in its window, so its cost per
 // frame does not grow with the fleet.
 type nodesPane struct {
-	join  rowJoin
-	all   []nodeRow
-	rows  []nodeRow // after grouping and filtering
-	avail availability
-	title []seg
+	join rowJoin
+	all  []nodeRow
+	rows []nodeRow // after grouping and filtering
+	// groupBuf is the grouped rows' storage, reused between rebuilds.
+	groupBuf []nodeRow
+	avail    availability
+	title    []seg
 
 	expand bool
 	filter string
@@ -82,7 +84,10 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 
 // regroup recomputes the visible rows after data, expand or filter changed.
 func (p *nodesPane) regroup() {
-	p.rows = groupRows(p.all, p.expand, p.filter)
+	p.rows = groupRowsInto(p.groupBuf, p.all, p.expand, p.filter)
+	if len(p.rows) > 0 && len(p.all) > 0 && &p.rows[0] != &p.all[0] {
+		p.groupBuf = p.rows
+	}
 	var upToDate, active, failed int
 	for i := range p.all {
 		switch {

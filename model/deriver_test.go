@@ -1,0 +1,90 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDeriverMatchesDeriveProgress drives one Deriver through a run of
+// snapshots built the way the watchers build them (changed objects
+// replaced, the rest shared, lists kept when nothing in them changed) and
+// compares every result with a derivation from scratch.
+func TestDeriverMatchesDeriveProgress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	s := fleetState(60)
+	// Some machines without a Ready condition: their readiness comes from
+	// their node, so a node change must reach them.
+	for i, m := range s.Machines {
+		if i%3 == 0 {
+			c := *m
+			c.Conditions = nil
+			s.Machines[i] = &c
+		}
+	}
+	var d Deriver
+	now := t0
+	for round := 0; round < 500; round++ {
+		next := *s
+		now = now.Add(time.Duration(rng.IntN(90)) * time.Second)
+		for op := rng.IntN(4); op >= 0; op-- {
+			switch rng.IntN(7) {
+			case 0, 1: // a machine's status changes
+				next.Machines = slices.Clone(next.Machines)
+				k := rng.IntN(len(next.Machines))
+				m := *next.Machines[k]
+				m.Phase = []string{"Running", "Provisioning", "Deleting"}[rng.IntN(3)]
+				if rng.IntN(2) == 0 {
+					st := []string{"True", "False"}[rng.IntN(2)]
+					m.Conditions = Conditions{cond(ConditionReady, st, "", "", now)}
+				}
+				next.Machines[k] = &m
+			case 2: // a node's readiness flips
+				next.Nodes = slices.Clone(next.Nodes)
+				k := rng.IntN(len(next.Nodes))
+				n := *next.Nodes[k]
+				n.Ready = !n.Ready
+				next.Nodes[k] = &n
+			case 3: // a machine goes away
+				if len(next.Machines) > 10 {
+					k := rng.IntN(len(next.Machines))
+					next.Machines = slices.Delete(slices.Clone(next.Machines), k, k+1)
+				}
+			case 4: // an in-place upgrade completes or starts
+				next.NodeUpgrades = slices.Clone(next.NodeUpgrades)
+				k := rng.IntN(len(next.NodeUpgrades))
+				nu := *next.NodeUpgrades[k]
+				nu.Completed = !nu.Completed
+				next.NodeUpgrades[k] = &nu
+			case 5: // a newer NodeUpgrade for a machine
+				m := next.Machines[rng.IntN(len(next.Machines))]
+				nu := &NodeUpgrade{Meta: Meta{Name: fmt.Sprintf("%s-retry-%d", m.Name, round), CreationTimestamp: now},
+					Kind: KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: m.Version}
+				next.NodeUpgrades = append(slices.Clone(next.NodeUpgrades), nu)
+			case 6: // the machine informer resyncs
+				src := maps(next.Sources)
+				st := src[KindMachine]
+				st.Synced = rng.IntN(4) != 0
+				src[KindMachine] = st
+				next.Sources = src
+			}
+		}
+		got := d.Derive(&next, ProgressOptions{}, now)
+		want := DeriveProgress(&next, ProgressOptions{}, now)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: the Deriver says\n%+v\nfrom scratch:\n%+v", round, got, want)
+		}
+		s = &next
+	}
+}
+
+func maps(m map[Kind]SourceStatus) map[Kind]SourceStatus {
+	out := make(map[Kind]SourceStatus, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
