@@ -41,7 +41,61 @@ type Deriver struct {
 	// node and NodeUpgrade lists are the ones it was worked out with.
 	prev, next []mach
 	groups     [3][]mach // the index's etcd, cp and worker lists, reused
-	built      bool
+	// utd memoizes machineUpToDate per worker (a scan of its conditions).
+	utd, utdNext []utdEntry
+	built        bool
+}
+
+// utdEntry is one worker's machineUpToDate and what it was worked out from.
+type utdEntry struct {
+	m      *Machine
+	nu     *NodeUpgrade
+	target string
+	v      bool
+}
+
+// utdMemo answers machineUpToDate for the workers of one derivation by
+// position, from the previous derivation's answers where the machine, its
+// NodeUpgrade and its target are the same.
+type utdMemo struct {
+	d *Deriver
+}
+
+func (ix *index) upToDateMemo(n int) utdMemo {
+	if ix.d == nil {
+		return utdMemo{}
+	}
+	d := ix.d
+	if cap(d.utdNext) < n {
+		d.utdNext = make([]utdEntry, n)
+	} else {
+		d.utdNext = d.utdNext[:n]
+		clear(d.utdNext)
+	}
+	return utdMemo{d}
+}
+
+// done makes this derivation's answers the ones the next one starts from.
+func (u utdMemo) done() {
+	if u.d != nil {
+		u.d.utd, u.d.utdNext = u.d.utdNext, u.d.utd
+	}
+}
+
+func (u utdMemo) get(i int, m mach, target string) bool {
+	if u.d == nil {
+		return machineUpToDate(m, target)
+	}
+	e := utdEntry{m: m.Machine, nu: m.nu, target: target}
+	if i < len(u.d.utd) {
+		if p := u.d.utd[i]; p.m == e.m && p.nu == e.nu && p.target == e.target {
+			u.d.utdNext[i] = p
+			return p.v
+		}
+	}
+	e.v = machineUpToDate(m, target)
+	u.d.utdNext[i] = e
+	return e.v
 }
 
 // Derive is DeriveProgress for the next snapshot.
@@ -445,18 +499,20 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		}
 	}
 	live := 0
-	for _, m := range ix.workers {
+	utd := ix.upToDateMemo(len(ix.workers))
+	for i, m := range ix.workers {
 		if m.Deleting() {
 			continue
 		}
 		live++
-		if machineUpToDate(m, mdVersion[m.Owner]) {
+		if utd.get(i, m, mdVersion[m.Owner]) {
 			ph.Done++
 		}
 		if m.ready {
 			ph.Ready++
 		}
 	}
+	utd.done()
 	if live == 0 {
 		for i := range s.MachineDeployments {
 			md := &s.MachineDeployments[i]
@@ -594,6 +650,7 @@ type index struct {
 	upgrades map[string]*NodeUpgrade
 	// nodeByName, when set, finds nodes without a search.
 	nodeByName map[string]*Node
+	d          *Deriver // nil for a one-off derivation
 }
 
 // mach is a machine with what the derivation needs to know about it.
@@ -633,7 +690,7 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 		d.upgrades = upgradesByMachine(s.NodeUpgrades)
 		d.nusFrom = s.NodeUpgrades
 	}
-	ix.nodeByName, ix.upgrades = d.nodeByName, d.upgrades
+	ix.nodeByName, ix.upgrades, ix.d = d.nodeByName, d.upgrades, d
 	// Buffers reused and swapped: an index lives for one derivation only.
 	ix.etcd, ix.cp, ix.workers = d.groups[0][:0], d.groups[1][:0], d.groups[2][:0]
 	d.next = d.next[:0]

@@ -31,7 +31,7 @@ func TestDeriverMatchesDeriveProgress(t *testing.T) {
 		next := *s
 		now = now.Add(time.Duration(rng.IntN(90)) * time.Second)
 		for op := rng.IntN(4); op >= 0; op-- {
-			switch rng.IntN(7) {
+			switch rng.IntN(8) {
 			case 0, 1: // a machine's status changes
 				next.Machines = slices.Clone(next.Machines)
 				k := rng.IntN(len(next.Machines))
@@ -64,6 +64,9 @@ func TestDeriverMatchesDeriveProgress(t *testing.T) {
 				nu := &NodeUpgrade{Meta: Meta{Name: fmt.Sprintf("%s-retry-%d", m.Name, round), CreationTimestamp: now},
 					Kind: KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: m.Version}
 				next.NodeUpgrades = append(slices.Clone(next.NodeUpgrades), nu)
+			case 7: // the target moves
+				next.MachineDeployments = slices.Clone(next.MachineDeployments)
+				next.MachineDeployments[0].Version = []string{"v1.30.14-eks-1-30-58", "v1.31.9-eks-1-31-40"}[rng.IntN(2)]
 			case 6: // the machine informer resyncs
 				src := maps(next.Sources)
 				st := src[KindMachine]

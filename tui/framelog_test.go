@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,18 @@ func TestFrameLogRecordsFramesThatShowNews(t *testing.T) {
 	a.Update(frameMsg{})
 	a.View()
 
+	// One machine written again, the others shared: the log reads the
+	// changed one and keeps the highest version shown.
+	next := synced
+	next.Version = 9
+	next.Machines = slices.Clone(synced.Machines)
+	m := *next.Machines[2]
+	m.ResourceVersion = "2000"
+	next.Machines[2] = &m
+	a.Update(SnapshotMsg{State: &next})
+	a.Update(frameMsg{})
+	a.View()
+
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +62,7 @@ func TestFrameLogRecordsFramesThatShowNews(t *testing.T) {
 		}
 		got = append(got, strings.Join(f[1:5], " "))
 	}
-	want := []string{"first 0 0 0", "frame 7 1234 0", "synced 8 1234 1"}
+	want := []string{"first 0 0 0", "frame 7 1234 0", "synced 8 1234 1", "frame 9 2000 1"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("frame log:\n%s\nwant (after the time):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
