@@ -33,18 +33,23 @@ var (
 func (e *entry) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 func (e *entry) DeepCopyObject() runtime.Object   { return e }
 
-func (e *entry) GetNamespace() string                          { return e.namespace }
-func (e *entry) GetName() string                               { return e.name }
-func (e *entry) GetResourceVersion() string                    { return e.resourceVersion }
-func (e *entry) GetGenerateName() string                       { return "" }
-func (e *entry) GetUID() types.UID                             { return "" }
-func (e *entry) GetGeneration() int64                          { return 0 }
-func (e *entry) GetSelfLink() string                           { return "" }
-func (e *entry) GetCreationTimestamp() metav1.Time             { return metav1.Time{} }
-func (e *entry) GetDeletionTimestamp() *metav1.Time            { return nil }
-func (e *entry) GetDeletionGracePeriodSeconds() *int64         { return nil }
-func (e *entry) GetLabels() map[string]string                  { return nil }
-func (e *entry) GetAnnotations() map[string]string             { return nil }
+func (e *entry) GetNamespace() string                  { return e.namespace }
+func (e *entry) GetName() string                       { return e.name }
+func (e *entry) GetResourceVersion() string            { return e.resourceVersion }
+func (e *entry) GetGenerateName() string               { return "" }
+func (e *entry) GetUID() types.UID                     { return "" }
+func (e *entry) GetGeneration() int64                  { return 0 }
+func (e *entry) GetSelfLink() string                   { return "" }
+func (e *entry) GetCreationTimestamp() metav1.Time     { return metav1.Time{} }
+func (e *entry) GetDeletionTimestamp() *metav1.Time    { return nil }
+func (e *entry) GetDeletionGracePeriodSeconds() *int64 { return nil }
+func (e *entry) GetLabels() map[string]string          { return nil }
+func (e *entry) GetAnnotations() map[string]string {
+	if e.value == initialEventsEnd {
+		return initialEventsEndAnnotations
+	}
+	return nil
+}
 func (e *entry) GetFinalizers() []string                       { return nil }
 func (e *entry) GetOwnerReferences() []metav1.OwnerReference   { return nil }
 func (e *entry) GetManagedFields() []metav1.ManagedFieldsEntry { return nil }

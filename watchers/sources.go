@@ -177,7 +177,11 @@ func (w *Watcher) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.clients = clients{cs: cs, dyn: dyn, typed: typed}
+	lean, err := rest.UnversionedRESTClientFor(dynamic.ConfigFor(w.cfg))
+	if err != nil {
+		return err
+	}
+	w.clients = clients{cs: cs, dyn: dyn, typed: typed, lean: lean}
 	for _, in := range insts {
 		w.launch(ctx, in)
 	}
@@ -190,6 +194,7 @@ func (w *Watcher) start(ctx context.Context) error {
 type clients struct {
 	cs, typed kubernetes.Interface
 	dyn       dynamic.Interface
+	lean      rest.Interface // the custom resources' watches (leanwatch.go)
 }
 
 // launch checks access to an instance's kind and runs its informer until ctx
@@ -208,7 +213,7 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 			w.changed()
 			return
 		}
-		in.run(ictx, w.clients.dyn, w.clients.typed)
+		in.run(ictx, w.clients.dyn, w.clients.typed, w.clients.lean)
 	}()
 }
 
@@ -317,7 +322,7 @@ func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) st
 
 // run builds the informer (translating transform, handlers, error tracking)
 // and runs it until ctx is done.
-func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubernetes.Interface) {
+func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubernetes.Interface, lean rest.Interface) {
 	var list func(context.Context, metav1.ListOptions) (runtime.Object, error)
 	var watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	var example runtime.Object
@@ -335,9 +340,17 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		watchFn = ev.Watch
 	default:
 		example = &unstructured.Unstructured{}
-		ri := dyn.Resource(schema.GroupVersionResource{Group: in.spec.group, Version: in.version, Resource: in.spec.resource}).Namespace(in.namespace)
+		gvr := schema.GroupVersionResource{Group: in.spec.group, Version: in.version, Resource: in.spec.resource}
+		ri := dyn.Resource(gvr).Namespace(in.namespace)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
 		watchFn = ri.Watch
+		if lean != nil && in.spec.kind != model.KindEKSACluster {
+			// The EKS-A Cluster's translation reads managedFields (when
+			// the spec last changed): it keeps the dynamic client's watch.
+			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace,
+				translate: func(u map[string]any) any { return in.spec.translate(u, in.version) }}
+			example, watchFn = &entry{}, lw.watch
+		}
 	}
 	scope := func(o *metav1.ListOptions) {
 		if in.fieldSel != "" {

@@ -1,0 +1,166 @@
+package watchers
+
+import (
+	"context"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// A Machine as a v1beta2 API server sends it, managedFields and all.
+const leanMachineJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{
+ "name":"mgmt-md-0-abc","namespace":"eksa-system","uid":"u-1","resourceVersion":"4711","generation":3,
+ "creationTimestamp":"2026-11-21T10:00:00Z","deletionTimestamp":"2026-11-21T11:00:00Z","finalizers":["machine.cluster.x-k8s.io"],
+ "labels":{"cluster.x-k8s.io/cluster-name":"mgmt","cluster.x-k8s.io/deployment-name":"mgmt-md-0"},
+ "annotations":{"cluster.x-k8s.io/cloned-from-name":"mgmt-md-0-tmpl-2","kubectl.kubernetes.io/last-applied-configuration":"{}"},
+ "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"mgmt-md-0-xyz","uid":"u-2","controller":true}],
+ "managedFields":[{"manager":"manager","operation":"Update","apiVersion":"cluster.x-k8s.io/v1beta2","time":"2026-11-21T10:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:version":{}}}},
+  {"manager":"manager","operation":"Update","subresource":"status","apiVersion":"cluster.x-k8s.io/v1beta2","time":"2026-11-21T10:05:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:phase":{}}}}]},
+ "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40","bootstrap":{"dataSecretName":"s"},"infrastructureRef":{"kind":"VSphereMachine","name":"m"}},
+ "status":{"phase":"Running","observedGeneration":3,"nodeRef":{"name":"mgmt-md-0-abc"},
+  "conditions":[{"type":"Ready","status":"True","reason":"Ready","lastTransitionTime":"2026-11-21T10:04:00Z","observedGeneration":3},
+   {"type":"UpToDate","status":"False","reason":"NotUpToDate","message":"* Version v1.30 → v1.31","lastTransitionTime":"2026-11-21T10:06:00Z","observedGeneration":3}]}}`
+
+const leanNodeUpgradeJSON = `{"apiVersion":"anywhere.eks.amazonaws.com/v1alpha1","kind":"NodeUpgrade","metadata":{
+ "name":"mgmt-md-0-abc-node-upgrader","namespace":"eksa-system","uid":"u-3","resourceVersion":"4712","generation":1,
+ "creationTimestamp":"2026-11-21T10:00:00Z","managedFields":[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},
+ "spec":{"machine":{"name":"mgmt-md-0-abc","namespace":"eksa-system"},"kubernetesVersion":"v1.31.9-eks-1-31-40","firstNodeToBeUpgraded":true},
+ "status":{"completed":false,"observedGeneration":1,"conditions":[{"type":"UpgraderPodCreated","status":"True","lastTransitionTime":"2026-11-21T10:01:00Z"},
+  {"type":"BinariesCopied","status":"False","severity":"Error","reason":"Container exited with a non-zero exit code","lastTransitionTime":"2026-11-21T10:02:00Z"}]}}`
+
+// TestLeanDecodeTranslatesAsTheDynamicClient checks that an object read by
+// the lean watch translates to exactly what the dynamic client's full
+// decode translates to.
+func TestLeanDecodeTranslatesAsTheDynamicClient(t *testing.T) {
+	cases := []struct {
+		name      string
+		raw       string
+		translate func(map[string]any, string) any
+	}{
+		{"Machine", leanMachineJSON, translateMachine},
+		{"NodeUpgrade", leanNodeUpgradeJSON, translateNodeUpgrade(model.KindNodeUpgrade)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			full := &unstructured.Unstructured{}
+			if err := full.UnmarshalJSON([]byte(c.raw)); err != nil {
+				t.Fatal(err)
+			}
+			want := c.translate(full.Object, "v1beta2")
+			got := leanRun(t, `{"type":"ADDED","object":`+c.raw+`}`, c.translate)
+			if len(got) != 1 {
+				t.Fatalf("%d events, want 1", len(got))
+			}
+			e, ok := got[0].Object.(*entry)
+			if !ok || got[0].Type != watch.Added {
+				t.Fatalf("event %v %T", got[0].Type, got[0].Object)
+			}
+			if e.name != full.GetName() || e.namespace != full.GetNamespace() || e.resourceVersion != full.GetResourceVersion() {
+				t.Errorf("entry %s/%s@%s", e.namespace, e.name, e.resourceVersion)
+			}
+			if !reflect.DeepEqual(e.value, want) {
+				t.Errorf("lean translation\n%+v\nfull translation\n%+v", e.value, want)
+			}
+		})
+	}
+}
+
+// TestLeanWatchEvents checks the events the reflector relies on: the
+// bookmark that ends a streamed list, an API error, a deletion, the end of
+// the stream.
+func TestLeanWatchEvents(t *testing.T) {
+	stream := `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"90","annotations":{"k8s.io/initial-events-end":"true"}}}}
+{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"91"}}}
+{"type":"DELETED","object":` + leanMachineJSON + `}
+{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (90)","reason":"Expired","code":410}}
+`
+	evs := leanRun(t, stream, translateMachine)
+	if len(evs) != 4 {
+		t.Fatalf("%d events, want 4", len(evs))
+	}
+	end, ok := evs[0].Object.(metav1.Object)
+	if !ok || evs[0].Type != watch.Bookmark || end.GetResourceVersion() != "90" || end.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+		t.Errorf("initial-events-end bookmark: %v %+v", evs[0].Type, evs[0].Object)
+	}
+	if bm := evs[1].Object.(metav1.Object); bm.GetResourceVersion() != "91" || len(bm.GetAnnotations()) != 0 {
+		t.Errorf("plain bookmark: %+v", evs[1].Object)
+	}
+	if e := evs[2].Object.(*entry); evs[2].Type != watch.Deleted || e.value == nil {
+		t.Errorf("deletion: %v %+v", evs[2].Type, evs[2].Object)
+	}
+	st, ok := evs[3].Object.(*metav1.Status)
+	if !ok || evs[3].Type != watch.Error || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
+		t.Errorf("error event: %v %+v", evs[3].Type, evs[3].Object)
+	}
+}
+
+// leanRun feeds a watch stream through a lean watch and collects its
+// events until the stream ends.
+func leanRun(t *testing.T, stream string, translate func(map[string]any, string) any) []watch.Event {
+	t.Helper()
+	_, cancel := context.WithCancel(context.Background())
+	w := &leanWatch{body: io.NopCloser(strings.NewReader(stream)), cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
+	go w.run(func(u map[string]any) any { return translate(u, "v1beta2") })
+	var out []watch.Event
+	for ev := range w.ResultChan() {
+		out = append(out, ev)
+	}
+	return out
+}
+
+// BenchmarkWatchDecode is the cost of one Machine watch event, from the
+// bytes of the stream to the translated entry: the lean watch against the
+// dynamic client's decoder (client-go's watch decoder, then the
+// informer's translation), on the same stream.
+func BenchmarkWatchDecode(b *testing.B) {
+	const events = 1000
+	var sb strings.Builder
+	for range events {
+		sb.WriteString(`{"type":"MODIFIED","object":` + leanMachineJSON + "}\n")
+	}
+	stream := sb.String()
+	b.Run("lean", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(stream) / events))
+		for i := 0; i < b.N; i += events {
+			_, cancel := context.WithCancel(context.Background())
+			w := &leanWatch{body: io.NopCloser(strings.NewReader(stream)), cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
+			go w.run(func(u map[string]any) any { return translateMachine(u, "v1beta2") })
+			for range w.ResultChan() {
+			}
+		}
+	})
+	b.Run("dynamic", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(stream) / events))
+		for i := 0; i < b.N; i += events {
+			w := dynamicStreamWatch(io.NopCloser(strings.NewReader(stream)))
+			for ev := range w.ResultChan() {
+				u := ev.Object.(*unstructured.Unstructured)
+				_ = newEntry(u.GetNamespace(), u.GetName(), u.GetResourceVersion(), translateMachine(u.Object, "v1beta2"))
+			}
+		}
+	})
+}
+
+// dynamicStreamWatch decodes a watch stream as the dynamic client does
+// (rest.Request.Watch with the dynamic client's serializers).
+func dynamicStreamWatch(body io.ReadCloser) watch.Interface {
+	info := dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer.SupportedMediaTypes()[0]
+	frames := info.StreamSerializer.Framer.NewFrameReader(body)
+	events := streaming.NewDecoder(frames, info.StreamSerializer.Serializer)
+	return watch.NewStreamWatcher(restclientwatch.NewDecoder(events, info.Serializer),
+		apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
+}
