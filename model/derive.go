@@ -36,6 +36,7 @@ type Deriver struct {
 	nodeByName   map[string]*Node
 	nusFrom      []*NodeUpgrade
 	upgrades     map[string]*NodeUpgrade
+	activeNUs    []*NodeUpgrade
 	machinesFrom []*Machine
 	// prev[i] is what was worked out for machinesFrom[i]; valid while the
 	// node and NodeUpgrade lists are the ones it was worked out with.
@@ -82,7 +83,7 @@ func (u utdMemo) done() {
 	}
 }
 
-func (u utdMemo) get(i int, m mach, target string) bool {
+func (u utdMemo) get(i int, m *mach, target string) bool {
 	if u.d == nil {
 		return machineUpToDate(m, target)
 	}
@@ -358,8 +359,9 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 		ph.Total = c.ControlPlaneCount
 	}
 	live := 0
-	for _, m := range ix.cp {
-		if m.Deleting() {
+	for i := range ix.cp {
+		m := &ix.cp[i]
+		if m.deleting {
 			continue
 		}
 		live++
@@ -500,12 +502,13 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	}
 	live := 0
 	utd := ix.upToDateMemo(len(ix.workers))
-	for i, m := range ix.workers {
-		if m.Deleting() {
+	for i := range ix.workers {
+		m := &ix.workers[i]
+		if m.deleting {
 			continue
 		}
 		live++
-		if utd.get(i, m, mdVersion[m.Owner]) {
+		if utd.get(i, m, mdVersion[m.owner]) {
 			ph.Done++
 		}
 		if m.ready {
@@ -650,7 +653,8 @@ type index struct {
 	upgrades map[string]*NodeUpgrade
 	// nodeByName, when set, finds nodes without a search.
 	nodeByName map[string]*Node
-	d          *Deriver // nil for a one-off derivation
+	activeNUs  []*NodeUpgrade // see activeUpgrades
+	d          *Deriver       // nil for a one-off derivation
 }
 
 // mach is a machine with what the derivation needs to know about it.
@@ -658,6 +662,15 @@ type mach struct {
 	*Machine
 	ready bool
 	nu    *NodeUpgrade // newest in-place upgrade of the machine, if any
+	// Copied out of the Machine and NodeUpgrade, so that the passes over
+	// 10,000 machines read one contiguous slice instead of following a
+	// pointer per machine (the cache misses were most of their cost).
+	deleting bool
+	nuActive bool // an in-place upgrade is in flight
+	owner    string
+	// changedAt is the machine's last visible change: created, Ready
+	// moved, deletion started (what a stalled rollout is timed from).
+	changedAt time.Time
 }
 
 func newIndex(s *ClusterState, d *Deriver) *index {
@@ -670,6 +683,7 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 	}
 	if d == nil {
 		ix.upgrades = upgradesByMachine(s.NodeUpgrades)
+		ix.activeNUs = activeUpgrades(s.NodeUpgrades)
 		ix.workers = make([]mach, 0, len(machines))
 		for _, m := range machines {
 			ix.add(ix.work(m))
@@ -688,9 +702,11 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 	}
 	if !SameList(s.NodeUpgrades, d.nusFrom) || !d.built {
 		d.upgrades = upgradesByMachine(s.NodeUpgrades)
+		d.activeNUs = activeUpgrades(s.NodeUpgrades)
 		d.nusFrom = s.NodeUpgrades
 	}
 	ix.nodeByName, ix.upgrades, ix.d = d.nodeByName, d.upgrades, d
+	ix.activeNUs = d.activeNUs
 	// Buffers reused and swapped: an index lives for one derivation only.
 	ix.etcd, ix.cp, ix.workers = d.groups[0][:0], d.groups[1][:0], d.groups[2][:0]
 	d.next = d.next[:0]
@@ -710,6 +726,18 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 	return ix
 }
 
+// activeUpgrades are the in-place upgrades neither completed nor deleting:
+// the only ones that can stall (at fleet scale, a handful of 10,000).
+func activeUpgrades(nus []*NodeUpgrade) []*NodeUpgrade {
+	var out []*NodeUpgrade
+	for _, nu := range nus {
+		if !nu.Completed && !nu.Deleting() {
+			out = append(out, nu)
+		}
+	}
+	return out
+}
+
 // upgradesByMachine is the newest in-place upgrade object per machine name.
 func upgradesByMachine(nus []*NodeUpgrade) map[string]*NodeUpgrade {
 	if len(nus) == 0 {
@@ -726,9 +754,16 @@ func upgradesByMachine(nus []*NodeUpgrade) map[string]*NodeUpgrade {
 
 // work is what the derivation needs to know about one machine.
 func (ix *index) work(m *Machine) mach {
-	w := mach{Machine: m, ready: ix.machineReady(m)}
+	w := mach{Machine: m, ready: ix.machineReady(m), deleting: m.Deleting(), owner: m.Owner, changedAt: m.CreationTimestamp}
+	if c, ok := m.Conditions.Get(ConditionReady); ok && c.LastTransitionTime.After(w.changedAt) {
+		w.changedAt = c.LastTransitionTime
+	}
+	if m.DeletionTimestamp.After(w.changedAt) {
+		w.changedAt = m.DeletionTimestamp
+	}
 	if ix.upgrades != nil {
 		w.nu = ix.upgrades[m.Name]
+		w.nuActive = w.nu != nil && !w.nu.Completed
 	}
 	return w
 }
@@ -787,7 +822,7 @@ func (ix *index) request(k Kind, target string) *UpgradeRequest {
 // machineUpToDate decides whether a control-plane or worker machine runs the
 // target: an in-place NodeUpgrade in flight says no, a completed one for the
 // target says yes; otherwise CAPI's UpToDate condition, otherwise the version.
-func machineUpToDate(m mach, target string) bool {
+func machineUpToDate(m *mach, target string) bool {
 	if nu := m.nu; nu != nil {
 		if !nu.Completed {
 			return false

@@ -52,20 +52,20 @@ func stalls(s *ClusterState, ix *index, opts ProgressOptions, now time.Time) []S
 		}
 	}
 
-	for i := range s.NodeUpgrades {
-		nu := s.NodeUpgrades[i]
+	for _, nu := range ix.activeNUs {
 		if st, ok := nodeUpgradeStall(nu, ix, after, now); ok {
 			add(st)
 		}
 	}
-	for _, m := range ix.etcd {
-		if st, ok := machineStall(m, ix, after, now); ok {
+	for i := range ix.etcd {
+		if st, ok := machineStall(&ix.etcd[i], ix, after, now); ok {
 			add(st)
 		}
 	}
 	for _, group := range [][]mach{ix.cp, ix.workers} {
-		for _, m := range group {
-			if nu := m.nu; nu != nil && !nu.Completed {
+		for i := range group {
+			m := &group[i]
+			if m.nuActive {
 				continue // the NodeUpgrade's step says more
 			}
 			if st, ok := machineStall(m, ix, after, now); ok {
@@ -137,8 +137,8 @@ func roleName(r MachineRole) string {
 
 // machineStall reports a machine that has been not ready, or deleting, for
 // longer than the threshold.
-func machineStall(m mach, ix *index, after time.Duration, now time.Time) (Stall, bool) {
-	if m.Deleting() {
+func machineStall(m *mach, ix *index, after time.Duration, now time.Time) (Stall, bool) {
+	if m.deleting {
 		d := now.Sub(m.DeletionTimestamp)
 		if d <= after {
 			return Stall{}, false
@@ -255,18 +255,13 @@ func lastChange(ms []mach, floor time.Time) time.Time { return lastChangeOf(ms, 
 // lastChangeOf is lastChange over the machines of one owner ("" for all).
 func lastChangeOf(ms []mach, floor time.Time, owner string) time.Time {
 	t := floor
-	for _, m := range ms {
-		if owner != "" && m.Owner != owner {
+	for i := range ms {
+		m := &ms[i]
+		if owner != "" && m.owner != owner {
 			continue
 		}
-		if m.CreationTimestamp.After(t) {
-			t = m.CreationTimestamp
-		}
-		if c, ok := m.Conditions.Get(ConditionReady); ok && c.LastTransitionTime.After(t) {
-			t = c.LastTransitionTime
-		}
-		if m.DeletionTimestamp.After(t) {
-			t = m.DeletionTimestamp
+		if m.changedAt.After(t) {
+			t = m.changedAt
 		}
 	}
 	return t

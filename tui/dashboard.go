@@ -49,6 +49,7 @@ type Dashboard struct {
 	dirty    bool
 	pending  bool // a frameMsg is scheduled
 	lastRun  time.Time
+	builtAt  time.Time // when the snapshot last built was taken
 	now      time.Time
 	progress model.Progress
 	deriver  model.Deriver
@@ -188,10 +189,17 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 // maybeRebuild rebuilds now if the last rebuild is older than
 // frameInterval, otherwise schedules one: bursts of snapshots coalesce into
 // at most ten rebuilds a second, and a lone change shows at once.
+//
+// Snapshots taken frameInterval apart are rebuilt at once whenever they
+// arrive: the watchers already publish at most ten a second, and measuring
+// the interval again from when the last rebuild ran would hold back every
+// snapshot that follows a late one (a second coalescing in series with
+// the watchers', which showed as tail latency under load).
 func (d *Dashboard) maybeRebuild() tea.Cmd {
 	now := d.opts.clock().Now()
 	wait := frameInterval - now.Sub(d.lastRun)
-	if d.lastRun.IsZero() || wait <= 0 {
+	spaced := d.state != nil && !d.state.At.IsZero() && !d.builtAt.IsZero() && d.state.At.Sub(d.builtAt) >= frameInterval
+	if d.lastRun.IsZero() || wait <= 0 || spaced {
 		return d.rebuild()
 	}
 	if d.pending {
@@ -216,6 +224,9 @@ func (d *Dashboard) rebuild() tea.Cmd {
 	if d.built != version || version == 0 {
 		d.buildPanes()
 		d.built = version
+		if d.state != nil {
+			d.builtAt = d.state.At
+		}
 	}
 	cmd := d.refreshProgress(true)
 	d.relayout()

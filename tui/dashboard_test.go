@@ -155,6 +155,31 @@ func TestSnapshotsCoalesce(t *testing.T) {
 	}
 }
 
+// Snapshots the watchers took a frame interval apart are built when they
+// arrive, however soon after the last rebuild: the watchers already space
+// them, and a second wait here would only add latency.
+func TestSpacedSnapshotsAreNotHeldBack(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0) // wall time stands still
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk})
+	d.SetSize(80, 24)
+	first := fixtureMidEtcd()
+	first.At = t0
+	d.Update(SnapshotMsg{State: first})
+	near := fixtureInPlaceFailed()
+	near.At = t0.Add(frameInterval / 2)
+	d.Update(SnapshotMsg{State: near})
+	if !d.dirty || d.built == near.Version {
+		t.Fatal("a snapshot taken inside the frame interval must wait for the frame tick")
+	}
+	d.Update(frameMsg{})
+	spaced := fixtureHealthy()
+	spaced.At = near.At.Add(frameInterval)
+	d.Update(SnapshotMsg{State: spaced})
+	if d.dirty || d.built != spaced.Version {
+		t.Fatal("a snapshot taken a frame interval after the last one built must be built at once")
+	}
+}
+
 func TestTimelineNeverStartsBeforeTheSpecChanged(t *testing.T) {
 	// Just applied, not yet observed: the etcd phase's only time hint is a
 	// condition from two hours before the upgrade.
