@@ -103,7 +103,7 @@ bench-go:
 
 # make bench-e2e: the end-to-end benchmark (bench/e2e, bench/README.md):
 # 10,000 nodes, the console and kubectl --watch in terminals, a load driver.
-# About 12 minutes on two cores, most of it seeding 30,000 objects; writes
+# About 15 minutes on two cores (seeding 30,000 objects, no-viewer windows, then each viewer); writes
 # bench/results.json. E2E_FLAGS passes more flags (e.g. a quick one:
 # E2E_FLAGS="--nodes 1000 --rate-duration 10s --out /tmp/results.json").
 E2E_FLAGS ?=

@@ -64,7 +64,7 @@ func main() {
 	flag.DurationVar(&o.rateDur, "rate-duration", 60*time.Second, "length of the fixed-rate window")
 	flag.Float64Var(&o.lowRate, "low-rate", 20, "writes a second of an extra window before the fixed rate, below the API server's capacity (0: none)")
 	flag.DurationVar(&o.lowRateDur, "low-rate-duration", 30*time.Second, "length of the low-rate window")
-	flag.DurationVar(&o.noViewerDur, "noviewer-rate-duration", 30*time.Second, "length of the fixed-rate window with no viewer, before any viewer starts (saturation with no viewer: at most as long; 0: neither)")
+	flag.DurationVar(&o.noViewerDur, "noviewer-rate-duration", 60*time.Second, "length of the fixed-rate window with no viewer, before any viewer starts, as long as the viewers' by default so their p99s compare (saturation with no viewer: at most as long; 0: neither)")
 	flag.DurationVar(&o.satDur, "saturate-duration", 30*time.Second, "length of the saturation window")
 	flag.IntVar(&o.satWorkers, "saturate-writers", 20, "concurrent writers in the saturation window")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "length of the idle windows (CPU with no writes)")
