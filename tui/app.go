@@ -89,6 +89,11 @@ type Action struct {
 	// Run is called with the newest snapshot and returns the command that
 	// carries the action out (usually opening a dialog).
 	Run func(s *model.ClusterState) tea.Cmd
+	// Offered, when set, tells whether the action has anything to do for a
+	// snapshot: the help shows its key only then. It is asked once per new
+	// snapshot, so it must be cheap. The key stays bound either way (Run may
+	// find what the snapshot cannot show, such as a stale lock).
+	Offered func(s *model.ClusterState) bool
 }
 
 // Screen is one full-window page of the App (plan, dashboard). Like the

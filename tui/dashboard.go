@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ type Dashboard struct {
 	stalls      []line
 	plan        layoutPlan
 	helpOut     string
+	actionsGen  uint64 // moves when the action keys shown change
 	helpKey     helpKey
 }
 
@@ -83,17 +85,13 @@ type helpKey struct {
 	all       bool
 	filtering bool
 	st        *styles
+	actions   uint64 // actionsGen
 }
 
 // NewDashboard returns the dashboard screen.
 func NewDashboard(opts Options) *Dashboard {
 	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge()}
-	for _, a := range opts.Actions {
-		if a.Dangerous && opts.ReadOnly {
-			continue
-		}
-		d.keys.Actions = append(d.keys.Actions, a.Binding)
-	}
+	d.refreshActions()
 	d.cluster = textPane{id: paneCluster, usesClock: true}
 	d.etcd = textPane{id: paneEtcd, usesClock: true}
 	d.cp = textPane{id: paneControlPlane, usesClock: true}
@@ -227,10 +225,30 @@ func (d *Dashboard) rebuild() tea.Cmd {
 		if d.state != nil {
 			d.builtAt = d.state.At
 		}
+		d.refreshActions()
 	}
 	cmd := d.refreshProgress(true)
 	d.relayout()
 	return cmd
+}
+
+// refreshActions sets the action keys the help shows: those bound (not
+// dangerous in read-only mode) and offered for the current snapshot.
+func (d *Dashboard) refreshActions() {
+	var shown []key.Binding
+	for _, a := range d.opts.Actions {
+		if a.Dangerous && d.opts.ReadOnly {
+			continue
+		}
+		if a.Offered != nil && !a.Offered(d.state) {
+			continue
+		}
+		shown = append(shown, a.Binding)
+	}
+	if !slices.EqualFunc(shown, d.keys.Actions, func(a, b key.Binding) bool { return a.Help() == b.Help() }) {
+		d.actionsGen++
+	}
+	d.keys.Actions = shown
 }
 
 func (d *Dashboard) buildPanes() {

@@ -221,7 +221,7 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 
 // refreshHelp renders the help footer when what it shows changed.
 func (d *Dashboard) refreshHelp() {
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, st: d.st}
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, st: d.st, actions: d.actionsGen}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}

@@ -54,7 +54,9 @@ func (o RecoveryOptions) now() time.Time {
 // action is offered for the current snapshot, and does nothing otherwise. It
 // is dangerous, so read-only mode leaves it unbound.
 func RecoveryAction(o RecoveryOptions) Action {
+	offerer := &recovery.Offerer{Threshold: o.Threshold, NodeLabel: o.NodeLabel}
 	return Action{
+		Offered:   func(s *model.ClusterState) bool { return offerer.Any(s, o.now()) },
 		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
 		Dangerous: true,
 		Run: func(s *model.ClusterState) tea.Cmd {

@@ -306,6 +306,36 @@ func TestFlowRecoveryFromTheDashboard(t *testing.T) {
 	}
 }
 
+// The help offers R only while there is something to recover; the key
+// stays bound (a stale lock is not in the snapshot).
+func TestRecoveryKeyShownOnlyWhenOffered(t *testing.T) {
+	a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	d := NewDashboard(Options{Theme: themes.Mono, Actions: []Action{a}})
+	d.SetSize(160, 40)
+	shown := func() bool {
+		for _, b := range d.ShortHelp() {
+			if b.Help().Key == "R" {
+				return true
+			}
+		}
+		return false
+	}
+	if shown() {
+		t.Error("R shown before any snapshot")
+	}
+	d.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+	if !shown() || !strings.Contains(d.View(), "recover") {
+		t.Error("R not shown although the etcd rollback is offered")
+	}
+	healthy := fixtureHealthy()
+	healthy.Version = 99
+	d.Update(SnapshotMsg{State: healthy})
+	d.Update(frameMsg{})
+	if shown() || strings.Contains(d.View(), "R recover") {
+		t.Error("R shown although nothing is offered")
+	}
+}
+
 func TestRecoveryNotBoundInReadOnly(t *testing.T) {
 	for _, readOnly := range []bool{false, true} {
 		a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})

@@ -50,20 +50,18 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		if nu.Completed {
 			continue
 		}
-		for _, step := range model.NodeUpgradeSteps {
-			c, ok := nu.Conditions.Get(step)
-			if !ok || c.Status != "False" || (c.Severity != model.SeverityError && !strings.Contains(c.Reason, "non-zero exit code")) {
-				continue
-			}
-			node := nodeOf[nu.MachineName]
-			if node == "" {
-				node = nu.MachineName
-			}
-			out = append(out, Offer{Action: ActionNodeRetry, Node: node,
-				Title: "Retry the in-place upgrade of node " + node,
-				Why:   fmt.Sprintf("step %s failed: %s", step, c.Reason)})
-			break
+		step := failedStep(nu)
+		if step == "" {
+			continue
 		}
+		c, _ := nu.Conditions.Get(step)
+		node := nodeOf[nu.MachineName]
+		if node == "" {
+			node = nu.MachineName
+		}
+		out = append(out, Offer{Action: ActionNodeRetry, Node: node,
+			Title: "Retry the in-place upgrade of node " + node,
+			Why:   fmt.Sprintf("step %s failed: %s", step, c.Reason)})
 	}
 	var markers []string
 	if s.Cluster.Paused() {
@@ -87,6 +85,18 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 			Why: "set: " + strings.Join(markers, ", ")})
 	}
 	return out
+}
+
+// failedStep is the first step of an in-place upgrade whose container
+// failed, or "".
+func failedStep(nu *model.NodeUpgrade) string {
+	for _, step := range model.NodeUpgradeSteps {
+		c, ok := nu.Conditions.Get(step)
+		if ok && c.Status == "False" && (c.Severity == model.SeverityError || strings.Contains(c.Reason, "non-zero exit code")) {
+			return step
+		}
+	}
+	return ""
 }
 
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
@@ -140,4 +150,66 @@ func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, err
 	}
 	return append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: []string{MarkerLease},
 		Why: "stale upgrade lock: " + st.Describe(env.now())}), nil
+}
+
+// Offerer tells, for successive snapshots of one cluster, whether Offers
+// would offer anything, without Offers' work on every snapshot: the
+// dashboard asks on each one (up to ten a second) to show its recovery key
+// only when there is something to recover, and at fleet scale Offers
+// indexes every Machine. The fleet-sized lists are re-examined only when
+// the watchers published a new one. Not safe for concurrent use.
+type Offerer struct {
+	Threshold time.Duration
+	NodeLabel string
+
+	nusFrom     []*model.NodeUpgrade
+	nodesFrom   []*model.Node
+	failedNode  bool
+	labeledNode bool
+	checked     bool
+}
+
+// Any reports whether Offers(s, now, o.Threshold, o.NodeLabel) is not empty.
+func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
+	if s == nil || s.Cluster == nil {
+		return false
+	}
+	label := o.NodeLabel
+	if label == "" {
+		label = model.LabelUpgradeInProgress
+	}
+	if !o.checked || !model.SameList(s.NodeUpgrades, o.nusFrom) {
+		o.failedNode = false
+		for _, nu := range s.NodeUpgrades {
+			if !nu.Completed && failedStep(nu) != "" {
+				o.failedNode = true
+				break
+			}
+		}
+		o.nusFrom = s.NodeUpgrades
+	}
+	if !o.checked || !model.SameList(s.Nodes, o.nodesFrom) {
+		o.labeledNode = false
+		for _, n := range s.Nodes {
+			if _, ok := n.Labels[label]; ok {
+				o.labeledNode = true
+				break
+			}
+		}
+		o.nodesFrom = s.Nodes
+	}
+	o.checked = true
+	if o.failedNode || o.labeledNode || s.Cluster.Paused() {
+		return true
+	}
+	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
+	if (s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling) || (s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling) {
+		return true
+	}
+	threshold := o.Threshold
+	if threshold <= 0 {
+		threshold = DefaultEtcdRollbackThreshold
+	}
+	_, ok := etcdOffer(s, now, threshold)
+	return ok
 }

@@ -95,3 +95,73 @@ func TestWithStaleLease(t *testing.T) {
 		t.Errorf("live lease offered: %+v", got)
 	}
 }
+
+// TestOffererAgreesWithOffers runs one Offerer through a sequence of states
+// (new lists as the watchers publish them, and lists kept) and checks that
+// it says "something to offer" exactly when Offers offers something.
+func TestOffererAgreesWithOffers(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	failedNU := &model.NodeUpgrade{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
+		Conditions: model.Conditions{{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code"}}}
+	quiet := func() *model.ClusterState {
+		s := offerState(now)
+		s.Machines = append(s.Machines[:3], s.Machines[4])
+		s.Etcd.Ready, s.Etcd.Annotations = true, nil
+		s.ControlPlane.Annotations = nil
+		return s
+	}
+	steps := []struct {
+		name   string
+		change func(prev *model.ClusterState) *model.ClusterState
+	}{
+		{"stuck etcd member", func(*model.ClusterState) *model.ClusterState { return offerState(now) }},
+		{"quiet", func(*model.ClusterState) *model.ClusterState { return quiet() }},
+		{"same lists, cluster paused", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			c := *p.Cluster
+			c.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
+			s.Cluster = &c
+			return &s
+		}},
+		{"same lists, unpaused", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			c := *p.Cluster
+			c.Annotations = nil
+			s.Cluster = &c
+			return &s
+		}},
+		{"a node upgrade fails", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.NodeUpgrades = []*model.NodeUpgrade{failedNU}
+			return &s
+		}},
+		{"same lists again", func(p *model.ClusterState) *model.ClusterState { s := *p; return &s }},
+		{"it completes", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			done := *failedNU
+			done.Completed = true
+			s.NodeUpgrades = []*model.NodeUpgrade{&done}
+			return &s
+		}},
+		{"a node keeps the upgrade label", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Nodes = []*model.Node{{Meta: model.Meta{Name: "n1", Labels: map[string]string{model.LabelUpgradeInProgress: "true"}}}}
+			return &s
+		}},
+		{"the label is gone", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Nodes = []*model.Node{{Meta: model.Meta{Name: "n1"}}}
+			return &s
+		}},
+	}
+	var o Offerer
+	o.Threshold = 15 * time.Minute
+	var s *model.ClusterState
+	for _, st := range steps {
+		s = st.change(s)
+		want := len(Offers(s, now, o.Threshold, "")) > 0
+		if got := o.Any(s, now); got != want {
+			t.Errorf("%s: Any = %t, Offers offers %v", st.name, got, actions(Offers(s, now, o.Threshold, "")))
+		}
+	}
+}
