@@ -375,15 +375,7 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.End):
 		d.scroll(1 << 30)
 	default:
-		for _, a := range d.opts.Actions {
-			if a.Dangerous && d.opts.ReadOnly {
-				continue
-			}
-			if key.Matches(msg, a.Binding) && a.Run != nil {
-				return a.Run(d.state)
-			}
-		}
-		return nil
+		return matchAction(d.opts, msg, d.state)
 	}
 	d.relayout()
 	return nil
