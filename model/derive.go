@@ -25,8 +25,8 @@ func DeriveProgress(s *ClusterState, opts ProgressOptions, now time.Time) Progre
 
 // Deriver derives the progress of successive snapshots of one cluster: the
 // same result as DeriveProgress, but what it works out per machine (its
-// readiness and in-place upgrade) and its lookups by name are kept for the
-// next snapshot. The watchers share every unchanged object between
+// readiness, in-place upgrade, up-to-date answer, last change) and its
+// lookups by name are kept for the next snapshot. The watchers share every unchanged object between
 // snapshots, so at 10,000 machines a status change costs the work of one
 // machine and a pass of pointer comparisons, not 10,000 lookups and maps
 // (DeriveProgress runs up to ten times a second on the dashboard). The zero
@@ -682,7 +682,7 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 		machines = nil
 	}
 	if d == nil {
-		ix.upgrades = upgradesByMachine(s.NodeUpgrades)
+		ix.upgrades = NewestUpgrades(s.NodeUpgrades)
 		ix.activeNUs = activeUpgrades(s.NodeUpgrades)
 		ix.workers = make([]mach, 0, len(machines))
 		for _, m := range machines {
@@ -701,7 +701,7 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 		d.nodesFrom = s.Nodes
 	}
 	if !SameList(s.NodeUpgrades, d.nusFrom) || !d.built {
-		d.upgrades = upgradesByMachine(s.NodeUpgrades)
+		d.upgrades = NewestUpgrades(s.NodeUpgrades)
 		d.activeNUs = activeUpgrades(s.NodeUpgrades)
 		d.nusFrom = s.NodeUpgrades
 	}
@@ -739,7 +739,7 @@ func activeUpgrades(nus []*NodeUpgrade) []*NodeUpgrade {
 }
 
 // upgradesByMachine is the newest in-place upgrade object per machine name.
-func upgradesByMachine(nus []*NodeUpgrade) map[string]*NodeUpgrade {
+func NewestUpgrades(nus []*NodeUpgrade) map[string]*NodeUpgrade {
 	if len(nus) == 0 {
 		return nil
 	}

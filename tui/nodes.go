@@ -128,13 +128,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	}
 	nusSame := model.SameList(s.NodeUpgrades, j.nusFrom) && (j.upgrades != nil || len(s.NodeUpgrades) == 0)
 	if !nusSame {
-		j.upgrades = nil
-		if len(s.NodeUpgrades) > 0 {
-			j.upgrades = make(map[string]*model.NodeUpgrade, len(s.NodeUpgrades))
-			for _, nu := range s.NodeUpgrades {
-				j.upgrades[nu.MachineName] = nu
-			}
-		}
+		j.upgrades = model.NewestUpgrades(s.NodeUpgrades)
 		j.nusFrom = s.NodeUpgrades
 	}
 	targets := make(map[string]target, len(s.MachineDeployments)+1)

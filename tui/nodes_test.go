@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -112,5 +113,25 @@ func TestRowJoinKeepsUnchangedRows(t *testing.T) {
 	}
 	if r := rows[len(rows)-1]; r.mark.r != rSevError {
 		t.Errorf("the changed row was not rebuilt: %+v", r)
+	}
+}
+
+// A retried in-place upgrade leaves the failed NodeUpgrade beside the new
+// one; the row must show the newest (as progress does), whatever their
+// names' order.
+func TestRowShowsTheNewestNodeUpgrade(t *testing.T) {
+	th := themes.NewDark()
+	st := newStyles(&th)
+	s := fixtureLarge(100)
+	m := s.Machines[len(s.Machines)-1]
+	failed := model.Conditions{{Type: model.NodeUpgradeSteps[0], Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code"}}
+	s.NodeUpgrades = []*model.NodeUpgrade{
+		{Meta: model.Meta{Name: "a-retry", CreationTimestamp: t0}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Completed: true},
+		{Meta: model.Meta{Name: "b-original", CreationTimestamp: t0.Add(-time.Hour)}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Conditions: failed},
+	}
+	for _, r := range buildNodeRows(st, s, stallSet{}) {
+		if r.name == m.NodeName && (r.stepFailed || r.stepText != "done") {
+			t.Fatalf("row shows the older, failed NodeUpgrade: %+v", r)
+		}
 	}
 }
