@@ -1,11 +1,14 @@
 package watchers
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -568,4 +571,60 @@ func hasNode(s *model.ClusterState, name string) bool {
 		}
 	}
 	return false
+}
+
+// lockedBuffer is an io.Writer safe for the informers' concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTraceNamesEachAppliedEvent: the benchmark's trace has one line per
+// applied watch event, with the resource and the version the write got.
+func TestTraceNamesEachAppliedEvent(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	dc := cptest.Dynamic(t, cfg)
+	var trace lockedBuffer
+	w := run(t, cfg, ns, func(o *Options) { o.Trace = &trace })
+	waitState(t, w, "synced", allSynced)
+	m := create(t, dc, gvrMachine, machine(ns, testCluster+"-md-0-t", model.RoleWorker))
+	m.Object["status"] = map[string]any{"nodeRef": map[string]any{"name": "node-t"}}
+	m = updateStatus(t, dc, gvrMachine, m)
+	waitState(t, w, "status write", func(s *model.ClusterState) bool {
+		return len(s.Machines) == 1 && s.Machines[0].NodeName == "node-t"
+	})
+	want := " machines.cluster.x-k8s.io " + m.GetResourceVersion()
+	var found bool
+	for _, l := range strings.Split(trace.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			t.Fatalf("trace line %q: want <unix ns> <resource> <resourceVersion>", l)
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || time.Since(time.Unix(0, ns)) > time.Minute {
+			t.Errorf("trace line %q: first field is not a recent time in unix ns", l)
+		}
+		if strings.HasSuffix(l, want) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no trace line ends with %q in:\n%s", want, trace.String())
+	}
 }

@@ -489,6 +489,9 @@ func (in *instance) apply(obj any, deleted bool) {
 	w.mu.Lock()
 	moved := applyEntry(w.st, e, deleted)
 	w.mu.Unlock()
+	if w.opts.Trace != nil {
+		w.trace(in.spec.qualified(), e.resourceVersion)
+	}
 	if moved {
 		w.changed()
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,38 @@ func TestP99BySlice(t *testing.T) {
 	}
 	if p99By([]write{w(0, 5, errors.New("refused"))}, time.Second) != nil {
 		t.Fatal("no successful write: no timeline")
+	}
+}
+
+// The event log is read for one resource and put in time order (informers
+// write concurrently), and a stage counts only writes both ends know.
+func TestEventLogStages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events")
+	ns := func(msec int) string { return strconv.FormatInt(at(msec).UnixNano(), 10) }
+	log := strings.Join([]string{
+		ns(30) + " " + machinesResource + " 9",
+		ns(10) + " " + machinesResource + " 5",
+		ns(20) + " nodes 7",
+		"garbage",
+		ns(40) + " " + machinesResource + " 12",
+	}, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts, rvs, err := readEventLog(path, machinesResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rvs, []uint64{5, 9, 12}) || !ts[0].Equal(at(10)) || !ts[2].Equal(at(40)) {
+		t.Fatalf("read %v %v, want versions 5, 9, 12 at 10, 30, 40 ms", ts, rvs)
+	}
+	applied := shownBy(ts, rvs)
+	ws := []write{{sent: at(0), rv: 5}, {sent: at(1), rv: 8}, {sent: at(2), rv: 13}}
+	d := stage(ws, sentAt, func(w write) (time.Time, bool) { return applied(w.rv) })
+	if d.N != 2 || d.P50 != 10 || d.Max != 29 {
+		t.Fatalf("write → applied %+v, want 2 writes (10 ms, 29 ms); the third was never applied", d)
+	}
+	if _, _, err := readEventLog(filepath.Join(t.TempDir(), "missing"), machinesResource); err == nil {
+		t.Error("a missing event log must be an error, not an empty stage")
 	}
 }

@@ -27,27 +27,28 @@ import (
 )
 
 type options struct {
-	nodes        int
-	assets       string
-	console      string
-	kubectl      string
-	out          string
-	goBench      string
-	cols, rows   int
-	rate         float64
-	rateDur      time.Duration
-	satDur       time.Duration
-	satWorkers   int
-	idle         time.Duration
-	settle       time.Duration
-	syncTimeout  time.Duration
-	pool         int
-	nodeUpgrades bool
-	skipKubectl  bool
-	apiProfile   string
-	lowRate      float64
-	lowRateDur   time.Duration
-	noViewerDur  time.Duration
+	nodes         int
+	assets        string
+	console       string
+	kubectl       string
+	out           string
+	goBench       string
+	cols, rows    int
+	rate          float64
+	rateDur       time.Duration
+	satDur        time.Duration
+	satWorkers    int
+	idle          time.Duration
+	settle        time.Duration
+	syncTimeout   time.Duration
+	pool          int
+	nodeUpgrades  bool
+	skipKubectl   bool
+	apiProfile    string
+	consoleStderr string
+	lowRate       float64
+	lowRateDur    time.Duration
+	noViewerDur   time.Duration
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
 	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
 	flag.StringVar(&o.apiProfile, "apiserver-profile", "", "write a CPU profile of kube-apiserver during the console's saturation window to this file")
+	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

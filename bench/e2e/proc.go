@@ -155,9 +155,14 @@ type termLine struct {
 	text string
 }
 
-func startTerm(name string, cols, rows int, keepLines bool, env []string, path string, args ...string) (*termProc, error) {
+func startTerm(name string, cols, rows int, keepLines bool, stderr *os.File, env []string, path string, args ...string) (*termProc, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
+	if stderr != nil {
+		// Diagnostics such as GODEBUG=gctrace=1 go to stderr: kept off the
+		// terminal, where they would count as frames.
+		cmd.Stderr = stderr
+	}
 	p := &termProc{name: name, cmd: cmd, done: make(chan struct{}), keepLines: keepLines}
 	p.start = time.Now()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})

@@ -133,6 +133,11 @@ type Viewer struct {
 	// The same two stages at saturation.
 	DrawnSaturate    *dist `json:"write_to_frame_built_saturate,omitempty"`
 	SnapshotSaturate *dist `json:"write_to_snapshot_saturate,omitempty"`
+	// StagesRate and StagesSaturate split write → screen where the console
+	// applies the watch event: the API server's share before, the console's
+	// own after.
+	StagesRate     *Stages `json:"stages_rate,omitempty"`
+	StagesSaturate *Stages `json:"stages_saturate,omitempty"`
 	// RateAchieved is the writes a second the driver really made in the
 	// fixed-rate window (below the asked rate when the machine is starved).
 	RateAchieved float64 `json:"rate_achieved_per_s"`
@@ -156,6 +161,17 @@ type LowRate struct {
 	APIWrite      dist    `json:"api_write"`
 	Missed        int     `json:"missed"`
 	Failed        int     `json:"failed"`
+	// Stages: console only, as Viewer.StagesRate.
+	Stages *Stages `json:"stages,omitempty"`
+}
+
+// Stages splits write → screen at the moment the console applied the watch
+// event to its state (its event log): before, the API server (commit, watch
+// delivery) and the console's decoding; after, the console's coalescing
+// into a snapshot, the rebuild and the renderer's flush.
+type Stages struct {
+	WriteToApplied  dist `json:"write_to_applied"`
+	AppliedToScreen dist `json:"applied_to_screen"`
 }
 
 // Target is one of the issue's targets with its verdict.
@@ -279,6 +295,7 @@ func (r *Results) printTable(out io.Writer) {
 		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotRate.P50, c.SnapshotRate.P99)
 		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnRate.P50, c.DrawnRate.P99)
 	}
+	printStages(tw, c.StagesRate)
 	row("API write p50 @rate", c.APIWriteRate.P50, kz.APIWriteRate.P50, "ms")
 	row("API write p99 @rate", c.APIWriteRate.P99, kz.APIWriteRate.P99, "ms")
 	row("API reply → screen p50 @rate", c.ReplyRate.P50, kz.ReplyRate.P50, "ms")
@@ -291,6 +308,7 @@ func (r *Results) printTable(out io.Writer) {
 		}
 		row(fmt.Sprintf("write → screen p50 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P50, kl.WriteToScreen.P50, "ms")
 		row(fmt.Sprintf("write → screen p99 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P99, kl.WriteToScreen.P99, "ms")
+		printStages(tw, c.Low.Stages)
 		row(fmt.Sprintf("API write p99 @%g/s", c.Low.Rate), c.Low.APIWrite.P99, kl.APIWrite.P99, "ms")
 	}
 	row(fmt.Sprintf("API server + etcd CPU @%g/s", r.Load.Rate), c.ControlPlaneCPURatePct, kz.ControlPlaneCPURatePct, "%")
@@ -302,6 +320,7 @@ func (r *Results) printTable(out io.Writer) {
 		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotSaturate.P50, c.SnapshotSaturate.P99)
 		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnSaturate.P50, c.DrawnSaturate.P99)
 	}
+	printStages(tw, c.StagesSaturate)
 	row("API write p50 saturated", c.APIWriteSaturate.P50, kz.APIWriteSaturate.P50, "ms")
 	row("API write p99 saturated", c.APIWriteSaturate.P99, kz.APIWriteSaturate.P99, "ms")
 	row("writes/s saturated", c.WritesPerSecSat, kz.WritesPerSecSat, "/s")
@@ -325,4 +344,13 @@ func (r *Results) printTable(out io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(out, "  note:", n)
 	}
+}
+
+// printStages prints the split of write → screen (console only).
+func printStages(tw io.Writer, st *Stages) {
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(tw, "  write → event applied p50/p99\t%.1f / %.1f ms\t\t\t\n", st.WriteToApplied.P50, st.WriteToApplied.P99)
+	fmt.Fprintf(tw, "  event applied → screen p50/p99\t%.1f / %.1f ms\t\t\t\n", st.AppliedToScreen.P50, st.AppliedToScreen.P99)
 }

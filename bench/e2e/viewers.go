@@ -238,9 +238,19 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	flog := filepath.Join(tmp, "frames")
 	args := []string{"watch", "--cluster", b.w.sc.ClusterName, "--kubeconfig", b.w.env.KubeconfigPath,
 		"--read-only", "--log-file", filepath.Join(tmp, "console.log")}
-	env := []string{"TERM=xterm-256color", "UPGRADE_CONSOLE_FRAMELOG=" + flog}
+	elog := filepath.Join(tmp, "events")
+	env := []string{"TERM=xterm-256color", "UPGRADE_CONSOLE_FRAMELOG=" + flog, "UPGRADE_CONSOLE_EVENTLOG=" + elog}
 	logf("console: starting %s %s", o.console, strings.Join(args, " "))
-	p, err := startTerm("console", o.cols, o.rows, false, env, o.console, args...)
+	var stderr *os.File
+	if o.consoleStderr != "" {
+		f, err := os.Create(o.consoleStderr)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		stderr = f
+	}
+	p, err := startTerm("console", o.cols, o.rows, false, stderr, env, o.console, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +339,84 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	builtSat, _ := latencies(okWrites(ws.sat), func(w write) (time.Time, bool) { return drawn(w.rv) })
 	takenSat, _ := latencies(okWrites(ws.sat), snapshotTaken)
 	v.DrawnSaturate, v.SnapshotSaturate = &builtSat, &takenSat
+
+	// The API server's share ends when the console applies the watch event;
+	// the rest (coalescing, drawing, flushing) is the console's own.
+	ets, erv, err := readEventLog(elog, machinesResource)
+	if err != nil {
+		return nil, err
+	}
+	applied := shownBy(ets, erv)
+	appliedAt := func(w write) (time.Time, bool) { return applied(w.rv) }
+	screenAt := func(w write) (time.Time, bool) {
+		at, ok := drawn(w.rv)
+		if !ok {
+			return at, false
+		}
+		return onScreen(at)
+	}
+	stages := func(ws []write) *Stages {
+		return &Stages{
+			WriteToApplied:  stage(ws, sentAt, appliedAt),
+			AppliedToScreen: stage(ws, appliedAt, screenAt),
+		}
+	}
+	v.StagesRate, v.StagesSaturate = stages(okWrites(ws.rate)), stages(okWrites(ws.sat))
+	if v.Low != nil {
+		v.Low.Stages = stages(okWrites(ws.low))
+	}
 	return v, nil
+}
+
+// machinesResource is how the console's event log names Machines.
+const machinesResource = "machines.cluster.x-k8s.io"
+
+func sentAt(w write) (time.Time, bool) { return w.sent, true }
+
+// stage is the distribution of to(w) − from(w) over the writes both know.
+func stage(ws []write, from, to func(write) (time.Time, bool)) dist {
+	var ds []time.Duration
+	for _, w := range ws {
+		a, ok1 := from(w)
+		b, ok2 := to(w)
+		if ok1 && ok2 {
+			ds = append(ds, b.Sub(a))
+		}
+	}
+	return distribution(ds)
+}
+
+// readEventLog reads the console's trace of applied watch events
+// (watchers.Options.Trace) for one resource, in time order: the informers
+// write concurrently, so lines of different kinds may interleave.
+func readEventLog(path, resource string) ([]time.Time, []uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the console's event log: %w", err)
+	}
+	type point struct {
+		at time.Time
+		rv uint64
+	}
+	var ps []point
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[1] != resource {
+			continue
+		}
+		ns, err1 := strconv.ParseInt(f[0], 10, 64)
+		rv, err2 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		ps = append(ps, point{time.Unix(0, ns), rv})
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].at.Before(ps[j].at) })
+	ts, rvs := make([]time.Time, len(ps)), make([]uint64, len(ps))
+	for i, p := range ps {
+		ts[i], rvs[i] = p.at, p.rv
+	}
+	return ts, rvs, nil
 }
 
 // kubectlRun runs one `kubectl get --watch` per kind the world holds at
@@ -361,7 +448,7 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 	v := &Viewer{}
 	for _, k := range kinds {
 		logf("kubectl: starting kubectl %s", strings.Join(k.args, " "))
-		p, err := startTerm("kubectl "+k.name, o.cols, o.rows, true, []string{"TERM=xterm-256color"}, o.kubectl, k.args...)
+		p, err := startTerm("kubectl "+k.name, o.cols, o.rows, true, nil, []string{"TERM=xterm-256color"}, o.kubectl, k.args...)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,25 @@ import (
 const (
 	envCPUProfile = "UPGRADE_CONSOLE_CPUPROFILE"
 	envMemProfile = "UPGRADE_CONSOLE_MEMPROFILE"
+	// envEventLog names the file the watchers trace applied watch events
+	// to (watchers.Options.Trace): bench/e2e splits write → screen with it.
+	envEventLog = "UPGRADE_CONSOLE_EVENTLOG"
 )
+
+// openEventLog opens the file envEventLog names; nil when unset or when it
+// cannot be opened (the console runs regardless). A nil *os.File must not
+// reach an io.Writer field: the caller checks.
+func openEventLog() *os.File {
+	path := os.Getenv(envEventLog)
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil
+	}
+	return f
+}
 
 // startProfiles starts what the environment asks for and returns the
 // function that finishes it.

@@ -134,10 +134,15 @@ type followTarget struct {
 // exitOnDone) the upgrade ends. The watcher's goroutine lives here, in the
 // command, never inside the UI's models.
 func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions, theme themes.Name) (report.Outcome, error) {
-	w, err := watchers.New(watchers.Options{
+	wo := watchers.Options{
 		Config: t.config, ClusterName: t.cluster, ClusterNamespace: t.namespace,
 		Context: t.context, NodeUpgradeLabel: o.nodeLabel,
-	})
+	}
+	if f := openEventLog(); f != nil {
+		defer f.Close()
+		wo.Trace = f
+	}
+	w, err := watchers.New(wo)
 	if err != nil {
 		return report.Running, err
 	}
