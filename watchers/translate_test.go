@@ -76,8 +76,14 @@ func TestTranslateMachineRolesAndOwners(t *testing.T) {
 	if etcd.Role != model.RoleEtcd || etcd.Owner != "mgmt-etcd" || etcd.Owned || !etcd.EtcdReady || etcd.InfrastructureTemplate != "tmpl-2" {
 		t.Errorf("disowned etcd machine = %+v", etcd)
 	}
-	if _, ok := etcd.Annotations[lastAppliedAnnotation]; ok {
-		t.Error("last-applied annotation kept")
+	if etcd.Labels != nil || etcd.Annotations != nil {
+		t.Errorf("a Machine keeps its labels %v and annotations %v: at fleet size they are megabytes nothing reads", etcd.Labels, etcd.Annotations)
+	}
+	md := translateMachineDeployment(map[string]any{"metadata": map[string]any{"name": "md",
+		"labels":      map[string]any{"a": "b"},
+		"annotations": map[string]any{lastAppliedAnnotation: "{…}", model.AnnotationMDInPlaceUpgradeNeeded: "true"}}}, "v1beta2").(*model.MachineDeployment)
+	if _, ok := md.Annotations[lastAppliedAnnotation]; ok || md.Annotations[model.AnnotationMDInPlaceUpgradeNeeded] != "true" || md.Labels["a"] != "b" {
+		t.Errorf("a MachineDeployment keeps labels %v and annotations %v, want its own but last-applied", md.Labels, md.Annotations)
 	}
 	etcd = mk(map[string]any{model.LabelEtcdCluster: "mgmt-etcd"}, map[string]any{"kind": "EtcdadmCluster", "name": "mgmt-etcd"})
 	if !etcd.Owned || etcd.EtcdReady {
