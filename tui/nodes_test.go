@@ -135,3 +135,45 @@ func TestRowShowsTheNewestNodeUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// Rows drawn in the previous frame are reused only while everything they
+// show is the same: after a row changes, the cursor moves and the clock
+// ages the rows, the pane draws exactly what a pane with no reuse draws.
+func TestNodeRowsReusedOnlyWhileUnchanged(t *testing.T) {
+	d := newTestDashboard(t, fixtureLarge(300), themes.Dark, 200, 60)
+	d.expand = true
+	d.buildPanes()
+	d.relayout()
+	w, h := d.paneSize(paneNodes)
+	p := &d.nodes
+	if len(p.rows) < 3 || h < 5 {
+		t.Fatalf("fixture gives %d rows in a pane %d high, want a few", len(p.rows), h)
+	}
+	fresh := func(now time.Time) string {
+		c := *p
+		c.cache, c.rowCache = renderCache{}, rowRenders{}
+		return c.view(d.st, w, h, true, now)
+	}
+	now := d.now
+	for i := range p.rows {
+		p.rows[i].since = now.Add(-time.Duration(30+i*20) * time.Second)
+	}
+	p.gen++
+	steps := []struct {
+		what   string
+		change func()
+	}{
+		{"nothing changed", func() {}},
+		{"a row's phase changed", func() { p.rows[1].phase = "Deleting"; p.gen++ }},
+		{"the cursor moved", func() { p.cursor = 2 }},
+		{"a second passed", func() { now = now.Add(time.Second) }},
+		{"an hour passed", func() { now = now.Add(time.Hour) }},
+	}
+	for _, s := range steps {
+		s.change()
+		got := p.view(d.st, w, h, true, now)
+		if want := fresh(now); got != want {
+			t.Errorf("%s: the pane differs from one drawn without reuse\n got: %q\nwant: %q", s.what, got, want)
+		}
+	}
+}
