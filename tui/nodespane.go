@@ -29,47 +29,6 @@ type nodesPane struct {
 	built          bool
 	gen            uint64
 	cache          renderCache
-	rowCache       rowRenders
-}
-
-// rowKey is everything a rendered row is a function of (nodeRow holds its
-// texts and times, since is its age as shown).
-type rowKey struct {
-	row      nodeRow
-	l        nodeLayout
-	w        int
-	selected bool
-	since    string
-	st       *styles
-}
-
-// rowRenders keeps the rows drawn in the last frame. A snapshot changes a
-// few rows and the clock the age of a few; redrawing every visible row
-// anyway was half of what a frame allocated at 10,000 nodes (heap profile
-// of bench/e2e), and garbage is what makes the collector run under load.
-type rowRenders struct {
-	prev, cur map[rowKey]string
-}
-
-// next starts a frame: rows drawn in the one before stay reusable, older
-// ones are dropped.
-func (c *rowRenders) next() {
-	c.prev, c.cur = c.cur, c.prev
-	if c.cur == nil {
-		c.cur = make(map[rowKey]string)
-	}
-	clear(c.cur)
-}
-
-func (c *rowRenders) get(k rowKey) (string, bool) {
-	if s, ok := c.cur[k]; ok {
-		return s, true
-	}
-	s, ok := c.prev[k]
-	if ok {
-		c.cur[k] = s
-	}
-	return s, ok
 }
 
 // nodeInputs identifies what the rows are built from. The watchers reuse a
@@ -284,22 +243,12 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 	}
 	l := layoutNodeColumns(w)
 	p.writeHeader(&b, st, l, w)
-	p.rowCache.next()
 	for i := 0; i < h-2; i++ {
 		b.WriteByte('\n')
 		j := p.offset + i
 		switch {
 		case j < len(p.rows):
-			r, sel := &p.rows[j], focused && j == p.cursor
-			k := rowKey{row: *r, l: l, w: w, selected: sel, since: since(r.since, now), st: st}
-			row, ok := p.rowCache.get(k)
-			if !ok {
-				var rb strings.Builder
-				p.writeRow(&rb, st, l, r, w, sel, now)
-				row = rb.String()
-				p.rowCache.cur[k] = row
-			}
-			b.WriteString(row)
+			p.writeRow(&b, st, l, &p.rows[j], w, focused && j == p.cursor, now)
 		case j == 0:
 			st.paintSegs(&b, []seg{{" no machines", rMuted}}, w)
 		default:
