@@ -256,12 +256,14 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	}
 	defer func() {
 		p.stop("q")
-		// The console's log outlives the run: it explains what the numbers
-		// do not (relists, watch errors).
-		if data, err := os.ReadFile(filepath.Join(tmp, "console.log")); err == nil {
-			kept := filepath.Join(os.TempDir(), "upgrade-console-bench-console.log")
-			if os.WriteFile(kept, data, 0o644) == nil {
-				logf("console log kept in %s", kept)
+		// The console's log and traces outlive the run: they explain what
+		// the numbers do not (relists, watch errors, when a stage lagged).
+		for _, name := range []string{"console.log", "frames", "events"} {
+			if data, err := os.ReadFile(filepath.Join(tmp, name)); err == nil {
+				kept := filepath.Join(os.TempDir(), "upgrade-console-bench-"+name)
+				if os.WriteFile(kept, data, 0o644) == nil {
+					logf("console %s kept in %s", name, kept)
+				}
 			}
 		}
 	}()
