@@ -328,13 +328,14 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		}
 		return fl[i].taken, true
 	}
-	ws.fill(b, v, func(w write) (time.Time, bool) {
+	screenAt := func(w write) (time.Time, bool) {
 		at, ok := drawn(w.rv)
 		if !ok {
 			return at, false
 		}
 		return onScreen(at)
-	})
+	}
+	ws.fill(b, v, screenAt)
 	built, _ := latencies(okWrites(ws.rate), func(w write) (time.Time, bool) { return drawn(w.rv) })
 	taken, _ := latencies(okWrites(ws.rate), snapshotTaken)
 	v.DrawnRate, v.SnapshotRate = &built, &taken
@@ -350,13 +351,6 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	}
 	applied := shownBy(ets, erv)
 	appliedAt := func(w write) (time.Time, bool) { return applied(w.rv) }
-	screenAt := func(w write) (time.Time, bool) {
-		at, ok := drawn(w.rv)
-		if !ok {
-			return at, false
-		}
-		return onScreen(at)
-	}
 	stages := func(ws []write) *Stages {
 		return &Stages{
 			WriteToApplied:  stage(ws, sentAt, appliedAt),
