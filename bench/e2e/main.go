@@ -27,28 +27,30 @@ import (
 )
 
 type options struct {
-	nodes         int
-	assets        string
-	console       string
-	kubectl       string
-	out           string
-	goBench       string
-	cols, rows    int
-	rate          float64
-	rateDur       time.Duration
-	satDur        time.Duration
-	satWorkers    int
-	idle          time.Duration
-	settle        time.Duration
-	syncTimeout   time.Duration
-	pool          int
-	nodeUpgrades  bool
-	skipKubectl   bool
-	apiProfile    string
-	consoleStderr string
-	lowRate       float64
-	lowRateDur    time.Duration
-	noViewerDur   time.Duration
+	nodes           int
+	assets          string
+	console         string
+	kubectl         string
+	out             string
+	goBench         string
+	cols, rows      int
+	rate            float64
+	rateDur         time.Duration
+	satDur          time.Duration
+	satWorkers      int
+	idle            time.Duration
+	settle          time.Duration
+	syncTimeout     time.Duration
+	pool            int
+	nodeUpgrades    bool
+	skipKubectl     bool
+	apiProfile      string
+	consoleStderr   string
+	controlPlaneLog string
+	apiServerEnv    envList
+	lowRate         float64
+	lowRateDur      time.Duration
+	noViewerDur     time.Duration
 }
 
 func main() {
@@ -76,6 +78,8 @@ func main() {
 	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
 	flag.StringVar(&o.apiProfile, "apiserver-profile", "", "write a CPU profile of kube-apiserver during the console's saturation window to this file")
 	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
+	flag.StringVar(&o.controlPlaneLog, "control-plane-log", "", "write the output of kube-apiserver and etcd to this file")
+	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,6 +87,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench/e2e:", err)
 		os.Exit(1)
 	}
+}
+
+// envList is a repeatable NAME=value flag.
+type envList []string
+
+func (l *envList) String() string { return strings.Join(*l, " ") }
+
+func (l *envList) Set(v string) error {
+	if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=value", v)
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 func logf(format string, args ...any) {
@@ -191,6 +208,11 @@ func run(ctx context.Context, o *options) error {
 		res.Kubectl = k
 	}
 	res.Machine.LoadAvg["end"] = loadAvg()
+	api, errA := peakRSS(apiPid)
+	etcd, errE := peakRSS(etcdPid)
+	if errA == nil && errE == nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("control plane peak RSS: kube-apiserver %d MiB, etcd %d MiB", api>>20, etcd>>20))
+	}
 	res.judge()
 	res.printTable(os.Stdout)
 	if o.out != "" {

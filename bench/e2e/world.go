@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -45,7 +46,17 @@ func startWorld(ctx context.Context, o *options, logf func(string, ...any)) (*wo
 	if err != nil {
 		return nil, err
 	}
-	env, err := controlplane.Start(ctx, controlplane.Options{AssetsDir: o.assets, Logf: logf})
+	cpo := controlplane.Options{AssetsDir: o.assets, Logf: logf, APIServerEnv: o.apiServerEnv}
+	if o.controlPlaneLog != "" {
+		f, err := os.Create(o.controlPlaneLog)
+		if err != nil {
+			return nil, err
+		}
+		// Closed when the process exits: the control plane writes to it
+		// until it stops, after startWorld's caller is done with it.
+		cpo.Output = f
+	}
+	env, err := controlplane.Start(ctx, cpo)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	KubeconfigPath string
 	// Output receives the output of etcd and kube-apiserver. Nil: discarded.
 	Output io.Writer
+	// APIServerEnv are NAME=value environment variables for kube-apiserver
+	// alone (GODEBUG=gctrace=1 or GOGC for the benchmark, say), on Linux;
+	// elsewhere they are ignored.
+	APIServerEnv []string
 	// StartTimeout bounds the start of each process. Zero: 90s, generous
 	// because the machines this runs on are small and shared.
 	StartTimeout time.Duration
@@ -137,7 +141,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	newEnvironment := func() *envtest.Environment {
 		apiServer := &envtest.APIServer{
-			Path: shim(shimDir, assets, "kube-apiserver"),
+			Path: shim(shimDir, assets, "kube-apiserver", opts.APIServerEnv),
 			// A fixed certificate directory is what makes RestartAPIServer
 			// possible: envtest regenerates serving certificates (and so
 			// invalidates every client's CA) when it picks the directory.
@@ -154,7 +158,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			ControlPlane: envtest.ControlPlane{
 				APIServer: apiServer,
 				Etcd: &envtest.Etcd{
-					Path:    shim(shimDir, assets, "etcd"),
+					Path:    shim(shimDir, assets, "etcd", nil),
 					DataDir: etcdDir,
 					Out:     out,
 					Err:     out,

@@ -18,8 +18,12 @@ import (
 // binary. The death signal survives the exec.
 
 // shimTargetSuffix names the file beside a shim symlink that holds the path
-// of the real binary.
-const shimTargetSuffix = ".target"
+// of the real binary, shimEnvSuffix the one that holds environment
+// variables (NAME=value, one a line) set for it alone.
+const (
+	shimTargetSuffix = ".target"
+	shimEnvSuffix    = ".env"
+)
 
 func init() {
 	base := filepath.Base(os.Args[0])
@@ -39,14 +43,39 @@ func init() {
 		os.Exit(1) // the parent died before the death signal was armed
 	}
 	args := append([]string{real}, os.Args[1:]...)
-	err = syscall.Exec(real, args, os.Environ())
+	err = syscall.Exec(real, args, shimEnv(os.Environ(), os.Args[0]+shimEnvSuffix))
 	os.Stderr.WriteString("control plane shim: exec " + real + ": " + err.Error() + "\n")
 	os.Exit(127)
 }
 
+// shimEnv is environ with the variables the file at path sets replacing any
+// of the same name (a Go program reads the first of duplicates).
+func shimEnv(environ []string, path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return environ
+	}
+	var set []string
+	names := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if name, _, ok := strings.Cut(l, "="); ok && name != "" {
+			set = append(set, l)
+			names[name] = true
+		}
+	}
+	out := make([]string, 0, len(environ)+len(set))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}
+
 // shim returns the path to start binary name through (see above), creating
-// the shim in dir; on failure it returns the real path, which still works.
-func shim(dir, assets, name string) string {
+// the shim in dir, with env set for that binary alone; on failure it
+// returns the real path, which still works but without env.
+func shim(dir, assets, name string, env []string) string {
 	real := filepath.Join(assets, name)
 	self, err := os.Executable()
 	if err != nil {
@@ -62,6 +91,12 @@ func shim(dir, assets, name string) string {
 	}
 	if err := os.WriteFile(link+shimTargetSuffix, []byte(real), 0o600); err != nil {
 		return real
+	}
+	_ = os.Remove(link + shimEnvSuffix)
+	if len(env) > 0 {
+		if err := os.WriteFile(link+shimEnvSuffix, []byte(strings.Join(env, "\n")+"\n"), 0o600); err != nil {
+			return real
+		}
 	}
 	return link
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/upgrade-console/upgrade-console/demo/controlplane"
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 )
 
 // kube-apiserver and etcd die with the process that started them, even when
@@ -102,4 +106,47 @@ func alive(pid string) bool {
 	s := string(stat)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// Options.APIServerEnv reaches kube-apiserver alone, and replaces a
+// variable of the same name rather than adding a second one (Go reads the
+// first of duplicates, which would be this process's).
+func TestAPIServerEnv(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	dir := t.TempDir()
+	env, err := controlplane.Start(context.Background(), controlplane.Options{
+		AssetsDir: cptest.AssetsDir(), Dir: dir,
+		APIServerEnv: []string{"UPGRADE_CONSOLE_CPTEST=apiserver-only", "GOGC=150"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	got := map[string][]string{}
+	for _, pid := range childPIDs(t) {
+		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		environ, _ := os.ReadFile("/proc/" + pid + "/environ")
+		if !strings.Contains(string(cmdline), dir) {
+			continue // the package's shared control plane
+		}
+		name := "etcd"
+		if strings.Contains(string(cmdline), "kube-apiserver") {
+			name = "kube-apiserver"
+		}
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if strings.HasPrefix(kv, "UPGRADE_CONSOLE_CPTEST=") || strings.HasPrefix(kv, "GOGC=") {
+				got[name] = append(got[name], kv)
+			}
+		}
+	}
+	if want := []string{"GOGC=100"}; !slices.Equal(got["etcd"], want) {
+		t.Errorf("etcd's environment has %q, want %q (this process's, nothing added)", got["etcd"], want)
+	}
+	if want := []string{"UPGRADE_CONSOLE_CPTEST=apiserver-only", "GOGC=150"}; !slices.Equal(got["kube-apiserver"], want) {
+		t.Errorf("kube-apiserver's environment has %q, want %q", got["kube-apiserver"], want)
+	}
 }

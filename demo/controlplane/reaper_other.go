@@ -5,4 +5,4 @@ package controlplane
 import "path/filepath"
 
 // shim is the real binary where the kernel offers no parent-death signal.
-func shim(_, assets, name string) string { return filepath.Join(assets, name) }
+func shim(_, assets, name string, _ []string) string { return filepath.Join(assets, name) }
