@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -59,6 +60,9 @@ type Options struct {
 	// Clock tells the time for "since" columns and stalls; the real clock
 	// when nil. Tests inject a fake one.
 	Clock clock.PassiveClock
+	// Pacer, when set, learns when the renderer writes the terminal, for the
+	// watchers' Pace (see Pacer); the Source should be paced by it.
+	Pacer *Pacer
 	// Lock, when set, reports the upgrade lock this console holds, for the
 	// header ("lock: alice@laptop (renewed 3s ago)"). It reads memory the
 	// upgrade driver keeps; it does no I/O.
@@ -376,7 +380,11 @@ func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (repor
 	// scheduling, 23 % sysmon, 10 % the ticker's own flush). At 30 frames a
 	// second the console idled at 0.9-1.05 % of a core, at 20 at 0.6 %
 	// (bench/e2e), against a target of 1 %; Bubble Tea's default is 60.
-	opts := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(rendererFPS)}, progOpts...)
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(rendererFPS)}
+	if app.opts.Pacer != nil {
+		opts = append(opts, tea.WithOutput(app.opts.Pacer.output(os.Stdout)))
+	}
+	opts = append(opts, progOpts...)
 	final, err := tea.NewProgram(app, opts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = ctx.Err()

@@ -24,6 +24,12 @@ const rederiveEvery = 5 * time.Second
 // snapshots: at most 10 per second, however fast the cluster changes.
 const frameInterval = 100 * time.Millisecond
 
+// frameSlack is how much closer than frameInterval two snapshots may be
+// taken and still count as spaced: paced snapshots (Pacer) are frameInterval
+// apart by schedule, and their timer fires a few milliseconds late by a
+// varying amount.
+const frameSlack = 10 * time.Millisecond
+
 type (
 	// frameMsg fires when a rebuild held back by frameInterval is due.
 	frameMsg struct{}
@@ -196,7 +202,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 func (d *Dashboard) maybeRebuild() tea.Cmd {
 	now := d.opts.clock().Now()
 	wait := frameInterval - now.Sub(d.lastRun)
-	spaced := d.state != nil && !d.state.At.IsZero() && !d.builtAt.IsZero() && d.state.At.Sub(d.builtAt) >= frameInterval
+	spaced := d.state != nil && !d.state.At.IsZero() && !d.builtAt.IsZero() && d.state.At.Sub(d.builtAt) >= frameInterval-frameSlack
 	if d.lastRun.IsZero() || wait <= 0 || spaced {
 		return d.rebuild()
 	}

@@ -57,6 +57,13 @@ type Options struct {
 	MaxEvents int
 	// Clock stamps snapshots and connection changes; nil means time.Now.
 	Clock func() time.Time
+	// Pace, when set, moves a held-back snapshot's time: given the earliest
+	// time it may be taken (MinInterval after the last), it returns when to
+	// take it, at or after that. A change after a quiet spell is published
+	// at once all the same. The dashboard sets it so that a
+	// snapshot is taken just before the terminal is written and holds every
+	// change until then (tui.Pacer). Nil: at the earliest.
+	Pace func(earliest time.Time) time.Time
 	// Trace, when set, gets a line "<unix ns> <resource> <resourceVersion>"
 	// for every watch event applied to the state the next snapshot is taken
 	// from. The end-to-end benchmark reads it to tell the API server's share
@@ -201,7 +208,8 @@ func (w *Watcher) changed() {
 }
 
 // publishLoop coalesces changes: the first change after a quiet period is
-// published at once (no added latency), later ones at most every MinInterval.
+// published at once (no added latency), later ones at most every MinInterval,
+// at the time Pace gives.
 func (w *Watcher) publishLoop(ctx context.Context) {
 	var last time.Time
 	timer := time.NewTimer(0)
@@ -212,7 +220,15 @@ func (w *Watcher) publishLoop(ctx context.Context) {
 			return
 		case <-w.kick:
 		}
-		if wait := w.opts.MinInterval - time.Since(last); wait > 0 {
+		now := time.Now()
+		at := last.Add(w.opts.MinInterval)
+		paced := false
+		if at.Before(now) {
+			at = now // after a quiet spell: at once
+		} else if w.opts.Pace != nil {
+			at, paced = w.opts.Pace(at), true
+		}
+		if wait := at.Sub(now); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
@@ -228,6 +244,12 @@ func (w *Watcher) publishLoop(ctx context.Context) {
 		}
 		w.publish()
 		last = time.Now()
+		if paced {
+			// The schedule, not the timer's lateness: measured from when
+			// the timer fired, the next paced time would skip a tick
+			// whenever it fired late.
+			last = at
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/tui"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/watchers"
 )
@@ -45,6 +46,7 @@ func (l *liveOptions) addFlags(f *pflag.FlagSet, withToBundles bool) {
 type live struct {
 	client    *upgrade.Client
 	watcher   *watchers.Watcher
+	pacer     *tui.Pacer
 	stop      context.CancelFunc
 	done      chan struct{}
 	namespace string
@@ -94,15 +96,18 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	if err != nil {
 		return nil, err
 	}
+	// Paced for the plan screen's dashboard; until a terminal is written
+	// (headless commands) the pacer leaves every snapshot at its time.
+	pacer := tui.NewPacer()
 	w, err := watchers.New(watchers.Options{
 		Config: cfg, ClusterName: l.cluster, ClusterNamespace: ns,
-		Context: kubeContext, NodeUpgradeLabel: l.nodeLabel,
+		Context: kubeContext, NodeUpgradeLabel: l.nodeLabel, Pace: pacer.Next,
 	})
 	if err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	lv := &live{client: client, watcher: w, stop: cancel, done: make(chan struct{}), namespace: ns,
+	lv := &live{client: client, watcher: w, pacer: pacer, stop: cancel, done: make(chan struct{}), namespace: ns,
 		context: kubeContext, spec: spec, holder: upgrade.LocalHolder()}
 	go func() {
 		defer close(lv.done)

@@ -58,6 +58,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		ClusterName: l.cluster,
 		Context:     lv.context,
 		Source:      lv.watcher,
+		Pacer:       lv.pacer,
 		Theme:       theme,
 		ColorOff:    themes.ColorOff(os.Getenv, true),
 		ReadOnly:    display.readOnly,

@@ -142,6 +142,13 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		defer f.Close()
 		wo.Trace = f
 	}
+	tty := isTerminal(out)
+	dashboard := tty && !o.plain
+	var pacer *tui.Pacer
+	if dashboard {
+		pacer = tui.NewPacer()
+		wo.Pace = pacer.Next
+	}
 	w, err := watchers.New(wo)
 	if err != nil {
 		return report.Running, err
@@ -154,14 +161,14 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		<-done
 	}()
 
-	tty := isTerminal(out)
-	if o.plain || !tty {
+	if !dashboard {
 		return report.Watch(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
 	}
 	return tui.Run(ctx, tui.Options{
 		ClusterName: t.cluster,
 		Context:     t.context,
 		Source:      w,
+		Pacer:       pacer,
 		Theme:       theme,
 		ColorOff:    themes.ColorOff(os.Getenv, tty),
 		ReadOnly:    o.readOnly,
