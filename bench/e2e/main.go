@@ -48,6 +48,7 @@ type options struct {
 	consoleStderr   string
 	controlPlaneLog string
 	apiServerEnv    envList
+	apiServerGC     bool
 	lowRate         float64
 	lowRateDur      time.Duration
 	noViewerDur     time.Duration
@@ -80,6 +81,7 @@ func main() {
 	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
 	flag.StringVar(&o.controlPlaneLog, "control-plane-log", "", "write the output of kube-apiserver and etcd to this file")
 	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
+	flag.BoolVar(&o.apiServerGC, "apiserver-gctrace", false, "run kube-apiserver with GODEBUG=gctrace=1 and report its collector's share of each no-viewer window")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

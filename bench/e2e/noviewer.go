@@ -38,6 +38,9 @@ type Unviewed struct {
 	// flat when the API server keeps up, rising when writes queue, in which
 	// case the window's p99 depends on its length.
 	P99By5s []float64 `json:"api_write_p99_ms_by_5s,omitempty"`
+	// APIServerGC is kube-apiserver's collector in the window
+	// (--apiserver-gctrace).
+	APIServerGC *APIServerGC `json:"apiserver_gc,omitempty"`
 }
 
 // noViewer runs the fixed rate and then saturation with no viewer, and
@@ -47,8 +50,10 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	nv := &NoViewer{}
 	logf("API server with no viewer: %g writes/s for %s", o.rate, o.noViewerDur)
 	cp := startCPU(b.apiPid, b.etcdPid)
+	from := time.Now()
 	ws, notSent := b.drv.atRate(ctx, o.rate, o.noViewerDur, &b.next)
-	r := &Unviewed{RatePerSec: o.rate, Seconds: o.noViewerDur.Seconds(), NotSent: notSent, ControlPlaneCPUPct: cp.percent()}
+	r := &Unviewed{RatePerSec: o.rate, Seconds: o.noViewerDur.Seconds(), NotSent: notSent, ControlPlaneCPUPct: cp.percent(),
+		APIServerGC: b.w.gc.window(from, time.Now())}
 	r.APIWrite, r.Failed = apiLatency(ws)
 	r.WritesPerSec = float64(len(ws)) / r.Seconds
 	r.P99By5s = p99By(ws, 5*time.Second)
@@ -65,7 +70,8 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	cp = startCPU(b.apiPid, b.etcdPid)
 	began := time.Now()
 	ws = b.drv.saturate(ctx, o.satWorkers, dur)
-	s := &Unviewed{Writers: o.satWorkers, Seconds: time.Since(began).Seconds(), ControlPlaneCPUPct: cp.percent()}
+	s := &Unviewed{Writers: o.satWorkers, Seconds: time.Since(began).Seconds(), ControlPlaneCPUPct: cp.percent(),
+		APIServerGC: b.w.gc.window(began, time.Now())}
 	s.APIWrite, s.Failed = apiLatency(ws)
 	s.WritesPerSec = float64(len(okWrites(ws))) / s.Seconds
 	s.P99By5s = p99By(ws, 5*time.Second)
@@ -151,6 +157,10 @@ func (r *Results) noViewerNotes() []string {
 	if p99 > writeToScreenLimitMs {
 		notes = append(notes, fmt.Sprintf("with no viewer at %g writes/s the API server's own write p99 is %.0f ms (p50 %.0f ms), above the %d ms write → screen target, which counts from the write's send: on this machine the API server alone takes longer than the target to reply to 1 %% of the writes, with no viewer to serve",
 			nr.RatePerSec, p99, nr.APIWrite.P50, writeToScreenLimitMs))
+		if gc := nr.APIServerGC; gc != nil {
+			notes = append(notes, fmt.Sprintf("in that window kube-apiserver's collector was marking for %.0f %% of the time (%d cycles, the longest %.1f s; a heap of up to %d MB left live): while it marks, every request that allocates is made to help it",
+				gc.MarkPct, gc.Cycles, gc.MarkMaxMs/1000, gc.LiveHeapMB))
+		}
 	} else {
 		notes = append(notes, fmt.Sprintf("with no viewer at %g writes/s the API server's own write p99 is %.0f ms (p50 %.0f ms), within the %d ms write → screen target: the API server alone can meet it",
 			nr.RatePerSec, p99, nr.APIWrite.P50, writeToScreenLimitMs))
@@ -190,7 +200,8 @@ func (u *Unviewed) summary() string {
 		notSent = fmt.Sprintf(" (%d not sent: every machine busy)", u.NotSent)
 	}
 	return fmt.Sprintf("API write p50 %.1f / p99 %.1f / max %.1f ms, %.1f writes/s%s, %d failed, API server + etcd CPU %.0f %%; p99 per 5 s: %s ms",
-		u.APIWrite.P50, u.APIWrite.P99, u.APIWrite.Max, u.WritesPerSec, notSent, u.Failed, u.ControlPlaneCPUPct, joinMs(u.P99By5s))
+		u.APIWrite.P50, u.APIWrite.P99, u.APIWrite.Max, u.WritesPerSec, notSent, u.Failed, u.ControlPlaneCPUPct, joinMs(u.P99By5s)) +
+		u.APIServerGC.summary()
 }
 
 func joinMs(vs []float64) string {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -30,6 +32,19 @@ type world struct {
 	sc      scenario.Config
 	workers []string // worker Machine names, sorted
 	counts  map[string]int
+	gc      *gcTrace // nil without --apiserver-gctrace
+}
+
+// withGCTrace adds gctrace=1 to env's GODEBUG, or sets it.
+func withGCTrace(env []string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			out[i] = "GODEBUG=" + strings.TrimPrefix(v+",gctrace=1", ",")
+			return out
+		}
+	}
+	return append(out, "GODEBUG=gctrace=1")
 }
 
 // fast is a client configuration for seeding and load: the point is to
@@ -56,11 +71,17 @@ func startWorld(ctx context.Context, o *options, logf func(string, ...any)) (*wo
 		// until it stops, after startWorld's caller is done with it.
 		cpo.Output = f
 	}
+	var gc *gcTrace
+	if o.apiServerGC {
+		gc = newGCTrace(cpo.Output)
+		cpo.Output = gc
+		cpo.APIServerEnv = withGCTrace(cpo.APIServerEnv)
+	}
 	env, err := controlplane.Start(ctx, cpo)
 	if err != nil {
 		return nil, err
 	}
-	w := &world{env: env, sc: sc}
+	w := &world{env: env, sc: sc, gc: gc}
 	began := time.Now()
 	if err := demo.Seed(ctx, env.Config, sc, objects.NewNames(1)); err != nil {
 		_ = env.Stop()
