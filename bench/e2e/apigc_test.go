@@ -72,3 +72,19 @@ func TestWithGCTrace(t *testing.T) {
 		}
 	}
 }
+
+// A collection still marking when a window closes is printed after it: the
+// windows are filled in once the run is over, so it still counts.
+func TestGCWindowsCountAMarkSpanningTheEnd(t *testing.T) {
+	base := time.Unix(2_000, 0)
+	g := newGCTrace(nil)
+	nv := &NoViewer{Rate: &Unviewed{from: base, to: base.Add(10 * time.Second)}}
+	g.now = func() time.Time { return base.Add(12 * time.Second) } // 4 s mark from 8 s to 12 s
+	mustWrite(t, g, "gc 9 @30.000s 14%: 0.1+3999.8+0.1 ms clock, 0.2+500/900/0+0.1 ms cpu, 2000->2400->1500 MB, 2300 MB goal, 2 MB stacks, 0 MB globals, 2 P\n")
+	nv.gcWindows(g)
+	got := nv.Rate.APIServerGC
+	if got == nil || got.Cycles != 1 || math.Abs(got.MarkPct-20) > 0.01 {
+		t.Errorf("window = %+v, want the mark's 2 s inside it (20 %%)", got)
+	}
+	(*NoViewer)(nil).gcWindows(g) // no no-viewer windows: nothing to do
+}

@@ -215,6 +215,7 @@ func run(ctx context.Context, o *options) error {
 	if errA == nil && errE == nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("control plane peak RSS: kube-apiserver %d MiB, etcd %d MiB", api>>20, etcd>>20))
 	}
+	res.NoViewer.gcWindows(w.gc)
 	res.judge()
 	res.printTable(os.Stdout)
 	if o.out != "" {

@@ -39,8 +39,24 @@ type Unviewed struct {
 	// case the window's p99 depends on its length.
 	P99By5s []float64 `json:"api_write_p99_ms_by_5s,omitempty"`
 	// APIServerGC is kube-apiserver's collector in the window
-	// (--apiserver-gctrace).
+	// (--apiserver-gctrace), filled in by gcWindows.
 	APIServerGC *APIServerGC `json:"apiserver_gc,omitempty"`
+
+	from, to time.Time
+}
+
+// gcWindows fills in each window's APIServerGC. Called once the run is
+// over: a collection is known when it ends, so one still marking when a
+// window closed would be missed if asked then.
+func (nv *NoViewer) gcWindows(g *gcTrace) {
+	if nv == nil {
+		return
+	}
+	for _, u := range []*Unviewed{nv.Rate, nv.Saturate} {
+		if u != nil {
+			u.APIServerGC = g.window(u.from, u.to)
+		}
+	}
 }
 
 // noViewer runs the fixed rate and then saturation with no viewer, and
@@ -53,7 +69,7 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	from := time.Now()
 	ws, notSent := b.drv.atRate(ctx, o.rate, o.noViewerDur, &b.next)
 	r := &Unviewed{RatePerSec: o.rate, Seconds: o.noViewerDur.Seconds(), NotSent: notSent, ControlPlaneCPUPct: cp.percent(),
-		APIServerGC: b.w.gc.window(from, time.Now())}
+		from: from, to: time.Now()}
 	r.APIWrite, r.Failed = apiLatency(ws)
 	r.WritesPerSec = float64(len(ws)) / r.Seconds
 	r.P99By5s = p99By(ws, 5*time.Second)
@@ -71,7 +87,7 @@ func (b *bench) noViewer(ctx context.Context) (*NoViewer, error) {
 	began := time.Now()
 	ws = b.drv.saturate(ctx, o.satWorkers, dur)
 	s := &Unviewed{Writers: o.satWorkers, Seconds: time.Since(began).Seconds(), ControlPlaneCPUPct: cp.percent(),
-		APIServerGC: b.w.gc.window(began, time.Now())}
+		from: began, to: time.Now()}
 	s.APIWrite, s.Failed = apiLatency(ws)
 	s.WritesPerSec = float64(len(okWrites(ws))) / s.Seconds
 	s.P99By5s = p99By(ws, 5*time.Second)
