@@ -17,8 +17,8 @@ import (
 // it would make anyway, and holds every change until then. A change after a
 // quiet spell is not held back: it is published at once, as before.
 //
-// The Pacer learns the ticker's phase from the writes themselves (Output
-// wraps the terminal): a write comes at a tick or a little after it, when
+// The Pacer learns the ticker's phase from the writes themselves (RunApp
+// wraps the terminal when Options.Pacer is set): a write comes at a tick or a little after it, when
 // the process was busy, never before, so the earliest phase among the
 // latest writes is the tick's.
 type Pacer struct {
