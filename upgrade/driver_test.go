@@ -61,8 +61,17 @@ func TestDriverLockLifecycle(t *testing.T) {
 		st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
 		t.Fatalf("lock not renewed at %v: %+v", want, st)
 	}
-	if st, renewErr, lost := s.Lock(); lost || renewErr != nil || !st.RenewTime.Equal(want) {
-		t.Errorf("session lock %+v, err %v, lost %t", st, renewErr, lost)
+	// The renew loop writes the Lease, then records it: the session may
+	// lag the API server by that instant.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		st, _, _ := s.Lock()
+		return st.RenewTime.Equal(want), nil
+	}); err != nil {
+		st, _, _ := s.Lock()
+		t.Errorf("session lock not renewed at %v: %+v", want, st)
+	}
+	if _, renewErr, lost := s.Lock(); lost || renewErr != nil {
+		t.Errorf("session lock: err %v, lost %t", renewErr, lost)
 	}
 
 	// A failed upgrade keeps the lock.
