@@ -31,63 +31,84 @@ import (
 // decodes it into structs that keep only what translation reads) and
 // managedFields, finalizers and the rest are skipped without allocating.
 
-// leanEvent is one watch event as the API server sends it.
-type leanEvent struct {
+// leanEvent is one watch event as the API server sends it, its object
+// decoded into O: leanObject (spec and status as maps, for the small kinds)
+// or one of the fleet kinds' structs (leantyped.go).
+type leanEvent[O any] struct {
 	Type   watch.EventType `json:"type"`
-	Object leanObject      `json:"object"`
+	Object O               `json:"object"`
 }
 
-// leanObject holds what translation reads of an object, and of the
-// metav1.Status an ERROR event carries (whose "status" is a string).
-type leanObject struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   leanMeta       `json:"metadata"`
-	Spec       map[string]any `json:"spec"`
-	Status     any            `json:"status"`
+// leanHead is what every lean object holds: its metadata, and the fields of
+// the metav1.Status an ERROR event carries instead of an object.
+type leanHead struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   leanMeta `json:"metadata"`
 	// metav1.Status
 	Code    int32  `json:"code"`
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 }
 
+func (h *leanHead) head() *leanHead { return h }
+
+// leanObject is an object of a kind translated from maps. Its status is any
+// because an ERROR event's metav1.Status has a string there.
+type leanObject struct {
+	leanHead
+	Spec   map[string]any `json:"spec"`
+	Status any            `json:"status"`
+}
+
 type leanMeta struct {
-	Name              string         `json:"name"`
-	Namespace         string         `json:"namespace"`
-	UID               string         `json:"uid"`
-	ResourceVersion   string         `json:"resourceVersion"`
-	Generation        int64          `json:"generation"`
-	CreationTimestamp string         `json:"creationTimestamp"`
-	DeletionTimestamp string         `json:"deletionTimestamp"`
-	Labels            map[string]any `json:"labels"`
-	Annotations       map[string]any `json:"annotations"`
-	OwnerReferences   []any          `json:"ownerReferences"`
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace"`
+	UID               string            `json:"uid"`
+	ResourceVersion   string            `json:"resourceVersion"`
+	Generation        int64             `json:"generation"`
+	CreationTimestamp string            `json:"creationTimestamp"`
+	DeletionTimestamp string            `json:"deletionTimestamp"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
+	OwnerReferences   []leanOwner       `json:"ownerReferences"`
+}
+
+type leanOwner struct {
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Controller bool   `json:"controller"`
 }
 
 // unstructured is the object as translation reads it: the same shape the
 // dynamic client decodes, without the fields translation never reads.
 func (o *leanObject) unstructured() map[string]any {
+	m := &o.Metadata
 	md := map[string]any{
-		"name":            o.Metadata.Name,
-		"namespace":       o.Metadata.Namespace,
-		"uid":             o.Metadata.UID,
-		"resourceVersion": o.Metadata.ResourceVersion,
-		"generation":      o.Metadata.Generation,
+		"name":            m.Name,
+		"namespace":       m.Namespace,
+		"uid":             m.UID,
+		"resourceVersion": m.ResourceVersion,
+		"generation":      m.Generation,
 	}
-	if o.Metadata.CreationTimestamp != "" {
-		md["creationTimestamp"] = o.Metadata.CreationTimestamp
+	if m.CreationTimestamp != "" {
+		md["creationTimestamp"] = m.CreationTimestamp
 	}
-	if o.Metadata.DeletionTimestamp != "" {
-		md["deletionTimestamp"] = o.Metadata.DeletionTimestamp
+	if m.DeletionTimestamp != "" {
+		md["deletionTimestamp"] = m.DeletionTimestamp
 	}
-	if o.Metadata.Labels != nil {
-		md["labels"] = o.Metadata.Labels
+	if m.Labels != nil {
+		md["labels"] = anyMap(m.Labels)
 	}
-	if o.Metadata.Annotations != nil {
-		md["annotations"] = o.Metadata.Annotations
+	if m.Annotations != nil {
+		md["annotations"] = anyMap(m.Annotations)
 	}
-	if o.Metadata.OwnerReferences != nil {
-		md["ownerReferences"] = o.Metadata.OwnerReferences
+	if m.OwnerReferences != nil {
+		owners := make([]any, len(m.OwnerReferences))
+		for i, r := range m.OwnerReferences {
+			owners[i] = map[string]any{"kind": r.Kind, "name": r.Name, "controller": r.Controller}
+		}
+		md["ownerReferences"] = owners
 	}
 	u := map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "metadata": md}
 	if o.Spec != nil {
@@ -97,6 +118,56 @@ func (o *leanObject) unstructured() map[string]any {
 		u["status"] = o.Status
 	}
 	return u
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// leanDecode reads the next event of a stream.
+type leanDecode func(dec *json.Decoder) (watch.Event, error)
+
+// leanDecoder decodes events into O and translates their objects.
+//
+// A value of the wrong JSON type for its field (the string status of an
+// ERROR event, for the structs) is left zero and the event kept: the
+// decoder has consumed the whole event by then, and the map translators
+// ignore a wrongly typed field the same way.
+func leanDecoder[O any, P interface {
+	*O
+	head() *leanHead
+}](translate func(P) any) leanDecode {
+	return func(dec *json.Decoder) (watch.Event, error) {
+		var ev leanEvent[O]
+		if err := dec.Decode(&ev); err != nil {
+			if _, mistyped := errors.AsType[*json.UnmarshalTypeError](err); !mistyped {
+				return watch.Event{}, err
+			}
+		}
+		o := P(&ev.Object)
+		h := o.head()
+		switch ev.Type {
+		case watch.Error:
+			return watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure,
+				Code: h.Code, Reason: metav1.StatusReason(h.Reason), Message: h.Message}}, nil
+		case watch.Bookmark:
+			e := newEntry(h.Metadata.Namespace, h.Metadata.Name, h.Metadata.ResourceVersion, nil)
+			if h.Metadata.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+				e.value = initialEventsEnd
+			}
+			return watch.Event{Type: watch.Bookmark, Object: e}, nil
+		}
+		return watch.Event{Type: ev.Type, Object: newEntry(h.Metadata.Namespace, h.Metadata.Name, h.Metadata.ResourceVersion, translate(o))}, nil
+	}
+}
+
+// mapDecoder decodes the events of a kind translated from maps.
+func mapDecoder(translate func(u map[string]any) any) leanDecode {
+	return leanDecoder(func(o *leanObject) any { return translate(o.unstructured()) })
 }
 
 // initialEventsEnd is the value of the bookmark entry that ends the initial
@@ -110,7 +181,7 @@ type leanWatcher struct {
 	client    rest.Interface
 	gvr       schema.GroupVersionResource
 	namespace string
-	translate func(u map[string]any) any
+	decode    leanDecode
 }
 
 var (
@@ -147,7 +218,7 @@ func (l *leanWatcher) watch(ctx context.Context, opts metav1.ListOptions) (watch
 		return nil, err
 	}
 	w := &leanWatch{body: body, cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
-	go w.run(l.translate)
+	go w.run(l.decode)
 	return w, nil
 }
 
@@ -168,14 +239,14 @@ func (w *leanWatch) Stop() {
 	})
 }
 
-func (w *leanWatch) run(translate func(u map[string]any) any) {
+func (w *leanWatch) run(decode leanDecode) {
 	defer close(w.ch)
 	defer w.body.Close()
 	defer w.cancel()
 	dec := json.NewDecoder(w.body)
 	for {
-		var ev leanEvent
-		if err := dec.Decode(&ev); err != nil {
+		ev, err := decode(dec)
+		if err != nil {
 			select {
 			case <-w.done:
 			default:
@@ -189,7 +260,7 @@ func (w *leanWatch) run(translate func(u map[string]any) any) {
 			}
 			return
 		}
-		if !w.send(w.event(&ev, translate)) {
+		if !w.send(ev) {
 			return
 		}
 	}
@@ -202,20 +273,4 @@ func (w *leanWatch) send(ev watch.Event) bool {
 	case <-w.done:
 		return false
 	}
-}
-
-func (w *leanWatch) event(ev *leanEvent, translate func(u map[string]any) any) watch.Event {
-	o := &ev.Object
-	switch ev.Type {
-	case watch.Error:
-		return watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure,
-			Code: o.Code, Reason: metav1.StatusReason(o.Reason), Message: o.Message}}
-	case watch.Bookmark:
-		e := newEntry(o.Metadata.Namespace, o.Metadata.Name, o.Metadata.ResourceVersion, nil)
-		if o.Metadata.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
-			e.value = initialEventsEnd
-		}
-		return watch.Event{Type: watch.Bookmark, Object: e}
-	}
-	return watch.Event{Type: ev.Type, Object: newEntry(o.Metadata.Namespace, o.Metadata.Name, o.Metadata.ResourceVersion, translate(o.unstructured()))}
 }

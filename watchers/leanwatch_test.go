@@ -33,6 +33,44 @@ const leanMachineJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machin
   "conditions":[{"type":"Ready","status":"True","reason":"Ready","lastTransitionTime":"2026-11-21T10:04:00Z","observedGeneration":3},
    {"type":"UpToDate","status":"False","reason":"NotUpToDate","message":"* Version v1.30 → v1.31","lastTransitionTime":"2026-11-21T10:06:00Z","observedGeneration":3}]}}`
 
+// The same at v1beta1: legacy conditions in status.conditions, the v1beta2
+// ones in status.v1beta2; a control-plane machine.
+const leanMachineV1Beta1JSON = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{
+ "name":"mgmt-cp-abc","namespace":"eksa-system","uid":"u-4","resourceVersion":"4713","generation":2,
+ "creationTimestamp":"2026-11-21T10:00:00Z",
+ "labels":{"cluster.x-k8s.io/cluster-name":"mgmt","cluster.x-k8s.io/control-plane":"","cluster.x-k8s.io/control-plane-name":"mgmt"},
+ "ownerReferences":[{"apiVersion":"controlplane.cluster.x-k8s.io/v1beta1","kind":"KubeadmControlPlane","name":"mgmt","uid":"u-5","controller":true}]},
+ "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40"},
+ "status":{"phase":"Provisioning","bootstrapReady":true,
+  "conditions":[{"type":"Ready","status":"False","severity":"Warning","reason":"WaitingForInfrastructure","lastTransitionTime":"2026-11-21T10:01:00Z"}],
+  "v1beta2":{"conditions":[{"type":"Ready","status":"False","reason":"NotReady","message":"* InfrastructureReady: waiting","lastTransitionTime":"2026-11-21T10:01:00Z","observedGeneration":2},
+   {"type":"UpToDate","status":"True","reason":"UpToDate","lastTransitionTime":"2026-11-21T10:01:00Z","observedGeneration":2}]}}}`
+
+// An etcd machine the etcdadm controller disowned mid-rollout (owner left:
+// a MachineSet-less controller ref is not the EtcdadmCluster), with only
+// legacy conditions.
+const leanEtcdMachineJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{
+ "name":"mgmt-etcd-xyz","namespace":"eksa-system","uid":"u-6","resourceVersion":"4714","generation":1,
+ "creationTimestamp":"2026-11-21T09:00:00Z",
+ "labels":{"cluster.x-k8s.io/cluster-name":"mgmt","cluster.x-k8s.io/etcd-cluster":"mgmt-etcd","cluster.x-k8s.io/etcd-ready":"true"},
+ "annotations":{"cluster.x-k8s.io/cloned-from-name":"mgmt-etcd-tmpl-1"},
+ "ownerReferences":[{"apiVersion":"v1","kind":"Secret","name":"other","uid":"u-7"}]},
+ "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40"},
+ "status":{"phase":"Running","nodeRef":{"name":"mgmt-etcd-xyz"},
+  "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-21T09:05:00Z"}]}}`
+
+// A MachineDeployment: a kind decoded into maps, which keeps its labels and
+// annotations.
+const leanMachineDeploymentJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineDeployment","metadata":{
+ "name":"mgmt-md-0","namespace":"eksa-system","uid":"u-8","resourceVersion":"4715","generation":4,
+ "creationTimestamp":"2026-11-21T08:00:00Z",
+ "labels":{"cluster.x-k8s.io/cluster-name":"mgmt"},
+ "annotations":{"machinedeployment.clusters.x-k8s.io/revision":"3","kubectl.kubernetes.io/last-applied-configuration":"{}"},
+ "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"mgmt","uid":"u-9"}]},
+ "spec":{"clusterName":"mgmt","replicas":3,"rollout":{"strategy":{"type":"RollingUpdate"}},"template":{"spec":{"version":"v1.31.9-eks-1-31-40"}}},
+ "status":{"phase":"Running","replicas":3,"readyReplicas":3,"availableReplicas":3,"upToDateReplicas":1,"observedGeneration":4,
+  "conditions":[{"type":"Available","status":"True","reason":"Available","lastTransitionTime":"2026-11-21T08:10:00Z","observedGeneration":4}]}}`
+
 const leanNodeUpgradeJSON = `{"apiVersion":"anywhere.eks.amazonaws.com/v1alpha1","kind":"NodeUpgrade","metadata":{
  "name":"mgmt-md-0-abc-node-upgrader","namespace":"eksa-system","uid":"u-3","resourceVersion":"4712","generation":1,
  "creationTimestamp":"2026-11-21T10:00:00Z","managedFields":[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{}}}]},
@@ -45,12 +83,21 @@ const leanNodeUpgradeJSON = `{"apiVersion":"anywhere.eks.amazonaws.com/v1alpha1"
 // decode translates to.
 func TestLeanDecodeTranslatesAsTheDynamicClient(t *testing.T) {
 	cases := []struct {
-		name      string
-		raw       string
+		name, raw, version string
+		// translate is the dynamic client's translation; decode the lean
+		// watch's (structs for the fleet kinds, maps for the others).
 		translate func(map[string]any, string) any
+		decode    leanDecode
 	}{
-		{"Machine", leanMachineJSON, translateMachine},
-		{"NodeUpgrade", leanNodeUpgradeJSON, translateNodeUpgrade(model.KindNodeUpgrade)},
+		{"Machine", leanMachineJSON, "v1beta2", translateMachine, machineDecoder("v1beta2")},
+		{"Machine/v1beta1", leanMachineV1Beta1JSON, "v1beta1", translateMachine, machineDecoder("v1beta1")},
+		// No deployment-name label: the owner is the controller reference.
+		{"Machine/controller", strings.Replace(leanMachineJSON, "cluster.x-k8s.io/deployment-name", "example.com/group", 1), "v1beta2",
+			translateMachine, machineDecoder("v1beta2")},
+		{"Machine/etcd", leanEtcdMachineJSON, "v1beta1", translateMachine, machineDecoder("v1beta1")},
+		{"NodeUpgrade", leanNodeUpgradeJSON, "v1alpha1", translateNodeUpgrade(model.KindNodeUpgrade), nodeUpgradeDecoder(model.KindNodeUpgrade)("v1alpha1")},
+		{"MachineDeployment", leanMachineDeploymentJSON, "v1beta2", translateMachineDeployment,
+			mapDecoder(func(u map[string]any) any { return translateMachineDeployment(u, "v1beta2") })},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,8 +105,8 @@ func TestLeanDecodeTranslatesAsTheDynamicClient(t *testing.T) {
 			if err := full.UnmarshalJSON([]byte(c.raw)); err != nil {
 				t.Fatal(err)
 			}
-			want := c.translate(full.Object, "v1beta2")
-			got := leanRun(t, `{"type":"ADDED","object":`+c.raw+`}`, c.translate)
+			want := c.translate(full.Object, c.version)
+			got := leanRun(t, `{"type":"ADDED","object":`+c.raw+`}`, c.decode)
 			if len(got) != 1 {
 				t.Fatalf("%d events, want 1", len(got))
 			}
@@ -86,7 +133,7 @@ func TestLeanWatchEvents(t *testing.T) {
 {"type":"DELETED","object":` + leanMachineJSON + `}
 {"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (90)","reason":"Expired","code":410}}
 `
-	evs := leanRun(t, stream, translateMachine)
+	evs := leanRun(t, stream, machineDecoder("v1beta2"))
 	if len(evs) != 4 {
 		t.Fatalf("%d events, want 4", len(evs))
 	}
@@ -108,11 +155,11 @@ func TestLeanWatchEvents(t *testing.T) {
 
 // leanRun feeds a watch stream through a lean watch and collects its
 // events until the stream ends.
-func leanRun(t *testing.T, stream string, translate func(map[string]any, string) any) []watch.Event {
+func leanRun(t *testing.T, stream string, decode leanDecode) []watch.Event {
 	t.Helper()
 	_, cancel := context.WithCancel(context.Background())
 	w := &leanWatch{body: io.NopCloser(strings.NewReader(stream)), cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
-	go w.run(func(u map[string]any) any { return translate(u, "v1beta2") })
+	go w.run(decode)
 	var out []watch.Event
 	for ev := range w.ResultChan() {
 		out = append(out, ev)
@@ -137,7 +184,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 		for i := 0; i < b.N; i += events {
 			_, cancel := context.WithCancel(context.Background())
 			w := &leanWatch{body: io.NopCloser(strings.NewReader(stream)), cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
-			go w.run(func(u map[string]any) any { return translateMachine(u, "v1beta2") })
+			go w.run(machineDecoder("v1beta2"))
 			for range w.ResultChan() {
 			}
 		}

@@ -47,6 +47,9 @@ type kindSpec struct {
 	// selectors scope the watch to the cluster being upgraded.
 	selectors func(o *Options) (field, label string)
 	translate func(u map[string]any, version string) any
+	// lean decodes the kind's watch events into structs (leantyped.go);
+	// nil for the kinds decoded into maps and translated by translate.
+	lean func(version string) leanDecode
 }
 
 func nameIs(name func(o *Options) string) func(o *Options) (string, string) {
@@ -85,11 +88,11 @@ var kindSpecs = []kindSpec{
 	{kind: model.KindMachineDeployment, group: capiGroup, resource: "machinedeployments", versions: capiVersions,
 		selectors: clusterLabel, translate: translateMachineDeployment},
 	{kind: model.KindMachine, group: capiGroup, resource: "machines", versions: capiVersions,
-		selectors: clusterLabel, translate: translateMachine},
+		selectors: clusterLabel, translate: translateMachine, lean: machineDecoder},
 	{kind: model.KindNodeUpgrade, group: eksaGroup, resource: "nodeupgrades", versions: []string{"v1alpha1"},
-		translate: translateNodeUpgrade(model.KindNodeUpgrade)},
+		translate: translateNodeUpgrade(model.KindNodeUpgrade), lean: nodeUpgradeDecoder(model.KindNodeUpgrade)},
 	{kind: model.KindNodeKubeadmUpgrade, group: eksaGroup, resource: "nodekubeadmupgrades", versions: []string{"v1alpha1"},
-		translate: translateNodeUpgrade(model.KindNodeKubeadmUpgrade)},
+		translate: translateNodeUpgrade(model.KindNodeKubeadmUpgrade), lean: nodeUpgradeDecoder(model.KindNodeKubeadmUpgrade)},
 	{kind: model.KindControlPlaneUpgrade, group: eksaGroup, resource: "controlplaneupgrades", versions: []string{"v1alpha1"},
 		translate: translateUpgradeRequest(model.KindControlPlaneUpgrade, "controlPlane")},
 	{kind: model.KindMachineDeploymentUpgrade, group: eksaGroup, resource: "machinedeploymentupgrades", versions: []string{"v1alpha1"},
@@ -348,7 +351,10 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 			// The EKS-A Cluster's translation reads managedFields (when
 			// the spec last changed): it keeps the dynamic client's watch.
 			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace,
-				translate: func(u map[string]any) any { return in.spec.translate(u, in.version) }}
+				decode: mapDecoder(func(u map[string]any) any { return in.spec.translate(u, in.version) })}
+			if in.spec.lean != nil {
+				lw.decode = in.spec.lean(in.version)
+			}
 			example, watchFn = &entry{}, lw.watch
 		}
 	}

@@ -94,17 +94,7 @@ func i32p(m map[string]any, path ...string) *int32 {
 	return &r
 }
 
-func timestamp(m map[string]any, path ...string) time.Time {
-	s := str(m, path...)
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
+func timestamp(m map[string]any, path ...string) time.Time { return parseTime(str(m, path...)) }
 
 // lastAppliedAnnotation is dropped from every object: it holds a whole copy
 // of the object as kubectl applied it.
@@ -143,15 +133,48 @@ func meta(u map[string]any) model.Meta {
 // the console's live heap that nothing read (heap profile of bench/e2e),
 // which the collector scanned on every cycle.
 func fleetMeta(u map[string]any) model.Meta {
-	md := obj(u, "metadata")
-	return model.Meta{
+	m := leanScalars(obj(u, "metadata"))
+	return m.fleet()
+}
+
+// leanMetaOf reads the metadata the lean decoders keep (leantyped.go) out of
+// an unstructured object's, labels and annotations uninterned.
+func leanMetaOf(md map[string]any) leanMeta {
+	m := leanScalars(md)
+	for k, v := range obj(md, "labels") {
+		if s, ok := v.(string); ok {
+			if m.Labels == nil {
+				m.Labels = map[string]string{}
+			}
+			m.Labels[k] = s
+		}
+	}
+	for k, v := range obj(md, "annotations") {
+		if s, ok := v.(string); ok {
+			if m.Annotations == nil {
+				m.Annotations = map[string]string{}
+			}
+			m.Annotations[k] = s
+		}
+	}
+	for _, o := range list(md, "ownerReferences") {
+		if om, ok := o.(map[string]any); ok {
+			m.OwnerReferences = append(m.OwnerReferences, leanOwner{Kind: str(om, "kind"), Name: str(om, "name"), Controller: boolean(om, "controller")})
+		}
+	}
+	return m
+}
+
+// leanScalars is the metadata a lean decoder keeps, but the maps.
+func leanScalars(md map[string]any) leanMeta {
+	return leanMeta{
 		Name:              str(md, "name"),
 		Namespace:         str(md, "namespace"),
 		UID:               str(md, "uid"),
 		Generation:        i64(md, "generation"),
 		ResourceVersion:   str(md, "resourceVersion"),
-		CreationTimestamp: timestamp(md, "creationTimestamp"),
-		DeletionTimestamp: timestamp(md, "deletionTimestamp"),
+		CreationTimestamp: str(md, "creationTimestamp"),
+		DeletionTimestamp: str(md, "deletionTimestamp"),
 	}
 }
 
@@ -160,22 +183,23 @@ func fleetMeta(u map[string]any) model.Meta {
 // by EKS-A, etcdadm and NodeUpgrade (severity, no observedGeneration). Each
 // fills what it carries; the rest stays zero.
 func conditions(l []any) model.Conditions {
-	if len(l) == 0 {
-		return nil
-	}
-	out := make(model.Conditions, 0, len(l))
+	return leanConditions(leanConditionsOf(l))
+}
+
+func leanConditionsOf(l []any) []leanCondition {
+	var out []leanCondition
 	for _, item := range l {
 		c, ok := item.(map[string]any)
 		if !ok {
 			continue
 		}
-		out = append(out, model.Condition{
-			Type:               istr(c, "type"),
-			Status:             istr(c, "status"),
-			Severity:           model.ConditionSeverity(istr(c, "severity")),
-			Reason:             istr(c, "reason"),
-			Message:            istr(c, "message"),
-			LastTransitionTime: timestamp(c, "lastTransitionTime"),
+		out = append(out, leanCondition{
+			Type:               str(c, "type"),
+			Status:             str(c, "status"),
+			Severity:           str(c, "severity"),
+			Reason:             str(c, "reason"),
+			Message:            str(c, "message"),
+			LastTransitionTime: str(c, "lastTransitionTime"),
 			ObservedGeneration: i64(c, "observedGeneration"),
 		})
 	}
@@ -359,75 +383,35 @@ func translateMachineDeployment(u map[string]any, version string) any {
 
 const annotationClonedFromName = "cluster.x-k8s.io/cloned-from-name"
 
+// translateMachine translates a Machine the dynamic client decoded, by the
+// lean decoder's rule.
 func translateMachine(u map[string]any, version string) any {
-	m := &model.Machine{
-		Meta:     fleetMeta(u),
-		Version:  istr(u, "spec", "version"),
-		NodeName: str(u, "status", "nodeRef", "name"),
-		Phase:    istr(u, "status", "phase"),
-	}
-	m.Conditions = capiConditions(u, version)
-	m.InfrastructureTemplate = istr(u, "metadata", "annotations", annotationClonedFromName)
-	labels := obj(u, "metadata", "labels")
-	m.EtcdReady = str(labels, model.LabelEtcdReady) == "true"
-	owners := list(u, "metadata", "ownerReferences")
-	switch {
-	case str(labels, model.LabelEtcdCluster) != "":
-		m.Role = model.RoleEtcd
-		m.Owner = istr(labels, model.LabelEtcdCluster)
-		m.Owned = hasOwner(owners, "EtcdadmCluster")
-	case hasKey(labels, model.LabelControlPlane):
-		m.Role = model.RoleControlPlane
-		m.Owner = istr(labels, model.LabelControlPlaneName)
-		m.Owned = len(owners) > 0
-	default:
-		m.Role = model.RoleWorker
-		m.Owner = istr(labels, model.LabelDeploymentName)
-		m.Owned = len(owners) > 0
-	}
-	if m.Owner == "" {
-		m.Owner = controllerName(owners)
-	}
-	return m
+	var o leanMachine
+	o.Metadata = leanMetaOf(obj(u, "metadata"))
+	o.Spec.Version = str(u, "spec", "version")
+	status := obj(u, "status")
+	o.Status.Phase = str(status, "phase")
+	o.Status.NodeRef.Name = str(status, "nodeRef", "name")
+	o.Status.Conditions = leanConditionsOf(list(status, "conditions"))
+	o.Status.V1Beta2.Conditions = leanConditionsOf(list(status, "v1beta2", "conditions"))
+	return o.translate(version)
 }
 
-func hasKey(m map[string]any, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
-func hasOwner(owners []any, kind string) bool {
-	for _, o := range owners {
-		if om, ok := o.(map[string]any); ok && str(om, "kind") == kind {
-			return true
-		}
-	}
-	return false
-}
-
-func controllerName(owners []any) string {
-	for _, o := range owners {
-		if om, ok := o.(map[string]any); ok && boolean(om, "controller") {
-			return str(om, "name")
-		}
-	}
-	return ""
-}
-
+// translateNodeUpgrade translates a NodeUpgrade the dynamic client decoded,
+// by the lean decoder's rule.
 func translateNodeUpgrade(kind model.Kind) func(u map[string]any, _ string) any {
 	return func(u map[string]any, _ string) any {
+		var o leanNodeUpgrade
+		o.Metadata = leanScalars(obj(u, "metadata"))
 		spec, status := obj(u, "spec"), obj(u, "status")
-		return &model.NodeUpgrade{
-			Meta:                  fleetMeta(u),
-			Kind:                  kind,
-			MachineName:           str(spec, "machine", "name"),
-			KubernetesVersion:     istr(spec, "kubernetesVersion"),
-			EtcdVersion:           istr(spec, "etcdVersion"),
-			FirstNodeToBeUpgraded: boolean(spec, "firstNodeToBeUpgraded"),
-			Completed:             boolean(status, "completed"),
-			ObservedGeneration:    i64(status, "observedGeneration"),
-			Conditions:            conditions(list(status, "conditions")),
-		}
+		o.Spec.Machine.Name = str(spec, "machine", "name")
+		o.Spec.KubernetesVersion = str(spec, "kubernetesVersion")
+		o.Spec.EtcdVersion = str(spec, "etcdVersion")
+		o.Spec.FirstNodeToBeUpgraded = boolean(spec, "firstNodeToBeUpgraded")
+		o.Status.Completed = boolean(status, "completed")
+		o.Status.ObservedGeneration = i64(status, "observedGeneration")
+		o.Status.Conditions = leanConditionsOf(list(status, "conditions"))
+		return o.translate(kind)
 	}
 }
 
