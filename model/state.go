@@ -29,6 +29,9 @@ const (
 	KindControlPlaneUpgrade      Kind = "ControlPlaneUpgrade"
 	KindMachineDeploymentUpgrade Kind = "MachineDeploymentUpgrade"
 	KindEvent                    Kind = "Event"
+	// KindLease is the upgrade lock Lease (LockName). It is informational:
+	// no pane waits for it, and a console not allowed to read it carries on.
+	KindLease Kind = "Lease"
 )
 
 // Meta is the part of an object's metadata the console uses.
@@ -372,6 +375,9 @@ type ClusterState struct {
 	NodeUpgrades    []*NodeUpgrade   // sorted by name
 	UpgradeRequests []UpgradeRequest // sorted by kind, then name
 	Events          []Event          // newest first
+	// Lock is the cluster's upgrade lock Lease; nil when there is none or
+	// it is not watched (forbidden).
+	Lock *Lock
 }
 
 // SameList reports whether two snapshots share a fleet-sized list (same

@@ -34,7 +34,7 @@ import (
 const DefaultLeaseDuration = 60 * time.Second
 
 // LockName is the name of the upgrade lock Lease of a cluster.
-func LockName(cluster string) string { return "upgrade-console-" + cluster }
+func LockName(cluster string) string { return model.LockName(cluster) }
 
 // Holder identifies a console: user@host plus an id of the running instance, so
 // two consoles of the same user on the same host are told apart.
@@ -82,15 +82,12 @@ func LocalHolder() Holder {
 	return Holder{User: u, Host: h, Instance: hex.EncodeToString(b)}
 }
 
-// LockStatus is the upgrade lock as read from the cluster.
+// LockStatus is the upgrade lock as read from the cluster: the lease as the
+// watchers' snapshots carry it (model.Lock, whose rule says when it is
+// stale), plus what acting on it needs.
 type LockStatus struct {
-	Namespace, Name string
-	Holder          Holder
-	// HolderIdentity is the raw spec.holderIdentity.
-	HolderIdentity string
-	AcquireTime    time.Time
-	RenewTime      time.Time
-	Duration       time.Duration
+	model.Lock
+	Holder Holder
 	// UID and ResourceVersion make a later delete or update conditional on
 	// the lease still being the one that was read.
 	UID             string
@@ -98,20 +95,10 @@ type LockStatus struct {
 }
 
 // Held reports whether the lease names a holder at all.
-func (s *LockStatus) Held() bool { return s != nil && s.HolderIdentity != "" }
+func (s *LockStatus) Held() bool { return s != nil && s.Lock.Held() }
 
-// Expired reports whether the holder stopped renewing: a stale lock, left by a
-// console that died or by an upgrade that failed (the lock is kept then).
-func (s *LockStatus) Expired(now time.Time) bool {
-	if !s.Held() {
-		return false
-	}
-	last := s.RenewTime
-	if last.IsZero() {
-		last = s.AcquireTime
-	}
-	return now.After(last.Add(s.Duration))
-}
+// Expired reports whether the holder stopped renewing (model.Lock.Expired).
+func (s *LockStatus) Expired(now time.Time) bool { return s != nil && s.Lock.Expired(now) }
 
 // Describe is one line for the operator: who holds the lock, since when, and
 // whether it is stale.
@@ -122,7 +109,7 @@ func (s *LockStatus) Describe(now time.Time) string {
 	line := fmt.Sprintf("held by %s since %s (%s ago)", s.Holder.Display(),
 		s.AcquireTime.UTC().Format(time.RFC3339), roundAgo(now.Sub(s.AcquireTime)))
 	if s.Expired(now) {
-		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.RenewTime)))
+		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.LastRenewed())))
 	}
 	return line
 }
@@ -138,22 +125,27 @@ func roundAgo(d time.Duration) string {
 }
 
 func statusFromLease(l *coordinationv1.Lease) *LockStatus {
-	s := &LockStatus{
-		Namespace:       l.Namespace,
-		Name:            l.Name,
-		HolderIdentity:  ptr.Deref(l.Spec.HolderIdentity, ""),
-		Duration:        time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
-		UID:             string(l.UID),
-		ResourceVersion: l.ResourceVersion,
-	}
+	s := &LockStatus{Lock: lockOf(l), UID: string(l.UID), ResourceVersion: l.ResourceVersion}
 	s.Holder = ParseHolder(s.HolderIdentity)
+	return s
+}
+
+// lockOf is a Lease as model.Lock (the watchers translate it the same way
+// for the snapshots; neither package may import the other's).
+func lockOf(l *coordinationv1.Lease) model.Lock {
+	lock := model.Lock{
+		Namespace:      l.Namespace,
+		Name:           l.Name,
+		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
+		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
+	}
 	if l.Spec.AcquireTime != nil {
-		s.AcquireTime = l.Spec.AcquireTime.Time
+		lock.AcquireTime = l.Spec.AcquireTime.Time
 	}
 	if l.Spec.RenewTime != nil {
-		s.RenewTime = l.Spec.RenewTime.Time
+		lock.RenewTime = l.Spec.RenewTime.Time
 	}
-	return s
+	return lock
 }
 
 // LockHeldError says the lock belongs to another console. Stale is true when

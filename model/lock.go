@@ -1,0 +1,47 @@
+package model
+
+import "time"
+
+// The upgrade lock is a coordination.k8s.io/v1 Lease in the system namespace
+// (package upgrade takes, renews and releases it). The watchers carry it in
+// every snapshot so that a lock left behind by a console that died shows,
+// and is offered for recovery, without anyone reading it on purpose.
+
+// LockName is the name of the upgrade lock Lease of a cluster.
+func LockName(cluster string) string { return "upgrade-console-" + cluster }
+
+// Lock is the upgrade lock Lease as last read: who holds it and until when.
+type Lock struct {
+	Namespace, Name string
+	// HolderIdentity is the raw spec.holderIdentity ("alice@laptop/3f2a9c1e"
+	// when a console wrote it); empty when the lease was released.
+	HolderIdentity string
+	AcquireTime    time.Time
+	// RenewTime is zero when the holder never renewed.
+	RenewTime time.Time
+	// Duration is spec.leaseDurationSeconds: how long the lease holds
+	// without renewal.
+	Duration time.Duration
+}
+
+// Held reports whether the lease names a holder at all.
+func (l *Lock) Held() bool { return l != nil && l.HolderIdentity != "" }
+
+// LastRenewed is when the holder last showed it was alive: the renew time,
+// or the acquire time of a lease never renewed.
+func (l *Lock) LastRenewed() time.Time {
+	if l.RenewTime.IsZero() {
+		return l.AcquireTime
+	}
+	return l.RenewTime
+}
+
+// ExpiresAt is when the lease stops holding unless renewed.
+func (l *Lock) ExpiresAt() time.Time { return l.LastRenewed().Add(l.Duration) }
+
+// Expired reports whether the holder stopped renewing: a stale lock, left by
+// a console that died or by an upgrade that failed (the lock is kept then).
+// A released lease (no holder) is not expired: there is nothing to clear.
+func (l *Lock) Expired(now time.Time) bool {
+	return l.Held() && now.After(l.ExpiresAt())
+}

@@ -1,0 +1,55 @@
+package model
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLockHeldAndExpired(t *testing.T) {
+	acquired := t0.Add(-10 * time.Minute)
+	renewed := t0.Add(-30 * time.Second)
+	tests := []struct {
+		name         string
+		lock         *Lock
+		now          time.Time
+		held, expire bool
+	}{
+		{"no lease", nil, t0, false, false},
+		{"released", &Lock{AcquireTime: acquired, RenewTime: acquired, Duration: time.Minute}, t0, false, false},
+		{"renewed within the duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed, Duration: time.Minute}, t0, true, false},
+		// The boundary itself still holds: expiry is strictly after.
+		{"at the end of the duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed, Duration: 30 * time.Second}, t0, true, false},
+		{"past the end of the duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed, Duration: 30 * time.Second}, t0.Add(time.Nanosecond), true, true},
+		// Never renewed: the acquire time counts.
+		{"never renewed, fresh", &Lock{HolderIdentity: "a@b/1", AcquireTime: t0.Add(-10 * time.Second), Duration: time.Minute}, t0, true, false},
+		{"never renewed, stale", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, Duration: time.Minute}, t0, true, true},
+		{"no duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed}, t0, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.lock.Held(); got != tt.held {
+				t.Errorf("Held() = %v, want %v", got, tt.held)
+			}
+			if got := tt.lock.Expired(tt.now); got != tt.expire {
+				t.Errorf("Expired() = %v, want %v", got, tt.expire)
+			}
+		})
+	}
+}
+
+func TestLockLastRenewedAndExpiresAt(t *testing.T) {
+	l := &Lock{HolderIdentity: "a@b", AcquireTime: t0, Duration: time.Minute}
+	if !l.LastRenewed().Equal(t0) || !l.ExpiresAt().Equal(t0.Add(time.Minute)) {
+		t.Errorf("never renewed: last %v, expires %v", l.LastRenewed(), l.ExpiresAt())
+	}
+	l.RenewTime = t0.Add(time.Hour)
+	if !l.LastRenewed().Equal(l.RenewTime) || !l.ExpiresAt().Equal(t0.Add(61*time.Minute)) {
+		t.Errorf("renewed: last %v, expires %v", l.LastRenewed(), l.ExpiresAt())
+	}
+}
+
+func TestLockName(t *testing.T) {
+	if got := LockName("mgmt"); got != "upgrade-console-mgmt" {
+		t.Errorf("LockName = %q", got)
+	}
+}
