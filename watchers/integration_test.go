@@ -359,35 +359,30 @@ func restoreCRD(t *testing.T, ax apiextensionsclient.Interface, crd *apiextensio
 }
 
 // TestForbiddenKindNamesVerbAndResource runs the watcher as a user who may
-// read everything but Machines: that source says which permission is
-// missing, the others sync.
+// read everything but Machines and Leases: those sources say which
+// permission is missing, the others sync, and the upgrade lock (there is
+// one) is simply not in the snapshot.
 func TestForbiddenKindNamesVerbAndResource(t *testing.T) {
 	cfg := env.Config
 	ns := cptest.Namespace(t, cfg)
 	const user = "restricted-operator"
-	cptest.Grant(t, cfg, user, ns,
-		cptest.ReadOnly(eksaGroup, "clusters", "nodeupgrades", "nodekubeadmupgrades", "controlplaneupgrades", "machinedeploymentupgrades"),
-		cptest.ReadOnly(capiGroup, "clusters", "machinedeployments"),
-		cptest.ReadOnly(kcpGroup, "kubeadmcontrolplanes"),
-		cptest.ReadOnly(etcdGroup, "etcdadmclusters"),
-		cptest.ReadOnly("", "events"),
-	)
-	cptest.Grant(t, cfg, user, "", cptest.ReadOnly("", "nodes"))
+	grantAllBut(t, cfg, user, ns, model.KindMachine, model.KindLease)
 	create(t, cptest.Dynamic(t, cfg), gvrEKSACluster, eksaCluster(ns))
+	createLease(t, cfg, lease(ns, model.LockName(testCluster), "alice@laptop/1", time.Now(), time.Now()))
 
 	w := run(t, cptest.Impersonate(cfg, user), ns)
 	s := waitState(t, w, "all sources synced or forbidden", allSynced)
-	want := "list machines.cluster.x-k8s.io in " + ns
-	if src := s.Source(model.KindMachine); src.Forbidden != want || src.Synced {
-		t.Errorf("Machine source = %+v, want forbidden %q", src, want)
+	forbidden := map[model.Kind]string{
+		model.KindMachine: "list machines.cluster.x-k8s.io in " + ns,
+		model.KindLease:   "list leases.coordination.k8s.io in " + ns,
 	}
 	for k, src := range s.Sources {
-		if k != model.KindMachine && src.Forbidden != "" {
-			t.Errorf("%s forbidden: %q", k, src.Forbidden)
+		if src.Forbidden != forbidden[k] || (src.Synced && forbidden[k] != "") {
+			t.Errorf("%s source = %+v, want forbidden %q", k, src, forbidden[k])
 		}
 	}
-	if s.Cluster == nil || s.Connection != model.Live {
-		t.Errorf("restricted user sees cluster=%v connection=%s", s.Cluster != nil, s.Connection)
+	if s.Cluster == nil || s.Connection != model.Live || s.Lock != nil {
+		t.Errorf("restricted user sees cluster=%v connection=%s lock=%v", s.Cluster != nil, s.Connection, s.Lock)
 	}
 }
 

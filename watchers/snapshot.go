@@ -19,6 +19,7 @@ type stores struct {
 	nodeUpgrades *store[model.NodeUpgrade]
 	requests     *store[model.UpgradeRequest]
 	events       *store[model.Event]
+	locks        *store[model.Lock]
 
 	// Filtered lists and what they were filtered from: NodeUpgrades and
 	// upgrade requests of other clusters share the namespace and are dropped
@@ -67,6 +68,7 @@ func newStores() *stores {
 			return a.Name < b.Name
 		}),
 		events: newStore(func(a, b *model.Event) bool { return a.LastTimestamp.After(b.LastTimestamp) }),
+		locks:  newStore(byName(func(l *model.Lock) string { return l.Name })),
 	}
 }
 
@@ -118,6 +120,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		CAPICluster:     st.capi.get(key(o.SystemNamespace, o.ClusterName)),
 		ControlPlane:    st.kcp.get(key(o.SystemNamespace, o.ClusterName)),
 		Etcd:            st.etcd.get(key(o.SystemNamespace, o.ClusterName+"-etcd")),
+		Lock:            st.locks.get(key(o.SystemNamespace, model.LockName(o.ClusterName))),
 	}
 	s.MachineDeployments = st.mds.values()
 	s.Machines = st.machines.list()

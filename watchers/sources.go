@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,6 +100,7 @@ var kindSpecs = []kindSpec{
 		translate: translateUpgradeRequest(model.KindMachineDeploymentUpgrade, "machineDeployment")},
 	{kind: model.KindNode, resource: "nodes", versions: []string{"v1"}, typed: true, clusterScoped: true},
 	{kind: model.KindEvent, resource: "events", versions: []string{"v1"}, typed: true},
+	leaseSpec,
 }
 
 // qualified is "machines.cluster.x-k8s.io" (or "nodes" for the core group).
@@ -304,11 +306,20 @@ func discover(dc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]
 // kind, and returns the missing permission ("list machines.cluster.x-k8s.io
 // in eksa-system"), or "" when access is allowed. A failed review is not a
 // denial: the informer will report what really happens.
+//
+// A watch by name is asked about that name: the API server authorizes a list
+// or watch whose field selector is metadata.name=<name> as a request for that
+// object, so a Role that grants only it (resourceNames) is enough.
 func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) string {
+	name := ""
+	if sel, err := fields.ParseSelector(in.fieldSel); err == nil {
+		name, _ = sel.RequiresExactMatch("metadata.name")
+	}
 	for _, verb := range []string{"list", "watch"} {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: in.namespace, Verb: verb, Group: in.spec.group, Version: in.version, Resource: in.spec.resource,
+				Name: name,
 			},
 		}}
 		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
@@ -341,6 +352,8 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		ev := typed.CoreV1().Events(in.namespace)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ev.List(ctx, o) }
 		watchFn = ev.Watch
+	case model.KindLease:
+		example, list, watchFn = leaseListWatch(typed, in.namespace)
 	default:
 		example = &unstructured.Unstructured{}
 		gvr := schema.GroupVersionResource{Group: in.spec.group, Version: in.version, Resource: in.spec.resource}
@@ -478,6 +491,8 @@ func (in *instance) transform(obj any) (any, error) {
 			v = e
 		}
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, v), nil
+	case *coordinationv1.Lease:
+		return newEntry(o.Namespace, o.Name, o.ResourceVersion, translateLease(o)), nil
 	}
 	return obj, nil
 }
@@ -528,6 +543,8 @@ func applyEntry(st *stores, e *entry, deleted bool) bool {
 		return putOrRemove(st.requests, string(v.Kind)+"/"+k, v, deleted)
 	case *model.Event:
 		return putOrRemove(st.events, k, v, deleted)
+	case *model.Lock:
+		return putOrRemove(st.locks, k, v, deleted)
 	}
 	return false
 }

@@ -1,0 +1,54 @@
+package watchers
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// The upgrade lock Lease is watched like every other kind (access check,
+// informer, translation on entry), by name: the system namespace holds the
+// leases of every controller EKS-A runs, renewed every few seconds, and the
+// console wants one of them. Its source is informational: the dashboard's
+// "synced" rule does not wait for it, and a forbidden Lease only leaves the
+// snapshot's Lock nil.
+
+const coordinationGroup = "coordination.k8s.io"
+
+var leaseSpec = kindSpec{kind: model.KindLease, group: coordinationGroup, resource: "leases", versions: []string{"v1"}, typed: true,
+	selectors: nameIs(func(o *Options) string { return model.LockName(o.ClusterName) })}
+
+// leaseListWatch reads Leases of one namespace through the typed client.
+func leaseListWatch(typed kubernetes.Interface, namespace string) (runtime.Object,
+	func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	func(context.Context, metav1.ListOptions) (watch.Interface, error)) {
+	leases := typed.CoordinationV1().Leases(namespace)
+	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return leases.List(ctx, o) }
+	return &coordinationv1.Lease{}, list, leases.Watch
+}
+
+// translateLease keeps what says who holds the lock and until when (the
+// upgrade package reads the same fields when it acts on the lock).
+func translateLease(l *coordinationv1.Lease) *model.Lock {
+	out := &model.Lock{
+		Namespace:      l.Namespace,
+		Name:           l.Name,
+		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
+		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
+	}
+	if t := l.Spec.AcquireTime; t != nil {
+		out.AcquireTime = t.Time
+	}
+	if t := l.Spec.RenewTime; t != nil {
+		out.RenewTime = t.Time
+	}
+	return out
+}

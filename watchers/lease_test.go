@@ -1,0 +1,172 @@
+package watchers
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func lease(ns, name, holder string, acquired, renewed time.Time) *coordinationv1.Lease {
+	a, r := metav1.NewMicroTime(acquired), metav1.NewMicroTime(renewed)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To(int32(60)),
+			AcquireTime: &a, RenewTime: &r},
+	}
+}
+
+func createLease(t *testing.T, cfg *rest.Config, l *coordinationv1.Lease) *coordinationv1.Lease {
+	t.Helper()
+	got, err := kubernetes.NewForConfigOrDie(cfg).CoordinationV1().Leases(l.Namespace).Create(context.Background(), l, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Lease %s: %v", l.Name, err)
+	}
+	return got
+}
+
+// leaseInstance is the watcher's informer of Leases.
+func leaseInstance(t *testing.T, w *Watcher) *instance {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, in := range w.insts {
+		if in.spec.kind == model.KindLease {
+			return in
+		}
+	}
+	t.Fatal("no Lease informer")
+	return nil
+}
+
+// grantAllBut lets user read every kind the watchers watch but those named.
+func grantAllBut(t *testing.T, cfg *rest.Config, user, ns string, except ...model.Kind) {
+	t.Helper()
+	var rules []rbacv1.PolicyRule
+	for _, k := range kindSpecs {
+		switch {
+		case slices.Contains(except, k.kind):
+		case k.clusterScoped:
+			cptest.Grant(t, cfg, user, "", cptest.ReadOnly(k.group, k.resource))
+		default:
+			rules = append(rules, cptest.ReadOnly(k.group, k.resource))
+		}
+	}
+	cptest.Grant(t, cfg, user, ns, rules...)
+}
+
+// TestLeaseFollowsTheUpgradeLock: the snapshot carries the cluster's upgrade
+// lock Lease as it is created, renewed and deleted, and only that one: the
+// other leases of the namespace (every controller has one) are neither in
+// the snapshot nor in the informer's cache.
+func TestLeaseFollowsTheUpgradeLock(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	leases := kubernetes.NewForConfigOrDie(cfg).CoordinationV1().Leases(ns)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Second).Add(-time.Hour)
+	createLease(t, cfg, lease(ns, "capi-controller-manager", "ctrl-1", t0, t0))
+	create(t, cptest.Dynamic(t, cfg), gvrEKSACluster, eksaCluster(ns))
+
+	w := run(t, cfg, ns)
+	s := waitState(t, w, "all sources synced", allSynced)
+	if src := s.Source(model.KindLease); !src.Installed || !src.Synced || src.Version != "v1" || src.Forbidden != "" {
+		t.Errorf("Lease source = %+v", src)
+	}
+	if s.Lock != nil {
+		t.Fatalf("snapshot has a lock before there is one: %+v", s.Lock)
+	}
+
+	l := createLease(t, cfg, lease(ns, model.LockName(testCluster), "alice@laptop/3f2a9c1e", t0, t0.Add(time.Minute)))
+	s = waitState(t, w, "lock in the snapshot", func(s *model.ClusterState) bool { return s.Lock != nil })
+	want := model.Lock{Namespace: ns, Name: model.LockName(testCluster), HolderIdentity: "alice@laptop/3f2a9c1e",
+		AcquireTime: t0, RenewTime: t0.Add(time.Minute), Duration: time.Minute}
+	if got := *s.Lock; !got.AcquireTime.Equal(want.AcquireTime) || !got.RenewTime.Equal(want.RenewTime) ||
+		got.Namespace != want.Namespace || got.Name != want.Name || got.HolderIdentity != want.HolderIdentity || got.Duration != want.Duration {
+		t.Errorf("lock = %+v, want %+v", got, want)
+	}
+	if !s.Lock.Expired(time.Now()) {
+		t.Error("a lease last renewed 59 minutes ago is not stale")
+	}
+	if keys := leaseInstance(t, w).informer.GetStore().ListKeys(); len(keys) != 1 || keys[0] != ns+"/"+model.LockName(testCluster) {
+		t.Errorf("Lease informer caches %v, want only the lock", keys)
+	}
+
+	renewed := metav1.NewMicroTime(time.Now().Truncate(time.Second))
+	l.Spec.RenewTime = &renewed
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s = waitState(t, w, "renewal in the snapshot", func(s *model.ClusterState) bool {
+		return s.Lock != nil && s.Lock.RenewTime.Equal(renewed.Time)
+	})
+	if s.Lock.Expired(renewed.Time.Add(30 * time.Second)) {
+		t.Error("a lease renewed 30s ago is stale")
+	}
+
+	if err := leases.Delete(ctx, l.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, w, "lock gone from the snapshot", func(s *model.ClusterState) bool { return s.Lock == nil })
+}
+
+// TestLeaseReadableByNameOnly: a Role that grants the lock Lease alone
+// (resourceNames), the least a console needs, is enough: the access check
+// asks about that name, as the API server authorizes a watch by name.
+func TestLeaseReadableByNameOnly(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	const user = "lock-only-operator"
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	name := model.LockName(testCluster)
+	role, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "lock-reader", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{coordinationGroup}, Resources: []string{"leases"},
+			ResourceNames: []string{name}, Verbs: []string{"get", "list", "watch"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// RBAC is read from a cache: wait until the grant is in effect.
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: coordinationGroup, Resource: "leases", Verb: "watch", Name: name}}}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && got.Status.Allowed, nil
+	}); err != nil {
+		t.Fatalf("grant not effective: %v", err)
+	}
+	now := time.Now().Truncate(time.Second)
+	createLease(t, cfg, lease(ns, name, "alice@laptop/1", now, now))
+
+	w := run(t, cptest.Impersonate(cfg, user), ns)
+	s := waitState(t, w, "lock in the snapshot", func(s *model.ClusterState) bool {
+		return s.Lock != nil && s.Source(model.KindLease).Synced
+	})
+	if src := s.Source(model.KindLease); src.Forbidden != "" {
+		t.Errorf("Lease source = %+v", src)
+	}
+	if s.Lock.HolderIdentity != "alice@laptop/1" {
+		t.Errorf("lock = %+v", s.Lock)
+	}
+}
