@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ type Offer struct {
 
 // Offers lists the actions offered for a snapshot: an etcd rollback when the
 // first new member of a rollout is stuck past the threshold, a node retry
-// per failed in-place node, and clearing the markers when one is set.
+// per failed in-place node, and clearing the markers when one is set or the
+// upgrade lock Lease is stale.
 func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeLabel string) []Offer {
 	if s == nil || s.Cluster == nil {
 		return nil
@@ -84,6 +86,9 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
 			Why: "set: " + strings.Join(markers, ", ")})
 	}
+	if s.Lock.Expired(now) {
+		out = withLease(out, &upgrade.LockStatus{Lock: *s.Lock, Holder: upgrade.ParseHolder(s.Lock.HolderIdentity)}, now)
+	}
 	return out
 }
 
@@ -132,24 +137,58 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		Why: fmt.Sprintf("new etcd member %s not ready for %s", newest.Name, ago(now, newest.CreationTimestamp))}, true
 }
 
-// WithStaleLease adds the console's upgrade lock to the offers when it is
-// stale: the lock is not part of a snapshot, so it is read here (one GET),
-// from a command, never from a view.
+// WithStaleLease checks the offers' view of the upgrade lock against the live
+// cluster (one GET, from a command, never from a view): the snapshot may be
+// a moment old, or may not carry the lock at all (reading Leases forbidden
+// to the watchers). A stale lease is offered once, whether the snapshot saw
+// it or not; one that was renewed or removed since is offered no more. On a
+// failed read the offers are returned as they were.
 func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, error) {
 	st, err := upgrade.ReadLock(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
-	if err != nil || !st.Held() || !st.Expired(env.now()) {
+	if err != nil {
 		return offers, err
 	}
-	out := append([]Offer(nil), offers...)
+	if !st.Expired(env.now()) {
+		return withoutLease(offers), nil
+	}
+	return withLease(offers, st, env.now()), nil
+}
+
+// withLease adds the stale lease to the offer that clears markers, or as an
+// offer of its own; offers that already include it are returned as they are.
+func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
+	for _, o := range offers {
+		if o.Action == ActionLockClear && slices.Contains(o.Markers, MarkerLease) {
+			return offers
+		}
+	}
+	out := slices.Clone(offers)
 	for i := range out {
 		if out[i].Action == ActionLockClear {
 			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)
 			out[i].Why = "stale lease; " + out[i].Why
-			return out, nil
+			return out
 		}
 	}
 	return append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: []string{MarkerLease},
-		Why: "stale upgrade lock: " + st.Describe(env.now())}), nil
+		Why: "stale upgrade lock: " + st.Describe(now)})
+}
+
+// withoutLease takes the lease out of the offers (and the offer that only
+// cleared it).
+func withoutLease(offers []Offer) []Offer {
+	out := make([]Offer, 0, len(offers))
+	for _, o := range offers {
+		if o.Action == ActionLockClear && slices.Contains(o.Markers, MarkerLease) {
+			o.Markers = slices.DeleteFunc(slices.Clone(o.Markers), func(m string) bool { return m == MarkerLease })
+			if len(o.Markers) == 0 {
+				continue
+			}
+			o.Why = strings.TrimPrefix(o.Why, "stale lease; ")
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // Offerer tells, for successive snapshots of one cluster, whether Offers
@@ -199,7 +238,7 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 		o.nodesFrom = s.Nodes
 	}
 	o.checked = true
-	if o.failedNode || o.labeledNode || s.Cluster.Paused() {
+	if o.failedNode || o.labeledNode || s.Cluster.Paused() || s.Lock.Expired(now) {
 		return true
 	}
 	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)

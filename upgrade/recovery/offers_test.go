@@ -75,6 +75,43 @@ func TestOffers(t *testing.T) {
 	}
 }
 
+// TestOffersStaleLease: the upgrade lock Lease in the snapshot is offered for
+// clearing when its holder stopped renewing it, on its own or with the
+// other markers; a live or released lease is not.
+func TestOffersStaleLease(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	quiet := func(l *model.Lock) *model.ClusterState {
+		return &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt"}}, Lock: l}
+	}
+	stale := &model.Lock{Namespace: "eksa-system", Name: "upgrade-console-mgmt", HolderIdentity: "ops@bastion-1/5d0c9e1a",
+		AcquireTime: now.Add(-3*time.Hour - 20*time.Minute), RenewTime: now.Add(-3 * time.Hour), Duration: time.Minute}
+
+	got := Offers(quiet(stale), now, 0, "")
+	if len(got) != 1 || got[0].Action != ActionLockClear || strings.Join(got[0].Markers, ",") != MarkerLease {
+		t.Fatalf("stale lease alone: %+v", got)
+	}
+	if want := "stale upgrade lock: held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-21T19:40:00Z (3h20m0s ago); stale: not renewed for 3h0m0s"; got[0].Why != want {
+		t.Errorf("why = %q\nwant %q", got[0].Why, want)
+	}
+
+	live := *stale
+	live.RenewTime = now.Add(-10 * time.Second)
+	released := *stale
+	released.HolderIdentity = ""
+	for name, l := range map[string]*model.Lock{"live": &live, "released": &released, "none": nil} {
+		if got := Offers(quiet(l), now, 0, ""); len(got) != 0 {
+			t.Errorf("%s lease offered: %+v", name, got)
+		}
+	}
+
+	s := quiet(stale)
+	s.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
+	got = Offers(s, now, 0, "")
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; set: paused" {
+		t.Errorf("stale lease and paused: %+v", got)
+	}
+}
+
 func TestWithStaleLease(t *testing.T) {
 	w := newWorld(t)
 	w.now = time.Now()
@@ -90,9 +127,24 @@ func TestWithStaleLease(t *testing.T) {
 	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" {
 		t.Errorf("merged offer: %+v", got)
 	}
+	// The snapshot saw the stale lease too: it is offered once.
+	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale lease; set: paused"}}
+	got, _ = WithStaleLease(w.ctx, w.env, seen)
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; set: paused" {
+		t.Errorf("lease seen by the snapshot and read live: %+v", got)
+	}
 	w.now = w.now.Add(-time.Hour) // the lease was renewed "now": live
 	if got, _ := WithStaleLease(w.ctx, w.env, nil); len(got) != 0 {
 		t.Errorf("live lease offered: %+v", got)
+	}
+	// The snapshot is older than the renewal: the live read wins.
+	got, _ = WithStaleLease(w.ctx, w.env, seen)
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != MarkerPaused || got[0].Why != "set: paused" {
+		t.Errorf("renewed lease still offered: %+v", got)
+	}
+	onlyLease := []Offer{{Action: ActionNodeRetry}, {Action: ActionLockClear, Markers: []string{MarkerLease}}}
+	if got, _ := WithStaleLease(w.ctx, w.env, onlyLease); len(got) != 1 || got[0].Action != ActionNodeRetry {
+		t.Errorf("renewed lease alone still offered: %+v", got)
 	}
 }
 
@@ -151,6 +203,16 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 		{"the label is gone", func(p *model.ClusterState) *model.ClusterState {
 			s := *p
 			s.Nodes = []*model.Node{{Meta: model.Meta{Name: "n1"}}}
+			return &s
+		}},
+		{"a stale lease, same lists", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Lock = &model.Lock{HolderIdentity: "ops@bastion-1/1", AcquireTime: now.Add(-time.Hour), Duration: time.Minute}
+			return &s
+		}},
+		{"the lease renewed", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Lock = &model.Lock{HolderIdentity: "ops@bastion-1/1", AcquireTime: now.Add(-time.Hour), RenewTime: now, Duration: time.Minute}
 			return &s
 		}},
 	}
