@@ -173,6 +173,9 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, nil
 	case clockMsg:
 		d.now = d.opts.clock().Now()
+		// Offers can depend on time alone (a lease goes stale, an etcd
+		// member passes the rollback threshold): ask again every tick.
+		d.refreshActions()
 		cmd := d.refreshProgress(false)
 		d.relayout()
 		return d, tea.Batch(cmd, clockTick())

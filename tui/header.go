@@ -1,11 +1,11 @@
 package tui
 
 import (
-	"github.com/upgrade-console/upgrade-console/themes"
 	"strings"
 	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 // headerModel is the two header lines, built in Update from the snapshot,
@@ -49,17 +49,22 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 	if p.Stale {
 		h.badges = append(h.badges, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
 	}
+	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
 		case l.Lost:
 			h.badges = append(h.badges, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
 		case l.Holder != "":
+			ownLock = true
 			t := "lock: " + l.Holder
 			if d := since(l.Renewed, now); d != "" {
 				t += " (renewed " + d + " ago)"
 			}
 			h.badges = append(h.badges, seg{t, rMuted}, seg{"   ", rText})
 		}
+	}
+	if !ownLock && s != nil && s.Lock.Held() {
+		h.badges = append(h.badges, watchedLockBadge(sym, s.Lock, now), seg{"   ", rText})
 	}
 	switch {
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
@@ -74,6 +79,24 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 		h.badges = append(h.badges, seg{sym.Active + " live", rLive})
 	}
 	return h
+}
+
+// watchedLockBadge is the upgrade lock as the watchers see it, when this
+// console does not hold it: another console's, or one left stale by a
+// console that died (which R offers to clear). The holder is user@host: the
+// console's instance id ("/3f2a9c1e") would crowd out the header at 80
+// columns, and whoever holds it, it is not this console.
+func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) seg {
+	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
+	d := since(l.LastRenewed(), now)
+	if l.Expired(now) {
+		return seg{sym.Warn + " lock: " + holder + " stale " + d, rStale}
+	}
+	t := "lock: " + holder
+	if d != "" {
+		t += " (renewed " + d + " ago)"
+	}
+	return seg{t, rMuted}
 }
 
 // fromTo is "v0.20.4 → v0.21.1", or just the target when nothing changes or

@@ -1,0 +1,170 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// The upgrade lock Lease as the watchers see it: another console's, live,
+// and the one a console that died three hours ago left behind (the demo's
+// stale-lock scenario).
+
+func foreignLock() *model.Lock {
+	return &model.Lock{Namespace: model.SystemNamespace, Name: model.LockName("mgmt"), HolderIdentity: "bob@bastion-2/77aa01fe",
+		AcquireTime: ago(20 * time.Minute), RenewTime: ago(3 * time.Second), Duration: time.Minute}
+}
+
+func staleLock() *model.Lock {
+	return &model.Lock{Namespace: model.SystemNamespace, Name: model.LockName("mgmt"), HolderIdentity: "ops@bastion-1/5d0c9e1a",
+		AcquireTime: ago(3*time.Hour + 20*time.Minute), RenewTime: ago(3 * time.Hour), Duration: time.Minute}
+}
+
+func withLock(s *model.ClusterState, l *model.Lock) *model.ClusterState {
+	s.Lock = l
+	return s
+}
+
+// recoveryDashboard is a dashboard with the recovery action, on the fake
+// clock its offers are judged by.
+func recoveryDashboard(clk *clocktesting.FakePassiveClock, s *model.ClusterState, w, h int) *Dashboard {
+	opts := Options{Theme: themes.Mono, Clock: clk, ClusterName: "mgmt",
+		Actions: []Action{RecoveryAction(RecoveryOptions{Now: clk.Now})}}
+	d := NewDashboard(opts)
+	d.SetSize(w, h)
+	d.Update(SnapshotMsg{State: s})
+	return d
+}
+
+// TestHeaderLockGoldens pins the header with a lock this console does not
+// hold: a live one in the muted style, a stale one as a warning.
+func TestHeaderLockGoldens(t *testing.T) {
+	for _, f := range []struct {
+		name string
+		lock func() *model.Lock
+	}{{"foreign-lock", foreignLock}, {"stale-lock", staleLock}} {
+		for _, th := range goldenThemes {
+			for _, w := range []int{80, 120} {
+				t.Run(fmt.Sprintf("%s/%s/%d", f.name, th, w), func(t *testing.T) {
+					d := newTestDashboard(t, withLock(fixtureHealthy(), f.lock()), th, w, 40)
+					var b strings.Builder
+					d.header.render(&b, d.st, w, d.now)
+					requireShape(t, b.String(), w, 2)
+					golden.RequireEqual(t, b.String())
+				})
+			}
+		}
+	}
+}
+
+func TestHeaderShowsTheWatchedLock(t *testing.T) {
+	d := newTestDashboard(t, withLock(fixtureHealthy(), foreignLock()), themes.Mono, 120, 40)
+	if out := screenOf(d); !strings.Contains(out, "lock: bob@bastion-2 (renewed 3s ago)") {
+		t.Errorf("foreign lock not in the header:\n%s", out)
+	}
+	d = newTestDashboard(t, withLock(fixtureHealthy(), staleLock()), themes.Dark, 120, 40)
+	want := d.st.th.BadgeStale.S(d.st.th.Sym.Warn + " lock: ops@bastion-1 stale 3h00m")
+	if raw := d.View(); !strings.Contains(raw, want) {
+		t.Errorf("stale lock not painted as a warning:\n%s", screenOf(d))
+	}
+	released := foreignLock()
+	released.HolderIdentity = ""
+	if out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), released), themes.Mono, 120, 40)); strings.Contains(out, "lock:") {
+		t.Errorf("a released lease is shown:\n%s", out)
+	}
+}
+
+// TestHeaderOwnLockWins: while this console holds the lock the header shows
+// its own view of it (renewed by this process), not the watched lease; once
+// it lost the lock, the watched lease says who has it now.
+func TestHeaderOwnLockWins(t *testing.T) {
+	own := LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second)}
+	for _, tc := range []struct {
+		name      string
+		lock      func() LockInfo
+		want, not []string
+	}{
+		{"held", func() LockInfo { return own }, []string{"lock: alice@laptop (console 3f2a9c1e) (renewed 2s ago)"}, []string{"bob@bastion-2"}},
+		{"lost", func() LockInfo { return LockInfo{Lost: true} }, []string{"lock lost", "lock: bob@bastion-2 (renewed 3s ago)"}, nil},
+		{"not taken yet", func() LockInfo { return LockInfo{} }, []string{"lock: bob@bastion-2 (renewed 3s ago)"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), Lock: tc.lock})
+			d.SetSize(160, 40)
+			d.Update(SnapshotMsg{State: withLock(fixtureHealthy(), foreignLock())})
+			out := screenOf(d)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("header lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(out, n) {
+					t.Errorf("header shows %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+}
+
+// TestStaleLeaseAloneOffersRecovery pins the whole screen of a healthy
+// cluster whose only leftover is a stale lock: the help offers R.
+func TestStaleLeaseAloneOffersRecovery(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	if out := screenOf(recoveryDashboard(clk, fixtureHealthy(), 80, 24)); strings.Contains(out, "recover") {
+		t.Fatalf("R offered for a healthy cluster:\n%s", out)
+	}
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := recoveryDashboard(clk, withLock(fixtureHealthy(), staleLock()), sz[0], sz[1])
+			out := screenOf(d)
+			requireLines(t, out, sz[0], sz[1])
+			if !strings.Contains(out, "R recover") {
+				t.Errorf("help lacks R for a stale lease:\n%s", out)
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+// TestLeaseGoingStaleOffersRecoveryOnTheTick: no snapshot arrives when a
+// lease expires (nobody writes it), so the clock tick alone must bring R.
+func TestLeaseGoingStaleOffersRecoveryOnTheTick(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	lock := foreignLock() // renewed 3s ago, for a minute
+	d := recoveryDashboard(clk, withLock(fixtureHealthy(), lock), 120, 40)
+	if out := screenOf(d); strings.Contains(out, "R recover") || !strings.Contains(out, "lock: bob@bastion-2 (renewed 3s ago)") {
+		t.Fatalf("live lease:\n%s", out)
+	}
+	clk.SetTime(t0.Add(50 * time.Second))
+	d.Update(clockMsg{})
+	if out := screenOf(d); strings.Contains(out, "R recover") {
+		t.Fatalf("R offered before the lease expired:\n%s", out)
+	}
+	clk.SetTime(t0.Add(58 * time.Second))
+	d.Update(clockMsg{})
+	out := screenOf(d)
+	if !strings.Contains(out, "R recover") || !strings.Contains(out, "⚠ lock: bob@bastion-2 stale 1m") {
+		t.Fatalf("a minute after the last renewal, without a new snapshot:\n%s", out)
+	}
+}
+
+// TestFlowStaleLeaseOffersRecovery runs the App: the first snapshot holds
+// only a stale lock, and the help shows R.
+func TestFlowStaleLeaseOffersRecovery(t *testing.T) {
+	opts := Options{Actions: []Action{RecoveryAction(RecoveryOptions{Now: func() time.Time { return t0 }})}}
+	tm, _ := startApp(t, withLock(fixtureHealthy(), staleLock()), opts)
+	_, screen := finish(t, tm)
+	for _, want := range []string{"R recover", "lock: ops@bastion-1 stale 3h00m"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+}
