@@ -92,7 +92,11 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 	for _, k := range sortedKinds(cur.Sources) {
 		p, c := prev.Sources[k], cur.Sources[k]
 		if c.Forbidden != "" && c.Forbidden != p.Forbidden {
-			d.add("access", "forbidden: %s (the %s pane stays empty)", c.Forbidden, k)
+			shown := "the " + string(k) + " pane stays empty"
+			if k == model.KindLease {
+				shown = "the upgrade lock is not shown"
+			}
+			d.add("access", "forbidden: %s (%s)", c.Forbidden, shown)
 		}
 		if c.Err != "" && c.Err != p.Err {
 			d.add("watch "+string(k), "%s", c.Err)

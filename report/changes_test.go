@@ -344,23 +344,38 @@ func TestWatchReportsStallAsTimePasses(t *testing.T) {
 	// The new etcd member appeared 30 s ago: not stalled yet at a one
 	// minute threshold. Two minutes later, with no new snapshot, it is.
 	s.Machines[2].CreationTimestamp = t0.Add(-30 * time.Second)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &syncBuffer{}
-	clk := clocktesting.NewFakeClock(t0)
-	ch := make(chan *model.ClusterState)
-	go func() { _, _ = Watch(ctx, ch, WatchOptions{Out: out, Clock: clk, StallAfter: time.Minute}) }()
-	ch <- s
-	ch <- s // a second receive proves the first snapshot was processed
+	out, clk := watchOne(t, s, WatchOptions{StallAfter: time.Minute})
 	if strings.Contains(out.String(), "stalled") {
 		t.Fatalf("stalled before the threshold:\n%s", out.String())
 	}
 	clk.Step(2 * time.Minute)
-	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return strings.Contains(out.String(), "stalled: etcd machine mgmt-etcd-new"), nil
+	waitOutput(t, out, "stalled: etcd machine mgmt-etcd-new")
+}
+
+// watchOne runs Watch on a fake clock until the test ends and returns once
+// it has processed s.
+func watchOne(t *testing.T, s *model.ClusterState, opts WatchOptions) (*syncBuffer, *clocktesting.FakeClock) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	out := &syncBuffer{}
+	clk := clocktesting.NewFakeClock(t0)
+	opts.Out, opts.Clock = out, clk
+	ch := make(chan *model.ClusterState)
+	go func() { _, _ = Watch(ctx, ch, opts) }()
+	ch <- s
+	ch <- s // a second receive proves the first snapshot was processed
+	return out, clk
+}
+
+// waitOutput polls until Watch has written want.
+func waitOutput(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(out.String(), want), nil
 	})
 	if err != nil {
-		t.Fatalf("no stall line after the threshold passed:\n%s", out.String())
+		t.Fatalf("no %q in the output:\n%s", want, out.String())
 	}
 }
 

@@ -57,6 +57,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		// derivedAt is when the progress was last derived.
 		derivedAt time.Time
 		deriver   model.Deriver
+		lock      lockWatch
 	)
 	emit := func(lines []Line) error {
 		for _, l := range lines {
@@ -82,7 +83,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 			// Only time moved, and not enough to matter to stalls: the
 			// completion gate still needs to see it.
 			judge, outcome = judge.Observe(prevP, now)
-			return emit(outcomeLine(now))
+			return emit(append(lock.observe(cur.Lock, now), outcomeLine(now)...))
 		}
 		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
@@ -103,6 +104,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		prev, prevP = cur, p
 		judge, outcome = judge.Observe(p, now)
+		lines = append(lines, lock.observe(cur.Lock, now)...)
 		return emit(append(lines, outcomeLine(now)...))
 	}
 	for {

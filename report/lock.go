@@ -1,0 +1,40 @@
+package report
+
+import (
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// lockWatch follows the upgrade lock Lease for the plain watch: a line when
+// a console takes it, hands it over or releases it, and when its holder stops
+// renewing it or starts again. A lease goes stale without a write, so it is
+// asked on every tick, not only on new snapshots; renewals print nothing.
+type lockWatch struct {
+	holder string
+	stale  bool
+}
+
+func (w *lockWatch) observe(l *model.Lock, now time.Time) []Line {
+	holder, stale := "", false
+	if l.Held() {
+		holder, stale = l.HolderIdentity, l.Expired(now)
+	}
+	if holder == w.holder && stale == w.stale {
+		return nil
+	}
+	var text string
+	switch {
+	case holder == "":
+		text = "released by " + w.holder
+	case stale:
+		text = "held by " + holder + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
+			" (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"
+	case holder == w.holder:
+		text = "renewed again by " + holder
+	default:
+		text = "held by " + holder + " since " + l.AcquireTime.UTC().Format(time.RFC3339)
+	}
+	w.holder, w.stale = holder, stale
+	return []Line{{At: now, Subject: "lock", Text: text}}
+}

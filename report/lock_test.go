@@ -1,0 +1,64 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
+	lock := func(holder string, renewed time.Time) *model.Lock {
+		return &model.Lock{HolderIdentity: holder, AcquireTime: t0.Add(-time.Hour), RenewTime: renewed, Duration: time.Minute}
+	}
+	steps := []struct {
+		lock *model.Lock
+		now  time.Time
+		want string // "" when nothing is to be said
+	}{
+		{nil, t0, ""},
+		{lock("alice@laptop/1", t0), t0, "held by alice@laptop/1 since 2026-11-21T11:00:00Z"},
+		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(20 * time.Second), ""}, // a renewal
+		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(80 * time.Second), ""}, // the boundary still holds
+		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(3 * time.Minute),
+			"held by alice@laptop/1, stale: not renewed for 2m (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"},
+		{lock("alice@laptop/1", t0.Add(3*time.Minute)), t0.Add(3 * time.Minute), "renewed again by alice@laptop/1"},
+		{lock("bob@bastion/2", t0.Add(4*time.Minute)), t0.Add(4 * time.Minute), "held by bob@bastion/2 since 2026-11-21T11:00:00Z"},
+		{lock("", t0.Add(4*time.Minute)), t0.Add(5 * time.Minute), "released by bob@bastion/2"},
+		{nil, t0.Add(6 * time.Minute), ""},
+	}
+	var w lockWatch
+	for i, st := range steps {
+		got := w.observe(st.lock, st.now)
+		switch {
+		case st.want == "" && len(got) != 0:
+			t.Errorf("step %d: %v, want nothing", i, got)
+		case st.want != "" && (len(got) != 1 || got[0].Text != st.want || got[0].Subject != "lock" || !got[0].At.Equal(st.now)):
+			t.Errorf("step %d: %v, want %q", i, got, st.want)
+		}
+	}
+}
+
+// TestWatchReportsStaleLockAsTimePasses: the lease expires without a new
+// snapshot; the plain watch says so on its tick.
+func TestWatchReportsStaleLockAsTimePasses(t *testing.T) {
+	s := etcdRollout(1)
+	s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: t0, Duration: time.Minute}
+	out, clk := watchOne(t, s, WatchOptions{})
+	if got := out.String(); !strings.Contains(got, "lock: held by alice@laptop/1") || strings.Contains(got, "stale") {
+		t.Fatalf("live lock:\n%s", got)
+	}
+	clk.Step(2 * time.Minute)
+	waitOutput(t, out, "lock: held by alice@laptop/1, stale: not renewed for 2m")
+}
+
+func TestForbiddenLeaseIsNotAPane(t *testing.T) {
+	a := etcdRollout(1)
+	b := clone(a)
+	b.Sources = map[model.Kind]model.SourceStatus{model.KindLease: {Installed: true, Forbidden: "list leases.coordination.k8s.io in eksa-system"}}
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	if want := "access: forbidden: list leases.coordination.k8s.io in eksa-system (the upgrade lock is not shown)"; !strings.Contains(out, want) {
+		t.Errorf("missing %q:\n%s", want, out)
+	}
+}
