@@ -95,8 +95,10 @@ type Action struct {
 	Run func(s *model.ClusterState) tea.Cmd
 	// Offered, when set, tells whether the action has anything to do for a
 	// snapshot: the help shows its key only then. It is asked once per new
-	// snapshot, so it must be cheap. The key stays bound either way (Run may
-	// find what the snapshot cannot show, such as a stale lock).
+	// snapshot and on every clock tick (what is offered can depend on time
+	// alone: a lease goes stale without a write), so it must be cheap. The
+	// key stays bound either way (Run may find what the snapshot cannot
+	// show, such as a stale lock the watchers may not read).
 	Offered func(s *model.ClusterState) bool
 }
 

@@ -67,8 +67,10 @@ func RecoveryAction(o RecoveryOptions) Action {
 				}
 				return OpenDialog(newRecoveryDialog(o, offers))
 			}
-			// The upgrade lock is not in the snapshot: one read, in the
-			// command, tells whether a stale lease is to be offered too.
+			// The snapshot's view of the upgrade lock may be a moment
+			// old, or missing (Leases forbidden to the watchers): one
+			// read, in the command, settles whether a stale lease is
+			// offered.
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
