@@ -76,9 +76,6 @@ const (
 	StaleLockDuration = 60
 )
 
-// LockName is the upgrade lock Lease of a cluster (the console's naming).
-func LockName(cluster string) string { return "upgrade-console-" + cluster }
-
 // Seed creates the world of cfg. names is shared with the simulated
 // controllers so names and addresses never collide; now is the seed's clock.
 func Seed(ctx context.Context, c Clients, cfg scenario.Config, names *objects.Names, now time.Time) error {
@@ -513,7 +510,7 @@ func (s *seeder) leftovers(ctx context.Context) error {
 	renewed := metav1.NewMicroTime(s.now.Add(-StaleLockAge))
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      LockName(s.cfg.ClusterName),
+			Name:      model.LockName(s.cfg.ClusterName),
 			Namespace: s.sys,
 			Labels: map[string]string{
 				"app.kubernetes.io/managed-by": "upgrade-console",

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/demo/seed"
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
 var env *controlplane.Env
@@ -164,6 +167,33 @@ func TestSeedStaleLock(t *testing.T) {
 	}
 	if cl.GetAnnotations()[model.AnnotationEKSAPaused] != "true" {
 		t.Errorf("cluster lacks the leftover paused annotation: %v", cl.GetAnnotations())
+	}
+
+	// The console sees the stale lock without reading it on purpose: it is
+	// in the watchers' snapshot, and offered for clearing with the paused
+	// annotation.
+	w, err := watchers.New(watchers.Options{Config: env.Config, ClusterName: cfg.ClusterName,
+		ClusterNamespace: cfg.ClusterNamespace, SystemNamespace: cfg.SystemNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { cancel(); <-done }()
+	var s *model.ClusterState
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		s = w.Latest()
+		return s != nil && s.Cluster != nil && s.Lock != nil, nil
+	}); err != nil {
+		t.Fatalf("no lock in the snapshot: %v", err)
+	}
+	if s.Lock.HolderIdentity != seed.StaleLockHolder || !s.Lock.Expired(time.Now()) {
+		t.Errorf("snapshot lock = %+v, want the stale one", s.Lock)
+	}
+	offers := recovery.Offers(s, time.Now(), 0, "")
+	if len(offers) != 1 || strings.Join(offers[0].Markers, ",") != "lease,paused" {
+		t.Errorf("offers = %+v, want the lease and the paused annotation cleared together", offers)
 	}
 }
 
