@@ -168,3 +168,27 @@ func TestFlowStaleLeaseOffersRecovery(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseSourceDoesNotHoldUpSync: the lock is informational. A Lease
+// source still listing, forbidden or failing must not keep the dashboard
+// (and the benchmark's "all panes synced") from counting as synced.
+func TestLeaseSourceDoesNotHoldUpSync(t *testing.T) {
+	for name, src := range map[string]model.SourceStatus{
+		"listing":   {Installed: true},
+		"forbidden": {Installed: true, Forbidden: "list leases.coordination.k8s.io in eksa-system"},
+		"failing":   {Installed: true, Err: "the server is currently unable to handle the request"},
+	} {
+		s := fixtureHealthy()
+		s.Sources[model.KindNodeKubeadmUpgrade] = model.SourceStatus{Installed: true, Synced: true}
+		if !frameSynced(s) {
+			t.Fatalf("fixture not synced: %v", s.Sources)
+		}
+		s.Sources[model.KindLease] = src
+		if !frameSynced(s) {
+			t.Errorf("%s Lease source holds up sync", name)
+		}
+		if out := screenOf(newTestDashboard(t, s, themes.Mono, 120, 40)); strings.Contains(out, "forbidden") || strings.Contains(out, "syncing") {
+			t.Errorf("%s Lease source shows in a pane:\n%s", name, out)
+		}
+	}
+}
