@@ -32,12 +32,12 @@ func DeriveProgress(s *ClusterState, opts ProgressOptions, now time.Time) Progre
 // (DeriveProgress runs up to ten times a second on the dashboard). The zero
 // value is ready to use; a Deriver is not safe for concurrent use.
 type Deriver struct {
-	nodesFrom    []*Node
+	nodesFrom    List[Node]
 	nodeByName   map[string]*Node
-	nusFrom      []*NodeUpgrade
+	nusFrom      List[NodeUpgrade]
 	upgrades     map[string]*NodeUpgrade
 	activeNUs    []*NodeUpgrade
-	machinesFrom []*Machine
+	machinesFrom List[Machine]
 	// prev[i] is what was worked out for machinesFrom[i]; valid while the
 	// node and NodeUpgrade lists are the ones it was worked out with.
 	prev, next []mach
@@ -679,28 +679,28 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 	if s.Sources != nil && !s.Source(KindMachine).Synced {
 		// A partial list would read as a rollout (4 of 10,000 machines):
 		// until the informer has synced, the controllers' counters speak.
-		machines = nil
+		machines = List[Machine]{}
 	}
 	if d == nil {
 		ix.upgrades = NewestUpgrades(s.NodeUpgrades)
 		ix.activeNUs = activeUpgrades(s.NodeUpgrades)
-		ix.workers = make([]mach, 0, len(machines))
-		for _, m := range machines {
+		ix.workers = make([]mach, 0, machines.Len())
+		for _, m := range machines.All() {
 			ix.add(ix.work(m))
 		}
 		return ix
 	}
 	// The per-machine memo holds only while the lists it looked into are
 	// the same; a changed list is re-indexed (one pass), not searched.
-	memo := d.built && SameList(s.Nodes, d.nodesFrom) && SameList(s.NodeUpgrades, d.nusFrom)
-	if !SameList(s.Nodes, d.nodesFrom) || d.nodeByName == nil {
-		d.nodeByName = make(map[string]*Node, len(s.Nodes))
-		for _, n := range s.Nodes {
+	memo := d.built && s.Nodes.Same(d.nodesFrom) && s.NodeUpgrades.Same(d.nusFrom)
+	if !s.Nodes.Same(d.nodesFrom) || d.nodeByName == nil {
+		d.nodeByName = make(map[string]*Node, s.Nodes.Len())
+		for _, n := range s.Nodes.All() {
 			d.nodeByName[n.Name] = n
 		}
 		d.nodesFrom = s.Nodes
 	}
-	if !SameList(s.NodeUpgrades, d.nusFrom) || !d.built {
+	if !s.NodeUpgrades.Same(d.nusFrom) || !d.built {
 		d.upgrades = NewestUpgrades(s.NodeUpgrades)
 		d.activeNUs = activeUpgrades(s.NodeUpgrades)
 		d.nusFrom = s.NodeUpgrades
@@ -710,9 +710,9 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 	// Buffers reused and swapped: an index lives for one derivation only.
 	ix.etcd, ix.cp, ix.workers = d.groups[0][:0], d.groups[1][:0], d.groups[2][:0]
 	d.next = d.next[:0]
-	for i, mp := range machines {
+	for i, mp := range machines.All() {
 		var m mach
-		if memo && i < len(d.machinesFrom) && d.machinesFrom[i] == mp {
+		if memo && i < d.machinesFrom.Len() && d.machinesFrom.At(i) == mp {
 			m = d.prev[i]
 		} else {
 			m = ix.work(mp)
@@ -728,9 +728,9 @@ func newIndex(s *ClusterState, d *Deriver) *index {
 
 // activeUpgrades are the in-place upgrades neither completed nor deleting:
 // the only ones that can stall (at fleet scale, a handful of 10,000).
-func activeUpgrades(nus []*NodeUpgrade) []*NodeUpgrade {
+func activeUpgrades(nus List[NodeUpgrade]) []*NodeUpgrade {
 	var out []*NodeUpgrade
-	for _, nu := range nus {
+	for _, nu := range nus.All() {
 		if !nu.Completed && !nu.Deleting() {
 			out = append(out, nu)
 		}
@@ -739,12 +739,12 @@ func activeUpgrades(nus []*NodeUpgrade) []*NodeUpgrade {
 }
 
 // upgradesByMachine is the newest in-place upgrade object per machine name.
-func NewestUpgrades(nus []*NodeUpgrade) map[string]*NodeUpgrade {
-	if len(nus) == 0 {
+func NewestUpgrades(nus List[NodeUpgrade]) map[string]*NodeUpgrade {
+	if nus.Len() == 0 {
 		return nil
 	}
-	out := make(map[string]*NodeUpgrade, len(nus))
-	for _, nu := range nus {
+	out := make(map[string]*NodeUpgrade, nus.Len())
+	for _, nu := range nus.All() {
 		if prev := out[nu.MachineName]; prev == nil || prev.CreationTimestamp.Before(nu.CreationTimestamp) {
 			out[nu.MachineName] = nu
 		}
@@ -799,9 +799,9 @@ func (ix *index) node(name string) *Node {
 		return ix.nodeByName[name]
 	}
 	ns := ix.s.Nodes
-	i := sort.Search(len(ns), func(i int) bool { return ns[i].Name >= name })
-	if i < len(ns) && ns[i].Name == name {
-		return ns[i]
+	i := sort.Search(ns.Len(), func(i int) bool { return ns.At(i).Name >= name })
+	if i < ns.Len() && ns.At(i).Name == name {
+		return ns.At(i)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -24,20 +23,23 @@ func fleetState(n int) *ClusterState {
 	target := "v1.31.9-eks-1-31-40"
 	s.MachineDeployments[0].Version = target
 	s.MachineDeployments[0].Replicas = ReplicaCounts{Desired: i32(int32(n)), Ready: i32(int32(n)), UpToDate: i32(int32(n / 2))}
-	s.Machines = s.Machines[:6]
+	machines := s.Machines.Slice()[:6]
+	var nodes []*Node
+	var nus []*NodeUpgrade
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("mgmt-md-0-%06d", i)
 		m := machine(name, RoleWorker, "mgmt-md-0", target, true)
 		m.Conditions = nil
-		s.Machines = append(s.Machines, m)
-		s.Nodes = append(s.Nodes, &Node{Meta: Meta{Name: name}, Ready: true, KubeletVersion: target})
+		machines = append(machines, m)
+		nodes = append(nodes, &Node{Meta: Meta{Name: name}, Ready: true, KubeletVersion: target})
 		nu := &NodeUpgrade{Meta: Meta{Name: name + "-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
 			MachineName: name, KubernetesVersion: target, Completed: i%2 == 0}
 		for _, step := range NodeUpgradeSteps[:3] {
 			nu.Conditions = append(nu.Conditions, cond(step, "True", "", "", t0.Add(-time.Minute)))
 		}
-		s.NodeUpgrades = append(s.NodeUpgrades, nu)
+		nus = append(nus, nu)
 	}
+	s.Machines, s.Nodes, s.NodeUpgrades = ListOf(machines...), ListOf(nodes...), ListOf(nus...)
 	return s
 }
 
@@ -78,11 +80,10 @@ func BenchmarkDeriverOneMachineChanged(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				next := *s
-				next.Machines = slices.Clone(s.Machines)
-				k := len(next.Machines) - 1 - i%n
-				m := *next.Machines[k]
+				k := next.Machines.Len() - 1 - i%n
+				m := *next.Machines.At(k)
 				m.Phase = map[bool]string{true: "Provisioned", false: "Running"}[m.Phase == "Running"]
-				next.Machines[k] = &m
+				next.Machines = next.Machines.With(map[int]*Machine{k: &m})
 				s = &next
 				b.StartTimer()
 				if p := d.Derive(s, ProgressOptions{}, t0); p.Current != PhaseWorkers {

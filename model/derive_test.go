@@ -52,16 +52,24 @@ func readyCluster() *ClusterState {
 			ObservedGeneration: 2,
 		}},
 	}
+	var ms []*Machine
 	for _, n := range []string{"mgmt-etcd-a", "mgmt-etcd-b", "mgmt-etcd-c"} {
-		s.Machines = append(s.Machines, &Machine{Meta: Meta{Name: n, CreationTimestamp: t0.Add(-time.Hour)}, Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, EtcdReady: true, Phase: "Running"})
+		ms = append(ms, &Machine{Meta: Meta{Name: n, CreationTimestamp: t0.Add(-time.Hour)}, Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, EtcdReady: true, Phase: "Running"})
 	}
 	for _, n := range []string{"mgmt-cp-a", "mgmt-cp-b", "mgmt-cp-c"} {
-		s.Machines = append(s.Machines, machine(n, RoleControlPlane, "mgmt", "v1.30.14-eks-1-30-58", true))
+		ms = append(ms, machine(n, RoleControlPlane, "mgmt", "v1.30.14-eks-1-30-58", true))
 	}
 	for _, n := range []string{"mgmt-md-0-a", "mgmt-md-0-b"} {
-		s.Machines = append(s.Machines, machine(n, RoleWorker, "mgmt-md-0", "v1.30.14-eks-1-30-58", true))
+		ms = append(ms, machine(n, RoleWorker, "mgmt-md-0", "v1.30.14-eks-1-30-58", true))
 	}
+	s.Machines = ListOf(ms...)
 	return s
+}
+
+// appended is l with items added at its end, as a new list: what the
+// watchers publish when objects were added (never Same as l).
+func appended[T any](l List[T], items ...*T) List[T] {
+	return ListOf(append(l.Slice(), items...)...)
 }
 
 func machine(name string, role MachineRole, owner, version string, ready bool) *Machine {
@@ -103,7 +111,7 @@ func TestDeriveProgressStackedEtcdAndUnmanagedCNISkipped(t *testing.T) {
 	s := readyCluster()
 	s.Etcd = nil
 	s.Cluster.ExternalEtcdCount = 0
-	s.Machines = s.Machines[3:]
+	s.Machines = ListOf(s.Machines.Slice()[3:]...)
 	s.Cluster.CiliumSkipUpgrade = true
 	p := DeriveProgress(s, ProgressOptions{}, t0)
 	if got := phase(p, PhaseEtcd).Status; got != PhaseSkipped {
@@ -130,7 +138,7 @@ func TestDeriveProgressEtcdRollout(t *testing.T) {
 	s.Etcd.ReadyReplicas = 3
 	s.Etcd.Conditions = Conditions{{Type: EtcdConditionMachinesSpecUpToDate, Status: "False", Severity: SeverityWarning, Reason: "EtcdRollingUpdateInProgress", LastTransitionTime: start}}
 	// One new member joined, one still provisioning.
-	s.Machines = append(s.Machines,
+	s.Machines = appended(s.Machines,
 		&Machine{Meta: Meta{Name: "mgmt-etcd-d", CreationTimestamp: start.Add(time.Minute)}, Role: RoleEtcd, Owned: true, EtcdReady: true, Phase: "Running"},
 		&Machine{Meta: Meta{Name: "mgmt-etcd-e", CreationTimestamp: start.Add(3 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"},
 	)
@@ -162,12 +170,12 @@ func TestDeriveProgressControlPlaneRollingCounts(t *testing.T) {
 	s.ControlPlane.Replicas.UpToDate = i32(1)
 	s.Cluster.Conditions[0] = Condition{Type: ConditionControlPlaneReady, Status: "False", Severity: SeverityInfo, Reason: "RollingUpgradeInProgress", Message: "Control plane nodes not up-to-date yet, 4 upgrading (1 up to date)", LastTransitionTime: t0.Add(-3 * time.Minute)}
 	s.Cluster.Conditions[3].Status = "False"
-	for i := range s.Machines {
-		if s.Machines[i].Role == RoleControlPlane {
-			s.Machines[i].Conditions[1].Status = "False"
+	for _, m := range s.Machines.All() {
+		if m.Role == RoleControlPlane {
+			m.Conditions[1].Status = "False"
 		}
 	}
-	s.Machines = append(s.Machines, machine("mgmt-cp-d", RoleControlPlane, "mgmt", "v1.31.9-eks-1-31-40", true))
+	s.Machines = appended(s.Machines, machine("mgmt-cp-d", RoleControlPlane, "mgmt", "v1.31.9-eks-1-31-40", true))
 	p := DeriveProgress(s, ProgressOptions{}, t0)
 	if p.Current != PhaseControlPlane || p.Complete {
 		t.Fatalf("current = %s complete=%v", p.Current, p.Complete)
@@ -191,16 +199,16 @@ func TestDeriveProgressInPlaceWorkersCountCompletedNodeUpgrades(t *testing.T) {
 	s.MachineDeployments[0].Replicas.UpToDate = i32(0)
 	s.Cluster.Conditions[2] = cond(ConditionWorkersReady, "False", "InPlaceUpgradeInProgress", "Worker nodes not up-to-date yet", t0)
 	s.Cluster.Conditions[3].Status = "False"
-	for i := range s.Machines {
-		s.Machines[i].Conditions = nil // in-place: no UpToDate condition from CAPI
-		if s.Machines[i].Role == RoleControlPlane {
-			s.Machines[i].Version = s.ControlPlane.Version
+	for _, m := range s.Machines.All() {
+		m.Conditions = nil // in-place: no UpToDate condition from CAPI
+		if m.Role == RoleControlPlane {
+			m.Version = s.ControlPlane.Version
 		}
 	}
-	s.NodeUpgrades = []*NodeUpgrade{
-		{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
-		{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target},
-	}
+	s.NodeUpgrades = ListOf(
+		&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
+		&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target},
+	)
 	s.UpgradeRequests = []UpgradeRequest{{Meta: Meta{Name: "mgmt-md-0-md-upgrade"}, Kind: KindMachineDeploymentUpgrade, Target: "mgmt-md-0", RequireUpgrade: 1, Upgraded: 1}}
 	p := DeriveProgress(s, ProgressOptions{}, t0)
 	if p.Current != PhaseWorkers {
@@ -290,7 +298,7 @@ func TestDeriveProgressAtRestWhileMachinesSync(t *testing.T) {
 	s := readyCluster()
 	// The Machine informer has not synced yet: a few machines arrived.
 	s.Sources = map[Kind]SourceStatus{KindMachine: {Installed: true}}
-	s.Machines = s.Machines[6:7]
+	s.Machines = ListOf(s.Machines.At(6))
 	p := DeriveProgress(s, ProgressOptions{}, t0)
 	if p.Current != PhaseDone || !p.Complete {
 		t.Fatalf("current = %s complete=%v (%s)", p.Current, p.Complete, p.Summary)

@@ -17,12 +17,11 @@ func TestDeriverMatchesDeriveProgress(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	s := fleetState(60)
 	// Some machines without a Ready condition: their readiness comes from
-	// their node, so a node change must reach them.
-	for i, m := range s.Machines {
+	// their node, so a node change must reach them. (The fixture is not
+	// published yet: changing its objects in place is safe.)
+	for i, m := range s.Machines.All() {
 		if i%3 == 0 {
-			c := *m
-			c.Conditions = nil
-			s.Machines[i] = &c
+			m.Conditions = nil
 		}
 	}
 	var d Deriver
@@ -33,37 +32,34 @@ func TestDeriverMatchesDeriveProgress(t *testing.T) {
 		for op := rng.IntN(4); op >= 0; op-- {
 			switch rng.IntN(8) {
 			case 0, 1: // a machine's status changes
-				next.Machines = slices.Clone(next.Machines)
-				k := rng.IntN(len(next.Machines))
-				m := *next.Machines[k]
+				k := rng.IntN(next.Machines.Len())
+				m := *next.Machines.At(k)
 				m.Phase = []string{"Running", "Provisioning", "Deleting"}[rng.IntN(3)]
 				if rng.IntN(2) == 0 {
 					st := []string{"True", "False"}[rng.IntN(2)]
 					m.Conditions = Conditions{cond(ConditionReady, st, "", "", now)}
 				}
-				next.Machines[k] = &m
+				next.Machines = next.Machines.With(map[int]*Machine{k: &m})
 			case 2: // a node's readiness flips
-				next.Nodes = slices.Clone(next.Nodes)
-				k := rng.IntN(len(next.Nodes))
-				n := *next.Nodes[k]
+				k := rng.IntN(next.Nodes.Len())
+				n := *next.Nodes.At(k)
 				n.Ready = !n.Ready
-				next.Nodes[k] = &n
+				next.Nodes = next.Nodes.With(map[int]*Node{k: &n})
 			case 3: // a machine goes away
-				if len(next.Machines) > 10 {
-					k := rng.IntN(len(next.Machines))
-					next.Machines = slices.Delete(slices.Clone(next.Machines), k, k+1)
+				if next.Machines.Len() > 10 {
+					k := rng.IntN(next.Machines.Len())
+					next.Machines = ListOf(slices.Delete(next.Machines.Slice(), k, k+1)...)
 				}
 			case 4: // an in-place upgrade completes or starts
-				next.NodeUpgrades = slices.Clone(next.NodeUpgrades)
-				k := rng.IntN(len(next.NodeUpgrades))
-				nu := *next.NodeUpgrades[k]
+				k := rng.IntN(next.NodeUpgrades.Len())
+				nu := *next.NodeUpgrades.At(k)
 				nu.Completed = !nu.Completed
-				next.NodeUpgrades[k] = &nu
+				next.NodeUpgrades = next.NodeUpgrades.With(map[int]*NodeUpgrade{k: &nu})
 			case 5: // a newer NodeUpgrade for a machine
-				m := next.Machines[rng.IntN(len(next.Machines))]
+				m := next.Machines.At(rng.IntN(next.Machines.Len()))
 				nu := &NodeUpgrade{Meta: Meta{Name: fmt.Sprintf("%s-retry-%d", m.Name, round), CreationTimestamp: now},
 					Kind: KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: m.Version}
-				next.NodeUpgrades = append(slices.Clone(next.NodeUpgrades), nu)
+				next.NodeUpgrades = appended(next.NodeUpgrades, nu)
 			case 7: // the target moves
 				next.MachineDeployments = slices.Clone(next.MachineDeployments)
 				next.MachineDeployments[0].Version = []string{"v1.30.14-eks-1-30-58", "v1.31.9-eks-1-31-40"}[rng.IntN(2)]

@@ -8,7 +8,7 @@ import (
 
 func TestStallEtcdMachineNotReady(t *testing.T) {
 	s := readyCluster()
-	s.Machines = append(s.Machines, &Machine{
+	s.Machines = appended(s.Machines, &Machine{
 		Meta: Meta{Name: "mgmt-etcd-x7k2p", CreationTimestamp: t0.Add(-11*time.Minute - 20*time.Second)},
 		Role: RoleEtcd, Owned: true, Phase: "Provisioning",
 	})
@@ -31,10 +31,10 @@ func TestStallEtcdMachineNotReady(t *testing.T) {
 
 func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 	s := readyCluster()
-	s.Machines[6].NodeName = "mgmt-md-0-abc"
+	s.Machines.At(6).NodeName = "mgmt-md-0-abc"
 	created := t0.Add(-6 * time.Minute)
 	failedAt := t0.Add(-3 * time.Minute)
-	s.NodeUpgrades = []*NodeUpgrade{{
+	s.NodeUpgrades = ListOf(&NodeUpgrade{
 		Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
 		MachineName: "mgmt-md-0-a",
 		Conditions: Conditions{
@@ -45,7 +45,7 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 			{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt},
 			{Type: "KubeletUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized", LastTransitionTime: created},
 		},
-	}}
+	})
 	got := Stalls(s, ProgressOptions{}, t0)
 	if len(got) != 1 {
 		t.Fatalf("stalls = %+v", got)
@@ -59,7 +59,7 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 func TestStallNodeUpgradeStepWaiting(t *testing.T) {
 	s := readyCluster()
 	created := t0.Add(-20 * time.Minute)
-	s.NodeUpgrades = []*NodeUpgrade{{
+	s.NodeUpgrades = ListOf(&NodeUpgrade{
 		Meta: Meta{Name: "mgmt-md-0-b-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
 		MachineName: "mgmt-md-0-b",
 		Conditions: Conditions{
@@ -67,7 +67,7 @@ func TestStallNodeUpgradeStepWaiting(t *testing.T) {
 			cond("BinariesCopied", "True", "", "", t0.Add(-12*time.Minute)),
 			{Type: "ContainerdUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is still running", LastTransitionTime: created},
 		},
-	}}
+	})
 	got := Stalls(s, ProgressOptions{}, t0)
 	want := "node mgmt-md-0-b in-place step ContainerdUpgraded waiting for 12m: Container is still running"
 	if len(got) != 1 || got[0].Sentence != want {
@@ -94,9 +94,9 @@ func TestStallControlPlaneRolloutWaitingWithWarningEvent(t *testing.T) {
 	s := readyCluster()
 	s.ControlPlane.Version = "v1.31.9-eks-1-31-40"
 	s.ControlPlane.Conditions = Conditions{cond("RollingOut", "True", "RollingOut", "", t0.Add(-30*time.Minute))}
-	for i := range s.Machines {
-		if s.Machines[i].Role == RoleControlPlane {
-			s.Machines[i].Conditions[1].Status = "False"
+	for _, m := range s.Machines.All() {
+		if m.Role == RoleControlPlane {
+			m.Conditions[1].Status = "False"
 		}
 	}
 	s.Cluster.Conditions[0].Status = "False"
@@ -126,8 +126,9 @@ func TestStallPauseLeftBehind(t *testing.T) {
 
 func TestStallDeletingMachine(t *testing.T) {
 	s := readyCluster()
-	s.Machines[6].DeletionTimestamp = t0.Add(-14 * time.Minute)
-	s.Machines[6].Conditions = append(s.Machines[6].Conditions, cond(MachineConditionDeleting, "True", "DrainingNode", "Drain not completed yet: pod default/db blocked by PodDisruptionBudget", t0))
+	m := s.Machines.At(6)
+	m.DeletionTimestamp = t0.Add(-14 * time.Minute)
+	m.Conditions = append(m.Conditions, cond(MachineConditionDeleting, "True", "DrainingNode", "Drain not completed yet: pod default/db blocked by PodDisruptionBudget", t0))
 	got := Stalls(s, ProgressOptions{}, t0)
 	want := "worker machine mgmt-md-0-a deleting for 14m: DrainingNode: Drain not completed yet: pod default/db blocked by PodDisruptionBudget"
 	if len(got) != 1 || got[0].Sentence != want {
@@ -137,9 +138,9 @@ func TestStallDeletingMachine(t *testing.T) {
 
 func TestStallsOrderFailuresFirst(t *testing.T) {
 	s := readyCluster()
-	s.Machines = append(s.Machines, &Machine{Meta: Meta{Name: "mgmt-etcd-old", CreationTimestamp: t0.Add(-50 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
-	s.NodeUpgrades = []*NodeUpgrade{{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-a",
-		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "False", Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0}}}}
+	s.Machines = appended(s.Machines, &Machine{Meta: Meta{Name: "mgmt-etcd-old", CreationTimestamp: t0.Add(-50 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
+	s.NodeUpgrades = ListOf(&NodeUpgrade{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-a",
+		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "False", Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0}}})
 	got := Stalls(s, ProgressOptions{}, t0)
 	if len(got) != 2 || !got[0].Failed || got[1].Name != "mgmt-etcd-old" {
 		t.Fatalf("stalls = %+v", got)

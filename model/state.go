@@ -366,25 +366,18 @@ type ClusterState struct {
 	ControlPlane       *ControlPlane
 	Etcd               *EtcdCluster
 	MachineDeployments []MachineDeployment // sorted by name
-	// The fleet-sized lists hold pointers: a snapshot shares every object
-	// that did not change with the one before it (values are immutable once
-	// published), so building one costs a pointer per object, not a copy of
-	// every object. Never modify what they point to.
-	Machines        []*Machine       // sorted by role (etcd, cp, worker), then name
-	Nodes           []*Node          // sorted by name
-	NodeUpgrades    []*NodeUpgrade   // sorted by name
-	UpgradeRequests []UpgradeRequest // sorted by kind, then name
-	Events          []Event          // newest first
+	// The fleet-sized lists are Lists (list.go): a snapshot shares every
+	// object that did not change, and every chunk of the list none of whose
+	// objects changed, with the one before it. Never modify what they point
+	// to.
+	Machines        List[Machine]     // sorted by role (etcd, cp, worker), then name
+	Nodes           List[Node]        // sorted by name
+	NodeUpgrades    List[NodeUpgrade] // sorted by name
+	UpgradeRequests []UpgradeRequest  // sorted by kind, then name
+	Events          []Event           // newest first
 	// Lock is the cluster's upgrade lock Lease; nil when there is none or
 	// it is not watched (forbidden).
 	Lock *Lock
-}
-
-// SameList reports whether two snapshots share a fleet-sized list (same
-// backing array and length): the watchers reuse a list none of whose
-// objects changed, so whatever was worked out from it still holds.
-func SameList[T any](a, b []*T) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Source returns the sync status of a kind (zero value when unknown).

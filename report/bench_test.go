@@ -2,8 +2,9 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // BenchmarkChanges is the plain watch's cost per snapshot: comparing two
@@ -16,10 +17,10 @@ func BenchmarkChanges(b *testing.B) {
 			// changed one replaced.
 			cur := *prev
 			cur.Version++
-			cur.Machines = slices.Clone(prev.Machines)
-			m := *cur.Machines[len(cur.Machines)-1]
+			last := prev.Machines.Len() - 1
+			m := *prev.Machines.At(last)
 			m.Phase = "Deleting"
-			cur.Machines[len(cur.Machines)-1] = &m
+			cur.Machines = prev.Machines.With(map[int]*model.Machine{last: &m})
 			pp, cp := derive(prev), derive(&cur)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -344,25 +344,25 @@ func index[T any](l []T, name func(*T) string) map[string]*T {
 }
 
 // indexPtrs is index for the fleet-sized lists, which hold pointers.
-func indexPtrs[T any](l []*T, name func(*T) string) map[string]*T {
-	m := make(map[string]*T, len(l))
-	for _, v := range l {
+func indexPtrs[T any](l model.List[T], name func(*T) string) map[string]*T {
+	m := make(map[string]*T, l.Len())
+	for _, v := range l.All() {
 		m[name(v)] = v
 	}
 	return m
 }
 
-func (d *differ) machines(prev, cur []*model.Machine) {
+func (d *differ) machines(prevL, curL model.List[model.Machine]) {
 	if d.first || !d.prevSynced(model.KindMachine) {
-		d.summariseMachines(cur)
+		d.summariseMachines(curL)
 		return
 	}
-	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
+	if prevL.Same(curL) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
-	old := indexPtrs(prev, func(m *model.Machine) string { return m.Name })
-	seen := make(map[string]bool, len(cur))
-	for _, c := range cur {
+	old := indexPtrs(prevL, func(m *model.Machine) string { return m.Name })
+	seen := make(map[string]bool, curL.Len())
+	for _, c := range curL.All() {
 		seen[c.Name] = true
 		p := old[c.Name]
 		if p == nil {
@@ -392,9 +392,9 @@ func (d *differ) machines(prev, cur []*model.Machine) {
 			d.add(subj, "deleting")
 		}
 	}
-	for i := range prev {
-		if !seen[prev[i].Name] {
-			d.add(string(prev[i].Role)+" machine "+prev[i].Name, "deleted")
+	for _, p := range prevL.All() {
+		if !seen[p.Name] {
+			d.add(string(p.Role)+" machine "+p.Name, "deleted")
 		}
 	}
 }
@@ -412,23 +412,23 @@ func versionSuffix(v string) string {
 	return ", " + v
 }
 
-func (d *differ) nodes(prev, cur []*model.Node) {
+func (d *differ) nodes(prevL, curL model.List[model.Node]) {
 	if d.first || !d.prevSynced(model.KindNode) {
 		ready := 0
-		for _, n := range cur {
+		for _, n := range curL.All() {
 			if n.Ready {
 				ready++
 			}
 		}
-		d.add("nodes", "%d, %d ready", len(cur), ready)
+		d.add("nodes", "%d, %d ready", curL.Len(), ready)
 		return
 	}
-	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
+	if prevL.Same(curL) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
-	old := indexPtrs(prev, func(n *model.Node) string { return n.Name })
-	seen := make(map[string]bool, len(cur))
-	for _, c := range cur {
+	old := indexPtrs(prevL, func(n *model.Node) string { return n.Name })
+	seen := make(map[string]bool, curL.Len())
+	for _, c := range curL.All() {
 		seen[c.Name] = true
 		p := old[c.Name]
 		if p == nil {
@@ -453,19 +453,19 @@ func (d *differ) nodes(prev, cur []*model.Node) {
 			}
 		}
 	}
-	for i := range prev {
-		if !seen[prev[i].Name] {
-			d.add("Node "+prev[i].Name, "removed")
+	for _, p := range prevL.All() {
+		if !seen[p.Name] {
+			d.add("Node "+p.Name, "removed")
 		}
 	}
 }
 
-func (d *differ) nodeUpgrades(prev, cur []*model.NodeUpgrade) {
-	if model.SameList(prev, cur) { // at fleet scale most snapshots leave a kind untouched
+func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
+	if prevL.Same(curL) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
-	old := indexPtrs(prev, func(n *model.NodeUpgrade) string { return n.Name })
-	for _, c := range cur {
+	old := indexPtrs(prevL, func(n *model.NodeUpgrade) string { return n.Name })
+	for _, c := range curL.All() {
 		subj := "NodeUpgrade " + c.Name
 		p := old[c.Name]
 		if p == c {
@@ -562,17 +562,17 @@ func eventTime(e *model.Event) time.Time {
 
 // summariseMachines is the first snapshot's machine line per role, with the
 // phases that are not Running spelled out.
-func (d *differ) summariseMachines(cur []*model.Machine) {
+func (d *differ) summariseMachines(cur model.List[model.Machine]) {
 	for _, role := range []model.MachineRole{model.RoleEtcd, model.RoleControlPlane, model.RoleWorker} {
 		n := 0
 		phases := map[string]int{}
 		var order []string
-		for i := range cur {
-			if cur[i].Role != role {
+		for _, m := range cur.All() {
+			if m.Role != role {
 				continue
 			}
 			n++
-			ph := orDash(cur[i].Phase)
+			ph := orDash(m.Phase)
 			if phases[ph] == 0 {
 				order = append(order, ph)
 			}

@@ -45,17 +45,19 @@ func etcdRollout(workers int) *model.ClusterState {
 	s.Etcd = &model.EtcdCluster{Meta: meta("mgmt-etcd"), Replicas: 3, ReadyReplicas: 2, ObservedGeneration: 1,
 		Conditions: model.Conditions{cond("EtcdMachinesSpecUpToDate", "False", model.SeverityWarning, "EtcdRollingUpdateInProgress", "Rolling 2 replicas with outdated spec")}}
 	s.Etcd.Annotations[model.AnnotationEtcdUpgrading] = "true"
-	s.Machines = []*model.Machine{
+	machines := []*model.Machine{
 		{Meta: meta("mgmt-etcd-a"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
 		{Meta: meta("mgmt-etcd-b"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Running", EtcdReady: true},
 		{Meta: meta("mgmt-etcd-new"), Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Provisioning"},
 	}
+	var nodes []*model.Node
 	for i := range workers {
 		n := fmt.Sprintf("mgmt-md-0-%04d", i)
-		s.Machines = append(s.Machines, &model.Machine{Meta: meta(n), Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
+		machines = append(machines, &model.Machine{Meta: meta(n), Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
 			Phase: "Running", Version: "v1.30.14-eks-1-30-40", NodeName: n})
-		s.Nodes = append(s.Nodes, &model.Node{Meta: meta(n), Ready: true, KubeletVersion: "v1.30.14-eks-1-30-40"})
+		nodes = append(nodes, &model.Node{Meta: meta(n), Ready: true, KubeletVersion: "v1.30.14-eks-1-30-40"})
 	}
+	s.Machines, s.Nodes = model.ListOf(machines...), model.ListOf(nodes...)
 	return s
 }
 
@@ -84,13 +86,13 @@ func clone(s *model.ClusterState) *model.ClusterState {
 
 // deepCopy copies the objects too: the tests change them in place, which a
 // snapshot never does.
-func deepCopy[T any](l []*T) []*T {
-	out := make([]*T, len(l))
-	for i, v := range l {
+func deepCopy[T any](l model.List[T]) model.List[T] {
+	out := make([]*T, l.Len())
+	for i, v := range l.All() {
 		c := *v
 		out[i] = &c
 	}
-	return out
+	return model.ListOf(out...)
 }
 
 func copyMap(m map[string]string) map[string]string {
@@ -140,10 +142,10 @@ func TestFirstSnapshotSummarises(t *testing.T) {
 func TestChangesFollowEtcdRollout(t *testing.T) {
 	a := etcdRollout(2)
 	b := clone(a)
-	b.Machines[2].Phase = "Running"
-	b.Machines[2].EtcdReady = true
+	b.Machines.At(2).Phase = "Running"
+	b.Machines.At(2).EtcdReady = true
 	b.Etcd.ReadyReplicas = 3
-	b.Machines[0].Owned = false
+	b.Machines.At(0).Owned = false
 	out := texts(Changes(a, b, derive(a), derive(b), t0))
 	for _, want := range []string{
 		"etcd machine mgmt-etcd-new: phase Provisioning → Running",
@@ -163,7 +165,7 @@ func TestChangesFollowEtcdRollout(t *testing.T) {
 	delete(c.Etcd.Annotations, model.AnnotationEtcdUpgrading)
 	delete(c.ControlPlane.Annotations, model.AnnotationCAPIPaused)
 	c.Etcd.Conditions[0] = cond("EtcdMachinesSpecUpToDate", "True", "", "", "")
-	c.Machines = append(c.Machines[:0:0], c.Machines[1:]...) // old member deleted
+	c.Machines = model.ListOf(c.Machines.Slice()[1:]...) // old member deleted
 	out = texts(Changes(b, c, derive(b), derive(c), t0))
 	for _, want := range []string{
 		"EtcdadmCluster mgmt-etcd: upgrading annotation cleared (rollout finished)",
@@ -188,11 +190,11 @@ func TestChangesNoChangeNoLines(t *testing.T) {
 func TestChangesInPlaceStepsAndFailure(t *testing.T) {
 	a := etcdRollout(2)
 	b := clone(a)
-	b.NodeUpgrades = []*model.NodeUpgrade{{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+	b.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
 		KubernetesVersion: "v1.31.14-eks-1-31-47", Conditions: model.Conditions{
 			cond("UpgraderPodCreated", "True", "", "", ""),
 			cond("BinariesCopied", "False", model.SeverityInfo, "Container is still running", ""),
-		}}}
+		}})
 	out := texts(Changes(a, b, derive(a), derive(b), t0))
 	for _, want := range []string{
 		"NodeUpgrade mgmt-md-0-0000-node-upgrader: created for machine mgmt-md-0-0000",
@@ -204,7 +206,7 @@ func TestChangesInPlaceStepsAndFailure(t *testing.T) {
 		}
 	}
 	c := clone(b)
-	c.NodeUpgrades[0].Conditions = model.Conditions{
+	c.NodeUpgrades.At(0).Conditions = model.Conditions{
 		cond("UpgraderPodCreated", "True", "", "", ""),
 		cond("BinariesCopied", "True", "", "", ""),
 		cond("ContainerdUpgraded", "False", model.SeverityError, "Container exited with a non-zero exit code, reason: Error", ""),
@@ -248,7 +250,7 @@ func healthy() *model.ClusterState {
 	delete(s.ControlPlane.Annotations, model.AnnotationCAPIPaused)
 	s.Etcd.ReadyReplicas, s.Etcd.Ready = 3, true
 	s.Etcd.Conditions = model.Conditions{cond("EtcdMachinesSpecUpToDate", "True", "", "", "")}
-	s.Machines[2].Phase, s.Machines[2].EtcdReady = "Running", true
+	s.Machines.At(2).Phase, s.Machines.At(2).EtcdReady = "Running", true
 	return s
 }
 
@@ -343,7 +345,7 @@ func TestWatchReportsStallAsTimePasses(t *testing.T) {
 	s := etcdRollout(1)
 	// The new etcd member appeared 30 s ago: not stalled yet at a one
 	// minute threshold. Two minutes later, with no new snapshot, it is.
-	s.Machines[2].CreationTimestamp = t0.Add(-30 * time.Second)
+	s.Machines.At(2).CreationTimestamp = t0.Add(-30 * time.Second)
 	out, clk := watchOne(t, s, WatchOptions{StallAfter: time.Minute})
 	if strings.Contains(out.String(), "stalled") {
 		t.Fatalf("stalled before the threshold:\n%s", out.String())

@@ -78,11 +78,10 @@ func BenchmarkDashboardSnapshot(b *testing.B) {
 						// watchers publish a status change (their cost is
 						// in the watchers' benchmarks).
 						b.StopTimer()
-						next.Machines = append([]*model.Machine(nil), s.Machines...)
-						k := len(next.Machines) - 1 - i%(len(next.Machines)/2)
-						m := *next.Machines[k]
-						m.Phase = map[bool]string{true: "Provisioned", false: "Running"}[m.Phase == "Running"]
-						next.Machines[k] = &m
+						k := s.Machines.Len() - 1 - i%(s.Machines.Len()/2)
+						next.Machines = withChanged(s.Machines, k, func(m *model.Machine) {
+							m.Phase = map[bool]string{true: "Provisioned", false: "Running"}[m.Phase == "Running"]
+						})
 						s = &next
 						b.StartTimer()
 					}

@@ -212,10 +212,7 @@ func TestRowsRebuiltOnlyWhenTheirListsChange(t *testing.T) {
 	}
 	changed := next
 	changed.Version++
-	changed.Machines = append([]*model.Machine{}, s.Machines...)
-	m := *changed.Machines[5]
-	m.Phase = "Deleting"
-	changed.Machines[5] = &m
+	changed.Machines = withChanged(s.Machines, 5, func(m *model.Machine) { m.Phase = "Deleting" })
 	d.state = &changed
 	d.rebuild()
 	if d.nodes.gen == gen {

@@ -143,8 +143,8 @@ func fixtureHealthy() *model.ClusterState {
 	}
 	cps, cpn := cpMachines(newK8s, ago(150*time.Minute), "mgmt-cp-7f9x2", "mgmt-cp-b8k4m", "mgmt-cp-q2w6z")
 	ws, wn := workers(12, "md-0", newK8s, ago(140*time.Minute))
-	s.Machines = append(append(etcd, cps...), ws...)
-	s.Nodes = append(cpn, wn...)
+	s.Machines = model.ListOf(append(append(etcd, cps...), ws...)...)
+	s.Nodes = model.ListOf(append(cpn, wn...)...)
 	s.Events = []model.Event{
 		{Type: "Normal", Reason: "SuccessfulUpgrade", Message: "upgrade complete", ObjectKind: "Cluster", ObjectName: "mgmt", Count: 1, LastTimestamp: at},
 		{Type: "Normal", Reason: "MachineReady", Message: "Machine mgmt-md-0-00011 is ready", ObjectKind: "Machine", ObjectName: "mgmt-md-0-00011", Count: 1, LastTimestamp: at.Add(-time.Minute)},
@@ -184,8 +184,8 @@ func fixtureMidEtcd() *model.ClusterState {
 	}
 	cps, cpn := cpMachines(oldK8s, ago(40*24*time.Hour), "mgmt-cp-7f9x2", "mgmt-cp-b8k4m", "mgmt-cp-q2w6z")
 	ws, wn := workers(12, "md-0", oldK8s, ago(40*24*time.Hour))
-	s.Machines = append(append(etcd, cps...), ws...)
-	s.Nodes = append(cpn, wn...)
+	s.Machines = model.ListOf(append(append(etcd, cps...), ws...)...)
+	s.Nodes = model.ListOf(append(cpn, wn...)...)
 	s.Events = []model.Event{
 		{Type: "Normal", Reason: "SuccessfulCreate", Message: "Created machine mgmt-etcd-h2v8d (new etcd member 1 of 3)", ObjectKind: "EtcdadmCluster", ObjectName: "mgmt-etcd", Count: 1, LastTimestamp: ago(4 * time.Minute)},
 		{Type: "Warning", Reason: "EtcdHealthCheckFailed", Message: "etcd endpoint https://10.0.0.14:2379 not healthy yet", ObjectKind: "EtcdadmCluster", ObjectName: "mgmt-etcd", Count: 7, LastTimestamp: ago(30 * time.Second)},
@@ -220,8 +220,8 @@ func fixtureInPlaceFailed() *model.ClusterState {
 	cps, cpn := cpMachines(oldK8s, ago(40*24*time.Hour), "mgmt-cp-7f9x2", "mgmt-cp-b8k4m", "mgmt-cp-q2w6z")
 	cps[0].Version, cpn[0].KubeletVersion = newK8s, newK8s
 	ws, wn := workers(12, "md-0", oldK8s, ago(40*24*time.Hour))
-	s.Machines = append(cps, ws...)
-	s.Nodes = append(cpn, wn...)
+	s.Machines = model.ListOf(append(cps, ws...)...)
+	s.Nodes = model.ListOf(append(cpn, wn...)...)
 	steps := func(upTo int, failAt string, at time.Time) model.Conditions {
 		var cs model.Conditions
 		for i, st := range model.NodeUpgradeSteps {
@@ -236,12 +236,12 @@ func fixtureInPlaceFailed() *model.ClusterState {
 		}
 		return cs
 	}
-	s.NodeUpgrades = []*model.NodeUpgrade{
-		{Meta: meta("mgmt-cp-7f9x2-node-upgrader", ago(12*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-7f9x2",
+	s.NodeUpgrades = model.ListOf(
+		&model.NodeUpgrade{Meta: meta("mgmt-cp-7f9x2-node-upgrader", ago(12*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-7f9x2",
 			KubernetesVersion: newK8s, FirstNodeToBeUpgraded: true, Completed: true, Conditions: steps(7, "", ago(12*time.Minute))},
-		{Meta: meta("mgmt-cp-b8k4m-node-upgrader", ago(6*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-b8k4m",
+		&model.NodeUpgrade{Meta: meta("mgmt-cp-b8k4m-node-upgrader", ago(6*time.Minute)), Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-b8k4m",
 			KubernetesVersion: newK8s, Conditions: steps(4, "KubeadmUpgraded", ago(6*time.Minute))},
-	}
+	)
 	s.UpgradeRequests = []model.UpgradeRequest{{Meta: meta("mgmt-cp-upgrade", ago(12*time.Minute)), Kind: model.KindControlPlaneUpgrade,
 		Target: "mgmt", Machines: []string{"mgmt-cp-7f9x2", "mgmt-cp-b8k4m", "mgmt-cp-q2w6z"}, KubernetesVersion: newK8s, RequireUpgrade: 2, Upgraded: 1}}
 	s.Events = []model.Event{
@@ -259,12 +259,12 @@ func fixtureLarge(n int) *model.ClusterState {
 	groups := 10
 	var ms []*model.Machine
 	var ns []*model.Node
-	for _, m := range s.Machines {
+	for _, m := range s.Machines.All() {
 		if m.Role != model.RoleWorker {
 			ms = append(ms, m)
 		}
 	}
-	for _, nd := range s.Nodes {
+	for _, nd := range s.Nodes.All() {
 		if len(ns) < 3 {
 			ns = append(ns, nd)
 		}
@@ -288,7 +288,15 @@ func fixtureLarge(n int) *model.ClusterState {
 		ms = append(ms, wm...)
 		ns = append(ns, wn...)
 	}
-	s.Machines = ms
-	s.Nodes = ns
+	s.Machines = model.ListOf(ms...)
+	s.Nodes = model.ListOf(ns...)
 	return s
+}
+
+// withChanged returns l with its k-th object replaced by a changed copy and
+// every other object shared, as the watchers publish one object's update.
+func withChanged[T any](l model.List[T], k int, change func(*T)) model.List[T] {
+	v := *l.At(k)
+	change(&v)
+	return l.With(map[int]*T{k: &v})
 }

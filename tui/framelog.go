@@ -35,7 +35,7 @@ type frameLog struct {
 	// the console a scan of every machine per frame, or the benchmark
 	// measures its own instrument).
 	topRV        uint64
-	machinesFrom []*model.Machine
+	machinesFrom model.List[model.Machine]
 }
 
 // openFrameLog opens the file named by FrameLogEnv, or returns nil when it
@@ -119,12 +119,12 @@ func (a *App) builtState() *model.ClusterState {
 // version r shows every write up to r. Only machines that are not the
 // objects of the previous list at the same position are read.
 func (l *frameLog) maxMachineRV(s *model.ClusterState) uint64 {
-	if s == nil || model.SameList(s.Machines, l.machinesFrom) {
+	if s == nil || s.Machines.Same(l.machinesFrom) {
 		return l.topRV
 	}
 	prev := l.machinesFrom
-	for i, m := range s.Machines {
-		if i < len(prev) && prev[i] == m {
+	for i, m := range s.Machines.All() {
+		if i < prev.Len() && prev.At(i) == m {
 			continue
 		}
 		if rv, err := strconv.ParseUint(m.ResourceVersion, 10, 64); err == nil && rv > l.topRV {

@@ -3,7 +3,6 @@ package tui
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -21,8 +20,8 @@ func TestFrameLogRecordsFramesThatShowNews(t *testing.T) {
 
 	s := fixtureHealthy()
 	s.Version = 7
-	s.Machines[0].ResourceVersion = "1234"
-	s.Machines[1].ResourceVersion = "99"
+	s.Machines.At(0).ResourceVersion = "1234"
+	s.Machines.At(1).ResourceVersion = "99"
 	a.Update(SnapshotMsg{State: s})
 	a.View()
 	a.View() // same snapshot: nothing new to log
@@ -42,10 +41,7 @@ func TestFrameLogRecordsFramesThatShowNews(t *testing.T) {
 	// changed one and keeps the highest version shown.
 	next := synced
 	next.Version = 9
-	next.Machines = slices.Clone(synced.Machines)
-	m := *next.Machines[2]
-	m.ResourceVersion = "2000"
-	next.Machines[2] = &m
+	next.Machines = withChanged(synced.Machines, 2, func(m *model.Machine) { m.ResourceVersion = "2000" })
 	a.Update(SnapshotMsg{State: &next})
 	a.Update(frameMsg{})
 	a.View()

@@ -88,9 +88,9 @@ outer:
 type rowJoin struct {
 	st *styles
 
-	nodesFrom []*model.Node
+	nodesFrom model.List[model.Node]
 	nodeAt    map[string]int // node name → index in nodesFrom
-	nusFrom   []*model.NodeUpgrade
+	nusFrom   model.List[model.NodeUpgrade]
 	upgrades  map[string]*model.NodeUpgrade // machine name → its NodeUpgrade
 
 	rows []nodeRow
@@ -118,15 +118,15 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	if st != j.st {
 		j.st, j.src = st, j.src[:0] // a new theme changes every row
 	}
-	nodesSame := model.SameList(s.Nodes, j.nodesFrom) && j.nodeAt != nil
+	nodesSame := s.Nodes.Same(j.nodesFrom) && j.nodeAt != nil
 	if !nodesSame {
-		j.nodeAt = make(map[string]int, len(s.Nodes))
-		for i, n := range s.Nodes {
+		j.nodeAt = make(map[string]int, s.Nodes.Len())
+		for i, n := range s.Nodes.All() {
 			j.nodeAt[n.Name] = i
 		}
 		j.nodesFrom = s.Nodes
 	}
-	nusSame := model.SameList(s.NodeUpgrades, j.nusFrom) && (j.upgrades != nil || len(s.NodeUpgrades) == 0)
+	nusSame := s.NodeUpgrades.Same(j.nusFrom) && (j.upgrades != nil || s.NodeUpgrades.Len() == 0)
 	if !nusSame {
 		j.upgrades = model.NewestUpgrades(s.NodeUpgrades)
 		j.nusFrom = s.NodeUpgrades
@@ -143,10 +143,10 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 			(s.Cluster != nil && s.Cluster.ControlPlaneRolloutStrategy == "InPlace")}
 	}
 	prefix := s.ClusterName + "-"
-	j.seen = resize(j.seen, len(s.Nodes))
+	j.seen = resize(j.seen, s.Nodes.Len())
 	clear(j.seen)
 	k := 0 // next row
-	for _, m := range s.Machines {
+	for _, m := range s.Machines.All() {
 		if m.Role == model.RoleEtcd {
 			continue
 		}
@@ -155,7 +155,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 			src.n, src.nodeAt, src.nu = old.n, old.nodeAt, old.nu
 		} else {
 			if i, ok := j.nodeAt[m.NodeName]; ok && m.NodeName != "" {
-				src.n, src.nodeAt = s.Nodes[i], i
+				src.n, src.nodeAt = s.Nodes.At(i), i
 			}
 			if j.upgrades != nil {
 				src.nu = j.upgrades[m.Name]
@@ -168,7 +168,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		j.put(k, src, prefix)
 		k++
 	}
-	for i, n := range s.Nodes {
+	for i, n := range s.Nodes.All() {
 		if !j.seen[i] {
 			j.put(k, rowSrc{n: n, nodeAt: i}, prefix)
 			k++

@@ -30,37 +30,33 @@ func TestRowJoinMatchesAFreshJoin(t *testing.T) {
 		for op := 0; op <= ops; op++ {
 			switch rng.IntN(7) {
 			case 0, 1: // a machine's status changes
-				next.Machines = slices.Clone(next.Machines)
-				k := rng.IntN(len(next.Machines))
-				m := *next.Machines[k]
-				m.Phase = []string{"Running", "Provisioned", "Deleting", "Failed"}[rng.IntN(4)]
-				if rng.IntN(3) == 0 {
-					m.Version = []string{oldK8s, newK8s}[rng.IntN(2)]
-				}
-				next.Machines[k] = &m
+				k := rng.IntN(next.Machines.Len())
+				next.Machines = withChanged(next.Machines, k, func(m *model.Machine) {
+					m.Phase = []string{"Running", "Provisioned", "Deleting", "Failed"}[rng.IntN(4)]
+					if rng.IntN(3) == 0 {
+						m.Version = []string{oldK8s, newK8s}[rng.IntN(2)]
+					}
+				})
 			case 2: // a node's readiness flips
-				next.Nodes = slices.Clone(next.Nodes)
-				k := rng.IntN(len(next.Nodes))
-				n := *next.Nodes[k]
-				n.Ready = !n.Ready
-				next.Nodes[k] = &n
+				k := rng.IntN(next.Nodes.Len())
+				next.Nodes = withChanged(next.Nodes, k, func(n *model.Node) { n.Ready = !n.Ready })
 			case 3: // a machine goes away (its node stays, orphaned)
-				if len(next.Machines) > 10 {
-					k := rng.IntN(len(next.Machines))
-					next.Machines = slices.Delete(slices.Clone(next.Machines), k, k+1)
+				if next.Machines.Len() > 10 {
+					k := rng.IntN(next.Machines.Len())
+					next.Machines = model.ListOf(slices.Delete(next.Machines.Slice(), k, k+1)...)
 				}
 			case 4: // a machine is created
-				k := rng.IntN(len(next.Machines))
-				m := *next.Machines[k]
+				k := rng.IntN(next.Machines.Len())
+				m := *next.Machines.At(k)
 				m.Name = fmt.Sprintf("%s-new%d", m.Name, round)
 				m.NodeName = ""
 				m.Phase = "Provisioning"
-				next.Machines = slices.Insert(slices.Clone(next.Machines), k+1, &m)
+				next.Machines = model.ListOf(slices.Insert(next.Machines.Slice(), k+1, &m)...)
 			case 5: // an in-place upgrade starts or moves on
-				k := rng.IntN(len(next.Machines))
+				k := rng.IntN(next.Machines.Len())
 				nu := &model.NodeUpgrade{Meta: model.Meta{Name: fmt.Sprintf("nu-%d", round)}, Kind: model.KindNodeUpgrade,
-					MachineName: next.Machines[k].Name, KubernetesVersion: newK8s, Completed: rng.IntN(2) == 0}
-				next.NodeUpgrades = append(slices.Clone(next.NodeUpgrades), nu)
+					MachineName: next.Machines.At(k).Name, KubernetesVersion: newK8s, Completed: rng.IntN(2) == 0}
+				next.NodeUpgrades = model.ListOf(append(next.NodeUpgrades.Slice(), nu)...)
 			case 6: // the target moves
 				next.MachineDeployments = slices.Clone(next.MachineDeployments)
 				k := rng.IntN(len(next.MachineDeployments))
@@ -69,7 +65,7 @@ func TestRowJoinMatchesAFreshJoin(t *testing.T) {
 		}
 		var stalled stallSet
 		if rng.IntN(5) == 0 {
-			m := next.Machines[rng.IntN(len(next.Machines))]
+			m := next.Machines.At(rng.IntN(next.Machines.Len()))
 			stalled = newStallSet([]model.Stall{{Kind: model.KindMachine, Name: m.Name}})
 		}
 		got := slices.Clone(j.join(st, &next, stalled))
@@ -95,11 +91,7 @@ func TestRowJoinKeepsUnchangedRows(t *testing.T) {
 	var j rowJoin
 	j.join(st, s, stallSet{})
 	next := *s
-	next.Machines = slices.Clone(s.Machines)
-	last := len(next.Machines) - 1
-	m := *next.Machines[last]
-	m.Phase = "Failed"
-	next.Machines[last] = &m
+	next.Machines = withChanged(s.Machines, s.Machines.Len()-1, func(m *model.Machine) { m.Phase = "Failed" })
 	before := slices.Clone(j.src)
 	rows := j.join(st, &next, stallSet{})
 	changed := 0
@@ -123,12 +115,12 @@ func TestRowShowsTheNewestNodeUpgrade(t *testing.T) {
 	th := themes.NewDark()
 	st := newStyles(&th)
 	s := fixtureLarge(100)
-	m := s.Machines[len(s.Machines)-1]
+	m := s.Machines.At(s.Machines.Len() - 1)
 	failed := model.Conditions{{Type: model.NodeUpgradeSteps[0], Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code"}}
-	s.NodeUpgrades = []*model.NodeUpgrade{
-		{Meta: model.Meta{Name: "a-retry", CreationTimestamp: t0}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Completed: true},
-		{Meta: model.Meta{Name: "b-original", CreationTimestamp: t0.Add(-time.Hour)}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Conditions: failed},
-	}
+	s.NodeUpgrades = model.ListOf(
+		&model.NodeUpgrade{Meta: model.Meta{Name: "a-retry", CreationTimestamp: t0}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Completed: true},
+		&model.NodeUpgrade{Meta: model.Meta{Name: "b-original", CreationTimestamp: t0.Add(-time.Hour)}, Kind: model.KindNodeUpgrade, MachineName: m.Name, KubernetesVersion: newK8s, Conditions: failed},
+	)
 	for _, r := range buildNodeRows(st, s, stallSet{}) {
 		if r.name == m.NodeName && (r.stepFailed || r.stepText != "done") {
 			t.Fatalf("row shows the older, failed NodeUpgrade: %+v", r)

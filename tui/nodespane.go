@@ -32,15 +32,15 @@ type nodesPane struct {
 }
 
 // nodeInputs identifies what the rows are built from. The watchers reuse a
-// list (same backing array) while none of its objects changed, so comparing
-// first-element addresses and lengths tells, at no cost, whether a snapshot
-// that changed elsewhere (an event, a condition) needs the rows rebuilt.
+// list while none of its objects changed, so comparing the lists' keys
+// (model.List.Key) and lengths tells, at no cost, whether a snapshot that
+// changed elsewhere (an event, a condition) needs the rows rebuilt.
 type nodeInputs struct {
 	// Pointers, not addresses: holding them keeps the arrays alive, so an
 	// address cannot be reused by a different list.
-	machines **model.Machine
-	nodes    **model.Node
-	upgrades **model.NodeUpgrade
+	machines *[]*model.Machine // model.List.Key
+	nodes    *[]*model.Node
+	upgrades *[]*model.NodeUpgrade
 	mds      *model.MachineDeployment
 	nm, nn   int
 	nu, nmd  int
@@ -61,9 +61,9 @@ func first[T any](l []T) *T {
 func inputsOf(st *styles, s *model.ClusterState, av availability, stalled stallSet) nodeInputs {
 	in := nodeInputs{avail: av, st: st, stalled: stalled.key}
 	if s != nil {
-		in.machines, in.nm = first(s.Machines), len(s.Machines)
-		in.nodes, in.nn = first(s.Nodes), len(s.Nodes)
-		in.upgrades, in.nu = first(s.NodeUpgrades), len(s.NodeUpgrades)
+		in.machines, in.nm = s.Machines.Key(), s.Machines.Len()
+		in.nodes, in.nn = s.Nodes.Key(), s.Nodes.Len()
+		in.upgrades, in.nu = s.NodeUpgrades.Key(), s.NodeUpgrades.Len()
 		in.mds, in.nmd = first(s.MachineDeployments), len(s.MachineDeployments)
 		in.cp, in.cluster = s.ControlPlane, s.Cluster
 	}

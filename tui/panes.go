@@ -122,8 +122,7 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 	if mav := sourceAvailability(s, model.KindMachine); mav.msg != "" {
 		lines = append(lines, line{segs: []seg{{" members: ", rMuted}, {mav.msg, mav.r}}})
 	} else {
-		for i := range s.Machines {
-			m := s.Machines[i]
+		for _, m := range s.Machines.All() {
 			if m.Role != model.RoleEtcd {
 				continue
 			}

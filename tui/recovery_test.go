@@ -67,7 +67,7 @@ func stuckEtcdState(now time.Time) *model.ClusterState {
 		Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt"}},
 		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
 			Replicas: 3},
-		Machines: []*model.Machine{m("e-a", time.Hour, true), m("e-b", time.Hour, true), m("e-c", time.Hour, true), m("e-new", 20*time.Minute, false)},
+		Machines: model.ListOf(m("e-a", time.Hour, true), m("e-b", time.Hour, true), m("e-c", time.Hour, true), m("e-new", 20*time.Minute, false)),
 	}
 }
 
@@ -143,7 +143,7 @@ func TestRecoveryActionOnlyWhenOffered(t *testing.T) {
 		t.Fatal("the recovery action must be dangerous (unbound in read-only mode)")
 	}
 	healthy := stuckEtcdState(now)
-	healthy.Machines = healthy.Machines[:3]
+	healthy.Machines = model.ListOf(healthy.Machines.Slice()[:3]...)
 	healthy.Etcd.Ready = true
 	healthy.Etcd.Annotations = nil
 	if cmd := a.Run(healthy); cmd != nil {
@@ -390,7 +390,7 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 // screen; R there opens the recovery menu (not in read-only mode).
 func TestPlanScreenOffersRecovery(t *testing.T) {
 	state := stuckEtcdState(t0)
-	state.Machines = state.Machines[:3]
+	state.Machines = model.ListOf(state.Machines.Slice()[:3]...)
 	state.Etcd.Ready, state.Etcd.Annotations = true, nil
 	state.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
 	for _, readOnly := range []bool{false, true} {

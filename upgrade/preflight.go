@@ -419,20 +419,20 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 		return failed("cannot read the nodes: forbidden to "+f, "use a kubeconfig that may list nodes")
 	}
 	var notReady []string
-	for _, n := range in.State.Nodes {
+	for _, n := range in.State.Nodes.All() {
 		if !n.Ready {
 			notReady = append(notReady, n.Name)
 		}
 	}
 	sort.Strings(notReady)
 	if len(notReady) > 0 {
-		return failed(fmt.Sprintf("%d of %d nodes not Ready: %s", len(notReady), len(in.State.Nodes), strings.Join(notReady, ", ")),
+		return failed(fmt.Sprintf("%d of %d nodes not Ready: %s", len(notReady), in.State.Nodes.Len(), strings.Join(notReady, ", ")),
 			"bring the nodes back (kubectl describe node), or skip this check if the upgrade replaces them")
 	}
-	if len(in.State.Nodes) == 0 {
+	if in.State.Nodes.Len() == 0 {
 		return warn("no Node objects visible", "check the kubeconfig points at the management cluster itself")
 	}
-	return pass(fmt.Sprintf("all %d nodes Ready", len(in.State.Nodes)))
+	return pass(fmt.Sprintf("all %d nodes Ready", in.State.Nodes.Len()))
 }
 
 func checkNodeLabel(_ context.Context, in *Inputs) model.CheckResult {
@@ -441,7 +441,7 @@ func checkNodeLabel(_ context.Context, in *Inputs) model.CheckResult {
 		key = model.LabelUpgradeInProgress
 	}
 	var marked []string
-	for _, n := range in.State.Nodes {
+	for _, n := range in.State.Nodes.All() {
 		if _, ok := n.Labels[key]; ok {
 			marked = append(marked, n.Name)
 		}

@@ -321,7 +321,7 @@ func merge(m map[string]string, k, v string) map[string]string {
 func (w *world) someNode(t *testing.T) string {
 	t.Helper()
 	s := w.watcher.Latest()
-	for _, m := range s.Machines {
+	for _, m := range s.Machines.All() {
 		if m.Role == model.RoleControlPlane && m.NodeName != "" {
 			return m.NodeName
 		}

@@ -253,8 +253,8 @@ func BenchmarkSnapshot(b *testing.B) {
 				w.mu.Lock()
 				s := w.snapshotLocked()
 				w.mu.Unlock()
-				if len(s.Machines) != n {
-					b.Fatalf("%d machines", len(s.Machines))
+				if s.Machines.Len() != n {
+					b.Fatalf("%d machines", s.Machines.Len())
 				}
 			}
 		})

@@ -90,7 +90,7 @@ func describe(s *model.ClusterState) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "v%d %s machines=%d nodes=%d nodeUpgrades=%d events=%d cluster=%v", s.Version, s.Connection,
-		len(s.Machines), len(s.Nodes), len(s.NodeUpgrades), len(s.Events), s.Cluster != nil)
+		s.Machines.Len(), s.Nodes.Len(), s.NodeUpgrades.Len(), len(s.Events), s.Cluster != nil)
 	for k, src := range s.Sources {
 		fmt.Fprintf(&b, "\n  %s: %+v", k, src)
 	}
@@ -213,7 +213,7 @@ func TestSnapshotTranslatesBothConditionDialects(t *testing.T) {
 
 	w := run(t, cfg, ns)
 	s := waitState(t, w, "cluster and machine", func(s *model.ClusterState) bool {
-		return s.Cluster != nil && len(s.Machines) == 1 && s.Machines[0].Phase == "Running" && allSynced(s)
+		return s.Cluster != nil && s.Machines.Len() == 1 && s.Machines.At(0).Phase == "Running" && allSynced(s)
 	})
 	if s.Connection != model.Live || s.Context != "test" || s.ClusterName != testCluster {
 		t.Errorf("snapshot header: %s %q %q", s.Connection, s.Context, s.ClusterName)
@@ -225,7 +225,7 @@ func TestSnapshotTranslatesBothConditionDialects(t *testing.T) {
 	if !s.Cluster.CNIManaged() || s.Cluster.ControlPlaneCount != 3 || len(s.Cluster.WorkerGroups) != 1 || s.Cluster.SpecChangedAt.IsZero() {
 		t.Errorf("EKS-A spec = %+v", s.Cluster)
 	}
-	got := s.Machines[0]
+	got := s.Machines.At(0)
 	mc, ok := got.Conditions.Get("Ready")
 	if got.Role != model.RoleControlPlane || got.NodeName != "node-a" || got.Owner != testCluster || !ok || mc.ObservedGeneration != 1 || mc.Severity != "" {
 		t.Errorf("machine = %+v", got)
@@ -435,7 +435,7 @@ func TestCoalescesBurstOfWrites(t *testing.T) {
 	m := create(t, dc, gvrMachine, machine(ns, testCluster+"-md-0-a", model.RoleWorker))
 	const interval = 200 * time.Millisecond
 	w := run(t, cfg, ns, func(o *Options) { o.MinInterval = interval })
-	before := waitState(t, w, "machine synced", func(s *model.ClusterState) bool { return len(s.Machines) == 1 && allSynced(s) })
+	before := waitState(t, w, "machine synced", func(s *model.ClusterState) bool { return s.Machines.Len() == 1 && allSynced(s) })
 
 	const writes = 200
 	began := time.Now()
@@ -444,7 +444,7 @@ func TestCoalescesBurstOfWrites(t *testing.T) {
 		m = updateStatus(t, dc, gvrMachine, m)
 	}
 	last := fmt.Sprintf("node-%03d", writes)
-	after := waitState(t, w, "last write", func(s *model.ClusterState) bool { return s.Machines[0].NodeName == last })
+	after := waitState(t, w, "last write", func(s *model.ClusterState) bool { return s.Machines.At(0).NodeName == last })
 	elapsed := time.Since(began)
 	published := int(after.Version - before.Version)
 	// One snapshot per interval at most, plus the first one after the quiet
@@ -465,7 +465,7 @@ func TestReconnectsAfterAPIServerRestart(t *testing.T) {
 	create(t, dc, gvrMachine, machine(ns, testCluster+"-md-0-a", model.RoleWorker))
 	w := run(t, cfg, ns)
 	waitState(t, w, "live and synced", func(s *model.ClusterState) bool {
-		return s.Connection == model.Live && len(s.Machines) == 1 && allSynced(s)
+		return s.Connection == model.Live && s.Machines.Len() == 1 && allSynced(s)
 	})
 
 	if err := env.StopAPIServer(); err != nil {
@@ -485,8 +485,8 @@ func TestReconnectsAfterAPIServerRestart(t *testing.T) {
 		}
 	})
 	down := waitState(t, w, "reconnecting", func(s *model.ClusterState) bool { return s.Connection == model.Reconnecting })
-	if len(down.Machines) != 1 {
-		t.Errorf("cache lost while disconnected: %d machines", len(down.Machines))
+	if down.Machines.Len() != 1 {
+		t.Errorf("cache lost while disconnected: %d machines", down.Machines.Len())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -501,7 +501,7 @@ func TestReconnectsAfterAPIServerRestart(t *testing.T) {
 		t.Errorf("connection since %s not after %s", back.ConnectionSince, down.ConnectionSince)
 	}
 	create(t, dc, gvrMachine, machine(ns, testCluster+"-md-0-b", model.RoleWorker))
-	waitState(t, w, "write after reconnect", func(s *model.ClusterState) bool { return len(s.Machines) == 2 })
+	waitState(t, w, "write after reconnect", func(s *model.ClusterState) bool { return s.Machines.Len() == 2 })
 }
 
 // TestNodesEventsAndNodeUpgrades covers the typed (protobuf) informers and
@@ -542,15 +542,15 @@ func TestNodesEventsAndNodeUpgrades(t *testing.T) {
 	}
 	w := run(t, cfg, ns)
 	s := waitState(t, w, "node, node upgrade and event", func(s *model.ClusterState) bool {
-		return allSynced(s) && len(s.NodeUpgrades) == 1 && len(s.Events) == 1 && hasNode(s, nodeName)
+		return allSynced(s) && s.NodeUpgrades.Len() == 1 && len(s.Events) == 1 && hasNode(s, nodeName)
 	})
-	if s.NodeUpgrades[0].MachineName != testCluster+"-cp-a" || s.NodeUpgrades[0].Kind != model.KindNodeUpgrade {
-		t.Errorf("node upgrade = %+v", s.NodeUpgrades[0])
+	if s.NodeUpgrades.At(0).MachineName != testCluster+"-cp-a" || s.NodeUpgrades.At(0).Kind != model.KindNodeUpgrade {
+		t.Errorf("node upgrade = %+v", s.NodeUpgrades.At(0))
 	}
 	if e := s.Events[0]; e.ObjectName != testCluster+"-cp-a" || e.Reason != "Stuck" {
 		t.Errorf("event = %+v", e)
 	}
-	for _, n := range s.Nodes {
+	for _, n := range s.Nodes.All() {
 		if n.Name == nodeName {
 			if _, ok := n.Labels["topology.kubernetes.io/zone"]; ok || n.Labels[model.LabelUpgradeInProgress] != "true" || len(n.Labels) != 2 {
 				t.Errorf("node labels = %v", n.Labels)
@@ -560,7 +560,7 @@ func TestNodesEventsAndNodeUpgrades(t *testing.T) {
 }
 
 func hasNode(s *model.ClusterState, name string) bool {
-	for _, n := range s.Nodes {
+	for _, n := range s.Nodes.All() {
 		if n.Name == name {
 			return true
 		}
@@ -599,7 +599,7 @@ func TestTraceNamesEachAppliedEvent(t *testing.T) {
 	m.Object["status"] = map[string]any{"nodeRef": map[string]any{"name": "node-t"}}
 	m = updateStatus(t, dc, gvrMachine, m)
 	waitState(t, w, "status write", func(s *model.ClusterState) bool {
-		return len(s.Machines) == 1 && s.Machines[0].NodeName == "node-t"
+		return s.Machines.Len() == 1 && s.Machines.At(0).NodeName == "node-t"
 	})
 	want := " machines.cluster.x-k8s.io " + m.GetResourceVersion()
 	var found bool

@@ -24,7 +24,7 @@ type stores struct {
 	// Filtered lists and what they were filtered from: NodeUpgrades and
 	// upgrade requests of other clusters share the namespace and are dropped
 	// by membership, recomputed only when either side changed.
-	nuFrom, nuOut   []*model.NodeUpgrade
+	nuFrom, nuOut   model.List[model.NodeUpgrade]
 	reqFrom, reqOut []model.UpgradeRequest
 	machinesEpoch   uint64
 	mdsEpoch        uint64
@@ -128,9 +128,9 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 	machinesVisible := s.Source(model.KindMachine).Synced
 	nus := st.nodeUpgrades.list()
-	if !same(nus, st.nuFrom) || st.machines.epoch != st.machinesEpoch {
+	if !nus.Same(st.nuFrom) || st.machines.epoch != st.machinesEpoch {
 		st.nuFrom = nus
-		st.nuOut = filter(nus, func(n *model.NodeUpgrade) bool {
+		st.nuOut = filterList(nus, func(n *model.NodeUpgrade) bool {
 			return !machinesVisible || st.machines.get(key(n.Namespace, n.MachineName)) != nil
 		})
 	}
@@ -174,6 +174,23 @@ func filter[T any](l []T, keep func(T) bool) []T {
 			}
 		}
 		return out
+	}
+	return l
+}
+
+// filterList is filter for a List.
+func filterList[T any](l model.List[T], keep func(*T) bool) model.List[T] {
+	for i, v := range l.All() {
+		if keep(v) {
+			continue
+		}
+		out := make([]*T, 0, l.Len())
+		for j, v := range l.All() {
+			if j != i && (j < i || keep(v)) {
+				out = append(out, v)
+			}
+		}
+		return model.ListOf(out...)
 	}
 	return l
 }

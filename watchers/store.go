@@ -3,6 +3,8 @@ package watchers
 import (
 	"slices"
 	"strings"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // store keeps the translated values of one kind, keyed by namespace/name, and
@@ -10,26 +12,27 @@ import (
 // stored: an update replaces the pointer, so a published slice stays valid
 // while the store moves on.
 //
-// The published slice holds pointers to the stored values, so a snapshot
-// shares every unchanged object with the one before it. Building it costs
-// nothing for a kind that did not change (the previous slice is shared), a
-// copy of the pointers plus one write per changed object when only existing
-// objects changed (the common case during a rollout: status updates), and a
-// copy plus a merge of the changed objects, sorted on their own, when objects
-// were added, removed or moved in the order (machines created and deleted by
-// a rollout): never a sort of the whole kind, never a copy of the objects.
-// At 10,000 Machines a copy of the values was 2.7 MB of garbage a snapshot,
-// up to ten a second; a copy of the pointers is 80 KB.
+// The published list (a model.List) holds pointers to the stored values, so
+// a snapshot shares every unchanged object with the one before it. Building
+// it costs nothing for a kind that did not change (the previous list is
+// shared), a copy of the chunks the changed objects fall in when only
+// existing objects changed (the common case during a rollout: status
+// updates), and a copy plus a merge of the changed objects, sorted on their
+// own, when objects were added, removed or moved in the order (machines
+// created and deleted by a rollout): never a sort of the whole kind, never a
+// copy of the objects. At 10,000 Machines a copy of the values was 2.7 MB of
+// garbage a snapshot, up to ten a second; a copy of all the pointers 80 KB;
+// a status change now copies ~2 KB.
 type store[T any] struct {
 	items map[string]*T
 	// less orders the published slice; ties are broken by key.
 	less func(a, b *T) bool
 
-	sorted []*T
-	keys   []string // key of sorted[i]
+	sorted model.List[T]
+	keys   []string // key of sorted.At(i)
 	// vals and valsFrom cache values() for the kinds published by value.
 	vals     []T
-	valsFrom []*T
+	valsFrom model.List[T]
 	// changed holds every key put or removed since the last build.
 	changed map[string]struct{}
 	// structural is set when an object was added or removed, or an update
@@ -93,9 +96,9 @@ func (s *store[T]) cmp(a, b keyed[T]) int {
 }
 
 // list returns the sorted values, rebuilding only what changed. Neither the
-// returned slice nor the values it points to may be modified: later
+// returned list nor the values it points to may be modified: later
 // snapshots share them.
-func (s *store[T]) list() []*T {
+func (s *store[T]) list() model.List[T] {
 	if !s.dirty {
 		return s.sorted
 	}
@@ -104,16 +107,16 @@ func (s *store[T]) list() []*T {
 	if !s.structural {
 		// No object moved in the order, so the published keys are still
 		// sorted by the current values: find each by binary search.
-		next := slices.Clone(s.sorted)
+		set := make(map[int]*T, len(s.changed))
 		for k := range s.changed {
 			target := keyed[T]{k, s.items[k]}
 			i, _ := slices.BinarySearchFunc(s.keys, target, func(have string, t keyed[T]) int {
 				return s.cmp(keyed[T]{have, s.items[have]}, t)
 			})
-			next[i] = target.v
+			set[i] = target.v
 		}
-		s.sorted = next
-		return next
+		s.sorted = s.sorted.With(set)
+		return s.sorted
 	}
 	s.structural = false
 	s.epoch++
@@ -137,22 +140,22 @@ func (s *store[T]) list() []*T {
 		for ; j < len(ins) && s.cmp(ins[j], kept) < 0; j++ {
 			keys, next = append(keys, ins[j].k), append(next, ins[j].v)
 		}
-		keys, next = append(keys, k), append(next, s.sorted[i])
+		keys, next = append(keys, k), append(next, s.sorted.At(i))
 	}
 	for ; j < len(ins); j++ {
 		keys, next = append(keys, ins[j].k), append(next, ins[j].v)
 	}
-	s.keys, s.sorted = keys, next
-	return next
+	s.keys, s.sorted = keys, model.ListOf(next...)
+	return s.sorted
 }
 
 // values is list as a slice of values, for the small kinds the snapshot
 // publishes by value; it is copied only when the list changed.
 func (s *store[T]) values() []T {
 	l := s.list()
-	if !same(l, s.valsFrom) {
-		s.vals = make([]T, len(l))
-		for i, v := range l {
+	if !l.Same(s.valsFrom) {
+		s.vals = make([]T, l.Len())
+		for i, v := range l.All() {
 			s.vals[i] = *v
 		}
 		s.valsFrom = l
@@ -164,13 +167,13 @@ func (s *store[T]) values() []T {
 // (the oldest events): they would only be sorted again and cut off. An
 // object that changes later comes back through put.
 func (s *store[T]) truncate(n int) {
-	if s.dirty || len(s.sorted) <= n {
+	if s.dirty || s.sorted.Len() <= n {
 		return
 	}
 	for _, k := range s.keys[n:] {
 		delete(s.items, k)
 	}
-	s.sorted, s.keys = s.sorted[:n:n], s.keys[:n:n]
+	s.sorted, s.keys = model.ListOf(s.sorted.Slice()[:n]...), s.keys[:n:n]
 }
 
 // get returns the value stored under key.

@@ -149,29 +149,31 @@ func TestStoreSharesUnchangedAndPatchesUpdates(t *testing.T) {
 	for _, n := range []string{"c", "a", "b"} {
 		s.put("ns/"+n, &model.Machine{Meta: model.Meta{Name: n}})
 	}
-	first := s.list()
+	firstL := s.list()
+	first := firstL.Slice()
 	if len(first) != 3 || first[0].Name != "a" || first[2].Name != "c" {
 		t.Fatalf("sorted = %v", first)
 	}
-	if again := s.list(); !same(again, first) {
+	if again := s.list(); !again.Same(firstL) {
 		t.Error("unchanged store rebuilt its list")
 	}
 	epoch := s.epoch
 	s.put("ns/b", &model.Machine{Meta: model.Meta{Name: "b"}, Phase: "Running"})
-	patched := s.list()
-	if same(patched, first) || patched[1].Phase != "Running" || first[1].Phase != "" || s.epoch != epoch {
+	patchedL := s.list()
+	patched := patchedL.Slice()
+	if patchedL.Same(firstL) || patched[1].Phase != "Running" || firstL.At(1).Phase != "" || s.epoch != epoch {
 		t.Errorf("update: patched=%v first=%v epoch %d→%d", patched, first, epoch, s.epoch)
 	}
 	s.remove("ns/a")
 	s.put("ns/0", &model.Machine{Meta: model.Meta{Name: "0"}})
-	rebuilt := s.list()
+	rebuilt := s.list().Slice()
 	if len(rebuilt) != 3 || rebuilt[0].Name != "0" || rebuilt[1].Name != "b" || s.epoch == epoch {
 		t.Errorf("structural change: %v", rebuilt)
 	}
 	// A patch after a rebuild lands at the right index.
 	s.put("ns/c", &model.Machine{Meta: model.Meta{Name: "c"}, Phase: "Deleting"})
-	if got := s.list(); got[2].Phase != "Deleting" {
-		t.Errorf("patch after rebuild: %v", got)
+	if got := s.list(); got.At(2).Phase != "Deleting" {
+		t.Errorf("patch after rebuild: %v", got.Slice())
 	}
 }
 
@@ -182,6 +184,25 @@ func TestFilterKeepsSliceWhenAllKept(t *testing.T) {
 	}
 	if got := filter(l, func(v int) bool { return v != 2 }); len(got) != 2 || got[1] != 3 {
 		t.Errorf("filtered = %v", got)
+	}
+}
+
+func TestFilterListKeepsListWhenAllKept(t *testing.T) {
+	var items []*int
+	for i := range 600 {
+		v := i
+		items = append(items, &v)
+	}
+	l := model.ListOf(items...)
+	if got := filterList(l, func(*int) bool { return true }); !got.Same(l) {
+		t.Error("copied although everything was kept")
+	}
+	for _, drop := range []int{0, 299, 599} {
+		got := filterList(l, func(v *int) bool { return *v != drop })
+		want := slices.Delete(slices.Clone(items), drop, drop+1)
+		if !slices.Equal(got.Slice(), want) {
+			t.Errorf("dropping %d: got %d items, not the others in order", drop, got.Len())
+		}
 	}
 }
 
@@ -226,7 +247,7 @@ func TestInvisibleWritesPublishNothing(t *testing.T) {
 	w.mu.Lock()
 	s := w.snapshotLocked()
 	w.mu.Unlock()
-	if len(s.Nodes) != 1 || s.Nodes[0].Ready {
+	if s.Nodes.Len() != 1 || s.Nodes.At(0).Ready {
 		t.Errorf("nodes = %+v", s.Nodes)
 	}
 	// Events of no interest are cached as empty entries and never published.
@@ -245,13 +266,13 @@ func TestStoreTruncateKeepsNewest(t *testing.T) {
 	}
 	s.list()
 	s.truncate(3)
-	got := s.list()
+	got := s.list().Slice()
 	if len(got) != 3 || got[0].Reason != "j" || got[2].Reason != "h" || s.len() != 3 {
 		t.Fatalf("after truncate: %+v (%d stored)", got, s.len())
 	}
 	// An old event that fires again comes back, newest first.
 	s.put("a", &model.Event{Reason: "a", LastTimestamp: benchTime.Add(time.Hour)})
-	if got := s.list(); len(got) != 4 || got[0].Reason != "a" {
+	if got := s.list().Slice(); len(got) != 4 || got[0].Reason != "a" {
 		t.Fatalf("after refire: %+v", got)
 	}
 }
@@ -310,8 +331,9 @@ func TestStoreMatchesAFreshSort(t *testing.T) {
 	want := map[string]*model.Machine{}
 	phases := []string{"A", "B", "C"}
 	for round := 0; round < 300; round++ {
-		for op := rng.IntN(20); op >= 0; op-- {
-			k := fmt.Sprintf("ns/m%03d", rng.IntN(120))
+		for op := rng.IntN(round%7*40 + 20); op >= 0; op-- {
+			// Enough keys for several of a List's chunks.
+			k := fmt.Sprintf("ns/m%04d", rng.IntN(1200))
 			switch rng.IntN(4) {
 			case 0:
 				s.remove(k)
@@ -322,7 +344,11 @@ func TestStoreMatchesAFreshSort(t *testing.T) {
 				want[k] = m
 			}
 		}
-		got := s.list()
+		prev, prevItems := s.sorted, s.sorted.Slice()
+		got := s.list().Slice()
+		if !slices.Equal(prev.Slice(), prevItems) {
+			t.Fatalf("round %d: building a list changed the one published before it", round)
+		}
 		keys := make([]string, 0, len(want))
 		for k := range want {
 			keys = append(keys, k)

@@ -45,10 +45,10 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		out = append(out, o)
 	}
 	nodeOf := map[string]string{}
-	for _, m := range s.Machines {
+	for _, m := range s.Machines.All() {
 		nodeOf[m.Name] = m.NodeName
 	}
-	for _, nu := range s.NodeUpgrades {
+	for _, nu := range s.NodeUpgrades.All() {
 		if nu.Completed {
 			continue
 		}
@@ -76,7 +76,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling {
 		markers = append(markers, MarkerEtcdUpgrading)
 	}
-	for _, n := range s.Nodes {
+	for _, n := range s.Nodes.All() {
 		if _, ok := n.Labels[nodeLabel]; ok {
 			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
 		}
@@ -110,7 +110,7 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		return Offer{}, false
 	}
 	var ms []*model.Machine
-	for _, m := range s.Machines {
+	for _, m := range s.Machines.All() {
 		if m.Role != model.RoleEtcd {
 			continue
 		}
@@ -201,8 +201,8 @@ type Offerer struct {
 	Threshold time.Duration
 	NodeLabel string
 
-	nusFrom     []*model.NodeUpgrade
-	nodesFrom   []*model.Node
+	nusFrom     model.List[model.NodeUpgrade]
+	nodesFrom   model.List[model.Node]
 	failedNode  bool
 	labeledNode bool
 	checked     bool
@@ -217,9 +217,9 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	if label == "" {
 		label = model.LabelUpgradeInProgress
 	}
-	if !o.checked || !model.SameList(s.NodeUpgrades, o.nusFrom) {
+	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) {
 		o.failedNode = false
-		for _, nu := range s.NodeUpgrades {
+		for _, nu := range s.NodeUpgrades.All() {
 			if !nu.Completed && failedStep(nu) != "" {
 				o.failedNode = true
 				break
@@ -227,9 +227,9 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 		}
 		o.nusFrom = s.NodeUpgrades
 	}
-	if !o.checked || !model.SameList(s.Nodes, o.nodesFrom) {
+	if !o.checked || !s.Nodes.Same(o.nodesFrom) {
 		o.labeledNode = false
-		for _, n := range s.Nodes {
+		for _, n := range s.Nodes.All() {
 			if _, ok := n.Labels[label]; ok {
 				o.labeledNode = true
 				break

@@ -17,12 +17,18 @@ func offerState(now time.Time) *model.ClusterState {
 		Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd", Generation: 2, Annotations: map[string]string{model.AnnotationEtcdUpgrading: "true"}},
 			Replicas: 3, ObservedGeneration: 2},
 		ControlPlane: &model.ControlPlane{Meta: model.Meta{Name: "mgmt", Annotations: map[string]string{model.AnnotationCAPIPaused: "true"}}},
-		Machines: []*model.Machine{
+		Machines: model.ListOf(
 			etcdMachine("e-a", time.Hour, true), etcdMachine("e-b", time.Hour, true), etcdMachine("e-c", time.Hour, true),
 			etcdMachine("e-new", 20*time.Minute, false),
-			{Meta: model.Meta{Name: "cp-1"}, Role: model.RoleControlPlane, NodeName: "node-cp-1"},
-		},
+			&model.Machine{Meta: model.Meta{Name: "cp-1"}, Role: model.RoleControlPlane, NodeName: "node-cp-1"},
+		),
 	}
+}
+
+// withoutNewMember is offerState's machines without the new etcd member.
+func withoutNewMember(l model.List[model.Machine]) model.List[model.Machine] {
+	ms := l.Slice()
+	return model.ListOf(append(ms[:3], ms[4])...)
 }
 
 func actions(os []Offer) []string {
@@ -47,18 +53,18 @@ func TestOffers(t *testing.T) {
 	}
 
 	s = offerState(now)
-	s.Machines[0].Owned = false
+	s.Machines.At(0).Owned = false
 	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 {
 		t.Errorf("an old member released: %v, want no rollback", actions(got))
 	}
 
 	s = offerState(now)
-	s.Machines = append(s.Machines[:3], s.Machines[4]) // the new member is gone
+	s.Machines = withoutNewMember(s.Machines) // the new member is gone
 	s.Etcd.Ready = true
 	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
-	s.NodeUpgrades = []*model.NodeUpgrade{{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
 		Conditions: model.Conditions{{Type: "BinariesCopied", Status: "True"},
-			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"}}}}
+			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"}}})
 	got = Offers(s, now, 15*time.Minute, "")
 	if want := []string{ActionNodeRetry, ActionLockClear}; len(got) != 2 || got[0].Action != want[0] || got[1].Action != want[1] {
 		t.Fatalf("offers = %v, want %v", actions(got), want)
@@ -157,7 +163,7 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 		Conditions: model.Conditions{{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code"}}}
 	quiet := func() *model.ClusterState {
 		s := offerState(now)
-		s.Machines = append(s.Machines[:3], s.Machines[4])
+		s.Machines = withoutNewMember(s.Machines)
 		s.Etcd.Ready, s.Etcd.Annotations = true, nil
 		s.ControlPlane.Annotations = nil
 		return s
@@ -184,7 +190,7 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 		}},
 		{"a node upgrade fails", func(p *model.ClusterState) *model.ClusterState {
 			s := *p
-			s.NodeUpgrades = []*model.NodeUpgrade{failedNU}
+			s.NodeUpgrades = model.ListOf(failedNU)
 			return &s
 		}},
 		{"same lists again", func(p *model.ClusterState) *model.ClusterState { s := *p; return &s }},
@@ -192,17 +198,17 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 			s := *p
 			done := *failedNU
 			done.Completed = true
-			s.NodeUpgrades = []*model.NodeUpgrade{&done}
+			s.NodeUpgrades = model.ListOf(&done)
 			return &s
 		}},
 		{"a node keeps the upgrade label", func(p *model.ClusterState) *model.ClusterState {
 			s := *p
-			s.Nodes = []*model.Node{{Meta: model.Meta{Name: "n1", Labels: map[string]string{model.LabelUpgradeInProgress: "true"}}}}
+			s.Nodes = model.ListOf(&model.Node{Meta: model.Meta{Name: "n1", Labels: map[string]string{model.LabelUpgradeInProgress: "true"}}})
 			return &s
 		}},
 		{"the label is gone", func(p *model.ClusterState) *model.ClusterState {
 			s := *p
-			s.Nodes = []*model.Node{{Meta: model.Meta{Name: "n1"}}}
+			s.Nodes = model.ListOf(&model.Node{Meta: model.Meta{Name: "n1"}})
 			return &s
 		}},
 		{"a stale lease, same lists", func(p *model.ClusterState) *model.ClusterState {
