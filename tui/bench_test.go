@@ -137,3 +137,36 @@ func (d *Dashboard) paneSize(id paneID) (w, h int) {
 	}
 	return 0, 0
 }
+
+// BenchmarkNodesPaneOneRowChanged is the nodes pane's render after a
+// snapshot in which one visible machine changed, the clock still: the
+// steady state of a rollout under load (the rows that did not change are
+// copied from the last render).
+func BenchmarkNodesPaneOneRowChanged(b *testing.B) {
+	th := themes.NewDark()
+	st := newStyles(&th)
+	s := fixtureLarge(10000)
+	p := nodesPane{expand: true}
+	p.set(st, s, stallSet{})
+	w, h := 200, 40
+	p.view(st, w, h, true, t0)
+	var visible []int // indexes of the machines of the first rows
+	for i, m := range s.Machines.All() {
+		if m.Role != model.RoleEtcd && len(visible) < h-2 {
+			visible = append(visible, i)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		next := *s
+		next.Machines = withChanged(s.Machines, visible[i%len(visible)], func(m *model.Machine) {
+			m.Phase = map[bool]string{true: "Provisioned", false: "Running"}[m.Phase == "Running"]
+		})
+		s = &next
+		b.StartTimer()
+		p.set(st, s, stallSet{})
+		_ = p.view(st, w, h, true, t0)
+	}
+}

@@ -127,3 +127,72 @@ func TestRowShowsTheNewestNodeUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesPaneCopiesUnchangedRows drives one nodes pane through snapshots,
+// scrolling, focus, width and clock changes, and compares every render with
+// a fresh pane's: a row line copied from the last render must be exactly the
+// line drawing it again gives. It also checks that an unchanged row is
+// copied, not drawn.
+func TestNodesPaneCopiesUnchangedRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	th := themes.NewDark()
+	st := newStyles(&th)
+	s := fixtureLarge(300)
+	now := t0
+	w, h := 160, 40
+	var p nodesPane
+	p.expand = true
+	for round := 0; round < 300; round++ {
+		next := *s
+		next.Version++
+		switch rng.IntN(6) {
+		case 0, 1: // a visible machine's status changes
+			k := rng.IntN(min(next.Machines.Len(), 60))
+			next.Machines = withChanged(next.Machines, k, func(m *model.Machine) {
+				m.Phase = []string{"Running", "Provisioned", "Deleting", "Failed"}[rng.IntN(4)]
+			})
+		case 2: // a machine is created near the top: the rows below move
+			k := rng.IntN(min(next.Machines.Len(), 30))
+			m := *next.Machines.At(k)
+			m.Name = fmt.Sprintf("%s-new%d", m.Name, round)
+			m.NodeName, m.Phase = "", "Provisioning"
+			next.Machines = model.ListOf(slices.Insert(next.Machines.Slice(), k+1, &m)...)
+		case 3: // the clock moves
+			now = now.Add(time.Duration(rng.IntN(3)) * time.Second)
+		case 4: // the operator scrolls
+			p.cursor = max(0, p.cursor+rng.IntN(21)-10)
+		case 5: // the terminal is resized
+			w = []int{80, 120, 160, 200}[rng.IntN(4)]
+		}
+		focused := rng.IntN(4) != 0
+		p.set(st, &next, stallSet{})
+		got := p.view(st, w, h, focused, now)
+
+		fresh := nodesPane{expand: true}
+		fresh.set(st, &next, stallSet{})
+		fresh.cursor, fresh.offset = p.cursor, p.offset
+		if want := fresh.view(st, w, h, focused, now); got != want {
+			t.Fatalf("round %d: the pane differs from a fresh render\n got: %q\nwant: %q", round, got, want)
+		}
+		s = &next
+	}
+
+	// One machine changed, nothing else: one row drawn, the rest copied.
+	p.view(st, w, h, true, now)
+	next := *s
+	k := -1
+	for i, m := range s.Machines.All() {
+		if m.Name == p.rows[p.offset+2].name {
+			k = i
+		}
+	}
+	if k < 0 {
+		t.Fatalf("no machine for visible row %q", p.rows[p.offset+2].name)
+	}
+	next.Machines = withChanged(s.Machines, k, func(m *model.Machine) { m.Phase = "Failed" })
+	p.set(st, &next, stallSet{})
+	p.view(st, w, h, true, now)
+	if p.redrawn != 1 {
+		t.Errorf("%d rows drawn for one changed machine, want 1", p.redrawn)
+	}
+}
