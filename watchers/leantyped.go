@@ -103,6 +103,13 @@ func machineDecoder(version string) leanDecode {
 	return leanDecoder(func(o *leanMachine) any { return o.translate(version) })
 }
 
+// reuse empties the Machine for the next event, keeping its lists' arrays.
+func (o *leanMachine) reuse() {
+	c, c2, own := reuseList(o.Status.Conditions), reuseList(o.Status.V1Beta2.Conditions), reuseList(o.Metadata.OwnerReferences)
+	*o = leanMachine{}
+	o.Status.Conditions, o.Status.V1Beta2.Conditions, o.Metadata.OwnerReferences = c, c2, own
+}
+
 func (o *leanMachine) translate(version string) any {
 	md := &o.Metadata
 	m := &model.Machine{
@@ -180,6 +187,13 @@ func nodeUpgradeDecoder(kind model.Kind) func(version string) leanDecode {
 	return func(string) leanDecode {
 		return leanDecoder(func(o *leanNodeUpgrade) any { return o.translate(kind) })
 	}
+}
+
+// reuse empties the NodeUpgrade for the next event, keeping its lists' arrays.
+func (o *leanNodeUpgrade) reuse() {
+	c, own := reuseList(o.Status.Conditions), reuseList(o.Metadata.OwnerReferences)
+	*o = leanNodeUpgrade{}
+	o.Status.Conditions, o.Metadata.OwnerReferences = c, own
 }
 
 func (o *leanNodeUpgrade) translate(kind model.Kind) any {

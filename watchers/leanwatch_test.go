@@ -2,6 +2,7 @@ package watchers
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"reflect"
 	"strings"
@@ -210,4 +211,54 @@ func dynamicStreamWatch(body io.ReadCloser) watch.Interface {
 	events := streaming.NewDecoder(frames, info.StreamSerializer.Serializer)
 	return watch.NewStreamWatcher(restclientwatch.NewDecoder(events, info.Serializer),
 		apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
+}
+
+// TestLeanReuseForgetsThePreviousEvent decodes an event into a value that
+// held a fuller one before (as the pooled values are reused) and checks it
+// translates exactly as a fresh decode: nothing of the first event may
+// leak into the second through the lists' reused arrays.
+func TestLeanReuseForgetsThePreviousEvent(t *testing.T) {
+	// The second event: fewer conditions, none with a severity or message,
+	// no owner, no deletion.
+	minimal := `{"type":"MODIFIED","object":{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{"name":"m2","namespace":"eksa-system","resourceVersion":"9"},
+ "status":{"conditions":[{"type":"Ready","status":"True"}],"v1beta2":{"conditions":[{"type":"Ready","status":"True"}]}}}}`
+	t.Run("Machine", func(t *testing.T) {
+		var ev leanEvent[leanMachine]
+		for _, raw := range []string{`{"type":"ADDED","object":` + leanMachineV1Beta1JSON + `}`, `{"type":"ADDED","object":` + leanEtcdMachineJSON + `}`} {
+			ev.Object.reuse()
+			if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev.Object.reuse()
+		if err := json.Unmarshal([]byte(minimal), &ev); err != nil {
+			t.Fatal(err)
+		}
+		var fresh leanEvent[leanMachine]
+		if err := json.Unmarshal([]byte(minimal), &fresh); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ev.Object.translate("v1beta1"), fresh.Object.translate("v1beta1"); !reflect.DeepEqual(got, want) {
+			t.Errorf("after reuse\n%+v\nfresh\n%+v", got, want)
+		}
+	})
+	t.Run("NodeUpgrade", func(t *testing.T) {
+		var ev leanEvent[leanNodeUpgrade]
+		ev.Object.reuse()
+		if err := json.Unmarshal([]byte(`{"type":"ADDED","object":`+leanNodeUpgradeJSON+`}`), &ev); err != nil {
+			t.Fatal(err)
+		}
+		second := `{"type":"MODIFIED","object":{"kind":"NodeUpgrade","metadata":{"name":"n2","resourceVersion":"7"},"status":{"conditions":[{"type":"UpgraderPodCreated","status":"True"}]}}}`
+		ev.Object.reuse()
+		if err := json.Unmarshal([]byte(second), &ev); err != nil {
+			t.Fatal(err)
+		}
+		var fresh leanEvent[leanNodeUpgrade]
+		if err := json.Unmarshal([]byte(second), &fresh); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ev.Object.translate(model.KindNodeUpgrade), fresh.Object.translate(model.KindNodeUpgrade); !reflect.DeepEqual(got, want) {
+			t.Errorf("after reuse\n%+v\nfresh\n%+v", got, want)
+		}
+	})
 }
