@@ -148,7 +148,7 @@ func BenchmarkNodesPaneOneRowChanged(b *testing.B) {
 	s := fixtureLarge(10000)
 	p := nodesPane{expand: true}
 	p.set(st, s, stallSet{})
-	w, h := 200, 40
+	w, h := 200, 56
 	p.view(st, w, h, true, t0)
 	var visible []int // indexes of the machines of the first rows
 	for i, m := range s.Machines.All() {

@@ -258,7 +258,10 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 		return out
 	}
 	var b strings.Builder
-	b.Grow((w + 16) * h * 2)
+	// The last render's length is the best guess of this one's: a builder
+	// that has to grow copies what it holds into a new array (as much
+	// garbage again as the output, in a bench/e2e run's heap profile).
+	b.Grow(max((w+16)*h*2, len(p.drawnOut)+2*w))
 	hidden := 0
 	if p.avail.msg == "" && len(p.rows) > p.height {
 		hidden = len(p.rows) - p.offset - p.height
