@@ -79,7 +79,8 @@ type Dashboard struct {
 	// headerGen counts header rebuilds; headerCache holds its rendering.
 	headerGen   uint64
 	headerCache renderCache
-	stalls      []line
+	stalls      []line // the first maxStallLines of stallCount
+	stallCount  int
 	plan        layoutPlan
 	helpOut     string
 	actionsGen  uint64 // moves when the action keys shown change
@@ -293,7 +294,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
 	d.headerGen++
-	d.stalls = buildStallLines(d.st, d.state, d.progress)
+	d.stalls, d.stallCount = buildStallLines(d.st, d.state, d.progress)
 	if d.state == nil || d.outcome != report.Running {
 		return nil
 	}
@@ -311,13 +312,25 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 
 // buildStallLines is the bottom line(s): the failure, the stalls, or the
 // summary of where the upgrade stands.
-func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) []line {
+// maxStallLines is the most stall lines the layout shows: only those are
+// drawn, whatever the count (at fleet scale hundreds of machines can be
+// stuck at once, and a line for each was built on every rebuild).
+const maxStallLines = 3
+
+// buildStallLines returns the first maxStallLines lines of the stall list
+// and how many lines it has in all.
+func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int) {
 	sym := st.th.Sym
 	var out []line
+	total := len(p.Stalls)
 	if p.Failed {
+		total++
 		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + firstLine(p.FailureMessage), rFailure}}})
 	}
 	for _, sl := range p.Stalls {
+		if len(out) == maxStallLines {
+			break
+		}
 		mark, r := sym.Warn, rStall
 		if sl.Failed {
 			mark, r = sym.Fail, rFailure
@@ -325,17 +338,17 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) []line
 		out = append(out, line{segs: []seg{{" " + mark + " " + sl.Sentence, r}}})
 	}
 	if len(out) > 0 {
-		return out
+		return out, total
 	}
 	switch {
 	case s == nil:
-		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}
+		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}, 1
 	case p.Complete:
-		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}
+		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}, 1
 	case p.Summary != "":
-		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}
+		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}, 1
 	}
-	return nil
+	return nil, 0
 }
 
 func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {

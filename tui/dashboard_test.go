@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,25 @@ func TestStalledMachinesAreMarked(t *testing.T) {
 	}
 	if !strings.HasPrefix(member, " ⚠ mgmt-etcd-h2v8d") || !strings.Contains(member, "stalled") {
 		t.Fatalf("stalled member not marked: %q\n%s", member, screenOf(d))
+	}
+}
+
+// TestManyStallsDrawTheFirstAndCountTheRest: with hundreds of machines
+// stuck, the dashboard draws the few stall lines it has room for and says
+// how many more there are, building no line for the others.
+func TestManyStallsDrawTheFirstAndCountTheRest(t *testing.T) {
+	d := newTestDashboard(t, fixtureLarge(1000), themes.Mono, 120, 40)
+	n := len(d.progress.Stalls)
+	if d.progress.Failed {
+		n++
+	}
+	if n <= maxStallLines {
+		t.Fatalf("the fixture has %d stalls; the test needs more than %d", n, maxStallLines)
+	}
+	if len(d.stalls) != maxStallLines || d.stallCount != n {
+		t.Errorf("built %d stall lines, count %d; want %d built, count %d", len(d.stalls), d.stallCount, maxStallLines, n)
+	}
+	if want := "(+" + strconv.Itoa(n-maxStallLines) + " more)"; !strings.Contains(screenOf(d), want) {
+		t.Errorf("the screen does not say %q:\n%s", want, screenOf(d))
 	}
 }

@@ -63,7 +63,7 @@ func (d *Dashboard) relayout() {
 	}
 	p.stallLines = min(len(d.stalls), 1)
 	if h >= 30 {
-		p.stallLines = min(len(d.stalls), 3)
+		p.stallLines = min(len(d.stalls), maxStallLines)
 	}
 	switch {
 	case h >= 12:
@@ -280,9 +280,14 @@ func (d *Dashboard) View() string {
 	for i := 0; i < p.stallLines; i++ {
 		nl()
 		ln := d.stalls[i]
-		if i == p.stallLines-1 && len(d.stalls) > p.stallLines {
-			more := len(d.stalls) - p.stallLines
-			ln.segs = append(append([]seg{}, ln.segs...), seg{"  (+" + strconv.Itoa(more) + " more)", rMuted})
+		if i == p.stallLines-1 && d.stallCount > p.stallLines {
+			// The count is cut last: a long sentence gives way to it.
+			more := "  (+" + strconv.Itoa(d.stallCount-p.stallLines) + " more)"
+			if mw := width(more); mw < w {
+				d.st.paintSegs(&b, ln.segs, w-mw)
+				d.st.paintSegs(&b, []seg{{more, rMuted}}, mw)
+				continue
+			}
 		}
 		d.st.paintSegs(&b, ln.segs, w)
 	}
