@@ -245,16 +245,7 @@ func (d *Dashboard) rebuild() tea.Cmd {
 // refreshActions sets the action keys the help shows: those bound (not
 // dangerous in read-only mode) and offered for the current snapshot.
 func (d *Dashboard) refreshActions() {
-	var shown []key.Binding
-	for _, a := range d.opts.Actions {
-		if a.Dangerous && d.opts.ReadOnly {
-			continue
-		}
-		if a.Offered != nil && !a.Offered(d.state) {
-			continue
-		}
-		shown = append(shown, a.Binding)
-	}
+	shown := offeredActions(d.opts, d.state)
 	if !slices.EqualFunc(shown, d.keys.Actions, func(a, b key.Binding) bool { return a.Help() == b.Help() }) {
 		d.actionsGen++
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,6 +132,10 @@ type PlanScreen struct {
 	w, h    int
 	body    []line
 	helpOut []string
+	// offered are the recovery keys offered for the current snapshot (a
+	// stale lock or a leftover pause blocking the upgrade): shown in the
+	// help, re-checked on each snapshot and each periodic tick.
+	offered []key.Binding
 }
 
 // NewPlanScreen returns the plan screen for a computed plan.
@@ -176,14 +181,25 @@ func (p *PlanScreen) SetSize(w, h int) {
 
 // ShortHelp and FullHelp make the screen a help.KeyMap.
 func (p *PlanScreen) ShortHelp() []key.Binding {
-	return []key.Binding{p.keys.Apply, p.keys.DryRun, p.keys.All, p.keys.Recheck, p.keys.Help, p.keys.Quit}
+	out := []key.Binding{p.keys.Apply, p.keys.DryRun, p.keys.All, p.keys.Recheck}
+	out = append(out, p.offered...)
+	return append(out, p.keys.Help, p.keys.Quit)
 }
 
 func (p *PlanScreen) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{p.keys.Apply, p.keys.DryRun, p.keys.Recheck, p.keys.All},
-		{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn},
-		{p.keys.Help, p.keys.Quit},
+	out := [][]key.Binding{{p.keys.Apply, p.keys.DryRun, p.keys.Recheck, p.keys.All}}
+	if len(p.offered) > 0 {
+		out = append(out, p.offered)
+	}
+	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn}, []key.Binding{p.keys.Help, p.keys.Quit})
+}
+
+// refreshActions updates the offered keys, and the help when they changed.
+func (p *PlanScreen) refreshActions() {
+	shown := offeredActions(p.opts, p.state)
+	if !slices.EqualFunc(shown, p.offered, func(a, b key.Binding) bool { return a.Help() == b.Help() }) {
+		p.offered = shown
+		p.rebuild()
 	}
 }
 
@@ -194,8 +210,10 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		p.setTheme(msg.Theme)
 	case SnapshotMsg:
 		p.state = msg.State
+		p.refreshActions()
 		return p, p.maybeRecheck()
 	case periodicMsg:
+		p.refreshActions()
 		if p.session != nil {
 			return p, nil // the dashboard follows from here
 		}

@@ -121,6 +121,22 @@ func (b clusterBackend) run(ctx context.Context, p *recovery.Plan, progress func
 
 // matchAction runs the registered action bound to a key, if any; dangerous
 // ones are not bound in read-only mode.
+// offeredActions are the action keys a screen's help shows for a snapshot:
+// those bound (not dangerous in read-only mode) and offered for it.
+func offeredActions(opts Options, s *model.ClusterState) []key.Binding {
+	var shown []key.Binding
+	for _, a := range opts.Actions {
+		if a.Dangerous && opts.ReadOnly {
+			continue
+		}
+		if a.Offered != nil && !a.Offered(s) {
+			continue
+		}
+		shown = append(shown, a.Binding)
+	}
+	return shown
+}
+
 func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.Cmd {
 	for _, a := range opts.Actions {
 		if a.Dangerous && opts.ReadOnly {

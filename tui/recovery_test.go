@@ -387,7 +387,8 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 }
 
 // TestPlanScreenOffersRecovery: a stale marker blocks the upgrade on the plan
-// screen; R there opens the recovery menu (not in read-only mode).
+// screen; its help shows R, and R opens the recovery menu (not in read-only
+// mode).
 func TestPlanScreenOffersRecovery(t *testing.T) {
 	state := stuckEtcdState(t0)
 	state.Machines = model.ListOf(state.Machines.Slice()[:3]...)
@@ -397,6 +398,9 @@ func TestPlanScreenOffersRecovery(t *testing.T) {
 		a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
 		p := newTestPlanScreen(t, fixturePlan(true), Options{ReadOnly: readOnly, Actions: []Action{a}}, PlanActions{}, 100, 30)
 		p.Update(SnapshotMsg{State: state})
+		if shown := strings.Contains(ansi.Strip(p.View()), "R recover"); shown == readOnly {
+			t.Errorf("read-only %v: R recover in the plan screen's help = %v", readOnly, shown)
+		}
 		_, cmd := p.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
 		var open OpenDialogMsg
 		if cmd != nil {
@@ -413,5 +417,27 @@ func TestPlanScreenOffersRecovery(t *testing.T) {
 				t.Errorf("menu:\n%s", v)
 			}
 		}
+	}
+}
+
+// TestPlanScreenShowsRecoveryWhenALeaseGoesStale: nothing to recover, then
+// the lock Lease expires with no write (so no snapshot): the periodic tick
+// brings R recover into the plan screen's help.
+func TestPlanScreenShowsRecoveryWhenALeaseGoesStale(t *testing.T) {
+	now := t0
+	state := stuckEtcdState(t0)
+	state.Machines = model.ListOf(state.Machines.Slice()[:3]...)
+	state.Etcd.Ready, state.Etcd.Annotations = true, nil
+	state.Lock = &model.Lock{HolderIdentity: "ops@bastion-1/1", AcquireTime: t0.Add(-time.Minute), RenewTime: t0.Add(-10 * time.Second), Duration: time.Minute}
+	a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return now }})
+	p := newTestPlanScreen(t, fixturePlan(true), Options{Actions: []Action{a}}, PlanActions{}, 100, 30)
+	p.Update(SnapshotMsg{State: state})
+	if strings.Contains(ansi.Strip(p.View()), "R recover") {
+		t.Fatalf("R recover shown with a live lease and nothing else to recover:\n%s", ansi.Strip(p.View()))
+	}
+	now = t0.Add(2 * time.Minute)
+	p.Update(periodicMsg{})
+	if !strings.Contains(ansi.Strip(p.View()), "R recover") {
+		t.Errorf("R recover not shown once the lease went stale:\n%s", ansi.Strip(p.View()))
 	}
 }
