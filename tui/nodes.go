@@ -336,15 +336,10 @@ func shortVersion(v string) string {
 	return v
 }
 
-// groupRows folds settled siblings into one row per owner, as clusterctl
-// describe groups machines with the same state.
-func groupRows(all []nodeRow, expand bool, filter string) []nodeRow {
-	return groupRowsInto(make([]nodeRow, 0, 64), all, expand, filter)
-}
-
-// groupRowsInto is groupRows appending to out[:0] (a buffer the caller
-// keeps between rebuilds; it must not share memory with all), or all itself
-// when every row is shown.
+// groupRowsInto folds settled siblings into one row per owner, as
+// clusterctl describe groups machines with the same state. It appends to
+// out[:0] (a buffer the caller keeps between rebuilds; it must not share
+// memory with all), or returns all itself when every row is shown.
 func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []nodeRow {
 	out = out[:0]
 	if filter != "" {

@@ -47,9 +47,6 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-// istr is str, interned.
-func istr(m map[string]any, path ...string) string { return intern(str(m, path...)) }
-
 func obj(m map[string]any, path ...string) map[string]any {
 	o, _ := field(m, path...).(map[string]any)
 	return o
