@@ -1,6 +1,11 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+)
 
 // The upgrade lock is a coordination.k8s.io/v1 Lease in the system namespace
 // (package upgrade takes, renews and releases it). The watchers carry it in
@@ -44,4 +49,23 @@ func (l *Lock) ExpiresAt() time.Time { return l.LastRenewed().Add(l.Duration) }
 // A released lease (no holder) is not expired: there is nothing to clear.
 func (l *Lock) Expired(now time.Time) bool {
 	return l.Held() && now.After(l.ExpiresAt())
+}
+
+// LockOf reads the upgrade lock out of its Lease: the one translation the
+// watchers (for snapshots) and package upgrade (when it acts on the lock)
+// share.
+func LockOf(l *coordinationv1.Lease) Lock {
+	lock := Lock{
+		Namespace:      l.Namespace,
+		Name:           l.Name,
+		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
+		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
+	}
+	if l.Spec.AcquireTime != nil {
+		lock.AcquireTime = l.Spec.AcquireTime.Time
+	}
+	if l.Spec.RenewTime != nil {
+		lock.RenewTime = l.Spec.RenewTime.Time
+	}
+	return lock
 }

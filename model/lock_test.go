@@ -3,6 +3,10 @@ package model
 import (
 	"testing"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestLockHeldAndExpired(t *testing.T) {
@@ -51,5 +55,27 @@ func TestLockLastRenewedAndExpiresAt(t *testing.T) {
 func TestLockName(t *testing.T) {
 	if got := LockName("mgmt"); got != "upgrade-console-mgmt" {
 		t.Errorf("LockName = %q", got)
+	}
+}
+
+func TestLockOfLease(t *testing.T) {
+	acquired := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "eksa-system", Name: LockName("mgmt")},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ops@bastion-1/5d0c9e1a"), LeaseDurationSeconds: ptr.To(int32(60)),
+			AcquireTime: &metav1.MicroTime{Time: acquired}},
+	}
+	got := LockOf(lease)
+	want := Lock{Namespace: "eksa-system", Name: "upgrade-console-mgmt", HolderIdentity: "ops@bastion-1/5d0c9e1a",
+		AcquireTime: acquired, Duration: time.Minute}
+	if got != want {
+		t.Errorf("never renewed: %+v, want %+v", got, want)
+	}
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: acquired.Add(time.Hour)}
+	if got := LockOf(lease); !got.RenewTime.Equal(acquired.Add(time.Hour)) || !got.ExpiresAt().Equal(acquired.Add(time.Hour+time.Minute)) {
+		t.Errorf("renewed: %+v", got)
+	}
+	if got := LockOf(&coordinationv1.Lease{}); got.Held() || got.Duration != 0 {
+		t.Errorf("released lease: %+v", got)
 	}
 }

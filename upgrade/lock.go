@@ -125,27 +125,15 @@ func roundAgo(d time.Duration) string {
 }
 
 func statusFromLease(l *coordinationv1.Lease) *LockStatus {
-	s := &LockStatus{Lock: lockOf(l), UID: string(l.UID), ResourceVersion: l.ResourceVersion}
-	s.Holder = ParseHolder(s.HolderIdentity)
+	s := LockStatusOf(model.LockOf(l))
+	s.UID, s.ResourceVersion = string(l.UID), l.ResourceVersion
 	return s
 }
 
-// lockOf is a Lease as model.Lock (the watchers translate it the same way
-// for the snapshots; neither package may import the other's).
-func lockOf(l *coordinationv1.Lease) model.Lock {
-	lock := model.Lock{
-		Namespace:      l.Namespace,
-		Name:           l.Name,
-		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
-		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
-	}
-	if l.Spec.AcquireTime != nil {
-		lock.AcquireTime = l.Spec.AcquireTime.Time
-	}
-	if l.Spec.RenewTime != nil {
-		lock.RenewTime = l.Spec.RenewTime.Time
-	}
-	return lock
+// LockStatusOf is the status of a lock as a snapshot carries it (no UID or
+// resourceVersion to act on: the planner reads the live lease for those).
+func LockStatusOf(l model.Lock) *LockStatus {
+	return &LockStatus{Lock: l, Holder: ParseHolder(l.HolderIdentity)}
 }
 
 // LockHeldError says the lock belongs to another console. Stale is true when

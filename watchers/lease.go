@@ -2,14 +2,12 @@ package watchers
 
 import (
 	"context"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -33,22 +31,4 @@ func leaseListWatch(typed kubernetes.Interface, namespace string) (runtime.Objec
 	leases := typed.CoordinationV1().Leases(namespace)
 	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return leases.List(ctx, o) }
 	return &coordinationv1.Lease{}, list, leases.Watch
-}
-
-// translateLease keeps what says who holds the lock and until when (the
-// upgrade package reads the same fields when it acts on the lock).
-func translateLease(l *coordinationv1.Lease) *model.Lock {
-	out := &model.Lock{
-		Namespace:      l.Namespace,
-		Name:           l.Name,
-		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
-		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
-	}
-	if t := l.Spec.AcquireTime; t != nil {
-		out.AcquireTime = t.Time
-	}
-	if t := l.Spec.RenewTime; t != nil {
-		out.RenewTime = t.Time
-	}
-	return out
 }

@@ -492,7 +492,8 @@ func (in *instance) transform(obj any) (any, error) {
 		}
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, v), nil
 	case *coordinationv1.Lease:
-		return newEntry(o.Namespace, o.Name, o.ResourceVersion, translateLease(o)), nil
+		lock := model.LockOf(o)
+		return newEntry(o.Namespace, o.Name, o.ResourceVersion, &lock), nil
 	}
 	return obj, nil
 }

@@ -87,7 +87,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 			Why: "set: " + strings.Join(markers, ", ")})
 	}
 	if s.Lock.Expired(now) {
-		out = withLease(out, &upgrade.LockStatus{Lock: *s.Lock, Holder: upgrade.ParseHolder(s.Lock.HolderIdentity)}, now)
+		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
 	}
 	return out
 }
