@@ -345,9 +345,12 @@ func (a *App) View() tea.View {
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
 		if a.flog != nil {
-			a.flog.frame(a.builtState())
+			a.flog.frame(a.builtState(), base)
 		}
 		return v
+	}
+	if a.flog != nil {
+		a.flog.content = "" // the screen shows the dialogs too
 	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}
 	for i, d := range a.dialogs {

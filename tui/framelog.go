@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -19,7 +20,10 @@ const FrameLogEnv = "UPGRADE_CONSOLE_FRAMELOG"
 //
 //	<unix ns> <event> <snapshot version> <max Machine resourceVersion> <synced 0|1> <snapshot taken, unix ns>
 //
-// with event "first", "synced" or "frame". The Machine resourceVersion says
+// with event "first", "synced", "frame", or "same" for a frame from a newer
+// snapshot that draws exactly what the previous frame drew (its changes are
+// off screen): the renderer then writes nothing, and the benchmark must not
+// wait for a write that shows it. The Machine resourceVersion says
 // which writes the frame shows: a watch delivers a kind's changes in
 // resourceVersion order, so a snapshot holding version r holds every earlier
 // write to Machines, and the benchmark's load driver knows the version each
@@ -36,11 +40,23 @@ type frameLog struct {
 	// measures its own instrument).
 	topRV        uint64
 	machinesFrom model.List[model.Machine]
+	// content is the previous frame: a reference, not a copy.
+	content string
 }
 
 // openFrameLog opens the file named by FrameLogEnv, or returns nil when it
 // is unset or cannot be opened (the console must run regardless).
 func openFrameLog() *frameLog {
+	f := openLogFile()
+	if f == nil {
+		return nil
+	}
+	return &frameLog{f: f}
+}
+
+// openLogFile opens the file named by FrameLogEnv for appending, or returns
+// nil when it is unset or cannot be opened.
+func openLogFile() *os.File {
 	path := os.Getenv(FrameLogEnv)
 	if path == "" {
 		return nil
@@ -49,14 +65,21 @@ func openFrameLog() *frameLog {
 	if err != nil {
 		return nil
 	}
-	return &frameLog{f: f}
+	return f
 }
 
-// frame notes that the App handed the renderer a frame drawn from s, the
-// snapshot its top screen's view was built from (nil when that is unknown:
-// before any snapshot, or while a rebuild from a newer one is pending).
-func (l *frameLog) frame(s *model.ClusterState) {
-	if l == nil || (s == nil && l.first) {
+// frame notes that the App handed the renderer content, a frame drawn from
+// s, the snapshot its top screen's view was built from (nil when that is
+// unknown: before any snapshot, or while a rebuild from a newer one is
+// pending).
+func (l *frameLog) frame(s *model.ClusterState, content string) {
+	if l == nil {
+		return
+	}
+	// Every frame, logged or not, is what the screen shows next.
+	same := content == l.content
+	l.content = content
+	if s == nil && l.first {
 		return
 	}
 	var version uint64
@@ -71,6 +94,8 @@ func (l *frameLog) frame(s *model.ClusterState) {
 		event = "first"
 	case synced && !l.synced:
 		event = "synced"
+	case version != l.version && same:
+		event = "same"
 	case version != l.version:
 		event = "frame"
 	default:
@@ -154,4 +179,46 @@ func frameSynced(s *model.ClusterState) bool {
 		}
 	}
 	return true
+}
+
+// writeLog adds to the frame log one line per write of the renderer to the
+// terminal,
+//
+//	<unix ns> write <bytes>
+//
+// taken as the write began. With it the benchmark splits a frame's way to
+// the screen in two: built → written (Bubble Tea's renderer, which flushes
+// on its own ticker) and written → read (the terminal and the benchmark's
+// reader of it). The renderer writes from its own goroutine, so the log has
+// its own descriptor; O_APPEND keeps each line whole beside the frame
+// lines.
+type writeLog struct {
+	f   *os.File
+	mu  sync.Mutex // the renderer's flush and Bubble Tea's own writes (on exit, say) may race
+	buf []byte
+}
+
+// openWriteLog opens the frame log for the renderer's writes, or returns nil
+// when it is off or cannot be opened.
+func openWriteLog() *writeLog {
+	f := openLogFile()
+	if f == nil {
+		return nil
+	}
+	return &writeLog{f: f}
+}
+
+// wrote logs a write of n bytes begun at t.
+func (l *writeLog) wrote(t time.Time, n int) {
+	if l == nil || n == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := strconv.AppendInt(l.buf[:0], t.UnixNano(), 10)
+	b = append(b, " write "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, '\n')
+	l.buf = b
+	_, _ = l.f.Write(b)
 }

@@ -111,15 +111,19 @@ const pacerMargin = 2 * time.Millisecond
 // terminal.
 type pacedOutput struct {
 	*os.File
-	p *Pacer
+	p   *Pacer
+	log *writeLog // nil unless the frame log is on
 }
 
 func (o pacedOutput) Write(b []byte) (int, error) {
-	o.p.wrote(time.Now())
-	return o.File.Write(b)
+	now := time.Now()
+	o.p.wrote(now)
+	n, err := o.File.Write(b)
+	o.log.wrote(now, n)
+	return n, err
 }
 
 // output wraps the terminal f so that the Pacer sees the renderer's writes.
 func (p *Pacer) output(f *os.File) pacedOutput {
-	return pacedOutput{File: f, p: p}
+	return pacedOutput{File: f, p: p, log: openWriteLog()}
 }
