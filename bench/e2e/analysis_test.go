@@ -61,16 +61,27 @@ func TestFrameLogLines(t *testing.T) {
 	data := "1000000000 first 0 0 0 0\n" +
 		"1500000000 synced 3 42 1 1400000000\n" +
 		"garbage\n" +
-		"1600000000 frame 4 57 1 1550000000\n"
+		"1610000000 write 3000\n" +
+		"1600000000 frame 4 57 1 1550000000\n" +
+		"1605000000 write 12\n"
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fl, err := readFrameLog(path)
+	fl, writes, err := readFrameLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fl) != 3 {
 		t.Fatalf("got %d lines, want 3 (the malformed one skipped)", len(fl))
+	}
+	if len(writes) != 2 || writes[0].UnixNano() != 1605000000 || writes[1].UnixNano() != 1610000000 {
+		t.Fatalf("writes read as %v, want 1.605 s and 1.610 s, in time order", writes)
+	}
+	if w, ok := firstAtOrAfter(writes, fl[2].at); !ok || w.UnixNano() != 1605000000 {
+		t.Fatalf("first write after the frame: %v %v, want 1.605 s", w, ok)
+	}
+	if _, ok := firstAtOrAfter(writes, time.Unix(0, 1610000001)); ok {
+		t.Fatal("no write follows the last one")
 	}
 	s, ok := findEvent(fl, "synced")
 	if !ok || s.version != 3 || s.rv != 42 || !s.synced || s.taken.UnixNano() != 1400000000 || s.at.UnixNano() != 1500000000 {
@@ -225,5 +236,48 @@ func TestEventLogStages(t *testing.T) {
 	}
 	if _, _, err := readEventLog(filepath.Join(t.TempDir(), "missing"), machinesResource); err == nil {
 		t.Error("a missing event log must be an error, not an empty stage")
+	}
+}
+
+// A "same" frame drew nothing new: the write it first holds is on the
+// screen within a renderer tick, not at the next write (another frame's).
+func TestSameFrameIsOnScreenWithinATick(t *testing.T) {
+	same := frameLine{at: at(100), event: "same"}
+	if got, ok := sameBound(same, at(900), true); !ok || !got.Equal(at(150)) {
+		t.Errorf("same frame, next write 800 ms later: got %v %v, want built + one tick", got, ok)
+	}
+	if got, ok := sameBound(same, time.Time{}, false); !ok || !got.Equal(at(150)) {
+		t.Errorf("same frame, no write after it: got %v %v, want built + one tick", got, ok)
+	}
+	if got, ok := sameBound(same, at(120), true); !ok || !got.Equal(at(120)) {
+		t.Errorf("same frame, write within the tick: got %v %v, want that write", got, ok)
+	}
+	frame := frameLine{at: at(100), event: "frame"}
+	if got, ok := sameBound(frame, at(900), true); !ok || !got.Equal(at(900)) {
+		t.Errorf("a frame that drew something waits for its write: got %v %v", got, ok)
+	}
+	if _, ok := sameBound(frame, time.Time{}, false); ok {
+		t.Error("a frame never written is not on the screen")
+	}
+}
+
+// The alternate-screen switch marks the first frame even when a read splits
+// it, and only its first arrival counts.
+func TestMarkerFoundAcrossReads(t *testing.T) {
+	p := &termProc{marker: []byte(altScreen)}
+	p.seekMarker([]byte("\x1b[?2026$p\x1b[?2027$p"), at(10))
+	p.seekMarker([]byte("\x1b[?10"), at(20))
+	if !p.markerArrived().IsZero() {
+		t.Fatal("marker seen before it was complete")
+	}
+	p.seekMarker([]byte("49hframe"), at(30))
+	p.seekMarker([]byte(altScreen), at(40))
+	if got := p.markerArrived(); !got.Equal(at(30)) {
+		t.Fatalf("marker at %v, want the read that completed it (30 ms)", got)
+	}
+	none := &termProc{}
+	none.seekMarker([]byte(altScreen), at(10))
+	if !none.markerArrived().IsZero() {
+		t.Fatal("no marker asked for, none noted")
 	}
 }

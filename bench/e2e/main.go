@@ -45,6 +45,7 @@ type options struct {
 	nodeUpgrades    bool
 	skipKubectl     bool
 	apiProfile      string
+	apiHeap         string
 	consoleStderr   string
 	controlPlaneLog string
 	apiServerEnv    envList
@@ -78,6 +79,7 @@ func main() {
 	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
 	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
 	flag.StringVar(&o.apiProfile, "apiserver-profile", "", "write a CPU profile of kube-apiserver during the console's saturation window to this file")
+	flag.StringVar(&o.apiHeap, "apiserver-heap", "", "write a heap profile of kube-apiserver, taken right after the no-viewer windows, to this file")
 	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
 	flag.StringVar(&o.controlPlaneLog, "control-plane-log", "", "write the output of kube-apiserver and etcd to this file")
 	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
@@ -189,6 +191,9 @@ func run(ctx context.Context, o *options) error {
 			return fmt.Errorf("no viewer: %w", err)
 		}
 		res.NoViewer = nv
+	}
+	if o.apiHeap != "" {
+		b.heapAPIServer(ctx)
 	}
 
 	tmp, err := os.MkdirTemp("", "upgrade-console-bench-")

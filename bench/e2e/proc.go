@@ -148,6 +148,12 @@ type termProc struct {
 	partial   []byte
 	keepLines bool
 	rss       int64 // peak RSS seen so far, bytes
+	// marker is a byte sequence whose first arrival is noted in markerAt
+	// (tail holds the end of the output before the latest read, for a
+	// marker split across reads).
+	marker   []byte
+	markerAt time.Time
+	tail     []byte
 }
 
 type termLine struct {
@@ -155,7 +161,9 @@ type termLine struct {
 	text string
 }
 
-func startTerm(name string, cols, rows int, keepLines bool, stderr *os.File, env []string, path string, args ...string) (*termProc, error) {
+// startTerm starts path in a pseudo-terminal of cols×rows; keepLines keeps
+// its output as lines, and the first arrival of marker (if any) is noted.
+func startTerm(name string, cols, rows int, keepLines bool, marker []byte, stderr *os.File, env []string, path string, args ...string) (*termProc, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	if stderr != nil {
@@ -163,7 +171,7 @@ func startTerm(name string, cols, rows int, keepLines bool, stderr *os.File, env
 		// terminal, where they would count as frames.
 		cmd.Stderr = stderr
 	}
-	p := &termProc{name: name, cmd: cmd, done: make(chan struct{}), keepLines: keepLines}
+	p := &termProc{name: name, cmd: cmd, done: make(chan struct{}), keepLines: keepLines, marker: marker}
 	p.start = time.Now()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
@@ -184,6 +192,7 @@ func (p *termProc) read() {
 			now := time.Now()
 			p.mu.Lock()
 			p.chunks = append(p.chunks, now)
+			p.seekMarker(buf[:n], now)
 			if p.keepLines {
 				p.partial = append(p.partial, buf[:n]...)
 				for {
@@ -251,6 +260,28 @@ func (p *termProc) exited() (bool, string) {
 		out = append(out, l.text)
 	}
 	return true, strings.Join(out, " | ") + string(p.partial)
+}
+
+// seekMarker notes when the marker first arrived; p.mu is held.
+func (p *termProc) seekMarker(b []byte, now time.Time) {
+	if len(p.marker) == 0 || !p.markerAt.IsZero() {
+		return
+	}
+	p.tail = append(p.tail, b...)
+	if bytes.Contains(p.tail, p.marker) {
+		p.markerAt, p.tail = now, nil
+		return
+	}
+	if keep := len(p.marker) - 1; len(p.tail) > keep {
+		p.tail = append(p.tail[:0], p.tail[len(p.tail)-keep:]...)
+	}
+}
+
+// markerArrived is when the marker first arrived (zero if it has not).
+func (p *termProc) markerArrived() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.markerAt
 }
 
 // firstOutputAfter is when the terminal first received bytes at or after t

@@ -136,8 +136,14 @@ type Viewer struct {
 	// StagesRate and StagesSaturate split write → screen where the console
 	// applies the watch event: the API server's share before, the console's
 	// own after.
-	StagesRate     *Stages `json:"stages_rate,omitempty"`
-	StagesSaturate *Stages `json:"stages_saturate,omitempty"`
+	// OffScreen*: console only, writes whose first frame drew exactly what
+	// the frame before it drew (frame log event "same"): counted as shown
+	// when that content was, at most a renderer tick after the frame was
+	// built, not at the next write to the terminal.
+	OffScreenRate     int     `json:"off_screen_rate,omitempty"`
+	OffScreenSaturate int     `json:"off_screen_saturate,omitempty"`
+	StagesRate        *Stages `json:"stages_rate,omitempty"`
+	StagesSaturate    *Stages `json:"stages_saturate,omitempty"`
 	// RateAchieved is the writes a second the driver really made in the
 	// fixed-rate window (below the asked rate when the machine is starved).
 	RateAchieved float64 `json:"rate_achieved_per_s"`
@@ -169,9 +175,16 @@ type LowRate struct {
 // event to its state (its event log): before, the API server (commit, watch
 // delivery) and the console's decoding; after, the console's coalescing
 // into a snapshot, the rebuild and the renderer's flush.
+//
+// With the console's log of its writes to the terminal, AppliedToScreen
+// splits again where the renderer wrote the frame: AppliedToWritten is the
+// console's share by its own clock, WrittenToRead the terminal's and the
+// benchmark's reader's (this process, which also runs the load driver).
 type Stages struct {
-	WriteToApplied  dist `json:"write_to_applied"`
-	AppliedToScreen dist `json:"applied_to_screen"`
+	WriteToApplied   dist  `json:"write_to_applied"`
+	AppliedToScreen  dist  `json:"applied_to_screen"`
+	AppliedToWritten *dist `json:"applied_to_written,omitempty"`
+	WrittenToRead    *dist `json:"written_to_read,omitempty"`
 }
 
 // Target is one of the issue's targets with its verdict.
@@ -326,6 +339,7 @@ func (r *Results) printTable(out io.Writer) {
 	row("writes/s saturated", c.WritesPerSecSat, kz.WritesPerSecSat, "/s")
 	row("failed writes (rate, saturated)", float64(c.FailedWritesRate+c.FailedWritesSaturate), float64(kz.FailedWritesRate+kz.FailedWritesSaturate), "")
 	row("writes never shown", float64(c.MissedRate+c.MissedSaturate), float64(kz.MissedRate+kz.MissedSaturate), "")
+	row("writes off screen (rate, saturated)", float64(c.OffScreenRate+c.OffScreenSaturate), 0, "")
 	row("peak RSS", c.PeakRSSMiB, kz.PeakRSSMiB, "MiB")
 	row("CPU idle", c.CPUIdlePct, kz.CPUIdlePct, "%")
 	row(fmt.Sprintf("CPU @%g/s", r.Load.Rate), c.CPURatePct, kz.CPURatePct, "%")
@@ -353,4 +367,8 @@ func printStages(tw io.Writer, st *Stages) {
 	}
 	fmt.Fprintf(tw, "  write → event applied p50/p99\t%.1f / %.1f ms\t\t\t\n", st.WriteToApplied.P50, st.WriteToApplied.P99)
 	fmt.Fprintf(tw, "  event applied → screen p50/p99\t%.1f / %.1f ms\t\t\t\n", st.AppliedToScreen.P50, st.AppliedToScreen.P99)
+	if st.AppliedToWritten != nil && st.WrittenToRead != nil {
+		fmt.Fprintf(tw, "    event applied → console's write p50/p99\t%.1f / %.1f ms\t\t\t\n", st.AppliedToWritten.P50, st.AppliedToWritten.P99)
+		fmt.Fprintf(tw, "    console's write → read here p50/p99\t%.1f / %.1f ms\t\t\t\n", st.WrittenToRead.P50, st.WrittenToRead.P99)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,19 +179,52 @@ func firstIndex(rvs []uint64, rv uint64) int {
 // shownBy returns, for points (time, resourceVersion) in time order, the
 // first time a version at least rv was shown.
 func shownBy(ts []time.Time, rvs []uint64) func(rv uint64) (time.Time, bool) {
+	reach := reachedBy(rvs)
+	return func(rv uint64) (time.Time, bool) {
+		i := reach(rv)
+		if i < 0 {
+			return time.Time{}, false
+		}
+		return ts[i], true
+	}
+}
+
+// reachedBy returns, for resourceVersions in time order, the index of the
+// first point whose version, or an earlier point's, is at least rv (-1 if
+// none).
+func reachedBy(rvs []uint64) func(rv uint64) int {
 	top := make([]uint64, len(rvs))
 	var m uint64
 	for i, rv := range rvs {
 		m = max(m, rv)
 		top[i] = m
 	}
-	return func(rv uint64) (time.Time, bool) {
+	return func(rv uint64) int {
 		i := sort.Search(len(top), func(i int) bool { return top[i] >= rv })
 		if i == len(top) {
-			return time.Time{}, false
+			return -1
 		}
-		return ts[i], true
+		return i
 	}
+}
+
+// rendererTick is the console's renderer period (tui.rendererFPS = 20): a
+// frame handed to it is flushed within one tick, or was nothing new.
+const rendererTick = 50 * time.Millisecond
+
+// sameBound caps when a "same" frame (one that draws exactly what the frame
+// before it drew) is on the screen: the renderer writes nothing for it, so
+// the next write is another frame's. The screen holds its content at the
+// latest after the write of the frame before it, which the renderer makes
+// within a tick of the frame built: at or before built + rendererTick.
+func sameBound(l frameLine, next time.Time, ok bool) (time.Time, bool) {
+	if l.event != "same" {
+		return next, ok
+	}
+	if limit := l.at.Add(rendererTick); !ok || next.After(limit) {
+		return limit, true
+	}
+	return next, ok
 }
 
 // frameLine is one line of the console's frame log (tui.FrameLogEnv).
@@ -203,14 +237,23 @@ type frameLine struct {
 	taken   time.Time // when the watcher took the snapshot
 }
 
-func readFrameLog(path string) ([]frameLine, error) {
+// readFrameLog reads the frames and, in time order, the renderer's writes
+// to the terminal ("<unix ns> write <bytes>" lines).
+func readFrameLog(path string) ([]frameLine, []time.Time, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []frameLine
+	var writes []time.Time
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
+		if len(f) == 3 && f[1] == "write" {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				writes = append(writes, time.Unix(0, ns))
+			}
+			continue
+		}
 		if len(f) != 6 {
 			continue
 		}
@@ -220,7 +263,17 @@ func readFrameLog(path string) ([]frameLine, error) {
 		taken, _ := strconv.ParseInt(f[5], 10, 64)
 		out = append(out, frameLine{at: time.Unix(0, ns), event: f[1], version: v, rv: rv, synced: f[4] == "1", taken: time.Unix(0, taken)})
 	}
-	return out, nil
+	slices.SortFunc(writes, time.Time.Compare)
+	return out, writes, nil
+}
+
+// firstAtOrAfter is the first of ts (sorted) at or after t.
+func firstAtOrAfter(ts []time.Time, t time.Time) (time.Time, bool) {
+	i := sort.Search(len(ts), func(i int) bool { return !ts[i].Before(t) })
+	if i == len(ts) {
+		return time.Time{}, false
+	}
+	return ts[i], true
 }
 
 func findEvent(fl []frameLine, event string) (frameLine, bool) {
@@ -250,7 +303,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		defer f.Close()
 		stderr = f
 	}
-	p, err := startTerm("console", o.cols, o.rows, false, stderr, env, o.console, args...)
+	p, err := startTerm("console", o.cols, o.rows, false, []byte(altScreen), stderr, env, o.console, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +324,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	deadline := time.Now().Add(o.syncTimeout)
 	var fl []frameLine
 	for {
-		fl, _ = readFrameLog(flog)
+		fl, _, _ = readFrameLog(flog)
 		if _, ok := findEvent(fl, "synced"); ok {
 			break
 		}
@@ -305,13 +358,16 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		_, tail := p.exited()
 		return nil, fmt.Errorf("the console exited during the run: %s", tail)
 	}
-	fl, err = readFrameLog(flog)
+	fl, termWrites, err := readFrameLog(flog)
 	if err != nil {
 		return nil, err
 	}
-	// On the terminal: the renderer's first write after the frame was built.
+	// On the terminal: the renderer's first write after the frame was
+	// built, and not before the switch to the alternate screen, which
+	// comes with the first frame (Bubble Tea's first write may be only
+	// its queries to the terminal).
 	if at, ok := onScreen(first.at); ok {
-		v.FirstFrameMs = ms(at.Sub(p.start))
+		v.FirstFrameMs = ms(maxTime(at, p.markerArrived()).Sub(p.start))
 	}
 	if at, ok := onScreen(synced.at); ok {
 		v.SyncedMs = ms(at.Sub(p.start))
@@ -321,6 +377,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		ts[i], rvs[i] = l.at, l.rv
 	}
 	drawn := shownBy(ts, rvs)
+	reach := reachedBy(rvs)
 	snapshotTaken := func(w write) (time.Time, bool) {
 		i := firstIndex(rvs, w.rv)
 		if i < 0 {
@@ -328,12 +385,17 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		}
 		return fl[i].taken, true
 	}
+	// A write whose first frame is "same" changed nothing on the screen
+	// (the machine is off the visible rows and the counts netted out): it
+	// is on the screen once that content is, not at the next write, which
+	// shows some later change.
 	screenAt := func(w write) (time.Time, bool) {
-		at, ok := drawn(w.rv)
-		if !ok {
-			return at, false
+		i := reach(w.rv)
+		if i < 0 {
+			return time.Time{}, false
 		}
-		return onScreen(at)
+		at, ok := onScreen(fl[i].at)
+		return sameBound(fl[i], at, ok)
 	}
 	ws.fill(b, v, screenAt)
 	built, _ := latencies(okWrites(ws.rate), func(w write) (time.Time, bool) { return drawn(w.rv) })
@@ -351,11 +413,37 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	}
 	applied := shownBy(ets, erv)
 	appliedAt := func(w write) (time.Time, bool) { return applied(w.rv) }
+	// The renderer's write of the frame: when the console drew it, by its
+	// own clock; from there to screenAt is the terminal and this process's
+	// reader of it.
+	writtenAt := func(w write) (time.Time, bool) {
+		i := reach(w.rv)
+		if i < 0 {
+			return time.Time{}, false
+		}
+		at, ok := firstAtOrAfter(termWrites, fl[i].at)
+		return sameBound(fl[i], at, ok)
+	}
+	offScreen := func(ws []write) int {
+		n := 0
+		for _, w := range ws {
+			if i := reach(w.rv); i >= 0 && fl[i].event == "same" {
+				n++
+			}
+		}
+		return n
+	}
+	v.OffScreenRate, v.OffScreenSaturate = offScreen(okWrites(ws.rate)), offScreen(okWrites(ws.sat))
 	stages := func(ws []write) *Stages {
-		return &Stages{
+		st := &Stages{
 			WriteToApplied:  stage(ws, sentAt, appliedAt),
 			AppliedToScreen: stage(ws, appliedAt, screenAt),
 		}
+		if len(termWrites) > 0 {
+			written, read := stage(ws, appliedAt, writtenAt), stage(ws, writtenAt, screenAt)
+			st.AppliedToWritten, st.WrittenToRead = &written, &read
+		}
+		return st
 	}
 	v.StagesRate, v.StagesSaturate = stages(okWrites(ws.rate)), stages(okWrites(ws.sat))
 	if v.Low != nil {
@@ -363,6 +451,10 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	}
 	return v, nil
 }
+
+// altScreen is the sequence by which Bubble Tea enters the alternate screen
+// (DECSET 1049), written with the first frame.
+const altScreen = "\x1b[?1049h"
 
 // machinesResource is how the console's event log names Machines.
 const machinesResource = "machines.cluster.x-k8s.io"
@@ -444,7 +536,7 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 	v := &Viewer{}
 	for _, k := range kinds {
 		logf("kubectl: starting kubectl %s", strings.Join(k.args, " "))
-		p, err := startTerm("kubectl "+k.name, o.cols, o.rows, true, nil, []string{"TERM=xterm-256color"}, o.kubectl, k.args...)
+		p, err := startTerm("kubectl "+k.name, o.cols, o.rows, true, nil, nil, []string{"TERM=xterm-256color"}, o.kubectl, k.args...)
 		if err != nil {
 			return nil, err
 		}
@@ -544,4 +636,18 @@ func (b *bench) profileAPIServer(ctx context.Context, d time.Duration) {
 		return
 	}
 	logf("API server CPU profile (%ds of saturation) in %s", secs, b.o.apiProfile)
+}
+
+// heapAPIServer saves what kube-apiserver holds live (and has allocated
+// since it started): the profile that says what its collector marks.
+func (b *bench) heapAPIServer(ctx context.Context) {
+	data, err := b.metrics.Get().AbsPath("/debug/pprof/heap").Param("gc", "1").Timeout(time.Minute).DoRaw(ctx)
+	if err == nil {
+		err = os.WriteFile(b.o.apiHeap, data, 0o644)
+	}
+	if err != nil {
+		logf("API server heap profile: %v", err)
+		return
+	}
+	logf("API server heap profile in %s", b.o.apiHeap)
 }
