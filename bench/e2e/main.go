@@ -49,6 +49,7 @@ type options struct {
 	consoleStderr   string
 	controlPlaneLog string
 	apiServerEnv    envList
+	consoleEnv      envList
 	apiServerGC     bool
 	lowRate         float64
 	lowRateDur      time.Duration
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
 	flag.StringVar(&o.controlPlaneLog, "control-plane-log", "", "write the output of kube-apiserver and etcd to this file")
 	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
+	flag.Var(&o.consoleEnv, "console-env", "NAME=value for the console's environment alone, repeatable (GOMAXPROCS=1, or GODEBUG=gctrace=1 with --console-stderr, say)")
 	flag.BoolVar(&o.apiServerGC, "apiserver-gctrace", false, "run kube-apiserver with GODEBUG=gctrace=1 and report its collector's share of each no-viewer window")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -292,7 +292,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	args := []string{"watch", "--cluster", b.w.sc.ClusterName, "--kubeconfig", b.w.env.KubeconfigPath,
 		"--read-only", "--log-file", filepath.Join(tmp, "console.log")}
 	elog := filepath.Join(tmp, "events")
-	env := []string{"TERM=xterm-256color", "UPGRADE_CONSOLE_FRAMELOG=" + flog, "UPGRADE_CONSOLE_EVENTLOG=" + elog}
+	env := append([]string{"TERM=xterm-256color", "UPGRADE_CONSOLE_FRAMELOG=" + flog, "UPGRADE_CONSOLE_EVENTLOG=" + elog}, o.consoleEnv...)
 	logf("console: starting %s %s", o.console, strings.Join(args, " "))
 	var stderr *os.File
 	if o.consoleStderr != "" {
