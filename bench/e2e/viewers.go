@@ -166,16 +166,6 @@ func latencies(ws []write, shown func(write) (time.Time, bool)) (dist, int) {
 	return distribution(ds), missed
 }
 
-// firstIndex is the first i with max(rvs[:i+1]) ≥ rv, or -1.
-func firstIndex(rvs []uint64, rv uint64) int {
-	for i, r := range rvs {
-		if r >= rv {
-			return i
-		}
-	}
-	return -1
-}
-
 // shownBy returns, for points (time, resourceVersion) in time order, the
 // first time a version at least rv was shown.
 func shownBy(ts []time.Time, rvs []uint64) func(rv uint64) (time.Time, bool) {
@@ -372,19 +362,23 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if at, ok := onScreen(synced.at); ok {
 		v.SyncedMs = ms(at.Sub(p.start))
 	}
-	ts, rvs := make([]time.Time, len(fl)), make([]uint64, len(fl))
+	rvs := make([]uint64, len(fl))
 	for i, l := range fl {
-		ts[i], rvs[i] = l.at, l.rv
+		rvs[i] = l.rv
 	}
-	drawn := shownBy(ts, rvs)
+	// reach(rv) is the first frame that shows the write that got rv.
 	reach := reachedBy(rvs)
-	snapshotTaken := func(w write) (time.Time, bool) {
-		i := firstIndex(rvs, w.rv)
-		if i < 0 {
-			return time.Time{}, false
+	frameTime := func(at func(frameLine) time.Time) func(write) (time.Time, bool) {
+		return func(w write) (time.Time, bool) {
+			i := reach(w.rv)
+			if i < 0 {
+				return time.Time{}, false
+			}
+			return at(fl[i]), true
 		}
-		return fl[i].taken, true
 	}
+	drawn := frameTime(func(l frameLine) time.Time { return l.at })
+	snapshotTaken := frameTime(func(l frameLine) time.Time { return l.taken })
 	// A write whose first frame is "same" changed nothing on the screen
 	// (the machine is off the visible rows and the counts netted out): it
 	// is on the screen once that content is, not at the next write, which
@@ -398,10 +392,10 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		return sameBound(fl[i], at, ok)
 	}
 	ws.fill(b, v, screenAt)
-	built, _ := latencies(okWrites(ws.rate), func(w write) (time.Time, bool) { return drawn(w.rv) })
+	built, _ := latencies(okWrites(ws.rate), drawn)
 	taken, _ := latencies(okWrites(ws.rate), snapshotTaken)
 	v.DrawnRate, v.SnapshotRate = &built, &taken
-	builtSat, _ := latencies(okWrites(ws.sat), func(w write) (time.Time, bool) { return drawn(w.rv) })
+	builtSat, _ := latencies(okWrites(ws.sat), drawn)
 	takenSat, _ := latencies(okWrites(ws.sat), snapshotTaken)
 	v.DrawnSaturate, v.SnapshotSaturate = &builtSat, &takenSat
 
