@@ -63,6 +63,10 @@ type Machine struct {
 	// the end of the console's run and at the end of the whole run: other
 	// work on the machine skews every number here.
 	LoadAvg map[string]float64 `json:"load_avg_1m"`
+	// SchedAutogroup is /proc/sys/kernel/sched_autogroup_enabled: the
+	// kernel shares the CPU between sessions before the processes in them,
+	// and each viewer is a session of its own in its terminal.
+	SchedAutogroup *bool `json:"sched_autogroup,omitempty"`
 }
 
 type World struct {
@@ -90,7 +94,11 @@ type Viewer struct {
 	// start → every pane synced (kubectl: every object printed).
 	FirstFrameMs float64 `json:"first_frame_ms"`
 	SyncedMs     float64 `json:"synced_ms"`
-	PeakRSSMiB   float64 `json:"peak_rss_mib"`
+	// FirstFrameWaitedMs: console only, how long before its first frame
+	// the console had a thread ready to run that the kernel did not run
+	// (runnable waits, --wait-sample).
+	FirstFrameWaitedMs *float64 `json:"first_frame_waited_ms,omitempty"`
+	PeakRSSMiB         float64  `json:"peak_rss_mib"`
 	// PeakRSSAtMiB is the peak RSS so far at the end of each window
 	// (synced, idle, rate, end): when the memory was taken.
 	PeakRSSAtMiB map[string]float64 `json:"peak_rss_at_mib,omitempty"`
@@ -185,6 +193,9 @@ type Stages struct {
 	AppliedToScreen  dist  `json:"applied_to_screen"`
 	AppliedToWritten *dist `json:"applied_to_written,omitempty"`
 	WrittenToRead    *dist `json:"written_to_read,omitempty"`
+	// RunnableWaits: the console's runnable waits in the window and the
+	// slow writes they overlapped (--wait-sample).
+	RunnableWaits *Waits `json:"runnable_waits,omitempty"`
 }
 
 // Target is one of the issue's targets with its verdict.
@@ -216,6 +227,10 @@ func machineInfo() Machine {
 	}
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = "Linux " + strings.TrimSpace(string(data))
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled"); err == nil {
+		on := strings.TrimSpace(string(data)) != "0"
+		m.SchedAutogroup = &on
 	}
 	return m
 }
@@ -268,6 +283,9 @@ func (r *Results) judge() {
 
 func (r *Results) printTable(out io.Writer) {
 	fmt.Fprintf(out, "\nend-to-end benchmark, %s, %d cores (%s), load average %v\n", r.Date.Format(time.RFC3339), r.Machine.Cores, r.Machine.CPU, r.Machine.LoadAvg)
+	if ag := r.Machine.SchedAutogroup; ag != nil {
+		fmt.Fprintf(out, "kernel autogroup scheduling: %v\n", *ag)
+	}
 	fmt.Fprintf(out, "world: %s scenario, %v, terminal %s\n", r.World.Scenario, r.World.Objects, r.World.TerminalSize)
 	fmt.Fprintf(out, "load: %g writes/s for %gs, %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.LowRate, r.Load.LowRateSeconds, r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
 	if nv := r.NoViewer; nv != nil {
@@ -300,6 +318,9 @@ func (r *Results) printTable(out io.Writer) {
 	}
 	c := r.Console
 	row("start → first frame", c.FirstFrameMs, kz.FirstFrameMs, "ms")
+	if c.FirstFrameWaitedMs != nil {
+		fmt.Fprintf(tw, "  of it runnable, not run\t%.0f ms\t\t\t\n", *c.FirstFrameWaitedMs)
+	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
 	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")
 	row(fmt.Sprintf("write → screen p99 @%g/s", r.Load.Rate), c.Rate.P99, kz.Rate.P99, "ms")
@@ -370,5 +391,9 @@ func printStages(tw io.Writer, st *Stages) {
 	if st.AppliedToWritten != nil && st.WrittenToRead != nil {
 		fmt.Fprintf(tw, "    event applied → console's write p50/p99\t%.1f / %.1f ms\t\t\t\n", st.AppliedToWritten.P50, st.AppliedToWritten.P99)
 		fmt.Fprintf(tw, "    console's write → read here p50/p99\t%.1f / %.1f ms\t\t\t\n", st.WrittenToRead.P50, st.WrittenToRead.P99)
+	}
+	if w := st.RunnableWaits; w != nil {
+		fmt.Fprintf(tw, "    console runnable, not run: waits / total / longest\t%d / %.0f / %.0f ms\t\t\t\n", w.N, w.TotalMs, w.LongestMs)
+		fmt.Fprintf(tw, "    writes with console share > %d ms / of them during a wait\t%d / %d\t\t\t\n", slowShare.Milliseconds(), w.SlowWrites, w.SlowWritesWaited)
 	}
 }

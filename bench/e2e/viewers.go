@@ -297,7 +297,14 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sampler *starveSampler
+	if o.waitSample > 0 {
+		sampler = startStarveSampler(p.pid(), o.waitSample)
+	}
 	defer func() {
+		if sampler != nil {
+			sampler.finish()
+		}
 		p.stop("q")
 		// The console's log and traces outlive the run: they explain what
 		// the numbers do not (relists, watch errors, when a stage lagged).
@@ -356,8 +363,17 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	// built, and not before the switch to the alternate screen, which
 	// comes with the first frame (Bubble Tea's first write may be only
 	// its queries to the terminal).
+	var waits []span
+	if sampler != nil {
+		waits = sampler.finish()
+	}
 	if at, ok := onScreen(first.at); ok {
-		v.FirstFrameMs = ms(maxTime(at, p.markerArrived()).Sub(p.start))
+		onTerm := maxTime(at, p.markerArrived())
+		v.FirstFrameMs = ms(onTerm.Sub(p.start))
+		if sampler != nil {
+			w := ms(waitedWithin(waits, span{p.start, onTerm}))
+			v.FirstFrameWaitedMs = &w
+		}
 	}
 	if at, ok := onScreen(synced.at); ok {
 		v.SyncedMs = ms(at.Sub(p.start))
@@ -436,6 +452,23 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		if len(termWrites) > 0 {
 			written, read := stage(ws, appliedAt, writtenAt), stage(ws, writtenAt, screenAt)
 			st.AppliedToWritten, st.WrittenToRead = &written, &read
+		}
+		if sampler != nil && len(ws) > 0 && len(termWrites) > 0 {
+			var shares []span
+			first, last := ws[0].sent, ws[0].sent
+			for _, w := range ws {
+				a, ok1 := appliedAt(w)
+				b, ok2 := writtenAt(w)
+				if ok1 && ok2 {
+					shares = append(shares, span{a, b})
+				}
+				if w.sent.Before(first) {
+					first = w.sent
+				}
+				last = maxTime(last, w.sent)
+			}
+			// The window runs until its last write could be on screen.
+			st.RunnableWaits = summarizeWaits(waits, span{first, last.Add(time.Second)}, shares)
 		}
 		return st
 	}

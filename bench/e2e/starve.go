@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// starveMin is the shortest wait counted. The kernel accounts CPU time in
+// 10 ms ticks, so a thread that stays runnable for five samples without
+// one had the CPU for at most a fifth of that time.
+const starveMin = 50 * time.Millisecond
+
+// span is a stretch of time.
+type span struct{ from, to time.Time }
+
+func (s span) len() time.Duration { return s.to.Sub(s.from) }
+
+// starveSampler watches a process's threads for runnable waits: a thread
+// in state R whose CPU time does not move across samples has work and is
+// not being run. Under full load on a small machine the kernel can leave a
+// whole process waiting like that for hundreds of milliseconds while others
+// run; those waits are the machine's, not the process's own.
+type starveSampler struct {
+	pid   int
+	every time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+
+	mu    sync.Mutex
+	spans []span // closed waits of at least starveMin, any thread
+}
+
+// threadSample is one thread at one sample.
+type threadSample struct {
+	runnable bool
+	cpu      uint64 // utime + stime, in ticks
+}
+
+// waitTracker follows one thread's runnable wait between samples.
+type waitTracker struct {
+	open     bool
+	from     time.Time // first sample of the wait
+	last     time.Time // latest sample still in it
+	cpu      uint64
+	lastSeen time.Time
+}
+
+// observe moves t to sample s taken at now, and returns the wait it closed,
+// if any.
+func (t *waitTracker) observe(s threadSample, now time.Time) (span, bool) {
+	t.lastSeen = now
+	if t.open && s.runnable && s.cpu == t.cpu {
+		t.last = now
+		return span{}, false
+	}
+	closed, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= starveMin
+	t.open = s.runnable
+	t.from, t.last, t.cpu = now, now, s.cpu
+	return closed, ok
+}
+
+// close ends an open wait (the thread is gone, or sampling stopped).
+func (t *waitTracker) close() (span, bool) {
+	s, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= starveMin
+	t.open = false
+	return s, ok
+}
+
+func startStarveSampler(pid int, every time.Duration) *starveSampler {
+	s := &starveSampler{pid: pid, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+func (s *starveSampler) run() {
+	defer close(s.done)
+	tick := time.NewTicker(s.every)
+	defer tick.Stop()
+	threads := map[string]*waitTracker{}
+	dir := "/proc/" + strconv.Itoa(s.pid) + "/task/"
+	add := func(sp span, ok bool) {
+		if ok {
+			s.mu.Lock()
+			s.spans = append(s.spans, sp)
+			s.mu.Unlock()
+		}
+	}
+	for {
+		select {
+		case <-s.stop:
+			for _, t := range threads {
+				add(t.close())
+			}
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone: its last waits were closed as its threads went
+		}
+		for _, e := range ents {
+			data, err := os.ReadFile(dir + e.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			ts, ok := parseThreadStat(data)
+			if !ok {
+				continue
+			}
+			t := threads[e.Name()]
+			if t == nil {
+				t = &waitTracker{}
+				threads[e.Name()] = t
+			}
+			add(t.observe(ts, now))
+		}
+		for name, t := range threads {
+			if t.lastSeen != now {
+				add(t.close())
+				delete(threads, name)
+			}
+		}
+	}
+}
+
+// parseThreadStat reads the state and CPU ticks from /proc/<pid>/task/<tid>/stat.
+func parseThreadStat(data []byte) (threadSample, bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return threadSample{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return threadSample{}, false
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return threadSample{}, false
+	}
+	return threadSample{runnable: f[0] == "R", cpu: ut + st}, true
+}
+
+// finish stops sampling and returns the waits, merged across threads: the
+// stretches in which at least one of the process's threads waited.
+func (s *starveSampler) finish() []span {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mergeSpans(s.spans)
+}
+
+func mergeSpans(in []span) []span {
+	ss := append([]span(nil), in...)
+	sort.Slice(ss, func(i, j int) bool { return ss[i].from.Before(ss[j].from) })
+	var out []span
+	for _, sp := range ss {
+		if n := len(out); n > 0 && !sp.from.After(out[n-1].to) {
+			if sp.to.After(out[n-1].to) {
+				out[n-1].to = sp.to
+			}
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// Waits is a window's runnable waits of the console (every thread's,
+// merged), and how many of its slow writes they explain.
+type Waits struct {
+	N         int     `json:"n"`
+	TotalMs   float64 `json:"total_ms"`
+	LongestMs float64 `json:"longest_ms"`
+	// SlowWrites are writes whose console share (event applied → the
+	// console's write) exceeded slowShare; SlowWritesWaited those among them
+	// during which the console waited (a wait overlapped the share).
+	SlowWrites       int `json:"slow_writes"`
+	SlowWritesWaited int `json:"slow_writes_waited"`
+}
+
+// slowShare is the console's share above which a write is slow: on its own
+// it would break the 150 ms target even with an instant API server.
+const slowShare = 150 * time.Millisecond
+
+// summarizeWaits sums the waits (merged, sorted) within win, and
+// attributes the console shares in shares (each applied → written).
+func summarizeWaits(waits []span, win span, shares []span) *Waits {
+	st := &Waits{}
+	var total, longest time.Duration
+	for _, w := range waits {
+		if d := clip(w, win).len(); d > 0 {
+			st.N++
+			total += d
+			longest = max(longest, d)
+		}
+	}
+	st.TotalMs, st.LongestMs = ms(total), ms(longest)
+	for _, sh := range shares {
+		if sh.len() <= slowShare {
+			continue
+		}
+		st.SlowWrites++
+		if overlaps(waits, sh) {
+			st.SlowWritesWaited++
+		}
+	}
+	return st
+}
+
+// clip is sp within win (empty, from after to, when they do not meet).
+func clip(sp, win span) span {
+	if sp.from.Before(win.from) {
+		sp.from = win.from
+	}
+	if sp.to.After(win.to) {
+		sp.to = win.to
+	}
+	return sp
+}
+
+// waitedWithin is the total wait within win.
+func waitedWithin(waits []span, win span) time.Duration {
+	var d time.Duration
+	for _, w := range waits {
+		if l := clip(w, win).len(); l > 0 {
+			d += l
+		}
+	}
+	return d
+}
+
+// overlaps reports whether any of the sorted, disjoint waits overlaps sp.
+func overlaps(waits []span, sp span) bool {
+	i := sort.Search(len(waits), func(i int) bool { return waits[i].to.After(sp.from) })
+	return i < len(waits) && waits[i].from.Before(sp.to)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseThreadStat(t *testing.T) {
+	// A command name may hold spaces and parentheses.
+	line := []byte("4242 (upgrade (con) sole) R 1 4242 4242 0 -1 4194560 100 0 0 0 37 12 0 0 20 0 9 0 870533 0 0")
+	ts, ok := parseThreadStat(line)
+	if !ok || !ts.runnable || ts.cpu != 49 {
+		t.Fatalf("parseThreadStat = %+v, %v; want runnable with 49 ticks", ts, ok)
+	}
+	ts, ok = parseThreadStat([]byte("7 (x) S 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 5"))
+	if !ok || ts.runnable || ts.cpu != 7 {
+		t.Fatalf("sleeping thread = %+v, %v", ts, ok)
+	}
+	if _, ok := parseThreadStat([]byte("7 (x) S 1")); ok {
+		t.Fatal("a short line parsed")
+	}
+}
+
+func TestWaitTracker(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var w waitTracker
+	steps := []struct {
+		ms       int
+		runnable bool
+		cpu      uint64
+		closed   bool
+		from, to int
+	}{
+		{0, false, 5, false, 0, 0},
+		{10, true, 5, false, 0, 0},   // a wait may begin
+		{20, true, 5, false, 0, 0},   // no CPU given
+		{70, true, 5, false, 0, 0},   // still none: 60 ms so far
+		{80, true, 6, true, 10, 70},  // it ran: the wait was 10..70
+		{90, true, 6, false, 0, 0},   // runnable again, from 80
+		{100, false, 6, false, 0, 0}, // 80..90 is too short to count
+		{110, true, 7, false, 0, 0},
+		{170, true, 7, false, 0, 0},
+		{180, false, 7, true, 110, 170}, // it slept: the wait was 110..170
+	}
+	for _, s := range steps {
+		sp, ok := w.observe(threadSample{runnable: s.runnable, cpu: s.cpu}, at(s.ms))
+		if ok != s.closed {
+			t.Fatalf("at %d ms: closed = %v, want %v", s.ms, ok, s.closed)
+		}
+		if ok && (!sp.from.Equal(at(s.from)) || !sp.to.Equal(at(s.to))) {
+			t.Fatalf("at %d ms: wait %v..%v, want %d..%d ms", s.ms, sp.from.Sub(t0), sp.to.Sub(t0), s.from, s.to)
+		}
+	}
+	w.observe(threadSample{runnable: true, cpu: 8}, at(200))
+	w.observe(threadSample{runnable: true, cpu: 8}, at(260))
+	if sp, ok := w.close(); !ok || sp.len() != 60*time.Millisecond {
+		t.Fatalf("close = %v, %v; want a 60 ms wait", sp, ok)
+	}
+	if _, ok := w.close(); ok {
+		t.Fatal("a closed wait closed twice")
+	}
+}
+
+func TestSummarizeWaits(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	sp := func(a, b int) span {
+		return span{t0.Add(time.Duration(a) * time.Millisecond), t0.Add(time.Duration(b) * time.Millisecond)}
+	}
+	waits := mergeSpans([]span{sp(500, 700), sp(100, 200), sp(150, 300), sp(2000, 2600)})
+	if len(waits) != 3 || waits[0] != sp(100, 300) {
+		t.Fatalf("merged = %v", waits)
+	}
+	shares := []span{
+		sp(90, 400),    // slow, during the first wait
+		sp(800, 1000),  // slow, no wait
+		sp(600, 650),   // fast
+		sp(2400, 2700), // slow, during the last wait
+	}
+	got := summarizeWaits(waits, sp(0, 2500), shares)
+	want := Waits{N: 3, TotalMs: 200 + 200 + 500, LongestMs: 500, SlowWrites: 3, SlowWritesWaited: 2}
+	if *got != want {
+		t.Fatalf("summarizeWaits = %+v, want %+v", *got, want)
+	}
+	if d := waitedWithin(waits, sp(250, 600)); d != 150*time.Millisecond {
+		t.Fatalf("waitedWithin = %v, want 150ms", d)
+	}
+}
