@@ -94,11 +94,10 @@ type Viewer struct {
 	// start → every pane synced (kubectl: every object printed).
 	FirstFrameMs float64 `json:"first_frame_ms"`
 	SyncedMs     float64 `json:"synced_ms"`
-	// FirstFrameWaitedMs: console only, how long before its first frame
-	// the console had a thread ready to run that the kernel did not run
-	// (runnable waits, --wait-sample).
-	FirstFrameWaitedMs *float64 `json:"first_frame_waited_ms,omitempty"`
-	PeakRSSMiB         float64  `json:"peak_rss_mib"`
+	// FirstFrameWaits: console only, what held it before its first frame
+	// (--wait-sample).
+	FirstFrameWaits *FirstFrameWaits `json:"first_frame_waits,omitempty"`
+	PeakRSSMiB      float64          `json:"peak_rss_mib"`
 	// PeakRSSAtMiB is the peak RSS so far at the end of each window
 	// (synced, idle, rate, end): when the memory was taken.
 	PeakRSSAtMiB map[string]float64 `json:"peak_rss_at_mib,omitempty"`
@@ -164,6 +163,17 @@ type Viewer struct {
 	// Exited names processes that ended before the run did, with their
 	// last output.
 	Exited []string `json:"exited,omitempty"`
+}
+
+// FirstFrameWaits is what the console waited for before its first frame
+// was on the terminal: a CPU (a thread ready to run that the kernel did not
+// run), the disk (a thread in uninterruptible sleep, by samples), and the
+// pages read from disk (major faults: its binary's code and data, when
+// they are not in the page cache).
+type FirstFrameWaits struct {
+	RunnableMs  float64 `json:"runnable_ms"`
+	DiskMs      float64 `json:"disk_ms"`
+	MajorFaults uint64  `json:"major_faults"`
 }
 
 // LowRate is a write window below the API server's capacity: what the
@@ -318,8 +328,9 @@ func (r *Results) printTable(out io.Writer) {
 	}
 	c := r.Console
 	row("start → first frame", c.FirstFrameMs, kz.FirstFrameMs, "ms")
-	if c.FirstFrameWaitedMs != nil {
-		fmt.Fprintf(tw, "  of it runnable, not run\t%.0f ms\t\t\t\n", *c.FirstFrameWaitedMs)
+	if w := c.FirstFrameWaits; w != nil {
+		fmt.Fprintf(tw, "  of it runnable, not run / in disk waits\t%.0f / %.0f ms\t\t\t\n", w.RunnableMs, w.DiskMs)
+		fmt.Fprintf(tw, "  pages read from disk before it\t%d\t\t\t\n", w.MajorFaults)
 	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
 	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")

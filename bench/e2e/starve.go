@@ -32,14 +32,49 @@ type starveSampler struct {
 	done  chan struct{}
 	once  sync.Once
 
-	mu    sync.Mutex
-	spans []span // closed waits of at least starveMin, any thread
+	mu     sync.Mutex
+	spans  []span // closed waits of at least starveMin, any thread
+	disk   []span // closed uninterruptible sleeps, any thread
+	majflt []faultSample
+}
+
+// faultSample is the process's major page faults (pages read from disk) so
+// far, at a sample.
+type faultSample struct {
+	at time.Time
+	n  uint64
 }
 
 // threadSample is one thread at one sample.
 type threadSample struct {
 	runnable bool
+	disk     bool   // state D: uninterruptible, mostly a page or block read
 	cpu      uint64 // utime + stime, in ticks
+}
+
+// diskTracker follows one thread's uninterruptible sleeps (state D), as
+// when a page of its binary is read back from disk. Each sample in D counts
+// for one sampling period.
+type diskTracker struct {
+	open     bool
+	from, to time.Time
+}
+
+func (d *diskTracker) observe(inD bool, now time.Time, every time.Duration) (span, bool) {
+	if inD {
+		if !d.open {
+			d.open, d.from = true, now.Add(-every)
+		}
+		d.to = now
+		return span{}, false
+	}
+	return d.close()
+}
+
+func (d *diskTracker) close() (span, bool) {
+	ok := d.open
+	d.open = false
+	return span{d.from, d.to}, ok
 }
 
 // waitTracker follows one thread's runnable wait between samples.
@@ -82,25 +117,41 @@ func (s *starveSampler) run() {
 	defer close(s.done)
 	tick := time.NewTicker(s.every)
 	defer tick.Stop()
-	threads := map[string]*waitTracker{}
-	dir := "/proc/" + strconv.Itoa(s.pid) + "/task/"
-	add := func(sp span, ok bool) {
-		if ok {
-			s.mu.Lock()
-			s.spans = append(s.spans, sp)
-			s.mu.Unlock()
+	type thread struct {
+		wait waitTracker
+		disk diskTracker
+	}
+	threads := map[string]*thread{}
+	proc := "/proc/" + strconv.Itoa(s.pid)
+	dir := proc + "/task/"
+	add := func(to *[]span) func(span, bool) {
+		return func(sp span, ok bool) {
+			if ok {
+				s.mu.Lock()
+				*to = append(*to, sp)
+				s.mu.Unlock()
+			}
 		}
 	}
+	addWait, addDisk := add(&s.spans), add(&s.disk)
 	for {
 		select {
 		case <-s.stop:
 			for _, t := range threads {
-				add(t.close())
+				addWait(t.wait.close())
+				addDisk(t.disk.close())
 			}
 			return
 		case <-tick.C:
 		}
 		now := time.Now()
+		if data, err := os.ReadFile(proc + "/stat"); err == nil {
+			if n, ok := parseMajorFaults(data); ok {
+				s.mu.Lock()
+				s.majflt = append(s.majflt, faultSample{now, n})
+				s.mu.Unlock()
+			}
+		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue // gone: its last waits were closed as its threads went
@@ -116,18 +167,34 @@ func (s *starveSampler) run() {
 			}
 			t := threads[e.Name()]
 			if t == nil {
-				t = &waitTracker{}
+				t = &thread{}
 				threads[e.Name()] = t
 			}
-			add(t.observe(ts, now))
+			addWait(t.wait.observe(ts, now))
+			addDisk(t.disk.observe(ts.disk, now, s.every))
 		}
 		for name, t := range threads {
-			if t.lastSeen != now {
-				add(t.close())
+			if t.wait.lastSeen != now {
+				addWait(t.wait.close())
+				addDisk(t.disk.close())
 				delete(threads, name)
 			}
 		}
 	}
+}
+
+// parseMajorFaults reads majflt from /proc/<pid>/stat.
+func parseMajorFaults(data []byte) (uint64, bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 10 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[9], 10, 64)
+	return n, err == nil
 }
 
 // parseThreadStat reads the state and CPU ticks from /proc/<pid>/task/<tid>/stat.
@@ -145,17 +212,33 @@ func parseThreadStat(data []byte) (threadSample, bool) {
 	if err1 != nil || err2 != nil {
 		return threadSample{}, false
 	}
-	return threadSample{runnable: f[0] == "R", cpu: ut + st}, true
+	return threadSample{runnable: f[0] == "R", disk: f[0] == "D", cpu: ut + st}, true
 }
 
-// finish stops sampling and returns the waits, merged across threads: the
-// stretches in which at least one of the process's threads waited.
-func (s *starveSampler) finish() []span {
+// sampled is what a starveSampler saw, each kind of wait merged across
+// threads: the stretches in which at least one of the process's threads
+// waited so.
+type sampled struct {
+	runnable, disk []span
+	majflt         []faultSample
+}
+
+// finish stops sampling and returns what it saw.
+func (s *starveSampler) finish() sampled {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return mergeSpans(s.spans)
+	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), majflt: s.majflt}
+}
+
+// faultsBy is the major page faults at the last sample before t.
+func (sm sampled) faultsBy(t time.Time) uint64 {
+	i := sort.Search(len(sm.majflt), func(i int) bool { return sm.majflt[i].at.After(t) })
+	if i == 0 {
+		return 0
+	}
+	return sm.majflt[i-1].n
 }
 
 func mergeSpans(in []span) []span {

@@ -86,3 +86,41 @@ func TestSummarizeWaits(t *testing.T) {
 		t.Fatalf("waitedWithin = %v, want 150ms", d)
 	}
 }
+
+func TestDiskTracker(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	every := 10 * time.Millisecond
+	var d diskTracker
+	if _, ok := d.observe(false, at(0), every); ok {
+		t.Fatal("closed a sleep that never began")
+	}
+	d.observe(true, at(10), every)
+	d.observe(true, at(20), every)
+	sp, ok := d.observe(false, at(30), every)
+	// Two samples in D: 0..20 ms, each counting for one period.
+	if !ok || !sp.from.Equal(at(0)) || !sp.to.Equal(at(20)) {
+		t.Fatalf("sleep = %v..%v, %v; want 0..20 ms", sp.from.Sub(t0), sp.to.Sub(t0), ok)
+	}
+	d.observe(true, at(50), every)
+	if sp, ok := d.close(); !ok || sp.len() != every {
+		t.Fatalf("close = %v, %v; want one period", sp, ok)
+	}
+}
+
+func TestMajorFaults(t *testing.T) {
+	line := []byte("4242 (a b) S 1 4242 4242 0 -1 4194560 2159 0 25 0 3 4 0 0 20 0 9 0 870533")
+	if n, ok := parseMajorFaults(line); !ok || n != 25 {
+		t.Fatalf("parseMajorFaults = %d, %v; want 25", n, ok)
+	}
+	t0 := time.Unix(1000, 0)
+	sm := sampled{majflt: []faultSample{{t0, 3}, {t0.Add(10 * time.Millisecond), 9}, {t0.Add(20 * time.Millisecond), 30}}}
+	for _, c := range []struct {
+		ms   int
+		want uint64
+	}{{-1, 0}, {0, 3}, {15, 9}, {25, 30}} {
+		if got := sm.faultsBy(t0.Add(time.Duration(c.ms) * time.Millisecond)); got != c.want {
+			t.Errorf("faultsBy(%d ms) = %d, want %d", c.ms, got, c.want)
+		}
+	}
+}

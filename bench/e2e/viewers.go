@@ -364,15 +364,21 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	// comes with the first frame (Bubble Tea's first write may be only
 	// its queries to the terminal).
 	var waits []span
+	var seen sampled
 	if sampler != nil {
-		waits = sampler.finish()
+		seen = sampler.finish()
+		waits = seen.runnable
 	}
 	if at, ok := onScreen(first.at); ok {
 		onTerm := maxTime(at, p.markerArrived())
 		v.FirstFrameMs = ms(onTerm.Sub(p.start))
 		if sampler != nil {
-			w := ms(waitedWithin(waits, span{p.start, onTerm}))
-			v.FirstFrameWaitedMs = &w
+			upTo := span{p.start, onTerm}
+			v.FirstFrameWaits = &FirstFrameWaits{
+				RunnableMs:  ms(waitedWithin(seen.runnable, upTo)),
+				DiskMs:      ms(waitedWithin(seen.disk, upTo)),
+				MajorFaults: seen.faultsBy(onTerm),
+			}
 		}
 	}
 	if at, ok := onScreen(synced.at); ok {
