@@ -113,72 +113,80 @@ func startStarveSampler(pid int, every time.Duration) *starveSampler {
 	return s
 }
 
+// sampledThread is what a starveSampler follows of one thread.
+type sampledThread struct {
+	wait waitTracker
+	disk diskTracker
+}
+
 func (s *starveSampler) run() {
 	defer close(s.done)
 	tick := time.NewTicker(s.every)
 	defer tick.Stop()
-	type thread struct {
-		wait waitTracker
-		disk diskTracker
-	}
-	threads := map[string]*thread{}
-	proc := "/proc/" + strconv.Itoa(s.pid)
-	dir := proc + "/task/"
-	add := func(to *[]span) func(span, bool) {
-		return func(sp span, ok bool) {
-			if ok {
-				s.mu.Lock()
-				*to = append(*to, sp)
-				s.mu.Unlock()
-			}
-		}
-	}
-	addWait, addDisk := add(&s.spans), add(&s.disk)
+	threads := map[string]*sampledThread{}
 	for {
 		select {
 		case <-s.stop:
 			for _, t := range threads {
-				addWait(t.wait.close())
-				addDisk(t.disk.close())
+				s.addWait(t.wait.close())
+				s.addDisk(t.disk.close())
 			}
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		if data, err := os.ReadFile(proc + "/stat"); err == nil {
-			if n, ok := parseMajorFaults(data); ok {
-				s.mu.Lock()
-				s.majflt = append(s.majflt, faultSample{now, n})
-				s.mu.Unlock()
-			}
+		s.sample(threads, time.Now())
+	}
+}
+
+func (s *starveSampler) addWait(sp span, ok bool) { s.add(&s.spans, sp, ok) }
+func (s *starveSampler) addDisk(sp span, ok bool) { s.add(&s.disk, sp, ok) }
+
+func (s *starveSampler) add(to *[]span, sp span, ok bool) {
+	if ok {
+		s.mu.Lock()
+		*to = append(*to, sp)
+		s.mu.Unlock()
+	}
+}
+
+// sample reads the process's major faults and every thread's state once.
+// A process that has exited leaves its threads' waits open until stop.
+func (s *starveSampler) sample(threads map[string]*sampledThread, now time.Time) {
+	proc := "/proc/" + strconv.Itoa(s.pid)
+	if data, err := os.ReadFile(proc + "/stat"); err == nil {
+		if n, ok := parseMajorFaults(data); ok {
+			s.mu.Lock()
+			s.majflt = append(s.majflt, faultSample{now, n})
+			s.mu.Unlock()
 		}
-		ents, err := os.ReadDir(dir)
+	}
+	dir := proc + "/task/"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		data, err := os.ReadFile(dir + e.Name() + "/stat")
 		if err != nil {
-			continue // gone: its last waits were closed as its threads went
+			continue
 		}
-		for _, e := range ents {
-			data, err := os.ReadFile(dir + e.Name() + "/stat")
-			if err != nil {
-				continue
-			}
-			ts, ok := parseThreadStat(data)
-			if !ok {
-				continue
-			}
-			t := threads[e.Name()]
-			if t == nil {
-				t = &thread{}
-				threads[e.Name()] = t
-			}
-			addWait(t.wait.observe(ts, now))
-			addDisk(t.disk.observe(ts.disk, now, s.every))
+		ts, ok := parseThreadStat(data)
+		if !ok {
+			continue
 		}
-		for name, t := range threads {
-			if t.wait.lastSeen != now {
-				addWait(t.wait.close())
-				addDisk(t.disk.close())
-				delete(threads, name)
-			}
+		t := threads[e.Name()]
+		if t == nil {
+			t = &sampledThread{}
+			threads[e.Name()] = t
+		}
+		s.addWait(t.wait.observe(ts, now))
+		s.addDisk(t.disk.observe(ts.disk, now, s.every))
+	}
+	for name, t := range threads {
+		if t.wait.lastSeen != now {
+			s.addWait(t.wait.close())
+			s.addDisk(t.disk.close())
+			delete(threads, name)
 		}
 	}
 }

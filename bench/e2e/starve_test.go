@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -123,4 +124,16 @@ func TestMajorFaults(t *testing.T) {
 			t.Errorf("faultsBy(%d ms) = %d, want %d", c.ms, got, c.want)
 		}
 	}
+}
+
+// BenchmarkWaitSample is one round of --wait-sample on this process (its
+// threads, as the console's): the benchmark's own cost per sample.
+func BenchmarkWaitSample(b *testing.B) {
+	s := &starveSampler{pid: os.Getpid(), every: 10 * time.Millisecond}
+	threads := map[string]*sampledThread{}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.sample(threads, time.Now())
+	}
+	b.ReportMetric(float64(len(threads)), "threads")
 }
