@@ -297,9 +297,9 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sampler *starveSampler
+	var sampler *threadSampler
 	if o.waitSample > 0 {
-		sampler = startStarveSampler(p.pid(), o.waitSample)
+		sampler = startThreadSampler(p.pid(), o.waitSample)
 	}
 	defer func() {
 		if sampler != nil {
@@ -359,16 +359,14 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var seen sampled
+	if sampler != nil {
+		seen = sampler.finish()
+	}
 	// On the terminal: the renderer's first write after the frame was
 	// built, and not before the switch to the alternate screen, which
 	// comes with the first frame (Bubble Tea's first write may be only
 	// its queries to the terminal).
-	var waits []span
-	var seen sampled
-	if sampler != nil {
-		seen = sampler.finish()
-		waits = seen.runnable
-	}
 	if at, ok := onScreen(first.at); ok {
 		onTerm := maxTime(at, p.markerArrived())
 		v.FirstFrameMs = ms(onTerm.Sub(p.start))
@@ -474,7 +472,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 				last = maxTime(last, w.sent)
 			}
 			// The window runs until its last write could be on screen.
-			st.RunnableWaits = summarizeWaits(waits, span{first, last.Add(time.Second)}, shares)
+			st.RunnableWaits = summarizeWaits(seen.runnable, span{first, last.Add(time.Second)}, shares)
 		}
 		return st
 	}

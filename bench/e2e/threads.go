@@ -10,22 +10,23 @@ import (
 	"time"
 )
 
-// starveMin is the shortest wait counted. The kernel accounts CPU time in
+// minRunnableWait is the shortest wait counted. The kernel accounts CPU time in
 // 10 ms ticks, so a thread that stays runnable for five samples without
 // one had the CPU for at most a fifth of that time.
-const starveMin = 50 * time.Millisecond
+const minRunnableWait = 50 * time.Millisecond
 
 // span is a stretch of time.
 type span struct{ from, to time.Time }
 
 func (s span) len() time.Duration { return s.to.Sub(s.from) }
 
-// starveSampler watches a process's threads for runnable waits: a thread
+// threadSampler watches a process's threads for runnable waits (a thread
 // in state R whose CPU time does not move across samples has work and is
-// not being run. Under full load on a small machine the kernel can leave a
-// whole process waiting like that for hundreds of milliseconds while others
-// run; those waits are the machine's, not the process's own.
-type starveSampler struct {
+// not being run) and disk waits (state D), and counts its major faults.
+// Under full load on a small machine the kernel can leave a whole process
+// waiting like that for hundreds of milliseconds while others run; those
+// waits are the machine's, not the process's own.
+type threadSampler struct {
 	pid   int
 	every time.Duration
 	stop  chan struct{}
@@ -33,7 +34,7 @@ type starveSampler struct {
 	once  sync.Once
 
 	mu     sync.Mutex
-	spans  []span // closed waits of at least starveMin, any thread
+	spans  []span // closed waits of at least minRunnableWait, any thread
 	disk   []span // closed uninterruptible sleeps, any thread
 	majflt []faultSample
 }
@@ -94,7 +95,7 @@ func (t *waitTracker) observe(s threadSample, now time.Time) (span, bool) {
 		t.last = now
 		return span{}, false
 	}
-	closed, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= starveMin
+	closed, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= minRunnableWait
 	t.open = s.runnable
 	t.from, t.last, t.cpu = now, now, s.cpu
 	return closed, ok
@@ -102,24 +103,24 @@ func (t *waitTracker) observe(s threadSample, now time.Time) (span, bool) {
 
 // close ends an open wait (the thread is gone, or sampling stopped).
 func (t *waitTracker) close() (span, bool) {
-	s, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= starveMin
+	s, ok := span{t.from, t.last}, t.open && t.last.Sub(t.from) >= minRunnableWait
 	t.open = false
 	return s, ok
 }
 
-func startStarveSampler(pid int, every time.Duration) *starveSampler {
-	s := &starveSampler{pid: pid, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+func startThreadSampler(pid int, every time.Duration) *threadSampler {
+	s := &threadSampler{pid: pid, every: every, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s
 }
 
-// sampledThread is what a starveSampler follows of one thread.
+// sampledThread is what a threadSampler follows of one thread.
 type sampledThread struct {
 	wait waitTracker
 	disk diskTracker
 }
 
-func (s *starveSampler) run() {
+func (s *threadSampler) run() {
 	defer close(s.done)
 	tick := time.NewTicker(s.every)
 	defer tick.Stop()
@@ -138,10 +139,10 @@ func (s *starveSampler) run() {
 	}
 }
 
-func (s *starveSampler) addWait(sp span, ok bool) { s.add(&s.spans, sp, ok) }
-func (s *starveSampler) addDisk(sp span, ok bool) { s.add(&s.disk, sp, ok) }
+func (s *threadSampler) addWait(sp span, ok bool) { s.add(&s.spans, sp, ok) }
+func (s *threadSampler) addDisk(sp span, ok bool) { s.add(&s.disk, sp, ok) }
 
-func (s *starveSampler) add(to *[]span, sp span, ok bool) {
+func (s *threadSampler) add(to *[]span, sp span, ok bool) {
 	if ok {
 		s.mu.Lock()
 		*to = append(*to, sp)
@@ -151,7 +152,7 @@ func (s *starveSampler) add(to *[]span, sp span, ok bool) {
 
 // sample reads the process's major faults and every thread's state once.
 // A process that has exited leaves its threads' waits open until stop.
-func (s *starveSampler) sample(threads map[string]*sampledThread, now time.Time) {
+func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time) {
 	proc := "/proc/" + strconv.Itoa(s.pid)
 	if data, err := os.ReadFile(proc + "/stat"); err == nil {
 		if n, ok := parseMajorFaults(data); ok {
@@ -223,7 +224,7 @@ func parseThreadStat(data []byte) (threadSample, bool) {
 	return threadSample{runnable: f[0] == "R", disk: f[0] == "D", cpu: ut + st}, true
 }
 
-// sampled is what a starveSampler saw, each kind of wait merged across
+// sampled is what a threadSampler saw, each kind of wait merged across
 // threads: the stretches in which at least one of the process's threads
 // waited so.
 type sampled struct {
@@ -232,7 +233,7 @@ type sampled struct {
 }
 
 // finish stops sampling and returns what it saw.
-func (s *starveSampler) finish() sampled {
+func (s *threadSampler) finish() sampled {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
 	s.mu.Lock()

@@ -129,7 +129,7 @@ func TestMajorFaults(t *testing.T) {
 // BenchmarkWaitSample is one round of --wait-sample on this process (its
 // threads, as the console's): the benchmark's own cost per sample.
 func BenchmarkWaitSample(b *testing.B) {
-	s := &starveSampler{pid: os.Getpid(), every: 10 * time.Millisecond}
+	s := &threadSampler{pid: os.Getpid(), every: 10 * time.Millisecond}
 	threads := map[string]*sampledThread{}
 	b.ReportAllocs()
 	for b.Loop() {
