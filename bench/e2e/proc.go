@@ -19,27 +19,43 @@ import (
 // 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
+// statFields splits a /proc/<pid>/stat (or task stat) line after the
+// command name, which may hold spaces and parentheses: f[0] is the state,
+// f[9] majflt, f[11] and f[12] utime and stime. nil when it is shorter.
+func statFields(data []byte) []string {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return nil
+	}
+	return f
+}
+
+// cpuTicks is utime + stime from statFields, in clock ticks.
+func cpuTicks(f []string) (uint64, error) {
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	return ut + st, errors.Join(err1, err2)
+}
+
 // cpuSeconds is a process's user plus system CPU time so far.
 func cpuSeconds(pid int) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// The command name may hold spaces: fields start after its ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
+	f := statFields(data)
+	if f == nil {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	t, err := cpuTicks(f)
+	if err != nil {
 		return 0, err
 	}
-	return float64(ut+st) / clockTicks, nil
+	return float64(t) / clockTicks, nil
 }
 
 // peakRSS is VmHWM, the process's resident set high-water mark, in bytes.

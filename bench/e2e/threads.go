@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -40,7 +38,7 @@ type threadSampler struct {
 }
 
 // faultSample is the process's major page faults (pages read from disk) so
-// far, at a sample.
+// far, at the sample where that count was first seen.
 type faultSample struct {
 	at time.Time
 	n  uint64
@@ -155,9 +153,13 @@ func (s *threadSampler) add(to *[]span, sp span, ok bool) {
 func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time) {
 	proc := "/proc/" + strconv.Itoa(s.pid)
 	if data, err := os.ReadFile(proc + "/stat"); err == nil {
+		// Kept only when the count moved: faultsBy needs no more, and
+		// after start it rarely moves.
 		if n, ok := parseMajorFaults(data); ok {
 			s.mu.Lock()
-			s.majflt = append(s.majflt, faultSample{now, n})
+			if k := len(s.majflt); k == 0 || s.majflt[k-1].n != n {
+				s.majflt = append(s.majflt, faultSample{now, n})
+			}
 			s.mu.Unlock()
 		}
 	}
@@ -194,12 +196,8 @@ func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time)
 
 // parseMajorFaults reads majflt from /proc/<pid>/stat.
 func parseMajorFaults(data []byte) (uint64, bool) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 10 {
+	f := statFields(data)
+	if f == nil {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(f[9], 10, 64)
@@ -208,20 +206,15 @@ func parseMajorFaults(data []byte) (uint64, bool) {
 
 // parseThreadStat reads the state and CPU ticks from /proc/<pid>/task/<tid>/stat.
 func parseThreadStat(data []byte) (threadSample, bool) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
+	f := statFields(data)
+	if f == nil {
 		return threadSample{}, false
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
+	cpu, err := cpuTicks(f)
+	if err != nil {
 		return threadSample{}, false
 	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return threadSample{}, false
-	}
-	return threadSample{runnable: f[0] == "R", disk: f[0] == "D", cpu: ut + st}, true
+	return threadSample{runnable: f[0] == "R", disk: f[0] == "D", cpu: cpu}, true
 }
 
 // sampled is what a threadSampler saw, each kind of wait merged across
@@ -241,7 +234,7 @@ func (s *threadSampler) finish() sampled {
 	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), majflt: s.majflt}
 }
 
-// faultsBy is the major page faults at the last sample before t.
+// faultsBy is the major page faults as last sampled before t.
 func (sm sampled) faultsBy(t time.Time) uint64 {
 	i := sort.Search(len(sm.majflt), func(i int) bool { return sm.majflt[i].at.After(t) })
 	if i == 0 {
