@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
@@ -353,4 +355,26 @@ func (p *termProc) stop(quitKey string) {
 	}
 	<-exited
 	_ = p.pty.Close()
+}
+
+// readAheadKB is read_ahead_kb of the block device that holds path, found
+// under sysfs (normally /sys): dev/block/MAJ:MIN is the disk or, for a
+// partition, a directory inside the disk's, whose queue holds the setting.
+// false when path is on no block device (tmpfs, overlay, …).
+func readAheadKB(sysfs, path string) (int, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, false
+	}
+	dev, err := filepath.EvalSymlinks(filepath.Join(sysfs, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))))
+	if err != nil {
+		return 0, false
+	}
+	for _, dir := range []string{dev, filepath.Dir(dev)} {
+		if data, err := os.ReadFile(filepath.Join(dir, "queue", "read_ahead_kb")); err == nil {
+			kb, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			return kb, err == nil
+		}
+	}
+	return 0, false
 }

@@ -67,6 +67,9 @@ type Machine struct {
 	// kernel shares the CPU between sessions before the processes in them,
 	// and each viewer is a session of its own in its terminal.
 	SchedAutogroup *bool `json:"sched_autogroup,omitempty"`
+	// ReadAheadKB is read_ahead_kb of the block device holding the console's
+	// binary: how much a page fault on a binary that is not in memory reads.
+	ReadAheadKB int `json:"read_ahead_kb,omitempty"`
 }
 
 type World struct {
@@ -167,13 +170,15 @@ type Viewer struct {
 
 // FirstFrameWaits is what the console waited for before its first frame
 // was on the terminal: a CPU (a thread ready to run that the kernel did not
-// run), the disk (a thread in uninterruptible sleep, by samples), and the
-// pages read from disk (major faults: its binary's code and data, when
-// they are not in the page cache).
+// run), the disk (a thread in uninterruptible sleep, by samples), the major
+// page faults (its binary's code and data, when they are not in the page
+// cache) and what those faults read from disk: each reads the pages around
+// the one it needs too, up to the device's read-ahead (Machine.ReadAheadKB).
 type FirstFrameWaits struct {
 	RunnableMs  float64 `json:"runnable_ms"`
 	DiskMs      float64 `json:"disk_ms"`
 	MajorFaults uint64  `json:"major_faults"`
+	ReadMB      float64 `json:"read_mb"`
 }
 
 // LowRate is a write window below the API server's capacity: what the
@@ -296,6 +301,9 @@ func (r *Results) printTable(out io.Writer) {
 	if ag := r.Machine.SchedAutogroup; ag != nil {
 		fmt.Fprintf(out, "kernel autogroup scheduling: %v\n", *ag)
 	}
+	if ra := r.Machine.ReadAheadKB; ra > 0 {
+		fmt.Fprintf(out, "read-ahead of the console binary's disk: %d KB\n", ra)
+	}
 	fmt.Fprintf(out, "world: %s scenario, %v, terminal %s\n", r.World.Scenario, r.World.Objects, r.World.TerminalSize)
 	fmt.Fprintf(out, "load: %g writes/s for %gs, %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.LowRate, r.Load.LowRateSeconds, r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
 	if nv := r.NoViewer; nv != nil {
@@ -330,7 +338,7 @@ func (r *Results) printTable(out io.Writer) {
 	row("start → first frame", c.FirstFrameMs, kz.FirstFrameMs, "ms")
 	if w := c.FirstFrameWaits; w != nil {
 		fmt.Fprintf(tw, "  of it runnable, not run / in disk waits\t%.0f / %.0f ms\t\t\t\n", w.RunnableMs, w.DiskMs)
-		fmt.Fprintf(tw, "  pages read from disk before it\t%d\t\t\t\n", w.MajorFaults)
+		fmt.Fprintf(tw, "  major page faults / read from disk before it\t%d / %.1f MB\t\t\t\n", w.MajorFaults, w.ReadMB)
 	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
 	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"sort"
 	"strconv"
@@ -20,7 +21,8 @@ func (s span) len() time.Duration { return s.to.Sub(s.from) }
 
 // threadSampler watches a process's threads for runnable waits (a thread
 // in state R whose CPU time does not move across samples has work and is
-// not being run) and disk waits (state D), and counts its major faults.
+// not being run) and disk waits (state D), and counts its major faults and
+// the bytes it read from disk.
 // Under full load on a small machine the kernel can leave a whole process
 // waiting like that for hundreds of milliseconds while others run; those
 // waits are the machine's, not the process's own.
@@ -31,17 +33,20 @@ type threadSampler struct {
 	done  chan struct{}
 	once  sync.Once
 
-	mu     sync.Mutex
-	spans  []span // closed waits of at least minRunnableWait, any thread
-	disk   []span // closed uninterruptible sleeps, any thread
-	majflt []faultSample
+	mu    sync.Mutex
+	spans []span // closed waits of at least minRunnableWait, any thread
+	disk  []span // closed uninterruptible sleeps, any thread
+	io    []ioSample
 }
 
-// faultSample is the process's major page faults (pages read from disk) so
-// far, at the sample where that count was first seen.
-type faultSample struct {
-	at time.Time
-	n  uint64
+// ioSample is the process's major page faults and the bytes it has read
+// from disk so far, at the sample where those counts were first seen. The
+// two differ by the read-ahead: each major fault reads the pages around the
+// one it needs, up to the device's read_ahead_kb.
+type ioSample struct {
+	at        time.Time
+	majflt    uint64
+	readBytes uint64
 }
 
 // threadSample is one thread at one sample.
@@ -148,17 +153,22 @@ func (s *threadSampler) add(to *[]span, sp span, ok bool) {
 	}
 }
 
-// sample reads the process's major faults and every thread's state once.
-// A process that has exited leaves its threads' waits open until stop.
+// sample reads the process's faults, its reads from disk and every
+// thread's state once. A process that has exited leaves its threads' waits
+// open until stop.
 func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time) {
 	proc := "/proc/" + strconv.Itoa(s.pid)
 	if data, err := os.ReadFile(proc + "/stat"); err == nil {
-		// Kept only when the count moved: faultsBy needs no more, and
-		// after start it rarely moves.
 		if n, ok := parseMajorFaults(data); ok {
+			cur := ioSample{at: now, majflt: n}
+			if data, err := os.ReadFile(proc + "/io"); err == nil {
+				cur.readBytes, _ = parseReadBytes(data)
+			}
+			// Kept only when a count moved: ioBy needs no more, and after
+			// start they rarely move.
 			s.mu.Lock()
-			if k := len(s.majflt); k == 0 || s.majflt[k-1].n != n {
-				s.majflt = append(s.majflt, faultSample{now, n})
+			if k := len(s.io); k == 0 || s.io[k-1].majflt != cur.majflt || s.io[k-1].readBytes != cur.readBytes {
+				s.io = append(s.io, cur)
 			}
 			s.mu.Unlock()
 		}
@@ -204,6 +214,18 @@ func parseMajorFaults(data []byte) (uint64, bool) {
 	return n, err == nil
 }
 
+// parseReadBytes reads read_bytes from /proc/<pid>/io: what the process
+// had the block layer fetch, page faults' read-ahead included.
+func parseReadBytes(data []byte) (uint64, bool) {
+	for line := range bytes.Lines(data) {
+		if v, ok := bytes.CutPrefix(line, []byte("read_bytes:")); ok {
+			n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
 // parseThreadStat reads the state and CPU ticks from /proc/<pid>/task/<tid>/stat.
 func parseThreadStat(data []byte) (threadSample, bool) {
 	f := statFields(data)
@@ -222,7 +244,7 @@ func parseThreadStat(data []byte) (threadSample, bool) {
 // waited so.
 type sampled struct {
 	runnable, disk []span
-	majflt         []faultSample
+	io             []ioSample
 }
 
 // finish stops sampling and returns what it saw.
@@ -231,16 +253,16 @@ func (s *threadSampler) finish() sampled {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), majflt: s.majflt}
+	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), io: s.io}
 }
 
-// faultsBy is the major page faults as last sampled before t.
-func (sm sampled) faultsBy(t time.Time) uint64 {
-	i := sort.Search(len(sm.majflt), func(i int) bool { return sm.majflt[i].at.After(t) })
+// ioBy is the faults and reads as last sampled by t.
+func (sm sampled) ioBy(t time.Time) ioSample {
+	i := sort.Search(len(sm.io), func(i int) bool { return sm.io[i].at.After(t) })
 	if i == 0 {
-		return 0
+		return ioSample{}
 	}
-	return sm.majflt[i-1].n
+	return sm.io[i-1]
 }
 
 func mergeSpans(in []span) []span {

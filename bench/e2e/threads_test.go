@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseThreadStat(t *testing.T) {
@@ -109,20 +114,70 @@ func TestDiskTracker(t *testing.T) {
 	}
 }
 
-func TestMajorFaults(t *testing.T) {
+func TestMajorFaultsAndReads(t *testing.T) {
 	line := []byte("4242 (a b) S 1 4242 4242 0 -1 4194560 2159 0 25 0 3 4 0 0 20 0 9 0 870533")
 	if n, ok := parseMajorFaults(line); !ok || n != 25 {
 		t.Fatalf("parseMajorFaults = %d, %v; want 25", n, ok)
 	}
+	io := []byte("rchar: 4000\nwchar: 12\nsyscr: 9\nsyscw: 2\nread_bytes: 80121856\nwrite_bytes: 4096\ncancelled_write_bytes: 0\n")
+	if n, ok := parseReadBytes(io); !ok || n != 80121856 {
+		t.Fatalf("parseReadBytes = %d, %v; want 80121856", n, ok)
+	}
+	if _, ok := parseReadBytes([]byte("rchar: 4000\n")); ok {
+		t.Fatal("read_bytes found where there is none")
+	}
 	t0 := time.Unix(1000, 0)
-	sm := sampled{majflt: []faultSample{{t0, 3}, {t0.Add(10 * time.Millisecond), 9}, {t0.Add(20 * time.Millisecond), 30}}}
+	sm := sampled{io: []ioSample{{t0, 3, 8 << 20}, {t0.Add(10 * time.Millisecond), 9, 40 << 20}, {t0.Add(20 * time.Millisecond), 30, 76 << 20}}}
 	for _, c := range []struct {
-		ms   int
-		want uint64
-	}{{-1, 0}, {0, 3}, {15, 9}, {25, 30}} {
-		if got := sm.faultsBy(t0.Add(time.Duration(c.ms) * time.Millisecond)); got != c.want {
-			t.Errorf("faultsBy(%d ms) = %d, want %d", c.ms, got, c.want)
+		ms           int
+		majflt, read uint64
+	}{{-1, 0, 0}, {0, 3, 8 << 20}, {15, 9, 40 << 20}, {25, 30, 76 << 20}} {
+		if got := sm.ioBy(t0.Add(time.Duration(c.ms) * time.Millisecond)); got.majflt != c.majflt || got.readBytes != c.read {
+			t.Errorf("ioBy(%d ms) = %d faults, %d bytes; want %d, %d", c.ms, got.majflt, got.readBytes, c.majflt, c.read)
 		}
+	}
+}
+
+func TestReadAheadKB(t *testing.T) {
+	sysfs := t.TempDir()
+	file := filepath.Join(t.TempDir(), "binary")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(file, &st); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(sysfs, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	if _, ok := readAheadKB(sysfs, file); ok {
+		t.Fatal("a read-ahead found with no device in sysfs")
+	}
+	// The file's device as a partition: sysfs links it to a directory
+	// inside its disk's, and the disk's queue holds the setting.
+	disk := filepath.Join(sysfs, "devices", "virtual", "vda")
+	for _, d := range []string{filepath.Join(disk, "queue"), filepath.Join(disk, "vda1"), filepath.Dir(link)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(disk, "queue", "read_ahead_kb"), []byte("8192\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(disk, "vda1"), link); err != nil {
+		t.Fatal(err)
+	}
+	if kb, ok := readAheadKB(sysfs, file); !ok || kb != 8192 {
+		t.Fatalf("partition: readAheadKB = %d, %v; want 8192", kb, ok)
+	}
+	// The whole disk: its own queue.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(disk, link); err != nil {
+		t.Fatal(err)
+	}
+	if kb, ok := readAheadKB(sysfs, file); !ok || kb != 8192 {
+		t.Fatalf("disk: readAheadKB = %d, %v; want 8192", kb, ok)
 	}
 }
 

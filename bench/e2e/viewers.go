@@ -372,10 +372,12 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		v.FirstFrameMs = ms(onTerm.Sub(p.start))
 		if sampler != nil {
 			upTo := span{p.start, onTerm}
+			read := seen.ioBy(onTerm)
 			v.FirstFrameWaits = &FirstFrameWaits{
 				RunnableMs:  ms(waitedWithin(seen.runnable, upTo)),
 				DiskMs:      ms(waitedWithin(seen.disk, upTo)),
-				MajorFaults: seen.faultsBy(onTerm),
+				MajorFaults: read.majflt,
+				ReadMB:      float64(read.readBytes) / 1e6,
 			}
 		}
 	}
