@@ -233,6 +233,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
+		if a.opts.Pacer != nil {
+			a.opts.Pacer.setSized()
+		}
 		for _, s := range a.screens {
 			s.SetSize(a.width, a.height)
 		}

@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,13 @@ type Pacer struct {
 	mu     sync.Mutex
 	writes [8]int64 // unix ns of the latest writes, a ring
 	n      int      // writes seen
+
+	// sized is set once the UI knows the terminal's size: from then on the
+	// renderer's writes carry frames with content. drawn is closed after
+	// the first such write.
+	sized     atomic.Bool
+	drawn     chan struct{}
+	drawnOnce sync.Once
 }
 
 // NewPacer returns a Pacer for the renderer of RunApp.
@@ -43,8 +51,16 @@ func NewPacer() *Pacer {
 const pacerLead = 15 * time.Millisecond
 
 func newPacer(period, lead time.Duration) *Pacer {
-	return &Pacer{period: period, lead: lead}
+	return &Pacer{period: period, lead: lead, drawn: make(chan struct{})}
 }
+
+// FirstFrame is closed once the renderer has written the first frame drawn
+// at the terminal's size: the dashboard is on the screen. It is for
+// watchers.Options.Begin.
+func (p *Pacer) FirstFrame() <-chan struct{} { return p.drawn }
+
+// setSized tells the Pacer that the UI has the terminal's size.
+func (p *Pacer) setSized() { p.sized.Store(true) }
 
 // wrote records a write to the terminal at t.
 func (p *Pacer) wrote(t time.Time) {
@@ -120,6 +136,9 @@ func (o pacedOutput) Write(b []byte) (int, error) {
 	o.p.wrote(now)
 	n, err := o.File.Write(b)
 	o.log.wrote(now, n)
+	if o.p.sized.Load() {
+		o.p.drawnOnce.Do(func() { close(o.p.drawn) })
+	}
 	return n, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 )
 
@@ -69,5 +70,45 @@ func TestPacedOutputRecordsWrites(t *testing.T) {
 	data, _ := os.ReadFile(f.Name())
 	if string(data) != "frame" {
 		t.Errorf("file holds %q", data)
+	}
+}
+
+// FirstFrame closes at the first write after the App learnt the terminal's
+// size (Bubble Tea's first write can be its queries to the terminal alone),
+// and not before.
+func TestFirstFrameAfterTheSize(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := NewPacer()
+	out := p.output(f)
+	closed := func() bool {
+		select {
+		case <-p.FirstFrame():
+			return true
+		default:
+			return false
+		}
+	}
+	if _, err := out.Write([]byte("\x1b[?u\x1b[c")); err != nil {
+		t.Fatal(err)
+	}
+	if closed() {
+		t.Fatal("FirstFrame closed by a write before the size was known")
+	}
+	a := NewApp(Options{Pacer: p}, NewDashboard(Options{}))
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if closed() {
+		t.Fatal("FirstFrame closed before any write of the frame")
+	}
+	for range 2 {
+		if _, err := out.Write([]byte("frame")); err != nil {
+			t.Fatal(err)
+		}
+		if !closed() {
+			t.Fatal("FirstFrame open after the frame's write")
+		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -621,5 +623,57 @@ func TestTraceNamesEachAppliedEvent(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no trace line ends with %q in:\n%s", want, trace.String())
+	}
+}
+
+// countingTransport counts the requests a client makes.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// TestBeginHoldsTheWatchBack: with Options.Begin, the first snapshot comes
+// at once and no request reaches the API server until Begin is closed (the
+// dashboard's first frame); then every kind syncs.
+func TestBeginHoldsTheWatchBack(t *testing.T) {
+	cfg := rest.CopyConfig(env.Config)
+	var requests atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &requests} })
+	ns := cptest.Namespace(t, env.Config)
+	begin := make(chan struct{})
+	w := run(t, cfg, ns, func(o *Options) { o.Begin = begin })
+	first := waitState(t, w, "the first snapshot", func(*model.ClusterState) bool { return true })
+	if len(first.Sources) != 0 || first.Connection != model.Connecting {
+		t.Fatalf("first snapshot before Begin: %s", describe(first))
+	}
+	// Without the hold, discovery is the first thing Run does.
+	time.Sleep(200 * time.Millisecond)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests before Begin was closed, want none", n)
+	}
+	close(begin)
+	// Closed, it lets the watch go at once, not at beginWithin (800 ms on).
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+		return requests.Load() > 0, nil
+	}); err != nil {
+		t.Fatal("no request within 500 ms of Begin's closing")
+	}
+	waitState(t, w, "synced after Begin", allSynced)
+}
+
+// TestBeginHoldsForAtMostBeginWithin: a Begin never closed (a terminal that
+// never shows the first frame) holds the watch back for beginWithin only.
+func TestBeginHoldsForAtMostBeginWithin(t *testing.T) {
+	ns := cptest.Namespace(t, env.Config)
+	began := time.Now()
+	w := run(t, env.Config, ns, func(o *Options) { o.Begin = make(chan struct{}) })
+	waitState(t, w, "synced with Begin never closed", allSynced)
+	if took := time.Since(began); took < beginWithin {
+		t.Fatalf("synced after %s, before beginWithin (%s)", took, beginWithin)
 	}
 }

@@ -70,7 +70,18 @@ type Options struct {
 	// of write → screen (until the event is applied) from the console's
 	// (coalescing, drawing). Nil costs nothing.
 	Trace io.Writer
+	// Begin, when set, holds discovery and the informers back until it is
+	// closed, for at most beginWithin; the first snapshot (nothing synced)
+	// is published at once all the same. The dashboard closes it once its
+	// first frame is on the terminal: at 10,000 nodes the API server's
+	// answers to the initial lists, and their decoding, take both cores of a
+	// small machine for seconds, and the first frame waited for a CPU.
+	Begin <-chan struct{}
 }
+
+// beginWithin is the longest Options.Begin holds the watch back: a terminal
+// that takes longer to show the first frame does not hold up the data.
+const beginWithin = time.Second
 
 func (o Options) withDefaults() Options {
 	if o.ClusterNamespace == "" {
@@ -159,8 +170,8 @@ func (w *Watcher) Updates() <-chan *model.ClusterState { return w.updates }
 // Latest returns the newest snapshot (nil before Run has published one).
 func (w *Watcher) Latest() *model.ClusterState { return w.latest.Load() }
 
-// Run publishes a first snapshot at once (nothing synced yet), then discovers
-// what the API server serves, checks access to each kind and starts the
+// Run publishes a first snapshot at once (nothing synced yet), then (once
+// Options.Begin allows) discovers what the API server serves, checks access to each kind and starts the
 // informers; it blocks until ctx is done. A kind shows as syncing until its
 // informer has its first list, so a slow kind never delays the others or the
 // first frame. Run can be called once.
@@ -175,13 +186,32 @@ func (w *Watcher) Run(ctx context.Context) error {
 		defer close(done)
 		w.publishLoop(ctx)
 	}()
-	err := w.start(ctx)
+	var err error
+	if w.begin(ctx) {
+		err = w.start(ctx)
+	}
 	<-ctx.Done()
 	<-done
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// begin waits for Options.Begin (see there); false when ctx ended first.
+func (w *Watcher) begin(ctx context.Context) bool {
+	if w.opts.Begin == nil {
+		return true
+	}
+	t := time.NewTimer(beginWithin)
+	defer t.Stop()
+	select {
+	case <-w.opts.Begin:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // trace writes one Trace line (see Options.Trace), in one write so that

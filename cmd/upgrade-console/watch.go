@@ -148,6 +148,9 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	if dashboard {
 		pacer = tui.NewPacer()
 		wo.Pace = pacer.Next
+		// The dashboard's first frame goes out before the initial lists
+		// (see watchers.Options.Begin).
+		wo.Begin = pacer.FirstFrame()
 	}
 	w, err := watchers.New(wo)
 	if err != nil {
