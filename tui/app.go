@@ -388,7 +388,7 @@ const rendererFPS = 20
 // QuitMsg with no way out, and when the same signal has already cancelled
 // the context (the commands' signal.NotifyContext), the loop is gone, the
 // handler blocks, and the program neither exits nor gives the terminal back
-// (charmbracelet/bubbletea#1806, open). It hung in 2 of 5 SIGTERMs sent to
+// (charmbracelet/bubbletea#1806, open). It hung in 4 of 10 SIGTERMs sent to
 // `watch` at 10,000 nodes.
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -76,6 +76,12 @@ type Session struct {
 	clk    clock.WithTicker
 	audit  Recorder
 
+	// ending is held through Finish and Detach, so that one called while
+	// the other runs returns only once the lock is released and the end is
+	// in the audit log: a console quit just as the tracker finishes must
+	// not exit between the two.
+	ending sync.Mutex
+
 	mu        sync.Mutex
 	lock      *LockStatus
 	renewErr  error
@@ -241,6 +247,8 @@ func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (O
 // and kept (no longer renewed, so it turns stale) when it failed or timed
 // out, so nobody starts another upgrade on a cluster in an unknown state.
 func (s *Session) Finish(ctx context.Context, out Outcome) error {
+	s.ending.Lock()
+	defer s.ending.Unlock()
 	first, lost := s.end()
 	if !first {
 		return nil
@@ -269,6 +277,8 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 // own markers and the readiness checks still keep a second upgrade out while
 // this one rolls.
 func (s *Session) Detach(ctx context.Context) error {
+	s.ending.Lock()
+	defer s.ending.Unlock()
 	first, lost := s.end()
 	if !first {
 		return nil

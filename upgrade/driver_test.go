@@ -151,3 +151,55 @@ func TestDriverRefusedStartIsRecorded(t *testing.T) {
 		t.Errorf("audit: %s", got)
 	}
 }
+
+// gatedAudit holds the entry that ends a session until the test opens the
+// gate; every other entry goes through.
+type gatedAudit struct {
+	memAudit
+	held chan struct{} // closed when the end entry arrived
+	gate chan struct{}
+}
+
+func (g *gatedAudit) Record(ctx context.Context, e AuditEntry) error {
+	if e.Action == "upgrade" && e.Result == AuditFinished {
+		close(g.held)
+		<-g.gate
+	}
+	return g.memAudit.Record(ctx, e)
+}
+
+// A console quit (Detach) while the tracker is finishing returns only once
+// the finish is in the audit log: the command exits right after Detach.
+func TestDetachWaitsForAFinishUnderWay(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	audit := &gatedAudit{held: make(chan struct{}), gate: make(chan struct{})}
+	holder := Holder{User: "alice", Host: "laptop", Instance: "d3"}
+	w.planner.Self = holder
+	d := &Driver{Client: w.client, Audit: audit, Holder: holder, SnapshotDir: t.TempDir()}
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan error, 1)
+	go func() { finished <- s.Finish(ctx, Outcome{Complete: true}) }()
+	<-audit.held // the lock is released; the end entry is being written
+	detached := make(chan error, 1)
+	go func() { detached <- s.Detach(ctx) }()
+	select {
+	case err := <-detached:
+		t.Fatalf("Detach returned (%v) while the finish was not yet in the audit log", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(audit.gate)
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-detached; err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(audit.actions(), " ")
+	if !strings.HasSuffix(got, "lock-release:ok upgrade:finished") || strings.Count(got, "upgrade:finished") != 1 {
+		t.Errorf("audit: %s", got)
+	}
+}

@@ -362,8 +362,8 @@ func (p *termProc) stop(quitKey string) {
 // partition, a directory inside the disk's, whose queue holds the setting.
 // false when path is on no block device (tmpfs, overlay, …).
 func readAheadKB(sysfs, path string) (int, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
 		return 0, false
 	}
 	dev, err := filepath.EvalSymlinks(filepath.Join(sysfs, "dev", "block", fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))))

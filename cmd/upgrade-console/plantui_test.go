@@ -32,7 +32,7 @@ func TestPlanTUIToDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lv.close()
-	app, _, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
+	app, screen, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +65,14 @@ func TestPlanTUIToDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	// As runPlanTUI does after the UI: the tracker's Finish may still be
+	// writing the end of the upgrade to the audit log, and Detach waits
+	// for it.
+	if s := screen.Session(); s != nil {
+		if err := s.Detach(context.WithoutCancel(ctx)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res, err := upgrade.ReadAudit(state+"/upgrade-console/"+upgrade.AuditFileName, upgrade.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
