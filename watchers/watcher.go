@@ -72,8 +72,8 @@ type Options struct {
 	Trace io.Writer
 	// Begin, when set, holds discovery and the informers back until it is
 	// closed, for at most beginWithin; the first snapshot (nothing synced)
-	// is published at once all the same. The dashboard closes it once its
-	// first frame is on the terminal: at 10,000 nodes the API server's
+	// is published at once all the same. The dashboard's tui.Pacer closes it
+	// once the first frame is on the terminal: at 10,000 nodes the API server's
 	// answers to the initial lists, and their decoding, take both cores of a
 	// small machine for seconds, and the first frame waited for a CPU.
 	Begin <-chan struct{}
@@ -171,10 +171,10 @@ func (w *Watcher) Updates() <-chan *model.ClusterState { return w.updates }
 func (w *Watcher) Latest() *model.ClusterState { return w.latest.Load() }
 
 // Run publishes a first snapshot at once (nothing synced yet), then (once
-// Options.Begin allows) discovers what the API server serves, checks access to each kind and starts the
-// informers; it blocks until ctx is done. A kind shows as syncing until its
-// informer has its first list, so a slow kind never delays the others or the
-// first frame. Run can be called once.
+// Options.Begin allows) discovers what the API server serves, checks access
+// to each kind and starts the informers; it blocks until ctx is done. A
+// kind shows as syncing until its informer has its first list, so a slow
+// kind never delays the others or the first frame. Run can be called once.
 func (w *Watcher) Run(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("watchers: Run called twice")
