@@ -133,6 +133,11 @@ func run(ctx context.Context, o *options) error {
 	res := &Results{Schema: 1, Date: time.Now().UTC().Truncate(time.Second), Machine: machineInfo()}
 	res.Machine.LoadAvg["start"] = loadAvg()
 	res.Machine.ReadAheadKB, _ = readAheadKB("/sys", o.console)
+	if mb, err := loadedMB(o.console); err == nil {
+		res.Machine.ConsoleLoadedMB = mb
+	} else {
+		logf("console binary: %v (console_loaded_mb left out)", err)
+	}
 	res.Load = Load{LowRate: o.lowRate, LowRateSeconds: o.lowRateDur.Seconds(), Rate: o.rate, RateSeconds: o.rateDur.Seconds(), SaturateWorkers: o.satWorkers, SaturateSeconds: o.satDur.Seconds(), IdleSeconds: o.idle.Seconds()}
 	if o.goBench != "" {
 		gb, err := readGoBench(o.goBench)

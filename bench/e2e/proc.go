@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -377,4 +378,22 @@ func readAheadKB(sysfs, path string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// loadedMB is the size of what the kernel maps of the ELF binary at path
+// from its file (its PT_LOAD segments' file sizes, in MB): the most a start
+// from a cold page cache has to read of it.
+func loadedMB(path string) (float64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			n += p.Filesz
+		}
+	}
+	return float64(n) / 1e6, nil
 }

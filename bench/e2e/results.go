@@ -70,6 +70,9 @@ type Machine struct {
 	// ReadAheadKB is read_ahead_kb of the block device holding the console's
 	// binary: how much a page fault on a binary that is not in memory reads.
 	ReadAheadKB int `json:"read_ahead_kb,omitempty"`
+	// ConsoleLoadedMB is what the kernel maps of the console's binary from
+	// its file: the most its start can read from a cold disk.
+	ConsoleLoadedMB float64 `json:"console_loaded_mb,omitempty"`
 }
 
 type World struct {
@@ -304,6 +307,9 @@ func (r *Results) printTable(out io.Writer) {
 	if ra := r.Machine.ReadAheadKB; ra > 0 {
 		fmt.Fprintf(out, "read-ahead of the console binary's disk: %d KB\n", ra)
 	}
+	if mb := r.Machine.ConsoleLoadedMB; mb > 0 {
+		fmt.Fprintf(out, "console binary mapped from its file: %.1f MB\n", mb)
+	}
 	fmt.Fprintf(out, "world: %s scenario, %v, terminal %s\n", r.World.Scenario, r.World.Objects, r.World.TerminalSize)
 	fmt.Fprintf(out, "load: %g writes/s for %gs, %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.LowRate, r.Load.LowRateSeconds, r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
 	if nv := r.NoViewer; nv != nil {
@@ -414,5 +420,6 @@ func printStages(tw io.Writer, st *Stages) {
 	if w := st.RunnableWaits; w != nil {
 		fmt.Fprintf(tw, "    console runnable, not run: waits / total / longest\t%d / %.0f / %.0f ms\t\t\t\n", w.N, w.TotalMs, w.LongestMs)
 		fmt.Fprintf(tw, "    writes with console share > %d ms / of them during a wait\t%d / %d\t\t\t\n", slowShare.Milliseconds(), w.SlowWrites, w.SlowWritesWaited)
+		fmt.Fprintf(tw, "    events applied > %d ms after the API reply / of them during a wait\t%d / %d\t\t\t\n", slowShare.Milliseconds(), w.LateEvents, w.LateEventsWaited)
 	}
 }

@@ -292,6 +292,14 @@ type Waits struct {
 	// during which the console waited (a wait overlapped the share).
 	SlowWrites       int `json:"slow_writes"`
 	SlowWritesWaited int `json:"slow_writes_waited"`
+	// LateEvents are writes whose watch event the console applied more than
+	// slowShare after the API server replied to the write; LateEventsWaited
+	// those among them during which the console waited (a wait overlapped
+	// reply → applied). The API server can be late to send an event; a
+	// console kept off the CPU is late to read and decode it, and then the
+	// delay falls outside its own share.
+	LateEvents       int `json:"late_events"`
+	LateEventsWaited int `json:"late_events_waited"`
 }
 
 // slowShare is the console's share above which a write is slow: on its own
@@ -299,8 +307,9 @@ type Waits struct {
 const slowShare = 150 * time.Millisecond
 
 // summarizeWaits sums the waits (merged, sorted) within win, and
-// attributes the console shares in shares (each applied → written).
-func summarizeWaits(waits []span, win span, shares []span) *Waits {
+// attributes the console shares in shares (each applied → written) and the
+// deliveries (each API reply → applied).
+func summarizeWaits(waits []span, win span, shares, deliveries []span) *Waits {
 	st := &Waits{}
 	var total, longest time.Duration
 	for _, w := range waits {
@@ -311,16 +320,24 @@ func summarizeWaits(waits []span, win span, shares []span) *Waits {
 		}
 	}
 	st.TotalMs, st.LongestMs = ms(total), ms(longest)
-	for _, sh := range shares {
-		if sh.len() <= slowShare {
+	st.SlowWrites, st.SlowWritesWaited = longerThan(slowShare, shares, waits)
+	st.LateEvents, st.LateEventsWaited = longerThan(slowShare, deliveries, waits)
+	return st
+}
+
+// longerThan counts the spans longer than d, and those among them that
+// overlap one of the sorted, disjoint waits.
+func longerThan(d time.Duration, spans, waits []span) (n, waited int) {
+	for _, sp := range spans {
+		if sp.len() <= d {
 			continue
 		}
-		st.SlowWrites++
-		if overlaps(waits, sh) {
-			st.SlowWritesWaited++
+		n++
+		if overlaps(waits, sp) {
+			waited++
 		}
 	}
-	return st
+	return n, waited
 }
 
 // clip is sp within win (empty, from after to, when they do not meet).

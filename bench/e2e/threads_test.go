@@ -82,8 +82,14 @@ func TestSummarizeWaits(t *testing.T) {
 		sp(600, 650),   // fast
 		sp(2400, 2700), // slow, during the last wait
 	}
-	got := summarizeWaits(waits, sp(0, 2500), shares)
-	want := Waits{N: 3, TotalMs: 200 + 200 + 500, LongestMs: 500, SlowWrites: 3, SlowWritesWaited: 2}
+	deliveries := []span{
+		sp(0, 120),     // on time, during the first wait
+		sp(1000, 1900), // late, no wait
+		sp(1800, 2100), // late, into the last wait
+	}
+	got := summarizeWaits(waits, sp(0, 2500), shares, deliveries)
+	want := Waits{N: 3, TotalMs: 200 + 200 + 500, LongestMs: 500, SlowWrites: 3, SlowWritesWaited: 2,
+		LateEvents: 2, LateEventsWaited: 1}
 	if *got != want {
 		t.Fatalf("summarizeWaits = %+v, want %+v", *got, want)
 	}
@@ -190,4 +196,31 @@ func BenchmarkWaitSample(b *testing.B) {
 		s.sample(threads, time.Now())
 	}
 	b.ReportMetric(float64(len(threads)), "threads")
+}
+
+func TestLoadedMB(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := loadedMB(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary maps its code and data, well over a megabyte, and not
+	// its symbol table and debug sections, which are in the file too.
+	if mb < 1 || mb*1e6 >= float64(st.Size()) {
+		t.Fatalf("loadedMB = %.1f MB of a %d-byte file", mb, st.Size())
+	}
+	notELF := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadedMB(notELF); err == nil {
+		t.Fatal("loadedMB of a shell script: no error")
+	}
 }

@@ -460,7 +460,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 			st.AppliedToWritten, st.WrittenToRead = &written, &read
 		}
 		if sampler != nil && len(ws) > 0 && len(termWrites) > 0 {
-			var shares []span
+			var shares, deliveries []span
 			first, last := ws[0].sent, ws[0].sent
 			for _, w := range ws {
 				a, ok1 := appliedAt(w)
@@ -468,13 +468,16 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 				if ok1 && ok2 {
 					shares = append(shares, span{a, b})
 				}
+				if ok1 {
+					deliveries = append(deliveries, span{w.returned, a})
+				}
 				if w.sent.Before(first) {
 					first = w.sent
 				}
 				last = maxTime(last, w.sent)
 			}
 			// The window runs until its last write could be on screen.
-			st.RunnableWaits = summarizeWaits(seen.runnable, span{first, last.Add(time.Second)}, shares)
+			st.RunnableWaits = summarizeWaits(seen.runnable, span{first, last.Add(time.Second)}, shares, deliveries)
 		}
 		return st
 	}
