@@ -398,9 +398,17 @@ func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (repor
 	// puts every change on screen within 50 ms. Its ticker is nearly all an
 	// idle console's CPU: each wake-up costs the Go scheduler ~0.2 ms on a
 	// virtual machine (perf record of an idle console at 10,000 nodes: 54 %
-	// scheduling, 23 % sysmon, 10 % the ticker's own flush). At 30 frames a
-	// second the console idled at 0.9-1.05 % of a core, at 20 at 0.6 %
-	// (bench/e2e), against a target of 1 %; Bubble Tea's default is 60.
+	// scheduling, 23 % sysmon, 10 % the ticker's own flush). Idle, in a
+	// pseudo-terminal, 40 s each: 0.42-0.45 % of a core at 20 frames a
+	// second, 0.62-0.67 % at 30, 1.27 % at 60 (Bubble Tea's default),
+	// against a target of 1 %.
+	//
+	// The ticker also holds back the first frame: the renderer writes
+	// nothing before its first tick, one period after it starts, however
+	// soon the frame is ready (~50 ms after the first View, strace of a
+	// start). A renderer that draws on demand is upstream's to do
+	// (charmbracelet/bubbletea#1776 and #1796, open); Bubble Tea has no
+	// call that flushes a frame now.
 	opts := []tea.ProgramOption{tea.WithContext(sctx), tea.WithoutSignalHandler(), tea.WithFPS(rendererFPS)}
 	if app.opts.Pacer != nil {
 		opts = append(opts, tea.WithOutput(app.opts.Pacer.output(os.Stdout)))
