@@ -182,6 +182,12 @@ type FirstFrameWaits struct {
 	DiskMs      float64 `json:"disk_ms"`
 	MajorFaults uint64  `json:"major_faults"`
 	ReadMB      float64 `json:"read_mb"`
+	// CPUMs is the console's CPU time by its first frame, and
+	// MachineBusyPct how busy the machine's CPUs were (all of them, 0-100)
+	// from the sampler's first sample to then: what the start had to share
+	// the cores with. Both in 10 ms ticks, so coarse at this scale.
+	CPUMs          float64 `json:"cpu_ms"`
+	MachineBusyPct float64 `json:"machine_busy_pct"`
 }
 
 // LowRate is a write window below the API server's capacity: what the
@@ -345,6 +351,7 @@ func (r *Results) printTable(out io.Writer) {
 	if w := c.FirstFrameWaits; w != nil {
 		fmt.Fprintf(tw, "  of it runnable, not run / in disk waits\t%.0f / %.0f ms\t\t\t\n", w.RunnableMs, w.DiskMs)
 		fmt.Fprintf(tw, "  major page faults / read from disk before it\t%d / %.1f MB\t\t\t\n", w.MajorFaults, w.ReadMB)
+		fmt.Fprintf(tw, "  console CPU / machine's CPUs busy before it\t%.0f ms / %.0f %%\t\t\t\n", w.CPUMs, w.MachineBusyPct)
 	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
 	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")

@@ -37,6 +37,21 @@ type threadSampler struct {
 	spans []span // closed waits of at least minRunnableWait, any thread
 	disk  []span // closed uninterruptible sleeps, any thread
 	io    []ioSample
+	start []cpuSample // every sample of the first startWindow
+	first time.Time   // the first sample
+}
+
+// startWindow is how long after the first sample the sampler keeps every
+// CPU sample: long enough for any first frame.
+const startWindow = 3 * time.Second
+
+// cpuSample is the process's CPU time and the machine's at one sample, for
+// what the start of the process competed with.
+type cpuSample struct {
+	at   time.Time
+	proc uint64 // the process's utime + stime, in ticks
+	busy uint64 // all CPUs' time not idle or waiting for I/O, in ticks
+	all  uint64 // all CPUs' time, in ticks
 }
 
 // ioSample is the process's major page faults and the bytes it has read
@@ -159,6 +174,7 @@ func (s *threadSampler) add(to *[]span, sp span, ok bool) {
 func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time) {
 	proc := "/proc/" + strconv.Itoa(s.pid)
 	if data, err := os.ReadFile(proc + "/stat"); err == nil {
+		s.sampleStart(data, now)
 		if n, ok := parseMajorFaults(data); ok {
 			cur := ioSample{at: now, majflt: n}
 			if data, err := os.ReadFile(proc + "/io"); err == nil {
@@ -204,6 +220,63 @@ func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time)
 	}
 }
 
+// sampleStart keeps the process's CPU time (from its stat) and the
+// machine's, during the first startWindow.
+func (s *threadSampler) sampleStart(stat []byte, now time.Time) {
+	if s.first.IsZero() {
+		s.first = now
+	}
+	if now.Sub(s.first) > startWindow {
+		return
+	}
+	f := statFields(stat)
+	if f == nil {
+		return
+	}
+	proc, err := cpuTicks(f)
+	if err != nil {
+		return
+	}
+	all, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return
+	}
+	busy, total, ok := parseMachineCPU(all)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.start = append(s.start, cpuSample{at: now, proc: proc, busy: busy, all: total})
+	s.mu.Unlock()
+}
+
+// parseMachineCPU reads the "cpu" line of /proc/stat: all CPUs' busy time
+// (everything but idle and iowait) and their total, in ticks.
+func parseMachineCPU(data []byte) (busy, total uint64, ok bool) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 6 || string(f[0]) != "cpu" {
+		return 0, 0, false
+	}
+	var idle uint64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		// guest and guest_nice (fields 9 and 10) are already in user and
+		// nice.
+		if i >= 8 {
+			break
+		}
+		total += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	return total - idle, total, true
+}
+
 // parseMajorFaults reads majflt from /proc/<pid>/stat.
 func parseMajorFaults(data []byte) (uint64, bool) {
 	f := statFields(data)
@@ -245,6 +318,7 @@ func parseThreadStat(data []byte) (threadSample, bool) {
 type sampled struct {
 	runnable, disk []span
 	io             []ioSample
+	start          []cpuSample
 }
 
 // finish stops sampling and returns what it saw.
@@ -253,7 +327,7 @@ func (s *threadSampler) finish() sampled {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), io: s.io}
+	return sampled{runnable: mergeSpans(s.spans), disk: mergeSpans(s.disk), io: s.io, start: s.start}
 }
 
 // ioBy is the faults and reads as last sampled by t.
@@ -263,6 +337,22 @@ func (sm sampled) ioBy(t time.Time) ioSample {
 		return ioSample{}
 	}
 	return sm.io[i-1]
+}
+
+// startCPU is the process's CPU time by t, and how busy the machine's CPUs
+// were from the first sample to t (0-100, all CPUs together), from the
+// samples of the first startWindow; false without two samples by t.
+func (sm sampled) startCPU(t time.Time) (procMs, busyPct float64, ok bool) {
+	i := sort.Search(len(sm.start), func(i int) bool { return sm.start[i].at.After(t) })
+	if i < 2 {
+		return 0, 0, false
+	}
+	a, b := sm.start[0], sm.start[i-1]
+	procMs = float64(b.proc) * 1000 / clockTicks
+	if b.all > a.all {
+		busyPct = float64(b.busy-a.busy) / float64(b.all-a.all) * 100
+	}
+	return procMs, busyPct, true
 }
 
 func mergeSpans(in []span) []span {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -222,5 +223,36 @@ func TestLoadedMB(t *testing.T) {
 	}
 	if _, err := loadedMB(notELF); err == nil {
 		t.Fatal("loadedMB of a shell script: no error")
+	}
+}
+
+func TestParseMachineCPU(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice: the
+	// guest times are already in user and nice and must not count twice.
+	stat := []byte("cpu  100 5 50 800 40 3 2 1 70 7\ncpu0 50 2 25 400 20 1 1 0 35 3\nintr 1\n")
+	busy, total, ok := parseMachineCPU(stat)
+	if !ok || busy != 100+5+50+3+2+1 || total != 100+5+50+800+40+3+2+1 {
+		t.Fatalf("parseMachineCPU = %d, %d, %v", busy, total, ok)
+	}
+	if _, _, ok := parseMachineCPU([]byte("intr 1\n")); ok {
+		t.Fatal("parseMachineCPU of a file without a cpu line: ok")
+	}
+}
+
+func TestStartCPU(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	sm := sampled{start: []cpuSample{
+		{at: at(10), proc: 1, busy: 1000, all: 2000},
+		{at: at(20), proc: 2, busy: 1001, all: 2002},
+		{at: at(30), proc: 4, busy: 1004, all: 2006},
+		{at: at(40), proc: 5, busy: 1005, all: 2008},
+	}}
+	if _, _, ok := sm.startCPU(at(15)); ok {
+		t.Fatal("startCPU with one sample by then: ok")
+	}
+	procMs, busy, ok := sm.startCPU(at(35))
+	if !ok || procMs != 40 || math.Abs(busy-400.0/6) > 1e-9 {
+		t.Fatalf("startCPU(35 ms) = %v ms, %v %%, %v; want 40 ms, 66.7 %%", procMs, busy, ok)
 	}
 }

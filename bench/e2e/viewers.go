@@ -379,6 +379,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 				MajorFaults: read.majflt,
 				ReadMB:      float64(read.readBytes) / 1e6,
 			}
+			v.FirstFrameWaits.CPUMs, v.FirstFrameWaits.MachineBusyPct, _ = seen.startCPU(onTerm)
 		}
 	}
 	if at, ok := onScreen(synced.at); ok {
