@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -224,33 +225,51 @@ func (w *World) autoStart(ctx context.Context, delay time.Duration, logf func(st
 
 // ApplySpec server-side applies every document of a cluster spec file as the
 // scripted operator, taking ownership of conflicting fields as the EKS-A CLI
-// does.
+// does: the provider documents first, the Cluster last, as `apply` orders
+// them.
 func ApplySpec(ctx context.Context, cfg *rest.Config, spec []byte) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	var docs, clusters []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(spec), 4096)
 	for {
 		u := &unstructured.Unstructured{}
 		if err := dec.Decode(&u.Object); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				break
 			}
 			return err
 		}
 		if len(u.Object) == 0 {
 			continue
 		}
-		if u.GetKind() != "Cluster" || u.GetAPIVersion() != kinds.EKSAVersion {
-			return fmt.Errorf("the demo applies only EKS-A Cluster documents, not %s %s", u.GetAPIVersion(), u.GetKind())
-		}
-		_, err := dyn.Resource(kinds.EKSACluster).Namespace(u.GetNamespace()).Apply(ctx, u.GetName(), u,
-			metav1.ApplyOptions{FieldManager: OperatorManager, Force: true})
-		if err != nil {
-			return fmt.Errorf("apply Cluster %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		if u.GetKind() == "Cluster" {
+			clusters = append(clusters, u)
+		} else {
+			docs = append(docs, u)
 		}
 	}
+	for _, u := range append(docs, clusters...) {
+		gvr, ok := specKinds[u.GetKind()]
+		if !ok || u.GetAPIVersion() != kinds.EKSAVersion {
+			return fmt.Errorf("the demo applies only EKS-A Cluster, VSphereDatacenterConfig and VSphereMachineConfig documents, not %s %s", u.GetAPIVersion(), u.GetKind())
+		}
+		_, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Apply(ctx, u.GetName(), u,
+			metav1.ApplyOptions{FieldManager: OperatorManager, Force: true})
+		if err != nil {
+			return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// specKinds are the kinds of the demo's cluster spec files.
+var specKinds = map[string]schema.GroupVersionResource{
+	"Cluster":                 kinds.EKSACluster,
+	"VSphereDatacenterConfig": kinds.VSphereDatacenterConfig,
+	"VSphereMachineConfig":    kinds.VSphereMachineConfig,
 }
 
 // Done is closed when the simulated controllers stopped.

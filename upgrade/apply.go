@@ -261,9 +261,16 @@ type AppliedObject struct {
 }
 
 // Apply server-side applies every document (the EKS-A Cluster last) and
-// records each write. It stops at the first failure: the documents applied
-// before it stay applied (the snapshot holds their previous state).
+// records each write. Every document is dry-run first: when any would
+// conflict (unforced) or be refused, nothing is written and the refusal is
+// recorded, so a spec never lands half applied because of its own content.
+// A write that fails after that (the server changed meanwhile) stops it:
+// the documents applied before it stay applied, and the snapshot holds
+// their previous state.
 func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]AppliedObject, error) {
+	if err := a.precheck(ctx, spec, o); err != nil {
+		return nil, err
+	}
 	var applied []AppliedObject
 	for _, doc := range ordered(spec) {
 		ri, u, err := a.Client.resource(doc)
@@ -302,6 +309,53 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
 	}
 	return applied, nil
+}
+
+// precheck dry-runs every document as Apply will write it and returns every
+// conflict (as a *ConflictsError) or the first refusal, recorded in the
+// audit log, before anything is written.
+func (a *Applier) precheck(ctx context.Context, spec *SpecFile, o ApplyOptions) error {
+	var conflicts []FieldConflict
+	var err error
+	ref := ""
+	for _, doc := range ordered(spec) {
+		ri, u, rerr := a.Client.resource(doc)
+		if rerr != nil {
+			ref, err = docRef(doc), rerr
+			break
+		}
+		ref = docRef(u)
+		_, aerr := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
+		if c := conflictsOf(ref, aerr); c != nil {
+			conflicts = append(conflicts, c...)
+			continue
+		}
+		if aerr != nil {
+			err = fmt.Errorf("apply %s: %s", ref, refusal(aerr))
+			break
+		}
+	}
+	if err == nil && len(conflicts) == 0 {
+		return nil
+	}
+	if err == nil {
+		err = &ConflictsError{Conflicts: conflicts}
+		ref = conflicts[0].Object
+	}
+	entry := AuditEntry{
+		Time:    a.now(),
+		Cluster: a.Cluster,
+		Action:  "apply",
+		Step:    "server-side-apply dry-run, nothing written",
+		Object:  ref,
+		Forced:  o.ForceConflicts,
+		Skipped: o.Skipped,
+	}
+	entry.Result, entry.Error = resultOf(err)
+	if aerr := audit(ctx, a.Audit, entry); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
 }
 
 func (a *Applier) now() time.Time {

@@ -39,11 +39,34 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Objects) != 1 || res.Objects[0].Object != "Cluster "+w.ns+"/mgmt" || res.Objects[0].Error != "" {
+	// The provider documents first, the Cluster last; of the provider
+	// documents, the upgrade changes the machine configs' template only.
+	n := len(w.spec.Docs)
+	if len(res.Objects) != n || n < 2 || res.Objects[n-1].Object != "Cluster "+w.ns+"/mgmt" {
 		t.Fatalf("objects %+v", res.Objects)
 	}
+	for _, o := range res.Objects {
+		if o.Error != "" {
+			t.Errorf("%s refused: %s", o.Object, o.Error)
+		}
+	}
+	for _, o := range res.Objects[:n-1] {
+		switch {
+		case strings.HasPrefix(o.Object, "VSphereDatacenterConfig "):
+			if len(o.Fields) != 0 {
+				t.Errorf("%s: changes %+v, want none", o.Object, o.Fields)
+			}
+		case strings.HasPrefix(o.Object, "VSphereMachineConfig "):
+			if len(o.Fields) != 1 || o.Fields[0].Path != "spec.template" || !strings.HasSuffix(o.Fields[0].Old, "kube-1.30") || !strings.HasSuffix(o.Fields[0].New, "kube-1.31") {
+				t.Errorf("%s: changes %+v, want the template 1.30 → 1.31", o.Object, o.Fields)
+			}
+		default:
+			t.Errorf("unexpected object %s before the Cluster", o.Object)
+		}
+	}
+	cluster := res.Objects[n-1]
 	fields := map[string]FieldChange{}
-	for _, f := range res.Objects[0].Fields {
+	for _, f := range cluster.Fields {
 		fields[f.Path] = f
 	}
 	for path, want := range map[string][2]string{
@@ -53,17 +76,28 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 	} {
 		f, ok := fields[path]
 		if !ok || f.Old != want[0] || f.New != want[1] || f.Op != "change" {
-			t.Errorf("%s: %+v, want %s → %s (all changes: %+v)", path, f, want[0], want[1], res.Objects[0].Fields)
+			t.Errorf("%s: %+v, want %s → %s (all changes: %+v)", path, f, want[0], want[1], cluster.Fields)
 		}
 	}
 	if len(fields) != 3 {
-		t.Errorf("want exactly 3 changed fields, got %+v", res.Objects[0].Fields)
+		t.Errorf("want exactly 3 changed fields, got %+v", cluster.Fields)
 	}
 	owners := map[string]string{}
 	for _, c := range res.Conflicts {
 		owners[c.Field] = c.Manager
 	}
 	want := map[string]string{".spec.kubernetesVersion": seed.ManagerCLI, ".spec.eksaVersion": seed.ManagerCLI, ".spec.controlPlaneConfiguration.count": "flux"}
+	// The templates the EKS-A CLI set when it created the cluster conflict
+	// too: one per machine config.
+	templates := 0
+	for _, c := range res.Conflicts {
+		if c.Field == ".spec.template" && c.Manager == seed.ManagerCLI {
+			templates++
+		}
+	}
+	if templates != n-2 {
+		t.Errorf("%d conflicts on a machine config's template, want %d (all: %+v)", templates, n-2, res.Conflicts)
+	}
 	for f, m := range want {
 		if owners[f] != m {
 			t.Errorf("conflict on %s: owner %q, want %q (all: %+v)", f, owners[f], m, res.Conflicts)
@@ -78,15 +112,33 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 	}
 
 	// Not forced: refused, nothing written, the refusal recorded.
+	rvs := map[string]string{}
+	for _, d := range w.spec.Docs {
+		got, err := w.client.get(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rvs[docRef(d)] = got.GetResourceVersion()
+	}
 	audit := &memAudit{}
 	a.Audit = audit
 	applied, err := a.Apply(ctx, w.spec, ApplyOptions{Changes: res})
 	var ce *ConflictsError
-	if !errors.As(err, &ce) || len(applied) != 0 || len(ce.Conflicts) != 3 || !strings.Contains(err.Error(), "--force-conflicts") {
+	if !errors.As(err, &ce) || len(applied) != 0 || len(ce.Conflicts) != len(res.Conflicts) || !strings.Contains(err.Error(), "--force-conflicts") {
 		t.Fatalf("unforced apply: %v, applied %v", err, applied)
 	}
 	if got := audit.actions(); len(got) != 1 || got[0] != "apply:failed" || audit.entries[0].Forced {
 		t.Errorf("audit of the refused apply: %v", got)
+	}
+	// Nothing was written, not even the documents without a conflict.
+	for _, d := range w.spec.Docs {
+		got, err := w.client.get(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetResourceVersion() != rvs[docRef(d)] {
+			t.Errorf("%s written by the refused apply", docRef(d))
+		}
 	}
 
 	// Forced on the operator's choice: applied and recorded as forced.
@@ -94,12 +146,15 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 1 || applied[0].Generation != before.GetGeneration()+1 {
+	if len(applied) != n || applied[n-1].Object != "Cluster "+w.ns+"/mgmt" || applied[n-1].Generation != before.GetGeneration()+1 {
 		t.Errorf("applied %+v, generation before %d", applied, before.GetGeneration())
 	}
-	e := audit.entries[1]
-	if !e.Forced || e.Result != AuditOK || len(e.Skipped) != 1 || e.After == nil {
-		t.Errorf("audit of the forced apply: %+v", e)
+	if got := audit.actions(); len(got) != 1+n {
+		t.Errorf("audit after the forced apply: %v, want the refusal and %d writes", got, n)
+	}
+	e := audit.entries[len(audit.entries)-1]
+	if e.Object != "Cluster "+w.ns+"/mgmt" || !e.Forced || e.Result != AuditOK || len(e.Skipped) != 1 || e.After == nil {
+		t.Errorf("audit of the forced apply of the Cluster: %+v", e)
 	}
 	after, err = clusters.Get(ctx, "mgmt", metav1.GetOptions{})
 	if err != nil {
@@ -127,8 +182,9 @@ func TestDryRunReportsRefusalsAndUnknownKinds(t *testing.T) {
 	if err := unstructured.SetNestedField(spec.Object, int64(131), "spec", "kubernetesVersion"); err != nil {
 		t.Fatal(err)
 	}
+	// A provider kind the local control plane does not serve.
 	machineConfig := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "VSphereMachineConfig",
+		"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "TinkerbellMachineConfig",
 		"metadata": map[string]any{"name": "mgmt-cp", "namespace": w.ns},
 	}}
 	sf := &SpecFile{Path: "bad.yaml", Docs: []*unstructured.Unstructured{machineConfig, spec}, Cluster: spec}

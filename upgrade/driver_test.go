@@ -43,7 +43,7 @@ func TestDriverLockLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ClusterGeneration < 2 || len(s.Applied) != 1 || s.Snapshot.Name == "" {
+	if s.ClusterGeneration < 2 || len(s.Applied) != len(w.spec.Docs) || s.Snapshot.Name == "" {
 		t.Fatalf("session %+v", s)
 	}
 	// The caller's plan is untouched by the re-check under the lock.

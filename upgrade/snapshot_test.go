@@ -36,12 +36,14 @@ func TestSnapshotContents(t *testing.T) {
 	}
 
 	// What a rollback needs, in restore order: etcd, control plane, workers,
-	// the EKS-A Cluster last.
+	// the spec's provider documents, the EKS-A Cluster last.
 	var kinds []string
 	for _, o := range snap.Objects {
 		kinds = append(kinds, o.Kind+"/"+o.Name)
 	}
-	want := []string{"EtcdadmCluster/mgmt-etcd", "KubeadmControlPlane/mgmt", "MachineDeployment/mgmt-md-0", "MachineDeployment/mgmt-md-1", "Cluster/mgmt"}
+	want := []string{"EtcdadmCluster/mgmt-etcd", "KubeadmControlPlane/mgmt", "MachineDeployment/mgmt-md-0", "MachineDeployment/mgmt-md-1",
+		"VSphereDatacenterConfig/mgmt", "VSphereMachineConfig/mgmt-cp", "VSphereMachineConfig/mgmt-etcd", "VSphereMachineConfig/mgmt-md-0", "VSphereMachineConfig/mgmt-md-1",
+		"Cluster/mgmt"}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("objects %v, want %v", kinds, want)
 	}

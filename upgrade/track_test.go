@@ -104,7 +104,7 @@ func TestTrackCompletionRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := applied[0].Generation
+	gen := applied[len(applied)-1].Generation // the Cluster, applied last
 	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
 
 	src := &countingSource{src: w.watcher}
@@ -183,7 +183,7 @@ func TestTrackFailureAndTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := applied[0].Generation
+	gen := applied[len(applied)-1].Generation // the Cluster, applied last
 	w.setConditions(t, gen, "MachineConfigInvalid: bad template", map[string]bool{"Ready": false})
 	// A failure that stays past the grace period fails the upgrade.
 	out, err := Track(context.Background(), w.watcher, clock.RealClock{}, TrackOptions{AppliedGeneration: gen, Poll: 2 * time.Millisecond, FailureGrace: time.Nanosecond})

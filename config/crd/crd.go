@@ -1,6 +1,8 @@
 // Package crd carries the CustomResourceDefinitions of the kinds the console
 // reads and writes that no Go module ships: EKS Anywhere's Cluster, Bundles,
-// EKSARelease and in-place upgrade kinds, and etcdadm's EtcdadmCluster. The
+// EKSARelease and in-place upgrade kinds, the vSphere provider kinds a
+// cluster spec file carries (VSphereDatacenterConfig, VSphereMachineConfig),
+// and etcdadm's EtcdadmCluster. The
 // YAML files beside this one are embedded so every binary (the demo, the
 // integration tests) installs the same definitions.
 //

@@ -50,7 +50,8 @@ var inPlaceColumns = func(target string) []string {
 var nodeColumns = []string{"Machine=.spec.machine.name", "Ready=.status.completed",
 	"Age=.metadata.creationTimestamp", "KubernetesVersion=.spec.kubernetesVersion"}
 
-// What EKS-A and etcdadm-controller publish (eksa-api-facts §1, §2, §5, §6);
+// What EKS-A and etcdadm-controller publish (eksa-api-facts §1, §2, §5, §6;
+// the vSphere kinds as in EKS-A's config/crd/bases);
 // the compatibility check below compares with the real files when present.
 var want = map[string]identity{
 	"clusters.anywhere.eks.amazonaws.com": {Group: "anywhere.eks.amazonaws.com", Kind: "Cluster", ListKind: "ClusterList",
@@ -73,6 +74,12 @@ var want = map[string]identity{
 	"nodekubeadmupgrades.anywhere.eks.amazonaws.com": {Group: "anywhere.eks.amazonaws.com", Kind: "NodeKubeadmUpgrade", ListKind: "NodeKubeadmUpgradeList",
 		Plural: "nodekubeadmupgrades", Singular: "nodekubeadmupgrade", ShortNames: []string{"nku"}, Scope: apiextensionsv1.NamespaceScoped,
 		Version: "v1alpha1", Status: true, Columns: nodeColumns},
+	"vspheredatacenterconfigs.anywhere.eks.amazonaws.com": {Group: "anywhere.eks.amazonaws.com", Kind: "VSphereDatacenterConfig",
+		ListKind: "VSphereDatacenterConfigList", Plural: "vspheredatacenterconfigs", Singular: "vspheredatacenterconfig",
+		Scope: apiextensionsv1.NamespaceScoped, Version: "v1alpha1", Status: true},
+	"vspheremachineconfigs.anywhere.eks.amazonaws.com": {Group: "anywhere.eks.amazonaws.com", Kind: "VSphereMachineConfig",
+		ListKind: "VSphereMachineConfigList", Plural: "vspheremachineconfigs", Singular: "vspheremachineconfig",
+		Scope: apiextensionsv1.NamespaceScoped, Version: "v1alpha1", Status: true},
 	"etcdadmclusters.etcdcluster.cluster.x-k8s.io": {Group: "etcdcluster.cluster.x-k8s.io", Kind: "EtcdadmCluster", ListKind: "EtcdadmClusterList",
 		Plural: "etcdadmclusters", Singular: "etcdadmcluster", Scope: apiextensionsv1.NamespaceScoped, Version: "v1beta1", Status: true},
 }
@@ -199,7 +206,7 @@ func TestUpstreamCRDIdentity(t *testing.T) {
 	for _, c := range own {
 		up, ok := byName[c.Name]
 		if !ok {
-			t.Logf("%s: no upstream CRD (the design's name); not compared", c.Name)
+			t.Logf("%s: no upstream CRD in %s; not compared", c.Name, dir)
 			continue
 		}
 		if g, w := identityOf(c), identityOf(up); !reflect.DeepEqual(g, w) {

@@ -26,6 +26,8 @@ var (
 	ControlPlaneUpgrade      = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "controlplaneupgrades"}
 	MachineDeploymentUpgrade = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "machinedeploymentupgrades"}
 	NodeUpgrade              = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "nodeupgrades"}
+	VSphereDatacenterConfig  = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "vspheredatacenterconfigs"}
+	VSphereMachineConfig     = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "vspheremachineconfigs"}
 
 	CAPICluster        = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "clusters"}
 	Machine            = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machines"}

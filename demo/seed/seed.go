@@ -86,6 +86,7 @@ func Seed(ctx context.Context, c Clients, cfg scenario.Config, names *objects.Na
 	}{
 		{"namespaces", s.namespaces},
 		{"releases", s.releases},
+		{"provider objects", s.providerObjects},
 		{"EKS-A Cluster", s.eksaCluster},
 		{"CAPI Cluster", s.capiCluster},
 		{"etcd", s.etcd},
@@ -195,6 +196,33 @@ func (s *seeder) eksaLabels() map[string]any {
 		model.LabelEKSAClusterName: s.cfg.ClusterName,
 		model.LabelEKSAClusterNS:   s.cfg.ClusterNamespace,
 	}
+}
+
+// providerObjects creates the VSphereDatacenterConfig and the
+// VSphereMachineConfigs the Cluster refers to, as the EKS-A CLI applied them
+// when it created the cluster; the datacenter's status is the controller's.
+func (s *seeder) providerObjects(ctx context.Context) error {
+	for _, doc := range ProviderSpecs(s.cfg, CurrentKube) {
+		gvr := kinds.VSphereMachineConfig
+		if doc.GetKind() == "VSphereDatacenterConfig" {
+			gvr = kinds.VSphereDatacenterConfig
+		}
+		ri := s.c.Dynamic.Resource(gvr).Namespace(doc.GetNamespace())
+		got, err := ri.Apply(ctx, doc.GetName(), doc, metav1.ApplyOptions{FieldManager: ManagerCLI, Force: true})
+		if err != nil {
+			return err
+		}
+		if gvr != kinds.VSphereDatacenterConfig {
+			s.record(got, nil)
+			continue
+		}
+		got.Object["status"] = map[string]any{"specValid": true, "observedGeneration": got.GetGeneration()}
+		s.record(got, got.Object["status"].(map[string]any))
+		if _, err := ri.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: ManagerController}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *seeder) eksaCluster(ctx context.Context) error {

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
+	"github.com/upgrade-console/upgrade-console/config/crd"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
@@ -294,21 +294,54 @@ func TestSpecFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Cluster first, then every provider document it names.
 	for name, data := range map[string][]byte{"current": cur, "target": tgt} {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+		docs, err := crd.DecodeObjects(data)
+		if err != nil {
 			t.Fatalf("%s spec: %v", name, err)
 		}
-		if u.GetKind() != "Cluster" || u.GetName() != "mgmt" || u.Object["status"] != nil {
-			t.Errorf("%s spec is not a bare Cluster document: %s", name, data)
+		if len(docs) == 0 || docs[0].GetKind() != "Cluster" || docs[0].GetName() != "mgmt" {
+			t.Fatalf("%s spec does not start with the Cluster:\n%s", name, data)
+		}
+		have := map[string]bool{}
+		for _, d := range docs {
+			if d.Object["status"] != nil {
+				t.Errorf("%s spec: %s %s carries a status", name, d.GetKind(), d.GetName())
+			}
+			have[d.GetKind()+"/"+d.GetName()] = true
+		}
+		cl := docs[0]
+		refs := []string{"VSphereDatacenterConfig/" + mustString(t, cl, "spec", "datacenterRef", "name"),
+			"VSphereMachineConfig/" + mustString(t, cl, "spec", "controlPlaneConfiguration", "machineGroupRef", "name"),
+			"VSphereMachineConfig/" + mustString(t, cl, "spec", "externalEtcdConfiguration", "machineGroupRef", "name")}
+		workers, _, _ := unstructured.NestedSlice(cl.Object, "spec", "workerNodeGroupConfigurations")
+		for _, w := range workers {
+			refs = append(refs, "VSphereMachineConfig/"+mustString(t, &unstructured.Unstructured{Object: w.(map[string]any)}, "machineGroupRef", "name"))
+		}
+		for _, r := range refs {
+			if !have[r] {
+				t.Errorf("%s spec: the Cluster refers to %s, which the file does not carry", name, r)
+			}
+		}
+		if len(docs) != len(refs)+1 {
+			t.Errorf("%s spec: %d documents, want the Cluster and %d provider documents", name, len(docs), len(refs))
 		}
 	}
-	for _, want := range []string{"eksaVersion: " + release.Target.Version, `kubernetesVersion: "1.31"`, "count: 3"} {
+	for _, want := range []string{"eksaVersion: " + release.Target.Version, `kubernetesVersion: "1.31"`, "count: 3", "template: /SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-1.31"} {
 		if !strings.Contains(string(tgt), want) {
 			t.Errorf("target spec lacks %q:\n%s", want, tgt)
 		}
 	}
-	if !strings.Contains(string(cur), `kubernetesVersion: "1.30"`) {
+	if !strings.Contains(string(cur), `kubernetesVersion: "1.30"`) || strings.Contains(string(cur), "kube-1.31") {
 		t.Errorf("current spec:\n%s", cur)
 	}
+}
+
+func mustString(t *testing.T, u *unstructured.Unstructured, path ...string) string {
+	t.Helper()
+	v, ok, _ := unstructured.NestedString(u.Object, path...)
+	if !ok {
+		t.Fatalf("%s %s: no %v", u.GetKind(), u.GetName(), path)
+	}
+	return v
 }
