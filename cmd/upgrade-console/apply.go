@@ -163,8 +163,12 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return err
 	}
 	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+	conflicted := map[string]bool{}
+	for _, c := range dry.Conflicts {
+		conflicted[c.Object] = true
+	}
 	for _, a := range s.Applied {
-		fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts))
+		fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts && conflicted[a.Object]))
 	}
 	fmt.Fprintf(out, "audit log: %s%s\n", audit.Path(), skippedNote(p.Skipped))
 
@@ -209,6 +213,8 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	return err
 }
 
+// forcedNote marks an object whose fields the apply took over from
+// another manager.
 func forcedNote(forced bool) string {
 	if forced {
 		return ", conflicts forced"

@@ -164,6 +164,16 @@ func applyToCompletion(t *testing.T, w *demo.World) {
 	if !strings.Contains(out, "snapshot saved: ConfigMap eksa-system/upgrade-console-snapshot-mgmt-") {
 		t.Errorf("snapshot location not shown:\n%s", out)
 	}
+	// Forcing is shown on the objects whose fields it took over: the
+	// machine configs and the Cluster, not the unchanged datacenter config.
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "applied ") {
+			continue
+		}
+		if forced := strings.HasSuffix(l, ", conflicts forced"); forced == strings.Contains(l, "VSphereDatacenterConfig") {
+			t.Errorf("%q: forced %v", l, forced)
+		}
+	}
 	st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName)
 	if err != nil || st != nil {
 		t.Errorf("lock after completion: %+v %v", st, err)
