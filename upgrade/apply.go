@@ -311,36 +311,24 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 	return applied, nil
 }
 
-// precheck dry-runs every document as Apply will write it and returns every
-// conflict (as a *ConflictsError) or the first refusal, recorded in the
-// audit log, before anything is written.
+// precheck dry-runs the spec (DryRun) and returns its conflicts, unless
+// forced, as a *ConflictsError, or its first refusal, recorded in the audit
+// log, before anything is written.
 func (a *Applier) precheck(ctx context.Context, spec *SpecFile, o ApplyOptions) error {
-	var conflicts []FieldConflict
-	var err error
-	ref := ""
-	for _, doc := range ordered(spec) {
-		ri, u, rerr := a.Client.resource(doc)
-		if rerr != nil {
-			ref, err = docRef(doc), rerr
-			break
-		}
-		ref = docRef(u)
-		_, aerr := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
-		if c := conflictsOf(ref, aerr); c != nil {
-			conflicts = append(conflicts, c...)
-			continue
-		}
-		if aerr != nil {
-			err = fmt.Errorf("apply %s: %s", ref, refusal(aerr))
-			break
-		}
+	res, err := a.DryRun(ctx, spec)
+	if err != nil {
+		return err
 	}
-	if err == nil && len(conflicts) == 0 {
+	var ref string
+	switch rej := res.Rejected(); {
+	case len(rej) > 0:
+		ref = rej[0].Object
+		err = fmt.Errorf("apply %s: %s", ref, strings.TrimPrefix(rej[0].Error, ref+": "))
+	case len(res.Conflicts) > 0 && !o.ForceConflicts:
+		ref = res.Conflicts[0].Object
+		err = &ConflictsError{Conflicts: res.Conflicts}
+	default:
 		return nil
-	}
-	if err == nil {
-		err = &ConflictsError{Conflicts: conflicts}
-		ref = conflicts[0].Object
 	}
 	entry := AuditEntry{
 		Time:    a.now(),

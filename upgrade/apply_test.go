@@ -202,6 +202,40 @@ func TestDryRunReportsRefusalsAndUnknownKinds(t *testing.T) {
 	if !strings.Contains(rej[1].Error, "kubernetesVersion") {
 		t.Errorf("invalid field: %q", rej[1].Error)
 	}
+
+	// A spec whose machine config is good and whose Cluster (applied last)
+	// is refused: even forced, the apply writes nothing, since the refusal
+	// is known before the first write, and records it.
+	var good *unstructured.Unstructured
+	for _, d := range w.spec.Docs {
+		if d.GetKind() == "VSphereMachineConfig" {
+			good = d
+			break
+		}
+	}
+	if good == nil {
+		t.Fatal("the demo spec has no VSphereMachineConfig")
+	}
+	live, err := w.client.get(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := &memAudit{}
+	half := &SpecFile{Path: "half.yaml", Docs: []*unstructured.Unstructured{good, spec}, Cluster: spec}
+	applied, err := (&Applier{Client: w.client, Audit: audit}).Apply(ctx, half, ApplyOptions{ForceConflicts: true})
+	if err == nil || len(applied) != 0 || !strings.Contains(err.Error(), "kubernetesVersion") {
+		t.Fatalf("apply of a refused spec: %v, applied %v", err, applied)
+	}
+	if got := audit.actions(); len(got) != 1 || got[0] != "apply:failed" {
+		t.Errorf("audit: %v", got)
+	}
+	if after, err := w.client.get(ctx, good); err != nil || after.GetResourceVersion() != live.GetResourceVersion() {
+		t.Errorf("%s was written before the Cluster's refusal (%v)", docRef(good), err)
+	}
+	// An unknown kind is named once.
+	if _, err := (&Applier{Client: w.client}).Apply(ctx, sf, ApplyOptions{ForceConflicts: true}); err == nil || strings.Count(err.Error(), "TinkerbellMachineConfig "+w.ns+"/mgmt-cp") != 1 {
+		t.Errorf("apply with an unknown kind: %v", err)
+	}
 }
 
 func TestDiffObjectsMatchesNamedLists(t *testing.T) {
