@@ -17,7 +17,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -252,7 +251,7 @@ func ApplySpec(ctx context.Context, cfg *rest.Config, spec []byte) error {
 		}
 	}
 	for _, u := range append(docs, clusters...) {
-		gvr, ok := specKinds[u.GetKind()]
+		gvr, ok := kinds.SpecKinds[u.GetKind()]
 		if !ok || u.GetAPIVersion() != kinds.EKSAVersion {
 			return fmt.Errorf("the demo applies only EKS-A Cluster, VSphereDatacenterConfig and VSphereMachineConfig documents, not %s %s", u.GetAPIVersion(), u.GetKind())
 		}
@@ -263,13 +262,6 @@ func ApplySpec(ctx context.Context, cfg *rest.Config, spec []byte) error {
 		}
 	}
 	return nil
-}
-
-// specKinds are the kinds of the demo's cluster spec files.
-var specKinds = map[string]schema.GroupVersionResource{
-	"Cluster":                 kinds.EKSACluster,
-	"VSphereDatacenterConfig": kinds.VSphereDatacenterConfig,
-	"VSphereMachineConfig":    kinds.VSphereMachineConfig,
 }
 
 // Done is closed when the simulated controllers stopped.

@@ -174,8 +174,9 @@ func (s *threadSampler) add(to *[]span, sp span, ok bool) {
 func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time) {
 	proc := "/proc/" + strconv.Itoa(s.pid)
 	if data, err := os.ReadFile(proc + "/stat"); err == nil {
-		s.sampleStart(data, now)
-		if n, ok := parseMajorFaults(data); ok {
+		f := statFields(data)
+		s.sampleStart(f, now)
+		if n, ok := majorFaults(f); ok {
 			cur := ioSample{at: now, majflt: n}
 			if data, err := os.ReadFile(proc + "/io"); err == nil {
 				cur.readBytes, _ = parseReadBytes(data)
@@ -220,17 +221,13 @@ func (s *threadSampler) sample(threads map[string]*sampledThread, now time.Time)
 	}
 }
 
-// sampleStart keeps the process's CPU time (from its stat) and the
+// sampleStart keeps the process's CPU time (from its statFields) and the
 // machine's, during the first startWindow.
-func (s *threadSampler) sampleStart(stat []byte, now time.Time) {
+func (s *threadSampler) sampleStart(f []string, now time.Time) {
 	if s.first.IsZero() {
 		s.first = now
 	}
-	if now.Sub(s.first) > startWindow {
-		return
-	}
-	f := statFields(stat)
-	if f == nil {
+	if now.Sub(s.first) > startWindow || f == nil {
 		return
 	}
 	proc, err := cpuTicks(f)
@@ -277,9 +274,8 @@ func parseMachineCPU(data []byte) (busy, total uint64, ok bool) {
 	return total - idle, total, true
 }
 
-// parseMajorFaults reads majflt from /proc/<pid>/stat.
-func parseMajorFaults(data []byte) (uint64, bool) {
-	f := statFields(data)
+// majorFaults reads majflt from the statFields of /proc/<pid>/stat.
+func majorFaults(f []string) (uint64, bool) {
 	if f == nil {
 		return 0, false
 	}

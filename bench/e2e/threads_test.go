@@ -122,8 +122,8 @@ func TestDiskTracker(t *testing.T) {
 
 func TestMajorFaultsAndReads(t *testing.T) {
 	line := []byte("4242 (a b) S 1 4242 4242 0 -1 4194560 2159 0 25 0 3 4 0 0 20 0 9 0 870533")
-	if n, ok := parseMajorFaults(line); !ok || n != 25 {
-		t.Fatalf("parseMajorFaults = %d, %v; want 25", n, ok)
+	if n, ok := majorFaults(statFields(line)); !ok || n != 25 {
+		t.Fatalf("majorFaults = %d, %v; want 25", n, ok)
 	}
 	io := []byte("rchar: 4000\nwchar: 12\nsyscr: 9\nsyscw: 2\nread_bytes: 80121856\nwrite_bytes: 4096\ncancelled_write_bytes: 0\n")
 	if n, ok := parseReadBytes(io); !ok || n != 80121856 {

@@ -29,6 +29,14 @@ var (
 	VSphereDatacenterConfig  = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "vspheredatacenterconfigs"}
 	VSphereMachineConfig     = schema.GroupVersionResource{Group: EKSAGroup, Version: "v1alpha1", Resource: "vspheremachineconfigs"}
 
+	// SpecKinds are the resources of the kinds a demo cluster spec file
+	// holds (all in EKSAVersion), by kind.
+	SpecKinds = map[string]schema.GroupVersionResource{
+		"Cluster":                 EKSACluster,
+		"VSphereDatacenterConfig": VSphereDatacenterConfig,
+		"VSphereMachineConfig":    VSphereMachineConfig,
+	}
+
 	CAPICluster        = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "clusters"}
 	Machine            = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machines"}
 	MachineSet         = schema.GroupVersionResource{Group: CAPIGroup, Version: "v1beta2", Resource: "machinesets"}

@@ -203,10 +203,7 @@ func (s *seeder) eksaLabels() map[string]any {
 // when it created the cluster; the datacenter's status is the controller's.
 func (s *seeder) providerObjects(ctx context.Context) error {
 	for _, doc := range ProviderSpecs(s.cfg, CurrentKube) {
-		gvr := kinds.VSphereMachineConfig
-		if doc.GetKind() == "VSphereDatacenterConfig" {
-			gvr = kinds.VSphereDatacenterConfig
-		}
+		gvr := kinds.SpecKinds[doc.GetKind()]
 		ri := s.c.Dynamic.Resource(gvr).Namespace(doc.GetNamespace())
 		got, err := ri.Apply(ctx, doc.GetName(), doc, metav1.ApplyOptions{FieldManager: ManagerCLI, Force: true})
 		if err != nil {
