@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -650,14 +651,14 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 		add(seg{title, rPaneTitle}, seg{hint, rMuted})
 	default:
 		add(seg{title, rPaneTitle}, seg{fmt.Sprintf(" %d object(s) change, %d conflict(s), field manager %s", dry.Changes(), len(dry.Conflicts), upgrade.ManagerName), rMuted})
-		out = append(out, dryRunLines(st, dry, 0)...)
+		out = append(out, dryRunLines(st, dry, 0, w)...)
 	}
 	return out
 }
 
-// dryRunLines lists what changes and the conflicts; limit > 0 caps the
-// field lines per object (the confirmation dialog).
-func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit int) []line {
+// dryRunLines lists what changes and the conflicts in lines w cells wide;
+// limit > 0 caps the field lines per object (the confirmation dialog).
+func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit, w int) []line {
 	sym := st.th.Sym
 	var out []line
 	add := func(segs ...seg) { out = append(out, line{segs: segs}) }
@@ -680,24 +681,85 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit int) []line {
 					add(seg{fmt.Sprintf("       … %d more", len(o.Fields)-limit), rMuted})
 					break
 				}
-				val := f.Old + " " + sym.Arrow + " " + f.New
+				var val string
 				switch f.Op {
 				case "add":
 					val = "+ " + f.New
 				case "remove":
 					val = "- " + f.Old
+				default:
+					val = changedValue(f.Old, f.New, sym.Arrow, w-7-(pw+2))
 				}
 				add(seg{"       " + fit(f.Path, pw+2), rMuted}, seg{val, rVersion})
 			}
 		}
 	}
-	if len(dry.Conflicts) > 0 {
-		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another field manager:", len(dry.Conflicts)), rStall})
-		for _, c := range dry.Conflicts {
-			add(seg{"       " + c.Field, rText}, seg{"  owned by " + c.Manager + "  (" + c.Object + ")", rMuted})
+	if len(dry.Conflicts) == 0 {
+		return out
+	}
+	// One manager (eks-a-cli, on a cluster the CLI created) is named once,
+	// so that each line has room for the object the field belongs to.
+	manager := dry.Conflicts[0].Manager
+	for _, c := range dry.Conflicts[1:] {
+		if c.Manager != manager {
+			manager = ""
+			break
 		}
 	}
+	if manager != "" {
+		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another field manager, %s:", len(dry.Conflicts), manager), rStall})
+	} else {
+		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another field manager:", len(dry.Conflicts)), rStall})
+	}
+	fw := 0
+	for _, c := range dry.Conflicts {
+		fw = max(fw, width(c.Field))
+	}
+	for _, c := range dry.Conflicts {
+		owner := "owned by " + c.Manager + "  (" + c.Object + ")"
+		if manager != "" {
+			owner = c.Object
+		}
+		add(seg{"       " + fit(c.Field, fw+2), rText}, seg{owner, rMuted})
+	}
 	return out
+}
+
+// changedValue is "from → to" in at most avail cells where it can be: when
+// the pair is too long, the start the two values share is cut from both
+// ("…kube-1.30 → …kube-1.31"), because cutting their ends would hide the
+// very part that changes.
+func changedValue(from, to, arrow string, avail int) string {
+	val := from + " " + arrow + " " + to
+	over := width(val) - avail
+	if over <= 0 {
+		return val
+	}
+	common := 0
+	for common < len(from) && common < len(to) && from[common] == to[common] {
+		common++
+	}
+	// Cut at least enough cells to fit ("…" replaces each cut), at most the
+	// shared start (whole characters only), after a path's "/" where there
+	// is one.
+	need, cut, cells := (over+3)/2, common, 0
+	for i, r := range from[:common] {
+		if cells >= need {
+			cut = i
+			break
+		}
+		cells += width(string(r))
+	}
+	for cut > 0 && cut < len(from) && !utf8.RuneStart(from[cut]) {
+		cut--
+	}
+	if i := strings.IndexByte(from[cut:common], '/'); i >= 0 {
+		cut += i + 1
+	}
+	if cut <= 1 {
+		return val
+	}
+	return "…" + from[cut:] + " " + arrow + " …" + to[cut:]
 }
 
 func checkMark(sym themes.Symbols, s model.CheckStatus) (string, role) {

@@ -130,7 +130,7 @@ func (d *confirmDialog) View() string {
 		add(seg{"Skipped checks (recorded): " + strings.Join(d.plan.Skipped, ", "), rSevWarning})
 	}
 	add()
-	lines = append(lines, dryRunLines(st, d.dry, 6)...)
+	lines = append(lines, dryRunLines(st, d.dry, 6, iw)...)
 	if len(d.dry.Conflicts) > 0 {
 		box := "[ ]"
 		if d.force {

@@ -47,11 +47,17 @@ func fixturePlan(blocked bool) *upgrade.Plan {
 
 func fixtureDryRun() *upgrade.DryRunResult {
 	return &upgrade.DryRunResult{
-		Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt", Fields: []upgrade.FieldChange{
-			{Path: "spec.eksaVersion", Old: "v0.20.9", New: "v0.21.2", Op: "change"},
-			{Path: "spec.kubernetesVersion", Old: "1.30", New: "1.31", Op: "change"},
-		}}},
+		Objects: []upgrade.ObjectChange{
+			{Object: "VSphereMachineConfig default/mgmt-cp", Fields: []upgrade.FieldChange{
+				{Path: "spec.template", Old: "/SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-1.30", New: "/SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-1.31", Op: "change"},
+			}},
+			{Object: "Cluster default/mgmt", Fields: []upgrade.FieldChange{
+				{Path: "spec.eksaVersion", Old: "v0.20.9", New: "v0.21.2", Op: "change"},
+				{Path: "spec.kubernetesVersion", Old: "1.30", New: "1.31", Op: "change"},
+			}},
+		},
 		Conflicts: []upgrade.FieldConflict{
+			{Object: "VSphereMachineConfig default/mgmt-cp", Field: ".spec.template", Manager: "eks-a-cli"},
 			{Object: "Cluster default/mgmt", Field: ".spec.eksaVersion", Manager: "eks-a-cli"},
 			{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: "eks-a-cli"},
 		},
@@ -101,12 +107,57 @@ func TestConfirmDialogGolden(t *testing.T) {
 	d := newConfirmDialog(Options{Theme: themes.Mono}, fixturePlan(false), fixtureDryRun())
 	d.SetSize(96, 36)
 	out := ansi.Strip(d.View())
-	for _, want := range []string{"Apply the new spec to cluster mgmt", "spec.kubernetesVersion", "owned by eks-a-cli", "[ ] take over", "type the cluster name (mgmt)"} {
+	for _, want := range []string{"Apply the new spec to cluster mgmt", "spec.kubernetesVersion", "owned by another field manager, eks-a-cli:", "…ubuntu-2204-kube-1.30 → …ubuntu-2204-kube-1.31", "[ ] take over", "type the cluster name (mgmt)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dialog lacks %q:\n%s", want, out)
 		}
 	}
 	golden.RequireEqual(t, d.View())
+}
+
+func TestChangedValueKeepsWhatChanges(t *testing.T) {
+	const tmpl = "/SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-"
+	for _, c := range []struct {
+		name, old, new string
+		avail          int
+		want           string
+	}{
+		{"fits", "1.30", "1.31", 20, "1.30 → 1.31"},
+		{"shared path cut after a slash", tmpl + "1.30", tmpl + "1.31", 60, "…ubuntu-2204-kube-1.30 → …ubuntu-2204-kube-1.31"},
+		{"as little as fits without a slash", "aaaaaaaaaaaaaaaaaaaa-1", "aaaaaaaaaaaaaaaaaaaa-2", 30, "…aaaaaaaaaa-1 → …aaaaaaaaaa-2"},
+		{"nothing shared: left whole, cut at the end later", "x" + tmpl, "y" + tmpl, 30, "x" + tmpl + " → y" + tmpl},
+		{"one a prefix of the other", "abcdefghijklmnop", "abcdefghijklmnopq", 5, "… → …q"},
+		{"never inside a character", "ééééééééé1", "ééééééééé2", 14, "…ééé1 → …ééé2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := changedValue(c.old, c.new, "→", c.avail)
+			if got != c.want {
+				t.Errorf("changedValue(%q, %q, %d) = %q, want %q", c.old, c.new, c.avail, got, c.want)
+			}
+		})
+	}
+}
+
+func TestDryRunLinesNameEachManagerWhenMixed(t *testing.T) {
+	th := themes.NewDark()
+	st := newStyles(&th)
+	dry := fixtureDryRun()
+	dry.Conflicts[0].Manager = "kubectl-edit"
+	var b strings.Builder
+	for _, l := range dryRunLines(st, dry, 0, 100) {
+		st.paintSegs(&b, l.segs, 100)
+		b.WriteByte('\n')
+	}
+	out := ansi.Strip(b.String())
+	for _, want := range []string{
+		"3 field(s) owned by another field manager: ",
+		".spec.template           owned by kubectl-edit  (VSphereMachineConfig default/mgmt-cp)",
+		".spec.eksaVersion        owned by eks-a-cli  (Cluster default/mgmt)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // fakeActions records what the screen asked for.
@@ -213,7 +264,7 @@ func TestPlanFlowBlockedAndReadOnly(t *testing.T) {
 		tm, _ := startPlanApp(t, fixturePlan(false), Options{ReadOnly: true}, f)
 		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 		tm.Type("d") // the dry-run writes nothing: allowed
-		waitForText(t, tm, "2 conflict(s)")
+		waitForText(t, tm, "3 conflict(s)")
 		app, screen := finish(t, tm)
 		if len(f.started) != 0 || len(app.dialogs) != 0 {
 			t.Errorf("read-only applied: %v", f.started)
