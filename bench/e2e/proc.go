@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -396,4 +397,87 @@ func loadedMB(path string) (float64, error) {
 		}
 	}
 	return float64(n) / 1e6, nil
+}
+
+// cachedPct is how much of the file at path is in the page cache, in
+// percent (mincore of a read-only mapping): taken just before the console
+// starts, it says whether its first frame had its binary in memory or had
+// to read it from disk.
+func cachedPct(path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st.Size() == 0 {
+		return 0, fmt.Errorf("%s is empty", path)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = unix.Munmap(data) }()
+	pages := make([]byte, (len(data)+os.Getpagesize()-1)/os.Getpagesize())
+	// x/sys/unix has no Mincore for Linux.
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)), uintptr(unsafe.Pointer(&pages[0]))); errno != 0 {
+		return 0, errno
+	}
+	in := 0
+	for _, p := range pages {
+		in += int(p & 1)
+	}
+	return 100 * float64(in) / float64(len(pages)), nil
+}
+
+// damonPageoutAfter is how long a page must go unused before the kernel's
+// DAMON reclaim pages it out, when a running kdamond under sysfs (normally
+// /sys) has a pageout scheme: its minimum age (in aggregation intervals)
+// times its aggregation interval. Virtual machines use it to hand idle page
+// cache back to the host; it is why a binary not run for a minute is read
+// from disk again. false when no such scheme runs.
+func damonPageoutAfter(sysfs string) (time.Duration, bool) {
+	kd := filepath.Join(sysfs, "kernel", "mm", "damon", "admin", "kdamonds")
+	states, _ := filepath.Glob(filepath.Join(kd, "*", "state"))
+	var best time.Duration
+	found := false
+	for _, state := range states {
+		if v, err := os.ReadFile(state); err != nil || strings.TrimSpace(string(v)) != "on" {
+			continue
+		}
+		ctxs, _ := filepath.Glob(filepath.Join(filepath.Dir(state), "contexts", "*"))
+		for _, ctx := range ctxs {
+			aggrUs, ok := readInt(filepath.Join(ctx, "monitoring_attrs", "intervals", "aggr_us"))
+			if !ok {
+				continue
+			}
+			schemes, _ := filepath.Glob(filepath.Join(ctx, "schemes", "*"))
+			for _, sc := range schemes {
+				if v, err := os.ReadFile(filepath.Join(sc, "action")); err != nil || strings.TrimSpace(string(v)) != "pageout" {
+					continue
+				}
+				age, ok := readInt(filepath.Join(sc, "access_pattern", "age", "min"))
+				if !ok {
+					continue
+				}
+				d := time.Duration(age*aggrUs) * time.Microsecond
+				if !found || d < best {
+					best, found = d, true
+				}
+			}
+		}
+	}
+	return best, found
+}
+
+func readInt(path string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return n, err == nil
 }

@@ -73,6 +73,10 @@ type Machine struct {
 	// ConsoleLoadedMB is what the kernel maps of the console's binary from
 	// its file: the most its start can read from a cold disk.
 	ConsoleLoadedMB float64 `json:"console_loaded_mb,omitempty"`
+	// DamonPageoutAfterS: the kernel's DAMON reclaim pages out what has
+	// gone unused this many seconds (absent: no such reclaim runs). Where
+	// it runs, a binary not run for about a minute is read from disk again.
+	DamonPageoutAfterS float64 `json:"damon_pageout_after_s,omitempty"`
 }
 
 type World struct {
@@ -188,6 +192,9 @@ type FirstFrameWaits struct {
 	// the cores with. Both in 10 ms ticks, so coarse at this scale.
 	CPUMs          float64 `json:"cpu_ms"`
 	MachineBusyPct float64 `json:"machine_busy_pct"`
+	// BinaryCachedPct is how much of the console's binary was in the page
+	// cache just before it started (0-100; absent when not known).
+	BinaryCachedPct *float64 `json:"binary_cached_pct,omitempty"`
 }
 
 // LowRate is a write window below the API server's capacity: what the
@@ -251,6 +258,9 @@ func machineInfo() Machine {
 	}
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = "Linux " + strings.TrimSpace(string(data))
+	}
+	if d, ok := damonPageoutAfter("/sys"); ok {
+		m.DamonPageoutAfterS = d.Seconds()
 	}
 	if data, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled"); err == nil {
 		on := strings.TrimSpace(string(data)) != "0"
@@ -316,6 +326,9 @@ func (r *Results) printTable(out io.Writer) {
 	if mb := r.Machine.ConsoleLoadedMB; mb > 0 {
 		fmt.Fprintf(out, "console binary mapped from its file: %.1f MB\n", mb)
 	}
+	if s := r.Machine.DamonPageoutAfterS; s > 0 {
+		fmt.Fprintf(out, "kernel DAMON reclaim pages out what went unused for %g s\n", s)
+	}
 	fmt.Fprintf(out, "world: %s scenario, %v, terminal %s\n", r.World.Scenario, r.World.Objects, r.World.TerminalSize)
 	fmt.Fprintf(out, "load: %g writes/s for %gs, %g writes/s for %gs, then %d writers for %gs; idle windows %gs\n\n", r.Load.LowRate, r.Load.LowRateSeconds, r.Load.Rate, r.Load.RateSeconds, r.Load.SaturateWorkers, r.Load.SaturateSeconds, r.Load.IdleSeconds)
 	if nv := r.NoViewer; nv != nil {
@@ -352,6 +365,9 @@ func (r *Results) printTable(out io.Writer) {
 		fmt.Fprintf(tw, "  of it runnable, not run / in disk waits\t%.0f / %.0f ms\t\t\t\n", w.RunnableMs, w.DiskMs)
 		fmt.Fprintf(tw, "  major page faults / read from disk before it\t%d / %.1f MB\t\t\t\n", w.MajorFaults, w.ReadMB)
 		fmt.Fprintf(tw, "  console CPU / machine's CPUs busy before it\t%.0f ms / %.0f %%\t\t\t\n", w.CPUMs, w.MachineBusyPct)
+		if pct := w.BinaryCachedPct; pct != nil {
+			fmt.Fprintf(tw, "  binary in the page cache at start\t%.0f %%\t\t\t\n", *pct)
+		}
 	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
 	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")

@@ -256,3 +256,74 @@ func TestStartCPU(t *testing.T) {
 		t.Fatalf("startCPU(35 ms) = %v ms, %v %%, %v; want 40 ms, 66.7 %%", procMs, busy, ok)
 	}
 }
+
+func TestCachedPct(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "binary")
+	if err := os.WriteFile(path, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Just written: every page is in the page cache.
+	if pct, err := cachedPct(path); err != nil || pct != 100 {
+		t.Fatalf("cachedPct of a file just written = %v, %v; want 100", pct, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Type != unix.TMPFS_MAGIC {
+		// Written back and dropped: none of it is (tmpfs pages cannot be).
+		if err := unix.Fsync(int(f.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			t.Fatal(err)
+		}
+		if pct, err := cachedPct(path); err != nil || pct != 0 {
+			t.Fatalf("cachedPct after dropping the file's pages = %v, %v; want 0", pct, err)
+		}
+	}
+	if _, err := cachedPct(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing file must be an error")
+	}
+}
+
+func TestDamonPageoutAfter(t *testing.T) {
+	sysfs := t.TempDir()
+	write := func(rel, v string) {
+		t.Helper()
+		p := filepath.Join(sysfs, "kernel", "mm", "damon", "admin", "kdamonds", rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := damonPageoutAfter(sysfs); ok {
+		t.Fatal("no kdamond: no pageout")
+	}
+	// A running kdamond whose only scheme only counts: no pageout.
+	write("0/state", "on")
+	write("0/contexts/0/monitoring_attrs/intervals/aggr_us", "5000000")
+	write("0/contexts/0/schemes/0/action", "stat")
+	write("0/contexts/0/schemes/0/access_pattern/age/min", "1")
+	if _, ok := damonPageoutAfter(sysfs); ok {
+		t.Fatal("a stat scheme is not a pageout")
+	}
+	// The reclaim of the machines here: pageout after 6 intervals of 5 s.
+	write("0/contexts/0/schemes/1/action", "pageout")
+	write("0/contexts/0/schemes/1/access_pattern/age/min", "6")
+	// A stopped kdamond with a quicker pageout does not count.
+	write("1/state", "off")
+	write("1/contexts/0/monitoring_attrs/intervals/aggr_us", "100000")
+	write("1/contexts/0/schemes/0/action", "pageout")
+	write("1/contexts/0/schemes/0/access_pattern/age/min", "1")
+	if d, ok := damonPageoutAfter(sysfs); !ok || d != 30*time.Second {
+		t.Fatalf("damonPageoutAfter = %v, %v; want 30s", d, ok)
+	}
+}

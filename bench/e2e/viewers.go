@@ -293,6 +293,8 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		defer f.Close()
 		stderr = f
 	}
+	// Taken before the start, so that the start itself is not counted.
+	cached, cachedErr := cachedPct(o.console)
 	p, err := startTerm("console", o.cols, o.rows, false, []byte(altScreen), stderr, env, o.console, args...)
 	if err != nil {
 		return nil, err
@@ -380,6 +382,9 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 				ReadMB:      float64(read.readBytes) / 1e6,
 			}
 			v.FirstFrameWaits.CPUMs, v.FirstFrameWaits.MachineBusyPct, _ = seen.startCPU(onTerm)
+			if cachedErr == nil {
+				v.FirstFrameWaits.BinaryCachedPct = &cached
+			}
 		}
 	}
 	if at, ok := onScreen(synced.at); ok {
