@@ -32,3 +32,19 @@ func (e *InputError) Error() string {
 	}
 	return b.String()
 }
+
+// InternalError is a bug of the console's own, caught as a panic before it
+// reached the operator: where it happened and what it was. The stack goes to
+// the log file, not the terminal; it maps to the CLI's internal-error exit
+// code.
+type InternalError struct {
+	// Where names the part of the console that failed (e.g. "the terminal
+	// UI", "the watch of Machines").
+	Where string
+	// Panic is the value the panic carried.
+	Panic any
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error in %s: %v (the stack is in the log file; please report it)", e.Where, e.Panic)
+}

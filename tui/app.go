@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -78,6 +80,8 @@ type LockInfo struct {
 	// Lost is true when the lock was taken away (cleared, or taken by
 	// another console after it went stale).
 	Lost bool
+	// RenewErr is why the last renewal failed; empty when it succeeded.
+	RenewErr string
 }
 
 func (o Options) clock() clock.PassiveClock {
@@ -174,7 +178,30 @@ type App struct {
 	title   string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
+	// fatal is the console's own bug, caught (contain), or the snapshot
+	// source's: the App quits and RunApp returns it.
+	fatal error
 }
+
+// errSource is a Source that can say why it closed its channel.
+type errSource interface {
+	Err() error
+}
+
+// contain turns a panic in the App (a screen's Update or View) into an
+// InternalError that ends the program cleanly: Bubble Tea would otherwise
+// print the panic and its stack on the operator's terminal. The stack goes
+// to the log file.
+func (a *App) contain(where string, r any) {
+	klog.ErrorS(nil, "internal error", "where", where, "panic", r, "stack", string(debug.Stack()))
+	if a.fatal == nil {
+		a.fatal = &model.InternalError{Where: where, Panic: r}
+	}
+}
+
+// Err is what ended the App other than the operator: the console's own
+// bug or the snapshot source's failure; nil otherwise.
+func (a *App) Err() error { return a.fatal }
 
 // NewApp returns an App showing the given screen first.
 func NewApp(opts Options, first Screen) *App {
@@ -229,7 +256,16 @@ func (a *App) Init() tea.Cmd {
 
 // Update routes messages: keys to the top dialog or screen, everything else
 // to every screen and dialog (they all follow the cluster).
-func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.contain("the terminal UI", r)
+			m, cmd = a, tea.Quit
+		}
+	}()
+	if a.fatal != nil {
+		return a, tea.Quit
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
@@ -269,6 +305,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, cmd
 	case sourceClosedMsg:
+		if src, ok := a.opts.Source.(errSource); ok && src.Err() != nil {
+			a.fatal = src.Err()
+			return a, tea.Quit
+		}
 		return a, nil
 	case PushMsg:
 		msg.Screen.SetSize(a.width, a.height)
@@ -339,11 +379,21 @@ func (a *App) dialogSize() (int, int) {
 }
 
 // View draws the top screen, and the dialogs over it as layers.
-func (a *App) View() tea.View {
-	var v tea.View
+func (a *App) View() (v tea.View) {
 	v.AltScreen = true
 	v.WindowTitle = a.title
-	if len(a.screens) == 0 || a.width == 0 {
+	// A panic here shows the error instead of a frame; the next message
+	// (the clock's, within a second) quits.
+	defer func() {
+		if r := recover(); r != nil {
+			a.contain("the terminal UI", r)
+			v.SetContent(a.fatal.Error())
+		}
+	}()
+	if len(a.screens) == 0 || a.width == 0 || a.fatal != nil {
+		if a.fatal != nil {
+			v.SetContent(a.fatal.Error())
+		}
 		return v
 	}
 	base := a.screens[len(a.screens)-1].View()
@@ -425,7 +475,7 @@ func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (repor
 		return report.Running, fmt.Errorf("terminal UI: %w", err)
 	}
 	if a, ok := final.(*App); ok {
-		return a.outcome, nil
+		return a.outcome, a.fatal
 	}
 	return report.Running, nil
 }

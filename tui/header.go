@@ -60,6 +60,11 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 			if d := since(l.Renewed, now); d != "" {
 				t += " (renewed " + d + " ago)"
 			}
+			if l.RenewErr != "" {
+				// The lease runs out unless a renewal succeeds.
+				h.badges = append(h.badges, seg{t + " " + sym.Warn + " renewal failing: " + l.RenewErr, rFailure}, seg{"   ", rText})
+				break
+			}
 			h.badges = append(h.badges, seg{t, rMuted}, seg{"   ", rText})
 		}
 	}

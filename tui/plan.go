@@ -420,11 +420,15 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	dashOpts := p.opts
 	s := msg.session
 	dashOpts.Lock = func() LockInfo {
-		st, _, lost := s.Lock()
+		st, renewErr, lost := s.Lock()
 		if st == nil || s.LockReleased() {
 			return LockInfo{Lost: lost}
 		}
-		return LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost}
+		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost}
+		if renewErr != nil {
+			l.RenewErr = firstLine(renewErr.Error())
+		}
+		return l
 	}
 	dash := NewDashboard(dashOpts)
 	cmds := []tea.Cmd{Push(dash)}

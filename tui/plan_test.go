@@ -315,6 +315,14 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: alice@laptop (console 3f2a9c1e) (renewed 3s ago)") {
 		t.Errorf("header lacks the lock:\n%s", out)
 	}
+	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-40 * time.Second), RenewErr: "leases.coordination.k8s.io is forbidden"}
+	}}, t0)
+	b.Reset()
+	h.render(&b, st, 200, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "(renewed 40s ago) ⚠ renewal failing: leases.coordination.k8s.io is forbidden") {
+		t.Errorf("header lacks the failing renewal:\n%s", out)
+	}
 	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
 	b.Reset()
 	h.render(&b, st, 160, t0)

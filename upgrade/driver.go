@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -182,6 +184,16 @@ func (s *Session) startRenew(every time.Duration) {
 	s.renewDone = make(chan struct{})
 	go func() {
 		defer close(s.renewDone)
+		// A bug here must not kill the console mid-upgrade: renewing stops
+		// and the session reports why (RenewErr), as when the API refuses.
+		defer func() {
+			if r := recover(); r != nil {
+				klog.ErrorS(nil, "internal error", "where", "renewing the upgrade lock", "panic", r, "stack", string(debug.Stack()))
+				s.mu.Lock()
+				s.renewErr = &model.InternalError{Where: "renewing the upgrade lock", Panic: r}
+				s.mu.Unlock()
+			}
+		}()
 		t := s.clk.NewTicker(every)
 		defer t.Stop()
 		for {

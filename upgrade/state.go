@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,10 +45,21 @@ func unsynced(s *model.ClusterState) []string {
 // the kinds still syncing.
 func WaitSynced(ctx context.Context, src StateSource, poll, timeout time.Duration) (*model.ClusterState, error) {
 	var s *model.ClusterState
+	failed, _ := src.(interface{ Err() error })
 	err := wait.PollUntilContextTimeout(ctx, poll, timeout, true, func(context.Context) (bool, error) {
+		if failed != nil {
+			// A watcher that stopped on an internal error never syncs.
+			if err := failed.Err(); err != nil {
+				return false, err
+			}
+		}
 		s = src.Latest()
 		return Synced(s), nil
 	})
+	var internal *model.InternalError
+	if errors.As(err, &internal) {
+		return s, err
+	}
 	if err != nil {
 		return s, fmt.Errorf("the cluster's objects did not finish loading within %s (still waiting for: %s); check the connection and --request-timeout",
 			timeout, strings.Join(unsynced(s), ", "))

@@ -2,6 +2,7 @@ package watchers
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,13 +63,20 @@ func (w *Watcher) launchCRDWatch(ctx context.Context) {
 		},
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: "customresourcedefinitions"})
-	_ = inf.SetTransform(func(obj any) (any, error) {
+	_ = inf.SetTransform(func(obj any) (out any, err error) {
+		defer func() {
+			if out == nil && err == nil {
+				err = errors.New("translating a CRD failed")
+			}
+		}()
+		defer w.contain("translating a CRD")
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			return newEntry("", u.GetName(), u.GetResourceVersion(), translateCRD(u.Object)), nil
 		}
 		return obj, nil
 	})
 	handle := func(obj any, deleted bool) {
+		defer w.contain("following CRDs")
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = t.Obj, true
 		}
@@ -89,6 +97,7 @@ func (w *Watcher) launchCRDWatch(ctx context.Context) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer w.contain("following CRDs")
 		inf.RunWithContext(ctx)
 	}()
 }

@@ -205,6 +205,8 @@ type leanWatcher struct {
 	gvr       schema.GroupVersionResource
 	namespace string
 	decode    leanDecode
+	// w contains a panic of decode (nil in tests: it is not recovered).
+	w *Watcher
 }
 
 var (
@@ -240,12 +242,15 @@ func (l *leanWatcher) watch(ctx context.Context, opts metav1.ListOptions) (watch
 		cancel()
 		return nil, err
 	}
-	w := &leanWatch{body: body, cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
+	w := &leanWatch{body: body, cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{}),
+		owner: l.w, what: l.gvr.Resource}
 	go w.run(l.decode)
 	return w, nil
 }
 
 type leanWatch struct {
+	owner  *Watcher
+	what   string
 	body   io.ReadCloser
 	cancel context.CancelFunc
 	ch     chan watch.Event
@@ -266,6 +271,7 @@ func (w *leanWatch) run(decode leanDecode) {
 	defer close(w.ch)
 	defer w.body.Close()
 	defer w.cancel()
+	defer w.owner.contain("decoding the watch of " + w.what)
 	dec := json.NewDecoder(w.body)
 	for {
 		ev, err := decode(dec)

@@ -3,6 +3,7 @@ package watchers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -211,6 +212,7 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 	go func() {
 		defer w.wg.Done()
 		defer cancel()
+		defer w.contain("the watch of " + in.spec.qualified())
 		if denied := in.checkAccess(ictx, w.clients.cs); denied != "" {
 			w.mu.Lock()
 			in.status.Forbidden = denied
@@ -363,7 +365,7 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		if lean != nil && in.spec.kind != model.KindEKSACluster {
 			// The EKS-A Cluster's translation reads managedFields (when
 			// the spec last changed): it keeps the dynamic client's watch.
-			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace,
+			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace, w: in.w,
 				decode: mapDecoder(func(u map[string]any) any { return in.spec.translate(u, in.version) })}
 			if in.spec.lean != nil {
 				lw.decode = in.spec.lean(in.version)
@@ -477,7 +479,14 @@ func connectionError(err error) bool {
 // transform translates an object once, as it enters the informer. It must
 // accept objects it already transformed (client-go may hand them back on a
 // relist).
-func (in *instance) transform(obj any) (any, error) {
+func (in *instance) transform(obj any) (out any, err error) {
+	// After a contained panic: an error, not a nil object, for client-go.
+	defer func() {
+		if out == nil && err == nil {
+			err = fmt.Errorf("translating a %s failed", in.spec.qualified())
+		}
+	}()
+	defer in.w.contain("translating " + in.spec.qualified())
 	switch o := obj.(type) {
 	case *entry:
 		return o, nil
@@ -500,6 +509,7 @@ func (in *instance) transform(obj any) (any, error) {
 
 // apply moves a translated object into its store.
 func (in *instance) apply(obj any, deleted bool) {
+	defer in.w.contain("applying a change of " + in.spec.qualified())
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj, deleted = t.Obj, true
 	}

@@ -22,12 +22,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -129,6 +131,45 @@ type Watcher struct {
 
 	traceMu  sync.Mutex // guards traceBuf; informers apply events concurrently
 	traceBuf []byte
+
+	// fatal is the first panic of the watcher's own code, caught by
+	// contain; stopRun then ends Run, which returns it.
+	fatal   atomic.Pointer[model.InternalError]
+	stopRun atomic.Pointer[context.CancelFunc]
+}
+
+// contain, deferred directly at the top of each goroutine and callback of
+// the watcher's own code, turns a panic (a bug of the console's, say on an
+// object shaped as it did not expect) into an end of the watch that the
+// operator sees as an error: the process does not die with the terminal
+// left in the dashboard's mode. Nothing the watcher holds can be trusted
+// after a panic, so every informer stops. The stack goes to the log file.
+func (w *Watcher) contain(where string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if w == nil {
+		panic(r)
+	}
+	if w.fatal.CompareAndSwap(nil, &model.InternalError{Where: where, Panic: r}) {
+		klog.ErrorS(nil, "internal error", "where", where, "panic", r, "stack", string(debug.Stack()))
+	} else {
+		// The informers stopping may meet the same bug again: once is enough.
+		klog.ErrorS(nil, "internal error (again)", "where", where, "panic", r)
+	}
+	if stop := w.stopRun.Load(); stop != nil {
+		(*stop)()
+	}
+}
+
+// Err is the internal error that ended Run, once its update channel is
+// closed; nil when Run ended because its context did.
+func (w *Watcher) Err() error {
+	if e := w.fatal.Load(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // New checks the options and returns a Watcher; nothing is contacted until Run.
@@ -175,18 +216,35 @@ func (w *Watcher) Latest() *model.ClusterState { return w.latest.Load() }
 // to each kind and starts the informers; it blocks until ctx is done. A
 // kind shows as syncing until its informer has its first list, so a slow
 // kind never delays the others or the first frame. Run can be called once.
-func (w *Watcher) Run(ctx context.Context) error {
+func (w *Watcher) Run(ctx context.Context) (err error) {
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("watchers: Run called twice")
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	w.stopRun.Store(&cancel)
+	defer cancel()
 	defer close(w.updates)
+	// After contain (deferred later, so run before it): a panic contained
+	// here or in any goroutine of the watcher is what Run returns.
+	defer func() {
+		if e := w.Err(); e != nil {
+			err = e
+		}
+	}()
+	defer w.contain("the watch")
 	w.publish()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer w.contain("building snapshots")
 		w.publishLoop(ctx)
 	}()
-	var err error
+	// Also on a panic in Run itself: nothing may publish once the update
+	// channel is closed.
+	defer func() {
+		cancel()
+		<-done
+	}()
 	if w.begin(ctx) {
 		err = w.start(ctx)
 	}

@@ -42,9 +42,12 @@ func exitCode(err error) int {
 	var coded codedError
 	var input *model.InputError
 	var usage usageError
+	var internal *model.InternalError
 	switch {
 	case errors.As(err, &coded):
 		return coded.code
+	case errors.As(err, &internal):
+		return ExitInternal
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &input):

@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -39,5 +40,10 @@ func setupLogging(path string) error {
 	klog.LogToStderr(false)
 	log.SetOutput(f)
 	rest.SetDefaultWarningHandler(rest.NewWarningWriter(f, rest.WarningWriterOptions{Deduplicate: true}))
+	loggingToFile.Store(true)
 	return nil
 }
+
+// loggingToFile is set once klog writes to the log file: before, a stack
+// logged would land on the terminal.
+var loggingToFile atomic.Bool

@@ -8,6 +8,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
+
+	"k8s.io/klog/v2"
 )
 
 func main() {
@@ -21,6 +24,10 @@ func run(args []string) (code int) {
 	defer startProfiles()()
 	defer func() {
 		if r := recover(); r != nil {
+			if loggingToFile.Load() {
+				klog.ErrorS(nil, "internal error", "where", "the command", "panic", r, "stack", string(debug.Stack()))
+				klog.Flush()
+			}
 			fmt.Fprintf(os.Stderr, "upgrade-console: internal error: %v\n(please report it with the log file named by --log-file)\n", r)
 			code = ExitInternal
 		}

@@ -165,7 +165,12 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	}()
 
 	if !dashboard {
-		return report.Watch(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
+		outcome, err := report.Watch(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
+		if werr := w.Err(); werr != nil {
+			// The watch ended on a bug of its own: that, not the outcome.
+			return outcome, werr
+		}
+		return outcome, err
 	}
 	return tui.Run(ctx, tui.Options{
 		ClusterName: t.cluster,

@@ -1,0 +1,86 @@
+package watchers
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// A panic in any goroutine of the watcher ends Run with an InternalError and
+// closes the update channel, instead of killing the process with the
+// terminal still in the dashboard's mode.
+func TestAPanicEndsRunWithAnInternalError(t *testing.T) {
+	// Nothing listens there: the watcher keeps reconnecting, which is all
+	// this test needs of it.
+	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	<-w.Updates() // the first snapshot: Run is under way
+	go func() {
+		defer w.contain("a test goroutine")
+		panic("boom") // a bug of the kind contain is for
+	}()
+	select {
+	case err = <-ran:
+	case <-ctx.Done():
+		t.Fatal("Run did not end after a contained panic")
+	}
+	var internal *model.InternalError
+	if !errors.As(err, &internal) || internal.Where != "a test goroutine" {
+		t.Fatalf("Run returned %v, want the InternalError of the test goroutine", err)
+	}
+	if w.Err() != err {
+		t.Errorf("Err() = %v, want what Run returned", w.Err())
+	}
+	for range w.Updates() {
+		// drained: the channel must be closed
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run ended because the test's context did, not because of the panic")
+	}
+}
+
+func TestContainOnlyRecovers(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer w.contain("nothing")
+	}()
+	if w.Err() != nil {
+		t.Fatalf("no panic, yet Err() = %v", w.Err())
+	}
+	// A second panic keeps the first error: that is the cause.
+	for _, where := range []string{"first", "second"} {
+		func() {
+			defer w.contain(where)
+			panic(where)
+		}()
+	}
+	var internal *model.InternalError
+	if !errors.As(w.Err(), &internal) || internal.Where != "first" || internal.Panic != "first" {
+		t.Fatalf("Err() = %v, want the first panic", w.Err())
+	}
+	// Without a watcher (the lean watch in unit tests) the panic goes on.
+	defer func() {
+		if recover() == nil {
+			t.Error("a nil watcher swallowed the panic")
+		}
+	}()
+	func() {
+		var none *Watcher
+		defer none.contain("no watcher")
+		panic("on")
+	}()
+}
