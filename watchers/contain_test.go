@@ -27,7 +27,7 @@ func TestAPanicEndsRunWithAnInternalError(t *testing.T) {
 	go func() { ran <- w.Run(ctx) }()
 	<-w.Updates() // the first snapshot: Run is under way
 	go func() {
-		defer w.contain("a test goroutine")
+		defer w.contain("a test goroutine", nil)
 		panic("boom") // a bug of the kind contain is for
 	}()
 	select {
@@ -56,7 +56,7 @@ func TestContainOnlyRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	func() {
-		defer w.contain("nothing")
+		defer w.contain("nothing", nil)
 	}()
 	if w.Err() != nil {
 		t.Fatalf("no panic, yet Err() = %v", w.Err())
@@ -64,7 +64,7 @@ func TestContainOnlyRecovers(t *testing.T) {
 	// A second panic keeps the first error: that is the cause.
 	for _, where := range []string{"first", "second"} {
 		func() {
-			defer w.contain(where)
+			defer w.contain(where, nil)
 			panic(where)
 		}()
 	}
@@ -80,7 +80,7 @@ func TestContainOnlyRecovers(t *testing.T) {
 	}()
 	func() {
 		var none *Watcher
-		defer none.contain("no watcher")
+		defer none.contain("no watcher", nil)
 		panic("on")
 	}()
 }

@@ -69,14 +69,14 @@ func (w *Watcher) launchCRDWatch(ctx context.Context) {
 				err = errors.New("translating a CRD failed")
 			}
 		}()
-		defer w.contain("translating a CRD")
+		defer w.contain("translating a CRD", nil)
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			return newEntry("", u.GetName(), u.GetResourceVersion(), translateCRD(u.Object)), nil
 		}
 		return obj, nil
 	})
 	handle := func(obj any, deleted bool) {
-		defer w.contain("following CRDs")
+		defer w.contain("following CRDs", nil)
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = t.Obj, true
 		}
@@ -97,7 +97,7 @@ func (w *Watcher) launchCRDWatch(ctx context.Context) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer w.contain("following CRDs")
+		defer w.contain("following CRDs", nil)
 		inf.RunWithContext(ctx)
 	}()
 }

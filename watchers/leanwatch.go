@@ -271,7 +271,7 @@ func (w *leanWatch) run(decode leanDecode) {
 	defer close(w.ch)
 	defer w.body.Close()
 	defer w.cancel()
-	defer w.owner.contain("decoding the watch of " + w.what)
+	defer w.owner.contain("decoding the watch of "+w.what, nil)
 	dec := json.NewDecoder(w.body)
 	for {
 		ev, err := decode(dec)

@@ -212,7 +212,7 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 	go func() {
 		defer w.wg.Done()
 		defer cancel()
-		defer w.contain("the watch of " + in.spec.qualified())
+		defer w.contain("the watch of", in.spec)
 		if denied := in.checkAccess(ictx, w.clients.cs); denied != "" {
 			w.mu.Lock()
 			in.status.Forbidden = denied
@@ -486,7 +486,7 @@ func (in *instance) transform(obj any) (out any, err error) {
 			err = fmt.Errorf("translating a %s failed", in.spec.qualified())
 		}
 	}()
-	defer in.w.contain("translating " + in.spec.qualified())
+	defer in.w.contain("translating", in.spec)
 	switch o := obj.(type) {
 	case *entry:
 		return o, nil
@@ -509,7 +509,7 @@ func (in *instance) transform(obj any) (out any, err error) {
 
 // apply moves a translated object into its store.
 func (in *instance) apply(obj any, deleted bool) {
-	defer in.w.contain("applying a change of " + in.spec.qualified())
+	defer in.w.contain("applying a change of", in.spec)
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj, deleted = t.Obj, true
 	}

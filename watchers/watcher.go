@@ -144,13 +144,20 @@ type Watcher struct {
 // operator sees as an error: the process does not die with the terminal
 // left in the dashboard's mode. Nothing the watcher holds can be trusted
 // after a panic, so every informer stops. The stack goes to the log file.
-func (w *Watcher) contain(where string) {
+// The place is what it was doing, and the kind when spec is not nil: the
+// two are joined only on a panic, so that a deferred contain on every event
+// costs no allocation.
+func (w *Watcher) contain(doing string, spec *kindSpec) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	if w == nil {
 		panic(r)
+	}
+	where := doing
+	if spec != nil {
+		where += " " + spec.qualified()
 	}
 	if w.fatal.CompareAndSwap(nil, &model.InternalError{Where: where, Panic: r}) {
 		klog.ErrorS(nil, "internal error", "where", where, "panic", r, "stack", string(debug.Stack()))
@@ -231,12 +238,12 @@ func (w *Watcher) Run(ctx context.Context) (err error) {
 			err = e
 		}
 	}()
-	defer w.contain("the watch")
+	defer w.contain("the watch", nil)
 	w.publish()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer w.contain("building snapshots")
+		defer w.contain("building snapshots", nil)
 		w.publishLoop(ctx)
 	}()
 	// Also on a panic in Run itself: nothing may publish once the update
