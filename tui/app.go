@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -203,6 +204,53 @@ func (a *App) contain(where string, r any) {
 // bug or the snapshot source's failure; nil otherwise.
 func (a *App) Err() error { return a.fatal }
 
+// internalErrorMsg carries a panic of a command, caught in its goroutine.
+type internalErrorMsg struct{ err error }
+
+// guard wraps a command so that a panic in it, in the goroutine Bubble Tea
+// runs it in, comes back to the App as an internalErrorMsg instead of
+// Bubble Tea's stack trace on the terminal; so do the commands of a batch
+// or a sequence it returns.
+func guard(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				klog.ErrorS(nil, "internal error", "where", "a task of the terminal UI", "panic", r, "stack", string(debug.Stack()))
+				msg = internalErrorMsg{&model.InternalError{Where: "a task of the terminal UI", Panic: r}}
+			}
+		}()
+		return guardList(cmd())
+	}
+}
+
+var cmdType = reflect.TypeFor[tea.Cmd]()
+
+// guardList guards each command of a message that is a list of them:
+// tea.BatchMsg, and the message of tea.Sequence, whose type Bubble Tea does
+// not export (hence reflect: any slice of commands, its type kept).
+func guardList(msg tea.Msg) tea.Msg {
+	if b, ok := msg.(tea.BatchMsg); ok {
+		out := make(tea.BatchMsg, len(b))
+		for i, c := range b {
+			out[i] = guard(c)
+		}
+		return out
+	}
+	v := reflect.ValueOf(msg)
+	if v.Kind() != reflect.Slice || v.Type().Elem() != cmdType {
+		return msg
+	}
+	out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+	for i := range v.Len() {
+		c, _ := v.Index(i).Interface().(tea.Cmd)
+		out.Index(i).Set(reflect.ValueOf(guard(c)))
+	}
+	return out.Interface()
+}
+
 // NewApp returns an App showing the given screen first.
 func NewApp(opts Options, first Screen) *App {
 	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console"}
@@ -251,7 +299,7 @@ func (a *App) Init() tea.Cmd {
 	for _, s := range a.screens {
 		cmds = append(cmds, s.Init())
 	}
-	return tea.Batch(cmds...)
+	return guard(tea.Batch(cmds...))
 }
 
 // Update routes messages: keys to the top dialog or screen, everything else
@@ -262,7 +310,11 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 			a.contain("the terminal UI", r)
 			m, cmd = a, tea.Quit
 		}
+		cmd = guard(cmd)
 	}()
+	if e, ok := msg.(internalErrorMsg); ok && a.fatal == nil {
+		a.fatal = e.err
+	}
 	if a.fatal != nil {
 		return a, tea.Quit
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
-// panicky is a screen with a bug: it panics in Update on "u" and, once "v"
-// was pressed, in View.
+// panicky is a screen with a bug: it panics in Update on "u", in View once
+// "v" was pressed, and returns a command that panics on "c", in a batch on
+// "b", in a batch inside a sequence on "s".
 type panicky struct {
 	w, h      int
 	viewPanic bool
@@ -31,10 +32,19 @@ func (p *panicky) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			panic("a bug in Update")
 		case "v":
 			p.viewPanic = true
+		case "c":
+			return p, boom
+		case "b":
+			return p, tea.Batch(nil, func() tea.Msg { return nil }, boom)
+		case "s":
+			return p, tea.Sequence(func() tea.Msg { return nil }, tea.Batch(boom))
 		}
 	}
 	return p, nil
 }
+
+// boom is a command with a bug; Bubble Tea runs it in a goroutine.
+func boom() tea.Msg { panic("a bug in a command") }
 
 func (p *panicky) View() string {
 	if p.viewPanic {
@@ -50,7 +60,7 @@ func (p *panicky) FullHelp() [][]key.Binding { return nil }
 // A bug in a screen ends the program with an InternalError that RunApp
 // returns, and the terminal never shows Bubble Tea's panic report.
 func TestAPanicInTheUIEndsItWithAnInternalError(t *testing.T) {
-	for _, k := range []string{"u", "v"} {
+	for _, k := range []string{"u", "v", "c", "b", "s"} {
 		t.Run(k, func(t *testing.T) {
 			app := NewApp(Options{Theme: themes.Mono}, &panicky{})
 			tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24),
@@ -64,9 +74,13 @@ func TestAPanicInTheUIEndsItWithAnInternalError(t *testing.T) {
 			}
 			tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 			final := tm.FinalModel(t).(*App)
+			where := "the terminal UI"
+			if k == "c" || k == "b" || k == "s" {
+				where = "a task of the terminal UI"
+			}
 			var internal *model.InternalError
-			if !errors.As(final.Err(), &internal) || internal.Where != "the terminal UI" {
-				t.Fatalf("Err() = %v, want an InternalError of the terminal UI", final.Err())
+			if !errors.As(final.Err(), &internal) || internal.Where != where {
+				t.Fatalf("Err() = %v, want an InternalError of %s", final.Err(), where)
 			}
 			out := tm.FinalOutput(t)
 			buf := new(bytes.Buffer)
