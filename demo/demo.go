@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane"
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
@@ -206,6 +208,13 @@ func (w *World) writeSpecs() error {
 
 // autoStart is the scripted operator: it applies the target spec.
 func (w *World) autoStart(ctx context.Context, delay time.Duration, logf func(string, ...any)) {
+	// A bug here must not end the dashboard running in this process.
+	defer func() {
+		if r := recover(); r != nil {
+			klog.ErrorS(nil, "internal error", "where", "the demo's auto-start", "panic", r, "stack", string(debug.Stack()))
+			logf("auto-start: internal error: %v (the stack is in the log file)", r)
+		}
+	}()
 	select {
 	case <-ctx.Done():
 		return

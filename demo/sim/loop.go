@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -67,7 +69,7 @@ func (l *loop) next(ctx context.Context) bool {
 		l.queue.AddAfter(key, l.settle)
 		return true
 	}
-	after, err := l.reconcile(ctx, key)
+	after, err := l.reconcileContained(ctx, key)
 	switch {
 	case ctx.Err() != nil:
 		return false
@@ -83,6 +85,20 @@ func (l *loop) next(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// reconcileContained turns a panic of the reconcile (a bug of the demo's)
+// into an error, retried with backoff like any other, as controller-runtime
+// does (RecoverPanic): the demo runs in the dashboard's process, and a
+// panic there would end it with the terminal left in the dashboard's mode.
+func (l *loop) reconcileContained(ctx context.Context, key string) (after time.Duration, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			klog.ErrorS(nil, "simulated controller panicked", "controller", l.name, "key", key, "panic", r, "stack", string(debug.Stack()))
+			after, err = 0, fmt.Errorf("panic in the simulated %s controller: %v", l.name, r)
+		}
+	}()
+	return l.reconcile(ctx, key)
 }
 
 // handler enqueues keys computed from an object on every change.
