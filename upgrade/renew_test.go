@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -28,5 +29,22 @@ func TestRenewContainsAPanic(t *testing.T) {
 	var internal *model.InternalError
 	if !errors.As(renewErr, &internal) || internal.Where != "renewing the upgrade lock" || lost {
 		t.Fatalf("Lock() = err %v, lost %t; want the InternalError of the renewal", renewErr, lost)
+	}
+}
+
+// failedSource is a watcher that stopped on an internal error.
+type failedSource struct{ err error }
+
+func (failedSource) Latest() *model.ClusterState { return nil }
+func (f failedSource) Err() error                { return f.err }
+
+// WaitSynced gives up at once on a watcher that failed, with its error, not
+// after the timeout with one about the connection.
+func TestWaitSyncedStopsOnAFailedWatcher(t *testing.T) {
+	want := &model.InternalError{Where: "building snapshots", Panic: "boom"}
+	_, err := WaitSynced(context.Background(), failedSource{want}, time.Millisecond, 30*time.Second)
+	// After the timeout it would be the connection's error instead.
+	if err != want {
+		t.Fatalf("WaitSynced = %v, want the watcher's error", err)
 	}
 }

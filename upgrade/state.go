@@ -2,7 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -56,9 +55,8 @@ func WaitSynced(ctx context.Context, src StateSource, poll, timeout time.Duratio
 		s = src.Latest()
 		return Synced(s), nil
 	})
-	var internal *model.InternalError
-	if errors.As(err, &internal) {
-		return s, err
+	if err != nil && !wait.Interrupted(err) {
+		return s, err // the watcher's own failure, not a timeout
 	}
 	if err != nil {
 		return s, fmt.Errorf("the cluster's objects did not finish loading within %s (still waiting for: %s); check the connection and --request-timeout",

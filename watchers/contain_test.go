@@ -84,3 +84,26 @@ func TestContainOnlyRecovers(t *testing.T) {
 		panic("on")
 	}()
 }
+
+// A transform that panics hands client-go an error, never a nil object, and
+// the panic becomes the watcher's error.
+func TestContainTransform(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &kindSpec{group: capiGroup, resource: "machines"}
+	ok := w.containTransform("translating", spec, func(obj any) (any, error) { return obj, nil })
+	if out, err := ok("x"); out != "x" || err != nil {
+		t.Fatalf("a transform without a panic gave %v, %v", out, err)
+	}
+	bad := w.containTransform("translating", spec, func(any) (any, error) { panic("boom") })
+	out, err := bad("x")
+	if out != nil || err == nil || err.Error() != "translating machines.cluster.x-k8s.io failed" {
+		t.Fatalf("a panicking transform gave %v, %v; want nil and an error naming the kind", out, err)
+	}
+	var internal *model.InternalError
+	if !errors.As(w.Err(), &internal) || internal.Where != "translating machines.cluster.x-k8s.io" {
+		t.Fatalf("Err() = %v, want the transform's InternalError", w.Err())
+	}
+}

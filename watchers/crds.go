@@ -2,7 +2,6 @@ package watchers
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,18 +62,12 @@ func (w *Watcher) launchCRDWatch(ctx context.Context) {
 		},
 	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: "customresourcedefinitions"})
-	_ = inf.SetTransform(func(obj any) (out any, err error) {
-		defer func() {
-			if out == nil && err == nil {
-				err = errors.New("translating a CRD failed")
-			}
-		}()
-		defer w.contain("translating a CRD", nil)
+	_ = inf.SetTransform(w.containTransform("translating a CRD", nil, func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			return newEntry("", u.GetName(), u.GetResourceVersion(), translateCRD(u.Object)), nil
 		}
 		return obj, nil
-	})
+	}))
 	handle := func(obj any, deleted bool) {
 		defer w.contain("following CRDs", nil)
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {

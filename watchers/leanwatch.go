@@ -205,8 +205,10 @@ type leanWatcher struct {
 	gvr       schema.GroupVersionResource
 	namespace string
 	decode    leanDecode
-	// w contains a panic of decode (nil in tests: it is not recovered).
-	w *Watcher
+	// w contains a panic of decode (nil in tests: it is not recovered);
+	// spec names the kind then.
+	w    *Watcher
+	spec *kindSpec
 }
 
 var (
@@ -243,14 +245,14 @@ func (l *leanWatcher) watch(ctx context.Context, opts metav1.ListOptions) (watch
 		return nil, err
 	}
 	w := &leanWatch{body: body, cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{}),
-		owner: l.w, what: l.gvr.Resource}
+		owner: l.w, spec: l.spec}
 	go w.run(l.decode)
 	return w, nil
 }
 
 type leanWatch struct {
 	owner  *Watcher
-	what   string
+	spec   *kindSpec
 	body   io.ReadCloser
 	cancel context.CancelFunc
 	ch     chan watch.Event
@@ -271,7 +273,7 @@ func (w *leanWatch) run(decode leanDecode) {
 	defer close(w.ch)
 	defer w.body.Close()
 	defer w.cancel()
-	defer w.owner.contain("decoding the watch of "+w.what, nil)
+	defer w.owner.contain("decoding the watch of", w.spec)
 	dec := json.NewDecoder(w.body)
 	for {
 		ev, err := decode(dec)

@@ -3,7 +3,6 @@ package watchers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -365,7 +364,7 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		if lean != nil && in.spec.kind != model.KindEKSACluster {
 			// The EKS-A Cluster's translation reads managedFields (when
 			// the spec last changed): it keeps the dynamic client's watch.
-			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace, w: in.w,
+			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace, w: in.w, spec: in.spec,
 				decode: mapDecoder(func(u map[string]any) any { return in.spec.translate(u, in.version) })}
 			if in.spec.lean != nil {
 				lw.decode = in.spec.lean(in.version)
@@ -402,7 +401,7 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		ObjectDescription: in.spec.qualified(),
 	})
 	in.informer = inf
-	_ = inf.SetTransform(in.transform)
+	_ = inf.SetTransform(in.w.containTransform("translating", in.spec, in.transform))
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 		in.observe(ctx, "watch", err)
@@ -479,14 +478,7 @@ func connectionError(err error) bool {
 // transform translates an object once, as it enters the informer. It must
 // accept objects it already transformed (client-go may hand them back on a
 // relist).
-func (in *instance) transform(obj any) (out any, err error) {
-	// After a contained panic: an error, not a nil object, for client-go.
-	defer func() {
-		if out == nil && err == nil {
-			err = fmt.Errorf("translating a %s failed", in.spec.qualified())
-		}
-	}()
-	defer in.w.contain("translating", in.spec)
+func (in *instance) transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *entry:
 		return o, nil

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -155,10 +156,7 @@ func (w *Watcher) contain(doing string, spec *kindSpec) {
 	if w == nil {
 		panic(r)
 	}
-	where := doing
-	if spec != nil {
-		where += " " + spec.qualified()
-	}
+	where := place(doing, spec)
 	if w.fatal.CompareAndSwap(nil, &model.InternalError{Where: where, Panic: r}) {
 		klog.ErrorS(nil, "internal error", "where", where, "panic", r, "stack", string(debug.Stack()))
 	} else {
@@ -167,6 +165,29 @@ func (w *Watcher) contain(doing string, spec *kindSpec) {
 	}
 	if stop := w.stopRun.Load(); stop != nil {
 		(*stop)()
+	}
+}
+
+// place is what the watcher was doing, and on which kind when spec is set.
+func place(doing string, spec *kindSpec) string {
+	if spec == nil {
+		return doing
+	}
+	return doing + " " + spec.qualified()
+}
+
+// containTransform wraps an informer's transform in contain. After a
+// contained panic it returns an error, not a nil object, which client-go
+// would dereference; the watcher is stopping by then.
+func (w *Watcher) containTransform(doing string, spec *kindSpec, f cache.TransformFunc) cache.TransformFunc {
+	return func(obj any) (out any, err error) {
+		defer func() {
+			if out == nil && err == nil {
+				err = errors.New(place(doing, spec) + " failed")
+			}
+		}()
+		defer w.contain(doing, spec)
+		return f(obj)
 	}
 }
 
