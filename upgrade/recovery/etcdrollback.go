@@ -192,8 +192,13 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			By:               o.By,
 		}
 	} else {
+		if o.Snapshot != "" && o.Snapshot != rec.Snapshot {
+			return nil, &model.InputError{Source: "--snapshot " + o.Snapshot, Problem: "a rollback from snapshot " + rec.Snapshot + " is recorded on " + clusterRef + "; a resumed rollback restores the snapshot it started with",
+				Fix: "run it again without --snapshot"}
+		}
 		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded",
 			OK: true, Detail: fmt.Sprintf("started by %s at %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), rec.Phase)})
+		pre = append(pre, resumeSafe(rec, machines))
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
 			return nil, err
@@ -455,6 +460,41 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		"The EKS-A Cluster's spec is not changed (its webhook forbids version downgrades); the etcd spec and machines are.")
 	p.closing = func(ctx context.Context) []string { return env.rollbackClosing(ctx) }
 	return p, nil
+}
+
+// resumeSafe checks, before a resumed rollback deletes the new member, that
+// the rollout is still stuck at it. Only the EKS-A reconcile is paused: the
+// etcdadm controller goes on while a rollback is interrupted, and once the
+// new member is ready it releases an old one, after which deleting the new
+// member could break quorum.
+func resumeSafe(rec *rollbackRecord, machines []machine) Precondition {
+	p := Precondition{Name: "resume-safe", Description: "the new member is still not ready and every old member is in place"}
+	byName := map[string]machine{}
+	for _, m := range machines {
+		byName[m.Name] = m
+	}
+	nm, ok := byName[rec.NewMachine]
+	if !ok || nm.UID != rec.NewMachineUID || nm.Deleting {
+		p.OK, p.Detail = true, "the new machine "+rec.NewMachine+" is already deleted or being deleted"
+		return p
+	}
+	var released []string
+	for _, n := range rec.OldMachines {
+		if m, ok := byName[n]; !ok || !m.Owned || m.Deleting {
+			released = append(released, n)
+		}
+	}
+	const out = "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force` (recorded)"
+	switch {
+	case nm.EtcdReady:
+		p.Detail = fmt.Sprintf("the new member %s became ready while the rollback was interrupted: the rollout went on, and deleting it would remove a healthy member%s", nm.Name, out)
+	case len(released) > 0:
+		p.Detail = fmt.Sprintf("the etcdadm controller has released or removed old member(s) %s while the rollback was interrupted: deleting the new member could break quorum%s", strings.Join(released, ", "), out)
+	default:
+		p.OK = true
+		p.Detail = fmt.Sprintf("%s not ready; old members %s in place", nm.Name, strings.Join(rec.OldMachines, ", "))
+	}
+	return p
 }
 
 type freshChecks struct {

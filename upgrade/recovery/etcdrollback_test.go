@@ -299,6 +299,74 @@ func TestEtcdRollbackResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
 	}
 }
 
+// A rollback interrupted after its first step pauses only EKS-A: the etcdadm
+// controller goes on. If the new member came up meanwhile, or an old one was
+// released, the resumed rollback must not delete the new member.
+func TestEtcdRollbackResumeRefusesWhenTheRolloutWentOn(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(w *world)
+	}{
+		{"the new member became ready", func(w *world) {
+			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-z", `{"metadata":{"labels":{"`+model.LabelEtcdReady+`":"true"}}}`)
+		}},
+		{"an old member was released", func(w *world) {
+			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
+		}},
+		{"an old member was deleted", func(w *world) {
+			if err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Delete(w.ctx, w.cluster+"-etcd-b", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(w.ctx)
+			x := &Executor{Audit: w.audit, afterStep: func(i int) { cancel() }} // killed after the pause
+			if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run: %v", err)
+			}
+			cancel()
+			tc.mutate(w)
+			_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			var refused *RefusedError
+			if !errors.As(err, &refused) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			if f := refused.Failed(); len(f) != 1 || f[0].Name != "resume-safe" || !strings.Contains(f[0].Detail, "lock clear paused --force") {
+				t.Fatalf("failed preconditions = %+v, want resume-safe with the way out", f)
+			}
+			if _, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{}); err != nil {
+				t.Fatalf("the new member: %v", err)
+			}
+		})
+	}
+
+	t.Run("another snapshot named on resume", func(t *testing.T) {
+		w := newWorld(t)
+		w.seedEtcdRollout(true)
+		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(w.ctx)
+		x := &Executor{Audit: w.audit, afterStep: func(i int) { cancel() }}
+		_, _ = x.Run(ctx, p)
+		cancel()
+		_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: "other"})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(in.Error(), "without --snapshot") {
+			t.Fatalf("err = %v, want an input error naming the recorded snapshot", err)
+		}
+	})
+}
+
 func TestEtcdRollbackNeverClobbersAConcurrentSpecChange(t *testing.T) {
 	w := newWorld(t)
 	w.seedEtcdRollout(true)

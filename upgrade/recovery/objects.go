@@ -92,7 +92,7 @@ func (e *Env) readCluster(ctx context.Context) (*unstructured.Unstructured, erro
 	}
 	if cluster == nil {
 		return nil, &model.InputError{Source: ref("Cluster", e.clusterNS(), e.Cluster), Problem: "not found",
-			Fix: "check --cluster and the Cluster's namespace (--cluster-namespace)"}
+			Fix: "check --cluster, and give the Cluster's namespace with -n (default: the kubeconfig context's)"}
 	}
 	return cluster, nil
 }
