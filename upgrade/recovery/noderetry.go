@@ -58,6 +58,13 @@ type NodeFailure struct {
 	// Reason is the condition's reason (EKS-A puts the sentence there:
 	// "Container exited with a non-zero exit code, reason: Error").
 	Reason string
+	// FailedAt is when the step's condition turned False.
+	FailedAt time.Time
+	// Rerunning is set when the failure belongs to an earlier upgrader pod:
+	// the current one was created after it, and its container has not
+	// failed (yet). The NodeUpgrade keeps the old condition until the new
+	// pod's steps report.
+	Rerunning bool
 	// ContainerState is the container's state from the pod status
 	// ("terminated: exit code 1, reason Error"), when the pod reports it.
 	ContainerState string
@@ -125,6 +132,9 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		reason, _ := c["reason"].(string)
 		if status == "False" && (severity == string(model.SeverityError) || strings.Contains(reason, "non-zero exit code")) {
 			f.Step, f.Container, f.Reason = step, StepContainers[step], reason
+			if ts, _ := c["lastTransitionTime"].(string); ts != "" {
+				f.FailedAt, _ = time.Parse(time.RFC3339, ts)
+			}
 			break
 		}
 	}
@@ -140,6 +150,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	}
 	if pod != nil && f.Container != "" {
 		f.ContainerState = containerState(pod, f.Container)
+		f.Rerunning = !failedInPod(pod, f.Container, f.FailedAt)
 		f.Log, f.LogSource, f.LogError = containerLog(ctx, env, pod, f.Container, tail)
 	}
 	f.Events = recentEvents(ctx, env, nu.GetName(), node+"-node-upgrader")
@@ -167,6 +178,29 @@ func containerState(pod *corev1.Pod, name string) string {
 		}
 	}
 	return ""
+}
+
+// failedInPod reports whether the failure of container, seen on the
+// NodeUpgrade at failedAt, is this pod's: its container exited non-zero (and
+// has not been started again), or, when the pod reports no status for it
+// yet, the pod is not newer than the failure.
+func failedInPod(pod *corev1.Pod, container string, failedAt time.Time) bool {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name != container {
+				continue
+			}
+			switch st := cs.State; {
+			case st.Terminated != nil:
+				return st.Terminated.ExitCode != 0
+			case st.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+				return cs.LastTerminationState.Terminated.ExitCode != 0 // restart back-off after a failure
+			default:
+				return false // running again, or not started yet
+			}
+		}
+	}
+	return failedAt.IsZero() || !pod.CreationTimestamp.After(failedAt)
 }
 
 // containerLog reads the container's last lines from the kubelet (pods/log);
@@ -255,11 +289,17 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	if !f.Completed {
 		pre[0].Detail = "NodeUpgrade " + f.NodeUpgrade + " not completed"
 	}
-	failed := Precondition{Name: "step-failed", Description: "a step of the node's upgrade failed", OK: f.Step != ""}
-	if f.Step != "" {
-		failed.Detail = fmt.Sprintf("%s failed (container %s): %s", f.Step, f.Container, f.Reason)
-	} else {
+	failed := Precondition{Name: "step-failed", Description: "a step of the node's upgrade failed, in its current upgrader pod", OK: f.Step != "" && !f.Rerunning}
+	switch {
+	case f.Completed:
+		failed.Detail = "the node's upgrade completed; nothing to retry"
+	case f.Step == "":
 		failed.Detail = "no step reports a failure: the upgrade is waiting or running; nothing to retry"
+	case f.Rerunning:
+		failed.Detail = fmt.Sprintf("%s failed at %s, but the upgrader pod was recreated %s ago and its steps run again (%s: %s); wait for them",
+			f.Step, f.FailedAt.UTC().Format(time.RFC3339), ago(env.now(), f.PodCreated), f.Container, orUnknown(f.ContainerState))
+	default:
+		failed.Detail = fmt.Sprintf("%s failed (container %s): %s", f.Step, f.Container, f.Reason)
 	}
 	pre = append(pre, failed)
 	// A pod already deleted by an interrupted retry is not an obstacle: the

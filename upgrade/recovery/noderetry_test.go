@@ -34,7 +34,8 @@ func (w *world) seedFailedNode() (node string) {
 	nu := obj("anywhere.eks.amazonaws.com/v1alpha1", "NodeUpgrade", w.sys, machine+"-node-upgrader", nil, nil,
 		map[string]any{"kubernetesVersion": "v1.31.9-eks-1-31-20", "machine": map[string]any{"kind": "Machine", "name": machine, "namespace": w.sys}})
 	w.create(gvrNodeUpgrade, nu)
-	now := time.Now().UTC().Format(time.RFC3339)
+	// The step failed a minute ago: an upgrader pod recreated since is newer.
+	now := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
 	var conds []any
 	for i, step := range model.NodeUpgradeSteps {
 		c := map[string]any{"type": step, "status": "True", "lastTransitionTime": now}
@@ -166,5 +167,42 @@ func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	var ie *model.InputError
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, "no-such-node", NodeRetryOptions{}); !errors.As(err, &ie) {
 		t.Errorf("unknown node: %v, want InputError", err)
+	}
+}
+
+// Once the pod is recreated its steps run again, though the NodeUpgrade still
+// shows the old failure: a second retry must not kill the new pod. When the
+// new pod's container fails too, the retry is offered again.
+func TestNodeRetryIsNotOfferedWhileTheStepsRunAgain(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	w.playNodeUpgradeController(node)
+	p, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	_, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || f == nil || !f.Rerunning {
+		t.Fatalf("err = %v (inspection %+v), want a refusal: the steps run again", err, f)
+	}
+	if fp := refused.Failed(); len(fp) != 1 || fp[0].Name != "step-failed" || !strings.Contains(fp[0].Detail, "recreated") {
+		t.Fatalf("failed preconditions = %+v", fp)
+	}
+
+	pod, err := w.client.Kube.CoreV1().Pods(w.sys).Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "kubeadm-upgrader", Image: "upgrader",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+	if _, err := w.client.Kube.CoreV1().Pods(w.sys).UpdateStatus(w.ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{}); err != nil || f.Rerunning {
+		t.Fatalf("the new pod failed too: err %v, rerunning %t; want the retry offered", err, f.Rerunning)
 	}
 }
