@@ -33,6 +33,9 @@ const (
 	// reader can tell an action that was interrupted from one that completed.
 	AuditStarted  = "started"
 	AuditFinished = "finished"
+	// AuditDetached ends an upgrade the console stopped following (no --wait,
+	// or interrupted): the upgrade itself goes on in the cluster.
+	AuditDetached = "detached"
 )
 
 // AuditEntry is one line of the audit log: one change (or attempted change)

@@ -296,12 +296,15 @@ func (s *Session) Detach(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if !lost {
-		err = s.release(ctx)
+	msg := "applied; not followed by the console (lock released)"
+	if lost {
+		msg = "applied; not followed by the console (the lock was no longer this console's)"
+	} else if err = s.release(ctx); err != nil {
+		err = fmt.Errorf("releasing the upgrade lock: %w", err)
+		msg = "applied; not followed by the console; the lock was NOT released: " + err.Error()
 	}
 	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
-		Result: AuditFinished, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
-		Message: "applied; not followed by the console (lock released)"}))
+		Result: AuditDetached, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster, Message: msg}))
 }
 
 // end stops the renew loop and marks the session finished; first is false

@@ -301,7 +301,10 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 		return nil, ErrLockLost
 	}
 	if err != nil {
-		return nil, fmt.Errorf("renew upgrade lock: %w", err)
+		// The renewal was not even attempted: recorded all the same, so the
+		// log shows when the lock stopped being renewed.
+		err = fmt.Errorf("renew upgrade lock: %w", err)
+		return nil, errors.Join(err, l.record(ctx, "lock-renew", "could not read the Lease", err))
 	}
 	if ptr.Deref(existing.Spec.HolderIdentity, "") != l.Holder.String() {
 		return nil, ErrLockLost
@@ -321,7 +324,7 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 func (l *Locker) Release(ctx context.Context) error {
 	st, err := l.Status(ctx)
 	if err != nil {
-		return err
+		return errors.Join(err, l.record(ctx, "lock-release", "could not read the Lease: not released", err))
 	}
 	if st == nil {
 		return nil

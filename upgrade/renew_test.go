@@ -3,10 +3,14 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -46,5 +50,37 @@ func TestWaitSyncedStopsOnAFailedWatcher(t *testing.T) {
 	// After the timeout it would be the connection's error instead.
 	if err != want {
 		t.Fatalf("WaitSynced = %v, want the watcher's error", err)
+	}
+}
+
+// unreachable is an API server that answers nothing about the lock.
+func unreachable() kubernetes.Interface {
+	kube := fake.NewClientset()
+	kube.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("connection refused")
+	})
+	return kube
+}
+
+// With the API server gone, a renewal and a release are failures, recorded
+// as such, and a console that stops following does not claim it released
+// the lock.
+func TestDetachWithTheAPIServerGoneSaysTheLockIsKept(t *testing.T) {
+	audit := &memAudit{}
+	locker := &Locker{Kube: unreachable(), Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"}, Audit: audit}
+	if _, err := locker.Renew(context.Background()); err == nil {
+		t.Fatal("renewal succeeded against an unreachable API server")
+	}
+	s := &Session{Plan: &Plan{Cluster: "mgmt", Namespace: "default"}, locker: locker, clk: clock.RealClock{}, audit: audit}
+	err := s.Detach(context.Background())
+	if err == nil || s.LockReleased() {
+		t.Fatalf("Detach = %v, released %t; want the release's failure", err, s.LockReleased())
+	}
+	got := strings.Join(audit.actions(), " ")
+	if got != "lock-renew:failed lock-release:failed upgrade:detached" {
+		t.Fatalf("audit = %s", got)
+	}
+	if last := audit.entries[len(audit.entries)-1]; !strings.Contains(last.Message, "NOT released") {
+		t.Errorf("the detach entry says %q", last.Message)
 	}
 }

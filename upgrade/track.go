@@ -47,6 +47,9 @@ type TrackOptions struct {
 	// OnProgress, when set, receives the progress whenever its summary
 	// changes (the headless output).
 	OnProgress func(model.Progress)
+	// OnPoll, when set, is called at every poll with the latest snapshot
+	// (nil before the first), for what the caller reports besides progress.
+	OnPoll func(*model.ClusterState)
 }
 
 // Outcome is how tracking ended.
@@ -94,7 +97,11 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		// count of consecutive successes: a watch publishes nothing while
 		// nothing changes, so counting only new snapshots could wait forever
 		// on a cluster that is done.
-		if s := src.Latest(); s != nil {
+		s := src.Latest()
+		if o.OnPoll != nil {
+			o.OnPoll(s)
+		}
+		if s != nil {
 			p := progressOf(s, o, now)
 			if o.OnProgress != nil && p.Summary != lastSummary {
 				o.OnProgress(p)

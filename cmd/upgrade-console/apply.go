@@ -81,7 +81,7 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
 	f.BoolVar(&o.dryRun, "dry-run", false, "stop after the server-side dry-run; change nothing")
 	f.BoolVarP(&o.yes, "yes", "y", false, "do not ask for the typed confirmation")
 	f.BoolVar(&o.wait, "wait", false, "follow the upgrade until the EKS-A completion rule holds")
-	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on)")
+	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on; 0: no limit)")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
 	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change: only --dry-run runs (with --tui: the plan screen without the apply)")
 	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows)")
@@ -95,6 +95,11 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
 func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *applyOptions) error {
 	if o.readOnly && !o.dryRun && !o.tui {
 		return usageError{errors.New("apply changes the cluster and --read-only forbids it; use --dry-run or 'plan' to look")}
+	}
+	// Checked before anything is written: a timeout that has already passed
+	// would apply the spec and then keep the lock of an upgrade not followed.
+	if o.timeout < 0 {
+		return usageError{fmt.Errorf("--timeout %s: must not be negative (0 follows until the upgrade ends)", o.timeout)}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -179,13 +184,47 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\nnot waiting (--wait not given): the upgrade lock is released; follow the upgrade with\n  upgrade-console watch --cluster %s\n", p.Cluster)
 		return nil
 	}
-	fmt.Fprintf(out, "\nfollowing the upgrade (timeout %s; ctrl-c stops following, the upgrade goes on)…\n", o.timeout)
+	limit := "timeout " + o.timeout.String()
+	if o.timeout == 0 {
+		limit = "no timeout"
+	}
+	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tctx, cancel := context.WithTimeout(sctx, o.timeout)
+	tctx, cancel := sctx, context.CancelFunc(func() {})
+	if o.timeout > 0 {
+		tctx, cancel = context.WithTimeout(sctx, o.timeout)
+	}
 	defer cancel()
 	told := map[string]bool{} // stall sentences already printed
+	var lastConn model.ConnectionState
+	var lastRenew string
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{
+		// The link and the lock are said when they change, so a silent
+		// follow never hides a lost API server or a lock no longer renewed.
+		OnPoll: func(st *model.ClusterState) {
+			at := time.Now().UTC().Format("15:04:05")
+			if st != nil && st.Connection != "" && st.Connection != lastConn {
+				if lastConn != "" || st.Connection != model.Live {
+					fmt.Fprintf(out, "  %s  connection: %s\n", at, st.Connection)
+				}
+				lastConn = st.Connection
+			}
+			renew := ""
+			if _, rerr, lost := s.Lock(); lost {
+				renew = "the upgrade lock was cleared or taken by someone else"
+			} else if rerr != nil {
+				renew = "renewing the upgrade lock failed: " + rerr.Error()
+			}
+			if renew != lastRenew {
+				if renew == "" {
+					fmt.Fprintf(out, "  %s  the upgrade lock is renewed again\n", at)
+				} else {
+					fmt.Fprintf(out, "  %s  ! %s\n", at, renew)
+				}
+				lastRenew = renew
+			}
+		},
 		OnProgress: func(pr model.Progress) {
 			at := time.Now().UTC().Format("15:04:05")
 			fmt.Fprintf(out, "  %s  %s\n", at, pr.Summary)
@@ -206,9 +245,18 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and the upgrade lock is released; follow it with\n  upgrade-console watch --cluster %s\n",
-			outcome.Progress.Summary, p.Cluster)
-		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
+		lock := "the upgrade lock is released"
+		if !s.LockReleased() {
+			lock = fmt.Sprintf("the upgrade lock could NOT be released (it turns stale %s after its last renewal; `upgrade-console lock clear lease --cluster %s` clears it)",
+				upgrade.DefaultLeaseDuration, p.Cluster)
+		}
+		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch --cluster %s\n",
+			outcome.Progress.Summary, lock, p.Cluster)
+		stopErr := errors.New("stopped before the upgrade completed")
+		if !s.LockReleased() {
+			stopErr = fmt.Errorf("%w: %v", stopErr, err)
+		}
+		return withCode(ExitTimeout, stopErr)
 	}
 	return err
 }

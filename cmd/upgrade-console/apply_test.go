@@ -239,3 +239,13 @@ func TestPlanDemoStaleLock(t *testing.T) {
 		}
 	}
 }
+
+// A timeout that has already passed is refused before anything is read or
+// written: no kubeconfig is needed to see it.
+func TestApplyRefusesANegativeTimeoutBeforeConnecting(t *testing.T) {
+	out, errOut, code := runCaptured(t, "apply", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig",
+		"--yes", "--wait", "--timeout", "-5m")
+	if code != ExitUsage || !strings.Contains(errOut, "must not be negative") {
+		t.Fatalf("exit %d, want %d naming the timeout\n%s\n%s", code, ExitUsage, out, errOut)
+	}
+}
