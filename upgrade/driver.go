@@ -340,6 +340,6 @@ func (s *Session) LockReleased() bool {
 // LockKeptMessage is what the console says when it keeps the lock.
 func (s *Session) LockKeptMessage() string {
 	return fmt.Sprintf("the upgrade lock Lease %s/%s is kept: it blocks further upgrades until the cluster is checked "+
-		"and the lock cleared with `upgrade-console lock clear lease`; the pre-upgrade snapshot is in %s",
-		s.locker.ns(), LockName(s.Plan.Cluster), s.Snapshot.Where())
+		"and the lock cleared with `upgrade-console lock clear lease --cluster %s`; the pre-upgrade snapshot is in %s",
+		s.locker.ns(), LockName(s.Plan.Cluster), s.Plan.Cluster, s.Snapshot.Where())
 }

@@ -244,11 +244,19 @@ func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("this console holds the upgrade lock")
 	case l.Expired(in.Now):
 		return failed(fmt.Sprintf("stale upgrade lock: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
-			"make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease`")
+			fmt.Sprintf("make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster %s`", in.clusterName()))
 	default:
 		return failed(fmt.Sprintf("another console is upgrading this cluster: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
 			fmt.Sprintf("wait for %s to finish, or ask them", l.Holder.Display()))
 	}
+}
+
+// clusterName names the cluster in a fix the operator pastes.
+func (in *Inputs) clusterName() string {
+	if in.State != nil && in.State.Cluster != nil {
+		return in.State.Cluster.Name
+	}
+	return "<cluster>"
 }
 
 // cluster returns the live EKS-A Cluster, or a failed result when the
@@ -271,9 +279,13 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 	if bad != nil {
 		return *bad
 	}
+	if c.ManagedByCLI() {
+		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A CLI (eksctl anywhere) is driving an operation and the controller takes no action, so the new spec would not be reconciled", model.AnnotationManagedByCLI, c.Name),
+			fmt.Sprintf("wait for that eksctl anywhere run to end; if none runs (an interrupted one leaves it behind), clear it with `upgrade-console lock clear managed-by-cli paused --cluster %s --force` (recorded)", c.Name))
+	}
 	if c.Paused() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
-			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), remove it: kubectl -n %s annotate clusters.anywhere.eks.amazonaws.com %s %s-", c.Namespace, c.Name, model.AnnotationEKSAPaused))
+			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status --cluster %s`, then clear it with `upgrade-console lock clear paused --cluster %s` (recorded)", c.Name, c.Name))
 	}
 	return pass("the EKS-A controller reconciles the cluster")
 }

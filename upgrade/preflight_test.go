@@ -79,9 +79,21 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEKSAPaused, "true"))
 		})
-		expectFail(t, CheckReconcileNotPaused, model.AnnotationEKSAPaused, "annotate")
+		expectFail(t, CheckReconcileNotPaused, model.AnnotationEKSAPaused, "upgrade-console lock clear paused --cluster "+name)
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEKSAPaused, ""))
+		})
+		w.waitCheck(t, p, CheckReconcileNotPaused, model.CheckPass)
+	})
+
+	// The EKS-A CLI claims the cluster: its controller takes no action.
+	t.Run("managed by the EKS-A CLI", func(t *testing.T) {
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagedByCLI, "true"))
+		})
+		expectFail(t, CheckReconcileNotPaused, model.AnnotationManagedByCLI, "lock clear managed-by-cli paused --cluster "+name+" --force")
+		w.cluster(t, false, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagedByCLI, ""))
 		})
 		w.waitCheck(t, p, CheckReconcileNotPaused, model.CheckPass)
 	})

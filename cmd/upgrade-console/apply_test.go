@@ -119,7 +119,7 @@ func TestApplyDemoRolling(t *testing.T) {
 		patch(`"true"`)
 		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
 		patch(`null`)
-		if code != ExitPreflight || !strings.Contains(errOut, "eksa-reconcile-not-paused") || !strings.Contains(errOut, "annotate") {
+		if code != ExitPreflight || !strings.Contains(errOut, "eksa-reconcile-not-paused") || !strings.Contains(errOut, "lock clear paused --cluster "+w.ClusterName) {
 			t.Errorf("exit %d, want %d with the check and its fix:\n%s\n%s", code, ExitPreflight, out, errOut)
 		}
 		if !strings.Contains(out, "fail   eksa-reconcile-not-paused") {

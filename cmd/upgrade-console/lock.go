@@ -39,6 +39,8 @@ func newLockStatusCmd(g *globalOptions) *cobra.Command {
 how long ago, and whether it is stale:
 
   lease           the console's upgrade lock (Lease upgrade-console-<cluster> in eksa-system)
+  managed-by-cli  anywhere.eks.amazonaws.com/managed-by-cli on the EKS-A Cluster (the EKS-A CLI's
+                  claim while it drives an operation: always live, cleared only with --force)
   paused          anywhere.eks.amazonaws.com/paused on the EKS-A Cluster
   kcp-paused      cluster.x-k8s.io/paused on the KubeadmControlPlane
   etcd-upgrading  etcdcluster.cluster.x-k8s.io/upgrading on the EtcdadmCluster
@@ -65,8 +67,8 @@ func newLockClearCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clear [MARKER...] --cluster NAME",
 		Short: "Clear upgrade lock markers: by name, or every stale one with --all",
-		Long: `Clear upgrade lock markers (see 'lock status'): name them (lease, paused, kcp-paused,
-etcd-upgrading, node-label for every labelled node, node-label/NODE for one), or clear
+		Long: `Clear upgrade lock markers (see 'lock status'): name them (lease, managed-by-cli, paused,
+kcp-paused, etcd-upgrading, node-label for every labelled node, node-label/NODE for one), or clear
 every stale one with --all.
 
 A live marker (a lease still renewed, an etcd rollout in progress) is refused unless

@@ -45,7 +45,7 @@ const DefaultEtcdWaitTimeout = 15 * time.Minute
 // the facts found before the first write, so that a run resumed after an
 // interruption acts on the same machines as the first run, although the
 // rollback itself has changed what the planner would otherwise look at.
-const AnnotationEtcdRollback = "upgrade-console/etcd-rollback"
+const AnnotationEtcdRollback = model.AnnotationEtcdRollbackRecord
 
 // rollbackRecord is the value of AnnotationEtcdRollback.
 type rollbackRecord struct {

@@ -27,6 +27,7 @@ import (
 // Marker ids, as `lock clear` takes them.
 const (
 	MarkerLease         = "lease"
+	MarkerManagedByCLI  = "managed-by-cli"
 	MarkerPaused        = "paused"
 	MarkerKCPPaused     = "kcp-paused"
 	MarkerEtcdUpgrading = "etcd-upgrading"
@@ -34,7 +35,7 @@ const (
 )
 
 // MarkerIDs lists the marker ids in display order.
-var MarkerIDs = []string{MarkerLease, MarkerPaused, MarkerKCPPaused, MarkerEtcdUpgrading, MarkerNodeLabel}
+var MarkerIDs = []string{MarkerLease, MarkerManagedByCLI, MarkerPaused, MarkerKCPPaused, MarkerEtcdUpgrading, MarkerNodeLabel}
 
 // MarkerState says whether a marker may be cleared.
 type MarkerState string
@@ -132,6 +133,18 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	if err != nil {
 		return nil, err
 	}
+	// The EKS-A CLI's claim. Nothing says whether the CLI that set it still
+	// runs (it holds no lease), so it is never called stale: clearing it is
+	// the operator's call, with --force.
+	cli := annotationMarker(MarkerManagedByCLI, cluster, env.eksaCluster(), model.AnnotationManagedByCLI, ref("Cluster", env.clusterNS(), env.Cluster),
+		"the EKS-A controller: it takes no action while the EKS-A CLI drives an operation")
+	cli.confirm = env.Cluster
+	cliRunning := cli.State != MarkerNotSet && cli.Value == "true"
+	if cli.State != MarkerNotSet {
+		cli.State, cli.Reason = MarkerLive, "set by the EKS-A CLI (eksctl anywhere) while it drives an operation; whether that run is still going cannot be told from the cluster: clear it (--force) only when no eksctl anywhere runs against this cluster"
+	}
+	out = append(out, cli)
+
 	paused := annotationMarker(MarkerPaused, cluster, env.eksaCluster(), model.AnnotationEKSAPaused, ref("Cluster", env.clusterNS(), env.Cluster),
 		"EKS-A reconcile of the Cluster: spec changes (an upgrade) are not acted on")
 	paused.confirm = env.Cluster
@@ -147,8 +160,10 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			paused.State, paused.Reason = MarkerKept, fmt.Sprintf("kept by the etcd rollback of %s until the cause of the failed etcd member is fixed", rec.StartedAt.Format(time.RFC3339))
 		case liveLock:
 			paused.State, paused.Reason = MarkerLive, liveReason
+		case cliRunning:
+			paused.State, paused.Reason = MarkerLive, "the EKS-A CLI pauses the controller while it drives an operation, and "+model.AnnotationManagedByCLI+" is set (see managed-by-cli)"
 		default:
-			paused.Reason = "no console holds a live upgrade lock and no rollback is recorded: a leftover of an interrupted upgrade"
+			paused.Reason = "no console holds a live upgrade lock, no rollback is recorded and the EKS-A CLI claims nothing: a leftover of an interrupted upgrade"
 		}
 	}
 	out = append(out, paused)
@@ -278,6 +293,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 		}
 	}
 	var pre []Precondition
+	var notes []string
 	forced := false
 	for _, id := range o.IDs {
 		var ms []Marker
@@ -311,6 +327,9 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			ms = append(ms, m)
 		}
 		for _, m := range ms {
+			if m.State == MarkerKept {
+				notes = append(notes, fmt.Sprintf("%s is kept on purpose (%s): removing it resumes EKS-A reconcile, which applies the Cluster's spec again (the same etcd rollout, unless the spec was changed); fix the cause first", m.ID, m.Reason))
+			}
 			if m.State == MarkerLive {
 				p := Precondition{Name: "not-live:" + m.ID, Description: m.ID + " is not held by something running", Detail: m.Reason}
 				if o.Force {
@@ -324,7 +343,6 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			pick(m)
 		}
 	}
-	var notes []string
 	if o.All {
 		for _, m := range markers {
 			switch m.State {

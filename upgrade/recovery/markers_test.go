@@ -62,7 +62,7 @@ func TestLockStatusListsEveryMarkerWithHolderAndAge(t *testing.T) {
 	}
 	n1, n2 := MarkerNodeLabel+"/"+w.cluster+"-n1", MarkerNodeLabel+"/"+w.cluster+"-n2"
 	want := map[string]MarkerState{MarkerLease: MarkerStale, MarkerPaused: MarkerStale, MarkerKCPPaused: MarkerStale,
-		MarkerEtcdUpgrading: MarkerStale, n1: MarkerStale, n2: MarkerStale}
+		MarkerEtcdUpgrading: MarkerStale, n1: MarkerStale, n2: MarkerStale, MarkerManagedByCLI: MarkerNotSet}
 	got := markerStates(ms)
 	for id, st := range want {
 		if got[id] != st {
@@ -70,6 +70,9 @@ func TestLockStatusListsEveryMarkerWithHolderAndAge(t *testing.T) {
 		}
 	}
 	for _, m := range ms {
+		if m.State == MarkerNotSet {
+			continue
+		}
 		if m.Holder == "" || m.Since.IsZero() || m.Reason == "" || m.Object == "" {
 			t.Errorf("marker %s lacks holder, age or reason: %+v", m.ID, m)
 		}
@@ -154,6 +157,9 @@ func TestLockClearLeavesKeptAndLiveMarkersAlone(t *testing.T) {
 	if p.Confirm != w.cluster {
 		t.Errorf("confirm = %q", p.Confirm)
 	}
+	if !strings.Contains(strings.Join(p.Notes, " "), "kept on purpose") {
+		t.Errorf("clearing the kept pause by name does not warn: %q", p.Notes)
+	}
 	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +178,47 @@ func TestLockClearLeavesKeptAndLiveMarkersAlone(t *testing.T) {
 	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
 	if err != nil || rep.Steps[0].Status != StepAlreadyDone {
 		t.Fatalf("second clear: %v %+v", err, rep.Steps)
+	}
+}
+
+// The EKS-A CLI pauses the controller and sets managed-by-cli while it
+// drives an operation. Neither is a leftover the console may call stale: it
+// cannot tell whether that CLI still runs.
+func TestLockClearLeavesTheEKSACLIsMarkersAlone(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationManagedByCLI+`":"true"}}}`)
+	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := markerStates(ms)
+	if st[MarkerManagedByCLI] != MarkerLive || st[MarkerPaused] != MarkerLive {
+		t.Fatalf("managed-by-cli %s, paused %s; want both live", st[MarkerManagedByCLI], st[MarkerPaused])
+	}
+	for _, s := range p.Steps {
+		if s.Name == "clear-paused" || s.Name == "clear-managed-by-cli" {
+			t.Errorf("--all plans %s", s.Name)
+		}
+	}
+	_, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("clearing the CLI's pause without --force: %v, want a refusal", err)
+	}
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerManagedByCLI, MarkerPaused}, Force: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := w.client.Dynamic.Resource(upgrade.GVREKSACluster).Namespace(w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.GetAnnotations(); a[model.AnnotationManagedByCLI] != "" || a[model.AnnotationEKSAPaused] != "" {
+		t.Errorf("annotations left after the forced clear: %v", a)
 	}
 }
 

@@ -66,8 +66,14 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 			Why:   fmt.Sprintf("step %s failed: %s", step, c.Reason)})
 	}
 	var markers []string
-	if s.Cluster.Paused() {
+	var kept string
+	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
+	// it takes --force on the command line.
+	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() {
 		markers = append(markers, MarkerPaused)
+		if _, ok := s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord]; ok {
+			kept = " (paused is kept by the etcd rollback: clearing it makes EKS-A apply the spec again)"
+		}
 	}
 	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
 	if s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling {
@@ -84,7 +90,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	if len(markers) > 0 {
 		sort.Strings(markers)
 		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
-			Why: "set: " + strings.Join(markers, ", ")})
+			Why: "set: " + strings.Join(markers, ", ") + kept})
 	}
 	if s.Lock.Expired(now) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
