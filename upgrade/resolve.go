@@ -62,13 +62,23 @@ type Resolver struct {
 	Client *Client
 }
 
+// Cluster reads the named EKS-A Cluster; a missing one, a missing kind or a
+// refusal is an InputError that says what to check.
+func (r *Resolver) Cluster(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
+	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, lookupError(err, fmt.Sprintf("Cluster %s/%s", namespace, name), "the EKS-A Cluster",
+			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A` lists them", "default"))
+	}
+	return u, nil
+}
+
 // Current resolves the named EKS-A Cluster's versions and Bundles.
 func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Current, error) {
 	src := fmt.Sprintf("Cluster %s/%s", namespace, name)
-	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	u, err := r.Cluster(ctx, namespace, name)
 	if err != nil {
-		return nil, lookupError(err, src, "the EKS-A Cluster",
-			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A` lists them", "default"))
+		return nil, err
 	}
 	c := &Current{Cluster: u, Name: name, Namespace: namespace}
 	c.KubernetesVersion, _, _ = unstructured.NestedString(u.Object, "spec", "kubernetesVersion")

@@ -21,6 +21,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/tui"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 	"github.com/upgrade-console/upgrade-console/watchers"
 )
@@ -110,6 +111,19 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.plain || !isTerminal(cmd.OutOrStdout()) {
+		// A script must not follow a cluster that is not there (a typo in
+		// --cluster or -n) until its timeout, or for ever without one. The
+		// dashboard does not wait for this read: its first frame comes
+		// before any request, and its panes say what is missing.
+		client, err := upgrade.NewClient(cfg)
+		if err != nil {
+			return err
+		}
+		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
+			return err
+		}
+	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)

@@ -51,6 +51,17 @@ func TestWatchPlainFollowsDemoUpgrade(t *testing.T) {
 		return append([]string{"watch", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--exit-on-done"}, extra...)
 	}
 
+	// A script that names a cluster that is not there is told at once, not
+	// after its timeout (or never, without one).
+	t.Run("no such cluster", func(t *testing.T) {
+		for _, a := range [][]string{{"--cluster", "nope"}, {"-n", "nope"}} {
+			out, errOut, code := runCaptured(t, append(args("--plain"), a...)...)
+			if code != ExitBadInput || !strings.Contains(errOut, "not found") || !strings.Contains(errOut, "check --cluster and --namespace") {
+				t.Errorf("%v: exit %d, want %d naming the missing Cluster\n%s\n%s", a, code, ExitBadInput, out, errOut)
+			}
+		}
+	})
+
 	t.Run("timeout", func(t *testing.T) {
 		out, errOut, code := runCaptured(t, args("--timeout", "1ms")...)
 		if code != ExitTimeout || !strings.Contains(errOut, "--timeout 1ms passed") {
