@@ -143,7 +143,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return nil
 	}
 	if !o.yes {
-		if err := confirm(in, out, p.Cluster); err != nil {
+		if err := confirm(ctx, in, out, p.Cluster); err != nil {
 			return err
 		}
 	}
@@ -272,17 +272,41 @@ func forcedNote(forced bool) string {
 
 // confirm asks the operator to type the cluster name, as dangerous actions in
 // k9s do: a "y" typed by habit does not start an upgrade.
-func confirm(in io.Reader, out io.Writer, cluster string) error {
+func confirm(ctx context.Context, in io.Reader, out io.Writer, cluster string) error {
+	return confirmName(ctx, in, out, fmt.Sprintf("\nthis applies the spec to cluster %s and starts the upgrade.\ntype the cluster name to confirm: ", cluster), cluster)
+}
+
+// confirmName prints prompt and reads the name the operator types. It is not
+// confirmed without a terminal (--yes is the way for scripts), and ctrl-c at
+// the prompt ends it at once: the read is not tied to the signal, so it runs
+// aside and is abandoned (the process exits soon after).
+func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want string) error {
 	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
-		return usageError{errors.New("no terminal to confirm on: pass --yes to apply without the typed confirmation")}
+		return &model.InputError{Source: "confirmation", Problem: "not confirmed: there is no terminal to type the name on",
+			Fix: "pass --yes to go on without the typed confirmation"}
 	}
-	fmt.Fprintf(out, "\nthis applies the spec to cluster %s and starts the upgrade.\ntype the cluster name to confirm: ", cluster)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		return &model.InputError{Source: "confirmation", Problem: "no answer", Fix: "type the cluster name, or pass --yes"}
+	fmt.Fprint(out, prompt)
+	type answer struct {
+		line string
+		err  error
 	}
-	if strings.TrimSpace(line) != cluster {
-		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), cluster)}
+	read := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		read <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out)
+		return &model.InputError{Source: "confirmation", Problem: "interrupted at the prompt: nothing was changed"}
+	case a = <-read:
+	}
+	if a.err != nil && a.line == "" {
+		return &model.InputError{Source: "confirmation", Problem: "no answer: nothing was changed", Fix: "type " + want + ", or pass --yes"}
+	}
+	if typed := strings.TrimSpace(a.line); typed != want {
+		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", typed, want)}
 	}
 	return nil
 }

@@ -128,7 +128,7 @@ func TestApplyDemoRolling(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--force-conflicts")...); code != ExitUsage || !strings.Contains(errOut, "--yes") {
+		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--force-conflicts")...); code != ExitBadInput || !strings.Contains(errOut, "--yes") {
 			t.Errorf("without a terminal and --yes: exit %d %s", code, errOut)
 		}
 		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--read-only")...); code != ExitUsage || !strings.Contains(errOut, "--read-only") {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
@@ -31,7 +34,7 @@ func TestConfirmTypedClusterName(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		err = confirm(tty, &out, "mgmt")
+		err = confirm(context.Background(), tty, &out, "mgmt")
 		_ = ptmx.Close()
 		_ = tty.Close()
 		if !strings.Contains(out.String(), "type the cluster name to confirm") {
@@ -45,10 +48,32 @@ func TestConfirmTypedClusterName(t *testing.T) {
 			t.Errorf("%q: %v, want a refusal saying nothing changed", c.typed, err)
 		}
 	}
-	// Not a terminal: refused with the way out.
-	err := confirm(strings.NewReader("mgmt\n"), &bytes.Buffer{}, "mgmt")
-	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--yes") {
-		t.Errorf("without a terminal: %v", err)
+	// Not a terminal: not confirmed (exit 1, as the help says), with the way out.
+	err := confirm(context.Background(), strings.NewReader("mgmt\n"), &bytes.Buffer{}, "mgmt")
+	var ie *model.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--yes") || exitCode(err) != ExitBadInput {
+		t.Errorf("without a terminal: %v (exit %d)", err, exitCode(err))
+	}
+}
+
+// ctrl-c at the prompt ends it at once, though nothing was typed.
+func TestConfirmInterruptedAtThePrompt(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- confirm(ctx, tty, &bytes.Buffer{}, "mgmt") }()
+	cancel()
+	select {
+	case err := <-done:
+		if !strings.Contains(fmt.Sprint(err), "interrupted at the prompt: nothing was changed") || exitCode(err) != ExitBadInput {
+			t.Fatalf("confirm = %v (exit %d)", err, exitCode(err))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prompt ignored the interruption")
 	}
 }

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -89,7 +85,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		return nil
 	}
 	if !o.yes {
-		if err := confirmTyped(in, out, p); err != nil {
+		if err := confirmTyped(ctx, in, out, p); err != nil {
 			return err
 		}
 	}
@@ -180,19 +176,8 @@ func refused(out io.Writer, err error) error {
 
 // confirmTyped asks the operator to type the name of the object the action
 // changes (k9s's dangerous-action pattern: a "y" typed by habit does nothing).
-func confirmTyped(in io.Reader, out io.Writer, p *recovery.Plan) error {
-	if f, ok := in.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
-		return usageError{errors.New("no terminal to confirm on: pass --yes to run without the typed confirmation")}
-	}
-	fmt.Fprintf(out, "\nThis changes %s.\nType %q to confirm: ", p.ConfirmObject, p.Confirm)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		return &model.InputError{Source: "confirmation", Problem: "no answer", Fix: "type " + p.Confirm + ", or pass --yes"}
-	}
-	if !p.ConfirmMatches(line) {
-		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", strings.TrimSpace(line), p.Confirm)}
-	}
-	return nil
+func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan) error {
+	return confirmName(ctx, in, out, fmt.Sprintf("\nThis changes %s.\nType %q to confirm: ", p.ConfirmObject, p.Confirm), p.Confirm)
 }
 
 // recoveryActions is the dashboard's recovery menu (R) for the followed

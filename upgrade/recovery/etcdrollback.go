@@ -327,7 +327,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry),
 			})
 			if apierrors.IsNotFound(err) {
-				return "already gone", nil
+				return "already gone", errNoWrite
 			}
 			return "deletion requested", guarded(ctx, err, newRef, "a different Machine now has this name", nil)
 		},

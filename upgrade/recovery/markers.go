@@ -453,7 +453,7 @@ func clearStep(env *Env, m Marker) Step {
 			}
 		}
 		if len(ops) == 0 {
-			return "nothing left to remove", nil
+			return "nothing left to remove", errNoWrite
 		}
 		_, err = m.res.Patch(ctx, m.name, types.JSONPatchType, jsonPatch(ops...),
 			metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
@@ -495,7 +495,7 @@ func leaseClearStep(env *Env, m Marker) Step {
 			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry),
 		})
 		if apierrors.IsNotFound(err) {
-			return "already gone", nil
+			return "already gone", errNoWrite
 		}
 		return "lease deleted", guarded(ctx, err, m.Object, "the lease was renewed or taken: its holder is alive", nil)
 	}

@@ -358,7 +358,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			uid := types.UID(failedUID)
 			err := pods.Delete(ctx, podName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry)})
 			if apierrors.IsNotFound(err) {
-				return "already gone", nil
+				return "already gone", errNoWrite
 			}
 			return "pod deleted", guarded(ctx, err, podRef, "a different pod now has this name", nil)
 		},

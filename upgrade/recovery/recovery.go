@@ -165,6 +165,11 @@ func (e *WaitTimeoutError) Error() string {
 	return fmt.Sprintf("%s after %s (%s): %s; run the action again to keep waiting", e.What, e.After, e.Last, e.Hint)
 }
 
+// errNoWrite is returned by a step's do, with its account, when it found its
+// effect already in place at the moment of writing (a delete that finds the
+// object gone): nothing was written, so it is "already done", not "ok".
+var errNoWrite = errors.New("no write was needed")
+
 // StepStatus is where a step stands.
 type StepStatus string
 
@@ -278,11 +283,13 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 			var detail string
 			detail, r.Err = s.do(ctx, true)
 			r.Status, r.Detail = StepDryRunOK, "accepted by the API server; nothing persisted"
-			if strings.HasPrefix(detail, "depends on") || strings.HasPrefix(detail, "already") || strings.HasPrefix(detail, "nothing") {
-				r.Detail = detail
-			}
-			if r.Err != nil {
+			switch {
+			case errors.Is(r.Err, errNoWrite):
+				r.Status, r.Detail, r.Err = StepAlreadyDone, detail, nil
+			case r.Err != nil:
 				r.Status, r.Detail = StepFailed, detail
+			case strings.HasPrefix(detail, "depends on"):
+				r.Detail = detail
 			}
 		}
 		r.Took = x.now().Sub(start)
@@ -319,6 +326,11 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (Report, error) {
 	if err := x.check(p); err != nil {
 		return rep, err
 	}
+	// Interrupted before it began (ctrl-c at the confirmation): nothing was
+	// attempted, so nothing is recorded as started or failed.
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("interrupted before the first step, nothing was changed: %w", err)
+	}
 	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
 		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps))}); err != nil {
 		return rep, err
@@ -349,6 +361,9 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (Report, error) {
 			return rep, err
 		}
 		if r.Err != nil {
+			if ctx.Err() != nil && errors.Is(r.Err, ctx.Err()) {
+				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s): %w", i+1, s.Title, r.Err))
+			}
 			return rep, x.stop(ctx, p, fmt.Errorf("step %d (%s) failed: %w", i+1, s.Title, r.Err))
 		}
 		if x.afterStep != nil {
@@ -372,6 +387,9 @@ func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, er
 		return StepAlreadyDone, detail, nil
 	}
 	detail, err = s.do(ctx, false)
+	if errors.Is(err, errNoWrite) {
+		return StepAlreadyDone, detail, nil
+	}
 	if err != nil {
 		return StepFailed, detail, err
 	}

@@ -1,0 +1,74 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// recorded is an in-memory audit log.
+type recorded struct {
+	mu      sync.Mutex
+	entries []upgrade.AuditEntry
+}
+
+func (r *recorded) Record(_ context.Context, e upgrade.AuditEntry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, e)
+	return nil
+}
+
+func (r *recorded) results() string {
+	var out []string
+	for _, e := range r.entries {
+		out = append(out, e.Step+":"+e.Result)
+	}
+	return strings.Join(out, " ")
+}
+
+// A step that finds, when it writes, that its effect is already there (the
+// object it deletes is gone, removed by someone else between its check and its
+// write) wrote nothing: the log says "already-done", never "ok".
+func TestAStepThatFindsNothingToWriteIsAlreadyDone(t *testing.T) {
+	p := &Plan{Action: ActionNodeRetry, Cluster: "mgmt", Steps: []Step{{
+		Name: "delete-it",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do:   func(context.Context, bool) (string, error) { return "already gone", errNoWrite },
+	}}}
+	audit := &recorded{}
+	x := &Executor{Audit: audit}
+	dry, err := x.DryRun(context.Background(), p)
+	if err != nil || dry.Steps[0].Status != StepAlreadyDone {
+		t.Fatalf("dry run: %v %+v", err, dry.Steps)
+	}
+	rep, err := x.Run(context.Background(), p)
+	if err != nil || rep.Steps[0].Status != StepAlreadyDone || rep.Steps[0].Detail != "already gone" {
+		t.Fatalf("run: %v %+v", err, rep.Steps)
+	}
+	if got := audit.results(); got != "delete-it:already-done :started delete-it:already-done :finished" {
+		t.Fatalf("audit = %s", got)
+	}
+}
+
+// Interrupted before the first step (ctrl-c at the confirmation), a run
+// changes nothing and leaves no started or failed entry behind.
+func TestARunInterruptedBeforeItBeganRecordsNothing(t *testing.T) {
+	ran := false
+	p := &Plan{Action: ActionLockClear, Cluster: "mgmt", Steps: []Step{{
+		Name: "clear",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do:   func(context.Context, bool) (string, error) { ran = true; return "cleared", nil },
+	}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	audit := &recorded{}
+	_, err := (&Executor{Audit: audit}).Run(ctx, p)
+	if !errors.Is(err, context.Canceled) || ran || len(audit.entries) != 0 {
+		t.Fatalf("err %v, ran %t, audit %q", err, ran, audit.results())
+	}
+}
