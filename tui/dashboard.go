@@ -380,9 +380,9 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Down):
 		d.scroll(1)
 	case key.Matches(msg, k.PageUp):
-		d.scroll(-max(d.focusedHeight()-2, 1))
+		d.scrollPage(-1)
 	case key.Matches(msg, k.PageDown):
-		d.scroll(max(d.focusedHeight()-2, 1))
+		d.scrollPage(1)
 	case key.Matches(msg, k.Home):
 		d.scroll(-1 << 30)
 	case key.Matches(msg, k.End):
@@ -433,6 +433,25 @@ func (d *Dashboard) cycleFocus(dir int) {
 }
 
 func (d *Dashboard) focusedHeight() int { return d.plan.height[d.focus] }
+
+// page is how far PgUp and PgDn move in the focused pane: as many rows as
+// it shows, so no row is skipped and none seen twice.
+func (d *Dashboard) page() int {
+	h := d.focusedHeight()
+	if d.focus == paneNodes {
+		return max(h-2, 1) // under the title and the column header
+	}
+	return max(h-1, 1) // under the title
+}
+
+// scrollPage moves the focused pane a page up (dir -1) or down (1).
+func (d *Dashboard) scrollPage(dir int) {
+	if d.focus == paneNodes {
+		d.nodes.page(dir * d.page())
+		return
+	}
+	d.scroll(dir * d.page())
+}
 
 func (d *Dashboard) scroll(delta int) {
 	switch d.focus {

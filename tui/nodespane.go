@@ -172,6 +172,16 @@ func (p *nodesPane) move(delta int) {
 	p.follow()
 }
 
+// page moves the window and the cursor by delta rows together, the cursor
+// keeping its row in the window: moved alone, the cursor would leave the
+// window by one row and the window follow by one, not a page.
+func (p *nodesPane) page(delta int) {
+	body := max(p.height, 1)
+	p.offset = max(min(p.offset+delta, len(p.rows)-body), 0)
+	p.cursor = max(min(p.cursor+delta, len(p.rows)-1), 0)
+	p.follow()
+}
+
 func (p *nodesPane) follow() {
 	body := max(p.height, 1)
 	if p.cursor < p.offset {
@@ -262,11 +272,11 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 	// that has to grow copies what it holds into a new array (as much
 	// garbage again as the output, in a bench/e2e run's heap profile).
 	b.Grow(max((w+16)*h*2, len(p.drawnOut)+2*w))
-	hidden := 0
-	if p.avail.msg == "" && len(p.rows) > p.height {
-		hidden = len(p.rows) - p.offset - p.height
+	below := 0
+	if p.avail.msg == "" {
+		below = max(len(p.rows)-p.offset-p.height, 0)
 	}
-	writeTitle(&b, st, paneNodes, p.title, w, focused, p.offset, hidden)
+	writeTitle(&b, st, paneNodes, p.title, w, focused, p.offset, below)
 	if h == 1 {
 		return p.cache.put(k, b.String())
 	}

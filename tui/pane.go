@@ -150,11 +150,11 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 	}
 	var b strings.Builder
 	body := h - 1
-	hidden := 0
-	if p.avail.msg == "" && len(p.lines) > body {
-		hidden = len(p.lines) - body
+	below := 0
+	if p.avail.msg == "" {
+		below = max(len(p.lines)-p.offset-body, 0)
 	}
-	writeTitle(&b, st, p.id, p.title, w, focused, p.offset, hidden)
+	writeTitle(&b, st, p.id, p.title, w, focused, p.offset, below)
 	for i := 0; i < body; i++ {
 		b.WriteByte('\n')
 		if p.avail.msg != "" {
@@ -177,20 +177,12 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 
 // writeTitle draws a pane's title line: its name (highlighted when focused),
 // the title segments, and a scroll hint on the right.
-func writeTitle(b *strings.Builder, st *styles, id paneID, title []seg, w int, focused bool, offset, hidden int) {
+func writeTitle(b *strings.Builder, st *styles, id paneID, title []seg, w int, focused bool, above, below int) {
 	nameRole := rPaneTitle
 	if focused {
 		nameRole = rPaneFocused
 	}
-	hint := ""
-	switch {
-	case offset > 0 && hidden > 0:
-		hint = "↑↓ " + strconv.Itoa(offset+1) + "+"
-	case offset > 0:
-		hint = "↑ " + strconv.Itoa(offset) + " above"
-	case hidden > 0:
-		hint = "↓ " + strconv.Itoa(hidden) + " more"
-	}
+	hint := scrollHint(above, below)
 	segs := make([]seg, 0, len(title)+3)
 	segs = append(segs, seg{" " + id.String() + " ", nameRole})
 	if len(title) > 0 {
@@ -210,6 +202,21 @@ func writeTitle(b *strings.Builder, st *styles, id paneID, title []seg, w int, f
 		b.WriteString(st.paint(rMuted, hint))
 		b.WriteByte(' ')
 	}
+}
+
+// scrollHint says how many lines are out of view above and below: an arrow
+// only for a direction that has more, so the end of a list never claims
+// there is more to come.
+func scrollHint(above, below int) string {
+	switch {
+	case above > 0 && below > 0:
+		return "↑ " + strconv.Itoa(above) + " ↓ " + strconv.Itoa(below)
+	case above > 0:
+		return "↑ " + strconv.Itoa(above) + " above"
+	case below > 0:
+		return "↓ " + strconv.Itoa(below) + " more"
+	}
+	return ""
 }
 
 // writeLine draws one body line: segments, then "since" right aligned.

@@ -101,6 +101,22 @@ func defaultPlanKeys(readOnly bool) planKeys {
 	return k
 }
 
+// statusKind is what a status message reports, which decides how long it
+// stays.
+type statusKind int
+
+const (
+	// statusEvent reports what happened (the start, its outcome): it stays
+	// until something else happens.
+	statusEvent statusKind = iota
+	// statusChecks is the apply refused by blocking checks: each run of the
+	// checks renews it, and one that blocks nothing clears it.
+	statusChecks
+	// statusDryRun is the apply stopped by the dry-run's result: the next
+	// dry-run clears it.
+	statusDryRun
+)
+
 // PlanScreen is the plan: versions, components, preflight, dry-run, apply.
 type PlanScreen struct {
 	opts    Options
@@ -126,7 +142,13 @@ type PlanScreen struct {
 
 	starting bool
 	session  *upgrade.Session
-	status   []seg
+	// status is the last outcome of a key or a command (empty: the line
+	// says where the plan stands); statusOf says what it reports, so that
+	// it goes once that is no longer true. statusOut is the line wrapped
+	// to the width.
+	status    seg
+	statusOf  statusKind
+	statusOut []line
 
 	all     bool
 	offset  int
@@ -236,12 +258,18 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		p.checkErr = msg.err
 		if msg.err == nil {
 			p.plan = msg.plan
+			if p.statusOf == statusChecks {
+				p.setBlockedStatus()
+			}
 		}
 		p.rebuild()
 		return p, p.maybeRecheck()
 	case dryRunMsg:
 		p.dryRunning = false
 		p.dry, p.dryErr = msg.res, msg.err
+		if p.statusOf == statusDryRun {
+			p.setStatus(statusEvent, seg{})
+		}
 		p.rebuild()
 		if p.applyAfterDryRun {
 			p.applyAfterDryRun = false
@@ -252,7 +280,7 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case startedMsg:
 		return p, p.started(msg)
 	case trackedMsg:
-		p.status = trackedStatus(p.st, msg, p.session)
+		p.setStatus(statusEvent, trackedStatus(p.st, msg, p.session))
 		p.rebuild()
 	case tea.KeyPressMsg:
 		return p, p.handleKey(msg)
@@ -288,6 +316,7 @@ func (p *PlanScreen) recheck() tea.Cmd {
 	if p.state != nil {
 		p.checked = p.state.Version
 	}
+	p.restatus() // "re-running the checks…"
 	ctx, plan, run := p.ctx, p.plan, p.actions.Recheck
 	return func() tea.Msg {
 		np, err := run(ctx, plan)
@@ -352,11 +381,7 @@ func (p *PlanScreen) apply() tea.Cmd {
 	case p.session != nil || p.starting:
 		return nil
 	case p.plan.Blocked():
-		names := make([]string, 0)
-		for _, r := range p.plan.Blocking() {
-			names = append(names, r.Name)
-		}
-		p.status = []seg{{" " + p.st.th.Sym.Fail + " apply is blocked by " + strings.Join(names, ", ") + ": fix what the checks say (r re-runs them)", rFailure}}
+		p.setBlockedStatus()
 		p.rebuild()
 		return nil
 	case p.dry == nil || p.dryErr != nil:
@@ -368,17 +393,17 @@ func (p *PlanScreen) apply() tea.Cmd {
 
 func (p *PlanScreen) confirm() tea.Cmd {
 	if p.dryErr != nil {
-		p.status = []seg{{" " + p.st.th.Sym.Fail + " dry-run failed: " + firstLine(p.dryErr.Error()), rFailure}}
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " dry-run failed: " + firstLine(p.dryErr.Error()), rFailure})
 		p.rebuild()
 		return nil
 	}
 	if rej := p.dry.Rejected(); len(rej) > 0 {
-		p.status = []seg{{" " + p.st.th.Sym.Fail + " the API server refuses " + rej[0].Object + ": " + firstLine(rej[0].Error), rFailure}}
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " the API server refuses " + rej[0].Object + ": " + firstLine(rej[0].Error), rFailure})
 		p.rebuild()
 		return nil
 	}
 	if p.dry.Changes() == 0 {
-		p.status = []seg{{" " + p.st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone}}
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone})
 		p.rebuild()
 		return nil
 	}
@@ -390,7 +415,7 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 		return nil
 	}
 	p.starting = true
-	p.status = []seg{{" taking the upgrade lock, saving the snapshot, applying…", rMuted}}
+	p.setStatus(statusEvent, seg{" taking the upgrade lock, saving the snapshot, applying…", rMuted})
 	p.rebuild()
 	ctx, plan, dry, run := p.ctx, p.plan, p.dry, p.actions.Start
 	return func() tea.Msg {
@@ -402,20 +427,21 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	p.starting = false
 	if msg.err != nil {
-		p.status = []seg{{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()), rFailure}}
+		text := " " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error())
 		var held *upgrade.LockHeldError
 		if errors.As(msg.err, &held) {
 			p.checked = 0 // the lock check shows the holder
 		}
 		if msg.session != nil {
 			p.session = msg.session
-			p.status = append(p.status, seg{" (partly applied: " + msg.session.LockKeptMessage() + ")", rFailure})
+			text += " (partly applied: " + msg.session.LockKeptMessage() + ")"
 		}
+		p.setStatus(statusEvent, seg{text, rFailure})
 		p.rebuild()
 		return p.recheck()
 	}
 	p.session = msg.session
-	p.status = []seg{{" " + p.st.th.Sym.OK + " applied; snapshot in " + msg.session.Snapshot.Where(), rDone}}
+	p.setStatus(statusEvent, seg{" " + p.st.th.Sym.OK + " applied; snapshot in " + msg.session.Snapshot.Where(), rDone})
 	p.rebuild()
 	dashOpts := p.opts
 	s := msg.session
@@ -445,25 +471,46 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	return tea.Sequence(cmds...)
 }
 
-func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) []seg {
+func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) seg {
 	switch {
 	case msg.out.Complete:
-		return []seg{{" " + st.th.Sym.OK + " upgrade complete in " + model.ShortDuration(msg.out.Elapsed) + "; the upgrade lock is released", rDone}}
+		return seg{" " + st.th.Sym.OK + " upgrade complete in " + model.ShortDuration(msg.out.Elapsed) + "; the upgrade lock is released", rDone}
 	case msg.out.Failed, msg.out.TimedOut:
 		text := " " + st.th.Sym.Fail + " " + msg.out.Reason
 		if s != nil {
 			text += "; " + s.LockKeptMessage()
 		}
-		return []seg{{text, rFailure}}
+		return seg{text, rFailure}
 	case msg.err != nil:
-		return []seg{{" " + st.th.Sym.Warn + " stopped following the upgrade: " + msg.err.Error(), rStall}}
+		return seg{" " + st.th.Sym.Warn + " stopped following the upgrade: " + msg.err.Error(), rStall}
 	}
-	return nil
+	return seg{}
+}
+
+// setStatus replaces the status message (an empty one lets the line say
+// where the plan stands).
+func (p *PlanScreen) setStatus(kind statusKind, s seg) {
+	p.status, p.statusOf = s, kind
+}
+
+// setBlockedStatus names the checks that block the apply now, or, when
+// none does any more, clears the message: the operator acts on it, so it
+// must not outlive the checks it names.
+func (p *PlanScreen) setBlockedStatus() {
+	if !p.plan.Blocked() {
+		p.setStatus(statusEvent, seg{})
+		return
+	}
+	names := make([]string, 0)
+	for _, r := range p.plan.Blocking() {
+		names = append(names, r.Name)
+	}
+	p.setStatus(statusChecks, seg{" " + p.st.th.Sym.Fail + " apply is blocked by " + strings.Join(names, ", ") + ": fix what the checks say (r re-runs them)", rFailure})
 }
 
 func (p *PlanScreen) bodyHeight() int {
-	// header, two rules, the status line and the help
-	return max(p.h-4-len(p.helpOut), 1)
+	// header, two rules, the status and the help
+	return max(p.h-3-len(p.statusOut)-len(p.helpOut), 1)
 }
 
 func (p *PlanScreen) clamp() {
@@ -479,6 +526,33 @@ func (p *PlanScreen) rebuild() {
 	}
 	p.helpOut = strings.Split(p.help.View(p), "\n")
 	p.body = buildPlanBody(p.st, p.plan, p.all, p.dry, p.dryErr, p.dryRunning, p.checkErr, p.opts.ReadOnly, p.w)
+	p.restatus()
+}
+
+// maxStatusLines bounds the status so that the plan keeps rows on a short
+// terminal; the last line is cut when the message is longer still.
+const maxStatusLines = 3
+
+// restatus wraps the status line to the width (what the operator is told to
+// do is read whole, not cut) and keeps the scroll within the body.
+func (p *PlanScreen) restatus() {
+	if p.st == nil || p.plan == nil {
+		return
+	}
+	s := p.statusLine()
+	// Continuation lines hang under the text after the leading mark.
+	text := wrap(s.text, max(p.w-3, 10))
+	if len(text) > maxStatusLines {
+		text = append(text[:maxStatusLines-1], strings.Join(text[maxStatusLines-1:], " "))
+	}
+	p.statusOut = p.statusOut[:0]
+	for i, l := range text {
+		indent := " "
+		if i > 0 {
+			indent = "   "
+		}
+		p.statusOut = append(p.statusOut, line{segs: []seg{{indent + l, s.r}}})
+	}
 	p.clamp()
 }
 
@@ -504,8 +578,10 @@ func (p *PlanScreen) View() string {
 	}
 	b.WriteByte('\n')
 	b.WriteString(st.paint(rRule, repeat("─", p.w)))
-	b.WriteByte('\n')
-	st.paintSegs(&b, p.statusLine(), p.w)
+	for _, l := range p.statusOut {
+		b.WriteByte('\n')
+		st.paintSegs(&b, l.segs, p.w)
+	}
 	for _, hl := range p.helpOut {
 		b.WriteByte('\n')
 		b.WriteString(" " + hl)
@@ -543,20 +619,20 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 	st.paintSegs(b, concatSegs(variants[2], []seg{{"  ", rText}}, right), p.w)
 }
 
-func (p *PlanScreen) statusLine() []seg {
-	if len(p.status) > 0 {
+func (p *PlanScreen) statusLine() seg {
+	if p.status.text != "" {
 		return p.status
 	}
 	st := p.st
 	switch {
 	case p.opts.ReadOnly:
-		return []seg{{" read-only: the apply is not available", rMuted}}
+		return seg{" read-only: the apply is not available", rMuted}
 	case p.plan.Blocked():
-		return []seg{{fmt.Sprintf(" %s apply blocked: %d failed check(s)", st.th.Sym.Fail, len(p.plan.Blocking())), rFailure}}
+		return seg{fmt.Sprintf(" %s apply blocked: %d failed check(s)", st.th.Sym.Fail, len(p.plan.Blocking())), rFailure}
 	case p.checking:
-		return []seg{{" re-running the checks…", rMuted}}
+		return seg{" re-running the checks…", rMuted}
 	}
-	return []seg{{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}}
+	return seg{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}
 }
 
 // buildPlanBody is the scrollable part: components, preflight, dry-run.

@@ -16,6 +16,11 @@ import (
 // the cluster name, as k9s asks for dangerous actions, so a reflexive "y" or
 // enter never starts an upgrade. Field conflicts are shown and only taken
 // over when the operator ticks the box (tab) explicitly.
+//
+// What changes can be longer than the terminal (an object per machine
+// config, a conflict per field): that list scrolls, while the title, the
+// box, the prompt, the input, the error and the keys stay in view, since
+// they are what the operator acts on.
 type confirmDialog struct {
 	opts  Options
 	st    *styles
@@ -26,15 +31,27 @@ type confirmDialog struct {
 	plan    *upgrade.Plan
 	dry     *upgrade.DryRunResult
 	force   bool
-	hint    []seg
+	hint    string
 
 	keys confirmKeys
+
+	// The layout, rebuilt in Update (relayout): head is always shown, body
+	// scrolls in visible rows from offset, tail goes around the input
+	// (inputAt is its index in tail).
+	head, body, tail []line
+	inputAt          int
+	visible          int
+	offset           int
 }
 
 type confirmKeys struct {
-	Confirm key.Binding
-	Force   key.Binding
-	Cancel  key.Binding
+	Confirm  key.Binding
+	Force    key.Binding
+	Cancel   key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
 }
 
 func newConfirmDialog(opts Options, plan *upgrade.Plan, dry *upgrade.DryRunResult) *confirmDialog {
@@ -43,6 +60,12 @@ func newConfirmDialog(opts Options, plan *upgrade.Plan, dry *upgrade.DryRunResul
 			Confirm: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 			Force:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "take over conflicting fields")),
 			Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+			// Arrows and pages only: letters (j, k, space) belong to
+			// the name being typed.
+			Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "scroll up")),
+			Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "scroll down")),
+			PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+			PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
 		}}
 	if len(dry.Conflicts) == 0 {
 		d.keys.Force.SetEnabled(false)
@@ -61,6 +84,7 @@ func (d *confirmDialog) setTheme(th *themes.Theme) {
 	ts.Focused.Prompt = th.FilterMark
 	ts.Focused.Text = th.FilterText
 	d.input.SetStyles(ts)
+	d.relayout()
 }
 
 func (d *confirmDialog) Init() tea.Cmd { return d.input.Focus() }
@@ -68,13 +92,19 @@ func (d *confirmDialog) Init() tea.Cmd { return d.input.Focus() }
 func (d *confirmDialog) SetSize(w, h int) {
 	d.w, d.h = w, h
 	d.input.SetWidth(max(min(w, 84)-10, 10))
+	d.relayout()
 }
+
+// innerWidth is the text's width: the border and padding take 4.
+func (d *confirmDialog) innerWidth() int { return max(min(d.w, 84)-4, 20) }
 
 func (d *confirmDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Confirm, d.keys.Force, d.keys.Cancel}
 }
 
-func (d *confirmDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+func (d *confirmDialog) FullHelp() [][]key.Binding {
+	return [][]key.Binding{d.ShortHelp(), {d.keys.Up, d.keys.Down, d.keys.PageUp, d.keys.PageDown}}
+}
 
 // Typed reports what has been typed (tests).
 func (d *confirmDialog) Typed() string { return d.input.Value() }
@@ -90,10 +120,25 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			return d, CloseDialog
 		case key.Matches(msg, d.keys.Force):
 			d.force = !d.force
-			d.hint = nil
+			d.hint = ""
+			d.relayout()
 			return d, nil
 		case key.Matches(msg, d.keys.Confirm):
-			return d, d.submit()
+			cmd := d.submit()
+			d.relayout()
+			return d, cmd
+		case key.Matches(msg, d.keys.Up):
+			d.scroll(-1)
+			return d, nil
+		case key.Matches(msg, d.keys.Down):
+			d.scroll(1)
+			return d, nil
+		case key.Matches(msg, d.keys.PageUp):
+			d.scroll(-max(d.visible-1, 1))
+			return d, nil
+		case key.Matches(msg, d.keys.PageDown):
+			d.scroll(max(d.visible-1, 1))
+			return d, nil
 		}
 	}
 	var cmd tea.Cmd
@@ -105,58 +150,146 @@ func (d *confirmDialog) submit() tea.Cmd {
 	typed := strings.TrimSpace(d.input.Value())
 	switch {
 	case typed != d.cluster:
-		d.hint = []seg{{fmt.Sprintf("type %q exactly to apply, or esc to cancel", d.cluster), rFailure}}
+		d.hint = fmt.Sprintf("type %q exactly to apply, or esc to cancel", d.cluster)
 		return nil
 	case len(d.dry.Conflicts) > 0 && !d.force:
-		d.hint = []seg{{fmt.Sprintf("%d field(s) belong to another manager: tab takes them over, or esc and resolve them", len(d.dry.Conflicts)), rFailure}}
+		d.hint = fmt.Sprintf("%d field(s) belong to another manager: tab takes them over, or esc and resolve them", len(d.dry.Conflicts))
 		return nil
 	}
 	force := d.force
 	return tea.Sequence(CloseDialog, func() tea.Msg { return applyConfirmedMsg{force: force} })
 }
 
-func (d *confirmDialog) View() string {
+func (d *confirmDialog) scroll(delta int) {
+	d.offset += delta
+	d.clamp()
+}
+
+func (d *confirmDialog) maxOffset() int { return max(len(d.body)-d.visible, 0) }
+
+func (d *confirmDialog) clamp() { d.offset = max(min(d.offset, d.maxOffset()), 0) }
+
+// minBody is the fewest rows of the list worth keeping the title fixed for;
+// on a shorter dialog the title scrolls with the list.
+const minBody = 3
+
+// relayout builds the dialog's lines for the current state and size and
+// shares the rows between them (in Update, never in View).
+func (d *confirmDialog) relayout() {
+	if d.st == nil {
+		return
+	}
 	st := d.st
 	sym := st.th.Sym
-	iw := max(min(d.w, 84)-4, 20) // the border and padding take 4
-	var lines []line
-	add := func(segs ...seg) { lines = append(lines, line{segs: segs}) }
-	v := d.plan.Versions
-	add(seg{"Apply the new spec to cluster ", rText}, seg{d.cluster, rCluster})
-	add(seg{"EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA + "   Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes, rVersion})
-	add(seg{"The upgrade lock is taken and a snapshot saved first;", rMuted})
-	add(seg{"then the EKS-A controller rolls the cluster while the dashboard follows.", rMuted})
-	if len(d.plan.Skipped) > 0 {
-		add(seg{"Skipped checks (recorded): " + strings.Join(d.plan.Skipped, ", "), rSevWarning})
+	iw := d.innerWidth()
+	var head, body, tail []line
+	add := func(to *[]line, segs ...seg) { *to = append(*to, line{segs: segs}) }
+	// The instructions wrap: they are read whole or not at all.
+	wrapAdd := func(to *[]line, text string, r role) {
+		for _, l := range wrap(text, iw) {
+			add(to, seg{l, r})
+		}
 	}
-	add()
-	lines = append(lines, dryRunLines(st, d.dry, 6, iw)...)
+	v := d.plan.Versions
+	add(&head, seg{"Apply the new spec to cluster ", rText}, seg{d.cluster, rCluster})
+	add(&head, seg{"EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA + "   Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes, rVersion})
+	wrapAdd(&body, "The upgrade lock is taken and a snapshot saved first;", rMuted)
+	wrapAdd(&body, "then the EKS-A controller rolls the cluster while the dashboard follows.", rMuted)
+	if len(d.plan.Skipped) > 0 {
+		wrapAdd(&body, "Skipped checks (recorded): "+strings.Join(d.plan.Skipped, ", "), rSevWarning)
+	}
+	add(&body)
+	body = append(body, dryRunLines(st, d.dry, 6, iw)...)
+	tail, inputAt := d.tailLines(wrapAdd, true)
+	// An operator at the end of the list stays there when a row comes or
+	// goes (the error appears).
+	atEnd := d.offset > 0 && d.offset == d.maxOffset()
+	rows := d.h - 2 // the border
+	d.visible = len(body)
+	if len(head)+len(body)+len(tail) > rows {
+		// A row says where the list is and how to scroll it. On a short
+		// terminal the blank lines go first, then the title scrolls too.
+		d.visible = rows - len(head) - len(tail) - 1
+		if d.visible < minBody {
+			tail, inputAt = d.tailLines(wrapAdd, false)
+			d.visible = rows - len(head) - len(tail) - 1
+		}
+		if d.visible < minBody {
+			body = append(head, body...)
+			head = nil
+			d.visible = rows - len(tail) - 1
+		}
+		d.visible = max(d.visible, 1)
+	}
+	d.head, d.body, d.tail, d.inputAt = head, body, tail, inputAt
+	if atEnd {
+		d.offset = d.maxOffset()
+	}
+	d.clamp()
+}
+
+// tailLines are the lines from the box to the keys, with the blank lines
+// between them when gaps; inputAt is the input's index among them.
+func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool) (tail []line, inputAt int) {
+	gap := func() {
+		if gaps {
+			tail = append(tail, line{})
+		}
+	}
 	if len(d.dry.Conflicts) > 0 {
 		box := "[ ]"
 		if d.force {
 			box = "[x]"
 		}
-		add()
-		add(seg{box + " take over the conflicting fields (recorded in the audit log)", rBold})
+		gap()
+		wrapAdd(&tail, box+" take over the conflicting fields (recorded in the audit log)", rBold)
 	}
-	add()
-	add(seg{"type the cluster name (" + d.cluster + ") to confirm:", rText})
-	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		st.paintSegs(&b, l.segs, iw)
+	gap()
+	wrapAdd(&tail, "type the cluster name ("+d.cluster+") to confirm:", rText)
+	inputAt = len(tail)
+	tail = append(tail, line{}) // the input
+	if d.hint != "" {
+		wrapAdd(&tail, d.hint, rFailure)
+	} else if gaps {
+		// Kept, so that an error does not move the prompt.
+		tail = append(tail, line{})
 	}
-	b.WriteByte('\n')
-	b.WriteString(d.input.View())
-	b.WriteByte('\n')
-	st.paintSegs(&b, d.hint, iw)
-	b.WriteByte('\n')
 	keys := "enter apply · esc cancel"
 	if len(d.dry.Conflicts) > 0 {
 		keys = "enter apply · tab take over fields · esc cancel"
 	}
-	st.paintSegs(&b, []seg{{keys, rMuted}}, iw)
+	wrapAdd(&tail, keys, rMuted)
+	return tail, inputAt
+}
+
+func (d *confirmDialog) View() string {
+	st := d.st
+	iw := d.innerWidth()
+	var b strings.Builder
+	n := 0
+	emit := func(segs []seg) {
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		n++
+		st.paintSegs(&b, segs, iw)
+	}
+	for _, l := range d.head {
+		emit(l.segs)
+	}
+	for _, l := range d.body[d.offset:min(d.offset+d.visible, len(d.body))] {
+		emit(l.segs)
+	}
+	if above, below := d.offset, len(d.body)-d.offset-d.visible; above > 0 || below > 0 {
+		emit([]seg{{"   " + scrollHint(above, max(below, 0)) + " · ↑/↓ pgup/pgdn scroll", rMuted}})
+	}
+	for i, l := range d.tail {
+		if i == d.inputAt {
+			b.WriteByte('\n')
+			b.WriteString(d.input.View())
+			continue
+		}
+		emit(l.segs)
+	}
 	return st.th.Dialog.Render(b.String())
 }

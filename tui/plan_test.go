@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -328,5 +329,231 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	h.render(&b, st, 160, t0)
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock lost") {
 		t.Errorf("header lacks the lost lock:\n%s", out)
+	}
+}
+
+// runCmd runs a command the way the Bubble Tea runtime would and feeds what
+// it yields back to the screen, depth first (sequentially here).
+func runCmd(t *testing.T, p *PlanScreen, cmd tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmd(t, p, c)
+		}
+	default:
+		_, next := p.Update(msg)
+		runCmd(t, p, next)
+	}
+}
+
+// TestPlanStatusFollowsTheChecks: the "apply is blocked" message names the
+// checks that block now, and goes once a run of the checks blocks nothing
+// (a recovery action cleared the stale lock, then r).
+func TestPlanStatusFollowsTheChecks(t *testing.T) {
+	blocked := fixturePlan(true)
+	blocked.Preflight = append(blocked.Preflight, model.CheckResult{Name: "upgrade-lock", Status: model.CheckFail, Blocking: true,
+		Message: "the upgrade lock is held by ops@bastion-1, not renewed for 3h", Remediation: "upgrade-console lock clear lease"})
+	next := blocked
+	f := &fakeActions{recheck: func(*upgrade.Plan) *upgrade.Plan { return next }}
+	p := newTestPlanScreen(t, blocked, Options{}, f.actions(), 80, 30)
+	screen := func() string { return strings.Join(strings.Fields(ansi.Strip(p.View())), " ") }
+
+	_, cmd := p.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd != nil {
+		t.Fatal("enter on a blocked plan returned a command")
+	}
+	if s := screen(); !strings.Contains(s, "apply is blocked by eksa-reconcile-not-paused, upgrade-lock") {
+		t.Fatalf("no blocked message:\n%s", ansi.Strip(p.View()))
+	} else if !strings.Contains(s, "fix what the checks say (r re-runs them)") {
+		t.Errorf("what to do is cut from the blocked message:\n%s", ansi.Strip(p.View()))
+	}
+
+	// The run of the checks fails: what they said last still holds.
+	_, cmd = p.Update(recheckedMsg{err: fmt.Errorf("connection refused")})
+	runCmd(t, p, cmd)
+	if s := screen(); !strings.Contains(s, "apply is blocked by eksa-reconcile-not-paused, upgrade-lock") {
+		t.Errorf("a failed run of the checks dropped the blocked message:\n%s", ansi.Strip(p.View()))
+	}
+
+	// The stale lock is cleared; the pause is still there.
+	next = fixturePlan(true)
+	_, cmd = p.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
+	runCmd(t, p, cmd)
+	if s := screen(); !strings.Contains(s, "apply is blocked by eksa-reconcile-not-paused:") || strings.Contains(s, "upgrade-lock:") {
+		t.Errorf("the blocked message does not follow the checks:\n%s", ansi.Strip(p.View()))
+	}
+
+	// Both cleared: nothing blocks, and the screen says so.
+	next = fixturePlan(false)
+	_, cmd = p.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
+	runCmd(t, p, cmd)
+	s := screen()
+	if strings.Contains(s, "blocked") || !strings.Contains(s, "ready: enter applies the spec") {
+		t.Errorf("the status still says blocked although no check blocks:\n%s", ansi.Strip(p.View()))
+	}
+	if f.rechecks != 2 {
+		t.Errorf("%d runs of the checks, want 2", f.rechecks)
+	}
+}
+
+// TestPlanStatusFollowsTheDryRun: the dry-run's refusal goes with the next
+// dry-run that succeeds.
+func TestPlanStatusFollowsTheDryRun(t *testing.T) {
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, (&fakeActions{}).actions(), 100, 30)
+	p.Update(dryRunMsg{err: fmt.Errorf("the server could not find the requested resource")})
+	p.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // a failed dry-run is run again first
+	p.Update(dryRunMsg{err: fmt.Errorf("the server could not find the requested resource")})
+	if s := ansi.Strip(p.View()); !strings.Contains(s, "dry-run failed") {
+		t.Fatalf("no dry-run failure:\n%s", s)
+	}
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	if s := ansi.Strip(p.View()); strings.Contains(s, "dry-run failed") || !strings.Contains(s, "ready: enter applies") {
+		t.Errorf("the dry-run failure outlived a dry-run that succeeded:\n%s", s)
+	}
+}
+
+// fixtureManyConflicts is the dry-run of a cluster the EKS-A CLI created
+// with a machine config per node group: a field changes on each, and the
+// CLI owns every one of them.
+func fixtureManyConflicts() *upgrade.DryRunResult {
+	dry := &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "VSphereDatacenterConfig default/mgmt"}}}
+	const tmpl = "/SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-"
+	for _, mc := range []string{"mgmt-cp", "mgmt-etcd", "mgmt-md-0", "mgmt-md-1", "mgmt-md-2", "mgmt-md-3"} {
+		obj := "VSphereMachineConfig default/" + mc
+		dry.Objects = append(dry.Objects, upgrade.ObjectChange{Object: obj, Fields: []upgrade.FieldChange{
+			{Path: "spec.template", Old: tmpl + "1.30", New: tmpl + "1.31", Op: "change"}}})
+		dry.Conflicts = append(dry.Conflicts, upgrade.FieldConflict{Object: obj, Field: ".spec.template", Manager: "eks-a-cli"})
+	}
+	dry.Objects = append(dry.Objects, upgrade.ObjectChange{Object: "Cluster default/mgmt", Fields: []upgrade.FieldChange{
+		{Path: "spec.eksaVersion", Old: "v0.20.9", New: "v0.21.2", Op: "change"},
+		{Path: "spec.kubernetesVersion", Old: "1.30", New: "1.31", Op: "change"},
+	}})
+	dry.Conflicts = append(dry.Conflicts,
+		upgrade.FieldConflict{Object: "Cluster default/mgmt", Field: ".spec.eksaVersion", Manager: "eks-a-cli"},
+		upgrade.FieldConflict{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: "eks-a-cli"})
+	return dry
+}
+
+// confirmOnApp opens the confirmation dialog over the plan screen of an App
+// on a w×h terminal, as enter does once the dry-run is back.
+func confirmOnApp(t *testing.T, dry *upgrade.DryRunResult, w, h int) (*App, *confirmDialog) {
+	t.Helper()
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)}
+	a := NewApp(opts, NewPlanScreen(context.Background(), opts, fixturePlan(false), PlanActions{}))
+	a.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	d := newConfirmDialog(opts, fixturePlan(false), dry)
+	ts := d.input.Styles()
+	ts.Cursor.Blink = false
+	d.input.SetStyles(ts)
+	a.Update(OpenDialogMsg{Dialog: d})
+	return a, d
+}
+
+// appKeys sends keys to the App, which routes them to the open dialog.
+func appKeys(a *App, keys ...tea.KeyPressMsg) {
+	for _, k := range keys {
+		a.Update(k)
+	}
+}
+
+// TestConfirmDialogAt80x24: on an 80×24 terminal the list of changes and
+// conflicts is longer than the dialog; it scrolls, and the box, the prompt,
+// the input, the error and the keys stay on the screen.
+func TestConfirmDialogAt80x24(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureManyConflicts(), 80, 24)
+	screen := func() string { return ansi.Strip(a.View().Content) }
+	requireInView := func(t *testing.T, out string, wants ...string) {
+		t.Helper()
+		lines := strings.Split(out, "\n")
+		if len(lines) != 24 {
+			t.Fatalf("%d lines, want 24:\n%s", len(lines), out)
+		}
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("screen lacks %q:\n%s", want, out)
+			}
+		}
+		// The dialog is whole: its bottom border is on the screen.
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "└──") }) {
+			t.Errorf("the dialog's bottom edge is off the screen:\n%s", out)
+		}
+	}
+	top := screen()
+	requireInView(t, top, "Apply the new spec to cluster mgmt", "↓ ", "more · ↑/↓ pgup/pgdn scroll",
+		"[ ] take over the conflicting fields", "type the cluster name (mgmt) to confirm:", "> cluster name",
+		"enter apply · tab take over fields · esc cancel")
+	t.Run("top", func(t *testing.T) { golden.RequireEqual(t, top) })
+
+	// The end of the list is reached with the keys; letters are typed.
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyDown})
+	appKeys(a, typeText("mgmt")...)
+	appKeys(a, enter)
+	bottom := screen()
+	// At the end of the list, which stays there when the error takes a
+	// row from it.
+	requireInView(t, bottom, ".spec.kubernetesVersion  Cluster default/mgmt", "above · ↑/↓ pgup/pgdn scroll", "> mgmt",
+		"8 field(s) belong to another manager: tab takes them over, or esc and", "resolve them")
+	if d.Typed() != "mgmt" {
+		t.Errorf("typed %q, want mgmt", d.Typed())
+	}
+	t.Run("end-with-error", func(t *testing.T) { golden.RequireEqual(t, bottom) })
+
+	for range 5 {
+		appKeys(a, tea.KeyPressMsg{Code: tea.KeyPgUp})
+	}
+	requireInView(t, screen(), "The upgrade lock is taken", "more · ↑/↓ pgup/pgdn scroll")
+	if strings.Contains(screen(), "above · ↑/↓") {
+		t.Errorf("not at the top after paging up:\n%s", screen())
+	}
+}
+
+// dialogText is the text inside the dialog's border on a screen, its lines
+// joined by spaces: what a message says once wrapped.
+func dialogText(screen string) string {
+	var parts []string
+	for _, l := range strings.Split(screen, "\n") {
+		i, j := strings.Index(l, "│"), strings.LastIndex(l, "│")
+		if i >= 0 && j > i {
+			if s := strings.TrimSpace(l[i+len("│") : j]); s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestConfirmDialogWrapsWhatToDo: what the operator is told to do (the
+// errors, the box, the prompt, the keys) wraps in the dialog instead of
+// being cut, at every size, and stays on the screen with the input.
+func TestConfirmDialogWrapsWhatToDo(t *testing.T) {
+	for _, sz := range [][2]int{{60, 16}, {80, 24}, {100, 30}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			a, _ := confirmOnApp(t, fixtureManyConflicts(), sz[0], sz[1])
+			check := func(wants ...string) {
+				t.Helper()
+				screen := ansi.Strip(a.View().Content)
+				if !strings.Contains(screen, "└") || strings.Count(screen, "\n")+1 != sz[1] {
+					t.Fatalf("the dialog does not fit:\n%s", screen)
+				}
+				text := dialogText(screen)
+				for _, want := range wants {
+					if !strings.Contains(text, want) {
+						t.Errorf("dialog lacks %q:\n%s", want, screen)
+					}
+				}
+			}
+			appKeys(a, typeText("mgm")...)
+			appKeys(a, enter)
+			check(`type "mgmt" exactly to apply, or esc to cancel`, "> mgm", "type the cluster name (mgmt) to confirm:",
+				"[ ] take over the conflicting fields (recorded in the audit log)", "enter apply · tab take over fields · esc cancel")
+			appKeys(a, typeText("t")...)
+			appKeys(a, enter)
+			check("8 field(s) belong to another manager: tab takes them over, or esc and resolve them", "> mgmt")
+		})
 	}
 }

@@ -1,0 +1,147 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// paneTitle is the title line of the named pane on the dashboard's screen.
+func paneTitle(t *testing.T, d *Dashboard, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(screenOf(d), "\n") {
+		if strings.HasPrefix(l, " "+name+" ") {
+			return l
+		}
+	}
+	t.Fatalf("no %s pane on the screen:\n%s", name, screenOf(d))
+	return ""
+}
+
+// paneBody is the first line under the named pane's title.
+func paneBody(t *testing.T, d *Dashboard, name string) string {
+	t.Helper()
+	lines := strings.Split(screenOf(d), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, " "+name+" ") && i+1 < len(lines) {
+			return lines[i+1]
+		}
+	}
+	t.Fatalf("no %s pane on the screen:\n%s", name, screenOf(d))
+	return ""
+}
+
+func TestScrollHintShowsOnlyDirectionsWithMore(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	p := textPane{id: paneEvents}
+	var lines []line
+	for i := range 20 {
+		lines = append(lines, line{segs: []seg{{fmt.Sprintf(" event %02d", i), rText}}})
+	}
+	p.set(nil, availability{}, lines)
+	const h = 6 // a title and five lines
+	title := func() string {
+		return strings.Join(strings.Fields(ansi.Strip(strings.SplitN(p.view(st, 60, h, true, time.Time{}), "\n", 2)[0])), " ")
+	}
+	for _, c := range []struct {
+		name   string
+		scroll int
+		want   string
+		last   string // the last line in view
+	}{
+		{"top", 0, "EVENTS ↓ 15 more", "event 04"},
+		{"middle", 5, "EVENTS ↑ 5 ↓ 10", "event 09"},
+		{"one before the end", 14, "EVENTS ↑ 14 ↓ 1", "event 18"},
+		{"end", 1 << 30, "EVENTS ↑ 15 above", "event 19"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p.offset = 0
+			p.scroll(c.scroll, h)
+			if got := title(); got != c.want {
+				t.Errorf("title %q, want %q", got, c.want)
+			}
+			out := strings.Split(ansi.Strip(p.view(st, 60, h, true, time.Time{})), "\n")
+			if got := strings.TrimSpace(out[len(out)-1]); got != c.last {
+				t.Errorf("last line in view %q, want %q", got, c.last)
+			}
+		})
+	}
+	short := textPane{id: paneEvents}
+	short.set(nil, availability{}, lines[:5])
+	if got := strings.SplitN(ansi.Strip(short.view(st, 60, h, true, time.Time{})), "\n", 2)[0]; strings.ContainsAny(got, "↑↓") {
+		t.Errorf("a list that fits has a scroll hint: %q", got)
+	}
+}
+
+// TestDashboardPagesByPage: PgDn and PgUp move a pane by the lines it shows,
+// and End leaves no "more below" in its title.
+func TestDashboardPagesByPage(t *testing.T) {
+	d := newTestDashboard(t, fixtureMidEtcd(), themes.Mono, 80, 24)
+	// The etcd pane: a title and three of its six lines at 80×24.
+	d.Update(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+	d.Update(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+	if d.Focus() != "ETCD" || d.focusedHeight() != 4 {
+		t.Fatalf("focus %s, %d rows; the test wants the etcd pane, 4 rows", d.Focus(), d.focusedHeight())
+	}
+	top := paneBody(t, d, "ETCD")
+	if title := paneTitle(t, d, "ETCD"); !strings.HasSuffix(strings.TrimSpace(title), "↓ 3 more") {
+		t.Fatalf("title at the top: %q", title)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	if title := paneTitle(t, d, "ETCD"); !strings.HasSuffix(strings.TrimSpace(title), "↑ 3 above") {
+		t.Errorf("PgDn moved %d line(s), want a page of 3: %q", d.etcd.offset, title)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if d.etcd.offset != 0 || paneBody(t, d, "ETCD") != top {
+		t.Errorf("PgUp after PgDn left the pane at line %d", d.etcd.offset)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if title := paneTitle(t, d, "ETCD"); !strings.HasSuffix(strings.TrimSpace(title), "↑ 1 ↓ 2") {
+		t.Errorf("title one line down: %q", title)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+	if title := paneTitle(t, d, "ETCD"); strings.Contains(title, "↓") || !strings.HasSuffix(strings.TrimSpace(title), "↑ 3 above") {
+		t.Errorf("title at the end: %q", title)
+	}
+}
+
+// TestNodesPaneScrollHint: the nodes table's title counts the rows out of
+// view the same way, whatever its cursor.
+func TestNodesPaneScrollHint(t *testing.T) {
+	d := newTestDashboard(t, fixtureMidEtcd(), themes.Mono, 80, 24)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"}) // a row per machine
+	if d.Focus() != "NODES" {
+		t.Fatalf("focus %s, want NODES", d.Focus())
+	}
+	rows, page := len(d.nodes.rows), d.focusedHeight()-2 // under the title and the column header
+	if rows <= 2*page {
+		t.Fatalf("%d rows in pages of %d: the test wants more than two pages", rows, page)
+	}
+	title := func() string { return strings.Join(strings.Fields(paneTitle(t, d, "NODES")), " ") }
+	if got, want := title(), fmt.Sprintf("up to date ↓ %d more", rows-page); !strings.HasSuffix(got, want) {
+		t.Errorf("at the top: %q, want it to end %q", got, want)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	d.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	if got, want := title(), fmt.Sprintf("up to date ↑ %d ↓ %d", page, rows-2*page); !strings.HasSuffix(got, want) {
+		t.Errorf("a page down: %q, want it to end %q", got, want)
+	}
+	if d.nodes.cursor != page+1 {
+		t.Errorf("cursor on row %d after a page down from row 1, want %d", d.nodes.cursor, page+1)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if got, want := title(), fmt.Sprintf("up to date ↓ %d more", rows-page); !strings.HasSuffix(got, want) || d.nodes.cursor != 1 {
+		t.Errorf("a page up: %q on row %d, want it to end %q on row 1", got, d.nodes.cursor, want)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+	if got, want := title(), fmt.Sprintf("up to date ↑ %d above", rows-page); !strings.HasSuffix(got, want) {
+		t.Errorf("at the end: %q, want it to end %q", got, want)
+	}
+}
