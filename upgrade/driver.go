@@ -112,7 +112,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		Before:  map[string]string{"eksaVersion": plan.Versions.CurrentEKSA, "kubernetesVersion": plan.Versions.CurrentKubernetes},
 		After:   map[string]string{"eksaVersion": plan.Versions.TargetEKSA, "kubernetesVersion": plan.Versions.TargetKubernetes},
 		Skipped: plan.Skipped, Forced: o.ForceConflicts,
-		Message: "spec " + plan.Target.Spec.Path,
+		Message: "spec " + SpecPathForLog(plan.Target.Spec.Path),
 	}); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,13 +135,30 @@ func RunChecks(ctx context.Context, checks []Check, in *Inputs, skips []string) 
 			r.Blocking = true
 		}
 		if skip[c.Name] && c.Skippable {
-			r.Message = "skipped by the operator (--skip " + c.Name + "): " + r.Message
-			r.Status = model.CheckSkipped
-			r.Blocking = false
+			skipResult(&r)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// SkipResults applies --skip to results computed elsewhere (the offline
+// plan's checks), as RunChecks does to its own; skips must have passed
+// ValidateSkips.
+func SkipResults(results []model.CheckResult, skips []string) {
+	for i := range results {
+		r := &results[i]
+		if c, ok := CheckByName(r.Name); ok && c.Skippable && slices.Contains(skips, r.Name) {
+			r.Skippable = true
+			skipResult(r)
+		}
+	}
+}
+
+func skipResult(r *model.CheckResult) {
+	r.Message = "skipped by the operator (--skip " + r.Name + "): " + r.Message
+	r.Status = model.CheckSkipped
+	r.Blocking = false
 }
 
 func pass(msg string) model.CheckResult {

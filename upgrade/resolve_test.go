@@ -154,6 +154,8 @@ metadata:
 		{"no name", "apiVersion: v1\nkind: ConfigMap\n", "document 1 (ConfigMap): metadata.name: missing"},
 		{"no kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\n", "spec.kubernetesVersion: missing"},
 		{"not yaml", "kind: [", "document 1: not valid YAML"},
+		{"unquoted kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: 1.30}\n", "spec.kubernetesVersion: must be a string, got 1.3"},
+		{"unquoted eksaVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 21}\n", "spec.eksaVersion: must be a string, got 21"},
 	} {
 		_, err := ParseSpec("c.yaml", []byte(c.doc), "default")
 		var ie *model.InputError

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,9 +104,20 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 		return nil, &model.InputError{Source: source, Problem: "no EKS-A Cluster (apiVersion anywhere.eks.amazonaws.com/v1alpha1, kind Cluster) in the file",
 			Fix: "give the cluster spec file, not a Bundles or CAPI manifest"}
 	}
-	if _, found, _ := unstructured.NestedString(spec.Cluster.Object, "spec", "kubernetesVersion"); !found {
-		return nil, &model.InputError{Source: source, Field: "Cluster " + spec.Cluster.GetName() + ": spec.kubernetesVersion", Problem: "missing",
-			Fix: `set the Kubernetes version the cluster should run, e.g. kubernetesVersion: "1.31"`}
+	// YAML reads an unquoted 1.30 as the number 1.3: said as such, not as a
+	// missing field.
+	for _, fe := range [][2]string{{"kubernetesVersion", `"1.31" (unquoted, YAML reads 1.30 as the number 1.3)`}, {"eksaVersion", `"v0.21.2"`}} {
+		f, example := fe[0], fe[1]
+		v, found, _ := unstructured.NestedFieldNoCopy(spec.Cluster.Object, "spec", f)
+		field := "Cluster " + spec.Cluster.GetName() + ": spec." + f
+		switch _, isString := v.(string); {
+		case !found && f == "kubernetesVersion":
+			return nil, &model.InputError{Source: source, Field: field, Problem: "missing",
+				Fix: `set the Kubernetes version the cluster should run, e.g. kubernetesVersion: "1.31"`}
+		case found && !isString:
+			return nil, &model.InputError{Source: source, Field: field, Problem: fmt.Sprintf("must be a string, got %v (%T)", v, v),
+				Fix: fmt.Sprintf("quote the value, e.g. %s: %s", f, example)}
+		}
 	}
 	return spec, nil
 }
@@ -124,6 +136,15 @@ func clean(u *unstructured.Unstructured) {
 		}
 	}
 	delete(u.Object, "status")
+}
+
+// SpecPathForLog is the spec file's path as the audit log keeps it: absolute,
+// since a relative one means nothing once read from another directory.
+func SpecPathForLog(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // EksaVersion is spec.eksaVersion of the spec's Cluster ("" when unset).

@@ -139,7 +139,16 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return nil
 	}
 	if o.dryRun {
-		fmt.Fprintln(out, "\n--dry-run: nothing was changed")
+		audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+		if err != nil {
+			return err
+		}
+		if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditDryRun, DryRun: true,
+			Object: "Cluster " + p.Namespace + "/" + p.Cluster, Forced: o.forceConflicts,
+			Message: fmt.Sprintf("spec %s: %d change(s), %d conflict(s)", upgrade.SpecPathForLog(lv.spec.Path), dry.Changes(), len(dry.Conflicts))}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
 		return nil
 	}
 	if !o.yes {

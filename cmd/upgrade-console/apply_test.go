@@ -138,9 +138,17 @@ func TestApplyDemoRolling(t *testing.T) {
 		if code != ExitPreflight || !strings.Contains(out, "owned by eks-a-cli") || !strings.Contains(errOut, "--force-conflicts") {
 			t.Errorf("unforced conflicts: exit %d\n%s\n%s", code, out, errOut)
 		}
-		out, errOut, code = runCaptured(t, liveArgs(w, "apply", "--dry-run", "--force-conflicts")...)
+		state := t.TempDir()
+		out, errOut, code = runCapturedIn(t, state, liveArgs(w, "apply", "--dry-run", "--force-conflicts")...)
 		if code != ExitOK || !strings.Contains(out, "spec.kubernetesVersion  1.30 → 1.31") || !strings.Contains(out, "nothing was changed") {
 			t.Errorf("dry-run: exit %d\n%s\n%s", code, out, errOut)
+		}
+		// The dry run is in the audit log, as the recovery actions' are, with
+		// the spec's absolute path.
+		res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+		if err != nil || len(res.Entries) != 1 || res.Entries[0].Result != upgrade.AuditDryRun || !res.Entries[0].Forced ||
+			!strings.Contains(res.Entries[0].Message, "spec "+w.TargetSpecPath) {
+			t.Errorf("audit of the dry run: %v %+v", err, res.Entries)
 		}
 	})
 

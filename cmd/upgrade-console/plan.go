@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 type planOptions struct {
@@ -155,10 +156,14 @@ func readBundles(path, flag string) (*model.Bundles, error) {
 // runPlan computes the plan, prints it and turns a blocking preflight failure
 // into exit code 3 (after printing, so the operator sees the whole plan).
 func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
+	if err := upgrade.ValidateSkips(o.live.skips); err != nil {
+		return err
+	}
 	p, err := model.BuildPlan(in)
 	if err != nil {
 		return err
 	}
+	upgrade.SkipResults(p.Preflight, o.live.skips)
 	if err := writePlan(out, o.output, p, func() { writePlanTable(out, p, o.all) }); err != nil {
 		return err
 	}

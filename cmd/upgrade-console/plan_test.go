@@ -177,6 +177,15 @@ func TestPlanBlockingPreflight(t *testing.T) {
 		t.Errorf("stderr = %q", errOut)
 	}
 
+	// --skip is checked as in the live plan: an unknown name, or a check
+	// that guards against a refused upgrade, is bad input.
+	for skip, want := range map[string]string{"foo": `no preflight check is named "foo"`, "kubernetes-version-skew": "cannot be skipped"} {
+		_, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--target-kubernetes-version", "1.32", "--skip", skip)...)
+		if code != ExitBadInput || !strings.Contains(errOut, want) {
+			t.Errorf("--skip %s: exit %d, stderr %q; want %d and %q", skip, code, errOut, ExitBadInput, want)
+		}
+	}
+
 	// A target newer than the target bundles know, as JSON: stdout stays a
 	// clean document for scripts, the reason goes to stderr.
 	out, errOut, code = runCaptured(t, planArgs("bundles-2025-03.yaml", "bundles-synthetic-next.yaml", "1.32", "--target-kubernetes-version", "1.33", "-o", "json")...)
