@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -75,6 +73,7 @@ type Session struct {
 	ClusterGeneration int64
 
 	locker *Locker
+	hold   *Hold
 	clk    clock.WithTicker
 	audit  Recorder
 
@@ -84,14 +83,8 @@ type Session struct {
 	// not exit between the two.
 	ending sync.Mutex
 
-	mu        sync.Mutex
-	lock      *LockStatus
-	renewErr  error
-	lost      bool
-	stopRenew context.CancelFunc
-	renewDone chan struct{}
-	finished  bool
-	released  bool
+	mu       sync.Mutex
+	finished bool
 }
 
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
@@ -136,15 +129,13 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	}()
 	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, Holder: d.Holder,
 		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit}
-	st, err := locker.Acquire(ctx)
+	h, err := locker.Hold(ctx, d.clock())
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Plan: plan, locker: locker, clk: d.clock(), lock: st, audit: d.Audit}
-	s.startRenew(locker.duration() / 3)
+	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit}
 	release := func(cause error) error {
-		s.stop()
-		return errors.Join(cause, locker.Release(context.WithoutCancel(ctx)))
+		return errors.Join(cause, h.Release(context.WithoutCancel(ctx)))
 	}
 
 	// Between the plan and the lock another console may have upgraded, or
@@ -171,76 +162,16 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		if len(s.Applied) == 0 {
 			return nil, release(err)
 		}
-		s.stop()
+		h.Stop()
 		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; the upgrade lock is kept and the snapshot is in %s", err, len(s.Applied), s.Snapshot.Where())
 	}
 	s.ClusterGeneration = s.Applied[len(s.Applied)-1].Generation
 	return s, nil
 }
 
-func (s *Session) startRenew(every time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopRenew = cancel
-	s.renewDone = make(chan struct{})
-	go func() {
-		defer close(s.renewDone)
-		// A bug here must not kill the console mid-upgrade: renewing stops
-		// and the session reports why (RenewErr), as when the API refuses.
-		defer func() {
-			if r := recover(); r != nil {
-				klog.ErrorS(nil, "internal error", "where", "renewing the upgrade lock", "panic", r, "stack", string(debug.Stack()))
-				s.mu.Lock()
-				s.renewErr = &model.InternalError{Where: "renewing the upgrade lock", Panic: r}
-				s.mu.Unlock()
-			}
-		}()
-		t := s.clk.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C():
-			}
-			st, err := s.locker.Renew(ctx)
-			if ctx.Err() != nil {
-				return
-			}
-			s.mu.Lock()
-			s.renewErr = err
-			if st != nil {
-				s.lock = st
-			}
-			if errors.Is(err, ErrLockLost) {
-				s.lost = true
-			}
-			s.mu.Unlock()
-			if errors.Is(err, ErrLockLost) {
-				return
-			}
-		}
-	}()
-}
-
-// stop ends the renew loop and waits for it.
-func (s *Session) stop() {
-	s.mu.Lock()
-	cancel, done := s.stopRenew, s.renewDone
-	s.stopRenew = nil
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
-
 // Lock is the lock as last taken or renewed, the last renew error, and
 // whether the lock was lost (cleared or taken by someone else).
-func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lock, s.renewErr, s.lost
-}
+func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) { return s.hold.State() }
 
 // Track waits for the upgrade to complete (see Track) and then Finishes.
 func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
@@ -310,32 +241,21 @@ func (s *Session) Detach(ctx context.Context) error {
 // end stops the renew loop and marks the session finished; first is false
 // when it already was (Finish and Detach may both be called).
 func (s *Session) end() (first, lost bool) {
-	s.stop()
+	s.hold.Stop()
+	_, _, lost = s.hold.State()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
-		return false, s.lost
+		return false, lost
 	}
 	s.finished = true
-	return true, s.lost
+	return true, lost
 }
 
-func (s *Session) release(ctx context.Context) error {
-	err := s.locker.Release(ctx)
-	if err == nil {
-		s.mu.Lock()
-		s.released = true
-		s.mu.Unlock()
-	}
-	return err
-}
+func (s *Session) release(ctx context.Context) error { return s.hold.Release(ctx) }
 
 // LockReleased reports whether the session released its lock.
-func (s *Session) LockReleased() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.released
-}
+func (s *Session) LockReleased() bool { return s.hold.Released() }
 
 // LockKeptMessage is what the console says when it keeps the lock.
 func (s *Session) LockKeptMessage() string {

@@ -20,16 +20,16 @@ import (
 type brokenKube struct{ kubernetes.Interface }
 
 // A panic while renewing the lock stops the renewal and is reported by the
-// session, instead of killing the console in the middle of an upgrade.
+// holder, instead of killing the console in the middle of an upgrade.
 func TestRenewContainsAPanic(t *testing.T) {
-	s := &Session{locker: &Locker{Kube: brokenKube{}, Namespace: "eksa-system", Cluster: "mgmt"}, clk: clock.RealClock{}}
-	s.startRenew(time.Millisecond)
+	h := &Hold{locker: &Locker{Kube: brokenKube{}, Namespace: "eksa-system", Cluster: "mgmt"}, clk: clock.RealClock{}}
+	h.start(time.Millisecond)
 	select {
-	case <-s.renewDone:
+	case <-h.renewDone:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the renewal did not stop after its panic")
 	}
-	_, renewErr, lost := s.Lock()
+	_, renewErr, lost := h.State()
 	var internal *model.InternalError
 	if !errors.As(renewErr, &internal) || internal.Where != "renewing the upgrade lock" || lost {
 		t.Fatalf("Lock() = err %v, lost %t; want the InternalError of the renewal", renewErr, lost)
@@ -71,7 +71,8 @@ func TestDetachWithTheAPIServerGoneSaysTheLockIsKept(t *testing.T) {
 	if _, err := locker.Renew(context.Background()); err == nil {
 		t.Fatal("renewal succeeded against an unreachable API server")
 	}
-	s := &Session{Plan: &Plan{Cluster: "mgmt", Namespace: "default"}, locker: locker, clk: clock.RealClock{}, audit: audit}
+	s := &Session{Plan: &Plan{Cluster: "mgmt", Namespace: "default"}, locker: locker, hold: &Hold{locker: locker, clk: clock.RealClock{}},
+		clk: clock.RealClock{}, audit: audit}
 	err := s.Detach(context.Background())
 	if err == nil || s.LockReleased() {
 		t.Fatalf("Detach = %v, released %t; want the release's failure", err, s.LockReleased())

@@ -57,7 +57,7 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 			kubeContext = *g.kube.Context
 		}
 	}
-	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns}, kubeContext, nil
+	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder()}, kubeContext, nil
 }
 
 // runRecoveryPlan shows a plan, dry-runs it, asks for the typed confirmation and runs
@@ -103,7 +103,10 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
 		var cc *recovery.ConcurrentChangeError
 		var wt *recovery.WaitTimeoutError
+		var held *upgrade.LockHeldError
 		switch {
+		case errors.As(err, &held):
+			return withCode(ExitPreflight, err) // refused: another console's action runs
 		case errors.As(err, &wt):
 			return withCode(ExitTimeout, err)
 		case errors.As(err, &cc):
@@ -197,7 +200,7 @@ func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold 
 		klog.Errorf("recovery menu disabled: %v", err)
 		return nil
 	}
-	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace}
+	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: upgrade.LocalHolder()}
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}
 }
 

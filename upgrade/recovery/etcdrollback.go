@@ -206,6 +206,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	}
 
 	p := &Plan{
+		lock:          env.runLock,
 		Action:        ActionEtcdRollback,
 		Cluster:       env.Cluster,
 		Title:         fmt.Sprintf("Roll back the etcd rollout of %s: restore the etcd spec of snapshot %s and delete the new member %s", env.Cluster, rec.Snapshot, rec.NewMachine),
@@ -707,10 +708,10 @@ func (e *Env) lockPrecondition(ctx context.Context) (Precondition, error) {
 	switch {
 	case !st.Held():
 		p.OK, p.Detail = true, "no upgrade lock"
-	case st.HolderIdentity == e.Holder.String():
+	case st.HolderIdentity == e.holder().String():
 		p.OK, p.Detail = true, "held by this console"
 	case st.Expired(e.now()):
-		p.OK, p.Detail = true, "stale lock: "+st.Describe(e.now())
+		p.OK, p.Detail = true, "stale lock: "+st.Describe(e.now())+"; taken over for the run"
 	default:
 		p.Detail = st.Describe(e.now()) + "; stop that console first (or wait for its upgrade to end)"
 	}

@@ -206,7 +206,21 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
 
-	entries := w.auditEntries()
+	// The rollback held the upgrade lock while it ran, and gave it back.
+	all := w.auditEntries()
+	if n := len(all); n < 3 || all[1].Action != "lock-acquire" || all[1].Result != upgrade.AuditOK ||
+		all[n-1].Action != "lock-release" || all[n-1].Result != upgrade.AuditOK {
+		t.Fatalf("the run did not take and release the lock: %+v", all)
+	}
+	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st != nil {
+		t.Errorf("lock after the rollback: %+v %v", st, err)
+	}
+	var entries []upgrade.AuditEntry
+	for _, e := range all {
+		if e.Action == ActionEtcdRollback {
+			entries = append(entries, e)
+		}
+	}
 	if len(entries) != len(p.Steps)+2 || entries[0].Result != upgrade.AuditStarted || entries[len(entries)-1].Result != upgrade.AuditFinished {
 		t.Fatalf("audit entries: %+v", entries)
 	}
@@ -445,4 +459,63 @@ func TestEtcdRollbackResumesAfterTheAPIServerWentAway(t *testing.T) {
 	if rep.Steps[0].Status != StepAlreadyDone || rep.Steps[1].Status != StepAlreadyDone {
 		t.Errorf("steps before the outage were redone:\n%s", describeSteps(rep))
 	}
+}
+
+// Two consoles rolling back at once: the second finds the first's lock when
+// its run begins and changes nothing. A lock an earlier upgrade left stale is
+// taken over (and recorded), since that upgrade is what is rolled back.
+func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
+	t.Run("a second console is refused", func(t *testing.T) {
+		w := newWorld(t)
+		w.seedEtcdRollout(true)
+		w.playEtcdadm()
+		a, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := *w.env
+		other.Holder = upgrade.Holder{User: "bob", Host: "bastion-2", Instance: "b0b"}
+		b, err := PlanEtcdRollback(w.ctx, &other, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bErr error
+		var bRep Report
+		x := &Executor{Audit: w.audit, afterStep: func(i int) {
+			if i == 0 {
+				bRep, bErr = (&Executor{Audit: w.audit}).Run(w.ctx, b)
+			}
+		}}
+		if _, err := x.Run(w.ctx, a); err != nil {
+			t.Fatalf("first console: %v", err)
+		}
+		var held *upgrade.LockHeldError
+		if !errors.As(bErr, &held) || len(bRep.Steps) != 0 {
+			t.Fatalf("second console: %v after %d steps, want a LockHeldError before any", bErr, len(bRep.Steps))
+		}
+	})
+
+	t.Run("a stale lock is taken over", func(t *testing.T) {
+		w := newWorld(t)
+		w.seedEtcdRollout(true)
+		w.playEtcdadm()
+		w.lease("bob@old-laptop/77aa", time.Now().Add(-2*time.Hour))
+		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		var takeover bool
+		for _, e := range w.auditEntries() {
+			takeover = takeover || (e.Action == "lock-takeover" && e.Result == upgrade.AuditOK && strings.Contains(e.Message, "bob@old-laptop"))
+		}
+		if !takeover {
+			t.Errorf("the takeover of the stale lock is not in the audit log: %+v", w.auditEntries())
+		}
+		if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st != nil {
+			t.Errorf("lock after the rollback: %+v %v", st, err)
+		}
+	})
 }

@@ -36,13 +36,42 @@ type Env struct {
 	// SystemNamespace holds what EKS-A generates and the console's Lease and
 	// snapshots (eksa-system when empty).
 	SystemNamespace string
-	// Holder is the upgrade lock this console holds, if any: its own lock
-	// does not block its own recovery actions.
+	// Holder is this console, as its upgrade lock names it: its own lock
+	// does not block its own recovery actions, and an etcd rollback takes
+	// the lock in this name (a fresh upgrade.LocalHolder when unset).
 	Holder upgrade.Holder
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// PollInterval is how often wait steps read the cluster (2s when zero).
 	PollInterval time.Duration
+}
+
+func (e *Env) holder() upgrade.Holder {
+	if e.Holder == (upgrade.Holder{}) {
+		e.Holder = upgrade.LocalHolder()
+	}
+	return e.Holder
+}
+
+// runLock takes the upgrade lock for the run of an action that must not run
+// twice at once (an etcd rollback): two consoles rolling back together would
+// race each other's optimistic writes. A Lease left stale (by an upgrade that
+// failed and kept it) is taken over; one this console's own upgrade holds is
+// left to that upgrade, which renews and releases it.
+func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context.Context) error, error) {
+	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, Holder: e.holder(), Audit: audit}
+	st, err := locker.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Held() && st.HolderIdentity == e.holder().String() {
+		return func(context.Context) error { return nil }, nil
+	}
+	h, err := locker.TakeOver(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return h.Release, nil
 }
 
 func (e *Env) now() time.Time {

@@ -91,6 +91,9 @@ type Plan struct {
 	// closing computes the closing message from the live state after a
 	// successful run.
 	closing func(ctx context.Context) []string
+	// lock, when set, takes the upgrade lock for the run and returns what
+	// gives it back (see Env.runLock).
+	lock func(ctx context.Context, audit upgrade.Recorder) (release func(context.Context) error, err error)
 }
 
 // Closing is the message shown after a successful run: the cluster's state
@@ -321,8 +324,8 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 // Run executes the plan step by step. A step whose effect is in place is
 // skipped as "already done"; the first failure stops the run (the cluster is
 // left as the finished steps made it; planning and running again resumes).
-func (x *Executor) Run(ctx context.Context, p *Plan) (Report, error) {
-	rep := Report{Action: p.Action, Cluster: p.Cluster}
+func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
+	rep = Report{Action: p.Action, Cluster: p.Cluster}
 	if err := x.check(p); err != nil {
 		return rep, err
 	}
@@ -334,6 +337,15 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (Report, error) {
 	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
 		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps))}); err != nil {
 		return rep, err
+	}
+	if p.lock != nil {
+		release, lerr := p.lock(ctx, x.Audit)
+		if lerr != nil {
+			return rep, x.stop(ctx, p, fmt.Errorf("taking the upgrade lock: %w", lerr))
+		}
+		// Given back however the run ends, interrupted included: a rerun
+		// must not wait for the Lease to turn stale.
+		defer func() { err = errors.Join(err, release(context.WithoutCancel(ctx))) }()
 	}
 	for i := range p.Steps {
 		s := &p.Steps[i]

@@ -1,0 +1,156 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// Hold is a taken upgrade lock kept alive: a goroutine renews the Lease every
+// period until Stop. An upgrade's Session holds one while it applies and
+// follows; a recovery action holds one while it runs.
+type Hold struct {
+	locker *Locker
+	clk    clock.WithTicker
+
+	mu        sync.Mutex
+	lock      *LockStatus
+	renewErr  error
+	lost      bool
+	stopRenew context.CancelFunc
+	renewDone chan struct{}
+	released  bool
+}
+
+// hold starts renewing the lock st that locker has just taken.
+func hold(locker *Locker, clk clock.WithTicker, st *LockStatus) *Hold {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	h := &Hold{locker: locker, clk: clk, lock: st}
+	h.start(locker.duration() / 3)
+	return h
+}
+
+// Hold takes the lock (see Acquire) and keeps it renewed until Release.
+func (l *Locker) Hold(ctx context.Context, clk clock.WithTicker) (*Hold, error) {
+	st, err := l.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return hold(l, clk, st), nil
+}
+
+func (h *Hold) start(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopRenew = cancel
+	h.renewDone = make(chan struct{})
+	go func() {
+		defer close(h.renewDone)
+		// A bug here must not kill the console mid-upgrade: renewing stops
+		// and the holder reports why (State), as when the API refuses.
+		defer func() {
+			if r := recover(); r != nil {
+				klog.ErrorS(nil, "internal error", "where", "renewing the upgrade lock", "panic", r, "stack", string(debug.Stack()))
+				h.mu.Lock()
+				h.renewErr = &model.InternalError{Where: "renewing the upgrade lock", Panic: r}
+				h.mu.Unlock()
+			}
+		}()
+		t := h.clk.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+			}
+			st, err := h.locker.Renew(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			h.mu.Lock()
+			h.renewErr = err
+			if st != nil {
+				h.lock = st
+			}
+			if errors.Is(err, ErrLockLost) {
+				h.lost = true
+			}
+			h.mu.Unlock()
+			if errors.Is(err, ErrLockLost) {
+				return
+			}
+		}
+	}()
+}
+
+// Stop ends the renewals and waits for them; the Lease stays (it turns
+// stale after its duration).
+func (h *Hold) Stop() {
+	h.mu.Lock()
+	cancel, done := h.stopRenew, h.renewDone
+	h.stopRenew = nil
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// State is the lock as last taken or renewed, the last renewal's error, and
+// whether the lock was lost (cleared or taken by someone else).
+func (h *Hold) State() (st *LockStatus, renewErr error, lost bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lock, h.renewErr, h.lost
+}
+
+// Release stops the renewals and deletes the Lease, unless it was lost.
+func (h *Hold) Release(ctx context.Context) error {
+	h.Stop()
+	if _, _, lost := h.State(); lost {
+		return nil
+	}
+	err := h.locker.Release(ctx)
+	if err == nil {
+		h.mu.Lock()
+		h.released = true
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// Released reports whether Release deleted the Lease.
+func (h *Hold) Released() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.released
+}
+
+// TakeOver takes the lock for a recovery: a Lease its holder stopped renewing
+// (an upgrade that failed and kept it, a console that died) is deleted first,
+// conditionally on what was read, and recorded; a live one of another
+// console is a *LockHeldError.
+func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, error) {
+	h, err := l.Hold(ctx, clk)
+	var held *LockHeldError
+	if !errors.As(err, &held) || !held.Stale {
+		return h, err
+	}
+	err = BreakLock(ctx, l.Kube, held.Status)
+	if rerr := l.record(ctx, "lock-takeover", "deleted the stale Lease of "+held.Status.Holder.Display()+" ("+held.Status.Describe(l.now())+")", err); rerr != nil {
+		return nil, errors.Join(err, rerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.Hold(ctx, clk)
+}
