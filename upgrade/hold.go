@@ -15,7 +15,8 @@ import (
 
 // Hold is a taken upgrade lock kept alive: a goroutine renews the Lease every
 // period until Stop. An upgrade's Session holds one while it applies and
-// follows; a recovery action holds one while it runs.
+// follows; a recovery action holds one while it runs. A nil Hold holds
+// nothing (a Session made by hand, in tests of what draws it).
 type Hold struct {
 	locker *Locker
 	clk    clock.WithTicker
@@ -95,6 +96,9 @@ func (h *Hold) start(every time.Duration) {
 // Stop ends the renewals and waits for them; the Lease stays (it turns
 // stale after its duration).
 func (h *Hold) Stop() {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	cancel, done := h.stopRenew, h.renewDone
 	h.stopRenew = nil
@@ -108,6 +112,9 @@ func (h *Hold) Stop() {
 // State is the lock as last taken or renewed, the last renewal's error, and
 // whether the lock was lost (cleared or taken by someone else).
 func (h *Hold) State() (st *LockStatus, renewErr error, lost bool) {
+	if h == nil {
+		return nil, nil, false
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.lock, h.renewErr, h.lost
@@ -115,6 +122,9 @@ func (h *Hold) State() (st *LockStatus, renewErr error, lost bool) {
 
 // Release stops the renewals and deletes the Lease, unless it was lost.
 func (h *Hold) Release(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
 	h.Stop()
 	if _, _, lost := h.State(); lost {
 		return nil
@@ -130,6 +140,9 @@ func (h *Hold) Release(ctx context.Context) error {
 
 // Released reports whether Release deleted the Lease.
 func (h *Hold) Released() bool {
+	if h == nil {
+		return false
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.released
