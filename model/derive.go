@@ -42,22 +42,23 @@ type Deriver struct {
 	// node and NodeUpgrade lists are the ones it was worked out with.
 	prev, next []mach
 	groups     [3][]mach // the index's etcd, cp and worker lists, reused
-	// utd memoizes machineUpToDate per worker (a scan of its conditions).
+	// utd memoizes upToDate per worker (a scan of its conditions).
 	utd, utdNext []utdEntry
 	built        bool
 }
 
-// utdEntry is one worker's machineUpToDate and what it was worked out from.
+// utdEntry is one worker's upToDate and what it was worked out from.
 type utdEntry struct {
 	m      *Machine
 	nu     *NodeUpgrade
-	target string
+	target MachineTarget
+	ready  bool // from the node when the machine has no Ready condition
 	v      bool
 }
 
-// utdMemo answers machineUpToDate for the workers of one derivation by
-// position, from the previous derivation's answers where the machine, its
-// NodeUpgrade and its target are the same.
+// utdMemo answers upToDate for the workers of one derivation by position,
+// from the previous derivation's answers where the machine, its readiness,
+// its NodeUpgrade and its target are the same.
 type utdMemo struct {
 	d *Deriver
 }
@@ -83,18 +84,18 @@ func (u utdMemo) done() {
 	}
 }
 
-func (u utdMemo) get(i int, m *mach, target string) bool {
+func (u utdMemo) get(i int, m *mach, target MachineTarget) bool {
 	if u.d == nil {
-		return machineUpToDate(m, target)
+		return upToDate(m.Machine, m.ready, m.nu, target)
 	}
-	e := utdEntry{m: m.Machine, nu: m.nu, target: target}
+	e := utdEntry{m: m.Machine, nu: m.nu, target: target, ready: m.ready}
 	if i < len(u.d.utd) {
-		if p := u.d.utd[i]; p.m == e.m && p.nu == e.nu && p.target == e.target {
+		if p := u.d.utd[i]; p.m == e.m && p.nu == e.nu && p.target == e.target && p.ready == e.ready {
 			u.d.utdNext[i] = p
 			return p.v
 		}
 	}
-	e.v = machineUpToDate(m, target)
+	e.v = upToDate(m.Machine, m.ready, m.nu, target)
 	u.d.utdNext[i] = e
 	return e.v
 }
@@ -114,6 +115,10 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	p.Stale = c != nil && c.Stale()
 	if c != nil {
 		p.SpecChangedAt = c.SpecChangedAt
+		p.Generation = c.Generation
+		if r, ok := c.EtcdRollback(); ok {
+			p.EtcdRollback = &r
+		}
 	}
 	if c != nil && !p.Stale && c.FailureMessage != "" {
 		p.Failed = true
@@ -128,9 +133,13 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 		cniPhase(s),
 		workersPhase(s, ix),
 	}
+	if p.EtcdRollback != nil {
+		rolledBack(&p.Phases[1], p.EtcdRollback) // Phases[1] is etcd
+	}
 	p.Current = orderPhases(&p)
+	holdPhases(&p, c)
 	p.Stalls = stalls(s, ix, opts, now)
-	p.Summary = summary(&p, now)
+	p.Summary = summary(&p, c, now)
 	return p
 }
 
@@ -348,16 +357,17 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	ph := PhaseProgress{Phase: PhaseControlPlane}
 	kcp := s.ControlPlane
 	c := s.Cluster
-	target := ""
-	if kcp != nil {
-		target = kcp.Version
-		if kcp.Replicas.Desired != nil {
-			ph.Total = int(*kcp.Replicas.Desired)
-		}
+	target := controlPlaneTarget(s)
+	if kcp != nil && kcp.Replicas.Desired != nil {
+		ph.Total = int(*kcp.Replicas.Desired)
 	}
 	if ph.Total == 0 && c != nil {
 		ph.Total = c.ControlPlaneCount
 	}
+	// Until EKS-A gives the KubeadmControlPlane the new version (after
+	// etcd), its machines match its spec but not the upgrade: the phase has
+	// not started, and none of them is up to date.
+	notStarted := kcp != nil && target.OwnerBehind()
 	live := 0
 	for i := range ix.cp {
 		m := &ix.cp[i]
@@ -365,7 +375,7 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 			continue
 		}
 		live++
-		if machineUpToDate(m, target) {
+		if upToDate(m.Machine, m.ready, m.nu, target) {
 			ph.Done++
 		}
 		if m.ready {
@@ -375,9 +385,15 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	if ph.Total == 0 {
 		ph.Total = live
 	}
+	counted := "machines up to date"
 	if live == 0 && kcp != nil && kcp.Replicas.UpToDate != nil {
-		// Machines not visible (forbidden or syncing): the counters still are.
-		ph.Done = int(*kcp.Replicas.UpToDate)
+		// Machines not visible (forbidden or syncing): the counters still
+		// are, but they count machines whose spec matches, running or not,
+		// which is not what "up to date" means elsewhere: say whose they are.
+		counted = "up to date by the KubeadmControlPlane's count"
+		if !notStarted {
+			ph.Done = int(*kcp.Replicas.UpToDate)
+		}
 		if kcp.Replicas.Ready != nil {
 			ph.Ready = int(*kcp.Replicas.Ready)
 		}
@@ -385,7 +401,10 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	rolling := ph.Done < ph.Total || live > ph.Total
 	paused := false
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%d/%d machines up to date, %d ready", ph.Done, ph.Total, ph.Ready))
+	parts = append(parts, fmt.Sprintf("%d/%d %s, %d ready", ph.Done, ph.Total, counted, ph.Ready))
+	if notStarted {
+		parts = append(parts, "not started: EKS-A has yet to move it to Kubernetes "+target.Kubernetes)
+	}
 	if kcp != nil {
 		if kcp.Stale() {
 			rolling = true
@@ -423,6 +442,10 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 		return ph
 	}
 	switch {
+	case notStarted:
+		// Waiting for EKS-A, not moving (orderPhases makes it the active
+		// phase when the upgrade stands here).
+		ph.Status = PhasePending
 	case rolling:
 		ph.Status = PhaseActive
 	case paused:
@@ -477,12 +500,21 @@ func cniPhase(s *ClusterState) PhaseProgress {
 func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	ph := PhaseProgress{Phase: PhaseWorkers}
 	c := s.Cluster
-	mdVersion := make(map[string]string, len(s.MachineDeployments))
+	targets := make(map[string]MachineTarget, len(s.MachineDeployments))
 	rolling := false
+	// behind counts the deployments EKS-A has yet to give the new
+	// Kubernetes version: while all are, the phase has not started.
+	behind := 0
+	behindVersion := ""
 	var notes []string
 	for i := range s.MachineDeployments {
 		md := &s.MachineDeployments[i]
-		mdVersion[md.Name] = md.Version
+		t := workerTarget(c, md)
+		targets[md.Name] = t
+		if t.OwnerBehind() {
+			behind++
+			behindVersion = t.Kubernetes
+		}
 		if md.Replicas.Desired != nil {
 			ph.Total += int(*md.Replicas.Desired)
 		}
@@ -495,6 +527,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 			notes = append(notes, fmt.Sprintf("%s in-place %d/%d upgraded", md.Name, r.Upgraded, r.Upgraded+r.RequireUpgrade))
 		}
 	}
+	notStarted := behind > 0 && behind == len(s.MachineDeployments)
 	if ph.Total == 0 && c != nil {
 		for _, g := range c.WorkerGroups {
 			ph.Total += g.Count
@@ -508,7 +541,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 			continue
 		}
 		live++
-		if utd.get(i, m, mdVersion[m.owner]) {
+		if utd.get(i, m, targets[m.owner]) {
 			ph.Done++
 		}
 		if m.ready {
@@ -516,11 +549,18 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		}
 	}
 	utd.done()
+	counted := "nodes up to date"
 	if live == 0 {
+		// Machines not visible (forbidden or syncing): the deployments'
+		// counters count machines whose spec matches, running or not, which
+		// is not what "up to date" means elsewhere: say whose they are.
 		for i := range s.MachineDeployments {
 			md := &s.MachineDeployments[i]
 			if md.Replicas.UpToDate != nil {
-				ph.Done += int(*md.Replicas.UpToDate)
+				counted = "up to date by the MachineDeployments' count"
+				if !targets[md.Name].OwnerBehind() {
+					ph.Done += int(*md.Replicas.UpToDate)
+				}
 			}
 			if md.Replicas.Ready != nil {
 				ph.Ready += int(*md.Replicas.Ready)
@@ -535,7 +575,10 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	}
 	since, cond := conditionOf(c, ConditionWorkersReady)
 	ph.Since = since
-	parts := []string{fmt.Sprintf("%d/%d nodes up to date, %d ready", ph.Done, ph.Total, ph.Ready)}
+	parts := []string{fmt.Sprintf("%d/%d %s, %d ready", ph.Done, ph.Total, counted, ph.Ready)}
+	if notStarted {
+		parts = append(parts, "not started: EKS-A has yet to move them to Kubernetes "+behindVersion)
+	}
 	parts = append(parts, notes...)
 	if !cond.IsTrue() && cond.Reason != "" {
 		parts = append(parts, reasonText(cond))
@@ -543,6 +586,10 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	ph.Detail = strings.Join(parts, ", ")
 	evidence := len(s.MachineDeployments) > 0 || live > 0
 	switch {
+	case notStarted:
+		// Waiting for EKS-A, not moving (orderPhases makes it the active
+		// phase when the upgrade stands here).
+		ph.Status = PhasePending
 	case rolling:
 		ph.Status = PhaseActive
 	case cond.IsTrue() || (evidence && (c == nil || c.Stale())):
@@ -592,11 +639,13 @@ func notSeen(s *ClusterState, k Kind, what string) string {
 	}
 }
 
-func summary(p *Progress, now time.Time) string {
+func summary(p *Progress, c *EKSACluster, now time.Time) string {
 	var b strings.Builder
 	switch {
 	case p.Failed:
 		b.WriteString("failed: " + p.FailureMessage)
+	case p.Paused:
+		b.WriteString(pausedSummary(p, c))
 	case p.Current == PhaseDone:
 		b.WriteString("done: every completion milestone met")
 	default:
@@ -819,37 +868,15 @@ func (ix *index) request(k Kind, target string) *UpgradeRequest {
 	return nil
 }
 
-// machineUpToDate decides whether a control-plane or worker machine runs the
-// target: an in-place NodeUpgrade in flight says no, a completed one for the
-// target says yes; otherwise CAPI's UpToDate condition, otherwise the version.
-func machineUpToDate(m *mach, target string) bool {
-	if nu := m.nu; nu != nil {
-		if !nu.Completed {
-			return false
-		}
-		if target == "" || nu.KubernetesVersion == target {
-			return true
-		}
-	}
-	if c, ok := m.Conditions.Get(MachineConditionUpToDate); ok {
-		return c.IsTrue()
-	}
-	return target == "" || m.Version == target
-}
-
-// machineReady: etcd members by their label, the others by the Machine's
-// Ready condition, or their node's readiness when the condition is absent.
+// machineReady is readyWith, looking the node up only when the Machine has
+// no Ready condition (the lookup is most of the cost at fleet scale).
 func (ix *index) machineReady(m *Machine) bool {
-	if m.Role == RoleEtcd {
-		return m.EtcdReady
+	if m.Role != RoleEtcd {
+		if _, ok := m.Conditions.Get(ConditionReady); !ok {
+			return readyWith(m, ix.node(m.NodeName))
+		}
 	}
-	if c, ok := m.Conditions.Get(ConditionReady); ok {
-		return c.IsTrue()
-	}
-	if n := ix.node(m.NodeName); n != nil {
-		return n.Ready
-	}
-	return false
+	return readyWith(m, nil)
 }
 
 // CAPI Machine condition types (v1beta2).

@@ -199,12 +199,19 @@ func TestDeriveProgressInPlaceWorkersCountCompletedNodeUpgrades(t *testing.T) {
 	s.MachineDeployments[0].Replicas.UpToDate = i32(0)
 	s.Cluster.Conditions[2] = cond(ConditionWorkersReady, "False", "InPlaceUpgradeInProgress", "Worker nodes not up-to-date yet", t0)
 	s.Cluster.Conditions[3].Status = "False"
+	var nodes []*Node
 	for _, m := range s.Machines.All() {
 		m.Conditions = nil // in-place: no UpToDate condition from CAPI
 		if m.Role == RoleControlPlane {
 			m.Version = s.ControlPlane.Version
 		}
+		if m.NodeName != "" {
+			// Without a Ready condition, readiness comes from the node:
+			// only a running node counts as up to date.
+			nodes = append(nodes, &Node{Meta: Meta{Name: m.NodeName}, Ready: true})
+		}
 	}
+	s.Nodes = ListOf(nodes...)
 	s.NodeUpgrades = ListOf(
 		&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
 		&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target},

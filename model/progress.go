@@ -13,6 +13,10 @@ const (
 	PhaseWorkers      Phase = "workers"
 	PhaseDone         Phase = "done"
 	PhaseFailed       Phase = "failed"
+	// PhasePaused is the upgrade under way with EKS-A reconcile paused
+	// (AnnotationEKSAPaused): nothing EKS-A drives moves until the
+	// annotation goes, whatever the objects say; Progress.Paused says why.
+	PhasePaused Phase = "paused"
 )
 
 // Phases lists the upgrade phases in order (done and failed are end states).
@@ -28,6 +32,13 @@ const (
 	PhaseBroken  PhaseStatus = "failed"
 	// PhaseSkipped is a phase that does not apply (stacked etcd, unmanaged CNI).
 	PhaseSkipped PhaseStatus = "skipped"
+	// PhaseHeld is a phase that would be active but cannot move: EKS-A
+	// reconcile is paused.
+	PhaseHeld PhaseStatus = "paused"
+	// PhaseRolledBack is the etcd phase after upgrade-console's etcd
+	// rollback: its spec is the previous one again, so it is not done,
+	// and it will not move while EKS-A stays paused.
+	PhaseRolledBack PhaseStatus = "rolled back"
 )
 
 // PhaseProgress is one phase of the derived progress.
@@ -76,7 +87,8 @@ type Stall struct {
 // Progress is the view of an upgrade derived from one ClusterState.
 type Progress struct {
 	// Current is the active phase, PhaseDone when the completion rule holds,
-	// PhaseFailed when the cluster reports a failure.
+	// PhaseFailed when the cluster reports a failure, PhasePaused when EKS-A
+	// reconcile is paused before either.
 	Current Phase
 	Phases  []PhaseProgress
 	// Stale is true while metadata.generation != status.observedGeneration on
@@ -96,6 +108,18 @@ type Progress struct {
 	// SpecChangedAt is when the EKS-A Cluster's spec was last written (zero
 	// when unknown): the phases that follow it cannot have started earlier.
 	SpecChangedAt time.Time
+	// Generation is the EKS-A Cluster's metadata.generation (0 when unknown):
+	// it moves with spec changes only, which tells the Timeline a new
+	// upgrade from a metadata write that moved SpecChangedAt.
+	Generation int64
+	// Paused is true while EKS-A reconcile of the Cluster is paused
+	// (AnnotationEKSAPaused) and the upgrade is neither complete nor failed:
+	// Current is PhasePaused and no phase is active.
+	Paused bool
+	// EtcdRollback is upgrade-console's etcd rollback record on the Cluster
+	// (nil without one, or when the Cluster is not paused, as the recovery
+	// itself reads a record without the pause as a leftover).
+	EtcdRollback *EtcdRollbackRecord
 }
 
 // ProgressOptions tunes the derivation.

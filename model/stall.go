@@ -331,16 +331,16 @@ func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (S
 }
 
 func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Time) (Stall, bool) {
-	desired, upToDate := int32(0), int32(0)
+	desired, counter := int32(0), int32(0)
 	if md.Replicas.Desired != nil {
 		desired = *md.Replicas.Desired
 	}
 	if md.Replicas.UpToDate != nil {
-		upToDate = *md.Replicas.UpToDate
+		counter = *md.Replicas.UpToDate
 	} else {
 		return Stall{}, false
 	}
-	if upToDate >= desired && !md.Stale() {
+	if counter >= desired && !md.Stale() {
 		return Stall{}, false
 	}
 	start := time.Time{}
@@ -352,6 +352,18 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 		return Stall{}, false
 	}
 	d := now.Sub(t)
+	// The same count as the workers phase, so the stall line and the status
+	// line agree; the deployment's own counter only when no machine is listed.
+	done, counted := int(counter), "up to date by its count"
+	if len(ix.workers) > 0 {
+		done, counted = 0, "nodes up to date"
+		tg := workerTarget(ix.s.Cluster, md)
+		for i := range ix.workers {
+			if m := &ix.workers[i]; m.owner == md.Name && upToDate(m.Machine, m.ready, m.nu, tg) {
+				done++
+			}
+		}
+	}
 	return Stall{Kind: KindMachineDeployment, Name: md.Name, Since: t, For: d,
-		Sentence: fmt.Sprintf("worker group %s rollout waiting for %s: %d/%d machines up to date", md.Name, ShortDuration(d), upToDate, desired)}, true
+		Sentence: fmt.Sprintf("worker group %s rollout waiting for %s: %d/%d %s", md.Name, ShortDuration(d), done, desired, counted)}, true
 }

@@ -11,6 +11,21 @@ type Timeline struct {
 	// Started is when the first phase was seen active; Finished when the
 	// upgrade was first seen done or failed (zero while it runs).
 	Started, Finished time.Time
+	// Generation and SpecChangedAt are the EKS-A Cluster generation the
+	// timeline follows and the spec change that started it. Progress's
+	// SpecChangedAt is the newest write to the Cluster other than its
+	// status, and metadata writes count: EKS-A's management-components
+	// annotation when that phase ends, the console's own pause and etcd
+	// rollback annotations. Followed as it moves, it restarted the clock
+	// in the middle of an upgrade (elapsed 0:06 after an 8 s phase), and
+	// when an annotation went and the time fell back, a start estimated
+	// from older conditions made it leap ahead. Only a spec change moves
+	// the generation, so the start is taken once per generation.
+	Generation    int64
+	SpecChangedAt time.Time
+	// changeSeen: the timeline saw the generation change, so SpecChangedAt
+	// is when this upgrade began, not an older write it joined after.
+	changeSeen bool
 }
 
 // TimelineEntry is one phase of the timeline.
@@ -53,7 +68,15 @@ func (t Timeline) Entry(ph Phase) (TimelineEntry, bool) {
 
 // Observe folds one derived Progress into the timeline.
 func (t Timeline) Observe(p Progress, now time.Time) Timeline {
-	next := Timeline{Entries: make([]TimelineEntry, len(Phases)), Started: t.Started, Finished: t.Finished}
+	next := Timeline{Entries: make([]TimelineEntry, len(Phases)), Started: t.Started, Finished: t.Finished,
+		Generation: p.Generation, SpecChangedAt: p.SpecChangedAt}
+	// sameUpgrade: the generation the timeline follows, whose start is
+	// kept as it was (a generation of 0 is unknown and proves nothing).
+	sameUpgrade := p.Generation != 0 && p.Generation == t.Generation
+	if sameUpgrade && !t.SpecChangedAt.IsZero() {
+		next.SpecChangedAt = t.SpecChangedAt
+	}
+	following := sameUpgrade && !t.Started.IsZero()
 	for i, ph := range Phases {
 		var e TimelineEntry
 		if i < len(t.Entries) {
@@ -66,14 +89,26 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 			continue
 		}
 		switch pp.Status {
-		case PhaseActive, PhaseBroken:
+		case PhaseActive, PhaseBroken, PhaseHeld, PhaseRolledBack:
+			if !e.Finished.IsZero() && e.Finished.Before(next.SpecChangedAt) {
+				// Finished before this upgrade's spec change: this is a
+				// new run of the phase, not the old one going on (the
+				// components phase, which clampTo leaves alone, would
+				// otherwise count the time since the console started).
+				e.Started, e.Estimated = time.Time{}, false
+			}
 			if e.Started.IsZero() {
 				e.Started = now
-				if !pp.Since.IsZero() && pp.Since.Before(now) {
+				// Condition times stand in for starts the timeline did not
+				// see, when it joins an upgrade. Once it follows one, a
+				// phase starts when seen: the control plane's condition
+				// turned False when etcd began ("Etcd is not ready"), and
+				// as its start it doubled the etcd phase's time.
+				if !following && !pp.Since.IsZero() && pp.Since.Before(now) {
 					e.Started, e.Estimated = pp.Since, true
 				}
 			}
-			if pp.Status == PhaseActive {
+			if pp.Status != PhaseBroken {
 				e.Finished = time.Time{}
 			}
 		case PhaseOK:
@@ -83,7 +118,7 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		}
 		e.Status = pp.Status
 		next.Entries[i] = e
-		if (pp.Status == PhaseActive || pp.Status == PhaseBroken) && (next.Started.IsZero() || e.Started.Before(next.Started)) {
+		if underWay(pp.Status) && (next.Started.IsZero() || e.Started.Before(next.Started)) {
 			next.Started = e.Started
 		}
 	}
@@ -95,8 +130,26 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 	default:
 		next.Finished = time.Time{}
 	}
-	next.clampTo(p.SpecChangedAt)
+	next.changeSeen = (sameUpgrade && t.changeSeen) || (t.Generation != 0 && p.Generation != 0 && !sameUpgrade)
+	next.clampTo(next.SpecChangedAt)
+	switch {
+	case following:
+		// Once the upgrade's start is known it stays: a later estimate
+		// (a phase first seen with an older condition time) would make
+		// the elapsed time leap.
+		next.Started = t.Started
+	case next.changeSeen && !next.Started.IsZero() && !next.SpecChangedAt.IsZero():
+		// The upgrade began with the spec change, a moment before its
+		// first phase was seen under way.
+		next.Started = next.SpecChangedAt
+	}
 	return next
+}
+
+// underWay reports whether a phase status means the upgrade has reached the
+// phase and not finished it.
+func underWay(s PhaseStatus) bool {
+	return s == PhaseActive || s == PhaseBroken || s == PhaseHeld || s == PhaseRolledBack
 }
 
 // clampTo keeps the phases EKS-A runs after the spec change from starting

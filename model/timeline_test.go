@@ -102,3 +102,105 @@ func TestTimelineForgetsPhasesOfEarlierChanges(t *testing.T) {
 		t.Error("Observe changed the receiver's entries")
 	}
 }
+
+// TestTimelineStartSurvivesMetadataWrites follows one upgrade (generation 2)
+// through the writes that move SpecChangedAt without changing the spec: the
+// elapsed time must count on from the spec change, never restart or leap.
+func TestTimelineStartSurvivesMetadataWrites(t *testing.T) {
+	applied := t0
+	obs := func(tl Timeline, at, specChangedAt time.Time, gen int64, st map[Phase]PhaseStatus, since map[Phase]time.Time) Timeline {
+		p := progressWith(PhaseEtcd, st, since)
+		p.SpecChangedAt, p.Generation = specChangedAt, gen
+		return tl.Observe(p, at)
+	}
+	elapsed := func(tl Timeline, now time.Time) time.Duration { return now.Sub(tl.Started) }
+
+	// At rest before the apply: nothing under way.
+	tl := obs(Timeline{}, applied.Add(-time.Minute), applied.Add(-40*24*time.Hour), 1,
+		map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseOK, PhaseControlPlane: PhaseOK, PhaseCNI: PhaseOK, PhaseWorkers: PhaseOK}, nil)
+	// The apply (generation 2): the management components upgrade first.
+	tl = obs(tl, applied.Add(time.Second), applied, 2, map[Phase]PhaseStatus{PhaseComponents: PhaseActive}, nil)
+	if got := elapsed(tl, applied.Add(time.Second)); got != time.Second {
+		t.Errorf("elapsed just after the apply = %s, want 1s", got)
+	}
+	// EKS-A writes the management-components annotation as that phase
+	// ends (a metadata write: SpecChangedAt moves, the generation not).
+	tl = obs(tl, applied.Add(14*time.Second), applied.Add(8*time.Second), 2,
+		map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseActive}, nil)
+	if got := elapsed(tl, applied.Add(14*time.Second)); got != 14*time.Second {
+		t.Errorf("elapsed after the components annotation = %s, want 14s (it restarted at the annotation)", got)
+	}
+	// The console's etcd rollback annotates the Cluster (paused).
+	tl = obs(tl, applied.Add(5*time.Minute), applied.Add(5*time.Minute-time.Second), 2,
+		map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseRolledBack}, nil)
+	if got := elapsed(tl, applied.Add(5*time.Minute)); got != 5*time.Minute {
+		t.Errorf("elapsed after the rollback annotations = %s, want 5m", got)
+	}
+	if e, _ := tl.Entry(PhaseEtcd); e.Started != applied.Add(14*time.Second) || !e.Finished.IsZero() {
+		t.Errorf("etcd entry after the rollback = %+v, want still the one started at 14s", e)
+	}
+	// The annotations go: the newest write is older again, and the control
+	// plane phase shows up with a condition time from before the rollback.
+	tl = obs(tl, applied.Add(6*time.Minute), applied, 2,
+		map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseOK, PhaseControlPlane: PhaseActive},
+		map[Phase]time.Time{PhaseControlPlane: applied.Add(-2 * time.Minute)})
+	if got := elapsed(tl, applied.Add(6*time.Minute)); got != 6*time.Minute {
+		t.Errorf("elapsed after the annotations went = %s, want 6m (it leapt)", got)
+	}
+	// A new spec change is a new upgrade: the clock starts over there.
+	tl = obs(tl, applied.Add(31*time.Minute), applied.Add(30*time.Minute), 3,
+		map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseActive}, nil)
+	if got := elapsed(tl, applied.Add(31*time.Minute)); got != time.Minute {
+		t.Errorf("elapsed of the next upgrade = %s, want 1m from its spec change", got)
+	}
+}
+
+func TestTimelinePhaseRunAgainAfterTheSpecChangeStartsAnew(t *testing.T) {
+	// The console starts while its lists sync (the components phase shows
+	// active for a moment, then done); the upgrade applied a minute later
+	// runs the management components again.
+	tl := Timeline{}
+	p := progressWith(PhaseComponents, map[Phase]PhaseStatus{PhaseComponents: PhaseActive}, nil)
+	p.Generation, p.SpecChangedAt = 1, t0.Add(-40*24*time.Hour)
+	tl = tl.Observe(p, t0)
+	all := map[Phase]PhaseStatus{}
+	for _, ph := range Phases {
+		all[ph] = PhaseOK
+	}
+	p = progressWith(PhaseDone, all, nil)
+	p.Generation, p.SpecChangedAt = 1, t0.Add(-40*24*time.Hour)
+	tl = tl.Observe(p, t0.Add(time.Second))
+	applied := t0.Add(time.Minute)
+	p = progressWith(PhaseComponents, map[Phase]PhaseStatus{PhaseComponents: PhaseActive}, nil)
+	p.Generation, p.SpecChangedAt = 2, applied
+	tl = tl.Observe(p, applied.Add(time.Second))
+	now := applied.Add(10 * time.Second)
+	tl = tl.Observe(p, now)
+	if e, _ := tl.Entry(PhaseComponents); e.Elapsed(now) > now.Sub(tl.Started) {
+		t.Errorf("components phase %s, longer than the upgrade's %s: it counts from before the spec change", e.Elapsed(now), now.Sub(tl.Started))
+	}
+}
+
+func TestTimelineFollowedPhaseStartsWhenSeen(t *testing.T) {
+	// Following an upgrade from its spec change, the control plane phase
+	// comes after etcd; its condition turned False when etcd began, which
+	// must not be taken for its start.
+	applied := t0
+	p := progressWith(PhaseEtcd, map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseActive}, nil)
+	p.Generation, p.SpecChangedAt = 2, applied
+	tl := Timeline{Generation: 1}.Observe(p, applied.Add(time.Second))
+	p = progressWith(PhaseControlPlane, map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseOK, PhaseControlPlane: PhaseActive},
+		map[Phase]time.Time{PhaseControlPlane: applied.Add(time.Second)})
+	p.Generation, p.SpecChangedAt = 2, applied
+	cpSeen := applied.Add(2 * time.Minute)
+	tl = tl.Observe(p, cpSeen)
+	now := cpSeen.Add(30 * time.Second)
+	etcd, _ := tl.Entry(PhaseEtcd)
+	cp, _ := tl.Entry(PhaseControlPlane)
+	if cp.Started != cpSeen || cp.Estimated {
+		t.Errorf("control plane started %v (estimated %v), want when seen %v", cp.Started, cp.Estimated, cpSeen)
+	}
+	if sum, total := etcd.Elapsed(now)+cp.Elapsed(now), now.Sub(tl.Started); sum > total {
+		t.Errorf("etcd %s + control plane %s exceed the upgrade's %s", etcd.Elapsed(now), cp.Elapsed(now), total)
+	}
+}

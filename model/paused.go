@@ -1,0 +1,119 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EtcdRollbackRecord is the part of upgrade-console's etcd rollback record
+// (AnnotationEtcdRollbackRecord, written by upgrade/recovery) the progress
+// shows.
+type EtcdRollbackRecord struct {
+	// Phase is "running" while the rollback works and "done" once etcd is
+	// back on the previous spec (EKS-A stays paused either way).
+	Phase      string `json:"phase"`
+	NewMachine string `json:"newMachine"`
+	By         string `json:"by"`
+}
+
+// Running reports whether the rollback has not finished (a record it cannot
+// read counts as running: nothing says it is over).
+func (r EtcdRollbackRecord) Running() bool { return r.Phase != "done" }
+
+// EtcdRollback returns upgrade-console's etcd rollback record on the Cluster.
+// A record on a Cluster that is not paused is a leftover that the recovery
+// itself ignores, and so does this. A record that does not parse is still
+// returned (zero fields): the pause that goes with it is deliberate all the
+// same.
+func (c *EKSACluster) EtcdRollback() (EtcdRollbackRecord, bool) {
+	if c == nil || !c.Paused() {
+		return EtcdRollbackRecord{}, false
+	}
+	v, ok := c.Annotations[AnnotationEtcdRollbackRecord]
+	if !ok {
+		return EtcdRollbackRecord{}, false
+	}
+	var r EtcdRollbackRecord
+	if json.Unmarshal([]byte(v), &r) != nil {
+		return EtcdRollbackRecord{}, true
+	}
+	return r, true
+}
+
+// rolledBack marks the etcd phase after upgrade-console's etcd rollback. Its
+// objects then look finished (ready, no rollout marker, every member matching
+// the spec) only because the spec is the previous one again: none of the
+// members has what the upgrade asked for, and the phase is not done.
+func rolledBack(ph *PhaseProgress, r *EtcdRollbackRecord) {
+	if ph.Phase != PhaseEtcd || ph.Status == PhaseSkipped {
+		return
+	}
+	ph.Status = PhaseRolledBack
+	ph.Done = 0
+	what := "rolled back to the previous spec by upgrade-console"
+	if r.Running() {
+		what = "rollback to the previous spec by upgrade-console in progress"
+	}
+	ph.Detail = joinDetail(what, fmt.Sprintf("%d/%d members ready", ph.Ready, ph.Total))
+}
+
+// holdPhases applies EKS-A's pause to an upgrade under way. Phases are
+// derived from what the objects say, and after an etcd rollback they say
+// "etcd ready, control plane waiting": read as such, the upgrade seems to
+// move on while EKS-A, paused, will do nothing. So no phase is active: the
+// one that would be is held, and Current says the upgrade is paused.
+func holdPhases(p *Progress, c *EKSACluster) {
+	if c == nil || !c.Paused() || p.Failed || p.Current == PhaseDone {
+		return
+	}
+	p.Paused = true
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		if ph.Status != PhaseActive {
+			continue
+		}
+		ph.Status = PhaseHeld
+		ph.Detail = joinDetail("EKS-A reconcile paused", ph.Detail)
+	}
+	p.Current = PhasePaused
+}
+
+// pausedSummary is the status line of a paused upgrade: why nothing moves and
+// how it resumes.
+func pausedSummary(p *Progress, c *EKSACluster) string {
+	resume := "`upgrade-console lock clear paused --cluster " + c.Name + namespaceFlag(c) + "`"
+	if r := p.EtcdRollback; r != nil {
+		if r.Running() {
+			return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends"
+		}
+		return "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + resume + " after fixing the cause"
+	}
+	at := ""
+	for _, ph := range p.Phases {
+		if ph.Status == PhaseHeld {
+			at = " at " + string(ph.Phase)
+			break
+		}
+	}
+	// Someone else's pause (an interrupted eksctl run leaves one behind):
+	// say how to find out whose before clearing it.
+	return "upgrade paused" + at + ": EKS-A reconcile paused (" + AnnotationEKSAPaused + "); nothing moves until it is removed: see `upgrade-console lock status --cluster " + c.Name + namespaceFlag(c) + "`"
+}
+
+func namespaceFlag(c *EKSACluster) string {
+	if c.Namespace == "" || c.Namespace == "default" {
+		return ""
+	}
+	return " -n " + c.Namespace
+}
+
+func joinDetail(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,181 @@
+package model
+
+// "Up to date" for a control-plane or worker machine is defined here, once:
+// the phase counts, the status line and the stall sentences use it, and the
+// nodes pane is meant to (MachineUpToDate). CAPI's own answers are to a
+// different question, whether a machine's spec matches its owner's:
+// upToDateReplicas and the Machine UpToDate condition count a new machine
+// that is still Pending or Provisioning, and an old machine keeps
+// UpToDate=True until the machine controller gets round to it (at 2,000
+// machines, many seconds). Counted that way the status line read 758, then
+// 233, then 100 of 2,000 nodes up to date while the nodes pane, which counts
+// running nodes on the new version, read 3. An operator reads "up to date" as
+// "a running node on the version the upgrade wants", so that is the rule.
+
+// MachineTarget is the version an upgrade wants a machine to run.
+type MachineTarget struct {
+	// Version is the owner's spec.version (KubeadmControlPlane or
+	// MachineDeployment), "v1.31.3-eks-1-31-11": what CAPI rolls the
+	// machines to. Empty when unknown.
+	Version string
+	// Kubernetes is the EKS-A Cluster spec's Kubernetes version for the
+	// machine's group, "1.31"; empty when unknown. EKS-A writes the new
+	// version into the owner's spec only when the upgrade reaches that
+	// owner's phase, so until then Version still names the old release and
+	// this is the only sign that the machines have yet to move.
+	Kubernetes string
+}
+
+// MachineTargets returns the target of each owner of control-plane and worker
+// machines, by owner name (the KubeadmControlPlane's and each
+// MachineDeployment's).
+func MachineTargets(s *ClusterState) map[string]MachineTarget {
+	if s == nil {
+		return nil
+	}
+	out := make(map[string]MachineTarget, len(s.MachineDeployments)+1)
+	if s.ControlPlane != nil {
+		out[s.ControlPlane.Name] = controlPlaneTarget(s)
+	}
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		out[md.Name] = workerTarget(s.Cluster, md)
+	}
+	return out
+}
+
+func controlPlaneTarget(s *ClusterState) MachineTarget {
+	var t MachineTarget
+	if s.ControlPlane != nil {
+		t.Version = s.ControlPlane.Version
+	}
+	if s.Cluster != nil {
+		t.Kubernetes = s.Cluster.KubernetesVersion
+	}
+	return t
+}
+
+// workerTarget finds the EKS-A worker group behind a MachineDeployment by
+// EKS-A's naming (<cluster>-<group>). A deployment that matches no group gets
+// the cluster's version only when no group overrides it; otherwise its
+// Kubernetes target is unknown rather than guessed.
+func workerTarget(c *EKSACluster, md *MachineDeployment) MachineTarget {
+	t := MachineTarget{Version: md.Version}
+	if c == nil {
+		return t
+	}
+	overridden := false
+	for _, g := range c.WorkerGroups {
+		if g.KubernetesVersion != "" {
+			overridden = true
+		}
+		if c.Name+"-"+g.Name == md.Name {
+			t.Kubernetes = g.KubernetesVersion
+			if t.Kubernetes == "" {
+				t.Kubernetes = c.KubernetesVersion
+			}
+			return t
+		}
+	}
+	if !overridden {
+		t.Kubernetes = c.KubernetesVersion
+	}
+	return t
+}
+
+// Behind reports whether a version ("v1.30.14-eks-1-30-58") is of an older
+// Kubernetes minor than the EKS-A spec asks for. Only older counts: EKS-A's
+// webhook refuses a downgrade, so a newer version means the snapshot's Cluster
+// is the one behind, not the machine.
+func (t MachineTarget) Behind(version string) bool {
+	wantMaj, wantMin, ok := kubeMinor(t.Kubernetes)
+	if !ok {
+		return false
+	}
+	maj, min, ok := kubeMinor(version)
+	if !ok {
+		return false
+	}
+	return maj < wantMaj || (maj == wantMaj && min < wantMin)
+}
+
+// OwnerBehind reports whether EKS-A has yet to give the owner the new
+// Kubernetes version: its rollout has not started.
+func (t MachineTarget) OwnerBehind() bool { return t.Behind(t.Version) }
+
+// MachineOnTarget reports whether a control-plane or worker machine has the
+// version the upgrade wants, whether or not it runs yet. An in-place upgrade
+// in flight says no and a completed one for the target says yes; a version of
+// an older minor than the EKS-A spec, or other than the owner's, says no
+// whatever the UpToDate condition says (it lags the owner's spec); otherwise
+// CAPI's UpToDate condition decides, which also sees changes other than the
+// version (a new machine template).
+func MachineOnTarget(m *Machine, nu *NodeUpgrade, t MachineTarget) bool {
+	if nu != nil {
+		if !nu.Completed {
+			return false
+		}
+		if t.Version == "" || nu.KubernetesVersion == t.Version {
+			return !t.Behind(nu.KubernetesVersion)
+		}
+	}
+	if t.Behind(m.Version) {
+		return false
+	}
+	if t.Version != "" && m.Version != "" && m.Version != t.Version {
+		return false
+	}
+	if c, ok := m.Conditions.Get(MachineConditionUpToDate); ok {
+		return c.IsTrue()
+	}
+	return true
+}
+
+// MachineUpToDate reports whether a control-plane or worker machine is up to
+// date: a running, ready node, not being deleted, on the version the upgrade
+// wants (MachineOnTarget). n is the machine's node (nil when unknown), nu its
+// newest in-place upgrade (nil when none).
+func MachineUpToDate(m *Machine, n *Node, nu *NodeUpgrade, t MachineTarget) bool {
+	return upToDate(m, readyWith(m, n), nu, t)
+}
+
+func upToDate(m *Machine, ready bool, nu *NodeUpgrade, t MachineTarget) bool {
+	return ready && m.Phase == MachinePhaseRunning && !m.Deleting() && MachineOnTarget(m, nu, t)
+}
+
+// MachinePhaseRunning is the CAPI Machine phase of a machine whose node runs.
+const MachinePhaseRunning = "Running"
+
+// readyWith: etcd members by their label, the others by the Machine's Ready
+// condition, or their node's readiness when the condition is absent.
+func readyWith(m *Machine, n *Node) bool {
+	if m.Role == RoleEtcd {
+		return m.EtcdReady
+	}
+	if c, ok := m.Conditions.Get(ConditionReady); ok {
+		return c.IsTrue()
+	}
+	return n != nil && n.Ready
+}
+
+// kubeMinor reads the major and minor of "1.31", "v1.31" or
+// "v1.31.3-eks-1-31-11" without allocating: it runs per machine.
+func kubeMinor(s string) (major, minor int, ok bool) {
+	if len(s) > 0 && s[0] == 'v' {
+		s = s[1:]
+	}
+	major, s, ok = leadingInt(s)
+	if !ok || len(s) == 0 || s[0] != '.' {
+		return 0, 0, false
+	}
+	minor, _, ok = leadingInt(s[1:])
+	return major, minor, ok
+}
+
+func leadingInt(s string) (n int, rest string, ok bool) {
+	i := 0
+	for ; i < len(s) && i < 9 && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, s[i:], i > 0
+}
