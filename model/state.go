@@ -359,7 +359,11 @@ type ClusterState struct {
 
 	Connection      ConnectionState
 	ConnectionSince time.Time
-	Sources         map[Kind]SourceStatus
+	// ConnectionErr is the last error that keeps the connection from being
+	// live ("dial tcp 10.0.0.5:6443: connect: connection refused"); empty
+	// while live.
+	ConnectionErr string
+	Sources       map[Kind]SourceStatus
 
 	Cluster            *EKSACluster
 	CAPICluster        *CAPICluster

@@ -124,7 +124,11 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 				// an empty cluster: say how the connection goes, no more.
 				if s != nil && s.Connection != lastConn {
 					lastConn = s.Connection
-					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: string(s.Connection)}}); err != nil {
+					text := string(s.Connection)
+					if s.ConnectionErr != "" {
+						text += ": " + s.ConnectionErr
+					}
+					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: text}}); err != nil {
 						return outcome, err
 					}
 				}

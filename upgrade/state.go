@@ -24,6 +24,9 @@ func unsynced(s *model.ClusterState) []string {
 		return []string{"no snapshot yet"}
 	}
 	if s.Connection != model.Live {
+		if s.ConnectionErr != "" {
+			return []string{"connection " + string(s.Connection) + ": " + s.ConnectionErr}
+		}
 		return []string{"connection " + string(s.Connection)}
 	}
 	if len(s.Sources) == 0 {

@@ -115,6 +115,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		Context:         o.Context,
 		Connection:      w.conn,
 		ConnectionSince: w.connSince,
+		ConnectionErr:   w.connErr,
 		Sources:         w.sourcesLocked(),
 		Cluster:         st.clusters.get(key(o.ClusterNamespace, o.ClusterName)),
 		CAPICluster:     st.capi.get(key(o.SystemNamespace, o.ClusterName)),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -392,6 +393,13 @@ func TestConnectionStates(t *testing.T) {
 	if c, _ := conn(); c != model.Connecting {
 		t.Fatalf("discovery failing before ever live: %s", c)
 	}
+	// The snapshot says why it is not live, for the operator and for the
+	// sync timeout's message.
+	w.mu.Lock()
+	if got := w.snapshotLocked().ConnectionErr; got != "connection refused" {
+		t.Errorf("connection error while connecting = %q", got)
+	}
+	w.mu.Unlock()
 	w.discovery = nil
 	insts, sources := w.plan(map[schema.GroupVersionResource]bool{{Group: capiGroup, Version: "v1beta2", Resource: "machines"}: true})
 	w.insts, w.sources = insts, sources
@@ -411,6 +419,11 @@ func TestConnectionStates(t *testing.T) {
 	if src := w.sourcesLocked()[model.KindMachine]; src.Err == "" {
 		t.Errorf("source error not recorded: %+v", src)
 	}
+	w.mu.Lock()
+	if got := w.snapshotLocked().ConnectionErr; !strings.Contains(got, "connection refused") {
+		t.Errorf("connection error while reconnecting = %q", got)
+	}
+	w.mu.Unlock()
 	// A relist that expired is routine, not a connection problem.
 	in.observe(ctx, "list", apierrors.NewResourceExpired("too old resource version"))
 	if c, _ := conn(); c != model.Reconnecting {

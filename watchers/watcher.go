@@ -123,7 +123,8 @@ type Watcher struct {
 	conn      model.ConnectionState
 	connSince time.Time
 	everLive  bool
-	discovery error // last discovery error, nil once discovery succeeded
+	discovery error  // last discovery error, nil once discovery succeeded
+	connErr   string // why the connection is not live (connectionErrLocked)
 	clients   clients
 	wg        sync.WaitGroup // informer goroutines
 	insts     []*instance
@@ -415,6 +416,24 @@ func (w *Watcher) setConnLocked() {
 		w.conn = next
 		w.connSince = w.opts.Clock()
 	}
+	w.connErr = ""
+	if next != model.Live {
+		w.connErr = w.connectionErrLocked()
+	}
+}
+
+// connectionErrLocked is why the connection is not live: discovery's error,
+// else the first failing source's.
+func (w *Watcher) connectionErrLocked() string {
+	if w.discovery != nil {
+		return w.discovery.Error()
+	}
+	for _, in := range w.insts {
+		if in.failing && in.status.Err != "" {
+			return in.status.Err
+		}
+	}
+	return ""
 }
 
 func (w *Watcher) discovered() bool { return len(w.insts) > 0 || len(w.sources) > 0 }
