@@ -98,8 +98,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	// Checked before anything is written: a timeout that has already passed
 	// would apply the spec and then keep the lock of an upgrade not followed.
+	if o.display.stallAfter <= 0 {
+		return badFlag("--stall-after", fmt.Errorf("must be positive, got %s", o.display.stallAfter), "give how long a machine may make no progress, e.g. 10m")
+	}
 	if o.timeout < 0 {
-		return usageError{fmt.Errorf("--timeout %s: must not be negative (0 follows until the upgrade ends)", o.timeout)}
+		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 90m; 0 follows until the upgrade ends")
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -328,7 +331,7 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 	}
 	theme, err := themes.ParseName(o.display.theme)
 	if err != nil {
-		return usageError{fmt.Errorf("--theme: %w", err)}
+		return badFlag("--theme", err, "use one of "+themeNames())
 	}
 	o.display.readOnly = o.readOnly
 	o.display.nodeLabel = o.live.nodeLabel

@@ -253,7 +253,7 @@ func TestPlanDemoStaleLock(t *testing.T) {
 func TestApplyRefusesANegativeTimeoutBeforeConnecting(t *testing.T) {
 	out, errOut, code := runCaptured(t, "apply", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig",
 		"--yes", "--wait", "--timeout", "-5m")
-	if code != ExitUsage || !strings.Contains(errOut, "must not be negative") {
-		t.Fatalf("exit %d, want %d naming the timeout\n%s\n%s", code, ExitUsage, out, errOut)
+	if code != ExitBadInput || !strings.Contains(errOut, "--timeout: must not be negative") {
+		t.Fatalf("exit %d, want %d naming the timeout\n%s\n%s", code, ExitBadInput, out, errOut)
 	}
 }

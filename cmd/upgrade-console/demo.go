@@ -61,17 +61,20 @@ Scenarios: ` + strings.Join(scenario.Names(), ", "),
 
 func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if o.speed <= 0 {
-		return usageError{fmt.Errorf("--speed must be positive, got %g", o.speed)}
+		return badFlag("--speed", fmt.Errorf("must be positive, got %g", o.speed), "1 is real time, 20 twenty times faster")
 	}
 	if o.nodes <= 0 {
-		return usageError{fmt.Errorf("--nodes must be positive, got %d", o.nodes)}
+		return badFlag("--nodes", fmt.Errorf("must be positive, got %d", o.nodes), "the number of worker nodes of the large scenario, e.g. 10000")
 	}
 	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
-		return usageError{fmt.Errorf("--scenario: %w", err)}
+		return badFlag("--scenario", err, "see `upgrade-console demo --help` for the scenarios")
 	}
 	theme, err := themes.ParseName(o.display.theme)
 	if err != nil {
-		return usageError{fmt.Errorf("--theme: %w", err)}
+		return badFlag("--theme", err, "use one of "+themeNames())
+	}
+	if err := o.display.check(); err != nil {
+		return err
 	}
 	// Once the dashboard owns the terminal, progress lines go to the log.
 	var uiRunning atomic.Bool

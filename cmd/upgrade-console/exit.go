@@ -56,3 +56,9 @@ func exitCode(err error) int {
 		return ExitBadInput
 	}
 }
+
+// badFlag is an invalid flag value: bad input (exit 1), as the README's table
+// has it; a missing or unknown flag is a usageError (exit 2).
+func badFlag(flag string, problem error, fix string) error {
+	return &model.InputError{Source: flag, Problem: problem.Error(), Fix: fix}
+}

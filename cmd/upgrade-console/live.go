@@ -88,6 +88,9 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	if err := upgrade.ValidateSkips(l.skips); err != nil {
 		return nil, err
 	}
+	if l.syncTimeout <= 0 {
+		return nil, badFlag("--sync-timeout", fmt.Errorf("must be positive, got %s", l.syncTimeout), "how long to wait for the cluster's objects to load, e.g. 30s")
+	}
 	spec, err := upgrade.ReadSpecFile(l.file, ns)
 	if err != nil {
 		return nil, err

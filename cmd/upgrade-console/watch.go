@@ -47,6 +47,18 @@ func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.rollbackThreshold, "etcd-rollback-threshold", recovery.DefaultEtcdRollbackThreshold, "how long a new etcd member may stay not ready before the recovery menu (R) offers the etcd rollback")
 }
 
+// check refuses display flag values that would make the screen lie: a stall
+// reported at once, or a rollback offered at once.
+func (o *watchOptions) check() error {
+	switch {
+	case o.stallAfter <= 0:
+		return badFlag("--stall-after", fmt.Errorf("must be positive, got %s", o.stallAfter), "give how long a machine may make no progress, e.g. 10m")
+	case o.rollbackThreshold <= 0:
+		return badFlag("--etcd-rollback-threshold", fmt.Errorf("must be positive, got %s", o.rollbackThreshold), "e.g. 15m")
+	}
+	return nil
+}
+
 func themeNames() string {
 	ns := make([]string, len(themes.Names))
 	for i, n := range themes.Names {
@@ -88,12 +100,15 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if o.cluster == "" {
 		return usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to follow")}
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
 	if o.timeout < 0 {
-		return usageError{fmt.Errorf("--timeout must not be negative, got %s", o.timeout)}
+		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 2h; 0 waits for ever")
 	}
 	theme, err := themes.ParseName(o.theme)
 	if err != nil {
-		return usageError{fmt.Errorf("--theme: %w", err)}
+		return badFlag("--theme", err, "use one of "+themeNames())
 	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()

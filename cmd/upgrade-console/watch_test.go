@@ -19,16 +19,22 @@ func TestWatchUsage(t *testing.T) {
 	cases := []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"watch"}, "--cluster is required"},
-		{[]string{"watch", "--cluster", "mgmt", "--theme", "solarized"}, "--theme: unknown theme"},
-		{[]string{"watch", "--cluster", "mgmt", "--timeout", "-1s"}, "--timeout must not be negative"},
-		{[]string{"watch", "--cluster", "mgmt", "extra"}, "takes 0 argument"},
+		{[]string{"watch"}, "--cluster is required", ExitUsage},
+		{[]string{"watch", "--cluster", "mgmt", "extra"}, "takes 0 argument", ExitUsage},
+		// A flag's value that is wrong is bad input, as the README's table says.
+		{[]string{"watch", "--cluster", "mgmt", "--theme", "solarized"}, "--theme: unknown theme", ExitBadInput},
+		{[]string{"watch", "--cluster", "mgmt", "--timeout", "-1s"}, "--timeout: must not be negative", ExitBadInput},
+		{[]string{"demo", "--scenario", "happy"}, "--scenario: ", ExitBadInput},
+		{[]string{"demo", "--speed", "0"}, "--speed: must be positive", ExitBadInput},
+		{[]string{"watch", "--cluster", "mgmt", "--stall-after", "-1s"}, "--stall-after: must be positive", ExitBadInput},
+		{[]string{"plan", "--cluster", "mgmt", "-f", "x.yaml", "--sync-timeout", "0"}, "--sync-timeout: must be positive", ExitBadInput},
 	}
 	for _, c := range cases {
 		_, errOut, code := runCaptured(t, c.args...)
-		if code != ExitUsage || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, ExitUsage, c.want)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, c.code, c.want)
 		}
 	}
 }
