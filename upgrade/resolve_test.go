@@ -154,6 +154,7 @@ metadata:
 		{"no name", "apiVersion: v1\nkind: ConfigMap\n", "document 1 (ConfigMap): metadata.name: missing"},
 		{"no kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\n", "spec.kubernetesVersion: missing"},
 		{"not yaml", "kind: [", "document 1: not valid YAML"},
+		{"a foreign object", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: sneaky}\n", "ConfigMap default/sneaky: not an EKS Anywhere object"},
 		{"unquoted kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: 1.30}\n", "spec.kubernetesVersion: must be a string, got 1.3"},
 		{"unquoted eksaVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 21}\n", "spec.eksaVersion: must be a string, got 21"},
 	} {

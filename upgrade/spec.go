@@ -104,6 +104,16 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 		return nil, &model.InputError{Source: source, Problem: "no EKS-A Cluster (apiVersion anywhere.eks.amazonaws.com/v1alpha1, kind Cluster) in the file",
 			Fix: "give the cluster spec file, not a Bundles or CAPI manifest"}
 	}
+	// The console applies the cluster's own spec, nothing else: an object of
+	// another API group slipped into the file would be created or changed
+	// under the upgrade's name.
+	for _, d := range spec.Docs {
+		if gv, _ := schema.ParseGroupVersion(d.GetAPIVersion()); gv.Group != GVREKSACluster.Group {
+			return nil, &model.InputError{Source: source, Field: docRef(d),
+				Problem: "not an EKS Anywhere object: the spec file holds the EKS-A Cluster and its provider objects (apiVersion " + GVREKSACluster.Group + "/…)",
+				Fix:     "remove it from the file; apply other objects with the tool that owns them"}
+		}
+	}
 	// YAML reads an unquoted 1.30 as the number 1.3: said as such, not as a
 	// missing field.
 	for _, fe := range [][2]string{{"kubernetesVersion", `"1.31" (unquoted, YAML reads 1.30 as the number 1.3)`}, {"eksaVersion", `"v0.21.2"`}} {
