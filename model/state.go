@@ -126,9 +126,14 @@ type EKSACluster struct {
 	GitOps            bool
 
 	ObservedGeneration int64
-	FailureMessage     string
-	FailureReason      string
-	Conditions         Conditions
+	// ChildrenReconciledGeneration is status.childrenReconciledGeneration:
+	// the sum of the child objects' generations (datacenter and machine
+	// configs) at EKS-A's last successful full reconcile; 0 when unset. A
+	// change to a child alone moves no generation of the Cluster.
+	ChildrenReconciledGeneration int64
+	FailureMessage               string
+	FailureReason                string
+	Conditions                   Conditions
 	// SpecChangedAt is the newest managedFields time of a write to the main
 	// resource (not status): roughly when the spec under upgrade was applied.
 	// Zero when unknown. Used to say how long a generation has gone unobserved.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -71,6 +72,10 @@ type Session struct {
 	Applied  []AppliedObject
 	// ClusterGeneration is the EKS-A Cluster's generation after the apply.
 	ClusterGeneration int64
+	// ChildrenBefore is the Cluster's status.childrenReconciledGeneration
+	// before an apply that changed child objects; 0 when none changed or
+	// the cluster does not report it.
+	ChildrenBefore int64
 
 	locker *Locker
 	hold   *Hold
@@ -166,7 +171,32 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; the upgrade lock is kept and the snapshot is in %s", err, len(s.Applied), s.Snapshot.Where())
 	}
 	s.ClusterGeneration = s.Applied[len(s.Applied)-1].Generation
+	if childrenChanged(o.DryRun) && plan.Current != nil && plan.Current.Cluster != nil {
+		s.ChildrenBefore, _, _ = unstructured.NestedInt64(plan.Current.Cluster.Object, "status", "childrenReconciledGeneration")
+	}
 	return s, nil
+}
+
+// childrenChanged reports whether the dry-run the operator confirmed changes
+// the spec of an object other than the EKS-A Cluster.
+func childrenChanged(dry *DryRunResult) bool {
+	if dry == nil {
+		return false
+	}
+	for _, o := range dry.Objects {
+		if strings.HasPrefix(o.Object, "Cluster ") {
+			continue
+		}
+		if o.Create {
+			return true
+		}
+		for _, f := range o.Fields {
+			if strings.HasPrefix(f.Path, ".spec") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Lock is the lock as last taken or renewed, the last renew error, and
@@ -176,6 +206,7 @@ func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) { return s.
 // Track waits for the upgrade to complete (see Track) and then Finishes.
 func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
 	o.AppliedGeneration = s.ClusterGeneration
+	o.ChildrenReconciledBefore = s.ChildrenBefore
 	out, err := Track(ctx, src, s.clk, o)
 	if errors.Is(err, context.Canceled) {
 		// The operator stopped following; the upgrade goes on in the

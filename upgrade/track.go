@@ -47,6 +47,13 @@ type TrackOptions struct {
 	// OnProgress, when set, receives the progress whenever its summary
 	// changes (the headless output).
 	OnProgress func(model.Progress)
+	// ChildrenReconciledBefore, when positive, is the Cluster's
+	// status.childrenReconciledGeneration before an apply that changed child
+	// objects (machine or datacenter configs): completion also waits for
+	// EKS-A to report them reconciled (the value moves past it), since a
+	// change to a child alone leaves the Cluster's generation, and so the
+	// rest of the rule, as it was.
+	ChildrenReconciledBefore int64
 	// OnPoll, when set, is called at every poll with the latest snapshot
 	// (nil before the first), for what the caller reports besides progress.
 	OnPoll func(*model.ClusterState)
@@ -148,6 +155,12 @@ func progressOf(s *model.ClusterState, o TrackOptions, now time.Time) model.Prog
 	if s.Cluster == nil || s.Cluster.Generation < o.AppliedGeneration {
 		p.Complete, p.Failed = false, false
 		p.Summary = fmt.Sprintf("waiting for the watch to see generation %d of the Cluster", o.AppliedGeneration)
+		return p
+	}
+	if o.ChildrenReconciledBefore > 0 && p.Complete && s.Cluster.ChildrenReconciledGeneration <= o.ChildrenReconciledBefore {
+		p.Complete = false
+		p.Summary = fmt.Sprintf("waiting for EKS-A to reconcile the changed machine and datacenter configs (status.childrenReconciledGeneration still %d)",
+			s.Cluster.ChildrenReconciledGeneration)
 	}
 	return p
 }

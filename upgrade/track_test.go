@@ -202,3 +202,47 @@ func TestTrackFailureAndTimeout(t *testing.T) {
 		t.Errorf("outcome %+v, %v", out, err)
 	}
 }
+
+// A change to machine or datacenter configs alone leaves the Cluster's
+// generation and conditions as they were: completion waits until EKS-A
+// reports the children reconciled (status.childrenReconciledGeneration moves
+// past its value before the apply).
+func TestTrackWaitsForChangedChildren(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	gen := int64(1)
+	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
+	w.setConditions(t, gen, "", all)
+	children := func(n int64) {
+		w.cluster(t, true, func(u *unstructured.Unstructured) { setNested(u, n, "status", "childrenReconciledGeneration") })
+	}
+	children(7)
+	src := &countingSource{src: w.watcher}
+	run := startTrack(src, TrackOptions{AppliedGeneration: gen, ChildrenReconciledBefore: 7, Poll: 2 * time.Millisecond,
+		Gate: model.CompletionGate{Snapshots: 5}})
+	src.waitLooks(t, 50)
+	if run.finished() {
+		t.Fatalf("completed before EKS-A reconciled the changed children: %+v", run.out)
+	}
+	children(9)
+	<-run.done
+	if run.err != nil || !run.out.Complete {
+		t.Fatalf("outcome %+v, %v", run.out, run.err)
+	}
+}
+
+func TestChildrenChanged(t *testing.T) {
+	for _, c := range []struct {
+		dry  *DryRunResult
+		want bool
+	}{
+		{nil, false},
+		{&DryRunResult{Objects: []ObjectChange{{Object: "Cluster default/mgmt", Fields: []FieldChange{{Path: ".spec.kubernetesVersion"}}}}}, false},
+		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-cp", Fields: []FieldChange{{Path: ".spec.diskGiB"}}}}}, true},
+		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-cp", Fields: []FieldChange{{Path: ".metadata.annotations.x"}}}}}, false},
+		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-new", Create: true}}}, true},
+	} {
+		if got := childrenChanged(c.dry); got != c.want {
+			t.Errorf("childrenChanged(%+v) = %t", c.dry, got)
+		}
+	}
+}
