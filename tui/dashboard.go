@@ -318,6 +318,12 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 		total++
 		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + firstLine(p.FailureMessage), rFailure}}})
 	}
+	if p.Paused && p.Summary != "" {
+		// First, before the stalls: the pause is why nothing moves, and the
+		// summary says how the upgrade resumes.
+		total++
+		out = append(out, line{segs: []seg{{" " + markHeld + " " + p.Summary, rPaused}}})
+	}
 	for _, sl := range p.Stalls {
 		if len(out) == maxStallLines {
 			break

@@ -300,3 +300,45 @@ func withChanged[T any](l model.List[T], k int, change func(*T)) model.List[T] {
 	change(&v)
 	return l.With(map[int]*T{k: &v})
 }
+
+// fixturePausedAfterRollback is fixtureMidEtcd after upgrade-console's etcd
+// rollback: the new member is gone, etcd is ready again on the previous
+// spec, the control plane is no longer paused for the rollout, and EKS-A
+// reconcile stays paused with the rollback's record (as upgrade/recovery
+// leaves it). EKS-A, paused, has not rewritten its conditions since.
+func fixturePausedAfterRollback() *model.ClusterState {
+	s := fixtureMidEtcd()
+	s.Version = 43
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"done","newMachine":"mgmt-etcd-x","by":"ops@bastion"}`
+	delete(s.ControlPlane.Annotations, model.AnnotationCAPIPaused)
+	delete(s.ControlPlane.Annotations, model.AnnotationSkipPauseCPManagedEtcd)
+	rolledBack := ago(2 * time.Minute)
+	s.Etcd.Generation, s.Etcd.ObservedGeneration = 3, 3
+	s.Etcd.ReadyReplicas, s.Etcd.Ready = 3, true
+	delete(s.Etcd.Annotations, model.AnnotationEtcdUpgrading)
+	s.Etcd.Conditions = model.Conditions{
+		cond("Ready", "True", "", "", "", rolledBack),
+		cond("EtcdMachinesSpecUpToDate", "True", "", "", "", rolledBack),
+		cond("EtcdEndpointsAvailable", "True", "", "", "", ago(40*24*time.Hour)),
+		cond("EtcdCertificatesAvailable", "True", "", "", "", ago(40*24*time.Hour)),
+	}
+	var ms []*model.Machine
+	for _, m := range s.Machines.All() {
+		if m.Role != model.RoleEtcd {
+			ms = append(ms, m)
+		}
+	}
+	etcd := []*model.Machine{
+		etcdMachine("mgmt-etcd-4xk2q", ago(40*24*time.Hour), true, true, "Running"),
+		etcdMachine("mgmt-etcd-9pq7w", ago(40*24*time.Hour), true, true, "Running"),
+		etcdMachine("mgmt-etcd-p4x44", ago(40*24*time.Hour), true, true, "Running"),
+	}
+	s.Machines = model.ListOf(append(etcd, ms...)...)
+	s.Events = []model.Event{
+		{Type: "Normal", Reason: "SuccessfulDelete", Message: "Deleted machine mgmt-etcd-x", ObjectKind: "EtcdadmCluster", ObjectName: "mgmt-etcd", Count: 1, LastTimestamp: ago(3 * time.Minute)},
+		{Type: "Warning", Reason: "EtcdHealthCheckFailed", Message: "etcd endpoint https://10.0.0.14:2379 not healthy yet", ObjectKind: "EtcdadmCluster", ObjectName: "mgmt-etcd", Count: 31, LastTimestamp: ago(4 * time.Minute)},
+		{Type: "Normal", Reason: "Updated", Message: "Cluster spec applied by upgrade-console (generation 6 → 7)", ObjectKind: "Cluster", ObjectName: "mgmt", Count: 1, LastTimestamp: ago(6*time.Minute + 52*time.Second)},
+	}
+	return s
+}

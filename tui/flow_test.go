@@ -77,7 +77,7 @@ func dashboardOf(t *testing.T, a *App) *Dashboard {
 func TestFlowStartShowsSnapshot(t *testing.T) {
 	tm, _ := startApp(t, fixtureMidEtcd(), Options{})
 	app, screen := finish(t, tm)
-	for _, want := range []string{"EKS-A v0.21.1", "k8s 1.30 → 1.31", "● live", "ETCD", "upgrading", "provisioning", "NODES", "12 md-0 workers up to date"} {
+	for _, want := range []string{"EKS-A v0.21.1", "k8s 1.30 → 1.31", "● live", "ETCD", "upgrading", "provisioning", "NODES", "12 md-0 workers not started"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q:\n%s", want, screen)
 		}

@@ -96,3 +96,48 @@ func requireLines(t *testing.T, out string, w, h int) {
 		}
 	}
 }
+
+// TestDashboardPausedGoldens pins the screen after upgrade-console's etcd
+// rollback: EKS-A reconcile left paused, the etcd phase rolled back (↺), and
+// the pause in the header's badges and first on the status line.
+func TestDashboardPausedGoldens(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("paused-after-rollback/%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := newTestDashboard(t, fixturePausedAfterRollback(), themes.Mono, sz[0], sz[1])
+			out := d.View()
+			requireLines(t, out, sz[0], sz[1])
+			plain := ansi.Strip(out)
+			for _, want := range []string{markHeld + " paused   ● live", "etcd " + markRolledBack, " " + markHeld + " etcd rolled back; EKS-A reconcile paused"} {
+				if !strings.Contains(plain, want) {
+					t.Errorf("screen lacks %q:\n%s", want, plain)
+				}
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+// TestHeaderPausedGoldens pins the held and rolled-back marks in colour: a
+// phase held by someone else's pause (mid-etcd, then paused), and etcd
+// after upgrade-console's rollback.
+func TestHeaderPausedGoldens(t *testing.T) {
+	held := func() *model.ClusterState {
+		s := fixtureMidEtcd()
+		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+		return s
+	}
+	for _, f := range []struct {
+		name  string
+		state func() *model.ClusterState
+	}{{"held", held}, {"rolled-back", fixturePausedAfterRollback}} {
+		for _, w := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s/dark/%d", f.name, w), func(t *testing.T) {
+				d := newTestDashboard(t, f.state(), themes.Dark, w, 40)
+				var b strings.Builder
+				d.header.render(&b, d.st, w, d.now)
+				requireShape(t, b.String(), w, 2)
+				golden.RequireEqual(t, b.String())
+			})
+		}
+	}
+}

@@ -71,6 +71,11 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 	if !ownLock && s != nil && s.Lock.Held() {
 		h.badges = append(h.badges, watchedLockBadge(sym, s.Lock, now), seg{"   ", rText})
 	}
+	if p.Paused {
+		// Whatever the phases show, nothing moves until the pause goes;
+		// the status line says why and how it resumes.
+		h.badges = append(h.badges, seg{markHeld + " paused", rPaused}, seg{"   ", rText})
+	}
 	switch {
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
 		h.badges = append(h.badges, seg{"◌ connecting", rConnecting})
@@ -207,7 +212,7 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 		switch form {
 		case timelineSymbols:
 			segs = append(segs, seg{mark, r})
-			if pp.Status == model.PhaseActive || pp.Status == model.PhaseBroken {
+			if named(pp.Status) {
 				segs = append(segs, seg{" " + shortPhase[pp.Phase], r})
 				if el != "" {
 					segs = append(segs, seg{" " + el, rMuted})
@@ -250,8 +255,32 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 	return segs
 }
 
+// Marks of the phase statuses the themes' symbols have none for. Both are
+// one cell wide in every terminal font the other marks render in, and
+// differ in shape from them, which is all the monochrome theme has:
+// "‖" a pause (not the emoji-width "⏸"), "↺" a step taken back (unlike
+// the header's "↻ reconnecting").
+const (
+	markHeld       = "‖"
+	markRolledBack = "↺"
+)
+
+// named reports whether the symbols-only timeline names a phase: the ones
+// an operator must find at a glance.
+func named(s model.PhaseStatus) bool {
+	switch s {
+	case model.PhaseActive, model.PhaseBroken, model.PhaseHeld, model.PhaseRolledBack:
+		return true
+	}
+	return false
+}
+
 func phaseMark(sym themes.Symbols, s model.PhaseStatus) (string, role) {
 	switch s {
+	case model.PhaseHeld:
+		return markHeld, rPhaseHeld
+	case model.PhaseRolledBack:
+		return markRolledBack, rPhaseRolledBack
 	case model.PhaseOK:
 		return sym.OK, rPhaseDone
 	case model.PhaseActive:
@@ -273,6 +302,10 @@ func nameRole(s model.PhaseStatus) role {
 		return rPhaseFailed
 	case model.PhaseOK:
 		return rText
+	case model.PhaseHeld:
+		return rPhaseHeld
+	case model.PhaseRolledBack:
+		return rPhaseRolledBack
 	default:
 		return rMuted
 	}

@@ -93,9 +93,26 @@ type rowJoin struct {
 	nusFrom   model.List[model.NodeUpgrade]
 	upgrades  map[string]*model.NodeUpgrade // machine name → its NodeUpgrade
 
+	// targets is what each owner's machines are upgraded to, kept while
+	// the objects it is read from are the same (targetsFrom): a map per
+	// snapshot was garbage on every status change at 10,000 nodes.
+	targets     map[string]target
+	targetsFrom targetInputs
+
 	rows []nodeRow
 	src  []rowSrc // what rows[i] was built from
 	seen []bool   // per node: some machine shows it
+}
+
+// targetInputs are the objects the targets are read from. The watchers
+// publish a new object (and a new MachineDeployment slice) when one changes,
+// so the same pointers mean the same targets.
+type targetInputs struct {
+	cluster *model.EKSACluster
+	cp      *model.ControlPlane
+	mds     *model.MachineDeployment
+	nmd     int
+	name    string
 }
 
 // rowSrc is everything a row is a function of.
@@ -131,16 +148,10 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		j.upgrades = model.NewestUpgrades(s.NodeUpgrades)
 		j.nusFrom = s.NodeUpgrades
 	}
-	targets := make(map[string]target, len(s.MachineDeployments)+1)
-	for i := range s.MachineDeployments {
-		md := &s.MachineDeployments[i]
-		targets[md.Name] = target{md.Version, md.RolloutStrategy == "InPlace" ||
-			md.Annotations[model.AnnotationMDInPlaceUpgradeNeeded] == "true" || groupInPlace(s, md.Name)}
-	}
-	if cp := s.ControlPlane; cp != nil {
-		targets[cp.Name] = target{cp.Version, cp.RolloutStrategy == "InPlace" ||
-			cp.Annotations[model.AnnotationKCPInPlaceUpgradeNeeded] == "true" ||
-			(s.Cluster != nil && s.Cluster.ControlPlaneRolloutStrategy == "InPlace")}
+	targets := j.targetsOf(s)
+	cpName := ""
+	if s.ControlPlane != nil {
+		cpName = s.ControlPlane.Name
 	}
 	prefix := s.ClusterName + "-"
 	j.seen = resize(j.seen, s.Nodes.Len())
@@ -150,7 +161,13 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		if m.Role == model.RoleEtcd {
 			continue
 		}
-		src := rowSrc{m: m, nodeAt: -1, tg: targets[m.Owner]}
+		owner := m.Owner
+		if m.Role == model.RoleControlPlane && cpName != "" {
+			// The model holds every control-plane machine to the
+			// KubeadmControlPlane's target, whatever its owner reference.
+			owner = cpName
+		}
+		src := rowSrc{m: m, nodeAt: -1, tg: targets[owner]}
 		if old := j.prev(k); old != nil && old.m == m && nodesSame && nusSame {
 			src.n, src.nodeAt, src.nu = old.n, old.nodeAt, old.nu
 		} else {
@@ -176,6 +193,31 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	}
 	j.rows, j.src = j.rows[:k], j.src[:k]
 	return j.rows
+}
+
+// targetsOf returns each owner's target: the version from the model
+// (model.MachineTargets, so the rows and the phase counts agree on "up to
+// date") and whether it is reached in place.
+func (j *rowJoin) targetsOf(s *model.ClusterState) map[string]target {
+	in := targetInputs{cluster: s.Cluster, cp: s.ControlPlane, mds: first(s.MachineDeployments),
+		nmd: len(s.MachineDeployments), name: s.ClusterName}
+	if j.targets != nil && in == j.targetsFrom {
+		return j.targets
+	}
+	mts := model.MachineTargets(s)
+	targets := make(map[string]target, len(mts))
+	for i := range s.MachineDeployments {
+		md := &s.MachineDeployments[i]
+		targets[md.Name] = target{mts[md.Name], md.RolloutStrategy == "InPlace" ||
+			md.Annotations[model.AnnotationMDInPlaceUpgradeNeeded] == "true" || groupInPlace(s, md.Name)}
+	}
+	if cp := s.ControlPlane; cp != nil {
+		targets[cp.Name] = target{mts[cp.Name], cp.RolloutStrategy == "InPlace" ||
+			cp.Annotations[model.AnnotationKCPInPlaceUpgradeNeeded] == "true" ||
+			(s.Cluster != nil && s.Cluster.ControlPlaneRolloutStrategy == "InPlace")}
+	}
+	j.targets, j.targetsFrom = targets, in
+	return targets
 }
 
 // prev is what row k was built from last time, nil when it is new.
@@ -221,7 +263,7 @@ func resize[T any](l []T, n int) []T {
 
 // target is the version a machine's owner wants and how it gets there.
 type target struct {
-	version string
+	model.MachineTarget
 	inPlace bool
 }
 
@@ -259,18 +301,36 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 			r.phase = "NotReady"
 		}
 	}
-	upToDate := m == nil || tg.version == "" || m.Version == tg.version
+	// On target and up to date are the model's answers (model/uptodate.go),
+	// so a row's ✓ and the title's count agree with the phase counts: a
+	// machine still on the old Kubernetes minor is not up to date before
+	// its phase starts, whatever its owner's spec says meanwhile.
+	onTarget, upToDate := true, false
+	if m != nil {
+		onTarget = model.MachineOnTarget(m, nu, tg.MachineTarget)
+		upToDate = model.MachineUpToDate(m, n, nu, tg.MachineTarget)
+	}
+	// A completed in-place upgrade that does not put the machine on target
+	// is an earlier upgrade's: its full bar would read as this one done.
+	steps := nu != nil && (!nu.Completed || onTarget)
 	inProgress := false
-	if nu != nil {
+	if steps {
 		r.stepsTotal = len(model.NodeUpgradeSteps)
 		r.stepsDone, r.stepText, r.stepFailed, r.since = stepProgress(nu, r.since)
 		inProgress = !nu.Completed
-	} else if m != nil && !upToDate {
+	} else if m != nil && !onTarget {
 		// Not started: how long it has been running its old version says
 		// nothing about the upgrade.
-		r.stepText, r.since = "to be replaced", time.Time{}
-		if tg.inPlace {
+		r.since = time.Time{}
+		switch {
+		case tg.OwnerBehind():
+			// EKS-A has not given the owner the new version yet: neither
+			// a replacement nor an in-place upgrade is on its way.
+			r.stepText = "not started"
+		case tg.inPlace:
 			r.stepText = "waiting"
+		default:
+			r.stepText = "to be replaced"
 		}
 	}
 	switch {
@@ -278,23 +338,27 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		r.mark, r.phaseRole = seg{sym.Fail, rSevError}, rSevError
 	case m != nil && (!m.DeletionTimestamp.IsZero() || m.Phase == "Deleting"):
 		r.mark, r.phase, r.phaseRole = seg{sym.Pending, rMuted}, "Deleting", rMuted
-		if !upToDate {
+		if !onTarget {
 			r.stepText = "replaced, leaving"
 			r.fold = foldLeaving
 		}
+	case upToDate:
+		// Before the readiness below: the model reads the Machine's Ready
+		// condition first, and the title counts what the model counts.
+		r.mark, r.settled, r.fold = seg{sym.OK, rCondTrue}, true, foldUpToDate
 	case inProgress || (m != nil && m.Phase != "Running") || !ready:
 		r.mark = seg{sym.Active, rSevInfo}
-	case !upToDate:
+	case m == nil:
+		// A ready node no machine claims: nothing the upgrade moves.
+		r.mark = seg{sym.OK, rCondTrue}
+	case !onTarget:
 		r.mark = seg{sym.Pending, rMuted}
-		if m != nil && nu == nil {
+		if !steps {
 			r.fold = foldWaiting
 		}
 	default:
-		r.mark = seg{sym.OK, rCondTrue}
-		r.settled = m != nil
-		if r.settled {
-			r.fold = foldUpToDate
-		}
+		// On target with a ready node, but its Machine not Ready yet.
+		r.mark = seg{sym.Active, rSevInfo}
 	}
 	r.version = shortVersion(r.version)
 	return r
@@ -406,7 +470,7 @@ func groupText(r *nodeRow) string {
 	case r.fold == foldWaiting && r.stepText == "waiting":
 		state = "waiting for their in-place upgrade"
 	case r.fold == foldWaiting:
-		state = r.stepText // "to be replaced"
+		state = r.stepText // "to be replaced", "not started"
 	}
 	return strconv.Itoa(r.group) + " " + what + " " + state + " (e to expand)"
 }

@@ -5,8 +5,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -195,4 +198,186 @@ func TestNodesPaneCopiesUnchangedRows(t *testing.T) {
 	if p.redrawn != 1 {
 		t.Errorf("%d rows drawn for one changed machine, want 1", p.redrawn)
 	}
+}
+
+// fixtureMidWorkers is a rolling upgrade in its workers phase: the
+// MachineDeployment has the new version; some workers are replaced, some
+// still run the old one, one new machine is provisioning, one old one is
+// leaving, and one new machine's node is ready while its Machine is not
+// (the model reads the Machine's Ready condition first).
+func fixtureMidWorkers() *model.ClusterState {
+	s := fixtureHealthy()
+	s.Version = 11
+	ms := s.Machines.Slice()
+	ns := s.Nodes.Slice()
+	for i, m := range ms {
+		if m.Role != model.RoleWorker {
+			continue
+		}
+		k := i - 6 // the workers follow 3 etcd and 3 control-plane machines
+		switch {
+		case k < 5: // not replaced yet
+			m.Version = oldK8s
+			ns[i-3].KubeletVersion = oldK8s
+		case k == 5:
+			m.Version, m.Phase = oldK8s, "Deleting"
+			m.DeletionTimestamp = ago(time.Minute)
+		case k == 6:
+			m.Phase = "Provisioning"
+			ns[i-3].Ready = false
+		case k == 7:
+			m.Conditions = model.Conditions{cond(model.ConditionReady, "False", model.SeverityInfo, "NodeStartupTimeout", "", ago(time.Minute))}
+		}
+	}
+	s.Machines, s.Nodes = model.ListOf(ms...), model.ListOf(ns...)
+	return s
+}
+
+// TestNodesPaneUpToDateIsTheModels: a row is ✓ and counted in the title
+// exactly when the model calls its machine up to date, so the title's count
+// is the control plane's and the workers' phase counts. The pane used to
+// compare a machine's version with its owner's spec, which before the
+// workers phase is still the old one: "15 up to date" in the middle of etcd.
+func TestNodesPaneUpToDateIsTheModels(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	for _, tc := range []struct {
+		name  string
+		state func() *model.ClusterState
+	}{
+		{"mid-etcd", fixtureMidEtcd},
+		{"inplace-failed", fixtureInPlaceFailed},
+		{"mid-workers", fixtureMidWorkers},
+		{"paused-after-rollback", fixturePausedAfterRollback},
+		{"healthy", fixtureHealthy},
+		{"large", func() *model.ClusterState { return fixtureLarge(500) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.state()
+			prog := model.DeriveProgress(s, model.ProgressOptions{}, t0)
+			want := 0
+			for _, ph := range prog.Phases {
+				if ph.Phase == model.PhaseControlPlane || ph.Phase == model.PhaseWorkers {
+					want += ph.Done
+				}
+			}
+			p := nodesPane{expand: true}
+			p.set(st, s, stallSet{})
+			got := 0
+			for _, r := range p.all {
+				if r.settled {
+					got++
+				}
+				if r.settled != (r.fold == foldUpToDate) || (r.settled && r.mark.text != th.Sym.OK) {
+					t.Errorf("row %s: settled %t, fold %d, mark %q", r.name, r.settled, r.fold, r.mark.text)
+				}
+			}
+			if got != want {
+				t.Errorf("%d rows up to date, the model counts %d", got, want)
+			}
+			title := segsText(p.title)
+			if !strings.Contains(title, fmt.Sprintf(" · %d up to date", want)) {
+				t.Errorf("title %q, want %d up to date", title, want)
+			}
+		})
+	}
+}
+
+// TestNodesPaneWorkersBeforeTheirPhase: in the middle of the etcd phase of
+// an upgrade to 1.31, nothing has moved to 1.31 and no owner has the new
+// version yet: every control-plane and worker row reads "not started",
+// none ✓.
+func TestNodesPaneWorkersBeforeTheirPhase(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	s := fixtureMidEtcd()
+	p := nodesPane{expand: true}
+	p.set(st, s, stallSet{})
+	for _, r := range p.all {
+		if r.mark.text == th.Sym.OK || r.stepText != "not started" || r.fold != foldWaiting {
+			t.Errorf("row %s (%s): mark %q, upgrade %q, fold %d; want waiting, not started", r.name, r.role, r.mark.text, r.stepText, r.fold)
+		}
+	}
+	if title := segsText(p.title); title != "15 machines · 0 up to date" {
+		t.Errorf("title %q", title)
+	}
+	p.expand = false
+	p.regroup()
+	out := ansi.Strip(p.view(st, 80, 8, false, t0))
+	for _, want := range []string{"○ 3 control plane nodes not started", "○ 12 md-0 workers not started"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pane lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNodesPaneKeepsTheEndOfCutNames: at 80 columns the name column cuts
+// CAPI's machine names; cut at the end, two rows of one MachineSet read
+// alike ("mgmt-md-1-gxmqdpw…"), so the start goes instead.
+func TestNodesPaneKeepsTheEndOfCutNames(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	s := fixtureHealthy()
+	names := []string{"mgmt-md-1-gxmqdpw-rrdmk", "mgmt-md-1-gxmqdpw-x7k2p"}
+	var ms []*model.Machine
+	var ns []*model.Node
+	for _, m := range s.Machines.All() {
+		if m.Role != model.RoleWorker {
+			ms = append(ms, m)
+		}
+	}
+	for _, n := range s.Nodes.All() {
+		if !strings.HasPrefix(n.Name, "mgmt-md-0") {
+			ns = append(ns, n)
+		}
+	}
+	wm, wn := workers(len(names), "md-1", newK8s, ago(time.Hour))
+	for i, name := range names {
+		wm[i].Name, wm[i].NodeName, wn[i].Name = name, name, name
+	}
+	s.Machines = model.ListOf(append(ms, wm...)...)
+	s.Nodes = model.ListOf(append(ns, wn...)...)
+	s.MachineDeployments = []model.MachineDeployment{md("mgmt-md-1", newK8s, 2)}
+
+	p := nodesPane{expand: true}
+	p.set(st, s, stallSet{})
+	out := ansi.Strip(p.view(st, 80, 12, false, t0))
+	lines := strings.Split(out, "\n")
+	for _, name := range names {
+		cut := "…" + name[len(name)-17:] + " " // the name column is 18 wide at 80
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, " ✓ "+cut) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d rows start with %q, want 1:\n%s", n, cut, out)
+		}
+	}
+
+	for _, tc := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"mgmt-md-1-gxmqdpw-rrdmk", 14, "…gxmqdpw-rrdmk"},
+		{"mgmt-md-1-gxmqdpw-rrdmk", 30, "mgmt-md-1-gxmqdpw-rrdmk       "},
+		{"mgmt-md-1-gxmqdpw-rrdmk", 1, "…"},
+		{"nœud-ünïcode-12345", 8, "…e-12345"},
+		{"节点-名称-abcde", 9, "…称-abcde"},
+		{"节点-名称-abcde", 8, "…-abcde "},
+	} {
+		if got := fitEnd(tc.s, tc.w); got != tc.want || ansi.StringWidth(got) != tc.w {
+			t.Errorf("fitEnd(%q, %d) = %q, want %q", tc.s, tc.w, got, tc.want)
+		}
+	}
+}
+
+func segsText(ss []seg) string {
+	var b strings.Builder
+	for _, s := range ss {
+		b.WriteString(s.text)
+	}
+	return b.String()
 }

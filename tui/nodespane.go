@@ -379,7 +379,7 @@ func (p *nodesPane) writeRow(b *strings.Builder, st *styles, l nodeLayout, r *no
 func (p *nodesPane) cell(st *styles, c nodeCol, r *nodeRow, cw int, now time.Time) []seg {
 	switch c {
 	case colName:
-		return []seg{{fit(r.name, cw), rText}}
+		return []seg{{fitEnd(r.name, cw), rText}}
 	case colRole:
 		return []seg{{fit(r.role, cw), rMuted}}
 	case colPhase:

@@ -242,7 +242,10 @@ func (d *recoveryDialog) SetSize(w, h int) {
 	d.input.SetWidth(max(d.innerWidth()-4, 10))
 }
 
-func (d *recoveryDialog) innerWidth() int { return max(min(d.w, 100)-4, 20) }
+// innerWidth is the text's width: all the App gives the dialog (the window
+// less a margin), less the border and padding. Capped at 100 it cut every
+// long step title, and the dry run's result after it, at any window size.
+func (d *recoveryDialog) innerWidth() int { return max(d.w-4, 20) }
 
 func (d *recoveryDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Up, d.keys.Down, d.keys.Select, d.keys.Back}
@@ -512,7 +515,9 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 					mark, rl, detail = sym.Fail, rPhaseFailed, "failed"
 				}
 			}
-			add(seg{fmt.Sprintf("%s %d. %s", mark, i+1, s.Title), rl})
+			for _, l := range wrapTagged(fmt.Sprintf("%s %d. ", mark, i+1), s.Title, rl, "", rl, d.innerWidth()) {
+				add(l.segs...)
+			}
 			if ok && r.Status != recovery.StepRunning {
 				text := detail
 				if r.Err != nil {
@@ -602,12 +607,12 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		if i < len(d.dry.Steps) {
 			status = "  [" + string(d.dry.Steps[i].Status) + "]"
 		}
-		add(seg{fmt.Sprintf("%d. %s", i+1, s.Title), rText}, seg{status, rMuted})
-		change := wrap(s.Object+": "+s.Change, d.innerWidth()-3)
-		if len(change) > maxChangeLines {
-			change = append(change[:maxChangeLines-1:maxChangeLines-1], change[maxChangeLines-1]+" …")
+		for _, l := range wrapTagged(fmt.Sprintf("%d. ", i+1), s.Title, rText, status, rMuted, d.innerWidth()) {
+			add(l.segs...)
 		}
-		for _, l := range change {
+		// Whole: the operator confirms exactly this change. The body
+		// scrolls when the plan is taller than the dialog.
+		for _, l := range wrap(s.Object+": "+s.Change, d.innerWidth()-3) {
 			add(seg{"   " + l, rMuted})
 		}
 	}
@@ -621,9 +626,32 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 	}
 }
 
-// maxChangeLines bounds a step's change in the dialog so the whole plan fits;
-// `--dry-run` on the command line prints every change in full.
-const maxChangeLines = 3
+// wrapTagged wraps text to w cells after a prefix (its continuation lines
+// indented to match) and ends it with tag: on the last line when it fits
+// there, else on a line of its own. Cut instead, a long step title took the
+// dry run's result after it off the screen.
+func wrapTagged(prefix, text string, r role, tag string, tr role, w int) []line {
+	indent := spaces(width(prefix))
+	ls := wrap(text, max(w-width(prefix), 10))
+	out := make([]line, 0, len(ls)+1)
+	for i, l := range ls {
+		p := indent
+		if i == 0 {
+			p = prefix
+		}
+		out = append(out, line{segs: []seg{{p + l, r}}})
+	}
+	if tag == "" {
+		return out
+	}
+	last := &out[len(out)-1]
+	if segsWidth(last.segs)+width(tag) <= w {
+		last.segs = append(last.segs, seg{tag, tr})
+	} else {
+		out = append(out, line{segs: []seg{{indent + strings.TrimLeft(tag, " "), tr}}})
+	}
+	return out
+}
 
 func (d *recoveryDialog) footer() string {
 	switch d.stage {

@@ -441,3 +441,75 @@ func TestPlanScreenShowsRecoveryWhenALeaseGoesStale(t *testing.T) {
 		t.Errorf("R recover not shown once the lease went stale:\n%s", ansi.Strip(p.View()))
 	}
 }
+
+// etcdRollbackPlan is the etcd rollback's plan as upgrade/recovery words it
+// (the README's `etcd rollback` transcript): long titles, and a restore whose
+// change names three fields.
+func etcdRollbackPlan() *recovery.Plan {
+	p := planFixture()
+	p.Title = "Roll back the etcd rollout of mgmt: restore the etcd spec of snapshot upgrade-console-snapshot-mgmt-20261121-224758 and delete the new member mgmt-etcd-7kpxq"
+	p.Steps = []recovery.Step{
+		{Name: "pause-eksa-reconcile", Title: "Pause EKS-A reconcile of the Cluster, so its controller does not apply the new etcd spec again",
+			Object: "Cluster default/mgmt", Change: `add annotation anywhere.eks.amazonaws.com/paused="true" and the rollback record upgrade-console/etcd-rollback`},
+		{Name: "restore-etcd-spec", Title: "Restore the EtcdadmCluster spec (etcd version or image, infrastructure template) from the snapshot",
+			Object: "EtcdadmCluster eksa-system/mgmt-etcd", Change: "spec.etcdadmConfigSpec.cloudInitConfig.installImage: public.ecr.aws/eks-anywhere/etcd:v3.5.16-eks-1-31-11 → public.ecr.aws/eks-anywhere/etcd:v3.5.15-eks-1-30-22; " +
+				"spec.etcdadmConfigSpec.cloudInitConfig.version: 3.5.16 → 3.5.15; spec.infrastructureTemplate.name: mgmt-etcd-template-1795301278 → mgmt-etcd-template-1791758857"},
+		{Name: "delete-new-machine", Title: "Delete the new etcd Machine that did not become ready",
+			Object: "Machine eksa-system/mgmt-etcd-7kpxq", Change: "delete (only the Machine with UID b07c1b6c-8937-4d74-8eff-59cbca71efb8)"},
+		{Name: "wait-etcd-ready", Title: "Wait until etcd is ready again with all its old members",
+			Object: "EtcdadmCluster eksa-system/mgmt-etcd", Change: "none (waits up to 15m0s for status.ready on an observed generation, members mgmt-etcd-7kfgd, mgmt-etcd-jhvld, mgmt-etcd-vvg6g, and no machine mgmt-etcd-7kpxq)"},
+		{Name: "clear-etcd-upgrading", Title: "Clear the etcd upgrading annotation if it remains",
+			Object: "EtcdadmCluster eksa-system/mgmt-etcd", Change: `remove annotation etcdcluster.cluster.x-k8s.io/upgrading (if it is still "true")`},
+		{Name: "unpause-kcp", Title: "Unpause the KubeadmControlPlane (EKS-A paused it for the etcd rollout)",
+			Object: "KubeadmControlPlane eksa-system/mgmt", Change: `remove annotation cluster.x-k8s.io/paused (if it is still "true")`},
+		{Name: "record-finished", Title: "Record the rollback as finished (EKS-A reconcile stays paused)",
+			Object: "Cluster default/mgmt", Change: `set upgrade-console/etcd-rollback phase to "done"; anywhere.eks.amazonaws.com/paused stays "true"`},
+	}
+	return p
+}
+
+// TestRecoveryDialogShowsEveryDryRunResult: on a wide terminal the dialog
+// takes the width, and a step's title and change wrap rather than being cut,
+// so every step's dry-run result and every field of its change show (it
+// stayed 100 wide and cut steps 1 and 2 before their "[dry run ok]", and
+// step 2's change before its template). At 80 columns they wrap too.
+func TestRecoveryDialogShowsEveryDryRunResult(t *testing.T) {
+	for _, tc := range []struct{ w, h int }{{200, 60}, {80, 60}} {
+		t.Run(fmt.Sprint(tc.w), func(t *testing.T) {
+			p := etcdRollbackPlan()
+			d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
+			d.setTheme(ptrTheme(themes.NewMono()))
+			noBlink(d)
+			d.SetSize(tc.w-4, tc.h-4) // as the App sizes dialogs
+			press(t, d, enter, enter)
+			if d.Stage() != "confirm" {
+				t.Fatalf("stage %s, want confirm", d.Stage())
+			}
+			out := ansi.Strip(d.View())
+			lines := strings.Split(out, "\n")
+			if got := ansi.StringWidth(lines[0]); tc.w == 200 && got != tc.w-4 {
+				t.Errorf("dialog is %d cells wide at %d columns, want %d", got, tc.w, tc.w-4)
+			}
+			for _, l := range lines {
+				if ansi.StringWidth(l) > tc.w-4 {
+					t.Fatalf("line wider than %d: %q", tc.w-4, l)
+				}
+				if strings.Contains(l, "…") {
+					t.Errorf("cut line: %q", l)
+				}
+			}
+			if n := strings.Count(out, "[dry run ok]"); n != len(p.Steps) {
+				t.Errorf("%d dry-run results shown, want %d:\n%s", n, len(p.Steps), out)
+			}
+			flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(out)), " ")
+			for _, want := range []string{"mgmt-etcd-template-1795301278 → mgmt-etcd-template-1791758857", "etcd spec again [dry run ok]"} {
+				if !strings.Contains(flat, want) {
+					t.Errorf("dialog lacks %q:\n%s", want, out)
+				}
+			}
+			if tc.w == 200 {
+				golden.RequireEqual(t, out)
+			}
+		})
+	}
+}

@@ -27,6 +27,8 @@ const (
 	rPhasePending
 	rPhaseFailed
 	rPhaseSkipped
+	rPhaseHeld
+	rPhaseRolledBack
 	rCondTrue
 	rCondFalse
 	rCondUnknown
@@ -64,6 +66,10 @@ func newStyles(th *themes.Theme) *styles {
 		rPaneTitle: th.PaneTitle, rPaneFocused: th.PaneFocused, rRule: th.Rule,
 		rPhaseDone: th.PhaseDone, rPhaseActive: th.PhaseActive, rPhasePending: th.PhasePending,
 		rPhaseFailed: th.PhaseFailed, rPhaseSkipped: th.PhaseSkipped,
+		// The themes have no phase inks for these: a held phase looks like
+		// the pause badge, a rolled-back one like a stall (bold in mono),
+		// which is what each is to the operator.
+		rPhaseHeld: th.BadgePaused, rPhaseRolledBack: th.Stall,
 		rCondTrue: th.CondTrue, rCondFalse: th.CondFalse, rCondUnknown: th.CondUnknown,
 		rSevError: th.SevError, rSevWarning: th.SevWarning, rSevInfo: th.SevInfo,
 		rFailure: th.Failure, rTableHeader: th.TableHeader, rTableRow: th.TableRow,

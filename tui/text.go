@@ -41,6 +41,34 @@ func fit(s string, w int) string {
 	}
 }
 
+// fitEnd is fit for names whose end tells them apart: CAPI names machines
+// <deployment>-<hash>-<suffix>, so cut at the end two rows read alike
+// ("mgmt-md-1-gxmqdpw…"), while cut at the start they keep their unique
+// suffix ("…gxmqdpw-rrdmk"); the role column names the deployment.
+func fitEnd(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := width(s)
+	switch {
+	case sw <= w:
+		return fit(s, w)
+	case w == 1:
+		return "…"
+	case sw == len(s): // plain ASCII: one cell a byte
+		return "…" + s[len(s)-(w-1):]
+	default:
+		// TruncateLeft keeps a wide rune the cut goes through: drop it
+		// too, and pad the cell it leaves.
+		n := sw - (w - 1)
+		t := ansi.TruncateLeft(s, n, "…")
+		if width(t) > w {
+			t = ansi.TruncateLeft(s, n+1, "…")
+		}
+		return fit(t, w)
+	}
+}
+
 // truncate cuts plain text to at most w cells, ending in "…" when cut.
 func truncate(s string, w int) string {
 	if w <= 0 {
