@@ -673,8 +673,9 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (*upgrade.Snapshot,
 			return nil, "", "", fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
 		}
 		if len(list.Items) == 0 {
-			return nil, "", fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: the upgrade was not started by upgrade-console, so the previous etcd spec is unknown",
-				upgrade.LabelCluster, e.Cluster, e.systemNS()), nil
+			return nil, "", fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: the upgrade was not started by upgrade-console (or its snapshot was deleted), so the previous etcd spec is unknown; "+
+				"to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
+				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster), nil
 		}
 		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
 		name = list.Items[0].Name
