@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -110,9 +111,9 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		}
 		if s != nil {
 			p := progressOf(s, o, now)
-			if o.OnProgress != nil && p.Summary != lastSummary {
+			if key := summaryKey(p.Summary); o.OnProgress != nil && key != lastSummary {
 				o.OnProgress(p)
-				lastSummary = p.Summary
+				lastSummary = key
 			}
 			var done bool
 			gate, done = gate.Observe(p, now)
@@ -147,6 +148,13 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		}
 	}
 }
+
+// durations are the ages a summary carries ("for 12s", "1m30s").
+var durations = regexp.MustCompile(`(\d+(h|ms|m|s))+`)
+
+// summaryKey is a summary without its ages: a line that says the same thing
+// a second later is not news (CI logs would get one per second).
+func summaryKey(s string) string { return durations.ReplaceAllString(s, "#") }
 
 // progressOf derives the progress of a snapshot, refusing completion (and
 // failure) on a snapshot older than the apply.

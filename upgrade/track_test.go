@@ -246,3 +246,15 @@ func TestChildrenChanged(t *testing.T) {
 		}
 	}
 }
+
+// A progress line that only grows older is not printed again.
+func TestSummaryKeyIgnoresAges(t *testing.T) {
+	a := "status not yet observed (generation 4, observed 3) for 0s"
+	b := "status not yet observed (generation 4, observed 3) for 1m5s"
+	if summaryKey(a) != summaryKey(b) {
+		t.Errorf("%q and %q differ only in age", a, b)
+	}
+	if summaryKey(a) == summaryKey("status not yet observed (generation 5, observed 3) for 0s") {
+		t.Error("a new generation is news")
+	}
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,6 +63,11 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		if path, err = upgrade.DefaultAuditPath(); err != nil {
 			return err
 		}
+	} else if _, err := os.Stat(path); err != nil {
+		// The default log may not exist yet (nothing changed on this
+		// machine); a file named on purpose that cannot be read is a mistake.
+		return &model.InputError{Source: "--audit-log " + path, Problem: "cannot be read: " + pathErr(err),
+			Fix: "give the audit log's path (default $XDG_STATE_HOME/upgrade-console/audit.log)"}
 	}
 	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{Cluster: o.cluster, Since: since})
 	if err != nil {
@@ -173,4 +181,13 @@ func joinInts(ns []int, max int) string {
 		fmt.Fprint(&b, n)
 	}
 	return b.String()
+}
+
+// pathErr is err without the path an os.PathError repeats.
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

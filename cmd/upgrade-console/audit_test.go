@@ -71,4 +71,9 @@ func TestAuditCommandBadInput(t *testing.T) {
 	if err := runAudit(&out, &out, &auditOptions{output: "yaml"}, time.Now()); !errors.As(err, &ie) || ie.Source != "--output" {
 		t.Errorf("-o yaml: %v, want an InputError on --output", err)
 	}
+	// A log named on purpose that is not there is a mistake, not an empty log.
+	missing := filepath.Join(t.TempDir(), "no-such.log")
+	if err := runAudit(&out, &out, &auditOptions{file: missing, output: "table"}, time.Now()); !errors.As(err, &ie) || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("--audit-log %s: %v, want an InputError", missing, err)
+	}
 }

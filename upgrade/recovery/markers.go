@@ -308,8 +308,16 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			m, ok := byID[id]
 			if !ok {
 				// Not labelled: a step that finds nothing to do keeps a
-				// rerun idempotent.
+				// rerun idempotent. A node that does not exist is a typo.
 				node := strings.TrimPrefix(id, MarkerNodeLabel+"/")
+				n, err := getOpt(ctx, env.Client.Dynamic.Resource(nodesGVR), node)
+				if err != nil {
+					return nil, markers, err
+				}
+				if n == nil {
+					return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "no Node named " + node,
+						Fix: "see `upgrade-console lock status --cluster " + env.Cluster + "` for the labelled nodes"}
+				}
 				m = Marker{ID: id, Object: ref("Node", "", node), Key: o.nodeLabel(), State: MarkerNotSet,
 					res: env.Client.Dynamic.Resource(nodesGVR), name: node, field: "labels", confirm: node}
 			}

@@ -283,7 +283,7 @@ func TestLockClearNeverDeletesARenewedLease(t *testing.T) {
 func TestLockClearBadInput(t *testing.T) {
 	w := newWorld(t)
 	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
-	for _, o := range []ClearOptions{{}, {IDs: []string{"everything"}}, {IDs: []string{MarkerEtcdUpgrading}}} {
+	for _, o := range []ClearOptions{{}, {IDs: []string{"everything"}}, {IDs: []string{MarkerEtcdUpgrading}}, {IDs: []string{MarkerNodeLabel + "/no-such-node"}}} {
 		var ie *model.InputError
 		if _, _, err := PlanClear(w.ctx, w.env, o); !errors.As(err, &ie) {
 			t.Errorf("%+v: %v, want an InputError", o, err)

@@ -104,6 +104,10 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 			nodeName, _, _ = unstructured.NestedString(m.Object, "status", "nodeRef", "name")
 		}
 		if nodeName == node || (nodeName == "" && mname == node) {
+			if owner := clusterOf(m); owner != "" && owner != env.Cluster {
+				return nil, &model.InputError{Source: "node " + node, Problem: fmt.Sprintf("belongs to cluster %q (Machine %s/%s), not %q", owner, sys, mname, env.Cluster),
+					Fix: "give that cluster with --cluster, so the audit log records the action against it"}
+			}
 			nu, machineName = &nus.Items[i], mname
 			break
 		}
@@ -155,6 +159,14 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	}
 	f.Events = recentEvents(ctx, env, nu.GetName(), node+"-node-upgrader")
 	return f, nil
+}
+
+// clusterOf is the CAPI cluster a Machine belongs to ("" when unknown).
+func clusterOf(m *unstructured.Unstructured) string {
+	if m == nil {
+		return ""
+	}
+	return m.GetLabels()[model.LabelClusterName]
 }
 
 func containerState(pod *corev1.Pod, name string) string {

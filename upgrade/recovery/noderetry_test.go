@@ -168,6 +168,12 @@ func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, "no-such-node", NodeRetryOptions{}); !errors.As(err, &ie) {
 		t.Errorf("unknown node: %v, want InputError", err)
 	}
+	// A node of another cluster is not retried, nor recorded, under this one.
+	other := *w.env
+	other.Cluster = "typo-cluster"
+	if _, _, err := PlanNodeRetry(w.ctx, &other, node, NodeRetryOptions{}); !errors.As(err, &ie) || !strings.Contains(err.Error(), "belongs to cluster") {
+		t.Errorf("node of another cluster: %v, want InputError", err)
+	}
 }
 
 // Once the pod is recreated its steps run again, though the NodeUpgrade still
