@@ -251,13 +251,26 @@ func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (Ve
 		if notComponents[k] {
 			continue
 		}
+		// A component the diff knows must be whole: read as absent, a broken
+		// entry would show as "added" or "removed" instead of as an error.
+		_, known := catalogIndex[k]
+		broken := func(problem string) error {
+			return &InputError{Source: source, Field: field + "." + k, Problem: problem,
+				Fix: "restore the component from the release's own Bundles manifest (kubectl get bundles -n eksa-system -o yaml), or remove the key"}
+		}
 		var obj map[string]json.RawMessage
-		if json.Unmarshal(m[k], &obj) != nil {
+		if json.Unmarshal(m[k], &obj) != nil || obj == nil {
+			if known {
+				return vb, broken("must be a mapping with the component's version")
+			}
 			continue // not a mapping: not a component (nothing EKS-A ships today)
 		}
 		v, ok, err := optionalString(obj, "version", source, field+"."+k)
 		if err != nil {
 			return vb, err
+		}
+		if known && (!ok || v == "") {
+			return vb, broken("has no version")
 		}
 		if ok && v != "" {
 			vb.Components[k] = v

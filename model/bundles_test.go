@@ -179,6 +179,11 @@ func TestParseBundlesErrors(t *testing.T) {
 		{"missing eksD channel", edit("      channel: 1-30\n", ""), "spec.versionsBundles[0].eksD.channel", "is missing"},
 		{"missing eksD kubeVersion", edit("      kubeVersion: v1.30.14\n", ""), "spec.versionsBundles[0].eksD.kubeVersion", "is missing"},
 		{"version not string", edit("version: v1.16.1+abcdef1", "version: {a: 1}"), "spec.versionsBundles[0].certManager.version", "must be a string"},
+		// A known component that is broken is an error, not an absent one
+		// (the diff would call it added or removed).
+		{"known component null", edit("    certManager:\n      version: v1.16.1+abcdef1\n", "    certManager: null\n"), "spec.versionsBundles[0].certManager", "must be a mapping"},
+		{"known component list", edit("    certManager:\n      version: v1.16.1+abcdef1\n", "    certManager: [1]\n"), "spec.versionsBundles[0].certManager", "must be a mapping"},
+		{"known component without version", edit("      version: v1.16.1+abcdef1\n", "      image: x\n"), "spec.versionsBundles[0].certManager", "has no version"},
 		{"duplicate kubeVersion", minimalBundles + strings.SplitAfterN(minimalBundles, "versionsBundles:\n", 2)[1], "spec.versionsBundles[1].kubeVersion", "appears twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
