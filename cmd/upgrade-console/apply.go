@@ -258,14 +258,16 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
 		lock := "the upgrade lock is released"
-		if !s.LockReleased() {
+		if _, _, lost := s.Lock(); lost {
+			lock = "the upgrade lock was no longer this console's (cleared or taken by someone else)"
+		} else if !s.LockReleased() {
 			lock = fmt.Sprintf("the upgrade lock could NOT be released (it turns stale %s after its last renewal; `upgrade-console lock clear lease --cluster %s` clears it)",
 				upgrade.DefaultLeaseDuration, p.Cluster)
 		}
 		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch --cluster %s\n",
 			outcome.Progress.Summary, lock, p.Cluster)
 		stopErr := errors.New("stopped before the upgrade completed")
-		if !s.LockReleased() {
+		if _, _, lost := s.Lock(); !lost && !s.LockReleased() {
 			stopErr = fmt.Errorf("%w: %v", stopErr, err)
 		}
 		return withCode(ExitTimeout, stopErr)
