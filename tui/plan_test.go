@@ -332,25 +332,6 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	}
 }
 
-// runCmd runs a command the way the Bubble Tea runtime would and feeds what
-// it yields back to the screen, depth first (sequentially here).
-func runCmd(t *testing.T, p *PlanScreen, cmd tea.Cmd) {
-	t.Helper()
-	if cmd == nil {
-		return
-	}
-	switch msg := cmd().(type) {
-	case nil:
-	case tea.BatchMsg:
-		for _, c := range msg {
-			runCmd(t, p, c)
-		}
-	default:
-		_, next := p.Update(msg)
-		runCmd(t, p, next)
-	}
-}
-
 // TestPlanStatusFollowsTheChecks: the "apply is blocked" message names the
 // checks that block now, and goes once a run of the checks blocks nothing
 // (a recovery action cleared the stale lock, then r).
@@ -375,7 +356,7 @@ func TestPlanStatusFollowsTheChecks(t *testing.T) {
 
 	// The run of the checks fails: what they said last still holds.
 	_, cmd = p.Update(recheckedMsg{err: fmt.Errorf("connection refused")})
-	runCmd(t, p, cmd)
+	drive(t, p, cmd)
 	if s := screen(); !strings.Contains(s, "apply is blocked by eksa-reconcile-not-paused, upgrade-lock") {
 		t.Errorf("a failed run of the checks dropped the blocked message:\n%s", ansi.Strip(p.View()))
 	}
@@ -383,7 +364,7 @@ func TestPlanStatusFollowsTheChecks(t *testing.T) {
 	// The stale lock is cleared; the pause is still there.
 	next = fixturePlan(true)
 	_, cmd = p.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
-	runCmd(t, p, cmd)
+	drive(t, p, cmd)
 	if s := screen(); !strings.Contains(s, "apply is blocked by eksa-reconcile-not-paused:") || strings.Contains(s, "upgrade-lock:") {
 		t.Errorf("the blocked message does not follow the checks:\n%s", ansi.Strip(p.View()))
 	}
@@ -391,7 +372,7 @@ func TestPlanStatusFollowsTheChecks(t *testing.T) {
 	// Both cleared: nothing blocks, and the screen says so.
 	next = fixturePlan(false)
 	_, cmd = p.Update(tea.KeyPressMsg{Code: 'r', Text: "r"})
-	runCmd(t, p, cmd)
+	drive(t, p, cmd)
 	s := screen()
 	if strings.Contains(s, "blocked") || !strings.Contains(s, "ready: enter applies the spec") {
 		t.Errorf("the status still says blocked although no check blocks:\n%s", ansi.Strip(p.View()))

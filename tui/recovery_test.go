@@ -71,9 +71,12 @@ func stuckEtcdState(now time.Time) *model.ClusterState {
 	}
 }
 
-// drive runs a command and feeds every message it yields back to the dialog,
-// the way the Bubble Tea runtime would (sequentially here).
-func drive(t *testing.T, d *recoveryDialog, cmd tea.Cmd) {
+// drive runs a command and feeds every message it yields back to the screen
+// (a dialog, the plan screen), the way the Bubble Tea runtime would, depth
+// first (sequentially here).
+func drive(t *testing.T, s interface {
+	Update(tea.Msg) (Screen, tea.Cmd)
+}, cmd tea.Cmd) {
 	t.Helper()
 	if cmd == nil {
 		return
@@ -82,11 +85,11 @@ func drive(t *testing.T, d *recoveryDialog, cmd tea.Cmd) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {
-			drive(t, d, c)
+			drive(t, s, c)
 		}
 	default:
-		_, next := d.Update(msg)
-		drive(t, d, next)
+		_, next := s.Update(msg)
+		drive(t, s, next)
 	}
 }
 

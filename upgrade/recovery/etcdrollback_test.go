@@ -335,20 +335,9 @@ func TestEtcdRollbackResumeRefusesWhenTheRolloutWentOn(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
-			w.seedEtcdRollout(true)
-			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(w.ctx)
-			x := &Executor{Audit: w.audit, afterStep: func(i int) { cancel() }} // killed after the pause
-			if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
-				t.Fatalf("interrupted run: %v", err)
-			}
-			cancel()
+			w := interruptedAfterThePause(t)
 			tc.mutate(w)
-			_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 			var refused *RefusedError
 			if !errors.As(err, &refused) {
 				t.Fatalf("err = %v, want a refusal", err)
@@ -363,22 +352,33 @@ func TestEtcdRollbackResumeRefusesWhenTheRolloutWentOn(t *testing.T) {
 	}
 
 	t.Run("another snapshot named on resume", func(t *testing.T) {
-		w := newWorld(t)
-		w.seedEtcdRollout(true)
-		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(w.ctx)
-		x := &Executor{Audit: w.audit, afterStep: func(i int) { cancel() }}
-		_, _ = x.Run(ctx, p)
-		cancel()
-		_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: "other"})
+		w := interruptedAfterThePause(t)
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: "other"})
 		var in *model.InputError
 		if !errors.As(err, &in) || !strings.Contains(in.Error(), "without --snapshot") {
 			t.Fatalf("err = %v, want an input error naming the recorded snapshot", err)
 		}
 	})
+}
+
+// interruptedAfterThePause is a stuck etcd rollout whose rollback was killed
+// right after its first step: EKS-A paused, the rollback recorded, nothing
+// else done.
+func interruptedAfterThePause(t *testing.T) *world {
+	t.Helper()
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
+	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	return w
 }
 
 func TestEtcdRollbackNeverClobbersAConcurrentSpecChange(t *testing.T) {
