@@ -2,7 +2,7 @@ package model
 
 // "Up to date" for a control-plane or worker machine is defined here, once:
 // the phase counts, the status line and the stall sentences use it, and the
-// nodes pane is meant to (MachineUpToDate). CAPI's own answers are to a
+// nodes pane (MachineUpToDate). CAPI's own answers are to a
 // different question, whether a machine's spec matches its owner's:
 // upToDateReplicas and the Machine UpToDate condition count a new machine
 // that is still Pending or Provisioning, and an old machine keeps

@@ -40,7 +40,7 @@ how long ago, and whether it is stale:
 
   lease           the console's upgrade lock (Lease upgrade-console-<cluster> in eksa-system)
   managed-by-cli  anywhere.eks.amazonaws.com/managed-by-cli on the EKS-A Cluster (the EKS-A CLI's
-                  claim while it drives an operation: always live, cleared only with --force)
+                  claim while it drives an operation: live while "true", cleared only with --force)
   paused          anywhere.eks.amazonaws.com/paused on the EKS-A Cluster
   kcp-paused      cluster.x-k8s.io/paused on the KubeadmControlPlane
   etcd-upgrading  etcdcluster.cluster.x-k8s.io/upgrading on the EtcdadmCluster

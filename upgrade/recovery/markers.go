@@ -140,7 +140,11 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		"the EKS-A controller: it takes no action while the EKS-A CLI drives an operation")
 	cli.confirm = env.Cluster
 	cliRunning := cli.State != MarkerNotSet && cli.Value == "true"
-	if cli.State != MarkerNotSet {
+	switch {
+	case cli.State == MarkerNotSet:
+	case !cliRunning:
+		cli.Reason = fmt.Sprintf("set to %q: the EKS-A controller acts on it only when it is \"true\"; a leftover", cli.Value)
+	default:
 		cli.State, cli.Reason = MarkerLive, "set by the EKS-A CLI (eksctl anywhere) while it drives an operation; whether that run is still going cannot be told from the cluster: clear it (--force) only when no eksctl anywhere runs against this cluster"
 	}
 	out = append(out, cli)

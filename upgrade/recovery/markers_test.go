@@ -220,6 +220,16 @@ func TestLockClearLeavesTheEKSACLIsMarkersAlone(t *testing.T) {
 	if a := c.GetAnnotations(); a[model.AnnotationManagedByCLI] != "" || a[model.AnnotationEKSAPaused] != "" {
 		t.Errorf("annotations left after the forced clear: %v", a)
 	}
+
+	// Any other value does not stop the controller: a stale leftover.
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationManagedByCLI+`":"false"}}}`)
+	ms, err = ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := markerStates(ms)[MarkerManagedByCLI]; got != MarkerStale {
+		t.Errorf("managed-by-cli \"false\" = %s, want stale", got)
+	}
 }
 
 func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
