@@ -305,6 +305,21 @@ func TestWatchExitsDoneWhenRuleHolds(t *testing.T) {
 	}
 }
 
+// A cluster at rest meets EKS-A's rule at once: done, and said to have been
+// at rest, so a script that expected to follow an upgrade is not misled.
+// One that moved while watched is plainly done.
+func TestWatchSaysTheClusterWasAtRest(t *testing.T) {
+	const atRest = "at rest when the watch began"
+	o, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, healthy())
+	if o != Done || !strings.Contains(out, "outcome: done (the cluster was "+atRest) {
+		t.Errorf("outcome %s at rest:\n%s", o, out)
+	}
+	o, out, _ = runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, etcdRollout(2), healthy())
+	if o != Done || strings.Contains(out, atRest) {
+		t.Errorf("outcome %s after an upgrade:\n%s", o, out)
+	}
+}
+
 func TestWatchExitsFailed(t *testing.T) {
 	s := etcdRollout(2)
 	s.Cluster.FailureMessage = "boom"

@@ -58,6 +58,9 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		derivedAt time.Time
 		deriver   model.Deriver
 		lock      lockWatch
+		// moved is set once a derived progress was not complete: until
+		// then the cluster has been at rest since the watch began.
+		moved bool
 	)
 	emit := func(lines []Line) error {
 		for _, l := range lines {
@@ -72,7 +75,14 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 			return nil
 		}
 		reported = outcome
-		return []Line{{At: now, Subject: "outcome", Text: outcome.String()}}
+		text := outcome.String()
+		if outcome == Done && !moved {
+			// EKS-A's rule holds, as it does for any cluster at rest; a
+			// script that expected an upgrade to follow is told there was
+			// none to see.
+			text += " (the cluster was at rest when the watch began: no upgrade was under way)"
+		}
+		return []Line{{At: now, Subject: "outcome", Text: text}}
 	}
 	step := func(now time.Time) error {
 		if cur == nil {
@@ -87,6 +97,9 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
+		if !p.Complete {
+			moved = true
+		}
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {
 				lines = Changes(nil, cur, nil, &p, now)

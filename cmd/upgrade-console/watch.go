@@ -80,7 +80,8 @@ stalled and since when. With --plain, or when stdout is not a terminal, it print
 line per meaningful change instead.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
-5 when --timeout passes first.`,
+5 when --timeout passes first. A cluster at rest meets the rule at once: the plain outcome line
+then says that no upgrade was under way.`,
 		Example: `  upgrade-console watch --cluster mgmt
   upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
 		Args: exactArgs(0),
