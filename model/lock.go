@@ -15,6 +15,12 @@ import (
 // LockName is the name of the upgrade lock Lease of a cluster.
 func LockName(cluster string) string { return "upgrade-console-" + cluster }
 
+// AnnotationLockKept, on the lock Lease, says why its holder kept the lock
+// when it stopped following the upgrade (the upgrade failed or timed out). It
+// is written by the holder as it stops renewing, so that the lock reads as
+// left behind at once, rather than as live until the lease runs out.
+const AnnotationLockKept = "upgrade-console/lock-kept"
+
 // Lock is the upgrade lock Lease as last read: who holds it and until when.
 type Lock struct {
 	Namespace, Name string
@@ -27,6 +33,10 @@ type Lock struct {
 	// Duration is spec.leaseDurationSeconds: how long the lease holds
 	// without renewal.
 	Duration time.Duration
+	// Kept is why the holder kept the lock when it stopped renewing it
+	// (AnnotationLockKept): "upgrade failed: …". Empty while the holder
+	// renews it, and on a lock left by a console that died.
+	Kept string
 }
 
 // Held reports whether the lease names a holder at all.
@@ -44,11 +54,12 @@ func (l *Lock) LastRenewed() time.Time {
 // ExpiresAt is when the lease stops holding unless renewed.
 func (l *Lock) ExpiresAt() time.Time { return l.LastRenewed().Add(l.Duration) }
 
-// Expired reports whether the holder stopped renewing: a stale lock, left by
-// a console that died or by an upgrade that failed (the lock is kept then).
-// A released lease (no holder) is not expired: there is nothing to clear.
+// Expired reports whether nobody keeps the lock alive any more: a stale lock,
+// kept by an upgrade that failed or timed out (Kept, stale from that moment)
+// or left by a console that died (stale once its lease ran out). A released
+// lease (no holder) is not expired: there is nothing to clear.
 func (l *Lock) Expired(now time.Time) bool {
-	return l.Held() && now.After(l.ExpiresAt())
+	return l.Held() && (l.Kept != "" || now.After(l.ExpiresAt()))
 }
 
 // LockOf reads the upgrade lock out of its Lease: the one translation the
@@ -60,6 +71,7 @@ func LockOf(l *coordinationv1.Lease) Lock {
 		Name:           l.Name,
 		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
 		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
+		Kept:           l.Annotations[AnnotationLockKept],
 	}
 	if l.Spec.AcquireTime != nil {
 		lock.AcquireTime = l.Spec.AcquireTime.Time

@@ -28,6 +28,10 @@ func TestLockHeldAndExpired(t *testing.T) {
 		{"never renewed, fresh", &Lock{HolderIdentity: "a@b/1", AcquireTime: t0.Add(-10 * time.Second), Duration: time.Minute}, t0, true, false},
 		{"never renewed, stale", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, Duration: time.Minute}, t0, true, true},
 		{"no duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed}, t0, true, true},
+		// Kept by an upgrade that failed: nobody renews it from that moment,
+		// though its lease has not run out.
+		{"kept, within the duration", &Lock{HolderIdentity: "a@b/1", AcquireTime: acquired, RenewTime: renewed, Duration: time.Minute, Kept: "upgrade failed: x"}, t0, true, true},
+		{"kept, released", &Lock{AcquireTime: acquired, Duration: time.Minute, Kept: "upgrade failed: x"}, t0, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +78,10 @@ func TestLockOfLease(t *testing.T) {
 	lease.Spec.RenewTime = &metav1.MicroTime{Time: acquired.Add(time.Hour)}
 	if got := LockOf(lease); !got.RenewTime.Equal(acquired.Add(time.Hour)) || !got.ExpiresAt().Equal(acquired.Add(time.Hour+time.Minute)) {
 		t.Errorf("renewed: %+v", got)
+	}
+	lease.Annotations = map[string]string{AnnotationLockKept: "upgrade timed out"}
+	if got := LockOf(lease); got.Kept != "upgrade timed out" || !got.Expired(acquired.Add(time.Hour)) {
+		t.Errorf("kept: %+v", got)
 	}
 	if got := LockOf(&coordinationv1.Lease{}); got.Held() || got.Duration != 0 {
 		t.Errorf("released lease: %+v", got)

@@ -27,6 +27,9 @@ func (w *lockWatch) observe(l *model.Lock, now time.Time) []Line {
 	switch {
 	case holder == "":
 		text = "released by " + w.holder
+	case stale && l.Kept != "":
+		text = "held by " + holder + ", kept when its console stopped following: " + l.Kept +
+			" (check the cluster, then clear it with `upgrade-console lock clear lease`)"
 	case stale:
 		text = "held by " + holder + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
 			" (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"

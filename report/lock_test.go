@@ -25,6 +25,8 @@ func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
 			"held by alice@laptop/1, stale: not renewed for 2m (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"},
 		{lock("alice@laptop/1", t0.Add(3*time.Minute)), t0.Add(3 * time.Minute), "renewed again by alice@laptop/1"},
 		{lock("bob@bastion/2", t0.Add(4*time.Minute)), t0.Add(4 * time.Minute), "held by bob@bastion/2 since 2026-11-21T11:00:00Z"},
+		{&model.Lock{HolderIdentity: "bob@bastion/2", AcquireTime: t0.Add(-time.Hour), RenewTime: t0.Add(4 * time.Minute), Duration: time.Minute, Kept: "upgrade failed: x"}, t0.Add(4 * time.Minute),
+			"held by bob@bastion/2, kept when its console stopped following: upgrade failed: x (check the cluster, then clear it with `upgrade-console lock clear lease`)"},
 		{lock("", t0.Add(4*time.Minute)), t0.Add(5 * time.Minute), "released by bob@bastion/2"},
 		{nil, t0.Add(6 * time.Minute), ""},
 	}

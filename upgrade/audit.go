@@ -41,11 +41,15 @@ const (
 // AuditEntry is one line of the audit log: one change (or attempted change)
 // the console made to a cluster, or the start or end of an action.
 type AuditEntry struct {
-	Time    time.Time `json:"time"`
-	User    string    `json:"user"`
-	Host    string    `json:"host"`
-	Context string    `json:"context,omitempty"` // kubeconfig context
-	Cluster string    `json:"cluster"`
+	Time time.Time `json:"time"`
+	User string    `json:"user"`
+	Host string    `json:"host"`
+	// Console is the id of the console process that wrote the entry
+	// (ConsoleID): the instance in the lock holder "alice@laptop/3f2a9c1e".
+	// Empty in entries written before it was recorded.
+	Console string `json:"console,omitempty"`
+	Context string `json:"context,omitempty"` // kubeconfig context
+	Cluster string `json:"cluster"`
 	// Action is what the operator asked for: "apply", "lock-acquire",
 	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry".
 	Action string `json:"action"`
@@ -76,6 +80,7 @@ type Auditor struct {
 	path    string
 	user    string
 	host    string
+	console string
 	context string
 	now     func() time.Time
 
@@ -93,6 +98,11 @@ func WithAuditClock(now func() time.Time) AuditorOption {
 // WithAuditIdentity overrides the user and host taken from the OS (tests).
 func WithAuditIdentity(user, host string) AuditorOption {
 	return func(a *Auditor) { a.user, a.host = user, host }
+}
+
+// WithAuditConsole overrides the console id stamped on entries (tests).
+func WithAuditConsole(id string) AuditorOption {
+	return func(a *Auditor) { a.console = id }
 }
 
 // WithAuditContext records the kubeconfig context in every entry.
@@ -122,7 +132,7 @@ func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
 		path = p
 	}
 	u, h := CurrentOperator()
-	a := &Auditor{path: path, user: u, host: h, now: time.Now}
+	a := &Auditor{path: path, user: u, host: h, console: ConsoleID(), now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
@@ -149,7 +159,7 @@ func (a *Auditor) Path() string { return a.path }
 func (a *Auditor) User() string { return a.user }
 func (a *Auditor) Host() string { return a.host }
 
-// Record appends one entry, filling Time, User, Host and Context when unset,
+// Record appends one entry, filling Time, User, Host, Console and Context when unset,
 // and returns once the line is on disk. The context is deliberately not used
 // to abandon the write: an entry usually describes a change the cluster has
 // already accepted, and an operator who pressed ctrl-c still needs it logged.
@@ -163,6 +173,9 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	}
 	if e.Host == "" {
 		e.Host = a.host
+	}
+	if e.Console == "" {
+		e.Console = a.console
 	}
 	if e.Context == "" {
 		e.Context = a.context
@@ -237,10 +250,14 @@ func CurrentOperator() (userName, host string) {
 type AuditFilter struct {
 	Cluster string    // empty: every cluster
 	Since   time.Time // zero: from the beginning
+	Console string    // empty: every console
 }
 
 func (f AuditFilter) match(e AuditEntry) bool {
 	if f.Cluster != "" && e.Cluster != f.Cluster {
+		return false
+	}
+	if f.Console != "" && e.Console != f.Console {
 		return false
 	}
 	return f.Since.IsZero() || !e.Time.Before(f.Since)

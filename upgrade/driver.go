@@ -233,13 +233,30 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	case out.Complete:
 		e.Message = "completion rule held after " + model.ShortDuration(out.Elapsed)
 	case out.TimedOut:
-		e.Result, e.Message = AuditFailed, "timed out: "+out.Reason+"; lock kept"
+		e.Result, e.Message = AuditFailed, "timed out: "+out.Reason
 	default:
-		e.Result, e.Message = AuditFailed, "failed: "+out.Reason+"; lock kept"
+		e.Result, e.Message = AuditFailed, "failed: "+out.Reason
 	}
 	var err error
-	if out.Complete && !lost {
+	switch {
+	case lost:
+		if !out.Complete {
+			e.Message += "; the lock was no longer this console's"
+		}
+	case out.Complete:
 		err = s.release(ctx)
+	default:
+		err = s.hold.Keep(ctx, "upgrade "+e.Message+" ("+s.clk.Now().UTC().Format(time.RFC3339)+")")
+		if _, _, gone := s.hold.State(); gone {
+			e.Message += "; the lock was no longer this console's"
+			break
+		}
+		e.Message += "; lock kept"
+		if err != nil {
+			// It still blocks the next upgrade; it only reads as live
+			// until its lease runs out.
+			e.Message += " (not marked kept: " + err.Error() + ")"
+		}
 	}
 	e.Time = s.clk.Now()
 	return errors.Join(err, audit(ctx, s.audit, e))

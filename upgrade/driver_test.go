@@ -78,8 +78,25 @@ func TestDriverLockLifecycle(t *testing.T) {
 	if err := s.Finish(ctx, Outcome{Failed: true, Reason: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); !st.Held() || s.LockReleased() {
+	st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+	if !st.Held() || s.LockReleased() {
 		t.Fatal("a failed upgrade released the lock")
+	}
+	// Kept on purpose, it reads as left behind at once (the fake clock has
+	// not moved past its lease), so `lock clear lease` needs no --force and
+	// the next console is told it is stale.
+	if !strings.Contains(st.Kept, "upgrade failed: boom") || !st.Expired(clk.Now()) || !strings.Contains(st.Describe(clk.Now()), "kept by its console") {
+		t.Errorf("kept lock: %+v; %s", st.Lock, st.Describe(clk.Now()))
+	}
+	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b0b"}, Clock: clk}
+	var held *LockHeldError
+	if _, err := other.Acquire(ctx); !errors.As(err, &held) || !held.Stale {
+		t.Errorf("another console's acquire of the kept lock: %v", err)
+	}
+	// The same console taking it again renews it: no longer kept.
+	again := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: holder, Clock: clk}
+	if st, err := again.Acquire(ctx); err != nil || st.Kept != "" || st.Expired(clk.Now()) {
+		t.Errorf("taken again: %v %+v", err, st)
 	}
 	if !strings.Contains(s.LockKeptMessage(), "upgrade-console lock clear lease") || !strings.Contains(s.LockKeptMessage(), s.Snapshot.Name) {
 		t.Errorf("kept message: %s", s.LockKeptMessage())
@@ -89,7 +106,7 @@ func TestDriverLockLifecycle(t *testing.T) {
 		actions = append(actions, e.Action+":"+e.Result)
 	}
 	got := strings.Join(actions, " ")
-	for _, want := range []string{"upgrade:started", "lock-acquire:ok", "snapshot:ok", "apply:ok", "lock-renew:ok", "upgrade:failed"} {
+	for _, want := range []string{"upgrade:started", "lock-acquire:ok", "snapshot:ok", "apply:ok", "lock-renew:ok", "lock-keep:ok", "upgrade:failed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("audit lacks %s: %s", want, got)
 		}

@@ -138,6 +138,26 @@ func (h *Hold) Release(ctx context.Context) error {
 	return err
 }
 
+// Keep stops the renewals and marks the Lease kept (Locker.Keep), unless it
+// was lost.
+func (h *Hold) Keep(ctx context.Context, why string) error {
+	if h == nil {
+		return nil
+	}
+	h.Stop()
+	if _, _, lost := h.State(); lost {
+		return nil
+	}
+	err := h.locker.Keep(ctx, why)
+	if errors.Is(err, ErrLockLost) {
+		h.mu.Lock()
+		h.lost = true
+		h.mu.Unlock()
+		return nil
+	}
+	return err
+}
+
 // Released reports whether Release deleted the Lease.
 func (h *Hold) Released() bool {
 	if h == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -74,13 +75,21 @@ func ParseHolder(id string) Holder {
 }
 
 // LocalHolder is this process: the operator's user and host (as the audit log
-// names them) and a fresh random instance id.
+// names them) and the process's ConsoleID.
 func LocalHolder() Holder {
 	u, h := CurrentOperator()
+	return Holder{User: u, Host: h, Instance: ConsoleID()}
+}
+
+// ConsoleID is a random id of this console process, drawn once. It is the
+// instance in the lock's holder and is stamped on every audit entry, so that
+// the entries of two consoles sharing one log (or one user and host) are told
+// apart and matched with the lock each one held.
+var ConsoleID = sync.OnceValue(func() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	return Holder{User: u, Host: h, Instance: hex.EncodeToString(b)}
-}
+	return hex.EncodeToString(b)
+})
 
 // LockStatus is the upgrade lock as read from the cluster: the lease as the
 // watchers' snapshots carry it (model.Lock, whose rule says when it is
@@ -108,7 +117,10 @@ func (s *LockStatus) Describe(now time.Time) string {
 	}
 	line := fmt.Sprintf("held by %s since %s (%s ago)", s.Holder.Display(),
 		s.AcquireTime.UTC().Format(time.RFC3339), roundAgo(now.Sub(s.AcquireTime)))
-	if s.Expired(now) {
+	switch {
+	case s.Kept != "":
+		line += "; kept by its console when it stopped following: " + s.Kept
+	case s.Expired(now):
 		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.LastRenewed())))
 	}
 	return line
@@ -267,6 +279,8 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	}
 	existing.Labels[LabelManagedBy] = ManagerName
 	existing.Labels[LabelCluster] = l.Cluster
+	// Taken again, the lock is renewed: a kept mark would call it stale.
+	delete(existing.Annotations, model.AnnotationLockKept)
 	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
 	if apierrors.IsConflict(err) {
 		return nil, l.lostRace(ctx)
@@ -318,6 +332,41 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "", err))
 	}
 	return statusFromLease(updated), l.record(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339), nil)
+}
+
+// Keep marks the lease, if this console still holds it, as kept on purpose
+// (model.AnnotationLockKept): the console stops renewing it and it blocks the
+// next upgrade until someone checks the cluster and clears it. Without the
+// mark it would read as live, and be refused to `lock clear lease` without
+// --force, until its duration ran out.
+func (l *Locker) Keep(ctx context.Context, why string) error {
+	leases := l.Kube.CoordinationV1().Leases(l.ns())
+	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ErrLockLost
+	}
+	if err != nil {
+		err = fmt.Errorf("mark the upgrade lock kept: %w", err)
+		return errors.Join(err, l.record(ctx, "lock-keep", "could not read the Lease: not marked", err))
+	}
+	if ptr.Deref(existing.Spec.HolderIdentity, "") != l.Holder.String() {
+		return ErrLockLost
+	}
+	existing = existing.DeepCopy()
+	if existing.Annotations == nil {
+		existing.Annotations = map[string]string{}
+	}
+	existing.Annotations[model.AnnotationLockKept] = why
+	// Update carries the resourceVersion just read: a lease cleared or
+	// taken meanwhile is not marked.
+	_, err = leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return ErrLockLost
+	}
+	if err != nil {
+		err = fmt.Errorf("mark the upgrade lock kept: %w", err)
+	}
+	return errors.Join(err, l.record(ctx, "lock-keep", "annotated the Lease "+model.AnnotationLockKept+": "+why, err))
 }
 
 // Release deletes the lease if (and only if) this console still holds it.

@@ -258,6 +258,11 @@ func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 	switch {
 	case !l.Held():
 		return pass("no console holds the upgrade lock")
+	case l.Kept != "":
+		// Kept so that nobody, this console included, starts again before
+		// the cluster is looked at.
+		return failed(fmt.Sprintf("upgrade lock kept: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
+			fmt.Sprintf("find out why that upgrade ended (`upgrade-console watch --cluster %s`, `upgrade-console audit --cluster %s`), then `upgrade-console lock clear lease --cluster %s`", in.clusterName(), in.clusterName(), in.clusterName()))
 	case l.HolderIdentity == in.Self.String():
 		return pass("this console holds the upgrade lock")
 	case l.Expired(in.Now):

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -216,6 +217,27 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectFail(t, CheckUpgradeLock, "stale upgrade lock", "upgrade-console lock clear lease")
+		// Kept by an upgrade that failed: blocking even when renewed (it is
+		// read before the holder).
+		if lease, err = leases.Get(ctx, LockName(name), metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		fresh := metav1.NewMicroTime(time.Now())
+		lease.Spec.RenewTime = &fresh
+		lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: boom"}
+		if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The check already fails (stale): wait for the watchers to see the mark.
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+			return strings.Contains(w.waitCheck(t, p, CheckUpgradeLock, model.CheckFail).Message, "kept"), nil
+		}); err != nil {
+			t.Fatalf("kept lock not seen: %+v", result(p, CheckUpgradeLock))
+		}
+		expectFail(t, CheckUpgradeLock, "upgrade lock kept: Lease", "upgrade-console lock clear lease")
+		if r := result(p, CheckUpgradeLock); !strings.Contains(r.Message, "upgrade failed: boom") {
+			t.Errorf("kept lock check: %+v", r)
+		}
 		if err := leases.Delete(ctx, LockName(name), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 type auditOptions struct {
 	cluster string
 	since   string
+	console string
 	output  string
 	file    string
 }
@@ -31,11 +32,15 @@ func newAuditCmd() *cobra.Command {
 		Short: "Show the audit log: every change the console made to a cluster",
 		Long: `Show the audit log: one entry per change the console made (or tried to make) to a
 cluster: upgrades applied, locks taken and cleared, recovery steps, with who, where,
-the object, its state before and after, and the result.
+the object, its state before and after, and the result. WHO is user@host/console: the
+console is the id of the process that wrote the entry, the same id the upgrade lock's
+holder shows ("held by alice@laptop (console 3f2a9c1e)"), so one run's entries can be
+picked out of a log several consoles wrote to (--console).
 
 The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
 ~/.local/state/upgrade-console/audit.log), one JSON object per line.`,
 		Example: `  upgrade-console audit --cluster mgmt --since 24h
+  upgrade-console audit --console 3f2a9c1e
   upgrade-console audit -o json | jq '.[] | select(.forced)'`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -45,6 +50,7 @@ The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "only entries about this cluster")
 	f.StringVar(&o.since, "since", "", "only entries newer than a duration (24h) or an RFC 3339 time (2026-11-21T22:00:00Z)")
+	f.StringVar(&o.console, "console", "", "only entries written by this console (the id after / in WHO)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.StringVar(&o.file, "audit-log", "", "audit log file to read (default: $XDG_STATE_HOME/upgrade-console/audit.log)")
 	return cmd
@@ -69,7 +75,7 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		return &model.InputError{Source: "--audit-log " + path, Problem: "cannot be read: " + pathErr(err),
 			Fix: "give the audit log's path (default $XDG_STATE_HOME/upgrade-console/audit.log)"}
 	}
-	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{Cluster: o.cluster, Since: since})
+	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{Cluster: o.cluster, Since: since, Console: o.console})
 	if err != nil {
 		return err
 	}
@@ -98,8 +104,8 @@ func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tWHO\tCLUSTER\tACTION\tSTEP\tOBJECT\tRESULT\tNOTES")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			e.Time.UTC().Format("2006-01-02 15:04:05Z"), e.User, e.Host, e.Cluster, e.Action,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			e.Time.UTC().Format("2006-01-02 15:04:05Z"), upgrade.Holder{User: e.User, Host: e.Host, Instance: e.Console}, e.Cluster, e.Action,
 			dash(e.Step), dash(e.Object), e.Result, auditNotes(e))
 	}
 	tw.Flush()
@@ -146,6 +152,9 @@ func filterText(o *auditOptions) string {
 	}
 	if o.since != "" {
 		parts = append(parts, "since "+o.since)
+	}
+	if o.console != "" {
+		parts = append(parts, "console "+o.console)
 	}
 	if len(parts) == 0 {
 		return ""

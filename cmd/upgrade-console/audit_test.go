@@ -62,6 +62,44 @@ func TestAuditCommandTableAndJSON(t *testing.T) {
 	}
 }
 
+// Two consoles of one user on one host write one log: each entry names the
+// console that wrote it, as the lock holder does, and --console picks one
+// console's entries out.
+func TestAuditEntriesNameTheirConsole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	for _, id := range []string{"aaaa1111", "bbbb2222"} {
+		a, err := upgrade.NewAuditor(path, upgrade.WithAuditIdentity("ops", "bastion"), upgrade.WithAuditConsole(id), upgrade.WithAuditClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "node-retry", Result: upgrade.AuditOK, Message: "by " + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: path}, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ops@bastion/aaaa1111", "ops@bastion/bbbb2222"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{console: "bbbb2222", output: "json", file: path}, now); err != nil {
+		t.Fatal(err)
+	}
+	var entries []upgrade.AuditEntry
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 1 || entries[0].Message != "by bbbb2222" || entries[0].Console != "bbbb2222" {
+		t.Errorf("--console bbbb2222 = %v %+v", err, entries)
+	}
+	if h := upgrade.LocalHolder(); h.Instance != upgrade.ConsoleID() || h.Instance == "" {
+		t.Errorf("the lock holder's instance %q is not the console id %q", h.Instance, upgrade.ConsoleID())
+	}
+}
+
 func TestAuditCommandBadInput(t *testing.T) {
 	var out bytes.Buffer
 	var ie *model.InputError

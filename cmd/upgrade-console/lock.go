@@ -47,8 +47,9 @@ how long ago, and whether it is stale:
   node-label/N    the upgrade-in-progress label on node N (--node-label)
 
 States: "stale" (nothing alive holds it: 'lock clear --all' clears it), "live" (held by
-something running: clearing it needs --force), "kept" (left on purpose, e.g. EKS-A
-reconcile paused by an etcd rollback until its cause is fixed: cleared only by name),
+something running: clearing it needs --force), "kept" (left on purpose: EKS-A
+reconcile paused by an etcd rollback until its cause is fixed, or the lease of an upgrade
+that failed or timed out until the cluster is checked: cleared only by name),
 "not set". The holder of an annotation or label is the field manager that wrote it.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -163,7 +164,7 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	p, _, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
-		return refused(out, err)
+		return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
 	}
 	if len(p.Steps) == 0 {
 		fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)

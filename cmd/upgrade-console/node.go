@@ -66,7 +66,7 @@ func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if err != nil {
 		var r *recovery.RefusedError
 		if errors.As(err, &r) {
-			return refused(out, err)
+			return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
 		}
 		return err
 	}

@@ -177,6 +177,23 @@ func refused(out io.Writer, err error) error {
 	return withCode(ExitPreflight, err)
 }
 
+// refusal is refused for a command that may write: the refusal is recorded
+// in the audit log first (in read-only mode, which opens no audit log, it is
+// only printed).
+func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, kubeContext string, err error) error {
+	var r *recovery.RefusedError
+	if !o.readOnly && errors.As(err, &r) {
+		audit, aerr := upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext))
+		if aerr == nil {
+			aerr = recovery.RecordRefusal(ctx, audit, err)
+		}
+		if aerr != nil {
+			return errors.Join(refused(out, err), aerr)
+		}
+	}
+	return refused(out, err)
+}
+
 // confirmTyped asks the operator to type the name of the object the action
 // changes (k9s's dangerous-action pattern: a "y" typed by habit does nothing).
 func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan) error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -44,5 +45,34 @@ func TestRecoveryRefusalExitCode(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "✗ snapshot") || !strings.Contains(out.String(), "✓ external-etcd") {
 		t.Errorf("refusal output:\n%s", out.String())
+	}
+}
+
+// A refused action is recorded: nothing changed, but the attempt is part of
+// the incident's record. In read-only mode the audit log is not opened.
+func TestRecoveryRefusalIsAudited(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	refusedErr := &recovery.RefusedError{Action: recovery.ActionNodeRetry, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "failed", Detail: "the node's upgrade has not failed"}, {Name: "node", OK: true}}}
+	var out bytes.Buffer
+	if err := refusal(context.Background(), &out, &recoveryOptions{readOnly: true}, "ctx", refusedErr); exitCode(err) != ExitPreflight {
+		t.Fatalf("read-only refusal: exit %d (%v)", exitCode(err), err)
+	}
+	path := filepath.Join(state, "upgrade-console", "audit.log")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read-only mode touched the audit log: %v", err)
+	}
+	if err := refusal(context.Background(), &out, &recoveryOptions{}, "ctx", refusedErr); exitCode(err) != ExitPreflight {
+		t.Fatalf("refusal: exit %d (%v)", exitCode(err), err)
+	}
+	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 1 {
+		t.Fatalf("audit log: %v, %+v", err, res)
+	}
+	e := res.Entries[0]
+	if e.Result != upgrade.AuditRefused || e.Action != recovery.ActionNodeRetry || e.Cluster != "mgmt" || e.Context != "ctx" ||
+		!strings.Contains(e.Message, "failed: the node's upgrade has not failed") || strings.Contains(e.Message, "node:") {
+		t.Errorf("refusal entry = %+v", e)
 	}
 }

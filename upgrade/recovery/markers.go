@@ -46,7 +46,8 @@ const (
 	// MarkerStale: set, and nothing alive holds it: `lock clear --all` clears it.
 	MarkerStale MarkerState = "stale"
 	// MarkerKept: set on purpose and kept until the operator decides (EKS-A
-	// reconcile paused by a finished etcd rollback): cleared only by name.
+	// reconcile paused by a finished etcd rollback, the lease of an upgrade
+	// that failed or timed out): cleared only by name.
 	MarkerKept MarkerState = "kept"
 	// MarkerLive: held by something that is running (a renewed lease, an etcd
 	// rollout in progress): clearing it by name needs --force.
@@ -116,9 +117,14 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	if st.Held() {
 		lease.Holder, lease.Since, lease.lease = st.Holder.Display(), st.AcquireTime, st
 		lease.Reason = st.Describe(now)
-		if st.Expired(now) {
+		switch {
+		case st.Kept != "":
+			// An upgrade that failed or timed out kept it so that no new
+			// upgrade starts before someone has looked: --all leaves it.
+			lease.State = MarkerKept
+		case st.Expired(now):
 			lease.State = MarkerStale
-		} else {
+		default:
 			lease.State = MarkerLive
 			liveLock = st.HolderIdentity != env.Holder.String()
 		}
@@ -339,7 +345,9 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			ms = append(ms, m)
 		}
 		for _, m := range ms {
-			if m.State == MarkerKept {
+			if m.State == MarkerKept && m.ID == MarkerLease {
+				notes = append(notes, fmt.Sprintf("%s is kept on purpose (%s): removing it lets a new upgrade start; check the cluster first", m.ID, m.Reason))
+			} else if m.State == MarkerKept {
 				notes = append(notes, fmt.Sprintf("%s is kept on purpose (%s): removing it resumes EKS-A reconcile, which applies the Cluster's spec again (the same etcd rollout, unless the spec was changed); fix the cause first", m.ID, m.Reason))
 			}
 			if m.State == MarkerLive {

@@ -346,3 +346,49 @@ func TestLockClearResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
 		})
 	}
 }
+
+// The lease of an upgrade that failed is kept on purpose: it reads as kept at
+// once (not live until it runs out), `--all` leaves it, and clearing it by
+// name needs no --force.
+func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(false)
+	w.lease("bob@desk/b0b", w.now)
+	leases := w.client.Kube.CoordinationV1().Leases(w.sys)
+	l, err := leases.Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: boom"}
+	if _, err := leases.Update(w.ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if markerStates(ms)[MarkerLease] != MarkerKept {
+		t.Fatalf("kept lease = %s, want kept", markerStates(ms)[MarkerLease])
+	}
+	for _, s := range p.Steps {
+		if s.Name == "clear-lease" {
+			t.Error("--all clears the kept lease")
+		}
+	}
+	if !strings.Contains(strings.Join(p.Notes, " "), "lease left as it is (kept)") {
+		t.Errorf("--all: notes %q", p.Notes)
+	}
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}})
+	if err != nil {
+		t.Fatalf("clearing the kept lease by name without --force: %v", err)
+	}
+	if p.Forced || !strings.Contains(strings.Join(p.Notes, " "), "lets a new upgrade start") {
+		t.Errorf("forced %t, notes %q", p.Forced, p.Notes)
+	}
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st.Held() {
+		t.Errorf("lease after the clear: %v %+v", err, st)
+	}
+}

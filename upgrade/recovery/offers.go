@@ -172,12 +172,19 @@ func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
 	for i := range out {
 		if out[i].Action == ActionLockClear {
 			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)
-			out[i].Why = "stale lease; " + out[i].Why
+			out[i].Why = leaseWhy(st, "lease") + "; " + out[i].Why
 			return out
 		}
 	}
 	return append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: []string{MarkerLease},
-		Why: "stale upgrade lock: " + st.Describe(now)})
+		Why: leaseWhy(st, "upgrade lock") + ": " + st.Describe(now)})
+}
+
+func leaseWhy(st *upgrade.LockStatus, noun string) string {
+	if st.Kept != "" {
+		return "kept " + noun
+	}
+	return "stale " + noun
 }
 
 // withoutLease takes the lease out of the offers (and the offer that only
@@ -190,7 +197,7 @@ func withoutLease(offers []Offer) []Offer {
 			if len(o.Markers) == 0 {
 				continue
 			}
-			o.Why = strings.TrimPrefix(o.Why, "stale lease; ")
+			o.Why = strings.TrimPrefix(strings.TrimPrefix(o.Why, "stale lease; "), "kept lease; ")
 		}
 		out = append(out, o)
 	}

@@ -139,6 +139,26 @@ func (e *RefusedError) Failed() []Precondition {
 	return out
 }
 
+// RecordRefusal writes an action the operator asked for and that was refused
+// (err a *RefusedError) to the audit log: nothing was changed, but who tried
+// what on which cluster, and why it was not possible, is part of an
+// incident's record. Any other error is not a refusal and records nothing.
+func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error {
+	var r *RefusedError
+	if audit == nil || !errors.As(err, &r) {
+		return nil
+	}
+	var failed []string
+	for _, p := range r.Failed() {
+		failed = append(failed, p.Name+": "+p.Detail)
+	}
+	if rerr := audit.Record(ctx, upgrade.AuditEntry{Cluster: r.Cluster, Action: r.Action, Result: upgrade.AuditRefused,
+		Message: "not run, nothing changed: " + strings.Join(failed, "; ")}); rerr != nil {
+		return fmt.Errorf("write audit log: %w", rerr)
+	}
+	return nil
+}
+
 // refuseUnless returns a *RefusedError when a precondition fails.
 func refuseUnless(action, cluster string, pre []Precondition) error {
 	for _, p := range pre {
