@@ -81,6 +81,13 @@ type Dashboard struct {
 	headerCache renderCache
 	stalls      []line // the first maxStallLines of stallCount
 	stallCount  int
+	// pauseLine is the index in stalls of the pause, which is wrapped
+	// rather than cut; -1 when the upgrade is not paused.
+	pauseLine int
+	// pauseWrap is the pause wrapped to the width, kept until either
+	// changes (the layout asks for it on every clock tick).
+	pauseWrap   pauseWrap
+	stallRowBuf []line // storage of plan.stalls
 	plan        layoutPlan
 	helpOut     string
 	actionsGen  uint64 // moves when the action keys shown change
@@ -97,7 +104,7 @@ type helpKey struct {
 
 // NewDashboard returns the dashboard screen.
 func NewDashboard(opts Options) *Dashboard {
-	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge()}
+	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge(), pauseLine: -1}
 	d.refreshActions()
 	d.cluster = textPane{id: paneCluster, usesClock: true}
 	d.etcd = textPane{id: paneEtcd, usesClock: true}
@@ -255,11 +262,13 @@ func (d *Dashboard) refreshActions() {
 func (d *Dashboard) buildPanes() {
 	s := d.state
 	d.cluster.set(buildClusterPane(d.st, s))
-	d.cp.set(buildControlPlanePane(d.st, s, d.expand))
-	d.etcd.set(buildEtcdPane(d.st, s, d.expand, d.stalled))
-	d.events.set(buildEventsPane(d.st, s))
+	// The nodes table before the control plane: the control plane's title
+	// counts up-to-date machines from the table's join.
 	d.nodes.expand = d.expand
 	d.nodes.set(d.st, s, d.stalled)
+	d.cp.set(buildControlPlanePane(d.st, s, d.expand, d.nodes.join.controlPlaneCount(s)))
+	d.etcd.set(buildEtcdPane(d.st, s, d.expand, d.stalled))
+	d.events.set(buildEventsPane(d.st, s))
 }
 
 // refreshProgress re-derives progress (stalls depend on the clock), the
@@ -285,7 +294,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
 	d.headerGen++
-	d.stalls, d.stallCount = buildStallLines(d.st, d.state, d.progress)
+	d.stalls, d.stallCount, d.pauseLine = buildStallLines(d.st, d.state, d.progress)
 	if d.state == nil || d.outcome != report.Running {
 		return nil
 	}
@@ -308,11 +317,18 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 // stuck at once, and a line for each was built on every rebuild).
 const maxStallLines = 3
 
-// buildStallLines returns the first maxStallLines lines of the stall list
-// and how many lines it has in all.
-func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int) {
+// pausePrefix starts the pause's status line; its continuation lines are
+// indented by as many cells, so the sentence reads as one block.
+const pausePrefix = " " + markHeld + " "
+
+// buildStallLines returns the first maxStallLines lines of the stall list,
+// how many lines it has in all, and the index of the pause among them (-1
+// when not paused). Each is one line of text, however long: the layout cuts
+// them to the width, except the pause, which it wraps (layoutStalls).
+func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
+	pause := -1
 	total := len(p.Stalls)
 	if p.Failed {
 		total++
@@ -322,7 +338,8 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 		// First, before the stalls: the pause is why nothing moves, and the
 		// summary says how the upgrade resumes.
 		total++
-		out = append(out, line{segs: []seg{{" " + markHeld + " " + p.Summary, rPaused}}})
+		pause = len(out)
+		out = append(out, line{segs: []seg{{pausePrefix + p.Summary, rPaused}}})
 	}
 	for _, sl := range p.Stalls {
 		if len(out) == maxStallLines {
@@ -335,17 +352,17 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 		out = append(out, line{segs: []seg{{" " + mark + " " + sl.Sentence, r}}})
 	}
 	if len(out) > 0 {
-		return out, total
+		return out, total, pause
 	}
 	switch {
 	case s == nil:
-		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}, 1
+		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}, 1, -1
 	case p.Complete:
-		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}, 1
+		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}, 1, -1
 	case p.Summary != "":
-		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}, 1
+		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}, 1, -1
 	}
-	return nil, 0
+	return nil, 0, -1
 }
 
 func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -268,5 +270,150 @@ func TestManyStallsDrawTheFirstAndCountTheRest(t *testing.T) {
 	}
 	if want := "(+" + strconv.Itoa(n-maxStallLines) + " more)"; !strings.Contains(screenOf(d), want) {
 		t.Errorf("the screen does not say %q:\n%s", want, screenOf(d))
+	}
+}
+
+// TestPausedLineShowsTheResumeCommand: the paused status line ends in the
+// command that resumes the upgrade (or finds out whose pause it is), so at
+// the sizes operators use it is wrapped, whole, under its mark, never cut;
+// and the panes still fit, each at least its minimum height.
+func TestPausedLineShowsTheResumeCommand(t *testing.T) {
+	held := func() *model.ClusterState {
+		s := fixtureMidEtcd()
+		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+		return s
+	}
+	for _, f := range []struct {
+		name    string
+		state   func() *model.ClusterState
+		command string
+	}{
+		{"rolled-back", fixturePausedAfterRollback, "`upgrade-console lock clear paused --cluster mgmt`"},
+		// Held by someone else's pause, with stalls to count after it.
+		{"held", held, "`upgrade-console lock status --cluster mgmt`"},
+	} {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", f.name, sz[0], sz[1]), func(t *testing.T) {
+				d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 2 * time.Minute})
+				d.SetSize(sz[0], sz[1])
+				d.Update(SnapshotMsg{State: f.state()})
+				if !d.progress.Paused {
+					t.Fatal("the fixture is not paused")
+				}
+				out := screenOf(d)
+				requireLines(t, out, sz[0], sz[1])
+				lines := strings.Split(out, "\n")
+				start := -1
+				for i, l := range lines {
+					if strings.HasPrefix(l, pausePrefix) {
+						start = i
+						break
+					}
+				}
+				if start < 0 {
+					t.Fatalf("no pause line:\n%s", out)
+				}
+				// Its rows: the first behind the mark, the others indented
+				// to the text after it.
+				indent := spaces(width(pausePrefix))
+				rows := []string{strings.TrimPrefix(lines[start], pausePrefix)}
+				for _, l := range lines[start+1:] {
+					if !strings.HasPrefix(l, indent) || strings.HasPrefix(l, indent+" ") {
+						break
+					}
+					rows = append(rows, strings.TrimPrefix(l, indent))
+				}
+				if len(rows) < 2 {
+					t.Errorf("the pause is not wrapped:\n%s", out)
+				}
+				got := strings.Join(strings.Fields(strings.Join(rows, " ")), " ")
+				got = strings.TrimSpace(regexpMore.ReplaceAllString(got, ""))
+				if want := d.progress.Summary; got != want {
+					t.Errorf("pause reads\n%q\nwant the whole sentence\n%q\n%s", got, want, out)
+				}
+				oneRow := false
+				for _, r := range rows {
+					oneRow = oneRow || strings.Contains(r, f.command)
+				}
+				if !oneRow {
+					t.Errorf("the command %s is not whole on one row:\n%s", f.command, out)
+				}
+				requirePaneMinimums(t, d)
+			})
+		}
+	}
+}
+
+var regexpMore = regexp.MustCompile(`\(\+\d+ more\)$`)
+
+// requirePaneMinimums checks that the layout gives every pane it shows at
+// least its minimum height (the nodes table always shown) and that the
+// screen's parts add up to its height.
+func requirePaneMinimums(t *testing.T, d *Dashboard) {
+	t.Helper()
+	p := &d.plan
+	if !p.visible[paneNodes] {
+		t.Errorf("the nodes table is not shown: %+v", p.height)
+	}
+	mins := [paneCount]int{paneCluster: 3, paneEtcd: min(2, d.etcd.want()), paneControlPlane: 2, paneNodes: 3, paneEvents: 2}
+	for id := paneID(0); id < paneCount; id++ {
+		if p.visible[id] && p.height[id] < mins[id] {
+			t.Errorf("%s pane is %d rows, below its minimum %d", id, p.height[id], mins[id])
+		}
+	}
+	total := p.headerLines + p.stallLines + p.helpLines
+	for _, s := range p.sections {
+		total += s.h
+	}
+	if total != d.h {
+		t.Errorf("header %d + panes + status %d + help %d = %d rows, want %d", p.headerLines, p.stallLines, p.helpLines, total, d.h)
+	}
+}
+
+// TestPauseComesFirstAndWhole: the wrapped pause takes the status rows it
+// needs ahead of the stalls, which keep the rows left of the budget and are
+// counted when they have none, the count never cutting the pause.
+func TestPauseComesFirstAndWhole(t *testing.T) {
+	p := model.Progress{Current: model.PhasePaused, Paused: true,
+		Summary: "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with `upgrade-console lock clear paused --cluster mgmt` after fixing the cause",
+		Stalls: []model.Stall{{Sentence: "etcd machine mgmt-etcd-a not ready for 11m"}, {Sentence: "etcd machine mgmt-etcd-b not ready for 12m"},
+			{Sentence: "etcd machine mgmt-etcd-c not ready for 13m"}}}
+	for _, c := range []struct {
+		w, h          int
+		pause, stalls int // rows of each
+	}{
+		{120, 40, 2, 1}, // two rows of pause and one stall of the three-row budget
+		{80, 24, 3, 0},  // the pause alone, over the one-row budget
+		{80, 40, 3, 0},  // the pause fills the budget
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.w, c.h), func(t *testing.T) {
+			d := newTestDashboard(t, nil, themes.Mono, c.w, c.h)
+			d.stalls, d.stallCount, d.pauseLine = buildStallLines(d.st, &model.ClusterState{}, p)
+			d.relayout()
+			var pause, stalls int
+			for _, r := range d.plan.stalls {
+				switch {
+				case len(r.segs) > 0 && r.segs[0].r == rPaused:
+					pause++
+				case len(r.segs) > 0:
+					stalls++
+				}
+			}
+			if pause != c.pause || stalls != c.stalls || d.plan.stallLines != len(d.plan.stalls) {
+				t.Errorf("%d pause rows and %d stall rows of %d, want %d and %d", pause, stalls, d.plan.stallLines, c.pause, c.stalls)
+			}
+			out := screenOf(d)
+			requireLines(t, out, c.w, c.h)
+			status := strings.Join(strings.Split(out, "\n")[c.h-1-d.plan.stallLines:c.h-1], "\n")
+			if !strings.HasPrefix(status, pausePrefix+"etcd rolled back") {
+				t.Errorf("the pause is not first:\n%s", status)
+			}
+			for _, want := range []string{"`upgrade-console lock clear paused --cluster mgmt`", "after fixing", "the cause", fmt.Sprintf("(+%d more)", 3-c.stalls)} {
+				if !strings.Contains(status, want) {
+					t.Errorf("status lines lack %q:\n%s", want, status)
+				}
+			}
+			requirePaneMinimums(t, d)
+		})
 	}
 }

@@ -99,7 +99,8 @@ func requireLines(t *testing.T, out string, w, h int) {
 
 // TestDashboardPausedGoldens pins the screen after upgrade-console's etcd
 // rollback: EKS-A reconcile left paused, the etcd phase rolled back (↺), and
-// the pause in the header's badges and first on the status line.
+// the pause in the header's badges and first on the status line, wrapped
+// whole to the command that resumes the upgrade.
 func TestDashboardPausedGoldens(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 		t.Run(fmt.Sprintf("paused-after-rollback/%dx%d", sz[0], sz[1]), func(t *testing.T) {
@@ -107,7 +108,8 @@ func TestDashboardPausedGoldens(t *testing.T) {
 			out := d.View()
 			requireLines(t, out, sz[0], sz[1])
 			plain := ansi.Strip(out)
-			for _, want := range []string{markHeld + " paused   ● live", "etcd " + markRolledBack, " " + markHeld + " etcd rolled back; EKS-A reconcile paused"} {
+			for _, want := range []string{markHeld + " paused   ● live", "etcd " + markRolledBack, " " + markHeld + " etcd rolled back; EKS-A reconcile paused",
+				"`upgrade-console lock clear paused --cluster mgmt` after fixing"} {
 				if !strings.Contains(plain, want) {
 					t.Errorf("screen lacks %q:\n%s", want, plain)
 				}

@@ -11,9 +11,11 @@ import (
 // Degrading at small sizes follows a fixed order so the screen is never
 // garbled, only shorter: first the events pane goes, then etcd, then the
 // control plane, then the cluster pane, leaving the nodes table; the header
-// loses its identity line below 12 rows and the help line below 10; the
-// nodes table drops columns (version, role, since, phase, steps) as the
-// width shrinks. Every line is exactly the terminal's width.
+// loses its identity line below 12 rows and the help line below 10; a pause
+// on the status line wraps onto up to a third of the rows (whole from 80×24
+// up) and is cut past that; the nodes table drops columns (version, role,
+// since, phase, steps) as the width shrinks. Every line is exactly the
+// terminal's width.
 
 // wideLayout is the width from which the cluster and etcd panes sit side by
 // side.
@@ -33,6 +35,11 @@ type layoutPlan struct {
 	height      [paneCount]int
 	leftW       int
 	rightW      int
+
+	// stalls are the status rows drawn (stallLines of them), and
+	// stallMore how many status lines did not fit, counted on the last.
+	stalls    []line
+	stallMore int
 }
 
 const noPane paneID = -1
@@ -61,10 +68,14 @@ func (d *Dashboard) relayout() {
 	} else if h < 10 {
 		p.helpLines = 0
 	}
-	p.stallLines = min(len(d.stalls), 1)
+	budget := 1
 	if h >= 30 {
-		p.stallLines = min(len(d.stalls), maxStallLines)
+		budget = maxStallLines
 	}
+	// The pause may run past the budget, to be read whole, up to a third
+	// of the screen: at 80×24 it takes two or three rows of the 24 and
+	// every pane keeps its minimum; on a tiny screen it is cut instead.
+	d.layoutStalls(&p, w, budget, max(budget, h/3))
 	switch {
 	case h >= 12:
 		p.headerLines = 2
@@ -82,6 +93,10 @@ func (d *Dashboard) relayout() {
 			p.stallLines--
 		}
 		body++
+	}
+	if p.stallLines < len(p.stalls) {
+		d.layoutStalls(&p, w, min(budget, p.stallLines), p.stallLines)
+		body = h - p.headerLines - p.stallLines - p.helpLines
 	}
 	if d.zoom {
 		p.sections = []section{{left: d.focus, right: noPane, h: body}}
@@ -219,6 +234,90 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 	return items
 }
 
+// layoutStalls lays the status lines out in rows: each line one row (cut
+// to the width when drawn), in order, while rows are fewer than budget. The
+// pause alone is wrapped, never cut while it fits in limit rows: it ends in
+// the command that resumes the upgrade, which the operator came for, and it
+// comes before the stalls, which it pushes out of the budget (a paused
+// upgrade's stalls are its consequence). Lines that do not fit are counted
+// on the last row.
+func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
+	rows := d.stallRowBuf[:0]
+	shown := 0
+	lastPause := false // the last row is the pause's
+	for i, ln := range d.stalls {
+		if len(rows) >= min(budget, limit) {
+			break
+		}
+		shown++
+		if i != d.pauseLine {
+			rows = append(rows, ln)
+			lastPause = false
+			continue
+		}
+		wrapped := d.pauseRows(ln, w)
+		if room := limit - len(rows); len(wrapped) > room {
+			// No room for all of it: the last row it gets holds the
+			// rest, cut with an ellipsis when drawn.
+			rows = append(rows, wrapped[:room-1]...)
+			rest := strings.Join(d.pauseWrap.texts[room-1:], " ")
+			rows = append(rows, line{segs: []seg{{pauseIndent(room == 1) + rest, rPaused}}})
+		} else {
+			rows = append(rows, wrapped...)
+		}
+		lastPause = true
+	}
+	more := d.stallCount - shown
+	if more > 0 && lastPause && len(rows) < limit &&
+		segsWidth(rows[len(rows)-1].segs)+width(moreText(more)) > w {
+		// The count on a row of its own, the pause kept whole.
+		rows = append(rows, line{})
+	}
+	d.stallRowBuf = rows
+	p.stalls, p.stallMore, p.stallLines = rows, max(more, 0), len(rows)
+}
+
+// pauseWrap is the pause's line wrapped to a width.
+type pauseWrap struct {
+	text  string // the pause's sentence
+	w     int
+	texts []string // its rows' text, without the mark or the indent
+	rows  []line
+}
+
+// pauseRows returns the pause's line ln wrapped to w cells: the first row
+// behind the mark, the others indented to the text after it.
+func (d *Dashboard) pauseRows(ln line, w int) []line {
+	text := strings.TrimPrefix(ln.segs[0].text, pausePrefix)
+	pw := &d.pauseWrap
+	if pw.text == text && pw.w == w && pw.rows != nil {
+		return pw.rows
+	}
+	pw.text, pw.w = text, w
+	pw.texts = wrapWords(text, w-width(pausePrefix))
+	if len(pw.texts) == 0 {
+		// Narrower than the mark: one row, cut when drawn.
+		pw.texts = []string{text}
+	}
+	pw.rows = make([]line, len(pw.texts))
+	for i, t := range pw.texts {
+		pw.rows[i] = line{segs: []seg{{pauseIndent(i == 0) + t, ln.segs[0].r}}}
+	}
+	return pw.rows
+}
+
+// pauseIndent starts a row of the pause: the mark on the first, as many
+// spaces on the others.
+func pauseIndent(first bool) string {
+	if first {
+		return pausePrefix
+	}
+	return spaces(width(pausePrefix))
+}
+
+// moreText counts the status lines not shown.
+func moreText(n int) string { return "  (+" + strconv.Itoa(n) + " more)" }
+
 // refreshHelp renders the help footer when what it shows changed.
 func (d *Dashboard) refreshHelp() {
 	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, st: d.st, actions: d.actionsGen}
@@ -279,10 +378,11 @@ func (d *Dashboard) View() string {
 	}
 	for i := 0; i < p.stallLines; i++ {
 		nl()
-		ln := d.stalls[i]
-		if i == p.stallLines-1 && d.stallCount > p.stallLines {
-			// The count is cut last: a long sentence gives way to it.
-			more := "  (+" + strconv.Itoa(d.stallCount-p.stallLines) + " more)"
+		ln := p.stalls[i]
+		if i == p.stallLines-1 && p.stallMore > 0 {
+			// The count is cut last: a long sentence gives way to it (the
+			// layout gave the pause's last row room for it).
+			more := moreText(p.stallMore)
 			if mw := width(more); mw < w {
 				d.st.paintSegs(&b, ln.segs, w-mw)
 				d.st.paintSegs(&b, []seg{{more, rMuted}}, mw)

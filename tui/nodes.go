@@ -220,6 +220,45 @@ func (j *rowJoin) targetsOf(s *model.ClusterState) map[string]target {
 	return targets
 }
 
+// controlPlaneCount is the control plane's "up to date" by the model's rule.
+type controlPlaneCount struct {
+	// upToDate counts the machines model.MachineUpToDate says are up to
+	// date, of live ones: the control-plane machines not being deleted.
+	upToDate, live int
+	// target is the KubeadmControlPlane's, as the rows hold it.
+	target model.MachineTarget
+}
+
+// controlPlaneCount counts the control-plane machines of the last join. It
+// reads the rows' sources, so the CONTROL PLANE pane's title judges each
+// machine with the same node, newest in-place upgrade and target as its row
+// in the nodes table, and no lookup is built twice.
+func (j *rowJoin) controlPlaneCount(s *model.ClusterState) controlPlaneCount {
+	var c controlPlaneCount
+	if s == nil || s.ControlPlane == nil {
+		return c
+	}
+	c.target = j.targets[s.ControlPlane.Name].MachineTarget
+	for i := range j.src {
+		src := &j.src[i]
+		// The snapshot lists machines by role (etcd, control plane,
+		// workers) and the join leaves etcd's out: the control plane's
+		// rows come first, and at fleet scale the 10,000 workers' after
+		// them need not be read.
+		if src.m == nil || src.m.Role != model.RoleControlPlane {
+			break
+		}
+		if src.m.Deleting() {
+			continue
+		}
+		c.live++
+		if model.MachineUpToDate(src.m, src.n, src.nu, src.tg.MachineTarget) {
+			c.upToDate++
+		}
+	}
+	return c
+}
+
 // prev is what row k was built from last time, nil when it is new.
 func (j *rowJoin) prev(k int) *rowSrc {
 	if k < len(j.src) {

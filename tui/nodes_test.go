@@ -381,3 +381,125 @@ func segsText(ss []seg) string {
 	}
 	return b.String()
 }
+
+// fixtureMidControlPlane is a rolling upgrade in its control plane phase,
+// as CAPI counts it: the KubeadmControlPlane's upToDateReplicas (3) counts
+// a new machine still Provisioning, and an old machine whose UpToDate
+// condition the machine controller has not turned False yet. By the
+// model's rule one machine is up to date: the new one that runs.
+func fixtureMidControlPlane() *model.ClusterState {
+	s := fixtureHealthy()
+	s.Version = 12
+	s.ControlPlane.Replicas.UpToDate = i32(3)
+	s.ControlPlane.Versions = []model.VersionCount{{Version: oldK8s, Replicas: 2}, {Version: newK8s, Replicas: 2}}
+	var etcd, ws []*model.Machine
+	for _, m := range s.Machines.All() {
+		switch m.Role {
+		case model.RoleEtcd:
+			etcd = append(etcd, m)
+		case model.RoleWorker:
+			m := *m
+			m.Version = oldK8s
+			ws = append(ws, &m)
+		}
+	}
+	old, oldNodes := cpMachines(oldK8s, ago(40*24*time.Hour), "mgmt-cp-7f9x2", "mgmt-cp-b8k4m")
+	old[1].Conditions = model.Conditions{cond(model.MachineConditionUpToDate, "True", "", "UpToDate", "", ago(40*24*time.Hour))}
+	running, runningNode := cpMachines(newK8s, ago(5*time.Minute), "mgmt-cp-n3w01")
+	provisioning := &model.Machine{Meta: meta("mgmt-cp-n3w02", ago(time.Minute)), Role: model.RoleControlPlane, Owner: "mgmt", Owned: true,
+		Version: newK8s, Phase: "Provisioning",
+		Conditions: model.Conditions{cond(model.MachineConditionUpToDate, "True", "", "UpToDate", "", ago(time.Minute))}}
+	cps := append(append(old, running...), provisioning)
+	s.Machines = model.ListOf(append(append(etcd, cps...), ws...)...)
+	var ns []*model.Node
+	for _, n := range s.Nodes.All() {
+		if !strings.HasPrefix(n.Name, "mgmt-cp-") {
+			n := *n
+			n.KubeletVersion = oldK8s
+			ns = append(ns, &n)
+		}
+	}
+	ns = append(append(ns, oldNodes...), runningNode...)
+	slices.SortFunc(ns, func(a, b *model.Node) int { return strings.Compare(a.Name, b.Name) })
+	s.Nodes = model.ListOf(ns...)
+	s.MachineDeployments[0].Version = oldK8s
+	return s
+}
+
+// TestControlPlaneTitleUpToDateIsTheModels: the CONTROL PLANE pane's title
+// counts up-to-date machines by the model's rule, as the status line, the
+// phase counts and the nodes table do, not by the KubeadmControlPlane's
+// upToDateReplicas, which counts a machine still provisioning.
+func TestControlPlaneTitleUpToDateIsTheModels(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state func() *model.ClusterState
+		want  string
+	}{
+		{"mid-control-plane", fixtureMidControlPlane, "3 desired · 1 up to date · 3 ready · 3 available"},
+		// Before its phase the KCP's machines match its (old) spec, and
+		// it counts all three.
+		{"mid-etcd", fixtureMidEtcd, "3 desired · 0 up to date · 3 ready · 3 available"},
+		{"inplace-failed", fixtureInPlaceFailed, "3 desired · 1 up to date · 3 ready · 3 available"},
+		{"healthy", fixtureHealthy, "3 desired · 3 up to date · 3 ready · 3 available"},
+		{"large", func() *model.ClusterState { return fixtureLarge(1000) }, "3 desired · 0 up to date · 3 ready · 3 available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newTestDashboard(t, tc.state(), themes.Mono, 120, 40)
+			title := segsText(d.cp.title)
+			if !strings.Contains(title, tc.want) {
+				t.Errorf("title %q, want %q", title, tc.want)
+			}
+			// The phase count and the nodes table's control-plane rows say
+			// the same.
+			done := -1
+			for _, ph := range d.progress.Phases {
+				if ph.Phase == model.PhaseControlPlane {
+					done = ph.Done
+				}
+			}
+			rows := 0
+			for _, r := range d.nodes.all {
+				if r.role == "cp" && r.settled {
+					rows++
+				}
+			}
+			if want := fmt.Sprintf(" %d up to date", done); !strings.Contains(title, want) || rows != done {
+				t.Errorf("title %q, %d control-plane rows up to date; the model counts %d", title, rows, done)
+			}
+		})
+	}
+}
+
+// TestControlPlaneTitleWithoutMachines: with no control-plane machine to
+// judge (machines forbidden), the title falls back on the KCP's count, as
+// the phase count does, and says whose count it is; before the control
+// plane's phase, none is up to date there either.
+func TestControlPlaneTitleWithoutMachines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state func() *model.ClusterState
+		want  string
+	}{
+		{"healthy", fixtureHealthy, "3 up to date"},
+		{"mid-etcd", fixtureMidEtcd, "0 up to date"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.state()
+			s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
+			s.Machines = model.List[model.Machine]{}
+			d := newTestDashboard(t, s, themes.Mono, 120, 40)
+			if title := segsText(d.cp.title); !strings.Contains(title, " · "+tc.want+" · ") {
+				t.Errorf("title %q, want %q", title, tc.want)
+			}
+			for _, ph := range d.progress.Phases {
+				if ph.Phase == model.PhaseControlPlane && !strings.HasPrefix(tc.want, fmt.Sprint(ph.Done)+" ") {
+					t.Errorf("the phase counts %d up to date, the title %q", ph.Done, tc.want)
+				}
+			}
+			if out := screenOf(d); !strings.Contains(out, "up to date as the KubeadmControlPlane counts it") {
+				t.Errorf("the pane does not say whose count it is:\n%s", out)
+			}
+		})
+	}
+}

@@ -44,7 +44,9 @@ func buildClusterPane(st *styles, s *model.ClusterState) ([]seg, availability, [
 	return title, av, lines
 }
 
-func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]seg, availability, []line) {
+// buildControlPlanePane builds the CONTROL PLANE pane; utd is the count of
+// its up-to-date machines by the model's rule (rowJoin.controlPlaneCount).
+func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool, utd controlPlaneCount) ([]seg, availability, []line) {
 	av := sourceAvailability(s, model.KindKubeadmControlPlane)
 	if av.msg != "" {
 		return nil, av, nil
@@ -54,7 +56,33 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]se
 		return nil, availability{msg: "KubeadmControlPlane not found", r: rMuted}, nil
 	}
 	title := []seg{{cp.Name, rBold}}
-	title = append(title, seg{"  " + report.Replicas(cp.Replicas, " · "), rText})
+	// CAPI's upToDateReplicas answers another question than the rest of
+	// the screen (model/uptodate.go): it counts a new machine still
+	// Provisioning, and an old one until the machine controller updates
+	// its UpToDate condition, so mid-rollout this title contradicted the
+	// status line, the phase counts and the nodes table. Only that counter
+	// is replaced: desired is the KCP's spec, which no machine tells; the
+	// model has no rule of its own for available; and ready (the machines'
+	// Ready condition, which the model reads too) stays with available,
+	// both from one status write, so the title never shows more available
+	// than ready while the KCP's status lags the machines.
+	r := cp.Replicas
+	var note []line
+	switch {
+	case utd.live > 0:
+		n := int32(utd.upToDate)
+		r.UpToDate = &n
+	case r.UpToDate != nil:
+		// No machine to judge (forbidden, still listing): the KCP's count
+		// stands in, as it does in the phase counts (model's
+		// controlPlanePhase), saying whose count it is; and as there, an
+		// owner EKS-A has yet to move to the new version has none up to date.
+		if utd.target.OwnerBehind() {
+			r.UpToDate = new(int32)
+		}
+		note = append(note, line{segs: []seg{{" up to date as the KubeadmControlPlane counts it: no control plane machine visible", rMuted}}})
+	}
+	title = append(title, seg{"  " + report.Replicas(r, " · "), rText})
 	if cp.Paused() {
 		why := "paused"
 		if s.Etcd != nil && s.Etcd.Upgrading() {
@@ -82,6 +110,7 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool) ([]se
 		vs = append(vs, seg{"  " + cp.RolloutStrategy, rMuted})
 	}
 	lines = append(lines, line{segs: vs})
+	lines = append(lines, note...)
 	if cp.FailureMessage != "" {
 		lines = append(lines, messageLines(cp.FailureMessage, rFailure, " "+st.th.Sym.Fail+" ")...)
 	}

@@ -127,3 +127,82 @@ func clockDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
+
+// wrapWords breaks plain text into lines of at most w cells at its spaces,
+// like wrap, but a `quoted` span is one word: a command to copy stays whole
+// on one line whenever it fits in w (split, it reads as two commands, and a
+// copy of one line runs half of it). A span wider than w breaks at its
+// spaces, and a word wider than w is cut.
+func wrapWords(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if strings.ContainsAny(s, "\t\n\r") {
+		// A line break kept inside a quoted span would break the screen.
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	var out []string
+	var cur strings.Builder
+	cw := 0
+	add := func(word string) {
+		ww := width(word)
+		if cw > 0 && cw+1+ww > w {
+			out = append(out, cur.String())
+			cur.Reset()
+			cw = 0
+		}
+		if cw > 0 {
+			cur.WriteByte(' ')
+			cw++
+		}
+		cur.WriteString(word)
+		cw += ww
+	}
+	for _, tok := range quotedFields(s) {
+		if width(tok) <= w {
+			add(tok)
+			continue
+		}
+		for _, f := range strings.Fields(tok) {
+			if width(f) <= w {
+				add(f)
+				continue
+			}
+			for _, part := range wrap(f, w) {
+				add(part)
+			}
+		}
+	}
+	if cw > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// quotedFields is strings.Fields, except that spaces between backquotes do
+// not separate: "resume with `a b c` after" is "resume", "with", "`a b c`",
+// "after". An unclosed backquote runs to the end.
+func quotedFields(s string) []string {
+	var out []string
+	start, quoted := -1, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '`' {
+			quoted = !quoted
+		}
+		if (c == ' ' || c == '\t' || c == '\n') && !quoted {
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}

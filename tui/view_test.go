@@ -68,11 +68,11 @@ func TestStatusLineLeadsWithThePause(t *testing.T) {
 	st := newStyles(&th)
 	p := model.Progress{Current: model.PhasePaused, Paused: true, Summary: "upgrade paused at etcd: EKS-A reconcile paused",
 		Stalls: []model.Stall{{Sentence: "etcd machine mgmt-etcd-x not ready for 11m"}}}
-	lines, total := buildStallLines(st, &model.ClusterState{}, p)
+	lines, total, pause := buildStallLines(st, &model.ClusterState{}, p)
 	if total != 2 || len(lines) != 2 {
 		t.Fatalf("%d lines of %d, want 2 of 2", len(lines), total)
 	}
-	if got := lines[0].segs[0]; got.text != " "+markHeld+" "+p.Summary || got.r != rPaused {
-		t.Errorf("first line %q (role %d), want the pause", got.text, got.r)
+	if got := lines[0].segs[0]; got.text != " "+markHeld+" "+p.Summary || got.r != rPaused || pause != 0 {
+		t.Errorf("first line %q (role %d, pause at %d), want the pause", got.text, got.r, pause)
 	}
 }

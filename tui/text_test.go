@@ -1,0 +1,46 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWrapWordsKeepsACommandWhole: wrapping breaks at spaces, never wider
+// than asked, loses no word, and keeps a `quoted` command on one line when
+// it fits there (a command split across lines is copied half).
+func TestWrapWordsKeepsACommandWhole(t *testing.T) {
+	const cmd = "`upgrade-console lock clear paused --cluster mgmt`"
+	text := "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + cmd + " after fixing the cause"
+	for w := width(cmd); w <= 160; w++ {
+		rows := wrapWords(text, w)
+		whole := false
+		for _, r := range rows {
+			if width(r) > w {
+				t.Fatalf("w=%d: row %q is %d cells", w, r, width(r))
+			}
+			whole = whole || strings.Contains(r, cmd)
+		}
+		if !whole {
+			t.Errorf("w=%d: the command is split: %q", w, rows)
+		}
+		if got := strings.Join(rows, " "); got != text {
+			t.Errorf("w=%d: rows read %q", w, got)
+		}
+	}
+	// Narrower than the command: it breaks at its spaces, and a word wider
+	// than a row is cut.
+	for _, w := range []int{8, 20, width(cmd) - 1} {
+		rows := wrapWords(text, w)
+		for _, r := range rows {
+			if width(r) > w {
+				t.Fatalf("w=%d: row %q is %d cells", w, r, width(r))
+			}
+		}
+		if got := strings.ReplaceAll(strings.Join(rows, ""), " ", ""); got != strings.ReplaceAll(text, " ", "") {
+			t.Errorf("w=%d: rows lose text: %q", w, rows)
+		}
+	}
+	if got := wrapWords("a `b\nc` d", 80); len(got) != 1 || got[0] != "a `b c` d" {
+		t.Errorf("a line break in a quoted span: %q", got)
+	}
+}
