@@ -99,6 +99,11 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) seg {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
 	d := since(l.LastRenewed(), now)
+	if l.Kept != "" {
+		// Left on purpose by an upgrade that failed or timed out: not a
+		// console that died, and no age tells it apart.
+		return seg{sym.Warn + " lock: " + holder + " kept", rStale}
+	}
 	if l.Expired(now) {
 		return seg{sym.Warn + " lock: " + holder + " stale " + d, rStale}
 	}

@@ -74,6 +74,11 @@ func TestHeaderShowsTheWatchedLock(t *testing.T) {
 	if raw := d.View(); !strings.Contains(raw, want) {
 		t.Errorf("stale lock not painted as a warning:\n%s", screenOf(d))
 	}
+	kept := foreignLock()
+	kept.Kept = "upgrade failed: boom"
+	if out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), kept), themes.Mono, 120, 40)); !strings.Contains(out, "lock: bob@bastion-2 kept") {
+		t.Errorf("kept lock not in the header:\n%s", out)
+	}
 	released := foreignLock()
 	released.HolderIdentity = ""
 	if out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), released), themes.Mono, 120, 40)); strings.Contains(out, "lock:") {

@@ -96,7 +96,17 @@ type recoveryBackend interface {
 
 type clusterBackend struct{ o RecoveryOptions }
 
+// plan plans the offer the operator chose. A refusal is recorded in the
+// audit log, as on the command line: the operator asked, and was told no.
 func (b clusterBackend) plan(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
+	p, f, err := b.planOffer(ctx, o)
+	if err != nil && !b.o.ReadOnly {
+		err = errors.Join(err, recovery.RecordRefusal(ctx, b.o.Audit, err))
+	}
+	return p, f, err
+}
+
+func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
 	user, host := upgrade.CurrentOperator()
 	switch o.Action {
 	case recovery.ActionEtcdRollback:
