@@ -233,7 +233,10 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	case out.Complete:
 		e.Message = "completion rule held after " + model.ShortDuration(out.Elapsed)
 	case out.TimedOut:
-		e.Result, e.Message = AuditFailed, "timed out: "+out.Reason
+		e.Result, e.Message = AuditFailed, out.Reason
+		if !strings.HasPrefix(out.Reason, "timed out") { // Track's says "timed out at …"
+			e.Message = strings.TrimSuffix("timed out: "+out.Reason, ": ")
+		}
 	default:
 		e.Result, e.Message = AuditFailed, "failed: "+out.Reason
 	}
