@@ -19,6 +19,7 @@ type etcdRollbackOptions struct {
 	threshold   time.Duration
 	waitTimeout time.Duration
 	snapshot    string
+	snapFile    string
 }
 
 func newEtcdCmd(g *globalOptions) *cobra.Command {
@@ -49,17 +50,37 @@ the cluster is):
   6. unpause the KubeadmControlPlane, only if EKS-A paused it for the etcd rollout
   7. record the rollback as finished
 
+The snapshot is the one the console took before the upgrade: by default the cluster's
+newest snapshot ConfigMap in eksa-system, or the one --snapshot names. When that ConfigMap is
+gone (deleted, or eksa-system cleaned up), restore from the local copy the console wrote at
+the same time with --snapshot-file: upgrade-console-snapshot-<cluster>-<time>.json in
+$XDG_STATE_HOME/upgrade-console/snapshots (~/.local/state/upgrade-console/snapshots when
+XDG_STATE_HOME is unset) on the machine that ran the upgrade, or a copy of it. It must be a
+snapshot of the same cluster; --snapshot and --snapshot-file do not go together. The
+rollback is otherwise the same.
+
+A resumed rollback restores the snapshot it started with, and no other: run it again with no
+snapshot flag and it reads the recorded ConfigMap or file again (checking that it still holds
+the same snapshot); --snapshot-file is accepted on resume only for a file holding that same
+snapshot (a copy on another machine, or the local copy of a ConfigMap deleted meanwhile).
+
 EKS-A reconcile stays paused afterwards: resumed with the new spec, the controller would
 start the same rollout again. Fix the cause, then resume with
 'upgrade-console lock clear paused --cluster NAME'.
 
-Exit codes: 0 done, 1 bad input or not confirmed, 3 refused (a precondition does not hold)
+Exit codes: 0 done, 1 bad input (a --snapshot-file that cannot be read, is not a snapshot,
+is another cluster's or, on resume, not the snapshot the rollback started with; both
+--snapshot and --snapshot-file) or not confirmed, 3 refused (a precondition does not hold)
 or the dry run failed, 4 a step failed, 5 the wait for etcd timed out (rerun to continue).`,
 		Example: `  # What would be done, with the server's dry run; nothing changes
   upgrade-console etcd rollback --cluster mgmt --dry-run
 
   # Headless, for a runbook
-  upgrade-console etcd rollback --cluster mgmt --yes`,
+  upgrade-console etcd rollback --cluster mgmt --yes
+
+  # The snapshot ConfigMap is gone: restore from the local copy taken before the upgrade
+  upgrade-console etcd rollback --cluster mgmt --dry-run \
+    --snapshot-file ~/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
@@ -72,20 +93,26 @@ or the dry run failed, 4 a step failed, 5 the wait for etcd timed out (rerun to 
 	f.DurationVar(&o.threshold, "threshold", recovery.DefaultEtcdRollbackThreshold, "how long the new etcd member must have been not ready")
 	f.DurationVar(&o.waitTimeout, "wait-timeout", recovery.DefaultEtcdWaitTimeout, "how long to wait for etcd to be ready again")
 	f.StringVar(&o.snapshot, "snapshot", "", "snapshot ConfigMap (in eksa-system) to restore from (default: the cluster's newest)")
+	f.StringVar(&o.snapFile, "snapshot-file", "", "local copy of a snapshot to restore from when its ConfigMap is gone (in $XDG_STATE_HOME/upgrade-console/snapshots on the machine that ran the upgrade); not with --snapshot")
 	return cmd
 }
 
 func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *etcdRollbackOptions) error {
+	user, host := upgrade.CurrentOperator()
+	ro := recovery.EtcdRollbackOptions{
+		Threshold: o.threshold, WaitTimeout: o.waitTimeout, Snapshot: o.snapshot, SnapshotFile: o.snapFile, By: user + "@" + host,
+	}
+	// Both snapshot flags: bad input (exit 1), before connecting to anything.
+	if err := ro.Validate(); err != nil {
+		return err
+	}
 	env, kubeContext, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
 	}
-	user, host := upgrade.CurrentOperator()
-	p, err := recovery.PlanEtcdRollback(ctx, env, recovery.EtcdRollbackOptions{
-		Threshold: o.threshold, WaitTimeout: o.waitTimeout, Snapshot: o.snapshot, By: user + "@" + host,
-	})
+	p, err := recovery.PlanEtcdRollback(ctx, env, ro)
 	if err != nil {
-		return refused(out, err)
+		return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
 }

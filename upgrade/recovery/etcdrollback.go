@@ -2,9 +2,12 @@ package recovery
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -49,15 +52,31 @@ const AnnotationEtcdRollback = model.AnnotationEtcdRollbackRecord
 
 // rollbackRecord is the value of AnnotationEtcdRollback.
 type rollbackRecord struct {
-	Phase            string    `json:"phase"` // "running" or "done"
-	NewMachine       string    `json:"newMachine"`
-	NewMachineUID    string    `json:"newMachineUID"`
-	OldMachines      []string  `json:"oldMachines"`
-	KCPPausedForEtcd bool      `json:"kcpPausedForEtcd"`
-	Snapshot         string    `json:"snapshot"`
-	StartedAt        time.Time `json:"startedAt"`
-	By               string    `json:"by"`
+	Phase            string   `json:"phase"` // "running" or "done"
+	NewMachine       string   `json:"newMachine"`
+	NewMachineUID    string   `json:"newMachineUID"`
+	OldMachines      []string `json:"oldMachines"`
+	KCPPausedForEtcd bool     `json:"kcpPausedForEtcd"`
+	// Snapshot is where the snapshot came from: the name of its ConfigMap,
+	// or "file:" and the absolute path of a local copy (--snapshot-file).
+	Snapshot string `json:"snapshot"`
+	// SnapshotDigest identifies the snapshot's content (see snapshotDigest),
+	// whatever its source: a resumed run checks that the snapshot it reads,
+	// again or from a copy, is the one the rollback started with. Empty in
+	// records written before it was kept.
+	SnapshotDigest string    `json:"snapshotDigest,omitempty"`
+	StartedAt      time.Time `json:"startedAt"`
+	By             string    `json:"by"`
 }
+
+// fileSourcePrefix marks a rollbackRecord.Snapshot that is a local file, not
+// a ConfigMap name (which cannot hold a colon).
+const fileSourcePrefix = "file:"
+
+// snapshotsDirHelp is where the local copies of the snapshots are, as the
+// operator reads it. It is not this machine's path: the copy is on the
+// machine that ran the upgrade, which may not be the one rolling back.
+const snapshotsDirHelp = "$XDG_STATE_HOME/upgrade-console/snapshots (~/.local/state/upgrade-console/snapshots when XDG_STATE_HOME is unset), on the machine that ran the upgrade"
 
 func (r rollbackRecord) encode() string {
 	b, _ := json.Marshal(r)
@@ -89,8 +108,23 @@ type EtcdRollbackOptions struct {
 	// Snapshot names the snapshot ConfigMap to restore from; empty: the
 	// newest snapshot of the cluster.
 	Snapshot string
+	// SnapshotFile is a local copy of a snapshot (upgrade.LoadSnapshotFile)
+	// to restore from instead of a ConfigMap: for when the ConfigMap is
+	// gone. It must be a snapshot of the same cluster. Not with Snapshot.
+	SnapshotFile string
 	// By names the operator in the rollback record ("user@host").
 	By string
+}
+
+// Validate checks the options that need no cluster: one snapshot source at
+// most.
+func (o EtcdRollbackOptions) Validate() error {
+	if o.Snapshot != "" && o.SnapshotFile != "" {
+		return &model.InputError{Source: "--snapshot " + o.Snapshot + " and --snapshot-file " + o.SnapshotFile,
+			Problem: "both name a snapshot to restore from; a rollback restores one",
+			Fix:     "give --snapshot NAME for a snapshot ConfigMap in the cluster, or --snapshot-file PATH for a local copy (when the ConfigMap is gone), not both"}
+	}
+	return nil
 }
 
 // etcdSpecPaths are the parts of the EtcdadmCluster spec a rollback restores:
@@ -107,6 +141,19 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	}
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = DefaultEtcdWaitTimeout
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	// A file given is read first: a bad one is refused before the cluster
+	// is even read.
+	var given *fileSnapshot
+	if o.SnapshotFile != "" {
+		f, err := env.readSnapshotFile(o.SnapshotFile, "--snapshot-file ")
+		if err != nil {
+			return nil, err
+		}
+		given = f
 	}
 	now := env.now()
 	cluster, err := env.readCluster(ctx)
@@ -137,19 +184,16 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	}
 	pre = append(pre, Precondition{Name: "external-etcd", Description: "the cluster has external etcd (an EtcdadmCluster)", OK: true, Detail: etcdRef})
 
-	snapName := o.Snapshot
-	if rec != nil {
-		snapName = rec.Snapshot
-	}
-	snap, snapName, snapDetail, err := env.loadSnapshot(ctx, snapName)
+	src, err := env.snapshotSource(ctx, o, rec, given)
 	if err != nil {
 		return nil, err
 	}
+	snap, snapDetail := src.snap, src.detail
 	var oldEtcd *upgrade.SnapshotObject
 	if snap != nil {
 		oldEtcd = snap.Object("EtcdadmCluster", env.etcdName())
 		if oldEtcd == nil {
-			snapDetail = fmt.Sprintf("snapshot %s holds no %s", snapName, etcdRef)
+			snapDetail = fmt.Sprintf("%s holds no %s", src.label, etcdRef)
 		}
 	}
 	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",
@@ -187,17 +231,16 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			NewMachineUID:    fresh.newMachine.UID,
 			OldMachines:      fresh.old,
 			KCPPausedForEtcd: kcp != nil && kcp.GetAnnotations()[model.AnnotationCAPIPaused] == "true" && etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != "",
-			Snapshot:         snapName,
+			Snapshot:         src.record,
+			SnapshotDigest:   snapshotDigest(snap),
 			StartedAt:        now.UTC(),
 			By:               o.By,
 		}
 	} else {
-		if o.Snapshot != "" && o.Snapshot != rec.Snapshot {
-			return nil, &model.InputError{Source: "--snapshot " + o.Snapshot, Problem: "a rollback from snapshot " + rec.Snapshot + " is recorded on " + clusterRef + "; a resumed rollback restores the snapshot it started with",
-				Fix: "run it again without --snapshot"}
-		}
+		// snapshotSource checked that the snapshot is the one the rollback
+		// started with.
 		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded",
-			OK: true, Detail: fmt.Sprintf("started by %s at %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), rec.Phase)})
+			OK: true, Detail: fmt.Sprintf("started by %s at %s from %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec), rec.Phase)})
 		pre = append(pre, resumeSafe(rec, machines))
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
@@ -209,7 +252,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		lock:          env.runLock,
 		Action:        ActionEtcdRollback,
 		Cluster:       env.Cluster,
-		Title:         fmt.Sprintf("Roll back the etcd rollout of %s: restore the etcd spec of snapshot %s and delete the new member %s", env.Cluster, rec.Snapshot, rec.NewMachine),
+		Title:         fmt.Sprintf("Roll back the etcd rollout of %s: restore the etcd spec of %s and delete the new member %s", env.Cluster, src.label, rec.NewMachine),
 		Confirm:       env.etcdName(),
 		ConfirmObject: etcdRef,
 		Preconditions: pre,
@@ -515,7 +558,7 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 	rollout := Precondition{Name: "rollout-in-progress", Description: "an etcd rollout is in progress (the etcd spec differs from the snapshot)"}
 	switch {
 	case len(changes) == 0:
-		rollout.Detail = "the etcd spec is the snapshot's: there is no new etcd spec to roll back (if that snapshot was taken after the new spec was applied, name an older one with --snapshot)"
+		rollout.Detail = "the etcd spec is the snapshot's: there is no new etcd spec to roll back (if that snapshot was taken after the new spec was applied, name an older one with --snapshot or --snapshot-file)"
 	case !upgrading && st.settled():
 		rollout.Detail = fmt.Sprintf("the etcd spec changed but etcd is settled (%s) and not marked upgrading: the rollout finished", st)
 	default:
@@ -661,34 +704,222 @@ func removeAnnotationStep(name, title string, res dynamic.ResourceInterface, obj
 	}
 }
 
-// loadSnapshot finds the snapshot to restore from: the named one, or the
-// newest of the cluster. It returns nil (with the reason) when there is none.
-func (e *Env) loadSnapshot(ctx context.Context, name string) (*upgrade.Snapshot, string, string, error) {
+// snapshotSrc is the snapshot a rollback restores and where it came from.
+type snapshotSrc struct {
+	// snap is nil when there is none (detail says why).
+	snap *upgrade.Snapshot
+	// record is what the rollback record keeps (rollbackRecord.Snapshot).
+	record string
+	// label names it in the plan: "snapshot NAME", "snapshot file PATH".
+	label string
+	// detail is what the snapshot precondition shows.
+	detail string
+}
+
+// fileSnapshot is a snapshot read from a local file.
+type fileSnapshot struct {
+	snap *upgrade.Snapshot
+	path string // absolute
+}
+
+// snapshotSource finds the snapshot to restore from: for a new rollback, the
+// file given, the ConfigMap named or the cluster's newest; for a resumed one,
+// the snapshot the rollback started with.
+//
+// A resumed rollback restores the snapshot it started with, and no other:
+// its first run may have restored part of the spec already, and the record
+// names the machines that snapshot's time picked. Its record keeps the
+// source and a digest of the snapshot's content, so:
+//   - with no snapshot flag, the recorded source is read again (the same
+//     ConfigMap, or the same file path, which is absolute) and must still
+//     hold the same snapshot;
+//   - --snapshot is accepted only naming the recorded ConfigMap;
+//   - --snapshot-file is accepted when the file holds the recorded snapshot
+//     (the same digest; for a record without one, the same snapshot name),
+//     whatever its path or the recorded source. This is what an operator
+//     needs after an interruption: the rollback may be resumed from another
+//     machine (with a copy of the file), from another directory, or after the
+//     recorded ConfigMap was deleted, but never from a snapshot that differs.
+//
+// When the recorded file cannot be read (or no longer holds the snapshot),
+// the resume is refused as bad input naming the file and the fix, rather
+// than falling back to another source.
+func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *rollbackRecord, given *fileSnapshot) (snapshotSrc, error) {
+	clusterRef := ref("Cluster", e.clusterNS(), e.Cluster)
+	if rec == nil {
+		if given != nil {
+			return given.source(fileSourcePrefix+given.path, "snapshot file "+given.path, "file "+given.path), nil
+		}
+		return e.loadSnapshot(ctx, o.Snapshot)
+	}
+	started := "the rollback recorded on " + clusterRef + " started from " + recordedSource(rec)
+	notThatSnapshot := func(source, problem string) error {
+		return &model.InputError{Source: source, Problem: problem + "; " + started + ", and a resumed rollback restores the snapshot it started with",
+			Fix: "give --snapshot-file a copy of that snapshot (or run it again with no snapshot flag to read " + recordedSource(rec) + " again)"}
+	}
+
+	if path, ok := strings.CutPrefix(rec.Snapshot, fileSourcePrefix); ok {
+		if o.Snapshot != "" {
+			return snapshotSrc{}, &model.InputError{Source: "--snapshot " + o.Snapshot, Problem: started + "; a resumed rollback restores the snapshot it started with",
+				Fix: "run it again without --snapshot (it reads " + path + " again), or give --snapshot-file a copy of that file"}
+		}
+		f := given
+		if f == nil {
+			var err error
+			f, err = e.readSnapshotFile(path, "")
+			if err != nil {
+				var ie *model.InputError
+				if errors.As(err, &ie) {
+					return snapshotSrc{}, &model.InputError{Source: path, Field: ie.Field,
+						Problem: started + ", and it cannot be used now: " + ie.Problem,
+						Fix:     "run it again with --snapshot-file naming a copy of that file (for instance from the machine that started the rollback); if the copy is lost and etcd is healthy, end the rollback with `upgrade-console lock clear paused --force` (recorded)"}
+				}
+				return snapshotSrc{}, err
+			}
+		}
+		if !rec.holds(f.snap) {
+			if given == nil {
+				return snapshotSrc{}, notThatSnapshot(path, "the file no longer holds the snapshot the rollback started with")
+			}
+			return snapshotSrc{}, notThatSnapshot("--snapshot-file "+f.path, "not the snapshot the rollback started with")
+		}
+		label := "snapshot file " + f.path
+		if f.path != path {
+			label += " (a copy of " + path + ")"
+		}
+		return f.source(rec.Snapshot, label, "file "+f.path), nil
+	}
+
+	if o.Snapshot != "" && o.Snapshot != rec.Snapshot {
+		return snapshotSrc{}, &model.InputError{Source: "--snapshot " + o.Snapshot, Problem: "a rollback from snapshot " + rec.Snapshot + " is recorded on " + clusterRef + "; a resumed rollback restores the snapshot it started with",
+			Fix: "run it again without --snapshot"}
+	}
+	if given != nil {
+		// The local copy of the recorded ConfigMap, e.g. after the
+		// ConfigMap was deleted while the rollback was interrupted.
+		if !rec.holds(given.snap) {
+			return snapshotSrc{}, notThatSnapshot("--snapshot-file "+given.path, "not the snapshot the rollback started with")
+		}
+		return given.source(rec.Snapshot, "snapshot "+rec.Snapshot+" (its local copy "+given.path+")",
+			"file "+given.path+", the local copy of snapshot "+rec.Snapshot), nil
+	}
+	src, err := e.loadSnapshot(ctx, rec.Snapshot)
+	if err != nil || src.snap == nil {
+		return src, err
+	}
+	if !rec.holds(src.snap) {
+		return snapshotSrc{}, &model.InputError{Source: "ConfigMap " + e.systemNS() + "/" + rec.Snapshot,
+			Problem: "it no longer holds the snapshot the rollback recorded on " + clusterRef + " started with (it was changed since)",
+			Fix:     "give --snapshot-file the local copy of that snapshot, " + rec.Snapshot + ".json in " + snapshotsDirHelp}
+	}
+	return src, nil
+}
+
+func (f *fileSnapshot) source(record, label, where string) snapshotSrc {
+	return snapshotSrc{snap: f.snap, record: record, label: label,
+		detail: fmt.Sprintf("%s, snapshot of %s taken %s by %s", where, ref("Cluster", f.snap.ClusterNamespace, f.snap.Cluster),
+			f.snap.TakenAt.Format(time.RFC3339), f.snap.TakenBy)}
+}
+
+// recordedSource names the snapshot source of a rollback record.
+func recordedSource(rec *rollbackRecord) string {
+	if path, ok := strings.CutPrefix(rec.Snapshot, fileSourcePrefix); ok {
+		return "snapshot file " + path
+	}
+	return "snapshot " + rec.Snapshot
+}
+
+// holds reports whether s is the snapshot the rollback started with.
+func (r *rollbackRecord) holds(s *upgrade.Snapshot) bool {
+	if r.SnapshotDigest != "" {
+		return snapshotDigest(s) == r.SnapshotDigest
+	}
+	// A record written before digests were kept names a ConfigMap, whose
+	// name is the snapshot's cluster and time.
+	return !strings.HasPrefix(r.Snapshot, fileSourcePrefix) && upgrade.SnapshotName(s.Cluster, s.TakenAt) == r.Snapshot
+}
+
+// snapshotDigest identifies a snapshot by its content: the SHA-256 of its
+// canonical JSON (re-encoded, so that the ConfigMap and its local copy, or a
+// copy re-indented on the way, give the same digest).
+func snapshotDigest(s *upgrade.Snapshot) string {
+	if s == nil {
+		return ""
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// readSnapshotFile reads a local snapshot copy and checks that it is one of
+// this cluster. source prefixes the file in errors ("--snapshot-file ").
+func (e *Env) readSnapshotFile(path, source string) (*fileSnapshot, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	copies := fmt.Sprintf("the local copies are upgrade-console-snapshot-%s-<time>.json in %s", e.Cluster, snapshotsDirHelp)
+	snap, err := upgrade.LoadSnapshotFile(abs)
+	if err != nil {
+		var ie *model.InputError
+		if !errors.As(err, &ie) {
+			return nil, err
+		}
+		out := *ie
+		out.Source = source + abs
+		if out.Fix == "" {
+			out.Fix = "give a snapshot file written by upgrade-console; " + copies
+		} else {
+			out.Fix += "; " + copies
+		}
+		return nil, &out
+	}
+	if snap.Cluster != e.Cluster || snap.ClusterNamespace != e.clusterNS() {
+		return nil, &model.InputError{Source: source + abs, Field: "cluster",
+			Problem: fmt.Sprintf("a snapshot of %s, not of %s (--cluster): it cannot restore this cluster",
+				ref("Cluster", snap.ClusterNamespace, snap.Cluster), ref("Cluster", e.clusterNS(), e.Cluster)),
+			Fix: "give a snapshot of " + e.Cluster + "; " + copies + "; or check --cluster and -n"}
+	}
+	return &fileSnapshot{snap: snap, path: abs}, nil
+}
+
+// loadSnapshot finds a snapshot ConfigMap to restore from: the named one, or
+// the newest of the cluster. It returns no snapshot (with the reason) when
+// there is none.
+func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error) {
 	kube := e.Client.Kube
 	if name == "" {
 		list, err := kube.CoreV1().ConfigMaps(e.systemNS()).List(ctx, metav1.ListOptions{
 			LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + e.Cluster,
 		})
 		if err != nil {
-			return nil, "", "", fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
+			return snapshotSrc{}, fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
 		}
 		if len(list.Items) == 0 {
-			return nil, "", fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: the upgrade was not started by upgrade-console (or its snapshot was deleted), so the previous etcd spec is unknown; "+
-				"to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
-				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster), nil
+			return snapshotSrc{detail: fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: its snapshot was deleted, or the upgrade was not started by upgrade-console. "+
+				"The console that started the upgrade also kept a local copy: restore from it with --snapshot-file, giving upgrade-console-snapshot-%s-<time>.json in %s (or a copy of it). "+
+				"Without one, the previous etcd spec is unknown: to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
+				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster)}, nil
 		}
 		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
 		name = list.Items[0].Name
 	}
+	src := snapshotSrc{record: name, label: "snapshot " + name}
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
 	var ie *model.InputError
 	if errors.As(err, &ie) {
-		return nil, name, ie.Error(), nil
+		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp
+		return src, nil
 	}
 	if err != nil {
-		return nil, name, "", err
+		return snapshotSrc{}, err
 	}
-	return snap, name, fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy), nil
+	src.snap = snap
+	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy)
+	return src, nil
 }
 
 func snapshotTime(cm *corev1.ConfigMap) time.Time {

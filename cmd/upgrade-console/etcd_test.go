@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// unreachableKubeconfig is a kubeconfig whose API server does not answer:
+// a command that reaches it fails with a connection error, not bad input.
+func unreachableKubeconfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	const cfg = `apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster:
+    server: https://127.0.0.1:1
+contexts:
+- name: nowhere
+  context:
+    cluster: nowhere
+    user: nobody
+current-context: nowhere
+users:
+- name: nobody
+  user:
+    token: x
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestEtcdRollbackSnapshotFileIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "upgrade-console-snapshot-other-20261121-224758.json")
+	data, _ := json.Marshal(upgrade.Snapshot{Format: upgrade.SnapshotFormat, Cluster: "other", ClusterNamespace: "default",
+		TakenAt: time.Now().UTC(), Objects: []upgrade.SnapshotObject{{Kind: "EtcdadmCluster", Name: "other-etcd"}}})
+	if err := os.WriteFile(other, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := unreachableKubeconfig(t)
+	missing := filepath.Join(dir, "missing.json")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"both snapshot flags", []string{"--snapshot", "upgrade-console-snapshot-mgmt-20261121-224758", "--snapshot-file", missing},
+			[]string{"--snapshot upgrade-console-snapshot-mgmt-20261121-224758 and --snapshot-file " + missing, "not both"}},
+		{"a missing file", []string{"--snapshot-file", missing}, []string{"--snapshot-file " + missing, "no such file", "upgrade-console/snapshots"}},
+		{"another cluster's snapshot", []string{"--snapshot-file", other}, []string{"--snapshot-file " + other, "Cluster default/other, not of Cluster default/mgmt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The file is read before the cluster: the unreachable API
+			// server is never contacted (that would be another error).
+			args := append([]string{"etcd", "rollback", "--kubeconfig", kubeconfig, "-n", "default", "--cluster", "mgmt", "--yes"}, tc.args...)
+			_, errOut, code := runCaptured(t, args...)
+			if code != ExitBadInput {
+				t.Fatalf("exit %d, want %d: %s", code, ExitBadInput, errOut)
+			}
+			for _, want := range tc.wants {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+			if strings.Contains(errOut, "127.0.0.1:1") {
+				t.Errorf("the API server was contacted:\n%s", errOut)
+			}
+		})
+	}
+}
+
+func TestEtcdRollbackHelpNamesTheSnapshotFile(t *testing.T) {
+	out, errOut, code := runCaptured(t, "etcd", "rollback", "--help")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"--snapshot-file", "$XDG_STATE_HOME/upgrade-console/snapshots", "--snapshot-file ~/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,543 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+// The local copy of the pre-upgrade snapshot (--snapshot-file): what the
+// operator holds when the snapshot ConfigMap is gone.
+
+// snapshotConfigMap returns the world's snapshot and the name of its
+// ConfigMap.
+func (w *world) snapshotConfigMap() (upgrade.Snapshot, string) {
+	w.t.Helper()
+	list, err := w.client.Kube.CoreV1().ConfigMaps(w.sys).List(w.ctx, metav1.ListOptions{
+		LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + w.cluster})
+	if err != nil || len(list.Items) != 1 {
+		w.t.Fatalf("snapshot ConfigMaps: %v (%d)", err, len(list.Items))
+	}
+	var snap upgrade.Snapshot
+	if err := json.Unmarshal([]byte(list.Items[0].Data[upgrade.SnapshotDataKey]), &snap); err != nil {
+		w.t.Fatal(err)
+	}
+	return snap, list.Items[0].Name
+}
+
+// localCopy writes the world's snapshot, changed by edit if given, as
+// Snapshotter.save writes its local copy (indented JSON named after the
+// ConfigMap) into dir, and returns the file's path.
+func (w *world) localCopy(dir string, edit func(*upgrade.Snapshot)) string {
+	w.t.Helper()
+	snap, name := w.snapshotConfigMap()
+	if edit != nil {
+		edit(&snap)
+	}
+	return writeSnapshotFile(w.t, filepath.Join(dir, name+".json"), snap)
+}
+
+func writeSnapshotFile(t *testing.T, path string, snap upgrade.Snapshot) string {
+	t.Helper()
+	data, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// deleteSnapshots is someone cleaning eksa-system: the snapshot ConfigMap
+// is gone, the local copy is all that is left.
+func (w *world) deleteSnapshots() {
+	w.t.Helper()
+	if err := w.client.Kube.CoreV1().ConfigMaps(w.sys).DeleteCollection(w.ctx, metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: upgrade.LabelCluster + "=" + w.cluster}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) record() *rollbackRecord {
+	w.t.Helper()
+	c, err := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	r, err := readRollbackRecord(c)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return r
+}
+
+// The snapshot ConfigMap was deleted: the rollback used to be refused with
+// "the previous etcd spec is unknown". From the local copy it runs end to
+// end and leaves the cluster exactly as a rollback from the ConfigMap does.
+func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
+	// The reference: the same rollback from the ConfigMap.
+	ref := newWorld(t)
+	ref.seedEtcdRollout(true)
+	ref.playEtcdadm()
+	rp, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, rp); err != nil {
+		t.Fatal(err)
+	}
+	want := normalise(ref, ref.rollbackState())
+
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	file := w.localCopy(t.TempDir(), nil)
+	w.deleteSnapshots()
+
+	// Without the file: refused, and the refusal says where the local copy is.
+	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Failed()[0].Name != "snapshot" {
+		t.Fatalf("err = %v, want a refusal on the snapshot", err)
+	}
+	detail := refused.Failed()[0].Detail
+	for _, part := range []string{"--snapshot-file", "$XDG_STATE_HOME/upgrade-console/snapshots", "~/.local/state/upgrade-console/snapshots",
+		"upgrade-console-snapshot-" + w.cluster + "-<time>.json"} {
+		if !strings.Contains(detail, part) {
+			t.Errorf("refusal %q does not mention %q", detail, part)
+		}
+	}
+
+	w.playEtcdadm()
+	before := w.rollbackState()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file, By: "ops@bastion"})
+	if err != nil {
+		t.Fatalf("plan from the local copy: %v", err)
+	}
+	if !strings.Contains(p.Title, "snapshot file "+file) {
+		t.Errorf("title %q does not name the file", p.Title)
+	}
+	var snapPre *Precondition
+	for i := range p.Preconditions {
+		if p.Preconditions[i].Name == "snapshot" {
+			snapPre = &p.Preconditions[i]
+		}
+	}
+	if snapPre == nil || !snapPre.OK || !strings.Contains(snapPre.Detail, "file "+file) || !strings.Contains(snapPre.Detail, "by ops@bastion") {
+		t.Errorf("snapshot precondition = %+v, want the file named", snapPre)
+	}
+	// The plan is the ConfigMap rollback's, step for step.
+	if len(p.Steps) != len(rp.Steps) {
+		t.Fatalf("%d steps, want %d", len(p.Steps), len(rp.Steps))
+	}
+	for i := range p.Steps {
+		if p.Steps[i].Name == "delete-new-machine" {
+			continue // the change names the machine's UID
+		}
+		if p.Steps[i].Name != rp.Steps[i].Name || strings.ReplaceAll(p.Steps[i].Change, w.cluster, "C") != strings.ReplaceAll(rp.Steps[i].Change, ref.cluster, "C") {
+			t.Errorf("step %d: %s %q, want %s %q", i, p.Steps[i].Name, p.Steps[i].Change, rp.Steps[i].Name, rp.Steps[i].Change)
+		}
+	}
+
+	x := &Executor{Audit: w.audit}
+	if rep, err := x.DryRun(w.ctx, p); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, describeSteps(rep))
+	}
+	if got := w.rollbackState(); got != before {
+		t.Fatalf("the dry run changed the cluster:\n%+v\n%+v", before, got)
+	}
+	rep, err := x.Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if got := normalise(w, w.rollbackState()); got != want {
+		t.Fatalf("final state from the file\n got %+v\nwant %+v (from the ConfigMap)", got, want)
+	}
+	snap, err := upgrade.LoadSnapshotFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := w.record(); r.Snapshot != "file:"+file || r.SnapshotDigest == "" || r.SnapshotDigest != snapshotDigest(snap) {
+		t.Errorf("record snapshot = %q digest %q, want file:%s and the snapshot's digest", r.Snapshot, r.SnapshotDigest, file)
+	}
+	var started bool
+	var steps int
+	for _, e := range w.auditEntries() {
+		if e.Action != ActionEtcdRollback || e.DryRun {
+			continue
+		}
+		if e.Result == upgrade.AuditStarted {
+			started = strings.Contains(e.Message, file)
+		} else if e.Step != "" {
+			steps++
+		}
+	}
+	if !started || steps != len(p.Steps) {
+		t.Errorf("audit: started entry names the file %v, %d step entries (want %d)", started, steps, len(p.Steps))
+	}
+
+	// Run again with no flag: the recorded file is read again, everything is in place.
+	p2, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatalf("replan after the rollback from a file: %v", err)
+	}
+	rep2, err := x.Run(w.ctx, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep2.Steps {
+		if s.Status != StepAlreadyDone {
+			t.Errorf("second run: step %s %s", s.Step, s.Status)
+		}
+	}
+}
+
+// The file's snapshot is what the preconditions compare with, as the
+// ConfigMap's is: its etcd spec, its member count, its time. The ConfigMap
+// is left in place: the file given is used, not it.
+func TestEtcdRollbackFromAFileChecksTheSamePreconditions(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(s *upgrade.Snapshot)
+		want string
+	}{
+		{"taken after the new machine", func(s *upgrade.Snapshot) { s.TakenAt = time.Now().Add(time.Hour).UTC() }, "single-new-member"},
+		{"taken after the new spec was applied", func(s *upgrade.Snapshot) {
+			s.Objects[0].Spec = etcdSpec(newEtcdVersion, newEtcdTemplate)
+		}, "rollout-in-progress"},
+		{"of another member count", func(s *upgrade.Snapshot) { s.Objects[0].Spec["replicas"] = 5 }, "same-member-count"},
+		{"without the EtcdadmCluster", func(s *upgrade.Snapshot) { s.Objects[0].Name = "someone-else-etcd" }, "snapshot"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			file := w.localCopy(t.TempDir(), tc.edit)
+			_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file})
+			var refused *RefusedError
+			if !errors.As(err, &refused) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			if f := refused.Failed(); f[0].Name != tc.want {
+				t.Fatalf("failed preconditions = %+v, want %s first", f, tc.want)
+			}
+		})
+	}
+}
+
+// A file that is not a snapshot of this cluster is bad input, named with
+// the fix, and nothing is written.
+func TestEtcdRollbackRefusesABadSnapshotFile(t *testing.T) {
+	cases := []struct {
+		name  string
+		file  func(w *world, dir string) string
+		wants []string
+	}{
+		{"another cluster's", func(w *world, dir string) string {
+			return w.localCopy(dir, func(s *upgrade.Snapshot) { s.Cluster = "other" })
+		}, []string{"Cluster NS/other", "not of Cluster NS/C", "--cluster"}},
+		{"another namespace's cluster", func(w *world, dir string) string {
+			return w.localCopy(dir, func(s *upgrade.Snapshot) { s.ClusterNamespace = "elsewhere" })
+		}, []string{"Cluster elsewhere/C", "not of Cluster NS/C"}},
+		{"missing", func(w *world, dir string) string { return filepath.Join(dir, "nope.json") }, []string{"no such file"}},
+		{"not JSON", func(w *world, dir string) string {
+			p := filepath.Join(dir, "x.json")
+			if err := os.WriteFile(p, []byte("apiVersion: v1\nkind: ConfigMap\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, []string{"not a snapshot"}},
+		{"another format", func(w *world, dir string) string {
+			return w.localCopy(dir, func(s *upgrade.Snapshot) { s.Format = 99 })
+		}, []string{"format 99"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			file := tc.file(w, t.TempDir())
+			w.deleteSnapshots()
+			before := w.rollbackState()
+			writes := w.writes.Load()
+			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file})
+			var in *model.InputError
+			if !errors.As(err, &in) || p != nil {
+				t.Fatalf("plan %v, err = %v, want an input error", p, err)
+			}
+			msg := strings.ReplaceAll(strings.ReplaceAll(in.Error(), w.cluster, "C"), w.ns, "NS")
+			for _, want := range append(tc.wants, "--snapshot-file "+strings.ReplaceAll(file, w.cluster, "C")) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q lacks %q", msg, want)
+				}
+			}
+			if in.Fix == "" || !strings.Contains(in.Fix, "upgrade-console/snapshots") {
+				t.Errorf("fix %q does not say where the local copies are", in.Fix)
+			}
+			if n := w.writes.Load() - writes; n != 0 {
+				t.Errorf("%d writes", n)
+			}
+			if after := w.rollbackState(); after != before {
+				t.Errorf("the cluster changed:\n%+v\n%+v", before, after)
+			}
+		})
+	}
+}
+
+func TestEtcdRollbackRefusesBothSnapshotFlags(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	_, name := w.snapshotConfigMap()
+	file := w.localCopy(t.TempDir(), nil)
+	writes := w.writes.Load()
+	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: name, SnapshotFile: file})
+	var in *model.InputError
+	if !errors.As(err, &in) {
+		t.Fatalf("err = %v, want an input error", err)
+	}
+	for _, want := range []string{"--snapshot " + name, "--snapshot-file " + file, "not both"} {
+		if !strings.Contains(in.Error(), want) {
+			t.Errorf("error %q lacks %q", in.Error(), want)
+		}
+	}
+	if n := w.writes.Load() - writes; n != 0 {
+		t.Errorf("%d writes", n)
+	}
+}
+
+// A rollback from a file, killed after any step, resumed with no snapshot
+// flag: it reads the recorded file again and ends as an uninterrupted one.
+// The file was given relative to a working directory the resumed run is
+// not in: the record keeps its absolute path.
+func TestEtcdRollbackFromAFileResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
+	ref := newWorld(t)
+	ref.seedEtcdRollout(true)
+	ref.playEtcdadm()
+	p, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	want := normalise(ref, ref.rollbackState())
+
+	for k := range p.Steps {
+		t.Run(p.Steps[k].Name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			dir := t.TempDir()
+			file := w.localCopy(dir, nil)
+			w.deleteSnapshots()
+			w.playEtcdadm()
+			t.Chdir(dir)
+			plan, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: filepath.Base(file)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(w.ctx)
+			x := &Executor{Audit: w.audit, afterStep: func(i int) {
+				if i == k {
+					cancel()
+				}
+			}}
+			_, err = x.Run(ctx, plan)
+			if k < len(plan.Steps)-1 && !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run: %v", err)
+			}
+			cancel()
+			if r := w.record(); r == nil || r.Snapshot != "file:"+file {
+				t.Fatalf("record %+v, want the file's absolute path", r)
+			}
+
+			t.Chdir(t.TempDir())
+			again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatalf("replan after interruption at step %d: %v", k+1, err)
+			}
+			if !strings.Contains(again.Title, "snapshot file "+file) {
+				t.Errorf("resumed title %q does not name the file", again.Title)
+			}
+			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again)
+			if err != nil {
+				t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
+			}
+			for _, s := range rep.Steps[:k+1] {
+				if s.Status != StepAlreadyDone {
+					t.Errorf("resumed run redid step %s (%s)", s.Step, s.Status)
+				}
+			}
+			if got := normalise(w, w.rollbackState()); got != want {
+				t.Fatalf("final state after interruption at step %d\n got %+v\nwant %+v", k+1, got, want)
+			}
+		})
+	}
+}
+
+// interruptedFromAFile is a rollback from a local copy (the ConfigMap gone)
+// killed right after its first step: EKS-A paused, the rollback recorded.
+func interruptedFromAFile(t *testing.T) (*world, string) {
+	t.Helper()
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	file := w.localCopy(t.TempDir(), nil)
+	w.deleteSnapshots()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
+	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	return w, file
+}
+
+// A resumed rollback restores the snapshot it started with: from the same
+// file, or a copy of it elsewhere, never from another snapshot.
+func TestEtcdRollbackFromAFileResumesOnlyFromThatSnapshot(t *testing.T) {
+	t.Run("the file was moved: the copy is accepted", func(t *testing.T) {
+		w, file := interruptedFromAFile(t)
+		w.playEtcdadm()
+		moved := filepath.Join(t.TempDir(), "copy.json")
+		if err := os.Rename(file, moved); err != nil {
+			t.Fatal(err)
+		}
+		before := w.rollbackState()
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(in.Error(), file) || !strings.Contains(in.Fix, "--snapshot-file") {
+			t.Fatalf("err = %v, want an input error naming the recorded file and --snapshot-file", err)
+		}
+		if after := w.rollbackState(); after != before {
+			t.Fatalf("the refused resume changed the cluster")
+		}
+		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: moved})
+		if err != nil {
+			t.Fatalf("resume with a copy: %v", err)
+		}
+		if !strings.Contains(p.Title, moved) || !strings.Contains(p.Title, "a copy of "+file) {
+			t.Errorf("title %q", p.Title)
+		}
+		if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+			t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
+		}
+		got := w.rollbackState()
+		if got.Version != oldEtcdVersion || got.Template != oldEtcdTemplate || !got.EtcdReady || !strings.HasPrefix(got.Record, "done ") {
+			t.Fatalf("final state: %+v", got)
+		}
+		if r := w.record(); r.Snapshot != "file:"+file {
+			t.Errorf("the record's source changed to %q", r.Snapshot)
+		}
+	})
+
+	t.Run("another snapshot file", func(t *testing.T) {
+		w, file := interruptedFromAFile(t)
+		// Same cluster, same name, other content.
+		snap, err := upgrade.LoadSnapshotFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.TakenBy = "someone@else"
+		other := writeSnapshotFile(t, filepath.Join(t.TempDir(), filepath.Base(file)), *snap)
+		writes := w.writes.Load()
+		_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: other})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(in.Error(), "not the snapshot the rollback started with") {
+			t.Fatalf("err = %v, want an input error", err)
+		}
+		if n := w.writes.Load() - writes; n != 0 {
+			t.Errorf("%d writes", n)
+		}
+	})
+
+	t.Run("the recorded file changed", func(t *testing.T) {
+		w, file := interruptedFromAFile(t)
+		snap, err := upgrade.LoadSnapshotFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.Objects[0].Spec = etcdSpec("3.5.9", oldEtcdTemplate)
+		writeSnapshotFile(t, file, *snap)
+		_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(in.Error(), "no longer holds the snapshot") {
+			t.Fatalf("err = %v, want an input error", err)
+		}
+	})
+
+	t.Run("a ConfigMap named", func(t *testing.T) {
+		w, file := interruptedFromAFile(t)
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: "upgrade-console-snapshot-" + w.cluster + "-20260101-000000"})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(in.Error(), "without --snapshot") || !strings.Contains(in.Error(), file) {
+			t.Fatalf("err = %v, want an input error naming the recorded file", err)
+		}
+	})
+}
+
+// A rollback from the ConfigMap, interrupted, and the ConfigMap deleted
+// meanwhile: the resume is refused with the way out, and the local copy of
+// that same snapshot finishes it.
+func TestEtcdRollbackResumesFromTheLocalCopyOfItsConfigMap(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	_, name := w.snapshotConfigMap()
+	file := w.localCopy(t.TempDir(), nil)
+	other := w.localCopy(t.TempDir(), func(s *upgrade.Snapshot) { s.TakenAt = s.TakenAt.Add(-time.Minute) })
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
+	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cancel()
+	w.deleteSnapshots()
+	w.playEtcdadm()
+
+	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if f := refused.Failed(); f[0].Name != "snapshot" || !strings.Contains(f[0].Detail, "--snapshot-file") || !strings.Contains(f[0].Detail, name+".json") {
+		t.Fatalf("failed preconditions = %+v, want the snapshot, naming its local copy", f)
+	}
+	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: other})
+	var in *model.InputError
+	if !errors.As(err, &in) || !strings.Contains(in.Error(), "not the snapshot the rollback started with") {
+		t.Fatalf("another snapshot's file: err = %v, want an input error", err)
+	}
+
+	again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file})
+	if err != nil {
+		t.Fatalf("resume from the local copy: %v", err)
+	}
+	if !strings.Contains(again.Title, "snapshot "+name+" (its local copy "+file+")") {
+		t.Errorf("title %q", again.Title)
+	}
+	if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
+	}
+	got := w.rollbackState()
+	if got.Version != oldEtcdVersion || got.Template != oldEtcdTemplate || !got.EtcdReady || !strings.HasPrefix(got.Record, "done ") {
+		t.Fatalf("final state: %+v", got)
+	}
+	if r := w.record(); r.Snapshot != name {
+		t.Errorf("the record's source changed to %q", r.Snapshot)
+	}
+}
