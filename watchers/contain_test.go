@@ -3,9 +3,11 @@ package watchers
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -105,5 +107,46 @@ func TestContainTransform(t *testing.T) {
 	var internal *model.InternalError
 	if !errors.As(w.Err(), &internal) || internal.Where != "translating machines.cluster.x-k8s.io" {
 		t.Fatalf("Err() = %v, want the transform's InternalError", w.Err())
+	}
+}
+
+// A panic in one of client-go's own goroutines (run under HandleCrash, which
+// would panic again and kill the process) ends the running watch with an
+// InternalError instead; with no watch running it still panics.
+func TestAClientGoPanicEndsTheWatch(t *testing.T) {
+	ContainClientGo()
+	crashed := func() (r any) {
+		defer func() { r = recover() }()
+		func() {
+			defer utilruntime.HandleCrash()
+			panic("no watch")
+		}()
+		return nil
+	}()
+	if crashed != "no watch" {
+		t.Fatalf("with no watch running, HandleCrash recovered %v; want the panic to go on", crashed)
+	}
+
+	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	<-w.Updates()
+	go func() {
+		defer utilruntime.HandleCrash() // as client-go's reflectors and listeners do
+		panic("in client-go")
+	}()
+	select {
+	case err = <-ran:
+	case <-ctx.Done():
+		t.Fatal("Run did not end after a panic in a client-go goroutine")
+	}
+	var internal *model.InternalError
+	if !errors.As(err, &internal) || internal.Panic != "in client-go" || !strings.Contains(internal.Where, "client-go") {
+		t.Fatalf("Run returned %v, want the InternalError of the client-go goroutine", err)
 	}
 }

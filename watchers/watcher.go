@@ -253,6 +253,7 @@ func (w *Watcher) Run(ctx context.Context) (err error) {
 	w.stopRun.Store(&cancel)
 	defer cancel()
 	defer close(w.updates)
+	defer track(w)()
 	// After contain (deferred later, so run before it): a panic contained
 	// here or in any goroutine of the watcher is what Run returns.
 	defer func() {

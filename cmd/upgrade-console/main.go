@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 
 	"k8s.io/klog/v2"
+
+	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
 func main() {
@@ -21,6 +23,7 @@ func main() {
 // no panic ever reaches the operator as a stack trace.
 func run(args []string) (code int) {
 	limitMemory()
+	watchers.ContainClientGo()
 	defer startProfiles()()
 	defer func() {
 		if r := recover(); r != nil {
