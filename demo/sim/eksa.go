@@ -58,7 +58,8 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 	now := s.clock.Now()
 	eksaVersion := str(cl, "spec", "eksaVersion")
 	kube := str(cl, "spec", "kubernetesVersion")
-	st := &clusterStatus{s: s, cl: cl, now: now}
+	kids := s.children(cl)
+	st := &clusterStatus{s: s, cl: cl, now: now, kids: kids}
 
 	w, reason, err := s.resolve(sys, eksaVersion, kube)
 	if err != nil {
@@ -84,6 +85,32 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 		return 0, nil
 	}
 
+	// The provider: the datacenter config's status (its reconciler runs in
+	// the same manager), then the context-aware validation of the machine
+	// configs, before any CAPI object is touched.
+	if err := s.datacenterStatus(ctx, owner, cl); err != nil {
+		return 0, err
+	}
+	groups := s.groupWants(cl, w)
+	for _, g := range groups {
+		msg := kids.invalidTemplate(g.key, g.kube, g.want)
+		if msg == "" {
+			continue
+		}
+		// Nothing is rolled on a template that fails the validation. EKS-A
+		// reports the failure at once; the demo reports it once it has
+		// outlasted the apply of a spec: a client applies the machine
+		// configs (a new OVA template) before the Cluster (its new
+		// version), and a failure shown in between would end a
+		// `watch --exit-on-done` for an upgrade that is fine.
+		step := fmt.Sprintf("mcinvalid/%s/%d/%s", k, gen, msg)
+		if left, ok := s.pace.wait(step, validationGrace); !ok {
+			return left, nil
+		}
+		s.emitOnce(step, compEKSA, cl, true, reasonMachineConfigInvalid, "%s", msg)
+		return 0, st.write(ctx, owner, nil, reasonMachineConfigInvalid, msg)
+	}
+
 	kcp := s.get(kinds.KCP, sys, name)
 	if kcp == nil {
 		return s.t.Requeue, nil
@@ -98,7 +125,12 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 		if ec == nil {
 			return s.t.Requeue, nil
 		}
-		if str(ec, "spec", "etcdadmConfigSpec", "cloudInitConfig", "version") != w.etcdVersion {
+		// A new etcd release, or a new machine template for a changed etcd
+		// machine config: either rolls the members.
+		cur := str(ec, "spec", "infrastructureTemplate", "name")
+		spec, _ := kids.template(groupEtcd)
+		upgrade := str(ec, "spec", "etcdadmConfigSpec", "cloudInitConfig", "version") != w.etcdVersion
+		if upgrade || s.templateOutdated(cur, groupEtcd, spec) {
 			if annotation(kcp, model.AnnotationCAPIPaused) != "true" {
 				if _, err := s.patch(ctx, owner, compEKSA, kinds.KCP, sys, name, map[string]any{
 					"metadata": map[string]any{"annotations": map[string]any{model.AnnotationCAPIPaused: "true"}},
@@ -107,7 +139,7 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 				}
 				s.emit(compEKSA, kcp, false, "Paused", "Paused KubeadmControlPlane %s while external etcd is upgraded", name)
 			}
-			tmpl := objects.TemplateName(objects.EtcdTemplatePrefix(name), now)
+			tmpl := s.newTemplate(objects.EtcdTemplatePrefix(name), cur, spec, now)
 			if _, err := s.patch(ctx, owner, compEKSA, kinds.EtcdadmCluster, sys, ec.GetName(), map[string]any{
 				"metadata": map[string]any{"annotations": map[string]any{model.AnnotationEtcdUpgrading: "true"}},
 				"spec": map[string]any{
@@ -117,7 +149,11 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 			}); err != nil {
 				return 0, err
 			}
-			s.emit(compEKSA, ec, false, "EtcdUpgradeStarted", "Upgrading external etcd to %s (template %s)", w.etcdVersion, tmpl)
+			if upgrade {
+				s.emit(compEKSA, ec, false, "EtcdUpgradeStarted", "Upgrading external etcd to %s (template %s)", w.etcdVersion, tmpl)
+			} else {
+				s.emit(compEKSA, ec, false, "EtcdRolloutStarted", "Rolling out external etcd on template %s: VSphereMachineConfig %s changed", tmpl, groupConfig(cl, groupEtcd))
+			}
 			st.etcdNotReady()
 			return s.t.Requeue, st.write(ctx, owner, &w, "", "")
 		}
@@ -131,25 +167,37 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 		}
 	}
 
-	// Control plane: new version and template, and the pause lifted.
-	if str(kcp, "spec", "version") != w.kubeadm || annotation(kcp, model.AnnotationCAPIPaused) == "true" {
+	// Control plane: new version and template (a new template alone for a
+	// changed control plane machine config), and the pause lifted.
+	cpCur := str(kcp, "spec", "machineTemplate", "spec", "infrastructureRef", "name")
+	cpSpec, _ := kids.template(groupControlPlane)
+	cpUpgrade := str(kcp, "spec", "version") != w.kubeadm
+	cpRoll := cpUpgrade || s.templateOutdated(cpCur, groupControlPlane, cpSpec)
+	if cpRoll || annotation(kcp, model.AnnotationCAPIPaused) == "true" {
 		p := map[string]any{"metadata": map[string]any{"annotations": map[string]any{model.AnnotationCAPIPaused: nil}}}
-		if str(kcp, "spec", "version") != w.kubeadm {
+		var tmpl map[string]any
+		if cpRoll {
+			tmpl = map[string]any{"machineTemplate": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
+				"name": s.newTemplate(objects.ControlPlaneTemplatePrefix(name), cpCur, cpSpec, now),
+			}}}}
+		}
+		switch {
+		case cpUpgrade:
 			etcd := map[string]any{}
 			if s.sc.ExternalEtcd() {
 				etcd["external"] = map[string]any{"endpoints": toAny(st.kcpEndpoints)}
 			} else {
 				etcd["local"] = map[string]any{"imageTag": objects.EtcdImageTag(w.kube)}
 			}
-			p["spec"] = map[string]any{
-				"version": w.kubeadm,
-				"machineTemplate": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
-					"name": objects.TemplateName(objects.ControlPlaneTemplatePrefix(name), now),
-				}}},
-				"kubeadmConfigSpec": map[string]any{"clusterConfiguration": map[string]any{"etcd": etcd}},
-			}
+			tmpl["version"] = w.kubeadm
+			tmpl["kubeadmConfigSpec"] = map[string]any{"clusterConfiguration": map[string]any{"etcd": etcd}}
+			p["spec"] = tmpl
 			s.emit(compEKSA, kcp, false, "ControlPlaneUpgradeStarted", "Upgrading the control plane %s from %s to %s", name, str(kcp, "spec", "version"), w.kubeadm)
-		} else {
+		case cpRoll:
+			p["spec"] = tmpl
+			s.emit(compEKSA, kcp, false, "ControlPlaneRolloutStarted", "Rolling out the control plane %s on template %s: VSphereMachineConfig %s changed",
+				name, nestedName(tmpl), groupConfig(cl, groupControlPlane))
+		default:
 			s.emit(compEKSA, kcp, false, "Resumed", "Resumed KubeadmControlPlane %s", name)
 		}
 		if _, err := s.patch(ctx, owner, compEKSA, kinds.KCP, sys, name, p); err != nil {
@@ -179,32 +227,39 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 	}
 
 	// Workers.
-	for _, wg := range workerGroups(cl) {
-		mdName := name + "-" + wg.name
+	for _, g := range groups {
+		if g.worker == "" {
+			continue
+		}
+		mdName := name + "-" + g.worker
 		md := s.get(kinds.MachineDeployment, sys, mdName)
 		if md == nil {
 			continue
 		}
-		want := w
-		if wg.kube != "" && wg.kube != kube {
-			if ww, _, err := s.resolve(sys, eksaVersion, wg.kube); err == nil {
-				want = ww
-			}
-		}
-		if str(md, "spec", "template", "spec", "version") == want.kubeadm {
+		cur := str(md, "spec", "template", "spec", "infrastructureRef", "name")
+		spec, _ := kids.template(g.key)
+		upgrade := str(md, "spec", "template", "spec", "version") != g.want.kubeadm
+		if !upgrade && !s.templateOutdated(cur, g.key, spec) {
 			continue
 		}
-		tmpl := objects.TemplateName(objects.WorkerTemplatePrefix(mdName), now)
+		tmpl := s.newTemplate(objects.WorkerTemplatePrefix(mdName), cur, spec, now)
+		ts := map[string]any{"infrastructureRef": map[string]any{"name": tmpl}}
+		if upgrade {
+			// A new Kubernetes version needs a new KubeadmConfigTemplate
+			// too; a machine config change needs only the machine template.
+			ts["version"] = g.want.kubeadm
+			ts["bootstrap"] = map[string]any{"configRef": map[string]any{"name": mdName + "-template-" + unix(now)}}
+		}
 		if _, err := s.patch(ctx, owner, compEKSA, kinds.MachineDeployment, sys, mdName, map[string]any{
-			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-				"version":           want.kubeadm,
-				"infrastructureRef": map[string]any{"name": tmpl},
-				"bootstrap":         map[string]any{"configRef": map[string]any{"name": mdName + "-template-" + unix(now)}},
-			}}},
+			"spec": map[string]any{"template": map[string]any{"spec": ts}},
 		}); err != nil {
 			return 0, err
 		}
-		s.emit(compEKSA, md, false, "WorkersUpgradeStarted", "Upgrading worker node group %s to %s", wg.name, want.kubeadm)
+		if upgrade {
+			s.emit(compEKSA, md, false, "WorkersUpgradeStarted", "Upgrading worker node group %s to %s", g.worker, g.want.kubeadm)
+		} else {
+			s.emit(compEKSA, md, false, "WorkersRolloutStarted", "Rolling out worker node group %s on template %s: VSphereMachineConfig %s changed", g.worker, tmpl, groupConfig(cl, g.key))
+		}
 		st.outdatedWorkers(mdName)
 	}
 	if err := st.write(ctx, owner, &w, "", ""); err != nil {
@@ -213,8 +268,8 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 	if !st.allTrue() {
 		return s.t.Requeue, nil
 	}
-	s.emitOnce(fmt.Sprintf("ready/%s/%d", k, gen), compEKSA, cl, false, "Ready",
-		"Cluster %s is ready: Kubernetes %s, EKS-A %s (generation %d)", name, kube, eksaVersion, gen)
+	s.emitOnce(fmt.Sprintf("ready/%s/%d/%d", k, gen, st.children), compEKSA, cl, false, "Ready",
+		"Cluster %s is ready: Kubernetes %s, EKS-A %s (generation %d, children generation %d)", name, kube, eksaVersion, gen, st.children)
 	return 0, nil
 }
 
@@ -270,7 +325,9 @@ func (s *Simulator) resolve(sys, eksaVersion, kube string) (wanted, string, erro
 	return wanted{}, "BundleNotFoundForCluster", fmt.Errorf("kubernetes version %s is not supported by bundles manifest %d", kube, num(b, "spec", "number"))
 }
 
-type workerGroup struct{ name, kube string }
+// workerGroup is a worker node group: its name, its own Kubernetes version
+// (when it differs from the cluster's) and its machine config.
+type workerGroup struct{ name, kube, config string }
 
 func workerGroups(cl *unstructured.Unstructured) []workerGroup {
 	list, _, _ := unstructured.NestedSlice(cl.Object, "spec", "workerNodeGroupConfigurations")
@@ -279,9 +336,58 @@ func workerGroups(cl *unstructured.Unstructured) []workerGroup {
 		m, _ := w.(map[string]any)
 		n, _ := m["name"].(string)
 		k, _ := m["kubernetesVersion"].(string)
-		out = append(out, workerGroup{n, k})
+		c, _, _ := unstructured.NestedString(m, "machineGroupRef", "name")
+		out = append(out, workerGroup{n, k, c})
 	}
 	return out
+}
+
+// groupWant is a machine group of the Cluster with what it runs.
+type groupWant struct {
+	key    string // machine group key (templates.go)
+	worker string // the worker node group's name; "" for etcd and the control plane
+	kube   string // the group's Kubernetes version ("1.31")
+	want   wanted
+}
+
+// groupWants lists the Cluster's machine groups: external etcd, the control
+// plane (both on the cluster's version, w) and each worker node group on its
+// own version when it has one.
+func (s *Simulator) groupWants(cl *unstructured.Unstructured, w wanted) []groupWant {
+	kube := str(cl, "spec", "kubernetesVersion")
+	var out []groupWant
+	if s.sc.ExternalEtcd() {
+		out = append(out, groupWant{key: groupEtcd, kube: kube, want: w})
+	}
+	out = append(out, groupWant{key: groupControlPlane, kube: kube, want: w})
+	for _, wg := range workerGroups(cl) {
+		g := groupWant{key: groupWorkerPrefix + wg.name, worker: wg.name, kube: kube, want: w}
+		if wg.kube != "" && wg.kube != kube {
+			if ww, _, err := s.resolve(s.sc.SystemNamespace, str(cl, "spec", "eksaVersion"), wg.kube); err == nil {
+				g.kube, g.want = wg.kube, ww
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// datacenterStatus is EKS-A's VSphereDatacenterConfig reconciler as far as
+// the demo goes: the spec is valid, and the status says for which generation.
+func (s *Simulator) datacenterStatus(ctx context.Context, owner string, cl *unstructured.Unstructured) error {
+	dc := s.get(kinds.VSphereDatacenterConfig, cl.GetNamespace(), str(cl, "spec", "datacenterRef", "name"))
+	if dc == nil {
+		return nil
+	}
+	st := copyStatus(statusMap(dc))
+	st["specValid"], st["observedGeneration"] = true, dc.GetGeneration()
+	return s.setStatus(ctx, owner, compEKSA, kinds.VSphereDatacenterConfig, dc, st)
+}
+
+// nestedName is the infrastructureRef name of a KCP spec patch.
+func nestedName(spec map[string]any) string {
+	n, _, _ := unstructured.NestedString(spec, "machineTemplate", "spec", "infrastructureRef", "name")
+	return n
 }
 
 func toAny(ss []string) []any {

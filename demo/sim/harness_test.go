@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,8 @@ type world struct {
 	mu      sync.Mutex
 	history []obs
 	actions []sim.Action
+	// eksaReconciles counts the simulated EKS-A's finished reconciles.
+	eksaReconciles *atomic.Int64
 }
 
 func startWorld(t *testing.T, name scenario.Name, cluster string) *world {
@@ -87,6 +90,7 @@ func startWorldIn(t *testing.T, cfg *rest.Config, name scenario.Name, cluster st
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.eksaReconciles = sim.CountReconciles(s, sim.ComponentEKSA)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -138,6 +142,21 @@ func (w *world) record(ctx context.Context) {
 	for _, inf := range infs {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			w.t.Fatal("recorder did not sync")
+		}
+	}
+}
+
+// settle waits until the simulated EKS-A has reconciled the world as it
+// found it and has stopped, so that a change a test makes next is reconciled
+// because of that change, as an operator's change of a quiet cluster is.
+func (w *world) settle() {
+	w.t.Helper()
+	w.waitFor("the simulated EKS-A to reconcile the world", func() bool { return w.eksaReconciles.Load() > 0 })
+	last, since := w.eksaReconciles.Load(), time.Now()
+	for time.Since(since) < 300*time.Millisecond {
+		time.Sleep(20 * time.Millisecond)
+		if n := w.eksaReconciles.Load(); n != last {
+			last, since = n, time.Now()
 		}
 	}
 }

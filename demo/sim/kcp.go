@@ -29,6 +29,8 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 	version := str(kcp, "spec", "version")
 	replicas := num(kcp, "spec", "replicas")
 	paused := annotation(kcp, model.AnnotationCAPIPaused) == "true"
+	tmpl := str(kcp, "spec", "machineTemplate", "spec", "infrastructureRef", "name")
+	notUpToDate := func(m *unstructured.Unstructured) string { return s.notUpToDate(m, version, tmpl) }
 
 	var live, outdated, current []*unstructured.Unstructured
 	for _, m := range byAge(s.list(kinds.Machine, ns, map[string]string{model.LabelControlPlaneName: name})) {
@@ -46,7 +48,7 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 			continue
 		}
 		live = append(live, m)
-		if str(m, "spec", "version") != version {
+		if notUpToDate(m) != "" {
 			outdated = append(outdated, m)
 		} else {
 			current = append(current, m)
@@ -70,7 +72,7 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 	st.Available = st.Ready
 	if len(outdated) > 0 {
 		st.RollingOut = true
-		st.RollingMessage = fmt.Sprintf("Rolling out %d not up-to-date replicas\n%s", len(outdated), outdatedMessage(str(outdated[0], "spec", "version"), version))
+		st.RollingMessage = fmt.Sprintf("Rolling out %d not up-to-date replicas\n%s", len(outdated), notUpToDate(outdated[0]))
 	}
 
 	if paused {
@@ -84,7 +86,7 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 		}
 		return 0, s.setStatus(ctx, owner, compKCP, kinds.KCP, kcp, ps)
 	}
-	if err := s.markOutdated(ctx, owner, compKCP, outdated, version); err != nil {
+	if err := s.markOutdated(ctx, owner, compKCP, outdated, notUpToDate); err != nil {
 		return 0, err
 	}
 
@@ -99,8 +101,7 @@ func (s *Simulator) reconcileKCP(ctx context.Context, k string) (time.Duration, 
 		if int64(len(live)) <= replicas {
 			m := objects.Machine(objects.MachineSpec{
 				Name: s.cfg.Names.Generate(name), Namespace: ns, Cluster: s.sc.ClusterName, Role: model.RoleControlPlane,
-				Owner: objects.OwnerOf(kcp), Version: version, ControlPlaneName: name,
-				InfraTemplate: str(kcp, "spec", "machineTemplate", "spec", "infrastructureRef", "name"),
+				Owner: objects.OwnerOf(kcp), Version: version, ControlPlaneName: name, InfraTemplate: tmpl,
 			})
 			if _, err := s.create(ctx, owner, compKCP, kinds.Machine, m); err != nil {
 				return 0, err
@@ -155,16 +156,17 @@ func (s *Simulator) signalEtcdUpgradeComplete(ctx context.Context, owner string,
 }
 
 // markOutdated sets UpToDate=False on machines a rollout will replace, as
-// CAPI's machine controller reports them.
-func (s *Simulator) markOutdated(ctx context.Context, owner, comp string, outdated []*unstructured.Unstructured, want string) error {
+// CAPI's machine controller reports them; message says why.
+func (s *Simulator) markOutdated(ctx context.Context, owner, comp string, outdated []*unstructured.Unstructured, message func(*unstructured.Unstructured) string) error {
 	for _, m := range outdated {
-		if c, ok := objects.Condition(m.Object, "UpToDate"); ok && c["status"] == "False" {
+		msg := message(m)
+		if c, ok := objects.Condition(m.Object, "UpToDate"); ok && c["status"] == "False" && c["message"] == msg {
 			continue
 		}
 		st := copyStatus(statusMap(m))
 		conds, _ := st["conditions"].([]any)
 		st["conditions"] = objects.SetCondition(conds, objects.V1beta2("UpToDate", false, "NotUpToDate",
-			outdatedMessage(str(m, "spec", "version"), want), m.GetGeneration(), s.clock.Now()))
+			msg, m.GetGeneration(), s.clock.Now()))
 		if err := s.setStatus(ctx, owner, comp, kinds.Machine, m, st); err != nil {
 			return err
 		}

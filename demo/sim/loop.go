@@ -162,6 +162,17 @@ func (s *Simulator) setup() {
 		}
 		return []func(){eksa}
 	}))
+	// EKS-A watches the provider objects a Cluster refers to: a change of
+	// its datacenter config or of one of its machine configs alone (the
+	// Cluster's generation unchanged) reconciles the Cluster.
+	for _, gvr := range []schema.GroupVersionResource{kinds.VSphereDatacenterConfig, kinds.VSphereMachineConfig} {
+		s.informer(gvr).AddEventHandler(handler(func(u *unstructured.Unstructured) []func() {
+			if !refersTo(s.get(kinds.EKSACluster, s.sc.ClusterNamespace, s.sc.ClusterName), gvr, u) {
+				return nil
+			}
+			return []func(){eksa}
+		}))
+	}
 	s.informer(kinds.CAPICluster)
 	s.informer(kinds.EKSARelease)
 	s.informer(kinds.Bundles)

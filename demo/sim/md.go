@@ -56,7 +56,7 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 			continue
 		}
 		live = append(live, m)
-		if str(m, "spec", "version") != version {
+		if s.notUpToDate(m, version, tmpl) != "" {
 			outdated = append(outdated, m)
 		} else {
 			current = append(current, m)
@@ -92,9 +92,10 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 	}
 	if len(outdated) > 0 {
 		st.RollingOut = true
-		st.RollingMessage = fmt.Sprintf("Rolling out %d not up-to-date replicas\n%s", len(outdated), outdatedMessage(str(outdated[0], "spec", "version"), version))
+		st.RollingMessage = fmt.Sprintf("Rolling out %d not up-to-date replicas\n%s", len(outdated), s.notUpToDate(outdated[0], version, tmpl))
 	}
-	if err := s.markOutdated(ctx, owner, compMD, outdated, version); err != nil {
+	notUpToDate := func(m *unstructured.Unstructured) string { return s.notUpToDate(m, version, tmpl) }
+	if err := s.markOutdated(ctx, owner, compMD, outdated, notUpToDate); err != nil {
 		return 0, err
 	}
 

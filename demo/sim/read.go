@@ -3,6 +3,7 @@ package sim
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -116,9 +117,19 @@ func versionCounts(ms []*unstructured.Unstructured) map[string]int64 {
 	return out
 }
 
-// outdatedMessage is CAPI's UpToDate=False message for a version change.
-func outdatedMessage(have, want string) string {
-	return "* Version " + have + ", " + want + " required"
+// notUpToDate is CAPI's UpToDate=False message of a KCP or MachineDeployment
+// machine against its owner's version and infrastructure template, one line
+// per difference; "" when the machine is up to date. The demo's in-place
+// upgrades change versions only, so an in-place world compares versions.
+func (s *Simulator) notUpToDate(m *unstructured.Unstructured, version, tmpl string) string {
+	var lines []string
+	if have := str(m, "spec", "version"); have != version {
+		lines = append(lines, "* Version "+have+", "+version+" required")
+	}
+	if !s.sc.InPlace() && tmpl != "" && template(m) != tmpl {
+		lines = append(lines, "* "+objects.InfraMachineKind+" is not up-to-date")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func unix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }

@@ -185,6 +185,12 @@ type Simulator struct {
 	cni map[string]string
 	// once holds events already emitted for a one-time occurrence.
 	once map[string]bool
+	// templates holds the spec each machine template EKS-A generated was
+	// made from, by template name (see templates.go); seeded those of the
+	// templates the world was seeded with, by machine group.
+	templates  map[string]string
+	seeded     map[string]string
+	seededOnce sync.Once
 }
 
 // New builds a Simulator for the world of cfg.Scenario in the API server of
@@ -223,7 +229,7 @@ func New(restCfg *rest.Config, cfg Config) (*Simulator, error) {
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		recorders: map[string]record.EventRecorder{},
 		stuck:     map[string]bool{}, failNU: map[string]bool{}, nuState: map[string]*nuProgress{},
-		cni: map[string]string{}, once: map[string]bool{},
+		cni: map[string]string{}, once: map[string]bool{}, templates: map[string]string{},
 	}
 	s.pace = &pacer{clock: cfg.Clock, due: map[string]time.Time{}}
 	s.writes = &writes{pending: map[string][]write{}, clock: cfg.Clock}
@@ -247,7 +253,10 @@ func (s *Simulator) informer(gvr schema.GroupVersionResource) cache.SharedIndexI
 		return inf
 	}
 	f := s.sysFactory
-	if gvr == kinds.EKSACluster {
+	switch gvr {
+	case kinds.EKSACluster, kinds.VSphereDatacenterConfig, kinds.VSphereMachineConfig:
+		// The Cluster and its provider objects live in the cluster's
+		// namespace.
 		f = s.clusterFactory
 	}
 	inf := f.ForResource(gvr).Informer()

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
 	"github.com/upgrade-console/upgrade-console/demo/objects"
@@ -24,6 +22,10 @@ type clusterStatus struct {
 
 	cp, workersC, cniC map[string]any
 	kcpEndpoints       []string
+	// kids are the provider objects this reconcile acted on; children is
+	// the childrenReconciledGeneration written, once written.
+	kids     *children
+	children int64
 }
 
 func (c *clusterStatus) upgradeReason() string {
@@ -220,9 +222,12 @@ func (c *clusterStatus) write(ctx context.Context, owner string, w *wanted, fail
 	if failureMessage == "" && c.allTrue() {
 		st["reconciledGeneration"] = gen
 		// As EKS-A writes it at the end of a successful reconcile: the sum
-		// of the child objects' generations (aggregatedGeneration).
-		if n, err := c.s.childrenGeneration(ctx, c.cl); err == nil {
+		// of the generations of the child objects it reconciled
+		// (aggregatedGeneration), as read when the reconcile began: a
+		// child changed since is not reconciled yet.
+		if n, ok := c.kids.generation(); ok {
 			st["childrenReconciledGeneration"] = n
+			c.children = n
 		}
 	}
 	return c.s.setStatus(ctx, owner, compEKSA, kinds.EKSACluster, c.cl, st)
@@ -236,51 +241,4 @@ func workerCounts(cl *unstructured.Unstructured) []int64 {
 		out = append(out, num(&unstructured.Unstructured{Object: m}, "count"))
 	}
 	return out
-}
-
-// childrenGeneration is EKS-A's aggregatedGeneration of a Cluster: the sum of
-// the generations of the provider objects it refers to (its datacenter config
-// and each machine config once).
-func (s *Simulator) childrenGeneration(ctx context.Context, cl *unstructured.Unstructured) (int64, error) {
-	ns := cl.GetNamespace()
-	var sum int64
-	get := func(gvr schema.GroupVersionResource, name string) error {
-		if name == "" {
-			return nil
-		}
-		u, err := s.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		sum += u.GetGeneration()
-		return nil
-	}
-	dc, _, _ := unstructured.NestedString(cl.Object, "spec", "datacenterRef", "name")
-	if err := get(kinds.VSphereDatacenterConfig, dc); err != nil {
-		return 0, err
-	}
-	seen := map[string]bool{}
-	refs := []string{}
-	for _, path := range [][]string{{"spec", "controlPlaneConfiguration", "machineGroupRef", "name"}, {"spec", "externalEtcdConfiguration", "machineGroupRef", "name"}} {
-		if n, _, _ := unstructured.NestedString(cl.Object, path...); n != "" {
-			refs = append(refs, n)
-		}
-	}
-	groups, _, _ := unstructured.NestedSlice(cl.Object, "spec", "workerNodeGroupConfigurations")
-	for _, g := range groups {
-		if m, ok := g.(map[string]any); ok {
-			n, _, _ := unstructured.NestedString(m, "machineGroupRef", "name")
-			refs = append(refs, n)
-		}
-	}
-	for _, n := range refs {
-		if n == "" || seen[n] {
-			continue
-		}
-		seen[n] = true
-		if err := get(kinds.VSphereMachineConfig, n); err != nil {
-			return 0, err
-		}
-	}
-	return sum, nil
 }
