@@ -191,7 +191,9 @@ func childrenChanged(dry *DryRunResult) bool {
 			return true
 		}
 		for _, f := range o.Fields {
-			if strings.HasPrefix(f.Path, ".spec") {
+			// DiffObjects' paths: "spec.memoryMiB" (conflicts, from
+			// managedFields, are written ".spec.memoryMiB").
+			if p := strings.TrimPrefix(f.Path, "."); p == "spec" || strings.HasPrefix(p, "spec.") {
 				return true
 			}
 		}

@@ -239,6 +239,14 @@ func TestChildrenChanged(t *testing.T) {
 		{&DryRunResult{Objects: []ObjectChange{{Object: "Cluster default/mgmt", Fields: []FieldChange{{Path: ".spec.kubernetesVersion"}}}}}, false},
 		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-cp", Fields: []FieldChange{{Path: ".spec.diskGiB"}}}}}, true},
 		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-cp", Fields: []FieldChange{{Path: ".metadata.annotations.x"}}}}}, false},
+		// The paths as the dry run writes them (DiffObjects): a test with
+		// hand-written paths passed while every real dry run said no.
+		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-md-0", Fields: DiffObjects(
+			&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"memoryMiB": int64(8192)}}},
+			&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"memoryMiB": int64(16384)}}})}}}, true},
+		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-md-0", Fields: DiffObjects(
+			&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "1"}}}},
+			&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "2"}}}})}}}, false},
 		{&DryRunResult{Objects: []ObjectChange{{Object: "VSphereMachineConfig default/mgmt-new", Create: true}}}, true},
 	} {
 		if got := childrenChanged(c.dry); got != c.want {
