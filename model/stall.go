@@ -306,6 +306,13 @@ func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (S
 		if c, ok := kcp.Conditions.Get("Paused"); ok && c.IsTrue() && c.LastTransitionTime.After(since) {
 			since = c.LastTransitionTime
 		}
+		// EKS-A pauses the control plane, then marks etcd upgrading: seen
+		// between the two writes (separate watches), a pause set a moment
+		// ago would read as left behind since etcd was last ready, days
+		// before. CAPI's Paused condition comes later still.
+		if kcp.ChangedAt.After(since) {
+			since = kcp.ChangedAt
+		}
 		if !since.IsZero() && now.Sub(since) > after {
 			d := now.Sub(since)
 			return Stall{Kind: KindKubeadmControlPlane, Name: kcp.Name, Since: since, For: d,

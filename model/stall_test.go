@@ -122,6 +122,16 @@ func TestStallPauseLeftBehind(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0].Sentence, "paused for 15m although etcd is ready") {
 		t.Fatalf("stalls = %+v", got)
 	}
+	// Paused a moment ago (etcd not yet marked upgrading, or the pause
+	// just set by hand): not left behind yet, however long etcd was ready.
+	s.ControlPlane.ChangedAt = t0.Add(-time.Second)
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 0 {
+		t.Fatalf("a pause set 1s ago is a stall: %+v", got)
+	}
+	s.ControlPlane.ChangedAt = t0.Add(-12 * time.Minute)
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || !strings.Contains(got[0].Sentence, "paused for 12m although etcd is ready") {
+		t.Fatalf("stalls = %+v", got)
+	}
 }
 
 func TestStallDeletingMachine(t *testing.T) {

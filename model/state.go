@@ -191,6 +191,10 @@ type ControlPlane struct {
 	ObservedGeneration int64
 	FailureMessage     string
 	Conditions         Conditions
+	// ChangedAt is the newest managedFields time of a write other than
+	// status (its spec, or an annotation such as the pause): a pause is no
+	// older than that. Zero when unknown.
+	ChangedAt time.Time
 }
 
 // Paused reports whether CAPI reconcile of the control plane is paused.

@@ -295,6 +295,7 @@ func translateKCP(u map[string]any, version string) any {
 		StatusVersion:      str(status, "version"),
 		ObservedGeneration: i64(status, "observedGeneration"),
 		Conditions:         capiConditions(u, version),
+		ChangedAt:          specChangedAt(u),
 	}
 	cp.Replicas.Desired = i32p(spec, "replicas")
 	cp.Replicas.Current = i32p(status, "replicas")

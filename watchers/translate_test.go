@@ -50,7 +50,15 @@ func TestTranslateKCPBothVersions(t *testing.T) {
 			},
 		},
 	}
+	// The pause's write: the newest managedFields time other than status.
+	v1beta1["metadata"].(map[string]any)["managedFields"] = []any{
+		map[string]any{"manager": "eks-a-controller", "operation": "Update", "time": "2026-11-22T10:00:00Z"},
+		map[string]any{"manager": "capi", "operation": "Update", "subresource": "status", "time": "2026-11-22T11:00:00Z"},
+	}
 	cp = translateKCP(v1beta1, "v1beta1").(*model.ControlPlane)
+	if want := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC); !cp.ChangedAt.Equal(want) {
+		t.Errorf("ChangedAt = %v, want %v (status writes do not count)", cp.ChangedAt, want)
+	}
 	if *cp.Replicas.UpToDate != 2 || *cp.Replicas.Available != 3 || cp.RolloutStrategy != "RollingUpdate" || !cp.Initialized {
 		t.Errorf("v1beta1 KCP = %+v", cp)
 	}
@@ -59,7 +67,15 @@ func TestTranslateKCPBothVersions(t *testing.T) {
 		t.Errorf("v1beta1 KCP conditions = %+v", cp.Conditions)
 	}
 	delete(v1beta1["status"].(map[string]any), "v1beta2")
+	// The pause's write: the newest managedFields time other than status.
+	v1beta1["metadata"].(map[string]any)["managedFields"] = []any{
+		map[string]any{"manager": "eks-a-controller", "operation": "Update", "time": "2026-11-22T10:00:00Z"},
+		map[string]any{"manager": "capi", "operation": "Update", "subresource": "status", "time": "2026-11-22T11:00:00Z"},
+	}
 	cp = translateKCP(v1beta1, "v1beta1").(*model.ControlPlane)
+	if want := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC); !cp.ChangedAt.Equal(want) {
+		t.Errorf("ChangedAt = %v, want %v (status writes do not count)", cp.ChangedAt, want)
+	}
 	if *cp.Replicas.UpToDate != 2 || cp.Conditions[0].Severity != model.SeverityWarning {
 		t.Errorf("legacy-only v1beta1 KCP = %+v", cp)
 	}
