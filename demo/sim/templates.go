@@ -70,12 +70,6 @@ func templateSpec(mc, dc *unstructured.Unstructured) string {
 	return string(b)
 }
 
-// machineGroup is one machine group of a Cluster as EKS-A reads it.
-type machineGroup struct {
-	key    string // groupEtcd, groupControlPlane, groupWorkerPrefix+name
-	config string // VSphereMachineConfig name
-}
-
 // groupConfig names the machine config a group of cl refers to.
 func groupConfig(cl *unstructured.Unstructured, key string) string {
 	switch key {
