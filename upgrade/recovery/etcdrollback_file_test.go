@@ -319,68 +319,27 @@ func TestEtcdRollbackRefusesBothSnapshotFlags(t *testing.T) {
 // The file was given relative to a working directory the resumed run is
 // not in: the record keeps its absolute path.
 func TestEtcdRollbackFromAFileResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
-	ref := newWorld(t)
-	ref.seedEtcdRollout(true)
-	ref.playEtcdadm()
-	p, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	want := normalise(ref, ref.rollbackState())
-
-	for k := range p.Steps {
-		t.Run(p.Steps[k].Name, func(t *testing.T) {
-			w := newWorld(t)
-			w.seedEtcdRollout(true)
+	var file string
+	resumeAtEveryStep(t, resumeCase{
+		start: func(t *testing.T, w *world) EtcdRollbackOptions {
 			dir := t.TempDir()
-			file := w.localCopy(dir, nil)
+			file = w.localCopy(dir, nil)
 			w.deleteSnapshots()
-			w.playEtcdadm()
-			t.Chdir(dir)
-			plan, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: filepath.Base(file)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(w.ctx)
-			x := &Executor{Audit: w.audit, afterStep: func(i int) {
-				if i == k {
-					cancel()
-				}
-			}}
-			_, err = x.Run(ctx, plan)
-			if k < len(plan.Steps)-1 && !errors.Is(err, context.Canceled) {
-				t.Fatalf("interrupted run: %v", err)
-			}
-			cancel()
+			t.Chdir(dir) // a relative path, recorded absolute
+			return EtcdRollbackOptions{SnapshotFile: filepath.Base(file)}
+		},
+		stopped: func(t *testing.T, w *world) {
 			if r := w.record(); r == nil || r.Snapshot != "file:"+file {
 				t.Fatalf("record %+v, want the file's absolute path", r)
 			}
-
-			t.Chdir(t.TempDir())
-			again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-			if err != nil {
-				t.Fatalf("replan after interruption at step %d: %v", k+1, err)
-			}
+			t.Chdir(t.TempDir()) // resumed from elsewhere
+		},
+		resumed: func(t *testing.T, again *Plan) {
 			if !strings.Contains(again.Title, "snapshot file "+file) {
 				t.Errorf("resumed title %q does not name the file", again.Title)
 			}
-			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again)
-			if err != nil {
-				t.Fatalf("resumed run: %v\n%s", err, describeSteps(rep))
-			}
-			for _, s := range rep.Steps[:k+1] {
-				if s.Status != StepAlreadyDone {
-					t.Errorf("resumed run redid step %s (%s)", s.Step, s.Status)
-				}
-			}
-			if got := normalise(w, w.rollbackState()); got != want {
-				t.Fatalf("final state after interruption at step %d\n got %+v\nwant %+v", k+1, got, want)
-			}
-		})
-	}
+		},
+	})
 }
 
 // interruptedFromAFile is a rollback from a local copy (the ConfigMap gone)

@@ -251,6 +251,23 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 }
 
 func TestEtcdRollbackResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
+	resumeAtEveryStep(t, resumeCase{})
+}
+
+// resumeCase adapts resumeAtEveryStep to a snapshot source: start readies
+// a seeded world and returns the options of the first run; stopped checks the
+// world after the interruption; resumed checks the resumed plan.
+type resumeCase struct {
+	start   func(t *testing.T, w *world) EtcdRollbackOptions
+	stopped func(t *testing.T, w *world)
+	resumed func(t *testing.T, again *Plan)
+}
+
+// resumeAtEveryStep kills a rollback right after each of its steps in turn,
+// plans and runs it again with no snapshot flag, and checks that the resumed
+// run redoes nothing and ends in the state of an uninterrupted rollback, the
+// interruption recorded.
+func resumeAtEveryStep(t *testing.T, c resumeCase) {
 	ref := newWorld(t)
 	ref.seedEtcdRollout(true)
 	ref.playEtcdadm()
@@ -267,8 +284,12 @@ func TestEtcdRollbackResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
 		t.Run(p.Steps[k].Name, func(t *testing.T) {
 			w := newWorld(t)
 			w.seedEtcdRollout(true)
+			var opts EtcdRollbackOptions
+			if c.start != nil {
+				opts = c.start(t, w)
+			}
 			w.playEtcdadm()
-			plan, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			plan, err := PlanEtcdRollback(w.ctx, w.env, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,10 +304,16 @@ func TestEtcdRollbackResumesAfterAnInterruptionAtEveryStep(t *testing.T) {
 				t.Fatalf("interrupted run: %v", err)
 			}
 			cancel()
+			if c.stopped != nil {
+				c.stopped(t, w)
+			}
 
 			again, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 			if err != nil {
 				t.Fatalf("replan after interruption at step %d: %v", k+1, err)
+			}
+			if c.resumed != nil {
+				c.resumed(t, again)
 			}
 			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, again)
 			if err != nil {
