@@ -278,11 +278,6 @@ func TestManyStallsDrawTheFirstAndCountTheRest(t *testing.T) {
 // the sizes operators use it is wrapped, whole, under its mark, never cut;
 // and the panes still fit, each at least its minimum height.
 func TestPausedLineShowsTheResumeCommand(t *testing.T) {
-	held := func() *model.ClusterState {
-		s := fixtureMidEtcd()
-		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
-		return s
-	}
 	for _, f := range []struct {
 		name    string
 		state   func() *model.ClusterState
@@ -290,7 +285,7 @@ func TestPausedLineShowsTheResumeCommand(t *testing.T) {
 	}{
 		{"rolled-back", fixturePausedAfterRollback, "`upgrade-console lock clear paused --cluster mgmt`"},
 		// Held by someone else's pause, with stalls to count after it.
-		{"held", held, "`upgrade-console lock status --cluster mgmt`"},
+		{"held", fixtureHeld, "`upgrade-console lock status --cluster mgmt`"},
 	} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", f.name, sz[0], sz[1]), func(t *testing.T) {

@@ -301,6 +301,14 @@ func withChanged[T any](l model.List[T], k int, change func(*T)) model.List[T] {
 	return l.With(map[int]*T{k: &v})
 }
 
+// fixtureHeld is fixtureMidEtcd with EKS-A reconcile paused by someone
+// else (no rollback record): the etcd phase is held.
+func fixtureHeld() *model.ClusterState {
+	s := fixtureMidEtcd()
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	return s
+}
+
 // fixturePausedAfterRollback is fixtureMidEtcd after upgrade-console's etcd
 // rollback: the new member is gone, etcd is ready again on the previous
 // spec, the control plane is no longer paused for the rollout, and EKS-A

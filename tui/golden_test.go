@@ -123,15 +123,10 @@ func TestDashboardPausedGoldens(t *testing.T) {
 // phase held by someone else's pause (mid-etcd, then paused), and etcd
 // after upgrade-console's rollback.
 func TestHeaderPausedGoldens(t *testing.T) {
-	held := func() *model.ClusterState {
-		s := fixtureMidEtcd()
-		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
-		return s
-	}
 	for _, f := range []struct {
 		name  string
 		state func() *model.ClusterState
-	}{{"held", held}, {"rolled-back", fixturePausedAfterRollback}} {
+	}{{"held", fixtureHeld}, {"rolled-back", fixturePausedAfterRollback}} {
 		for _, w := range []int{80, 120} {
 			t.Run(fmt.Sprintf("%s/dark/%d", f.name, w), func(t *testing.T) {
 				d := newTestDashboard(t, f.state(), themes.Dark, w, 40)

@@ -17,21 +17,12 @@ import (
 // closes the update channel, instead of killing the process with the
 // terminal still in the dashboard's mode.
 func TestAPanicEndsRunWithAnInternalError(t *testing.T) {
-	// Nothing listens there: the watcher keeps reconnecting, which is all
-	// this test needs of it.
-	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
-	<-w.Updates() // the first snapshot: Run is under way
+	w, ctx, ran := runningWatcher(t)
 	go func() {
 		defer w.contain("a test goroutine", nil)
 		panic("boom") // a bug of the kind contain is for
 	}()
+	var err error
 	select {
 	case err = <-ran:
 	case <-ctx.Done():
@@ -127,19 +118,12 @@ func TestAClientGoPanicEndsTheWatch(t *testing.T) {
 		t.Fatalf("with no watch running, HandleCrash recovered %v; want the panic to go on", crashed)
 	}
 
-	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
-	<-w.Updates()
+	_, ctx, ran := runningWatcher(t)
 	go func() {
 		defer utilruntime.HandleCrash() // as client-go's reflectors and listeners do
 		panic("in client-go")
 	}()
+	var err error
 	select {
 	case err = <-ran:
 	case <-ctx.Done():
@@ -149,4 +133,22 @@ func TestAClientGoPanicEndsTheWatch(t *testing.T) {
 	if !errors.As(err, &internal) || internal.Panic != "in client-go" || !strings.Contains(internal.Where, "client-go") {
 		t.Fatalf("Run returned %v, want the InternalError of the client-go goroutine", err)
 	}
+}
+
+// runningWatcher starts a watcher's Run and returns once it is under way
+// (its first snapshot), with the context Run got (ended by the test's end or
+// after 30 s) and what Run returns. Nothing listens at its address: it keeps
+// reconnecting, which is all these tests need of it.
+func runningWatcher(t *testing.T) (*Watcher, context.Context, <-chan error) {
+	t.Helper()
+	w, err := New(Options{Config: &rest.Config{Host: "http://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	<-w.Updates()
+	return w, ctx, ran
 }

@@ -87,17 +87,7 @@ func (w *world) record() *rollbackRecord {
 // end and leaves the cluster exactly as a rollback from the ConfigMap does.
 func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	// The reference: the same rollback from the ConfigMap.
-	ref := newWorld(t)
-	ref.seedEtcdRollout(true)
-	ref.playEtcdadm()
-	rp, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, rp); err != nil {
-		t.Fatal(err)
-	}
-	want := normalise(ref, ref.rollbackState())
+	ref, rp, want := referenceRollback(t)
 
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
@@ -105,7 +95,7 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	w.deleteSnapshots()
 
 	// Without the file: refused, and the refusal says where the local copy is.
-	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 	var refused *RefusedError
 	if !errors.As(err, &refused) || refused.Failed()[0].Name != "snapshot" {
 		t.Fatalf("err = %v, want a refusal on the snapshot", err)
@@ -187,19 +177,7 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	}
 
 	// Run again with no flag: the recorded file is read again, everything is in place.
-	p2, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatalf("replan after the rollback from a file: %v", err)
-	}
-	rep2, err := x.Run(w.ctx, p2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range rep2.Steps {
-		if s.Status != StepAlreadyDone {
-			t.Errorf("second run: step %s %s", s.Step, s.Status)
-		}
-	}
+	requireNothingLeft(t, w, x)
 }
 
 // The file's snapshot is what the preconditions compare with, as the

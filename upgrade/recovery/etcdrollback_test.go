@@ -235,15 +235,41 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	}
 
 	// Running it again finds everything in place.
-	p2, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatalf("replan after a finished rollback: %v", err)
-	}
-	rep2, err := x.Run(w.ctx, p2)
+	requireNothingLeft(t, w, x)
+}
+
+// referenceRollback runs the rollback of a seeded etcd rollout from its
+// snapshot ConfigMap, uninterrupted, and returns its plan and the state it
+// ends in (normalise), which other ways to the same rollback must reach, and
+// its world.
+func referenceRollback(t *testing.T) (*world, *Plan, rollbackState) {
+	t.Helper()
+	ref := newWorld(t)
+	ref.seedEtcdRollout(true)
+	ref.playEtcdadm()
+	p, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range rep2.Steps {
+	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	return ref, p, normalise(ref, ref.rollbackState())
+}
+
+// requireNothingLeft plans and runs the rollback of w again, with no
+// snapshot flag, after it finished: every step must find its effect in place.
+func requireNothingLeft(t *testing.T, w *world, x *Executor) {
+	t.Helper()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatalf("replan after a finished rollback: %v", err)
+	}
+	rep, err := x.Run(w.ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Steps {
 		if s.Status != StepAlreadyDone {
 			t.Errorf("second run: step %s %s", s.Step, s.Status)
 		}
@@ -268,18 +294,7 @@ type resumeCase struct {
 // run redoes nothing and ends in the state of an uninterrupted rollback, the
 // interruption recorded.
 func resumeAtEveryStep(t *testing.T, c resumeCase) {
-	ref := newWorld(t)
-	ref.seedEtcdRollout(true)
-	ref.playEtcdadm()
-	p, err := PlanEtcdRollback(ref.ctx, ref.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (&Executor{Audit: ref.audit}).Run(ref.ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	want := normalise(ref, ref.rollbackState())
-
+	_, p, want := referenceRollback(t)
 	for k := range p.Steps {
 		t.Run(p.Steps[k].Name, func(t *testing.T) {
 			w := newWorld(t)
