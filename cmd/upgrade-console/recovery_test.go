@@ -53,7 +53,7 @@ func TestRecoveryRefusalExitCode(t *testing.T) {
 func TestRecoveryRefusalIsAudited(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	refusedErr := &recovery.RefusedError{Action: recovery.ActionNodeRetry, Cluster: "mgmt",
+	refusedErr := &recovery.RefusedError{Action: recovery.ActionNodeRetry, Cluster: "mgmt", Object: "Node mgmt-md-0-abc",
 		Preconditions: []recovery.Precondition{{Name: "failed", Detail: "the node's upgrade has not failed"}, {Name: "node", OK: true}}}
 	var out bytes.Buffer
 	if err := refusal(context.Background(), &out, &recoveryOptions{readOnly: true}, "ctx", refusedErr); exitCode(err) != ExitPreflight {
@@ -71,7 +71,7 @@ func TestRecoveryRefusalIsAudited(t *testing.T) {
 		t.Fatalf("audit log: %v, %+v", err, res)
 	}
 	e := res.Entries[0]
-	if e.Result != upgrade.AuditRefused || e.Action != recovery.ActionNodeRetry || e.Cluster != "mgmt" || e.Context != "ctx" ||
+	if e.Result != upgrade.AuditRefused || e.Action != recovery.ActionNodeRetry || e.Cluster != "mgmt" || e.Object != "Node mgmt-md-0-abc" || e.Context != "ctx" ||
 		!strings.Contains(e.Message, "failed: the node's upgrade has not failed") || strings.Contains(e.Message, "node:") {
 		t.Errorf("refusal entry = %+v", e)
 	}

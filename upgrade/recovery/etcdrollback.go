@@ -180,7 +180,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	if etcd == nil {
 		pre = append(pre, Precondition{Name: "external-etcd", Description: "the cluster has external etcd (an EtcdadmCluster)",
 			Detail: etcdRef + " not found: the cluster runs stacked etcd, whose upgrade the control plane rollout handles"})
-		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Preconditions: pre}
+		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Object: etcdRef, Preconditions: pre}
 	}
 	pre = append(pre, Precondition{Name: "external-etcd", Description: "the cluster has external etcd (an EtcdadmCluster)", OK: true, Detail: etcdRef})
 
@@ -199,7 +199,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",
 		OK: oldEtcd != nil, Detail: snapDetail})
 	if oldEtcd == nil {
-		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Preconditions: pre}
+		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Object: etcdRef, Preconditions: pre}
 	}
 
 	machines, err := env.etcdMachines(ctx)
@@ -222,7 +222,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snap.TakenAt)
 		pre = append(pre, fresh.pre...)
 		pre = append(pre, lockPre)
-		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
+		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {
 			return nil, err
 		}
 		rec = &rollbackRecord{
@@ -243,7 +243,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			OK: true, Detail: fmt.Sprintf("started by %s at %s from %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec), rec.Phase)})
 		pre = append(pre, resumeSafe(rec, machines))
 		pre = append(pre, lockPre)
-		if err := refuseUnless(ActionEtcdRollback, env.Cluster, pre); err != nil {
+		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {
 			return nil, err
 		}
 	}

@@ -73,6 +73,9 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 			if failed[0].Detail == "" {
 				t.Errorf("refusal %s gives no reason", tc.want)
 			}
+			if want := "EtcdadmCluster " + w.sys + "/" + w.cluster + "-etcd"; refused.Object != want {
+				t.Errorf("refusal object = %q, want %q", refused.Object, want)
+			}
 		})
 	}
 

@@ -375,7 +375,11 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			}
 		}
 	}
-	if err := refuseUnless(ActionLockClear, env.Cluster, pre); err != nil {
+	refused := ref("Cluster", env.clusterNS(), env.Cluster)
+	if len(chosen) == 1 {
+		refused = chosen[0].Object
+	}
+	if err := refuseUnless(ActionLockClear, env.Cluster, refused, pre); err != nil {
 		return nil, markers, err
 	}
 	p := &Plan{

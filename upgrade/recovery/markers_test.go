@@ -206,6 +206,9 @@ func TestLockClearLeavesTheEKSACLIsMarkersAlone(t *testing.T) {
 	if !errors.As(err, &refused) {
 		t.Fatalf("clearing the CLI's pause without --force: %v, want a refusal", err)
 	}
+	if want := "Cluster " + w.ns + "/" + w.cluster; refused.Object != want {
+		t.Errorf("refusal object = %q, want %q", refused.Object, want)
+	}
 	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerManagedByCLI, MarkerPaused}, Force: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
 	if err != nil {
 		t.Fatal(err)
@@ -240,6 +243,9 @@ func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
 	var refused *RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Error(), "--force") {
 		t.Fatalf("clear of a live lease: %v, want a refusal naming --force", err)
+	}
+	if want := "Lease " + w.sys + "/" + upgrade.LockName(w.cluster); refused.Object != want {
+		t.Errorf("refusal object = %q, want %q", refused.Object, want)
 	}
 	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}, Force: true})
 	if err != nil {

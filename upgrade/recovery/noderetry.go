@@ -323,7 +323,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		podPre.Detail = "pod " + f.Pod + " is gone: the controller is to recreate it"
 	}
 	pre = append(pre, podPre)
-	if err := refuseUnless(ActionNodeRetry, env.Cluster, pre); err != nil {
+	if err := refuseUnless(ActionNodeRetry, env.Cluster, ref("Node", "", node), pre); err != nil {
 		return nil, f, err
 	}
 

@@ -164,6 +164,9 @@ func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	if !names["not-completed"] || !names["step-failed"] {
 		t.Errorf("failed preconditions = %+v", refused.Failed())
 	}
+	if refused.Object != "Node "+node {
+		t.Errorf("refusal object = %q, want Node %s", refused.Object, node)
+	}
 	var ie *model.InputError
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, "no-such-node", NodeRetryOptions{}); !errors.As(err, &ie) {
 		t.Errorf("unknown node: %v, want InputError", err)

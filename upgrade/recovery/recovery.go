@@ -113,8 +113,11 @@ func (p *Plan) ConfirmMatches(typed string) bool {
 // RefusedError says why an action is not offered: the preconditions that do
 // not hold, each with what was found.
 type RefusedError struct {
-	Action        string
-	Cluster       string
+	Action  string
+	Cluster string
+	// Object is the object the action was asked to change, "Kind
+	// namespace/name", so the audit log says what the refusal was about.
+	Object        string
 	Preconditions []Precondition
 }
 
@@ -152,7 +155,7 @@ func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error
 	for _, p := range r.Failed() {
 		failed = append(failed, p.Name+": "+p.Detail)
 	}
-	if rerr := audit.Record(ctx, upgrade.AuditEntry{Cluster: r.Cluster, Action: r.Action, Result: upgrade.AuditRefused,
+	if rerr := audit.Record(ctx, upgrade.AuditEntry{Cluster: r.Cluster, Action: r.Action, Object: r.Object, Result: upgrade.AuditRefused,
 		Message: "not run, nothing changed: " + strings.Join(failed, "; ")}); rerr != nil {
 		return fmt.Errorf("write audit log: %w", rerr)
 	}
@@ -160,10 +163,10 @@ func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error
 }
 
 // refuseUnless returns a *RefusedError when a precondition fails.
-func refuseUnless(action, cluster string, pre []Precondition) error {
+func refuseUnless(action, cluster, object string, pre []Precondition) error {
 	for _, p := range pre {
 		if !p.OK {
-			return &RefusedError{Action: action, Cluster: cluster, Preconditions: pre}
+			return &RefusedError{Action: action, Cluster: cluster, Object: object, Preconditions: pre}
 		}
 	}
 	return nil
