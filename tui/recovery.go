@@ -92,6 +92,9 @@ type recoveryBackend interface {
 	plan(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error)
 	dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error)
 	run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error)
+	// snapshotCopies lists the local snapshot copies of the cluster on
+	// this machine, newest first.
+	snapshotCopies() ([]string, error)
 }
 
 type clusterBackend struct{ o RecoveryOptions }
@@ -110,7 +113,7 @@ func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recov
 	user, host := upgrade.CurrentOperator()
 	switch o.Action {
 	case recovery.ActionEtcdRollback:
-		p, err := recovery.PlanEtcdRollback(ctx, b.o.Env, recovery.EtcdRollbackOptions{Threshold: b.o.Threshold, By: user + "@" + host})
+		p, err := recovery.PlanEtcdRollback(ctx, b.o.Env, recovery.EtcdRollbackOptions{Threshold: b.o.Threshold, By: user + "@" + host, SnapshotFile: o.SnapshotFile})
 		return p, nil, err
 	case recovery.ActionNodeRetry:
 		return recovery.PlanNodeRetry(ctx, b.o.Env, o.Node, recovery.NodeRetryOptions{Tail: 8})
@@ -119,6 +122,10 @@ func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recov
 			MarkerOptions: recovery.MarkerOptions{NodeLabel: b.o.NodeLabel}})
 		return p, nil, err
 	}
+}
+
+func (b clusterBackend) snapshotCopies() ([]string, error) {
+	return upgrade.LocalSnapshotCopies(b.o.Env.Cluster)
 }
 
 func (b clusterBackend) dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error) {
@@ -169,6 +176,9 @@ const (
 	recConfirm
 	recRunning
 	recDone
+	// recFile asks for the local snapshot copy an etcd rollback restores
+	// from when the snapshot ConfigMap is gone.
+	recFile
 )
 
 type (
@@ -186,10 +196,14 @@ type (
 		rep recovery.Report
 		err error
 	}
+	recCopiesMsg struct {
+		paths []string
+		err   error
+	}
 )
 
 type recoveryKeys struct {
-	Up, Down, Select, Back key.Binding
+	Up, Down, Select, Back, File key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -216,6 +230,9 @@ type recoveryDialog struct {
 	// scrolls. View computes maxOffset for the keys.
 	offset, maxOffset int
 	follow            bool
+	// copies are the local snapshot copies the file stage lists.
+	copies    []string
+	copiesErr error
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
@@ -229,6 +246,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 			Select: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
 			Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+			File:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "restore from a local snapshot file")),
 		}}
 	d.input = textinput.New()
 	d.input.Prompt = "> "
@@ -265,7 +283,7 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.S
 
 // Stage names the dialog's stage (tests).
 func (d *recoveryDialog) Stage() string {
-	return [...]string{"menu", "planning", "plan", "dry-running", "confirm", "running", "done"}[d.stage]
+	return [...]string{"menu", "planning", "plan", "dry-running", "confirm", "running", "done", "file"}[d.stage]
 }
 
 func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
@@ -286,6 +304,14 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			}
 			d.input.Placeholder = d.plan.Confirm
 			return d, d.input.Focus()
+		}
+	case recCopiesMsg:
+		if d.stage == recFile {
+			d.copies, d.copiesErr = msg.paths, msg.err
+			if d.input.Value() == "" && len(msg.paths) > 0 {
+				d.input.SetValue(msg.paths[0])
+				d.input.CursorEnd()
+			}
 		}
 	case recStepMsg:
 		if d.stage == recRunning {
@@ -310,14 +336,16 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
 	if d.stage != recMenu {
 		page := max(d.h/2, 1)
+		// While the operator types, k and j are letters.
+		typing := d.stage == recConfirm || d.stage == recFile
 		switch msg.String() {
 		case "up", "k":
-			if d.stage != recConfirm || msg.String() == "up" {
+			if !typing || msg.String() == "up" {
 				d.offset, d.follow = d.offset-1, false
 				return nil
 			}
 		case "down", "j":
-			if d.stage != recConfirm || msg.String() == "down" {
+			if !typing || msg.String() == "down" {
 				d.offset = min(d.offset+1, d.maxOffset)
 				return nil
 			}
@@ -349,13 +377,36 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Select) && d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly:
 			d.stage = recDryRunning
 			return d.dryRunCmd()
+		case key.Matches(msg, k.File) && d.fileOffered():
+			d.stage, d.offset, d.hint = recFile, 0, ""
+			d.input.Placeholder = "path of a snapshot file"
+			d.input.SetValue(d.offers[d.cursor].SnapshotFile)
+			d.input.CursorEnd()
+			return tea.Batch(d.input.Focus(), d.copiesCmd())
 		}
+	case recFile:
+		switch {
+		case key.Matches(msg, k.Back):
+			d.leaveInput(recPlan)
+			return nil
+		case key.Matches(msg, k.Select):
+			path := strings.TrimSpace(d.input.Value())
+			if path == "" {
+				d.hint = "type the path of a local snapshot copy, or esc to go back"
+				return nil
+			}
+			d.leaveInput(recPlanning)
+			d.offers[d.cursor].SnapshotFile = path
+			d.plan, d.err, d.failure = nil, nil, nil
+			return d.planCmd(d.offers[d.cursor])
+		}
+		var cmd tea.Cmd
+		d.input, cmd = d.input.Update(msg)
+		return cmd
 	case recConfirm:
 		switch {
 		case key.Matches(msg, k.Back):
-			d.input.Blur()
-			d.input.SetValue("")
-			d.stage, d.hint = recPlan, ""
+			d.leaveInput(recPlan)
 			return nil
 		case key.Matches(msg, k.Select):
 			if !d.plan.ConfirmMatches(d.input.Value()) {
@@ -377,6 +428,44 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// Planning, dry-running and running take no keys: the work is under
 	// way and resumable; ctrl-c still quits through the App.
 	return nil
+}
+
+// leaveInput ends the typing of a stage (the file, the confirmation): the
+// next stage that types starts from an empty input.
+func (d *recoveryDialog) leaveInput(next recStage) {
+	d.input.Blur()
+	d.input.SetValue("")
+	d.stage, d.hint = next, ""
+}
+
+// fileOffered says whether the plan stage offers a local snapshot copy: for
+// an etcd rollback refused for want of the snapshot ConfigMap, or one whose
+// file the operator gave and the planner did not accept.
+func (d *recoveryDialog) fileOffered() bool {
+	if d.o.ReadOnly || d.stage != recPlan || d.offers[d.cursor].Action != recovery.ActionEtcdRollback || d.err == nil {
+		return false
+	}
+	if d.offers[d.cursor].SnapshotFile != "" {
+		return true
+	}
+	var refused *recovery.RefusedError
+	if !errors.As(d.err, &refused) {
+		return false
+	}
+	for _, p := range refused.Failed() {
+		if p.Name == "snapshot" {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *recoveryDialog) copiesCmd() tea.Cmd {
+	b := d.backend
+	return func() tea.Msg {
+		paths, err := b.snapshotCopies()
+		return recCopiesMsg{paths: paths, err: err}
+	}
 }
 
 func (d *recoveryDialog) planCmd(o recovery.Offer) tea.Cmd {
@@ -453,6 +542,8 @@ func (d *recoveryDialog) View() string {
 		d.planLines(add, wrapAdd)
 	case recRunning, recDone:
 		d.runLines(add, wrapAdd)
+	case recFile:
+		d.fileLines(add, wrapAdd, cluster)
 	}
 
 	// The prompt and the keys stay in view; the body scrolls.
@@ -462,6 +553,11 @@ func (d *recoveryDialog) View() string {
 		tail = append(tail, line{},
 			line{segs: []seg{{"The API server accepted every write (dry run, nothing persisted).", rCondTrue}}},
 			line{segs: []seg{{fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold}}})
+		inputAt = len(tail)
+		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
+	}
+	if d.stage == recFile {
+		tail = append(tail, line{}, line{segs: []seg{{"Snapshot file:", rBold}}})
 		inputAt = len(tail)
 		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
 	}
@@ -502,6 +598,30 @@ func (d *recoveryDialog) View() string {
 		emit(l)
 	}
 	return st.th.Dialog.Render(b.String())
+}
+
+// fileLines explains the file stage and lists the local copies this machine
+// keeps.
+func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, string), cluster string) {
+	if cluster == "" {
+		cluster = "the cluster"
+	}
+	add(seg{"Restore from a local copy of the pre-upgrade snapshot", rBold})
+	for _, l := range wrapWords("As `etcd rollback --snapshot-file` does. Each upgrade writes a copy beside its snapshot ConfigMap, on the machine that ran it. The file is read before the cluster: it must be a snapshot of "+cluster+", and nothing is written before the dry run.", d.innerWidth()) {
+		add(seg{l, rText})
+	}
+	add()
+	switch {
+	case d.copiesErr != nil:
+		wrapAdd(d.copiesErr.Error(), rFailure, "")
+	case d.copies == nil:
+		wrapAdd("No local copy of "+cluster+"'s snapshots on this machine: give the path of one copied from the machine that ran the upgrade.", rMuted, "")
+	default:
+		add(seg{"Local copies on this machine, newest first:", rMuted})
+		for _, c := range d.copies {
+			wrapAdd(c, rText, "  ")
+		}
+	}
 }
 
 // runLines shows the steps as they run and, at the end, the closing message
@@ -583,11 +703,19 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 			}
 			wrapAdd(mark+" "+p.Name+": "+p.Detail, r, "  ")
 		}
+		if d.fileOffered() {
+			add()
+			wrapAdd("Press f to restore from a local copy of the snapshot instead.", rText, "")
+		}
 		return
 	case d.err != nil && d.stage == recPlan && d.plan != nil && len(d.dry.Steps) > 0:
 		wrapAdd("The dry run failed; nothing was changed: "+d.err.Error(), rFailure, "")
 	case d.err != nil:
 		wrapAdd(d.err.Error(), rFailure, "")
+		if d.fileOffered() {
+			add()
+			wrapAdd("Press f to give another snapshot file.", rText, "")
+		}
 		return
 	}
 	p := d.plan
@@ -674,7 +802,12 @@ func (d *recoveryDialog) footer() string {
 		if d.o.ReadOnly {
 			return "read-only: plan only · esc back"
 		}
+		if d.fileOffered() {
+			return "f snapshot file · esc back"
+		}
 		return "esc back"
+	case recFile:
+		return "enter plan · esc back"
 	case recConfirm:
 		return "enter run · esc back"
 	case recDone:

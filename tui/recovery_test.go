@@ -25,11 +25,22 @@ type fakeRecovery struct {
 	dryRuns  int
 	runs     int
 	failStep int // 1-based; 0: none
+	// planFor, when set, answers the plan instead of p and planErr.
+	planFor func(recovery.Offer) (*recovery.Plan, error)
+	offers  []recovery.Offer // the offers planned, in order
+	copies  []string
 }
 
-func (f *fakeRecovery) plan(context.Context, recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
+func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
+	f.offers = append(f.offers, o)
+	if f.planFor != nil {
+		p, err := f.planFor(o)
+		return p, nil, err
+	}
 	return f.p, nil, f.planErr
 }
+
+func (f *fakeRecovery) snapshotCopies() ([]string, error) { return f.copies, nil }
 
 func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Report, error) {
 	f.dryRuns++
@@ -239,6 +250,80 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 	}
 }
 
+// With the snapshot ConfigMap gone, the dialog takes a local copy, as
+// `etcd rollback --snapshot-file` does: f opens the file stage with the
+// newest copy filled in, a file the planner rejects can be given again, and
+// the accepted one goes on to the dry run. k and j are letters of the path.
+func TestRecoveryDialogRestoresFromASnapshotFile(t *testing.T) {
+	noSnapshot := &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "external-etcd", OK: true}, {Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt"}}}
+	f := &fakeRecovery{copies: []string{"/state/snapshots/upgrade-console-snapshot-mgmt-20261122-101500.json", "/state/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json"}}
+	f.planFor = func(o recovery.Offer) (*recovery.Plan, error) {
+		switch o.SnapshotFile {
+		case "":
+			return nil, noSnapshot
+		case f.copies[0]:
+			return nil, &model.InputError{Source: o.SnapshotFile, Problem: "a snapshot of cluster other, not mgmt"}
+		case "/tmp/jk.json":
+			return planFixture(), nil
+		}
+		return nil, fmt.Errorf("unexpected file %q", o.SnapshotFile)
+	}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	v := ansi.Strip(d.View())
+	if !strings.Contains(v, "Press f to restore from a local copy") || !strings.Contains(v, "f snapshot file") {
+		t.Fatalf("refusal on the snapshot does not offer a file:\n%s", v)
+	}
+	press(t, d, typeText("f")...)
+	if d.Stage() != "file" || d.input.Value() != f.copies[0] {
+		t.Fatalf("stage %s, input %q; want the file stage with the newest copy", d.Stage(), d.input.Value())
+	}
+	v = ansi.Strip(d.View())
+	for _, want := range []string{"--snapshot-file", "Local copies on this machine", "20261121-224758.json"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("file stage lacks %q:\n%s", want, v)
+		}
+	}
+	press(t, d, enter)
+	v = ansi.Strip(d.View())
+	if d.Stage() != "plan" || !strings.Contains(v, "other, not mgmt") || !strings.Contains(v, "Press f to give another snapshot file") {
+		t.Fatalf("stage %s; a rejected file must be shown and another offered:\n%s", d.Stage(), v)
+	}
+	press(t, d, typeText("f")...)
+	if d.input.Value() != f.copies[0] {
+		t.Errorf("the file stage again holds %q, want the file given before", d.input.Value())
+	}
+	d.input.SetValue("")
+	press(t, d, typeText("/tmp/jk.json")...)
+	if d.input.Value() != "/tmp/jk.json" {
+		t.Fatalf("typed %q: k and j must be letters here", d.input.Value())
+	}
+	press(t, d, enter, enter)
+	if d.Stage() != "confirm" || f.dryRuns != 1 || d.input.Value() != "" {
+		t.Fatalf("stage %s after %d dry runs, input %q; want the confirmation, empty", d.Stage(), f.dryRuns, d.input.Value())
+	}
+	if n := len(f.offers); n != 3 || f.offers[n-1].SnapshotFile != "/tmp/jk.json" {
+		t.Errorf("planned offers = %+v", f.offers)
+	}
+
+	// Not offered when the refusal is for something else, nor read-only.
+	other := &fakeRecovery{planErr: &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "no-old-member-removed", Detail: "e-a already released"}}}}
+	for _, o := range []struct {
+		name string
+		f    *fakeRecovery
+		ro   bool
+	}{{"other refusal", other, false}, {"read-only", &fakeRecovery{planErr: noSnapshot}, true}} {
+		d := testDialog(RecoveryOptions{ReadOnly: o.ro}, o.f)
+		press(t, d, enter)
+		press(t, d, typeText("f")...)
+		if d.Stage() != "plan" || strings.Contains(ansi.Strip(d.View()), "Press f") {
+			t.Errorf("%s: stage %s; the file must not be offered:\n%s", o.name, d.Stage(), ansi.Strip(d.View()))
+		}
+	}
+}
+
 func TestRecoveryDialogReadOnlyShowsThePlanOnly(t *testing.T) {
 	f := &fakeRecovery{p: planFixture()}
 	d := testDialog(RecoveryOptions{ReadOnly: true}, f)
@@ -257,17 +342,7 @@ func TestRecoveryDialogGoldens(t *testing.T) {
 		d.setTheme(ptrTheme(themes.NewMono()))
 		noBlink(d)
 		d.SetSize(w-4, 36)
-		shot := func(stage string) {
-			t.Run(fmt.Sprintf("%s/%d", stage, w), func(t *testing.T) {
-				out := ansi.Strip(d.View())
-				for _, l := range strings.Split(out, "\n") {
-					if ansi.StringWidth(l) > w-4 {
-						t.Fatalf("line wider than %d: %q", w-4, l)
-					}
-				}
-				golden.RequireEqual(t, out)
-			})
-		}
+		shot := func(stage string) { dialogGolden(t, d, stage, w) }
 		shot("menu")
 		press(t, d, enter)
 		shot("plan")
@@ -278,6 +353,42 @@ func TestRecoveryDialogGoldens(t *testing.T) {
 		press(t, d, enter)
 		shot("done")
 	}
+}
+
+// TestRecoveryDialogFileGoldens pins the refusal for want of a snapshot and
+// the file stage that follows it.
+func TestRecoveryDialogFileGoldens(t *testing.T) {
+	noSnapshot := &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+		Preconditions: []recovery.Precondition{{Name: "external-etcd", OK: true, Detail: "EtcdadmCluster eksa-system/mgmt-etcd"},
+			{Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt in eksa-system; if its local copy is kept, restore from it with --snapshot-file"}}}
+	for _, w := range []int{80, 120} {
+		f := &fakeRecovery{planErr: noSnapshot, copies: []string{
+			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261122-101500.json",
+			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json"}}
+		d := testDialog(RecoveryOptions{}, f)
+		d.setTheme(ptrTheme(themes.NewMono()))
+		noBlink(d)
+		d.SetSize(w-4, 36)
+		shot := func(stage string) { dialogGolden(t, d, stage, w) }
+		press(t, d, enter)
+		shot("no-snapshot")
+		press(t, d, typeText("f")...)
+		shot("file")
+	}
+}
+
+// dialogGolden pins the dialog's view as a sub-test stage/width: no line is
+// wider than the dialog's share of a w-column window.
+func dialogGolden(t *testing.T, d *recoveryDialog, stage string, w int) {
+	t.Run(fmt.Sprintf("%s/%d", stage, w), func(t *testing.T) {
+		out := ansi.Strip(d.View())
+		for _, l := range strings.Split(out, "\n") {
+			if ansi.StringWidth(l) > w-4 {
+				t.Fatalf("line wider than %d: %q", w-4, l)
+			}
+		}
+		golden.RequireEqual(t, out)
+	})
 }
 
 func ptrTheme(t themes.Theme) *themes.Theme { return &t }

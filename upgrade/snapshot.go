@@ -128,8 +128,12 @@ func (r SnapshotRef) Where() string {
 
 // SnapshotName is the ConfigMap name for a snapshot taken at t.
 func SnapshotName(cluster string, t time.Time) string {
-	return "upgrade-console-snapshot-" + cluster + "-" + t.UTC().Format("20060102-150405")
+	return snapshotNamePrefix(cluster) + t.UTC().Format(snapshotStamp)
 }
+
+const snapshotStamp = "20060102-150405"
+
+func snapshotNamePrefix(cluster string) string { return "upgrade-console-snapshot-" + cluster + "-" }
 
 // Snapshotter takes snapshots.
 type Snapshotter struct {
@@ -371,6 +375,40 @@ func LoadSnapshot(ctx context.Context, kube kubernetes.Interface, namespace, nam
 			Problem: "missing: this ConfigMap is not an upgrade-console snapshot"}
 	}
 	return decodeSnapshot("ConfigMap "+namespace+"/"+name, []byte(data))
+}
+
+// LocalSnapshotCopies lists the local copies of a cluster's snapshots that
+// this machine keeps (StateDir()/snapshots), newest first. Only names of the
+// form SnapshotName writes count, so cluster "mgmt" does not pick up the
+// copies of "mgmt-2". A missing directory is no copies.
+func LocalSnapshotCopies(cluster string) ([]string, error) {
+	sd, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(sd, "snapshots")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the local snapshot copies in %s: %w", dir, err)
+	}
+	prefix := snapshotNamePrefix(cluster)
+	var out []string
+	for _, e := range entries {
+		stamp, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".json"), prefix)
+		if !ok || e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		if _, err := time.Parse(snapshotStamp, stamp); err != nil {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	// The stamp sorts as the time it names.
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out, nil
 }
 
 // LoadSnapshotFile reads a snapshot from its local copy.

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,5 +115,40 @@ func TestLoadSnapshotErrors(t *testing.T) {
 	}
 	if _, err := LoadSnapshotFile(f); err == nil || !strings.Contains(err.Error(), "format 7") {
 		t.Errorf("wrong format: %v", err)
+	}
+}
+
+// The copies are the cluster's own, newest first: another cluster whose name
+// starts with this one's, and files of other shapes, are left out.
+func TestLocalSnapshotCopies(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	if got, err := LocalSnapshotCopies("mgmt"); err != nil || len(got) != 0 {
+		t.Fatalf("no snapshots directory: %v, %v", got, err)
+	}
+	dir := filepath.Join(state, "upgrade-console", "snapshots")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 21, 22, 47, 58, 0, time.UTC)
+	names := []string{
+		SnapshotName("mgmt", t0) + ".json",
+		SnapshotName("mgmt", t0.Add(24*time.Hour)) + ".json",
+		SnapshotName("mgmt-2", t0.Add(48*time.Hour)) + ".json",
+		SnapshotName("mgmt", t0) + ".json.tmp",
+		"upgrade-console-snapshot-mgmt-latest.json",
+	}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := LocalSnapshotCopies("mgmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, names[1]), filepath.Join(dir, names[0])}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("copies = %v, want %v", got, want)
 	}
 }

@@ -24,6 +24,10 @@ type Offer struct {
 	Markers []string
 	// Title is the menu entry; Why is the state that makes it offered.
 	Title, Why string
+	// SnapshotFile is the local snapshot copy an etcd rollback restores
+	// from, when the operator gave one because the ConfigMap is gone (the
+	// TUI twin of --snapshot-file).
+	SnapshotFile string
 }
 
 // Offers lists the actions offered for a snapshot: an etcd rollback when the
