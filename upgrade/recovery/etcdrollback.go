@@ -902,7 +902,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 			return snapshotSrc{detail: fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: its snapshot was deleted, or the upgrade was not started by upgrade-console. "+
 				"The console that started the upgrade also kept a local copy: restore from it with --snapshot-file, giving upgrade-console-snapshot-%s-<time>.json in %s (or a copy of it). "+
 				"Without one, the previous etcd spec is unknown: to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
-				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster)}, nil
+				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster) + e.localCopiesHint("")}, nil
 		}
 		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
 		name = list.Items[0].Name
@@ -911,7 +911,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
 	var ie *model.InputError
 	if errors.As(err, &ie) {
-		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp
+		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(name)
 		return src, nil
 	}
 	if err != nil {
@@ -920,6 +920,26 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	src.snap = snap
 	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy)
 	return src, nil
+}
+
+// localCopiesHint names the local copy to give --snapshot-file when this
+// machine keeps one: the copy of the named snapshot, else the newest of the
+// cluster's. Empty when it keeps none (the copy may be on another machine).
+func (e *Env) localCopiesHint(name string) string {
+	copies, err := upgrade.LocalSnapshotCopies(e.Cluster)
+	if err != nil || len(copies) == 0 {
+		return ""
+	}
+	if name == "" {
+		return fmt.Sprintf(". This machine keeps %d local cop%s of %s's snapshots; the newest: `--snapshot-file %s`",
+			len(copies), map[bool]string{true: "y", false: "ies"}[len(copies) == 1], e.Cluster, copies[0])
+	}
+	for _, c := range copies {
+		if filepath.Base(c) == name+".json" {
+			return ". This machine keeps it: `--snapshot-file " + c + "`"
+		}
+	}
+	return ""
 }
 
 func snapshotTime(cm *corev1.ConfigMap) time.Time {

@@ -92,20 +92,50 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
 	file := w.localCopy(t.TempDir(), nil)
-	w.deleteSnapshots()
-
-	// Without the file: refused, and the refusal says where the local copy is.
-	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-	var refused *RefusedError
-	if !errors.As(err, &refused) || refused.Failed()[0].Name != "snapshot" {
-		t.Fatalf("err = %v, want a refusal on the snapshot", err)
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	// Without the file: refused, and the refusal says where the local copy
+	// is; it names the copy when this machine keeps one.
+	refusal := func() string {
+		t.Helper()
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		var refused *RefusedError
+		if !errors.As(err, &refused) || refused.Failed()[0].Name != "snapshot" {
+			t.Fatalf("err = %v, want a refusal on the snapshot", err)
+		}
+		return refused.Failed()[0].Detail
 	}
-	detail := refused.Failed()[0].Detail
+	w.deleteSnapshots()
+	detail := refusal()
 	for _, part := range []string{"--snapshot-file", "$XDG_STATE_HOME/upgrade-console/snapshots", "~/.local/state/upgrade-console/snapshots",
 		"upgrade-console-snapshot-" + w.cluster + "-<time>.json"} {
 		if !strings.Contains(detail, part) {
 			t.Errorf("refusal %q does not mention %q", detail, part)
 		}
+	}
+	if strings.Contains(detail, "This machine keeps") {
+		t.Errorf("refusal %q names a local copy; there is none", detail)
+	}
+	// The copy put where the console that took the snapshot keeps it.
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(state, "upgrade-console", "snapshots")
+	file = filepath.Join(dir, filepath.Base(file))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if detail := refusal(); !strings.Contains(detail, "This machine keeps 1 local copy of "+w.cluster+"'s snapshots; the newest: `--snapshot-file "+file+"`") {
+		t.Errorf("refusal %q does not name the local copy %s", detail, file)
+	}
+	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: strings.TrimSuffix(filepath.Base(file), ".json")})
+	var named *RefusedError
+	if !errors.As(err, &named) || !strings.Contains(named.Error(), "This machine keeps it: `--snapshot-file "+file+"`") {
+		t.Errorf("--snapshot of the deleted ConfigMap: %v, want a refusal naming its local copy %s", err, file)
 	}
 
 	w.playEtcdadm()
