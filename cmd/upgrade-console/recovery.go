@@ -149,19 +149,29 @@ func writeRecoveryPlan(out io.Writer, p *recovery.Plan) {
 	}
 }
 
+// Names are padded to the longest in the list, so the details line up
+// whatever the names ("not-live:etcd-upgrading").
 func writePreconditions(out io.Writer, pre []recovery.Precondition) {
+	w := 0
+	for _, c := range pre {
+		w = max(w, len(c.Name))
+	}
 	for _, c := range pre {
 		mark := "✓"
 		if !c.OK {
 			mark = "✗"
 		}
-		fmt.Fprintf(out, "  %s %-22s %s\n", mark, c.Name, c.Detail)
+		fmt.Fprintf(out, "  %s %-*s  %s\n", mark, w, c.Name, c.Detail)
 	}
 }
 
 func writeRecoveryReport(out io.Writer, r recovery.Report) {
+	w := 0
 	for _, s := range r.Steps {
-		fmt.Fprintf(out, "  %d. %-22s %s%s\n", s.Index+1, s.Step, s.Status, detailSuffix(s))
+		w = max(w, len(s.Step))
+	}
+	for _, s := range r.Steps {
+		fmt.Fprintf(out, "  %d. %-*s  %s%s\n", s.Index+1, w, s.Step, s.Status, detailSuffix(s))
 	}
 }
 

@@ -219,7 +219,8 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	changes := etcdSpecChanges(etcd, oldEtcd)
 	if rec == nil {
 		snapReplicas := number(oldEtcd.Spec["replicas"])
-		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snap.TakenAt)
+		snapTemplate, _, _ := unstructured.NestedString(oldEtcd.Spec, "infrastructureTemplate", "name")
+		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snapTemplate, snap.TakenAt)
 		pre = append(pre, fresh.pre...)
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {
@@ -550,7 +551,7 @@ type freshChecks struct {
 // freshRollbackChecks evaluates the preconditions of a rollback that has not
 // started: an etcd rollout whose first new member is stuck.
 func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructured.Unstructured, changes []upgrade.FieldChange,
-	machines []machine, snapReplicas int64, takenAt time.Time) freshChecks {
+	machines []machine, snapReplicas int64, snapTemplate string, takenAt time.Time) freshChecks {
 	var fc freshChecks
 	st := readEtcdStatus(etcd)
 	upgrading := etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != ""
@@ -604,6 +605,8 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 	extra := int64(len(machines)) - snapReplicas
 	one := Precondition{Name: "single-new-member", Description: "exactly one new etcd machine exists (the newest, the only one with the new spec)"}
 	switch {
+	case extra <= 0 && !rollout.OK:
+		one.Detail = fmt.Sprintf("%d etcd machines for %d members: no new member", len(machines), snapReplicas)
 	case extra <= 0:
 		one.Detail = fmt.Sprintf("%d etcd machines for %d members: no new member has been created yet; wait for the etcdadm controller", len(machines), snapReplicas)
 	case extra > 1:
@@ -621,6 +624,7 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 		}
 	}
 	fc.pre = append(fc.pre, one)
+	fc.pre = append(fc.pre, snapshotOfTheseMembers(machines, fc.newMachine, snapTemplate, takenAt))
 
 	stuck := Precondition{Name: "new-member-not-ready", Description: fmt.Sprintf("the new member has not become ready within %s", threshold)}
 	switch {
@@ -637,6 +641,45 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 	}
 	fc.pre = append(fc.pre, stuck)
 	return fc
+}
+
+// snapshotOfTheseMembers checks that the snapshot holds the etcd spec the
+// old members run. Restored, the spec of an earlier upgrade's snapshot (the
+// newest ConfigMap after an upgrade the console did not start, or an old
+// local copy) makes every member outdated: etcdadm then replaces them all,
+// downgrading etcd. A member created after the snapshot was built from a
+// later spec; a member cloned from another template than the snapshot's was
+// too.
+func snapshotOfTheseMembers(machines []machine, newMachine machine, snapTemplate string, takenAt time.Time) Precondition {
+	p := Precondition{Name: "snapshot-of-these-members", Description: "the snapshot holds the etcd spec the old members were built from"}
+	var later, other []string
+	for _, m := range machines {
+		if m.UID != "" && m.UID == newMachine.UID {
+			continue
+		}
+		if !takenAt.IsZero() && m.Created.After(takenAt) {
+			later = append(later, fmt.Sprintf("%s (created %s)", m.Name, m.Created.UTC().Format(time.RFC3339)))
+		}
+		if m.Template != "" && snapTemplate != "" && m.Template != snapTemplate {
+			other = append(other, fmt.Sprintf("%s (from %s)", m.Name, m.Template))
+		}
+	}
+	const fix = "; restoring it would replace every member with an older spec. Name the snapshot taken just before this rollout (--snapshot NAME or --snapshot-file PATH), or recover by hand"
+	switch {
+	case len(later) > 0:
+		p.Detail = fmt.Sprintf("the snapshot was taken %s, before member(s) %s: it holds an earlier etcd spec than they run%s",
+			takenAt.UTC().Format(time.RFC3339), strings.Join(later, ", "), fix)
+	case len(other) > 0:
+		p.Detail = fmt.Sprintf("the snapshot's infrastructure template is %s, but member(s) %s were cloned from another%s",
+			snapTemplate, strings.Join(other, ", "), fix)
+	default:
+		p.OK = true
+		p.Detail = "taken " + takenAt.UTC().Format(time.RFC3339) + ", after every old member was created"
+		if snapTemplate != "" {
+			p.Detail += "; template " + snapTemplate
+		}
+	}
+	return p
 }
 
 // etcdSpecChanges lists the fields of the live EtcdadmCluster that differ

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -52,6 +54,12 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 			}
 		}, "snapshot"},
 		{"another console holds a live lock", func(w *world) { w.lease("alice@laptop/1234", w.now) }, "no-live-lock"},
+		// The newest snapshot is an earlier upgrade's: restored, its spec
+		// would replace every member.
+		{"the snapshot predates the members", func(w *world) { w.backdateSnapshot(time.Hour) }, "snapshot-of-these-members"},
+		{"an old member was cloned from another template", func(w *world) {
+			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-b", `{"metadata":{"annotations":{"`+clusterv1.TemplateClonedFromNameAnnotation+`":"etcd-template-of-a-later-upgrade"}}}`)
+		}, "snapshot-of-these-members"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,6 +462,27 @@ func normalise(w *world, s rollbackState) rollbackState {
 	s.Record = strings.ReplaceAll(s.Record, w.cluster, "C")
 	s.Machines = strings.ReplaceAll(s.Machines, w.cluster, "C")
 	return s
+}
+
+// backdateSnapshot moves the world's snapshot back in time, as if an
+// earlier upgrade had taken it.
+func (w *world) backdateSnapshot(by time.Duration) {
+	w.t.Helper()
+	snap, name := w.snapshotConfigMap()
+	snap.TakenAt = snap.TakenAt.Add(-by)
+	data, err := json.Marshal(snap)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cms := w.client.Kube.CoreV1().ConfigMaps(w.sys)
+	cm, err := cms.Get(w.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cm.Data[upgrade.SnapshotDataKey] = string(data)
+	if _, err := cms.Update(w.ctx, cm, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 func (w *world) patch(gvr schema.GroupVersionResource, ns, name, merge string) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -276,6 +277,10 @@ type machine struct {
 	EtcdReady bool // cluster.x-k8s.io/etcd-ready=true
 	Phase     string
 	NodeName  string
+	// Template is the infrastructure template the machine was cloned from,
+	// when the Machine carries CAPI's cloned-from-name annotation (CAPI
+	// sets it on the infrastructure machine; empty when not copied here).
+	Template string
 }
 
 func (m machine) String() string { return m.Name }
@@ -308,6 +313,7 @@ func toMachine(u *unstructured.Unstructured, ownerKind, ownerName string) machin
 		Created:   u.GetCreationTimestamp().Time,
 		Deleting:  u.GetDeletionTimestamp() != nil,
 		EtcdReady: u.GetLabels()[model.LabelEtcdReady] == "true",
+		Template:  u.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation],
 	}
 	m.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	m.NodeName, _, _ = unstructured.NestedString(u.Object, "status", "nodeRef", "name")

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
@@ -171,9 +172,43 @@ func (w *world) seedEtcdRollout(kcpPaused bool) {
 		})
 	w.create(upgrade.GVRKCP, kcp)
 
-	// The snapshot the console took before applying the new spec.
+	// EKS-A applied the new spec and marked the rollout.
+	newEtcd := oldEtcd.DeepCopy()
+	newEtcd.Object["spec"] = etcdSpec(newEtcdVersion, newEtcdTemplate)
+	newEtcd.SetAnnotations(map[string]string{model.AnnotationEtcdUpgrading: "true"})
+	etcd := w.create(upgrade.GVREtcdadmCluster, newEtcd)
+	w.setStatus(upgrade.GVREtcdadmCluster, w.sys, etcd.GetName(), map[string]any{
+		"ready": false, "replicas": int64(3), "observedGeneration": etcd.GetGeneration(), "initialized": true, "creationComplete": true,
+	})
+	owner := map[string]any{"apiVersion": etcd.GetAPIVersion(), "kind": "EtcdadmCluster", "name": etcd.GetName(), "uid": string(etcd.GetUID()), "controller": true}
+	// Names sort in creation order: the test creates them within one second.
+	member := func(suffix string) {
+		template := oldEtcdTemplate
+		if suffix == "z" {
+			template = newEtcdTemplate
+		}
+		m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, w.cluster+"-etcd-"+suffix,
+			map[string]any{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName()},
+			map[string]any{clusterv1.TemplateClonedFromNameAnnotation: template},
+			map[string]any{"clusterName": w.cluster,
+				"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "EtcdadmConfig", "name": "x-" + suffix}},
+				"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": "x-" + suffix}})
+		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner["apiVersion"].(string), Kind: "EtcdadmCluster", Name: etcd.GetName(), UID: etcd.GetUID(), Controller: ptr.To(true)}})
+		phase := "Provisioning"
+		if suffix != "z" {
+			m.SetLabels(map[string]string{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName(), model.LabelEtcdReady: "true"})
+			phase = "Running"
+		}
+		w.create(gvrMachine, m)
+		w.setStatus(gvrMachine, w.sys, m.GetName(), map[string]any{"phase": phase})
+	}
+	for _, suffix := range []string{"a", "b", "c"} {
+		member(suffix)
+	}
+	// The snapshot the console took before applying the new spec: after
+	// the old members were built, before the new one.
 	snap := upgrade.Snapshot{Format: upgrade.SnapshotFormat, Cluster: w.cluster, ClusterNamespace: w.ns,
-		TakenAt: time.Now().Add(-time.Minute).UTC().Truncate(time.Second), TakenBy: "ops@bastion",
+		TakenAt: time.Now().UTC().Truncate(time.Second), TakenBy: "ops@bastion",
 		Objects: []upgrade.SnapshotObject{{APIVersion: oldEtcd.GetAPIVersion(), Kind: "EtcdadmCluster", Namespace: w.sys,
 			Name: oldEtcd.GetName(), Spec: etcdSpec(oldEtcdVersion, oldEtcdTemplate)}}}
 	data, _ := json.Marshal(snap)
@@ -187,31 +222,7 @@ func (w *world) seedEtcdRollout(kcpPaused bool) {
 		w.t.Fatal(err)
 	}
 
-	// EKS-A applied the new spec and marked the rollout.
-	newEtcd := oldEtcd.DeepCopy()
-	newEtcd.Object["spec"] = etcdSpec(newEtcdVersion, newEtcdTemplate)
-	newEtcd.SetAnnotations(map[string]string{model.AnnotationEtcdUpgrading: "true"})
-	etcd := w.create(upgrade.GVREtcdadmCluster, newEtcd)
-	w.setStatus(upgrade.GVREtcdadmCluster, w.sys, etcd.GetName(), map[string]any{
-		"ready": false, "replicas": int64(3), "observedGeneration": etcd.GetGeneration(), "initialized": true, "creationComplete": true,
-	})
-	owner := map[string]any{"apiVersion": etcd.GetAPIVersion(), "kind": "EtcdadmCluster", "name": etcd.GetName(), "uid": string(etcd.GetUID()), "controller": true}
-	// Names sort in creation order: the test creates them within one second.
-	for _, suffix := range []string{"a", "b", "c", "z"} {
-		m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, w.cluster+"-etcd-"+suffix,
-			map[string]any{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName()}, nil,
-			map[string]any{"clusterName": w.cluster,
-				"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "EtcdadmConfig", "name": "x-" + suffix}},
-				"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": "x-" + suffix}})
-		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner["apiVersion"].(string), Kind: "EtcdadmCluster", Name: etcd.GetName(), UID: etcd.GetUID(), Controller: ptr.To(true)}})
-		phase := "Provisioning"
-		if suffix != "z" {
-			m.SetLabels(map[string]string{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName(), model.LabelEtcdReady: "true"})
-			phase = "Running"
-		}
-		w.create(gvrMachine, m)
-		w.setStatus(gvrMachine, w.sys, m.GetName(), map[string]any{"phase": phase})
-	}
+	member("z")
 	// 20 minutes later, the new member is still not ready.
 	w.now = time.Now().Add(20 * time.Minute)
 }
