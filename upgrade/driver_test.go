@@ -124,7 +124,8 @@ func TestDriverNoticesLostLock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	holder := Holder{User: "alice", Host: "laptop", Instance: "d2"}
 	w.planner.Self = holder
-	d := &Driver{Client: w.client, Clock: clk, Holder: holder, SnapshotDir: t.TempDir()}
+	audit := &memAudit{}
+	d := &Driver{Client: w.client, Clock: clk, Holder: holder, Audit: audit, SnapshotDir: t.TempDir()}
 	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +142,10 @@ func TestDriverNoticesLostLock(t *testing.T) {
 	}
 	if _, renewErr, _ := s.Lock(); !errors.Is(renewErr, ErrLockLost) {
 		t.Errorf("renew error %v", renewErr)
+	}
+	// The loss is in the log, when it was found.
+	if got := strings.Join(audit.actions(), ","); !strings.Contains(got, "lock-renew:failed") {
+		t.Errorf("audit = %s, want the failed renewal", got)
 	}
 	if err := s.Finish(ctx, Outcome{Complete: true}); err != nil || s.LockReleased() {
 		t.Errorf("finish after losing the lock: %v (released %t)", err, s.LockReleased())

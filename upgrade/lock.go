@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -312,7 +313,8 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
 	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, ErrLockLost
+		// Lost: the log says when, as for any renewal that failed.
+		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is gone (cleared by someone else): this console no longer holds the upgrade lock", ErrLockLost))
 	}
 	if err != nil {
 		// The renewal was not even attempted: recorded all the same, so the
@@ -320,8 +322,8 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 		err = fmt.Errorf("renew upgrade lock: %w", err)
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "could not read the Lease", err))
 	}
-	if ptr.Deref(existing.Spec.HolderIdentity, "") != l.Holder.String() {
-		return nil, ErrLockLost
+	if holder := ptr.Deref(existing.Spec.HolderIdentity, ""); holder != l.Holder.String() {
+		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is held by "+cmp.Or(holder, "no one")+" now: this console no longer holds the upgrade lock", ErrLockLost))
 	}
 	existing = existing.DeepCopy()
 	now := metav1.NewMicroTime(l.now())

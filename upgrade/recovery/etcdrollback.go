@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -420,18 +419,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		Wait:   true,
 		done:   etcdReady,
 		do: func(ctx context.Context, _ bool) (string, error) {
-			var last string
-			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
-				ok, detail, err := etcdReady(ctx)
-				if err != nil {
-					if ctx.Err() == nil {
-						last = err.Error()
-					}
-					return false, nil // the API server may be restarting: keep waiting
-				}
-				last = detail
-				return ok, nil
-			})
+			last, err := pollState(ctx, env.poll(), o.WaitTimeout, etcdReady)
 			if err != nil {
 				if ctx.Err() != nil {
 					return last, ctx.Err()

@@ -205,6 +205,11 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 				m.State, m.Reason = MarkerLive, "EKS-A pauses the control plane while etcd rolls, and etcd is rolling ("+etcdSt.String()+")"
 			case liveLock:
 				m.State, m.Reason = MarkerLive, liveReason
+			case paused.State == MarkerNotSet && !m.Since.IsZero() && env.now().Sub(m.Since) < kcpPauseGrace:
+				// EKS-A pauses the KCP, then marks etcd upgrading: in
+				// between, its pause looks like a leftover.
+				m.State, m.Reason = MarkerLive, fmt.Sprintf("paused %s ago while EKS-A reconciles: EKS-A pauses the control plane before it marks etcd upgrading (a leftover only if it stays %s with etcd not rolling)",
+					ago(env.now(), m.Since), kcpPauseGrace)
 			default:
 				m.Reason = "etcd is not rolling and no console holds a live upgrade lock: a leftover"
 			}
@@ -266,6 +271,10 @@ func annotationMarker(id string, u *unstructured.Unstructured, res dynamic.Resou
 	m.Value, m.Holder, m.Since, m.State = v, w.Manager, w.Time, MarkerStale
 	return m
 }
+
+// kcpPauseGrace is how long a KCP pause written while EKS-A reconciles is
+// taken for EKS-A's own, on its way to marking etcd upgrading.
+const kcpPauseGrace = 2 * time.Minute
 
 // ClearOptions select the markers to clear.
 type ClearOptions struct {
@@ -426,12 +435,17 @@ func clearStep(env *Env, m Marker) Step {
 		Before: map[string]any{m.Key: nilIfEmpty(m.Value)},
 		After:  map[string]any{m.Key: nil},
 	}
+	if m.State == MarkerNotSet {
+		// Named although not set: the step finds nothing to do, which
+		// keeps a rerun idempotent; its plan says so.
+		s.Change = fmt.Sprintf("none: %s %s is not set", what, m.Key)
+	}
 	for k, v := range m.extra {
 		s.Change += fmt.Sprintf(" and %s %s", what, k)
 		s.Before.(map[string]any)[k] = v
 		s.After.(map[string]any)[k] = nil
 	}
-	s.done = func(ctx context.Context) (bool, string, error) {
+	done := func(ctx context.Context) (bool, string, error) {
 		u, err := getOpt(ctx, m.res, m.name)
 		if err != nil {
 			return false, "", err
@@ -455,6 +469,7 @@ func clearStep(env *Env, m Marker) Step {
 		}
 		return true, what + " " + m.Key + " is not set", nil
 	}
+	s.done = done
 	s.do = func(ctx context.Context, dry bool) (string, error) {
 		base := "/metadata/" + field + "/"
 		var ops []patchOp
@@ -481,6 +496,13 @@ func clearStep(env *Env, m Marker) Step {
 		}
 		_, err = m.res.Patch(ctx, m.name, types.JSONPatchType, jsonPatch(ops...),
 			metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
+		if err != nil && !dry {
+			// Another run (a second `lock clear`) removed it between
+			// the read and the write: what this step is for holds.
+			if ok, detail, derr := done(ctx); derr == nil && ok {
+				return detail + " (removed meanwhile by another writer)", errNoWrite
+			}
+		}
 		return what + " " + m.Key + " removed", guarded(ctx, err, m.Object, fmt.Sprintf("%s %s is no longer %q", what, m.Key, m.Value),
 			metaKeyIs(m.res, m.name, field, m.Key, m.Value))
 	}

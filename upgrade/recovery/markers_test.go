@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -232,6 +237,100 @@ func TestLockClearLeavesTheEKSACLIsMarkersAlone(t *testing.T) {
 	}
 	if got := markerStates(ms)[MarkerManagedByCLI]; got != MarkerStale {
 		t.Errorf("managed-by-cli \"false\" = %s, want stale", got)
+	}
+}
+
+// raceDynamic runs before ahead of the first real (not dry-run) patch: a
+// second `lock clear` that gets there between this one's read and write.
+type raceDynamic struct {
+	dynamic.Interface
+	before func()
+}
+
+func (r raceDynamic) Resource(g schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return raceNamespaceable{r.Interface.Resource(g), r.before}
+}
+
+type raceNamespaceable struct {
+	dynamic.NamespaceableResourceInterface
+	before func()
+}
+
+func (r raceNamespaceable) Namespace(ns string) dynamic.ResourceInterface {
+	return raceResource{r.NamespaceableResourceInterface.Namespace(ns), r.before}
+}
+
+type raceResource struct {
+	dynamic.ResourceInterface
+	before func()
+}
+
+func (r raceResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if len(o.DryRun) == 0 {
+		r.before()
+	}
+	return r.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)
+}
+
+// Two `lock clear` runs at once: the one that finds its marker removed
+// between its read and its write has nothing left to do, and says so
+// (already done), instead of failing on a change it would have made.
+func TestLockClearRacingAnotherClearIsAlreadyDone(t *testing.T) {
+	w := newWorld(t)
+	w.seedStaleLock()
+	var once sync.Once
+	client := *w.client
+	client.Dynamic = raceDynamic{w.client.Dynamic, func() {
+		once.Do(func() {
+			w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationEKSAPaused+`":null}}}`)
+		})
+	}}
+	env := *w.env
+	env.Client = &client
+	p, _, err := PlanClear(w.ctx, &env, ClearOptions{IDs: []string{MarkerPaused}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if s := rep.Steps[0]; s.Status != StepAlreadyDone || !strings.Contains(s.Detail, "removed meanwhile") {
+		t.Errorf("step = %+v, want already done, removed meanwhile", s)
+	}
+}
+
+// EKS-A pauses the KCP, then marks etcd upgrading. Between the two writes the
+// KCP pause is EKS-A's own, not a leftover to clear.
+func TestKCPPauseOfARunningEKSAIsLiveForAWhile(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"metadata":{"annotations":{"`+model.AnnotationEtcdUpgrading+`":null}}}`)
+	etcd, err := w.client.Dynamic.Resource(upgrade.GVREtcdadmCluster).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.setStatus(upgrade.GVREtcdadmCluster, w.sys, etcd.GetName(), map[string]any{"ready": true, "replicas": int64(3), "observedGeneration": etcd.GetGeneration()})
+	state := func() MarkerState {
+		t.Helper()
+		ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return markerStates(ms)[MarkerKCPPaused]
+	}
+	w.now = time.Now()
+	if got := state(); got != MarkerLive {
+		t.Errorf("KCP paused just now with EKS-A reconciling: %s, want live", got)
+	}
+	w.now = time.Now().Add(kcpPauseGrace + time.Minute)
+	if got := state(); got != MarkerStale {
+		t.Errorf("KCP paused %s ago, etcd not rolling: %s, want stale", kcpPauseGrace+time.Minute, got)
+	}
+	w.now = time.Now()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationEKSAPaused+`":"true"}}}`)
+	if got := state(); got != MarkerStale {
+		t.Errorf("KCP paused just now with EKS-A paused: %s, want stale", got)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -50,7 +49,10 @@ type NodeFailure struct {
 	Node        string
 	Machine     string
 	NodeUpgrade string // "eksa-system/<machine>-node-upgrader"
-	Completed   bool
+	// NodeUpgradeUID tells the NodeUpgrade inspected from a later one of
+	// the same name.
+	NodeUpgradeUID string
+	Completed      bool
 	// Step is the failed step's condition type ("KubeadmUpgraded"), empty
 	// when no step failed.
 	Step      string
@@ -113,10 +115,21 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		}
 	}
 	if nu == nil {
-		return nil, &model.InputError{Source: "node " + node, Problem: "no NodeUpgrade in " + sys + " upgrades this node",
-			Fix: "check the node name (`kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
+		// A node of the cluster with nothing to retry is a refusal (exit 3,
+		// recorded); a name that is no node is a typo.
+		n, err := getOpt(ctx, env.Client.Dynamic.Resource(nodesGVR), node)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			return nil, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", node), Preconditions: []Precondition{{
+				Name: "in-place-upgrade", Description: "an in-place upgrade (a NodeUpgrade) is under way on the node",
+				Detail: "no NodeUpgrade in " + sys + " upgrades node " + node + ": its upgrade is not in place, not started, or finished (EKS-A removes the NodeUpgrades when it is done); nothing to retry"}}}
+		}
+		return nil, &model.InputError{Source: "node " + node, Problem: "no Node of that name, and no NodeUpgrade in " + sys + " upgrades it",
+			Fix: "check the node name (`kubectl get nodes`, `kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
 	}
-	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), Pod: sys + "/" + node + "-node-upgrader"}
+	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), NodeUpgradeUID: string(nu.GetUID()), Pod: sys + "/" + node + "-node-upgrader"}
 	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
 	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
 	byType := map[string]map[string]any{}
@@ -375,9 +388,28 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			return "pod deleted", guarded(ctx, err, podRef, "a different pod now has this name", nil)
 		},
 	})
+	nuName := strings.TrimPrefix(f.NodeUpgrade, env.systemNS()+"/")
+	completed := func(nu *unstructured.Unstructured) bool {
+		done, _, _ := unstructured.NestedBool(nu.Object, "status", "completed")
+		return done
+	}
+	nuUID := f.NodeUpgradeUID
 	recreated := func(ctx context.Context) (bool, string, error) {
 		cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
+			// A quick rerun can finish before a poll sees its pod: the
+			// controller then deletes the pod (and EKS-A the NodeUpgrade,
+			// with the upgrade object that made it). That is success.
+			nu, err := getOpt(ctx, env.res(gvrNodeUpgrade, env.systemNS()), nuName)
+			if err != nil {
+				return false, "", err
+			}
+			switch {
+			case nu == nil || (nuUID != "" && string(nu.GetUID()) != nuUID):
+				return true, "NodeUpgrade " + f.NodeUpgrade + " is gone: its upgrade finished and was cleaned up", nil
+			case completed(nu):
+				return true, "NodeUpgrade " + f.NodeUpgrade + " completed", nil
+			}
 			return false, "pod not recreated yet", nil
 		}
 		if err != nil {
@@ -399,23 +431,13 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		Wait:   true,
 		done:   recreated,
 		do: func(ctx context.Context, _ bool) (string, error) {
-			var last string
-			err := wait.PollUntilContextTimeout(ctx, env.poll(), o.WaitTimeout, true, func(ctx context.Context) (bool, error) {
-				ok, detail, err := recreated(ctx)
-				if err != nil {
-					if ctx.Err() == nil {
-						last = err.Error()
-					}
-					return false, nil
-				}
-				last = detail
-				return ok, nil
-			})
+			last, err := pollState(ctx, env.poll(), o.WaitTimeout, recreated)
 			if err != nil {
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				return last, &WaitTimeoutError{What: "pod " + f.Pod + " not recreated", After: o.WaitTimeout, Last: last, Hint: "check the eksa-controller-manager logs"}
+				return last, &WaitTimeoutError{What: "pod " + f.Pod + " not recreated", After: o.WaitTimeout, Last: last,
+					Hint: "check the eksa-controller-manager logs; run the action again to keep waiting, or `upgrade-console node retry " + node + " --cluster " + env.Cluster + " --dry-run` to see the node's state"}
 			}
 			return last, nil
 		},

@@ -148,6 +148,56 @@ func TestNodeRetryDeletesThePodAndResumes(t *testing.T) {
 	}
 }
 
+// A rerun that finishes before the wait sees its pod: the controller
+// deletes the pod and EKS-A the NodeUpgrade. The retry succeeded, and must
+// say so, not time out.
+func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		finish func(w *world, nu string)
+		want   string
+	}{
+		{"NodeUpgrade removed", func(w *world, nu string) {
+			if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, nu, metav1.DeleteOptions{}); err != nil {
+				t.Error(err)
+			}
+		}, "is gone"},
+		{"NodeUpgrade completed", func(w *world, nu string) { w.setStatus(gvrNodeUpgrade, w.sys, nu, map[string]any{"completed": true}) }, "completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			node := w.seedFailedNode()
+			p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{WaitTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nu := strings.TrimPrefix(f.NodeUpgrade, w.sys+"/")
+			// The controller: the failed pod goes, the node's upgrade
+			// finishes, and no pod is left for the wait to see.
+			go func() {
+				_ = wait.PollUntilContextTimeout(w.ctx, 20*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+					pod, err := w.client.Kube.CoreV1().Pods(w.sys).Get(ctx, node+"-node-upgrader", metav1.GetOptions{})
+					if err == nil && pod.DeletionTimestamp != nil {
+						_ = w.client.Kube.CoreV1().Pods(w.sys).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+					}
+					if !apierrors.IsNotFound(err) {
+						return false, nil
+					}
+					tc.finish(w, nu)
+					return true, nil
+				})
+			}()
+			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+			}
+			if last := rep.Steps[len(rep.Steps)-1]; !strings.Contains(last.Detail, tc.want) {
+				t.Errorf("wait step = %+v, want a detail saying %q", last, tc.want)
+			}
+		})
+	}
+}
+
 func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	w := newWorld(t)
 	node := w.seedFailedNode()
@@ -170,6 +220,16 @@ func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	var ie *model.InputError
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, "no-such-node", NodeRetryOptions{}); !errors.As(err, &ie) {
 		t.Errorf("unknown node: %v, want InputError", err)
+	}
+	// A node with no in-place upgrade under way: nothing to retry, refused.
+	idle := w.cluster + "-idle"
+	if _, err := w.client.Kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: idle}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.client.Kube.CoreV1().Nodes().Delete(context.Background(), idle, metav1.DeleteOptions{}) })
+	if _, _, err := PlanNodeRetry(w.ctx, w.env, idle, NodeRetryOptions{}); !errors.As(err, &refused) ||
+		refused.Failed()[0].Name != "in-place-upgrade" || refused.Object != "Node "+idle {
+		t.Errorf("node with no NodeUpgrade: %v, want a refusal on in-place-upgrade", err)
 	}
 	// A node of another cluster is not retried, nor recorded, under this one.
 	other := *w.env

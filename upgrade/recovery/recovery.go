@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -453,4 +455,26 @@ func (x *Executor) stop(_ context.Context, p *Plan, cause error) error {
 		return errors.Join(cause, err)
 	}
 	return cause
+}
+
+// pollState polls check until it holds or timeout passes, and returns the
+// last state it described. An error of the API server (restarting, say) does
+// not end the wait; it is the last state until a read succeeds again, unless
+// it came from the deadline itself: a read begun just before it ends fails
+// in client-go's rate limiter ("would exceed context deadline"), which says
+// nothing of the cluster.
+func pollState(ctx context.Context, interval, timeout time.Duration, check func(context.Context) (bool, string, error)) (string, error) {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, detail, err := check(ctx)
+		if err != nil {
+			if dl, has := ctx.Deadline(); ctx.Err() == nil && (!has || time.Until(dl) > time.Second) {
+				last = err.Error()
+			}
+			return false, nil
+		}
+		last = detail
+		return ok, nil
+	})
+	return last, err
 }
