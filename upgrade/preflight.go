@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -225,7 +226,25 @@ func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 		}
 		return failed(msg, fmt.Sprintf("install the %s management components first (eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI); the EKS-A controller cannot reconcile a release it does not know", t.EksaVersion, t.EksaVersion))
 	}
+	if t.BundlesFile != "" && t.Bundles != nil {
+		if r := checkBundlesFile(t); r.Status != model.CheckPass {
+			return r
+		}
+	}
 	return pass(fmt.Sprintf("EKSARelease %s → Bundles %s/%s", t.Release.Name, t.Release.BundlesRefNamespace, t.Release.BundlesRefName))
+}
+
+// checkBundlesFile checks that a --to-bundles file is the Bundles the spec's
+// EKSARelease names: the plan shows the file's components, while the
+// controller installs the release's. Another release's file showed a real
+// upgrade as "all components are up to date" (or as a downgrade).
+func checkBundlesFile(t *Target) model.CheckResult {
+	if t.Release.BundlesRefName == "" || t.Bundles.Name == t.Release.BundlesRefName {
+		return pass("")
+	}
+	return failed(fmt.Sprintf("--to-bundles %s is Bundles %s, but EKSARelease %s (spec.eksaVersion %s) names Bundles %s: the plan would not show what the controller installs",
+		t.BundlesFile, cmp.Or(t.Bundles.Name, "(unnamed)"), t.Release.Name, t.EksaVersion, t.Release.BundlesRefName),
+		fmt.Sprintf("give --to-bundles the Bundles %s (`kubectl -n %s get bundles %s -o yaml`), or leave --to-bundles out", t.Release.BundlesRefName, cmp.Or(t.Release.BundlesRefNamespace, "eksa-system"), t.Release.BundlesRefName))
 }
 
 func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
@@ -390,7 +409,7 @@ func checkEtcdMarker(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("no " + model.AnnotationEtcdUpgrading + " annotation")
 	}
 	return failed(fmt.Sprintf("EtcdadmCluster %s still carries %s: an earlier etcd rollout did not finish", e.Name, model.AnnotationEtcdUpgrading),
-		"check that no etcd rollout is running (`upgrade-console watch`); if none is, the etcd rollback (`upgrade-console recover`) or removing the annotation clears it")
+		fmt.Sprintf("check that no etcd rollout is running (`upgrade-console watch --cluster %s`); if none is, see `upgrade-console lock status --cluster %s` and clear it with `upgrade-console lock clear etcd-upgrading --cluster %s` (recorded)", in.clusterName(), in.clusterName(), in.clusterName()))
 }
 
 func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {

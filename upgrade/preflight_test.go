@@ -155,7 +155,7 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 			func(u *unstructured.Unstructured) {
 				u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEtcdUpgrading, "true"))
 			})
-		expectFail(t, CheckEtcdUpgradingMarker, model.AnnotationEtcdUpgrading, "etcd rollback")
+		expectFail(t, CheckEtcdUpgradingMarker, model.AnnotationEtcdUpgrading, "lock clear etcd-upgrading --cluster mgmt")
 		w.mutate(t, func() (*unstructured.Unstructured, error) { return r.Get(ctx, name+"-etcd", metav1.GetOptions{}) },
 			func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 				return r.Update(ctx, u, metav1.UpdateOptions{})
@@ -304,15 +304,31 @@ func TestPreflightVersionRules(t *testing.T) {
 		})
 		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "3 minors behind")
 	})
-	t.Run("EKS-A skips a minor, its release not in the cluster", func(t *testing.T) {
+	bundlesFile := func(t *testing.T, r release.Release) string {
+		t.Helper()
 		file := filepath.Join(t.TempDir(), "bundles.yaml")
-		data, err := yaml.Marshal(release.Target.Bundles(w.ns).Object)
+		data, err := yaml.Marshal(r.Bundles(w.ns).Object)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(file, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		return file
+	}
+	// The plan shows the file's components: another release's file made a
+	// real upgrade read "all components are up to date", and pass.
+	t.Run("a --to-bundles file of another release than the spec's", func(t *testing.T) {
+		p := planWith(t, bundlesFile(t, release.Current), func(map[string]any) {})
+		check(t, p, CheckTargetRelease, model.CheckFail, "names Bundles "+release.Target.BundlesName())
+		if !p.Blocked() {
+			t.Error("the plan is not blocked")
+		}
+		p = planWith(t, bundlesFile(t, release.Target), func(map[string]any) {})
+		check(t, p, CheckTargetRelease, model.CheckPass, "")
+	})
+	t.Run("EKS-A skips a minor, its release not in the cluster", func(t *testing.T) {
+		file := bundlesFile(t, release.Target)
 		p := planWith(t, file, func(s map[string]any) { s["eksaVersion"] = "v0.22.1" })
 		check(t, p, model.CheckNameEKSAVersionSkew, model.CheckFail, "skips 1 minor")
 		check(t, p, CheckTargetRelease, model.CheckFail, "eksa-v0-22-1")

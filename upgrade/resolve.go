@@ -51,6 +51,9 @@ type Target struct {
 	WorkerGroups      []model.WorkerGroup
 	Bundles           *model.Bundles
 	BundlesVia        string
+	// BundlesFile is the --to-bundles file the Bundles were read from;
+	// empty when they are the cluster's (through the EKSARelease).
+	BundlesFile string
 	// Release is the target's EKSARelease in the cluster; nil when absent
 	// (ReleaseErr says why), which only a --to-bundles file makes survivable.
 	Release    *model.EKSARelease
@@ -157,7 +160,7 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		if err != nil {
 			return nil, err
 		}
-		t.Bundles, t.BundlesVia = b, toBundles
+		t.Bundles, t.BundlesVia, t.BundlesFile = b, toBundles, toBundles
 		return t, nil
 	}
 	if t.EksaVersion == "" {

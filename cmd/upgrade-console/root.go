@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -31,6 +33,14 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		// A value the flag cannot parse is bad input (exit 1), as for
+		// values the commands check themselves; a missing or unknown flag
+		// is a wrong command line (exit 2).
+		var invalid *pflag.InvalidValueError
+		if errors.As(err, &invalid) {
+			f := invalid.GetFlag()
+			return badFlag("--"+f.Name, err, fmt.Sprintf("give --%s a %s (see --help)", f.Name, f.Value.Type()))
+		}
 		return usageError{err}
 	})
 	root.PersistentFlags().StringVar(&g.logFile, "log-file", "",
