@@ -116,6 +116,8 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Validated once: the spec file does not change while the plan is shown.
+	tgt.SpecDryRun, tgt.SpecDryRunErr = (&Applier{Client: pl.Client}).DryRun(ctx, req.Spec)
 	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: req.Skips}
 	p.Components, err = components(cur, tgt)
 	if err != nil {

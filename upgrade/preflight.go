@@ -21,6 +21,7 @@ import (
 const (
 	CheckManagementComponents = "management-components"
 	CheckTargetRelease        = "target-release-present"
+	CheckSpecAccepted         = "spec-accepted"
 	CheckControlPlaneReady    = "control-plane-ready"
 	CheckEtcdReady            = "etcd-ready"
 	CheckWorkersReady         = "workers-ready"
@@ -68,6 +69,7 @@ var Checks = []Check{
 	{Name: model.CheckNameWorkerVersionSkew, Title: "Worker group version skew", Run: checkWorkerSkew},
 	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
 	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
+	{Name: CheckSpecAccepted, Title: "Spec accepted by the API server", Run: checkSpecAccepted},
 	{Name: CheckManagementComponents, Title: "Management components new enough", Run: checkManagement},
 	{Name: CheckUpgradeLock, Title: "No other upgrade running", Run: checkLock},
 	{Name: CheckReconcileNotPaused, Title: "EKS-A reconcile not paused", Run: checkPaused},
@@ -232,6 +234,51 @@ func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 		}
 	}
 	return pass(fmt.Sprintf("EKSARelease %s → Bundles %s/%s", t.Release.Name, t.Release.BundlesRefNamespace, t.Release.BundlesRefName))
+}
+
+// checkSpecAccepted reads the API server's answer to a server-side dry run
+// of the spec: the CRDs' schemas and the webhooks judge every field, where
+// the plan's own parsing reads only those it needs (a `count: three` passed
+// it, and only the apply was refused).
+func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
+	t := in.Target
+	switch {
+	case t == nil || t.Spec == nil || (t.SpecDryRun == nil && t.SpecDryRunErr == nil):
+		return pass("not asked (no cluster)")
+	case t.SpecDryRunErr != nil:
+		return warn("the API server could not be asked to validate the spec: "+t.SpecDryRunErr.Error(),
+			"`upgrade-console apply -f "+t.Spec.Path+" --cluster "+in.clusterName()+" --dry-run` shows its answer")
+	}
+	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
+		msgs := make([]string, 0, len(rej))
+		for _, o := range rej {
+			msgs = append(msgs, o.Object+": "+joinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
+		}
+		return failed("the API server refuses "+strings.Join(msgs, "; "),
+			"fix "+t.Spec.Path+" where the API server says (a field of the wrong type or outside its allowed values), then plan again")
+	}
+	return pass(fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path))
+}
+
+// joinLines puts the API server's multi-line refusal ("errors:" and a field
+// a line) on one line, as a preflight row is read.
+func joinLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // checkBundlesFile checks that a --to-bundles file is the Bundles the spec's

@@ -304,6 +304,19 @@ func TestPreflightVersionRules(t *testing.T) {
 		})
 		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "3 minors behind")
 	})
+	// The API server judges every field: the plan passed a spec whose apply
+	// it then refused.
+	t.Run("a field the API server refuses", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) {
+			s["controlPlaneConfiguration"].(map[string]any)["count"] = "three"
+		})
+		check(t, p, CheckSpecAccepted, model.CheckFail, "controlPlaneConfiguration.count")
+		if !p.Blocked() {
+			t.Error("the plan is not blocked")
+		}
+		p = planWith(t, "", func(map[string]any) {})
+		check(t, p, CheckSpecAccepted, model.CheckPass, "accepted")
+	})
 	bundlesFile := func(t *testing.T, r release.Release) string {
 		t.Helper()
 		file := filepath.Join(t.TempDir(), "bundles.yaml")

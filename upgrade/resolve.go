@@ -54,6 +54,10 @@ type Target struct {
 	// BundlesFile is the --to-bundles file the Bundles were read from;
 	// empty when they are the cluster's (through the EKSARelease).
 	BundlesFile string
+	// SpecDryRun is the API server's answer to a server-side dry run of the
+	// spec (nothing persisted); SpecDryRunErr says why it could not be asked.
+	SpecDryRun    *DryRunResult
+	SpecDryRunErr error
 	// Release is the target's EKSARelease in the cluster; nil when absent
 	// (ReleaseErr says why), which only a --to-bundles file makes survivable.
 	Release    *model.EKSARelease
