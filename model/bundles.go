@@ -291,7 +291,8 @@ func objectJSON(data []byte, source, kind string) ([]byte, error) {
 	}
 	j, err := yaml.YAMLToJSON(data)
 	if err != nil {
-		return nil, &InputError{Source: source, Problem: "is not valid YAML: " + err.Error()}
+		return nil, &InputError{Source: source, Problem: "is not valid YAML: " + err.Error(),
+			Fix: "correct the YAML at the line named, or save the " + kind + " again (`kubectl get " + strings.ToLower(kind) + " NAME -o yaml`)"}
 	}
 	var header map[string]json.RawMessage
 	if err := json.Unmarshal(j, &header); err != nil || header == nil {

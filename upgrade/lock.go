@@ -155,12 +155,15 @@ type LockHeldError struct {
 	Status *LockStatus
 	Now    time.Time
 	Stale  bool
+	// Cluster is the EKS-A Cluster the lock is for, so the fix can be
+	// pasted as it is.
+	Cluster string
 }
 
 func (e *LockHeldError) Error() string {
 	if e.Stale {
-		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease`",
-			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
+		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster %s`",
+			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), e.Cluster)
 	}
 	return fmt.Sprintf("another console is upgrading this cluster: upgrade lock Lease %s/%s %s",
 		e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
@@ -264,7 +267,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	}
 	cur := statusFromLease(existing)
 	if cur.Held() && cur.HolderIdentity != l.Holder.String() {
-		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now())}
+		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster}
 	}
 	// A released lease (no holder) or our own: take it over, conditional on
 	// the resourceVersion just read.
@@ -304,7 +307,7 @@ func (l *Locker) lostRace(ctx context.Context) error {
 	if st == nil {
 		return fmt.Errorf("upgrade lock Lease %s/%s changed while taking it (it was then released); try again", l.ns(), l.name())
 	}
-	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now())}
+	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now()), Cluster: l.Cluster}
 }
 
 // Renew extends the lease. ErrLockLost when another holder is recorded or the

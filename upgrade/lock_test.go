@@ -141,7 +141,7 @@ func TestLockExpiredBlocksUntilCleared(t *testing.T) {
 	if !errors.As(err, &held) || !held.Stale {
 		t.Fatalf("want a stale-lock error, got %v", err)
 	}
-	if !strings.Contains(err.Error(), "upgrade-console lock clear lease") {
+	if !strings.Contains(err.Error(), "upgrade-console lock clear lease --cluster "+cluster) {
 		t.Errorf("stale-lock error does not say how to clear it: %v", err)
 	}
 	// The preflight check says the same.

@@ -73,6 +73,22 @@ type PlanRequest struct {
 	Skips     []string
 }
 
+// For checks that the spec is the named cluster's (its Cluster's name and
+// namespace).
+func (s *SpecFile) For(cluster, namespace string) error {
+	if s.Cluster.GetName() != cluster {
+		return &model.InputError{Source: s.Path, Field: "Cluster metadata.name",
+			Problem: fmt.Sprintf("the spec is for cluster %q, not %q", s.Cluster.GetName(), cluster),
+			Fix:     "give the spec file of the cluster named by --cluster"}
+	}
+	if ns := s.Cluster.GetNamespace(); ns != namespace {
+		return &model.InputError{Source: s.Path, Field: "Cluster metadata.namespace",
+			Problem: fmt.Sprintf("the spec's Cluster is in namespace %q, the cluster in %q", ns, namespace),
+			Fix:     "set metadata.namespace in the spec, or give --namespace"}
+	}
+	return nil
+}
+
 // Planner computes live plans.
 type Planner struct {
 	Client *Client
@@ -97,15 +113,8 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err := ValidateSkips(req.Skips); err != nil {
 		return nil, err
 	}
-	if req.Spec.Cluster.GetName() != req.Cluster {
-		return nil, &model.InputError{Source: req.Spec.Path, Field: "Cluster metadata.name",
-			Problem: fmt.Sprintf("the spec is for cluster %q, not %q", req.Spec.Cluster.GetName(), req.Cluster),
-			Fix:     "give the spec file of the cluster named by --cluster"}
-	}
-	if ns := req.Spec.Cluster.GetNamespace(); ns != req.Namespace {
-		return nil, &model.InputError{Source: req.Spec.Path, Field: "Cluster metadata.namespace",
-			Problem: fmt.Sprintf("the spec's Cluster is in namespace %q, the cluster in %q", ns, req.Namespace),
-			Fix:     "set metadata.namespace in the spec, or give --namespace"}
+	if err := req.Spec.For(req.Cluster, req.Namespace); err != nil {
+		return nil, err
 	}
 	r := &Resolver{Client: pl.Client}
 	cur, err := r.Current(ctx, req.Namespace, req.Cluster)

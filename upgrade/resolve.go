@@ -3,7 +3,9 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 
 	"github.com/Masterminds/semver/v3"
@@ -239,6 +241,15 @@ func lookupError(err error, src, what, fix string) error {
 			Fix: "use a kubeconfig whose user may read EKS-A objects (the cluster's admin kubeconfig)"}
 	case meta.IsNoMatchError(err):
 		return &model.InputError{Source: src, Problem: "the API server does not serve this kind", Fix: "check --kubeconfig and --context"}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && !errors.Is(err, context.Canceled) {
+		server := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			server = u.Scheme + "://" + u.Host
+		}
+		return &model.InputError{Source: "API server " + server, Problem: "cannot be reached (reading " + src + "): " + ue.Err.Error(),
+			Fix: "check --kubeconfig and --context (the server they name), and that the management cluster's API server is up"}
 	}
 	return fmt.Errorf("read %s: %w", src, err)
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
-	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -27,6 +26,7 @@ type applyOptions struct {
 	yes            bool
 	wait           bool
 	timeout        time.Duration
+	timeoutSet     bool // --timeout was given
 	forceConflicts bool
 	readOnly       bool
 	tui            bool
@@ -73,6 +73,7 @@ command line, 3 a blocking preflight check failed or unforced field conflicts,
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --tui`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.timeoutSet = cmd.Flags().Changed("timeout")
 			return runApply(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
 		},
 	}
@@ -103,6 +104,10 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	if o.timeout < 0 {
 		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 90m; 0 follows until the upgrade ends")
+	}
+	if o.timeoutSet && !o.wait {
+		// Silently ignored, it read as a limit the upgrade was held to.
+		return usageError{errors.New("--timeout limits how long --wait follows the upgrade: add --wait, or leave --timeout out")}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -331,9 +336,9 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 	if !isTerminal(out) {
 		return usageError{errors.New("--tui needs a terminal; without one use the plain apply")}
 	}
-	theme, err := themes.ParseName(o.display.theme)
+	theme, err := parseTheme(o.display.theme)
 	if err != nil {
-		return badFlag("--theme", err, "use one of "+themeNames())
+		return err
 	}
 	o.display.readOnly = o.readOnly
 	o.display.nodeLabel = o.live.nodeLabel

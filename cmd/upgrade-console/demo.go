@@ -14,7 +14,6 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
-	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 type demoOptions struct {
@@ -69,9 +68,9 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
 		return badFlag("--scenario", err, "see `upgrade-console demo --help` for the scenarios")
 	}
-	theme, err := themes.ParseName(o.display.theme)
+	theme, err := parseTheme(o.display.theme)
 	if err != nil {
-		return badFlag("--theme", err, "use one of "+themeNames())
+		return err
 	}
 	if err := o.display.check(); err != nil {
 		return err

@@ -90,3 +90,28 @@ func TestEtcdRollbackHelpNamesTheSnapshotFile(t *testing.T) {
 		}
 	}
 }
+
+// An API server that cannot be reached is said at once, with the server and
+// what to check: plan waited --sync-timeout for it, and watch printed the
+// transport's error alone.
+func TestUnreachableAPIServerIsSaidAtOnce(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(spec, []byte("apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata:\n  name: mgmt\n  namespace: default\nspec:\n  kubernetesVersion: \"1.31\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"plan", "--cluster", "mgmt", "-f", spec, "--sync-timeout", "3s"},
+		{"watch", "--plain", "--cluster", "mgmt"},
+	} {
+		_, errOut, code := runCaptured(t, append(args, "--kubeconfig", kubeconfig, "-n", "default")...)
+		if code != ExitBadInput {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitBadInput, errOut)
+		}
+		for _, want := range []string{"API server https://127.0.0.1:1: cannot be reached", "fix: check --kubeconfig and --context"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args, want, errOut)
+			}
+		}
+	}
+}

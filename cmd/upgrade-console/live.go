@@ -95,7 +95,18 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	if err != nil {
 		return nil, err
 	}
+	if err := spec.For(l.cluster, ns); err != nil {
+		return nil, err
+	}
 	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// One read first: an API server that cannot be reached, or a Cluster
+	// that is not there, is said at once, not after --sync-timeout.
+	rctx, rcancel := context.WithTimeout(ctx, l.syncTimeout)
+	_, err = (&upgrade.Resolver{Client: client}).Cluster(rctx, ns, l.cluster)
+	rcancel()
 	if err != nil {
 		return nil, err
 	}

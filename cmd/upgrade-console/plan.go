@@ -111,6 +111,9 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 // come from. The live mode (--cluster, -f) becomes a second case here.
 func (o *planOptions) source() (planSource, error) {
 	switch {
+	case o.live.file != "" && o.fromBundles == "":
+		// A spec file is the live plan's: what is missing is the cluster.
+		return nil, usageError{errors.New("a live plan of -f " + o.live.file + " needs --cluster NAME, the EKS-A Cluster to upgrade; see 'upgrade-console plan --help'")}
 	case o.fromBundles == "" && o.toBundles == "":
 		return nil, usageError{errors.New("plan needs --from-bundles and --to-bundles (the Bundles manifests of the current and the target release); see 'upgrade-console plan --help'")}
 	case o.fromBundles == "" || o.toBundles == "":

@@ -223,6 +223,7 @@ func TestPlanBadInputAndUsage(t *testing.T) {
 		{"bad output", planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-o", "xml"), ExitBadInput,
 			[]string{`--output: unknown format "xml"`}},
 		{"no flags", []string{"plan"}, ExitUsage, []string{"plan needs --from-bundles and --to-bundles"}},
+		{"spec without --cluster", []string{"plan", "-f", "spec.yaml"}, ExitUsage, []string{"-f spec.yaml needs --cluster NAME"}},
 		{"one manifest", []string{"plan", "--from-bundles", a, "--kubernetes-version", "1.30"}, ExitUsage, []string{"both --from-bundles and --to-bundles"}},
 		{"no kubernetes version", []string{"plan", "--from-bundles", a, "--to-bundles", b}, ExitUsage, []string{"needs --kubernetes-version"}},
 		{"unknown flag", []string{"plan", "--bundles", a}, ExitUsage, []string{"unknown flag: --bundles"}},

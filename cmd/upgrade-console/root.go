@@ -18,6 +18,10 @@ type globalOptions struct {
 
 func newRootCmd() *cobra.Command {
 	g := &globalOptions{kube: genericclioptions.NewConfigFlags(true)}
+	// --cluster names the EKS-A Cluster in every command that takes it;
+	// kubectl's --cluster (a kubeconfig cluster) would read as the same
+	// flag in the root's help. --context picks the kubeconfig's cluster.
+	g.kube.ClusterName = nil
 	root := &cobra.Command{
 		Use:   "upgrade-console",
 		Short: "Plan, start, watch and recover EKS Anywhere management cluster upgrades",

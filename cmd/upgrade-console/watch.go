@@ -67,6 +67,16 @@ func themeNames() string {
 	return strings.Join(ns, ", ")
 }
 
+// parseTheme reads --theme; a name it does not know is bad input that lists
+// the themes once, in the fix.
+func parseTheme(name string) (themes.Name, error) {
+	theme, err := themes.ParseName(name)
+	if err != nil {
+		return "", badFlag("--theme", fmt.Errorf("unknown theme %q", name), "use one of "+themeNames())
+	}
+	return theme, nil
+}
+
 func newWatchCmd(g *globalOptions) *cobra.Command {
 	o := &watchOptions{}
 	cmd := &cobra.Command{
@@ -107,9 +117,9 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if o.timeout < 0 {
 		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 2h; 0 waits for ever")
 	}
-	theme, err := themes.ParseName(o.theme)
+	theme, err := parseTheme(o.theme)
 	if err != nil {
-		return badFlag("--theme", err, "use one of "+themeNames())
+		return err
 	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()

@@ -27,6 +27,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"watch", "--cluster", "mgmt", "--theme", "solarized"}, "--theme: unknown theme", ExitBadInput},
 		{[]string{"watch", "--cluster", "mgmt", "--timeout", "-1s"}, "--timeout: must not be negative", ExitBadInput},
 		{[]string{"watch", "--cluster", "mgmt", "--timeout", "abc"}, `--timeout: invalid argument "abc"`, ExitBadInput},
+		{[]string{"apply", "--cluster", "mgmt", "-f", "x.yaml", "--yes", "--timeout", "5m"}, "add --wait", ExitUsage},
 		{[]string{"demo", "--scenario", "happy"}, "--scenario: ", ExitBadInput},
 		{[]string{"demo", "--speed", "0"}, "--speed: must be positive", ExitBadInput},
 		{[]string{"watch", "--cluster", "mgmt", "--stall-after", "-1s"}, "--stall-after: must be positive", ExitBadInput},
