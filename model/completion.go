@@ -161,3 +161,12 @@ func (g CompletionGate) Remaining(now time.Time) time.Duration {
 	}
 	return max(g.Hold-now.Sub(g.since), 0)
 }
+
+// Since is when the rule began holding on the consecutive snapshots the gate
+// counts; zero when it does not hold.
+func (g CompletionGate) Since() time.Time {
+	if g.count == 0 {
+		return time.Time{}
+	}
+	return g.since
+}

@@ -116,10 +116,12 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	if c != nil {
 		p.SpecChangedAt = c.SpecChangedAt
 		p.Generation = c.Generation
+		p.Target = targetOf(c)
 		if r, ok := c.EtcdRollback(); ok {
 			p.EtcdRollback = &r
 		}
 	}
+	p.Syncing = syncing(s)
 	if c != nil && !p.Stale && c.FailureMessage != "" {
 		p.Failed = true
 		p.FailureMessage = c.FailureMessage
@@ -139,8 +141,38 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	p.Current = orderPhases(&p)
 	holdPhases(&p, c)
 	p.Stalls = stalls(s, ix, opts, now)
-	p.Summary = summary(&p, c, now)
+	p.Summary = summary(&p, now)
 	return p
+}
+
+// targetOf is "EKS-A v0.21.2, Kubernetes 1.31" (EKS-A's webhook requires
+// the Kubernetes version; a Cluster from before eksaVersion may lack it).
+func targetOf(c *EKSACluster) string {
+	k := "Kubernetes " + c.KubernetesVersion
+	if c.EksaVersion == "" {
+		return k
+	}
+	return "EKS-A " + c.EksaVersion + ", " + k
+}
+
+// phaseKinds are the lists the phases are derived from.
+var phaseKinds = []Kind{KindEKSACluster, KindKubeadmControlPlane, KindEtcdadmCluster, KindMachineDeployment,
+	KindMachine, KindNode, KindNodeUpgrade, KindControlPlaneUpgrade, KindMachineDeploymentUpgrade}
+
+// syncing reports whether a list the phases read is still on its way: the
+// EKS-A Cluster not seen yet (before discovery no kind is listed at all), or
+// an installed kind not synced. A forbidden one never comes, and is not
+// waited for.
+func syncing(s *ClusterState) bool {
+	if s.Cluster == nil {
+		return true
+	}
+	for _, k := range phaseKinds {
+		if src := s.Sources[k]; src.Installed && !src.Synced && src.Forbidden == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // orderPhases enforces the order of the phases and picks the current one.
@@ -312,7 +344,7 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		ph.Done = ph.Ready
 	}
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%d/%d members up to date, %d ready", ph.Done, ph.Total, ph.Ready))
+	parts = append(parts, fmt.Sprintf("%d/%d members %s, %d %s", ph.Done, ph.Total, countedUpgraded, ph.Ready, countedReady))
 	switch {
 	case e.Stale():
 		parts = append(parts, "status not yet observed")
@@ -385,7 +417,7 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	if ph.Total == 0 {
 		ph.Total = live
 	}
-	counted := "machines up to date"
+	counted := "machines " + countedUpgraded
 	if live == 0 && kcp != nil && kcp.Replicas.UpToDate != nil {
 		// Machines not visible (forbidden or syncing): the counters still
 		// are, but they count machines whose spec matches, running or not,
@@ -401,7 +433,7 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	rolling := ph.Done < ph.Total || live > ph.Total
 	paused := false
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%d/%d %s, %d ready", ph.Done, ph.Total, counted, ph.Ready))
+	parts = append(parts, fmt.Sprintf("%d/%d %s, %d %s", ph.Done, ph.Total, counted, ph.Ready, countedReady))
 	if notStarted {
 		parts = append(parts, "not started: EKS-A has yet to move it to Kubernetes "+target.Kubernetes)
 	}
@@ -549,7 +581,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		}
 	}
 	utd.done()
-	counted := "nodes up to date"
+	counted := "nodes " + countedUpgraded
 	if live == 0 {
 		// Machines not visible (forbidden or syncing): the deployments'
 		// counters count machines whose spec matches, running or not, which
@@ -575,7 +607,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	}
 	since, cond := conditionOf(c, ConditionWorkersReady)
 	ph.Since = since
-	parts := []string{fmt.Sprintf("%d/%d %s, %d ready", ph.Done, ph.Total, counted, ph.Ready)}
+	parts := []string{fmt.Sprintf("%d/%d %s, %d %s", ph.Done, ph.Total, counted, ph.Ready, countedReady)}
 	if notStarted {
 		parts = append(parts, "not started: EKS-A has yet to move them to Kubernetes "+behindVersion)
 	}
@@ -639,15 +671,17 @@ func notSeen(s *ClusterState, k Kind, what string) string {
 	}
 }
 
-func summary(p *Progress, c *EKSACluster, now time.Time) string {
+func summary(p *Progress, now time.Time) string {
 	var b strings.Builder
 	switch {
 	case p.Failed:
 		b.WriteString("failed: " + p.FailureMessage)
-	case p.Paused:
-		b.WriteString(pausedSummary(p, c))
+	case p.Current == PhasePaused:
+		b.WriteString(p.Pause)
 	case p.Current == PhaseDone:
-		b.WriteString("done: every completion milestone met")
+		// Not "done": the waiters say so once the rule has kept holding
+		// (report.Judge), and a cluster at rest meets it as well.
+		b.WriteString("every completion milestone met")
 	default:
 		for _, ph := range p.Phases {
 			if ph.Phase == p.Current {

@@ -187,7 +187,7 @@ func TestDeriveProgressControlPlaneRollingCounts(t *testing.T) {
 	if !strings.Contains(cp.Detail, "RollingUpgradeInProgress") {
 		t.Errorf("cp detail %q lacks the EKS-A reason", cp.Detail)
 	}
-	if !strings.HasPrefix(p.Summary, "control plane: 1/3 machines up to date") {
+	if !strings.HasPrefix(p.Summary, "control plane: 1/3 machines upgraded and ready, 4 ready in all") {
 		t.Errorf("summary = %q", p.Summary)
 	}
 }
@@ -318,5 +318,24 @@ func TestDeriveProgressAtRestWhileMachinesSync(t *testing.T) {
 	}
 	if w := phase(p, PhaseWorkers); w.Done != 2 || w.Total != 2 || w.Status != PhaseOK {
 		t.Errorf("workers from MD counters = %+v", w)
+	}
+}
+
+// A list still on its way makes its phase look under way (its objects are
+// not seen): the progress says so, so nothing times it; a forbidden list
+// never comes and is not waited for.
+func TestDeriveProgressSaysWhileListsSync(t *testing.T) {
+	s := readyCluster()
+	s.Cluster.EksaVersion = "v0.20.9"
+	if p := DeriveProgress(s, ProgressOptions{}, t0); p.Syncing || p.Target != "EKS-A v0.20.9, Kubernetes 1.30" {
+		t.Errorf("synced: syncing=%v target=%q", p.Syncing, p.Target)
+	}
+	s.Sources[KindEtcdadmCluster] = SourceStatus{Installed: true}
+	if p := DeriveProgress(s, ProgressOptions{}, t0); !p.Syncing {
+		t.Error("the EtcdadmCluster list is on its way: not syncing")
+	}
+	s.Sources[KindEtcdadmCluster] = SourceStatus{Installed: true, Forbidden: "list etcdadmclusters"}
+	if p := DeriveProgress(s, ProgressOptions{}, t0); p.Syncing {
+		t.Error("a forbidden list counts as syncing for ever")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // EtcdRollbackRecord is the part of upgrade-console's etcd rollback record
@@ -15,6 +16,9 @@ type EtcdRollbackRecord struct {
 	Phase      string `json:"phase"`
 	NewMachine string `json:"newMachine"`
 	By         string `json:"by"`
+	// StartedAt is when the rollback began: the upgrade's etcd phase
+	// stopped there (the Timeline freezes its time at it).
+	StartedAt time.Time `json:"startedAt"`
 }
 
 // Running reports whether the rollback has not finished (a record it cannot
@@ -58,16 +62,21 @@ func rolledBack(ph *PhaseProgress, r *EtcdRollbackRecord) {
 	ph.Detail = joinDetail(what, fmt.Sprintf("%d/%d members ready", ph.Ready, ph.Total))
 }
 
-// holdPhases applies EKS-A's pause to an upgrade under way. Phases are
-// derived from what the objects say, and after an etcd rollback they say
-// "etcd ready, control plane waiting": read as such, the upgrade seems to
-// move on while EKS-A, paused, will do nothing. So no phase is active: the
-// one that would be is held, and Current says the upgrade is paused.
+// holdPhases applies EKS-A's pause. Phases are derived from what the objects
+// say, and after an etcd rollback they say "etcd ready, control plane
+// waiting": read as such, the upgrade seems to move on while EKS-A, paused,
+// will do nothing. So, under way, no phase is active: the one that would be
+// is held, and Current says the upgrade is paused. A pause on a cluster at
+// rest or failed is shown all the same: it holds back whatever comes next.
 func holdPhases(p *Progress, c *EKSACluster) {
-	if c == nil || !c.Paused() || p.Failed || p.Current == PhaseDone {
+	if c == nil || !c.Paused() {
 		return
 	}
 	p.Paused = true
+	if p.Failed || p.Current == PhaseDone {
+		p.Pause = restingPause(p, c)
+		return
+	}
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		if ph.Status != PhaseActive {
@@ -77,17 +86,14 @@ func holdPhases(p *Progress, c *EKSACluster) {
 		ph.Detail = joinDetail("EKS-A reconcile paused", ph.Detail)
 	}
 	p.Current = PhasePaused
+	p.Pause = pausedSummary(p, c)
 }
 
 // pausedSummary is the status line of a paused upgrade: why nothing moves and
 // how it resumes.
 func pausedSummary(p *Progress, c *EKSACluster) string {
-	resume := "`upgrade-console lock clear paused --cluster " + c.Name + namespaceFlag(c) + "`"
-	if r := p.EtcdRollback; r != nil {
-		if r.Running() {
-			return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends"
-		}
-		return "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + resume + " after fixing the cause"
+	if s, ok := rollbackPause(p, c); ok {
+		return s
 	}
 	at := ""
 	for _, ph := range p.Phases {
@@ -98,7 +104,32 @@ func pausedSummary(p *Progress, c *EKSACluster) string {
 	}
 	// Someone else's pause (an interrupted eksctl run leaves one behind):
 	// say how to find out whose before clearing it.
-	return "upgrade paused" + at + ": EKS-A reconcile paused (" + AnnotationEKSAPaused + "); nothing moves until it is removed: see `upgrade-console lock status --cluster " + c.Name + namespaceFlag(c) + "`"
+	return "upgrade paused" + at + ": EKS-A reconcile paused (" + AnnotationEKSAPaused + "); nothing moves until it is removed: " + lockStatus(c)
+}
+
+// restingPause is the pause of a cluster whose upgrade is not under way:
+// nothing is held now, the next change is.
+func restingPause(p *Progress, c *EKSACluster) string {
+	if s, ok := rollbackPause(p, c); ok {
+		return s
+	}
+	return "EKS-A reconcile paused (" + AnnotationEKSAPaused + "): EKS-A acts on no change until it is removed: " + lockStatus(c)
+}
+
+func rollbackPause(p *Progress, c *EKSACluster) (string, bool) {
+	r := p.EtcdRollback
+	if r == nil {
+		return "", false
+	}
+	if r.Running() {
+		return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends", true
+	}
+	resume := "`upgrade-console lock clear paused --cluster " + c.Name + namespaceFlag(c) + "`"
+	return "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + resume + " after fixing the cause", true
+}
+
+func lockStatus(c *EKSACluster) string {
+	return "see `upgrade-console lock status --cluster " + c.Name + namespaceFlag(c) + "`"
 }
 
 func namespaceFlag(c *EKSACluster) string {

@@ -99,7 +99,7 @@ func TestDeriveProgressPausedMidRolloutHoldsEveryPhase(t *testing.T) {
 		t.Fatalf("current = %s (%s), want paused", p.Current, p.Summary)
 	}
 	cp := phase(p, PhaseControlPlane)
-	if cp.Status != PhaseHeld || !strings.HasPrefix(cp.Detail, "EKS-A reconcile paused; 1/3 machines up to date") {
+	if cp.Status != PhaseHeld || !strings.HasPrefix(cp.Detail, "EKS-A reconcile paused; 1/3 machines upgraded and ready") {
 		t.Errorf("control plane = %s %q, want held with its counts", cp.Status, cp.Detail)
 	}
 	for _, ph := range p.Phases {
@@ -113,25 +113,65 @@ func TestDeriveProgressPausedMidRolloutHoldsEveryPhase(t *testing.T) {
 	}
 }
 
-func TestDeriveProgressPausedAtRestIsStillDone(t *testing.T) {
-	// A pause left on a finished cluster holds nothing back.
+func TestDeriveProgressPausedAtRestIsStillDoneAndSaysPaused(t *testing.T) {
+	// A pause left on a finished cluster holds nothing back now, but the
+	// next upgrade would not start: it is shown.
 	s := readyCluster()
 	s.Cluster.Annotations = map[string]string{AnnotationEKSAPaused: "true"}
 	p := DeriveProgress(s, ProgressOptions{}, t0)
-	if p.Current != PhaseDone || p.Paused {
-		t.Errorf("current = %s paused=%v (%s), want done", p.Current, p.Paused, p.Summary)
+	if p.Current != PhaseDone || !p.Complete || !p.Paused {
+		t.Fatalf("current = %s complete=%v paused=%v (%s), want done and paused", p.Current, p.Complete, p.Paused, p.Summary)
+	}
+	want := "EKS-A reconcile paused (anywhere.eks.amazonaws.com/paused): EKS-A acts on no change until it is removed: see `upgrade-console lock status --cluster mgmt`"
+	if p.Pause != want || p.Summary != "every completion milestone met" {
+		t.Errorf("pause = %q\nwant    %q\nsummary = %q", p.Pause, want, p.Summary)
+	}
+	for _, ph := range p.Phases {
+		if ph.Status == PhaseHeld {
+			t.Errorf("phase %s held on a cluster at rest", ph.Phase)
+		}
+	}
+	// A failure keeps its summary; the pause is said beside it.
+	s.Cluster.FailureMessage = "boom"
+	p = DeriveProgress(s, ProgressOptions{}, t0)
+	if p.Current != PhaseFailed || !p.Paused || p.Pause != want || p.Summary != "failed: boom" {
+		t.Errorf("failed: current = %s paused=%v pause=%q summary=%q", p.Current, p.Paused, p.Pause, p.Summary)
 	}
 }
 
-func TestTimelineCountsOnWhilePaused(t *testing.T) {
-	s := afterEtcdRollback("done")
+// The etcd phase's time stops at the rollback (it counted on, 0:43 → 0:46 →
+// 0:54, after the rollback had ended); the upgrade's, paused, counts on.
+func TestTimelineFreezesARolledBackPhase(t *testing.T) {
+	s := upgradingTo131()
+	s.Etcd.Ready, s.Etcd.ReadyReplicas = false, 2 // a new member on its way
 	var tl Timeline
 	tl = tl.Observe(DeriveProgress(s, ProgressOptions{}, t0), t0)
-	tl = tl.Observe(DeriveProgress(s, ProgressOptions{}, t0.Add(time.Minute)), t0.Add(time.Minute))
-	if tl.Started.IsZero() || !tl.Finished.IsZero() {
-		t.Fatalf("a paused upgrade is under way: started %v finished %v", tl.Started, tl.Finished)
+	etcd, _ := tl.Entry(PhaseEtcd)
+	if etcd.Status != PhaseActive || etcd.Started.IsZero() {
+		t.Fatalf("etcd entry before the rollback = %+v, want under way", etcd)
 	}
-	if e, _ := tl.Entry(PhaseEtcd); e.Status != PhaseRolledBack || e.Started.IsZero() || !e.Finished.IsZero() {
-		t.Errorf("etcd entry = %+v, want started, not finished", e)
+	rollbackAt := t0.Add(2 * time.Minute)
+	for _, phase := range []string{"running", "done"} {
+		rb := afterEtcdRollback(phase)
+		rb.Cluster.Annotations[AnnotationEtcdRollbackRecord] = `{"phase":"` + phase + `","startedAt":"` + rollbackAt.Format(time.RFC3339) + `"}`
+		for _, at := range []time.Duration{3 * time.Minute, 9 * time.Minute} {
+			now := t0.Add(at)
+			tl = tl.Observe(DeriveProgress(rb, ProgressOptions{}, now), now)
+			e, _ := tl.Entry(PhaseEtcd)
+			if e.Status != PhaseRolledBack || e.Elapsed(now) != rollbackAt.Sub(etcd.Started) {
+				t.Errorf("rollback %s, at +%s: etcd %s for %s, want its time stopped at the rollback (%s)", phase, at, e.Status, e.Elapsed(now), rollbackAt.Sub(etcd.Started))
+			}
+			if tl.Started.IsZero() || !tl.Finished.IsZero() {
+				t.Errorf("a paused upgrade is under way: started %v finished %v", tl.Started, tl.Finished)
+			}
+		}
+	}
+	// Joined after the rollback: nothing this console measured to show.
+	joined := Timeline{}.Observe(DeriveProgress(afterEtcdRollback("done"), ProgressOptions{}, t0), t0)
+	if e, _ := joined.Entry(PhaseEtcd); e.Status != PhaseRolledBack || e.Elapsed(t0.Add(time.Hour)) != 0 {
+		t.Errorf("joined etcd entry = %+v, want no time", e)
+	}
+	if !joined.Started.Equal(upgradingTo131().Cluster.SpecChangedAt) {
+		t.Errorf("joined upgrade started %v, want its spec change", joined.Started)
 	}
 }

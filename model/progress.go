@@ -80,15 +80,21 @@ type Stall struct {
 	Sentence string
 	// Failed is true when the object reports a failure (a NodeUpgrade step
 	// whose container exited non-zero) rather than slow progress; such a
-	// stall is reported at once, without waiting for StallAfter.
+	// stall is reported at once, without waiting for StallAfter. One that
+	// stays failed for DefaultFailureGrace fails the upgrade (report.Judge):
+	// nothing in EKS-A retries a failed step, so it will not clear.
 	Failed bool
+	// Resume, for a failed stall that a recovery action gets past, is the
+	// command and what it does ("`upgrade-console node retry …` runs the
+	// node's steps again"); empty otherwise.
+	Resume string
 }
 
 // Progress is the view of an upgrade derived from one ClusterState.
 type Progress struct {
 	// Current is the active phase, PhaseDone when the completion rule holds,
-	// PhaseFailed when the cluster reports a failure, PhasePaused when EKS-A
-	// reconcile is paused before either.
+	// PhaseFailed when the cluster reports a failureMessage, PhasePaused when
+	// EKS-A reconcile is paused before either.
 	Current Phase
 	Phases  []PhaseProgress
 	// Stale is true while metadata.generation != status.observedGeneration on
@@ -99,7 +105,12 @@ type Progress struct {
 	Milestones []Milestone
 	// Complete is true when every milestone is met (and Stale is false).
 	Complete bool
-	// Failed is true when status.failureMessage is set (or a step failed for good).
+	// Failed is true while status.failureMessage is set on a status that
+	// describes the current spec: what the cluster says now. EKS-A also sets
+	// it on transient problems and clears it on the next good reconcile, so
+	// whether the upgrade has failed is the waiters' call (report.Judge): a
+	// failureMessage, or a failed in-place step (Stall.Failed), that stays
+	// for DefaultFailureGrace.
 	Failed         bool
 	FailureMessage string
 	Stalls         []Stall
@@ -113,9 +124,22 @@ type Progress struct {
 	// upgrade from a metadata write that moved SpecChangedAt.
 	Generation int64
 	// Paused is true while EKS-A reconcile of the Cluster is paused
-	// (AnnotationEKSAPaused) and the upgrade is neither complete nor failed:
-	// Current is PhasePaused and no phase is active.
+	// (AnnotationEKSAPaused), whatever the upgrade's state: a pause left on a
+	// cluster at rest holds back the next upgrade. While the upgrade is
+	// under way (neither complete nor failed) Current is PhasePaused and no
+	// phase is active.
 	Paused bool
+	// Pause is the sentence of the pause, why nothing moves and how it
+	// resumes; empty when not paused. Under way, the Summary begins with it.
+	Pause string
+	// Target is the versions the Cluster's spec asks for, "EKS-A v0.21.2,
+	// Kubernetes 1.31": what the cluster runs once the rule holds. Empty
+	// when the Cluster is not seen.
+	Target string
+	// Syncing is true while a list the phases are derived from has not
+	// been received yet: a phase may then look under way only because its
+	// objects are not seen (the Timeline does not time it).
+	Syncing bool
 	// EtcdRollback is upgrade-console's etcd rollback record on the Cluster
 	// (nil without one, or when the Cluster is not paused, as the recovery
 	// itself reads a record without the pause as a leftover).
@@ -151,3 +175,9 @@ func (o ProgressOptions) stallAfter() time.Duration {
 
 // DefaultStallAfter is EKS-A's per-machine wait.
 const DefaultStallAfter = 10 * time.Minute
+
+// DefaultFailureGrace is how long a failure may stay before the upgrade
+// counts as failed: EKS-A's CLI gives a failureMessage 10 minutes to clear,
+// because the controller sets it on transient problems and clears it on the
+// next successful reconcile. A failed in-place step gets the same.
+const DefaultFailureGrace = 10 * time.Minute

@@ -222,8 +222,10 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			}
 			if c.Severity == SeverityError || strings.HasPrefix(c.Reason, nodeUpgradeFailedPrefix) {
 				d := now.Sub(since)
+				node := ix.nodeOf(nu)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
-					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", ix.nodeOf(nu), step, ShortDuration(d), why)}, true
+					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why),
+					Resume:   nodeRetry(ix.s.Cluster, node)}, true
 			}
 		}
 		if since.IsZero() {
@@ -237,6 +239,16 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", ix.nodeOf(nu), step, ShortDuration(d), why)}, true
 	}
 	return Stall{}, false
+}
+
+// nodeRetry is how the upgrade gets past a failed in-place step: EKS-A
+// runs the steps again only when the upgrader pod is recreated.
+func nodeRetry(c *EKSACluster, node string) string {
+	cluster := ""
+	if c != nil {
+		cluster = " --cluster " + c.Name + namespaceFlag(c)
+	}
+	return "`upgrade-console node retry " + node + cluster + "` runs its steps again once the cause is fixed"
 }
 
 // nodeOf names the node a NodeUpgrade works on (its machine's, else the
@@ -363,7 +375,7 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 	// line agree; the deployment's own counter only when no machine is listed.
 	done, counted := int(counter), "up to date by its count"
 	if len(ix.workers) > 0 {
-		done, counted = 0, "nodes up to date"
+		done, counted = 0, "nodes "+countedUpgraded
 		tg := workerTarget(ix.s.Cluster, md)
 		for i := range ix.workers {
 			if m := &ix.workers[i]; m.owner == md.Name && upToDate(m.Machine, m.ready, m.nu, tg) {

@@ -54,6 +54,10 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 	if got[0].Sentence != want || !got[0].Failed || got[0].Kind != KindNodeUpgrade {
 		t.Errorf("stall = %+v\nwant %q", got[0], want)
 	}
+	// Nothing in EKS-A retries the step: the stall says what does.
+	if want := "`upgrade-console node retry mgmt-md-0-abc --cluster mgmt` runs its steps again once the cause is fixed"; got[0].Resume != want {
+		t.Errorf("resume = %q\nwant     %q", got[0].Resume, want)
+	}
 }
 
 func TestStallNodeUpgradeStepWaiting(t *testing.T) {
@@ -108,7 +112,7 @@ func TestStallControlPlaneRolloutWaitingWithWarningEvent(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("stalls = %+v", got)
 	}
-	want := "control plane mgmt rollout waiting for 30m: 0/3 machines up to date, 3 ready; last warning: ScaleUpFailed: cannot create machine: quota …"
+	want := "control plane mgmt rollout waiting for 30m: 0/3 machines upgraded and ready, 3 ready in all; last warning: ScaleUpFailed: cannot create machine: quota …"
 	if got[0].Sentence != want {
 		t.Errorf("sentence = %q\nwant       %q", got[0].Sentence, want)
 	}

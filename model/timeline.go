@@ -12,20 +12,17 @@ type Timeline struct {
 	// upgrade was first seen done or failed (zero while it runs).
 	Started, Finished time.Time
 	// Generation and SpecChangedAt are the EKS-A Cluster generation the
-	// timeline follows and the spec change that started it. Progress's
-	// SpecChangedAt is the newest write to the Cluster other than its
-	// status, and metadata writes count: EKS-A's management-components
-	// annotation when that phase ends, the console's own pause and etcd
-	// rollback annotations. Followed as it moves, it restarted the clock
-	// in the middle of an upgrade (elapsed 0:06 after an 8 s phase), and
-	// when an annotation went and the time fell back, a start estimated
-	// from older conditions made it leap ahead. Only a spec change moves
-	// the generation, so the start is taken once per generation.
+	// timeline follows and the spec change that started it, which is the
+	// upgrade's start whether the timeline saw the change or joined after
+	// it: the API tells it (Progress.SpecChangedAt). A start taken from the
+	// earliest phase under way measured that phase only (elapsed 0:05 of
+	// an upgrade 22 s in). It is taken once per generation: only a spec
+	// change moves the generation, and should the time move with a write
+	// that is not one (an older API server's managedFields, a manager that
+	// owns spec and annotations), following it would restart the clock in
+	// the middle of an upgrade, or make it leap when it fell back.
 	Generation    int64
 	SpecChangedAt time.Time
-	// changeSeen: the timeline saw the generation change, so SpecChangedAt
-	// is when this upgrade began, not an older write it joined after.
-	changeSeen bool
 }
 
 // TimelineEntry is one phase of the timeline.
@@ -68,6 +65,12 @@ func (t Timeline) Entry(ph Phase) (TimelineEntry, bool) {
 
 // Observe folds one derived Progress into the timeline.
 func (t Timeline) Observe(p Progress, now time.Time) Timeline {
+	if p.Syncing {
+		// A phase may look under way only because its objects are not
+		// listed yet: timed from that, a phase done before the console
+		// started showed "✓ 0:00", which measures nothing.
+		return t
+	}
 	next := Timeline{Entries: make([]TimelineEntry, len(Phases)), Started: t.Started, Finished: t.Finished,
 		Generation: p.Generation, SpecChangedAt: p.SpecChangedAt}
 	// sameUpgrade: the generation the timeline follows, whose start is
@@ -77,6 +80,7 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		next.SpecChangedAt = t.SpecChangedAt
 	}
 	following := sameUpgrade && !t.Started.IsZero()
+	underway := false
 	for i, ph := range Phases {
 		var e TimelineEntry
 		if i < len(t.Entries) {
@@ -89,7 +93,7 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 			continue
 		}
 		switch pp.Status {
-		case PhaseActive, PhaseBroken, PhaseHeld, PhaseRolledBack:
+		case PhaseActive, PhaseBroken, PhaseHeld:
 			if !e.Finished.IsZero() && e.Finished.Before(next.SpecChangedAt) {
 				// Finished before this upgrade's spec change: this is a
 				// new run of the phase, not the old one going on (the
@@ -111,6 +115,17 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 			if pp.Status != PhaseBroken {
 				e.Finished = time.Time{}
 			}
+		case PhaseRolledBack:
+			// The upgrade's work on the phase ended when the rollback
+			// began: its time stops there, not when the rollback ends or
+			// the pause goes. First seen rolled back, it has no time this
+			// console measured.
+			if !e.Started.IsZero() && e.Finished.IsZero() {
+				e.Finished = now
+				if r := p.EtcdRollback; r != nil && r.StartedAt.After(e.Started) && r.StartedAt.Before(now) {
+					e.Finished = r.StartedAt
+				}
+			}
 		case PhaseOK:
 			if !e.Started.IsZero() && e.Finished.IsZero() {
 				e.Finished = now
@@ -118,8 +133,11 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		}
 		e.Status = pp.Status
 		next.Entries[i] = e
-		if underWay(pp.Status) && (next.Started.IsZero() || e.Started.Before(next.Started)) {
-			next.Started = e.Started
+		if underWay(pp.Status) {
+			underway = true
+			if !e.Started.IsZero() && (next.Started.IsZero() || e.Started.Before(next.Started)) {
+				next.Started = e.Started
+			}
 		}
 	}
 	switch {
@@ -130,7 +148,6 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 	default:
 		next.Finished = time.Time{}
 	}
-	next.changeSeen = (sameUpgrade && t.changeSeen) || (t.Generation != 0 && p.Generation != 0 && !sameUpgrade)
 	next.clampTo(next.SpecChangedAt)
 	switch {
 	case following:
@@ -138,9 +155,10 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		// (a phase first seen with an older condition time) would make
 		// the elapsed time leap.
 		next.Started = t.Started
-	case next.changeSeen && !next.Started.IsZero() && !next.SpecChangedAt.IsZero():
-		// The upgrade began with the spec change, a moment before its
-		// first phase was seen under way.
+	case underway && !next.SpecChangedAt.IsZero():
+		// The upgrade began with the spec change: a moment before its
+		// first phase was seen under way, or, joined, before phases that
+		// finished unseen.
 		next.Started = next.SpecChangedAt
 	}
 	return next

@@ -136,8 +136,8 @@ func TestTimelineStartSurvivesMetadataWrites(t *testing.T) {
 	if got := elapsed(tl, applied.Add(5*time.Minute)); got != 5*time.Minute {
 		t.Errorf("elapsed after the rollback annotations = %s, want 5m", got)
 	}
-	if e, _ := tl.Entry(PhaseEtcd); e.Started != applied.Add(14*time.Second) || !e.Finished.IsZero() {
-		t.Errorf("etcd entry after the rollback = %+v, want still the one started at 14s", e)
+	if e, _ := tl.Entry(PhaseEtcd); e.Started != applied.Add(14*time.Second) || e.Finished != applied.Add(5*time.Minute) {
+		t.Errorf("etcd entry after the rollback = %+v, want the one started at 14s, stopped at the rollback", e)
 	}
 	// The annotations go: the newest write is older again, and the control
 	// plane phase shows up with a condition time from before the rollback.
@@ -202,5 +202,49 @@ func TestTimelineFollowedPhaseStartsWhenSeen(t *testing.T) {
 	}
 	if sum, total := etcd.Elapsed(now)+cp.Elapsed(now), now.Sub(tl.Started); sum > total {
 		t.Errorf("etcd %s + control plane %s exceed the upgrade's %s", etcd.Elapsed(now), cp.Elapsed(now), total)
+	}
+}
+
+// Joined in the middle of an upgrade whose earlier phases ran unseen: the
+// upgrade began with its spec change, which the API tells, not with the
+// phase under way (elapsed 0:05 of an upgrade 22 s in); the phases that
+// finished before the console looked show no time.
+func TestTimelineJoinedStartsAtTheSpecChange(t *testing.T) {
+	applied := t0.Add(-22 * time.Second)
+	p := progressWith(PhaseWorkers, map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseOK, PhaseControlPlane: PhaseOK, PhaseCNI: PhaseOK, PhaseWorkers: PhaseActive},
+		map[Phase]time.Time{PhaseWorkers: t0.Add(-5 * time.Second)})
+	p.Generation, p.SpecChangedAt = 2, applied
+	tl := Timeline{}.Observe(p, t0)
+	if !tl.Started.Equal(applied) {
+		t.Errorf("upgrade started %v, want its spec change %v", tl.Started, applied)
+	}
+	if w, _ := tl.Entry(PhaseWorkers); w.Elapsed(t0) != 5*time.Second || !w.Estimated {
+		t.Errorf("workers entry = %+v, want estimated from its condition", w)
+	}
+	for _, ph := range []Phase{PhaseComponents, PhaseEtcd, PhaseControlPlane} {
+		if e, _ := tl.Entry(ph); e.Elapsed(t0.Add(time.Minute)) != 0 {
+			t.Errorf("%s finished before the console looked, yet timed %s", ph, e.Elapsed(t0.Add(time.Minute)))
+		}
+	}
+}
+
+// While the lists sync, a phase whose objects are not seen yet looks under
+// way: timed from that and done a moment later, it showed "✓ 0:00".
+func TestTimelineDoesNotTimeWhatIsStillSyncing(t *testing.T) {
+	p := progressWith(PhaseComponents, map[Phase]PhaseStatus{PhaseComponents: PhaseActive}, nil)
+	p.Syncing = true
+	tl := Timeline{}.Observe(p, t0)
+	all := map[Phase]PhaseStatus{}
+	for _, ph := range Phases {
+		all[ph] = PhaseOK
+	}
+	p = progressWith(PhaseDone, all, nil)
+	p.Generation, p.SpecChangedAt = 1, t0.Add(-40*24*time.Hour)
+	tl = tl.Observe(p, t0.Add(300*time.Millisecond))
+	if e, _ := tl.Entry(PhaseComponents); !e.Started.IsZero() || e.Elapsed(t0.Add(time.Hour)) != 0 {
+		t.Errorf("components entry = %+v, want no time", e)
+	}
+	if !tl.Started.IsZero() {
+		t.Errorf("a cluster at rest has no upgrade under way: started %v", tl.Started)
 	}
 }

@@ -12,6 +12,16 @@ package model
 // running nodes on the new version, read 3. An operator reads "up to date" as
 // "a running node on the version the upgrade wants", so that is the rule.
 
+// The counts are worded by what they count, not "up to date": on the same
+// line EKS-A's messages count by spec ("Control plane nodes not up-to-date
+// yet, 4 upgrading (1 up to date)", a new machine still provisioning
+// included), and "0/3 up to date" beside "(1 up to date)" read as a
+// contradiction. The ready count is of every machine, whatever its version.
+const (
+	countedUpgraded = "upgraded and ready"
+	countedReady    = "ready in all"
+)
+
 // MachineTarget is the version an upgrade wants a machine to run.
 type MachineTarget struct {
 	// Version is the owner's spec.version (KubeadmControlPlane or

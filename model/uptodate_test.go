@@ -65,7 +65,7 @@ func TestDeriveProgressWorkersUpToDateMeansRunningOnTheTarget(t *testing.T) {
 	if w.Done != 1 || w.Total != 4 {
 		t.Errorf("workers = %d/%d up to date, want 1/4: only the running node on 1.31 (not old machines still marked UpToDate, nor provisioning ones)", w.Done, w.Total)
 	}
-	if !strings.HasPrefix(p.Summary, "workers: 1/4 nodes up to date, 5 ready") {
+	if !strings.HasPrefix(p.Summary, "workers: 1/4 nodes upgraded and ready, 5 ready in all") {
 		t.Errorf("summary = %q", p.Summary)
 	}
 	// The nodes pane's figure is MachineUpToDate over the same machines: it
@@ -86,7 +86,7 @@ func TestDeriveProgressWorkersUpToDateMeansRunningOnTheTarget(t *testing.T) {
 	for _, st := range p.Stalls {
 		if st.Kind == KindMachineDeployment {
 			found = true
-			if !strings.HasSuffix(st.Sentence, ": 1/4 nodes up to date") {
+			if !strings.HasSuffix(st.Sentence, ": 1/4 nodes upgraded and ready") {
 				t.Errorf("stall = %q, want the phase's count", st.Sentence)
 			}
 		}

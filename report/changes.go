@@ -138,11 +138,14 @@ func (d *differ) progress(prev, cur *model.Progress) {
 			continue
 		}
 		text := string(ph.Status)
-		if ph.Total > 0 {
-			text += fmt.Sprintf(" (%d/%d up to date, %d ready)", ph.Done, ph.Total, ph.Ready)
-		}
-		if ph.Detail != "" && ph.Status != model.PhasePending {
+		switch {
+		case ph.Detail != "" && ph.Status != model.PhasePending:
+			// The detail counts in the words of what it counts: a count
+			// of its own here, "up to date", read as a contradiction of
+			// it and of EKS-A's message after it.
 			text += ": " + ph.Detail
+		case ph.Total > 0:
+			text += fmt.Sprintf(" (%d/%d upgraded and ready, %d ready in all)", ph.Done, ph.Total, ph.Ready)
 		}
 		d.add("phase "+string(ph.Phase), "%s", text)
 	}
@@ -170,7 +173,11 @@ func (d *differ) progress(prev, cur *model.Progress) {
 	if cur.Failed && (!prev.Failed || cur.FailureMessage != prev.FailureMessage) {
 		d.add("upgrade", "failed: %s", cur.FailureMessage)
 	}
-	if cur.Complete && !prev.Complete {
+	switch {
+	case cur.Complete && !prev.Complete && prev.Generation == 0:
+		// The first look at the Cluster: nothing completed, it was at rest.
+		d.add("upgrade", "none under way: every completion milestone met")
+	case cur.Complete && !prev.Complete:
 		d.add("upgrade", "complete: every completion milestone met")
 	}
 }

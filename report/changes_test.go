@@ -139,6 +139,22 @@ func TestFirstSnapshotSummarises(t *testing.T) {
 	}
 }
 
+// The phase lines count in the words of what they count: "up to date"
+// beside EKS-A's own "(1 up to date)", counted by spec, read as a
+// contradiction.
+func TestPhaseLinesSayWhatTheyCount(t *testing.T) {
+	s := etcdRollout(2)
+	out := texts(Changes(nil, s, nil, derive(s), t0))
+	if !strings.Contains(out, "phase etcd: active: 2/3 members upgraded and ready, 2 ready in all, upgrading") {
+		t.Errorf("etcd phase line:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " phase ") && strings.Contains(l, "up to date") {
+			t.Errorf("a phase line counts \"up to date\": %s", l)
+		}
+	}
+}
+
 func TestChangesFollowEtcdRollout(t *testing.T) {
 	a := etcdRollout(2)
 	b := clone(a)
@@ -320,12 +336,17 @@ func TestWatchSaysTheClusterWasAtRest(t *testing.T) {
 	}
 }
 
+// With the default grace, as apply --wait: a failureMessage fails the
+// upgrade once it has stayed 10 minutes, not at once.
 func TestWatchExitsFailed(t *testing.T) {
 	s := etcdRollout(2)
 	s.Cluster.FailureMessage = "boom"
-	o, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, s)
-	if o != Failed || !strings.Contains(out, "outcome: failed") {
+	o, out, clk := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, s)
+	if o != Failed || !strings.Contains(out, "outcome: failed: the Cluster reports a failure (for 10m): boom") {
 		t.Fatalf("outcome %s, want failed:\n%s", o, out)
+	}
+	if at := clk.Now().Sub(t0); at < model.DefaultFailureGrace {
+		t.Errorf("failed after %s, before the grace of %s", at, model.DefaultFailureGrace)
 	}
 }
 

@@ -15,7 +15,8 @@ type lockWatch struct {
 	stale  bool
 }
 
-func (w *lockWatch) observe(l *model.Lock, now time.Time) []Line {
+// cluster names the EKS-A Cluster in the fixes, so they can be pasted.
+func (w *lockWatch) observe(l *model.Lock, cluster string, now time.Time) []Line {
 	holder, stale := "", false
 	if l.Held() {
 		holder, stale = l.HolderIdentity, l.Expired(now)
@@ -29,10 +30,10 @@ func (w *lockWatch) observe(l *model.Lock, now time.Time) []Line {
 		text = "released by " + w.holder
 	case stale && l.Kept != "":
 		text = "held by " + holder + ", kept when its console stopped following: " + l.Kept +
-			" (check the cluster, then clear it with `upgrade-console lock clear lease`)"
+			" (check the cluster, then clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
 	case stale:
 		text = "held by " + holder + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
-			" (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"
+			" (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
 	case holder == w.holder:
 		text = "renewed again by " + holder
 	default:

@@ -22,17 +22,17 @@ func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
 		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(20 * time.Second), ""}, // a renewal
 		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(80 * time.Second), ""}, // the boundary still holds
 		{lock("alice@laptop/1", t0.Add(20*time.Second)), t0.Add(3 * time.Minute),
-			"held by alice@laptop/1, stale: not renewed for 2m (if no upgrade is running, clear it with `upgrade-console lock clear lease`)"},
+			"held by alice@laptop/1, stale: not renewed for 2m (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster mgmt`)"},
 		{lock("alice@laptop/1", t0.Add(3*time.Minute)), t0.Add(3 * time.Minute), "renewed again by alice@laptop/1"},
 		{lock("bob@bastion/2", t0.Add(4*time.Minute)), t0.Add(4 * time.Minute), "held by bob@bastion/2 since 2026-11-21T11:00:00Z"},
 		{&model.Lock{HolderIdentity: "bob@bastion/2", AcquireTime: t0.Add(-time.Hour), RenewTime: t0.Add(4 * time.Minute), Duration: time.Minute, Kept: "upgrade failed: x"}, t0.Add(4 * time.Minute),
-			"held by bob@bastion/2, kept when its console stopped following: upgrade failed: x (check the cluster, then clear it with `upgrade-console lock clear lease`)"},
+			"held by bob@bastion/2, kept when its console stopped following: upgrade failed: x (check the cluster, then clear it with `upgrade-console lock clear lease --cluster mgmt`)"},
 		{lock("", t0.Add(4*time.Minute)), t0.Add(5 * time.Minute), "released by bob@bastion/2"},
 		{nil, t0.Add(6 * time.Minute), ""},
 	}
 	var w lockWatch
 	for i, st := range steps {
-		got := w.observe(st.lock, st.now)
+		got := w.observe(st.lock, "mgmt", st.now)
 		switch {
 		case st.want == "" && len(got) != 0:
 			t.Errorf("step %d: %v, want nothing", i, got)

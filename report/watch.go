@@ -23,6 +23,10 @@ type WatchOptions struct {
 	Out io.Writer
 	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
 	StallAfter time.Duration
+	// FailureGrace is how long a failure may stay before the upgrade counts
+	// as failed (model.DefaultFailureGrace when zero), as for apply --wait
+	// (upgrade.TrackOptions.FailureGrace): one rule, the Judge's.
+	FailureGrace time.Duration
 	// ExitOnDone returns as soon as the upgrade is done or has failed;
 	// otherwise Watch runs until ctx ends or the source closes.
 	ExitOnDone bool
@@ -34,10 +38,35 @@ type WatchOptions struct {
 // Watch prints the changes between successive snapshots until ctx ends, the
 // source closes or (with ExitOnDone) the upgrade is done or failed. Without
 // a new snapshot it still looks again every second: the completion rule must
-// hold for a while before it counts (model.CompletionGate), and every few
-// seconds it re-derives the progress, because stalls are a matter of time. A
-// context that ends by its deadline returns TimedOut.
+// hold for a while before it counts (model.CompletionGate), a failure must
+// stay (Judge), and every few seconds it re-derives the progress, because
+// stalls are a matter of time. A context that ends by its deadline returns
+// TimedOut.
 func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Outcome, error) {
+	r, err := WatchResult(ctx, updates, opts)
+	return r.Outcome, err
+}
+
+// Result is how a watch ended.
+type Result struct {
+	Outcome Outcome
+	// AtRest: every snapshot judged met EKS-A's completion rule, so no
+	// upgrade was under way while the watch ran (Judge.AtRest).
+	AtRest bool
+}
+
+// Cut words a watch that ended before its outcome, cause being what ended
+// it ("--timeout 3s passed", "stopped"): true whether or not an upgrade was
+// under way.
+func (r Result) Cut(cause string) string {
+	if r.AtRest {
+		return cause + restNote
+	}
+	return cause + " before the upgrade completed"
+}
+
+// WatchResult is Watch, telling also whether the cluster was at rest.
+func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Result, error) {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -50,7 +79,7 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		prev     *model.ClusterState
 		prevP    model.Progress
 		cur      *model.ClusterState
-		judge    = NewJudge()
+		judge    = NewJudgeWith(JudgeOptions{FailureGrace: opts.FailureGrace})
 		outcome  = Running
 		reported = Running
 		lastConn model.ConnectionState
@@ -58,10 +87,8 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		derivedAt time.Time
 		deriver   model.Deriver
 		lock      lockWatch
-		// moved is set once a derived progress was not complete: until
-		// then the cluster has been at rest since the watch began.
-		moved bool
 	)
+	result := func() Result { return Result{Outcome: outcome, AtRest: judge.AtRest()} }
 	emit := func(lines []Line) error {
 		for _, l := range lines {
 			if _, err := fmt.Fprintln(opts.Out, l.String()); err != nil {
@@ -76,11 +103,14 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		reported = outcome
 		text := outcome.String()
-		if outcome == Done && !moved {
+		switch {
+		case outcome == Done && judge.AtRest():
 			// EKS-A's rule holds, as it does for any cluster at rest; a
 			// script that expected an upgrade to follow is told there was
 			// none to see.
 			text += " (the cluster was at rest when the watch began: no upgrade was under way)"
+		case outcome == Failed:
+			text += ": " + judge.Reason()
 		}
 		return []Line{{At: now, Subject: "outcome", Text: text}}
 	}
@@ -91,15 +121,16 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		var lines []Line
 		if prev == cur && len(prevP.Phases) > 0 && now.Sub(derivedAt) < rederiveEvery && !now.Before(derivedAt) {
 			// Only time moved, and not enough to matter to stalls: the
-			// completion gate still needs to see it.
-			judge, outcome = judge.Observe(prevP, now)
-			return emit(append(lock.observe(cur.Lock, now), outcomeLine(now)...))
+			// completion gate still needs to see it. An outcome it brings
+			// is judged again on a fresh derivation, whose ages ("failed
+			// 10m ago") are the outcome line's.
+			if j, o := judge.Observe(prevP, now); o == outcome || o == Running {
+				judge, outcome = j, o
+				return emit(append(lock.observe(cur.Lock, clusterName(cur), now), outcomeLine(now)...))
+			}
 		}
 		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
-		if !p.Complete {
-			moved = true
-		}
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {
 				lines = Changes(nil, cur, nil, &p, now)
@@ -117,20 +148,29 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 		}
 		prev, prevP = cur, p
 		judge, outcome = judge.Observe(p, now)
-		lines = append(lines, lock.observe(cur.Lock, now)...)
+		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
 		return emit(append(lines, outcomeLine(now)...))
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) && outcome == Running {
-				_ = emit([]Line{{At: clk.Now(), Subject: "outcome", Text: TimedOut.String()}})
-				return TimedOut, nil
+			if outcome != Running {
+				return result(), nil
 			}
-			return outcome, nil
+			cause := "stopped"
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				cause = TimedOut.String()
+			}
+			// Said as it stands: "timed out" alone read as an upgrade
+			// cut short when none was under way.
+			_ = emit([]Line{{At: clk.Now(), Subject: "outcome", Text: judge.Unfinished(cause, prevP, clk.Now())}})
+			if cause != "stopped" {
+				return Result{Outcome: TimedOut, AtRest: judge.AtRest()}, nil
+			}
+			return result(), nil
 		case s, ok := <-updates:
 			if !ok {
-				return outcome, nil
+				return result(), nil
 			}
 			if !clusterSynced(s) {
 				// Until the EKS-A Cluster is seen, phases would describe
@@ -142,22 +182,22 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 						text += ": " + s.ConnectionErr
 					}
 					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: text}}); err != nil {
-						return outcome, err
+						return result(), err
 					}
 				}
 				continue
 			}
 			cur = s
 			if err := step(clk.Now()); err != nil {
-				return outcome, err
+				return result(), err
 			}
 		case <-tick.C():
 			if err := step(clk.Now()); err != nil {
-				return outcome, err
+				return result(), err
 			}
 		}
 		if opts.ExitOnDone && outcome != Running {
-			return outcome, nil
+			return result(), nil
 		}
 	}
 }
@@ -180,4 +220,13 @@ func dropSubject(lines []Line, subject string) []Line {
 		}
 	}
 	return out
+}
+
+// clusterName is the EKS-A Cluster's name in a snapshot ("" before it is
+// listed).
+func clusterName(s *model.ClusterState) string {
+	if s == nil || s.Cluster == nil {
+		return ""
+	}
+	return s.Cluster.Name
 }

@@ -280,6 +280,7 @@ func (d *Dashboard) buildPanes() {
 // saves most of an idle console's CPU (a derivation at 10,000 nodes costs
 // milliseconds).
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
+	var cmd tea.Cmd
 	if d.state != nil {
 		if snapshotChanged || d.now.Sub(d.derivedAt) >= rederiveEvery || d.now.Before(d.derivedAt) {
 			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
@@ -291,18 +292,24 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			}
 		}
 		d.timeline = d.timeline.Observe(d.progress, d.now)
+		// Judged on every refresh, also after the outcome was recorded:
+		// the status line says what the judge sees (confirming, at rest,
+		// done), as the plain watch does.
+		var o report.Outcome
+		d.judge, o = d.judge.Observe(d.progress, d.now)
+		if d.outcome == report.Running && o != report.Running {
+			d.outcome = o
+			cmd = d.record(o)
+		}
 	}
 	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
 	d.headerGen++
-	d.stalls, d.stallCount, d.pauseLine = buildStallLines(d.st, d.state, d.progress)
-	if d.state == nil || d.outcome != report.Running {
-		return nil
-	}
-	d.judge, d.outcome = d.judge.Observe(d.progress, d.now)
-	if d.outcome == report.Running {
-		return nil
-	}
-	out := d.outcome
+	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge)
+	return cmd
+}
+
+// record reports how the upgrade ended, once, for the exit code.
+func (d *Dashboard) record(out report.Outcome) tea.Cmd {
 	record := func() tea.Msg { return OutcomeMsg{out} }
 	if d.opts.QuitOnDone {
 		return tea.Sequence(record, tea.Quit)
@@ -321,25 +328,43 @@ const maxStallLines = 3
 // indented by as many cells, so the sentence reads as one block.
 const pausePrefix = " " + markHeld + " "
 
-// buildStallLines returns the first maxStallLines lines of the stall list,
-// how many lines it has in all, and the index of the pause among them (-1
-// when not paused). Each is one line of text, however long: the layout cuts
-// them to the width, except the pause, which it wraps (layoutStalls).
+// buildStallLines is statusLines of a progress no judge has seen.
 func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
+	return statusLines(st, s, p, report.Judge{})
+}
+
+// statusLines returns the first maxStallLines lines of the stall list, how
+// many lines it has in all, and the index of the pause among them (-1 when
+// not paused). Each is one line of text, however long: the layout cuts them
+// to the width, except the pause, which it wraps (layoutStalls). The judge
+// has observed p: it words the end (failed, confirming, done, at rest) as
+// the plain watch and apply --wait do.
+func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
 	total := len(p.Stalls)
-	if p.Failed {
+	switch {
+	case p.Failed:
 		total++
 		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + firstLine(p.FailureMessage), rFailure}}})
+	case j.Reason() != "" && (p.EtcdRollback == nil || p.EtcdRollback.Running()):
+		// A step that stayed failed past the grace: the upgrade failed,
+		// and the line says what resumes it. After an etcd rollback the
+		// pause line below says it, with the command that resumes.
+		total++
+		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + j.Reason(), rFailure}}})
 	}
-	if p.Paused && p.Summary != "" {
+	pauseText := p.Pause
+	if p.Current == model.PhasePaused {
+		pauseText = p.Summary // under way, the pause is the summary
+	}
+	if p.Paused && pauseText != "" {
 		// First, before the stalls: the pause is why nothing moves, and the
 		// summary says how the upgrade resumes.
 		total++
 		pause = len(out)
-		out = append(out, line{segs: []seg{{pausePrefix + p.Summary, rPaused}}})
+		out = append(out, line{segs: []seg{{pausePrefix + pauseText, rPaused}}})
 	}
 	for _, sl := range p.Stalls {
 		if len(out) == maxStallLines {
@@ -351,18 +376,31 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 		}
 		out = append(out, line{segs: []seg{{" " + mark + " " + sl.Sentence, r}}})
 	}
-	if len(out) > 0 {
-		return out, total, pause
-	}
+	var status line
 	switch {
 	case s == nil:
-		return []line{{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}}, 1, -1
+		status = line{segs: []seg{{" waiting for the first snapshot from the API server…", rMuted}}}
+	case p.Complete && j.AtRest():
+		// Not "upgrade complete": none was under way. A pause, shown
+		// above, holds back the next one.
+		status = line{segs: []seg{{" " + j.Summary(p), rMuted}}}
+	case p.Complete && j.Confirming().IsZero():
+		status = line{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}
 	case p.Complete:
-		return []line{{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}}, 1, -1
-	case p.Summary != "":
-		return []line{{segs: []seg{{" " + p.Summary, rMuted}}}}, 1, -1
+		status = line{segs: []seg{{" " + j.Summary(p), rMuted}}}
+	case len(out) == 0 && p.Summary != "":
+		status = line{segs: []seg{{" " + p.Summary, rMuted}}}
 	}
-	return nil, 0, -1
+	switch {
+	case len(status.segs) == 0:
+	case len(out) == 0:
+		return []line{status}, 1, -1
+	case p.Complete && len(out) < maxStallLines:
+		// At rest and paused: where the cluster stands, after the pause.
+		total++
+		out = append(out, status)
+	}
+	return out, total, pause
 }
 
 func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {

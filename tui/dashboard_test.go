@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
@@ -369,8 +370,8 @@ func requirePaneMinimums(t *testing.T, d *Dashboard) {
 // needs ahead of the stalls, which keep the rows left of the budget and are
 // counted when they have none, the count never cutting the pause.
 func TestPauseComesFirstAndWhole(t *testing.T) {
-	p := model.Progress{Current: model.PhasePaused, Paused: true,
-		Summary: "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with `upgrade-console lock clear paused --cluster mgmt` after fixing the cause",
+	const pause = "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with `upgrade-console lock clear paused --cluster mgmt` after fixing the cause"
+	p := model.Progress{Current: model.PhasePaused, Paused: true, Summary: pause, Pause: pause,
 		Stalls: []model.Stall{{Sentence: "etcd machine mgmt-etcd-a not ready for 11m"}, {Sentence: "etcd machine mgmt-etcd-b not ready for 12m"},
 			{Sentence: "etcd machine mgmt-etcd-c not ready for 13m"}}}
 	for _, c := range []struct {
@@ -411,4 +412,91 @@ func TestPauseComesFirstAndWhole(t *testing.T) {
 			requirePaneMinimums(t, d)
 		})
 	}
+}
+
+// A cluster at rest is not an upgrade complete: the status says none is
+// under way, and EKS-A's pause, which holds back the next one, is shown.
+func TestAtRestSaysNoUpgradeAndShowsThePause(t *testing.T) {
+	s := fixtureHealthy()
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	out := screenOf(d)
+	if !strings.Contains(out, "‖ paused") ||
+		!strings.Contains(out, " ‖ EKS-A reconcile paused (anywhere.eks.amazonaws.com/paused): EKS-A acts on no change until it is removed") ||
+		!strings.Contains(out, " no upgrade under way: cluster at EKS-A v0.21.1, Kubernetes 1.31") {
+		t.Errorf("want the pause badge and line, and no upgrade under way:\n%s", out)
+	}
+	if strings.Contains(out, "✓ upgrade complete") {
+		t.Errorf("a cluster at rest shown as an upgrade complete:\n%s", out)
+	}
+}
+
+// Milestones met are confirming until the gate's hold has passed, then
+// complete, as apply --wait and the plain watch say.
+func TestCompletionIsConfirmedBeforeItIsComplete(t *testing.T) {
+	d, clk := clockedDashboard(120, 40)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	done := fixtureHealthy()
+	done.Version = 100
+	clk.SetTime(t0.Add(frameInterval))
+	d.Update(SnapshotMsg{State: done})
+	out := screenOf(d)
+	if !strings.Contains(out, " every completion milestone met; confirming it holds for 5s") || strings.Contains(out, "✓ upgrade complete") {
+		t.Fatalf("within the hold:\n%s", out)
+	}
+	clk.SetTime(t0.Add(frameInterval + model.DefaultCompletionGate().Hold))
+	d.Update(clockMsg{})
+	if out := screenOf(d); !strings.Contains(out, " ✓ upgrade complete: every completion milestone met") {
+		t.Fatalf("after the hold:\n%s", out)
+	}
+}
+
+// A step that stays failed past the grace fails the upgrade: the dashboard
+// says so, and what resumes it, as the plain watch's outcome does.
+func TestStepFailedForGoodIsTheUpgradeFailed(t *testing.T) {
+	d, clk := clockedDashboard(160, 40)
+	d.Update(SnapshotMsg{State: fixtureInPlaceFailed()})
+	if out := screenOf(d); strings.Contains(out, "upgrade failed") || d.outcome != report.Running {
+		t.Fatalf("failed within the grace (the step failed 4m40s ago):\n%s", out)
+	}
+	clk.SetTime(t0.Add(model.DefaultFailureGrace))
+	d.Update(clockMsg{})
+	out := screenOf(d)
+	if d.outcome != report.Failed || !strings.Contains(out, "✗ upgrade failed: node mgmt-cp-b8k4m in-place step KubeadmUpgraded failed") {
+		t.Fatalf("outcome %s:\n%s", d.outcome, out)
+	}
+	if !strings.Contains(d.judge.Reason(), "`upgrade-console node retry mgmt-cp-b8k4m --cluster mgmt`") {
+		t.Errorf("reason %q names no retry", d.judge.Reason())
+	}
+}
+
+// Joined mid-upgrade, the elapsed time counts from the spec change (the API
+// tells it), not from the phase under way; a phase seen only while its list
+// synced has no time.
+func TestJoinedUpgradeElapsedFromTheSpecChange(t *testing.T) {
+	d, clk := clockedDashboard(120, 40)
+	syncing := fixtureMidEtcd()
+	syncing.Cluster = nil
+	syncing.Sources[model.KindEKSACluster] = model.SourceStatus{Installed: true, Version: "v1alpha1"}
+	d.Update(SnapshotMsg{State: syncing})
+	clk.SetTime(t0.Add(400 * time.Millisecond))
+	s := fixtureMidEtcd()
+	s.Version++
+	s.Cluster.SpecChangedAt = t0.Add(-6*time.Minute - 52*time.Second)
+	d.Update(SnapshotMsg{State: s})
+	out := screenOf(d)
+	if !strings.Contains(out, "elapsed 6:52") || !strings.Contains(out, "etcd ● 6:00") {
+		t.Errorf("header times wrong:\n%s", out)
+	}
+	if strings.Contains(out, "components ✓ 0:00") {
+		t.Errorf("the components phase, done before the console looked, is timed:\n%s", out)
+	}
+}
+
+// clockedDashboard is an empty dashboard whose clock the test sets.
+func clockedDashboard(w, h int) (*Dashboard, *clocktesting.FakePassiveClock) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk})
+	d.SetSize(w, h)
+	return d, clk
 }

@@ -184,15 +184,21 @@ func TestFlowQuitOnDone(t *testing.T) {
 	}
 }
 
+// A failureMessage ends the dashboard as failed once it has stayed the
+// grace, as for apply --wait and watch --plain: one rule for every waiter.
 func TestFlowQuitOnFailure(t *testing.T) {
 	src := newChanSource(t)
-	opts := Options{Source: src, Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), QuitOnDone: true}
+	clk := clocktesting.NewFakeClock(t0)
+	opts := Options{Source: src, Theme: themes.Mono, Clock: clk, QuitOnDone: true}
 	app := NewApp(opts, NewDashboard(opts))
 	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24))
 	s := fixtureMidEtcd()
 	s.Cluster.FailureMessage = "failed to apply etcd spec: admission webhook denied"
 	s.Cluster.FailureReason = "ClusterInvalid"
 	src.ch <- s
+	waitForText(t, tm, "admission webhook denied")
+	clk.Step(model.DefaultFailureGrace)
+	tm.Send(clockMsg{})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*App)
 	if final.Outcome() != report.Failed {
 		t.Fatalf("outcome = %s, want failed", final.Outcome())

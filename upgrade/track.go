@@ -10,16 +10,19 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 )
 
 // Tracking follows the EKS-A controller after the apply, as the CLI's Applier
 // waits (pkg/clustermanager/applier.go): the completion rule (generation
 // observed, no failureMessage, ControlPlaneReady, DefaultCNIConfigured when
 // managed, WorkersReady, Ready, in that order) must hold, and keep holding
-// (model.CompletionGate), before the upgrade counts as done. A failureMessage
-// fails the upgrade only when it stays: the CLI gives it 10 minutes to clear,
-// because the controller sets it on transient problems and clears it on the
-// next successful reconcile.
+// (model.CompletionGate), before the upgrade counts as done. A failureMessage,
+// or an in-place step that failed, fails the upgrade only when it stays: the
+// CLI gives a failureMessage 10 minutes to clear, because the controller sets
+// it on transient problems and clears it on the next successful reconcile.
+// The rule is report.Judge's, so `watch --exit-on-done` and the dashboard
+// end the same upgrade the same way.
 
 // StateSource is where tracking reads the cluster: the watchers' latest
 // snapshot (watchers.Watcher implements it).
@@ -27,9 +30,9 @@ type StateSource interface {
 	Latest() *model.ClusterState
 }
 
-// DefaultFailureGrace is how long a failureMessage may stay before the
-// upgrade counts as failed (EKS-A's applier waits 10 minutes).
-const DefaultFailureGrace = 10 * time.Minute
+// DefaultFailureGrace is how long a failure may stay before the upgrade
+// counts as failed (EKS-A's applier waits 10 minutes).
+const DefaultFailureGrace = model.DefaultFailureGrace
 
 // TrackOptions tune the waiter.
 type TrackOptions struct {
@@ -42,7 +45,8 @@ type TrackOptions struct {
 	// Poll is how often the latest snapshot is re-read (1s when zero). It
 	// reads memory, not the API server.
 	Poll time.Duration
-	// FailureGrace (DefaultFailureGrace when zero).
+	// FailureGrace (DefaultFailureGrace when zero), as
+	// report.WatchOptions.FailureGrace.
 	FailureGrace time.Duration
 	Progress     model.ProgressOptions
 	// OnProgress, when set, receives the progress whenever its summary
@@ -80,24 +84,18 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	gate := o.Gate
-	if gate == (model.CompletionGate{}) {
-		gate = model.DefaultCompletionGate()
-	}
+	judge := report.NewJudgeWith(report.JudgeOptions{Gate: o.Gate, FailureGrace: o.FailureGrace, Applied: true})
 	poll := o.Poll
 	if poll <= 0 {
 		poll = time.Second
-	}
-	grace := o.FailureGrace
-	if grace <= 0 {
-		grace = DefaultFailureGrace
 	}
 	start := clk.Now()
 	ticker := clk.NewTicker(poll)
 	defer ticker.Stop()
 	var (
-		failingSince time.Time
-		lastSummary  string
+		lastSummary string
+		// last is the progress last judged: the judge words it.
+		last model.Progress
 	)
 	for {
 		now := clk.Now()
@@ -111,36 +109,33 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		}
 		if s != nil {
 			p := progressOf(s, o, now)
+			var outcome report.Outcome
+			judge, outcome = judge.Observe(p, now)
+			// Said as judged: milestones met are "done" only once they
+			// have kept holding.
+			p.Summary = judge.Summary(p)
+			last = p
 			if key := summaryKey(p.Summary); o.OnProgress != nil && key != lastSummary {
 				o.OnProgress(p)
 				lastSummary = key
 			}
-			var done bool
-			gate, done = gate.Observe(p, now)
-			if done {
+			switch outcome {
+			case report.Done:
 				return Outcome{Complete: true, Progress: p, Elapsed: now.Sub(start)}, nil
-			}
-			if p.Failed {
-				if failingSince.IsZero() {
-					failingSince = now
-				}
-				if now.Sub(failingSince) >= grace {
-					return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start),
-						Reason: fmt.Sprintf("the Cluster reports a failure (for %s): %s", model.ShortDuration(now.Sub(failingSince)), p.FailureMessage)}, nil
-				}
-			} else {
-				failingSince = time.Time{}
+			case report.Failed:
+				return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start), Reason: judge.Reason()}, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			out := Outcome{Elapsed: clk.Now().Sub(start)}
-			if s := src.Latest(); s != nil {
-				out.Progress = progressOf(s, o, clk.Now())
-			}
+			now := clk.Now()
+			out := Outcome{Elapsed: now.Sub(start), Progress: last}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// Ended while the gate held, it is neither done nor
+				// stuck "at done": the lock is kept (nobody saw the rule
+				// hold its time), and the reason says why.
 				out.TimedOut = true
-				out.Reason = "timed out at " + out.Progress.Summary
+				out.Reason = judge.Unfinished("timed out", last, now)
 				return out, ErrTrackTimeout
 			}
 			return out, ctx.Err()
@@ -161,7 +156,8 @@ func summaryKey(s string) string { return durations.ReplaceAllString(s, "#") }
 func progressOf(s *model.ClusterState, o TrackOptions, now time.Time) model.Progress {
 	p := model.DeriveProgress(s, o.Progress, now)
 	if s.Cluster == nil || s.Cluster.Generation < o.AppliedGeneration {
-		p.Complete, p.Failed = false, false
+		// Its failed steps too may be of before the apply.
+		p.Complete, p.Failed, p.Stalls = false, false, nil
 		p.Summary = fmt.Sprintf("waiting for the watch to see generation %d of the Cluster", o.AppliedGeneration)
 		return p
 	}

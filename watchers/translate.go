@@ -236,7 +236,7 @@ func translateEKSACluster(u map[string]any, _ string) any {
 		FailureMessage:               str(u, "status", "failureMessage"),
 		FailureReason:                str(u, "status", "failureReason"),
 		Conditions:                   conditions(list(u, "status", "conditions")),
-		SpecChangedAt:                specChangedAt(u),
+		SpecChangedAt:                specWrittenAt(u),
 	}
 	if n, ok := integer(spec, "controlPlaneConfiguration", "count"); ok {
 		c.ControlPlaneCount = int(n)
@@ -268,6 +268,26 @@ func specChangedAt(u map[string]any) time.Time {
 	for _, item := range list(u, "metadata", "managedFields") {
 		mf, ok := item.(map[string]any)
 		if !ok || str(mf, "subresource") != "" {
+			continue
+		}
+		if ts := timestamp(mf, "time"); ts.After(t) {
+			t = ts
+		}
+	}
+	return t
+}
+
+// specWrittenAt is the newest managedFields time of a write that owns spec
+// fields: when the spec last changed. An entry's time moves with any field
+// its manager changes, so the entries of metadata alone (EKS-A's
+// management-components annotation, the console's pause) are skipped: taken
+// for the spec change, one moved the upgrade's start to the end of its
+// first phase.
+func specWrittenAt(u map[string]any) time.Time {
+	var t time.Time
+	for _, item := range list(u, "metadata", "managedFields") {
+		mf, ok := item.(map[string]any)
+		if !ok || str(mf, "subresource") != "" || field(mf, "fieldsV1", "f:spec") == nil {
 			continue
 		}
 		if ts := timestamp(mf, "time"); ts.After(t) {

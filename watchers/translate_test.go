@@ -116,11 +116,18 @@ func TestTranslateMachineRolesAndOwners(t *testing.T) {
 	}
 }
 
-func TestTranslateEKSAClusterSpecChangedAtSkipsStatusWrites(t *testing.T) {
+// The spec's write, not the newest write: status writes and writes of
+// metadata alone (EKS-A's management-components annotation as its phase
+// ends, the console's pause) are not the spec change the upgrade began with.
+func TestTranslateEKSAClusterSpecChangedAtSkipsStatusAndMetadataWrites(t *testing.T) {
 	c := translateEKSACluster(map[string]any{
 		"metadata": map[string]any{"name": "mgmt", "generation": int64(5), "managedFields": []any{
-			map[string]any{"manager": "kubectl", "operation": "Update", "time": "2026-05-04T10:00:00Z"},
-			map[string]any{"manager": "eksa-controller", "operation": "Update", "subresource": "status", "time": "2026-05-04T10:05:00Z"},
+			map[string]any{"manager": "upgrade-console", "operation": "Apply", "time": "2026-05-04T10:00:00Z", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:spec": map[string]any{"f:kubernetesVersion": map[string]any{}}}},
+			map[string]any{"manager": "eksa-controller", "operation": "Update", "subresource": "status", "time": "2026-05-04T10:05:00Z", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:status": map[string]any{}}},
+			map[string]any{"manager": "eksa-controller", "operation": "Update", "time": "2026-05-04T10:00:08Z", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:annotations": map[string]any{}}}},
 		}},
 		"spec": map[string]any{"clusterNetwork": map[string]any{"cniConfig": map[string]any{"cilium": map[string]any{"skipUpgrade": true}}},
 			"externalEtcdConfiguration": map[string]any{"count": int64(3)}},

@@ -155,10 +155,10 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	outcome, err := follow(ctx, cmd.OutOrStdout(), followTarget{
+	res, err := follow(ctx, cmd.OutOrStdout(), followTarget{
 		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext,
 	}, o, theme)
-	return outcomeError(outcome, err, o)
+	return outcomeError(res, err, o)
 }
 
 // followTarget is the cluster to follow.
@@ -173,7 +173,7 @@ type followTarget struct {
 // dashboard or as plain lines, until ctx ends, the operator quits or (with
 // exitOnDone) the upgrade ends. The watcher's goroutine lives here, in the
 // command, never inside the UI's models.
-func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions, theme themes.Name) (report.Outcome, error) {
+func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions, theme themes.Name) (report.Result, error) {
 	wo := watchers.Options{
 		Config: t.config, ClusterName: t.cluster, ClusterNamespace: t.namespace,
 		Context: t.context, NodeUpgradeLabel: o.nodeLabel,
@@ -194,7 +194,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	}
 	w, err := watchers.New(wo)
 	if err != nil {
-		return report.Running, err
+		return report.Result{}, err
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
@@ -205,14 +205,14 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	}()
 
 	if !dashboard {
-		outcome, err := report.Watch(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
+		res, err := report.WatchResult(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
 		if werr := w.Err(); werr != nil {
 			// The watch ended on a bug of its own: that, not the outcome.
-			return outcome, werr
+			return res, werr
 		}
-		return outcome, err
+		return res, err
 	}
-	return tui.Run(ctx, tui.Options{
+	outcome, err := tui.Run(ctx, tui.Options{
 		ClusterName: t.cluster,
 		Context:     t.context,
 		Source:      w,
@@ -224,6 +224,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		QuitOnDone:  o.exitOnDone,
 		Actions:     recoveryActions(t, o.readOnly, o.nodeLabel, o.rollbackThreshold),
 	})
+	return report.Result{Outcome: outcome}, err
 }
 
 func isTerminal(w io.Writer) bool {
@@ -233,17 +234,18 @@ func isTerminal(w io.Writer) bool {
 
 // outcomeError maps how the watch ended to the exit code contract: 4 for a
 // failed upgrade, 5 for a timeout (with or without --exit-on-done).
-func outcomeError(outcome report.Outcome, err error, o *watchOptions) error {
+// The words say whether an upgrade was under way at all.
+func outcomeError(res report.Result, err error, o *watchOptions) error {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || outcome == report.TimedOut:
-		return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the upgrade completed", o.timeout))
+	case errors.Is(err, context.DeadlineExceeded) || res.Outcome == report.TimedOut:
+		return withCode(ExitTimeout, errors.New(res.Cut(fmt.Sprintf("--timeout %s passed", o.timeout))))
 	case err != nil:
 		return err
-	case outcome == report.Failed && o.exitOnDone:
+	case res.Outcome == report.Failed && o.exitOnDone:
 		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the failure above)"))
-	case o.exitOnDone && outcome != report.Done:
+	case o.exitOnDone && res.Outcome != report.Done:
 		// The operator quit, or the watch was interrupted, before the end.
-		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
+		return withCode(ExitTimeout, errors.New(res.Cut("stopped")))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/report"
 )
 
 func TestWatchUsage(t *testing.T) {
@@ -127,4 +128,27 @@ func TestWatchPlainFollowsDemoUpgrade(t *testing.T) {
 			}
 		}
 	})
+}
+
+// How a watch ended is said truthfully: a timeout or a stop on a cluster
+// at rest did not cut an upgrade short.
+func TestWatchOutcomeWordsTheClusterAtRest(t *testing.T) {
+	o := &watchOptions{timeout: 3 * time.Second, exitOnDone: true}
+	for _, tc := range []struct {
+		res  report.Result
+		err  error
+		want string
+		code int
+	}{
+		{report.Result{Outcome: report.TimedOut, AtRest: true}, nil, "--timeout 3s passed with the cluster at rest: no upgrade was under way", ExitTimeout},
+		{report.Result{Outcome: report.TimedOut}, nil, "--timeout 3s passed before the upgrade completed", ExitTimeout},
+		{report.Result{Outcome: report.Running, AtRest: true}, nil, "stopped with the cluster at rest: no upgrade was under way", ExitTimeout},
+		{report.Result{Outcome: report.Running}, nil, "stopped before the upgrade completed", ExitTimeout},
+		{report.Result{Outcome: report.Failed}, nil, "the upgrade failed", ExitUpgradeFail},
+	} {
+		err := outcomeError(tc.res, tc.err, o)
+		if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) || exitCode(err) != tc.code {
+			t.Errorf("%+v: %v (exit %d), want %q (exit %d)", tc.res, err, exitCode(err), tc.want, tc.code)
+		}
+	}
 }

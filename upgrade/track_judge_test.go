@@ -1,0 +1,187 @@
+package upgrade
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// fixedSource serves one snapshot and counts the looks at it.
+type fixedSource struct {
+	s  *model.ClusterState
+	mu sync.Mutex
+	n  int
+}
+
+func (f *fixedSource) Latest() *model.ClusterState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return f.s
+}
+
+func (f *fixedSource) looks() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// trackSteps runs Track on a fake clock moved a second at a time, each step
+// once the tracker has looked, until Track returns or limit has passed.
+func trackSteps(t *testing.T, ctx context.Context, src *fixedSource, clk *clocktesting.FakeClock, o TrackOptions, limit time.Duration) (Outcome, []string, error) {
+	t.Helper()
+	var mu sync.Mutex
+	var said []string
+	o.OnProgress = func(p model.Progress) {
+		mu.Lock()
+		said = append(said, p.Summary)
+		mu.Unlock()
+	}
+	type result struct {
+		out Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := Track(ctx, src, clk, o)
+		done <- result{out, err}
+	}()
+	end := clk.Now().Add(limit)
+	for {
+		n := src.looks()
+		if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return src.looks() > n || len(done) > 0, nil
+		}); err != nil {
+			t.Fatalf("the tracker stopped looking: %v", err)
+		}
+		select {
+		case r := <-done:
+			mu.Lock()
+			defer mu.Unlock()
+			return r.out, said, r.err
+		default:
+		}
+		if !clk.Now().Before(end) {
+			t.Fatalf("Track did not return within %s; said %q", limit, said)
+		}
+		if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return clk.HasWaiters(), nil
+		}); err != nil {
+			t.Fatal("the tracker waits on no tick")
+		}
+		clk.Step(time.Second)
+	}
+}
+
+// settled is a Cluster (generation 2) whose every completion milestone is
+// met: stacked etcd, CNI unmanaged, no child object to wait for.
+func settled() *model.ClusterState {
+	at := time.Now().Add(-time.Hour)
+	conds := model.Conditions{}
+	for _, c := range []string{model.ConditionControlPlaneReady, model.ConditionWorkersReady, model.ConditionReady} {
+		conds = append(conds, model.Condition{Type: c, Status: "True", LastTransitionTime: at})
+	}
+	return &model.ClusterState{ClusterName: "mgmt", Cluster: &model.EKSACluster{
+		Meta:              model.Meta{Name: "mgmt", Namespace: "default", Generation: 2},
+		EksaVersion:       "v0.21.2",
+		KubernetesVersion: "1.31", ObservedGeneration: 2, Conditions: conds,
+	}}
+}
+
+// Apply --wait said "done" as soon as the milestones were met, before the
+// gate's hold: now it says it is confirming, and "done" only after.
+func TestTrackSaysDoneOnlyAfterTheHold(t *testing.T) {
+	t0 := time.Now().Truncate(time.Second)
+	clk := clocktesting.NewFakeClock(t0)
+	out, said, err := trackSteps(t, context.Background(), &fixedSource{s: settled()}, clk, TrackOptions{AppliedGeneration: 2}, time.Minute)
+	if err != nil || !out.Complete {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	want := []string{"every completion milestone met; confirming it holds for 5s", "done: every completion milestone met"}
+	if strings.Join(said, "\n") != strings.Join(want, "\n") {
+		t.Errorf("said %q\nwant %q", said, want)
+	}
+	if hold := model.DefaultCompletionGate().Hold; out.Elapsed < hold {
+		t.Errorf("done after %s, within the hold of %s", out.Elapsed, hold)
+	}
+}
+
+// An in-place step that failed and stays failed fails the wait once the
+// grace has passed (it only timed out), saying what resumes it.
+func TestTrackFailsOnAStepThatStaysFailed(t *testing.T) {
+	t0 := time.Now().Truncate(time.Second)
+	s := settled()
+	s.Cluster.Conditions[1] = model.Condition{Type: model.ConditionWorkersReady, Status: "False", Reason: "InPlaceUpgradeInProgress", LastTransitionTime: t0}
+	s.Cluster.Conditions[2] = model.Condition{Type: model.ConditionReady, Status: "False", Reason: "InPlaceUpgradeInProgress", LastTransitionTime: t0}
+	s.Machines = model.ListOf(&model.Machine{Meta: model.Meta{Name: "mgmt-md-0-x"}, Role: model.RoleWorker, Owner: "mgmt-md-0", Owned: true,
+		NodeName: "mgmt-6d6mj", Phase: "Running"})
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "mgmt-md-0-x-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)},
+		Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-x", Conditions: model.Conditions{
+			{Type: "UpgraderPodCreated", Status: "True", LastTransitionTime: t0.Add(-time.Minute)},
+			{Type: "BinariesCopied", Status: "True", LastTransitionTime: t0.Add(-time.Minute)},
+			{Type: "ContainerdUpgraded", Status: "True", LastTransitionTime: t0.Add(-time.Minute)},
+			{Type: "CNIPluginsUpgraded", Status: "True", LastTransitionTime: t0.Add(-time.Minute)},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0},
+		}})
+	clk := clocktesting.NewFakeClock(t0)
+	out, _, err := trackSteps(t, context.Background(), &fixedSource{s: s}, clk, TrackOptions{AppliedGeneration: 2, FailureGrace: 30 * time.Second}, time.Minute)
+	if err != nil || !out.Failed || out.Elapsed < 30*time.Second {
+		t.Fatalf("outcome %+v, %v; want failed once the step stayed failed 30s", out, err)
+	}
+	for _, want := range []string{"node mgmt-6d6mj in-place step KubeadmUpgraded failed", "`upgrade-console node retry mgmt-6d6mj --cluster mgmt` runs its steps again"} {
+		if !strings.Contains(out.Reason, want) {
+			t.Errorf("reason %q lacks %q", out.Reason, want)
+		}
+	}
+}
+
+// A timeout inside the hold says so truthfully ("timed out at done: …" it
+// said), and the lock is kept: nobody saw the rule hold its time.
+func TestTrackTimeoutWhileConfirmingKeepsTheLockTruthfully(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	d := &Driver{Client: w.client, Audit: &memAudit{}, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
+	w.setConditions(t, s.ClusterGeneration, "", all)
+	var mu sync.Mutex
+	var said []string
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second) // inside the 5 s hold
+	defer cancel()
+	out, err := s.Track(tctx, w.watcher, TrackOptions{Poll: 20 * time.Millisecond, OnProgress: func(p model.Progress) {
+		mu.Lock()
+		said = append(said, p.Summary)
+		mu.Unlock()
+	}})
+	if !out.TimedOut || out.Complete {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if !strings.HasPrefix(out.Reason, "timed out while confirming completion: every milestone was met ") {
+		t.Errorf("reason %q", out.Reason)
+	}
+	if strings.HasPrefix(out.Progress.Summary, "done") {
+		t.Errorf("summary %q at the timeout", out.Progress.Summary)
+	}
+	mu.Lock()
+	for _, l := range said {
+		if strings.HasPrefix(l, "done") {
+			t.Errorf("said %q before the hold passed", l)
+		}
+	}
+	mu.Unlock()
+	st, err := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+	if err != nil || !st.Held() || !strings.Contains(st.Kept, "upgrade timed out while confirming completion: every milestone was met") {
+		t.Errorf("lock after the timeout: %+v %v", st, err)
+	}
+}
