@@ -17,12 +17,13 @@ func healthy(c model.Condition) bool { return report.Healthy(c) }
 func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 	var out []line
 	var ok []string
+	rolling := cs.IsTrue("RollingOut")
 	for _, c := range cs {
 		if healthy(c) && !expand {
 			ok = append(ok, c.Type)
 			continue
 		}
-		out = append(out, conditionLine(st, c)...)
+		out = append(out, conditionLine(st, c, rolling)...)
 	}
 	if len(ok) > 0 {
 		folded := line{segs: []seg{
@@ -35,14 +36,10 @@ func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 	return out
 }
 
-func conditionLine(st *styles, c model.Condition) []line {
-	mark := st.conditionMark(c)
-	switch {
-	case report.NegativePolarity(c.Type) && c.Status == "True":
-		mark = seg{st.th.Sym.Active, rSevInfo}
-	case report.NegativePolarity(c.Type) && c.Status == "False":
-		mark = seg{st.th.Sym.OK, rCondTrue}
-	}
+// conditionLine is a condition's line (and its message below); rolling
+// says the object's rollout is under way (its RollingOut condition is True).
+func conditionLine(st *styles, c model.Condition, rolling bool) []line {
+	mark := conditionMark(st, c, rolling)
 	segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}}
 	if c.Reason != "" && !healthy(c) {
 		segs = append(segs, seg{"  " + c.Reason, rMuted})
@@ -56,6 +53,43 @@ func conditionLine(st *styles, c model.Condition) []line {
 		out = append(out, messageLines(c.Message, r, "     ")...)
 	}
 	return out
+}
+
+// conditionMark is the mark of a condition. A rollout's conditions go False
+// as a matter of course, and are marked as work in progress, not failed:
+// the etcdadm controller sets Ready and EtcdMachinesSpecUpToDate False with
+// severity Warning and the reason EtcdRollingUpdateInProgress for the whole
+// etcd rollout, EKS-A sets its Cluster's with severity Info, and a CAPI
+// v1beta2 KubeadmControlPlane (no severities) has MachinesUpToDate False,
+// reason NotUpToDate, while RollingOut is True. The failure mark is for
+// severity Error and for a reason that names a failure; another Warning
+// (MaxNumberOfEtcdMachinesReached) is a warning. A v1beta2 condition has no
+// severity to tell: False, it is marked failed unless it is a rollout's.
+func conditionMark(st *styles, c model.Condition, rolling bool) seg {
+	sym := st.th.Sym
+	neg := report.NegativePolarity(c.Type)
+	switch {
+	case neg && c.Status == "True":
+		return seg{sym.Active, rSevInfo}
+	case neg && c.Status == "False":
+		return seg{sym.OK, rCondTrue}
+	case c.Status != "False" || c.Severity == model.SeverityError:
+		return st.conditionMark(c)
+	case failureReason(c.Reason):
+		return seg{sym.Fail, rCondFalse}
+	case c.Severity == model.SeverityInfo, strings.HasSuffix(c.Reason, "InProgress"),
+		c.Severity == model.SeverityNone && rolling && c.Reason == "NotUpToDate":
+		return seg{sym.Active, rSevInfo}
+	case c.Severity == model.SeverityWarning:
+		return seg{sym.Warn, rSevWarning}
+	}
+	return st.conditionMark(c)
+}
+
+// failureReason reports whether a condition's reason names a failure
+// (InPlaceUpgradeFailed, BootstrapFailed, EtcdHealthCheckFailed, …).
+func failureReason(reason string) bool {
+	return strings.Contains(reason, "Fail") || strings.Contains(reason, "Error")
 }
 
 // maxMessageLines caps a multi-line message (v1beta2 aggregates one line per

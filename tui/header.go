@@ -56,7 +56,10 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 			h.badges = append(h.badges, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
 		case l.Holder != "":
 			ownLock = true
-			t := "lock: " + l.Holder
+			// This console's own lock: its holder (this user, this host,
+			// this console's id) would read as someone else's, the way
+			// another console's lock is shown.
+			t := "lock: held by this console"
 			if d := since(l.Renewed, now); d != "" {
 				t += " (renewed " + d + " ago)"
 			}

@@ -1,6 +1,12 @@
 package tui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
+)
 
 // KeyMap is the dashboard's key bindings. It implements help.KeyMap, so the
 // footer and the full help (?) are generated from it.
@@ -77,3 +83,22 @@ func (f filterKeys) ShortHelp() []key.Binding {
 }
 
 func (f filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{f.ShortHelp()} }
+
+// shortHelpFitting renders bindings as a short help of at most w cells. When
+// they do not all fit, the bindings in drop give way, first ones first, so
+// that what ends the line stays in view: bubbles/help cuts the line's end
+// instead, and with it ? and q, the keys that say how to see the rest and
+// how to leave. What still does not fit is cut as bubbles/help cuts it.
+func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
+	h.SetWidth(0)
+	out := h.ShortHelpView(bindings)
+	for _, d := range drop {
+		if ansi.StringWidth(out) <= w {
+			break
+		}
+		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return b.Help() == d.Help() })
+		out = h.ShortHelpView(bindings)
+	}
+	h.SetWidth(w)
+	return h.ShortHelpView(bindings)
+}

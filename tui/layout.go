@@ -98,6 +98,13 @@ func (d *Dashboard) relayout() {
 		d.layoutStalls(&p, w, min(budget, p.stallLines), p.stallLines)
 		body = h - p.headerLines - p.stallLines - p.helpLines
 	}
+	// Zoomed, the events pane has the screen's width to show each message
+	// whole; in the layout it keeps one row per event.
+	if d.zoom && d.focus == paneEvents {
+		d.events.wrapTo(w)
+	} else {
+		d.events.wrapTo(0)
+	}
 	if d.zoom {
 		p.sections = []section{{left: d.focus, right: noPane, h: body}}
 		p.visible[d.focus] = true
@@ -331,7 +338,14 @@ func (d *Dashboard) refreshHelp() {
 		d.helpOut = h.ShortHelpView(filterKeys{d.keys}.ShortHelp())
 		return
 	}
-	d.helpOut = d.help.View(d.keys)
+	if d.help.ShowAll {
+		d.helpOut = d.help.View(d.keys)
+		return
+	}
+	// On a narrow screen the pane keys give way before an offered action
+	// (R recover), ? and q: cut at its end, the line lost those first.
+	km := d.keys
+	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), d.help.Width(), km.Expand, km.Filter, km.Zoom)
 }
 
 // View joins the header, the cached pane outputs and the footer.

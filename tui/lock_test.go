@@ -96,7 +96,7 @@ func TestHeaderOwnLockWins(t *testing.T) {
 		lock      func() LockInfo
 		want, not []string
 	}{
-		{"held", func() LockInfo { return own }, []string{"lock: alice@laptop (console 3f2a9c1e) (renewed 2s ago)"}, []string{"bob@bastion-2"}},
+		{"held", func() LockInfo { return own }, []string{"lock: held by this console (renewed 2s ago)"}, []string{"bob@bastion-2", "alice@laptop"}},
 		{"lost", func() LockInfo { return LockInfo{Lost: true} }, []string{"lock lost", "lock: bob@bastion-2 (renewed 3s ago)"}, nil},
 		{"not taken yet", func() LockInfo { return LockInfo{} }, []string{"lock: bob@bastion-2 (renewed 3s ago)"}, nil},
 	} {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,10 @@ func sourceAvailability(s *model.ClusterState, kinds ...model.Kind) availability
 type line struct {
 	segs  []seg
 	since time.Time
+	// whole, when set, is the last segment's text in full (an event's
+	// message, which the line cuts at the pane's width): a pane that wraps
+	// (textPane.wrapTo) shows it whole.
+	whole string
 }
 
 // renderKey is everything a pane's output depends on. A pane re-renders only
@@ -102,6 +107,13 @@ type textPane struct {
 	// usesClock is true when lines show "since" and so change every second.
 	usesClock bool
 
+	// rows are the lines as drawn: the lines themselves, or, when wrapW is
+	// set, with their whole texts wrapped to it; starts[i] is then the row
+	// line i starts at.
+	rows   []line
+	wrapW  int
+	starts []int
+
 	offset int
 	gen    uint64
 	cache  renderCache
@@ -110,8 +122,82 @@ type textPane struct {
 // set replaces the pane's content (in Update, never in View).
 func (p *textPane) set(title []seg, avail availability, lines []line) {
 	p.title, p.avail, p.lines = title, avail, lines
+	p.rewrap()
 	p.gen++
 	p.clampOffset(0)
+}
+
+// wrapTo wraps the lines' whole texts to w cells, or, with 0, cuts them
+// again (in Update, never in View). The line shown first stays first.
+func (p *textPane) wrapTo(w int) {
+	if w == p.wrapW {
+		return
+	}
+	first := p.lineAt(p.offset)
+	p.wrapW = w
+	p.rewrap()
+	p.offset = first
+	if p.starts != nil && first < len(p.starts) {
+		p.offset = p.starts[first]
+	}
+	p.gen++
+	p.clampOffset(0)
+}
+
+// lineAt is the index of the line row r belongs to.
+func (p *textPane) lineAt(r int) int {
+	if p.starts == nil {
+		return r
+	}
+	i, found := slices.BinarySearch(p.starts, r)
+	if !found {
+		i--
+	}
+	return max(i, 0)
+}
+
+func (p *textPane) rewrap() {
+	if p.wrapW <= 0 || !slices.ContainsFunc(p.lines, func(l line) bool { return l.whole != "" }) {
+		p.rows, p.starts = p.lines, nil
+		return
+	}
+	p.rows = make([]line, 0, len(p.lines))
+	p.starts = make([]int, 0, len(p.lines))
+	for _, l := range p.lines {
+		p.starts = append(p.starts, len(p.rows))
+		p.rows = append(p.rows, wrapWhole(l, p.wrapW)...)
+	}
+}
+
+// sinceCells is the room a wrapped line keeps for its "since" ("10d23h"
+// and the gap before it).
+const sinceCells = 8
+
+// wrapWhole is a line with its whole text at w cells: on the line when it
+// fits there, else wrapped on rows of their own under it, indented as a
+// condition's message is.
+func wrapWhole(l line, w int) []line {
+	if l.whole == "" || len(l.segs) == 0 {
+		return []line{l}
+	}
+	last := len(l.segs) - 1
+	room := w - segsWidth(l.segs[:last])
+	if !l.since.IsZero() {
+		room -= sinceCells
+	}
+	if !strings.Contains(l.whole, "\n") && width(l.whole) <= room {
+		segs := slices.Clone(l.segs)
+		segs[last].text = l.whole
+		return []line{{segs: segs, since: l.since}}
+	}
+	const indent = "     "
+	out := []line{{segs: l.segs[:last], since: l.since}}
+	for _, part := range strings.Split(strings.TrimSpace(l.whole), "\n") {
+		for _, r := range wrap(part, max(w-len(indent)-1, 1)) {
+			out = append(out, line{segs: []seg{{indent + r, l.segs[last].r}}})
+		}
+	}
+	return out
 }
 
 // want is the height the pane would like: its title and every line.
@@ -119,7 +205,7 @@ func (p *textPane) want() int {
 	if p.avail.msg != "" {
 		return 2
 	}
-	return 1 + len(p.lines)
+	return 1 + len(p.rows)
 }
 
 func (p *textPane) scroll(delta, h int) {
@@ -132,7 +218,7 @@ func (p *textPane) clampOffset(h int) {
 	if h == 0 {
 		body = 1
 	}
-	p.offset = min(p.offset, max(len(p.lines)-body, 0))
+	p.offset = min(p.offset, max(len(p.rows)-body, 0))
 	p.offset = max(p.offset, 0)
 }
 
@@ -152,7 +238,7 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 	body := h - 1
 	below := 0
 	if p.avail.msg == "" {
-		below = max(len(p.lines)-p.offset-body, 0)
+		below = max(len(p.rows)-p.offset-body, 0)
 	}
 	writeTitle(&b, st, p.id, p.title, w, focused, p.offset, below)
 	for i := 0; i < body; i++ {
@@ -166,11 +252,11 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 			continue
 		}
 		j := p.offset + i
-		if j >= len(p.lines) {
+		if j >= len(p.rows) {
 			b.WriteString(spaces(w))
 			continue
 		}
-		writeLine(&b, st, p.lines[j], w, now)
+		writeLine(&b, st, p.rows[j], w, now)
 	}
 	return p.cache.put(k, b.String())
 }

@@ -231,7 +231,9 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		if t.IsZero() {
 			t = ev.FirstTimestamp
 		}
-		lines = append(lines, line{segs: segs, since: t})
+		// Zoomed, the pane shows the message whole (wrapped): cut at the
+		// width, the end of a long one could be read nowhere.
+		lines = append(lines, line{segs: segs, since: t, whole: "  " + ev.Message})
 	}
 	if n == 0 {
 		lines = append(lines, line{segs: []seg{{" no events", rMuted}}})

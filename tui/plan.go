@@ -12,7 +12,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -217,11 +216,26 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn}, []key.Binding{p.keys.Help, p.keys.Quit})
 }
 
+// helpView is the help: on a narrow screen the short one keeps the apply,
+// the recovery, ? and q, and drops what the body also says (a, d: the
+// dry-run runs before any apply) or what has a default (r: the checks re-run
+// as the cluster changes).
+func (p *PlanScreen) helpView() string {
+	if p.help.ShowAll {
+		return p.help.View(p)
+	}
+	k := p.keys
+	return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck)
+}
+
 // refreshActions updates the offered keys, and the help when they changed.
 func (p *PlanScreen) refreshActions() {
 	shown := offeredActions(p.opts, p.state)
 	if !slices.EqualFunc(shown, p.offered, func(a, b key.Binding) bool { return a.Help() == b.Help() }) {
 		p.offered = shown
+		if p.statusOf == statusChecks {
+			p.setBlockedStatus() // it names the keys offered
+		}
 		p.rebuild()
 	}
 }
@@ -414,6 +428,12 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 	if p.starting || p.session != nil || p.actions.Start == nil {
 		return nil
 	}
+	if p.plan.Blocked() {
+		// The checks re-ran while the confirmation was open.
+		p.setBlockedStatus()
+		p.rebuild()
+		return nil
+	}
 	p.starting = true
 	p.setStatus(statusEvent, seg{" taking the upgrade lock, saving the snapshot, applying…", rMuted})
 	p.rebuild()
@@ -426,6 +446,17 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 
 func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	p.starting = false
+	var refused *upgrade.PreflightError
+	if errors.As(msg.err, &refused) && msg.session == nil {
+		// The checks the driver re-ran under the lock blocked the start:
+		// the list shows them with their fixes and the status names them,
+		// as when enter finds them blocking (the error's text puts them on
+		// lines of their own, which a one-line status would drop).
+		p.plan = withChecks(p.plan, refused.Checks)
+		p.setBlockedStatus()
+		p.rebuild()
+		return p.recheck()
+	}
 	if msg.err != nil {
 		text := " " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error())
 		var held *upgrade.LockHeldError
@@ -501,11 +532,44 @@ func (p *PlanScreen) setBlockedStatus() {
 		p.setStatus(statusEvent, seg{})
 		return
 	}
+	p.setStatus(statusChecks, seg{" " + p.st.th.Sym.Fail + " " + blockedSentence(p.plan) + ": fix what the checks say" + p.recoverHint() + " (r re-runs them)", rFailure})
+}
+
+// blockedSentence names the checks that block the apply.
+func blockedSentence(pl *upgrade.Plan) string {
 	names := make([]string, 0)
-	for _, r := range p.plan.Blocking() {
+	for _, r := range pl.Blocking() {
 		names = append(names, r.Name)
 	}
-	p.setStatus(statusChecks, seg{" " + p.st.th.Sym.Fail + " apply is blocked by " + strings.Join(names, ", ") + ": fix what the checks say (r re-runs them)", rFailure})
+	return "apply is blocked by " + strings.Join(names, ", ")
+}
+
+// recoverHint points at the recovery keys offered now (a stale lock, a
+// leftover pause: what blocks is often what R clears).
+func (p *PlanScreen) recoverHint() string {
+	if len(p.offered) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(p.offered))
+	for _, b := range p.offered {
+		keys = append(keys, b.Help().Key+" "+b.Help().Desc)
+	}
+	return ", or " + strings.Join(keys, ", ")
+}
+
+// withChecks is a copy of pl whose preflight list holds checks in place of
+// the results of the same name (new ones at the end).
+func withChecks(pl *upgrade.Plan, checks []model.CheckResult) *upgrade.Plan {
+	cp := *pl
+	cp.Preflight = slices.Clone(pl.Preflight)
+	for _, c := range checks {
+		if i := slices.IndexFunc(cp.Preflight, func(r model.CheckResult) bool { return r.Name == c.Name }); i >= 0 {
+			cp.Preflight[i] = c
+		} else {
+			cp.Preflight = append(cp.Preflight, c)
+		}
+	}
+	return &cp
 }
 
 func (p *PlanScreen) bodyHeight() int {
@@ -524,7 +588,7 @@ func (p *PlanScreen) rebuild() {
 	if p.st == nil || p.plan == nil {
 		return
 	}
-	p.helpOut = strings.Split(p.help.View(p), "\n")
+	p.helpOut = strings.Split(p.helpView(), "\n")
 	p.body = buildPlanBody(p.st, p.plan, p.all, p.dry, p.dryErr, p.dryRunning, p.checkErr, p.opts.ReadOnly, p.w)
 	p.restatus()
 }
@@ -577,7 +641,9 @@ func (p *PlanScreen) View() string {
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(st.paint(rRule, repeat("─", p.w)))
+	// The rule under the body says what is out of view, as a pane's title
+	// does: the checks that block may be below the rows shown.
+	writeRule(&b, st, p.w, scrollHint(p.offset, max(len(p.body)-p.offset-bh, 0)))
 	for _, l := range p.statusOut {
 		b.WriteByte('\n')
 		st.paintSegs(&b, l.segs, p.w)
@@ -587,6 +653,18 @@ func (p *PlanScreen) View() string {
 		b.WriteString(" " + hl)
 	}
 	return b.String()
+}
+
+// writeRule draws a rule w cells wide with hint near its right end.
+func writeRule(b *strings.Builder, st *styles, w int, hint string) {
+	hw := width(hint)
+	if hint == "" || hw+6 > w {
+		b.WriteString(st.paint(rRule, repeat("─", w)))
+		return
+	}
+	b.WriteString(st.paint(rRule, repeat("─", w-hw-3)))
+	b.WriteString(" " + st.paint(rMuted, hint) + " ")
+	b.WriteString(st.paint(rRule, "─"))
 }
 
 func (p *PlanScreen) writeHeader(b *strings.Builder) {
@@ -652,7 +730,17 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	if all {
 		toggle = "a: changed only"
 	}
-	add(seg{" COMPONENTS ", rPaneTitle}, seg{" " + counts + " (" + toggle + ")", rMuted})
+	// Wrapped, not cut: at 80 columns its end is the one place that says
+	// what a does (the help gives way to ? and q), kept whole.
+	lead := []seg{{" COMPONENTS ", rPaneTitle}, {" ", rMuted}}
+	heading := hanging(lead, counts, rMuted, w)
+	tag := " (" + toggle + ")"
+	if last := &heading[len(heading)-1]; segsWidth(last.segs)+width(tag) < w {
+		last.segs = append(last.segs, seg{tag, rMuted})
+	} else {
+		heading = append(heading, line{segs: []seg{{spaces(segsWidth(lead)) + tag[1:], rMuted}}})
+	}
+	out = append(out, heading...)
 	nameW, curW, tgtW := 4, 7, 6
 	for _, r := range rows {
 		nameW = max(nameW, width(r.Name))
@@ -688,29 +776,51 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	}
 	add(seg{" PREFLIGHT ", rPaneTitle}, seg{summary, rMuted})
 	if checkErr != nil {
-		add(seg{"   " + sym.Warn + " could not re-run the checks: " + firstLine(checkErr.Error()), rStall})
+		out = append(out, hanging([]seg{{"   " + sym.Warn + " ", rStall}}, "could not re-run the checks: "+checkErr.Error(), rStall, w)...)
 	}
 	nw := 0
 	for _, r := range pl.Preflight {
 		nw = max(nw, width(r.Name))
 	}
 	// Messages and remediations wrap under the name column: the fix is
-	// the one line an operator must be able to read whole.
-	indent := spaces(5 + nw + 2)
-	textW := max(w-len(indent)-1, 20)
+	// the one line an operator must be able to read whole, and copy. Rows
+	// are counted from the column they start at, whole words, a `command`
+	// on one row where it fits (cut, or split mid-word, a command copied
+	// from the screen runs something else). Where the names leave the text
+	// too little room, or a word would not fit in it, the text goes under
+	// the names instead.
+	col := 5 + nw + 2
+	stacked := w-col-1 < minCheckText || longestWord(pl.Preflight) > w-col-1-len(fixLead)
+	if stacked {
+		col = 7
+	}
+	indent := spaces(col)
+	textW := max(w-col-1, 1)
 	for _, r := range pl.Preflight {
 		mark, role := checkMark(sym, r.Status)
 		msg := wrap(r.Message, textW)
-		add(seg{"   " + mark + " ", role}, seg{fit(r.Name, nw+2), rText}, seg{msg[0], rMuted})
-		for _, l := range msg[1:] {
+		if stacked {
+			add(seg{"   " + mark + " ", role}, seg{r.Name, rText})
+		} else {
+			add(seg{"   " + mark + " ", role}, seg{fit(r.Name, nw+2), rText}, seg{msg[0], rMuted})
+			msg = msg[1:]
+		}
+		for _, l := range msg {
 			add(seg{indent + l, rMuted})
 		}
 		if r.Remediation != "" && r.Status != model.CheckPass {
-			for i, l := range wrap("fix: "+r.Remediation, textW) {
+			// A command too long for the column takes the rows from under
+			// the name, where it has more room.
+			fixIndent, fixW := indent, textW-len(fixLead)
+			if wide := w - 5 - 1 - len(fixLead); wide > fixW && !quotedFit(r.Remediation, fixW) {
+				fixIndent, fixW = "     ", wide
+			}
+			for i, l := range wrap(r.Remediation, max(fixW, 1)) {
+				lead := fixLead
 				if i > 0 {
-					l = "     " + l
+					lead = spaces(len(fixLead))
 				}
-				add(seg{indent + l, rSevWarning})
+				add(seg{fixIndent + lead + l, rSevWarning})
 			}
 		}
 	}
@@ -722,7 +832,7 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	case dryRunning:
 		add(seg{title, rPaneTitle}, seg{" asking the API server…", rMuted})
 	case dryErr != nil:
-		add(seg{title, rPaneTitle}, seg{" " + sym.Fail + " " + firstLine(dryErr.Error()), rFailure})
+		out = append(out, hanging([]seg{{title, rPaneTitle}, {" " + sym.Fail + " ", rFailure}}, dryErr.Error(), rFailure, w)...)
 	case dry == nil:
 		hint := " d: ask the API server what the apply changes (nothing is written)"
 		if readOnly {
@@ -745,7 +855,7 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit, w int) []line {
 	for _, o := range dry.Objects {
 		switch {
 		case o.Error != "":
-			add(seg{"   " + sym.Fail + " " + o.Object + ": refused: " + firstLine(o.Error), rFailure})
+			out = append(out, hanging([]seg{{"   " + sym.Fail + " ", rFailure}}, o.Object+": refused: "+o.Error, rFailure, w)...)
 		case o.Create:
 			add(seg{"   + " + o.Object + ": created", rCondTrue})
 		case len(o.Fields) == 0:
@@ -801,6 +911,19 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit, w int) []line {
 			owner = c.Object
 		}
 		add(seg{"       " + fit(c.Field, fw+2), rText}, seg{owner, rMuted})
+	}
+	return out
+}
+
+// hanging is text wrapped to w cells after lead, its continuation rows
+// indented to the text: an error is read whole, not cut at the width.
+func hanging(lead []seg, text string, r role, w int) []line {
+	lw := segsWidth(lead)
+	rows := wrap(text, max(w-lw-1, 10))
+	out := make([]line, 0, len(rows))
+	out = append(out, line{segs: append(slices.Clone(lead), seg{rows[0], r})})
+	for _, row := range rows[1:] {
+		out = append(out, line{segs: []seg{{spaces(lw) + row, r}}})
 	}
 	return out
 }
@@ -872,14 +995,46 @@ func dashIfEmpty(s string) string {
 	return s
 }
 
-// wrap breaks plain text into lines of at most w cells, at spaces where it
-// can (long paths and commands are cut where they must be).
-func wrap(s string, w int) []string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return []string{""}
+// minCheckText is the fewest cells a check's message gets beside the
+// names; with less it goes under the name.
+const minCheckText = 20
+
+// longestWord is the width of the longest word of the checks' messages and
+// fixes.
+func longestWord(checks []model.CheckResult) int {
+	n := 0
+	for _, r := range checks {
+		for _, f := range strings.Fields(r.Message + " " + r.Remediation) {
+			n = max(n, width(f))
+		}
 	}
-	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+	return n
+}
+
+// quotedFit reports whether every `quoted` span of s fits in w cells.
+func quotedFit(s string, w int) bool {
+	for _, f := range quotedFields(s) {
+		if strings.HasPrefix(f, "`") && width(f) > w {
+			return false
+		}
+	}
+	return true
+}
+
+// fixLead starts a check's remediation; its continuation rows are indented
+// to the text after it.
+const fixLead = "fix: "
+
+// wrap breaks plain text into lines of at most w cells, as wrapWords does:
+// at spaces only, a `command` whole where it fits, and never no line (an
+// empty text is one empty line). ansi.Wrap, which this used, also breaks
+// after hyphens: "upgrade-" on one row and "console-mgmt" on the next read
+// as two words, and a name copied from either is wrong.
+func wrap(s string, w int) []string {
+	if rows := wrapWords(s, w); len(rows) > 0 {
+		return rows
+	}
+	return []string{""}
 }
 
 // concatSegs joins runs of segments into one.

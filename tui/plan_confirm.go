@@ -32,6 +32,9 @@ type confirmDialog struct {
 	dry     *upgrade.DryRunResult
 	force   bool
 	hint    string
+	// blocked names the checks that block the apply since the dialog
+	// opened (the checks re-run as the cluster changes); empty when none.
+	blocked string
 
 	keys confirmKeys
 
@@ -113,6 +116,19 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case ThemeMsg:
 		d.setTheme(msg.Theme)
+		return d, nil
+	case recheckedMsg:
+		// The plan screen behind re-ran the checks: the dialog must not
+		// offer an apply they now refuse (nor keep refusing once they
+		// pass again).
+		if msg.err == nil && msg.plan != nil {
+			d.plan, d.blocked = msg.plan, ""
+			if msg.plan.Blocked() {
+				d.blocked = blockedSentence(msg.plan)
+			}
+			d.keys.Confirm.SetEnabled(d.blocked == "")
+			d.relayout()
+		}
 		return d, nil
 	case tea.KeyPressMsg:
 		switch {
@@ -248,14 +264,20 @@ func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool
 	wrapAdd(&tail, "type the cluster name ("+d.cluster+") to confirm:", rText)
 	inputAt = len(tail)
 	tail = append(tail, line{}) // the input
-	if d.hint != "" {
+	switch {
+	case d.blocked != "":
+		wrapAdd(&tail, d.st.th.Sym.Fail+" "+d.blocked+": esc, then fix what the checks say", rFailure)
+	case d.hint != "":
 		wrapAdd(&tail, d.hint, rFailure)
-	} else if gaps {
+	case gaps:
 		// Kept, so that an error does not move the prompt.
 		tail = append(tail, line{})
 	}
 	keys := "enter apply · esc cancel"
-	if len(d.dry.Conflicts) > 0 {
+	switch {
+	case d.blocked != "":
+		keys = "esc cancel"
+	case len(d.dry.Conflicts) > 0:
 		keys = "enter apply · tab take over fields · esc cancel"
 	}
 	wrapAdd(&tail, keys, rMuted)

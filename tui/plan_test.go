@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -313,8 +315,10 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	}}, t0)
 	var b strings.Builder
 	h.render(&b, st, 160, t0)
-	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: alice@laptop (console 3f2a9c1e) (renewed 3s ago)") {
-		t.Errorf("header lacks the lock:\n%s", out)
+	// The lock is this console's own: said so, not named after its holder
+	// as another console's is.
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: held by this console (renewed 3s ago)") || strings.Contains(out, "alice@laptop") {
+		t.Errorf("header lacks the lock, or names this console's lock after its holder:\n%s", out)
 	}
 	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-40 * time.Second), RenewErr: "leases.coordination.k8s.io is forbidden"}
@@ -536,5 +540,206 @@ func TestConfirmDialogWrapsWhatToDo(t *testing.T) {
 			appKeys(a, enter)
 			check("8 field(s) belong to another manager: tab takes them over, or esc and resolve them", "> mgmt")
 		})
+	}
+}
+
+// fixtureStaleLockPlan is the plan of the demo's stale-lock world: checks
+// whose messages and fixes run over several rows, with commands to copy.
+func fixtureStaleLockPlan() *upgrade.Plan {
+	p := fixturePlan(false)
+	p.Preflight = []model.CheckResult{
+		{Name: "eksa-version-skew", Status: model.CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
+		{Name: "target-release-present", Status: model.CheckPass, Message: "EKSARelease eksa-v0-21-2 → Bundles eksa-system/bundles-84"},
+		{Name: "management-components", Status: model.CheckWarn,
+			Message:     "the management components are at v0.20.9, older than the target release v0.21.2: the EKS-A controller that reconciles the new spec is the older one",
+			Remediation: "upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the v0.21.2 CLI, then plan again"},
+		{Name: "upgrade-lock", Status: model.CheckFail, Blocking: true,
+			Message:     "stale upgrade lock: Lease eksa-system/upgrade-console-mgmt held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-22T21:03:36Z (3h20m0s ago); stale: not renewed for 3h0m0s",
+			Remediation: "make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster mgmt`"},
+		{Name: "eksa-reconcile-not-paused", Status: model.CheckFail, Blocking: true,
+			Message:     "anywhere.eks.amazonaws.com/paused=true on Cluster mgmt: the EKS-A controller ignores the cluster, the new spec would never be reconciled",
+			Remediation: "if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status --cluster mgmt`, then clear it with `upgrade-console lock clear paused --cluster mgmt` (recorded)"},
+	}
+	return p
+}
+
+// TestPlanScreenKeepsEveryFixWhole: a check's message and fix wrap within
+// the width, nothing of them is cut or split mid-word, and each `command`
+// stays on one row, so what the operator copies runs what the check says.
+// The fix's continuation rows are indented under its text; they once got
+// the indent on top of rows already as wide as the screen, which cut them.
+func TestPlanScreenKeepsEveryFixWhole(t *testing.T) {
+	pl := fixtureStaleLockPlan()
+	for _, w := range []int{60, 80, 100, 120, 160} {
+		t.Run(strconv.Itoa(w), func(t *testing.T) {
+			p := newTestPlanScreen(t, pl, Options{}, PlanActions{}, w, 200)
+			out := ansi.Strip(p.View())
+			rows := strings.Split(out, "\n")
+			start := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, " PREFLIGHT") })
+			end := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, " DRY-RUN") })
+			checks := rows[start:end]
+			for _, r := range checks {
+				if ansi.StringWidth(r) > w || strings.Contains(r, "…") {
+					t.Errorf("row cut or too wide (%d cells): %q", ansi.StringWidth(r), r)
+				}
+			}
+			text := strings.Join(strings.Fields(strings.Join(checks, " ")), " ")
+			for _, c := range pl.Preflight {
+				if !strings.Contains(text, c.Message) {
+					t.Errorf("%s: message not whole in %q", c.Name, text)
+				}
+				if c.Remediation != "" && !strings.Contains(text, "fix: "+c.Remediation) {
+					t.Errorf("%s: fix not whole in %q", c.Name, text)
+				}
+				for _, cmd := range regexp.MustCompile("`[^`]*`").FindAllString(c.Remediation, -1) {
+					if width(cmd) <= w-11 && !slices.ContainsFunc(checks, func(r string) bool { return strings.Contains(r, cmd) }) {
+						t.Errorf("%s: %s split across rows:\n%s", c.Name, cmd, strings.Join(checks, "\n"))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPlanScreenAt80x24 is the stale-lock plan on an 80×24 terminal: the
+// key help keeps ? and q (the less needed keys give way), the rule under
+// the list says how much is below it, and the blocked status names R
+// recover, offered for the stale lock and the leftover pause.
+func TestPlanScreenAt80x24(t *testing.T) {
+	state := fixtureHealthy()
+	state.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	p := newTestPlanScreen(t, fixtureStaleLockPlan(), Options{Actions: []Action{a}}, (&fakeActions{}).actions(), 80, 24)
+	p.Update(SnapshotMsg{State: state})
+	p.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	out := ansi.Strip(p.View())
+	requireLines(t, out, 80, 24)
+	rows := strings.Split(out, "\n")
+	help := rows[len(rows)-1]
+	for _, want := range []string{"enter apply", "R recover", "? help", "q quit"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q: %q", want, help)
+		}
+	}
+	if strings.Contains(help, "…") {
+		t.Errorf("help cut: %q", help)
+	}
+	rule := lastRule(rows)
+	if !regexp.MustCompile(`─ ↓ \d+ more ─$`).MatchString(rows[rule]) {
+		t.Errorf("the rule under the list does not say it scrolls: %q", rows[rule])
+	}
+	flat := strings.Join(strings.Fields(strings.Join(rows[rule+1:len(rows)-1], " ")), " ")
+	if want := "apply is blocked by upgrade-lock, eksa-reconcile-not-paused: fix what the checks say, or R recover (r re-runs them)"; !strings.Contains(flat, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
+	golden.RequireEqual(t, out)
+
+	// At the end of the list the rule says what is above, and no more
+	// below.
+	for range 10 {
+		p.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	}
+	rows = strings.Split(ansi.Strip(p.View()), "\n")
+	if rule := rows[lastRule(rows)]; !regexp.MustCompile(`─ ↑ \d+ above ─$`).MatchString(rule) {
+		t.Errorf("the rule at the end of the list: %q", rule)
+	}
+}
+
+// lastRule is the index of the rule under the plan's list.
+func lastRule(rows []string) int {
+	for i, r := range slices.Backward(rows) {
+		if strings.HasPrefix(r, "─") {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPlanStartRefusedByPreflight: the driver re-runs the checks under the
+// lock and refuses the start; the status names the checks that refused it,
+// as when enter finds them blocking, and the list shows them with their
+// fixes (the error's text puts them on lines of their own, and the status
+// showed only "blocked by preflight:").
+func TestPlanStartRefusedByPreflight(t *testing.T) {
+	paused := fixtureStaleLockPlan().Preflight[4]
+	actions := (&fakeActions{}).actions()
+	actions.Start = func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) {
+		return nil, &upgrade.PreflightError{Checks: []model.CheckResult{paused}}
+	}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, actions, 120, 40)
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	_, cmd := p.Update(applyConfirmedMsg{force: true})
+	drive(t, p, cmd)
+	out := ansi.Strip(p.View())
+	text := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"✗ apply is blocked by eksa-reconcile-not-paused: fix what the checks say (r re-runs them)",
+		"✗ eksa-reconcile-not-paused anywhere.eks.amazonaws.com/paused=true", "fix: " + paused.Remediation} {
+		if !strings.Contains(text, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "blocked by preflight") {
+		t.Errorf("status shows the error's first line:\n%s", out)
+	}
+}
+
+// TestConfirmDialogFollowsTheChecks: while the confirmation is open the
+// checks re-run (the cluster changed: someone paused it again); once they
+// block, the dialog no longer offers the apply, and offers it again once
+// they pass.
+func TestConfirmDialogFollowsTheChecks(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureDryRun(), 100, 40)
+	screen := func() string { return dialogText(ansi.Strip(a.View().Content)) }
+	if !strings.Contains(screen(), "enter apply") {
+		t.Fatalf("dialog does not offer the apply:\n%s", ansi.Strip(a.View().Content))
+	}
+	a.Update(recheckedMsg{plan: fixturePlan(true)})
+	s := screen()
+	if strings.Contains(s, "enter apply") || !strings.Contains(s, "✗ apply is blocked by eksa-reconcile-not-paused: esc, then fix what the checks say") {
+		t.Errorf("dialog still offers the apply the checks block:\n%s", ansi.Strip(a.View().Content))
+	}
+	appKeys(a, typeText("mgmt")...)
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
+	_, cmd := d.Update(enter)
+	if cmd != nil {
+		if msg := cmd(); msg != nil {
+			t.Errorf("enter on a blocked confirmation yields %T", msg)
+		}
+	}
+	a.Update(recheckedMsg{plan: fixturePlan(false)})
+	if s := screen(); !strings.Contains(s, "enter apply") || strings.Contains(s, "blocked") {
+		t.Errorf("dialog does not offer the apply again:\n%s", ansi.Strip(a.View().Content))
+	}
+}
+
+// TestPlanScreenWrapsErrors: the errors the plan screen shows in its list
+// (the checks that could not re-run, the dry-run that failed, an object the
+// API server refuses) wrap whole instead of being cut at the width.
+func TestPlanScreenWrapsErrors(t *testing.T) {
+	const apiErr = `admission webhook "validation.cluster.anywhere.amazonaws.com" denied the request: spec.kubernetesVersion: Invalid value: "1.31": only +1 minor version upgrade is supported, and the worker node groups must follow`
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 80, 200)
+	p.Update(recheckedMsg{err: fmt.Errorf("listing machines: %s", apiErr)})
+	p.Update(dryRunMsg{err: fmt.Errorf("dry-run: %s", apiErr)})
+	dry := &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt", Error: apiErr}}}
+	lines := dryRunLines(p.st, dry, 0, 80)
+	var b strings.Builder
+	for _, l := range lines {
+		p.st.paintSegs(&b, l.segs, 80)
+		b.WriteByte('\n')
+	}
+	for name, out := range map[string]string{"screen": ansi.Strip(p.View()), "dry-run list": ansi.Strip(b.String())} {
+		if strings.Contains(out, "…") {
+			t.Errorf("%s: a line is cut:\n%s", name, out)
+		}
+		text := strings.Join(strings.Fields(out), " ")
+		wants := []string{"Cluster default/mgmt: refused: " + apiErr}
+		if name == "screen" {
+			wants = []string{"could not re-run the checks: listing machines: " + apiErr, "DRY-RUN ✗ dry-run: " + apiErr}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, out)
+			}
+		}
 	}
 }

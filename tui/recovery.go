@@ -302,7 +302,7 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 				d.stage = recPlan
 				return d, nil
 			}
-			d.input.Placeholder = d.plan.Confirm
+			d.input.Placeholder = confirmPlaceholder(d.plan.ConfirmObject)
 			return d, d.input.Focus()
 		}
 	case recCopiesMsg:
@@ -428,6 +428,18 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// Planning, dry-running and running take no keys: the work is under
 	// way and resumable; ctrl-c still quits through the App.
 	return nil
+}
+
+// confirmPlaceholder is what the empty confirmation input shows: the kind
+// of name to type ("etcdadmcluster name"), never the name itself, which the
+// prompt above gives. Where the placeholder is not dimmed (NO_COLOR, the
+// mono theme) the name itself read as already typed.
+func confirmPlaceholder(object string) string {
+	kind, _, _ := strings.Cut(strings.TrimSpace(object), " ")
+	if kind == "" {
+		return "name"
+	}
+	return strings.ToLower(kind) + " name"
 }
 
 // leaveInput ends the typing of a stage (the file, the confirmation): the

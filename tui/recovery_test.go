@@ -627,3 +627,27 @@ func TestRecoveryDialogShowsEveryDryRunResult(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryConfirmPlaceholderIsNotTheAnswer: the empty confirmation
+// input shows what kind of name to type, never the name: in monochrome
+// (NO_COLOR) a placeholder is not dimmed, and "> mgmt-etcd" read as typed
+// already, so enter was pressed on an empty input.
+func TestRecoveryConfirmPlaceholderIsNotTheAnswer(t *testing.T) {
+	for _, c := range []struct{ object, want string }{
+		{"EtcdadmCluster eksa-system/mgmt-etcd", "> etcdadmcluster name"},
+		{"Node mgmt-md-0-x2k4p", "> node name"},
+		{"Lease eksa-system/upgrade-console-mgmt", "> lease name"},
+		{"", "> name"},
+	} {
+		p := planFixture()
+		p.ConfirmObject = c.object
+		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
+		d.setTheme(ptrTheme(themes.NewMono()))
+		noBlink(d)
+		press(t, d, enter, enter)
+		v := ansi.Strip(d.View())
+		if d.Stage() != "confirm" || !strings.Contains(v, c.want) || strings.Contains(v, "> mgmt-etcd") {
+			t.Errorf("%q: stage %s, want the input to show %q, not the name:\n%s", c.object, d.Stage(), c.want, v)
+		}
+	}
+}

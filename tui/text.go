@@ -129,10 +129,10 @@ func clockDuration(d time.Duration) string {
 }
 
 // wrapWords breaks plain text into lines of at most w cells at its spaces,
-// like wrap, but a `quoted` span is one word: a command to copy stays whole
-// on one line whenever it fits in w (split, it reads as two commands, and a
-// copy of one line runs half of it). A span wider than w breaks at its
-// spaces, and a word wider than w is cut.
+// and a `quoted` span is one word: a command to copy stays whole on one line
+// whenever it fits in w (split, it reads as two commands, and a copy of one
+// line runs half of it). A span wider than w breaks at its spaces, and a
+// word wider than w is cut. Empty text is no line at all (wrap makes it one).
 func wrapWords(s string, w int) []string {
 	if w <= 0 {
 		return nil
@@ -168,7 +168,7 @@ func wrapWords(s string, w int) []string {
 				add(f)
 				continue
 			}
-			for _, part := range wrap(f, w) {
+			for _, part := range strings.Split(ansi.Wrap(f, w, ""), "\n") {
 				add(part)
 			}
 		}

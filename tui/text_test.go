@@ -44,3 +44,19 @@ func TestWrapWordsKeepsACommandWhole(t *testing.T) {
 		t.Errorf("a line break in a quoted span: %q", got)
 	}
 }
+
+// TestWrapBreaksOnlyAtSpaces: wrap keeps hyphenated names whole (ansi.Wrap,
+// which it used, broke "upgrade-console-mgmt" after "upgrade-") and never
+// returns no line.
+func TestWrapBreaksOnlyAtSpaces(t *testing.T) {
+	text := "stale upgrade lock: Lease eksa-system/upgrade-console-mgmt held by ops@bastion-1"
+	for w := len("eksa-system/upgrade-console-mgmt"); w <= 90; w++ {
+		rows := wrap(text, w)
+		if strings.Join(rows, " ") != text {
+			t.Errorf("w=%d: rows %q", w, rows)
+		}
+	}
+	if got := wrap("", 10); len(got) != 1 || got[0] != "" {
+		t.Errorf("wrap of nothing = %q, want one empty line", got)
+	}
+}
