@@ -69,7 +69,7 @@ type Options struct {
 	// watchers' Pace (see Pacer); the Source should be paced by it.
 	Pacer *Pacer
 	// Lock, when set, reports the upgrade lock this console holds, for the
-	// header ("lock: alice@laptop (renewed 3s ago)"). It reads memory the
+	// header ("lock: held by this console (renewed 3s ago)"). It reads memory the
 	// upgrade driver keeps; it does no I/O.
 	Lock func() LockInfo
 }
