@@ -680,7 +680,7 @@ func summary(p *Progress, now time.Time) string {
 		b.WriteString(p.Pause)
 	case p.Current == PhaseDone:
 		// Not "done": the waiters say so once the rule has kept holding
-		// (report.Judge), and a cluster at rest meets it as well.
+		// (Judge), and a cluster at rest meets it as well.
 		b.WriteString("every completion milestone met")
 	default:
 		for _, ph := range p.Phases {

@@ -81,7 +81,7 @@ type Stall struct {
 	// Failed is true when the object reports a failure (a NodeUpgrade step
 	// whose container exited non-zero) rather than slow progress; such a
 	// stall is reported at once, without waiting for StallAfter. One that
-	// stays failed for DefaultFailureGrace fails the upgrade (report.Judge):
+	// stays failed for DefaultFailureGrace fails the upgrade (Judge):
 	// nothing in EKS-A retries a failed step, so it will not clear.
 	Failed bool
 	// Resume, for a failed stall that a recovery action gets past, is the
@@ -108,7 +108,7 @@ type Progress struct {
 	// Failed is true while status.failureMessage is set on a status that
 	// describes the current spec: what the cluster says now. EKS-A also sets
 	// it on transient problems and clears it on the next good reconcile, so
-	// whether the upgrade has failed is the waiters' call (report.Judge): a
+	// whether the upgrade has failed is the waiters' call (Judge): a
 	// failureMessage, or a failed in-place step (Stall.Failed), that stays
 	// for DefaultFailureGrace.
 	Failed         bool

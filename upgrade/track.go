@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
-	"github.com/upgrade-console/upgrade-console/report"
 )
 
 // Tracking follows the EKS-A controller after the apply, as the CLI's Applier
@@ -21,7 +20,7 @@ import (
 // or an in-place step that failed, fails the upgrade only when it stays: the
 // CLI gives a failureMessage 10 minutes to clear, because the controller sets
 // it on transient problems and clears it on the next successful reconcile.
-// The rule is report.Judge's, so `watch --exit-on-done` and the dashboard
+// The rule is model.Judge's, so `watch --exit-on-done` and the dashboard
 // end the same upgrade the same way.
 
 // StateSource is where tracking reads the cluster: the watchers' latest
@@ -84,7 +83,7 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	judge := report.NewJudgeWith(report.JudgeOptions{Gate: o.Gate, FailureGrace: o.FailureGrace, Applied: true})
+	judge := model.NewJudgeWith(model.JudgeOptions{Gate: o.Gate, FailureGrace: o.FailureGrace, Applied: true})
 	poll := o.Poll
 	if poll <= 0 {
 		poll = time.Second
@@ -109,7 +108,7 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		}
 		if s != nil {
 			p := progressOf(s, o, now)
-			var outcome report.Outcome
+			var outcome model.Outcome
 			judge, outcome = judge.Observe(p, now)
 			// Said as judged: milestones met are "done" only once they
 			// have kept holding.
@@ -120,9 +119,9 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 				lastSummary = key
 			}
 			switch outcome {
-			case report.Done:
+			case model.OutcomeDone:
 				return Outcome{Complete: true, Progress: p, Elapsed: now.Sub(start)}, nil
-			case report.Failed:
+			case model.OutcomeFailed:
 				return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start), Reason: judge.Reason()}, nil
 			}
 		}

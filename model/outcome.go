@@ -1,0 +1,197 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is where a watched upgrade ended.
+type Outcome int
+
+const (
+	// OutcomeRunning: the upgrade has neither completed nor failed yet.
+	OutcomeRunning Outcome = iota
+	// OutcomeDone: EKS-A's completion rule held long enough (CompletionGate).
+	OutcomeDone
+	// OutcomeFailed: the cluster reported a failure that stayed past the
+	// grace (a status.failureMessage, or an in-place step that failed).
+	OutcomeFailed
+	// OutcomeTimedOut: the time allowed passed first.
+	OutcomeTimedOut
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeDone:
+		return "done"
+	case OutcomeFailed:
+		return "failed"
+	case OutcomeTimedOut:
+		return "timed out"
+	default:
+		return "running"
+	}
+}
+
+// Judge decides the outcome from successive progress values: the one rule
+// of every waiter (the plain watch, the dashboard, apply --wait), so that
+// they never disagree on how the same upgrade ended. It is a value type;
+// keep the one Observe returns.
+//
+// Done is EKS-A's completion rule holding through the gate. Failed is a
+// failure that stays for the grace, as EKS-A's CLI gives a failureMessage
+// 10 minutes to clear: a status.failureMessage, timed from when the judge
+// first saw it (it carries no time of its own), or an in-place step failed
+// with severity Error, timed from its condition's transition (nothing in
+// EKS-A retries the step: only `node retry` gets the upgrade past it).
+type Judge struct {
+	gate  CompletionGate
+	grace time.Duration
+	// failingSince is when the failureMessage was first seen.
+	failingSince time.Time
+	// seen: a progress with the EKS-A Cluster was observed; moved: one of
+	// them did not meet the rule. Seen and not moved, the cluster has been
+	// at rest since the judge began.
+	seen, moved bool
+	outcome     Outcome
+	reason      string
+}
+
+// JudgeOptions tune a Judge; the zero value is EKS-A's rule.
+type JudgeOptions struct {
+	// Gate is the completion gate (DefaultCompletionGate when zero).
+	Gate CompletionGate
+	// FailureGrace is how long a failure may stay (DefaultFailureGrace
+	// when zero or negative).
+	FailureGrace time.Duration
+	// Applied: the waiter follows a change it made, so the cluster is not
+	// at rest even if the first progress meets the rule (a change EKS-A
+	// reconciles at once).
+	Applied bool
+}
+
+// NewJudge uses EKS-A's completion rule with the default gate and grace.
+func NewJudge() Judge { return NewJudgeWith(JudgeOptions{}) }
+
+// NewJudgeWith is NewJudge with options.
+func NewJudgeWith(o JudgeOptions) Judge {
+	j := Judge{gate: o.Gate, grace: o.FailureGrace, moved: o.Applied}
+	if j.gate == (CompletionGate{}) {
+		j.gate = DefaultCompletionGate()
+	}
+	if j.grace <= 0 {
+		j.grace = DefaultFailureGrace
+	}
+	return j
+}
+
+// Observe folds one progress in and returns the outcome so far.
+func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
+	if p.Generation != 0 { // without the Cluster, nothing is known either way
+		j.seen = true
+		j.moved = j.moved || !p.Complete
+	}
+	var done bool
+	j.gate, done = j.gate.Observe(p, now)
+	j.outcome, j.reason = OutcomeRunning, ""
+	if p.Failed {
+		if j.failingSince.IsZero() {
+			j.failingSince = now
+		}
+	} else {
+		j.failingSince = time.Time{}
+	}
+	switch {
+	case done:
+		j.outcome = OutcomeDone
+	case p.EtcdRollback != nil && !p.EtcdRollback.Running():
+		// An operator's decision, not a state that may clear: EKS-A stays
+		// paused until someone resumes it, so the upgrade will not go on.
+		j.outcome = OutcomeFailed
+		j.reason = "etcd was rolled back by upgrade-console"
+		if r := p.EtcdRollback; r.By != "" {
+			j.reason += " (" + r.By + ")"
+		}
+		j.reason += ": EKS-A reconcile stays paused and the upgrade does not go on; fix the cause, then `upgrade-console lock clear paused` resumes it"
+	case p.Failed && now.Sub(j.failingSince) >= j.grace:
+		j.outcome = OutcomeFailed
+		j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(j.failingSince)), p.FailureMessage)
+	default:
+		for _, st := range p.Stalls {
+			if st.Failed && now.Sub(st.Since) >= j.grace {
+				j.outcome, j.reason = OutcomeFailed, st.Sentence
+				if st.Resume != "" {
+					j.reason += "; " + st.Resume
+				}
+				break
+			}
+		}
+	}
+	return j, j.outcome
+}
+
+// Reason says why the upgrade failed (empty unless the outcome is Failed).
+func (j Judge) Reason() string { return j.reason }
+
+// AtRest reports whether every progress observed with the Cluster met the
+// completion rule: the cluster has been at rest since the judge began, and
+// no upgrade was under way to be done with.
+func (j Judge) AtRest() bool { return j.seen && !j.moved }
+
+// Confirming returns when the completion rule began holding, while the gate
+// has yet to pass it (zero otherwise).
+func (j Judge) Confirming() time.Time {
+	if j.outcome == OutcomeDone {
+		return time.Time{}
+	}
+	return j.gate.Since()
+}
+
+// Summary is the progress's summary as the judge sees it: of p, the
+// progress it last observed. Milestones met are "done" only once the gate
+// has passed them; a cluster at rest has no upgrade to be done with.
+func (j Judge) Summary(p Progress) string {
+	switch {
+	case !p.Complete && j.outcome == OutcomeFailed:
+		return "failed: " + j.reason
+	case !p.Complete:
+		return p.Summary
+	case j.AtRest():
+		return atRestSummary(p)
+	case j.outcome == OutcomeDone:
+		return "done: every completion milestone met"
+	default:
+		return "every completion milestone met; confirming it holds for " + ShortDuration(j.gate.Hold)
+	}
+}
+
+func atRestSummary(p Progress) string {
+	if p.Target == "" {
+		return "no upgrade under way"
+	}
+	return "no upgrade under way: cluster at " + p.Target
+}
+
+// Unfinished says how a wait that ended before an outcome (cause: "timed
+// out", "stopped") left the upgrade, p being the progress last observed.
+func (j Judge) Unfinished(cause string, p Progress, now time.Time) string {
+	since := j.Confirming()
+	switch {
+	case j.AtRest():
+		return cause + RestNote
+	case !since.IsZero():
+		return cause + " while confirming completion: every milestone was met " + ShortDuration(now.Sub(since)) + " ago"
+	case p.Summary == "":
+		return cause + " before the upgrade completed"
+	default:
+		return cause + " at " + j.Summary(p)
+	}
+}
+
+// RestNote ends a line on a wait that ended with nothing to wait for.
+const RestNote = " with the cluster at rest: no upgrade was under way"
+
+// Remaining is how long the completion rule must still hold before Observe
+// can report Done (so a waiter knows when to look again without a new
+// snapshot).
+func (j Judge) Remaining(now time.Time) time.Duration { return j.gate.Remaining(now) }
