@@ -709,6 +709,11 @@ func (p *PlanScreen) statusLine() seg {
 		return seg{fmt.Sprintf(" %s apply blocked: %d failed check(s)", st.th.Sym.Fail, len(p.plan.Blocking())), rFailure}
 	case p.checking:
 		return seg{" re-running the checks…", rMuted}
+	case p.plan.Target != nil && p.plan.Target.SpecDryRun != nil && p.plan.Target.SpecDryRun.Changes() == 0 &&
+		len(p.plan.Target.SpecDryRun.Rejected()) == 0:
+		// The plan's own dry run (spec-accepted) already says so: "ready:
+		// enter applies" promised an apply that finds nothing to do.
+		return seg{" " + st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone}
 	}
 	return seg{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}
 }

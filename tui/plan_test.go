@@ -743,3 +743,19 @@ func TestPlanScreenWrapsErrors(t *testing.T) {
 		}
 	}
 }
+
+// The plan's own dry run (spec-accepted) found nothing to change: the
+// status says so at once, instead of "ready: enter applies the spec".
+func TestPlanScreenSaysNothingToApply(t *testing.T) {
+	pl := fixturePlan(false)
+	pl.Target = &upgrade.Target{SpecDryRun: &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}}
+	p := newTestPlanScreen(t, pl, Options{}, PlanActions{}, 120, 40)
+	if s := ansi.Strip(p.View()); !strings.Contains(s, "the cluster already runs this spec: nothing to apply") || strings.Contains(s, "ready: enter applies") {
+		t.Errorf("an unchanged spec reads as ready to apply:\n%s", s)
+	}
+	pl.Target.SpecDryRun = fixtureDryRun()
+	p = newTestPlanScreen(t, pl, Options{}, PlanActions{}, 120, 40)
+	if s := ansi.Strip(p.View()); !strings.Contains(s, "ready: enter applies") {
+		t.Errorf("a changed spec does not read as ready:\n%s", s)
+	}
+}

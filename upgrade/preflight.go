@@ -257,7 +257,11 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		return failed("the API server refuses "+strings.Join(msgs, "; "),
 			"fix "+t.Spec.Path+" where the API server says (a field of the wrong type or outside its allowed values), then plan again")
 	}
-	return pass(fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path))
+	msg := fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path)
+	if t.SpecDryRun.Changes() == 0 {
+		msg += "; it changes nothing: the cluster already runs this spec"
+	}
+	return pass(msg)
 }
 
 // joinLines puts the API server's multi-line refusal ("errors:" and a field

@@ -18,6 +18,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/demo/seed"
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -316,6 +317,23 @@ func TestPreflightVersionRules(t *testing.T) {
 		}
 		p = planWith(t, "", func(map[string]any) {})
 		check(t, p, CheckSpecAccepted, model.CheckPass, "accepted")
+		if r := result(p, CheckSpecAccepted); strings.Contains(r.Message, "changes nothing") {
+			t.Errorf("a spec that changes the cluster: %q", r.Message)
+		}
+		// The cluster's own spec, applied again, changes nothing.
+		data, err := seed.CurrentSpec(w.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf, err := ParseSpec("current.yaml", data, w.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err = w.planner.Plan(ctx, PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: sf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, p, CheckSpecAccepted, model.CheckPass, "changes nothing")
 	})
 	bundlesFile := func(t *testing.T, r release.Release) string {
 		t.Helper()
