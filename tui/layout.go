@@ -258,7 +258,13 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 		}
 		shown++
 		if i != d.pauseLine {
-			rows = append(rows, ln)
+			// A failure wraps too, within the budget: cut, its end (the
+			// reason, what resumes it) was lost.
+			if wrapped := failureRows(ln, w); len(wrapped) > 1 && len(rows)+len(wrapped) <= min(budget, limit) {
+				rows = append(rows, wrapped...)
+			} else {
+				rows = append(rows, ln)
+			}
 			lastPause = false
 			continue
 		}
@@ -282,6 +288,35 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 	}
 	d.stallRowBuf = rows
 	p.stalls, p.stallMore, p.stallLines = rows, max(more, 0), len(rows)
+}
+
+// failureRows is a failure's status line wrapped to w cells, its rows after
+// the first indented to the text after the mark; any other line, or one
+// that fits, is itself.
+func failureRows(ln line, w int) []line {
+	if len(ln.segs) != 1 || ln.segs[0].r != rFailure || width(ln.segs[0].text) <= w {
+		return []line{ln}
+	}
+	text := ln.segs[0].text
+	cut := strings.Index(strings.TrimLeft(text, " "), " ")
+	if cut < 0 {
+		return []line{ln}
+	}
+	lead := len(text) - len(strings.TrimLeft(text, " ")) + cut + 1
+	indent := spaces(width(text[:lead]))
+	texts := wrapWords(text[lead:], w-width(indent))
+	if len(texts) < 2 {
+		return []line{ln}
+	}
+	out := make([]line, len(texts))
+	for i, t := range texts {
+		p := indent
+		if i == 0 {
+			p = text[:lead]
+		}
+		out[i] = line{segs: []seg{{p + t, rFailure}}}
+	}
+	return out
 }
 
 // pauseWrap is the pause's line wrapped to a width.
