@@ -264,7 +264,7 @@ func TestRecoveryDialogRestoresFromASnapshotFile(t *testing.T) {
 			return nil, noSnapshot
 		case f.copies[0]:
 			return nil, &model.InputError{Source: o.SnapshotFile, Problem: "a snapshot of cluster other, not mgmt"}
-		case "/tmp/jk.json":
+		case "saved/jk.json":
 			return planFixture(), nil
 		}
 		return nil, fmt.Errorf("unexpected file %q", o.SnapshotFile)
@@ -295,15 +295,15 @@ func TestRecoveryDialogRestoresFromASnapshotFile(t *testing.T) {
 		t.Errorf("the file stage again holds %q, want the file given before", d.input.Value())
 	}
 	d.input.SetValue("")
-	press(t, d, typeText("/tmp/jk.json")...)
-	if d.input.Value() != "/tmp/jk.json" {
+	press(t, d, typeText("saved/jk.json")...)
+	if d.input.Value() != "saved/jk.json" {
 		t.Fatalf("typed %q: k and j must be letters here", d.input.Value())
 	}
 	press(t, d, enter, enter)
 	if d.Stage() != "confirm" || f.dryRuns != 1 || d.input.Value() != "" {
 		t.Fatalf("stage %s after %d dry runs, input %q; want the confirmation, empty", d.Stage(), f.dryRuns, d.input.Value())
 	}
-	if n := len(f.offers); n != 3 || f.offers[n-1].SnapshotFile != "/tmp/jk.json" {
+	if n := len(f.offers); n != 3 || f.offers[n-1].SnapshotFile != "saved/jk.json" {
 		t.Errorf("planned offers = %+v", f.offers)
 	}
 
