@@ -147,6 +147,18 @@ func TestFlowFilter(t *testing.T) {
 	}
 }
 
+// A filter that matches nothing says so, not "no machines".
+func TestFlowFilterMatchingNothing(t *testing.T) {
+	tm, _ := startApp(t, fixtureLarge(100), Options{})
+	tm.Type("/")
+	tm.Type("no-such-node")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	_, screen := finish(t, tm)
+	if !strings.Contains(screen, "0 shown") || !strings.Contains(screen, "no machine matches the filter") || strings.Contains(screen, "no machines") {
+		t.Fatalf("empty filter result:\n%s", screen)
+	}
+}
+
 func TestFlowResize(t *testing.T) {
 	tm, _ := startApp(t, fixtureMidEtcd(), Options{})
 	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 40})

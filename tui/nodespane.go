@@ -316,6 +316,8 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 			d.end = b.Len()
 			p.drawing[rk] = len(p.drawingRows)
 			p.drawingRows = append(p.drawingRows, d)
+		case j == 0 && p.filter != "":
+			st.paintSegs(&b, []seg{{" no machine matches the filter (esc clears it)", rMuted}}, w)
 		case j == 0:
 			st.paintSegs(&b, []seg{{" no machines", rMuted}}, w)
 		default:
