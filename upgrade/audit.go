@@ -36,6 +36,9 @@ const (
 	// AuditDetached ends an upgrade the console stopped following (no --wait,
 	// or interrupted): the upgrade itself goes on in the cluster.
 	AuditDetached = "detached"
+	// AuditNotConfirmed: the action was planned and dry-run, and the typed
+	// confirmation was not given; nothing was changed.
+	AuditNotConfirmed = "not-confirmed"
 )
 
 // AuditEntry is one line of the audit log: one change (or attempted change)

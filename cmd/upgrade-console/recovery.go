@@ -86,7 +86,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	}
 	if !o.yes {
 		if err := confirmTyped(ctx, in, out, p); err != nil {
-			return err
+			return errors.Join(err, recovery.RecordNotConfirmed(ctx, audit, p, err))
 		}
 	}
 	fmt.Fprintln(out, "\nRunning:")

@@ -164,6 +164,24 @@ func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error
 	return nil
 }
 
+// RecordNotConfirmed ends an attempt whose typed confirmation was not given
+// (no terminal, a wrong name, an interrupted prompt): its dry run is in the
+// log, and so is that nothing was run.
+func RecordNotConfirmed(ctx context.Context, audit upgrade.Recorder, p *Plan, cause error) error {
+	if audit == nil {
+		return nil
+	}
+	msg := "not run, nothing changed"
+	if cause != nil {
+		msg += ": " + cause.Error()
+	}
+	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject,
+		Result: upgrade.AuditNotConfirmed, Message: msg}); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
 // refuseUnless returns a *RefusedError when a precondition fails.
 func refuseUnless(action, cluster, object string, pre []Precondition) error {
 	for _, p := range pre {
