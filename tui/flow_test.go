@@ -129,12 +129,18 @@ func TestFlowZoom(t *testing.T) {
 	}
 }
 
-func TestFlowFilter(t *testing.T) {
-	tm, _ := startApp(t, fixtureLarge(1000), Options{})
+// filterFlow types a node filter on a dashboard of n nodes and applies it.
+func filterFlow(t *testing.T, n int, filter string) (*App, string) {
+	t.Helper()
+	tm, _ := startApp(t, fixtureLarge(n), Options{})
 	tm.Type("/")
-	tm.Type("md-7-00042")
+	tm.Type(filter)
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	app, screen := finish(t, tm)
+	return finish(t, tm)
+}
+
+func TestFlowFilter(t *testing.T) {
+	app, screen := filterFlow(t, 1000, "md-7-00042")
 	d := dashboardOf(t, app)
 	if d.Filter() != "md-7-00042" || d.filtering {
 		t.Fatalf("filter = %q (typing=%v), want md-7-00042 applied", d.Filter(), d.filtering)
@@ -149,11 +155,7 @@ func TestFlowFilter(t *testing.T) {
 
 // A filter that matches nothing says so, not "no machines".
 func TestFlowFilterMatchingNothing(t *testing.T) {
-	tm, _ := startApp(t, fixtureLarge(100), Options{})
-	tm.Type("/")
-	tm.Type("no-such-node")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	_, screen := finish(t, tm)
+	_, screen := filterFlow(t, 100, "no-such-node")
 	if !strings.Contains(screen, "0 shown") || !strings.Contains(screen, "no machine matches the filter") || strings.Contains(screen, "no machines") {
 		t.Fatalf("empty filter result:\n%s", screen)
 	}

@@ -358,16 +358,7 @@ func interruptedFromAFile(t *testing.T) (*world, string) {
 	w.seedEtcdRollout(true)
 	file := w.localCopy(t.TempDir(), nil)
 	w.deleteSnapshots()
-	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{SnapshotFile: file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(w.ctx)
-	defer cancel()
-	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
-	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted run: %v", err)
-	}
+	w.interruptAfterFirstStep(EtcdRollbackOptions{SnapshotFile: file})
 	return w, file
 }
 

@@ -421,17 +421,24 @@ func interruptedAfterThePause(t *testing.T) *world {
 	t.Helper()
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
-	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	w.interruptAfterFirstStep(EtcdRollbackOptions{})
+	return w
+}
+
+// interruptAfterFirstStep plans the rollback with o and kills its run right
+// after the first step.
+func (w *world) interruptAfterFirstStep(o EtcdRollbackOptions) {
+	w.t.Helper()
+	p, err := PlanEtcdRollback(w.ctx, w.env, o)
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
 	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
 	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted run: %v", err)
+		w.t.Fatalf("interrupted run: %v", err)
 	}
-	return w
 }
 
 func TestEtcdRollbackNeverClobbersAConcurrentSpecChange(t *testing.T) {

@@ -134,28 +134,36 @@ func TestLockClearAllClearsStaleMarkersThenAnUpgradeCanTakeTheLock(t *testing.T)
 	}
 }
 
+// planAllKeeping plans `lock clear --all` and checks that it reads marker
+// as kept and plans no step that clears it.
+func (w *world) planAllKeeping(nodeLabel, marker string) *Plan {
+	w.t.Helper()
+	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: nodeLabel}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if got := markerStates(ms)[marker]; got != MarkerKept {
+		w.t.Fatalf("%s = %s, want kept", marker, got)
+	}
+	for _, s := range p.Steps {
+		if s.Name == "clear-"+marker {
+			w.t.Errorf("--all clears the kept %s", marker)
+		}
+	}
+	return p
+}
+
 func TestLockClearLeavesKeptAndLiveMarkersAlone(t *testing.T) {
 	w := newWorld(t)
 	label := w.seedStaleLock()
 	rec := rollbackRecord{Phase: "done", NewMachine: "m", By: "ops@bastion", StartedAt: w.now}
 	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+AnnotationEtcdRollback+`":`+strconv.Quote(rec.encode())+`}}}`)
-	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if markerStates(ms)[MarkerPaused] != MarkerKept {
-		t.Fatalf("paused after a rollback = %s, want kept", markerStates(ms)[MarkerPaused])
-	}
-	for _, s := range p.Steps {
-		if s.Name == "clear-paused" {
-			t.Error("--all clears the pause a rollback kept")
-		}
-	}
+	p := w.planAllKeeping(label, MarkerPaused)
 	if len(p.Notes) == 0 {
 		t.Error("the plan does not say why paused is left")
 	}
 	// By name it is cleared, with the rollback record.
-	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,18 +476,7 @@ func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
 	if _, err := leases.Update(w.ctx, l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if markerStates(ms)[MarkerLease] != MarkerKept {
-		t.Fatalf("kept lease = %s, want kept", markerStates(ms)[MarkerLease])
-	}
-	for _, s := range p.Steps {
-		if s.Name == "clear-lease" {
-			t.Error("--all clears the kept lease")
-		}
-	}
+	p := w.planAllKeeping("", MarkerLease)
 	if !strings.Contains(strings.Join(p.Notes, " "), "lease left as it is (kept)") {
 		t.Errorf("--all: notes %q", p.Notes)
 	}
