@@ -27,12 +27,17 @@ const (
 	// ignores build metadata and would call this unchanged; EKS-A still rolls
 	// the component out, so the console must show it.
 	ChangeRebuild ChangeKind = "rebuild"
+	// ChangeUnknown: the target Bundles have no versions bundle for the
+	// target Kubernetes version, so what a per-Kubernetes component (the
+	// kubernetes release itself, cilium, …) becomes cannot be told. The row is
+	// kept so that a plan never reads as if those components stayed put.
+	ChangeUnknown ChangeKind = "unknown"
 )
 
 // ChangeKinds lists every kind, in the order summaries count them.
 var ChangeKinds = []ChangeKind{
 	ChangeMajor, ChangeMinor, ChangePatch, ChangeRebuild, ChangeDowngrade,
-	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeNone,
+	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeUnknown, ChangeNone,
 }
 
 // leadingVersion matches vX.Y.Z at the start of a version, followed by the end
@@ -143,9 +148,9 @@ func resolveBundle(b *Bundles, kube string) (resolvedBundle, error) {
 	return resolvedBundle{management: &b.VersionsBundles[0], cluster: vb}, nil
 }
 
-// diffResolved builds the rows. A side whose cluster bundle is nil contributes
-// management components only (used when the target Kubernetes version is not
-// in the target manifest: the per-Kubernetes rows cannot be planned).
+// diffResolved builds the rows. A target whose cluster bundle is nil (the
+// target Kubernetes version is not in the target manifest) gives every
+// per-Kubernetes row of the current side the change "unknown".
 func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
 	keys := map[string]bool{}
 	for _, r := range []resolvedBundle{cur, tgt} {
@@ -158,17 +163,11 @@ func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
 			}
 		}
 	}
-	if cur.cluster != nil && tgt.cluster != nil {
+	if cur.cluster != nil {
 		keys[KeyKubernetes] = true
 	}
 	ordered := make([]string, 0, len(keys))
 	for k := range keys {
-		c := LookupComponent(k)
-		// Without the target's cluster bundle a per-Kubernetes row would read
-		// as "removed", which is not what the upgrade does: leave it out.
-		if !c.Management && (cur.cluster == nil || tgt.cluster == nil) {
-			continue
-		}
 		ordered = append(ordered, k)
 	}
 	SortComponentKeys(ordered)
@@ -179,7 +178,11 @@ func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
 		if o == "" && n == "" {
 			continue
 		}
-		out = append(out, ComponentDiff{Key: k, Name: c.Name, OldVersion: o, NewVersion: n, Change: Classify(o, n)})
+		change := Classify(o, n)
+		if !c.Management && tgt.cluster == nil {
+			change = ChangeUnknown
+		}
+		out = append(out, ComponentDiff{Key: k, Name: c.Name, OldVersion: o, NewVersion: n, Change: change})
 	}
 	return out
 }
@@ -198,13 +201,13 @@ func ChangeCounts(diffs []ComponentDiff) map[ChangeKind]int {
 // components are up to date".
 func SummarizeChanges(diffs []ComponentDiff) string {
 	counts := ChangeCounts(diffs)
-	changed := len(diffs) - counts[ChangeNone]
-	if changed == 0 {
+	changed := len(diffs) - counts[ChangeNone] - counts[ChangeUnknown]
+	if changed == 0 && counts[ChangeUnknown] == 0 {
 		return "all components are up to date"
 	}
 	var parts []string
 	for _, k := range ChangeKinds {
-		if k != ChangeNone && counts[k] > 0 {
+		if k != ChangeNone && k != ChangeUnknown && counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
@@ -212,7 +215,13 @@ func SummarizeChanges(diffs []ComponentDiff) string {
 	if len(diffs) == 1 {
 		noun = "component changes"
 	}
-	s := fmt.Sprintf("%d of %d %s: %s", changed, len(diffs), noun, strings.Join(parts, ", "))
+	s := fmt.Sprintf("%d of %d %s", changed, len(diffs), noun)
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if n := counts[ChangeUnknown]; n > 0 {
+		s += fmt.Sprintf("; %d unknown (the target Bundles lack the target Kubernetes version)", n)
+	}
 	if n := counts[ChangeNone]; n > 0 {
 		s += fmt.Sprintf("; %d unchanged", n)
 	}

@@ -62,18 +62,35 @@ func TestBuildPlanTargetUnknown(t *testing.T) {
 	if got := checkStatuses(p); got[CheckNameTargetKubernetesKnown] != CheckFail || got[CheckNameKubernetesVersionSkew] != CheckPass || !p.Blocked() {
 		t.Errorf("preflight = %v; want target-kubernetes-known to fail and block", got)
 	}
-	// Per-Kubernetes rows cannot be planned and are left out rather than
-	// shown as removed; management rows are all there.
+	// Per-Kubernetes rows cannot be planned: each is kept, with the current
+	// version and the change "unknown", never left out (the summary would
+	// then read as if kubernetes stayed put) nor shown as removed.
+	unknown := map[string]bool{}
 	for _, d := range p.Components {
-		if !LookupComponent(d.Key).Management {
-			t.Errorf("per-Kubernetes row %+v in a plan whose target Kubernetes is unknown", d)
+		mgmt := LookupComponent(d.Key).Management
+		if !mgmt && (d.Change != ChangeUnknown || d.OldVersion == "" || d.NewVersion != "") {
+			t.Errorf("per-Kubernetes row %+v, want the current version and change unknown", d)
+		}
+		if mgmt && d.Change == ChangeUnknown {
+			t.Errorf("management row %+v reads as unknown", d)
 		}
 		if d.Change == ChangeRemoved && d.Key != "snow" {
 			t.Errorf("row %+v reads as removed", d)
 		}
+		if d.Change == ChangeUnknown {
+			unknown[d.Key] = true
+		}
 	}
-	if len(p.Components) != 14 {
-		t.Errorf("%d management rows, want 14", len(p.Components))
+	for _, k := range []string{KeyKubernetes, "cilium", "packageController"} {
+		if !unknown[k] {
+			t.Errorf("no unknown row for %s", k)
+		}
+	}
+	if len(p.Components) != 18 {
+		t.Errorf("%d rows, want 14 management and 4 per-Kubernetes", len(p.Components))
+	}
+	if s := SummarizeChanges(p.Components); !strings.Contains(s, "; 4 unknown (the target Bundles lack the target Kubernetes version)") {
+		t.Errorf("summary %q does not count the unknown rows", s)
 	}
 }
 

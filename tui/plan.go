@@ -987,7 +987,7 @@ func changeRole(c model.ChangeKind) role {
 	switch c {
 	case model.ChangeNone:
 		return rMuted
-	case model.ChangeMajor, model.ChangeDowngrade, model.ChangeRemoved:
+	case model.ChangeMajor, model.ChangeDowngrade, model.ChangeRemoved, model.ChangeUnknown:
 		return rSevWarning
 	}
 	return rText
