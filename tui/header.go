@@ -13,9 +13,12 @@ import (
 type headerModel struct {
 	ident    []seg // cluster, context
 	versions []seg // EKS-A and Kubernetes, current → target
-	badges   []seg // right aligned: stale, connection
-	timeline model.Timeline
-	progress model.Progress
+	badges   []seg // right aligned: stale, lock, paused, connection
+	// badgesShort is the same, shorter, for when badges leave the
+	// versions no room.
+	badgesShort []seg
+	timeline    model.Timeline
+	progress    model.Progress
 }
 
 func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.Timeline, opts Options, now time.Time) headerModel {
@@ -46,52 +49,70 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 		h.versions = append(h.versions, seg{"   k8s ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, curK, c.KubernetesVersion)...)
 	}
+	h.badges = buildBadges(sym, s, p, opts, now, false)
+	h.badgesShort = buildBadges(sym, s, p, opts, now, true)
+	return h
+}
+
+// buildBadges is the right-hand side of the header's first line. The short
+// form, for narrow screens, drops what only dates or details a badge (when
+// the lock was renewed, the renewal's error) and keeps every badge: at 80
+// columns the full form left no room for the versions.
+func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, opts Options, now time.Time, short bool) []seg {
+	var out []seg
 	if p.Stale {
-		h.badges = append(h.badges, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
+		out = append(out, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
 	}
 	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
 		case l.Lost:
-			h.badges = append(h.badges, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
+			out = append(out, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
 		case l.Holder != "":
 			ownLock = true
 			// This console's own lock: its holder (this user, this host,
 			// this console's id) would read as someone else's, the way
 			// another console's lock is shown.
 			t := "lock: held by this console"
-			if d := since(l.Renewed, now); d != "" {
+			if short {
+				t = "lock: this console"
+			}
+			if d := since(l.Renewed, now); d != "" && !short {
 				t += " (renewed " + d + " ago)"
 			}
 			if l.RenewErr != "" {
 				// The lease runs out unless a renewal succeeds.
-				h.badges = append(h.badges, seg{t + " " + sym.Warn + " renewal failing: " + l.RenewErr, rFailure}, seg{"   ", rText})
+				t += " " + sym.Warn + " renewal failing"
+				if !short {
+					t += ": " + l.RenewErr
+				}
+				out = append(out, seg{t, rFailure}, seg{"   ", rText})
 				break
 			}
-			h.badges = append(h.badges, seg{t, rMuted}, seg{"   ", rText})
+			out = append(out, seg{t, rMuted}, seg{"   ", rText})
 		}
 	}
 	if !ownLock && s != nil && s.Lock.Held() {
-		h.badges = append(h.badges, watchedLockBadge(sym, s.Lock, now), seg{"   ", rText})
+		out = append(out, watchedLockBadge(sym, s.Lock, now, short), seg{"   ", rText})
 	}
 	if p.Paused {
 		// Whatever the phases show, nothing moves until the pause goes;
 		// the status line says why and how it resumes.
-		h.badges = append(h.badges, seg{markHeld + " paused", rPaused}, seg{"   ", rText})
+		out = append(out, seg{markHeld + " paused", rPaused}, seg{"   ", rText})
 	}
 	switch {
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
-		h.badges = append(h.badges, seg{"◌ connecting", rConnecting})
+		out = append(out, seg{"◌ connecting", rConnecting})
 	case s.Connection == model.Reconnecting:
 		t := "↻ reconnecting"
 		if d := since(s.ConnectionSince, now); d != "" {
 			t += " " + d
 		}
-		h.badges = append(h.badges, seg{t, rReconnecting})
+		out = append(out, seg{t, rReconnecting})
 	default:
-		h.badges = append(h.badges, seg{sym.Active + " live", rLive})
+		out = append(out, seg{sym.Active + " live", rLive})
 	}
-	return h
+	return out
 }
 
 // watchedLockBadge is the upgrade lock as the watchers see it, when this
@@ -99,7 +120,7 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 // console that died (which R offers to clear). The holder is user@host: the
 // console's instance id ("/3f2a9c1e") would crowd out the header at 80
 // columns, and whoever holds it, it is not this console.
-func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) seg {
+func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time, short bool) seg {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
 	d := since(l.LastRenewed(), now)
 	if l.Kept != "" {
@@ -111,7 +132,7 @@ func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) seg {
 		return seg{sym.Warn + " lock: " + holder + " stale " + d, rStale}
 	}
 	t := "lock: " + holder
-	if d != "" {
+	if d != "" && !short {
 		t += " (renewed " + d + " ago)"
 	}
 	return seg{t, rMuted}
@@ -151,25 +172,25 @@ func minorOf(v string) string {
 // three forms, from spelled out to symbols only; the widest that fits wins.
 func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Time) {
 	// Line 1: identity and versions on the left, badges on the right; the
-	// context goes first when the line is too narrow, then the spacing.
-	bw := segsWidth(h.badges)
-	variants := [][]seg{
-		joinSegs(h.ident, seg{"   ", rText}, h.versions),
-		joinSegs(h.ident[:1], seg{"  ", rText}, h.versions),
-	}
-	left := variants[len(variants)-1]
-	for _, v := range variants {
-		if segsWidth(v)+bw+2 <= w {
-			left = v
+	// context goes first when the line is too narrow, then the spacing,
+	// then the badges' details.
+	full, short := joinSegs(h.ident, seg{"   ", rText}, h.versions), joinSegs(h.ident[:1], seg{"  ", rText}, h.versions)
+	variants := []struct{ left, badges []seg }{{full, h.badges}, {short, h.badges}, {short, h.badgesShort}}
+	v := variants[len(variants)-1]
+	for _, c := range variants {
+		if segsWidth(c.left)+segsWidth(c.badges)+2 <= w {
+			v = c
 			break
 		}
 	}
+	left, badges := v.left, v.badges
+	bw := segsWidth(badges)
 	if bw+12 > w {
 		st.paintSegs(b, left, w)
 	} else {
 		st.paintSegs(b, left, w-bw-2)
 		b.WriteByte(' ')
-		st.paintSegs(b, h.badges, bw)
+		st.paintSegs(b, badges, bw)
 		b.WriteByte(' ')
 	}
 	b.WriteByte('\n')

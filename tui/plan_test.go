@@ -320,6 +320,16 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: held by this console (renewed 3s ago)") || strings.Contains(out, "alice@laptop") {
 		t.Errorf("header lacks the lock, or names this console's lock after its holder:\n%s", out)
 	}
+	// At 80 columns, mid-upgrade, the lock's age gives way, not the versions.
+	h = buildHeader(st, fixtureMidEtcd(), model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Second)}
+	}}, t0)
+	b.Reset()
+	h.render(&b, st, 80, t0)
+	first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n")
+	if !strings.Contains(first, "k8s 1.30 → 1.31") || !strings.Contains(first, "lock: this console") || strings.Contains(first, "…") {
+		t.Errorf("at 80 columns the header's first line cuts the versions or drops the lock:\n%s", first)
+	}
 	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-40 * time.Second), RenewErr: "leases.coordination.k8s.io is forbidden"}
 	}}, t0)
