@@ -94,12 +94,17 @@ func (d *confirmDialog) Init() tea.Cmd { return d.input.Focus() }
 
 func (d *confirmDialog) SetSize(w, h int) {
 	d.w, d.h = w, h
-	d.input.SetWidth(max(min(w, 84)-10, 10))
+	d.input.SetWidth(max(min(w, dialogMaxWidth)-10, 10))
 	d.relayout()
 }
 
+// dialogMaxWidth caps the dialog's width: wide enough on a wide screen for a
+// changed template path on both sides of its arrow (at 84 they were cut to
+// their last element), narrow enough to read as a dialog.
+const dialogMaxWidth = 124
+
 // innerWidth is the text's width: the border and padding take 4.
-func (d *confirmDialog) innerWidth() int { return max(min(d.w, 84)-4, 20) }
+func (d *confirmDialog) innerWidth() int { return max(min(d.w, dialogMaxWidth)-4, 20) }
 
 func (d *confirmDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Confirm, d.keys.Force, d.keys.Cancel}

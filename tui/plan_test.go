@@ -110,12 +110,28 @@ func TestConfirmDialogGolden(t *testing.T) {
 	d := newConfirmDialog(Options{Theme: themes.Mono}, fixturePlan(false), fixtureDryRun())
 	d.SetSize(96, 36)
 	out := ansi.Strip(d.View())
-	for _, want := range []string{"Apply the new spec to cluster mgmt", "spec.kubernetesVersion", "owned by another field manager, eks-a-cli:", "…ubuntu-2204-kube-1.30 → …ubuntu-2204-kube-1.31", "[ ] take over", "type the cluster name (mgmt)"} {
+	for _, want := range []string{"Apply the new spec to cluster mgmt", "spec.kubernetesVersion", "owned by another field manager, eks-a-cli:", "…Templates/ubuntu-2204-kube-1.30 → …Templates/ubuntu-2204-kube-1.31", "[ ] take over", "type the cluster name (mgmt)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dialog lacks %q:\n%s", want, out)
 		}
 	}
 	golden.RequireEqual(t, d.View())
+}
+
+// On a wide screen the dialog widens, so that more of a changed template
+// path is read than its last element (all the 84 columns it had allowed).
+func TestConfirmDialogWidensOnAWideScreen(t *testing.T) {
+	d := newConfirmDialog(Options{Theme: themes.Mono}, fixturePlan(false), fixtureDryRun())
+	d.SetSize(200, 60)
+	out := ansi.Strip(d.View())
+	if want := "…vm/Templates/ubuntu-2204-kube-1.30 → …vm/Templates/ubuntu-2204-kube-1.31"; !strings.Contains(out, want) {
+		t.Errorf("dialog at 200 columns lacks %q:\n%s", want, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if w := width(l); w > dialogMaxWidth {
+			t.Fatalf("dialog line is %d columns wide, want at most %d:\n%s", w, dialogMaxWidth, l)
+		}
+	}
 }
 
 func TestChangedValueKeepsWhatChanges(t *testing.T) {
