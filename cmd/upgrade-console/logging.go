@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -23,19 +25,29 @@ func setupLogging(path string) error {
 			return err
 		}
 		path = filepath.Join(dir, "upgrade-console.log")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("the log file's directory %s: %w", dir, err)
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("--log-file %s: %w", path, err)
-	}
+	// A directory the operator named is never created: a typo would
+	// otherwise put the log where nobody looks for it.
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("--log-file %s: %w", path, err)
+		fix := "name a file in a directory this user can write, or leave --log-file out for the default"
+		if errors.Is(err, fs.ErrNotExist) {
+			fix = "create the directory " + filepath.Dir(path) + " first, or name a file in one that exists"
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return badFlag("--log-file", fmt.Errorf("%s: %w", path, err), fix)
 	}
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("alsologtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
+	kf := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(kf)
+	_ = kf.Set("logtostderr", "false")
+	_ = kf.Set("alsologtostderr", "false")
+	_ = kf.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(f)
 	klog.LogToStderr(false)
 	log.SetOutput(f)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -228,6 +229,8 @@ func TestPlanBadInputAndUsage(t *testing.T) {
 		{"no kubernetes version", []string{"plan", "--from-bundles", a, "--to-bundles", b}, ExitUsage, []string{"needs --kubernetes-version"}},
 		{"unknown flag", []string{"plan", "--bundles", a}, ExitUsage, []string{"unknown flag: --bundles"}},
 		{"argument", append(planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30"), "extra"), ExitUsage, []string{"takes 0 argument(s)"}},
+		{"log file in a missing directory", planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--log-file", filepath.Join(dir, "typo", "uc.log")), ExitBadInput,
+			[]string{"--log-file: " + filepath.Join(dir, "typo", "uc.log") + ": no such file or directory", "fix: create the directory " + filepath.Join(dir, "typo")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCaptured(t, tc.args...)
@@ -243,6 +246,10 @@ func TestPlanBadInputAndUsage(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The directory --log-file named is not created behind the operator.
+	if _, err := os.Stat(filepath.Join(dir, "typo")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--log-file in a missing directory: stat = %v, want the directory left uncreated", err)
 	}
 }
 
