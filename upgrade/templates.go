@@ -1,0 +1,134 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// CheckMachineTemplates warns when a machine config's OS image is named for
+// another Kubernetes version than the machines it makes will run.
+const CheckMachineTemplates = "machine-templates"
+
+// templateKube finds the Kubernetes version in an OS image's name, the way
+// EKS-A's image builder and its documentation name them
+// ("ubuntu-2204-kube-1.30", "bottlerocket-kube-v1-31", "…-kube-v1.29.3").
+var templateKube = regexp.MustCompile(`kube-v?(\d+)[.-](\d+)(?:\D|$)`)
+
+// machineImage is where each provider's machine config names the OS image
+// its machines boot: vSphere's template path, CloudStack's template name,
+// Nutanix's image name, Tinkerbell's image URL.
+var machineImage = [][]string{{"spec", "template"}, {"spec", "template", "name"}, {"spec", "image", "name"}, {"spec", "osImageURL"}}
+
+// checkMachineTemplates reads the OS image names of the spec's machine
+// configs. EKS-A itself refuses a vSphere template that lacks the
+// eksdRelease tag of the target's EKS-D release (MachineConfigInvalid),
+// after the apply; the console cannot see vCenter's tags, only the name, so a
+// name that says otherwise is a warning, never a block.
+func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
+	t := in.Target
+	if t.Spec == nil || t.Spec.Cluster == nil {
+		return pass("no cluster spec to read")
+	}
+	want := machineConfigKube(t.Spec.Cluster, t.KubernetesVersion)
+	// Mismatches grouped by (image's version, machines' version): a spec
+	// whose every template was left behind reads as one sentence.
+	type mismatch struct {
+		got, want      string
+		configs, names []string
+	}
+	var wrong []*mismatch
+	named := 0
+	for _, d := range t.Spec.Docs {
+		if !strings.HasSuffix(d.GetKind(), "MachineConfig") {
+			continue
+		}
+		uses, ok := want[d.GetName()]
+		if !ok {
+			continue
+		}
+		image := ""
+		for _, p := range machineImage {
+			if s, ok, _ := unstructured.NestedString(d.Object, p...); ok && s != "" {
+				image = s
+				break
+			}
+		}
+		m := templateKube.FindStringSubmatch(path.Base(image))
+		if m == nil {
+			continue
+		}
+		named++
+		got := m[1] + "." + m[2]
+		i := slices.IndexFunc(uses, func(u machineUse) bool { return u.kube != got })
+		if i < 0 {
+			continue
+		}
+		j := slices.IndexFunc(wrong, func(w *mismatch) bool { return w.got == got && w.want == uses[i].kube })
+		if j < 0 {
+			wrong = append(wrong, &mismatch{got: got, want: uses[i].kube})
+			j = len(wrong) - 1
+		}
+		w := wrong[j]
+		w.configs = append(w.configs, d.GetKind()+" "+d.GetName())
+		if b := path.Base(image); !slices.Contains(w.names, b) {
+			w.names = append(w.names, b)
+		}
+	}
+	if len(wrong) > 0 {
+		var msgs, wants []string
+		for _, w := range wrong {
+			msgs = append(msgs, fmt.Sprintf("%s: image %s named for Kubernetes %s, and the machines run %s",
+				strings.Join(w.configs, ", "), strings.Join(w.names, ", "), w.got, w.want))
+			wants = append(wants, w.want)
+		}
+		return warn(strings.Join(msgs, "; "),
+			"point them to the images built for "+strings.Join(slices.Compact(wants), ", ")+", unless the images carry its eksdRelease tag: EKS-A refuses a vSphere template without the eksdRelease tag of the target's EKS-D release (MachineConfigInvalid), after the apply")
+	}
+	if named == 0 {
+		return pass("no machine config names its image after a Kubernetes version")
+	}
+	return pass(fmt.Sprintf("%d machine config(s) name their image for the Kubernetes version their machines run", named))
+}
+
+type machineUse struct{ group, kube string }
+
+// machineConfigKube maps each machine config the Cluster refers to, to the
+// groups that use it and the Kubernetes version each runs after the upgrade:
+// the control plane and etcd the Cluster's, a worker group its own or the
+// Cluster's.
+func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[string][]machineUse {
+	out := map[string][]machineUse{}
+	ref := func(m map[string]any, group, v string) {
+		if name, _, _ := unstructured.NestedString(m, "machineGroupRef", "name"); name != "" {
+			out[name] = append(out[name], machineUse{group, v})
+		}
+	}
+	if cp, ok, _ := unstructured.NestedMap(cluster.Object, "spec", "controlPlaneConfiguration"); ok {
+		ref(cp, "control plane", kube)
+	}
+	if etcd, ok, _ := unstructured.NestedMap(cluster.Object, "spec", "externalEtcdConfiguration"); ok {
+		ref(etcd, "external etcd", kube)
+	}
+	groups, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "workerNodeGroupConfigurations")
+	for _, g := range groups {
+		m, ok := g.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		v, _ := m["kubernetesVersion"].(string)
+		if v == "" {
+			v = kube
+		}
+		ref(m, "worker group "+name, v)
+	}
+	return out
+}
