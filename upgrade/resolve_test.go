@@ -135,13 +135,12 @@ apiVersion: anywhere.eks.amazonaws.com/v1alpha1
 kind: VSphereMachineConfig
 metadata:
   name: mgmt-cp
-  namespace: other
 `
 	s, err := ParseSpec("c.yaml", []byte(good), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Docs) != 2 || s.Cluster != s.Docs[0] || s.Cluster.GetNamespace() != "default" || s.Docs[1].GetNamespace() != "other" {
+	if len(s.Docs) != 2 || s.Cluster != s.Docs[0] || s.Cluster.GetNamespace() != "default" || s.Docs[1].GetNamespace() != "default" {
 		t.Errorf("docs %v", s.Names())
 	}
 	if s.Cluster.GetResourceVersion() != "" || s.Cluster.Object["status"] != nil || s.Cluster.GetAnnotations() != nil {
@@ -155,6 +154,8 @@ metadata:
 		{"no kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\n", "spec.kubernetesVersion: missing"},
 		{"not yaml", "kind: [", "document 1: not valid YAML"},
 		{"a foreign object", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: sneaky}\n", "ConfigMap default/sneaky: not an EKS Anywhere object"},
+		{"a provider object in another namespace", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30'}\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereMachineConfig\nmetadata: {name: a-etcd, namespace: kube-system}\n",
+			"VSphereMachineConfig kube-system/a-etcd: metadata.namespace: kube-system is not the Cluster's namespace (default)"},
 		{"unquoted kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: 1.30}\n", "spec.kubernetesVersion: must be a string, got 1.3"},
 		{"unquoted eksaVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 21}\n", "spec.eksaVersion: must be a string, got 21"},
 	} {

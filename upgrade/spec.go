@@ -114,6 +114,16 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 				Fix:     "remove it from the file; apply other objects with the tool that owns them"}
 		}
 	}
+	// EKS-A finds a Cluster's provider objects by name in the Cluster's own
+	// namespace: one in another namespace would be created there, unused,
+	// while the object the Cluster refers to stays as it was.
+	for _, d := range spec.Docs {
+		if d.GetNamespace() != spec.Cluster.GetNamespace() {
+			return nil, &model.InputError{Source: source, Field: docRef(d) + ": metadata.namespace",
+				Problem: fmt.Sprintf("%s is not the Cluster's namespace (%s): EKS-A looks for the Cluster's provider objects in its own namespace only", d.GetNamespace(), spec.Cluster.GetNamespace()),
+				Fix:     "set metadata.namespace: " + spec.Cluster.GetNamespace() + " on it, or leave it out on every document"}
+		}
+	}
 	// YAML reads an unquoted 1.30 as the number 1.3: said as such, not as a
 	// missing field.
 	for _, fe := range [][2]string{{"kubernetesVersion", `"1.31" (unquoted, YAML reads 1.30 as the number 1.3)`}, {"eksaVersion", `"v0.21.2"`}} {
