@@ -83,6 +83,9 @@ type LockInfo struct {
 	Lost bool
 	// RenewErr is why the last renewal failed; empty when it succeeded.
 	RenewErr string
+	// Kept: the upgrade failed or timed out and the lock is kept, no longer
+	// renewed, to block further upgrades until the cluster is checked.
+	Kept bool
 }
 
 func (o Options) clock() clock.PassiveClock {

@@ -68,6 +68,14 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 		switch l := opts.Lock(); {
 		case l.Lost:
 			out = append(out, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
+		case l.Holder != "" && l.Kept:
+			ownLock = true
+			// No longer renewed: an age would only grow.
+			t := "lock: kept by this console (the upgrade failed)"
+			if short {
+				t = "lock: kept by this console"
+			}
+			out = append(out, seg{sym.Warn + " " + t, rStale}, seg{"   ", rText})
 		case l.Holder != "":
 			ownLock = true
 			// This console's own lock: its holder (this user, this host,

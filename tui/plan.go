@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -38,6 +39,11 @@ type PlanActions struct {
 	// Track follows the started upgrade to its end (and releases or keeps
 	// the lock). Optional.
 	Track func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error)
+	// FollowAfterFailure goes on following an upgrade Track ended as failed
+	// or timed out, until it completes after all (the operator's recovery
+	// worked: the completion is recorded, the kept lock released) or the
+	// console quits. Optional.
+	FollowAfterFailure func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error)
 }
 
 // recheckInterval is the least time between two runs of the checks: a
@@ -63,6 +69,8 @@ type (
 	trackedMsg struct {
 		out upgrade.Outcome
 		err error
+		// late: the outcome of following past a failure.
+		late bool
 	}
 )
 
@@ -294,8 +302,23 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case startedMsg:
 		return p, p.started(msg)
 	case trackedMsg:
+		if msg.late && !msg.out.Complete {
+			return p, nil // the console quit first: the failure stands
+		}
 		p.setStatus(statusEvent, trackedStatus(p.st, msg, p.session))
 		p.rebuild()
+		switch {
+		case msg.late:
+			// The exit code follows the upgrade's end, not the failure
+			// the dashboard recorded first.
+			return p, func() tea.Msg { return OutcomeMsg{report.Done} }
+		case (msg.out.Failed || msg.out.TimedOut) && p.actions.FollowAfterFailure != nil:
+			ctx, s, follow := p.ctx, p.session, p.actions.FollowAfterFailure
+			return p, func() tea.Msg {
+				out, err := follow(ctx, s)
+				return trackedMsg{out: out, err: err, late: true}
+			}
+		}
 	case tea.KeyPressMsg:
 		return p, p.handleKey(msg)
 	}
@@ -481,7 +504,7 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		if st == nil || s.LockReleased() {
 			return LockInfo{Lost: lost}
 		}
-		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost}
+		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost, Kept: s.Kept()}
 		if renewErr != nil {
 			l.RenewErr = firstLine(renewErr.Error())
 		}
@@ -504,6 +527,10 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 
 func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) seg {
 	switch {
+	case msg.late && msg.err != nil:
+		return seg{" " + st.th.Sym.Warn + " upgrade complete after its failure; " + msg.err.Error(), rStall}
+	case msg.late:
+		return seg{" " + st.th.Sym.OK + " upgrade complete after its failure (recorded in the audit log); the kept upgrade lock is released", rDone}
 	case msg.out.Complete:
 		return seg{" " + st.th.Sym.OK + " upgrade complete in " + model.ShortDuration(msg.out.Elapsed) + "; the upgrade lock is released", rDone}
 	case msg.out.Failed, msg.out.TimedOut:

@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -353,6 +354,15 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	h.render(&b, st, 200, t0)
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "(renewed 40s ago) ⚠ renewal failing: leases.coordination.k8s.io is forbidden") {
 		t.Errorf("header lacks the failing renewal:\n%s", out)
+	}
+	// Kept after a failure, it is no longer renewed: not "held".
+	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Minute), Kept: true}
+	}}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: kept by this console (the upgrade failed)") || strings.Contains(out, "held by") {
+		t.Errorf("header does not say the lock is kept:\n%s", out)
 	}
 	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
 	b.Reset()
@@ -783,5 +793,44 @@ func TestPlanScreenSaysNothingToApply(t *testing.T) {
 	p = newTestPlanScreen(t, pl, Options{}, PlanActions{}, 120, 40)
 	if s := ansi.Strip(p.View()); !strings.Contains(s, "ready: enter applies") {
 		t.Errorf("a changed spec does not read as ready:\n%s", s)
+	}
+}
+
+// An upgrade the tracker declared failed, then completed after the
+// operator's recovery: the plan screen follows it past the failure, says so,
+// and the exit code follows the completion (apply --tui exited 4 with the
+// dashboard showing "upgrade complete").
+func TestPlanScreenFollowsPastAFailure(t *testing.T) {
+	followed := 0
+	actions := PlanActions{FollowAfterFailure: func(context.Context, *upgrade.Session) (upgrade.Outcome, error) {
+		followed++
+		return upgrade.Outcome{Complete: true}, nil
+	}}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, actions, 120, 40)
+	_, cmd := p.Update(trackedMsg{out: upgrade.Outcome{Failed: true, Reason: "node mgmt-6d6mj in-place step KubeadmUpgraded failed"}})
+	if cmd == nil {
+		t.Fatal("a failed upgrade is not followed further")
+	}
+	if out := ansi.Strip(p.View()); !strings.Contains(out, "KubeadmUpgraded failed") {
+		t.Errorf("the failure is not shown:\n%s", out)
+	}
+	late, ok := cmd().(trackedMsg)
+	if !ok || !late.late || followed != 1 {
+		t.Fatalf("follow command gave %#v (followed %d times)", late, followed)
+	}
+	_, cmd = p.Update(late)
+	if cmd == nil {
+		t.Fatal("the completion after the failure records no outcome")
+	}
+	if msg, ok := cmd().(OutcomeMsg); !ok || msg.Outcome != report.Done {
+		t.Errorf("outcome message %#v, want done", msg)
+	}
+	if out := ansi.Strip(p.View()); !strings.Contains(out, "upgrade complete after its failure") {
+		t.Errorf("the late completion is not shown:\n%s", out)
+	}
+	// Quit first: the failure stands, nothing more is said or recorded.
+	p = newTestPlanScreen(t, fixturePlan(false), Options{}, actions, 120, 40)
+	if _, cmd := p.Update(trackedMsg{late: true, err: context.Canceled}); cmd != nil {
+		t.Error("an ended follow records an outcome")
 	}
 }

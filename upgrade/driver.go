@@ -90,6 +90,10 @@ type Session struct {
 
 	mu       sync.Mutex
 	finished bool
+	// failedAt is when Finish declared the upgrade failed or timed out;
+	// kept, that it kept the lock then.
+	failedAt time.Time
+	kept     bool
 }
 
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
@@ -257,6 +261,9 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 			break
 		}
 		e.Message += "; lock kept"
+		s.mu.Lock()
+		s.kept = true
+		s.mu.Unlock()
 		if err != nil {
 			// It still blocks the next upgrade; it only reads as live
 			// until its lease runs out.
@@ -264,7 +271,65 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 		}
 	}
 	e.Time = s.clk.Now()
+	if !out.Complete {
+		s.mu.Lock()
+		s.failedAt = e.Time
+		s.mu.Unlock()
+	}
 	return errors.Join(err, audit(ctx, s.audit, e))
+}
+
+// Kept reports whether the session keeps its lock: Finish kept it after a
+// failure or a timeout, and nothing released it since.
+func (s *Session) Kept() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kept && !s.hold.Released()
+}
+
+// FollowAfterFailure goes on following an upgrade that Finish declared
+// failed or timed out, for a console that stays open on it (the dashboard):
+// the operator's recovery (`node retry`, say) can still let it complete.
+// When it does, the completion is recorded and the lock this session kept is
+// released, as Finish does for an upgrade that completes; until then, or
+// when ctx ends first, the failure stands and the lock stays kept. It
+// returns at once, with a zero Outcome, for a session that did not fail.
+func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
+	s.mu.Lock()
+	failedAt := s.failedAt
+	s.mu.Unlock()
+	if failedAt.IsZero() {
+		return Outcome{}, nil
+	}
+	o.AppliedGeneration = s.ClusterGeneration
+	o.ChildrenReconciledBefore = s.ChildrenBefore
+	o.UntilComplete = true
+	out, err := Track(ctx, src, s.clk, o)
+	if err != nil || !out.Complete {
+		return out, err
+	}
+	s.ending.Lock()
+	defer s.ending.Unlock()
+	e := AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade", Result: AuditFinished,
+		Object:  "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
+		Message: "completion rule held, after the failure recorded at " + failedAt.UTC().Format(time.RFC3339)}
+	var rerr error
+	switch {
+	case !s.Kept():
+		e.Message += "; the lock was not this console's any more"
+	default:
+		rerr = s.hold.Release(ctx)
+		switch {
+		case errors.Is(rerr, ErrLockLost):
+			rerr = nil
+			e.Message += "; the lock was not this console's any more"
+		case rerr != nil:
+			e.Message += "; the kept lock could NOT be released: " + rerr.Error()
+		default:
+			e.Message += "; kept lock released"
+		}
+	}
+	return out, errors.Join(rerr, audit(ctx, s.audit, e))
 }
 
 // Detach ends the session right after the apply, for a caller that does not

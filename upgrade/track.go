@@ -61,6 +61,9 @@ type TrackOptions struct {
 	// OnPoll, when set, is called at every poll with the latest snapshot
 	// (nil before the first), for what the caller reports besides progress.
 	OnPoll func(*model.ClusterState)
+	// UntilComplete: a failure does not end the tracking, only completion
+	// or ctx does (following an upgrade already declared failed).
+	UntilComplete bool
 }
 
 // Outcome is how tracking ended.
@@ -122,6 +125,9 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 			case model.OutcomeDone:
 				return Outcome{Complete: true, Progress: p, Elapsed: now.Sub(start)}, nil
 			case model.OutcomeFailed:
+				if o.UntilComplete {
+					break
+				}
 				return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start), Reason: judge.Reason()}, nil
 			}
 		}

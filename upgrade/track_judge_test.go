@@ -185,3 +185,48 @@ func TestTrackTimeoutWhileConfirmingKeepsTheLockTruthfully(t *testing.T) {
 		t.Errorf("lock after the timeout: %+v %v", st, err)
 	}
 }
+
+// apply --tui reported an upgrade failed (exit 4, the lock kept, nothing more
+// in the audit log) after the operator's `node retry` from the dashboard let
+// it complete: the console follows it past the failure, records the
+// completion and releases the lock it kept.
+func TestFollowAfterFailureRecordsTheCompletionAndReleasesTheLock(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	audit := &memAudit{}
+	d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.FollowAfterFailure(ctx, w.watcher, TrackOptions{}); err != nil || out.Complete || out.Failed || out.TimedOut {
+		t.Fatalf("following a session that has not failed: %+v %v, want nothing", out, err)
+	}
+	if err := s.Finish(ctx, Outcome{Failed: true, Reason: "node mgmt-6d6mj in-place step KubeadmUpgraded failed"}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Kept() {
+		t.Fatal("the failed session does not say it keeps the lock")
+	}
+	// The retry worked: the cluster meets the rule at the applied generation.
+	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
+	w.setConditions(t, s.ClusterGeneration, "", all)
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := s.FollowAfterFailure(tctx, w.watcher, TrackOptions{Poll: 20 * time.Millisecond})
+	if err != nil || !out.Complete {
+		t.Fatalf("outcome %+v, %v; want complete", out, err)
+	}
+	if st, err := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); err != nil || st != nil || s.Kept() || !s.LockReleased() {
+		t.Errorf("lock after the late completion: %+v %v (kept %t)", st, err, s.Kept())
+	}
+	var last AuditEntry
+	for _, e := range audit.entries {
+		if e.Action == "upgrade" {
+			last = e
+		}
+	}
+	if last.Result != AuditFinished || !strings.Contains(last.Message, "completion rule held, after the failure recorded at ") || !strings.HasSuffix(last.Message, "; kept lock released") {
+		t.Errorf("last upgrade entry %+v, want the completion after the failure", last)
+	}
+}

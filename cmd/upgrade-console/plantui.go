@@ -81,6 +81,9 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		actions.Track = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
 			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
 		}
+		actions.FollowAfterFailure = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
+			return s.FollowAfterFailure(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
+		}
 	}
 	screen := tui.NewPlanScreen(ctx, opts, plan, actions)
 	return tui.NewApp(opts, screen), screen, nil
