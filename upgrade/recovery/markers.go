@@ -112,7 +112,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		return nil, err
 	}
 	lease := Marker{ID: MarkerLease, Object: lockRef, State: MarkerNotSet, confirm: upgrade.LockName(env.Cluster),
-		Blocks: "any new upgrade or recovery from another console"}
+		Blocks: "any new upgrade, and any etcd rollback, from another console (a node retry is not blocked: it is what a failed in-place step needs while the upgrade is followed)"}
 	liveLock := false
 	if st.Held() {
 		lease.Holder, lease.Since, lease.lease = st.Holder.Display(), st.AcquireTime, st
