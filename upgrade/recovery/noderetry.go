@@ -443,6 +443,12 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		},
 	})
 	p.closing = func(ctx context.Context) []string {
+		// What a retry that worked comes to: EKS-A removes a node's
+		// NodeUpgrade once its upgrade is done.
+		if nu, err := getOpt(ctx, env.res(gvrNodeUpgrade, env.systemNS()), strings.TrimPrefix(f.NodeUpgrade, env.systemNS()+"/")); err == nil && nu == nil {
+			return []string{fmt.Sprintf("NodeUpgrade %s is gone: the node's in-place upgrade finished and EKS-A removed it.", f.NodeUpgrade),
+				"Follow the rest of the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."}
+		}
 		g, err := InspectNode(ctx, env, node, 1)
 		if err != nil {
 			return []string{"Could not read the node's upgrade back: " + err.Error()}

@@ -194,6 +194,11 @@ func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
 			if last := rep.Steps[len(rep.Steps)-1]; !strings.Contains(last.Detail, tc.want) {
 				t.Errorf("wait step = %+v, want a detail saying %q", last, tc.want)
 			}
+			// The closing lines say the same, not that the node "could not
+			// be read back".
+			if closing := strings.Join(p.Closing(w.ctx), "\n"); strings.Contains(closing, "Could not") || !strings.Contains(closing, tc.want) {
+				t.Errorf("closing %q, want it to say %q", closing, tc.want)
+			}
 		})
 	}
 }
