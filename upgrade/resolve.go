@@ -218,7 +218,8 @@ func (r *Resolver) bundles(ctx context.Context, namespace, name, from string) (*
 	u, err := r.Client.Dynamic.Resource(GVRBundles).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, lookupError(err, src, "the Bundles "+from,
-			"the release's Bundles object is missing from the cluster; reinstall the release's management components, or give the Bundles manifest with --to-bundles/--from-bundles")
+			"the release's Bundles object is missing from the cluster: reinstall the release's management components, which bring it; "+
+				"for the target release alone, --to-bundles FILE gives its manifest; without --cluster, `plan --from-bundles FILE --to-bundles FILE --kubernetes-version X.Y` plans from two manifests")
 	}
 	data, err := json.Marshal(u.Object)
 	if err != nil {
