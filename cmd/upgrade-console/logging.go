@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"os"
@@ -26,7 +27,12 @@ func setupLogging(path string) error {
 		}
 		path = filepath.Join(dir, "upgrade-console.log")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("the log file's directory %s: %w", dir, err)
+			// An offline plan in a CI container with a read-only HOME
+			// needs no state: the logs go nowhere, never to the terminal,
+			// and the commands that do need the state directory (the
+			// audit log, snapshots) say so themselves.
+			fmt.Fprintf(os.Stderr, "upgrade-console: logs discarded: %v (set --log-file, or XDG_STATE_HOME to a writable directory)\n", err)
+			return logTo(io.Discard)
 		}
 	}
 	// A directory the operator named is never created: a typo would
@@ -43,15 +49,20 @@ func setupLogging(path string) error {
 		}
 		return badFlag("--log-file", fmt.Errorf("%s: %w", path, err), fix)
 	}
+	return logTo(f)
+}
+
+// logTo sends klog, the standard logger and API warnings to w.
+func logTo(w io.Writer) error {
 	kf := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(kf)
 	_ = kf.Set("logtostderr", "false")
 	_ = kf.Set("alsologtostderr", "false")
 	_ = kf.Set("stderrthreshold", "FATAL")
-	klog.SetOutput(f)
+	klog.SetOutput(w)
 	klog.LogToStderr(false)
-	log.SetOutput(f)
-	rest.SetDefaultWarningHandler(rest.NewWarningWriter(f, rest.WarningWriterOptions{Deduplicate: true}))
+	log.SetOutput(w)
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(w, rest.WarningWriterOptions{Deduplicate: true}))
 	loggingToFile.Store(true)
 	return nil
 }

@@ -261,3 +261,37 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// An offline plan needs no state: with no state directory to be had (a CI
+// container's read-only HOME), it still runs, and the logs go nowhere, not
+// to the terminal.
+func TestOfflinePlanWithoutAStateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	notADir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", notADir)
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outF, errF
+	code := run(planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30"))
+	os.Stdout, os.Stderr = oldOut, oldErr
+	_ = outF.Close()
+	_ = errF.Close()
+	out, _ := os.ReadFile(outF.Name())
+	errOut, _ := os.ReadFile(errF.Name())
+	if code != ExitOK || !strings.Contains(string(out), "14 of 18 components change") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want the plan", code, out, errOut)
+	}
+	if !strings.Contains(string(errOut), "logs discarded") {
+		t.Errorf("stderr %q does not say the logs are discarded", errOut)
+	}
+}
