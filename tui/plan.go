@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -149,6 +151,12 @@ type PlanScreen struct {
 
 	starting bool
 	session  *upgrade.Session
+	// starts counts a start under way, and startedSession holds the session it
+	// made: a console quit during the writes must wait for them (a spec
+	// half applied breaks the cluster) and then end the session, though
+	// the startedMsg never reaches Update.
+	starts         *sync.WaitGroup
+	startedSession *atomic.Pointer[upgrade.Session]
 	// status is the last outcome of a key or a command (empty: the line
 	// says where the plan stands); statusOf says what it reports, so that
 	// it goes once that is no longer true. statusOut is the line wrapped
@@ -170,7 +178,8 @@ type PlanScreen struct {
 
 // NewPlanScreen returns the plan screen for a computed plan.
 func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
-	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New()}
+	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New(),
+		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}}
 	p.setTheme(initialTheme(opts))
 	return p
 }
@@ -180,7 +189,16 @@ func (p *PlanScreen) Plan() *upgrade.Plan           { return p.plan }
 func (p *PlanScreen) DryRun() *upgrade.DryRunResult { return p.dry }
 
 // Session is the started upgrade, nil before the apply.
-func (p *PlanScreen) Session() *upgrade.Session { return p.session }
+func (p *PlanScreen) Session() *upgrade.Session {
+	if p.session != nil {
+		return p.session
+	}
+	return p.startedSession.Load()
+}
+
+// WaitStart waits for a start under way (the program has ended: nothing
+// else reads the screen).
+func (p *PlanScreen) WaitStart() { p.starts.Wait() }
 
 func (p *PlanScreen) setTheme(th *themes.Theme) {
 	p.st = newStyles(th)
@@ -460,9 +478,14 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 	p.starting = true
 	p.setStatus(statusEvent, seg{" taking the upgrade lock, saving the snapshot, applying…", rMuted})
 	p.rebuild()
-	ctx, plan, dry, run := p.ctx, p.plan, p.dry, p.actions.Start
+	ctx, plan, dry, run, started, starts := p.ctx, p.plan, p.dry, p.actions.Start, p.startedSession, p.starts
+	starts.Add(1)
 	return func() tea.Msg {
+		defer starts.Done()
 		s, err := run(ctx, plan, upgrade.StartOptions{DryRun: dry, ForceConflicts: force})
+		if s != nil {
+			started.Store(s)
+		}
 		return startedMsg{session: s, err: err}
 	}
 }

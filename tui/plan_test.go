@@ -834,3 +834,37 @@ func TestPlanScreenFollowsPastAFailure(t *testing.T) {
 		t.Error("an ended follow records an outcome")
 	}
 }
+
+// A console quit while the spec is being applied must not exit in the middle
+// of the writes: WaitStart waits for the start under way, and the session it
+// made is there to end, though its message never reaches Update.
+func TestPlanScreenQuitDuringTheStartWaitsForIt(t *testing.T) {
+	release := make(chan struct{})
+	session := &upgrade.Session{}
+	actions := PlanActions{Start: func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) {
+		<-release
+		return session, nil
+	}}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, actions, 120, 40)
+	cmd := p.start(false)
+	if cmd == nil {
+		t.Fatal("no start command")
+	}
+	go cmd() // the program quits: its message is never read
+	waited := make(chan struct{})
+	go func() { p.WaitStart(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("WaitStart returned while the start was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitStart did not return once the start ended")
+	}
+	if p.Session() != session {
+		t.Error("the session the start made is lost")
+	}
+}

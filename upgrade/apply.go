@@ -251,7 +251,14 @@ type ApplyOptions struct {
 	Skipped []string
 	// Changes is the dry-run's result, recorded as what each write meant to do.
 	Changes *DryRunResult
+	// OnApplied, when set, hears of each document as it is applied, so
+	// that an operator sees the writes as they land.
+	OnApplied func(AppliedObject)
 }
+
+// applyWriteLimit bounds the writes once the first has landed: they run to
+// their end even when the caller is interrupted.
+const applyWriteLimit = 2 * time.Minute
 
 // AppliedObject is a document as the API server stored it.
 type AppliedObject struct {
@@ -271,6 +278,15 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 	if err := a.precheck(ctx, spec, o); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// From the first write on, an interrupt (a Ctrl-C, a CI job's SIGTERM)
+	// no longer stops the writes: the spec half applied is what breaks a
+	// cluster (machine configs on the new template under a Cluster still on
+	// the old version), and the few writes left take a moment.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyWriteLimit)
+	defer cancel()
 	var applied []AppliedObject
 	for _, doc := range ordered(spec) {
 		ri, u, err := a.Client.resource(doc)
@@ -307,6 +323,9 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 			return applied, fmt.Errorf("apply %s: %s", ref, refusal(err))
 		}
 		applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
+		if o.OnApplied != nil {
+			o.OnApplied(applied[len(applied)-1])
+		}
 	}
 	return applied, nil
 }

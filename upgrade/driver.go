@@ -48,6 +48,12 @@ type StartOptions struct {
 	// explicitly or the apply is refused by the API server.
 	DryRun         *DryRunResult
 	ForceConflicts bool
+	// OnSnapshot and OnApplied, when set, hear of the snapshot and of each
+	// document as they land, so that the operator sees the writes when
+	// they happen (an interrupt that seemed to come before any write did
+	// not).
+	OnSnapshot func(SnapshotRef)
+	OnApplied  func(AppliedObject)
 }
 
 // PreflightError is a start refused by blocking checks.
@@ -163,12 +169,18 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	if err != nil {
 		return nil, release(err)
 	}
+	if o.OnSnapshot != nil {
+		o.OnSnapshot(s.Snapshot)
+	}
 	applier := &Applier{Client: d.Client, Audit: d.Audit, Cluster: plan.Cluster, Now: d.clock().Now}
 	s.Applied, err = applier.Apply(ctx, plan.Target.Spec, ApplyOptions{
-		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun,
+		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun, OnApplied: o.OnApplied,
 	})
 	if err != nil {
 		if len(s.Applied) == 0 {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("interrupted before any document was applied (the snapshot was taken): %w", err)
+			}
 			return nil, release(err)
 		}
 		h.Stop()
@@ -375,9 +387,32 @@ func (s *Session) release(ctx context.Context) error { return s.hold.Release(ctx
 // LockReleased reports whether the session released its lock.
 func (s *Session) LockReleased() bool { return s.hold.Released() }
 
-// LockKeptMessage is what the console says when it keeps the lock.
+// LockKeptMessage is what the console says when it keeps the lock, or,
+// when the lock was cleared or taken by someone else meanwhile, that it
+// had none to keep (telling the operator to clear it would clear another
+// console's).
 func (s *Session) LockKeptMessage() string {
+	if _, _, lost := s.hold.State(); lost {
+		return fmt.Sprintf("the upgrade lock was cleared or taken by someone else while this console followed, so it kept none; "+
+			"`upgrade-console lock status --cluster %s` shows who holds it now; the pre-upgrade snapshot is in %s", s.Plan.Cluster, s.Snapshot.Where())
+	}
 	return fmt.Sprintf("the upgrade lock Lease %s/%s is kept: it blocks further upgrades until the cluster is checked "+
 		"and the lock cleared with `upgrade-console lock clear lease --cluster %s`; the pre-upgrade snapshot is in %s",
 		s.locker.ns(), LockName(s.Plan.Cluster), s.Plan.Cluster, s.Snapshot.Where())
+}
+
+// LockReleasedMessage is what the console says of the lock when the upgrade
+// completed: released, no longer this console's, or left behind (a release
+// the API server refused) with the way to clear it.
+func (s *Session) LockReleasedMessage(releaseErr error) string {
+	switch _, _, lost := s.hold.State(); {
+	case lost:
+		return "the upgrade lock was cleared or taken by someone else while this console followed"
+	case s.LockReleased():
+		return "the upgrade lock is released"
+	case releaseErr != nil:
+		return fmt.Sprintf("the upgrade lock could NOT be released (%v): it turns stale %s after its last renewal, and "+
+			"`upgrade-console lock clear lease --cluster %s` clears it", releaseErr, s.locker.Duration, s.Plan.Cluster)
+	}
+	return "the upgrade lock is released"
 }

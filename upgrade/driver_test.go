@@ -150,6 +150,14 @@ func TestDriverNoticesLostLock(t *testing.T) {
 	if err := s.Finish(ctx, Outcome{Complete: true}); err != nil || s.LockReleased() {
 		t.Errorf("finish after losing the lock: %v (released %t)", err, s.LockReleased())
 	}
+	// Said as lost, never as released, nor as kept with the command that
+	// would clear whoever holds it now.
+	if m := s.LockReleasedMessage(nil); !strings.Contains(m, "cleared or taken by someone else") {
+		t.Errorf("completion's lock message %q", m)
+	}
+	if m := s.LockKeptMessage(); !strings.Contains(m, "kept none") || strings.Contains(m, "lock clear lease") {
+		t.Errorf("failure's lock message %q", m)
+	}
 }
 
 // A start refused by another console's lock is closed in the audit log as
@@ -224,4 +232,49 @@ func TestDetachWaitsForAFinishUnderWay(t *testing.T) {
 	if !strings.HasSuffix(got, "lock-release:ok upgrade:finished") || strings.Count(got, "upgrade:finished") != 1 {
 		t.Errorf("audit: %s", got)
 	}
+}
+
+// A Ctrl-C or a SIGTERM during the start (a CI job cancelled, say) killed
+// the process between two writes: machine configs on the new template under
+// a Cluster still on the old version, which EKS-A refused. Before the first
+// write an interrupt stops the start cleanly; after it, the writes run to
+// their end.
+func TestStartInterrupted(t *testing.T) {
+	t.Run("after the first write: every document is applied", func(t *testing.T) {
+		w := newWorld(t, scenario.Rolling)
+		audit := &memAudit{}
+		d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var heard []string
+		s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, OnApplied: func(a AppliedObject) {
+			heard = append(heard, a.Object)
+			cancel()
+		}})
+		if err != nil || s == nil {
+			t.Fatalf("start: %v", err)
+		}
+		if len(s.Applied) != len(w.spec.Docs) || len(heard) != len(w.spec.Docs) {
+			t.Errorf("applied %d of %d documents (heard of %d)", len(s.Applied), len(w.spec.Docs), len(heard))
+		}
+		_ = s.Detach(context.Background())
+	})
+	t.Run("before the first write: nothing is applied, the lock released", func(t *testing.T) {
+		w := newWorld(t, scenario.Rolling)
+		audit := &memAudit{}
+		d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, OnSnapshot: func(SnapshotRef) { cancel() }})
+		if s != nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted before any document was applied") {
+			t.Fatalf("start: %v, %v; want it stopped", s, err)
+		}
+		if st, _ := ReadLock(context.Background(), w.client.Kube, w.ns, "mgmt"); st != nil {
+			t.Errorf("the interrupted start left the lock: %+v", st)
+		}
+		got := strings.Join(audit.actions(), " ")
+		if strings.Contains(got, "apply:") || !strings.HasSuffix(got, "upgrade:failed") {
+			t.Errorf("audit %s: want no apply and the upgrade closed as failed", got)
+		}
+	})
 }

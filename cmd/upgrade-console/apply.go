@@ -170,8 +170,23 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return err
 	}
 	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+	// From here a Ctrl-C or a SIGTERM never kills the process outright:
+	// before the first write it stops the start cleanly (the lock released
+	// and recorded); once a document is applied the rest are applied too,
+	// and the console then stops as when it stops following.
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	conflicted := map[string]bool{}
+	for _, c := range dry.Conflicts {
+		conflicted[c.Object] = true
+	}
 	fmt.Fprintf(out, "\ntaking the upgrade lock as %s…\n", lv.holder.Display())
-	s, err := d.Start(ctx, p, upgrade.StartOptions{DryRun: dry, ForceConflicts: o.forceConflicts})
+	s, err := d.Start(sctx, p, upgrade.StartOptions{DryRun: dry, ForceConflicts: o.forceConflicts,
+		OnSnapshot: func(ref upgrade.SnapshotRef) { fmt.Fprintf(out, "snapshot saved: %s\n", ref.Where()) },
+		OnApplied: func(a upgrade.AppliedObject) {
+			fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts && conflicted[a.Object]))
+		},
+	})
 	if err != nil {
 		var pe *upgrade.PreflightError
 		var held *upgrade.LockHeldError
@@ -181,18 +196,20 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			return withCode(ExitPreflight, err)
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
+		case sctx.Err() != nil:
+			return withCode(ExitTimeout, fmt.Errorf("%w\nthe cluster's spec is unchanged and the upgrade lock is released", err))
 		}
 		return err
 	}
-	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
-	conflicted := map[string]bool{}
-	for _, c := range dry.Conflicts {
-		conflicted[c.Object] = true
-	}
-	for _, a := range s.Applied {
-		fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts && conflicted[a.Object]))
-	}
 	fmt.Fprintf(out, "audit log: %s%s\n", audit.Path(), skippedNote(p.Skipped))
+	if sctx.Err() != nil {
+		// Interrupted during the writes, which ran to their end.
+		if err := s.Detach(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; the upgrade lock is released; follow it with\n  upgrade-console watch --cluster %s\n", p.Cluster)
+		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
+	}
 
 	if !o.wait {
 		if err := s.Detach(ctx); err != nil {
@@ -206,8 +223,6 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		limit = "no timeout"
 	}
 	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	tctx, cancel := sctx, context.CancelFunc(func() {})
 	if o.timeout > 0 {
 		tctx, cancel = context.WithTimeout(sctx, o.timeout)
@@ -255,8 +270,10 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	})
 	switch {
 	case outcome.Complete:
-		fmt.Fprintf(out, "\nupgrade complete in %s; the upgrade lock is released\n", model.ShortDuration(outcome.Elapsed))
-		return err
+		// The upgrade is done whatever became of the lock: a release the
+		// API server refused is said, not turned into a failed exit.
+		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.ShortDuration(outcome.Elapsed), s.LockReleasedMessage(err))
+		return nil
 	case outcome.TimedOut:
 		return withCode(ExitTimeout, fmt.Errorf("%s after %s: %s\n%s", upgrade.ErrTrackTimeout, o.timeout, outcome.Progress.Summary, s.LockKeptMessage()))
 	case outcome.Failed:

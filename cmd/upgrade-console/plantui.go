@@ -28,6 +28,9 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		return report.Running, err
 	}
 	outcome, err := tui.RunApp(ctx, app)
+	// Quit while the spec was being applied: the writes run to their end
+	// first, never cut in the middle by the process exiting.
+	screen.WaitStart()
 	// Quitting while the upgrade rolls: the console stops following, and
 	// with nobody to renew it the lock is released (a no-op when the
 	// tracker already finished the session).
