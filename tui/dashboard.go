@@ -282,7 +282,14 @@ func (d *Dashboard) buildPanes() {
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	var cmd tea.Cmd
 	if d.state != nil {
-		if snapshotChanged || d.now.Sub(d.derivedAt) >= rederiveEvery || d.now.Before(d.derivedAt) {
+		every := rederiveEvery
+		if len(d.progress.Stalls) > 0 {
+			// A stall's sentence carries its age ("failed 5s ago"), which
+			// the nodes and events rows count on every tick: re-derived
+			// as often, the status line does not lag them by seconds.
+			every = time.Second
+		}
+		if snapshotChanged || d.now.Sub(d.derivedAt) >= every || d.now.Before(d.derivedAt) {
 			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
 			d.derivedAt = d.now
 			if st := newStallSet(d.progress.Stalls); st.key != d.stalled.key {
@@ -302,7 +309,8 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			cmd = d.record(o)
 		}
 	}
-	d.header = buildHeader(d.st, d.state, d.progress, d.timeline, d.opts, d.now)
+	hp, htl := failedStrip(d.progress, d.timeline, d.judge)
+	d.header = buildHeader(d.st, d.state, hp, htl, d.opts, d.now)
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge)
 	return cmd

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -499,4 +500,110 @@ func clockedDashboard(w, h int) (*Dashboard, *clocktesting.FakePassiveClock) {
 	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk})
 	d.SetSize(w, h)
 	return d, clk
+}
+
+// fixtureStepFailedAt is fixtureInPlaceFailed with the failed step's
+// condition turned False at the given time.
+func fixtureStepFailedAt(at time.Time) *model.ClusterState {
+	s := fixtureInPlaceFailed()
+	s.NodeUpgrades = withChanged(s.NodeUpgrades, 1, func(nu *model.NodeUpgrade) {
+		nu.Conditions = slices.Clone(nu.Conditions)
+		for i := range nu.Conditions {
+			if c := &nu.Conditions[i]; c.Type == "KubeadmUpgraded" {
+				c.LastTransitionTime = at
+			}
+		}
+	})
+	return s
+}
+
+// statusRows is the screen's rows from the first status line on.
+func statusRows(d *Dashboard) string {
+	rows := strings.Split(screenOf(d), "\n")
+	return strings.Join(rows[len(rows)-d.plan.helpLines-d.plan.stallLines:], "\n")
+}
+
+// The failed step's age on the status line moves on every clock tick, as
+// the nodes and events rows do: it was written when progress was last
+// derived, which a quiet cluster does every rederiveEvery, and lagged by up
+// to six seconds.
+func TestStatusLineAgeFollowsTheClock(t *testing.T) {
+	d, clk := clockedDashboard(160, 40)
+	d.Update(SnapshotMsg{State: fixtureStepFailedAt(t0.Add(-5 * time.Second))})
+	for s := 0; s <= 12; s++ {
+		clk.SetTime(t0.Add(time.Duration(s) * time.Second))
+		d.Update(clockMsg{})
+		want := fmt.Sprintf("✗ node mgmt-cp-b8k4m in-place step KubeadmUpgraded failed %ds ago:", 5+s)
+		if out := statusRows(d); !strings.Contains(out, want) {
+			t.Fatalf("at t0+%ds, status lacks %q:\n%s", s, want, out)
+		}
+	}
+	// Declared failed, the reason's age moves with the clock too.
+	clk.SetTime(t0.Add(10*time.Minute + 54*time.Second))
+	d.Update(clockMsg{})
+	clk.SetTime(t0.Add(10*time.Minute + 55*time.Second))
+	d.Update(clockMsg{})
+	want := "✗ upgrade failed: node mgmt-cp-b8k4m in-place step KubeadmUpgraded failed 11m ago:"
+	if out := statusRows(d); d.outcome != report.Failed || !strings.Contains(out, want) {
+		t.Fatalf("outcome %s, status lacks %q:\n%s", d.outcome, want, out)
+	}
+}
+
+// Once the judge declares the upgrade failed (a step failed and stayed
+// failed past the grace), the phase strip marks the phase failed, not
+// active, and its clock stops at the step's failure; a retried step takes
+// the phase on again.
+func TestDeclaredFailureMarksThePhaseFailed(t *testing.T) {
+	d, clk := clockedDashboard(160, 40)
+	d.Update(SnapshotMsg{State: fixtureInPlaceFailed()}) // the step failed at t0-4m40s
+	header := func() string { return strings.SplitN(screenOf(d), "\n", 3)[1] }
+	if h := header(); !strings.Contains(h, "control plane ● 12:00") {
+		t.Fatalf("within the grace:\n%s", h)
+	}
+	for _, at := range []time.Duration{model.DefaultFailureGrace, model.DefaultFailureGrace + 3*time.Minute} {
+		clk.SetTime(t0.Add(at))
+		d.Update(clockMsg{})
+		h := header()
+		if d.outcome != report.Failed || !strings.Contains(h, "control plane ✗ 7:20") || !strings.Contains(h, "ready ✗") || !strings.Contains(h, "elapsed 7:20") {
+			t.Fatalf("at t0+%s, outcome %s:\n%s", at, d.outcome, h)
+		}
+	}
+	if e, _ := d.timeline.Entry(model.PhaseControlPlane); !e.Finished.IsZero() {
+		t.Errorf("the dashboard's own timeline was changed: %+v", e)
+	}
+	retried := fixtureInPlaceFailed()
+	retried.Version++
+	retried.NodeUpgrades = withChanged(retried.NodeUpgrades, 1, func(nu *model.NodeUpgrade) {
+		nu.Conditions = nil
+	})
+	clk.SetTime(t0.Add(model.DefaultFailureGrace + 4*time.Minute))
+	d.Update(SnapshotMsg{State: retried})
+	if h := header(); !strings.Contains(h, "control plane ● 26:00") {
+		t.Errorf("after the retry:\n%s", h)
+	}
+}
+
+// A failureMessage that stays past the grace fails the upgrade too: its
+// phase, marked failed by the derivation, stops its clock when the failure
+// was first seen, as the elapsed time does.
+func TestDeclaredFailureMessageStopsThePhaseClock(t *testing.T) {
+	d, clk := clockedDashboard(160, 40)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	clk.SetTime(t0.Add(time.Minute))
+	s := fixtureMidEtcd()
+	s.Version++
+	s.Cluster.FailureMessage = "failed to reconcile etcd: webhook denied"
+	d.Update(SnapshotMsg{State: s})
+	header := func() string { return strings.SplitN(screenOf(d), "\n", 3)[1] }
+	start := header()
+	for _, at := range []time.Duration{model.DefaultFailureGrace + time.Minute, model.DefaultFailureGrace + 5*time.Minute} {
+		clk.SetTime(t0.Add(at))
+		d.Update(clockMsg{})
+		if h := header(); d.outcome != report.Failed || h != start {
+			t.Fatalf("at t0+%s, outcome %s:\n%s\nwant, as when first seen:\n%s", at, d.outcome, h, start)
+		}
+	}
+	if !strings.Contains(start, "etcd ✗ ") || !strings.Contains(start, "ready ✗") {
+		t.Errorf("failure not in the strip:\n%s", start)
+	}
 }

@@ -81,3 +81,26 @@ func TestZoomedEventsKeepTheirPlace(t *testing.T) {
 		t.Errorf("zoomed out, the first event shown is %d, want %d", p.offset, first)
 	}
 }
+
+// TestEventsTitleSaysOlderWereDropped: at the cap the pane holds only the
+// newest events (the watchers forget the rest): the title says so, since
+// the scroll hint alone ("↓ 199 more") read as the cluster's whole
+// history. Below the cap, nothing was dropped and the title does not say
+// it was.
+func TestEventsTitleSaysOlderWereDropped(t *testing.T) {
+	for _, n := range []int{2, maxEvents - 1, maxEvents, 2532} {
+		s := fixtureInPlaceFailed()
+		ev := s.Events[1]
+		s.Events = make([]model.Event, n)
+		for i := range s.Events {
+			s.Events[i] = ev
+			s.Events[i].LastTimestamp = ago(time.Duration(i) * time.Second)
+		}
+		d := newTestDashboard(t, s, themes.Mono, 80, 40)
+		title := strings.SplitN(ansi.Strip(d.paneView(paneEvents, 80, 6)), "\n", 2)[0]
+		capped := strings.Contains(title, "only the newest 200 kept")
+		if capped != (n >= maxEvents) || (n > 5) != strings.Contains(title, "↓ ") {
+			t.Errorf("%d events: title %q", n, title)
+		}
+	}
+}

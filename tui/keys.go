@@ -2,9 +2,11 @@ package tui
 
 import (
 	"slices"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -88,7 +90,9 @@ func (f filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{f.ShortH
 // they do not all fit, the bindings in drop give way, first ones first, so
 // that what ends the line stays in view: bubbles/help cuts the line's end
 // instead, and with it ? and q, the keys that say how to see the rest and
-// how to leave. What still does not fit is cut as bubbles/help cuts it.
+// how to leave. What still does not fit is cut as bubbles/help cuts it, and
+// cut at w where bubbles/help, with no room for its ellipsis, would add the
+// next binding past the width all the same.
 func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
 	h.SetWidth(0)
 	out := h.ShortHelpView(bindings)
@@ -100,5 +104,86 @@ func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.B
 		out = h.ShortHelpView(bindings)
 	}
 	h.SetWidth(w)
-	return h.ShortHelpView(bindings)
+	out = h.ShortHelpView(bindings)
+	if ansi.StringWidth(out) > w {
+		out = ansi.Truncate(out, max(w, 0), "…")
+	}
+	return out
 }
+
+// fullHelpFitting renders groups as the full help, no row wider than w
+// cells. bubbles/help drops the columns past the width instead, from the
+// last, which holds ? and q, or, with no room for its ellipsis, draws the
+// next one past the width all the same: at 80 columns, R recover offered,
+// "? help" and "q quit" ran past the edge, where the terminal cut them
+// without a mark.
+//
+// First the last groups are stacked in one column while that makes the
+// help no taller (fewer columns, the same rows). If it is still too wide,
+// the columns wrap onto more rows with that stack leading, its last group
+// on top: on a short screen the layout cuts the help's last rows, and ?
+// and q say how to see the rest and how to leave. A column wider than w
+// alone is cut with an ellipsis.
+func fullHelpFitting(h help.Model, groups [][]key.Binding, w int) string {
+	h.SetWidth(0)
+	out := h.FullHelpView(groups)
+	if lipgloss.Width(out) <= w || len(groups) == 0 {
+		return out
+	}
+	tallest := 0
+	for _, g := range groups {
+		tallest = max(tallest, len(g))
+	}
+	n := len(groups)
+	m := 1 // the last m groups are stacked in the last column
+	for m < n && stackHeight(groups[n-m-1:]) <= tallest {
+		m++
+		cols := append(slices.Clip(groups[:n-m]), stackGroups(groups[n-m:]))
+		if out = h.FullHelpView(cols); lipgloss.Width(out) <= w {
+			return out
+		}
+	}
+	tail := slices.Clone(groups[n-m:])
+	slices.Reverse(tail)
+	cols := append([][]key.Binding{stackGroups(tail)}, groups[:n-m]...)
+	var rows []string
+	for len(cols) > 0 {
+		k := 1
+		for k < len(cols) && lipgloss.Width(h.FullHelpView(cols[:k+1])) <= w {
+			k++
+		}
+		rows = append(rows, h.FullHelpView(cols[:k]))
+		cols = cols[k:]
+	}
+	lines := strings.Split(strings.Join(rows, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, max(w, 0), "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stackGroups is groups in one column, a blank row between two.
+func stackGroups(groups [][]key.Binding) []key.Binding {
+	var col []key.Binding
+	for i, g := range groups {
+		if i > 0 {
+			col = append(col, helpSpacer)
+		}
+		col = append(col, g...)
+	}
+	return col
+}
+
+// stackHeight is the rows of stackGroups(groups).
+func stackHeight(groups [][]key.Binding) int {
+	n := len(groups) - 1
+	for _, g := range groups {
+		n += len(g)
+	}
+	return n
+}
+
+// helpSpacer is the blank row between two groups stacked in one column of
+// the full help. It has a key only because bubbles/help hides a binding
+// without one; no key press is ever "".
+var helpSpacer = key.NewBinding(key.WithKeys(""), key.WithHelp("", ""))

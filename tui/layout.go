@@ -368,19 +368,19 @@ func (d *Dashboard) refreshHelp() {
 	}
 	d.helpKey = k
 	if d.filtering {
-		h := d.help
-		h.SetWidth(max(d.w-filterWidth(d.w)-6, 0))
-		d.helpOut = h.ShortHelpView(filterKeys{d.keys}.ShortHelp())
+		d.helpOut = shortHelpFitting(d.help, filterKeys{d.keys}.ShortHelp(), max(d.w-filterWidth(d.w)-6, 0))
 		return
 	}
+	// View puts a space before each row of the help: it has a cell less.
+	hw := max(d.w-1, 0)
 	if d.help.ShowAll {
-		d.helpOut = d.help.View(d.keys)
+		d.helpOut = fullHelpFitting(d.help, d.keys.FullHelp(), hw)
 		return
 	}
 	// On a narrow screen the pane keys give way before an offered action
 	// (R recover), ? and q: cut at its end, the line lost those first.
 	km := d.keys
-	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), d.help.Width(), km.Expand, km.Filter, km.Zoom)
+	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, km.Expand, km.Filter, km.Zoom, km.NextPane)
 }
 
 // View joins the header, the cached pane outputs and the footer.

@@ -203,8 +203,23 @@ func etcdMemberLine(st *styles, m *model.Machine, stalled bool) line {
 	return line{segs: segs, since: since}
 }
 
-// maxEvents bounds the events pane; the snapshot is newest first.
+// maxEvents bounds the events pane; the snapshot is newest first. The
+// watchers keep as many (watchers.Options.MaxEvents, 200 by default) and
+// forget the older ones, so the snapshot does not tell how many the
+// cluster has.
 const maxEvents = 200
+
+// eventsTitle is the events pane's title. With the list at the cap, older
+// events were dropped (by the watchers or here): "↓ 199 more" alone read
+// as the cluster's whole history, which held thousands.
+func eventsTitle(n int) []seg {
+	if n < maxEvents {
+		return []seg{{"newest first", rMuted}}
+	}
+	// The cap first: cut at a narrow width, the title loses the order,
+	// which the times on the right tell anyway.
+	return []seg{{"only the newest " + strconv.Itoa(maxEvents) + " kept, newest first", rMuted}}
+}
 
 func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []line) {
 	av := sourceAvailability(s, model.KindEvent)
@@ -212,7 +227,7 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		return nil, av, nil
 	}
 	n := min(len(s.Events), maxEvents)
-	title := []seg{{"newest first", rMuted}}
+	title := eventsTitle(len(s.Events))
 	lines := make([]line, 0, n)
 	for i := 0; i < n; i++ {
 		ev := &s.Events[i]

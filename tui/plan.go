@@ -248,7 +248,7 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 // as the cluster changes).
 func (p *PlanScreen) helpView() string {
 	if p.help.ShowAll {
-		return p.help.View(p)
+		return fullHelpFitting(p.help, p.FullHelp(), p.help.Width())
 	}
 	k := p.keys
 	return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck)

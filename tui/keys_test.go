@@ -1,0 +1,90 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// TestFullHelpShowsEveryKey: the full help (?) lists every binding, R
+// recover offered, at every width it has room for: at 80 columns
+// bubbles/help dropped its last column, "? help" and "q quit", without a
+// mark. No row is wider than the screen (View puts a space before each).
+func TestFullHelpShowsEveryKey(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	for _, sz := range [][2]int{{80, 24}, {60, 24}, {40, 30}, {100, 30}, {120, 40}, {200, 50}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := recoveryDashboard(clk, withLock(fixtureHealthy(), staleLock()), sz[0], sz[1])
+			d.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+			if !d.help.ShowAll {
+				t.Fatal("? did not open the full help")
+			}
+			out := screenOf(d)
+			requireLines(t, out, sz[0], sz[1])
+			if got, want := d.plan.helpLines, strings.Count(d.helpOut, "\n")+1; got != want {
+				t.Fatalf("%d of the help's %d rows drawn", got, want)
+			}
+			rows := strings.Split(out, "\n")
+			helpRows := strings.Join(rows[len(rows)-d.plan.helpLines:], "\n")
+			for _, g := range d.keys.FullHelp() {
+				for _, b := range g {
+					re := regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(b.Help().Key) + ` +` + regexp.QuoteMeta(b.Help().Desc) + `(\s|$)`)
+					if !re.MatchString(helpRows) {
+						t.Errorf("full help lacks %q %q:\n%s", b.Help().Key, b.Help().Desc, helpRows)
+					}
+				}
+			}
+			if strings.Contains(helpRows, "…") {
+				t.Errorf("full help cut:\n%s", helpRows)
+			}
+		})
+	}
+}
+
+// TestFullHelpFittingKeepsTheLastGroupFirstWhenWrapped: wrapped onto more
+// rows, the group with ? and q comes first, so a short screen, which cuts
+// the help's last rows, keeps them; a column wider than the width is cut,
+// never drawn past it.
+func TestFullHelpFittingKeepsTheLastGroupFirstWhenWrapped(t *testing.T) {
+	k := DefaultKeyMap()
+	h := help.New()
+	out := ansi.Strip(fullHelpFitting(h, k.FullHelp(), 39))
+	first := strings.SplitN(out, "\n", 2)[0]
+	if !regexp.MustCompile(`^\? +help`).MatchString(first) {
+		t.Errorf("wrapped help does not start with ? help:\n%s", out)
+	}
+	for _, l := range strings.Split(ansi.Strip(fullHelpFitting(h, k.FullHelp(), 12)), "\n") {
+		if w := ansi.StringWidth(l); w > 12 {
+			t.Errorf("row %q is %d cells wide, more than 12", l, w)
+		}
+	}
+}
+
+// TestHelpNeverWiderThanTheScreen: the short help, the full help and the
+// filter's help stay within the screen at every width. View puts a space
+// before the help's rows, so the help has a cell less than the screen: at
+// 79 columns the short help, exactly 79 cells, ran one past the edge, which
+// the terminal cuts (the "t" of "q quit"); and with no room for its
+// ellipsis bubbles/help adds the next binding past the width all the same
+// (the short help below 33 columns, the filter's at 35 to 39).
+func TestHelpNeverWiderThanTheScreen(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	for w := 20; w <= 200; w++ {
+		for _, s := range []*Dashboard{
+			newTestDashboard(t, fixtureHealthy(), "mono", w, 30),
+			recoveryDashboard(clk, withLock(fixtureHealthy(), staleLock()), w, 30),
+		} {
+			for _, k := range []tea.KeyPressMsg{{Code: '?', Text: "?"}, {Code: '?', Text: "?"}, {Code: '/', Text: "/"}} {
+				requireLines(t, screenOf(s), w, 30)
+				s.Update(k)
+			}
+			requireLines(t, screenOf(s), w, 30)
+		}
+	}
+}
