@@ -52,6 +52,10 @@ type AuditEntry struct {
 	// Empty in entries written before it was recorded.
 	Console string `json:"console,omitempty"`
 	Context string `json:"context,omitempty"` // kubeconfig context
+	// As is the identity the API server acted as when the console
+	// impersonated one (--as, --as-group): who the cluster saw make the
+	// change, where User is who ran the console.
+	As      string `json:"as,omitempty"`
 	Cluster string `json:"cluster"`
 	// Action is what the operator asked for: "apply", "lock-acquire",
 	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry".
@@ -85,6 +89,7 @@ type Auditor struct {
 	host    string
 	console string
 	context string
+	as      string
 	now     func() time.Time
 
 	mu sync.Mutex
@@ -111,6 +116,11 @@ func WithAuditConsole(id string) AuditorOption {
 // WithAuditContext records the kubeconfig context in every entry.
 func WithAuditContext(kubeContext string) AuditorOption {
 	return func(a *Auditor) { a.context = kubeContext }
+}
+
+// WithAuditAs records the identity the console impersonates in every entry.
+func WithAuditAs(identity string) AuditorOption {
+	return func(a *Auditor) { a.as = identity }
 }
 
 // DefaultAuditPath is StateDir()/audit.log.
@@ -182,6 +192,9 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	}
 	if e.Context == "" {
 		e.Context = a.context
+	}
+	if e.As == "" {
+		e.As = a.as
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

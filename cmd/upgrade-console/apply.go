@@ -147,7 +147,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return nil
 	}
 	if o.dryRun {
-		audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+		audit, err := newAuditor(lv.context)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		}
 	}
 
-	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+	audit, err := newAuditor(lv.context)
 	if err != nil {
 		return err
 	}

@@ -104,8 +104,12 @@ func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tWHO\tCLUSTER\tACTION\tSTEP\tOBJECT\tRESULT\tNOTES")
 	for _, e := range entries {
+		who := upgrade.Holder{User: e.User, Host: e.Host, Instance: e.Console}.String()
+		if e.As != "" {
+			who += " (as " + e.As + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			e.Time.UTC().Format("2006-01-02 15:04:05Z"), upgrade.Holder{User: e.User, Host: e.Host, Instance: e.Console}, e.Cluster, e.Action,
+			e.Time.UTC().Format("2006-01-02 15:04:05Z"), who, e.Cluster, e.Action,
 			dash(e.Step), dash(e.Object), e.Result, auditNotes(e))
 	}
 	tw.Flush()

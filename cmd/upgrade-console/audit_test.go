@@ -115,3 +115,33 @@ func TestAuditCommandBadInput(t *testing.T) {
 		t.Errorf("--audit-log %s: %v, want an InputError", missing, err)
 	}
 }
+
+// With --as the cluster saw another identity make the change: every entry
+// records it beside the operator who ran the console, and the table shows
+// it in WHO.
+func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runCapturedIn(t, dir, "--as", "alice", "--as-group", "ops", "version"); code != 0 {
+		t.Fatalf("version: exit %d, %s", code, errOut)
+	}
+	t.Cleanup(func() { impersonated = "" })
+	a, err := newAuditor("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-clear", Result: upgrade.AuditOK}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runAudit(&out, &errOut, &auditOptions{output: "json", file: a.Path()}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var entries []upgrade.AuditEntry
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 1 || entries[0].As != "alice, group ops" || entries[0].Context != "prod" {
+		t.Fatalf("entries %+v (%v), want as alice, group ops", entries, err)
+	}
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: a.Path()}, time.Now()); err != nil || !strings.Contains(out.String(), "(as alice, group ops)") {
+		t.Errorf("table %q (%v) does not show the impersonated identity", out.String(), err)
+	}
+}

@@ -74,7 +74,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 	if !display.readOnly {
 		// The audit log is opened before the screen, so an unwritable one
 		// stops the console before the operator can start anything.
-		audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(lv.context))
+		audit, err := newAuditor(lv.context)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -69,7 +69,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		fmt.Fprintln(out, "\n--read-only: nothing was sent to the API server (not even a dry run)")
 		return nil
 	}
-	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext))
+	audit, err := newAuditor(kubeContext)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func refused(out io.Writer, err error) error {
 func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, kubeContext string, err error) error {
 	var r *recovery.RefusedError
 	if !o.readOnly && errors.As(err, &r) {
-		audit, aerr := upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext))
+		audit, aerr := newAuditor(kubeContext)
 		if aerr == nil {
 			aerr = recovery.RecordRefusal(ctx, audit, err)
 		}
@@ -221,7 +221,7 @@ func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold 
 	if err != nil {
 		return nil
 	}
-	audit, err := upgrade.NewAuditor("", upgrade.WithAuditContext(t.context))
+	audit, err := newAuditor(t.context)
 	if err != nil {
 		// Without an audit log no action may run: the menu is not offered.
 		klog.Errorf("recovery menu disabled: %v", err)

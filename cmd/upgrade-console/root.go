@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 // globalOptions are the flags every command shares.
@@ -33,6 +36,7 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			impersonated = impersonation(g.kube)
 			return setupLogging(g.logFile)
 		},
 	}
@@ -73,4 +77,28 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// impersonated is the identity the connection flags impersonate (--as,
+// --as-group), "" when none: every audit entry records it, since it is who
+// the cluster saw make the change.
+var impersonated string
+
+func impersonation(k *genericclioptions.ConfigFlags) string {
+	var parts []string
+	if k.Impersonate != nil && *k.Impersonate != "" {
+		parts = append(parts, *k.Impersonate)
+	}
+	if k.ImpersonateGroup != nil {
+		for _, g := range *k.ImpersonateGroup {
+			parts = append(parts, "group "+g)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// newAuditor opens the audit log for the commands that write, stamping the
+// kubeconfig context and the impersonated identity on every entry.
+func newAuditor(kubeContext string) (*upgrade.Auditor, error) {
+	return upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext), upgrade.WithAuditAs(impersonated))
 }
