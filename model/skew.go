@@ -229,7 +229,12 @@ func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResu
 		}
 		ws := minorString(w)
 		behind := int64(cp.Minor()) - int64(w.Minor())
+		was, known := minorVersion(g.Was)
 		switch {
+		case known && w.LessThan(was):
+			// EKS-A's ValidateWorkerKubernetesVersionSkew refuses it.
+			failures = append(failures, fmt.Sprintf("worker group %s would go down from %s to %s; EKS-A never downgrades Kubernetes", g.Name, minorString(was), ws))
+			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %s or higher", g.Name, minorString(was)))
 		case w.Major() != cp.Major() || behind < 0:
 			failures = append(failures, fmt.Sprintf("worker group %s (%s) would be newer than the control plane (%s)", g.Name, ws, cps))
 			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %s or lower", g.Name, cps))

@@ -97,6 +97,10 @@ func TestCheckWorkerVersionSkew(t *testing.T) {
 		{"unreadable", "1.31", []WorkerGroup{g("md-0", "x")}, wantCheck{CheckFail, `unreadable Kubernetes version "x"`, "like 1.30", true}},
 		{"mixed keeps the warning", "1.31", []WorkerGroup{g("md-b", "1.29"), g("md-a", "1.27")}, wantCheck{CheckFail, "md-a (1.27) would be 4 minors behind the control plane (1.31); EKS-A allows 2; worker group md-b (1.29) will be 2 minors", "upgrade md-a", true}},
 		{"bad cp", "", []WorkerGroup{g("md-0", "1.30")}, wantCheck{CheckFail, "control-plane Kubernetes version", "e.g. 1.31", true}},
+		// Within the skew, and still a downgrade: EKS-A refuses it.
+		{"downgrade", "1.31", []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.29", Was: "1.30"}},
+			wantCheck{CheckFail, "worker group md-0 would go down from 1.30 to 1.29; EKS-A never downgrades Kubernetes", "set md-0's kubernetesVersion to 1.30 or higher", true}},
+		{"kept behind, not lowered", "1.31", []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.30", Was: "1.30"}}, wantCheck{CheckPass, "within 2 minors", "", false}},
 	} {
 		assertCheck(t, "CheckWorkerVersionSkew/"+tc.name, CheckWorkerVersionSkew(tc.cp, tc.groups), CheckNameWorkerVersionSkew, tc.want)
 	}

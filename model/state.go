@@ -102,6 +102,9 @@ type WorkerGroup struct {
 	// inherits the cluster's.
 	KubernetesVersion string
 	RolloutStrategy   string // "RollingUpdate", "InPlace" or empty
+	// Was is the version the group runs before the upgrade (its own or the
+	// Cluster's), when known: a target below it is a downgrade.
+	Was string
 }
 
 // EKSACluster is the EKS-A Cluster (anywhere.eks.amazonaws.com/v1alpha1).

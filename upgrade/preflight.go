@@ -210,7 +210,20 @@ func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
 }
 
 func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {
-	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, in.Target.WorkerGroups)
+	groups := in.Target.WorkerGroups
+	if c := in.Current; c != nil {
+		// What each group runs now, so that a lower target reads as the
+		// downgrade it is.
+		was := map[string]string{}
+		for _, g := range c.WorkerGroups {
+			was[g.Name] = cmp.Or(g.KubernetesVersion, c.KubernetesVersion)
+		}
+		groups = slices.Clone(groups)
+		for i := range groups {
+			groups[i].Was = was[groups[i].Name]
+		}
+	}
+	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, groups)
 }
 
 func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {

@@ -303,7 +303,8 @@ func TestPreflightVersionRules(t *testing.T) {
 			groups := s["workerNodeGroupConfigurations"].([]any)
 			groups[0].(map[string]any)["kubernetesVersion"] = "1.28"
 		})
-		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "3 minors behind")
+		// From the 1.30 it runs: a downgrade, before being too far behind.
+		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "would go down from 1.30 to 1.28")
 	})
 	// The API server judges every field: the plan passed a spec whose apply
 	// it then refused.
