@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -415,4 +416,54 @@ func jsonTypeName(goKind string) string {
 	default:
 		return "a " + goKind
 	}
+}
+
+// Differences lists how two manifests of the same Bundles differ, as
+// "1.31 cert-manager: v2.0.0+… here, v1.16.4+… there" lines, in manifest
+// order: the Kubernetes versions each carries, each component's version and
+// EKS-D's. Empty when they carry the same versions.
+func (b *Bundles) Differences(other *Bundles) []string {
+	var out []string
+	theirs := map[string]*VersionsBundle{}
+	for i := range other.VersionsBundles {
+		theirs[other.VersionsBundles[i].KubeVersion] = &other.VersionsBundles[i]
+	}
+	seen := map[string]bool{}
+	for i := range b.VersionsBundles {
+		vb := &b.VersionsBundles[i]
+		seen[vb.KubeVersion] = true
+		o := theirs[vb.KubeVersion]
+		if o == nil {
+			out = append(out, fmt.Sprintf("Kubernetes %s: here only", vb.KubeVersion))
+			continue
+		}
+		keys := []string{KeyKubernetes}
+		for k := range vb.Components {
+			keys = append(keys, k)
+		}
+		for k := range o.Components {
+			if _, ok := vb.Components[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		SortComponentKeys(keys)
+		for _, k := range slices.Compact(keys) {
+			if mine, them := vb.Version(k), o.Version(k); mine != them {
+				out = append(out, fmt.Sprintf("%s %s: %s here, %s there", vb.KubeVersion, LookupComponent(k).Name, orNone(mine), orNone(them)))
+			}
+		}
+	}
+	for i := range other.VersionsBundles {
+		if k := other.VersionsBundles[i].KubeVersion; !seen[k] {
+			out = append(out, fmt.Sprintf("Kubernetes %s: there only", k))
+		}
+	}
+	return out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }

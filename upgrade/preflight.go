@@ -304,8 +304,28 @@ func joinLines(s string) string {
 // controller installs the release's. Another release's file showed a real
 // upgrade as "all components are up to date" (or as a downgrade).
 func checkBundlesFile(t *Target) model.CheckResult {
-	if t.Release.BundlesRefName == "" || t.Bundles.Name == t.Release.BundlesRefName {
+	if t.Release.BundlesRefName == "" {
 		return pass("")
+	}
+	if t.Bundles.Name == t.Release.BundlesRefName {
+		if t.ClusterBundles == nil {
+			return pass("")
+		}
+		// Same name, other contents: an edited copy would plan versions
+		// the controller never installs.
+		diff := t.Bundles.Differences(t.ClusterBundles)
+		if len(diff) == 0 {
+			return pass("")
+		}
+		const most = 3
+		more := ""
+		if len(diff) > most {
+			more = fmt.Sprintf(" and %d more", len(diff)-most)
+			diff = diff[:most]
+		}
+		return failed(fmt.Sprintf("--to-bundles %s differs from the cluster's Bundles %s/%s, which the controller installs (here: the file; there: the cluster): %s%s",
+			t.BundlesFile, cmp.Or(t.Release.BundlesRefNamespace, "eksa-system"), t.Release.BundlesRefName, strings.Join(diff, "; "), more),
+			"leave --to-bundles out (the plan then reads the cluster's), or give it the cluster's copy (`kubectl -n "+cmp.Or(t.Release.BundlesRefNamespace, "eksa-system")+" get bundles "+t.Release.BundlesRefName+" -o yaml`)")
 	}
 	return failed(fmt.Sprintf("--to-bundles %s is Bundles %s, but EKSARelease %s (spec.eksaVersion %s) names Bundles %s: the plan would not show what the controller installs",
 		t.BundlesFile, cmp.Or(t.Bundles.Name, "(unnamed)"), t.Release.Name, t.EksaVersion, t.Release.BundlesRefName),

@@ -359,6 +359,26 @@ func TestPreflightVersionRules(t *testing.T) {
 		p = planWith(t, bundlesFile(t, release.Target), func(map[string]any) {})
 		check(t, p, CheckTargetRelease, model.CheckPass, "")
 	})
+	// Named as the release's, edited: the plan showed versions the
+	// controller never installs.
+	t.Run("a --to-bundles file that is an edited copy of the release's", func(t *testing.T) {
+		obj := release.Target.Bundles(w.ns).Object
+		vb := obj["spec"].(map[string]any)["versionsBundles"].([]any)[0].(map[string]any)
+		vb["certManager"].(map[string]any)["version"] = "v9.9.9"
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "bundles.yaml")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := planWith(t, file, func(map[string]any) {})
+		check(t, p, CheckTargetRelease, model.CheckFail, "differs from the cluster's Bundles")
+		if r := result(p, CheckTargetRelease); !strings.Contains(r.Message, "cert-manager: v9.9.9 here, ") || !p.Blocked() {
+			t.Errorf("message %q (blocked %t), want the edited component named", r.Message, p.Blocked())
+		}
+	})
 	t.Run("EKS-A skips a minor, its release not in the cluster", func(t *testing.T) {
 		file := bundlesFile(t, release.Target)
 		p := planWith(t, file, func(s map[string]any) { s["eksaVersion"] = "v0.22.1" })

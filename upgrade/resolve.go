@@ -56,6 +56,10 @@ type Target struct {
 	// BundlesFile is the --to-bundles file the Bundles were read from;
 	// empty when they are the cluster's (through the EKSARelease).
 	BundlesFile string
+	// ClusterBundles are the Bundles the EKSARelease names, read from the
+	// cluster, when a --to-bundles file stands in for them: the file must
+	// carry the same versions.
+	ClusterBundles *model.Bundles
 	// SpecDryRun is the API server's answer to a server-side dry run of the
 	// spec (nothing persisted); SpecDryRunErr says why it could not be asked.
 	SpecDryRun    *DryRunResult
@@ -166,6 +170,7 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		if err != nil {
 			return nil, err
 		}
+		t.ClusterBundles = t.Bundles
 		t.Bundles, t.BundlesVia, t.BundlesFile = b, toBundles, toBundles
 		return t, nil
 	}
