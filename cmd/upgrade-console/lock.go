@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,12 +80,15 @@ is removed only if it still has the value that was read, so a concurrent change 
 clobbered. The plan and the server's dry run are shown, then the operator types the name
 of the object (the cluster name for several markers) unless --yes.
 
-Exit codes: 0 cleared (or nothing to clear), 1 bad input or not confirmed, 3 refused
-(a live marker without --force) or the dry run failed, 4 a clear failed.`,
+Exit codes: 0 cleared (or nothing to clear), 1 bad input or not confirmed, 2 no marker named
+and no --all, 3 refused (a live marker without --force) or the dry run failed, 4 a clear failed.`,
 		Example: `  upgrade-console lock clear --all --cluster mgmt
   upgrade-console lock clear paused --cluster mgmt --yes
   upgrade-console lock clear lease --force --cluster mgmt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !o.all {
+				return usageError{errors.New("lock clear needs the markers to clear (lease, managed-by-cli, paused, kcp-paused, etcd-upgrading, node-label, node-label/NODE) or --all; 'upgrade-console lock status' lists them")}
+			}
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args)

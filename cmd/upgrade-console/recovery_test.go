@@ -76,3 +76,12 @@ func TestRecoveryRefusalIsAudited(t *testing.T) {
 		t.Errorf("refusal entry = %+v", e)
 	}
 }
+
+// lock clear with neither a marker nor --all is a wrong command line (exit
+// 2), said before anything is read from the cluster.
+func TestLockClearWithoutMarkersIsUsage(t *testing.T) {
+	_, errOut, code := runCaptured(t, "lock", "clear", "--cluster", "mgmt")
+	if code != ExitUsage || !strings.Contains(errOut, "lock clear needs the markers to clear") {
+		t.Errorf("exit %d, stderr %q; want exit %d naming the markers", code, errOut, ExitUsage)
+	}
+}
