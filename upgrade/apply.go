@@ -53,6 +53,9 @@ type ObjectChange struct {
 	// Error is the API server's refusal (validation, admission webhook) of
 	// this document; the spec cannot be applied while any is set.
 	Error string `json:"error,omitempty"`
+	// Forbidden: the refusal is the API server's authorization (RBAC), not
+	// the document's content.
+	Forbidden bool `json:"forbidden,omitempty"`
 }
 
 // Unchanged reports an object the apply leaves as it is.
@@ -191,7 +194,7 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 			out, err = ri.Apply(ctx, u.GetName(), u, opts)
 		}
 		if err != nil {
-			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err)})
+			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err)})
 			continue
 		}
 		oc := ObjectChange{Object: ref, Create: live == nil}

@@ -265,11 +265,16 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
 		msgs := make([]string, 0, len(rej))
+		forbidden := true
 		for _, o := range rej {
 			msgs = append(msgs, o.Object+": "+joinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
+			forbidden = forbidden && o.Forbidden
 		}
-		return failed("the API server refuses "+strings.Join(msgs, "; "),
-			"fix "+t.Spec.Path+" where the API server says (a field of the wrong type or outside its allowed values), then plan again")
+		fix := "fix " + t.Spec.Path + " where the API server says (a field of the wrong type or outside its allowed values), then plan again"
+		if forbidden {
+			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl auth can-i patch clusters.anywhere.eks.amazonaws.com -n " + t.Spec.Cluster.GetNamespace() + "`)"
+		}
+		return failed("the API server refuses "+strings.Join(msgs, "; "), fix)
 	}
 	msg := fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path)
 	if t.SpecDryRun.Changes() == 0 {

@@ -10,9 +10,11 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -484,5 +486,41 @@ func TestRunChecksWithoutSnapshot(t *testing.T) {
 	}
 	if r := byName[model.CheckNameKubernetesVersionSkew]; r.Status != model.CheckPass {
 		t.Errorf("version rule needs no snapshot: %+v", r)
+	}
+}
+
+// A console whose identity may read the cluster but not write it: the dry
+// run is refused by authorization, and the fix says so, not "a field of the
+// wrong type".
+func TestSpecAcceptedForbiddenNamesTheRights(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	user := "reader-" + w.ns
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := w.client.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}
+	if _, err := w.client.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.System = w.client.System
+	planner := &Planner{Client: c, State: w.watcher, Self: w.planner.Self}
+	p, err := planner.Plan(ctx, PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: w.spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result(p, CheckSpecAccepted)
+	if r.Status != model.CheckFail || !strings.Contains(r.Message, "forbidden") || !strings.Contains(r.Remediation, "may not write these objects") {
+		t.Errorf("spec-accepted %s %q, fix %q; want a failure whose fix names the rights", r.Status, r.Message, r.Remediation)
 	}
 }
