@@ -142,7 +142,9 @@ func DefaultCompletionGate() CompletionGate {
 // Observe feeds one derived Progress and reports whether the upgrade is done.
 // The gate is a value: keep the returned one.
 func (g CompletionGate) Observe(p Progress, now time.Time) (CompletionGate, bool) {
-	if !p.Complete {
+	// Seen through a lost connection, the rule holding is only what the
+	// cluster said before: the hold starts again once it is seen live.
+	if !p.Complete || p.Blind {
 		g.count, g.since = 0, time.Time{}
 		return g, false
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,5 +109,46 @@ func TestCompletionGate(t *testing.T) {
 	d, _ = d.Observe(done, t0)
 	if _, ok := d.Observe(done, t0.Add(d.Remaining(t0))); !ok {
 		t.Fatal("default gate not done after Remaining")
+	}
+}
+
+// apply --wait said "done" 5 s after the connection to the API server was
+// lost: the hold counted a time the console could see nothing. Seen blind,
+// the rule does not hold; the hold starts again once it is seen live.
+func TestJudgeDoesNotConfirmCompletionThroughALostConnection(t *testing.T) {
+	done := Progress{Generation: 2, Complete: true}
+	blind := done
+	blind.Blind = true
+	j := NewJudgeWith(JudgeOptions{Applied: true})
+	var o Outcome
+	j, _ = j.Observe(done, t0)
+	for s := 1; s <= 20; s++ {
+		if j, o = j.Observe(blind, t0.Add(time.Duration(s)*time.Second)); o != OutcomeRunning {
+			t.Fatalf("%ds into a lost connection: outcome %s, want running", s, o)
+		}
+	}
+	if got := j.Summary(blind); strings.HasPrefix(got, "done") || strings.Contains(got, "confirming") {
+		t.Errorf("summary while blind %q", got)
+	}
+	back := t0.Add(21 * time.Second)
+	if j, o = j.Observe(done, back); o != OutcomeRunning {
+		t.Fatalf("outcome %s as soon as the connection is back, want the hold first", o)
+	}
+	if _, o = j.Observe(done, back.Add(DefaultCompletionGate().Hold)); o != OutcomeDone {
+		t.Errorf("outcome %s after the hold seen live, want done", o)
+	}
+}
+
+// The snapshot of a lost connection says so.
+func TestDeriveProgressIsBlindWhileReconnecting(t *testing.T) {
+	s := readyCluster()
+	s.Connection = Reconnecting
+	p := DeriveProgress(s, ProgressOptions{}, t0)
+	if !p.Blind || !strings.Contains(p.Summary, "connection lost") {
+		t.Errorf("progress blind %t, summary %q", p.Blind, p.Summary)
+	}
+	s.Connection = Live
+	if p := DeriveProgress(s, ProgressOptions{}, t0); p.Blind {
+		t.Error("blind while live")
 	}
 }

@@ -112,6 +112,7 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	var p Progress
 	c := s.Cluster
 	p.Milestones, p.Complete = Completion(c)
+	p.Blind = s.Connection == Reconnecting
 	p.Stale = c != nil && c.Stale()
 	if c != nil {
 		p.SpecChangedAt = c.SpecChangedAt
@@ -343,9 +344,20 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 	if len(ix.etcd) == 0 && ready {
 		ph.Done = ph.Ready
 	}
+	notStarted := ""
+	if ready {
+		notStarted = etcdAwaitsEKSA(s, ix)
+	}
+	if notStarted != "" {
+		// The members match the EtcdadmCluster's spec, but that spec is
+		// the one from before the upgrade.
+		ph.Done = 0
+	}
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d/%d members %s, %d %s", ph.Done, ph.Total, countedUpgraded, ph.Ready, countedReady))
 	switch {
+	case notStarted != "":
+		parts = append(parts, "not started: "+notStarted)
 	case e.Stale():
 		parts = append(parts, "status not yet observed")
 	case e.Upgrading():
@@ -354,15 +366,58 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		parts = append(parts, "not ready")
 	}
 	ph.Detail = strings.Join(parts, ", ")
-	if ready {
+	switch {
+	case notStarted != "":
+		// Waiting for EKS-A, not moving (orderPhases makes it the active
+		// phase when the upgrade stands here).
+		ph.Status = PhasePending
+	case ready:
 		ph.Status = PhaseOK
 		if cond, ok := e.Conditions.Get(ConditionReady); ok {
 			ph.Since = cond.LastTransitionTime
 		}
-	} else {
+	default:
 		ph.Status = PhaseActive
 	}
 	return ph
+}
+
+// etcdAwaitsEKSA says what EKS-A has yet to do before the etcd rollout of the
+// upgrade begins, or "" when it has begun or nothing says one is to come.
+// Until EKS-A writes the new spec, the EtcdadmCluster is ready and every
+// member matches its spec, the one from before the upgrade: read as such,
+// etcd is done before it has started, and once EKS-A moves it the upgrade
+// seems to go back from the control plane to etcd. EKS-A rolls external etcd
+// before it gives the KubeadmControlPlane the new Kubernetes version, so a
+// control plane still behind the Cluster, with no sign of an etcd rollout
+// since the Cluster's spec changed, means etcd's turn has not come yet.
+func etcdAwaitsEKSA(s *ClusterState, ix *index) string {
+	if s.Cluster == nil || s.ControlPlane == nil {
+		return ""
+	}
+	target := controlPlaneTarget(s)
+	if !target.OwnerBehind() || etcdMovedSince(s.Etcd, ix.etcd, s.Cluster.SpecChangedAt) {
+		return ""
+	}
+	return "EKS-A has yet to roll it for Kubernetes " + target.Kubernetes
+}
+
+// etcdMovedSince reports whether an etcd rollout has shown since t: a member
+// created, or EtcdMachinesSpecUpToDate turned, at t or later (both in whole
+// seconds, as t is). A zero t dates nothing: no sign.
+func etcdMovedSince(e *EtcdCluster, members []mach, t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	if c, ok := e.Conditions.Get(EtcdConditionMachinesSpecUpToDate); ok && !c.LastTransitionTime.Before(t) {
+		return true
+	}
+	for i := range members {
+		if !members[i].CreationTimestamp.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // EtcdadmCluster condition types.
@@ -699,10 +754,31 @@ func summary(p *Progress, now time.Time) string {
 			b.WriteString(" for " + ShortDuration(now.Sub(m.Since)))
 		}
 	}
-	if n := len(p.Stalls); n > 0 {
-		fmt.Fprintf(&b, " · %d stalled", n)
+	if p.Blind {
+		b.WriteString(" · connection lost: this is what the cluster said before, waiting for the watch to reconnect")
+	}
+	failed, stalled := countStalls(p.Stalls)
+	if failed > 0 {
+		fmt.Fprintf(&b, " · %d failed", failed)
+	}
+	if stalled > 0 {
+		fmt.Fprintf(&b, " · %d stalled", stalled)
 	}
 	return b.String()
+}
+
+// countStalls counts the failed steps apart from what has made no progress
+// for the stall threshold: called stalled, a step that failed a second ago
+// read as stuck for minutes. Each object is counted once.
+func countStalls(sts []Stall) (failed, stalled int) {
+	for _, st := range sts {
+		if st.Failed {
+			failed++
+		} else {
+			stalled++
+		}
+	}
+	return failed, stalled
 }
 
 // ShortDuration formats a duration the way the console shows ages: "45s",

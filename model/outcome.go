@@ -154,7 +154,7 @@ func (j Judge) Summary(p Progress) string {
 	switch {
 	case !p.Complete && j.outcome == OutcomeFailed:
 		return "failed: " + j.reason
-	case !p.Complete:
+	case !p.Complete, p.Blind:
 		return p.Summary
 	case j.AtRest():
 		return atRestSummary(p)

@@ -69,7 +69,8 @@ type Milestone struct {
 	Since   time.Time
 }
 
-// Stall is an object that has made no progress for longer than the threshold.
+// Stall is an object that has made no progress for longer than the
+// threshold, or an in-place step that failed (see Failed).
 type Stall struct {
 	Kind  Kind
 	Name  string
@@ -80,9 +81,10 @@ type Stall struct {
 	Sentence string
 	// Failed is true when the object reports a failure (a NodeUpgrade step
 	// whose container exited non-zero) rather than slow progress; such a
-	// stall is reported at once, without waiting for StallAfter. One that
-	// stays failed for DefaultFailureGrace fails the upgrade (Judge):
-	// nothing in EKS-A retries a failed step, so it will not clear.
+	// stall is reported at once, without waiting for StallAfter, and the
+	// summary counts it as failed, not stalled. One that stays failed for DefaultFailureGrace
+	// fails the upgrade (Judge): nothing in EKS-A retries a failed step, so
+	// it will not clear.
 	Failed bool
 	// Resume, for a failed stall that a recovery action gets past, is the
 	// command and what it does ("`upgrade-console node retry …` runs the
@@ -105,6 +107,10 @@ type Progress struct {
 	Milestones []Milestone
 	// Complete is true when every milestone is met (and Stale is false).
 	Complete bool
+	// Blind is true while the connection to the API server is lost (the
+	// watch reconnecting): what the snapshot says may be out of date, so
+	// the completion rule is not counted as holding (CompletionGate).
+	Blind bool
 	// Failed is true while status.failureMessage is set on a status that
 	// describes the current spec: what the cluster says now. EKS-A also sets
 	// it on transient problems and clears it on the next good reconcile, so

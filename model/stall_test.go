@@ -160,3 +160,33 @@ func TestStallsOrderFailuresFirst(t *testing.T) {
 		t.Fatalf("stalls = %+v", got)
 	}
 }
+
+// A failed in-place step is counted as failed, at once and later, never as
+// stalled: "· 1 stalled" a second after the failure read as stuck for
+// minutes (the threshold, --stall-after, is 10 minutes).
+func TestSummaryCountsAFailedStepAsFailedNotStalled(t *testing.T) {
+	s := readyCluster()
+	failedAt := t0.Add(-time.Second)
+	s.NodeUpgrades = ListOf(&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-md-0-a", Conditions: Conditions{
+			{Type: "UpgraderPodCreated", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt}}})
+	for _, tc := range []struct {
+		opts             ProgressOptions
+		at               time.Time
+		failed, notStuck string
+	}{
+		{ProgressOptions{}, t0, " · 1 failed", "stalled"},
+		{ProgressOptions{}, failedAt.Add(11 * time.Minute), " · 1 failed", "stalled"},
+		{ProgressOptions{StallAfter: time.Minute}, failedAt.Add(2 * time.Minute), " · 1 failed", "stalled"},
+	} {
+		p := DeriveProgress(s, tc.opts, tc.at)
+		if !strings.HasSuffix(p.Summary, tc.failed) || (tc.notStuck != "" && strings.Contains(p.Summary, tc.notStuck)) {
+			t.Errorf("%s after the failure (stall after %s): summary %q, want it to end %q", tc.at.Sub(failedAt), tc.opts.stallAfter(), p.Summary, tc.failed)
+		}
+	}
+	// A step that is slow, not failed, is stalled past the threshold.
+	s.NodeUpgrades.At(0).Conditions[0].Severity, s.NodeUpgrades.At(0).Conditions[0].Reason = SeverityInfo, "Container is still running"
+	if p := DeriveProgress(s, ProgressOptions{}, failedAt.Add(11*time.Minute)); !strings.HasSuffix(p.Summary, " · 1 stalled") || strings.Contains(p.Summary, "failed") {
+		t.Errorf("a step waiting 11m: summary %q", p.Summary)
+	}
+}

@@ -160,8 +160,10 @@ func TestDeriveProgressMachinesOnTheOldKubernetesAreNotUpToDate(t *testing.T) {
 	}
 
 	// When the upgrade reaches the control plane before EKS-A moved it, the
-	// phase is where the upgrade stands, and says what it waits for.
+	// phase is where the upgrade stands, and says what it waits for. Etcd
+	// is done: its members were replaced after the spec change.
 	s.Etcd.Annotations, s.Etcd.Ready = nil, true
+	s.Etcd.Conditions = Conditions{cond(EtcdConditionMachinesSpecUpToDate, "True", "", "", t0.Add(-2*time.Minute))}
 	s.ControlPlane.Annotations = nil
 	p = DeriveProgress(s, ProgressOptions{}, t0)
 	cp = phase(p, PhaseControlPlane)
@@ -212,5 +214,85 @@ func TestMachineTargetBehind(t *testing.T) {
 		if got := (MachineTarget{Kubernetes: tc.want}).Behind(tc.version); got != tc.behind {
 			t.Errorf("target %q, version %q: behind = %v, want %v", tc.want, tc.version, got, tc.behind)
 		}
+	}
+}
+
+// externalEtcdSteps are the snapshots of an upgrade to 1.31 with external
+// etcd, in EKS-A's order: management components, then etcd with the control
+// plane paused, then the control plane. Each step builds on the one before.
+func externalEtcdSteps() []func(*ClusterState) {
+	specChanged := t0.Add(-5 * time.Minute)
+	return []func(*ClusterState){
+		func(s *ClusterState) { // applied: the new controller rolls out
+			c := s.Cluster
+			c.EksaVersion, c.Generation, c.SpecChangedAt = "v0.21.2", 6, specChanged
+			c.Annotations = map[string]string{AnnotationManagementComponentsVersion: "v0.20.9"}
+		},
+		func(s *ClusterState) { // components done; EKS-A has not written etcd yet
+			s.Cluster.Annotations[AnnotationManagementComponentsVersion] = "v0.21.2"
+			s.Cluster.SpecChangedAt = specChanged.Add(time.Minute) // the annotation write
+		},
+		func(s *ClusterState) { // the new etcd spec, the control plane paused
+			s.Cluster.ObservedGeneration = 6
+			s.ControlPlane.Annotations = map[string]string{AnnotationCAPIPaused: "true"}
+			s.Etcd.Generation, s.Etcd.Ready, s.Etcd.InfrastructureTemplate = 3, false, "mgmt-etcd-template-2"
+			s.Etcd.Annotations = map[string]string{AnnotationEtcdUpgrading: "true"}
+		},
+		func(s *ClusterState) { // the rollout begins: one new member
+			s.Etcd.ObservedGeneration = 3
+			s.Etcd.Conditions = Conditions{cond(EtcdConditionMachinesSpecUpToDate, "False", "EtcdRollingUpdateInProgress", "", t0.Add(-3*time.Minute))}
+			s.Machines = appended(s.Machines, &Machine{Meta: Meta{Name: "mgmt-etcd-d", CreationTimestamp: t0.Add(-3 * time.Minute)},
+				Role: RoleEtcd, Owner: "mgmt-etcd", Owned: true, Phase: "Provisioning", InfrastructureTemplate: "mgmt-etcd-template-2"})
+		},
+		func(s *ClusterState) { // etcd done; EKS-A has yet to move the control plane
+			s.Etcd.Ready, s.Etcd.Annotations = true, nil
+			s.Etcd.Conditions = Conditions{cond(EtcdConditionMachinesSpecUpToDate, "True", "", "", t0.Add(-time.Minute))}
+			s.Machines.At(s.Machines.Len() - 1).EtcdReady = true
+			for _, m := range s.Machines.All() { // the old members, disowned
+				if m.Role == RoleEtcd && m.InfrastructureTemplate != s.Etcd.InfrastructureTemplate {
+					m.Owned = false
+				}
+			}
+		},
+		func(s *ClusterState) { // the control plane gets 1.31
+			s.ControlPlane.Annotations = nil
+			s.ControlPlane.Version = k131
+		},
+	}
+}
+
+// EKS-A writes the new etcd spec only after the management components:
+// until then the EtcdadmCluster is ready on its old spec, and etcd must not
+// read done (the upgrade then seemed to move on to the control plane, and
+// back to etcd once EKS-A moved it).
+func TestDeriveProgressEtcdIsNotDoneBeforeEKSAMovesIt(t *testing.T) {
+	s := upgradingTo131()
+	s.Cluster.Conditions = readyCluster().Cluster.Conditions // the status of before the upgrade
+	s.Cluster.ObservedGeneration = 5
+	s.Etcd.InfrastructureTemplate = "mgmt-etcd-template-1"
+	for _, m := range s.Machines.All() {
+		if m.Role == RoleEtcd {
+			m.InfrastructureTemplate = s.Etcd.InfrastructureTemplate
+		}
+	}
+	want := []Phase{PhaseComponents, PhaseEtcd, PhaseEtcd, PhaseEtcd, PhaseControlPlane, PhaseControlPlane}
+	var got []Phase
+	for i, step := range externalEtcdSteps() {
+		step(s)
+		p := DeriveProgress(s, ProgressOptions{}, t0)
+		got = append(got, p.Current)
+		e := phase(p, PhaseEtcd)
+		if i < 4 && (e.Status == PhaseOK || e.Done != 0) {
+			t.Errorf("step %d: etcd = %s %d/%d (%s) before its rollout ended", i, e.Status, e.Done, e.Total, e.Detail)
+		}
+		if i == 1 && !strings.Contains(e.Detail, "not started: EKS-A has yet to roll it for Kubernetes 1.31") {
+			t.Errorf("step %d: etcd detail = %q, want what it waits for", i, e.Detail)
+		}
+		if i >= 4 && e.Status != PhaseOK {
+			t.Errorf("step %d: etcd = %s (%s) after its rollout", i, e.Status, e.Detail)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("phases = %v, want %v", got, want)
 	}
 }

@@ -28,11 +28,25 @@ type differ struct {
 	// first is true for the first snapshot: lists are summarised instead of
 	// reported object by object (10,000 "created" lines help nobody).
 	first bool
-	// prevSynced tells whether the previous snapshot had the kind synced;
-	// a list that just finished syncing is summarised like a first one.
-	prevSynced func(model.Kind) bool
-	lines      []Line
+	// prevListed and curListed tell whether the previous and the current
+	// snapshot hold a kind's whole list (see listed). Nothing is said of a
+	// list still on its way; one that just arrived whole is summarised like
+	// a first one.
+	prevListed, curListed func(model.Kind) bool
+	lines                 []Line
 }
+
+// listed reports whether a snapshot holds a kind's whole list: its informer
+// has synced. Until then the list is what has arrived so far: counted, it
+// read "nodes: 0, 0 ready", then "nodes: 897", of 1,003 Ready nodes.
+// Snapshots without source status (tests, tools) hold whole lists.
+func listed(s *model.ClusterState, k model.Kind) bool {
+	return s.Sources == nil || s.Sources[k].Synced
+}
+
+// fresh reports whether a listed kind is to be stated whole rather than
+// compared: nothing has been said of it yet.
+func (d *differ) fresh(k model.Kind) bool { return d.first || !d.prevListed(k) }
 
 func (d *differ) add(subject, format string, args ...any) {
 	d.lines = append(d.lines, Line{At: d.at, Subject: subject, Text: fmt.Sprintf(format, args...)})
@@ -48,12 +62,8 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	if cur == nil {
 		return nil
 	}
-	d.prevSynced = func(k model.Kind) bool {
-		if prev == nil || prev.Sources == nil {
-			return prev != nil
-		}
-		return prev.Sources[k].Synced
-	}
+	d.prevListed = func(k model.Kind) bool { return prev != nil && listed(prev, k) }
+	d.curListed = func(k model.Kind) bool { return listed(cur, k) }
 	if prev == nil {
 		prev = &model.ClusterState{}
 		prevP = &model.Progress{}
@@ -70,7 +80,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.machines(prev.Machines, cur.Machines)
 	d.nodes(prev.Nodes, cur.Nodes)
 	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades)
-	d.upgradeRequests(prev.UpgradeRequests, cur.UpgradeRequests)
+	d.upgradeRequests(wholeRequests(prev.UpgradeRequests, d.prevListed), wholeRequests(cur.UpgradeRequests, d.curListed))
 	d.events(prev.Events, cur.Events)
 	return d.lines
 }
@@ -117,7 +127,26 @@ func sortedKinds(m map[model.Kind]model.SourceStatus) []model.Kind {
 	return ks
 }
 
+// progress reports the progress lines. What the EKS-A Cluster says (its
+// status, failure, completion) is said at once; the phases and stalls only
+// once the lists they are derived from are whole (Progress.Syncing): from a
+// partial list a healthy cluster read "workers: active: 0/1000 nodes
+// upgraded and ready, 0 ready in all".
 func (d *differ) progress(prev, cur *model.Progress) {
+	d.status(prev, cur)
+	if !cur.Syncing {
+		said := prev
+		if prev.Syncing {
+			said = &model.Progress{} // nothing said of the phases yet
+		}
+		d.phases(said, cur)
+		d.stalls(said, cur)
+	}
+	d.verdict(prev, cur)
+}
+
+// status reports whether the EKS-A Cluster's status describes its spec.
+func (d *differ) status(prev, cur *model.Progress) {
 	if cur.Stale != prev.Stale || (cur.Stale && len(prev.Milestones) == 0) {
 		if cur.Stale && len(cur.Milestones) > 0 {
 			d.add("status", "%s", cur.Milestones[0].Message)
@@ -125,6 +154,10 @@ func (d *differ) progress(prev, cur *model.Progress) {
 			d.add("status", "generation observed")
 		}
 	}
+}
+
+// phases reports the current phase and each phase's status and counts.
+func (d *differ) phases(prev, cur *model.Progress) {
 	if cur.Current != prev.Current {
 		if prev.Current == "" {
 			d.add("phase", "%s", cur.Current)
@@ -149,6 +182,10 @@ func (d *differ) progress(prev, cur *model.Progress) {
 		}
 		d.add("phase "+string(ph.Phase), "%s", text)
 	}
+}
+
+// stalls reports what became stalled or failed, and what moves again.
+func (d *differ) stalls(prev, cur *model.Progress) {
 	old := map[string]bool{}
 	for _, s := range prev.Stalls {
 		old[string(s.Kind)+"/"+s.Name] = true
@@ -170,6 +207,10 @@ func (d *differ) progress(prev, cur *model.Progress) {
 			d.add("progressing", "%s %s is moving again", s.Kind.Short(), s.Name)
 		}
 	}
+}
+
+// verdict reports the Cluster's failure and the completion rule holding.
+func (d *differ) verdict(prev, cur *model.Progress) {
 	if cur.Failed && (!prev.Failed || cur.FailureMessage != prev.FailureMessage) {
 		d.add("upgrade", "failed: %s", cur.FailureMessage)
 	}
@@ -324,6 +365,12 @@ func (d *differ) etcd(prev, cur *model.EtcdCluster) {
 }
 
 func (d *differ) machineDeployments(prev, cur []model.MachineDeployment) {
+	if !d.curListed(model.KindMachineDeployment) {
+		return
+	}
+	if d.fresh(model.KindMachineDeployment) {
+		prev = nil
+	}
 	old := index(prev, func(m *model.MachineDeployment) string { return m.Name })
 	for i := range cur {
 		c := &cur[i]
@@ -360,7 +407,10 @@ func indexPtrs[T any](l model.List[T], name func(*T) string) map[string]*T {
 }
 
 func (d *differ) machines(prevL, curL model.List[model.Machine]) {
-	if d.first || !d.prevSynced(model.KindMachine) {
+	if !d.curListed(model.KindMachine) {
+		return
+	}
+	if d.fresh(model.KindMachine) {
 		d.summariseMachines(curL)
 		return
 	}
@@ -420,7 +470,10 @@ func versionSuffix(v string) string {
 }
 
 func (d *differ) nodes(prevL, curL model.List[model.Node]) {
-	if d.first || !d.prevSynced(model.KindNode) {
+	if !d.curListed(model.KindNode) {
+		return
+	}
+	if d.fresh(model.KindNode) {
 		ready := 0
 		for _, n := range curL.All() {
 			if n.Ready {
@@ -468,6 +521,12 @@ func (d *differ) nodes(prevL, curL model.List[model.Node]) {
 }
 
 func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
+	if !d.curListed(model.KindNodeUpgrade) {
+		return
+	}
+	if d.fresh(model.KindNodeUpgrade) {
+		prevL = model.List[model.NodeUpgrade]{}
+	}
 	if prevL.Same(curL) { // at fleet scale most snapshots leave a kind untouched
 		return
 	}
@@ -506,6 +565,17 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 	}
 }
 
+// wholeRequests are the upgrade requests of the kinds listed in full.
+func wholeRequests(rs []model.UpgradeRequest, listed func(model.Kind) bool) []model.UpgradeRequest {
+	var out []model.UpgradeRequest
+	for _, r := range rs {
+		if listed(r.Kind) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func (d *differ) upgradeRequests(prev, cur []model.UpgradeRequest) {
 	old := index(prev, func(u *model.UpgradeRequest) string { return string(u.Kind) + "/" + u.Name })
 	for i := range cur {
@@ -525,7 +595,7 @@ func (d *differ) upgradeRequests(prev, cur []model.UpgradeRequest) {
 // events prints new Warning events only: normal events repeat what the
 // object lines already say.
 func (d *differ) events(prev, cur []model.Event) {
-	if d.first || !d.prevSynced(model.KindEvent) {
+	if d.first || !d.prevListed(model.KindEvent) || !d.curListed(model.KindEvent) {
 		return // history, not change
 	}
 	var newest time.Time

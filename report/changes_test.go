@@ -257,8 +257,10 @@ func TestChangesConnectionAndStaleness(t *testing.T) {
 }
 
 // healthy is the rollout finished: every completion milestone met.
-func healthy() *model.ClusterState {
-	s := etcdRollout(2)
+func healthy() *model.ClusterState { return healthyWith(2) }
+
+func healthyWith(workers int) *model.ClusterState {
+	s := etcdRollout(workers)
 	s.Cluster.Conditions = model.Conditions{
 		cond("ControlPlaneReady", "True", "", "", ""), cond("WorkersReady", "True", "", "", ""), cond("Ready", "True", "", "", ""),
 	}
@@ -446,5 +448,58 @@ func TestWatchWaitsForTheClusterToSync(t *testing.T) {
 	}
 	if !strings.Contains(out, "phase: etcd") {
 		t.Fatalf("no baseline once synced:\n%s", out)
+	}
+}
+
+// atRest is a management cluster at rest with `workers` Ready workers whose
+// Node list is on its way: `arrived` nodes so far.
+func atRest(workers, arrived int) *model.ClusterState {
+	s := healthyWith(workers)
+	s.Cluster.KubernetesVersion = "1.30" // what the machines run
+	s.Sources = map[model.Kind]model.SourceStatus{}
+	for _, k := range []model.Kind{model.KindEKSACluster, model.KindKubeadmControlPlane, model.KindEtcdadmCluster,
+		model.KindMachineDeployment, model.KindMachine, model.KindNodeUpgrade, model.KindEvent} {
+		s.Sources[k] = model.SourceStatus{Installed: true, Synced: true}
+	}
+	s.Sources[model.KindNode] = model.SourceStatus{Installed: true, Synced: arrived == workers}
+	s.Nodes = model.ListOf(s.Nodes.Slice()[:arrived]...)
+	return s
+}
+
+// A line about a kind waits for its whole list: counted while the Node list
+// arrived, a healthy cluster read "nodes: 0, 0 ready", then "nodes: 897", and
+// its workers "0/1000 nodes upgraded and ready, 0 ready in all".
+func TestWatchCountsOnlyWholeLists(t *testing.T) {
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, atRest(1000, 0), atRest(1000, 897), atRest(1000, 1000))
+	if n := strings.Count(out, " nodes: "); n != 1 || !strings.Contains(out, " nodes: 1000, 1000 ready\n") {
+		t.Errorf("want one nodes line, of the whole list:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " 0 ready") || strings.Contains(l, " 0/1000") {
+			t.Errorf("counted from a partial list: %s", l)
+		}
+	}
+	if !strings.Contains(out, "phase workers: done: 1000/1000 nodes upgraded and ready, 1000 ready in all") {
+		t.Errorf("no workers phase once the nodes are listed:\n%s", out)
+	}
+}
+
+// The same for every fleet list: the machines, the in-place upgrades.
+func TestChangesWaitForEachList(t *testing.T) {
+	a := atRest(3, 3)
+	a.Sources[model.KindMachine] = model.SourceStatus{Installed: true}
+	a.Sources[model.KindNodeUpgrade] = model.SourceStatus{Installed: true}
+	a.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("old-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000", Completed: true})
+	out := texts(Changes(nil, a, nil, derive(a), t0))
+	if strings.Contains(out, "machines:") || strings.Contains(out, "NodeUpgrade") || strings.Contains(out, "phase") {
+		t.Errorf("lines from lists on their way:\n%s", out)
+	}
+	b := atRest(3, 3)
+	b.NodeUpgrades = a.NodeUpgrades
+	out = texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{"worker machines: 3 (3 Running)", "phase: done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("once listed, no %q:\n%s", want, out)
+		}
 	}
 }
