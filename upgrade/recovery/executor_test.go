@@ -72,3 +72,43 @@ func TestARunInterruptedBeforeItBeganRecordsNothing(t *testing.T) {
 		t.Fatalf("err %v, ran %t, audit %q", err, ran, audit.results())
 	}
 }
+
+// Interrupted during a write step, the step runs to its end, read-back
+// included, and is recorded as what it did; the run stops before the next
+// step. The write had landed and the log said "failed: reading back:
+// context canceled".
+func TestAWriteStepInterruptedRunsToItsEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	written := false
+	second := false
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", Steps: []Step{{
+		Name: "restore-it",
+		done: func(ctx context.Context) (bool, string, error) {
+			if err := ctx.Err(); err != nil {
+				return false, "", err
+			}
+			return written, "", nil
+		},
+		do: func(context.Context, bool) (string, error) {
+			cancel() // the operator's ctrl-c, as the write lands
+			written = true
+			return "restored", nil
+		},
+	}, {
+		Name: "next",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do:   func(context.Context, bool) (string, error) { second = true; return "", nil },
+	}}}
+	audit := &recorded{}
+	rep, err := (&Executor{Audit: audit}).Run(ctx, p)
+	if !errors.Is(err, context.Canceled) || second {
+		t.Fatalf("run: %v (second step ran: %t), want it stopped before the next step", err, second)
+	}
+	if len(rep.Steps) != 1 || rep.Steps[0].Status != StepDone {
+		t.Fatalf("steps %+v, want the write step done", rep.Steps)
+	}
+	if got := audit.results(); !strings.HasPrefix(got, ":started restore-it:ok") {
+		t.Errorf("audit = %s, want the write recorded ok", got)
+	}
+}

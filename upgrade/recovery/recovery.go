@@ -433,6 +433,9 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	return rep, nil
 }
 
+// writeStepLimit bounds a write step that an interrupt no longer stops.
+const writeStepLimit = time.Minute
+
 func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, error) {
 	done, detail, err := s.done(ctx)
 	if err != nil {
@@ -440,6 +443,15 @@ func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, er
 	}
 	if done {
 		return StepAlreadyDone, detail, nil
+	}
+	if !s.Wait {
+		// A write step runs to its end, read-back included, once begun: an
+		// interrupt in between recorded a write that had landed as failed
+		// ("reading back: context canceled"). The loop stops before the
+		// next step instead.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), writeStepLimit)
+		defer cancel()
 	}
 	detail, err = s.do(ctx, false)
 	if errors.Is(err, errNoWrite) {
