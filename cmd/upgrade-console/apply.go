@@ -159,15 +159,18 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
 		return nil
 	}
-	if !o.yes {
-		if err := confirm(ctx, in, out, p.Cluster); err != nil {
-			return err
-		}
-	}
-
+	// Opened before the prompt: an unwritable log stops the apply before
+	// the operator confirms, and an apply not confirmed is recorded.
 	audit, err := newAuditor(lv.context)
 	if err != nil {
 		return err
+	}
+	if !o.yes {
+		if err := confirm(ctx, in, out, p.Cluster); err != nil {
+			return errors.Join(err, audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply",
+				Object: "Cluster " + p.Namespace + "/" + p.Cluster, Result: upgrade.AuditNotConfirmed,
+				Message: "not applied, nothing changed: " + err.Error()}))
+		}
 	}
 	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
 	// From here a Ctrl-C or a SIGTERM never kills the process outright:

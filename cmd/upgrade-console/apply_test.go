@@ -128,8 +128,14 @@ func TestApplyDemoRolling(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--force-conflicts")...); code != ExitBadInput || !strings.Contains(errOut, "--yes") {
+		notConfirmed := t.TempDir()
+		if _, errOut, code := runCapturedIn(t, notConfirmed, liveArgs(w, "apply", "--force-conflicts")...); code != ExitBadInput || !strings.Contains(errOut, "--yes") {
 			t.Errorf("without a terminal and --yes: exit %d %s", code, errOut)
+		}
+		// Not confirmed is recorded, as for the recovery actions.
+		if res, err := upgrade.ReadAudit(filepath.Join(notConfirmed, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{}); err != nil ||
+			len(res.Entries) != 1 || res.Entries[0].Result != upgrade.AuditNotConfirmed || res.Entries[0].Action != "apply" {
+			t.Errorf("audit of the apply not confirmed: %v %+v", err, res.Entries)
 		}
 		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--read-only")...); code != ExitUsage || !strings.Contains(errOut, "--read-only") {
 			t.Errorf("read-only: exit %d %s", code, errOut)
