@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -95,6 +96,9 @@ type recoveryBackend interface {
 	// snapshotCopies lists the local snapshot copies of the cluster on
 	// this machine, newest first.
 	snapshotCopies() ([]string, error)
+	// notConfirmed records a plan whose dry run ran and whose typed
+	// confirmation was not given, as the command line does.
+	notConfirmed(ctx context.Context, p *recovery.Plan) error
 }
 
 type clusterBackend struct{ o RecoveryOptions }
@@ -122,6 +126,13 @@ func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recov
 			MarkerOptions: recovery.MarkerOptions{NodeLabel: b.o.NodeLabel}})
 		return p, nil, err
 	}
+}
+
+func (b clusterBackend) notConfirmed(ctx context.Context, p *recovery.Plan) error {
+	if b.o.ReadOnly {
+		return nil
+	}
+	return recovery.RecordNotConfirmed(ctx, b.o.Audit, p, errors.New("the operator went back from the typed confirmation"))
 }
 
 func (b clusterBackend) snapshotCopies() ([]string, error) {
@@ -407,7 +418,15 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Back):
 			d.leaveInput(recPlan)
-			return nil
+			b, p := d.backend, d.plan
+			return func() tea.Msg {
+				// The audit log's own failure is in the console's log: the
+				// dialog has gone back to the plan, and nothing was changed.
+				if err := b.notConfirmed(context.Background(), p); err != nil {
+					klog.Errorf("recording the recovery not confirmed: %v", err)
+				}
+				return nil
+			}
 		case key.Matches(msg, k.Select):
 			if !d.plan.ConfirmMatches(d.input.Value()) {
 				d.hint = fmt.Sprintf("type %q exactly to run it, or esc to go back", d.plan.Confirm)

@@ -29,6 +29,8 @@ type fakeRecovery struct {
 	planFor func(recovery.Offer) (*recovery.Plan, error)
 	offers  []recovery.Offer // the offers planned, in order
 	copies  []string
+	// notConfirmedN counts the plans recorded as not confirmed.
+	notConfirmedN int
 }
 
 func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
@@ -41,6 +43,11 @@ func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan
 }
 
 func (f *fakeRecovery) snapshotCopies() ([]string, error) { return f.copies, nil }
+
+func (f *fakeRecovery) notConfirmed(context.Context, *recovery.Plan) error {
+	f.notConfirmedN++
+	return nil
+}
 
 func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Report, error) {
 	f.dryRuns++
@@ -201,6 +208,16 @@ func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
 		t.Errorf("confirm view:\n%s", v)
 	}
 
+	// Going back from the confirmation is recorded (not-confirmed), as on
+	// the command line; entering it again dry-runs again.
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyEscape})
+	if d.Stage() != "plan" || f.notConfirmedN != 1 {
+		t.Fatalf("stage %s, %d not-confirmed records after esc; want plan and one", d.Stage(), f.notConfirmedN)
+	}
+	press(t, d, enter)
+	if d.Stage() != "confirm" {
+		t.Fatalf("stage %s, want confirm again", d.Stage())
+	}
 	// A reflexive enter or the wrong name runs nothing.
 	press(t, d, enter)
 	press(t, d, typeText("mgmt")...)
