@@ -354,6 +354,13 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		Message: "pre-upgrade snapshot, local copy " + file,
 	})
 	if err != nil {
+		// The upgrade does not start without its snapshot in the cluster:
+		// a local copy left behind would be offered to a later rollback
+		// (LocalSnapshotCopies) as the snapshot of an upgrade that never
+		// was.
+		if rerr := os.Remove(file); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			aerr = errors.Join(aerr, fmt.Errorf("snapshot: remove the local copy %s of a snapshot the cluster refused: %w", file, rerr))
+		}
 		return ref, errors.Join(fmt.Errorf("snapshot: create ConfigMap %s/%s: %w", ref.Namespace, ref.Name, err), aerr)
 	}
 	return ref, aerr

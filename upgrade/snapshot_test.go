@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -150,5 +151,27 @@ func TestLocalSnapshotCopies(t *testing.T) {
 	want := []string{filepath.Join(dir, names[1]), filepath.Join(dir, names[0])}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("copies = %v, want %v", got, want)
+	}
+}
+
+// A snapshot the cluster refuses (here its ConfigMap's name is taken; for an
+// operator, a ConfigMap create forbidden) leaves no local copy behind: it
+// would be offered to a later rollback as the snapshot of an upgrade that
+// never started.
+func TestSnapshotRefusedLeavesNoLocalCopy(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 21, 23, 6, 0, 0, time.UTC)
+	taken := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SnapshotName("mgmt", at), Namespace: w.ns}}
+	if _, err := w.client.Kube.CoreV1().ConfigMaps(w.ns).Create(ctx, taken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := &Snapshotter{Client: w.client, Audit: &memAudit{}, Dir: dir}
+	if _, _, err := s.Take(ctx, w.spec.Cluster, w.spec.Docs, "alice@laptop/1", at); err == nil {
+		t.Fatal("a snapshot whose ConfigMap could not be created was taken")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
+		t.Errorf("local copies left: %v", left)
 	}
 }
