@@ -81,6 +81,11 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 			if failed[0].Detail == "" {
 				t.Errorf("refusal %s gives no reason", tc.want)
 			}
+			// A console that died cannot be stopped: the refusal says when
+			// its lock turns stale, and that the rollback then goes on.
+			if tc.want == "no-live-lock" && !strings.Contains(failed[0].Detail, "turn stale at ") {
+				t.Errorf("no-live-lock detail %q does not say when the lock turns stale", failed[0].Detail)
+			}
 			if want := "EtcdadmCluster " + w.sys + "/" + w.cluster + "-etcd"; refused.Object != want {
 				t.Errorf("refusal object = %q, want %q", refused.Object, want)
 			}
