@@ -70,7 +70,7 @@ var Checks = []Check{
 	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
 	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
 	{Name: CheckSpecAccepted, Title: "Spec accepted by the API server", Run: checkSpecAccepted},
-	{Name: CheckMachineTemplates, Title: "Machine images named for the target", Run: checkMachineTemplates},
+	{Name: CheckMachineTemplates, Title: "Machine configs there and named for the target", Run: checkMachineTemplates},
 	{Name: CheckManagementComponents, Title: "Management components new enough", Run: checkManagement},
 	{Name: CheckUpgradeLock, Title: "No other upgrade running", Run: checkLock},
 	{Name: CheckReconcileNotPaused, Title: "EKS-A reconcile not paused", Run: checkPaused},

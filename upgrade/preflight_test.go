@@ -308,6 +308,19 @@ func TestPreflightVersionRules(t *testing.T) {
 		// From the 1.30 it runs: a downgrade, before being too far behind.
 		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "would go down from 1.30 to 1.28")
 	})
+	// A machine config nobody holds passed the plan, and EKS-A failed on it.
+	t.Run("a worker group refers to a machine config that is nowhere", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) {
+			groups := s["workerNodeGroupConfigurations"].([]any)
+			groups[0].(map[string]any)["machineGroupRef"].(map[string]any)["name"] = "mgmt-md-9"
+		})
+		check(t, p, CheckMachineTemplates, model.CheckFail, "the worker group md-0 refers to VSphereMachineConfig mgmt-md-9, which neither the spec file nor the cluster holds")
+		if !p.Blocked() {
+			t.Error("the plan is not blocked")
+		}
+		p = planWith(t, "", func(map[string]any) {})
+		check(t, p, CheckMachineTemplates, model.CheckPass, "")
+	})
 	// The API server judges every field: the plan passed a spec whose apply
 	// it then refused.
 	t.Run("a field the API server refuses", func(t *testing.T) {

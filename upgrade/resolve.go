@@ -56,6 +56,9 @@ type Target struct {
 	// BundlesFile is the --to-bundles file the Bundles were read from;
 	// empty when they are the cluster's (through the EKSARelease).
 	BundlesFile string
+	// MissingMachineConfigs are the Cluster's machine config references
+	// that neither the spec file nor the cluster holds.
+	MissingMachineConfigs []string
 	// ClusterBundles are the Bundles the EKSARelease names, read from the
 	// cluster, when a --to-bundles file stands in for them: the file must
 	// carry the same versions.
@@ -152,6 +155,7 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		EksaVersion:       spec.EksaVersion(),
 		WorkerGroups:      workerGroups(spec.Cluster),
 	}
+	t.MissingMachineConfigs = r.missingMachineConfigs(ctx, spec)
 	src := spec.Path + " (Cluster " + spec.Cluster.GetName() + ")"
 	if t.EksaVersion != "" {
 		var bundles *model.Bundles

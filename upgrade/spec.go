@@ -187,3 +187,13 @@ func (s *SpecFile) Names() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Has reports whether the spec holds a document of that kind and name.
+func (s *SpecFile) Has(kind, name string) bool {
+	for _, d := range s.Docs {
+		if d.GetKind() == kind && d.GetName() == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -36,6 +38,10 @@ func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
 	t := in.Target
 	if t.Spec == nil || t.Spec.Cluster == nil {
 		return pass("no cluster spec to read")
+	}
+	if len(t.MissingMachineConfigs) > 0 {
+		return failed(strings.Join(t.MissingMachineConfigs, "; ")+", which neither the spec file nor the cluster holds: EKS-A would fail its reconcile after the apply",
+			"add the machine config to "+t.Spec.Path+", or correct machineGroupRef.name")
 	}
 	want := machineConfigKube(t.Spec.Cluster, t.KubernetesVersion)
 	// Mismatches grouped by (image's version, machines' version): a spec
@@ -100,15 +106,22 @@ func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
 
 type machineUse struct{ group, kube string }
 
-// machineConfigKube maps each machine config the Cluster refers to, to the
-// groups that use it and the Kubernetes version each runs after the upgrade:
-// the control plane and etcd the Cluster's, a worker group its own or the
-// Cluster's.
-func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[string][]machineUse {
-	out := map[string][]machineUse{}
+// machineRef is a machine group's reference to its machine config.
+type machineRef struct {
+	group, kind, name, kube string
+}
+
+// machineRefs lists the machine groups the Cluster spec names and the
+// machine config each refers to, with the Kubernetes version each runs
+// after the upgrade: the control plane and etcd the Cluster's, a worker
+// group its own or the Cluster's.
+func machineRefs(cluster *unstructured.Unstructured, kube string) []machineRef {
+	var out []machineRef
 	ref := func(m map[string]any, group, v string) {
-		if name, _, _ := unstructured.NestedString(m, "machineGroupRef", "name"); name != "" {
-			out[name] = append(out[name], machineUse{group, v})
+		name, _, _ := unstructured.NestedString(m, "machineGroupRef", "name")
+		kind, _, _ := unstructured.NestedString(m, "machineGroupRef", "kind")
+		if name != "" {
+			out = append(out, machineRef{group: group, kind: kind, name: name, kube: v})
 		}
 	}
 	if cp, ok, _ := unstructured.NestedMap(cluster.Object, "spec", "controlPlaneConfiguration"); ok {
@@ -125,10 +138,39 @@ func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[stri
 		}
 		name, _ := m["name"].(string)
 		v, _ := m["kubernetesVersion"].(string)
-		if v == "" {
-			v = kube
-		}
-		ref(m, "worker group "+name, v)
+		ref(m, "worker group "+name, cmp.Or(v, kube))
 	}
 	return out
+}
+
+// machineConfigKube maps each machine config the Cluster refers to, to the
+// groups that use it and the version each runs.
+func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[string][]machineUse {
+	out := map[string][]machineUse{}
+	for _, r := range machineRefs(cluster, kube) {
+		out[r.name] = append(out[r.name], machineUse{r.group, r.kube})
+	}
+	return out
+}
+
+// missingMachineConfigs names the machine configs the Cluster refers to that
+// neither the spec file nor the cluster holds: EKS-A would fail its
+// reconcile on them after the apply. A lookup that cannot tell (no such
+// kind served, a refusal) names nothing.
+func (r *Resolver) missingMachineConfigs(ctx context.Context, spec *SpecFile) []string {
+	var missing []string
+	for _, ref := range machineRefs(spec.Cluster, "") {
+		if ref.kind == "" || spec.Has(ref.kind, ref.name) {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(GVREKSACluster.GroupVersion().String())
+		u.SetKind(ref.kind)
+		u.SetNamespace(spec.Cluster.GetNamespace())
+		u.SetName(ref.name)
+		if _, err := r.Client.get(ctx, u); apierrors.IsNotFound(err) {
+			missing = append(missing, fmt.Sprintf("the %s refers to %s %s", ref.group, ref.kind, ref.name))
+		}
+	}
+	return missing
 }
