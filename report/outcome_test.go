@@ -244,3 +244,22 @@ func TestJudgeEndsOnAFinishedEtcdRollback(t *testing.T) {
 		t.Errorf("rollback done: %s %q, want failed naming the rollback and the way to resume", o, j.Reason())
 	}
 }
+
+// A watch that goes on after its outcome (no --exit-on-done) reports the
+// next one: done at rest, then an upgrade, then done again. It said nothing
+// when the upgrade completed.
+func TestWatchReportsEachOutcome(t *testing.T) {
+	w := startWatch(t, WatchOptions{})
+	w.send(healthy())
+	w.advance(t, 6*time.Second)
+	w.send(etcdRollout(1))
+	w.advance(t, 2*time.Second)
+	w.send(healthy())
+	w.advance(t, 6*time.Second)
+	w.stop()
+	w.result(t)
+	got := w.out.String()
+	if n := strings.Count(got, "outcome: done"); n != 2 || !strings.Contains(got, "outcome: done (the cluster was at rest") {
+		t.Errorf("%d done outcomes, want the one at rest and the upgrade's:\n%s", n, got)
+	}
+}

@@ -98,7 +98,13 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		return nil
 	}
 	outcomeLine := func(now time.Time) []Line {
-		if outcome == reported || outcome == Running {
+		if outcome == Running {
+			// A watch that goes on after an outcome (no --exit-on-done)
+			// reports the next one: a cluster at rest, then upgraded.
+			reported = Running
+			return nil
+		}
+		if outcome == reported {
 			return nil
 		}
 		reported = outcome
