@@ -64,9 +64,12 @@ type Dashboard struct {
 	stalled stallSet
 	// derivedAt is when progress was last derived.
 	derivedAt time.Time
-	timeline  model.Timeline
-	judge     report.Judge
-	outcome   report.Outcome
+	// oldestKubelet is the oldest minor the nodes run, found once per
+	// snapshot (a pass over every node), not on every clock tick.
+	oldestKubelet string
+	timeline      model.Timeline
+	judge         report.Judge
+	outcome       report.Outcome
 
 	cluster, etcd, cp, events textPane
 	nodes                     nodesPane
@@ -281,6 +284,9 @@ func (d *Dashboard) buildPanes() {
 // milliseconds).
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	var cmd tea.Cmd
+	if d.state != nil && snapshotChanged {
+		d.oldestKubelet = oldestKubelet(d.state)
+	}
 	if d.state != nil {
 		every := rederiveEvery
 		if len(d.progress.Stalls) > 0 {
@@ -310,7 +316,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 		}
 	}
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge)
-	d.header = buildHeader(d.st, d.state, hp, htl, d.opts, d.now)
+	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge)
 	return cmd

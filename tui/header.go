@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,10 @@ type headerModel struct {
 	progress    model.Progress
 }
 
-func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.Timeline, opts Options, now time.Time) headerModel {
+// running is the oldest Kubernetes minor the nodes run ("" when unknown):
+// the control plane's version alone read "k8s 1.31" while hundreds of
+// workers were still on 1.30.
+func buildHeader(st *styles, s *model.ClusterState, running string, p model.Progress, tl model.Timeline, opts Options, now time.Time) headerModel {
 	sym := st.th.Sym
 	h := headerModel{timeline: tl, progress: p}
 	name, ctx := opts.ClusterName, opts.Context
@@ -45,6 +49,9 @@ func buildHeader(st *styles, s *model.ClusterState, p model.Progress, tl model.T
 		curK := ""
 		if s.ControlPlane != nil {
 			curK = minorOf(s.ControlPlane.StatusVersion)
+		}
+		if running != "" && (curK == "" || olderMinor(running, curK)) {
+			curK = running
 		}
 		h.versions = append(h.versions, seg{"   k8s ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, curK, c.KubernetesVersion)...)
@@ -164,6 +171,37 @@ func orUnknown(s string) string {
 		return "?"
 	}
 	return s
+}
+
+// olderMinor reports whether minor a ("1.30") is older than b ("1.31").
+func olderMinor(a, b string) bool {
+	am, an, aok := splitMinor(a)
+	bm, bn, bok := splitMinor(b)
+	return aok && bok && (am < bm || am == bm && an < bn)
+}
+
+func splitMinor(v string) (major, minor int, ok bool) {
+	ma, mi, found := strings.Cut(v, ".")
+	a, err1 := strconv.Atoi(ma)
+	b, err2 := strconv.Atoi(mi)
+	return a, b, found && err1 == nil && err2 == nil
+}
+
+// oldestKubelet is the oldest Kubernetes minor among the nodes' kubelets,
+// "" when no node reports one.
+func oldestKubelet(s *model.ClusterState) string {
+	oldest, last := "", ""
+	for _, n := range s.Nodes.All() {
+		// A fleet runs a version or two: parse each once in a row.
+		if n.KubeletVersion == last {
+			continue
+		}
+		last = n.KubeletVersion
+		if v := minorOf(last); v != "" && (oldest == "" || olderMinor(v, oldest)) {
+			oldest = v
+		}
+	}
+	return oldest
 }
 
 // minorOf turns "v1.30.14-eks-1-30-40" into "1.30".

@@ -327,7 +327,7 @@ func finishWhen(t *testing.T, tm *teatest.TestModel, cond func(*App) bool) (*App
 func TestHeaderShowsTheLock(t *testing.T) {
 	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
 	s := fixtureHealthy()
-	h := buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+	h := buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Second)}
 	}}, t0)
 	var b strings.Builder
@@ -338,7 +338,7 @@ func TestHeaderShowsTheLock(t *testing.T) {
 		t.Errorf("header lacks the lock, or names this console's lock after its holder:\n%s", out)
 	}
 	// At 80 columns, mid-upgrade, the lock's age gives way, not the versions.
-	h = buildHeader(st, fixtureMidEtcd(), model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+	h = buildHeader(st, fixtureMidEtcd(), "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Second)}
 	}}, t0)
 	b.Reset()
@@ -347,7 +347,7 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	if !strings.Contains(first, "k8s 1.30 → 1.31") || !strings.Contains(first, "lock: this console") || strings.Contains(first, "…") {
 		t.Errorf("at 80 columns the header's first line cuts the versions or drops the lock:\n%s", first)
 	}
-	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+	h = buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-40 * time.Second), RenewErr: "leases.coordination.k8s.io is forbidden"}
 	}}, t0)
 	b.Reset()
@@ -356,7 +356,7 @@ func TestHeaderShowsTheLock(t *testing.T) {
 		t.Errorf("header lacks the failing renewal:\n%s", out)
 	}
 	// Kept after a failure, it is no longer renewed: not "held".
-	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+	h = buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Minute), Kept: true}
 	}}, t0)
 	b.Reset()
@@ -364,7 +364,7 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: kept by this console (the upgrade failed)") || strings.Contains(out, "held by") {
 		t.Errorf("header does not say the lock is kept:\n%s", out)
 	}
-	h = buildHeader(st, s, model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
+	h = buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
 	b.Reset()
 	h.render(&b, st, 160, t0)
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock lost") {
@@ -866,5 +866,22 @@ func TestPlanScreenQuitDuringTheStartWaitsForIt(t *testing.T) {
 	}
 	if p.Session() != session {
 		t.Error("the session the start made is lost")
+	}
+}
+
+// The header's current Kubernetes is the oldest a node runs: from the
+// control plane alone it read "k8s 1.31" while workers were still on 1.30.
+func TestHeaderKubernetesIsTheOldestNodes(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	s := fixtureHealthy()
+	if s.Nodes.Len() == 0 {
+		t.Fatal("the fixture has no nodes")
+	}
+	s.Nodes.At(0).KubeletVersion = "v1.30.5-eks-1-30-22"
+	h := buildHeader(st, s, oldestKubelet(s), model.Progress{}, model.Timeline{}, Options{}, t0)
+	var b strings.Builder
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "k8s 1.30 → 1.31") {
+		t.Errorf("header with a node on 1.30:\n%s", out)
 	}
 }
