@@ -994,7 +994,12 @@ func (e *Env) lockPrecondition(ctx context.Context) (Precondition, error) {
 	case st.HolderIdentity == e.holder().String():
 		p.OK, p.Detail = true, "held by this console"
 	case st.Expired(e.now()):
-		p.OK, p.Detail = true, "stale lock: "+st.Describe(e.now())+"; taken over for the run"
+		// Named as lock status names it: kept on purpose, or stale.
+		state := "stale"
+		if st.Kept != "" {
+			state = "kept"
+		}
+		p.OK, p.Detail = true, state+" lock: "+st.Describe(e.now())+"; taken over for the run"
 	default:
 		p.Detail = st.Describe(e.now()) + fmt.Sprintf("; stop that console first (or wait for its upgrade to end); a console that died leaves it to turn stale at %s, %s after its last renewal, and the rollback then takes it over",
 			st.ExpiresAt().UTC().Format(time.RFC3339), model.ShortDuration(st.Duration))
