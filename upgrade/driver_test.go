@@ -240,17 +240,27 @@ func TestDetachWaitsForAFinishUnderWay(t *testing.T) {
 // write an interrupt stops the start cleanly; after it, the writes run to
 // their end.
 func TestStartInterrupted(t *testing.T) {
-	t.Run("after the first write: every document is applied", func(t *testing.T) {
+	// start runs a start whose options interrupt it (cancel is the
+	// operator's ctrl-c).
+	start := func(t *testing.T, opts func(cancel context.CancelFunc) StartOptions) (*world, *memAudit, *Session, error) {
 		w := newWorld(t, scenario.Rolling)
 		audit := &memAudit{}
 		d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
 		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
+		t.Cleanup(cancel)
+		o := opts(cancel)
+		o.ForceConflicts = true
+		s, err := d.Start(ctx, w.plan(t), o)
+		return w, audit, s, err
+	}
+	t.Run("after the first write: every document is applied", func(t *testing.T) {
 		var heard []string
-		s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, OnApplied: func(a AppliedObject) {
-			heard = append(heard, a.Object)
-			cancel()
-		}})
+		w, _, s, err := start(t, func(cancel context.CancelFunc) StartOptions {
+			return StartOptions{OnApplied: func(a AppliedObject) {
+				heard = append(heard, a.Object)
+				cancel()
+			}}
+		})
 		if err != nil || s == nil {
 			t.Fatalf("start: %v", err)
 		}
@@ -260,12 +270,9 @@ func TestStartInterrupted(t *testing.T) {
 		_ = s.Detach(context.Background())
 	})
 	t.Run("before the first write: nothing is applied, the lock released", func(t *testing.T) {
-		w := newWorld(t, scenario.Rolling)
-		audit := &memAudit{}
-		d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, OnSnapshot: func(SnapshotRef) { cancel() }})
+		w, audit, s, err := start(t, func(cancel context.CancelFunc) StartOptions {
+			return StartOptions{OnSnapshot: func(SnapshotRef) { cancel() }}
+		})
 		if s != nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted before any document was applied") {
 			t.Fatalf("start: %v, %v; want it stopped", s, err)
 		}

@@ -27,6 +27,13 @@ func runCaptured(t *testing.T, args ...string) (stdout, stderr string, code int)
 func runCapturedIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", dir) // the log file goes here, not to the user's state dir
+	return runCapturedTo(t, dir, args...)
+}
+
+// runCapturedTo runs the command with its output captured in files in dir,
+// the environment as the caller left it.
+func runCapturedTo(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	outF, err := os.Create(filepath.Join(dir, "stdout"))
 	if err != nil {
 		t.Fatal(err)
@@ -271,27 +278,12 @@ func TestOfflinePlanWithoutAStateDirectory(t *testing.T) {
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("XDG_STATE_HOME", notADir)
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outF, errF
-	code := run(planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30"))
-	os.Stdout, os.Stderr = oldOut, oldErr
-	_ = outF.Close()
-	_ = errF.Close()
-	out, _ := os.ReadFile(outF.Name())
-	errOut, _ := os.ReadFile(errF.Name())
-	if code != ExitOK || !strings.Contains(string(out), "14 of 18 components change") {
+	out, errOut, code := runCapturedTo(t, dir, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30")...)
+	if code != ExitOK || !strings.Contains(out, "14 of 18 components change") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want the plan", code, out, errOut)
 	}
-	if !strings.Contains(string(errOut), "logs discarded") {
+	if !strings.Contains(errOut, "logs discarded") {
 		t.Errorf("stderr %q does not say the logs are discarded", errOut)
 	}
 }
