@@ -249,7 +249,9 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 			},
 			Spec: spec,
 		}
-		created, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: ManagerName})
+		wctx, cancel := landing(ctx)
+		created, err := leases.Create(wctx, lease, metav1.CreateOptions{FieldManager: ManagerName})
+		cancel()
 		if apierrors.IsAlreadyExists(err) {
 			return nil, l.lostRace(ctx)
 		}
@@ -285,7 +287,9 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	existing.Labels[LabelCluster] = l.Cluster
 	// Taken again, the lock is renewed: a kept mark would call it stale.
 	delete(existing.Annotations, model.AnnotationLockKept)
-	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	wctx, cancel := landing(ctx)
+	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	cancel()
 	if apierrors.IsConflict(err) {
 		return nil, l.lostRace(ctx)
 	}
@@ -331,7 +335,9 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 	existing = existing.DeepCopy()
 	now := metav1.NewMicroTime(l.now())
 	existing.Spec.RenewTime = &now
-	updated, err := leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	wctx, cancel := landing(ctx)
+	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	cancel()
 	if err != nil {
 		err = fmt.Errorf("renew upgrade lock: %w", err)
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "", err))
@@ -430,4 +436,15 @@ func (l *Locker) record(ctx context.Context, action, msg string, err error) erro
 		Error:   emsg,
 		Message: msg,
 	})
+}
+
+// writeLimit bounds a write that an interrupt no longer stops.
+const writeLimit = 30 * time.Second
+
+// landing is the context of one write that an interrupt must not cut once
+// sent: a request cancelled on its way may still land, and then nobody
+// records it, releases it or deletes it (a Ctrl-C while the lock was taken
+// left a live Lease behind, said to be released).
+func landing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeLimit)
 }

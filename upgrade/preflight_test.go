@@ -318,8 +318,16 @@ func TestPreflightVersionRules(t *testing.T) {
 		if !p.Blocked() {
 			t.Error("the plan is not blocked")
 		}
-		p = planWith(t, "", func(map[string]any) {})
-		check(t, p, CheckMachineTemplates, model.CheckPass, "")
+		// The whole target spec: its machine configs on the 1.31 images.
+		check(t, w.plan(t), CheckMachineTemplates, model.CheckPass, "4 machine config(s)")
+	})
+	// A spec file of the Cluster alone (as planWith writes): EKS-A uses the
+	// machine configs in the cluster, still on the 1.30 images. The check
+	// said "no machine config names its image after a Kubernetes version".
+	t.Run("a spec file without its machine configs", func(t *testing.T) {
+		p := planWith(t, "", func(map[string]any) {})
+		check(t, p, CheckMachineTemplates, model.CheckWarn, "mgmt-cp (the cluster's: the spec file leaves it out)")
+		check(t, p, CheckMachineTemplates, model.CheckWarn, "named for Kubernetes 1.30, and the machines run 1.31")
 	})
 	// The API server judges every field: the plan passed a spec whose apply
 	// it then refused.

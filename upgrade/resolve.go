@@ -59,6 +59,9 @@ type Target struct {
 	// MissingMachineConfigs are the Cluster's machine config references
 	// that neither the spec file nor the cluster holds.
 	MissingMachineConfigs []string
+	// ClusterMachineConfigs are the cluster's copies of the machine configs
+	// the Cluster refers to and the spec file leaves out.
+	ClusterMachineConfigs []*unstructured.Unstructured
 	// ClusterBundles are the Bundles the EKSARelease names, read from the
 	// cluster, when a --to-bundles file stands in for them: the file must
 	// carry the same versions.
@@ -155,7 +158,7 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		EksaVersion:       spec.EksaVersion(),
 		WorkerGroups:      workerGroups(spec.Cluster),
 	}
-	t.MissingMachineConfigs = r.missingMachineConfigs(ctx, spec)
+	t.MissingMachineConfigs, t.ClusterMachineConfigs = r.missingMachineConfigs(ctx, spec)
 	src := spec.Path + " (Cluster " + spec.Cluster.GetName() + ")"
 	if t.EksaVersion != "" {
 		var bundles *model.Bundles

@@ -337,7 +337,9 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		},
 		Data: map[string]string{SnapshotDataKey: string(data)},
 	}
-	_, err = s.Client.Kube.CoreV1().ConfigMaps(ref.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: ManagerName})
+	wctx, cancel := landing(ctx)
+	_, err = s.Client.Kube.CoreV1().ConfigMaps(ref.Namespace).Create(wctx, cm, metav1.CreateOptions{FieldManager: ManagerName})
+	cancel()
 	result, msg := resultOf(err)
 	objs := make([]string, 0, len(snap.Objects))
 	for _, o := range snap.Objects {

@@ -52,9 +52,13 @@ func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	var wrong []*mismatch
 	named := 0
-	for _, d := range t.Spec.Docs {
+	for i, d := range append(slices.Clone(t.Spec.Docs), t.ClusterMachineConfigs...) {
 		if !strings.HasSuffix(d.GetKind(), "MachineConfig") {
 			continue
+		}
+		label := d.GetKind() + " " + d.GetName()
+		if i >= len(t.Spec.Docs) {
+			label += " (the cluster's: the spec file leaves it out)"
 		}
 		uses, ok := want[d.GetName()]
 		if !ok {
@@ -83,7 +87,7 @@ func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
 			j = len(wrong) - 1
 		}
 		w := wrong[j]
-		w.configs = append(w.configs, d.GetKind()+" "+d.GetName())
+		w.configs = append(w.configs, label)
 		if b := path.Base(image); !slices.Contains(w.names, b) {
 			w.names = append(w.names, b)
 		}
@@ -156,9 +160,9 @@ func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[stri
 // missingMachineConfigs names the machine configs the Cluster refers to that
 // neither the spec file nor the cluster holds: EKS-A would fail its
 // reconcile on them after the apply. A lookup that cannot tell (no such
-// kind served, a refusal) names nothing.
-func (r *Resolver) missingMachineConfigs(ctx context.Context, spec *SpecFile) []string {
-	var missing []string
+// kind served, a refusal) names nothing. found are the cluster's copies of
+// those the file leaves out.
+func (r *Resolver) missingMachineConfigs(ctx context.Context, spec *SpecFile) (missing []string, found []*unstructured.Unstructured) {
 	for _, ref := range machineRefs(spec.Cluster, "") {
 		if ref.kind == "" || spec.Has(ref.kind, ref.name) {
 			continue
@@ -168,9 +172,15 @@ func (r *Resolver) missingMachineConfigs(ctx context.Context, spec *SpecFile) []
 		u.SetKind(ref.kind)
 		u.SetNamespace(spec.Cluster.GetNamespace())
 		u.SetName(ref.name)
-		if _, err := r.Client.get(ctx, u); apierrors.IsNotFound(err) {
+		live, err := r.Client.get(ctx, u)
+		switch {
+		case apierrors.IsNotFound(err):
 			missing = append(missing, fmt.Sprintf("the %s refers to %s %s", ref.group, ref.kind, ref.name))
+		case err == nil:
+			// The spec file leaves it out: EKS-A uses the cluster's, whose
+			// image the check reads too.
+			found = append(found, live)
 		}
 	}
-	return missing
+	return missing, found
 }
