@@ -305,7 +305,7 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 			Step:    "server-side-apply",
 			Object:  ref,
 			After:   o.changesOf(ref),
-			Forced:  o.ForceConflicts,
+			Forced:  o.forcedOn(ref),
 			Skipped: o.Skipped,
 		}
 		if c := conflictsOf(ref, err); c != nil {
@@ -373,6 +373,21 @@ func (a *Applier) now() time.Time {
 		return time.Now()
 	}
 	return a.Now()
+}
+
+// forcedOn reports whether the write of ref takes fields over: forced, and
+// the dry run found a conflict on it (every write, when there was no dry run
+// to tell). The audit marked all of them FORCED.
+func (o ApplyOptions) forcedOn(ref string) bool {
+	if !o.ForceConflicts || o.Changes == nil {
+		return o.ForceConflicts
+	}
+	for _, c := range o.Changes.Conflicts {
+		if c.Object == ref {
+			return true
+		}
+	}
+	return false
 }
 
 func (o ApplyOptions) changesOf(ref string) any {

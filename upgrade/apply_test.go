@@ -156,6 +156,17 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 	if e.Object != "Cluster "+w.ns+"/mgmt" || !e.Forced || e.Result != AuditOK || len(e.Skipped) != 1 || e.After == nil {
 		t.Errorf("audit of the forced apply of the Cluster: %+v", e)
 	}
+	// Forced only where the dry run found a conflict: the audit marked
+	// every write FORCED.
+	conflicted := map[string]bool{}
+	for _, c := range res.Conflicts {
+		conflicted[c.Object] = true
+	}
+	for _, e := range audit.entries[1:] {
+		if e.Forced != conflicted[e.Object] {
+			t.Errorf("%s recorded forced %t, its dry run had conflicts %t", e.Object, e.Forced, conflicted[e.Object])
+		}
+	}
 	after, err = clusters.Get(ctx, "mgmt", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

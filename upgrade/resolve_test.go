@@ -157,6 +157,7 @@ metadata:
 		{"a provider object in another namespace", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30'}\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereMachineConfig\nmetadata: {name: a-etcd, namespace: kube-system}\n",
 			"VSphereMachineConfig kube-system/a-etcd: metadata.namespace: kube-system is not the Cluster's namespace (default)"},
 		{"unquoted kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: 1.30}\n", "spec.kubernetesVersion: must be a string, got 1.3"},
+		{"a patch version", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.31.2'}\n", `spec.kubernetesVersion: "1.31.2" is not a Kubernetes minor version`},
 		{"unquoted eksaVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 21}\n", "spec.eksaVersion: must be a string, got 21"},
 	} {
 		_, err := ParseSpec("c.yaml", []byte(c.doc), "default")

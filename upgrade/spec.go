@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +47,9 @@ func unwrapPathErr(err error) string {
 	}
 	return err.Error()
 }
+
+// minorOnly is a Kubernetes version as EKS-A's Cluster spec takes it.
+var minorOnly = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
 // serverFields are metadata the API server owns: a document copied from
 // `kubectl get -o yaml` carries them, and a stale resourceVersion would turn
@@ -137,6 +141,11 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 		case found && !isString:
 			return nil, &model.InputError{Source: source, Field: field, Problem: fmt.Sprintf("must be a string, got %v (%T)", v, v),
 				Fix: fmt.Sprintf("quote the value, e.g. %s: %s", f, example)}
+		case f == "kubernetesVersion" && !minorOnly.MatchString(v.(string)):
+			// EKS-A names a Kubernetes minor; "1.31.2" read as a version
+			// newer than every bundle, with the wrong fix.
+			return nil, &model.InputError{Source: source, Field: field, Problem: fmt.Sprintf("%q is not a Kubernetes minor version", v),
+				Fix: `give MAJOR.MINOR, e.g. kubernetesVersion: "1.31" (EKS-A picks the patch release from its bundle)`}
 		}
 	}
 	return spec, nil

@@ -21,8 +21,9 @@ const CheckMachineTemplates = "machine-templates"
 
 // templateKube finds the Kubernetes version in an OS image's name, the way
 // EKS-A's image builder and its documentation name them
-// ("ubuntu-2204-kube-1.30", "bottlerocket-kube-v1-31", "…-kube-v1.29.3").
-var templateKube = regexp.MustCompile(`kube-v?(\d+)[.-](\d+)(?:\D|$)`)
+// ("ubuntu-2204-kube-1.30", "bottlerocket-kube-v1-31", "…-kube-v1.29.3",
+// "bottlerocket-vmware-k8s-1.30-x86_64-v1.26.2").
+var templateKube = regexp.MustCompile(`(?:kube|k8s)-v?(\d+)[.-](\d+)(?:\D|$)`)
 
 // machineImage is where each provider's machine config names the OS image
 // its machines boot: vSphere's template path, CloudStack's template name,

@@ -82,6 +82,12 @@ func TestCheckMachineTemplates(t *testing.T) {
 			t.Errorf("%s %q, want pass", r.Status, r.Message)
 		}
 	})
+	t.Run("a Bottlerocket image", func(t *testing.T) {
+		r := run(t, "vmware-k8s-1.30-x86_64-v1.26.2", "kube-1.31")
+		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "named for Kubernetes 1.30") {
+			t.Errorf("%s %q, want a warning", r.Status, r.Message)
+		}
+	})
 	// 1.3 is not 1.31, though one begins the other.
 	t.Run("a prefix of the version", func(t *testing.T) {
 		r := run(t, "kube-1.3", "kube-1.31")
