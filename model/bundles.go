@@ -448,8 +448,18 @@ func (b *Bundles) Differences(other *Bundles) []string {
 		}
 		SortComponentKeys(keys)
 		for _, k := range slices.Compact(keys) {
+			c := LookupComponent(k)
+			where := vb.KubeVersion + " "
+			if c.Management {
+				// Read from the first versions bundle only, as EKS-A does,
+				// and not tied to a Kubernetes version.
+				if i > 0 {
+					continue
+				}
+				where = ""
+			}
 			if mine, them := vb.Version(k), o.Version(k); mine != them {
-				out = append(out, fmt.Sprintf("%s %s: %s here, %s there", vb.KubeVersion, LookupComponent(k).Name, orNone(mine), orNone(them)))
+				out = append(out, fmt.Sprintf("%s%s: %s here, %s there", where, c.Name, orNone(mine), orNone(them)))
 			}
 		}
 	}

@@ -215,3 +215,21 @@ func TestExtraDocument(t *testing.T) {
 		}
 	}
 }
+
+// Two copies of one Bundles: the differences name the component, and the
+// Kubernetes version only for the components read per Kubernetes version.
+func TestBundlesDifferences(t *testing.T) {
+	a := parseFixture(t, "bundles-2025-03.yaml")
+	if d := a.Differences(parseFixture(t, "bundles-2025-03.yaml")); len(d) != 0 {
+		t.Fatalf("a copy differs: %v", d)
+	}
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	for i := range b.VersionsBundles {
+		b.VersionsBundles[i].Components["certManager"] = "v9.9.9"
+	}
+	b.VersionsBundles[1].Components["cilium"] = "v9.9.9"
+	d := a.Differences(b)
+	if len(d) != 2 || !strings.HasPrefix(d[0], "cert-manager: ") || !strings.HasPrefix(d[1], b.VersionsBundles[1].KubeVersion+" cilium: ") || !strings.HasSuffix(d[1], "here, v9.9.9 there") {
+		t.Errorf("differences %q, want cert-manager once and cilium of %s", d, b.VersionsBundles[1].KubeVersion)
+	}
+}
