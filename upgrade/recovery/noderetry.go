@@ -457,6 +457,10 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		switch {
 		case g.Completed:
 			state = "completed"
+		case g.Rerunning:
+			// The failed condition is the old pod's until the new one's
+			// steps report: read as "failed again", a retry that worked
+			// was recorded as failed.
 		case g.Step != "":
 			state = "failed again at " + g.Step + ": " + g.Reason
 		}

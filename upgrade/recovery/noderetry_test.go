@@ -141,6 +141,12 @@ func TestNodeRetryDeletesThePodAndResumes(t *testing.T) {
 	if err != nil || string(pod.UID) == f.PodUID {
 		t.Fatalf("pod not replaced: %v", err)
 	}
+	// The closing reads the NodeUpgrade whose failed condition is still the
+	// old pod's: the retry worked, and the audit's last entry said "failed
+	// again".
+	if closing := strings.Join(rep.Closing, " "); strings.Contains(closing, "failed again") || !strings.Contains(closing, "running its steps again") {
+		t.Errorf("closing %q, want the node running its steps again", closing)
+	}
 	// Rerun of the same plan after the retry: every step already done.
 	rep, err = x.Run(w.ctx, p)
 	if err != nil || rep.Steps[0].Status != StepAlreadyDone || rep.Steps[1].Status != StepAlreadyDone {
