@@ -67,9 +67,12 @@ type Dashboard struct {
 	// oldestKubelet is the oldest minor the nodes run, found once per
 	// snapshot (a pass over every node), not on every clock tick.
 	oldestKubelet string
-	timeline      model.Timeline
-	judge         report.Judge
-	outcome       report.Outcome
+	// failedAt is when the judge declared the upgrade failed; zero while it
+	// does not (a retried step takes it on again).
+	failedAt time.Time
+	timeline model.Timeline
+	judge    report.Judge
+	outcome  report.Outcome
 
 	cluster, etcd, cp, events textPane
 	nodes                     nodesPane
@@ -293,7 +296,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			// A stall's sentence carries its age ("failed 5s ago"), which
 			// the nodes and events rows count on every tick: re-derived
 			// as often, the status line does not lag them by seconds.
-			every = time.Second
+			every = 0 // every clock tick: a tick can come a little early
 		}
 		if snapshotChanged || d.now.Sub(d.derivedAt) >= every || d.now.Before(d.derivedAt) {
 			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
@@ -314,8 +317,14 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			d.outcome = o
 			cmd = d.record(o)
 		}
+		switch {
+		case o != report.Failed:
+			d.failedAt = time.Time{}
+		case d.failedAt.IsZero():
+			d.failedAt = d.now
+		}
 	}
-	hp, htl := failedStrip(d.progress, d.timeline, d.judge)
+	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge)
@@ -357,7 +366,13 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	sym := st.th.Sym
 	var out []line
 	pause := -1
-	total := len(p.Stalls)
+	stalls := p.Stalls
+	if sl, ok := judgedStall(p, j); ok && !p.Failed {
+		// The failure line below says it, with what resumes it: the
+		// stall's own line only repeated it.
+		stalls = slices.DeleteFunc(slices.Clone(stalls), func(x model.Stall) bool { return x.Kind == sl.Kind && x.Name == sl.Name })
+	}
+	total := len(stalls)
 	switch {
 	case p.Failed:
 		total++
@@ -380,7 +395,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		pause = len(out)
 		out = append(out, line{segs: []seg{{pausePrefix + pauseText, rPaused}}})
 	}
-	for _, sl := range p.Stalls {
+	for _, sl := range stalls {
 		if len(out) == maxStallLines {
 			break
 		}

@@ -547,12 +547,17 @@ func TestStatusLineAgeFollowsTheClock(t *testing.T) {
 	if out := statusRows(d); d.outcome != report.Failed || !strings.Contains(out, want) {
 		t.Fatalf("outcome %s, status lacks %q:\n%s", d.outcome, want, out)
 	}
+	// Said once: the step's own line repeated the failure line.
+	if out := statusRows(d); strings.Count(out, "in-place step KubeadmUpgraded failed") != 1 {
+		t.Errorf("the failure is said more than once:\n%s", out)
+	}
 }
 
 // Once the judge declares the upgrade failed (a step failed and stayed
 // failed past the grace), the phase strip marks the phase failed, not
-// active, and its clock stops at the step's failure; a retried step takes
-// the phase on again.
+// active, and its clock stops at the declaration (at the step's own
+// failure, it jumped back ten minutes); a retried step takes the phase on
+// again.
 func TestDeclaredFailureMarksThePhaseFailed(t *testing.T) {
 	d, clk := clockedDashboard(160, 40)
 	d.Update(SnapshotMsg{State: fixtureInPlaceFailed()}) // the step failed at t0-4m40s
@@ -564,7 +569,7 @@ func TestDeclaredFailureMarksThePhaseFailed(t *testing.T) {
 		clk.SetTime(t0.Add(at))
 		d.Update(clockMsg{})
 		h := header()
-		if d.outcome != report.Failed || !strings.Contains(h, "control plane ✗ 7:20") || !strings.Contains(h, "ready ✗") || !strings.Contains(h, "elapsed 7:20") {
+		if d.outcome != report.Failed || !strings.Contains(h, "control plane ✗ 22:00") || !strings.Contains(h, "ready ✗") || !strings.Contains(h, "elapsed 22:00") {
 			t.Fatalf("at t0+%s, outcome %s:\n%s", at, d.outcome, h)
 		}
 	}

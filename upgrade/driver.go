@@ -100,6 +100,8 @@ type Session struct {
 	// kept, that it kept the lock then.
 	failedAt time.Time
 	kept     bool
+	// lateDone: the upgrade completed after Finish had declared it failed.
+	lateDone bool
 }
 
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
@@ -291,6 +293,14 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	return errors.Join(err, audit(ctx, s.audit, e))
 }
 
+// CompletedAfterFailure reports whether the upgrade completed after Finish
+// had declared it failed (FollowAfterFailure saw it through).
+func (s *Session) CompletedAfterFailure() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lateDone
+}
+
 // Kept reports whether the session keeps its lock: Finish kept it after a
 // failure or a timeout, and nothing released it since.
 func (s *Session) Kept() bool {
@@ -322,6 +332,9 @@ func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o Tra
 	}
 	s.ending.Lock()
 	defer s.ending.Unlock()
+	s.mu.Lock()
+	s.lateDone = true
+	s.mu.Unlock()
 	e := AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade", Result: AuditFinished,
 		Object:  "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
 		Message: "completion rule held, after the failure recorded at " + failedAt.UTC().Format(time.RFC3339)}

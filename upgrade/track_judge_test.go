@@ -217,6 +217,9 @@ func TestFollowAfterFailureRecordsTheCompletionAndReleasesTheLock(t *testing.T) 
 	if err != nil || !out.Complete {
 		t.Fatalf("outcome %+v, %v; want complete", out, err)
 	}
+	if !s.CompletedAfterFailure() {
+		t.Error("the session does not say the upgrade completed after its failure")
+	}
 	if st, err := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); err != nil || st != nil || s.Kept() || !s.LockReleased() {
 		t.Errorf("lock after the late completion: %+v %v (kept %t)", st, err, s.Kept())
 	}

@@ -39,6 +39,9 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		// The dashboard took the screen at once: say here, on the normal
 		// screen, where the snapshot and the lock are.
 		fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+		if s.CompletedAfterFailure() {
+			fmt.Fprintln(out, "the upgrade completed after the failure the console had declared (recorded in the audit log)")
+		}
 		switch _, _, lost := s.Lock(); {
 		case lost:
 			fmt.Fprintln(out, "the upgrade lock was taken away while the console followed (cleared by an operator?)")
