@@ -55,6 +55,9 @@ type Judge struct {
 	seen, moved bool
 	outcome     Outcome
 	reason      string
+	// failedOn is the failed step whose staying failed is the outcome's
+	// reason; its Name is empty otherwise.
+	failedOn Stall
 }
 
 // JudgeOptions tune a Judge; the zero value is EKS-A's rule.
@@ -93,7 +96,7 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	}
 	var done bool
 	j.gate, done = j.gate.Observe(p, now)
-	j.outcome, j.reason = OutcomeRunning, ""
+	j.outcome, j.reason, j.failedOn = OutcomeRunning, "", Stall{}
 	if p.Failed {
 		if j.failingSince.IsZero() {
 			j.failingSince = now
@@ -119,7 +122,7 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	default:
 		for _, st := range p.Stalls {
 			if st.Failed && now.Sub(st.Since) >= j.grace {
-				j.outcome, j.reason = OutcomeFailed, st.Sentence
+				j.outcome, j.reason, j.failedOn = OutcomeFailed, st.Sentence, st
 				if st.Resume != "" {
 					j.reason += "; " + st.Resume
 				}
@@ -132,6 +135,10 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 
 // Reason says why the upgrade failed (empty unless the outcome is Failed).
 func (j Judge) Reason() string { return j.reason }
+
+// FailedOn is the failed step the upgrade failed on, when that is the
+// reason (not a failureMessage, nor an etcd rollback).
+func (j Judge) FailedOn() (Stall, bool) { return j.failedOn, j.failedOn.Name != "" }
 
 // AtRest reports whether every progress observed with the Cluster met the
 // completion rule: the cluster has been at rest since the judge began, and

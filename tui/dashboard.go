@@ -367,7 +367,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	var out []line
 	pause := -1
 	stalls := p.Stalls
-	if sl, ok := judgedStall(p, j); ok && !p.Failed {
+	if sl, ok := j.FailedOn(); ok && !p.Failed {
 		// The failure line below says it, with what resumes it: the
 		// stall's own line only repeated it.
 		stalls = slices.DeleteFunc(slices.Clone(stalls), func(x model.Stall) bool { return x.Kind == sl.Kind && x.Name == sl.Name })

@@ -2,29 +2,11 @@ package tui
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 )
-
-// judgedStall is the failed stall whose staying failed the judge declared
-// the upgrade's failure: the judge's reason is its sentence, and what
-// resumes it. The judge keeps no more than the reason, and the stalls it
-// looked at are p's.
-func judgedStall(p model.Progress, j report.Judge) (model.Stall, bool) {
-	reason := j.Reason()
-	if reason == "" {
-		return model.Stall{}, false
-	}
-	for _, sl := range p.Stalls {
-		if sl.Failed && strings.HasPrefix(reason, sl.Sentence) {
-			return sl, true
-		}
-	}
-	return model.Stall{}, false
-}
 
 // failedStrip is the progress and timeline the header's phase strip shows
 // once the judge has declared the upgrade failed, at declared. A
@@ -44,7 +26,7 @@ func failedStrip(p model.Progress, tl model.Timeline, j report.Judge, declared t
 	if j.Reason() == "" || declared.IsZero() {
 		return p, tl
 	}
-	_, stalled := judgedStall(p, j)
+	_, stalled := j.FailedOn()
 	if !stalled && !p.Failed {
 		// An etcd rollback: the strip shows it rolled back already.
 		return p, tl
