@@ -259,10 +259,6 @@ type ApplyOptions struct {
 	OnApplied func(AppliedObject)
 }
 
-// applyWriteLimit bounds the writes once the first has landed: they run to
-// their end even when the caller is interrupted.
-const applyWriteLimit = 2 * time.Minute
-
 // AppliedObject is a document as the API server stored it.
 type AppliedObject struct {
 	Object          string
@@ -285,11 +281,10 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		return nil, err
 	}
 	// From the first write on, an interrupt (a Ctrl-C, a CI job's SIGTERM)
-	// no longer stops the writes: the spec half applied is what breaks a
-	// cluster (machine configs on the new template under a Cluster still on
-	// the old version), and the few writes left take a moment.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyWriteLimit)
-	defer cancel()
+	// no longer stops the writes: each lands (landing) and the loop goes on,
+	// since the spec half applied is what breaks a cluster (machine configs
+	// on the new template under a Cluster still on the old version), and the
+	// few writes left take a moment.
 	var applied []AppliedObject
 	for _, doc := range ordered(spec) {
 		ri, u, err := a.Client.resource(doc)
@@ -297,7 +292,9 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 			return applied, err
 		}
 		ref := docRef(u)
-		out, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts})
+		wctx, cancel := landing(ctx)
+		out, err := ri.Apply(wctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts})
+		cancel()
 		entry := AuditEntry{
 			Time:    a.now(),
 			Cluster: a.Cluster,
