@@ -82,17 +82,16 @@ func TestCheckMachineTemplates(t *testing.T) {
 			t.Errorf("%s %q, want pass", r.Status, r.Message)
 		}
 	})
-	t.Run("a Bottlerocket image", func(t *testing.T) {
-		r := run(t, "vmware-k8s-1.30-x86_64-v1.26.2", "kube-1.31")
-		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "named for Kubernetes 1.30") {
-			t.Errorf("%s %q, want a warning", r.Status, r.Message)
-		}
-	})
-	// 1.3 is not 1.31, though one begins the other.
-	t.Run("a prefix of the version", func(t *testing.T) {
-		r := run(t, "kube-1.3", "kube-1.31")
-		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "named for Kubernetes 1.3,") {
-			t.Errorf("kube-1.3: %s %q, want a warning", r.Status, r.Message)
-		}
-	})
+	// Bottlerocket names its images "k8s-1.30"; 1.3 is not 1.31, though
+	// one begins the other.
+	for _, c := range []struct{ name, cp, want string }{
+		{"a Bottlerocket image", "vmware-k8s-1.30-x86_64-v1.26.2", "named for Kubernetes 1.30"},
+		{"a prefix of the version", "kube-1.3", "named for Kubernetes 1.3,"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := run(t, c.cp, "kube-1.31"); r.Status != model.CheckWarn || !strings.Contains(r.Message, c.want) {
+				t.Errorf("%s: %s %q, want a warning %q", c.cp, r.Status, r.Message, c.want)
+			}
+		})
+	}
 }
