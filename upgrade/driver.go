@@ -425,7 +425,7 @@ func (s *Session) LockReleasedMessage(releaseErr error) string {
 		return "the upgrade lock is released"
 	case releaseErr != nil:
 		return fmt.Sprintf("the upgrade lock could NOT be released (%v): it turns stale %s after its last renewal, and "+
-			"`upgrade-console lock clear lease --cluster %s` clears it", releaseErr, s.locker.Duration, s.Plan.Cluster)
+			"`upgrade-console lock clear lease --cluster %s` clears it", releaseErr, s.locker.duration(), s.Plan.Cluster)
 	}
 	return "the upgrade lock is released"
 }

@@ -285,3 +285,14 @@ func TestStartInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// A release the API server refused says when the lock turns stale: with the
+// default lease it said "0s".
+func TestLockReleasedMessageAfterARefusedRelease(t *testing.T) {
+	s := &Session{Plan: &Plan{Cluster: "mgmt"}, locker: &Locker{Cluster: "mgmt"}}
+	m := s.LockReleasedMessage(errors.New(`leases "upgrade-console-mgmt" is forbidden`))
+	if want := "could NOT be released (leases \"upgrade-console-mgmt\" is forbidden): it turns stale " + DefaultLeaseDuration.String() + " after"; !strings.Contains(m, want) ||
+		!strings.Contains(m, "lock clear lease --cluster mgmt") {
+		t.Errorf("message %q, want %q and the command that clears it", m, want)
+	}
+}
