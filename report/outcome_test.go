@@ -2,7 +2,9 @@ package report
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,5 +263,49 @@ func TestWatchReportsEachOutcome(t *testing.T) {
 	got := w.out.String()
 	if n := strings.Count(got, "outcome: done"); n != 2 || !strings.Contains(got, "outcome: done (the cluster was at rest") {
 		t.Errorf("%d done outcomes, want the one at rest and the upgrade's:\n%s", n, got)
+	}
+}
+
+// A watch on an API server that stopped answering sees nothing change and
+// hears no error: done is reported only once the API server confirms the
+// snapshot, and the hold starts again each time it does not.
+func TestWatchDoneWaitsForTheAPIServer(t *testing.T) {
+	var mu sync.Mutex
+	frozen, asked := true, 0
+	confirm := func(ctx context.Context, s *model.ClusterState) error {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		if frozen {
+			return errors.New("no answer within 10s")
+		}
+		return nil
+	}
+	w := startWatch(t, WatchOptions{ExitOnDone: true, Confirm: confirm})
+	w.send(etcdRollout(2))
+	w.send(healthy())
+	for end := w.clk.Now().Add(20 * time.Second); w.clk.Now().Before(end) && !w.ended(); {
+		w.clk.Step(time.Second)
+		select {
+		case w.ch <- nil:
+		case r := <-w.done:
+			w.done <- r
+		}
+	}
+	if w.ended() {
+		t.Fatalf("ended with the API server not answering:\n%s", w.out.String())
+	}
+	mu.Lock()
+	n := asked
+	frozen = false
+	mu.Unlock()
+	if n < 2 {
+		t.Errorf("asked %d times in 20s of the rule holding, want one after each 5s hold", n)
+	}
+	if got := w.out.String(); strings.Contains(got, "outcome: done") || !strings.Contains(got, "the API server did not confirm it (no answer within 10s)") {
+		t.Errorf("with the API server not answering:\n%s", got)
+	}
+	if o := w.untilEnded(t, w.clk.Now().Add(10*time.Second)); o.Outcome != Done {
+		t.Errorf("outcome %s once confirmed:\n%s", o.Outcome, w.out.String())
 	}
 }

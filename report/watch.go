@@ -17,6 +17,9 @@ import (
 // and a derivation at fleet scale costs milliseconds.
 const rederiveEvery = 5 * time.Second
 
+// confirmTimeout bounds one confirmation read (WatchOptions.Confirm).
+const confirmTimeout = 10 * time.Second
+
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	// Out receives one line per change.
@@ -33,6 +36,10 @@ type WatchOptions struct {
 	// Clock reads the time and drives the re-evaluation tick; the real clock
 	// when nil.
 	Clock clock.WithTicker
+	// Confirm, when set, is asked before the upgrade is reported done, as
+	// upgrade.TrackOptions.Confirm: an error means not confirmed, and the
+	// completion rule must hold its time again.
+	Confirm func(ctx context.Context, s *model.ClusterState) error
 }
 
 // Watch prints the changes between successive snapshots until ctx ends, the
@@ -154,6 +161,20 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		prev, prevP = cur, p
 		judge, outcome = judge.Observe(p, now)
+		if outcome == Done && reported != Done && opts.Confirm != nil {
+			cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+			err := opts.Confirm(cctx, cur)
+			cancel()
+			if err != nil {
+				// Judged as through a lost connection, the rule
+				// starts its hold again.
+				blind := p
+				blind.Blind = true
+				judge, outcome = judge.Observe(blind, now)
+				lines = append(lines, Line{At: now, Subject: "outcome",
+					Text: "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"})
+			}
+		}
 		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
 		return emit(append(lines, outcomeLine(now)...))
 	}

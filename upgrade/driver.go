@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
@@ -87,6 +88,7 @@ type Session struct {
 	hold   *Hold
 	clk    clock.WithTicker
 	audit  Recorder
+	client *Client
 
 	// ending is held through Finish and Detach, so that one called while
 	// the other runs returns only once the lock is released and the end is
@@ -150,7 +152,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit}
+	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit, client: d.Client}
 	release := func(cause error) error {
 		return errors.Join(cause, h.Release(context.WithoutCancel(ctx)))
 	}
@@ -227,6 +229,7 @@ func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) { return s.
 func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
 	o.AppliedGeneration = s.ClusterGeneration
 	o.ChildrenReconciledBefore = s.ChildrenBefore
+	s.confirmWith(&o)
 	out, err := Track(ctx, src, s.clk, o)
 	if errors.Is(err, context.Canceled) {
 		// The operator stopped following; the upgrade goes on in the
@@ -235,6 +238,37 @@ func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (O
 		return out, errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
 	}
 	return out, errors.Join(err, s.Finish(context.WithoutCancel(ctx), out))
+}
+
+// confirmWith makes the tracking confirm completion with the API server
+// before the lock is released on it, unless the caller confirms its own way.
+func (s *Session) confirmWith(o *TrackOptions) {
+	if o.Confirm == nil && s.client != nil && s.client.Dynamic != nil {
+		o.Confirm = ConfirmCluster(s.client, s.Plan.Namespace, s.Plan.Cluster)
+	}
+}
+
+// ConfirmCluster confirms a snapshot against the API server: the EKS-A
+// Cluster read now is the one the watch delivered (same resourceVersion).
+// A newer one means the watch is behind (it will deliver it); no answer
+// means nothing the watch holds can be taken as the cluster's state.
+func ConfirmCluster(c *Client, namespace, name string) func(context.Context, *model.ClusterState) error {
+	return func(ctx context.Context, s *model.ClusterState) error {
+		if s == nil || s.Cluster == nil {
+			return errors.New("the watch holds no Cluster")
+		}
+		u, err := c.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return fmt.Errorf("reading Cluster %s/%s: no answer within %s", namespace, name, confirmTimeout)
+		case err != nil:
+			return fmt.Errorf("reading Cluster %s/%s: %w", namespace, name, err)
+		}
+		if rv, seen := u.GetResourceVersion(), s.Cluster.ResourceVersion; rv != seen {
+			return fmt.Errorf("the Cluster %s/%s is at resourceVersion %s, the watch has shown %s", namespace, name, rv, seen)
+		}
+		return nil
+	}
 }
 
 // Finish ends the session: the lock is released when the upgrade completed
@@ -326,6 +360,7 @@ func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o Tra
 	o.AppliedGeneration = s.ClusterGeneration
 	o.ChildrenReconciledBefore = s.ChildrenBefore
 	o.UntilComplete = true
+	s.confirmWith(&o)
 	out, err := Track(ctx, src, s.clk, o)
 	if err != nil || !out.Complete {
 		return out, err

@@ -64,7 +64,18 @@ type TrackOptions struct {
 	// UntilComplete: a failure does not end the tracking, only completion
 	// or ctx does (following an upgrade already declared failed).
 	UntilComplete bool
+	// Confirm, when set, is asked before the upgrade counts as done; an
+	// error means not confirmed, and the completion rule must hold its time
+	// again. The rule held on what the watch delivered, and a watch on an
+	// API server that stopped answering (a frozen process, a half-open
+	// connection) delivers nothing and reports no error: only a request
+	// tells. See ConfirmCluster.
+	Confirm func(ctx context.Context, s *model.ClusterState) error
 }
+
+// confirmTimeout bounds one confirmation read: an API server that has not
+// answered by then is not one to declare an upgrade done on.
+const confirmTimeout = 10 * time.Second
 
 // Outcome is how tracking ended.
 type Outcome struct {
@@ -116,6 +127,19 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 			// Said as judged: milestones met are "done" only once they
 			// have kept holding.
 			p.Summary = judge.Summary(p)
+			if outcome == model.OutcomeDone && o.Confirm != nil {
+				cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+				err := o.Confirm(cctx, s)
+				cancel()
+				if err != nil {
+					// Observed as through a lost connection, the rule
+					// starts its hold again on the next live snapshot.
+					blind := p
+					blind.Blind = true
+					judge, outcome = judge.Observe(blind, clk.Now())
+					p.Summary = "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"
+				}
+			}
 			last = p
 			if key := summaryKey(p.Summary); o.OnProgress != nil && key != lastSummary {
 				o.OnProgress(p)

@@ -2,6 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/demo/objects"
@@ -264,5 +267,107 @@ func TestSummaryKeyIgnoresAges(t *testing.T) {
 	}
 	if summaryKey(a) == summaryKey("status not yet observed (generation 5, observed 3) for 0s") {
 		t.Error("a new generation is news")
+	}
+}
+
+// A watch on an API server that stopped answering (SIGSTOP, a half-open
+// connection) delivers nothing and reports no error: the completion rule
+// holding on it is not the cluster's word. Tracking asks the API server
+// before it counts the upgrade done, and holds again while it gets no
+// confirmation.
+func TestTrackConfirmsCompletionWithTheAPIServer(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := applied[len(applied)-1].Generation
+	w.setConditions(t, gen, "", map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true})
+
+	live := ConfirmCluster(w.client, w.ns, "mgmt")
+	var mu sync.Mutex
+	frozen, asked, afterThaw := true, 0, 0
+	var summaries []string
+	src := &countingSource{src: w.watcher}
+	run := startTrack(src, TrackOptions{
+		AppliedGeneration: gen, Poll: 2 * time.Millisecond, Gate: model.CompletionGate{Snapshots: 5},
+		Confirm: func(ctx context.Context, s *model.ClusterState) error {
+			mu.Lock()
+			defer mu.Unlock()
+			asked++
+			if frozen {
+				return context.DeadlineExceeded
+			}
+			afterThaw++
+			return live(ctx, s)
+		},
+		OnProgress: func(p model.Progress) {
+			mu.Lock()
+			summaries = append(summaries, p.Summary)
+			mu.Unlock()
+		},
+	})
+	src.waitLooks(t, 100)
+	if run.finished() {
+		t.Fatalf("counted done with the API server not answering: %+v", run.out)
+	}
+	mu.Lock()
+	if asked < 2 {
+		t.Errorf("asked the API server %d times in 100 looks; the rule holding 5 looks should ask again after each hold", asked)
+	}
+	frozen = false
+	mu.Unlock()
+	<-run.done
+	if run.err != nil || !run.out.Complete {
+		t.Fatalf("outcome %+v, %v", run.out, run.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if afterThaw != 1 {
+		t.Errorf("confirmed %d times after the API server answered, want 1", afterThaw)
+	}
+	said := strings.Join(summaries, "\n")
+	if !strings.Contains(said, "the API server did not confirm it") {
+		t.Errorf("the progress never said completion was not confirmed:\n%s", said)
+	}
+}
+
+// ConfirmCluster against the real API server: the snapshot the watch
+// delivered is confirmed; one that is behind the API server is not, nor is
+// any when the API server does not answer.
+func TestConfirmCluster(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	confirm := ConfirmCluster(w.client, w.ns, "mgmt")
+	var s *model.ClusterState
+	var last error
+	// The watch may still be delivering the seed's last write.
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		s = w.watcher.Latest()
+		last = confirm(ctx, s)
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("the watch's own snapshot never confirmed: %v", last)
+	}
+	behind := *s
+	cl := *s.Cluster
+	cl.ResourceVersion = "1"
+	behind.Cluster = &cl
+	if err := confirm(context.Background(), &behind); err == nil || !strings.Contains(err.Error(), "the watch has shown 1") {
+		t.Errorf("a snapshot behind the API server: %v", err)
+	}
+
+	// An API server that accepts the connection and never answers.
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hung.Close()
+	c, err := NewClient(&rest.Config{Host: hung.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = ConfirmCluster(c, w.ns, "mgmt")(ctx, s)
+	if err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("a frozen API server: %v", err)
 	}
 }
