@@ -130,6 +130,18 @@ type Dialog interface {
 	Screen
 }
 
+// closingDialog is a dialog a key can end with a decision (the typed
+// confirmation's enter). The App closes it and hands the decision to the
+// screens within the same update: a key pressed right after it (q, ctrl-c)
+// finds the screen already acting on it, where a close sent as a command
+// let such a key be typed into the dialog, or quit before the decision
+// arrived, with nothing said.
+type closingDialog interface {
+	Dialog
+	// Decided returns the decision once a key has made it.
+	Decided() (tea.Msg, bool)
+}
+
 // Messages screens use to drive the App.
 type (
 	// PushMsg puts a screen on top of the stack (e.g. the plan screen
@@ -398,6 +410,13 @@ func (a *App) routeKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		d, cmd := a.dialogs[n-1].Update(msg)
 		if dd, ok := d.(Dialog); ok {
 			a.dialogs[n-1] = dd
+		}
+		if c, ok := d.(closingDialog); ok {
+			if decision, done := c.Decided(); done {
+				a.dialogs = a.dialogs[:n-1]
+				_, next := a.broadcast(decision)
+				return a, tea.Batch(cmd, next)
+			}
 		}
 		return a, cmd
 	}

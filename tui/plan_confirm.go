@@ -37,6 +37,8 @@ type confirmDialog struct {
 	blocked string
 
 	keys confirmKeys
+	// decided is the confirmed apply, once enter made it (Decided).
+	decided *applyConfirmedMsg
 
 	// The layout, rebuilt in Update (relayout): head is always shown, body
 	// scrolls in visible rows from offset, tail goes around the input
@@ -177,8 +179,17 @@ func (d *confirmDialog) submit() tea.Cmd {
 		d.hint = fmt.Sprintf("%d field(s) belong to another manager: tab takes them over, or esc and resolve them", len(d.dry.Conflicts))
 		return nil
 	}
-	force := d.force
-	return tea.Sequence(CloseDialog, func() tea.Msg { return applyConfirmedMsg{force: force} })
+	d.decided = &applyConfirmedMsg{force: d.force}
+	return nil
+}
+
+// Decided is the confirmed apply: the App closes the dialog and starts it
+// in the same update as the enter (closingDialog).
+func (d *confirmDialog) Decided() (tea.Msg, bool) {
+	if d.decided == nil {
+		return nil, false
+	}
+	return *d.decided, true
 }
 
 func (d *confirmDialog) scroll(delta int) {

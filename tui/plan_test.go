@@ -885,3 +885,37 @@ func TestHeaderKubernetesIsTheOldestNodes(t *testing.T) {
 		t.Errorf("header with a node on 1.30:\n%s", out)
 	}
 }
+
+// The enter that confirms the apply and a key pressed right after it: the
+// start is under way once the enter is taken, so q quits the plan screen
+// (runPlanTUI waits for the start), and is not typed into a dialog that was
+// about to close; ctrl-c likewise finds the start already made.
+func TestConfirmThenAKeyAtOnce(t *testing.T) {
+	for _, k := range []tea.KeyPressMsg{{Code: 'q', Text: "q"}, {Code: 'c', Mod: tea.ModCtrl}} {
+		f := &fakeActions{}
+		opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)}
+		p := NewPlanScreen(context.Background(), opts, fixturePlan(false), f.actions())
+		a := NewApp(opts, p)
+		a.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+		d := newConfirmDialog(opts, fixturePlan(false), fixtureDryRun())
+		a.Update(OpenDialogMsg{Dialog: d})
+		for _, r := range "mgmt" {
+			a.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+		a.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		_, cmd := a.Update(k)
+		if d.Typed() != "mgmt" || len(a.dialogs) != 0 {
+			t.Errorf("%s: typed %q into the dialog, %d dialog(s) open", k, d.Typed(), len(a.dialogs))
+		}
+		if !p.starting {
+			t.Errorf("%s: the start was not under way once the enter was taken", k)
+		}
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Errorf("%s did not quit", k)
+		}
+	}
+}

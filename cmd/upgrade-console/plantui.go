@@ -34,24 +34,39 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	// Quitting while the upgrade rolls: the console stops following, and
 	// with nobody to renew it the lock is released (a no-op when the
 	// tracker already finished the session).
-	if s := screen.Session(); s != nil {
+	s := screen.Session()
+	if s != nil {
 		err = errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
-		// The dashboard took the screen at once: say here, on the normal
-		// screen, where the snapshot and the lock are.
-		fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
-		if s.CompletedAfterFailure() {
-			fmt.Fprintln(out, "the upgrade completed after the failure the console had declared (recorded in the audit log)")
-		}
-		switch _, _, lost := s.Lock(); {
-		case lost:
-			fmt.Fprintln(out, "the upgrade lock was taken away while the console followed (cleared by an operator?)")
-		case s.LockReleased():
-			fmt.Fprintln(out, "the upgrade lock is released")
-		default:
-			fmt.Fprintln(out, s.LockKeptMessage())
-		}
+	}
+	if err == nil || s != nil {
+		sayPlanTUIEnd(out, s, display.readOnly)
 	}
 	return outcome, err
+}
+
+// sayPlanTUIEnd says, on the normal screen once the UI is gone, what the
+// console left in the cluster: the dashboard took the screen at once, and a
+// quit (ctrl-c, say) as the operator confirmed must not leave them guessing
+// whether the cluster was touched.
+func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool) {
+	if s == nil {
+		if !readOnly {
+			fmt.Fprintln(out, "no upgrade was started: no document of the spec was applied")
+		}
+		return
+	}
+	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+	if s.CompletedAfterFailure() {
+		fmt.Fprintln(out, "the upgrade completed after the failure the console had declared (recorded in the audit log)")
+	}
+	switch _, _, lost := s.Lock(); {
+	case lost:
+		fmt.Fprintln(out, "the upgrade lock was taken away while the console followed (cleared by an operator?)")
+	case s.LockReleased():
+		fmt.Fprintln(out, "the upgrade lock is released")
+	default:
+		fmt.Fprintln(out, s.LockKeptMessage())
+	}
 }
 
 // newPlanApp builds the App with the plan screen first.

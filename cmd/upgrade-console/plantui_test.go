@@ -90,3 +90,19 @@ func TestPlanTUIToDone(t *testing.T) {
 		t.Errorf("audit: %s", s)
 	}
 }
+
+// Quitting the plan screen before any start (ctrl-c as the operator
+// confirmed, say) says the cluster was not touched; a read-only console,
+// which could not start one, says nothing.
+func TestPlanTUIEndWithoutAStart(t *testing.T) {
+	var out bytes.Buffer
+	sayPlanTUIEnd(&out, nil, false)
+	if got := out.String(); got != "no upgrade was started: no document of the spec was applied\n" {
+		t.Errorf("quit before a start: %q", got)
+	}
+	out.Reset()
+	sayPlanTUIEnd(&out, nil, true)
+	if out.Len() != 0 {
+		t.Errorf("read-only: %q", out.String())
+	}
+}
