@@ -61,8 +61,11 @@ With --tui the same steps run on the terminal: the plan screen (versions, compon
 preflight re-run live, the dry-run), the typed confirmation, then the dashboard.
 
 Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed, 2 wrong
-command line, 3 a blocking preflight check failed or unforced field conflicts,
-4 the upgrade failed, 5 --timeout passed.`,
+command line (no terminal for the typed confirmation and no --yes included),
+3 a blocking preflight check failed or unforced field conflicts, 4 the upgrade failed,
+5 the console stopped before the upgrade completed: --timeout passed, or it was
+interrupted (ctrl-c, SIGTERM); the upgrade may still be running (the message says
+whether it started), and 'upgrade-console watch' follows it.`,
 		Example: `  # See what would change, without changing anything
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
 
@@ -200,7 +203,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
 		case sctx.Err() != nil:
-			return withCode(ExitTimeout, fmt.Errorf("%w\nthe cluster's spec is unchanged and the upgrade lock is released", err))
+			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running, and the upgrade lock is released", err))
 		}
 		return err
 	}
@@ -211,7 +214,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			return err
 		}
 		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; the upgrade lock is released; follow it with\n  upgrade-console watch --cluster %s\n", p.Cluster)
-		return withCode(ExitTimeout, errors.New("stopped before the upgrade completed"))
+		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 
 	if !o.wait {
@@ -278,7 +281,8 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.ShortDuration(outcome.Elapsed), s.LockReleasedMessage(err))
 		return nil
 	case outcome.TimedOut:
-		return withCode(ExitTimeout, fmt.Errorf("%s after %s: %s\n%s", upgrade.ErrTrackTimeout, o.timeout, outcome.Progress.Summary, s.LockKeptMessage()))
+		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch --cluster %s` follows it); %s",
+			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, p.Cluster, s.LockKeptMessage()))
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
@@ -291,7 +295,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		}
 		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch --cluster %s\n",
 			outcome.Progress.Summary, lock, p.Cluster)
-		stopErr := errors.New("stopped before the upgrade completed")
+		stopErr := errStoppedFollowing
 		if _, _, lost := s.Lock(); !lost && !s.LockReleased() {
 			stopErr = fmt.Errorf("%w: %v", stopErr, err)
 		}
@@ -299,6 +303,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	return err
 }
+
+// errStoppedFollowing ends an apply interrupted once the spec was applied:
+// exit 5 as for --timeout, the README's "stopped before the upgrade
+// completed", whose words it repeats.
+var errStoppedFollowing = errors.New("stopped following before the upgrade completed (interrupted): the upgrade goes on in the cluster")
 
 // forcedNote marks an object whose fields the apply took over from
 // another manager.
@@ -315,14 +324,15 @@ func confirm(ctx context.Context, in io.Reader, out io.Writer, cluster string) e
 	return confirmName(ctx, in, out, fmt.Sprintf("\nthis applies the spec to cluster %s and starts the upgrade.\ntype the cluster name to confirm: ", cluster), cluster)
 }
 
-// confirmName prints prompt and reads the name the operator types. It is not
-// confirmed without a terminal (--yes is the way for scripts), and ctrl-c at
-// the prompt ends it at once: the read is not tied to the signal, so it runs
-// aside and is abandoned (the process exits soon after).
+// confirmName prints prompt and reads the name the operator types. Without a
+// terminal to type on, the command line is wrong (exit 2): a run that cannot
+// be confirmed needs --yes. Ctrl-c at the prompt ends it at once: the read is
+// not tied to the signal, so it runs aside and is abandoned (the process exits
+// soon after).
 func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want string) error {
 	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
-		return &model.InputError{Source: "confirmation", Problem: "not confirmed: there is no terminal to type the name on",
-			Fix: "pass --yes to go on without the typed confirmation"}
+		return usageError{&model.InputError{Source: "confirmation", Problem: "not confirmed: there is no terminal to type the name on",
+			Fix: "pass --yes to go on without the typed confirmation, or run it in a terminal"}}
 	}
 	fmt.Fprint(out, prompt)
 	type answer struct {

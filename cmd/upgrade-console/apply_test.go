@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,8 +132,9 @@ func TestApplyDemoRolling(t *testing.T) {
 
 	t.Run("refusals", func(t *testing.T) {
 		notConfirmed := t.TempDir()
-		if _, errOut, code := runCapturedIn(t, notConfirmed, liveArgs(w, "apply", "--force-conflicts")...); code != ExitBadInput || !strings.Contains(errOut, "--yes") {
-			t.Errorf("without a terminal and --yes: exit %d %s", code, errOut)
+		// A run that cannot be confirmed is a wrong command line.
+		if _, errOut, code := runCapturedIn(t, notConfirmed, liveArgs(w, "apply", "--force-conflicts")...); code != ExitUsage || !strings.Contains(errOut, "pass --yes") {
+			t.Errorf("without a terminal and --yes: exit %d (want %d) %s", code, ExitUsage, errOut)
 		}
 		// Not confirmed is recorded, as for the recovery actions.
 		if res, err := upgrade.ReadAudit(filepath.Join(notConfirmed, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{}); err != nil ||
@@ -225,8 +229,9 @@ func kubeDynamic(t *testing.T, w *demo.World) dynamic.Interface {
 func TestApplyDemoTimeoutKeepsLock(t *testing.T) {
 	w := startDemo(t, scenario.EtcdFirstMemberFails)
 	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "3s")...)
-	if code != ExitTimeout || !strings.Contains(errOut, "is kept") || !strings.Contains(errOut, "lock clear lease") {
-		t.Fatalf("exit %d, want %d saying the lock is kept:\n%s\n%s", code, ExitTimeout, out, errOut)
+	if code != ExitTimeout || !strings.Contains(errOut, "is kept") || !strings.Contains(errOut, "lock clear lease") ||
+		!strings.Contains(errOut, "stopped following before the upgrade completed: --timeout 3s passed") || !strings.Contains(errOut, "may still be running") {
+		t.Fatalf("exit %d, want %d saying why it stopped and that the lock is kept:\n%s\n%s", code, ExitTimeout, out, errOut)
 	}
 	st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName)
 	if err != nil || !st.Held() {
@@ -262,4 +267,52 @@ func TestApplyRefusesANegativeTimeoutBeforeConnecting(t *testing.T) {
 	if code != ExitBadInput || !strings.Contains(errOut, "--timeout: must not be negative") {
 		t.Fatalf("exit %d, want %d naming the timeout\n%s\n%s", code, ExitBadInput, out, errOut)
 	}
+}
+
+// Interrupted while following, apply exits 5 as for --timeout, in the words
+// the README gives exit 5: the console stopped before the upgrade
+// completed, and the upgrade goes on.
+func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
+	w := startDemo(t, scenario.EtcdFirstMemberFails)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	root := newRootCmd()
+	root.SetArgs(liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "10m"))
+	root.SetOut(&out)
+	root.SetErr(&out)
+	// The interrupt comes once the console follows: the spec is applied.
+	go func() {
+		for ctx.Err() == nil && !strings.Contains(out.String(), "following the upgrade") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	err := root.ExecuteContext(ctx)
+	if code := exitCode(err); code != ExitTimeout || !strings.Contains(fmt.Sprint(err), "stopped following before the upgrade completed (interrupted)") ||
+		!strings.Contains(fmt.Sprint(err), "the upgrade goes on in the cluster") {
+		t.Fatalf("exit %d (%v), want %d saying it stopped following\n%s", code, err, ExitTimeout, out.String())
+	}
+	if !strings.Contains(out.String(), "the upgrade goes on in the cluster and the upgrade lock is released") {
+		t.Errorf("output lacks what became of the upgrade and the lock:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

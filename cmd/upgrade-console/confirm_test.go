@@ -48,11 +48,12 @@ func TestConfirmTypedClusterName(t *testing.T) {
 			t.Errorf("%q: %v, want a refusal saying nothing changed", c.typed, err)
 		}
 	}
-	// Not a terminal: not confirmed (exit 1, as the help says), with the way out.
+	// Not a terminal: a wrong command line for a run that cannot be
+	// confirmed (exit 2, as the help says), with the way out.
 	err := confirm(context.Background(), strings.NewReader("mgmt\n"), &bytes.Buffer{}, "mgmt")
 	var ie *model.InputError
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--yes") || exitCode(err) != ExitBadInput {
-		t.Errorf("without a terminal: %v (exit %d)", err, exitCode(err))
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "pass --yes") || !strings.Contains(err.Error(), "run it in a terminal") || exitCode(err) != ExitUsage {
+		t.Errorf("without a terminal: %v (exit %d, want %d)", err, exitCode(err), ExitUsage)
 	}
 }
 

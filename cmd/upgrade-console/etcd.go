@@ -70,8 +70,10 @@ start the same rollout again. Fix the cause, then resume with
 
 Exit codes: 0 done, 1 bad input (a --snapshot-file that cannot be read, is not a snapshot,
 is another cluster's or, on resume, not the snapshot the rollback started with; both
---snapshot and --snapshot-file) or not confirmed, 3 refused (a precondition does not hold)
-or the dry run failed, 4 a step failed, 5 the wait for etcd timed out (rerun to continue).`,
+--snapshot and --snapshot-file) or not confirmed, 2 wrong command line (no terminal for the
+typed confirmation and no --yes), 3 refused (a precondition does not hold) or the dry run
+failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was interrupted
+(rerun to continue).`,
 		Example: `  # What would be done, with the server's dry run; nothing changes
   upgrade-console etcd rollback --cluster mgmt --dry-run
 
@@ -112,7 +114,7 @@ func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *global
 	}
 	p, err := recovery.PlanEtcdRollback(ctx, env, ro)
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
+		return refusal(ctx, out, &o.recoveryOptions, kubeContext, unreachable(ctx, env, err))
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
 }

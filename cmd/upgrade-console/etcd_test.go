@@ -92,8 +92,8 @@ func TestEtcdRollbackHelpNamesTheSnapshotFile(t *testing.T) {
 }
 
 // An API server that cannot be reached is said at once, with the server and
-// what to check: plan waited --sync-timeout for it, and watch printed the
-// transport's error alone.
+// what to check: plan waited --sync-timeout for it, and watch and the
+// recovery commands printed the transport's error alone.
 func TestUnreachableAPIServerIsSaidAtOnce(t *testing.T) {
 	kubeconfig := unreachableKubeconfig(t)
 	spec := filepath.Join(t.TempDir(), "spec.yaml")
@@ -103,6 +103,10 @@ func TestUnreachableAPIServerIsSaidAtOnce(t *testing.T) {
 	for _, args := range [][]string{
 		{"plan", "--cluster", "mgmt", "-f", spec, "--sync-timeout", "3s"},
 		{"watch", "--plain", "--cluster", "mgmt"},
+		{"lock", "status", "--cluster", "mgmt"},
+		{"lock", "clear", "--all", "--cluster", "mgmt", "--yes"},
+		{"etcd", "rollback", "--cluster", "mgmt", "--yes"},
+		{"node", "retry", "mgmt-md-0-abc", "--cluster", "mgmt", "--yes"},
 	} {
 		_, errOut, code := runCaptured(t, append(args, "--kubeconfig", kubeconfig, "-n", "default")...)
 		if code != ExitBadInput {

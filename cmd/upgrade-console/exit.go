@@ -13,7 +13,7 @@ const (
 	ExitUsage       = 2 // wrong command line
 	ExitPreflight   = 3 // a blocking preflight check failed
 	ExitUpgradeFail = 4 // the upgrade (or a recovery action) ran and failed
-	ExitTimeout     = 5 // --timeout passed before the upgrade completed
+	ExitTimeout     = 5 // stopped before the upgrade (or a recovery) completed: timed out or interrupted
 	ExitInternal    = 70
 )
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -80,14 +81,22 @@ is removed only if it still has the value that was read, so a concurrent change 
 clobbered. The plan and the server's dry run are shown, then the operator types the name
 of the object (the cluster name for several markers) unless --yes.
 
-Exit codes: 0 cleared (or nothing to clear), 1 bad input or not confirmed, 2 no marker named
-and no --all, 3 refused (a live marker without --force) or the dry run failed, 4 a clear failed.`,
+Exit codes: 0 cleared (or nothing to clear), 1 bad input (a marker whose object the cluster
+lacks, a node that does not exist) or not confirmed, 2 wrong command line (no marker named and
+no --all, a marker it does not know, or no terminal for the typed confirmation and no --yes),
+3 refused (a live marker without --force) or the dry run failed, 4 a clear failed,
+5 interrupted (run it again to continue).`,
 		Example: `  upgrade-console lock clear --all --cluster mgmt
   upgrade-console lock clear paused --cluster mgmt --yes
   upgrade-console lock clear lease --force --cluster mgmt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.all {
-				return usageError{errors.New("lock clear needs the markers to clear (lease, managed-by-cli, paused, kcp-paused, etcd-upgrading, node-label, node-label/NODE) or --all; 'upgrade-console lock status' lists them")}
+				return usageError{errors.New("lock clear needs the markers to clear (" + markerNames + ") or --all; 'upgrade-console lock status' lists them")}
+			}
+			for _, id := range args {
+				if !recovery.KnownMarkerID(id) {
+					return usageError{fmt.Errorf("lock clear: unknown marker %q: name one of %s, or use --all for every stale one; 'upgrade-console lock status' lists them", id, markerNames)}
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -102,6 +111,9 @@ and no --all, 3 refused (a live marker without --force) or the dry run failed, 4
 	return cmd
 }
 
+// markerNames are the markers `lock clear` takes, as its messages list them.
+var markerNames = strings.Join(recovery.MarkerIDs, ", ") + ", node-label/NODE"
+
 func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lockOptions) error {
 	if o.output != "table" && o.output != "json" {
 		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
@@ -112,7 +124,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 	}
 	ms, err := recovery.ListMarkers(ctx, env, recovery.MarkerOptions{NodeLabel: o.nodeLabel})
 	if err != nil {
-		return err
+		return unreachable(ctx, env, err)
 	}
 	now := time.Now()
 	if o.output == "json" {
@@ -168,7 +180,7 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	p, _, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
+		return refusal(ctx, out, &o.recoveryOptions, kubeContext, unreachable(ctx, env, err))
 	}
 	if len(p.Steps) == 0 {
 		fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)

@@ -36,9 +36,18 @@ the steps again.
 
 Fix the cause first: the recreated pod runs every step again from the first.
 
-Exit codes: 0 done (or nothing failed and --dry-run), 1 bad input or not confirmed,
-3 refused (no failed step) or the dry run failed, 4 the delete failed, 5 the pod was
-not recreated in time.`,
+A node whose upgrade is where a retry brings it has nothing to retry, and that is
+success: its NodeUpgrade completed, or runs its steps with none failed (as after a retry
+that worked), or is gone with the node on the Kubernetes version its machine group is to
+run. Rerunning the command after a retry is safe. A node that is not upgraded in place
+at all (its machine group's upgradeRolloutStrategy is not InPlace, or it is no Machine's),
+or that no NodeUpgrade upgrades while it still runs an older version, is refused.
+
+Exit codes: 0 done, or nothing to retry (recorded in the audit log as already-done),
+1 bad input (no such node, a node of another cluster) or not confirmed, 2 wrong command
+line (no terminal for the typed confirmation and no --yes), 3 refused or the dry run
+failed, 4 the delete failed, 5 the pod was not recreated in time, or the command was
+interrupted (run it again to continue).`,
 		Example: `  upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --dry-run
   upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --yes`,
 		Args: exactArgs(1),
@@ -68,14 +77,57 @@ func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 		if errors.As(err, &r) {
 			return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
 		}
-		return err
+		return unreachable(ctx, env, err)
+	}
+	if len(p.Steps) == 0 {
+		return nothingToRetry(ctx, out, p, &o.recoveryOptions, kubeContext)
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
 }
 
+// nothingToRetry ends a retry whose node is already where a retry brings it:
+// a success, recorded as already-done like a recovery step found in place,
+// so that a rerun after a retry that worked reads as one in the audit log.
+func nothingToRetry(ctx context.Context, out io.Writer, p *recovery.Plan, o *recoveryOptions, kubeContext string) error {
+	fmt.Fprintln(out, p.Title)
+	for _, n := range p.Notes {
+		fmt.Fprintf(out, "  %s\n", n)
+	}
+	if o.readOnly {
+		return nil
+	}
+	audit, err := newAuditor(kubeContext)
+	if err != nil {
+		return err
+	}
+	if err := recovery.RecordNothingToRetry(ctx, audit, p, o.dryRun); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
+	return nil
+}
+
 func writeNodeFailure(out io.Writer, f *recovery.NodeFailure) {
-	fmt.Fprintf(out, "Node %s (Machine %s), NodeUpgrade %s\n", f.Node, f.Machine, f.NodeUpgrade)
 	switch {
+	case f.NodeUpgrade != "":
+		fmt.Fprintf(out, "Node %s (Machine %s), NodeUpgrade %s\n", f.Node, f.Machine, f.NodeUpgrade)
+	case f.Machine != "":
+		fmt.Fprintf(out, "Node %s (Machine %s), no NodeUpgrade\n", f.Node, f.Machine)
+	default:
+		fmt.Fprintf(out, "Node %s, no Machine, no NodeUpgrade\n", f.Node)
+	}
+	if f.KubeletVersion != "" || f.TargetVersion != "" {
+		fmt.Fprintf(out, "  kubelet:     %s", dash(f.KubeletVersion))
+		if f.TargetVersion != "" {
+			fmt.Fprintf(out, " (%s asks for %s)", f.TargetSource, f.TargetVersion)
+		}
+		fmt.Fprintln(out)
+	}
+	switch {
+	case f.NodeUpgrade == "":
+		if f.Group != "" {
+			fmt.Fprintf(out, "  group:       %s, upgradeRolloutStrategy %s\n", f.Group, f.Strategy)
+		}
 	case f.Completed:
 		fmt.Fprintln(out, "  upgrade completed")
 	case f.Step == "":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,6 +61,24 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder()}, kubeContext, nil
 }
 
+// unreachable says a recovery command's failed read the way plan and watch
+// do when the transport failed: it reads the EKS-A Cluster as they do, whose
+// error names the API server and what to check. Any other error, or one the
+// Cluster read does not explain, is kept. It reads only after a failure, so
+// what a command checks before the cluster (a --snapshot-file) stays first.
+func unreachable(ctx context.Context, env *recovery.Env, err error) error {
+	var ue *url.Error
+	if err == nil || !errors.As(err, &ue) || ctx.Err() != nil {
+		return err
+	}
+	_, cerr := (&upgrade.Resolver{Client: env.Client}).Cluster(ctx, env.ClusterNamespace, env.Cluster)
+	var ie *model.InputError
+	if errors.As(cerr, &ie) {
+		return cerr
+	}
+	return err
+}
+
 // runRecoveryPlan shows a plan, dry-runs it, asks for the typed confirmation and runs
 // it, printing each step's result: the headless twin of the TUI's recovery
 // dialogs.
@@ -101,18 +120,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	rep, err := x.Run(ctx, p)
 	if err != nil {
 		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
-		var cc *recovery.ConcurrentChangeError
-		var wt *recovery.WaitTimeoutError
-		var held *upgrade.LockHeldError
-		switch {
-		case errors.As(err, &held):
-			return withCode(ExitPreflight, err) // refused: another console's action runs
-		case errors.As(err, &wt):
-			return withCode(ExitTimeout, err)
-		case errors.As(err, &cc):
-			return withCode(ExitUpgradeFail, err)
-		}
-		return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))
+		return runError(err)
 	}
 	if len(rep.Closing) > 0 {
 		fmt.Fprintln(out)
@@ -122,6 +130,26 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	}
 	fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
 	return nil
+}
+
+// runError gives a recovery run that did not finish its exit code.
+func runError(err error) error {
+	var cc *recovery.ConcurrentChangeError
+	var wt *recovery.WaitTimeoutError
+	var held *upgrade.LockHeldError
+	switch {
+	case errors.As(err, &held):
+		return withCode(ExitPreflight, err) // refused: another console's action runs
+	case errors.As(err, &wt):
+		return withCode(ExitTimeout, err)
+	case errors.Is(err, context.Canceled):
+		// Stopped, not failed: the code of a wait that timed out, and the
+		// same way on.
+		return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the action completed (interrupted); it is resumable: run the same command again to continue from where the cluster is", err))
+	case errors.As(err, &cc):
+		return withCode(ExitUpgradeFail, err)
+	}
+	return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))
 }
 
 func detailSuffix(r recovery.StepResult) string {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
@@ -83,5 +85,87 @@ func TestLockClearWithoutMarkersIsUsage(t *testing.T) {
 	_, errOut, code := runCaptured(t, "lock", "clear", "--cluster", "mgmt")
 	if code != ExitUsage || !strings.Contains(errOut, "lock clear needs the markers to clear") {
 		t.Errorf("exit %d, stderr %q; want exit %d naming the markers", code, errOut, ExitUsage)
+	}
+}
+
+// A marker lock clear does not know is a wrong command line (exit 2) too,
+// said with the markers it knows before the cluster is read: the API server
+// here cannot be reached, and is never contacted.
+func TestLockClearUnknownMarkerIsUsage(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
+	for _, marker := range []string{"bogus", "node-label/"} {
+		_, errOut, code := runCaptured(t, "lock", "clear", marker, "paused", "--cluster", "mgmt", "--yes", "--kubeconfig", kubeconfig)
+		if code != ExitUsage || !strings.Contains(errOut, "unknown marker \""+marker+"\"") ||
+			!strings.Contains(errOut, "lease, managed-by-cli, paused, kcp-paused, etcd-upgrading, node-label, node-label/NODE") {
+			t.Errorf("%s: exit %d (want %d), stderr %q", marker, code, ExitUsage, errOut)
+		}
+		if strings.Contains(errOut, "127.0.0.1:1") {
+			t.Errorf("%s: the API server was contacted:\n%s", marker, errOut)
+		}
+	}
+}
+
+// completion for a shell it has no script for is a wrong command line, not
+// its help and exit 0 (a script that redirected it got the help as its
+// completion script).
+func TestCompletionOfAnUnsupportedShellIsUsage(t *testing.T) {
+	out, errOut, code := runCaptured(t, "completion", "tcsh")
+	if code != ExitUsage || !strings.Contains(errOut, `unsupported shell "tcsh"`) || !strings.Contains(errOut, "bash, fish, powershell, zsh") || out != "" {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errOut)
+	}
+	out, errOut, code = runCaptured(t, "completion", "bash")
+	if code != ExitOK || !strings.Contains(out, "bash completion") {
+		t.Errorf("bash: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A recovery run stopped by an interrupt exits 5, as a wait that timed out
+// does: it did not fail, and running it again continues it.
+func TestRecoveryRunErrorCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+		want string
+	}{
+		{fmt.Errorf("interrupted during step 2 (Wait for the NodeUpgrade controller to recreate the pod): %w", context.Canceled), ExitTimeout, "run the same command again"},
+		{fmt.Errorf("step 2 failed: %w", &recovery.WaitTimeoutError{What: "pod not recreated", After: time.Minute}), ExitTimeout, "pod not recreated"},
+		{fmt.Errorf("step 1 failed: %w", &recovery.ConcurrentChangeError{Object: "Pod eksa-system/x"}), ExitUpgradeFail, "Pod eksa-system/x"},
+		{errors.New("step 1 failed: forbidden"), ExitUpgradeFail, "resumable"},
+	} {
+		err := runError(c.err)
+		if exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d (want %d), %q", c.err, exitCode(err), c.code, err)
+		}
+	}
+}
+
+// A node retry with nothing to retry succeeds, and is recorded as
+// already-done (a recovery step whose effect was in place); read-only
+// opens no audit log.
+func TestNothingToRetryIsRecordedAsAlreadyDone(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	p := &recovery.Plan{Action: recovery.ActionNodeRetry, Cluster: "mgmt", ConfirmObject: "Node mgmt-a", Confirm: "mgmt-a",
+		Title: "Nothing to retry on node mgmt-a: NodeUpgrade eksa-system/mgmt-a-node-upgrader completed.", Notes: []string{"Follow the upgrade."}}
+	var out bytes.Buffer
+	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{readOnly: true}, "ctx"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(state, "upgrade-console", "audit.log")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read-only mode touched the audit log: %v", err)
+	}
+	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{}, "ctx"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Nothing to retry on node mgmt-a") || !strings.Contains(out.String(), "Follow the upgrade.") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 1 {
+		t.Fatalf("audit log: %v, %+v", err, res)
+	}
+	if e := res.Entries[0]; e.Result != upgrade.AuditAlreadyDone || e.Action != recovery.ActionNodeRetry || e.Object != "Node mgmt-a" || !strings.Contains(e.Message, "completed") {
+		t.Errorf("entry = %+v", e)
 	}
 }

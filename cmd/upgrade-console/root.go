@@ -66,7 +66,32 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 		newDemoCmd(),
 		newWatchCmd(g),
 	)
+	strictCompletion(root)
 	return root
+}
+
+// strictCompletion makes cobra's completion command refuse a shell it has no
+// script for: it is not runnable, so cobra printed its help for
+// "completion tcsh" and exited 0, as if a script had been written.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		supported := strings.Join(shells, ", ")
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("completion: unsupported shell %q: the supported shells are %s (e.g. %q)", args[0], supported, cmd.CommandPath()+" bash")}
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 }
 
 // exactArgs is cobra.ExactArgs with the usage exit code.

@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,16 @@ const (
 
 // MarkerIDs lists the marker ids in display order.
 var MarkerIDs = []string{MarkerLease, MarkerManagedByCLI, MarkerPaused, MarkerKCPPaused, MarkerEtcdUpgrading, MarkerNodeLabel}
+
+// KnownMarkerID reports whether `lock clear` knows id: one of MarkerIDs, or
+// node-label/NODE. It needs no cluster, so a command line naming something
+// else is told so before anything is read.
+func KnownMarkerID(id string) bool {
+	if node, ok := strings.CutPrefix(id, MarkerNodeLabel+"/"); ok {
+		return node != "" && !strings.Contains(node, "/")
+	}
+	return slices.Contains(MarkerIDs, id)
+}
 
 // MarkerState says whether a marker may be cleared.
 type MarkerState string

@@ -494,3 +494,17 @@ func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
 		t.Errorf("lease after the clear: %v %+v", err, st)
 	}
 }
+
+// A name `lock clear` does not know is told apart without a cluster: the
+// command line refuses it (exit 2) before anything is read.
+func TestKnownMarkerID(t *testing.T) {
+	for id, want := range map[string]bool{
+		MarkerLease: true, MarkerManagedByCLI: true, MarkerPaused: true, MarkerKCPPaused: true, MarkerEtcdUpgrading: true,
+		MarkerNodeLabel: true, MarkerNodeLabel + "/mgmt-md-0-abc": true,
+		"bogus": false, "": false, "Lease": false, MarkerNodeLabel + "/": false, MarkerNodeLabel + "/a/b": false, "node-labels/x": false,
+	} {
+		if got := KnownMarkerID(id); got != want {
+			t.Errorf("KnownMarkerID(%q) = %t, want %t", id, got, want)
+		}
+	}
+}

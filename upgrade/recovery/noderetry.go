@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 // Retrying a failed in-place node upgrade. A NodeUpgrade's steps are the init
@@ -80,10 +82,29 @@ type NodeFailure struct {
 	LogError  string
 	// Events are the latest events about the NodeUpgrade and its pod.
 	Events []string
+
+	// KubeletVersion is what the Node reports (status.nodeInfo.kubeletVersion,
+	// "v1.31.3-eks-7e0c9d4"); empty when the Node is gone or does not say.
+	KubeletVersion string
+	// TargetVersion is the Kubernetes version the node's upgrade is to reach:
+	// the NodeUpgrade's spec.kubernetesVersion ("v1.31.3-eks-1-31-11") or,
+	// without one, the Cluster's for the node's machine group ("1.31").
+	// TargetSource says which.
+	TargetVersion string
+	TargetSource  string
+	// Group is the node's machine group in the EKS-A Cluster ("control
+	// plane", "worker group md-0") and Strategy how that group upgrades
+	// ("InPlace", "RollingUpdate"); read only when no NodeUpgrade upgrades
+	// the node, to tell a node that is done from one never upgraded in place.
+	Group    string
+	Strategy string
 }
 
 // InspectNode finds the NodeUpgrade of a node and, when a step failed, the
-// failing container's state and last log lines. It only reads.
+// failing container's state and last log lines. With no NodeUpgrade for the
+// node, NodeUpgrade is empty and what the node runs, and what its machine
+// group is to run, say whether there is anything left to upgrade. It only
+// reads.
 func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFailure, error) {
 	if tail <= 0 {
 		tail = DefaultLogLines
@@ -93,7 +114,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	if err != nil {
 		return nil, fmt.Errorf("list NodeUpgrades in %s: %w", sys, err)
 	}
-	var nu *unstructured.Unstructured
+	var nu, machine *unstructured.Unstructured
 	var machineName string
 	for i := range nus.Items {
 		mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
@@ -101,35 +122,58 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		if err != nil {
 			return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
 		}
-		nodeName := ""
-		if m != nil {
-			nodeName, _, _ = unstructured.NestedString(m.Object, "status", "nodeRef", "name")
-		}
-		if nodeName == node || (nodeName == "" && mname == node) {
-			if owner := clusterOf(m); owner != "" && owner != env.Cluster {
-				return nil, &model.InputError{Source: "node " + node, Problem: fmt.Sprintf("belongs to cluster %q (Machine %s/%s), not %q", owner, sys, mname, env.Cluster),
-					Fix: "give that cluster with --cluster, so the audit log records the action against it"}
+		if nodeOf(m, mname) == node {
+			if err := env.ownMachine(node, m, mname); err != nil {
+				return nil, err
 			}
-			nu, machineName = &nus.Items[i], mname
+			nu, machine, machineName = &nus.Items[i], m, mname
 			break
 		}
 	}
+	n, err := env.Client.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		n = nil
+	case err != nil:
+		return nil, fmt.Errorf("read Node %s: %w", node, err)
+	}
 	if nu == nil {
-		// A node of the cluster with nothing to retry is a refusal (exit 3,
-		// recorded); a name that is no node is a typo.
-		n, err := getOpt(ctx, env.Client.Dynamic.Resource(nodesGVR), node)
+		// A name that is no node is a typo; a node without a NodeUpgrade
+		// is judged by the planner from what follows.
+		if n == nil {
+			return nil, &model.InputError{Source: "node " + node, Problem: "no Node of that name, and no NodeUpgrade in " + sys + " upgrades it",
+				Fix: "check the node name (`kubectl get nodes`, `kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
+		}
+		f := &NodeFailure{Node: node, KubeletVersion: n.Status.NodeInfo.KubeletVersion}
+		m, err := nodeMachine(ctx, env, node)
+		if err != nil || m == nil {
+			return f, err
+		}
+		if err := env.ownMachine(node, m, m.GetName()); err != nil {
+			return nil, err
+		}
+		f.Machine = m.GetName()
+		cluster, err := env.readCluster(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if n != nil {
-			return nil, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", node), Preconditions: []Precondition{{
-				Name: "in-place-upgrade", Description: "an in-place upgrade (a NodeUpgrade) is under way on the node",
-				Detail: "no NodeUpgrade in " + sys + " upgrades node " + node + ": its upgrade is not in place, not started, or finished (EKS-A removes the NodeUpgrades when it is done); nothing to retry"}}}
-		}
-		return nil, &model.InputError{Source: "node " + node, Problem: "no Node of that name, and no NodeUpgrade in " + sys + " upgrades it",
-			Fix: "check the node name (`kubectl get nodes`, `kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
+		f.readGroup(env, cluster, m)
+		f.Events = recentEvents(ctx, env, node+"-node-upgrader")
+		return f, nil
 	}
 	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), NodeUpgradeUID: string(nu.GetUID()), Pod: sys + "/" + node + "-node-upgrader"}
+	if n != nil {
+		f.KubeletVersion = n.Status.NodeInfo.KubeletVersion
+	}
+	f.TargetVersion, _, _ = unstructured.NestedString(nu.Object, "spec", "kubernetesVersion")
+	f.TargetSource = "NodeUpgrade " + f.NodeUpgrade
+	if f.TargetVersion == "" && machine != nil {
+		// Only shown, and used to judge the node once its NodeUpgrade is
+		// gone: a Cluster that cannot be read leaves it unknown.
+		if cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster); err == nil && cluster != nil {
+			f.readGroup(env, cluster, machine)
+		}
+	}
 	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
 	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
 	byType := map[string]map[string]any{}
@@ -165,6 +209,15 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	default:
 		f.PodUID, f.PodCreated = string(pod.UID), pod.CreationTimestamp.Time
 	}
+	if pod != nil && f.Step == "" && !f.Completed {
+		// Read as "nothing failed", a pod that did fail would make a retry
+		// report success: a NodeUpgrade made anew, or whose controller
+		// lags, does not report the failure its pod shows.
+		if step, container, at := podFailure(pod); step != "" {
+			f.Step, f.Container, f.FailedAt = step, container, at
+			f.Reason = "container " + container + " exited non-zero in the upgrader pod (the NodeUpgrade does not report it yet)"
+		}
+	}
 	if pod != nil && f.Container != "" {
 		f.ContainerState = containerState(pod, f.Container)
 		f.Rerunning = !failedInPod(pod, f.Container, f.FailedAt)
@@ -180,6 +233,139 @@ func clusterOf(m *unstructured.Unstructured) string {
 		return ""
 	}
 	return m.GetLabels()[model.LabelClusterName]
+}
+
+// nodeOf is the node of the Machine named mname (m, nil when it cannot be
+// read): its nodeRef, or the machine's own name before the nodeRef is set
+// (on vSphere a node is named after its machine).
+func nodeOf(m *unstructured.Unstructured, mname string) string {
+	if m != nil {
+		if n, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name"); n != "" {
+			return n
+		}
+	}
+	return mname
+}
+
+// ownMachine refuses a node whose Machine is another cluster's, so that the
+// audit log never records an action against the wrong cluster.
+func (e *Env) ownMachine(node string, m *unstructured.Unstructured, mname string) error {
+	if owner := clusterOf(m); owner != "" && owner != e.Cluster {
+		return &model.InputError{Source: "node " + node, Problem: fmt.Sprintf("belongs to cluster %q (Machine %s/%s), not %q", owner, e.systemNS(), mname, e.Cluster),
+			Fix: "give that cluster with --cluster, so the audit log records the action against it"}
+	}
+	return nil
+}
+
+// nodeMachine finds the Machine whose node is node (nil when none): by name
+// first, as vSphere names them alike, then by every Machine's nodeRef.
+func nodeMachine(ctx context.Context, env *Env, node string) (*unstructured.Unstructured, error) {
+	sys := env.systemNS()
+	m, err := getOpt(ctx, env.res(gvrMachine, sys), node)
+	if err != nil {
+		return nil, fmt.Errorf("read Machine %s/%s: %w", sys, node, err)
+	}
+	if m != nil && nodeOf(m, node) == node {
+		return m, nil
+	}
+	list, err := env.res(gvrMachine, sys).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list Machines in %s: %w", sys, err)
+	}
+	for i := range list.Items {
+		if n, _, _ := unstructured.NestedString(list.Items[i].Object, "status", "nodeRef", "name"); n == node {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// StrategyInPlace is the EKS-A upgradeRolloutStrategy type of a machine
+// group upgraded in place; RollingUpdate, the default, replaces machines.
+const (
+	StrategyInPlace       = "InPlace"
+	StrategyRollingUpdate = "RollingUpdate"
+)
+
+// readGroup finds the EKS-A Cluster's machine group of a Machine (the
+// control plane, or the worker group EKS-A named its MachineDeployment
+// after), how that group upgrades and the Kubernetes version it is to run.
+func (f *NodeFailure) readGroup(env *Env, cluster, m *unstructured.Unstructured) {
+	spec, _, _ := unstructured.NestedMap(cluster.Object, "spec")
+	kube, _, _ := unstructured.NestedString(spec, "kubernetesVersion")
+	clusterRef := ref("Cluster", env.clusterNS(), env.Cluster)
+	labels := m.GetLabels()
+	if _, ok := labels[model.LabelControlPlane]; ok {
+		f.Group = "control plane"
+		f.Strategy, _, _ = unstructured.NestedString(spec, "controlPlaneConfiguration", "upgradeRolloutStrategy", "type")
+		f.TargetVersion, f.TargetSource = kube, clusterRef+" spec.kubernetesVersion"
+	} else if md := labels[model.LabelDeploymentName]; md != "" {
+		groups, _, _ := unstructured.NestedSlice(spec, "workerNodeGroupConfigurations")
+		for _, g := range groups {
+			gm, ok := g.(map[string]any)
+			if !ok {
+				continue
+			}
+			name, _ := gm["name"].(string)
+			if env.Cluster+"-"+name != md {
+				continue
+			}
+			f.Group = "worker group " + name
+			f.Strategy, _, _ = unstructured.NestedString(gm, "upgradeRolloutStrategy", "type")
+			f.TargetVersion, f.TargetSource = kube, clusterRef+" spec.kubernetesVersion"
+			if v, _ := gm["kubernetesVersion"].(string); v != "" {
+				f.TargetVersion, f.TargetSource = v, clusterRef+" worker group "+name+" kubernetesVersion"
+			}
+			break
+		}
+	}
+	if f.Group != "" && f.Strategy == "" {
+		f.Strategy = StrategyRollingUpdate
+	}
+}
+
+// runsVersion reports whether a kubelet version ("v1.31.3-eks-7e0c9d4") is
+// the Kubernetes release target names: to the patch when target has one (a
+// NodeUpgrade's "v1.31.3-eks-1-31-11"), to the minor otherwise (a Cluster's
+// "1.31"). The build suffixes differ by design: an EKS-D kubelet names its
+// commit where the NodeUpgrade names the EKS-D release.
+func runsVersion(kubelet, target string) bool {
+	want, got := versionParts(target), versionParts(kubelet)
+	if len(want) < 2 || len(got) < len(want) {
+		return false
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// versionParts reads the leading major.minor[.patch] of "v1.31.3-eks-…" or
+// "1.31".
+func versionParts(s string) []int {
+	s = strings.TrimPrefix(s, "v")
+	var parts []int
+	for len(parts) < 3 {
+		i := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			break
+		}
+		n, err := strconv.Atoi(s[:i])
+		if err != nil {
+			break
+		}
+		parts = append(parts, n)
+		if i == len(s) || s[i] != '.' {
+			break
+		}
+		s = s[i+1:]
+	}
+	return parts
 }
 
 func containerState(pod *corev1.Pod, name string) string {
@@ -203,6 +389,32 @@ func containerState(pod *corev1.Pod, name string) string {
 		}
 	}
 	return ""
+}
+
+// podFailure is the first step whose container exited non-zero in the
+// upgrader pod, with when; empty when none did.
+func podFailure(pod *corev1.Pod) (step, container string, at time.Time) {
+	for _, step := range model.NodeUpgradeSteps {
+		name, ok := StepContainers[step]
+		if !ok {
+			continue
+		}
+		for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+			for _, cs := range list {
+				if cs.Name != name {
+					continue
+				}
+				t := cs.State.Terminated
+				if t == nil && cs.State.Waiting != nil {
+					t = cs.LastTerminationState.Terminated // restart back-off after a failure
+				}
+				if t != nil && t.ExitCode != 0 {
+					return step, name, t.FinishedAt.Time
+				}
+			}
+		}
+	}
+	return "", "", time.Time{}
 }
 
 // failedInPod reports whether the failure of container, seen on the
@@ -300,8 +512,12 @@ type NodeRetryOptions struct {
 }
 
 // PlanNodeRetry returns the inspection of the node and, when a step failed,
-// the retry plan; otherwise a *RefusedError with the reason (the inspection
-// is returned either way, for display).
+// the retry plan. When the node's upgrade is where a retry would bring it
+// (completed, or running its steps again, as after a retry that worked) the
+// plan has no steps and its title says why there is nothing to retry: a
+// rerun succeeds. A node that is not upgraded in place at all, or not yet,
+// is a *RefusedError with the reason. The inspection is returned either way,
+// for display.
 func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOptions) (*Plan, *NodeFailure, error) {
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = DefaultPodRecreateTimeout
@@ -310,23 +526,17 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	if err != nil {
 		return nil, nil, err
 	}
-	pre := []Precondition{{Name: "not-completed", Description: "the node's upgrade has not completed", OK: !f.Completed, Detail: "NodeUpgrade " + f.NodeUpgrade + " completed"}}
-	if !f.Completed {
-		pre[0].Detail = "NodeUpgrade " + f.NodeUpgrade + " not completed"
+	if f.NodeUpgrade == "" {
+		return planWithoutNodeUpgrade(env, f)
 	}
-	failed := Precondition{Name: "step-failed", Description: "a step of the node's upgrade failed, in its current upgrader pod", OK: f.Step != "" && !f.Rerunning}
-	switch {
-	case f.Completed:
-		failed.Detail = "the node's upgrade completed; nothing to retry"
-	case f.Step == "":
-		failed.Detail = "no step reports a failure: the upgrade is waiting or running; nothing to retry"
-	case f.Rerunning:
-		failed.Detail = fmt.Sprintf("%s failed at %s, but the upgrader pod was recreated %s ago and its steps run again (%s: %s); wait for them",
-			f.Step, f.FailedAt.UTC().Format(time.RFC3339), ago(env.now(), f.PodCreated), f.Container, orUnknown(f.ContainerState))
-	default:
-		failed.Detail = fmt.Sprintf("%s failed (container %s): %s", f.Step, f.Container, f.Reason)
+	if why := f.nothingToRetry(env.now()); why != "" {
+		return nothingToRetryPlan(env, f, why), f, nil
 	}
-	pre = append(pre, failed)
+	pre := []Precondition{
+		{Name: "not-completed", Description: "the node's upgrade has not completed", OK: true, Detail: "NodeUpgrade " + f.NodeUpgrade + " not completed"},
+		{Name: "step-failed", Description: "a step of the node's upgrade failed, in its current upgrader pod", OK: true,
+			Detail: fmt.Sprintf("%s failed (container %s): %s", f.Step, f.Container, f.Reason)},
+	}
 	// A pod already deleted by an interrupted retry is not an obstacle: the
 	// plan then only waits for its successor.
 	podPre := Precondition{Name: "upgrader-pod", Description: "the upgrader pod exists or is being recreated", OK: true}
@@ -336,9 +546,6 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		podPre.Detail = "pod " + f.Pod + " is gone: the controller is to recreate it"
 	}
 	pre = append(pre, podPre)
-	if err := refuseUnless(ActionNodeRetry, env.Cluster, ref("Node", "", node), pre); err != nil {
-		return nil, f, err
-	}
 
 	pods := env.Client.Kube.CoreV1().Pods(env.systemNS())
 	podName := node + "-node-upgrader"
@@ -394,7 +601,28 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		return done
 	}
 	nuUID := f.NodeUpgradeUID
-	recreated := func(ctx context.Context) (bool, string, error) {
+	following := "Follow the rest of the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."
+	// nuGone judges a NodeUpgrade that is no longer there by the node
+	// itself: EKS-A removes it once the node runs the version it asked
+	// for, but so goes one deleted by hand, or with its owner, and then
+	// nothing upgrades the node (behind).
+	nuGone := func(ctx context.Context) (done bool, detail string, behind bool, err error) {
+		n, err := env.Client.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("NodeUpgrade %s is gone, and so is node %s", f.NodeUpgrade, node), true, nil
+		}
+		if err != nil {
+			return false, "", false, fmt.Errorf("NodeUpgrade %s is gone; reading node %s: %w", f.NodeUpgrade, node, err)
+		}
+		kubelet := n.Status.NodeInfo.KubeletVersion
+		if runsVersion(kubelet, f.TargetVersion) {
+			return true, fmt.Sprintf("NodeUpgrade %s is gone and node %s runs %s, the version it asked for (%s): its upgrade finished and EKS-A removed it",
+				f.NodeUpgrade, node, kubelet, f.TargetVersion), false, nil
+		}
+		return false, fmt.Sprintf("NodeUpgrade %s is gone, but node %s still runs %s, not %s, the version it asked for",
+			f.NodeUpgrade, node, orUnknown(kubelet), orUnknown(f.TargetVersion)), true, nil
+	}
+	podRecreated := func(ctx context.Context) (bool, string, bool, error) {
 		cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			// A quick rerun can finish before a poll sees its pod: the
@@ -402,26 +630,39 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			// with the upgrade object that made it). That is success.
 			nu, err := getOpt(ctx, env.res(gvrNodeUpgrade, env.systemNS()), nuName)
 			if err != nil {
-				return false, "", err
+				return false, "", false, err
 			}
 			switch {
-			case nu == nil || (nuUID != "" && string(nu.GetUID()) != nuUID):
-				return true, "NodeUpgrade " + f.NodeUpgrade + " is gone: its upgrade finished and was cleaned up", nil
+			case nu == nil:
+				return nuGone(ctx)
+			case nuUID != "" && string(nu.GetUID()) != nuUID:
+				return true, "NodeUpgrade " + f.NodeUpgrade + " was made anew: the new one runs the steps again", false, nil
 			case completed(nu):
-				return true, "NodeUpgrade " + f.NodeUpgrade + " completed", nil
+				return true, "NodeUpgrade " + f.NodeUpgrade + " completed", false, nil
 			}
-			return false, "pod not recreated yet", nil
+			return false, "pod not recreated yet", false, nil
 		}
 		if err != nil {
-			return false, "", err
+			return false, "", false, err
 		}
 		if string(cur.UID) == failedUID {
 			if cur.DeletionTimestamp != nil {
-				return false, "the failed pod is terminating", nil
+				return false, "the failed pod is terminating", false, nil
 			}
-			return false, "the failed pod is still there", nil
+			return false, "the failed pod is still there", false, nil
 		}
-		return true, "the controller recreated the pod; the steps run again", nil
+		return true, "the controller recreated the pod; the steps run again", false, nil
+	}
+	// leftBehind is what the last read found of a NodeUpgrade gone with
+	// its node not upgraded: no controller recreates the pod then, and a
+	// wait that gives up says so. A read that failed leaves it as it was.
+	leftBehind := false
+	recreated := func(ctx context.Context) (bool, string, error) {
+		done, detail, behind, err := podRecreated(ctx)
+		if err == nil {
+			leftBehind = behind
+		}
+		return done, detail, err
 	}
 	p.Steps = append(p.Steps, Step{
 		Name:   "wait-pod-recreated",
@@ -436,8 +677,11 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				return last, &WaitTimeoutError{What: "pod " + f.Pod + " not recreated", After: o.WaitTimeout, Last: last,
-					Hint: "check the eksa-controller-manager logs; run the action again to keep waiting, or `upgrade-console node retry " + node + " --cluster " + env.Cluster + " --dry-run` to see the node's state"}
+				hint := "check the eksa-controller-manager logs; run the action again to keep waiting, or `upgrade-console node retry " + node + " --cluster " + env.Cluster + " --dry-run` to see the node's state"
+				if leftBehind {
+					hint = "no controller recreates the pod of a NodeUpgrade that is gone. " + notUpgradedAdvice(env)
+				}
+				return last, &WaitTimeoutError{What: "pod " + f.Pod + " not recreated", After: o.WaitTimeout, Last: last, Hint: hint}
 			}
 			return last, nil
 		},
@@ -445,13 +689,22 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	p.closing = func(ctx context.Context) []string {
 		// What a retry that worked comes to: EKS-A removes a node's
 		// NodeUpgrade once its upgrade is done.
-		if nu, err := getOpt(ctx, env.res(gvrNodeUpgrade, env.systemNS()), strings.TrimPrefix(f.NodeUpgrade, env.systemNS()+"/")); err == nil && nu == nil {
-			return []string{fmt.Sprintf("NodeUpgrade %s is gone: the node's in-place upgrade finished and EKS-A removed it.", f.NodeUpgrade),
-				"Follow the rest of the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."}
+		if nu, err := getOpt(ctx, env.res(gvrNodeUpgrade, env.systemNS()), nuName); err == nil && nu == nil {
+			done, detail, _, err := nuGone(ctx)
+			switch {
+			case err != nil:
+				return []string{"Could not read the node back: " + err.Error()}
+			case done:
+				return []string{detail + ".", following}
+			}
+			return []string{detail + ": it was removed before the node was upgraded, and nothing upgrades the node now.", notUpgradedAdvice(env)}
 		}
 		g, err := InspectNode(ctx, env, node, 1)
 		if err != nil {
 			return []string{"Could not read the node's upgrade back: " + err.Error()}
+		}
+		if g.NodeUpgrade == "" {
+			return []string{"NodeUpgrade " + f.NodeUpgrade + " is gone (removed while the console read it back).", following}
 		}
 		state := "running its steps again"
 		switch {
@@ -470,4 +723,87 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		}
 	}
 	return p, f, nil
+}
+
+// nothingToRetry says why a node with a NodeUpgrade has nothing to retry:
+// its upgrade is done or under way, the state a retry leaves. Empty when a
+// step failed in the current upgrader pod (or the pod is gone after a retry
+// that was interrupted), which is what the retry is for.
+func (f *NodeFailure) nothingToRetry(now time.Time) string {
+	switch {
+	case f.Completed:
+		s := "NodeUpgrade " + f.NodeUpgrade + " completed"
+		if f.KubeletVersion != "" {
+			s += " and the node runs " + f.KubeletVersion
+		}
+		return s
+	case f.Rerunning:
+		return fmt.Sprintf("%s failed at %s, but the upgrader pod %s was recreated %s ago and runs the steps again (%s: %s)",
+			f.Step, f.FailedAt.UTC().Format(time.RFC3339), f.Pod, ago(now, f.PodCreated), f.Container, orUnknown(f.ContainerState))
+	case f.Step == "":
+		return "no step of NodeUpgrade " + f.NodeUpgrade + " has failed: its steps run or wait their turn"
+	}
+	return ""
+}
+
+// nothingToRetryPlan is the plan of a node whose upgrade is where a retry would
+// bring it: no step, a title that says why.
+func nothingToRetryPlan(env *Env, f *NodeFailure, why string) *Plan {
+	return &Plan{
+		Action:        ActionNodeRetry,
+		Cluster:       env.Cluster,
+		Title:         fmt.Sprintf("Nothing to retry on node %s: %s.", f.Node, why),
+		Confirm:       f.Node,
+		ConfirmObject: ref("Node", "", f.Node),
+		Notes:         []string{"Follow the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."},
+	}
+}
+
+// planWithoutNodeUpgrade judges a node that no NodeUpgrade upgrades: done
+// when its machine group upgrades in place and it runs the version the
+// Cluster asks for (EKS-A removes a node's NodeUpgrade once it is done);
+// refused when it is not upgraded in place at all, or not yet.
+func planWithoutNodeUpgrade(env *Env, f *NodeFailure) (*Plan, *NodeFailure, error) {
+	pre := Precondition{Name: "in-place-upgrade", Description: "an in-place upgrade (a NodeUpgrade) is under way on the node"}
+	sys, clusterRef := env.systemNS(), ref("Cluster", env.clusterNS(), env.Cluster)
+	switch {
+	case f.Machine == "":
+		pre.Detail = fmt.Sprintf("node %s is the node of no Machine in %s, and no NodeUpgrade upgrades it: it is not part of an in-place upgrade of %s; nothing to retry",
+			f.Node, sys, clusterRef)
+	case f.Group == "":
+		pre.Detail = fmt.Sprintf("Machine %s/%s of node %s is in no machine group of %s (neither the control plane nor a worker group), and no NodeUpgrade upgrades it; nothing to retry",
+			sys, f.Machine, f.Node, clusterRef)
+	case f.Strategy != StrategyInPlace:
+		pre.Detail = fmt.Sprintf("the %s of %s upgrades with %s, not %s (upgradeRolloutStrategy): EKS-A replaces its machines and runs no in-place steps; nothing to retry",
+			f.Group, clusterRef, f.Strategy, StrategyInPlace)
+	case runsVersion(f.KubeletVersion, f.TargetVersion):
+		return nothingToRetryPlan(env, f, fmt.Sprintf("no NodeUpgrade upgrades it, and it runs %s, the Kubernetes %s that %s asks for (EKS-A removes a node's NodeUpgrade once its in-place upgrade is done)",
+			f.KubeletVersion, f.TargetVersion, f.TargetSource)), f, nil
+	default:
+		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s, and it still runs %s, not the Kubernetes %s that %s asks for: its in-place upgrade has not started (EKS-A upgrades one node at a time), or its NodeUpgrade was removed before it finished; nothing to retry. %s",
+			sys, f.Node, orUnknown(f.KubeletVersion), orUnknown(f.TargetVersion), f.TargetSource, notUpgradedAdvice(env))
+	}
+	return nil, f, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", f.Node), Preconditions: []Precondition{pre}}
+}
+
+// notUpgradedAdvice is what to do about a node that nothing upgrades although
+// it runs an older version than its upgrade asks for.
+func notUpgradedAdvice(env *Env) string {
+	return "Follow the upgrade with `upgrade-console watch --cluster " + env.Cluster + "`: EKS-A creates a node's NodeUpgrade when its turn comes. " +
+		"If it does not, check `kubectl get controlplaneupgrades,machinedeploymentupgrades,nodeupgrades -n " + env.systemNS() + "` and the eksa-controller-manager log."
+}
+
+// RecordNothingToRetry writes a node retry that found nothing to retry (p
+// has no steps: see PlanNodeRetry) to the audit log as already-done, the
+// result of a recovery step whose effect was in place: nothing was changed,
+// and the rerun is part of the record like the retry before it.
+func RecordNothingToRetry(ctx context.Context, audit upgrade.Recorder, p *Plan, dryRun bool) error {
+	if audit == nil || p == nil || len(p.Steps) > 0 {
+		return nil
+	}
+	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject, Result: upgrade.AuditAlreadyDone,
+		DryRun: dryRun, Message: p.Title + " Nothing was changed."}); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
@@ -18,21 +20,33 @@ import (
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
+// Versions of the seeded node: what its kubelet runs before and after the
+// upgrade, and what its NodeUpgrade asks for (EKS-D kubelets name their
+// commit, NodeUpgrades the EKS-D release).
+const (
+	oldKubelet    = "v1.30.14-eks-0a1b2c3"
+	newKubelet    = "v1.31.9-eks-4d5e6f7"
+	targetKubeadm = "v1.31.9-eks-1-31-20"
+)
+
 // seedFailedNode is inplace-node-step-fails on one node: its NodeUpgrade's
-// kubeadm step exited non-zero, the upgrader pod is still there.
+// kubeadm step exited non-zero, the upgrader pod is still there, the node
+// still runs the old kubelet.
 func (w *world) seedFailedNode() (node string) {
 	w.t.Helper()
-	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31",
+		"controlPlaneConfiguration": map[string]any{"count": int64(3), "upgradeRolloutStrategy": map[string]any{"type": StrategyInPlace}}}))
 	machine := w.cluster + "-cp-x1"
 	node = machine
-	m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, machine, map[string]any{model.LabelClusterName: w.cluster}, nil,
+	w.createNode(node, oldKubelet)
+	m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, machine, map[string]any{model.LabelClusterName: w.cluster, model.LabelControlPlane: ""}, nil,
 		map[string]any{"clusterName": w.cluster, "version": "v1.30.14-eks-1-30-58",
 			"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": machine}},
 			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": machine}})
 	w.create(gvrMachine, m)
 	w.setStatus(gvrMachine, w.sys, machine, map[string]any{"phase": "Running", "nodeRef": map[string]any{"name": node}})
 	nu := obj("anywhere.eks.amazonaws.com/v1alpha1", "NodeUpgrade", w.sys, machine+"-node-upgrader", nil, nil,
-		map[string]any{"kubernetesVersion": "v1.31.9-eks-1-31-20", "machine": map[string]any{"kind": "Machine", "name": machine, "namespace": w.sys}})
+		map[string]any{"kubernetesVersion": targetKubeadm, "machine": map[string]any{"kind": "Machine", "name": machine, "namespace": w.sys}})
 	w.create(gvrNodeUpgrade, nu)
 	// The step failed a minute ago: an upgrader pod recreated since is newer.
 	now := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
@@ -49,6 +63,30 @@ func (w *world) seedFailedNode() (node string) {
 	w.setStatus(gvrNodeUpgrade, w.sys, machine+"-node-upgrader", map[string]any{"conditions": conds, "completed": false})
 	w.createUpgraderPod(node)
 	return node
+}
+
+// createNode creates a Node (cluster-scoped: named after the world's
+// cluster, removed after the test) whose kubelet reports kubelet.
+func (w *world) createNode(name, kubelet string) {
+	w.t.Helper()
+	if _, err := w.client.Kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { _ = w.client.Kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	w.setKubelet(name, kubelet)
+}
+
+// setKubelet plays the kubelet of a node reporting its version.
+func (w *world) setKubelet(node, kubelet string) {
+	w.t.Helper()
+	n, err := w.client.Kube.CoreV1().Nodes().Get(w.ctx, node, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	n.Status.NodeInfo.KubeletVersion = kubelet
+	if _, err := w.client.Kube.CoreV1().Nodes().UpdateStatus(w.ctx, n, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 func (w *world) createUpgraderPod(node string) *corev1.Pod {
@@ -109,6 +147,9 @@ func TestNodeRetryShowsTheFailingStepAndItsLog(t *testing.T) {
 	if f.ContainerState != "terminated: exit code 1, reason Error, restarts 0" {
 		t.Errorf("container state = %q", f.ContainerState)
 	}
+	if f.KubeletVersion != oldKubelet || f.TargetVersion != targetKubeadm || f.TargetSource != "NodeUpgrade "+f.NodeUpgrade {
+		t.Errorf("versions: node runs %q, %s asks for %q", f.KubeletVersion, f.TargetSource, f.TargetVersion)
+	}
 	// No kubelet behind this API server: the simulated log, said so.
 	if len(f.Log) != 2 || f.Log[1] != "exit status 1" || !strings.HasPrefix(f.LogSource, "simulated") {
 		t.Errorf("log = %q from %q (%s)", f.Log, f.LogSource, f.LogError)
@@ -156,24 +197,40 @@ func TestNodeRetryDeletesThePodAndResumes(t *testing.T) {
 
 // A rerun that finishes before the wait sees its pod: the controller
 // deletes the pod and EKS-A the NodeUpgrade. The retry succeeded, and must
-// say so, not time out.
+// say so, not time out; but a NodeUpgrade that is gone with the node still
+// on the old version was not a success (removed by hand, or with its owner),
+// and the wait says so instead of calling it finished.
 func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		finish func(w *world, nu string)
+		finish func(w *world, node, nu string)
 		want   string
+		// notUpgraded: the wait must not end on it, and says why.
+		notUpgraded bool
 	}{
-		{"NodeUpgrade removed", func(w *world, nu string) {
+		{"NodeUpgrade removed", func(w *world, node, nu string) {
+			w.setKubelet(node, newKubelet)
 			if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, nu, metav1.DeleteOptions{}); err != nil {
 				t.Error(err)
 			}
-		}, "is gone"},
-		{"NodeUpgrade completed", func(w *world, nu string) { w.setStatus(gvrNodeUpgrade, w.sys, nu, map[string]any{"completed": true}) }, "completed"},
+		}, "is gone and node %s runs " + newKubelet + ", the version it asked for (" + targetKubeadm + ")", false},
+		{"NodeUpgrade completed", func(w *world, node, nu string) {
+			w.setStatus(gvrNodeUpgrade, w.sys, nu, map[string]any{"completed": true})
+		}, "completed", false},
+		{"NodeUpgrade removed, node not upgraded", func(w *world, node, nu string) {
+			if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, nu, metav1.DeleteOptions{}); err != nil {
+				t.Error(err)
+			}
+		}, "is gone, but node %s still runs " + oldKubelet + ", not " + targetKubeadm + ", the version it asked for", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			node := w.seedFailedNode()
-			p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{WaitTimeout: 5 * time.Second})
+			want := tc.want
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, node)
+			}
+			p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{WaitTimeout: 3 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,57 +246,73 @@ func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
 					if !apierrors.IsNotFound(err) {
 						return false, nil
 					}
-					tc.finish(w, nu)
+					tc.finish(w, node, nu)
 					return true, nil
 				})
 			}()
 			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+			if tc.notUpgraded {
+				var wt *WaitTimeoutError
+				if !errors.As(err, &wt) || !strings.Contains(wt.Last, want) || !strings.Contains(wt.Hint, "no controller recreates the pod") {
+					t.Fatalf("run: %v, want the wait to time out saying %q and what to do\n%s", err, want, describeSteps(rep))
+				}
+				if closing := strings.Join(p.Closing(w.ctx), "\n"); !strings.Contains(closing, want) || !strings.Contains(closing, "nothing upgrades the node") {
+					t.Errorf("closing %q, want it to say %q", closing, want)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, describeSteps(rep))
 			}
-			if last := rep.Steps[len(rep.Steps)-1]; !strings.Contains(last.Detail, tc.want) {
-				t.Errorf("wait step = %+v, want a detail saying %q", last, tc.want)
+			if last := rep.Steps[len(rep.Steps)-1]; !strings.Contains(last.Detail, want) {
+				t.Errorf("wait step = %+v, want a detail saying %q", last, want)
 			}
 			// The closing lines say the same, not that the node "could not
 			// be read back".
-			if closing := strings.Join(p.Closing(w.ctx), "\n"); strings.Contains(closing, "Could not") || !strings.Contains(closing, tc.want) {
-				t.Errorf("closing %q, want it to say %q", closing, tc.want)
+			if closing := strings.Join(p.Closing(w.ctx), "\n"); strings.Contains(closing, "Could not") || !strings.Contains(closing, want) {
+				t.Errorf("closing %q, want it to say %q", closing, want)
 			}
 		})
 	}
 }
 
-func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
+// A completed node upgrade has nothing to retry, and that is success: a
+// plan without steps that says why. A name that is no node, or a node of
+// another cluster, is bad input; a node no machine of the cluster runs on is
+// refused.
+func TestNodeRetryOfACompletedNodeHasNothingToRetry(t *testing.T) {
 	w := newWorld(t)
 	node := w.seedFailedNode()
+	w.setKubelet(node, newKubelet)
 	w.setStatus(gvrNodeUpgrade, w.sys, node+"-node-upgrader", map[string]any{"completed": true})
-	_, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
-	var refused *RefusedError
-	if !errors.As(err, &refused) || f == nil {
-		t.Fatalf("err = %v, want a refusal with the inspection", err)
+	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || f == nil || p == nil {
+		t.Fatalf("err = %v, want a plan with nothing to retry and the inspection", err)
 	}
-	names := map[string]bool{}
-	for _, p := range refused.Failed() {
-		names[p.Name] = true
+	if len(p.Steps) != 0 || p.Action != ActionNodeRetry || p.ConfirmObject != "Node "+node ||
+		!strings.Contains(p.Title, "Nothing to retry on node "+node+": NodeUpgrade "+f.NodeUpgrade+" completed and the node runs "+newKubelet) {
+		t.Errorf("plan %+v", p)
 	}
-	if !names["not-completed"] || !names["step-failed"] {
-		t.Errorf("failed preconditions = %+v", refused.Failed())
+	// Recorded as already-done, as a recovery step whose effect is in place.
+	if err := RecordNothingToRetry(w.ctx, w.audit, p, false); err != nil {
+		t.Fatal(err)
 	}
-	if refused.Object != "Node "+node {
-		t.Errorf("refusal object = %q, want Node %s", refused.Object, node)
+	es := w.auditEntries()
+	if len(es) != 1 || es[0].Result != upgrade.AuditAlreadyDone || es[0].Action != ActionNodeRetry || es[0].Object != "Node "+node ||
+		!strings.Contains(es[0].Message, "Nothing to retry") || !strings.Contains(es[0].Message, "Nothing was changed") {
+		t.Errorf("audit entries %+v", es)
 	}
+
 	var ie *model.InputError
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, "no-such-node", NodeRetryOptions{}); !errors.As(err, &ie) {
 		t.Errorf("unknown node: %v, want InputError", err)
 	}
-	// A node with no in-place upgrade under way: nothing to retry, refused.
+	// A node no Machine runs on: not part of an in-place upgrade, refused.
 	idle := w.cluster + "-idle"
-	if _, err := w.client.Kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: idle}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.client.Kube.CoreV1().Nodes().Delete(context.Background(), idle, metav1.DeleteOptions{}) })
+	w.createNode(idle, newKubelet)
+	var refused *RefusedError
 	if _, _, err := PlanNodeRetry(w.ctx, w.env, idle, NodeRetryOptions{}); !errors.As(err, &refused) ||
-		refused.Failed()[0].Name != "in-place-upgrade" || refused.Object != "Node "+idle {
+		refused.Failed()[0].Name != "in-place-upgrade" || refused.Object != "Node "+idle || !strings.Contains(err.Error(), "the node of no Machine") {
 		t.Errorf("node with no NodeUpgrade: %v, want a refusal on in-place-upgrade", err)
 	}
 	// A node of another cluster is not retried, nor recorded, under this one.
@@ -250,8 +323,94 @@ func TestNodeRetryRefusedWithoutAFailedStep(t *testing.T) {
 	}
 }
 
+// Once EKS-A removed the NodeUpgrade, the node itself says whether its
+// upgrade is done: the version it runs against the one its machine group is
+// to run, in a group that upgrades in place at all.
+func TestNodeRetryWithoutANodeUpgradeJudgesTheNode(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, node+"-node-upgrader", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clusterRef := "Cluster " + w.ns + "/" + w.cluster
+
+	// Still on the old version: not done, and it says so and what to do.
+	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || p != nil || f == nil {
+		t.Fatalf("old node: plan %+v, err %v; want a refusal with the inspection", p, err)
+	}
+	want := "still runs " + oldKubelet + ", not the Kubernetes 1.31 that " + clusterRef + " spec.kubernetesVersion asks for"
+	if d := refused.Failed()[0].Detail; refused.Failed()[0].Name != "in-place-upgrade" || !strings.Contains(d, want) || !strings.Contains(d, "upgrade-console watch --cluster "+w.cluster) {
+		t.Errorf("refusal %q, want it to say %q and what to do", d, want)
+	}
+	if f.NodeUpgrade != "" || f.Group != "control plane" || f.Strategy != StrategyInPlace || f.KubeletVersion != oldKubelet || f.TargetVersion != "1.31" {
+		t.Errorf("inspection %+v", f)
+	}
+
+	// On the Cluster's version: done, nothing to retry.
+	w.setKubelet(node, newKubelet)
+	p, _, err = PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || len(p.Steps) != 0 || !strings.Contains(p.Title, "runs "+newKubelet+", the Kubernetes 1.31 that "+clusterRef) {
+		t.Fatalf("upgraded node: plan %+v, err %v; want nothing to retry", p, err)
+	}
+
+	// A group that does not upgrade in place has no in-place steps at all.
+	c, err := w.client.Dynamic.Resource(upgrade.GVREKSACluster).Namespace(w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(c.Object, StrategyRollingUpdate, "spec", "controlPlaneConfiguration", "upgradeRolloutStrategy", "type"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.client.Dynamic.Resource(upgrade.GVREKSACluster).Namespace(w.ns).Update(w.ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{}); !errors.As(err, &refused) ||
+		!strings.Contains(refused.Failed()[0].Detail, "the control plane of "+clusterRef+" upgrades with RollingUpdate, not InPlace") {
+		t.Errorf("rolling group: %v, want a refusal saying it is not upgraded in place", err)
+	}
+}
+
+// A NodeUpgrade made anew (deleted, and recreated by EKS-A) or whose
+// controller lags reports no failure while its pod shows one: that is not
+// "nothing to retry", which would call a failed node a success.
+func TestNodeRetryReadsAFailureTheNodeUpgradeDoesNotReportYet(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	w.setStatus(gvrNodeUpgrade, w.sys, node+"-node-upgrader", map[string]any{})
+	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || len(p.Steps) != 2 {
+		t.Fatalf("plan %+v, err %v; want the retry offered", p, err)
+	}
+	if f.Step != "KubeadmUpgraded" || f.Container != "kubeadm-upgrader" || f.Rerunning || !strings.Contains(f.Reason, "does not report it yet") {
+		t.Errorf("inspection %+v", f)
+	}
+}
+
+func TestRunsVersion(t *testing.T) {
+	for _, c := range []struct {
+		kubelet, target string
+		want            bool
+	}{
+		{"v1.31.3-eks-7e0c9d4", "v1.31.3-eks-1-31-11", true},
+		{"v1.31.3-eks-7e0c9d4", "1.31", true},
+		{"v1.31.4-eks-7e0c9d4", "v1.31.3-eks-1-31-11", false},
+		{"v1.30.5-eks-ce1d5eb", "1.31", false},
+		{"v1.310.0", "1.31", false},
+		{"", "1.31", false},
+		{"v1.31.3", "", false},
+		{"v1.31.3", "latest", false},
+	} {
+		if got := runsVersion(c.kubelet, c.target); got != c.want {
+			t.Errorf("runsVersion(%q, %q) = %t, want %t", c.kubelet, c.target, got, c.want)
+		}
+	}
+}
+
 // Once the pod is recreated its steps run again, though the NodeUpgrade still
-// shows the old failure: a second retry must not kill the new pod. When the
+// shows the old failure: a second retry must not kill the new pod, and a
+// rerun after a retry that worked succeeds with nothing to retry. When the
 // new pod's container fails too, the retry is offered again.
 func TestNodeRetryIsNotOfferedWhileTheStepsRunAgain(t *testing.T) {
 	w := newWorld(t)
@@ -264,13 +423,12 @@ func TestNodeRetryIsNotOfferedWhileTheStepsRunAgain(t *testing.T) {
 	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	_, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
-	var refused *RefusedError
-	if !errors.As(err, &refused) || f == nil || !f.Rerunning {
-		t.Fatalf("err = %v (inspection %+v), want a refusal: the steps run again", err, f)
+	again, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || f == nil || !f.Rerunning {
+		t.Fatalf("err = %v (inspection %+v), want nothing to retry: the steps run again", err, f)
 	}
-	if fp := refused.Failed(); len(fp) != 1 || fp[0].Name != "step-failed" || !strings.Contains(fp[0].Detail, "recreated") {
-		t.Fatalf("failed preconditions = %+v", fp)
+	if len(again.Steps) != 0 || !strings.Contains(again.Title, "Nothing to retry on node "+node) || !strings.Contains(again.Title, "recreated") {
+		t.Fatalf("rerun plan = %+v, want no steps and why", again)
 	}
 
 	pod, err := w.client.Kube.CoreV1().Pods(w.sys).Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
