@@ -47,6 +47,10 @@ type VersionsBundle struct {
 	// its version, for every key whose value object carries a non-empty
 	// version. Keys EKS-A adds later appear here without a code change.
 	Components map[string]string
+	// Images maps the key of each image-only component the plan shows (see
+	// imageCatalog: upgrader.upgrader, …) to its image uri, when the bundle
+	// has one.
+	Images map[string]string
 }
 
 // EksD is the EKS Distro release a versions bundle pins.
@@ -89,6 +93,10 @@ func (v *VersionsBundle) Version(key string) string {
 	}
 	return v.Components[key]
 }
+
+// Image returns the uri of the image-only component with the given catalog
+// key (upgrader.upgrader, …); empty when the bundle lacks it.
+func (v *VersionsBundle) Image(key string) string { return v.Images[key] }
 
 // ForKubernetes returns the versions bundle EKS-A uses for a cluster on the
 // given Kubernetes version ("1.30"): the one whose kubeVersion equals it.
@@ -164,10 +172,34 @@ type rawBundles struct {
 	} `json:"spec"`
 }
 
+// bundlesFix is the fix for a Bundles manifest with a missing or malformed
+// field. EKS-A generates the manifest whole, so such a file was cut, edited
+// or exported wrongly, and no repair of one field can be trusted to say what
+// the release ships: the remedy is the release's own manifest.
+const bundlesFix = "use the Bundles manifest of an EKS-A release, unedited: " +
+	"`kubectl get bundles NAME -n eksa-system -o yaml` (NAME is the EKSARelease's spec.bundlesRef.name), " +
+	"or the release's bundle manifest (the EKSARelease's spec.bundleManifestUrl)"
+
 // ParseBundles reads a Bundles manifest (YAML or JSON). Unknown fields are
 // ignored so that manifests of newer EKS-A releases still parse; a field the
-// console needs that is missing or malformed is an *InputError naming it.
+// console needs that is missing or malformed is an *InputError naming the
+// file, the field and a fix.
 func ParseBundles(data []byte, source string) (*Bundles, error) {
+	b, err := parseBundles(data, source)
+	if err != nil {
+		// The field helpers are shared with ParseEKSARelease, whose remedy
+		// differs, so the Bundles one is given here; a fix more precise
+		// than it (quote a number, pass a single object) is kept.
+		var ie *InputError
+		if errors.As(err, &ie) && ie.Fix == "" {
+			ie.Fix = bundlesFix
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func parseBundles(data []byte, source string) (*Bundles, error) {
 	j, err := objectJSON(data, source, KindBundles)
 	if err != nil {
 		return nil, err
@@ -188,7 +220,7 @@ func ParseBundles(data []byte, source string) (*Bundles, error) {
 	b.Number = *raw.Spec.Number
 	if len(raw.Spec.VersionsBundles) == 0 {
 		return nil, &InputError{Source: source, Field: "spec.versionsBundles", Problem: "is missing or empty",
-			Fix: "a Bundles manifest lists one versions bundle per supported Kubernetes version; check that the file is complete"}
+			Fix: "a Bundles manifest lists one versions bundle per supported Kubernetes version; " + bundlesFix}
 	}
 	seen := map[string]int{}
 	for i, m := range raw.Spec.VersionsBundles {
@@ -200,7 +232,7 @@ func ParseBundles(data []byte, source string) (*Bundles, error) {
 		if prev, dup := seen[vb.KubeVersion]; dup {
 			return nil, &InputError{Source: source, Field: field + ".kubeVersion",
 				Problem: fmt.Sprintf("Kubernetes %q appears twice (also in spec.versionsBundles[%d])", vb.KubeVersion, prev),
-				Fix:     "a Bundles manifest has one versions bundle per Kubernetes version; check that the file is not edited by hand"}
+				Fix:     "a Bundles manifest has one versions bundle per Kubernetes version; " + bundlesFix}
 		}
 		seen[vb.KubeVersion] = i
 		b.VersionsBundles = append(b.VersionsBundles, vb)
@@ -212,7 +244,7 @@ func ParseBundles(data []byte, source string) (*Bundles, error) {
 var notComponents = map[string]bool{"kubeVersion": true, "endOfStandardSupport": true, "eksD": true}
 
 func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (VersionsBundle, error) {
-	vb := VersionsBundle{Components: map[string]string{}}
+	vb := VersionsBundle{Components: map[string]string{}, Images: map[string]string{}}
 	var err error
 	if vb.KubeVersion, err = requiredString(m, "kubeVersion", source, field); err != nil {
 		return vb, err
@@ -257,7 +289,7 @@ func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (Ve
 		_, known := catalogIndex[k]
 		broken := func(problem string) error {
 			return &InputError{Source: source, Field: field + "." + k, Problem: problem,
-				Fix: "restore the component from the release's own Bundles manifest (kubectl get bundles -n eksa-system -o yaml), or remove the key"}
+				Fix: bundlesFix}
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(m[k], &obj) != nil || obj == nil {
@@ -277,7 +309,44 @@ func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (Ve
 			vb.Components[k] = v
 		}
 	}
+	for _, c := range imageCatalog {
+		uri, err := imageURI(m, c.Key, source, field)
+		if err != nil {
+			return vb, err
+		}
+		if uri != "" {
+			vb.Images[c.Key] = uri
+		}
+	}
 	return vb, nil
+}
+
+// imageURI reads the uri of the image at a dotted path (upgrader.upgrader)
+// of a versions bundle. An image that is absent, null, or has no uri is ""
+// rather than an error: a release need not ship it (the upgrader came with
+// in-place upgrades, in v0.19), an image without a uri has nothing to pull,
+// and its row then reads "added" or "removed", which is what happens. A value
+// of the wrong type is an error: the file is damaged.
+func imageURI(m map[string]json.RawMessage, path, source, field string) (string, error) {
+	parts := strings.Split(path, ".")
+	obj := m
+	for i, p := range parts {
+		raw, ok := obj[p]
+		if !ok || isNull(raw) {
+			return "", nil
+		}
+		f := field + "." + strings.Join(parts[:i+1], ".")
+		obj = nil
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			what := "a mapping"
+			if i == len(parts)-1 {
+				what = "a mapping with the image's uri"
+			}
+			return "", &InputError{Source: source, Field: f, Problem: "must be " + what}
+		}
+	}
+	uri, _, err := optionalString(obj, "uri", source, field+"."+path)
+	return uri, err
 }
 
 // objectJSON converts a single YAML or JSON document to JSON and checks that it

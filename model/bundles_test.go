@@ -64,6 +64,46 @@ func TestParseBundlesFixture(t *testing.T) {
 	if got := vb.Version(KeyKubernetes); got != "v1.31.6-eks-1-31-16" {
 		t.Errorf("Version(eksD) = %q", got)
 	}
+	// The image-only components the plan shows, by uri; the fixture has no
+	// control container, and haproxy is not shown.
+	wantImages := map[string]string{
+		"upgrader.upgrader":                "registry.example/eks-anywhere/upgrader:v1-31-16-eks-a-1",
+		"bottlerocketHostContainers.admin": "registry.example/eks-anywhere/bottlerocket-admin:v0.11.13",
+	}
+	if !reflect.DeepEqual(vb.Images, wantImages) {
+		t.Errorf("Images =\n%v\nwant\n%v", vb.Images, wantImages)
+	}
+}
+
+// An image the release does not build is written as an empty mapping, or
+// left out: it is absent, not an error.
+func TestParseBundlesAbsentImages(t *testing.T) {
+	for name, doc := range map[string]string{
+		"left out":          "",
+		"null":              "    upgrader: null\n",
+		"image null":        "    upgrader: {upgrader: null}\n",
+		"empty image":       "    upgrader: {upgrader: {}}\n    bottlerocketHostContainers: {admin: {}, control: {name: bottlerocket-control}}\n",
+		"empty uri":         "    upgrader: {upgrader: {uri: \"\"}}\n",
+		"other images only": "    bottlerocketHostContainers: {kubeadmBootstrap: {uri: x:v1}}\n    haproxy: {image: {uri: y:v2}}\n",
+	} {
+		b, err := ParseBundles([]byte(minimalBundles+doc), "in.yaml")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := b.VersionsBundles[0].Images; len(got) != 0 {
+			t.Errorf("%s: Images = %v, want none", name, got)
+		}
+	}
+	b, err := ParseBundles([]byte(minimalBundles+"    upgrader:\n      upgrader: {name: upgrader, uri: \"r.example/upgrader:v1-30-58-eks-a-84\"}\n"+
+		"    bottlerocketHostContainers:\n      control: {uri: r.example/bottlerocket-control:v0.7.20}\n"), "in.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"upgrader.upgrader": "r.example/upgrader:v1-30-58-eks-a-84", "bottlerocketHostContainers.control": "r.example/bottlerocket-control:v0.7.20"}
+	if got := b.VersionsBundles[0].Images; !reflect.DeepEqual(got, want) {
+		t.Errorf("Images = %v, want %v", got, want)
+	}
 }
 
 func TestForKubernetesUnknownListsVersions(t *testing.T) {
@@ -153,6 +193,17 @@ func TestParseBundlesErrors(t *testing.T) {
 		}
 		return strings.Replace(minimalBundles, old, new, 1)
 	}
+	// A field error means the file is not as EKS-A wrote it: its fix says
+	// where the release's own manifest is.
+	const release = "`kubectl get bundles NAME -n eksa-system -o yaml`"
+	// The errors about the whole file keep their own, more precise, fix.
+	fixes := map[string]string{
+		"empty": "pass a Bundles manifest", "not yaml": "correct the YAML", "scalar": "pass a Bundles manifest",
+		"list document": "pass a Bundles manifest", "wrong kind": "kubectl get bundles NAME -n eksa-system -o yaml",
+		"wrong group": "kubectl get bundles NAME -n eksa-system -o yaml", "missing kind": "kubectl get bundles NAME -n eksa-system -o yaml",
+		"kind list": "pass a single Bundles manifest", "two documents": "keep only the Bundles object",
+		"unquoted kubeVersion": "quote the value",
+	}
 	for _, tc := range []struct {
 		name, doc, field, problem string
 	}{
@@ -185,6 +236,22 @@ func TestParseBundlesErrors(t *testing.T) {
 		{"known component list", edit("    certManager:\n      version: v1.16.1+abcdef1\n", "    certManager: [1]\n"), "spec.versionsBundles[0].certManager", "must be a mapping"},
 		{"known component without version", edit("      version: v1.16.1+abcdef1\n", "      image: x\n"), "spec.versionsBundles[0].certManager", "has no version"},
 		{"duplicate kubeVersion", minimalBundles + strings.SplitAfterN(minimalBundles, "versionsBundles:\n", 2)[1], "spec.versionsBundles[1].kubeVersion", "appears twice"},
+		{"apiVersion not string", edit("apiVersion: anywhere.eks.amazonaws.com/v1alpha1", "apiVersion: {a: 1}"), "apiVersion", "must be a string"},
+		{"metadata not mapping", edit("metadata:\n  name: bundles-1\n", "metadata: [a]\n"), "metadata", "must be a mapping"},
+		{"name not string", edit("name: bundles-1", "name: [bundles-1]"), "metadata.name", "must be a string"},
+		{"spec not mapping", strings.SplitAfter(minimalBundles, "  name: bundles-1\n")[0] + "spec: 3\n", "spec", "must be a mapping"},
+		{"cliMinVersion not string", edit("  number: 1\n", "  number: 1\n  cliMinVersion: [v0.22.0]\n"), "spec.cliMinVersion", "must be a string"},
+		{"versions bundle not mapping", strings.SplitAfter(minimalBundles, "number: 1\n")[0] + "  versionsBundles: [3]\n", "spec.versionsBundles", "must be a mapping"},
+		{"endOfStandardSupport not string", edit("    eksD:\n", "    endOfStandardSupport: [2025]\n    eksD:\n"), "spec.versionsBundles[0].endOfStandardSupport", "must be a string"},
+		{"eksD channel not string", edit("channel: 1-30", "channel: [1-30]"), "spec.versionsBundles[0].eksD.channel", "must be a string"},
+		// The images the plan shows: absent is allowed (an older release),
+		// damaged is not.
+		{"upgrader not mapping", minimalBundles + "    upgrader: 3\n", "spec.versionsBundles[0].upgrader", "must be a mapping"},
+		{"upgrader image not mapping", minimalBundles + "    upgrader: {upgrader: public.ecr.aws/aws/upgrader:v1}\n", "spec.versionsBundles[0].upgrader.upgrader", "must be a mapping with the image's uri"},
+		{"upgrader uri not string", minimalBundles + "    upgrader: {upgrader: {uri: [x]}}\n", "spec.versionsBundles[0].upgrader.upgrader.uri", "must be a string"},
+		{"host containers not mapping", minimalBundles + "    bottlerocketHostContainers: [admin]\n", "spec.versionsBundles[0].bottlerocketHostContainers", "must be a mapping"},
+		{"admin not mapping", minimalBundles + "    bottlerocketHostContainers: {admin: [x]}\n", "spec.versionsBundles[0].bottlerocketHostContainers.admin", "must be a mapping with the image's uri"},
+		{"control uri not string", minimalBundles + "    bottlerocketHostContainers: {control: {uri: {a: 1}}}\n", "spec.versionsBundles[0].bottlerocketHostContainers.control.uri", "must be a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := ParseBundles([]byte(tc.doc), "in.yaml")
@@ -194,6 +261,16 @@ func TestParseBundlesErrors(t *testing.T) {
 			}
 			if ie.Source != "in.yaml" || ie.Field != tc.field || !strings.Contains(ie.Problem, tc.problem) {
 				t.Errorf("error = %#v\nwant source in.yaml, field %q, problem containing %q", ie, tc.field, tc.problem)
+			}
+			fix, ok := fixes[tc.name]
+			if !ok {
+				fix = release
+			}
+			if !strings.Contains(ie.Fix, fix) {
+				t.Errorf("fix = %q, want one containing %q", ie.Fix, fix)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "in.yaml") || (tc.field != "" && !strings.Contains(msg, tc.field)) || !strings.Contains(msg, "(fix: ") {
+				t.Errorf("message %q does not name the file, the field and the fix", msg)
 			}
 		})
 	}

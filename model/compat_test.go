@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,7 +74,15 @@ func TestCompatReferenceBundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffRows(t, rows, realDiff)
+	ecr := "public.ecr.aws/"
+	diffRows(t, rows, append(slices.Clone(realDiff),
+		ComponentDiff{"upgrader.upgrader", "in-place upgrader image", "v1-30-17-eks-a-v0.0.0-dev-build.1", "v1-31-16-eks-a-v0.0.0-dev-build.1", ChangeChanged,
+			ecr + "release-container-registry/aws/upgrader:v1-30-17-eks-a-v0.0.0-dev-build.1", ecr + "release-container-registry/aws/upgrader:v1-31-16-eks-a-v0.0.0-dev-build.1"},
+		ComponentDiff{"bottlerocketHostContainers.admin", "bottlerocket admin image", "v0.11.13", "v0.11.16", ChangePatch,
+			ecr + "bottlerocket/bottlerocket-admin:v0.11.13", ecr + "bottlerocket/bottlerocket-admin:v0.11.16"},
+		ComponentDiff{"bottlerocketHostContainers.control", "bottlerocket ctrl image", "v0.7.17", "v0.7.20", ChangePatch,
+			ecr + "bottlerocket/bottlerocket-control:v0.7.17", ecr + "bottlerocket/bottlerocket-control:v0.7.20"},
+	))
 
 	// The kubernetes row for every upgrade the two manifests allow.
 	oldEksD := map[string]string{"1.28": "v1.28.14-eks-1-28-35", "1.29": "v1.29.9-eks-1-29-24", "1.30": "v1.30.5-eks-1-30-17", "1.31": "v1.31.1-eks-1-31-6"}
@@ -91,7 +100,7 @@ func TestCompatReferenceBundles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := ComponentDiff{KeyKubernetes, "kubernetes (EKS-D)", oldEksD[tc.from], newEksD[tc.to], tc.want}
+		want := row(KeyKubernetes, "kubernetes (EKS-D)", oldEksD[tc.from], newEksD[tc.to], tc.want)
 		var got ComponentDiff
 		for _, r := range rows {
 			if r.Key == KeyKubernetes {

@@ -22,10 +22,13 @@ const (
 	ChangeMinor     ChangeKind = "minor"
 	ChangePatch     ChangeKind = "patch"
 	ChangeDowngrade ChangeKind = "downgrade"
-	// ChangeRebuild: same X.Y.Z, different suffix or build metadata
-	// (v1.8.5+205ebc5 → v1.8.5+65d2d66, v1.19.4-1 → v1.19.4-2). Semver
-	// ignores build metadata and would call this unchanged; EKS-A still rolls
-	// the component out, so the console must show it.
+	// ChangeRebuild: same X.Y.Z, different suffix or build metadata, and not
+	// a clear step back (v1.8.5+205ebc5 → v1.8.5+65d2d66, v1.19.4-1 →
+	// v1.19.4-2, v1.15.14-eksa.9 → v1.15.14-eksa.10). Semver ignores build
+	// metadata and would call this unchanged; EKS-A still rolls the component
+	// out, so the console must show it. A suffix whose build number goes
+	// down (v1.14.12-eksa.10 → v1.14.12-eksa.9) is a ChangeDowngrade instead;
+	// build metadata (after '+') has no order and is always a rebuild.
 	ChangeRebuild ChangeKind = "rebuild"
 	// ChangeUnknown: the target Bundles have no versions bundle for the
 	// target Kubernetes version, so what a per-Kubernetes component (the
@@ -75,6 +78,8 @@ func Classify(oldVersion, newVersion string) ChangeKind {
 		return ChangeChanged
 	}
 	switch {
+	case n.Equal(o) && prereleaseGoesDown(oldVersion, newVersion):
+		return ChangeDowngrade
 	case n.Equal(o):
 		return ChangeRebuild
 	case n.LessThan(o):
@@ -88,6 +93,73 @@ func Classify(oldVersion, newVersion string) ChangeKind {
 	}
 }
 
+// prerelease returns the pre-release part of a vX.Y.Z… version: what follows
+// "-" after the X.Y.Z, up to the first '+'; ok is false when there is none.
+func prerelease(v string) (pre string, ok bool) {
+	m := leadingVersion.FindStringSubmatchIndex(v)
+	if m == nil {
+		return "", false
+	}
+	rest := v[m[3]:] // after X.Y.Z
+	if !strings.HasPrefix(rest, "-") {
+		return "", false
+	}
+	rest = rest[1:]
+	if i := strings.IndexByte(rest, '+'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, true
+}
+
+// prereleaseGoesDown reports whether, between two versions with the same
+// X.Y.Z, the build number in the pre-release goes down: both carry a
+// pre-release, and the first identifier pair that differs (identifiers are
+// split on '.' and '-', as in eksa.10 and eks-1-30-20) is numeric on both
+// sides with the new one smaller. EKS-A numbers its builds of one upstream
+// version there (cilium v1.14.12-eksa.9, then eksa.10; EKS-D
+// v1.30.4-eks-1-30-20), so a smaller number is an older build. Anything less
+// clear (a word against a number, one side without a pre-release, one list a
+// prefix of the other) is not called a step back.
+func prereleaseGoesDown(oldVersion, newVersion string) bool {
+	op, ok1 := prerelease(oldVersion)
+	np, ok2 := prerelease(newVersion)
+	if !ok1 || !ok2 {
+		return false
+	}
+	// Empty identifiers are kept ("eksa..9" is not read as eksa.9).
+	split := func(s string) []string { return strings.Split(strings.ReplaceAll(s, "-", "."), ".") }
+	oi, ni := split(op), split(np)
+	for i := 0; i < len(oi) && i < len(ni); i++ {
+		if oi[i] == ni[i] {
+			continue
+		}
+		return isDigits(oi[i]) && isDigits(ni[i]) && numericLess(ni[i], oi[i])
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// numericLess compares two digit strings as numbers of any length, so that
+// no build number overflows (and 9 < 10, which string order denies).
+func numericLess(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
 // ComponentDiff is one row of the bundle diff. Its JSON form is part of the
 // `plan -o json` contract.
 type ComponentDiff struct {
@@ -96,6 +168,13 @@ type ComponentDiff struct {
 	OldVersion string     `json:"oldVersion"`
 	NewVersion string     `json:"newVersion"`
 	Change     ChangeKind `json:"change"`
+	// OldImage and NewImage are the image references of an image-only
+	// component (Component.Image), whose versions are the images' tags; empty
+	// on the other rows and for a side that lacks the image. A tag alone
+	// does not say which image a node pulls: mirrors need the whole
+	// reference.
+	OldImage string `json:"oldImage,omitempty"`
+	NewImage string `json:"newImage,omitempty"`
 }
 
 // Changed reports whether the row changes anything.
@@ -126,6 +205,15 @@ type resolvedBundle struct {
 	cluster    *VersionsBundle // the cluster's Kubernetes version; nil if unknown
 }
 
+// image returns the uri of an image-only component, from the cluster's
+// versions bundle (the images the plan shows are per Kubernetes version).
+func (r resolvedBundle) image(c Component) string {
+	if r.cluster == nil {
+		return ""
+	}
+	return r.cluster.Image(c.Key)
+}
+
 func (r resolvedBundle) version(c Component) string {
 	vb := r.cluster
 	if c.Management {
@@ -139,7 +227,11 @@ func (r resolvedBundle) version(c Component) string {
 
 func resolveBundle(b *Bundles, kube string) (resolvedBundle, error) {
 	if b == nil || len(b.VersionsBundles) == 0 {
-		return resolvedBundle{}, &InputError{Source: "Bundles", Problem: "has no versions bundles"}
+		source := "Bundles"
+		if b != nil {
+			source = b.describe()
+		}
+		return resolvedBundle{}, &InputError{Source: source, Field: "spec.versionsBundles", Problem: "has no versions bundles", Fix: bundlesFix}
 	}
 	vb, err := b.ForKubernetes(kube)
 	if err != nil {
@@ -148,7 +240,9 @@ func resolveBundle(b *Bundles, kube string) (resolvedBundle, error) {
 	return resolvedBundle{management: &b.VersionsBundles[0], cluster: vb}, nil
 }
 
-// diffResolved builds the rows. A target whose cluster bundle is nil (the
+// diffResolved builds the rows: the versioned components in catalog order,
+// then the image-only ones (imageCatalog) in theirs, so that the rows
+// operators know keep their place. A target whose cluster bundle is nil (the
 // target Kubernetes version is not in the target manifest) gives every
 // per-Kubernetes row of the current side the change "unknown".
 func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
@@ -184,7 +278,53 @@ func diffResolved(cur, tgt resolvedBundle) []ComponentDiff {
 		}
 		out = append(out, ComponentDiff{Key: k, Name: c.Name, OldVersion: o, NewVersion: n, Change: change})
 	}
+	for _, c := range imageCatalog {
+		o, n := cur.image(c), tgt.image(c)
+		if o == "" && n == "" {
+			continue
+		}
+		d := diffImage(c, o, n)
+		if tgt.cluster == nil {
+			d.Change = ChangeUnknown
+		}
+		out = append(out, d)
+	}
 	return out
+}
+
+// diffImage is the row of an image-only component from its two uris: the
+// tags as versions, classified as versions when they are (bottlerocket-admin
+// v0.11.13 → v0.11.16 is a patch) and "changed" when not (the upgrader's
+// v1-30-17-eks-a-84). Where the tags are equal but the references are not (a
+// new registry or repository), the whole references are the versions, so the
+// row shows what changed.
+func diffImage(c Component, oldURI, newURI string) ComponentDiff {
+	d := ComponentDiff{Key: c.Key, Name: c.Name, OldImage: oldURI, NewImage: newURI,
+		OldVersion: imageVersion(oldURI), NewVersion: imageVersion(newURI)}
+	switch {
+	case oldURI == newURI:
+		d.Change = ChangeNone
+	case d.OldVersion == d.NewVersion:
+		d.OldVersion, d.NewVersion, d.Change = oldURI, newURI, ChangeChanged
+	default:
+		d.Change = Classify(d.OldVersion, d.NewVersion)
+	}
+	return d
+}
+
+// imageVersion is what an image's row shows as its version: the tag of the
+// reference (after the last ':' of its last path element, without any
+// @digest), or the whole reference when it has no tag, as a reference by
+// digest alone.
+func imageVersion(ref string) string {
+	name := ref
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') && i < len(name)-1 {
+		return name[i+1:]
+	}
+	return ref
 }
 
 // ChangeCounts counts rows per change kind.

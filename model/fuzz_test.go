@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzParseBundles: whatever the bytes, ParseBundles returns either an
-// *InputError naming the source or a Bundles every later step can use without
-// checking again (non-empty, unique Kubernetes versions, complete EKS-D).
+// *InputError naming the source and a fix, or a Bundles every later step can
+// use without checking again (non-empty, unique Kubernetes versions, complete
+// EKS-D).
 func FuzzParseBundles(f *testing.F) {
 	for _, s := range []string{
 		minimalBundles,
@@ -26,11 +27,14 @@ func FuzzParseBundles(f *testing.F) {
 		minimalBundles + `    cilium: {version: v1.15.14-eksa.1, operator: {uri: x}}
     cloudStack: {version: deprecated}
     haproxy: {image: {uri: x}}
+    upgrader: {upgrader: {uri: "r.example/upgrader:v1-31-16-eks-a-1"}}
+    bottlerocketHostContainers: {admin: {uri: "r.example/admin:v0.11.13"}, control: {}}
     eksa: {version: "v0.0.0-dev+build.0+abcdef1"}
   - kubeVersion: "1.31"
     endOfStandardSupport: "2025-12-31"
     eksD: {name: kubernetes-1-31-eks-16, channel: 1-31, kubeVersion: v1.31.6}
     bootstrap: {version: v1.9.4+abcdef1}
+    upgrader: {upgrader: {uri: "r.example/upgrader:v1-31-16-eks-a-1"}}
 `,
 	} {
 		f.Add([]byte(s))
@@ -42,8 +46,8 @@ func FuzzParseBundles(f *testing.F) {
 		b, err := ParseBundles(data, "fuzz.yaml")
 		if err != nil {
 			var ie *InputError
-			if !errors.As(err, &ie) || ie.Source != "fuzz.yaml" || ie.Problem == "" {
-				t.Fatalf("error %#v is not an InputError naming the source", err)
+			if !errors.As(err, &ie) || ie.Source != "fuzz.yaml" || ie.Problem == "" || ie.Fix == "" {
+				t.Fatalf("error %#v is not an InputError naming the source and a fix", err)
 			}
 			if b != nil {
 				t.Fatal("non-nil Bundles with an error")
@@ -66,6 +70,11 @@ func FuzzParseBundles(f *testing.F) {
 			for k, v := range vb.Components {
 				if v == "" || notComponents[k] {
 					t.Fatalf("component %q = %q", k, v)
+				}
+			}
+			for k, v := range vb.Images {
+				if v == "" || !LookupComponent(k).Image {
+					t.Fatalf("image %q = %q", k, v)
 				}
 			}
 		}
@@ -95,6 +104,8 @@ func FuzzClassify(f *testing.F) {
 	for _, p := range [][2]string{
 		{"v1.8.5+205ebc5", "v1.8.5+65d2d66"},
 		{"v1.19.4-1", "v1.19.4-2"},
+		{"v1.14.12-eksa.10", "v1.14.12-eksa.9"},
+		{"v1.2.3-eksa.2", "v1.2.3-eksa.2.1"},
 		{"v1.30.14-eks-1-30-58", "v1.30.14-eks-1-30-60"},
 		{"v0.0.0-dev+build.0+abcdef1", "v0.0.0-dev+build.7+65d2d66"},
 		{"v0.5.0+abcdef1", "deprecated"},
@@ -120,13 +131,17 @@ func FuzzClassify(f *testing.F) {
 		}
 		want := map[ChangeKind]ChangeKind{
 			ChangeNone: ChangeNone, ChangeAdded: ChangeRemoved, ChangeRemoved: ChangeAdded,
-			ChangeChanged: ChangeChanged, ChangeRebuild: ChangeRebuild,
-			ChangeMajor: ChangeDowngrade, ChangeMinor: ChangeDowngrade, ChangePatch: ChangeDowngrade,
+			ChangeChanged: ChangeChanged, ChangeMajor: ChangeDowngrade, ChangeMinor: ChangeDowngrade, ChangePatch: ChangeDowngrade,
 		}
 		if w, ok := want[ab]; ok && ba != w {
 			t.Fatalf("Classify(%q, %q) = %s but reverse = %s, want %s", a, b, ab, ba, w)
 		}
-		if ab == ChangeDowngrade && ba != ChangeMajor && ba != ChangeMinor && ba != ChangePatch {
+		// Same X.Y.Z: a build number going up is a rebuild, going down a
+		// downgrade; one without order is a rebuild both ways.
+		if ab == ChangeRebuild && ba != ChangeRebuild && ba != ChangeDowngrade {
+			t.Fatalf("Classify(%q, %q) = rebuild but reverse = %s", a, b, ba)
+		}
+		if ab == ChangeDowngrade && ba != ChangeMajor && ba != ChangeMinor && ba != ChangePatch && ba != ChangeRebuild {
 			t.Fatalf("Classify(%q, %q) = downgrade but reverse = %s", a, b, ba)
 		}
 	})

@@ -21,7 +21,8 @@ type PlanInput struct {
 // the `plan -o json` contract.
 type Plan struct {
 	// Components lists every component of either side, unchanged ones
-	// included, in catalog order.
+	// included, in catalog order: the versioned ones, then the images
+	// (Component.Image).
 	Components []ComponentDiff `json:"components"`
 	Preflight  []CheckResult   `json:"preflight"`
 }
@@ -51,7 +52,11 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		return nil, err
 	}
 	if in.Target == nil || len(in.Target.VersionsBundles) == 0 {
-		return nil, &InputError{Source: "target Bundles", Problem: "has no versions bundles"}
+		source := "target Bundles"
+		if in.Target != nil {
+			source = in.Target.describe()
+		}
+		return nil, &InputError{Source: source, Field: "spec.versionsBundles", Problem: "has no versions bundles", Fix: bundlesFix}
 	}
 	tgt := resolvedBundle{management: &in.Target.VersionsBundles[0]}
 	known := CheckTargetKubernetesKnown(in.Target, in.TargetKube)

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,9 +22,9 @@ func TestBuildPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffRows(t, p.Components, realDiff)
-	if len(p.Changed()) != 14 {
-		t.Errorf("Changed() = %d rows, want 14", len(p.Changed()))
+	diffRows(t, p.Components, append(slices.Clone(realDiff), fixtureImages...))
+	if len(p.Changed()) != 15 {
+		t.Errorf("Changed() = %d rows, want 15", len(p.Changed()))
 	}
 	want := map[string]CheckStatus{
 		CheckNameTargetKubernetesKnown: CheckPass,
@@ -81,15 +82,15 @@ func TestBuildPlanTargetUnknown(t *testing.T) {
 			unknown[d.Key] = true
 		}
 	}
-	for _, k := range []string{KeyKubernetes, "cilium", "packageController"} {
+	for _, k := range []string{KeyKubernetes, "cilium", "packageController", "upgrader.upgrader", "bottlerocketHostContainers.admin"} {
 		if !unknown[k] {
 			t.Errorf("no unknown row for %s", k)
 		}
 	}
-	if len(p.Components) != 18 {
-		t.Errorf("%d rows, want 14 management and 4 per-Kubernetes", len(p.Components))
+	if len(p.Components) != 20 {
+		t.Errorf("%d rows, want 14 management, 4 per-Kubernetes and 2 images", len(p.Components))
 	}
-	if s := SummarizeChanges(p.Components); !strings.Contains(s, "; 4 unknown (the target Bundles lack the target Kubernetes version)") {
+	if s := SummarizeChanges(p.Components); !strings.Contains(s, "; 6 unknown (the target Bundles lack the target Kubernetes version)") {
 		t.Errorf("summary %q does not count the unknown rows", s)
 	}
 }
@@ -102,8 +103,16 @@ func TestBuildPlanCurrentUnknownIsBadInput(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	for _, in := range []PlanInput{{Target: b, CurrentKube: "1.30"}, {Current: a, CurrentKube: "1.30"}} {
-		if _, err := BuildPlan(in); !errors.As(err, &ie) {
-			t.Errorf("BuildPlan with a nil side: err = %v, want *InputError", err)
+		if _, err := BuildPlan(in); !errors.As(err, &ie) || ie.Fix == "" {
+			t.Errorf("BuildPlan with a nil side: err = %v, want *InputError with a fix", err)
+		}
+	}
+	// Bundles without versions bundles (built, not parsed: ParseBundles
+	// refuses them) are named with the field and a fix.
+	empty := &Bundles{Name: "bundles-9", Source: "empty.yaml"}
+	for _, in := range []PlanInput{{Current: empty, Target: b, CurrentKube: "1.30"}, {Current: a, Target: empty, CurrentKube: "1.30"}} {
+		if _, err := BuildPlan(in); !errors.As(err, &ie) || ie.Source != "empty.yaml (bundles-9)" || ie.Field != "spec.versionsBundles" || ie.Fix == "" {
+			t.Errorf("BuildPlan with an empty side: err = %#v", err)
 		}
 	}
 }
@@ -122,5 +131,19 @@ func TestPlanJSONContract(t *testing.T) {
 		`"preflight":[{"name":"kubernetes-version-skew","status":"pass","message":"ok","remediation":""}]}`
 	if string(data) != want {
 		t.Errorf("JSON =\n%s\nwant\n%s", data, want)
+	}
+
+	// An image row adds the references its tags come from; a side that
+	// lacks the image has none.
+	img := ComponentDiff{Key: "upgrader.upgrader", Name: "in-place upgrader image", NewVersion: "v1-31-16-eks-a-1", Change: ChangeAdded,
+		NewImage: "registry.example/eks-anywhere/upgrader:v1-31-16-eks-a-1"}
+	data, err = json.Marshal(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"key":"upgrader.upgrader","name":"in-place upgrader image","oldVersion":"","newVersion":"v1-31-16-eks-a-1","change":"added",` +
+		`"newImage":"registry.example/eks-anywhere/upgrader:v1-31-16-eks-a-1"}`
+	if string(data) != want {
+		t.Errorf("image row JSON =\n%s\nwant\n%s", data, want)
 	}
 }

@@ -343,6 +343,13 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	return p, nil
 }
 
+// minPlanName and minPlanVersion are as narrow as the plan's NAME and
+// version columns go to leave CHANGE whole.
+const (
+	minPlanName    = 12
+	minPlanVersion = 10
+)
+
 // maybeRecheck re-runs the checks when the cluster moved since they last
 // ran, at most once per recheckInterval, one run at a time.
 func (p *PlanScreen) maybeRecheck() tea.Cmd {
@@ -796,18 +803,31 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 		heading = append(heading, line{segs: []seg{{spaces(segsWidth(lead)) + tag[1:], rMuted}}})
 	}
 	out = append(out, heading...)
-	nameW, curW, tgtW := 4, 7, 6
+	nameW, curW, tgtW, changeW := 4, 7, 6, 6
 	for _, r := range rows {
 		nameW = max(nameW, width(r.Name))
 		curW = max(curW, width(r.OldVersion))
 		tgtW = max(tgtW, width(r.NewVersion))
+		changeW = max(changeW, width(string(r.Change)))
+	}
+	// On a narrow screen the names give way first, then the versions,
+	// equally: the change is what the row is read for ("downgr…" hid a
+	// downgrade), and a name stays known by its start.
+	if over := 3 + nameW + 2 + curW + 2 + tgtW + 2 + changeW - w; over > 0 {
+		cut := min(over, max(nameW-minPlanName, 0))
+		nameW -= cut
+		if over -= cut; over > 0 {
+			curCut := min((over+1)/2, max(curW-minPlanVersion, 0))
+			tgtCut := min(over-curCut, max(tgtW-minPlanVersion, 0))
+			curW, tgtW = curW-curCut, tgtW-tgtCut
+		}
 	}
 	if len(rows) > 0 {
-		add(seg{"   " + fit("NAME", nameW+2) + fit("CURRENT", curW+2) + fit("TARGET", tgtW+2) + "CHANGE", rTableHeader})
+		add(seg{"   " + fit("NAME", nameW) + "  " + fit("CURRENT", curW) + "  " + fit("TARGET", tgtW) + "  CHANGE", rTableHeader})
 	}
 	for _, r := range rows {
-		add(seg{"   " + fit(r.Name, nameW+2), rText}, seg{fit(dashIfEmpty(r.OldVersion), curW+2), rMuted},
-			seg{fit(dashIfEmpty(r.NewVersion), tgtW+2), rVersion}, seg{string(r.Change), changeRole(r.Change)})
+		add(seg{"   " + fit(r.Name, nameW) + "  ", rText}, seg{fitMiddle(dashIfEmpty(r.OldVersion), curW) + "  ", rMuted},
+			seg{fitMiddle(dashIfEmpty(r.NewVersion), tgtW) + "  ", rVersion}, seg{string(r.Change), changeRole(r.Change)})
 	}
 	add()
 

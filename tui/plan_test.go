@@ -34,6 +34,8 @@ func fixturePlan(blocked bool) *upgrade.Plan {
 		{Key: "etcdadmController", Name: "etcdadm-controller", OldVersion: "v1.0.22+6b3f0d8", NewVersion: "v1.0.22+0badc0d", Change: model.ChangeRebuild},
 		{Key: "snow", Name: "snow", OldVersion: "v0.1.27+abcdef1", NewVersion: "v0.1.27+abcdef1", Change: model.ChangeNone},
 		{Key: model.KeyKubernetes, Name: "kubernetes (EKS-D)", OldVersion: "v1.30.5-eks-1-30-22", NewVersion: "v1.31.3-eks-1-31-11", Change: model.ChangeMinor},
+		{Key: "cilium", Name: "cilium", OldVersion: "v1.15.14-eksa.10", NewVersion: "v1.15.14-eksa.9", Change: model.ChangeDowngrade},
+		{Key: "upgrader.upgrader", Name: "in-place upgrader image", OldVersion: "v1-30-17-eks-a-1", NewVersion: "v1-31-16-eks-a-1", Change: model.ChangeChanged},
 	}
 	p.Preflight = []model.CheckResult{
 		{Name: "eksa-version-skew", Status: model.CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},

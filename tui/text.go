@@ -41,6 +41,17 @@ func fit(s string, w int) string {
 	}
 }
 
+// fitMiddle is fit for versions, which differ at both ends: the release at
+// the start, the build at the end (v1.15.14-eksa.10 → v1.15.1…eksa.10).
+func fitMiddle(s string, w int) string {
+	sw := width(s)
+	if sw <= w || w < 5 || sw != len(s) { // short, tiny, or not plain ASCII
+		return fit(s, w)
+	}
+	tail := (w - 1) / 2
+	return s[:w-1-tail] + "…" + s[len(s)-tail:]
+}
+
 // fitEnd is fit for names whose end tells them apart: CAPI names machines
 // <deployment>-<hash>-<suffix>, so cut at the end two rows read alike
 // ("mgmt-md-1-gxmqdpw…"), while cut at the start they keep their unique

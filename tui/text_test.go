@@ -60,3 +60,22 @@ func TestWrapBreaksOnlyAtSpaces(t *testing.T) {
 		t.Errorf("wrap of nothing = %q, want one empty line", got)
 	}
 }
+
+// A version cut to its column keeps both ends: the release and the build
+// tell two versions apart.
+func TestFitMiddle(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"v1.15.14-eksa.10", 15, "v1.15.1…eksa.10"},
+		{"v1.30.5-eks-1-30-22", 15, "v1.30.5…1-30-22"},
+		{"v0.1.27", 10, "v0.1.27   "},
+		{"v0.21.2+d05f3a8", 15, "v0.21.2+d05f3a8"},
+	} {
+		if got := fitMiddle(c.in, c.w); got != c.want || width(got) != c.w {
+			t.Errorf("fitMiddle(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+}

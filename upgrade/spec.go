@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -32,12 +34,18 @@ type SpecFile struct {
 // for documents that name none (the kubeconfig context's namespace, as
 // kubectl does).
 func ReadSpecFile(path, defaultNamespace string) (*SpecFile, error) {
+	return ReadSpecFileWith(path, defaultNamespace, Schemas{})
+}
+
+// ReadSpecFileWith is ReadSpecFile checking the documents against schemas
+// (ClusterSchemas); the console's copies of the CRDs when zero.
+func ReadSpecFileWith(path, defaultNamespace string, schemas Schemas) (*SpecFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &model.InputError{Source: path, Problem: "cannot read the cluster spec: " + unwrapPathErr(err),
 			Fix: "give the cluster spec file with -f (the file you created the cluster with, edited for the upgrade)"}
 	}
-	return ParseSpec(path, data, defaultNamespace)
+	return ParseSpecWith(path, data, defaultNamespace, schemas)
 }
 
 func unwrapPathErr(err error) string {
@@ -59,33 +67,48 @@ var serverFields = []string{"resourceVersion", "uid", "creationTimestamp", "gene
 // ParseSpec parses the documents of a cluster spec. source names the file in
 // errors.
 func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, error) {
+	return ParseSpecWith(source, data, defaultNamespace, Schemas{})
+}
+
+// ParseSpecWith is ParseSpec checking the documents against schemas; the
+// console's copies of the CRDs when zero.
+func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas Schemas) (*SpecFile, error) {
+	if schemas.byKind == nil {
+		var err error
+		if schemas, err = embeddedSchemas(); err != nil {
+			return nil, err
+		}
+	}
 	if defaultNamespace == "" {
 		defaultNamespace = "default"
 	}
 	spec := &SpecFile{Path: source}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for i := 1; ; i++ {
-		var obj map[string]any
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", i), Problem: "not valid YAML: " + err.Error()}
-		}
-		if len(obj) == 0 {
-			continue // an empty document between two ---
-		}
+	docs, err := decodeSpecDocs(source, data)
+	if err != nil {
+		return nil, err
+	}
+	for i, obj := range docs {
 		u := &unstructured.Unstructured{Object: obj}
-		where := fmt.Sprintf("document %d", i)
+		where := fmt.Sprintf("document %d", i+1)
 		if u.GetAPIVersion() == "" {
 			return nil, &model.InputError{Source: source, Field: where + ": apiVersion", Problem: "missing", Fix: "every document needs apiVersion and kind"}
 		}
 		if u.GetKind() == "" {
 			return nil, &model.InputError{Source: source, Field: where + ": kind", Problem: "missing", Fix: "every document needs apiVersion and kind"}
 		}
-		if _, err := schema.ParseGroupVersion(u.GetAPIVersion()); err != nil {
+		gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
+		if err != nil {
 			return nil, &model.InputError{Source: source, Field: where + ": apiVersion", Problem: err.Error()}
+		}
+		clean(u)
+		// Before the checks of single fields below: a misspelt
+		// kubernetesVersion is to be reported as the misspelling, not as
+		// kubernetesVersion missing. Objects of other groups are refused
+		// further down, whatever their fields.
+		if gv.Group == GVREKSACluster.Group {
+			if err := checkSchema(source, i+1, u, schemas); err != nil {
+				return nil, err
+			}
 		}
 		if u.GetName() == "" {
 			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("%s (%s): metadata.name", where, u.GetKind()), Problem: "missing"}
@@ -93,7 +116,6 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 		if u.GetNamespace() == "" {
 			u.SetNamespace(defaultNamespace)
 		}
-		clean(u)
 		if isEKSACluster(u) {
 			if spec.Cluster != nil {
 				return nil, &model.InputError{Source: source, Field: where,
@@ -149,6 +171,203 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 		}
 	}
 	return spec, nil
+}
+
+// specFileFix is what to give instead of a file that is not a cluster spec.
+const specFileFix = "give the cluster spec file: the EKS-A Cluster and its provider objects, as YAML documents separated by lines of ---"
+
+// decodeSpecDocs decodes the documents of a spec file that hold something
+// (a document of comments only, or {}, is skipped), in file order: the
+// messages number documents the same way.
+func decodeSpecDocs(source string, data []byte) ([]map[string]any, error) {
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		return decodeJSONDocs(source, data)
+	}
+	chunks, err := splitYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	var docs []map[string]any
+	for _, c := range chunks {
+		n := len(docs) + 1
+		var v any
+		if err := yaml.Unmarshal(c.data, &v); err != nil {
+			msg, line := c.yamlError(err)
+			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", n), Problem: "not valid YAML: " + msg, Fix: yamlFix(msg, line, c.data)}
+		}
+		// A key given twice: YAML keeps the last one and the first is lost
+		// without a word. A document with merge keys (<<: *anchor) is let
+		// be: the strict decoder counts a key that overrides a merged one as
+		// given twice, which it is not.
+		if !bytes.Contains(c.data, []byte("<<")) {
+			if err := yaml.UnmarshalStrict(c.data, new(any)); err != nil {
+				msg, _ := c.yamlError(err)
+				return nil, &model.InputError{Source: source, Field: docLabel(n, v), Problem: "a key given twice in one mapping: " + msg,
+					Fix: "keep one of the two: YAML would take the last and drop the other without a word"}
+			}
+		}
+		obj, err := specObject(source, n, v)
+		if err != nil {
+			return nil, err
+		}
+		if len(obj) > 0 {
+			docs = append(docs, obj)
+		}
+	}
+	return docs, nil
+}
+
+// yamlFix says what to do about a YAML syntax error: where, the usual cause
+// of that error, and the way out for a file that was never the spec.
+func yamlFix(msg string, line int, doc []byte) string {
+	fix := "correct the YAML"
+	if line > 0 {
+		fix += fmt.Sprintf(" at line %d", line)
+	}
+	switch {
+	case strings.Contains(msg, "cannot start any token") && bytes.ContainsRune(doc, '\t'):
+		fix += " (indent with spaces: YAML does not allow tabs)"
+	case strings.Contains(msg, "mapping values are not allowed"):
+		fix += ` (quote a value that holds ": ", e.g. key: "a: b", or line the key up with the ones above it)`
+	case strings.Contains(msg, "control characters"):
+		fix = "remove the control characters (a binary file is no spec)"
+	}
+	return fix + "; if this is not the cluster spec, " + specFileFix
+}
+
+// docLabel names a document in messages: its number, and its kind and name
+// when it has them.
+func docLabel(n int, v any) string {
+	m, _ := v.(map[string]any)
+	kind, _ := m["kind"].(string)
+	md, _ := m["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	switch {
+	case kind != "" && name != "":
+		return fmt.Sprintf("document %d (%s %s)", n, kind, name)
+	case kind != "":
+		return fmt.Sprintf("document %d (%s)", n, kind)
+	}
+	return fmt.Sprintf("document %d", n)
+}
+
+// decodeJSONDocs reads a stream of JSON objects (kubectl get -o json).
+func decodeJSONDocs(source string, data []byte) ([]map[string]any, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var docs []map[string]any
+	for {
+		n := len(docs) + 1
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			where := "correct the JSON"
+			// Only the first object's offset surely counts from the start
+			// of the file.
+			var se utilyaml.JSONSyntaxError
+			if errors.As(err, &se) && n == 1 && se.Offset <= int64(len(data)) {
+				where = fmt.Sprintf("correct the JSON at line %d", bytes.Count(data[:se.Offset], []byte("\n"))+1)
+			}
+			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", n), Problem: "not valid JSON: " + err.Error(),
+				Fix: where + "; if this is not the cluster spec, " + specFileFix}
+		}
+		obj, err := specObject(source, n, v)
+		if err != nil {
+			return nil, err
+		}
+		if len(obj) > 0 {
+			docs = append(docs, obj)
+		}
+	}
+}
+
+// specObject is a decoded document as an object; nil for an empty one.
+func specObject(source string, n int, v any) (map[string]any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		if len(x) > 0 && x["apiVersion"] == nil && x["kind"] == nil {
+			// Text with a colon in it reads as a mapping too.
+			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", n),
+				Problem: "not a Kubernetes object: it has neither apiVersion nor kind",
+				Fix:     "if this is the cluster spec, give every document apiVersion and kind (apiVersion: anywhere.eks.amazonaws.com/v1alpha1, kind: Cluster, …); if not, " + specFileFix}
+		}
+		return x, nil
+	}
+	return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", n),
+		Problem: "not a Kubernetes object (a mapping with apiVersion, kind, metadata and spec): YAML reads the document as " + describe(v),
+		Fix:     specFileFix}
+}
+
+// yamlChunk is one document of a multi-document YAML file and the file's line
+// it starts at.
+type yamlChunk struct {
+	data []byte
+	line int
+}
+
+var yamlLine = regexp.MustCompile(`\bline ([0-9]+)\b`)
+
+// yamlError words a YAML parser error for the file, and returns the first
+// line it names (0 for none): the parser counts lines from the start of the
+// document, the operator from the start of the file.
+func (c yamlChunk) yamlError(err error) (string, int) {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:")
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	msg = strings.Join(parts, "; ")
+	first := 0
+	msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+		n += c.line - 1
+		if first == 0 {
+			first = n
+		}
+		return "line " + strconv.Itoa(n)
+	})
+	if first == 0 && c.line > 1 {
+		msg += fmt.Sprintf(" (in the document that starts at line %d)", c.line)
+	}
+	return msg, first
+}
+
+// splitYAML cuts a YAML stream into documents at its "---" lines as
+// k8s.io/apimachinery's YAMLReader does (so documents count alike
+// everywhere), keeping the line each starts at.
+func splitYAML(source string, data []byte) ([]yamlChunk, error) {
+	var chunks []yamlChunk
+	start, startLine := 0, 1
+	for off, line := 0, 1; off < len(data); line++ {
+		next := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		if l := data[off:next]; bytes.HasPrefix(l, []byte("---")) {
+			if rest := strings.TrimSpace(string(l[3:])); rest != "" && rest[0] != '#' {
+				return nil, &model.InputError{Source: source, Field: fmt.Sprintf("line %d", line),
+					Problem: fmt.Sprintf("a document separator with %q after it", rest),
+					Fix:     "put --- on a line of its own (a comment may follow it) and the document below it"}
+			}
+			if off > start {
+				chunks = append(chunks, yamlChunk{data: data[start:off], line: startLine})
+			}
+			start, startLine = next, line+1
+		}
+		off = next
+	}
+	if len(data) > start {
+		chunks = append(chunks, yamlChunk{data: data[start:], line: startLine})
+	}
+	return chunks, nil
 }
 
 func clean(u *unstructured.Unstructured) {

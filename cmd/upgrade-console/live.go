@@ -91,15 +91,25 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	if l.syncTimeout <= 0 {
 		return nil, badFlag("--sync-timeout", fmt.Errorf("must be positive, got %s", l.syncTimeout), "how long to wait for the cluster's objects to load, e.g. 30s")
 	}
-	spec, err := upgrade.ReadSpecFile(l.file, ns)
+	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The spec is checked against the cluster's own CRDs where they can be
+	// read (an EKS-A newer than the console has fields its copies lack);
+	// an API server that does not answer leaves the copies, and is said
+	// by the read of the Cluster below.
+	sctx, scancel := context.WithTimeout(ctx, min(l.syncTimeout, 5*time.Second))
+	schemas, err := upgrade.ClusterSchemas(sctx, client)
+	scancel()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := upgrade.ReadSpecFileWith(l.file, ns, schemas)
 	if err != nil {
 		return nil, err
 	}
 	if err := spec.For(l.cluster, ns); err != nil {
-		return nil, err
-	}
-	client, err := upgrade.NewClient(cfg)
-	if err != nil {
 		return nil, err
 	}
 	// One read first: an API server that cannot be reached, or a Cluster

@@ -48,7 +48,9 @@ component versions that differ between the two releases' Bundles manifests, and 
 version rules (preflight checks) the upgrade must pass.
 
 Offline mode compares two Bundles manifests for a cluster on --kubernetes-version; no
-cluster is contacted. Get a manifest with
+cluster is contacted. With -f cluster.yaml the spec is checked too (its fields and
+their types, against the console's copies of the EKS-A CRDs), and its kubernetesVersion
+is the target. Get a manifest with
   kubectl get bundles -n eksa-system NAME -o yaml
 As EKS-A does, management components (EKS-A, Flux, cert-manager, cluster-api, providers,
 etcdadm) are read from the first versions bundle, and kubernetes and cilium from the
@@ -138,6 +140,23 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 		return model.PlanInput{}, err
 	}
 	targetKube := o.targetKubeVersion
+	if o.live.file != "" {
+		// The spec is checked as the live plan checks it before any
+		// cluster is asked (against the console's copies of the CRDs),
+		// and says the Kubernetes version it upgrades to.
+		spec, err := upgrade.ReadSpecFile(o.live.file, "default")
+		if err != nil {
+			return model.PlanInput{}, err
+		}
+		switch kube := spec.KubernetesVersion(); {
+		case targetKube == "":
+			targetKube = kube
+		case kube != targetKube:
+			return model.PlanInput{}, &model.InputError{Source: "--target-kubernetes-version",
+				Problem: fmt.Sprintf("%s, but %s asks for Kubernetes %s (spec.kubernetesVersion)", targetKube, o.live.file, kube),
+				Fix:     "leave --target-kubernetes-version out: the spec's kubernetesVersion is the target"}
+		}
+	}
 	if targetKube == "" {
 		targetKube = o.kubeVersion
 	}

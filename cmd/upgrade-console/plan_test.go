@@ -59,23 +59,24 @@ func planArgs(from, to, kube string, extra ...string) []string {
 	return append([]string{"plan", "--from-bundles", fixture(from), "--to-bundles", fixture(to), "--kubernetes-version", kube}, extra...)
 }
 
-const wantPlanTable = `NAME                    CURRENT               TARGET                CHANGE
-Flux                    v2.4.0+abcdef1        v2.5.1+abcdef1        minor
-cert-manager            v1.16.1+abcdef1       v1.16.4+abcdef1       patch
-cluster-api             v1.8.5+abcdef1        v1.9.4+abcdef1        minor
-kubeadm control plane   v1.8.5+abcdef1        v1.9.4+abcdef1        minor
-vsphere                 v1.11.2+abcdef1       v1.12.0+abcdef1       minor
-docker                  v1.8.5+abcdef1        v1.9.4+abcdef1        minor
-tinkerbell              v0.5.3+abcdef1        v0.6.4+abcdef1        minor
-nutanix                 v1.4.0+abcdef1        v1.5.3+abcdef1        minor
-snow                    v0.1.27+abcdef1       v0.2.1+abcdef1        minor
-kubeadm bootstrap       v1.8.5+abcdef1        v1.9.4+abcdef1        minor
-cilium                  v1.14.12-eksa.2       v1.15.14-eksa.1       minor
-kubernetes (EKS-D)      v1.30.5-eks-1-30-17   v1.31.6-eks-1-31-16   minor
-kindnetd                v0.25.0+abcdef1       v0.26.0+abcdef1       minor
-package controller      v0.4.4+abcdef1        v0.4.6+abcdef1        patch
+const wantPlanTable = `NAME                      CURRENT               TARGET                CHANGE
+Flux                      v2.4.0+abcdef1        v2.5.1+abcdef1        minor
+cert-manager              v1.16.1+abcdef1       v1.16.4+abcdef1       patch
+cluster-api               v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+kubeadm control plane     v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+vsphere                   v1.11.2+abcdef1       v1.12.0+abcdef1       minor
+docker                    v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+tinkerbell                v0.5.3+abcdef1        v0.6.4+abcdef1        minor
+nutanix                   v1.4.0+abcdef1        v1.5.3+abcdef1        minor
+snow                      v0.1.27+abcdef1       v0.2.1+abcdef1        minor
+kubeadm bootstrap         v1.8.5+abcdef1        v1.9.4+abcdef1        minor
+cilium                    v1.14.12-eksa.2       v1.15.14-eksa.1       minor
+kubernetes (EKS-D)        v1.30.5-eks-1-30-17   v1.31.6-eks-1-31-16   minor
+kindnetd                  v0.25.0+abcdef1       v0.26.0+abcdef1       minor
+package controller        v0.4.4+abcdef1        v0.4.6+abcdef1        patch
+in-place upgrader image   v1-30-17-eks-a-1      v1-31-16-eks-a-1      changed
 
-14 of 18 components change: 12 minor, 2 patch; 4 unchanged
+15 of 20 components change: 12 minor, 2 patch, 1 changed; 5 unchanged
 
 preflight:
   pass      target-kubernetes-known   ../../model/testdata/bundles-2025-03.yaml (bundles-86) carries Kubernetes 1.31 (v1.31.6-eks-1-31-16)
@@ -101,16 +102,19 @@ func TestPlanTableAllAndUpToDate(t *testing.T) {
 	// Unchanged rows appear with --all; without a Kubernetes upgrade the
 	// kubernetes row is a patch to the newer EKS-D of 1.30.
 	for _, want := range []string{
-		"EKS-A management        v0.0.0-dev+build.0+abcdef1   v0.0.0-dev+build.0+abcdef1   none",
-		"etcdadm-controller      v1.0.24+abcdef1              v1.0.24+abcdef1              none",
-		"kubernetes (EKS-D)      v1.30.5-eks-1-30-17          v1.30.10-eks-1-30-27         patch",
+		"EKS-A management           v0.0.0-dev+build.0+abcdef1   v0.0.0-dev+build.0+abcdef1   none",
+		"etcdadm-controller         v1.0.24+abcdef1              v1.0.24+abcdef1              none",
+		"kubernetes (EKS-D)         v1.30.5-eks-1-30-17          v1.30.10-eks-1-30-27         patch",
+		// The image-only rows follow the versioned ones.
+		"in-place upgrader image    v1-30-17-eks-a-1             v1-30-27-eks-a-1             changed",
+		"bottlerocket admin image   v0.11.13                     v0.11.13                     none",
 		"Kubernetes stays at 1.30",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--all output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "\n"); n != 1+18+1+1+1+1+3 {
+	if n := strings.Count(out, "\n"); n != 1+20+1+1+1+1+3 {
 		t.Errorf("--all output has %d lines:\n%s", n, out)
 	}
 
@@ -133,13 +137,17 @@ func TestPlanJSONContract(t *testing.T) {
 		t.Errorf("top-level keys = %v", got)
 	}
 	// Every component of either side, unchanged ones included.
-	if len(doc["components"]) != 19 {
-		t.Errorf("%d components, want 19", len(doc["components"]))
+	if len(doc["components"]) != 21 {
+		t.Errorf("%d components, want 21", len(doc["components"]))
 	}
 	kinds := map[any]bool{}
 	for _, c := range doc["components"] {
-		if got := sortedKeys(c); !reflect.DeepEqual(got, []string{"change", "key", "name", "newVersion", "oldVersion"}) {
-			t.Errorf("component keys = %v", got)
+		want := []string{"change", "key", "name", "newVersion", "oldVersion"}
+		if k, _ := c["key"].(string); strings.Contains(k, ".") { // an image-only row
+			want = []string{"change", "key", "name", "newImage", "newVersion", "oldImage", "oldVersion"}
+		}
+		if got := sortedKeys(c); !reflect.DeepEqual(got, want) {
+			t.Errorf("component %v keys = %v", c["key"], got)
 		}
 		kinds[c["change"]] = true
 	}
@@ -280,10 +288,47 @@ func TestOfflinePlanWithoutAStateDirectory(t *testing.T) {
 	}
 	t.Setenv("XDG_STATE_HOME", notADir)
 	out, errOut, code := runCapturedTo(t, dir, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30")...)
-	if code != ExitOK || !strings.Contains(out, "14 of 18 components change") {
+	if code != ExitOK || !strings.Contains(out, "15 of 20 components change") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want the plan", code, out, errOut)
 	}
 	if !strings.Contains(errOut, "logs discarded") {
 		t.Errorf("stderr %q does not say the logs are discarded", errOut)
+	}
+}
+
+// An offline plan given a spec checks it and takes its kubernetesVersion
+// as the target: -f used to be ignored, and a spec with a misspelt field
+// passed the plan.
+func TestOfflinePlanReadsTheSpec(t *testing.T) {
+	const cluster = `apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: Cluster
+metadata:
+  name: mgmt
+spec:
+  kubernetesVersion: "1.31"
+  controlPlaneConfiguration:
+    count: 3
+`
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", cluster)
+	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", good)...)
+	if code != ExitOK || out != wantPlanTable {
+		t.Errorf("exit %d, stderr %q; table:\n%s\nwant (Kubernetes 1.31 from the spec):\n%s", code, errOut, out, wantPlanTable)
+	}
+	typo := write("typo.yaml", strings.Replace(cluster, "kubernetesVersion:", "kubernetesVersio:", 1))
+	_, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", typo)...)
+	if code != ExitBadInput || !strings.Contains(errOut, "spec.kubernetesVersio") || !strings.Contains(errOut, "did you mean kubernetesVersion?") {
+		t.Errorf("a misspelt field: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", good, "--target-kubernetes-version", "1.32")...)
+	if code != ExitBadInput || !strings.Contains(errOut, "asks for Kubernetes 1.31") {
+		t.Errorf("a target the spec contradicts: exit %d, stderr %q", code, errOut)
 	}
 }
