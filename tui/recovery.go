@@ -107,10 +107,22 @@ type clusterBackend struct{ o RecoveryOptions }
 // audit log, as on the command line: the operator asked, and was told no.
 func (b clusterBackend) plan(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
 	p, f, err := b.planOffer(ctx, o)
-	if err != nil && !b.o.ReadOnly {
-		err = errors.Join(err, recovery.RecordRefusal(ctx, b.o.Audit, err))
+	return p, f, recordPlanned(ctx, b.o, p, err)
+}
+
+// recordPlanned records what planning told the operator, as the command
+// line does: a refusal, or a node retry with nothing to retry (already-done:
+// the rerun of a retry that worked is part of the record).
+func recordPlanned(ctx context.Context, o RecoveryOptions, p *recovery.Plan, err error) error {
+	switch {
+	case o.ReadOnly:
+		return err
+	case err != nil:
+		return errors.Join(err, recovery.RecordRefusal(ctx, o.Audit, err))
+	case p != nil && p.Action == recovery.ActionNodeRetry:
+		return recovery.RecordNothingToRetry(ctx, o.Audit, p, false)
 	}
-	return p, f, err
+	return nil
 }
 
 func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {

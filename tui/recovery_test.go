@@ -14,6 +14,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -666,5 +667,37 @@ func TestRecoveryConfirmPlaceholderIsNotTheAnswer(t *testing.T) {
 		if d.Stage() != "confirm" || !strings.Contains(v, c.want) || strings.Contains(v, "> mgmt-etcd") {
 			t.Errorf("%q: stage %s, want the input to show %q, not the name:\n%s", c.object, d.Stage(), c.want, v)
 		}
+	}
+}
+
+// entries is a Recorder that keeps what it is given.
+type entries []upgrade.AuditEntry
+
+func (e *entries) Record(_ context.Context, x upgrade.AuditEntry) error {
+	*e = append(*e, x)
+	return nil
+}
+
+// A node retry the dashboard finds nothing to retry for is recorded as
+// already-done, as `node retry` records it; a refusal as refused; a read-only
+// console records nothing.
+func TestRecoveryPlanningIsRecorded(t *testing.T) {
+	nothing := &recovery.Plan{Action: recovery.ActionNodeRetry, Cluster: "mgmt", ConfirmObject: "Node mgmt-a",
+		Title: "Nothing to retry on node mgmt-a: NodeUpgrade eksa-system/mgmt-a-node-upgrader completed and the node runs v1.31.3."}
+	var got entries
+	if err := recordPlanned(context.Background(), RecoveryOptions{Audit: &got}, nothing, nil); err != nil {
+		t.Fatal(err)
+	}
+	refused := &recovery.RefusedError{Action: recovery.ActionNodeRetry, Cluster: "mgmt", Object: "Node mgmt-b"}
+	if err := recordPlanned(context.Background(), RecoveryOptions{Audit: &got}, nil, refused); !errors.Is(err, refused) {
+		t.Errorf("the refusal is not returned: %v", err)
+	}
+	if len(got) != 2 || got[0].Result != upgrade.AuditAlreadyDone || got[0].Object != "Node mgmt-a" || got[1].Result != upgrade.AuditRefused {
+		t.Errorf("recorded %+v", got)
+	}
+	got = nil
+	_ = recordPlanned(context.Background(), RecoveryOptions{Audit: &got, ReadOnly: true}, nothing, nil)
+	if len(got) != 0 {
+		t.Errorf("read-only recorded %+v", got)
 	}
 }

@@ -90,7 +90,8 @@ stalled and since when. With --plain, or when stdout is not a terminal, it print
 line per meaningful change instead.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
-5 when --timeout passes first. A cluster at rest meets the rule at once: the plain outcome line
+5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
+still be running). A cluster at rest meets the rule at once: the plain outcome line
 then says that no upgrade was under way.`,
 		Example: `  upgrade-console watch --cluster mgmt
   upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
@@ -137,6 +138,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var confirm func(context.Context, *model.ClusterState) error
 	if o.plain || !isTerminal(cmd.OutOrStdout()) {
 		// A script must not follow a cluster that is not there (a typo in
 		// --cluster or -n) until its timeout, or for ever without one. The
@@ -149,6 +151,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
 			return err
 		}
+		confirm = upgrade.ConfirmCluster(client, ns, o.cluster)
 	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
@@ -156,7 +159,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		defer cancel()
 	}
 	res, err := follow(ctx, cmd.OutOrStdout(), followTarget{
-		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext,
+		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext, confirm: confirm,
 	}, o, theme)
 	return outcomeError(res, err, o)
 }
@@ -167,6 +170,9 @@ type followTarget struct {
 	cluster   string
 	namespace string
 	context   string
+	// confirm, when set, confirms with the API server that the upgrade is
+	// done before the plain watch says so (report.WatchOptions.Confirm).
+	confirm func(context.Context, *model.ClusterState) error
 }
 
 // follow runs a watcher on the cluster and shows its snapshots, in the
@@ -205,7 +211,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	}()
 
 	if !dashboard {
-		res, err := report.WatchResult(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone})
+		res, err := report.WatchResult(ctx, w.Updates(), report.WatchOptions{Out: out, StallAfter: o.stallAfter, ExitOnDone: o.exitOnDone, Confirm: t.confirm})
 		if werr := w.Err(); werr != nil {
 			// The watch ended on a bug of its own: that, not the outcome.
 			return res, werr
