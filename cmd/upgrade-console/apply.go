@@ -372,7 +372,7 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 	}
 	o.display.readOnly = o.readOnly
 	o.display.nodeLabel = o.live.nodeLabel
-	outcome, err := runPlanTUI(ctx, out, lv, &o.live, &o.display, theme)
+	outcome, err := runPlanTUI(ctx, out, lv, &o.live, &o.display, theme, false)
 	switch {
 	case err != nil:
 		return err

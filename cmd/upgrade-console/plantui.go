@@ -22,7 +22,10 @@ import (
 // starts the upgrade from it, then the dashboard follows. The watcher and the
 // upgrade driver (with its lock renew loop) belong to this command; the UI
 // only gets commands that call them.
-func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (report.Outcome, error) {
+//
+// Quit on a plan the checks block, with no start, it exits 3, except in the
+// demo, whose scenarios block on purpose (demoWorld).
+func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, display *watchOptions, theme themes.Name, demoWorld bool) (report.Outcome, error) {
 	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
 	if err != nil {
 		return report.Running, err
@@ -41,7 +44,20 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	if err == nil || s != nil {
 		sayPlanTUIEnd(out, s, display.readOnly)
 	}
+	if err == nil && !demoWorld {
+		err = unstartedExit(s, screen.Plan())
+	}
 	return outcome, err
+}
+
+// unstartedExit is the exit of a console quit before any start on a plan
+// the checks block: exit 3, as `apply` without --tui and `plan` say it, not
+// 0 as if the upgrade could have started.
+func unstartedExit(s *upgrade.Session, plan *upgrade.Plan) error {
+	if s != nil || plan == nil || !plan.Blocked() {
+		return nil
+	}
+	return withCode(ExitPreflight, blockedError(plan.Preflight))
 }
 
 // sayPlanTUIEnd says, on the normal screen once the UI is gone, what the
@@ -128,7 +144,7 @@ func planDemo(ctx context.Context, out io.Writer, w *demo.World, display *watchO
 		return err
 	}
 	defer lv.close()
-	_, err = runPlanTUI(ctx, out, lv, l, display, theme)
+	_, err = runPlanTUI(ctx, out, lv, l, display, theme, true)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -104,5 +105,22 @@ func TestPlanTUIEndWithoutAStart(t *testing.T) {
 	sayPlanTUIEnd(&out, nil, true)
 	if out.Len() != 0 {
 		t.Errorf("read-only: %q", out.String())
+	}
+}
+
+// Quitting the plan screen on a plan the checks block exits 3, as `apply`
+// without --tui does; on a plan that could start, or once started, the
+// outcome decides.
+func TestPlanTUIQuitOnABlockedPlan(t *testing.T) {
+	blocked := &upgrade.Plan{Cluster: "mgmt"}
+	blocked.Preflight = []model.CheckResult{{Name: "upgrade-lock", Status: model.CheckFail, Blocking: true, Message: "held by alice", Remediation: "wait"}}
+	if code := exitCode(unstartedExit(nil, blocked)); code != ExitPreflight {
+		t.Errorf("blocked, not started: exit %d, want %d", code, ExitPreflight)
+	}
+	if err := unstartedExit(&upgrade.Session{}, blocked); err != nil {
+		t.Errorf("started: %v", err)
+	}
+	if err := unstartedExit(nil, &upgrade.Plan{Cluster: "mgmt"}); err != nil {
+		t.Errorf("not blocked: %v", err)
 	}
 }
