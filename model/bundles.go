@@ -531,6 +531,13 @@ func (b *Bundles) Differences(other *Bundles) []string {
 				out = append(out, fmt.Sprintf("%s%s: %s here, %s there", where, c.Name, orNone(mine), orNone(them)))
 			}
 		}
+		// The images the plan shows are what the nodes pull: an edited
+		// reference is as much another release as an edited version.
+		for _, c := range imageCatalog {
+			if mine, them := vb.Image(c.Key), o.Image(c.Key); mine != them {
+				out = append(out, fmt.Sprintf("%s %s: %s here, %s there", vb.KubeVersion, c.Name, orNone(mine), orNone(them)))
+			}
+		}
 	}
 	for i := range other.VersionsBundles {
 		if k := other.VersionsBundles[i].KubeVersion; !seen[k] {

@@ -310,3 +310,24 @@ func TestBundlesDifferences(t *testing.T) {
 		t.Errorf("differences %q, want cert-manager once and cilium of %s", d, b.VersionsBundles[1].KubeVersion)
 	}
 }
+
+// An edited image reference is another release too: the upgrader a node
+// would pull is not the one the controller installs.
+func TestBundlesDifferencesInImages(t *testing.T) {
+	a := parseFixture(t, "bundles-2025-03.yaml")
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	vb := &b.VersionsBundles[0]
+	if vb.Image("upgrader.upgrader") == "" {
+		t.Fatal("the fixture's first versions bundle has no upgrader image")
+	}
+	images := map[string]string{}
+	for k, v := range vb.Images {
+		images[k] = v
+	}
+	vb.Images = images
+	vb.Images["upgrader.upgrader"] = "evil.example/upgrader:v1"
+	d := a.Differences(b)
+	if len(d) != 1 || !strings.HasPrefix(d[0], vb.KubeVersion+" in-place upgrader image: ") || !strings.HasSuffix(d[0], "here, evil.example/upgrader:v1 there") {
+		t.Errorf("differences %q", d)
+	}
+}

@@ -56,6 +56,9 @@ type ObjectChange struct {
 	// Forbidden: the refusal is the API server's authorization (RBAC), not
 	// the document's content.
 	Forbidden bool `json:"forbidden,omitempty"`
+	// NotServed: the API server serves no such kind (its CRD is not
+	// installed, or the kind or apiVersion is misspelt).
+	NotServed bool `json:"notServed,omitempty"`
 }
 
 // Unchanged reports an object the apply leaves as it is.
@@ -141,11 +144,14 @@ func ordered(spec *SpecFile) []*unstructured.Unstructured {
 
 // resource returns the client of a document's kind and a copy of the document
 // with its namespace fixed for the kind's scope.
+// errNotServed marks a document of a kind the API server does not serve.
+var errNotServed = errors.New("the API server does not serve")
+
 func (c *Client) resource(doc *unstructured.Unstructured) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
 	m, err := c.mapping(doc.GroupVersionKind())
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return nil, nil, fmt.Errorf("%s: the API server does not serve %s: is its CRD installed (and is the apiVersion right)?", docRef(doc), doc.GroupVersionKind().String())
+			return nil, nil, fmt.Errorf("%s: %w %s: is its CRD installed (and is the apiVersion right)?", docRef(doc), errNotServed, doc.GroupVersionKind().String())
 		}
 		return nil, nil, fmt.Errorf("%s: %w", docRef(doc), err)
 	}
@@ -173,7 +179,7 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 	for _, doc := range ordered(spec) {
 		ri, u, err := a.Client.resource(doc)
 		if err != nil {
-			res.Objects = append(res.Objects, ObjectChange{Object: docRef(doc), Error: err.Error()})
+			res.Objects = append(res.Objects, ObjectChange{Object: docRef(doc), Error: err.Error(), NotServed: errors.Is(err, errNotServed)})
 			continue
 		}
 		ref := docRef(u)

@@ -265,13 +265,17 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
 		msgs := make([]string, 0, len(rej))
-		forbidden := true
+		forbidden, notServed := true, true
 		for _, o := range rej {
 			msgs = append(msgs, o.Object+": "+joinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
 			forbidden = forbidden && o.Forbidden
+			notServed = notServed && o.NotServed
 		}
 		fix := "fix " + t.Spec.Path + " where the API server says (a field of the wrong type or outside its allowed values), then plan again"
-		if forbidden {
+		switch {
+		case notServed:
+			fix = "check the kind and apiVersion of those documents against what the cluster serves (`kubectl api-resources --api-group " + GVREKSACluster.Group + "`): a misspelt kind, or a provider's kind that is not installed in this cluster, is never applied"
+		case forbidden:
 			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl auth can-i patch clusters.anywhere.eks.amazonaws.com -n " + t.Spec.Cluster.GetNamespace() + "`)"
 		}
 		return failed("the API server refuses "+strings.Join(msgs, "; "), fix)

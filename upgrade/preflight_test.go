@@ -545,3 +545,23 @@ func TestSpecAcceptedForbiddenNamesTheRights(t *testing.T) {
 		t.Errorf("spec-accepted %s %q, fix %q; want a failure whose fix names the rights", r.Status, r.Message, r.Remediation)
 	}
 }
+
+// A document of a kind the cluster does not serve (misspelt, or a provider
+// not installed) is refused by the dry run, and the fix says to check the
+// kind, not "a field of the wrong type".
+func TestSpecAcceptedNamesAKindNotServed(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	spec := *w.spec
+	odd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": GVREKSACluster.Group + "/v1alpha1", "kind": "VSphereMachineConfg",
+		"metadata": map[string]any{"name": "mgmt-extra", "namespace": w.ns}}}
+	spec.Docs = append(append([]*unstructured.Unstructured(nil), spec.Docs...), odd)
+	p, err := w.planner.Plan(context.Background(), PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: &spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result(p, CheckSpecAccepted)
+	if r.Status != model.CheckFail || !strings.Contains(r.Message, "VSphereMachineConfg") || !strings.Contains(r.Remediation, "kubectl api-resources") {
+		t.Errorf("spec-accepted %s %q, fix %q; want a failure whose fix names the kind", r.Status, r.Message, r.Remediation)
+	}
+}

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -87,6 +87,7 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]int{}
 	for i, obj := range docs {
 		u := &unstructured.Unstructured{Object: obj}
 		where := fmt.Sprintf("document %d", i+1)
@@ -116,6 +117,16 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 		if u.GetNamespace() == "" {
 			u.SetNamespace(defaultNamespace)
 		}
+		// The same object twice would be applied twice, the last copy
+		// winning, each diffed apart against the cluster: the operator
+		// would confirm neither what lands.
+		id := gv.Group + "/" + u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+		if first, twice := seen[id]; twice {
+			return nil, &model.InputError{Source: source, Field: where,
+				Problem: fmt.Sprintf("%s %s/%s again (first in document %d): both would be applied, the last one winning", u.GetKind(), u.GetNamespace(), u.GetName(), first),
+				Fix:     "keep one of the two documents"}
+		}
+		seen[id] = i + 1
 		if isEKSACluster(u) {
 			if spec.Cluster != nil {
 				return nil, &model.InputError{Source: source, Field: where,
@@ -206,13 +217,11 @@ func decodeSpecDocs(source string, data []byte) ([]map[string]any, error) {
 					Fix: "keep one of the two: YAML would take the last and drop the other without a word"}
 			}
 		}
-		obj, err := specObject(source, n, v)
+		objs, err := specObjects(source, n, v)
 		if err != nil {
 			return nil, err
 		}
-		if len(obj) > 0 {
-			docs = append(docs, obj)
-		}
+		docs = append(docs, objs...)
 	}
 	return docs, nil
 }
@@ -253,34 +262,64 @@ func docLabel(n int, v any) string {
 
 // decodeJSONDocs reads a stream of JSON objects (kubectl get -o json).
 func decodeJSONDocs(source string, data []byte) ([]map[string]any, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []map[string]any
 	for {
 		n := len(docs) + 1
-		var v any
-		err := dec.Decode(&v)
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {
 			where := "correct the JSON"
-			// Only the first object's offset surely counts from the start
-			// of the file.
-			var se utilyaml.JSONSyntaxError
-			if errors.As(err, &se) && n == 1 && se.Offset <= int64(len(data)) {
+			var se *json.SyntaxError
+			if errors.As(err, &se) && se.Offset <= int64(len(data)) {
 				where = fmt.Sprintf("correct the JSON at line %d", bytes.Count(data[:se.Offset], []byte("\n"))+1)
 			}
 			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d", n), Problem: "not valid JSON: " + err.Error(),
 				Fix: where + "; if this is not the cluster spec, " + specFileFix}
 		}
-		obj, err := specObject(source, n, v)
+		// JSON is YAML: the strict reading refuses a key given twice, which
+		// JSON decoding would settle silently for the last.
+		var v any
+		if err := yaml.UnmarshalStrict(raw, &v); err != nil {
+			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), "yaml: ")
+			return nil, &model.InputError{Source: source, Field: docLabel(n, nil), Problem: "a key given twice in one object: " + msg,
+				Fix: "keep one of the two: JSON decoding would take the last and drop the other without a word"}
+		}
+		objs, err := specObjects(source, n, v)
 		if err != nil {
 			return nil, err
 		}
-		if len(obj) > 0 {
-			docs = append(docs, obj)
+		docs = append(docs, objs...)
+	}
+}
+
+// specObjects are the objects of a decoded document: the document itself,
+// or the items of a List (`kubectl get … -o yaml` of several objects); none
+// for an empty one.
+func specObjects(source string, n int, v any) ([]map[string]any, error) {
+	obj, err := specObject(source, n, v)
+	if err != nil || len(obj) == 0 {
+		return nil, err
+	}
+	items, isList := obj["items"].([]any)
+	if kind, _ := obj["kind"].(string); !isList || !strings.HasSuffix(kind, "List") {
+		return []map[string]any{obj}, nil
+	}
+	var out []map[string]any
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d: items[%d]", n, i),
+				Problem: "not a Kubernetes object: YAML reads it as " + describe(it), Fix: specFileFix}
+		}
+		if len(m) > 0 {
+			out = append(out, m)
 		}
 	}
+	return out, nil
 }
 
 // specObject is a decoded document as an object; nil for an empty one.

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,6 +47,10 @@ type Schemas struct {
 	byKind map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps
 	// fromCluster marks the kinds read from the cluster.
 	fromCluster map[schema.GroupVersionKind]bool
+	// live: a cluster will judge the spec too (the plan's server-side dry
+	// run); unread says, for a kind whose CRD it did not give, why.
+	live   bool
+	unread map[schema.GroupVersionKind]string
 }
 
 var embeddedSchemas = sync.OnceValues(func() (Schemas, error) {
@@ -97,14 +102,26 @@ func ClusterSchemas(ctx context.Context, c *Client) (Schemas, error) {
 	if err != nil {
 		return Schemas{}, err
 	}
-	out := Schemas{byKind: maps.Clone(emb.byKind), fromCluster: map[schema.GroupVersionKind]bool{}}
+	out := Schemas{byKind: maps.Clone(emb.byKind), fromCluster: map[schema.GroupVersionKind]bool{},
+		live: true, unread: map[schema.GroupVersionKind]string{}}
 	for _, own := range crds {
+		unread := func(why string) {
+			for _, v := range own.Spec.Versions {
+				out.unread[schema.GroupVersionKind{Group: own.Spec.Group, Version: v.Name, Kind: own.Spec.Names.Kind}] = why
+			}
+		}
 		u, err := c.Dynamic.Resource(gvrCRD).Get(ctx, own.Name, metav1.GetOptions{})
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			unread("the console may not read CustomResourceDefinition " + own.Name + " (forbidden)")
+			continue
+		case err != nil:
+			unread("reading CustomResourceDefinition " + own.Name + ": " + err.Error())
 			continue
 		}
 		var theirs apiextensionsv1.CustomResourceDefinition
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &theirs) != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &theirs); err != nil {
+			unread("reading CustomResourceDefinition " + own.Name + ": " + err.Error())
 			continue
 		}
 		for _, gvk := range out.add(&theirs) {
@@ -146,6 +163,14 @@ func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas
 	}
 	w := &schemaWalker{kind: u.GetKind()}
 	w.value(place{}, u.Object, root)
+	if all.live && !all.fromCluster[gvk] {
+		// Judged by the console's copy while the cluster will judge the
+		// spec itself: a field the copy does not know may be a newer
+		// EKS-A's, and only the API server can tell; it is left to the
+		// plan's dry run. A near miss of a known field is a typo all the
+		// same, and is said as one.
+		w.problems = slices.DeleteFunc(w.problems, func(p fieldProblem) bool { return p.unknown && !p.nearMiss })
+	}
 	if len(w.problems) == 0 {
 		return nil
 	}
@@ -160,7 +185,11 @@ func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas
 		if p.unknown && !all.fromCluster[gvk] {
 			// The console's copy may be older than the EKS-A that
 			// will read the spec.
-			fix += " (checked against the console's copy of the " + gvk.Kind + " CRD: a field of a newer EKS-A is checked against the cluster's own CRD when the console can read it)"
+			if why := all.unread[gvk]; why != "" {
+				fix += " (checked against the console's copy of the " + gvk.Kind + " CRD, which may be older than your EKS-A: " + why + ")"
+			} else {
+				fix += " (checked against the console's copy of the " + gvk.Kind + " CRD: a field of a newer EKS-A is checked against the cluster's own CRD when the console can read it)"
+			}
 		}
 		errs = append(errs, &model.InputError{Source: source, Field: doc + ": " + p.path, Problem: p.problem, Fix: fix})
 	}
@@ -172,8 +201,9 @@ func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas
 
 type fieldProblem struct {
 	path, problem, fix string
-	// unknown: a field the schema does not name (not a wrong type).
-	unknown bool
+	// unknown: a field the schema does not name (not a wrong type);
+	// nearMiss, one a known field's name is a slip away from.
+	unknown, nearMiss bool
 }
 
 // place is where a value sits: its path for messages, and how an example of
@@ -293,7 +323,7 @@ func (w *schemaWalker) unknown(p place, k string, s *apiextensionsv1.JSONSchemaP
 	slices.Sort(known)
 	problem := "unknown field: " + w.kind + " has no such field here"
 	if best := closest(k, known); best != "" {
-		w.addUnknown(p, problem, "did you mean "+best+"?")
+		w.problems = append(w.problems, fieldProblem{path: p.path, problem: problem, fix: "did you mean " + best + "?", unknown: true, nearMiss: true})
 		return
 	}
 	list := known

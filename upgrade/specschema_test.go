@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/upgrade-console/upgrade-console/config/crd"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -405,4 +407,68 @@ func TestSpecSchemaPrefersTheClustersCRD(t *testing.T) {
 	if _, err := ParseSpecWith("spec.yaml", []byte(specCluster+"---\n"+bad), "default", schemas); err == nil || !strings.Contains(err.Error(), "spek") {
 		t.Errorf("a kind the cluster's CRD was not read of: %v", err)
 	}
+}
+
+// A live plan whose console may not read the cluster's CRDs checks with its
+// copies, but a field they do not know and no known field is near is left to
+// the API server's dry run (it may be a newer EKS-A's); a near miss is still
+// a typo, and the refusal says why the cluster's CRD was not used.
+func TestSpecSchemaForbiddenCRDs(t *testing.T) {
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{gvrCRD: "CustomResourceDefinitionList"})
+	dyn.PrependReactor("get", "customresourcedefinitions", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, "x", errors.New("no"))
+	})
+	schemas, err := ClusterSchemas(context.Background(), &Client{Dynamic: dyn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strings.Replace(specCluster, `  eksaVersion: v0.21.2`, "  eksaVersion: v0.21.2\n  nodeRepairPolicy: abc", 1)
+	if _, err := ParseSpecWith("spec.yaml", []byte(newer), "default", schemas); err != nil {
+		t.Errorf("a field the copy lacks, no known field near: %v", err)
+	}
+	typo := strings.Replace(specCluster, "kubernetesVersion:", "kubernetesVersio:", 1)
+	_, err = ParseSpecWith("spec.yaml", []byte(typo), "default", schemas)
+	var in *model.InputError
+	if !errors.As(err, &in) || !strings.Contains(in.Fix, "did you mean kubernetesVersion?") || !strings.Contains(in.Fix, "may not read CustomResourceDefinition clusters.anywhere.eks.amazonaws.com (forbidden)") {
+		t.Errorf("a near miss: %v", err)
+	}
+	// Offline, the copy is all there is: a field it lacks is refused.
+	if _, err := ParseSpec("spec.yaml", []byte(newer), "default"); err == nil {
+		t.Error("offline, a field the copy lacks passed")
+	}
+}
+
+// The same object twice in a spec would be applied twice, the last copy
+// winning; a key given twice in JSON would be settled for the last without a
+// word; a List (kubectl get -o yaml of several objects) is its items.
+func TestParseSpecDuplicatesAndLists(t *testing.T) {
+	_, err := ParseSpec("spec.yaml", []byte(specCluster+"---\n"+specMachines+"---\n"+strings.Replace(specMachines, "numCPUs: 4", "numCPUs: 64", 1)), "default")
+	var in *model.InputError
+	if !errors.As(err, &in) || in.Field != "document 3" || !strings.Contains(in.Problem, "VSphereMachineConfig default/mgmt-cp again (first in document 2)") {
+		t.Errorf("the same object twice: %v", err)
+	}
+	js := `{"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "Cluster", "metadata": {"name": "mgmt"},
+ "spec": {"kubernetesVersion": "1.31", "eksaVersion": "v0.21.2", "eksaVersion": "v0.20.9"}}`
+	if _, err := ParseSpec("spec.json", []byte(js), "default"); !errors.As(err, &in) || !strings.Contains(in.Problem, "a key given twice") || !strings.Contains(in.Problem, "eksaVersion") {
+		t.Errorf("a JSON key given twice: %v", err)
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n" + indentItem(specCluster) + indentItem(specMachines)
+	spec, err := ParseSpec("spec.yaml", []byte(list), "default")
+	if err != nil || len(spec.Docs) != 2 || spec.Cluster == nil {
+		t.Errorf("a List: %v", err)
+	}
+}
+
+// indentItem makes a YAML document an item of a list under items:.
+func indentItem(doc string) string {
+	lines := strings.Split(strings.TrimSuffix(doc, "\n"), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = "- " + l
+		} else {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
