@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -349,6 +350,9 @@ func imageURI(m map[string]json.RawMessage, path, source, field string) (string,
 	return uri, err
 }
 
+// yamlErrLine finds the line a YAML parser error names.
+var yamlErrLine = regexp.MustCompile(`\bline [0-9]+\b`)
+
 // objectJSON converts a single YAML or JSON document to JSON and checks that it
 // is an object of the wanted kind in the EKS-A API group.
 func objectJSON(data []byte, source, kind string) ([]byte, error) {
@@ -359,10 +363,20 @@ func objectJSON(data []byte, source, kind string) ([]byte, error) {
 		return nil, &InputError{Source: source, Problem: "holds more than one YAML document",
 			Fix: "keep only the " + kind + " object in the file"}
 	}
-	j, err := yaml.YAMLToJSON(data)
+	// Strict: a key given twice (a second versionsBundles:) would leave
+	// only the last, without a word.
+	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, &InputError{Source: source, Problem: "is not valid YAML: " + err.Error(),
-			Fix: "correct the YAML at the line named, or save the " + kind + " again (`kubectl get " + strings.ToLower(kind) + " NAME -o yaml`)"}
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		problem, fix := "is not valid YAML: "+msg, "correct the YAML"
+		if strings.Contains(msg, "already set in map") {
+			problem, fix = "has a key given twice: "+msg, "keep one of the two (YAML would take the last and drop the other)"
+		}
+		if at := yamlErrLine.FindString(msg); at != "" {
+			fix += " (" + at + ")"
+		}
+		return nil, &InputError{Source: source, Problem: problem,
+			Fix: fix + ", or save the " + kind + " again (`kubectl get " + strings.ToLower(kind) + " NAME -o yaml`)"}
 	}
 	var header map[string]json.RawMessage
 	if err := json.Unmarshal(j, &header); err != nil || header == nil {
@@ -455,7 +469,10 @@ func optionalString(m map[string]json.RawMessage, key, source, field string) (s 
 			problem = "must be a string"
 		}
 		fix := ""
-		if len(raw) > 0 && (raw[0] >= '0' && raw[0] <= '9') {
+		switch {
+		case key == "uri":
+			fix = "give the image reference as a string, e.g. uri: public.ecr.aws/eks-anywhere/upgrader:v1-31-11-eks-a-84; or " + bundlesFix
+		case len(raw) > 0 && (raw[0] >= '0' && raw[0] <= '9'):
 			fix = "quote the value in YAML (\"1.30\", not 1.30, which YAML reads as the number 1.3)"
 		}
 		return "", false, &InputError{Source: source, Field: join(field, key), Problem: problem, Fix: fix}

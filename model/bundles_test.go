@@ -202,13 +202,17 @@ func TestParseBundlesErrors(t *testing.T) {
 		"list document": "pass a Bundles manifest", "wrong kind": "kubectl get bundles NAME -n eksa-system -o yaml",
 		"wrong group": "kubectl get bundles NAME -n eksa-system -o yaml", "missing kind": "kubectl get bundles NAME -n eksa-system -o yaml",
 		"kind list": "pass a single Bundles manifest", "two documents": "keep only the Bundles object",
-		"unquoted kubeVersion": "quote the value",
+		"unquoted kubeVersion": "quote the value", "not yaml at a line": "correct the YAML (line 3)",
+		"key given twice": "keep one of the two", "uri a number": "give the image reference as a string",
 	}
 	for _, tc := range []struct {
 		name, doc, field, problem string
 	}{
 		{"empty", " \n", "", "is empty"},
 		{"not yaml", "a: [", "", "not valid YAML"},
+		{"not yaml at a line", "a: 1\nb: 2\nc: [\n", "", "not valid YAML"},
+		{"key given twice", edit("  number: 1\n", "  number: 1\n  number: 2\n"), "", "a key given twice"},
+		{"uri a number", minimalBundles + "    upgrader: {upgrader: {uri: 42}}\n", "spec.versionsBundles[0].upgrader.upgrader.uri", "must be a string"},
 		{"scalar", "just a string", "", "not a Kubernetes object"},
 		{"list document", "- a\n- b", "", "not a Kubernetes object"},
 		{"wrong kind", edit("kind: Bundles", "kind: Cluster"), "kind", "a Cluster object (anywhere.eks.amazonaws.com/v1alpha1), not an EKS-A Bundles"},
