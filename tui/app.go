@@ -57,6 +57,11 @@ type Options struct {
 	ReadOnly bool
 	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
 	StallAfter time.Duration
+	// Confirm, when set, is asked before the dashboard says the upgrade is
+	// complete, as upgrade.TrackOptions.Confirm: the rule held on what the
+	// watch delivered, and a watch on an API server that stopped answering
+	// delivers nothing and reports no error. It runs in a command.
+	Confirm func(ctx context.Context, s *model.ClusterState) error
 	// QuitOnDone ends the program once the upgrade is done or failed
 	// (watch --exit-on-done).
 	QuitOnDone bool

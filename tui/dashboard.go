@@ -73,6 +73,9 @@ type Dashboard struct {
 	timeline model.Timeline
 	judge    report.Judge
 	outcome  report.Outcome
+	// confirm is where the API server's confirmation of completion stands
+	// (Options.Confirm).
+	confirm completionConfirm
 
 	cluster, etcd, cp, events textPane
 	nodes                     nodesPane
@@ -185,6 +188,17 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			return d, d.rebuild()
 		}
 		return d, nil
+	case confirmedMsg:
+		if d.confirm.answered(msg) {
+			// Not confirmed: judged as through a lost connection, the
+			// rule holds its time again before the next question.
+			p := d.progress
+			p.Blind = true
+			d.judge, _ = d.judge.Observe(p, d.now)
+		}
+		cmd := d.refreshProgress(false)
+		d.relayout()
+		return d, cmd
 	case clockMsg:
 		d.now = d.opts.clock().Now()
 		// Offers can depend on time alone (a lease goes stale, an etcd
@@ -313,6 +327,18 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 		// done), as the plain watch does.
 		var o report.Outcome
 		d.judge, o = d.judge.Observe(d.progress, d.now)
+		if o == report.Done && d.opts.Confirm != nil {
+			var ask tea.Cmd
+			o, ask = d.confirm.needed(d.opts.Confirm, d.state)
+			cmd = tea.Batch(cmd, ask)
+		} else {
+			// A refusal stays said while the rule holds its time again;
+			// a question under way is answered to nobody.
+			d.confirm.asking, d.confirm.confirmed = false, false
+			if !d.progress.Complete {
+				d.confirm.err = nil
+			}
+		}
 		if d.outcome == report.Running && o != report.Running {
 			d.outcome = o
 			cmd = d.record(o)
@@ -327,7 +353,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
-	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge)
+	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words())
 	return cmd
 }
 
@@ -353,7 +379,7 @@ const pausePrefix = " " + markHeld + " "
 
 // buildStallLines is statusLines of a progress no judge has seen.
 func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
-	return statusLines(st, s, p, report.Judge{})
+	return statusLines(st, s, p, report.Judge{}, "")
 }
 
 // statusLines returns the first maxStallLines lines of the stall list, how
@@ -362,7 +388,10 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 // to the width, except the pause, which it wraps (layoutStalls). The judge
 // has observed p: it words the end (failed, confirming, done, at rest) as
 // the plain watch and apply --wait do.
-func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge) ([]line, int, int) {
+//
+// unconfirmed, when set, is said instead of "upgrade complete" while the API
+// server has not confirmed it (completionConfirm.words).
+func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
@@ -413,6 +442,8 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// Not "upgrade complete": none was under way. A pause, shown
 		// above, holds back the next one.
 		status = line{segs: []seg{{" " + j.Summary(p), rMuted}}}
+	case p.Complete && unconfirmed != "":
+		status = line{segs: []seg{{" " + unconfirmed, rMuted}}}
 	case p.Complete && j.Confirming().IsZero():
 		status = line{segs: []seg{{" " + sym.OK + " upgrade complete: every completion milestone met", rDone}}}
 	case p.Complete:

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -610,5 +612,42 @@ func TestDeclaredFailureMessageStopsThePhaseClock(t *testing.T) {
 	}
 	if !strings.Contains(start, "etcd ✗ ") || !strings.Contains(start, "ready ✗") {
 		t.Errorf("failure not in the strip:\n%s", start)
+	}
+}
+
+// With a confirmation to ask (apply --tui, the live watch), "upgrade
+// complete" waits for the API server: a frozen or dead one kept the watch
+// silent while the hold passed on what it had delivered. A refusal is said,
+// the rule holds its time again, and the next answer that confirms it
+// completes the upgrade, which is recorded only then.
+func TestCompletionWaitsForTheAPIServer(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk,
+		Confirm: func(context.Context, *model.ClusterState) error { return nil }})
+	d.SetSize(120, 40)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	done := fixtureHealthy()
+	done.Version = 100
+	clk.SetTime(t0.Add(frameInterval))
+	d.Update(SnapshotMsg{State: done})
+	clk.SetTime(t0.Add(frameInterval + model.DefaultCompletionGate().Hold))
+	d.Update(clockMsg{})
+	if out := screenOf(d); !d.confirm.asking || !strings.Contains(out, " every completion milestone met; confirming with the API server…") || strings.Contains(out, "✓ upgrade complete") || d.outcome != report.Running {
+		t.Fatalf("asking %t, outcome %s:\n%s", d.confirm.asking, d.outcome, out)
+	}
+	// The API server does not answer.
+	d.Update(confirmedMsg{asked: d.confirm.asked, err: errors.New("reading Cluster default/mgmt: no answer within 10s")})
+	if out := screenOf(d); !strings.Contains(out, "every completion milestone met, not confirmed by the API server (reading Cluster default/mgmt: no answer") || strings.Contains(out, "✓ upgrade complete") || d.outcome != report.Running {
+		t.Fatalf("refused, outcome %s:\n%s", d.outcome, out)
+	}
+	// The rule holds its time again, is asked again, and is confirmed.
+	clk.SetTime(clk.Now().Add(model.DefaultCompletionGate().Hold))
+	d.Update(clockMsg{})
+	if !d.confirm.asking {
+		t.Fatal("not asked again after the hold")
+	}
+	d.Update(confirmedMsg{asked: d.confirm.asked})
+	if out := screenOf(d); !strings.Contains(out, " ✓ upgrade complete: every completion milestone met") || d.outcome != report.Done {
+		t.Fatalf("confirmed, outcome %s:\n%s", d.outcome, out)
 	}
 }

@@ -46,6 +46,9 @@ type PlanActions struct {
 	// worked: the completion is recorded, the kept lock released) or the
 	// console quits. Optional.
 	FollowAfterFailure func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error)
+	// NotConfirmed records an apply whose typed confirmation was not
+	// given (esc), as the command line records one. Optional.
+	NotConfirmed func(ctx context.Context, p *upgrade.Plan, why string) error
 }
 
 // recheckInterval is the least time between two runs of the checks: a
@@ -64,7 +67,11 @@ type (
 	recheckDueMsg struct{}
 	// applyConfirmedMsg comes from the confirmation dialog.
 	applyConfirmedMsg struct{ force bool }
-	startedMsg        struct {
+	// applyNotConfirmedMsg: the operator went back from the confirmation.
+	applyNotConfirmedMsg struct{}
+	// notConfirmedRecordedMsg is how recording it went.
+	notConfirmedRecordedMsg struct{ err error }
+	startedMsg              struct {
 		session *upgrade.Session
 		err     error
 	}
@@ -150,13 +157,18 @@ type PlanScreen struct {
 	applyAfterDryRun bool
 
 	starting bool
-	session  *upgrade.Session
+	// confirming: the typed confirmation is open.
+	confirming bool
+	session    *upgrade.Session
 	// starts counts a start under way, and startedSession holds the session it
 	// made: a console quit during the writes must wait for them (a spec
 	// half applied breaks the cluster) and then end the session, though
 	// the startedMsg never reaches Update.
 	starts         *sync.WaitGroup
 	startedSession *atomic.Pointer[upgrade.Session]
+	// startsRunning counts the starts whose command has not returned, for
+	// StartUnderWay (read after the program ended).
+	startsRunning *atomic.Int32
 	// status is the last outcome of a key or a command (empty: the line
 	// says where the plan stands); statusOf says what it reports, so that
 	// it goes once that is no longer true. statusOut is the line wrapped
@@ -179,7 +191,7 @@ type PlanScreen struct {
 // NewPlanScreen returns the plan screen for a computed plan.
 func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
 	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New(),
-		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}}
+		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}}
 	p.setTheme(initialTheme(opts))
 	return p
 }
@@ -195,6 +207,10 @@ func (p *PlanScreen) Session() *upgrade.Session {
 	}
 	return p.startedSession.Load()
 }
+
+// StartUnderWay reports whether a start's writes are still under way, so
+// that the console says what it waits for once the screen is gone.
+func (p *PlanScreen) StartUnderWay() bool { return p.startsRunning.Load() > 0 }
 
 // WaitStart waits for a start under way (the program has ended: nothing
 // else reads the screen).
@@ -316,7 +332,16 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			return p, p.confirm()
 		}
 	case applyConfirmedMsg:
+		p.confirming = false
 		return p, p.start(msg.force)
+	case applyNotConfirmedMsg:
+		return p, p.notConfirmed()
+	case notConfirmedRecordedMsg:
+		if msg.err != nil {
+			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording the apply not confirmed: " + firstLine(msg.err.Error()), rFailure})
+			p.rebuild()
+		}
+		return p, nil
 	case startedMsg:
 		return p, p.started(msg)
 	case trackedMsg:
@@ -469,7 +494,34 @@ func (p *PlanScreen) confirm() tea.Cmd {
 		p.rebuild()
 		return nil
 	}
+	p.confirming = true
 	return OpenDialog(newConfirmDialog(p.opts, p.plan, p.dry))
+}
+
+// Confirming reports whether the typed confirmation is open (read after
+// the program ended: a console quit there did not confirm the apply).
+func (p *PlanScreen) Confirming() bool { return p.confirming }
+
+// RecordQuitAtConfirmation records, once the program has ended, an apply
+// whose typed confirmation was open when the console quit: not confirmed.
+func (p *PlanScreen) RecordQuitAtConfirmation(ctx context.Context) error {
+	if !p.confirming || p.actions.NotConfirmed == nil {
+		return nil
+	}
+	p.confirming = false
+	return p.actions.NotConfirmed(ctx, p.plan, "the console quit at the typed confirmation")
+}
+
+// notConfirmed records the apply the operator went back from.
+func (p *PlanScreen) notConfirmed() tea.Cmd {
+	p.confirming = false
+	if p.actions.NotConfirmed == nil {
+		return nil
+	}
+	ctx, plan, record := p.ctx, p.plan, p.actions.NotConfirmed
+	return func() tea.Msg {
+		return notConfirmedRecordedMsg{err: record(context.WithoutCancel(ctx), plan, "the operator went back from the typed confirmation")}
+	}
 }
 
 func (p *PlanScreen) start(force bool) tea.Cmd {
@@ -485,10 +537,12 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 	p.starting = true
 	p.setStatus(statusEvent, seg{" taking the upgrade lock, saving the snapshot, applying…", rMuted})
 	p.rebuild()
-	ctx, plan, dry, run, started, starts := p.ctx, p.plan, p.dry, p.actions.Start, p.startedSession, p.starts
+	ctx, plan, dry, run, started, starts, running := p.ctx, p.plan, p.dry, p.actions.Start, p.startedSession, p.starts, p.startsRunning
 	starts.Add(1)
+	running.Add(1)
 	return func() tea.Msg {
 		defer starts.Done()
+		defer running.Add(-1)
 		s, err := run(ctx, plan, upgrade.StartOptions{DryRun: dry, ForceConflicts: force})
 		if s != nil {
 			started.Store(s)

@@ -37,8 +37,9 @@ type confirmDialog struct {
 	blocked string
 
 	keys confirmKeys
-	// decided is the confirmed apply, once enter made it (Decided).
-	decided *applyConfirmedMsg
+	// decided is the operator's answer, once a key gave it (Decided): the
+	// confirmed apply, or going back.
+	decided tea.Msg
 
 	// The layout, rebuilt in Update (relayout): head is always shown, body
 	// scrolls in visible rows from offset, tail goes around the input
@@ -140,7 +141,8 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, d.keys.Cancel):
-			return d, CloseDialog
+			d.decided = applyNotConfirmedMsg{}
+			return d, nil
 		case key.Matches(msg, d.keys.Force):
 			d.force = !d.force
 			d.hint = ""
@@ -179,18 +181,13 @@ func (d *confirmDialog) submit() tea.Cmd {
 		d.hint = fmt.Sprintf("%d field(s) belong to another manager: tab takes them over, or esc and resolve them", len(d.dry.Conflicts))
 		return nil
 	}
-	d.decided = &applyConfirmedMsg{force: d.force}
+	d.decided = applyConfirmedMsg{force: d.force}
 	return nil
 }
 
-// Decided is the confirmed apply: the App closes the dialog and starts it
-// in the same update as the enter (closingDialog).
-func (d *confirmDialog) Decided() (tea.Msg, bool) {
-	if d.decided == nil {
-		return nil, false
-	}
-	return *d.decided, true
-}
+// Decided is the operator's answer: the App closes the dialog and hands it
+// to the plan screen in the same update as the key (closingDialog).
+func (d *confirmDialog) Decided() (tea.Msg, bool) { return d.decided, d.decided != nil }
 
 func (d *confirmDialog) scroll(delta int) {
 	d.offset += delta

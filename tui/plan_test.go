@@ -921,3 +921,52 @@ func TestConfirmThenAKeyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Going back from the typed confirmation (esc), or quitting while it is
+// open, is an apply not confirmed, and recorded as the command line records
+// one.
+func TestConfirmationNotGivenIsRecorded(t *testing.T) {
+	var why []string
+	actions := (&fakeActions{}).actions()
+	actions.NotConfirmed = func(_ context.Context, _ *upgrade.Plan, w string) error {
+		why = append(why, w)
+		return nil
+	}
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)}
+	p := NewPlanScreen(context.Background(), opts, fixturePlan(false), actions)
+	a := NewApp(opts, p)
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	a.Update(p.confirm()())
+	if !p.Confirming() || len(a.dialogs) != 1 {
+		t.Fatalf("the confirmation is not open (%d dialogs)", len(a.dialogs))
+	}
+	_, cmd := a.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if len(a.dialogs) != 0 || p.Confirming() || cmd == nil {
+		t.Fatalf("esc left %d dialog(s), confirming %t, command %v", len(a.dialogs), p.Confirming(), cmd != nil)
+	}
+	runCmds(cmd, func(m tea.Msg) { p.Update(m) })
+	a.Update(p.confirm()())
+	if err := p.RecordQuitAtConfirmation(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(why) != 2 || !strings.Contains(why[0], "went back") || !strings.Contains(why[1], "quit") {
+		t.Errorf("recorded %q", why)
+	}
+}
+
+// runCmds runs a command and the commands it batches, handing each message
+// to take.
+func runCmds(cmd tea.Cmd, take func(tea.Msg)) {
+	if cmd == nil {
+		return
+	}
+	switch m := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range m {
+			runCmds(c, take)
+		}
+	default:
+		take(m)
+	}
+}

@@ -104,6 +104,25 @@ type Session struct {
 	kept     bool
 	// lateDone: the upgrade completed after Finish had declared it failed.
 	lateDone bool
+	// completed: Finish saw the upgrade complete; detached: Detach ended
+	// the session before any outcome.
+	completed, detached bool
+}
+
+// Completed reports whether the upgrade the session started completed
+// while it followed (after a declared failure too).
+func (s *Session) Completed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.completed || s.lateDone
+}
+
+// Detached reports whether the session ended before the upgrade did: the
+// console stopped following, and the upgrade goes on in the cluster.
+func (s *Session) Detached() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.detached
 }
 
 // Start takes the lock, re-runs the checks under it, snapshots and applies.
@@ -319,11 +338,13 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 		}
 	}
 	e.Time = s.clk.Now()
-	if !out.Complete {
-		s.mu.Lock()
+	s.mu.Lock()
+	if out.Complete {
+		s.completed = true
+	} else {
 		s.failedAt = e.Time
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	return errors.Join(err, audit(ctx, s.audit, e))
 }
 
@@ -404,6 +425,9 @@ func (s *Session) Detach(ctx context.Context) error {
 	if !first {
 		return nil
 	}
+	s.mu.Lock()
+	s.detached = true
+	s.mu.Unlock()
 	var err error
 	msg := "applied; not followed by the console (lock released)"
 	if lost {

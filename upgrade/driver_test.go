@@ -267,7 +267,13 @@ func TestStartInterrupted(t *testing.T) {
 		if len(s.Applied) != len(w.spec.Docs) || len(heard) != len(w.spec.Docs) {
 			t.Errorf("applied %d of %d documents (heard of %d)", len(s.Applied), len(w.spec.Docs), len(heard))
 		}
+		if s.Detached() || s.Completed() {
+			t.Error("a session not yet ended says it detached or completed")
+		}
 		_ = s.Detach(context.Background())
+		if !s.Detached() || s.Completed() {
+			t.Error("a detached session does not say it detached")
+		}
 	})
 	t.Run("before the first write: nothing is applied, the lock released", func(t *testing.T) {
 		w, audit, s, err := start(t, func(cancel context.CancelFunc) StartOptions {

@@ -205,8 +205,8 @@ func TestFollowAfterFailureRecordsTheCompletionAndReleasesTheLock(t *testing.T) 
 	if err := s.Finish(ctx, Outcome{Failed: true, Reason: "node mgmt-6d6mj in-place step KubeadmUpgraded failed"}); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Kept() {
-		t.Fatal("the failed session does not say it keeps the lock")
+	if !s.Kept() || s.Completed() || s.Detached() {
+		t.Fatal("the failed session does not say it keeps the lock, or says it completed or detached")
 	}
 	// The retry worked: the cluster meets the rule at the applied generation.
 	all := map[string]bool{"Ready": true, "ControlPlaneInitialized": true, "ControlPlaneReady": true, "DefaultCNIConfigured": true, "WorkersReady": true}
@@ -217,7 +217,7 @@ func TestFollowAfterFailureRecordsTheCompletionAndReleasesTheLock(t *testing.T) 
 	if err != nil || !out.Complete {
 		t.Fatalf("outcome %+v, %v; want complete", out, err)
 	}
-	if !s.CompletedAfterFailure() {
+	if !s.CompletedAfterFailure() || !s.Completed() || s.Detached() {
 		t.Error("the session does not say the upgrade completed after its failure")
 	}
 	if st, err := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); err != nil || st != nil || s.Kept() || !s.LockReleased() {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,6 +28,12 @@ import (
 // Quit on a plan the checks block, with no start, it exits 3, except in the
 // demo, whose scenarios block on purpose (demoWorld).
 func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, display *watchOptions, theme themes.Name, demoWorld bool) (report.Outcome, error) {
+	// Once the UI has given the terminal back, its own signal handler is
+	// gone: a ctrl-c while a start under way finishes must not kill the
+	// process between two writes. It cancels the start instead, which stops
+	// before the first write or runs the rest to its end.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
 	if err != nil {
 		return report.Running, err
@@ -33,12 +41,22 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	outcome, err := tui.RunApp(ctx, app)
 	// Quit while the spec was being applied: the writes run to their end
 	// first, never cut in the middle by the process exiting.
+	if screen.StartUnderWay() {
+		fmt.Fprintln(out, "finishing the start under way (the lock, the snapshot, the spec's documents): its writes are never cut in the middle…")
+	}
 	screen.WaitStart()
-	// Quitting while the upgrade rolls: the console stops following, and
-	// with nobody to renew it the lock is released (a no-op when the
-	// tracker already finished the session).
+	err = errors.Join(err, screen.RecordQuitAtConfirmation(context.WithoutCancel(ctx)))
 	s := screen.Session()
-	if s != nil {
+	switch {
+	case s != nil && s.ClusterGeneration == 0:
+		// The apply failed part way: the lock stays, as apply without
+		// --tui leaves it, so that nobody starts on a spec half applied.
+		fmt.Fprintf(out, "the spec was applied in part (%d of %d documents); %s\n", len(s.Applied), len(s.Plan.Target.Spec.Docs), s.LockKeptMessage())
+		return outcome, err
+	case s != nil:
+		// Quitting while the upgrade rolls: the console stops following,
+		// and with nobody to renew it the lock is released (a no-op when
+		// the tracker already finished the session).
 		err = errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
 	}
 	if err == nil || s != nil {
@@ -46,6 +64,10 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	}
 	if err == nil && !demoWorld {
 		err = unstartedExit(s, screen.Plan())
+	}
+	if err == nil && !demoWorld && s != nil && s.Detached() {
+		// As apply --wait interrupted: exit 5, the upgrade goes on.
+		err = withCode(ExitTimeout, errors.New("stopped following before the upgrade completed (quit): the upgrade goes on in the cluster"))
 	}
 	return outcome, err
 }
@@ -63,7 +85,7 @@ func unstartedExit(s *upgrade.Session, plan *upgrade.Plan) error {
 // sayPlanTUIEnd says, on the normal screen once the UI is gone, what the
 // console left in the cluster: the dashboard took the screen at once, and a
 // quit (ctrl-c, say) as the operator confirmed must not leave them guessing
-// whether the cluster was touched.
+// whether the cluster was touched, nor whether the upgrade is done.
 func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool) {
 	if s == nil {
 		if !readOnly {
@@ -72,8 +94,13 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool) {
 		return
 	}
 	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
-	if s.CompletedAfterFailure() {
+	switch {
+	case s.CompletedAfterFailure():
 		fmt.Fprintln(out, "the upgrade completed after the failure the console had declared (recorded in the audit log)")
+	case s.Completed():
+		fmt.Fprintln(out, "the upgrade completed (recorded in the audit log)")
+	case s.Detached():
+		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
 	}
 	switch _, _, lost := s.Lock(); {
 	case lost:
@@ -100,6 +127,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		ColorOff:    themes.ColorOff(os.Getenv, true),
 		ReadOnly:    display.readOnly,
 		StallAfter:  display.stallAfter,
+		Confirm:     upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked
@@ -115,6 +143,11 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
 		opts.Actions = planRecoveryActions(lv, l, audit, display)
 		actions.Start = driver.Start
+		actions.NotConfirmed = func(ctx context.Context, p *upgrade.Plan, why string) error {
+			return audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply",
+				Object: "Cluster " + p.Namespace + "/" + p.Cluster, Result: upgrade.AuditNotConfirmed,
+				Message: "not applied, nothing changed: " + why})
+		}
 		actions.Track = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
 			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
 		}

@@ -73,6 +73,11 @@ func TestPlanTUIToDone(t *testing.T) {
 		if err := s.Detach(context.WithoutCancel(ctx)); err != nil {
 			t.Fatal(err)
 		}
+		var said bytes.Buffer
+		sayPlanTUIEnd(&said, s, false)
+		if got := said.String(); !strings.Contains(got, "the upgrade completed (recorded in the audit log)") || !strings.Contains(got, "the upgrade lock is released") || s.Detached() {
+			t.Errorf("after the upgrade completed, the console says:\n%s", got)
+		}
 	}
 	res, err := upgrade.ReadAudit(state+"/upgrade-console/"+upgrade.AuditFileName, upgrade.AuditFilter{})
 	if err != nil {
