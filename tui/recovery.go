@@ -325,6 +325,14 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 				d.stage = recPlan
 				return d, nil
 			}
+			if allAlreadyDone(msg.rep) {
+				// The cluster moved on since the plan (another console,
+				// the controller): planned again, it says there is
+				// nothing to do, and is recorded as the command line
+				// records it, rather than asked for a run of no-ops.
+				d.stage, d.dry, d.offset = recPlanning, recovery.Report{}, 0
+				return d, d.planCmd(d.offers[d.cursor])
+			}
 			d.input.Placeholder = confirmPlaceholder(d.plan.ConfirmObject)
 			return d, d.input.Focus()
 		}
@@ -509,6 +517,17 @@ func (d *recoveryDialog) copiesCmd() tea.Cmd {
 		paths, err := b.snapshotCopies()
 		return recCopiesMsg{paths: paths, err: err}
 	}
+}
+
+// allAlreadyDone reports whether a dry run found every step of the plan in
+// effect already.
+func allAlreadyDone(r recovery.Report) bool {
+	for _, st := range r.Steps {
+		if st.Status != recovery.StepAlreadyDone {
+			return false
+		}
+	}
+	return len(r.Steps) > 0
 }
 
 func (d *recoveryDialog) planCmd(o recovery.Offer) tea.Cmd {

@@ -32,6 +32,8 @@ type fakeRecovery struct {
 	copies  []string
 	// notConfirmedN counts the plans recorded as not confirmed.
 	notConfirmedN int
+	// dryStatus, when set, is every step's dry-run status.
+	dryStatus recovery.StepStatus
 }
 
 func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
@@ -54,7 +56,11 @@ func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Rep
 	f.dryRuns++
 	rep := recovery.Report{DryRun: true}
 	for i, s := range p.Steps {
-		rep.Steps = append(rep.Steps, recovery.StepResult{Index: i, Step: s.Name, Status: recovery.StepDryRunOK})
+		st := recovery.StepDryRunOK
+		if f.dryStatus != "" {
+			st = f.dryStatus
+		}
+		rep.Steps = append(rep.Steps, recovery.StepResult{Index: i, Step: s.Name, Status: st})
 	}
 	return rep, nil
 }
@@ -699,5 +705,28 @@ func TestRecoveryPlanningIsRecorded(t *testing.T) {
 	_ = recordPlanned(context.Background(), RecoveryOptions{Audit: &got, ReadOnly: true}, nothing, nil)
 	if len(got) != 0 {
 		t.Errorf("read-only recorded %+v", got)
+	}
+}
+
+// A plan the cluster has moved past (another console ran it, the
+// controller did it) dry-runs as every step already done: the dialog plans
+// again, which says there is nothing to do, instead of asking for the typed
+// confirmation of a run of no-ops.
+func TestRecoveryDialogPlansAgainWhenEveryStepIsDone(t *testing.T) {
+	f := &fakeRecovery{dryStatus: recovery.StepAlreadyDone}
+	f.planFor = func(recovery.Offer) (*recovery.Plan, error) {
+		if len(f.offers) == 1 {
+			return planFixture(), nil
+		}
+		return &recovery.Plan{Action: recovery.ActionEtcdRollback, Cluster: "mgmt", Title: "etcd is already rolled back."}, nil
+	}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter) // plan
+	press(t, d, enter) // dry run
+	if d.Stage() != "plan" || f.dryRuns != 1 || len(f.offers) != 2 {
+		t.Fatalf("stage %s, %d dry runs, %d plans; want the plan again after one dry run", d.Stage(), f.dryRuns, len(f.offers))
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "Nothing to do.") || strings.Contains(v, "Type ") {
+		t.Errorf("view:\n%s", v)
 	}
 }
