@@ -133,6 +133,15 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	return j, j.outcome
 }
 
+// Unconfirmed is the judge after the API server did not confirm the
+// completion it judged on p: observed as through a lost connection, the
+// rule holds its time again before it is done.
+func (j Judge) Unconfirmed(p Progress, now time.Time) Judge {
+	p.Blind = true
+	j, _ = j.Observe(p, now)
+	return j
+}
+
 // Reason says why the upgrade failed (empty unless the outcome is Failed).
 func (j Judge) Reason() string { return j.reason }
 

@@ -190,11 +190,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, nil
 	case confirmedMsg:
 		if d.confirm.answered(msg) {
-			// Not confirmed: judged as through a lost connection, the
-			// rule holds its time again before the next question.
-			p := d.progress
-			p.Blind = true
-			d.judge, _ = d.judge.Observe(p, d.now)
+			d.judge = d.judge.Unconfirmed(d.progress, d.now)
 		}
 		cmd := d.refreshProgress(false)
 		d.relayout()

@@ -132,11 +132,7 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 				err := o.Confirm(cctx, s)
 				cancel()
 				if err != nil {
-					// Observed as through a lost connection, the rule
-					// starts its hold again on the next live snapshot.
-					blind := p
-					blind.Blind = true
-					judge, outcome = judge.Observe(blind, clk.Now())
+					judge, outcome = judge.Unconfirmed(p, clk.Now()), model.OutcomeRunning
 					p.Summary = "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"
 				}
 			}
