@@ -92,10 +92,24 @@ func orDash(s string) string {
 	return s
 }
 
+// connection says each change of the link to the API server once, a lost
+// one with the error that lost it: "reconnecting: dial tcp …: connection
+// refused", then "live".
 func (d *differ) connection(prev, cur *model.ClusterState) {
-	if prev.Connection != cur.Connection && cur.Connection != "" {
-		d.add("connection", "%s", cur.Connection)
+	if prev.Connection == cur.Connection || cur.Connection == "" {
+		return
 	}
+	if cur.Connection != model.Live && cur.ConnectionErr != "" {
+		d.add("connection", "%s: %s", cur.Connection, cur.ConnectionErr)
+		return
+	}
+	d.add("connection", "%s", cur.Connection)
+}
+
+// connected reports whether a snapshot's link to the API server is live
+// (snapshots without connection state, from tests or tools, count as live).
+func connected(s *model.ClusterState) bool {
+	return s.Connection == "" || s.Connection == model.Live
 }
 
 func (d *differ) sources(prev, cur *model.ClusterState) {
@@ -108,7 +122,12 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 			}
 			d.add("access", "forbidden: %s (%s)", c.Forbidden, shown)
 		}
-		if c.Err != "" && c.Err != p.Err {
+		// While the connection is lost every kind's watch fails, each
+		// with its own URL, again at each retry: dozens of lines that
+		// the connection line says once. On a live connection an error
+		// is the kind's own (its watch was refused), said when it
+		// changes, and when the connection comes back with it.
+		if c.Err != "" && connected(cur) && (c.Err != p.Err || !connected(prev)) {
 			d.add("watch "+string(k), "%s", c.Err)
 		}
 	}

@@ -503,3 +503,65 @@ func TestChangesWaitForEachList(t *testing.T) {
 		}
 	}
 }
+
+// withSources is s as the watcher delivers it: every kind listed, the
+// connection as given, and the kinds' errors.
+func withSources(s *model.ClusterState, conn model.ConnectionState, connErr string, errs map[model.Kind]string) *model.ClusterState {
+	s.Connection, s.ConnectionErr = conn, connErr
+	s.Sources = map[model.Kind]model.SourceStatus{}
+	for _, k := range []model.Kind{model.KindEKSACluster, model.KindKubeadmControlPlane, model.KindEtcdadmCluster,
+		model.KindMachineDeployment, model.KindMachine, model.KindNode, model.KindNodeUpgrade, model.KindEvent, model.KindLease} {
+		s.Sources[k] = model.SourceStatus{Installed: true, Synced: true, Err: errs[k]}
+	}
+	return s
+}
+
+// With the API server gone, every kind's watch fails, each with its own URL
+// and again at each retry: the plain watch printed one raw "watch X: Get
+// https://…: connection refused" line per kind and retry, dozens. The
+// connection line says it once, with the error that lost it, and once
+// more when it is back.
+func TestWatchSaysALostConnectionOnce(t *testing.T) {
+	refused := func(what string) string {
+		return `Get "https://10.0.0.5:6443/apis/cluster.x-k8s.io/v1beta2/namespaces/eksa-system/` + what + `": dial tcp 10.0.0.5:6443: connect: connection refused`
+	}
+	states := []*model.ClusterState{withSources(etcdRollout(2), model.Live, "", nil)}
+	lost := map[model.Kind]string{}
+	for i, k := range []model.Kind{model.KindMachine, model.KindNode, model.KindMachineDeployment, model.KindEvent, model.KindMachine, model.KindLease, model.KindNode} {
+		lost[k] = refused(fmt.Sprintf("%s?watch=true&try=%d", strings.ToLower(string(k)), i))
+		errs := map[model.Kind]string{}
+		for k, v := range lost {
+			errs[k] = v
+		}
+		states = append(states, withSources(etcdRollout(2), model.Reconnecting, refused("machines?watch=true&try=0"), errs))
+	}
+	states = append(states, withSources(healthy(), model.Live, "", nil))
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, states...)
+	if strings.Contains(out, " watch ") {
+		t.Errorf("the lost connection said kind by kind:\n%s", out)
+	}
+	want := "connection: reconnecting: " + refused("machines?watch=true&try=0")
+	if n := strings.Count(out, "connection: reconnecting"); n != 1 || !strings.Contains(out, want) {
+		t.Errorf("want one line %q, got %d:\n%s", want, n, out)
+	}
+	if !strings.Contains(out, "connection: live\n") || strings.LastIndex(out, "connection: live\n") < strings.Index(out, "connection: reconnecting") {
+		t.Errorf("no line when the connection came back:\n%s", out)
+	}
+}
+
+// A kind's own error on a live connection (its watch refused, not lost) is
+// said when it changes, and one held while the connection was lost once the
+// connection is back.
+func TestChangesSayAKindsOwnError(t *testing.T) {
+	notFound := "the server could not find the requested resource (get machines.cluster.x-k8s.io)"
+	a := withSources(etcdRollout(1), model.Live, "", nil)
+	b := withSources(etcdRollout(1), model.Live, "", map[model.Kind]string{model.KindMachine: notFound})
+	if out := texts(Changes(a, b, derive(a), derive(b), t0)); !strings.Contains(out, "watch Machine: "+notFound) {
+		t.Errorf("a kind's own error on a live connection is not said:\n%s", out)
+	}
+	c := withSources(etcdRollout(1), model.Reconnecting, "connection refused", map[model.Kind]string{model.KindMachine: notFound})
+	d := withSources(etcdRollout(1), model.Live, "", map[model.Kind]string{model.KindMachine: notFound})
+	if out := texts(Changes(c, d, derive(c), derive(d), t0)); !strings.Contains(out, "watch Machine: "+notFound) || !strings.Contains(out, "connection: live") {
+		t.Errorf("an error held over the connection's return is not said:\n%s", out)
+	}
+}

@@ -309,3 +309,40 @@ func TestWatchDoneWaitsForTheAPIServer(t *testing.T) {
 		t.Errorf("outcome %s once confirmed:\n%s", o.Outcome, w.out.String())
 	}
 }
+
+// The outcome line is stamped when the outcome is decided: after the API
+// server confirmed it, which may take seconds. It was stamped with the time
+// the look began ("05:12:13Z outcome: done", printed at 05:12:21).
+func TestWatchStampsTheOutcomeWhenConfirmed(t *testing.T) {
+	var mu sync.Mutex
+	var confirmedAt time.Time
+	var w *watching
+	confirm := func(ctx context.Context, s *model.ClusterState) error {
+		w.clk.Step(8 * time.Second) // the API server takes its time
+		mu.Lock()
+		confirmedAt = w.clk.Now()
+		mu.Unlock()
+		return nil
+	}
+	w = startWatch(t, WatchOptions{ExitOnDone: true, Confirm: confirm})
+	w.send(etcdRollout(2))
+	w.send(healthy())
+	if o := w.untilEnded(t, w.clk.Now().Add(time.Minute)); o.Outcome != Done {
+		t.Fatalf("outcome %s:\n%s", o.Outcome, w.out.String())
+	}
+	mu.Lock()
+	at := confirmedAt
+	mu.Unlock()
+	var stamp time.Time
+	for _, l := range strings.Split(w.out.String(), "\n") {
+		if ts, rest, ok := strings.Cut(l, " "); ok && strings.HasPrefix(rest, "outcome: done") {
+			var err error
+			if stamp, err = time.Parse(time.RFC3339, ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if stamp.IsZero() || stamp.Before(at.Truncate(time.Second)) {
+		t.Errorf("outcome stamped %s, before the API server confirmed it at %s:\n%s", stamp.Format(time.RFC3339), at.Format(time.RFC3339), w.out.String())
+	}
+}

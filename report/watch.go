@@ -161,22 +161,25 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		prev, prevP = cur, p
 		judge, outcome = judge.Observe(p, now)
+		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
+		decided := now
 		if outcome == Done && reported != Done && opts.Confirm != nil {
 			cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 			err := opts.Confirm(cctx, cur)
 			cancel()
+			// The outcome is decided when the API server has answered,
+			// or has not, up to confirmTimeout after the look began: the
+			// line is stamped then, not when the look began.
+			decided = clk.Now()
 			if err != nil {
 				// Judged as through a lost connection, the rule
 				// starts its hold again.
-				blind := p
-				blind.Blind = true
-				judge, outcome = judge.Observe(blind, now)
-				lines = append(lines, Line{At: now, Subject: "outcome",
+				judge, outcome = judge.Unconfirmed(p, decided), Running
+				lines = append(lines, Line{At: decided, Subject: "outcome",
 					Text: "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"})
 			}
 		}
-		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
-		return emit(append(lines, outcomeLine(now)...))
+		return emit(append(lines, outcomeLine(decided)...))
 	}
 	for {
 		select {

@@ -462,29 +462,72 @@ func (s *Session) LockReleased() bool { return s.hold.Released() }
 // LockKeptMessage is what the console says when it keeps the lock, or,
 // when the lock was cleared or taken by someone else meanwhile, that it
 // had none to keep (telling the operator to clear it would clear another
-// console's).
+// console's). It says what the API server confirmed: a Lease that could not
+// be marked kept (the API server gone) reads as live until it turns stale,
+// and `lock clear lease` refuses it till then; one whose release failed is
+// not said to be kept on purpose.
 func (s *Session) LockKeptMessage() string {
 	if _, _, lost := s.hold.State(); lost {
 		return fmt.Sprintf("the upgrade lock was cleared or taken by someone else while this console followed, so it kept none; "+
 			"`upgrade-console lock status --cluster %s` shows who holds it now; the pre-upgrade snapshot is in %s", s.Plan.Cluster, s.Snapshot.Where())
 	}
-	return fmt.Sprintf("the upgrade lock Lease %s/%s is kept: it blocks further upgrades until the cluster is checked "+
-		"and the lock cleared with `upgrade-console lock clear lease --cluster %s`; the pre-upgrade snapshot is in %s",
-		s.locker.ns(), LockName(s.Plan.Cluster), s.Plan.Cluster, s.Snapshot.Where())
+	lease := fmt.Sprintf("the upgrade lock Lease %s/%s", s.locker.ns(), LockName(s.Plan.Cluster))
+	clear := fmt.Sprintf("`upgrade-console lock clear lease --cluster %s`", s.Plan.Cluster)
+	snapshot := "; the pre-upgrade snapshot is in " + s.Snapshot.Where()
+	marked, keepErr, releaseErr := s.hold.ended()
+	blocks := "it blocks further upgrades until the cluster is checked and the lock cleared with " + clear
+	if !marked {
+		blocks = "it blocks further upgrades " + s.untilStale("once the cluster is checked, "+clear+" clears it")
+	}
+	switch {
+	case releaseErr != nil:
+		return fmt.Sprintf("%s could NOT be released (%v): %s%s", lease, releaseErr, blocks, snapshot)
+	case keepErr != nil:
+		return fmt.Sprintf("%s could not be marked kept (%v): %s%s", lease, keepErr, blocks, snapshot)
+	case !marked:
+		// Its renewals stopped, no more (a start that failed part way).
+		return fmt.Sprintf("%s is kept, no longer renewed: %s%s", lease, blocks, snapshot)
+	}
+	return fmt.Sprintf("%s is kept: %s%s", lease, blocks, snapshot)
+}
+
+// untilStale words how a lock no longer renewed, and not marked kept, reads
+// until it turns stale (as held by a live console, which `lock clear lease`
+// refuses without --force), then what clears it: its duration after the
+// last renewal this console saw (one it sent that went unanswered may have
+// landed, and moved that later).
+func (s *Session) untilStale(then string) string {
+	d := s.locker.duration()
+	st, _, _ := s.hold.State()
+	if st == nil || st.LastRenewed().IsZero() {
+		return fmt.Sprintf("and reads as held by a live console until it turns stale, %s after its last renewal; from then, %s", d, then)
+	}
+	if st.Duration > 0 {
+		d = st.Duration
+	}
+	at := st.ExpiresAt()
+	if s.clk != nil && s.clk.Now().After(at) {
+		return fmt.Sprintf("(it turned stale at about %s, %s after its last renewal); %s", at.UTC().Format(time.RFC3339), d, then)
+	}
+	return fmt.Sprintf("and reads as held by a live console until it turns stale at about %s (%s after its last renewal); from then, %s",
+		at.UTC().Format(time.RFC3339), d, then)
 }
 
 // LockReleasedMessage is what the console says of the lock when the upgrade
 // completed: released, no longer this console's, or left behind (a release
-// the API server refused) with the way to clear it.
+// the API server refused, or did not answer) with the way to clear it.
 func (s *Session) LockReleasedMessage(releaseErr error) string {
 	switch _, _, lost := s.hold.State(); {
 	case lost:
 		return "the upgrade lock was cleared or taken by someone else while this console followed"
 	case s.LockReleased():
 		return "the upgrade lock is released"
-	case releaseErr != nil:
-		return fmt.Sprintf("the upgrade lock could NOT be released (%v): it turns stale %s after its last renewal, and "+
-			"`upgrade-console lock clear lease --cluster %s` clears it", releaseErr, s.locker.duration(), s.Plan.Cluster)
+	case releaseErr == nil:
+		_, _, releaseErr = s.hold.ended()
+	}
+	if releaseErr != nil {
+		return fmt.Sprintf("the upgrade lock could NOT be released (%v): it blocks further upgrades %s", releaseErr,
+			s.untilStale(fmt.Sprintf("`upgrade-console lock clear lease --cluster %s` clears it", s.Plan.Cluster)))
 	}
 	return "the upgrade lock is released"
 }

@@ -297,7 +297,7 @@ func TestStartInterrupted(t *testing.T) {
 func TestLockReleasedMessageAfterARefusedRelease(t *testing.T) {
 	s := &Session{Plan: &Plan{Cluster: "mgmt"}, locker: &Locker{Cluster: "mgmt"}}
 	m := s.LockReleasedMessage(errors.New(`leases "upgrade-console-mgmt" is forbidden`))
-	if want := "could NOT be released (leases \"upgrade-console-mgmt\" is forbidden): it turns stale " + DefaultLeaseDuration.String() + " after"; !strings.Contains(m, want) ||
+	if want := "could NOT be released (leases \"upgrade-console-mgmt\" is forbidden): it blocks further upgrades and reads as held by a live console until it turns stale, " + DefaultLeaseDuration.String() + " after"; !strings.Contains(m, want) ||
 		!strings.Contains(m, "lock clear lease --cluster mgmt") {
 		t.Errorf("message %q, want %q and the command that clears it", m, want)
 	}

@@ -28,6 +28,12 @@ type Hold struct {
 	stopRenew context.CancelFunc
 	renewDone chan struct{}
 	released  bool
+	// marked: Keep marked the Lease kept. keepErr and releaseErr are why
+	// the last Keep or Release failed: what is said of the lock afterwards
+	// must not claim what the API server never confirmed.
+	marked     bool
+	keepErr    error
+	releaseErr error
 }
 
 // hold starts renewing the lock st that locker has just taken.
@@ -49,7 +55,18 @@ func (l *Locker) Hold(ctx context.Context, clk clock.WithTicker) (*Hold, error) 
 	return hold(l, clk, st), nil
 }
 
+// renewWithin bounds one renewal: a renewal to an API server that does not
+// answer fails, and is reported (State), by then rather than when HTTP/2's
+// health check gives up, a minute later. Never more than the period: the
+// ticker drops the ticks that come while a renewal waits, so a longer bound
+// would delay the next attempt too, and within a lease (three periods) there
+// must be room for a second and a third. Never more than answer (the
+// Locker's bound for any request about the lock, 10s by default): a Lease
+// is read and written in milliseconds.
+func renewWithin(period, answer time.Duration) time.Duration { return min(period, answer) }
+
 func (h *Hold) start(every time.Duration) {
+	within := renewWithin(every, h.locker.answerWithin())
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopRenew = cancel
 	h.renewDone = make(chan struct{})
@@ -73,7 +90,7 @@ func (h *Hold) start(every time.Duration) {
 				return
 			case <-t.C():
 			}
-			st, err := h.locker.Renew(ctx)
+			st, err := h.locker.renew(ctx, within)
 			if ctx.Err() != nil {
 				return
 			}
@@ -130,11 +147,14 @@ func (h *Hold) Release(ctx context.Context) error {
 		return nil
 	}
 	err := h.locker.Release(ctx)
+	h.mu.Lock()
 	if err == nil {
-		h.mu.Lock()
 		h.released = true
-		h.mu.Unlock()
 	}
+	if !errors.Is(err, ErrLockLost) {
+		h.releaseErr = err
+	}
+	h.mu.Unlock()
 	return err
 }
 
@@ -149,13 +169,25 @@ func (h *Hold) Keep(ctx context.Context, why string) error {
 		return nil
 	}
 	err := h.locker.Keep(ctx, why)
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if errors.Is(err, ErrLockLost) {
-		h.mu.Lock()
 		h.lost = true
-		h.mu.Unlock()
 		return nil
 	}
+	h.marked, h.keepErr = err == nil, err
 	return err
+}
+
+// ended is what ending the hold did to the Lease: whether Keep marked it
+// kept, and the errors of a Keep or a Release that failed.
+func (h *Hold) ended() (marked bool, keepErr, releaseErr error) {
+	if h == nil {
+		return false, nil, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.marked, h.keepErr, h.releaseErr
 }
 
 // Released reports whether Release deleted the Lease.

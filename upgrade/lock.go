@@ -182,6 +182,9 @@ type Locker struct {
 	Duration  time.Duration
 	Clock     clock.PassiveClock
 	Audit     Recorder
+	// AnswerWithin bounds how long Renew, Keep and Release wait for the API
+	// server (DefaultAnswerWithin when zero).
+	AnswerWithin time.Duration
 }
 
 func (l *Locker) name() string { return LockName(l.Cluster) }
@@ -198,6 +201,32 @@ func (l *Locker) duration() time.Duration {
 		return DefaultLeaseDuration
 	}
 	return l.Duration
+}
+
+// DefaultAnswerWithin is how long a request about the lock waits for the
+// API server. A Lease is read and written in milliseconds by one that works,
+// and 10s leaves room for one that is busy (client-go's leader election
+// gives a renewal as long). Without a bound, an API server that stopped
+// answering (a frozen process, a half-open connection) held each request
+// until HTTP/2's health check gave up, about a minute: the renewal that
+// failed was said that late, and a console at its end (a --timeout passed)
+// waited as long, in silence, to mark or release the lock.
+const DefaultAnswerWithin = 10 * time.Second
+
+func (l *Locker) answerWithin() time.Duration {
+	if l.AnswerWithin <= 0 {
+		return DefaultAnswerWithin
+	}
+	return l.AnswerWithin
+}
+
+// unanswered says of a request cut by its bound that the API server did not
+// answer in time, rather than the client's "context deadline exceeded".
+func unanswered(ctx context.Context, within time.Duration, err error) error {
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		return fmt.Errorf("no answer from the API server within %s: %w", within, err)
+	}
+	return err
 }
 
 func (l *Locker) now() time.Time {
@@ -317,8 +346,16 @@ func (l *Locker) lostRace(ctx context.Context) error {
 // Renew extends the lease. ErrLockLost when another holder is recorded or the
 // lease is gone.
 func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
+	return l.renew(ctx, l.answerWithin())
+}
+
+// renew is Renew bounded by within: the whole renewal, read and write, ends
+// by then, answered or not.
+func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, error) {
+	rctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
-	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	existing, err := leases.Get(rctx, l.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		// Lost: the log says when, as for any renewal that failed.
 		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is gone (cleared by someone else): this console no longer holds the upgrade lock", ErrLockLost))
@@ -326,7 +363,7 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 	if err != nil {
 		// The renewal was not even attempted: recorded all the same, so the
 		// log shows when the lock stopped being renewed.
-		err = fmt.Errorf("renew upgrade lock: %w", err)
+		err = fmt.Errorf("renew upgrade lock: %w", unanswered(rctx, within, err))
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "could not read the Lease", err))
 	}
 	if holder := ptr.Deref(existing.Spec.HolderIdentity, ""); holder != l.Holder.String() {
@@ -335,9 +372,14 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 	existing = existing.DeepCopy()
 	now := metav1.NewMicroTime(l.now())
 	existing.Spec.RenewTime = &now
-	wctx, cancel := landing(ctx)
+	// Sent, the write is not cut by a Stop (it could land after the
+	// release that follows had read the Lease, which would then refuse
+	// to delete it as changed), only by the renewal's bound.
+	dl, _ := rctx.Deadline()
+	wctx, wcancel := context.WithDeadline(context.WithoutCancel(rctx), dl)
 	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
-	cancel()
+	err = unanswered(wctx, within, err)
+	wcancel()
 	if err != nil {
 		err = fmt.Errorf("renew upgrade lock: %w", err)
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "", err))
@@ -351,13 +393,16 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 // mark it would read as live, and be refused to `lock clear lease` without
 // --force, until its duration ran out.
 func (l *Locker) Keep(ctx context.Context, why string) error {
+	within := l.answerWithin()
+	rctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
-	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	existing, err := leases.Get(rctx, l.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return ErrLockLost
 	}
 	if err != nil {
-		err = fmt.Errorf("mark the upgrade lock kept: %w", err)
+		err = fmt.Errorf("mark the upgrade lock kept: %w", unanswered(rctx, within, err))
 		return errors.Join(err, l.record(ctx, "lock-keep", "could not read the Lease: not marked", err))
 	}
 	if ptr.Deref(existing.Spec.HolderIdentity, "") != l.Holder.String() {
@@ -370,20 +415,24 @@ func (l *Locker) Keep(ctx context.Context, why string) error {
 	existing.Annotations[model.AnnotationLockKept] = why
 	// Update carries the resourceVersion just read: a lease cleared or
 	// taken meanwhile is not marked.
-	_, err = leases.Update(ctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
+	_, err = leases.Update(rctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return ErrLockLost
 	}
 	if err != nil {
-		err = fmt.Errorf("mark the upgrade lock kept: %w", err)
+		err = fmt.Errorf("mark the upgrade lock kept: %w", unanswered(rctx, within, err))
 	}
 	return errors.Join(err, l.record(ctx, "lock-keep", "annotated the Lease "+model.AnnotationLockKept+": "+why, err))
 }
 
 // Release deletes the lease if (and only if) this console still holds it.
 func (l *Locker) Release(ctx context.Context) error {
-	st, err := l.Status(ctx)
+	within := l.answerWithin()
+	rctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	st, err := l.Status(rctx)
 	if err != nil {
+		err = unanswered(rctx, within, err)
 		return errors.Join(err, l.record(ctx, "lock-release", "could not read the Lease: not released", err))
 	}
 	if st == nil {
@@ -392,7 +441,7 @@ func (l *Locker) Release(ctx context.Context) error {
 	if st.HolderIdentity != l.Holder.String() {
 		return ErrLockLost
 	}
-	err = deleteLease(ctx, l.Kube, st)
+	err = unanswered(rctx, within, deleteLease(rctx, l.Kube, st))
 	return errors.Join(err, l.record(ctx, "lock-release", "deleted the Lease", err))
 }
 

@@ -3,15 +3,22 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -84,4 +91,158 @@ func TestDetachWithTheAPIServerGoneSaysTheLockIsKept(t *testing.T) {
 	if last := audit.entries[len(audit.entries)-1]; !strings.Contains(last.Message, "NOT released") {
 		t.Errorf("the detach entry says %q", last.Message)
 	}
+}
+
+// silent is an API server that takes every request and answers none, as a
+// frozen kube-apiserver (SIGSTOP) or a half-open connection does.
+func silent(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: srv.URL})
+}
+
+// A renewal the API server does not answer fails, and the holder reports it,
+// within the renewal's bound: it was said only when HTTP/2's health check
+// gave up, about a minute later, or never while that request hung.
+func TestRenewalNotAnsweredFailsWithinItsBound(t *testing.T) {
+	if got := renewWithin(DefaultLeaseDuration/3, DefaultAnswerWithin); got != DefaultAnswerWithin {
+		t.Errorf("renewal bound of the default lease: %s, want %s", got, DefaultAnswerWithin)
+	}
+	if got := renewWithin(3*time.Second, DefaultAnswerWithin); got != 3*time.Second {
+		t.Errorf("renewal bound of a 9s lease: %s, want its period, 3s", got)
+	}
+	audit := &memAudit{}
+	locker := &Locker{Kube: silent(t), Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"}, Audit: audit}
+	h := &Hold{locker: locker, clk: clock.RealClock{}}
+	const period = 300 * time.Millisecond
+	start := time.Now()
+	h.start(period)
+	defer h.Stop()
+	var renewErr error
+	for renewErr == nil && time.Since(start) < 10*time.Second {
+		time.Sleep(20 * time.Millisecond)
+		_, renewErr, _ = h.State()
+	}
+	if renewErr == nil {
+		t.Fatal("a renewal the API server never answered was not reported as failed within 10s")
+	}
+	if took := time.Since(start); took > period+renewWithin(period, DefaultAnswerWithin)+2*time.Second {
+		t.Errorf("the failed renewal was reported after %s", took)
+	}
+	if !strings.Contains(renewErr.Error(), "no answer from the API server within 300ms") {
+		t.Errorf("renewal error %q does not say the API server did not answer", renewErr)
+	}
+	if got := strings.Join(audit.actions(), " "); !strings.HasPrefix(got, "lock-renew:failed") {
+		t.Errorf("audit = %s", got)
+	}
+}
+
+// Marking the lock kept and releasing it at the end of an upgrade do not
+// wait for an API server that does not answer: each fails within its bound,
+// saying so, and is recorded as failed.
+func TestKeepAndReleaseNotAnsweredFailWithinTheirBound(t *testing.T) {
+	audit := &memAudit{}
+	locker := &Locker{Kube: silent(t), Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
+		Audit: audit, AnswerWithin: 200 * time.Millisecond}
+	for name, op := range map[string]func(context.Context) error{
+		"keep":    func(ctx context.Context) error { return locker.Keep(ctx, "upgrade timed out") },
+		"release": locker.Release,
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- op(context.Background()) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "no answer from the API server within 200ms") {
+				t.Errorf("%s: %v, want that the API server did not answer within 200ms", name, err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("%s took %s", name, took)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s still waits for an API server that does not answer after 10s", name)
+		}
+	}
+	got := strings.Join(audit.actions(), " ")
+	if !strings.Contains(got, "lock-keep:failed") || !strings.Contains(got, "lock-release:failed") {
+		t.Errorf("audit = %s", got)
+	}
+}
+
+// What the console says of the lock is what the API server confirmed. With
+// the API server gone at the end of an upgrade, the Lease could not be marked
+// kept: it said "is kept: it blocks further upgrades until … cleared", while
+// the audit log said lock-keep failed and `lock clear lease` refused the
+// Lease, which read as live until it turned stale. A release that failed
+// after the console had said it kept the lock was said "is kept" too.
+func TestLockKeptMessageSaysWhatTheAPIServerConfirmed(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 5, 12, 0, 0, time.UTC)
+	holder := Holder{User: "a", Host: "h", Instance: "1"}
+	session := func(kube kubernetes.Interface) *Session {
+		locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: holder, Audit: &memAudit{}}
+		h := &Hold{locker: locker, clk: clock.RealClock{}, lock: &LockStatus{Lock: model.Lock{
+			Namespace: "eksa-system", Name: LockName("mgmt"), HolderIdentity: holder.String(),
+			AcquireTime: t0.Add(-time.Minute), RenewTime: t0, Duration: DefaultLeaseDuration,
+		}}}
+		return &Session{Plan: &Plan{Cluster: "mgmt", Namespace: "default"}, Snapshot: SnapshotRef{Namespace: "eksa-system", Name: "snap"},
+			locker: locker, hold: h, clk: clocktesting.NewFakeClock(t0.Add(10 * time.Second)), audit: &memAudit{}}
+	}
+	staleAt := "turns stale at about 2026-11-23T05:13:00Z (1m0s after its last renewal)"
+
+	t.Run("not marked", func(t *testing.T) {
+		s := session(unreachable())
+		if err := s.Finish(context.Background(), Outcome{TimedOut: true, Reason: "timed out at etcd"}); err == nil {
+			t.Fatal("marking the lock kept succeeded against an unreachable API server")
+		}
+		m := s.LockKeptMessage()
+		for _, want := range []string{"could not be marked kept (mark the upgrade lock kept: ", "connection refused", staleAt,
+			"`upgrade-console lock clear lease --cluster mgmt` clears it", "snapshot is in ConfigMap eksa-system/snap"} {
+			if !strings.Contains(m, want) {
+				t.Errorf("message lacks %q:\n%s", want, m)
+			}
+		}
+		if strings.Contains(m, " is kept") {
+			t.Errorf("a lock that could not be marked kept is said kept:\n%s", m)
+		}
+	})
+	t.Run("not released", func(t *testing.T) {
+		s := session(unreachable())
+		s.hold.Stop() // as a start that failed part way leaves it
+		if m := s.LockKeptMessage(); !strings.Contains(m, "is kept, no longer renewed: it blocks further upgrades and reads as held by a live console until it "+staleAt) {
+			t.Errorf("a lock no longer renewed, never marked:\n%s", m)
+		}
+		if err := s.Detach(context.Background()); err == nil {
+			t.Fatal("the release succeeded against an unreachable API server")
+		}
+		m := s.LockKeptMessage()
+		if !strings.Contains(m, "could NOT be released (read upgrade lock Lease eksa-system/upgrade-console-mgmt: connection refused)") ||
+			!strings.Contains(m, staleAt) || strings.Contains(m, " is kept") {
+			t.Errorf("after a release that failed:\n%s", m)
+		}
+		if m := s.LockReleasedMessage(nil); !strings.Contains(m, "could NOT be released (read upgrade lock") || !strings.Contains(m, staleAt) {
+			t.Errorf("released message after a release that failed:\n%s", m)
+		}
+	})
+	t.Run("marked", func(t *testing.T) {
+		s := session(fake.NewClientset(&coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "eksa-system", Name: LockName("mgmt")},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder.String())},
+		}))
+		if err := s.Finish(context.Background(), Outcome{Failed: true, Reason: "boom"}); err != nil {
+			t.Fatal(err)
+		}
+		if m := s.LockKeptMessage(); !strings.Contains(m, "upgrade-console-mgmt is kept: it blocks further upgrades until the cluster is checked and the lock cleared with `upgrade-console lock clear lease --cluster mgmt`") {
+			t.Errorf("a lock marked kept:\n%s", m)
+		}
+	})
 }

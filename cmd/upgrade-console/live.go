@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/tui"
@@ -147,7 +148,32 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 
 func (lv *live) close() {
 	lv.stop()
-	<-lv.done
+	awaitStop(lv.done, stopWithin)
+}
+
+// stopWithin bounds how long a command waits for its watch to stop once it
+// is ending. Against an API server that is gone, client-go's reflectors sleep
+// out their retry backoff (up to a minute, jittered) without heeding the
+// cancel (Reflector.watchList in client-go v0.36): waited for, they held a
+// `watch --timeout 60s` 30s past its outcome line and an `apply --wait` 50s
+// past its deadline, in silence. The process is ending: the watch writes
+// nothing and holds nothing the cluster needs, so what is left of it ends
+// with the process. A watch on a live API server stops in milliseconds,
+// well within.
+const stopWithin = 3 * time.Second
+
+// awaitStop waits until done delivers or closes, at most within, and
+// reports whether it did.
+func awaitStop[T any](done <-chan T, within time.Duration) bool {
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		klog.InfoS("the watch did not stop in time; ending without waiting for it", "within", within)
+		return false
+	}
 }
 
 func (lv *live) plan(ctx context.Context, l *liveOptions) (*upgrade.Plan, error) {

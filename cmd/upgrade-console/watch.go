@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -207,7 +208,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	go func() { done <- w.Run(wctx) }()
 	defer func() {
 		cancel()
-		<-done
+		awaitStop(done, stopWithin)
 	}()
 
 	if !dashboard {
@@ -229,6 +230,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		StallAfter:  o.stallAfter,
 		QuitOnDone:  o.exitOnDone,
 		Actions:     recoveryActions(t, o.readOnly, o.nodeLabel, o.rollbackThreshold),
+		Confirm:     lazyConfirm(t),
 	})
 	return report.Result{Outcome: outcome}, err
 }
@@ -268,4 +270,21 @@ func followDemo(ctx context.Context, out io.Writer, w *demo.World, o *watchOptio
 		return nil
 	}
 	return err
+}
+
+// lazyConfirm confirms completion with the API server for the dashboard
+// (tui.Options.Confirm), building its client on the first question: the
+// dashboard's first frame does not wait for clients it may never use.
+func lazyConfirm(t followTarget) func(context.Context, *model.ClusterState) error {
+	if t.confirm != nil {
+		return t.confirm
+	}
+	get := sync.OnceValues(func() (*upgrade.Client, error) { return upgrade.NewClient(t.config) })
+	return func(ctx context.Context, s *model.ClusterState) error {
+		c, err := get()
+		if err != nil {
+			return err
+		}
+		return upgrade.ConfirmCluster(c, t.namespace, t.cluster)(ctx, s)
+	}
 }

@@ -2,18 +2,25 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/report"
+	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 func TestWatchUsage(t *testing.T) {
@@ -150,5 +157,119 @@ func TestWatchOutcomeWordsTheClusterAtRest(t *testing.T) {
 		if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) || exitCode(err) != tc.code {
 			t.Errorf("%+v: %v (exit %d), want %q (exit %d)", tc.res, err, exitCode(err), tc.want, tc.code)
 		}
+	}
+}
+
+// cutProxy forwards TCP to an API server until cut, which closes every
+// connection and refuses new ones: to a client, the API server is gone, as
+// when its process is killed.
+type cutProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
+	isCut  bool
+	target string
+}
+
+func startCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			if !p.track(c, u) {
+				continue
+			}
+			go func() { _, _ = io.Copy(u, c); _ = u.Close() }()
+			go func() { _, _ = io.Copy(c, u); _ = c.Close() }()
+		}
+	}()
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *cutProxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.isCut {
+		for _, c := range cs {
+			_ = c.Close()
+		}
+		return false
+	}
+	p.conns = append(p.conns, cs...)
+	return true
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isCut = true
+	_ = p.ln.Close()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// With the API server gone, the plain watch ends when its --timeout passes,
+// not when client-go's reflectors have slept out their retry backoff (it
+// printed its outcome at 60s and exited at 90s), and it says the lost
+// connection once, not one raw error line per kind and retry.
+func TestWatchEndsOnTimeWithTheAPIServerGone(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	u, err := url.Parse(w.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startCutProxy(t, u.Host)
+	cfg := rest.CopyConfig(w.Config)
+	cfg.Host = "https://" + proxy.ln.Addr().String()
+
+	const timeout = 25 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	out := &syncBuffer{}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := follow(ctx, out, followTarget{config: cfg, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: "test"},
+			&watchOptions{plain: true, stallAfter: time.Hour, nodeLabel: "x"}, themes.Mono)
+		ended <- err
+	}()
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(out.String(), "phase: "), nil
+	}); err != nil {
+		t.Fatalf("the watch printed no baseline:\n%s", out.String())
+	}
+	proxy.cut()
+	select {
+	case err := <-ended:
+		if late := time.Since(deadline); late > stopWithin+2*time.Second {
+			t.Errorf("the watch ended %s after its timeout", late.Round(100*time.Millisecond))
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && err != nil {
+			t.Errorf("follow: %v", err)
+		}
+	case <-time.After(timeout + time.Minute):
+		t.Fatal("the watch did not end")
+	}
+	got := out.String()
+	if n := strings.Count(got, " connection: reconnecting: "); n != 1 || strings.Contains(got, " watch ") {
+		t.Errorf("want one line for the lost connection (with its error) and none per kind, got %d:\n%s", n, got)
+	}
+	if !strings.Contains(got, "outcome: timed out") {
+		t.Errorf("no outcome line:\n%s", got)
 	}
 }
