@@ -167,8 +167,10 @@ type PlanScreen struct {
 	starts         *sync.WaitGroup
 	startedSession *atomic.Pointer[upgrade.Session]
 	// startsRunning counts the starts whose command has not returned, for
-	// StartUnderWay (read after the program ended).
+	// StartUnderWay (read after the program ended); startErr is the error
+	// of a start that made no session (StartErr).
 	startsRunning *atomic.Int32
+	startErr      *atomic.Pointer[error]
 	// status is the last outcome of a key or a command (empty: the line
 	// says where the plan stands); statusOf says what it reports, so that
 	// it goes once that is no longer true. statusOut is the line wrapped
@@ -191,7 +193,7 @@ type PlanScreen struct {
 // NewPlanScreen returns the plan screen for a computed plan.
 func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
 	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New(),
-		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}}
+		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}, startErr: &atomic.Pointer[error]{}}
 	p.setTheme(initialTheme(opts))
 	return p
 }
@@ -206,6 +208,15 @@ func (p *PlanScreen) Session() *upgrade.Session {
 		return p.session
 	}
 	return p.startedSession.Load()
+}
+
+// StartErr is the error of the last start that made no session (nothing
+// applied; nil when none failed), read once the program has ended.
+func (p *PlanScreen) StartErr() error {
+	if e := p.startErr.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // StartUnderWay reports whether a start's writes are still under way, so
@@ -537,15 +548,18 @@ func (p *PlanScreen) start(force bool) tea.Cmd {
 	p.starting = true
 	p.setStatus(statusEvent, seg{" taking the upgrade lock, saving the snapshot, applying…", rMuted})
 	p.rebuild()
-	ctx, plan, dry, run, started, starts, running := p.ctx, p.plan, p.dry, p.actions.Start, p.startedSession, p.starts, p.startsRunning
+	ctx, plan, dry, run, started, starts, running, failed := p.ctx, p.plan, p.dry, p.actions.Start, p.startedSession, p.starts, p.startsRunning, p.startErr
 	starts.Add(1)
 	running.Add(1)
 	return func() tea.Msg {
 		defer starts.Done()
 		defer running.Add(-1)
 		s, err := run(ctx, plan, upgrade.StartOptions{DryRun: dry, ForceConflicts: force})
-		if s != nil {
+		switch {
+		case s != nil:
 			started.Store(s)
+		case err != nil:
+			failed.Store(&err)
 		}
 		return startedMsg{session: s, err: err}
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -968,5 +969,24 @@ func runCmds(cmd tea.Cmd, take func(tea.Msg)) {
 		}
 	default:
 		take(m)
+	}
+}
+
+// A start that made no session keeps its error for the console to say once
+// the screen is gone (a lock it could not release, say).
+func TestPlanScreenKeepsTheFailedStartsError(t *testing.T) {
+	boom := errors.New("interrupted before any document was applied")
+	actions := PlanActions{Start: func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) { return nil, boom }}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{Theme: themes.Mono}, actions, 100, 40)
+	if p.StartErr() != nil {
+		t.Fatal("an error before any start")
+	}
+	cmd := p.start(false)
+	if !p.StartUnderWay() {
+		t.Error("the start is not said to be under way before its command ran")
+	}
+	p.Update(cmd())
+	if !errors.Is(p.StartErr(), boom) || p.StartUnderWay() {
+		t.Errorf("start error %v, under way %t", p.StartErr(), p.StartUnderWay())
 	}
 }

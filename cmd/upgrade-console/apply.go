@@ -203,7 +203,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
 		case sctx.Err() != nil:
-			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running, and the upgrade lock is released", err))
+			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running; %s", err, lockAfterStart(ctx, lv, p.Cluster)))
 		}
 		return err
 	}
@@ -380,4 +380,22 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the dashboard); the upgrade lock is kept"))
 	}
 	return nil
+}
+
+// lockAfterStart says what a start that applied nothing left of the lock,
+// as the cluster has it: the start released it, unless the release itself
+// failed (an API server that stopped answering), which the operator must
+// hear of, since the Lease blocks the next upgrade until it turns stale.
+func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	st, err := upgrade.ReadLock(rctx, lv.client.Kube, lv.client.Sys(), cluster)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("what became of the upgrade lock could not be read (%v): `upgrade-console lock status --cluster %s` shows it", err, cluster)
+	case st != nil && st.Held() && st.HolderIdentity == lv.holder.String():
+		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s): it blocks further upgrades until it turns stale; `upgrade-console lock clear lease --cluster %s` clears it then",
+			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), cluster)
+	}
+	return "the upgrade lock is released"
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,29 +48,39 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	screen.WaitStart()
 	err = errors.Join(err, screen.RecordQuitAtConfirmation(context.WithoutCancel(ctx)))
 	s := screen.Session()
-	switch {
-	case s != nil && s.ClusterGeneration == 0:
+	if s != nil && s.ClusterGeneration == 0 {
 		// The apply failed part way: the lock stays, as apply without
 		// --tui leaves it, so that nobody starts on a spec half applied.
 		fmt.Fprintf(out, "the spec was applied in part (%d of %d documents); %s\n", len(s.Applied), len(s.Plan.Target.Spec.Docs), s.LockKeptMessage())
 		return outcome, err
-	case s != nil:
+	}
+	var detachErr error
+	if s != nil {
 		// Quitting while the upgrade rolls: the console stops following,
 		// and with nobody to renew it the lock is released (a no-op when
 		// the tracker already finished the session).
-		err = errors.Join(err, s.Detach(context.WithoutCancel(ctx)))
+		detachErr = s.Detach(context.WithoutCancel(ctx))
 	}
 	if err == nil || s != nil {
 		sayPlanTUIEnd(out, s, display.readOnly)
+	}
+	if serr := screen.StartErr(); s == nil && serr != nil && !display.readOnly {
+		// A start that applied nothing may still have left its lock (a
+		// release the API server did not answer): said from the cluster.
+		fmt.Fprintf(out, "the start failed: %s\n%s\n", strings.SplitN(serr.Error(), "\n", 2)[0], lockAfterStart(ctx, lv, l.cluster))
+		if err == nil && errors.Is(serr, context.Canceled) && !demoWorld {
+			err = withCode(ExitTimeout, errors.New("stopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running"))
+		}
 	}
 	if err == nil && !demoWorld {
 		err = unstartedExit(s, screen.Plan())
 	}
 	if err == nil && !demoWorld && s != nil && s.Detached() {
-		// As apply --wait interrupted: exit 5, the upgrade goes on.
-		err = withCode(ExitTimeout, errors.New("stopped following before the upgrade completed (quit): the upgrade goes on in the cluster"))
+		// As apply --wait interrupted: exit 5, the upgrade goes on, whatever
+		// became of the lock (said above, and in detachErr).
+		return outcome, withCode(ExitTimeout, errors.Join(errors.New("stopped following before the upgrade completed (quit): the upgrade goes on in the cluster"), detachErr))
 	}
-	return outcome, err
+	return outcome, errors.Join(err, detachErr)
 }
 
 // unstartedExit is the exit of a console quit before any start on a plan

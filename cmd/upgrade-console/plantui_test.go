@@ -129,3 +129,28 @@ func TestPlanTUIQuitOnABlockedPlan(t *testing.T) {
 		t.Errorf("not blocked: %v", err)
 	}
 }
+
+// A start that applied nothing says what it left of the lock, read from the
+// cluster: released, or, when the release went unanswered, a live Lease that
+// blocks the next upgrade, with the way to clear it.
+func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
+	lv, err := connectConfig(ctx, w.Config, "demo", w.ClusterNamespace, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lv.close()
+	if got := lockAfterStart(ctx, lv, w.ClusterName); got != "the upgrade lock is released" {
+		t.Errorf("no lock: %q", got)
+	}
+	locker := &upgrade.Locker{Kube: lv.client.Kube, Namespace: lv.client.Sys(), Cluster: w.ClusterName, Holder: lv.holder}
+	if _, err := locker.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := lockAfterStart(ctx, lv, w.ClusterName); !strings.Contains(got, "could NOT be released") || !strings.Contains(got, "lock clear lease --cluster "+w.ClusterName) {
+		t.Errorf("this console's lock left: %q", got)
+	}
+}
