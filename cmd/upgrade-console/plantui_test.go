@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -23,16 +24,10 @@ import (
 // typed confirmation (with the conflicts taken over explicitly), then the
 // dashboard until the upgrade is done and the lock released.
 func TestPlanTUIToDone(t *testing.T) {
-	w := startDemo(t, scenario.Rolling)
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
 	ctx := context.Background()
-	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
-	lv, err := connectConfig(ctx, w.Config, "demo", w.ClusterNamespace, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lv.close()
+	w, l, lv := connectDemo(t)
 	app, screen, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
 	if err != nil {
 		t.Fatal(err)
@@ -134,15 +129,9 @@ func TestPlanTUIQuitOnABlockedPlan(t *testing.T) {
 // cluster: released, or, when the release went unanswered, a live Lease that
 // blocks the next upgrade, with the way to clear it.
 func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
-	w := startDemo(t, scenario.Rolling)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
-	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
-	lv, err := connectConfig(ctx, w.Config, "demo", w.ClusterNamespace, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lv.close()
+	w, _, lv := connectDemo(t)
 	if got := lockAfterStart(ctx, lv, w.ClusterName); got != "the upgrade lock is released" {
 		t.Errorf("no lock: %q", got)
 	}
@@ -153,4 +142,18 @@ func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
 	if got := lockAfterStart(ctx, lv, w.ClusterName); !strings.Contains(got, "could NOT be released") || !strings.Contains(got, "lock clear lease --cluster "+w.ClusterName) {
 		t.Errorf("this console's lock left: %q", got)
 	}
+}
+
+// connectDemo serves a rolling demo world and connects to it as apply does,
+// with its target spec; the connection closes with the test.
+func connectDemo(t *testing.T) (*demo.World, *liveOptions, *live) {
+	t.Helper()
+	w := startDemo(t, scenario.Rolling)
+	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
+	lv, err := connectConfig(context.Background(), w.Config, "demo", w.ClusterNamespace, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lv.close)
+	return w, l, lv
 }
