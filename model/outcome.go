@@ -133,6 +133,17 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	return j, j.outcome
 }
 
+// ConfirmWithin bounds one read that confirms a completion with the API
+// server: one that has not answered by then is not one to call an upgrade
+// done on.
+const ConfirmWithin = 10 * time.Second
+
+// NotConfirmed is the summary of a completion the API server did not
+// confirm (err says how), while the rule holds its time again.
+func NotConfirmed(err error) string {
+	return "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"
+}
+
 // Unconfirmed is the judge after the API server did not confirm the
 // completion it judged on p: observed as through a lost connection, the
 // rule holds its time again before it is done.

@@ -17,9 +17,6 @@ import (
 // and a derivation at fleet scale costs milliseconds.
 const rederiveEvery = 5 * time.Second
 
-// confirmTimeout bounds one confirmation read (WatchOptions.Confirm).
-const confirmTimeout = 10 * time.Second
-
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	// Out receives one line per change.
@@ -164,11 +161,11 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
 		decided := now
 		if outcome == Done && reported != Done && opts.Confirm != nil {
-			cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+			cctx, cancel := context.WithTimeout(ctx, model.ConfirmWithin)
 			err := opts.Confirm(cctx, cur)
 			cancel()
 			// The outcome is decided when the API server has answered,
-			// or has not, up to confirmTimeout after the look began: the
+			// or has not, up to model.ConfirmWithin after the look began: the
 			// line is stamped then, not when the look began.
 			decided = clk.Now()
 			if err != nil {
@@ -176,7 +173,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 				// starts its hold again.
 				judge, outcome = judge.Unconfirmed(p, decided), Running
 				lines = append(lines, Line{At: decided, Subject: "outcome",
-					Text: "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"})
+					Text: model.NotConfirmed(err)})
 			}
 		}
 		return emit(append(lines, outcomeLine(decided)...))

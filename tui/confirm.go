@@ -2,17 +2,12 @@ package tui
 
 import (
 	"context"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 )
-
-// confirmTimeout bounds one confirmation read: an API server that has not
-// answered by then is not one to call an upgrade complete on.
-const confirmTimeout = 10 * time.Second
 
 // confirmedMsg is the API server's answer to a confirmation (nil: the
 // snapshot is the cluster's state).
@@ -47,7 +42,7 @@ func (c *completionConfirm) needed(confirm func(context.Context, *model.ClusterS
 	c.asked++
 	n := c.asked
 	return report.Running, func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), model.ConfirmWithin)
 		defer cancel()
 		return confirmedMsg{asked: n, err: confirm(ctx, s)}
 	}

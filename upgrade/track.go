@@ -73,10 +73,6 @@ type TrackOptions struct {
 	Confirm func(ctx context.Context, s *model.ClusterState) error
 }
 
-// confirmTimeout bounds one confirmation read: an API server that has not
-// answered by then is not one to declare an upgrade done on.
-const confirmTimeout = 10 * time.Second
-
 // Outcome is how tracking ended.
 type Outcome struct {
 	Complete bool
@@ -128,12 +124,12 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 			// have kept holding.
 			p.Summary = judge.Summary(p)
 			if outcome == model.OutcomeDone && o.Confirm != nil {
-				cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+				cctx, cancel := context.WithTimeout(ctx, model.ConfirmWithin)
 				err := o.Confirm(cctx, s)
 				cancel()
 				if err != nil {
 					judge, outcome = judge.Unconfirmed(p, clk.Now()), model.OutcomeRunning
-					p.Summary = "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"
+					p.Summary = model.NotConfirmed(err)
 				}
 			}
 			last = p
