@@ -51,6 +51,10 @@ type Schemas struct {
 	// run); unread says, for a kind whose CRD it did not give, why.
 	live   bool
 	unread map[schema.GroupVersionKind]string
+	// read reads the cluster's CRD of a kind into the maps above, once a
+	// kind (tried); nil offline.
+	read  func(schema.GroupKind)
+	tried map[schema.GroupKind]bool
 }
 
 var embeddedSchemas = sync.OnceValues(func() (Schemas, error) {
@@ -89,10 +93,13 @@ func (s Schemas) add(c *apiextensionsv1.CustomResourceDefinition) []schema.Group
 // gvrCRD is the resource of CustomResourceDefinitions.
 var gvrCRD = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// ClusterSchemas reads from the cluster the CRDs of the kinds the console
-// carries copies of. An EKS-A newer than the console may have fields its
-// copies lack, and a spec using them must not be refused for it; a CRD that
-// cannot be read (no right to, no answer) leaves the console's copy.
+// ClusterSchemas checks a spec against the cluster's own CRDs of the kinds
+// the console carries copies of. An EKS-A newer than the console may have
+// fields its copies lack, and a spec using them must not be refused for it;
+// a CRD that cannot be read (no right to, no answer) leaves the console's
+// copy. Each CRD is read the first time a document of its kind is checked
+// (a spec holds three or four kinds; the Bundles CRD alone is large), with
+// ctx.
 func ClusterSchemas(ctx context.Context, c *Client) (Schemas, error) {
 	emb, err := embeddedSchemas()
 	if err != nil {
@@ -103,8 +110,15 @@ func ClusterSchemas(ctx context.Context, c *Client) (Schemas, error) {
 		return Schemas{}, err
 	}
 	out := Schemas{byKind: maps.Clone(emb.byKind), fromCluster: map[schema.GroupVersionKind]bool{},
-		live: true, unread: map[schema.GroupVersionKind]string{}}
-	for _, own := range crds {
+		live: true, unread: map[schema.GroupVersionKind]string{}, tried: map[schema.GroupKind]bool{}}
+	out.read = func(gk schema.GroupKind) {
+		i := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+			return c.Spec.Group == gk.Group && c.Spec.Names.Kind == gk.Kind
+		})
+		if i < 0 {
+			return
+		}
+		own := crds[i]
 		unread := func(why string) {
 			for _, v := range own.Spec.Versions {
 				out.unread[schema.GroupVersionKind{Group: own.Spec.Group, Version: v.Name, Kind: own.Spec.Names.Kind}] = why
@@ -114,21 +128,31 @@ func ClusterSchemas(ctx context.Context, c *Client) (Schemas, error) {
 		switch {
 		case apierrors.IsForbidden(err):
 			unread("the console may not read CustomResourceDefinition " + own.Name + " (forbidden)")
-			continue
+			return
 		case err != nil:
 			unread("reading CustomResourceDefinition " + own.Name + ": " + err.Error())
-			continue
+			return
 		}
 		var theirs apiextensionsv1.CustomResourceDefinition
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &theirs); err != nil {
 			unread("reading CustomResourceDefinition " + own.Name + ": " + err.Error())
-			continue
+			return
 		}
 		for _, gvk := range out.add(&theirs) {
 			out.fromCluster[gvk] = true
 		}
 	}
 	return out, nil
+}
+
+// schemaOf is the schema a document of gvk is checked against (nil: none),
+// reading the cluster's CRD of its kind first if it was not yet tried.
+func (s Schemas) schemaOf(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps {
+	if s.read != nil && !s.tried[gvk.GroupKind()] {
+		s.tried[gvk.GroupKind()] = true
+		s.read(gvk.GroupKind())
+	}
+	return s.byKind[gvk]
 }
 
 // objectMetaSchema is the part of ObjectMeta an operator writes; the fields
@@ -157,7 +181,7 @@ var objectMetaSchema = func() apiextensionsv1.JSONSchemaProps {
 // server, which has the CRD (the live plan's spec-accepted dry run).
 func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas) error {
 	gvk := u.GroupVersionKind()
-	root := all.byKind[gvk]
+	root := all.schemaOf(gvk)
 	if root == nil {
 		return nil
 	}

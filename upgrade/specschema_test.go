@@ -392,9 +392,19 @@ func TestSpecSchemaPrefersTheClustersCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := len(dyn.Actions()); n != 0 {
+		t.Errorf("%d requests before any spec was checked", n)
+	}
 	data := strings.Replace(specCluster, `  eksaVersion: v0.21.2`, "  eksaVersion: v0.21.2\n  nodeRepairPolicy: abc", 1)
 	if _, err := ParseSpecWith("spec.yaml", []byte(data), "default", schemas); err != nil {
 		t.Errorf("against the cluster's CRD: %v", err)
+	}
+	// Only the CRD of the kind the spec holds is read, once.
+	if _, err := ParseSpecWith("spec.yaml", []byte(data), "default", schemas); err != nil {
+		t.Fatal(err)
+	}
+	if a := dyn.Actions(); len(a) != 1 || a[0].(clienttesting.GetAction).GetName() != "clusters.anywhere.eks.amazonaws.com" {
+		t.Errorf("requests %v, want the Cluster CRD read once", a)
 	}
 	_, err = ParseSpec("spec.yaml", []byte(data), "default")
 	var in *model.InputError

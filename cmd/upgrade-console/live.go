@@ -100,13 +100,16 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	// read (an EKS-A newer than the console has fields its copies lack);
 	// an API server that does not answer leaves the copies, and is said
 	// by the read of the Cluster below.
+	// The CRDs are read as the spec's kinds are checked: the context lasts
+	// through the read of the file.
 	sctx, scancel := context.WithTimeout(ctx, min(l.syncTimeout, 5*time.Second))
 	schemas, err := upgrade.ClusterSchemas(sctx, client)
-	scancel()
 	if err != nil {
+		scancel()
 		return nil, err
 	}
 	spec, err := upgrade.ReadSpecFileWith(l.file, ns, schemas)
+	scancel()
 	if err != nil {
 		return nil, err
 	}
