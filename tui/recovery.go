@@ -57,11 +57,12 @@ func (o RecoveryOptions) now() time.Time {
 func RecoveryAction(o RecoveryOptions) Action {
 	offerer := &recovery.Offerer{Threshold: o.Threshold, NodeLabel: o.NodeLabel}
 	return Action{
-		Offered:   func(s *model.ClusterState) bool { return offerer.Any(s, o.now()) },
+		Offered:   func(s *model.ClusterState) bool { return offerer.Any(o.ownLockHidden(s), o.now()) },
 		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
 		Dangerous: true,
 		Run: func(s *model.ClusterState) tea.Cmd {
-			offers := recovery.Offers(s, o.now(), o.Threshold, o.NodeLabel)
+			own := o.ownLive(s)
+			offers := recovery.Offers(o.ownLockHidden(s), o.now(), o.Threshold, o.NodeLabel)
 			if o.Env == nil {
 				if len(offers) == 0 {
 					return nil
@@ -75,8 +76,8 @@ func RecoveryAction(o RecoveryOptions) Action {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				if withLease, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil {
-					offers = withLease
+				if st, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil && !own {
+					offers = st
 				}
 				if len(offers) == 0 {
 					return nil
@@ -85,6 +86,28 @@ func RecoveryAction(o RecoveryOptions) Action {
 			}
 		},
 	}
+}
+
+// ownLockHidden is s without the upgrade lock when it is this console's own
+// and not kept: while the API server does not answer, the renewals fail
+// and the lock reads stale, and R offered to clear the lock of the upgrade
+// this console drives (the planner refused it, once the operator had
+// chosen it). The header says the renewal is failing. A lock this console
+// kept, the upgrade having failed, is offered: the operator clears it once
+// the cluster is checked.
+func (o RecoveryOptions) ownLockHidden(s *model.ClusterState) *model.ClusterState {
+	if !o.ownLive(s) {
+		return s
+	}
+	c := *s
+	c.Lock = nil
+	return &c
+}
+
+// ownLive says whether s shows this console's own lock, not kept.
+func (o RecoveryOptions) ownLive(s *model.ClusterState) bool {
+	return o.Env != nil && o.Env.Holder != (upgrade.Holder{}) && s != nil && s.Lock != nil &&
+		s.Lock.Kept == "" && s.Lock.HolderIdentity == o.Env.Holder.String()
 }
 
 // recoveryBackend is the I/O the dialog's commands do; the real one plans
@@ -226,7 +249,7 @@ type (
 )
 
 type recoveryKeys struct {
-	Up, Down, Select, Back, File key.Binding
+	Up, Down, Select, Back, File, Quit key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -270,6 +293,10 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			Select: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
 			Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 			File:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "restore from a local snapshot file")),
+			// The dashboard's footer, still in view beneath the dialog,
+			// says "q quit": q quits from every stage that reads no text
+			// and runs nothing.
+			Quit: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		}}
 	d.input = textinput.New()
 	d.input.Prompt = "> "
@@ -387,6 +414,9 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			d.offset = min(d.offset+page, d.maxOffset)
 			return nil
 		}
+	}
+	if key.Matches(msg, k.Quit) && d.quits() {
+		return tea.Quit
 	}
 	switch d.stage {
 	case recMenu:
@@ -634,6 +664,9 @@ func (d *recoveryDialog) View() string {
 		body = body[d.offset:min(d.offset+visible, len(body))]
 		footer += fmt.Sprintf(" · ↑/↓ scroll (%d above, %d below)", d.offset, d.maxOffset-d.offset)
 	}
+	if d.quits() {
+		footer += " · q quit"
+	}
 	tail = append(tail, line{}, line{segs: []seg{{footer, rMuted}}})
 
 	var b strings.Builder
@@ -851,6 +884,12 @@ func wrapTagged(prefix, text string, r role, tag string, tr role, w int) []line 
 		out = append(out, line{segs: []seg{{indent + strings.TrimLeft(tag, " "), tr}}})
 	}
 	return out
+}
+
+// quits says whether q quits the console in this stage: one that reads no
+// text and runs nothing.
+func (d *recoveryDialog) quits() bool {
+	return d.stage == recMenu || d.stage == recPlan || d.stage == recDone
 }
 
 func (d *recoveryDialog) footer() string {

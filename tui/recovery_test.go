@@ -730,3 +730,69 @@ func TestRecoveryDialogPlansAgainWhenEveryStepIsDone(t *testing.T) {
 		t.Errorf("view:\n%s", v)
 	}
 }
+
+// TestRecoveryDialogQuitsWhereTheFooterSaysSo: the dashboard's footer,
+// beneath the dialog, says "q quit", and so does the dialog's wherever q is
+// not a letter being typed nor a key that stops work under way.
+func TestRecoveryDialogQuitsWhereTheFooterSaysSo(t *testing.T) {
+	q := tea.KeyPressMsg{Code: 'q', Text: "q"}
+	quits := func(d *recoveryDialog) bool {
+		_, cmd := d.Update(q)
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{}, f)
+	for _, stage := range []string{"menu", "plan"} {
+		if d.Stage() != stage {
+			t.Fatalf("stage %s, want %s", d.Stage(), stage)
+		}
+		if !strings.Contains(ansi.Strip(d.View()), "q quit") {
+			t.Errorf("%s: the footer does not say q quits:\n%s", stage, ansi.Strip(d.View()))
+		}
+		if !quits(d) {
+			t.Errorf("%s: q does not quit", stage)
+		}
+		press(t, d, enter)
+	}
+	// The typed confirmation: q is a letter of the name.
+	if d.Stage() != "confirm" {
+		t.Fatalf("stage %s, want confirm", d.Stage())
+	}
+	if quits(d) || strings.Contains(ansi.Strip(d.View()), "q quit") {
+		t.Error("q quits at the typed confirmation, or the footer says it does")
+	}
+	if got := d.input.Value(); got != "q" {
+		t.Errorf("q typed at the confirmation reads %q, want it typed", got)
+	}
+}
+
+// This console's own lock, while its renewals fail (the API server not
+// answering), reads stale in the snapshot; R offered to clear it, and the
+// planner refused once the operator had chosen it. It is not offered; the
+// lock of another console is, and so is this console's own once kept.
+func TestRecoveryDoesNotOfferThisConsolesOwnLiveLock(t *testing.T) {
+	me := upgrade.Holder{User: "alice", Host: "laptop", Instance: "3f2a9c1e"}
+	other := upgrade.Holder{User: "bob", Host: "desk", Instance: "77aa"}
+	a := RecoveryAction(RecoveryOptions{Env: &recovery.Env{Holder: me}, Now: func() time.Time { return t0 }})
+	for _, c := range []struct {
+		name   string
+		holder upgrade.Holder
+		kept   string
+		want   bool
+	}{
+		{"own, renewals failing", me, "", false},
+		{"another console's, stale", other, "", true},
+		{"own, kept after a failed upgrade", me, "upgrade failed: etcd", true},
+	} {
+		s := fixtureHealthy()
+		s.Lock = &model.Lock{Namespace: "eksa-system", Name: upgrade.LockName("mgmt"), HolderIdentity: c.holder.String(),
+			AcquireTime: t0.Add(-10 * time.Minute), RenewTime: t0.Add(-5 * time.Minute), Duration: time.Minute, Kept: c.kept}
+		if got := a.Offered(s); got != c.want {
+			t.Errorf("%s: offered %t, want %t", c.name, got, c.want)
+		}
+	}
+}
