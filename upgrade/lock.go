@@ -264,7 +264,11 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		AcquireTime:          &now,
 		RenewTime:            &now,
 	}
-	existing, err := leases.Get(ctx, l.name(), metav1.GetOptions{})
+	within := l.answerWithin()
+	rctx, cancel := context.WithTimeout(ctx, within)
+	existing, err := leases.Get(rctx, l.name(), metav1.GetOptions{})
+	err = unanswered(rctx, within, err)
+	cancel()
 	switch {
 	case apierrors.IsNotFound(err):
 		lease := &coordinationv1.Lease{
@@ -285,7 +289,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 			return nil, l.lostRace(ctx)
 		}
 		if err != nil {
-			err = fmt.Errorf("create upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
+			err = fmt.Errorf("create upgrade lock Lease %s/%s: %w", l.ns(), l.name(), l.mayHaveLanded(wctx, err))
 			return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 		}
 		st := statusFromLease(created)
@@ -323,7 +327,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		return nil, l.lostRace(ctx)
 	}
 	if err != nil {
-		err = fmt.Errorf("update upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
+		err = fmt.Errorf("update upgrade lock Lease %s/%s: %w", l.ns(), l.name(), l.mayHaveLanded(wctx, err))
 		return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 	}
 	st := statusFromLease(updated)
@@ -485,6 +489,18 @@ func (l *Locker) record(ctx context.Context, action, msg string, err error) erro
 		Error:   emsg,
 		Message: msg,
 	})
+}
+
+// mayHaveLanded says of a lock write that got no answer in time that it may
+// have been made all the same, and how to find out and undo it: the console
+// then neither renews nor releases a Lease it does not know it holds.
+func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("no answer from the API server within %s; the write may have landed all the same: "+
+		"'upgrade-console lock status --cluster %s' says, and 'upgrade-console lock clear lease --cluster %s' clears it once it is stale: %w",
+		writeLimit, l.Cluster, l.Cluster, err)
 }
 
 // writeLimit bounds a write that an interrupt no longer stops.

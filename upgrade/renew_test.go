@@ -147,9 +147,10 @@ func TestRenewalNotAnsweredFailsWithinItsBound(t *testing.T) {
 	}
 }
 
-// Marking the lock kept and releasing it at the end of an upgrade do not
-// wait for an API server that does not answer: each fails within its bound,
-// saying so, and is recorded as failed.
+// Taking the lock, marking it kept and releasing it at the end of an
+// upgrade do not wait for an API server that does not answer: each fails
+// within its bound, saying so, and keeping and releasing are recorded as
+// failed (taking it failed on its read: nothing was written).
 func TestKeepAndReleaseNotAnsweredFailWithinTheirBound(t *testing.T) {
 	audit := &memAudit{}
 	locker := &Locker{Kube: silent(t), Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
@@ -157,6 +158,7 @@ func TestKeepAndReleaseNotAnsweredFailWithinTheirBound(t *testing.T) {
 	for name, op := range map[string]func(context.Context) error{
 		"keep":    func(ctx context.Context) error { return locker.Keep(ctx, "upgrade timed out") },
 		"release": locker.Release,
+		"acquire": func(ctx context.Context) error { _, err := locker.Acquire(ctx); return err },
 	} {
 		done := make(chan error, 1)
 		start := time.Now()
