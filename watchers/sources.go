@@ -3,6 +3,7 @@ package watchers
 import (
 	"context"
 	"errors"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -454,13 +455,28 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		return
 	case connectionError(err):
 		in.failing = true
-		in.status.Err = err.Error()
+		in.status.Err = connectionMessage(err)
 	default:
 		in.status.Err = err.Error()
 	}
 	if in.status != before || in.failing != wasFailing {
 		w.changed()
 	}
+}
+
+// connectionMessage is a lost connection's error as the operator reads it:
+// the server and the cause. client-go's puts the request's URL first, a
+// watch's with every query parameter, some 250 characters before "TLS
+// handshake timeout".
+func connectionMessage(err error) string {
+	var uerr *url.Error
+	if !errors.As(err, &uerr) {
+		return err.Error()
+	}
+	if u, perr := url.Parse(uerr.URL); perr == nil && u.Host != "" {
+		return u.Host + ": " + uerr.Err.Error()
+	}
+	return uerr.Err.Error()
 }
 
 // connectionError tells a lost connection from an answer: anything that is

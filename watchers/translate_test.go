@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -445,6 +446,15 @@ func TestConnectionStates(t *testing.T) {
 	w.mu.Lock()
 	if got := w.snapshotLocked().ConnectionErr; !strings.Contains(got, "connection refused") {
 		t.Errorf("connection error while reconnecting = %q", got)
+	}
+	w.mu.Unlock()
+	// client-go's error names the request's whole URL first; the operator
+	// reads the server and the cause.
+	in.observe(ctx, "watch", &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/apis/cluster.x-k8s.io/v1beta2/namespaces/eksa-system/machines?allowWatchBookmarks=true&watch=true",
+		Err: errors.New("net/http: TLS handshake timeout")})
+	w.mu.Lock()
+	if got := w.snapshotLocked().ConnectionErr; got != "127.0.0.1:6443: net/http: TLS handshake timeout" {
+		t.Errorf("connection error = %q, want the server and the cause", got)
 	}
 	w.mu.Unlock()
 	// A relist that expired is routine, not a connection problem.

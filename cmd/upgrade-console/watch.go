@@ -139,6 +139,14 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// --timeout bounds the whole watch, the first read of the Cluster
+	// included: an API server that does not answer must not hold a script
+	// past it.
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
 	var confirm func(context.Context, *model.ClusterState) error
 	if o.plain || !isTerminal(cmd.OutOrStdout()) {
 		// A script must not follow a cluster that is not there (a typo in
@@ -150,14 +158,12 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 			return err
 		}
 		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
+			}
 			return err
 		}
 		confirm = upgrade.ConfirmCluster(client, ns, o.cluster)
-	}
-	if o.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
 	}
 	res, err := follow(ctx, cmd.OutOrStdout(), followTarget{
 		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext, confirm: confirm,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -271,5 +272,65 @@ func TestWatchEndsOnTimeWithTheAPIServerGone(t *testing.T) {
 	}
 	if !strings.Contains(got, "outcome: timed out") {
 		t.Errorf("no outcome line:\n%s", got)
+	}
+}
+
+// --timeout bounds the plain watch's first read of the Cluster too: against
+// an API server that accepts connections and never answers (a frozen
+// process), the read waited for client-go's own timeouts, past --timeout.
+func TestWatchTimeoutBoundsTheFirstRead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: frozen
+  cluster: {server: "https://`+ln.Addr().String()+`", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: frozen
+  context: {cluster: frozen, user: u, namespace: default}
+current-context: frozen
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	root := newRootCmd()
+	root.SetArgs([]string{"watch", "--plain", "--cluster", "mgmt", "--timeout", "1s", "--kubeconfig", kc})
+	root.SetOut(&out)
+	root.SetErr(&out)
+	start := time.Now()
+	err = root.ExecuteContext(context.Background())
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the watch ended %s after its start, with --timeout 1s", took.Round(100*time.Millisecond))
+	}
+	if code := exitCode(err); code != ExitTimeout || !strings.Contains(fmt.Sprint(err), "--timeout 1s passed before the API server answered the read of Cluster default/mgmt") {
+		t.Errorf("exit %d (%v), want %d saying --timeout passed before the first read was answered", code, err, ExitTimeout)
 	}
 }
