@@ -23,6 +23,7 @@ func main() {
 // no panic ever reaches the operator as a stack trace.
 func run(args []string) (code int) {
 	limitMemory()
+	quickHealthCheck()
 	watchers.ContainClientGo()
 	defer startProfiles()()
 	defer func() {
