@@ -55,6 +55,7 @@ type options struct {
 	lowRateDur      time.Duration
 	noViewerDur     time.Duration
 	waitSample      time.Duration
+	restartAPI      bool
 }
 
 func main() {
@@ -87,6 +88,7 @@ func main() {
 	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
 	flag.Var(&o.consoleEnv, "console-env", "NAME=value for the console's environment alone, repeatable (GOMAXPROCS=1, or GODEBUG=gctrace=1 with --console-stderr, say)")
 	flag.DurationVar(&o.waitSample, "wait-sample", 10*time.Millisecond, "how often to sample the console's threads for runnable waits, a thread ready to run that the kernel does not run (0: never)")
+	flag.BoolVar(&o.restartAPI, "restart-apiserver", false, "restart kube-apiserver once the world is seeded, so its watch cache starts from the objects rather than holding the seeding's writes as history")
 	flag.BoolVar(&o.apiServerGC, "apiserver-gctrace", false, "run kube-apiserver with GODEBUG=gctrace=1 and report its collector's share of each no-viewer window")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

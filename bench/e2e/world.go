@@ -109,6 +109,13 @@ func startWorld(ctx context.Context, o *options, logf func(string, ...any)) (*wo
 		}
 		logf("created %d completed NodeUpgrades in %s", len(w.workers), time.Since(began).Round(time.Millisecond))
 	}
+	if o.restartAPI {
+		began = time.Now()
+		if err := env.RestartAPIServer(ctx); err != nil {
+			return nil, err
+		}
+		logf("restarted kube-apiserver in %s", time.Since(began).Round(time.Millisecond))
+	}
 	if err := w.count(ctx, dyn); err != nil {
 		return nil, err
 	}
