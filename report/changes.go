@@ -238,7 +238,11 @@ func (d *differ) verdict(prev, cur *model.Progress) {
 		// The first look at the Cluster: nothing completed, it was at rest.
 		d.add("upgrade", "none under way: every completion milestone met")
 	case cur.Complete && !prev.Complete:
-		d.add("upgrade", "complete: every completion milestone met")
+		// Not "complete": the outcome line says done once the rule has
+		// kept holding and the API server confirmed it. A script that
+		// took this line for the end acted seconds early, while the last
+		// old machines were still being deleted.
+		d.add("upgrade", "every completion milestone met; confirming it holds (the outcome line follows)")
 	}
 }
 

@@ -316,7 +316,7 @@ func TestWatchExitsDoneWhenRuleHolds(t *testing.T) {
 	if o != Done {
 		t.Fatalf("outcome %s, want done:\n%s", o, out)
 	}
-	for _, want := range []string{"upgrade: complete", "outcome: done", "EtcdadmCluster mgmt-etcd: upgrading annotation cleared"} {
+	for _, want := range []string{"upgrade: every completion milestone met; confirming it holds", "outcome: done", "EtcdadmCluster mgmt-etcd: upgrading annotation cleared"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q:\n%s", want, out)
 		}

@@ -167,7 +167,7 @@ func TestWatchEndedAtRestSaysSo(t *testing.T) {
 	if r.Outcome != Running || !r.AtRest || !strings.Contains(w.out.String(), "outcome: stopped "+rest) {
 		t.Errorf("stopped at rest: %+v\n%s", r, w.out.String())
 	}
-	if got := w.out.String(); !strings.Contains(got, "upgrade: none under way") || strings.Contains(got, "upgrade: complete") {
+	if got := w.out.String(); !strings.Contains(got, "upgrade: none under way") || strings.Contains(got, "upgrade: every completion milestone met;") {
 		t.Errorf("the first look at a cluster at rest reads as a completion:\n%s", got)
 	}
 	if got := r.Cut("--timeout 3s passed"); got != "--timeout 3s passed "+rest {

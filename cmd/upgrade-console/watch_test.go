@@ -123,7 +123,7 @@ func TestWatchPlainFollowsDemoUpgrade(t *testing.T) {
 			"watch: cluster default/" + w.ClusterName,
 			"phase etcd:",
 			"EtcdadmCluster " + w.ClusterName + "-etcd: upgrading annotation cleared (rollout finished)",
-			"upgrade: complete: every completion milestone met",
+			"upgrade: every completion milestone met; confirming it holds (the outcome line follows)",
 			"outcome: done",
 		} {
 			if !strings.Contains(out, want) {
