@@ -552,7 +552,7 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 		rollout.Detail = fmt.Sprintf("the etcd spec changed but etcd is settled (%s) and not marked upgrading: the rollout finished", st)
 	default:
 		rollout.OK = true
-		rollout.Detail = fmt.Sprintf("etcd spec changed (%s); %s", describeChanges(changes), st)
+		rollout.Detail = fmt.Sprintf("etcd spec changed since the snapshot (%s); %s", describeChanges(rolledOut(changes)), st)
 	}
 	fc.pre = append(fc.pre, rollout)
 
@@ -687,6 +687,25 @@ func etcdSpecChanges(live *unstructured.Unstructured, old *upgrade.SnapshotObjec
 		return nil
 	}
 	return upgrade.DiffObjects(cur, prev)
+}
+
+// rolledOut turns the changes that restore the snapshot's etcd spec into
+// the changes the rollout made to it: from the snapshot to now. Read under
+// "etcd spec changed", the restore's own direction (3.5.16 → 3.5.15) said
+// the upgrade was taking etcd back a version.
+func rolledOut(restore []upgrade.FieldChange) []upgrade.FieldChange {
+	out := make([]upgrade.FieldChange, len(restore))
+	for i, c := range restore {
+		c.Old, c.New = c.New, c.Old
+		switch c.Op {
+		case "add":
+			c.Op = "remove"
+		case "remove":
+			c.Op = "add"
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func describeChanges(cs []upgrade.FieldChange) string {

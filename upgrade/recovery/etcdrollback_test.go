@@ -605,3 +605,22 @@ func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
 		}
 	})
 }
+
+// The rollout-in-progress check says what the rollout changed, from the
+// snapshot to now: the restore's own direction read as an upgrade taking
+// etcd back a version.
+func TestRolloutChangesReadFromTheSnapshotToNow(t *testing.T) {
+	restore := []upgrade.FieldChange{
+		{Path: "spec.etcdadmConfigSpec.cloudInitConfig.version", Old: "3.5.16", New: "3.5.15", Op: "change"},
+		{Path: "spec.etcdadmConfigSpec.cipherSuites", New: "TLS_A", Op: "add"},
+		{Path: "spec.etcdadmConfigSpec.preEtcdadmCommands", Old: "[x]", Op: "remove"},
+	}
+	got := describeChanges(rolledOut(restore))
+	want := "spec.etcdadmConfigSpec.cloudInitConfig.version: 3.5.15 → 3.5.16; spec.etcdadmConfigSpec.cipherSuites: remove (TLS_A); spec.etcdadmConfigSpec.preEtcdadmCommands: set to [x]"
+	if got != want {
+		t.Errorf("rollout changes:\n got %s\nwant %s", got, want)
+	}
+	if restore[0].Old != "3.5.16" {
+		t.Error("rolledOut changed the restore's own changes")
+	}
+}
