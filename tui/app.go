@@ -65,6 +65,10 @@ type Options struct {
 	// QuitOnDone ends the program once the upgrade is done or failed
 	// (watch --exit-on-done).
 	QuitOnDone bool
+	// ForceConflicts starts the plan screen's confirmation with "take
+	// over the conflicting fields" ticked (apply --tui --force-conflicts):
+	// the operator still sees it, and tab unticks it.
+	ForceConflicts bool
 	// Actions are extra key-bound actions on the dashboard (recovery…).
 	Actions []Action
 	// Clock tells the time for "since" columns and stalls; the real clock

@@ -75,6 +75,8 @@ func newConfirmDialog(opts Options, plan *upgrade.Plan, dry *upgrade.DryRunResul
 		}}
 	if len(dry.Conflicts) == 0 {
 		d.keys.Force.SetEnabled(false)
+	} else {
+		d.force = opts.ForceConflicts
 	}
 	d.input = textinput.New()
 	d.input.Prompt = "> "

@@ -372,6 +372,7 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 	}
 	o.display.readOnly = o.readOnly
 	o.display.nodeLabel = o.live.nodeLabel
+	o.display.forceConflicts = o.forceConflicts
 	outcome, err := runPlanTUI(ctx, out, lv, &o.live, &o.display, theme, false)
 	switch {
 	case err != nil:

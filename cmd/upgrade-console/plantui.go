@@ -130,15 +130,16 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		return nil, nil, err
 	}
 	opts := tui.Options{
-		ClusterName: l.cluster,
-		Context:     lv.context,
-		Source:      lv.watcher,
-		Pacer:       lv.pacer,
-		Theme:       theme,
-		ColorOff:    themes.ColorOff(os.Getenv, true),
-		ReadOnly:    display.readOnly,
-		StallAfter:  display.stallAfter,
-		Confirm:     upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
+		ClusterName:    l.cluster,
+		Context:        lv.context,
+		Source:         lv.watcher,
+		Pacer:          lv.pacer,
+		Theme:          theme,
+		ColorOff:       themes.ColorOff(os.Getenv, true),
+		ReadOnly:       display.readOnly,
+		StallAfter:     display.stallAfter,
+		Confirm:        upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
+		ForceConflicts: display.forceConflicts,
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked

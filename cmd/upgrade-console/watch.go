@@ -38,6 +38,9 @@ type watchOptions struct {
 	readOnly   bool
 	// rollbackThreshold is when the recovery menu offers the etcd rollback.
 	rollbackThreshold time.Duration
+	// forceConflicts is apply's --force-conflicts, for apply --tui's
+	// confirmation (tui.Options.ForceConflicts).
+	forceConflicts bool
 }
 
 func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
