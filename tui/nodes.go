@@ -440,38 +440,44 @@ func shortVersion(v string) string {
 }
 
 // groupRowsInto folds settled siblings into one row per owner, as
-// clusterctl describe groups machines with the same state. It appends to
-// out[:0] (a buffer the caller keeps between rebuilds; it must not share
-// memory with all), or returns all itself when every row is shown.
+// clusterctl describe groups machines with the same state. Expanded or
+// filtered, every (matching) row is shown, in the same order: per owner,
+// the rows that move first, then those leaving, waiting and up to date. In
+// name order the few machines under way came after hundreds "to be
+// replaced". It appends to out[:0], a buffer the caller keeps between
+// rebuilds; it must not share memory with all.
 func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []nodeRow {
 	out = out[:0]
-	if filter != "" {
-		f := strings.ToLower(filter)
-		for i := range all {
-			if all[i].matches(f) {
-				out = append(out, all[i])
-			}
-		}
-		return out
-	}
-	if expand {
-		return all
-	}
+	f := strings.ToLower(filter)
 	for i := 0; i < len(all); {
 		owner := all[i].owner
 		j := i
+		for j < len(all) && all[j].owner == owner {
+			j++
+		}
+		block := all[i:j]
+		i = j
+		if expand || filter != "" {
+			for k := foldNone; k < foldKinds; k++ {
+				for r := range block {
+					if block[r].fold == k && (filter == "" || block[r].matches(f)) {
+						out = append(out, block[r])
+					}
+				}
+			}
+			continue
+		}
 		var groups [foldKinds]foldedRows
-		for ; j < len(all) && all[j].owner == owner; j++ {
-			if k := all[j].fold; k != foldNone {
-				groups[k].add(&all[j])
+		for r := range block {
+			if k := block[r].fold; k != foldNone {
+				groups[k].add(&block[r])
 				continue
 			}
-			out = append(out, all[j])
+			out = append(out, block[r])
 		}
 		for k := foldNone + 1; k < foldKinds; k++ {
 			out = groups[k].appendTo(out, owner)
 		}
-		i = j
 	}
 	return out
 }

@@ -503,3 +503,36 @@ func TestControlPlaneTitleWithoutMachines(t *testing.T) {
 		})
 	}
 }
+
+// Expanded or filtered, the rows of each group come in the folded view's
+// order: the machines under way first, then those leaving, waiting and up
+// to date. In name order, at 1,000 workers, the few in progress came after
+// hundreds "to be replaced".
+func TestExpandedAndFilteredRowsPutTheMovingFirst(t *testing.T) {
+	all := []nodeRow{
+		{name: "mgmt-cp-a", owner: "mgmt", fold: foldUpToDate},
+		{name: "mgmt-cp-b", owner: "mgmt"},
+		{name: "mgmt-md-0-a", owner: "mgmt-md-0", fold: foldWaiting},
+		{name: "mgmt-md-0-b", owner: "mgmt-md-0", fold: foldUpToDate},
+		{name: "mgmt-md-0-c", owner: "mgmt-md-0", fold: foldWaiting},
+		{name: "mgmt-md-0-d", owner: "mgmt-md-0", fold: foldLeaving},
+		{name: "mgmt-md-0-e", owner: "mgmt-md-0"},
+		{name: "mgmt-md-0-f", owner: "mgmt-md-0"},
+	}
+	names := func(rows []nodeRow) string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, strings.TrimPrefix(r.name, "mgmt-"))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := names(groupRowsInto(nil, all, true, "")), "cp-b cp-a md-0-e md-0-f md-0-d md-0-a md-0-c md-0-b"; got != want {
+		t.Errorf("expanded: %s, want %s", got, want)
+	}
+	if got, want := names(groupRowsInto(nil, all, false, "md-0")), "md-0-e md-0-f md-0-d md-0-a md-0-c md-0-b"; got != want {
+		t.Errorf("filtered: %s, want %s", got, want)
+	}
+	if got := names(all); got != "cp-a cp-b md-0-a md-0-b md-0-c md-0-d md-0-e md-0-f" {
+		t.Errorf("the rows were reordered in place: %s", got)
+	}
+}
