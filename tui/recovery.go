@@ -352,7 +352,7 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 				d.stage = recPlan
 				return d, nil
 			}
-			if allAlreadyDone(msg.rep) {
+			if msg.rep.AllAlreadyDone() {
 				// The cluster moved on since the plan (another console,
 				// the controller): planned again, it says there is
 				// nothing to do, and is recorded as the command line
@@ -547,17 +547,6 @@ func (d *recoveryDialog) copiesCmd() tea.Cmd {
 		paths, err := b.snapshotCopies()
 		return recCopiesMsg{paths: paths, err: err}
 	}
-}
-
-// allAlreadyDone reports whether a dry run found every step of the plan in
-// effect already.
-func allAlreadyDone(r recovery.Report) bool {
-	for _, st := range r.Steps {
-		if st.Status != recovery.StepAlreadyDone {
-			return false
-		}
-	}
-	return len(r.Steps) > 0
 }
 
 func (d *recoveryDialog) planCmd(o recovery.Offer) tea.Cmd {

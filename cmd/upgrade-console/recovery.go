@@ -99,6 +99,13 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	if err != nil {
 		return withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err))
 	}
+	if dry.AllAlreadyDone() {
+		// A rerun of a recovery that finished: the plan's title still says
+		// what it did ("… and delete the new member"), and a run would
+		// take the lock and record a start for nothing.
+		fmt.Fprintf(out, "\nNothing to do: every step is already done; nothing was changed (dry run recorded in %s)\n", audit.Path())
+		return nil
+	}
 	if o.dryRun {
 		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
 		return nil

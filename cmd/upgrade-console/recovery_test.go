@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
@@ -167,5 +168,37 @@ func TestNothingToRetryIsRecordedAsAlreadyDone(t *testing.T) {
 	}
 	if e := res.Entries[0]; e.Result != upgrade.AuditAlreadyDone || e.Action != recovery.ActionNodeRetry || e.Object != "Node mgmt-a" || !strings.Contains(e.Message, "completed") {
 		t.Errorf("entry = %+v", e)
+	}
+}
+
+// A recovery run again once it has finished stops after its dry run, which
+// found every step done: the plan's title still said what the first run did
+// ("… and delete the new member"), and the run took the lock and recorded a
+// start for nothing.
+func TestRecoveryWithEveryStepDoneStopsAfterTheDryRun(t *testing.T) {
+	w := startDemo(t, scenario.StaleLock)
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	args := []string{"lock", "clear", "paused", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--yes"}
+	if out, errOut, code := runCaptured(t, args...); code != ExitOK || !strings.Contains(out, "done: annotation anywhere.eks.amazonaws.com/paused removed") {
+		t.Fatalf("first run: exit %d, %s\n%s", code, errOut, out)
+	}
+	path := filepath.Join(state, "upgrade-console", "audit.log")
+	before, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCaptured(t, args...)
+	if code != ExitOK || !strings.Contains(out, "Nothing to do: every step is already done; nothing was changed") || strings.Contains(out, "Running:") {
+		t.Fatalf("second run: exit %d, %s\n%s", code, errOut, out)
+	}
+	after, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range after.Entries[len(before.Entries):] {
+		if !e.DryRun {
+			t.Errorf("the second run recorded more than its dry run: %+v", e)
+		}
 	}
 }

@@ -250,6 +250,17 @@ type Report struct {
 	Closing []string
 }
 
+// AllAlreadyDone reports whether the report found every step of its plan in
+// effect already: a dry run of a recovery that has nothing left to do.
+func (r Report) AllAlreadyDone() bool {
+	for _, st := range r.Steps {
+		if st.Status != StepAlreadyDone {
+			return false
+		}
+	}
+	return len(r.Steps) > 0
+}
+
 // Executor runs plans. It is safe to use from one goroutine at a time.
 type Executor struct {
 	// Audit receives one entry per step (and the start and end of a run).
