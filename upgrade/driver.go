@@ -107,6 +107,9 @@ type Session struct {
 	// completed: Finish saw the upgrade complete; detached: Detach ended
 	// the session before any outcome.
 	completed, detached bool
+	// followed: Track began, so a Detach is the console stopping to
+	// follow, not an apply nobody followed.
+	followed bool
 }
 
 // Completed reports whether the upgrade the session started completed
@@ -249,6 +252,9 @@ func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (O
 	o.AppliedGeneration = s.ClusterGeneration
 	o.ChildrenReconciledBefore = s.ChildrenBefore
 	s.confirmWith(&o)
+	s.mu.Lock()
+	s.followed = true
+	s.mu.Unlock()
 	out, err := Track(ctx, src, s.clk, o)
 	if errors.Is(err, context.Canceled) {
 		// The operator stopped following; the upgrade goes on in the
@@ -427,14 +433,18 @@ func (s *Session) Detach(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.detached = true
+	what := "applied; not followed by the console"
+	if s.followed {
+		what = "applied; the console stopped following before the upgrade completed, which goes on in the cluster"
+	}
 	s.mu.Unlock()
 	var err error
-	msg := "applied; not followed by the console (lock released)"
+	msg := what + " (lock released)"
 	if lost {
-		msg = "applied; not followed by the console (the lock was no longer this console's)"
+		msg = what + " (the lock was no longer this console's)"
 	} else if err = s.release(ctx); err != nil {
 		err = fmt.Errorf("releasing the upgrade lock: %w", err)
-		msg = "applied; not followed by the console; the lock was NOT released: " + err.Error()
+		msg = what + "; the lock was NOT released: " + err.Error()
 	}
 	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
 		Result: AuditDetached, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster, Message: msg}))

@@ -88,8 +88,16 @@ func TestDetachWithTheAPIServerGoneSaysTheLockIsKept(t *testing.T) {
 	if got != "lock-renew:failed lock-release:failed upgrade:detached" {
 		t.Fatalf("audit = %s", got)
 	}
-	if last := audit.entries[len(audit.entries)-1]; !strings.Contains(last.Message, "NOT released") {
+	if last := audit.entries[len(audit.entries)-1]; !strings.Contains(last.Message, "NOT released") || !strings.Contains(last.Message, "not followed by the console") {
 		t.Errorf("the detach entry says %q", last.Message)
+	}
+	// Quit while it followed: the console stopped following, it did not
+	// leave the upgrade unfollowed ("not followed" after 13 s of it).
+	s = &Session{Plan: &Plan{Cluster: "mgmt", Namespace: "default"}, locker: locker, hold: &Hold{locker: locker, clk: clock.RealClock{}},
+		clk: clock.RealClock{}, audit: audit, followed: true}
+	_ = s.Detach(context.Background())
+	if last := audit.entries[len(audit.entries)-1]; !strings.Contains(last.Message, "the console stopped following before the upgrade completed") {
+		t.Errorf("the detach entry of a followed upgrade says %q", last.Message)
 	}
 }
 

@@ -31,8 +31,8 @@ func newEtcdRollbackCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback --cluster NAME",
 		Short: "Undo an etcd rollout whose first new member never came up",
-		Long: `Undo an etcd rollout whose first new member did not come up, leaving the cluster as it
-was before the upgrade (the rollback of the kindless-upgrade design).
+		Long: `Undo an etcd rollout whose first new member did not come up, leaving etcd as it
+was before the upgrade.
 
 Offered only while it is safe: an etcd rollout is in progress (the EtcdadmCluster spec
 differs from the pre-upgrade snapshot), the newest etcd machine (the only one with the new
