@@ -422,9 +422,9 @@ func LocalSnapshotCopies(cluster string) ([]string, error) {
 
 // LoadSnapshotFile reads a snapshot from its local copy.
 func LoadSnapshotFile(path string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadInputFile(path, MaxSnapshotBytes)
 	if err != nil {
-		return nil, &model.InputError{Source: path, Problem: err.Error(), Fix: "give the path of a snapshot file written by upgrade-console"}
+		return nil, &model.InputError{Source: path, Problem: "cannot read the snapshot: " + unwrapPathErr(err), Fix: "give the path of a snapshot file written by upgrade-console"}
 	}
 	return decodeSnapshot(path, data)
 }

@@ -40,10 +40,10 @@ func ReadSpecFile(path, defaultNamespace string) (*SpecFile, error) {
 // ReadSpecFileWith is ReadSpecFile checking the documents against schemas
 // (ClusterSchemas); the console's copies of the CRDs when zero.
 func ReadSpecFileWith(path, defaultNamespace string, schemas Schemas) (*SpecFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadInputFile(path, MaxSpecBytes)
 	if err != nil {
 		return nil, &model.InputError{Source: path, Problem: "cannot read the cluster spec: " + unwrapPathErr(err),
-			Fix: "give the cluster spec file with -f (the file you created the cluster with, edited for the upgrade)"}
+			Fix: "give the cluster spec file with -f (the file you created the cluster with, edited for the upgrade; a few KB of YAML)"}
 	}
 	return ParseSpecWith(path, data, defaultNamespace, schemas)
 }

@@ -1,0 +1,35 @@
+package upgrade
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// A file that never ends (-f /dev/zero) or is far too large for what it
+// claims to be is refused once past its limit, without reading the rest:
+// the console grew to 3 GB reading /dev/zero.
+func TestInputFilesHaveALimit(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := ReadSpecFile("/dev/zero", "default")
+		var in *model.InputError
+		if !errors.As(err, &in) || in.Source != "/dev/zero" || !strings.Contains(in.Problem, "larger than 16 MiB") {
+			t.Errorf("-f /dev/zero: %v, want bad input naming the limit", err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, make([]byte, 2048), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var big *TooLargeError
+	if _, err := ReadInputFile(path, 1024); !errors.As(err, &big) || big.Limit != 1024 {
+		t.Errorf("2 KB read with a 1 KB limit: %v", err)
+	}
+	if data, err := ReadInputFile(path, 2048); err != nil || len(data) != 2048 {
+		t.Errorf("2 KB read with a 2 KB limit: %d bytes, %v", len(data), err)
+	}
+}
