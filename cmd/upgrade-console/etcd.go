@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -100,6 +101,14 @@ failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was inte
 }
 
 func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *etcdRollbackOptions) error {
+	// A negative duration read as none: every new member counted as not
+	// ready for too long, as soon as it existed.
+	if o.threshold <= 0 {
+		return badFlag("--threshold", fmt.Errorf("must be positive, got %s", o.threshold), "give how long the new etcd member must have been not ready, e.g. 15m")
+	}
+	if o.waitTimeout <= 0 {
+		return badFlag("--wait-timeout", fmt.Errorf("must be positive, got %s", o.waitTimeout), "give how long to wait for etcd to be ready again, e.g. 10m")
+	}
 	user, host := upgrade.CurrentOperator()
 	ro := recovery.EtcdRollbackOptions{
 		Threshold: o.threshold, WaitTimeout: o.waitTimeout, Snapshot: o.snapshot, SnapshotFile: o.snapFile, By: user + "@" + host,

@@ -119,3 +119,24 @@ func TestUnreachableAPIServerIsSaidAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Durations and counts out of range are bad input, said before the cluster
+// is read: --threshold -1s planned a rollback as if every new member had
+// been not ready too long, and --tail -5 showed 8 lines.
+func TestRecoveryFlagsOutOfRange(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"etcd", "rollback", "--cluster", "mgmt", "--threshold", "-1s"}, "--threshold: must be positive, got -1s"},
+		{[]string{"etcd", "rollback", "--cluster", "mgmt", "--wait-timeout", "0s"}, "--wait-timeout: must be positive, got 0s"},
+		{[]string{"node", "retry", "mgmt-a", "--cluster", "mgmt", "--tail", "0"}, "--tail: must be at least 1, got 0"},
+		{[]string{"node", "retry", "mgmt-a", "--cluster", "mgmt", "--tail", "-5"}, "--tail: must be at least 1, got -5"},
+	} {
+		_, errOut, code := runCaptured(t, append(c.args, "--kubeconfig", kubeconfig, "--dry-run")...)
+		if code != ExitBadInput || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "127.0.0.1:1") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q before any request", c.args, code, errOut, ExitBadInput, c.want)
+		}
+	}
+}

@@ -64,6 +64,9 @@ interrupted (run it again to continue).`,
 }
 
 func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *nodeRetryOptions, node string) error {
+	if o.tail < 1 {
+		return badFlag("--tail", fmt.Errorf("must be at least 1, got %d", o.tail), fmt.Sprintf("give how many log lines to show, e.g. %d", recovery.DefaultLogLines))
+	}
 	env, kubeContext, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
