@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -315,8 +317,8 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		}
 		dir = filepath.Join(sd, "snapshots")
 	}
-	file := filepath.Join(dir, ref.Name+".json")
-	if err := writeFileAtomic(file, data); err != nil {
+	file, err := writeNewFile(filepath.Join(dir, ref.Name), ".json", data)
+	if err != nil {
 		return ref, fmt.Errorf("snapshot: write local copy: %w", err)
 	}
 	ref.File = file
@@ -404,19 +406,43 @@ func LocalSnapshotCopies(cluster string) ([]string, error) {
 		return nil, fmt.Errorf("list the local snapshot copies in %s: %w", dir, err)
 	}
 	prefix := snapshotNamePrefix(cluster)
-	var out []string
+	type copyFile struct {
+		path, stamp string
+		n           int
+	}
+	var found []copyFile
 	for _, e := range entries {
 		stamp, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".json"), prefix)
 		if !ok || e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
+		// A second copy of the same second carries a number (writeNewFile).
+		n := 1
+		if len(stamp) > len(snapshotStamp) {
+			num, ok := strings.CutPrefix(stamp[len(snapshotStamp):], "-")
+			v, err := strconv.Atoi(num)
+			if !ok || err != nil || v < 2 || strconv.Itoa(v) != num {
+				continue
+			}
+			stamp, n = stamp[:len(snapshotStamp)], v
+		}
 		if _, err := time.Parse(snapshotStamp, stamp); err != nil {
 			continue
 		}
-		out = append(out, filepath.Join(dir, e.Name()))
+		found = append(found, copyFile{filepath.Join(dir, e.Name()), stamp, n})
 	}
-	// The stamp sorts as the time it names.
-	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	// Newest first: the stamp sorts as the time it names, and of one
+	// second the copy written last has the highest number.
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].stamp != found[j].stamp {
+			return found[i].stamp > found[j].stamp
+		}
+		return found[i].n > found[j].n
+	})
+	out := make([]string, len(found))
+	for i, f := range found {
+		out[i] = f.path
+	}
 	return out, nil
 }
 
@@ -468,33 +494,49 @@ func ListSnapshots(ctx context.Context, kube kubernetes.Interface, namespace, cl
 	return refs, nil
 }
 
-// writeFileAtomic writes via a temporary file, fsync and rename, so a crash
-// leaves the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+// writeNewFile writes data to base+ext, or, when a file has that name
+// already, to base-2+ext, base-3+ext…, and returns the path it wrote: a
+// local snapshot copy is never replaced. Two management clusters with the
+// same name upgraded from one machine in the same second had one file, the
+// second's, and the first operator's fallback named it.
+func writeNewFile(base, ext string, data []byte) (string, error) {
+	dir := filepath.Dir(base)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(base))
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return err
+		return "", err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return err
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+	for i := 1; i <= 100; i++ {
+		path := base + ext
+		if i > 1 {
+			path = fmt.Sprintf("%s-%d%s", base, i, ext)
+		}
+		// A hard link fails where the name exists: no check-then-write race.
+		err := os.Link(tmp.Name(), path)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		syncDir(dir)
+		return path, nil
 	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return "", fmt.Errorf("%s%s and 99 numbered copies exist already", base, ext)
 }
 
 func objectRef(kind, ns, name string) string {

@@ -138,6 +138,9 @@ func TestLocalSnapshotCopies(t *testing.T) {
 		SnapshotName("mgmt-2", t0.Add(48*time.Hour)) + ".json",
 		SnapshotName("mgmt", t0) + ".json.tmp",
 		"upgrade-console-snapshot-mgmt-latest.json",
+		// A second copy of one second (another cluster named mgmt).
+		SnapshotName("mgmt", t0) + "-2.json",
+		SnapshotName("mgmt", t0) + "-x.json",
 	}
 	for _, n := range names {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
@@ -148,7 +151,7 @@ func TestLocalSnapshotCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, names[1]), filepath.Join(dir, names[0])}
+	want := []string{filepath.Join(dir, names[1]), filepath.Join(dir, names[5]), filepath.Join(dir, names[0])}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("copies = %v, want %v", got, want)
 	}
@@ -173,5 +176,28 @@ func TestSnapshotRefusedLeavesNoLocalCopy(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
 		t.Errorf("local copies left: %v", left)
+	}
+}
+
+// A local snapshot copy is never replaced: two clusters with the same name
+// snapshotted in the same second (two management clusters upgraded from one
+// machine) each keep their own file.
+func TestLocalSnapshotCopyIsNeverReplaced(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "snapshots", "upgrade-console-snapshot-mgmt-20261123-075339")
+	first, err := writeNewFile(base, ".json", []byte(`{"first":true}`))
+	if err != nil || first != base+".json" {
+		t.Fatalf("first copy: %q, %v", first, err)
+	}
+	second, err := writeNewFile(base, ".json", []byte(`{"second":true}`))
+	if err != nil || second != base+"-2.json" {
+		t.Fatalf("second copy: %q, %v; want %s-2.json", second, err, base)
+	}
+	for path, want := range map[string]string{first: `{"first":true}`, second: `{"second":true}`} {
+		if got, err := os.ReadFile(path); err != nil || string(got) != want {
+			t.Errorf("%s holds %q (%v), want %q", path, got, err, want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(base), ".tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -191,8 +191,17 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	var oldEtcd *upgrade.SnapshotObject
 	if snap != nil {
 		oldEtcd = snap.Object("EtcdadmCluster", env.etcdName())
-		if oldEtcd == nil {
+		switch {
+		case oldEtcd == nil:
 			snapDetail = fmt.Sprintf("%s holds no %s", src.label, etcdRef)
+		case oldEtcd.UID != "" && oldEtcd.UID != string(etcd.GetUID()):
+			// Same names, another object: a copy from another management
+			// cluster with the same names (two upgraded the same second
+			// wrote one file), or this one's before it was made again.
+			// Its spec is no record of how these members were built.
+			snapDetail = fmt.Sprintf("%s holds %s with UID %s, but the cluster's has UID %s: the snapshot is of another cluster's etcd (another management cluster with the same names, or this one before it was created again)",
+				src.label, etcdRef, oldEtcd.UID, etcd.GetUID())
+			oldEtcd = nil
 		}
 	}
 	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",

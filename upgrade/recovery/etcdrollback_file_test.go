@@ -225,6 +225,9 @@ func TestEtcdRollbackFromAFileChecksTheSamePreconditions(t *testing.T) {
 		}, "rollout-in-progress"},
 		{"of another member count", func(s *upgrade.Snapshot) { s.Objects[0].Spec["replicas"] = 5 }, "same-member-count"},
 		{"without the EtcdadmCluster", func(s *upgrade.Snapshot) { s.Objects[0].Name = "someone-else-etcd" }, "snapshot"},
+		// Another management cluster's, with the same names: refused on
+		// the snapshot, not as "an older spec" of these members.
+		{"of another cluster's EtcdadmCluster", func(s *upgrade.Snapshot) { s.Objects[0].UID = "0b4a9c2e-another-cluster" }, "snapshot"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
