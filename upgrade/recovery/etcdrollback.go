@@ -634,7 +634,7 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 			fc.newMachine.Name, ago(now, fc.newMachine.Created), orUnknown(fc.newMachine.Phase), threshold)
 	default:
 		stuck.OK = true
-		stuck.Detail = fmt.Sprintf("%s not ready for %s (phase %s, no %s label)", fc.newMachine.Name, ago(now, fc.newMachine.Created), orUnknown(fc.newMachine.Phase), model.LabelEtcdReady)
+		stuck.Detail = fmt.Sprintf("%s not ready %s after its creation (phase %s, no %s label)", fc.newMachine.Name, ago(now, fc.newMachine.Created), orUnknown(fc.newMachine.Phase), model.LabelEtcdReady)
 	}
 	fc.pre = append(fc.pre, stuck)
 	return fc

@@ -144,7 +144,7 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		return Offer{}, false
 	}
 	return Offer{Action: ActionEtcdRollback, Title: "Roll back the etcd rollout",
-		Why: fmt.Sprintf("new etcd member %s not ready for %s", newest.Name, ago(now, newest.CreationTimestamp))}, true
+		Why: fmt.Sprintf("new etcd member %s not ready %s after its creation", newest.Name, ago(now, newest.CreationTimestamp))}, true
 }
 
 // WithStaleLease checks the offers' view of the upgrade lock against the live
