@@ -187,7 +187,7 @@ func TestRecoveryActionOnlyWhenOffered(t *testing.T) {
 	}
 	d := open.Dialog.(*recoveryDialog)
 	d.SetSize(100, 40)
-	if v := ansi.Strip(d.View()); !strings.Contains(v, "Roll back the etcd rollout") || !strings.Contains(v, "e-new not ready for 20m") {
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "Roll back the etcd rollout") || !strings.Contains(v, "e-new not ready 20m after its creation") {
 		t.Errorf("menu:\n%s", v)
 	}
 }
