@@ -1,5 +1,10 @@
 package model
 
+import (
+	"fmt"
+	"strings"
+)
+
 // PlanInput is everything a plan is computed from. The offline plan fills it
 // from two Bundles files and flags; the live plan from the cluster (the
 // current EKSARelease's Bundles, the cluster spec) and the target release.
@@ -81,4 +86,154 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		p.Preflight = append(p.Preflight, CheckWorkerVersionSkew(in.TargetKube, in.WorkerGroups))
 	}
 	return p, nil
+}
+
+// SpecReason says why a cluster has not reached its EKS-A Cluster's spec.
+type SpecReason string
+
+const (
+	// SpecUnderWay: EKS-A is still reconciling the spec (the completion
+	// rule's first unmet milestone says where).
+	SpecUnderWay SpecReason = "under-way"
+	// SpecFailed: EKS-A reports a failureMessage on a status of the spec.
+	SpecFailed SpecReason = "failed"
+	// SpecPaused: EKS-A reconcile is paused, so nothing moves towards it.
+	SpecPaused SpecReason = "paused"
+	// SpecEtcdRollback: upgrade-console's etcd rollback put etcd back on
+	// its previous spec and keeps EKS-A reconcile paused.
+	SpecEtcdRollback SpecReason = "etcd-rollback"
+)
+
+// SpecStatus says whether a cluster has reached its EKS-A Cluster's spec,
+// by EKS-A's completion rule (Completion). The live plan's current side is
+// read from that spec: while the cluster has not reached it (an upgrade
+// under way, failed, or paused by an etcd rollback), the spec is not what
+// the cluster runs, and "already runs this spec" or "up to date" would be
+// false. Its JSON form is the live plan's `currentSpec`.
+type SpecStatus struct {
+	// Reached is true when the completion rule holds on the Cluster (and
+	// no etcd rollback is recorded on it).
+	Reached bool `json:"reached"`
+	// Reason, Message and Next are set when the spec is not reached: why
+	// (Reason a stable word, Message a sentence that ends "the cluster has
+	// not reached it: …"), and what to do ("follow it with `upgrade-console
+	// watch --cluster mgmt`").
+	Reason  SpecReason `json:"reason,omitempty"`
+	Message string     `json:"message,omitempty"`
+	Next    string     `json:"next,omitempty"`
+}
+
+// NotReached reports whether the cluster is known not to have reached its
+// spec (false for a nil status: unknown).
+func (s *SpecStatus) NotReached() bool { return s != nil && !s.Reached }
+
+// ClusterSpecStatus evaluates whether the cluster has reached its Cluster's
+// spec: EKS-A's completion rule (generation observed, no failureMessage,
+// the conditions) holds, and no etcd rollback of upgrade-console's holds
+// etcd on the previous spec. Nil when the Cluster is not seen.
+func ClusterSpecStatus(c *EKSACluster) *SpecStatus {
+	if c == nil {
+		return nil
+	}
+	milestones, complete := Completion(c)
+	cluster := "--cluster " + c.Name + namespaceFlag(c)
+	if r, ok := c.EtcdRollback(); ok {
+		// After the rollback the etcd objects look settled, on the previous
+		// spec: whatever the conditions say, the spec is not reached.
+		if r.Running() {
+			return &SpecStatus{Reason: SpecEtcdRollback,
+				Message: "upgrade-console's etcd rollback is putting etcd back on its previous spec, with EKS-A reconcile paused",
+				Next:    "let the rollback finish (`upgrade-console etcd rollback " + cluster + "` again finishes one that was interrupted)"}
+		}
+		return &SpecStatus{Reason: SpecEtcdRollback,
+			Message: "upgrade-console's etcd rollback put etcd back on its previous spec and keeps EKS-A reconcile paused",
+			Next:    "find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused " + cluster + "`"}
+	}
+	if complete {
+		return &SpecStatus{Reached: true}
+	}
+	if c.Paused() {
+		return &SpecStatus{Reason: SpecPaused,
+			Message: "EKS-A reconcile is paused (" + AnnotationEKSAPaused + "), so nothing moves towards it",
+			Next:    "see who paused it with `upgrade-console lock status " + cluster + "`"}
+	}
+	m := firstUnmet(milestones)
+	switch m.Name {
+	case MilestoneNoFailure:
+		why := "EKS-A reports a failure"
+		if m.Reason != "" {
+			why += " (" + m.Reason + ")"
+		}
+		return &SpecStatus{Reason: SpecFailed, Message: why + ": " + m.Message,
+			Next: "see the failure with `upgrade-console watch " + cluster + "` and fix what it says"}
+	case MilestoneGenerationObserved:
+		return &SpecStatus{Reason: SpecUnderWay,
+			Message: fmt.Sprintf("the upgrade to it is still under way: EKS-A has not observed it yet (generation %d, observed %d)", c.Generation, c.ObservedGeneration),
+			Next:    "follow it with `upgrade-console watch " + cluster + "`"}
+	}
+	detail := m.Message
+	if !strings.Contains(detail, m.Name) {
+		detail = m.Name + ": " + detail
+	}
+	return &SpecStatus{Reason: SpecUnderWay, Message: "the upgrade to it is still under way: " + detail,
+		Next: "follow it with `upgrade-console watch " + cluster + "`"}
+}
+
+// NothingToApply is what a spec that changes nothing says: the cluster
+// already runs it, or, while the cluster has not reached its Cluster's spec,
+// that the spec is already the Cluster's and the cluster is not there yet.
+func (s *SpecStatus) NothingToApply() string {
+	if !s.NotReached() {
+		return "the cluster already runs this spec: nothing to apply"
+	}
+	return "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it (" + s.Message + "): " + s.Next
+}
+
+// NothingToApplyBrief is NothingToApply with why in a few words, where the
+// room is short and the plan says why in full elsewhere (the plan screen).
+func (s *SpecStatus) NothingToApplyBrief() string {
+	if !s.NotReached() {
+		return s.NothingToApply()
+	}
+	return "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it (" + s.Brief() + "): " + s.Next
+}
+
+// Brief is why the cluster has not reached its spec, in a few words.
+func (s *SpecStatus) Brief() string {
+	switch {
+	case !s.NotReached():
+		return ""
+	case s.Reason == SpecFailed:
+		return "EKS-A reports a failure"
+	case s.Reason == SpecPaused:
+		return "EKS-A reconcile is paused"
+	case s.Reason == SpecEtcdRollback:
+		return "EKS-A reconcile is paused by the etcd rollback"
+	}
+	return "the upgrade is still under way"
+}
+
+// Note is the plan's sentence on its current side when the cluster has
+// not reached its spec ("" when it has, or when that is unknown): the
+// current versions are the Cluster's spec, not what the cluster runs.
+func (s *SpecStatus) Note() string {
+	if !s.NotReached() {
+		return ""
+	}
+	return "CURRENT is the Cluster's spec, which the cluster has not reached: " + s.Message
+}
+
+// SummarizeChangesFor is SummarizeChanges for a live plan whose current side
+// is the Cluster's spec: while the cluster has not reached it, no component
+// change means the target is that spec, not that the cluster is up to date.
+func SummarizeChangesFor(diffs []ComponentDiff, s *SpecStatus) string {
+	sum := SummarizeChanges(diffs)
+	if !s.NotReached() {
+		return sum
+	}
+	counts := ChangeCounts(diffs)
+	if len(diffs)-counts[ChangeNone]-counts[ChangeUnknown] == 0 && counts[ChangeUnknown] == 0 {
+		return "no component changes from the Cluster's spec, which the cluster has not reached"
+	}
+	return sum
 }

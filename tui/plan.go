@@ -501,7 +501,7 @@ func (p *PlanScreen) confirm() tea.Cmd {
 		return nil
 	}
 	if p.dry.Changes() == 0 {
-		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone})
+		p.setStatus(statusDryRun, nothingToApply(p.st, p.plan))
 		p.rebuild()
 		return nil
 	}
@@ -660,6 +660,41 @@ func (p *PlanScreen) setBlockedStatus() {
 	p.setStatus(statusChecks, seg{" " + p.st.th.Sym.Fail + " " + blockedSentence(p.plan) + ": fix what the checks say" + p.recoverHint() + " (r re-runs them)", rFailure})
 }
 
+// blockedLine is the status of a blocked plan in at most w cells: "apply
+// blocked by upgrade-lock, eksa-reconcile-not-paused", the names that fit
+// and how many more when they do not all fit, the count alone when not one
+// does.
+func blockedLine(pl *upgrade.Plan, w int) string {
+	blocking := pl.Blocking()
+	names := make([]string, 0, len(blocking))
+	for _, r := range blocking {
+		names = append(names, r.Name)
+	}
+	for n := len(names); n > 0; n-- {
+		s := "apply blocked by " + strings.Join(names[:n], ", ")
+		if n < len(names) {
+			s += fmt.Sprintf(" and %d more", len(names)-n)
+		}
+		if width(s) <= w {
+			return s
+		}
+	}
+	return fmt.Sprintf("apply blocked by %d checks", len(names))
+}
+
+// nothingToApply is the status of a spec that changes nothing: the cluster
+// runs it, or, when the cluster has not reached its Cluster's spec, that
+// this spec is already the Cluster's and the cluster is not there yet (not
+// a ✓: the upgrade is not done).
+func nothingToApply(st *styles, pl *upgrade.Plan) seg {
+	if pl.CurrentSpec.NotReached() {
+		// Why in brief: the status has three lines, and the body's first
+		// lines say it whole.
+		return seg{" " + st.th.Sym.Warn + " " + pl.CurrentSpec.NothingToApplyBrief(), rStall}
+	}
+	return seg{" " + st.th.Sym.OK + " " + pl.CurrentSpec.NothingToApply(), rDone}
+}
+
 // blockedSentence names the checks that block the apply.
 func blockedSentence(pl *upgrade.Plan) string {
 	names := make([]string, 0)
@@ -805,6 +840,13 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 	}
 	right := []seg{{"EKS-A ", rMuted}, {v.CurrentEKSA + arrow + v.TargetEKSA, rVersion}, {"   k8s ", rMuted},
 		{v.CurrentKubernetes + arrow + v.TargetKubernetes, rVersion}, {" ", rText}}
+	rights := [][]seg{right}
+	if p.plan.CurrentSpec.NotReached() {
+		// The current side is the Cluster's spec, which the cluster has
+		// not reached: "v0.21.2 → v0.21.2" alone read as an upgrade done.
+		// Where the mark leaves no room, the body's first lines say it.
+		rights = [][]seg{concatSegs([]seg{{st.th.Sym.Warn + " spec not reached: ", rStall}}, right), right}
+	}
 	// The versions and the read-only mark matter more than the title and
 	// the context: those go first when the line is narrow.
 	variants := [][]seg{
@@ -812,11 +854,13 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 		concatSegs([]seg{cluster}, ctx, ro),
 		concatSegs([]seg{cluster}, ro),
 	}
-	rw := segsWidth(right)
-	for _, l := range variants {
-		if lw := segsWidth(l); lw+rw+1 <= p.w {
-			st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - lw - rw), rText}}, right), p.w)
-			return
+	for _, right := range rights {
+		rw := segsWidth(right)
+		for _, l := range variants {
+			if lw := segsWidth(l); lw+rw+1 <= p.w {
+				st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - lw - rw), rText}}, right), p.w)
+				return
+			}
 		}
 	}
 	st.paintSegs(b, concatSegs(variants[2], []seg{{"  ", rText}}, right), p.w)
@@ -831,14 +875,17 @@ func (p *PlanScreen) statusLine() seg {
 	case p.opts.ReadOnly:
 		return seg{" read-only: the apply is not available", rMuted}
 	case p.plan.Blocked():
-		return seg{fmt.Sprintf(" %s apply blocked: %d failed check(s)", st.th.Sym.Fail, len(p.plan.Blocking())), rFailure}
+		// The checks that block are named: on a short screen they are
+		// pages below, and a count sent the operator looking for them.
+		lead := " " + st.th.Sym.Fail + " "
+		return seg{lead + blockedLine(p.plan, max(p.w-3-width(lead), 1)), rFailure}
 	case p.checking:
 		return seg{" re-running the checks…", rMuted}
 	case p.plan.Target != nil && p.plan.Target.SpecDryRun != nil && p.plan.Target.SpecDryRun.Changes() == 0 &&
 		len(p.plan.Target.SpecDryRun.Rejected()) == 0:
 		// The plan's own dry run (spec-accepted) already says so: "ready:
 		// enter applies" promised an apply that finds nothing to do.
-		return seg{" " + st.th.Sym.OK + " the cluster already runs this spec: nothing to apply", rDone}
+		return nothingToApply(st, p.plan)
 	}
 	return seg{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}
 }
@@ -849,13 +896,27 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	var out []line
 	add := func(segs ...seg) { out = append(out, line{segs: segs}) }
 
+	// What the current side is, when it is not what the cluster runs:
+	// the Cluster's spec, which the cluster has not reached.
+	if note := pl.CurrentSpec.Note(); note != "" {
+		out = append(out, hanging([]seg{{" " + sym.Warn + " ", rStall}}, note, rStall, w)...)
+		for i, l := range wrap(pl.CurrentSpec.Next, max(w-3-len(nextLead)-1, 10)) {
+			lead := nextLead
+			if i > 0 {
+				lead = spaces(len(nextLead))
+			}
+			add(seg{"   " + lead + l, rSevWarning})
+		}
+		add()
+	}
+
 	// Components.
 	changed := pl.Changed()
 	rows := changed
 	if all {
 		rows = pl.Components
 	}
-	counts := model.SummarizeChanges(pl.Components)
+	counts := model.SummarizeChangesFor(pl.Components, pl.CurrentSpec)
 	toggle := "a: show all"
 	if all {
 		toggle = "a: changed only"
@@ -1163,6 +1224,9 @@ func quotedFit(s string, w int) bool {
 	}
 	return true
 }
+
+// nextLead starts what to do about a cluster that has not reached its spec.
+const nextLead = "next: "
 
 // fixLead starts a check's remediation; its continuation rows are indented
 // to the text after it.

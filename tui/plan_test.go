@@ -87,15 +87,21 @@ func TestPlanScreenGoldens(t *testing.T) {
 		opts    Options
 		dry     bool
 		all     bool
+		plan    func() *upgrade.Plan
 	}{
 		{name: "ready", dry: true},
 		{name: "blocked", blocked: true},
 		{name: "all-components", all: true},
 		{name: "read-only", opts: Options{ReadOnly: true, Context: "admin@mgmt"}},
+		{name: "spec-not-reached", plan: fixtureSpecNotReachedPlan},
 	} {
 		for _, sz := range [][2]int{{80, 30}, {120, 40}, {60, 16}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
-				p := newTestPlanScreen(t, fixturePlan(c.blocked), c.opts, PlanActions{}, sz[0], sz[1])
+				pl := fixturePlan(c.blocked)
+				if c.plan != nil {
+					pl = c.plan()
+				}
+				p := newTestPlanScreen(t, pl, c.opts, PlanActions{}, sz[0], sz[1])
 				if c.dry {
 					p.Update(dryRunMsg{res: fixtureDryRun()})
 				}
@@ -988,5 +994,106 @@ func TestPlanScreenKeepsTheFailedStartsError(t *testing.T) {
 	p.Update(cmd())
 	if !errors.Is(p.StartErr(), boom) || p.StartUnderWay() {
 		t.Errorf("start error %v, under way %t", p.StartErr(), p.StartUnderWay())
+	}
+}
+
+// fixtureSpecNotReachedPlan is the plan of the target spec in the middle of
+// the upgrade to it: the Cluster's spec is already the target (nothing
+// changes), but the cluster has not reached it.
+func fixtureSpecNotReachedPlan() *upgrade.Plan {
+	p := fixturePlan(false)
+	p.Versions.CurrentEKSA, p.Versions.CurrentKubernetes = "v0.21.2", "1.31"
+	for i := range p.Components {
+		c := &p.Components[i]
+		c.OldVersion, c.Change = c.NewVersion, model.ChangeNone
+	}
+	p.CurrentSpec = &model.SpecStatus{Reason: model.SpecUnderWay,
+		Message: "the upgrade to it is still under way: ControlPlaneReady: Control plane nodes not up-to-date yet, 4 upgrading (2 up to date)",
+		Next:    "follow it with `upgrade-console watch --cluster mgmt`"}
+	p.Target = &upgrade.Target{SpecDryRun: &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}}
+	return p
+}
+
+// TestPlanScreenSaysTheSpecIsNotReached: where the cluster has not reached
+// its Cluster's spec, the plan screen says its current side is that spec
+// (the header marks it, the body says why and what next), and no longer
+// says the cluster runs this spec or that the components are up to date.
+func TestPlanScreenSaysTheSpecIsNotReached(t *testing.T) {
+	pl := fixtureSpecNotReachedPlan()
+	for _, sz := range [][2]int{{80, 30}, {120, 40}, {60, 16}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			p := newTestPlanScreen(t, pl, Options{}, PlanActions{}, sz[0], 200)
+			out := ansi.Strip(p.View())
+			flat := strings.Join(strings.Fields(out), " ")
+			for _, want := range []string{
+				"CURRENT is the Cluster's spec, which the cluster has not reached: " + pl.CurrentSpec.Message,
+				"next: " + pl.CurrentSpec.Next,
+				"no component changes from the Cluster's spec, which the cluster has not reached",
+			} {
+				if !strings.Contains(flat, want) {
+					t.Errorf("lacks %q:\n%s", want, out)
+				}
+			}
+			for _, bad := range []string{"already runs this spec", "components are up to date", "✓ the Cluster's spec"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("says %q:\n%s", bad, out)
+				}
+			}
+			if header := strings.Split(out, "\n")[0]; sz[0] >= 80 && !strings.Contains(header, "spec not reached: EKS-A v0.21.2 → v0.21.2") {
+				t.Errorf("header does not mark the current side: %q", header)
+			}
+			// The status says it in brief (the lines above say why in
+			// full), and what to do.
+			status := "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it (the upgrade is still under way): " + pl.CurrentSpec.Next
+			if sz[0] >= 80 && !strings.Contains(flat, status) {
+				t.Errorf("status lacks %q:\n%s", status, out)
+			}
+			// enter finds nothing to apply and says the same.
+			pl := *pl
+			pl.Target = nil
+			p = newTestPlanScreen(t, &pl, Options{}, PlanActions{Start: func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) {
+				t.Error("started")
+				return nil, nil
+			}}, sz[0], 200)
+			p.Update(dryRunMsg{res: &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}})
+			p.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+			if flat := strings.Join(strings.Fields(ansi.Strip(p.View())), " "); !strings.Contains(flat, "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it") {
+				t.Errorf("enter on nothing to apply:\n%s", flat)
+			}
+		})
+	}
+}
+
+// TestPlanScreenBlockedNamesTheChecks: the status of a blocked plan names
+// the checks that block it (at 80x24 they are pages below), as many as fit
+// on its line, and how many more.
+func TestPlanScreenBlockedNamesTheChecks(t *testing.T) {
+	p := newTestPlanScreen(t, fixtureStaleLockPlan(), Options{}, PlanActions{}, 80, 24)
+	rows := strings.Split(ansi.Strip(p.View()), "\n")
+	status := strings.TrimSpace(rows[lastRule(rows)+1])
+	if status != "✗ apply blocked by upgrade-lock, eksa-reconcile-not-paused" {
+		t.Errorf("status at 80x24: %q", status)
+	}
+	pl := fixtureStaleLockPlan()
+	for _, n := range []string{"control-plane-ready", "workers-ready", "nodes-ready"} {
+		pl.Preflight = append(pl.Preflight, model.CheckResult{Name: n, Status: model.CheckFail, Blocking: true, Message: "not ready"})
+	}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{120, "✗ apply blocked by upgrade-lock, eksa-reconcile-not-paused, control-plane-ready, workers-ready, nodes-ready"},
+		{80, "✗ apply blocked by upgrade-lock, eksa-reconcile-not-paused and 3 more"},
+		{50, "✗ apply blocked by upgrade-lock and 4 more"},
+		{34, "✗ apply blocked by 5 checks"},
+	} {
+		p := newTestPlanScreen(t, pl, Options{}, PlanActions{}, c.w, 24)
+		rows := strings.Split(ansi.Strip(p.View()), "\n")
+		if status := strings.TrimSpace(rows[lastRule(rows)+1]); status != c.want {
+			t.Errorf("at %d columns: %q, want %q", c.w, status, c.want)
+		}
+		if next := rows[lastRule(rows)+2]; !strings.Contains(next, "q quit") && !strings.Contains(next, "? help") {
+			t.Errorf("at %d columns the status takes more than a line: %q", c.w, next)
+		}
 	}
 }

@@ -25,8 +25,15 @@ type Plan struct {
 		CurrentBundles    string `json:"currentBundles"`
 		TargetBundles     string `json:"targetBundles"`
 	} `json:"versions"`
-	Components []model.ComponentDiff `json:"components"`
-	Preflight  []model.CheckResult   `json:"preflight"`
+	// CurrentSpec says whether the cluster has reached its Cluster's spec,
+	// which the current side (Versions.Current*, the components'
+	// oldVersion) is read from; while it has not (an upgrade under way,
+	// failed, or paused by an etcd rollback) that side is not what the
+	// cluster runs. Re-evaluated with the checks; nil when the Cluster is
+	// not visible.
+	CurrentSpec *model.SpecStatus     `json:"currentSpec,omitempty"`
+	Components  []model.ComponentDiff `json:"components"`
+	Preflight   []model.CheckResult   `json:"preflight"`
 	// Skipped are the checks the operator skipped by name.
 	Skipped []string `json:"skipped,omitempty"`
 
@@ -155,7 +162,12 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	}
 	p.Lock = lock
 	p.At = pl.now()
-	p.Preflight = RunChecks(ctx, Checks, p.inputs(pl), p.Skipped)
+	in := p.inputs(pl)
+	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
+	p.CurrentSpec = nil
+	if in.State != nil {
+		p.CurrentSpec = model.ClusterSpecStatus(in.State.Cluster)
+	}
 	return nil
 }
 

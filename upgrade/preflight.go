@@ -282,7 +282,13 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	msg := fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path)
 	if t.SpecDryRun.Changes() == 0 {
-		msg += "; it changes nothing: the cluster already runs this spec"
+		if s := in.specStatus(); s.NotReached() {
+			// The Cluster's spec is this spec, but the cluster is not
+			// there: "already runs" read as the upgrade being done.
+			msg += "; it changes nothing: the Cluster's spec is already this spec, but the cluster has not reached it (" + s.Message + ")"
+		} else {
+			msg += "; it changes nothing: the cluster already runs this spec"
+		}
 	}
 	return pass(msg)
 }
@@ -419,11 +425,79 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A CLI (eksctl anywhere) is driving an operation and the controller takes no action, so the new spec would not be reconciled", model.AnnotationManagedByCLI, c.Name),
 			fmt.Sprintf("wait for that eksctl anywhere run to end; if none runs (an interrupted one leaves it behind), clear it with `upgrade-console lock clear managed-by-cli paused --cluster %s --force` (recorded)", c.Name))
 	}
+	if r, ok := c.EtcdRollback(); ok {
+		// The pause is the rollback's, on purpose: resumed, EKS-A applies
+		// the new etcd spec again, and the member that did not come up
+		// fails the same way.
+		if r.Running() {
+			return failed(fmt.Sprintf("%s=true on Cluster %s: upgrade-console's etcd rollback%s is not finished, and EKS-A stays paused after it", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
+				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", clusterFlags(c)))
+		}
+		return failed(fmt.Sprintf("%s=true on Cluster %s: kept by the etcd rollback%s until the cause of the failed etcd member is fixed; resuming EKS-A reconcile makes it apply the new etcd spec again", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
+			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, clusterFlags(c)))
+	}
 	if c.Paused() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
 			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status --cluster %s`, then clear it with `upgrade-console lock clear paused --cluster %s` (recorded)", c.Name, c.Name))
 	}
 	return pass("the EKS-A controller reconciles the cluster")
+}
+
+// rollbackOf is " of <when> by <who>" for an etcd rollback record, as much
+// as it says.
+func rollbackOf(r model.EtcdRollbackRecord) string {
+	s := ""
+	if !r.StartedAt.IsZero() {
+		s += " of " + r.StartedAt.UTC().Format(time.RFC3339)
+	}
+	if r.By != "" {
+		s += " by " + r.By
+	}
+	return s
+}
+
+// machineOf names the etcd member that did not come up, when recorded.
+func machineOf(r model.EtcdRollbackRecord) string {
+	if r.NewMachine == "" {
+		return ""
+	}
+	return " (Machine " + r.NewMachine + ")"
+}
+
+// clusterFlags names the cluster in a command the operator pastes:
+// --cluster, and -n outside the default namespace.
+func clusterFlags(c *model.EKSACluster) string {
+	if c.Namespace == "" || c.Namespace == "default" {
+		return "--cluster " + c.Name
+	}
+	return "--cluster " + c.Name + " -n " + c.Namespace
+}
+
+// waitFix is the fix of a check that waits for EKS-A to report something:
+// while its reconcile is paused (or the EKS-A CLI holds the cluster) EKS-A
+// reports nothing, so waiting would never end.
+func waitFix(c *model.EKSACluster, what string) string {
+	switch {
+	case c.ManagedByCLI():
+		return fmt.Sprintf("EKS-A will not report %s while the EKS-A CLI holds the cluster (%s): the controller takes no action; see eksa-reconcile-not-paused", what, model.AnnotationManagedByCLI)
+	case !c.Paused():
+		return "wait for EKS-A to report " + what
+	}
+	if r, ok := c.EtcdRollback(); ok && !r.Running() {
+		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused %s` (see eksa-reconcile-not-paused)", what, clusterFlags(c))
+	} else if ok {
+		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused by the etcd rollback under way: see eksa-reconcile-not-paused", what)
+	}
+	return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused (%s): see eksa-reconcile-not-paused for whose pause it is and how to resume", what, model.AnnotationEKSAPaused)
+}
+
+// specStatus is whether the cluster has reached its Cluster's spec (nil
+// when the Cluster is not visible).
+func (in *Inputs) specStatus() *model.SpecStatus {
+	if in.State == nil {
+		return nil
+	}
+	return model.ClusterSpecStatus(in.State.Cluster)
 }
 
 func checkGeneration(_ context.Context, in *Inputs) model.CheckResult {
@@ -524,7 +598,7 @@ func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionControlPlaneReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition ControlPlaneReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			"wait for EKS-A to report the control plane ready")
+			waitFix(c, "the control plane ready"))
 	}
 	return pass(fmt.Sprintf("KubeadmControlPlane %s: %d/%d ready", cp.Name, ready, desired))
 }
@@ -550,7 +624,7 @@ func checkWorkers(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionWorkersReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition WorkersReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			"wait for EKS-A to report the workers ready")
+			waitFix(c, "the workers ready"))
 	}
 	if total == 0 && len(c.WorkerGroups) > 0 {
 		return failed(fmt.Sprintf("the cluster has %d worker group(s) but no MachineDeployment is visible%s", len(c.WorkerGroups), notVisible(in.State, model.KindMachineDeployment)),

@@ -146,7 +146,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return withCode(ExitPreflight, &upgrade.ConflictsError{Conflicts: dry.Conflicts})
 	}
 	if dry.Changes() == 0 {
-		fmt.Fprintln(out, "\nthe cluster already runs this spec: nothing to apply")
+		fmt.Fprintln(out, "\n"+p.CurrentSpec.NothingToApply())
 		return nil
 	}
 	if o.dryRun {
@@ -355,7 +355,8 @@ func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want 
 		return &model.InputError{Source: "confirmation", Problem: "no answer: nothing was changed", Fix: "type " + want + ", or pass --yes"}
 	}
 	if typed := strings.TrimSpace(a.line); typed != want {
-		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", typed, want)}
+		return &model.InputError{Source: "confirmation", Problem: fmt.Sprintf("%q is not %q: nothing was changed", typed, want),
+			Fix: "run it again and type " + want + " exactly, or pass --yes in a script"}
 	}
 	return nil
 }

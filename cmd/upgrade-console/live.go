@@ -189,14 +189,21 @@ func (lv *live) plan(ctx context.Context, l *liveOptions) (*upgrade.Plan, error)
 // offline plan.
 func writeLivePlan(out io.Writer, p *upgrade.Plan, all bool) {
 	v := p.Versions
+	writeSpecNote(out, p)
+	// The left side is the Cluster's spec; where the cluster has not
+	// reached it, each line says so, for a reader who skips the note.
+	notReached := ""
+	if p.CurrentSpec.NotReached() {
+		notReached = "   (left: the Cluster's spec, not reached)"
+	}
 	fmt.Fprintf(out, "cluster %s/%s\n", p.Namespace, p.Cluster)
-	fmt.Fprintf(out, "  EKS-A       %s → %s\n", dash(v.CurrentEKSA), dash(v.TargetEKSA))
-	fmt.Fprintf(out, "  Kubernetes  %s → %s\n", dash(v.CurrentKubernetes), dash(v.TargetKubernetes))
+	fmt.Fprintf(out, "  EKS-A       %s → %s%s\n", dash(v.CurrentEKSA), dash(v.TargetEKSA), notReached)
+	fmt.Fprintf(out, "  Kubernetes  %s → %s%s\n", dash(v.CurrentKubernetes), dash(v.TargetKubernetes), notReached)
 	if v.Management != "" && v.Management != v.CurrentEKSA {
 		fmt.Fprintf(out, "  management components at %s\n", v.Management)
 	}
 	fmt.Fprintf(out, "  bundles     %s → %s\n\n", v.CurrentBundles, v.TargetBundles)
-	writePlanTable(out, &model.Plan{Components: p.Components, Preflight: p.Preflight}, all)
+	writePlanTableFor(out, &model.Plan{Components: p.Components, Preflight: p.Preflight}, all, p.CurrentSpec)
 }
 
 // writeDryRun prints what the apply changes and who else owns fields it sets.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -164,7 +163,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 }
 
 func readBundles(path, flag string) (*model.Bundles, error) {
-	data, err := os.ReadFile(path)
+	data, err := upgrade.ReadInputFile(path, upgrade.MaxBundlesBytes)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -217,7 +216,29 @@ func writePlan(out io.Writer, format string, p any, table func()) error {
 	return nil
 }
 
+// writeSpecNote says, before a live plan whose cluster has not reached its
+// Cluster's spec, that the plan's current side is that spec and not what
+// the cluster runs: mid-upgrade, or after an etcd rollback, the plan of the
+// target read "v0.21.2 → v0.21.2", "all components are up to date", and the
+// operator concluded the upgrade was done.
+func writeSpecNote(out io.Writer, p *upgrade.Plan) {
+	s := p.CurrentSpec
+	if !s.NotReached() {
+		return
+	}
+	fmt.Fprintf(out, "the cluster has not reached its Cluster's spec (EKS-A %s, Kubernetes %s): %s\n", dash(p.Versions.CurrentEKSA), dash(p.Versions.CurrentKubernetes), s.Message)
+	fmt.Fprintln(out, "  the plan below compares the target with that spec (CURRENT), not with what the cluster runs")
+	fmt.Fprintf(out, "  next: %s\n\n", s.Next)
+}
+
 func writePlanTable(out io.Writer, p *model.Plan, all bool) {
+	writePlanTableFor(out, p, all, nil)
+}
+
+// writePlanTableFor is writePlanTable for a live plan, whose current side
+// is the Cluster's spec: spec says whether the cluster has reached it (nil:
+// unknown, or an offline plan), which the summary under the table words.
+func writePlanTableFor(out io.Writer, p *model.Plan, all bool, spec *model.SpecStatus) {
 	rows := p.Changed()
 	if all {
 		rows = p.Components
@@ -231,7 +252,7 @@ func writePlanTable(out io.Writer, p *model.Plan, all bool) {
 		_ = tw.Flush()
 		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out, model.SummarizeChanges(p.Components))
+	fmt.Fprintln(out, model.SummarizeChangesFor(p.Components, spec))
 
 	fmt.Fprintln(out, "\npreflight:")
 	tw := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)

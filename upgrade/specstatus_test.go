@@ -1,0 +1,196 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// clusterConditions sets the EKS-A Cluster's status as EKS-A leaves it: the
+// generation observed, and the conditions of the completion rule, True but
+// for those named in notTrue (False, RollingUpgradeInProgress, msg).
+func clusterConditions(u *unstructured.Unstructured, msg string, notTrue ...string) {
+	setNested(u, u.GetGeneration(), "status", "observedGeneration")
+	var conds []any
+	for _, c := range []string{model.ConditionReady, model.ConditionControlPlaneInitialized, model.ConditionControlPlaneReady, model.ConditionDefaultCNIConfigured, model.ConditionWorkersReady} {
+		cond := map[string]any{"type": c, "status": "True", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}
+		for _, n := range notTrue {
+			if n == c {
+				cond["status"], cond["reason"], cond["message"], cond["severity"] = "False", "RollingUpgradeInProgress", msg, "Info"
+			}
+		}
+		conds = append(conds, cond)
+	}
+	setNested(u, conds, "status", "conditions")
+}
+
+// TestPlanOfASpecTheClusterHasNotReached is the live plan of the target spec
+// once it is applied: the Cluster's spec is then the target, so the plan's
+// current side reads v0.21.2 → v0.21.2 and the dry run changes nothing. In
+// the middle of the upgrade, and after an etcd rollback, the cluster has not
+// reached that spec: the plan says so (currentSpec, spec-accepted) instead
+// of "the cluster already runs this spec", and the fixes of the checks that
+// wait for EKS-A say that EKS-A, paused, reports nothing.
+func TestPlanOfASpecTheClusterHasNotReached(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	name := w.cfg.ClusterName
+	recheckUntil := func(t *testing.T, p *Plan, what string, ok func(*Plan) bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+			return ok(p), w.planner.Recheck(ctx, p)
+		}); err != nil || !ok(p) {
+			t.Fatalf("%s: currentSpec %+v, preflight %+v (%v)", what, p.CurrentSpec, p.Preflight, err)
+		}
+	}
+
+	// At rest on its spec, before the upgrade.
+	p := w.plan(t)
+	if s := p.CurrentSpec; s == nil || !s.Reached || s.Reason != "" {
+		t.Fatalf("at rest: currentSpec %+v, want reached", s)
+	}
+
+	// The target applied; EKS-A has observed it and works on etcd.
+	if _, err := (&Applier{Client: w.client}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		// EKS-A has upgraded its own components (the upgrade's first phase).
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, release.Target.Version))
+	})
+	w.cluster(t, true, func(u *unstructured.Unstructured) {
+		clusterConditions(u, "Etcd is not ready", model.ConditionControlPlaneReady, model.ConditionReady)
+	})
+	p = w.plan(t)
+	recheckUntil(t, p, "under way", func(p *Plan) bool { return p.CurrentSpec.NotReached() && p.CurrentSpec.Reason == model.SpecUnderWay })
+	if p.Versions.CurrentEKSA != release.Target.Version || p.Versions.CurrentKubernetes != "1.31" || len(p.Changed()) != 0 {
+		t.Errorf("the current side is not the Cluster's spec (the target): %+v, %d changed", p.Versions, len(p.Changed()))
+	}
+	if want := "the upgrade to it is still under way: ControlPlaneReady: Etcd is not ready"; p.CurrentSpec.Message != want {
+		t.Errorf("message %q, want %q", p.CurrentSpec.Message, want)
+	}
+	if want := "follow it with `upgrade-console watch --cluster " + name; !strings.Contains(p.CurrentSpec.Next, want) {
+		t.Errorf("next %q, want %q", p.CurrentSpec.Next, want)
+	}
+	r := result(p, CheckSpecAccepted)
+	if want := "it changes nothing: the Cluster's spec is already this spec, but the cluster has not reached it (the upgrade to it is still under way: ControlPlaneReady: Etcd is not ready)"; !strings.HasSuffix(r.Message, want) || strings.Contains(r.Message, "already runs") {
+		t.Errorf("spec-accepted %q, want it to end %q", r.Message, want)
+	}
+	if r := result(p, CheckControlPlaneReady); r.Remediation != "wait for EKS-A to report the control plane ready" {
+		t.Errorf("control-plane-ready, EKS-A not paused: fix %q", r.Remediation)
+	}
+
+	// The etcd rollback: EKS-A paused with the rollback's record.
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		a[model.AnnotationEKSAPaused] = "true"
+		a[model.AnnotationEtcdRollbackRecord] = `{"phase":"done","newMachine":"mgmt-etcd-x7k2p","startedAt":"2026-11-23T08:07:55Z","by":"ops@bastion-1"}`
+		u.SetAnnotations(a)
+	})
+	recheckUntil(t, p, "rolled back", func(p *Plan) bool {
+		return p.CurrentSpec.NotReached() && p.CurrentSpec.Reason == model.SpecEtcdRollback
+	})
+	if want := "find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster " + name; !strings.Contains(p.CurrentSpec.Next, want) {
+		t.Errorf("next %q, want %q", p.CurrentSpec.Next, want)
+	}
+	if r := result(p, CheckSpecAccepted); !strings.Contains(r.Message, "the cluster has not reached it (upgrade-console's etcd rollback put etcd back on its previous spec and keeps EKS-A reconcile paused)") {
+		t.Errorf("spec-accepted %q", r.Message)
+	}
+	r = result(p, CheckReconcileNotPaused)
+	if r.Status != model.CheckFail || !strings.Contains(r.Message, "kept by the etcd rollback of 2026-11-23T08:07:55Z by ops@bastion-1 until the cause of the failed etcd member is fixed") ||
+		!strings.Contains(r.Message, "resuming EKS-A reconcile makes it apply the new etcd spec again") {
+		t.Errorf("eksa-reconcile-not-paused: %s %q", r.Status, r.Message)
+	}
+	fix, clear := strings.Index(r.Remediation, "first find and fix why the new etcd member (Machine mgmt-etcd-x7k2p) did not come up"), strings.Index(r.Remediation, "then `upgrade-console lock clear paused --cluster "+name)
+	if fix < 0 || clear < fix || strings.Contains(r.Remediation, "eksctl") {
+		t.Errorf("eksa-reconcile-not-paused fix %q: want the failed member found and fixed first, then the pause cleared", r.Remediation)
+	}
+	if r := result(p, CheckControlPlaneReady); !strings.HasPrefix(r.Remediation, "EKS-A will not report the control plane ready while its reconcile is paused, and the etcd rollback keeps it paused") ||
+		!strings.Contains(r.Remediation, "`upgrade-console lock clear paused --cluster "+name+" -n "+w.ns+"`") {
+		t.Errorf("control-plane-ready fix %q", r.Remediation)
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"currentSpec":{"reached":false,"reason":"etcd-rollback","message":"upgrade-console's etcd rollback`; !strings.Contains(string(data), want) {
+		t.Errorf("JSON lacks %s:\n%s", want, data)
+	}
+
+	// Resumed, the upgrade completes: the cluster runs its spec.
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		delete(a, model.AnnotationEKSAPaused)
+		delete(a, model.AnnotationEtcdRollbackRecord)
+		u.SetAnnotations(a)
+	})
+	w.cluster(t, true, func(u *unstructured.Unstructured) { clusterConditions(u, "") })
+	recheckUntil(t, p, "complete", func(p *Plan) bool { return p.CurrentSpec != nil && p.CurrentSpec.Reached })
+	if r := result(p, CheckSpecAccepted); !strings.HasSuffix(r.Message, "it changes nothing: the cluster already runs this spec") {
+		t.Errorf("spec-accepted at rest on the target: %q", r.Message)
+	}
+}
+
+// The fixes of the checks that wait for EKS-A to report something, on a
+// Cluster whose reconcile is paused: waiting would never end, and they say
+// why and what to do instead.
+func TestWaitingFixesWhileEKSAIsPaused(t *testing.T) {
+	ready := int32(3)
+	state := func(annotations map[string]string) *model.ClusterState {
+		c := &model.EKSACluster{ControlPlaneCount: 3, WorkerGroups: []model.WorkerGroup{{Name: "md-0"}}}
+		c.Name, c.Namespace, c.Annotations = "mgmt", "default", annotations
+		c.Conditions = model.Conditions{
+			{Type: model.ConditionControlPlaneReady, Status: "False", Reason: "RollingUpgradeInProgress", Message: "Etcd is not ready"},
+			{Type: model.ConditionWorkersReady, Status: "False", Reason: "RollingUpgradeInProgress", Message: "Worker nodes not up-to-date yet"},
+		}
+		s := &model.ClusterState{Cluster: c}
+		s.ControlPlane = &model.ControlPlane{}
+		s.ControlPlane.Name = "mgmt"
+		s.ControlPlane.Replicas.Desired, s.ControlPlane.Replicas.Ready = ptr.To(ready), ptr.To(ready)
+		md := model.MachineDeployment{}
+		md.Name = "mgmt-md-0"
+		md.Replicas.Desired, md.Replicas.Ready = ptr.To(ready), ptr.To(ready)
+		s.MachineDeployments = []model.MachineDeployment{md}
+		return s
+	}
+	for _, c := range []struct {
+		name        string
+		annotations map[string]string
+		cp, workers string
+	}{
+		{name: "reconciling", cp: "wait for EKS-A to report the control plane ready", workers: "wait for EKS-A to report the workers ready"},
+		{name: "paused", annotations: map[string]string{model.AnnotationEKSAPaused: "true"},
+			cp:      "EKS-A will not report the control plane ready while its reconcile is paused (anywhere.eks.amazonaws.com/paused): see eksa-reconcile-not-paused for whose pause it is and how to resume",
+			workers: "EKS-A will not report the workers ready while its reconcile is paused"},
+		{name: "paused by the etcd rollback", annotations: map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"done"}`},
+			cp: "EKS-A will not report the control plane ready while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt` (see eksa-reconcile-not-paused)"},
+		{name: "etcd rollback running", annotations: map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"running"}`},
+			cp: "EKS-A will not report the control plane ready while its reconcile is paused by the etcd rollback under way"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := &Inputs{State: state(c.annotations)}
+			if r := checkControlPlane(context.Background(), in); r.Status != model.CheckFail || !strings.HasPrefix(r.Remediation, c.cp) {
+				t.Errorf("control-plane-ready: %s, fix %q, want %q", r.Status, r.Remediation, c.cp)
+			}
+			if r := checkWorkers(context.Background(), in); c.workers != "" && !strings.HasPrefix(r.Remediation, c.workers) {
+				t.Errorf("workers-ready: fix %q, want %q", r.Remediation, c.workers)
+			}
+		})
+	}
+	// The pause check on a rollback still under way: finish it first.
+	in := &Inputs{State: state(map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"running","by":"ops@bastion-1"}`})}
+	if r := checkPaused(context.Background(), in); !strings.Contains(r.Message, "etcd rollback by ops@bastion-1 is not finished") ||
+		!strings.HasPrefix(r.Remediation, "finish it: run `upgrade-console etcd rollback --cluster mgmt` again") {
+		t.Errorf("eksa-reconcile-not-paused during the rollback: %q, fix %q", r.Message, r.Remediation)
+	}
+}
