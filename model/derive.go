@@ -18,7 +18,9 @@ import (
 // reports it, its condition agrees. A later phase is never reported done while
 // an earlier one is not: it shows as pending, because EKS-A moves on only in
 // that order and a True condition left over from before the upgrade must not
-// read as progress.
+// read as progress. A phase none of whose objects the console may see (its
+// lists forbidden) is not counted as empty: EKS-A's Cluster conditions say
+// where it stands, and its detail says so and why (byCluster).
 func DeriveProgress(s *ClusterState, opts ProgressOptions, now time.Time) Progress {
 	return derive(s, opts, now, nil)
 }
@@ -137,7 +139,12 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 		workersPhase(s, ix),
 	}
 	if p.EtcdRollback != nil {
-		rolledBack(&p.Phases[1], p.EtcdRollback) // Phases[1] is etcd
+		e := &p.Phases[1] // Phases[1] is etcd
+		rolledBack(e, p.EtcdRollback)
+		if e.Unseen != "" && e.Status == PhaseRolledBack && e.Total == 0 {
+			// Nothing of etcd is seen, and nothing was counted.
+			e.Detail = strings.Replace(e.Detail, fmt.Sprintf("%d/%d members ready", e.Ready, e.Total), e.Unseen, 1)
+		}
 	}
 	p.Current = orderPhases(&p)
 	holdPhases(&p, c)
@@ -187,8 +194,13 @@ func orderPhases(p *Progress) Phase {
 		if first >= 0 {
 			if ph.Status == PhaseOK {
 				ph.Status = PhasePending
-				ph.Detail = "waiting for " + string(p.Phases[first].Phase)
+				ph.Detail = waiting(ph, p.Phases[first].Phase)
 			}
+			continue
+		}
+		if ph.Status == PhaseUnknown && movesLater(p.Phases[i+1:]) {
+			// Not seen, and the Cluster does not say; a later phase
+			// visibly moves, so EKS-A is past this one.
 			continue
 		}
 		if ph.Status != PhaseOK {
@@ -203,10 +215,13 @@ func orderPhases(p *Progress) Phase {
 			ph := &p.Phases[first]
 			ph.Status = PhaseActive
 			ph.Detail = firstUnmet(p.Milestones).Message
+			if ph.Unseen != "" {
+				ph.Detail = ph.Unseen + "; " + clusterSays + ph.Detail
+			}
 			for i := first + 1; i < len(p.Phases); i++ {
 				if later := &p.Phases[i]; later.Status == PhaseOK {
 					later.Status = PhasePending
-					later.Detail = "waiting for " + string(ph.Phase)
+					later.Detail = waiting(later, ph.Phase)
 				}
 			}
 		}
@@ -224,12 +239,25 @@ func orderPhases(p *Progress) Phase {
 	if first < 0 {
 		return PhaseDone
 	}
-	if p.Phases[first].Status == PhasePending {
-		// Nothing is visibly moving yet (objects still syncing or not
-		// visible): the phase is still where the upgrade stands.
-		p.Phases[first].Status = PhaseActive
+	if ph := &p.Phases[first]; ph.Status == PhasePending && ph.Unseen == "" {
+		// Nothing is visibly moving yet (objects still syncing, or
+		// waiting for EKS-A): the phase is still where the upgrade
+		// stands. One the console may not see stays as the Cluster
+		// says it is.
+		ph.Status = PhaseActive
 	}
 	return p.Phases[first].Phase
+}
+
+// movesLater reports whether one of the phases visibly moves: under way by
+// what the console sees of its objects, not by the Cluster's word alone.
+func movesLater(phs []PhaseProgress) bool {
+	for i := range phs {
+		if phs[i].Status == PhaseActive && phs[i].Unseen == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func firstUnmet(ms []Milestone) Milestone {
@@ -305,6 +333,9 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		src := s.Source(KindEtcdadmCluster)
 		switch {
 		case c != nil && c.ExternalEtcdCount > 0:
+			if u := unseen(s, KindEtcdadmCluster); u != "" {
+				return byCluster(ph, c, u)
+			}
 			ph.Status = PhasePending
 			ph.Total = c.ExternalEtcdCount
 			ph.Detail = notSeen(s, KindEtcdadmCluster, "EtcdadmCluster")
@@ -353,8 +384,20 @@ func etcdPhase(s *ClusterState, ix *index) PhaseProgress {
 		// the one from before the upgrade.
 		ph.Done = 0
 	}
+	if len(ix.etcd) == 0 && !ready && notStarted == "" {
+		// Which members have the new spec only the machines tell: not
+		// visible, they are not counted, not "0 upgraded". The ready
+		// count is the EtcdadmCluster's own.
+		if ph.Unseen = unseen(s, KindMachine); ph.Unseen != "" {
+			ph.Done = 0
+		}
+	}
+	counts := fmt.Sprintf("%d/%d members %s, %d %s", ph.Done, ph.Total, countedUpgraded, ph.Ready, countedReady)
+	if ph.Unseen != "" {
+		counts = fmt.Sprintf("%s: upgraded members not counted, %d/%d members ready by the EtcdadmCluster's count", ph.Unseen, ph.Ready, ph.Total)
+	}
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%d/%d members %s, %d %s", ph.Done, ph.Total, countedUpgraded, ph.Ready, countedReady))
+	parts = append(parts, counts)
 	switch {
 	case notStarted != "":
 		parts = append(parts, "not started: "+notStarted)
@@ -468,6 +511,11 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 		if m.ready {
 			ph.Ready++
 		}
+	}
+	if kcp == nil && live == 0 && s.Source(KindKubeadmControlPlane).Forbidden != "" {
+		// Nothing of the control plane is visible: counted, it read "0/3
+		// upgraded, 0 ready" of a control plane that may be all ready.
+		return byCluster(ph, c, unseen(s, KindKubeadmControlPlane, KindMachine))
 	}
 	if ph.Total == 0 {
 		ph.Total = live
@@ -636,6 +684,11 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		}
 	}
 	utd.done()
+	if len(s.MachineDeployments) == 0 && live == 0 && s.Source(KindMachineDeployment).Forbidden != "" {
+		// Nothing of the workers is visible: counted, it read "0/4 nodes
+		// upgraded, 0 ready" of workers that may be all ready.
+		return byCluster(ph, c, unseen(s, KindMachineDeployment, KindMachine))
+	}
 	counted := "nodes " + countedUpgraded
 	if live == 0 {
 		// Machines not visible (forbidden or syncing): the deployments'
@@ -711,12 +764,134 @@ func reasonText(c Condition) string {
 	}
 }
 
+// unseen says which of the kinds behind a phase the console may not list,
+// and why: "MachineDeployments and Machines not visible (forbidden: list
+// machinedeployments.cluster.x-k8s.io in eksa-system, list
+// machines.cluster.x-k8s.io in eksa-system)"; "" when none is forbidden.
+func unseen(s *ClusterState, kinds ...Kind) string {
+	var what, why string
+	for _, k := range kinds {
+		f := s.Source(k).Forbidden
+		if f == "" {
+			continue
+		}
+		if what != "" {
+			what += " and "
+			why += ", "
+		}
+		what += kindNoun(k)
+		why += f
+	}
+	if what == "" {
+		return ""
+	}
+	return what + " not visible (forbidden: " + why + ")"
+}
+
+// kindNoun names a kind's objects as a phase's detail speaks of them.
+func kindNoun(k Kind) string {
+	switch k {
+	case KindMachineDeployment:
+		return "MachineDeployments"
+	case KindMachine:
+		return "Machines"
+	case KindNode:
+		return "Nodes"
+	default:
+		return k.Short()
+	}
+}
+
+// Why EKS-A's ControlPlaneReady is False while external etcd is not ready
+// (pkg/controller/clusters/status.go, updateConditionsForEtcdAndControlPlane):
+// it checks etcd before the control plane, so any other verdict means etcd
+// has passed.
+const (
+	reasonExternalEtcdNotAvailable = "ExternalEtcdNotAvailable"
+	messageEtcdNotReady            = "Etcd is not ready"
+)
+
+// etcdBlocks reports whether a False ControlPlaneReady is EKS-A waiting for
+// external etcd.
+func etcdBlocks(c Condition) bool {
+	return !c.IsTrue() && (c.Reason == reasonExternalEtcdNotAvailable || c.Message == messageEtcdNotReady)
+}
+
+// clusterSays is the prefix of what a phase's status rests on when none of
+// its objects is visible.
+const clusterSays = "per the EKS-A Cluster: "
+
+// byCluster is a phase none of whose objects the console may see (unseen
+// says which and why). EKS-A's Cluster conditions, the authority on
+// completion, say where it stands, and the detail says that they do;
+// nothing is counted. EKS-A computes ControlPlaneReady (external etcd
+// first, then the control plane) and WorkersReady from those very objects:
+// True is done; False is the phase under way, or, for the control plane
+// while the condition waits for etcd, not begun. Without a status that
+// describes the current spec (generation not observed), or without the
+// condition, the Cluster says nothing of the phase: PhaseUnknown, never
+// active on no evidence.
+func byCluster(ph PhaseProgress, c *EKSACluster, unseen string) PhaseProgress {
+	ph.Unseen = unseen
+	ph.Done, ph.Ready, ph.Total, ph.Since = 0, 0, 0, time.Time{}
+	if c == nil {
+		ph.Status, ph.Detail = PhaseUnknown, unseen
+		return ph
+	}
+	if c.Stale() {
+		ph.Status = PhaseUnknown
+		ph.Detail = unseen + "; EKS-A Cluster status not yet observed"
+		return ph
+	}
+	t := ConditionControlPlaneReady
+	if ph.Phase == PhaseWorkers {
+		t = ConditionWorkersReady
+	}
+	cond, ok := c.Conditions.Get(t)
+	switch {
+	case !ok:
+		ph.Status = PhaseUnknown
+		ph.Detail = unseen + "; " + clusterSays + t + " not reported yet"
+	case cond.IsTrue():
+		ph.Status = PhaseOK
+		ph.Detail = unseen + "; " + clusterSays + t + " True"
+		if ph.Phase != PhaseEtcd {
+			// When etcd finished the condition does not say.
+			ph.Since = cond.LastTransitionTime
+		}
+	case ph.Phase == PhaseEtcd && !etcdBlocks(cond):
+		ph.Status = PhaseOK
+		ph.Detail = unseen + "; " + clusterSays + t + " no longer waits for etcd"
+	case ph.Phase == PhaseControlPlane && etcdBlocks(cond):
+		ph.Status = PhasePending
+		ph.Detail = unseen + "; " + clusterSays + t + " False: " + reasonText(cond)
+	default:
+		ph.Status = PhaseActive
+		ph.Detail = unseen + "; " + clusterSays + t + " False: " + reasonText(cond)
+		if ph.Phase != PhaseControlPlane {
+			// The control plane's condition turned False when etcd
+			// began, not when the control plane did.
+			ph.Since = cond.LastTransitionTime
+		}
+	}
+	return ph
+}
+
+// waiting is the detail of a phase that waits for an earlier one, keeping
+// what the console may not see of it.
+func waiting(ph *PhaseProgress, on Phase) string {
+	if ph.Unseen != "" {
+		return ph.Unseen + "; waiting for " + string(on)
+	}
+	return "waiting for " + string(on)
+}
+
 // notSeen explains why an object is missing from the snapshot.
 func notSeen(s *ClusterState, k Kind, what string) string {
 	src := s.Source(k)
 	switch {
 	case src.Forbidden != "":
-		return what + " not visible: cannot " + src.Forbidden
+		return what + " not visible (forbidden: " + src.Forbidden + ")"
 	case !src.Installed && src.Synced:
 		return what + " kind not installed"
 	case !src.Synced:

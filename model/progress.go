@@ -39,6 +39,12 @@ const (
 	// rollback: its spec is the previous one again, so it is not done,
 	// and it will not move while EKS-A stays paused.
 	PhaseRolledBack PhaseStatus = "rolled back"
+	// PhaseUnknown is a phase whose objects the console may not see
+	// (PhaseProgress.Unseen says which and why) and of which EKS-A's
+	// Cluster says nothing for the current spec: its status not yet
+	// observed, or the condition not reported. Neither done nor under way:
+	// not known.
+	PhaseUnknown PhaseStatus = "unknown"
 )
 
 // PhaseProgress is one phase of the derived progress.
@@ -57,6 +63,17 @@ type PhaseProgress struct {
 	Since time.Time
 	// Detail is a short explanation ("2/3 members ready", "paused for etcd").
 	Detail string
+	// Unseen, when set, says which objects behind the phase the console may
+	// not see, and why: "MachineDeployments and Machines not visible
+	// (forbidden: list machinedeployments.cluster.x-k8s.io in eksa-system,
+	// list machines.cluster.x-k8s.io in eksa-system)". What it cannot see
+	// it does not count: Done is zero, and so are Ready and Total when no
+	// object of the phase is seen. The Detail begins with it and says what
+	// the status rests on: the objects that are seen, or, when none is,
+	// EKS-A's Cluster conditions ("per the EKS-A Cluster: WorkersReady
+	// True"), PhaseUnknown when they do not say. Empty when everything the
+	// phase is derived from is visible.
+	Unseen string
 }
 
 // Milestone is one step of EKS-A's completion rule, in the rule's order.

@@ -186,11 +186,19 @@ func (d *differ) phases(prev, cur *model.Progress) {
 	}
 	for _, ph := range cur.Phases {
 		old := phaseOf(prev, ph.Phase)
-		if old.Status == ph.Status && old.Done == ph.Done && old.Ready == ph.Ready && old.Total == ph.Total {
+		if old.Status == ph.Status && old.Done == ph.Done && old.Ready == ph.Ready && old.Total == ph.Total && old.Unseen == ph.Unseen {
+			// A phase whose objects are not visible has no counts to
+			// move: what EKS-A's Cluster says of it meanwhile is the
+			// Cluster's own condition lines.
 			continue
 		}
 		text := string(ph.Status)
 		switch {
+		case ph.Unseen != "":
+			// Its objects are not visible: the detail says why and what
+			// the status rests on. Counted, "(0/3 upgraded and ready, 0
+			// ready in all)", it read as a control plane down.
+			text += ": " + ph.Detail
 		case ph.Detail != "" && ph.Status != model.PhasePending:
 			// The detail counts in the words of what it counts: a count
 			// of its own here, "up to date", read as a contradiction of

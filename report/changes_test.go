@@ -565,3 +565,157 @@ func TestChangesSayAKindsOwnError(t *testing.T) {
 		t.Errorf("an error held over the connection's return is not said:\n%s", out)
 	}
 }
+
+// eksaOnly is s seen by a user who may read the EKS-A API group only (the
+// reviewer's `--as bob --as-group eksaonly`): every other list is refused,
+// so the snapshot holds none of those objects.
+func eksaOnly(s *model.ClusterState) *model.ClusterState {
+	synced := model.SourceStatus{Installed: true, Version: "v1alpha1", Synced: true}
+	s.Sources = map[model.Kind]model.SourceStatus{
+		model.KindEKSACluster: synced, model.KindNodeUpgrade: synced,
+		model.KindControlPlaneUpgrade: synced, model.KindMachineDeploymentUpgrade: synced,
+	}
+	for k, perm := range map[model.Kind]string{
+		model.KindCAPICluster:         "list clusters.cluster.x-k8s.io in eksa-system",
+		model.KindEtcdadmCluster:      "list etcdadmclusters.etcdcluster.cluster.x-k8s.io in eksa-system",
+		model.KindKubeadmControlPlane: "list kubeadmcontrolplanes.controlplane.cluster.x-k8s.io in eksa-system",
+		model.KindMachineDeployment:   "list machinedeployments.cluster.x-k8s.io in eksa-system",
+		model.KindMachine:             "list machines.cluster.x-k8s.io in eksa-system",
+		model.KindNode:                "list nodes (cluster-wide)",
+		model.KindEvent:               "list events in eksa-system",
+		model.KindLease:               "list leases.coordination.k8s.io in eksa-system",
+	} {
+		s.Sources[k] = model.SourceStatus{Installed: true, Forbidden: perm}
+	}
+	s.CAPICluster, s.Etcd, s.ControlPlane, s.MachineDeployments, s.Events = nil, nil, nil, nil, nil
+	s.Machines, s.Nodes = model.List[model.Machine]{}, model.List[model.Node]{}
+	return s
+}
+
+// phaseLines are the lines about the phases, one per line.
+func phaseLines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "Z phase") {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// noCountOfForbidden fails on a phase line that counts, or calls under way
+// on nothing seen, what the watcher may not list.
+func noCountOfForbidden(t *testing.T, out string) {
+	t.Helper()
+	for _, l := range phaseLines(out) {
+		for _, bad := range []string{"0 ready", "ready in all", "upgraded and ready", "0/"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("a phase line counts what is not visible (%q): %s", bad, l)
+			}
+		}
+		if strings.Contains(l, ": active") && !strings.Contains(l, "per the EKS-A Cluster: ") {
+			t.Errorf("a phase line is active on nothing seen: %s", l)
+		}
+	}
+}
+
+// The reviewer's case: at rest, seen by a user who may read the EKS-A API
+// group only. The phase lines said "phase: etcd", "etcd: active",
+// "workers: active: 0/4 nodes upgraded and ready, 0 ready in all", and the
+// next line "upgrade: none under way: every completion milestone met".
+func TestPhaseLinesOfForbiddenKindsAgreeWithCompletion(t *testing.T) {
+	s := eksaOnly(healthyWith(4))
+	out := texts(Changes(nil, s, nil, derive(s), t0))
+	for _, want := range []string{
+		"Z access: forbidden: list nodes (cluster-wide) (the Node pane stays empty)",
+		"Z phase: done\n",
+		"Z phase etcd: done: EtcdadmCluster not visible (forbidden: list etcdadmclusters.etcdcluster.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: ControlPlaneReady True\n",
+		"Z phase control plane: done: KubeadmControlPlane and Machines not visible (forbidden: list kubeadmcontrolplanes.controlplane.cluster.x-k8s.io in eksa-system, " +
+			"list machines.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: ControlPlaneReady True\n",
+		"Z phase workers: done: MachineDeployments and Machines not visible (forbidden: list machinedeployments.cluster.x-k8s.io in eksa-system, " +
+			"list machines.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: WorkersReady True\n",
+		"Z upgrade: none under way: every completion milestone met",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range phaseLines(out) {
+		if !strings.Contains(l, "Z phase: done") && !strings.Contains(l, ": done") && !strings.Contains(l, ": skipped") {
+			t.Errorf("a phase line contradicts the completion rule met: %s", l)
+		}
+	}
+	noCountOfForbidden(t, out)
+
+	// The watch as the reviewer ran it: the same lines, and the outcome.
+	o, wout, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, eksaOnly(healthyWith(4)))
+	if o != Done || !strings.Contains(wout, "phase: done") || !strings.Contains(wout, "outcome: done (the cluster was at rest") {
+		t.Errorf("outcome %s:\n%s", o, wout)
+	}
+	noCountOfForbidden(t, wout)
+}
+
+// Through an upgrade the same user's phase lines follow the Cluster's
+// conditions (they stayed on "phase: … → etcd" to the end).
+func TestPhaseLinesOfForbiddenKindsFollowTheConditions(t *testing.T) {
+	with := func(cp, workers, ready model.Condition) *model.ClusterState {
+		s := eksaOnly(healthyWith(4))
+		s.Cluster.Conditions = model.Conditions{cp, workers, ready}
+		return s
+	}
+	etcdRolling := cond("ControlPlaneReady", "False", model.SeverityInfo, "RollingUpgradeInProgress", "Etcd is not ready")
+	cpRolling := cond("ControlPlaneReady", "False", model.SeverityInfo, "RollingUpgradeInProgress", "Control plane nodes not up-to-date yet, 4 upgrading (1 up to date)")
+	wRolling := cond("WorkersReady", "False", model.SeverityInfo, "RollingUpgradeInProgress", "Worker nodes not up-to-date yet, 5 upgrading (1 up to date)")
+	cpOK, wOK, readyOK := cond("ControlPlaneReady", "True", "", "", ""), cond("WorkersReady", "True", "", "", ""), cond("Ready", "True", "", "", "")
+	notReady := func(c model.Condition) model.Condition {
+		c.Type = "Ready"
+		return c
+	}
+	wRolling3 := wRolling
+	wRolling3.Message = "Worker nodes not up-to-date yet, 5 upgrading (3 up to date)"
+	states := []*model.ClusterState{
+		with(etcdRolling, wOK, notReady(etcdRolling)),
+		with(cpRolling, wOK, notReady(cpRolling)),
+		with(cpOK, wRolling, notReady(wRolling)),
+		with(cpOK, wRolling3, notReady(wRolling3)),
+		with(cpOK, wOK, readyOK),
+	}
+	var b strings.Builder
+	var prev *model.ClusterState
+	var prevP *model.Progress
+	for _, s := range states {
+		p := derive(s)
+		b.WriteString(texts(Changes(prev, s, prevP, p, t0)))
+		prev, prevP = s, p
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Z phase: etcd\n",
+		"Z phase etcd: active: EtcdadmCluster not visible (forbidden: list etcdadmclusters.etcdcluster.cluster.x-k8s.io in eksa-system); " +
+			"per the EKS-A Cluster: ControlPlaneReady False: RollingUpgradeInProgress: Etcd is not ready\n",
+		// Pending, yet said why: not seen, and what the Cluster says.
+		"Z phase control plane: pending: KubeadmControlPlane and Machines not visible (forbidden: list kubeadmcontrolplanes.controlplane.cluster.x-k8s.io in eksa-system, " +
+			"list machines.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: ControlPlaneReady False: RollingUpgradeInProgress: Etcd is not ready\n",
+		"Z phase workers: pending: MachineDeployments and Machines not visible (forbidden: list machinedeployments.cluster.x-k8s.io in eksa-system, " +
+			"list machines.cluster.x-k8s.io in eksa-system); waiting for etcd\n",
+		"Z phase: etcd → control plane\n",
+		"Z phase etcd: done: EtcdadmCluster not visible (forbidden: list etcdadmclusters.etcdcluster.cluster.x-k8s.io in eksa-system); " +
+			"per the EKS-A Cluster: ControlPlaneReady no longer waits for etcd\n",
+		"per the EKS-A Cluster: ControlPlaneReady False: RollingUpgradeInProgress: Control plane nodes not up-to-date yet, 4 upgrading (1 up to date)\n",
+		"Z phase: control plane → workers\n",
+		"Z phase workers: active: MachineDeployments and Machines not visible (forbidden: list machinedeployments.cluster.x-k8s.io in eksa-system, " +
+			"list machines.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: WorkersReady False: RollingUpgradeInProgress: Worker nodes not up-to-date yet, 5 upgrading (1 up to date)\n",
+		// No count to move: the Cluster's own line says how it goes.
+		"Z Cluster mgmt: WorkersReady False (Info) RollingUpgradeInProgress: Worker nodes not up-to-date yet, 5 upgrading (3 up to date)\n",
+		"Z phase: workers → done\n",
+		"Z upgrade: every completion milestone met; confirming it holds",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "Z phase workers: active: "); n != 1 {
+		t.Errorf("%d lines say the workers are active, want 1 (the long reason is not repeated at each message):\n%s", n, out)
+	}
+	noCountOfForbidden(t, out)
+}
