@@ -302,7 +302,7 @@ func TestWatchDoneWaitsForTheAPIServer(t *testing.T) {
 	if n < 2 {
 		t.Errorf("asked %d times in 20s of the rule holding, want one after each 5s hold", n)
 	}
-	if got := w.out.String(); strings.Contains(got, "outcome: done") || !strings.Contains(got, "the API server did not confirm it (no answer within 10s)") {
+	if got := w.out.String(); strings.Contains(got, "outcome: ") || !strings.Contains(got, "upgrade: every completion milestone met, but the API server did not confirm it (no answer within 10s)") {
 		t.Errorf("with the API server not answering:\n%s", got)
 	}
 	if o := w.untilEnded(t, w.clk.Now().Add(10*time.Second)); o.Outcome != Done {

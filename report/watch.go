@@ -171,8 +171,10 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			if err != nil {
 				// Judged as through a lost connection, the rule
 				// starts its hold again.
+				// Not an outcome: "outcome:" lines are the verdicts a
+				// script greps for, and this one is taken back.
 				judge, outcome = judge.Unconfirmed(p, decided), Running
-				lines = append(lines, Line{At: decided, Subject: "outcome",
+				lines = append(lines, Line{At: decided, Subject: "upgrade",
 					Text: model.NotConfirmed(err)})
 			}
 		}
