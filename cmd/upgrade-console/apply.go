@@ -244,7 +244,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			at := time.Now().UTC().Format("15:04:05")
 			if st != nil && st.Connection != "" && st.Connection != lastConn {
 				if lastConn != "" || st.Connection != model.Live {
-					fmt.Fprintf(out, "  %s  connection: %s\n", at, st.Connection)
+					fmt.Fprintf(out, "  %s  %s\n", at, connectionLine(st))
 				}
 				lastConn = st.Connection
 			}
@@ -400,4 +400,14 @@ func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
 			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), cluster)
 	}
 	return "the upgrade lock is released"
+}
+
+// connectionLine says the link to the API server as the plain watch does: a
+// lost one with the server and the error that lost it, not a bare
+// "reconnecting".
+func connectionLine(st *model.ClusterState) string {
+	if st.Connection != model.Live && st.ConnectionErr != "" {
+		return fmt.Sprintf("connection: %s: %s", st.Connection, st.ConnectionErr)
+	}
+	return "connection: " + string(st.Connection)
 }
