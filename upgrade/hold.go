@@ -211,7 +211,13 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 		return h, err
 	}
 	err = BreakLock(ctx, l.Kube, held.Status)
-	if rerr := l.record(ctx, "lock-takeover", "deleted the stale Lease of "+held.Status.Holder.Display()+" ("+held.Status.Describe(l.now())+")", err); rerr != nil {
+	// Named as lock status names it: kept on purpose (an upgrade that
+	// failed), or stale (a console that died).
+	state := "stale"
+	if held.Status.Kept != "" {
+		state = "kept"
+	}
+	if rerr := l.record(ctx, "lock-takeover", "deleted the "+state+" Lease of "+held.Status.Holder.Display()+" ("+held.Status.Describe(l.now())+")", err); rerr != nil {
 		return nil, errors.Join(err, rerr)
 	}
 	if err != nil {

@@ -1027,7 +1027,7 @@ func (e *Env) lockPrecondition(ctx context.Context) (Precondition, error) {
 		if st.Kept != "" {
 			state = "kept"
 		}
-		p.OK, p.Detail = true, state+" lock: "+st.Describe(e.now())+"; taken over for the run"
+		p.OK, p.Detail = true, state+" lock: "+st.Describe(e.now())+"; the run takes it over"
 	default:
 		p.Detail = st.Describe(e.now()) + fmt.Sprintf("; stop that console first (or wait for its upgrade to end); a console that died leaves it to turn stale at %s, %s after its last renewal, and the rollback then takes it over",
 			st.ExpiresAt().UTC().Format(time.RFC3339), model.ShortDuration(st.Duration))

@@ -581,29 +581,48 @@ func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
 		}
 	})
 
-	t.Run("a stale lock is taken over", func(t *testing.T) {
-		w := newWorld(t)
-		w.seedEtcdRollout(true)
-		w.playEtcdadm()
-		w.lease("bob@old-laptop/77aa", time.Now().Add(-2*time.Hour))
-		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		var takeover bool
-		for _, e := range w.auditEntries() {
-			takeover = takeover || (e.Action == "lock-takeover" && e.Result == upgrade.AuditOK && strings.Contains(e.Message, "bob@old-laptop"))
-		}
-		if !takeover {
-			t.Errorf("the takeover of the stale lock is not in the audit log: %+v", w.auditEntries())
-		}
-		if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st != nil {
-			t.Errorf("lock after the rollback: %+v %v", st, err)
-		}
-	})
+	// A lock left stale, or kept by an upgrade that failed, is taken over,
+	// and recorded as what it was (a kept one was said "stale").
+	for _, state := range []string{"stale", "kept"} {
+		t.Run("a "+state+" lock is taken over", func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			w.playEtcdadm()
+			renewed := time.Now().Add(-2 * time.Hour)
+			if state == "kept" {
+				renewed = time.Now() // kept, not expired
+			}
+			w.lease("bob@old-laptop/77aa", renewed)
+			if state == "kept" {
+				lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: etcd"}
+				if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			var takeover bool
+			for _, e := range w.auditEntries() {
+				takeover = takeover || (e.Action == "lock-takeover" && e.Result == upgrade.AuditOK &&
+					strings.Contains(e.Message, "deleted the "+state+" Lease of bob@old-laptop"))
+			}
+			if !takeover {
+				t.Errorf("the takeover of the %s lock is not in the audit log as such: %+v", state, w.auditEntries())
+			}
+			if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st != nil {
+				t.Errorf("lock after the rollback: %+v %v", st, err)
+			}
+		})
+	}
 }
 
 // The rollout-in-progress check says what the rollout changed, from the
