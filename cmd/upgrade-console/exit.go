@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -61,4 +62,15 @@ func exitCode(err error) int {
 // has it; a missing or unknown flag is a usageError (exit 2).
 func badFlag(flag string, problem error, fix string) error {
 	return &model.InputError{Source: flag, Problem: problem.Error(), Fix: fix}
+}
+
+// kubeconfigError is a REST configuration that could not be built from the
+// kubeconfig and its flags. Its fix names the flag at fault where the error
+// does: --request-timeout abc was told to "give --kubeconfig".
+func kubeconfigError(err error) error {
+	fix := "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"
+	if strings.Contains(err.Error(), "timeout") {
+		fix = "give --request-timeout a duration such as 30s (0 waits for ever)"
+	}
+	return &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: fix}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -23,5 +24,15 @@ func TestExitCodes(t *testing.T) {
 		if got := exitCode(c.err); got != c.want {
 			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
 		}
+	}
+}
+
+// A bad --request-timeout is named in the fix; it was told to give
+// --kubeconfig.
+func TestKubeconfigErrorNamesTheFlagAtFault(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
+	_, errOut, code := runCaptured(t, "lock", "status", "--cluster", "mgmt", "--kubeconfig", kubeconfig, "--request-timeout", "abc")
+	if code != ExitBadInput || !strings.Contains(errOut, "give --request-timeout a duration such as 30s") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

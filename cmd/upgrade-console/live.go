@@ -73,7 +73,7 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	}
 	cfg, err := g.kube.ToRESTConfig()
 	if err != nil {
-		return nil, &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+		return nil, kubeconfigError(err)
 	}
 	raw, _ := loader.RawConfig()
 	kubeContext := raw.CurrentContext

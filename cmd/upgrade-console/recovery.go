@@ -45,7 +45,7 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 	}
 	cfg, err := g.kube.ToRESTConfig()
 	if err != nil {
-		return nil, "", &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+		return nil, "", kubeconfigError(err)
 	}
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {

@@ -133,7 +133,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	}
 	cfg, err := g.kube.ToRESTConfig()
 	if err != nil {
-		return &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"}
+		return kubeconfigError(err)
 	}
 	raw, _ := loader.RawConfig()
 	kubeContext := raw.CurrentContext
