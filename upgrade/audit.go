@@ -150,7 +150,7 @@ func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
 		o(a)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("audit log %s: %w", path, err)
+		return nil, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
 	}
 	f, created, err := openAppend(path)
 	if err != nil {

@@ -153,3 +153,17 @@ func TestStateDirHonoursXDG(t *testing.T) {
 		t.Errorf("StateDir default = %q %v", d, err)
 	}
 }
+
+// An audit log the console cannot create says how to give it one, whether
+// its directory or the file is what fails: the directory's case said only
+// "mkdir …: not a directory".
+func TestUnwritableAuditLogSaysTheFix(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "notadir")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewAuditor(filepath.Join(blocker, "upgrade-console", "audit.log"))
+	if err == nil || !strings.Contains(err.Error(), "set XDG_STATE_HOME to a writable directory") {
+		t.Errorf("NewAuditor under a file: %v", err)
+	}
+}
