@@ -241,16 +241,49 @@ func (l *Locker) Status(ctx context.Context) (*LockStatus, error) {
 	return ReadLock(ctx, l.Kube, l.ns(), l.Cluster)
 }
 
-// ReadLock reads the upgrade lock of a cluster; nil when there is none.
+// ReadLock reads the upgrade lock of a cluster; nil when there is none. A
+// refusal of the read is a *LockForbiddenError.
 func ReadLock(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) (*LockStatus, error) {
 	lease, err := kube.CoordinationV1().Leases(namespace).Get(ctx, LockName(cluster), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
+	if apierrors.IsForbidden(err) {
+		return nil, &LockForbiddenError{Namespace: namespace, Name: LockName(cluster), Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read upgrade lock Lease %s/%s: %w", namespace, LockName(cluster), err)
 	}
 	return statusFromLease(lease), nil
+}
+
+// LockForbiddenError is a read of the upgrade lock Lease that the API server
+// refused: the identity may not get it. Nothing then tells whether another
+// console holds the lock.
+type LockForbiddenError struct {
+	Namespace, Name string
+	Err             error
+}
+
+func (e *LockForbiddenError) Error() string {
+	return fmt.Sprintf("read upgrade lock Lease %s/%s: %v", e.Namespace, e.Name, e.Err)
+}
+
+func (e *LockForbiddenError) Unwrap() error { return e.Err }
+
+// Refusal is the API server's words (who may not do what).
+func (e *LockForbiddenError) Refusal() string { return refusal(e.Err) }
+
+// Fix says how to see and grant the rights on the Lease: get to read it
+// (plan, lock status), list and watch to follow it (watch, the dashboard),
+// update and delete to renew and release it, and create to take it, which
+// RBAC grants only without resourceNames.
+func (e *LockForbiddenError) Fix() string {
+	return fmt.Sprintf("`kubectl auth can-i get leases/%s -n %s` says whether the identity may read it (add --as as given to the console); "+
+		"grant it with a Role in %s with the rule {apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [%s], verbs: [get, list, watch, update, delete]} "+
+		"and a RoleBinding to the identity (apply also needs {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]}: RBAC cannot limit create to a name), "+
+		"or use a kubeconfig that has them",
+		e.Name, e.Namespace, e.Namespace, e.Name)
 }
 
 // Acquire takes the lock for this console. It fails with a *LockHeldError when

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,6 +41,9 @@ type Plan struct {
 	Current *Current    `json:"-"`
 	Target  *Target     `json:"-"`
 	Lock    *LockStatus `json:"-"`
+	// LockErr is set when the identity may not read the lock's Lease:
+	// upgrade-lock then fails, saying which right is missing.
+	LockErr *LockForbiddenError `json:"-"`
 	// At is when the checks last ran.
 	At time.Time `json:"-"`
 }
@@ -157,10 +161,15 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 // after taking the lock.
 func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	lock, err := ReadLock(ctx, pl.Client.Kube, pl.Client.Sys(), p.Cluster)
-	if err != nil {
+	// An identity that may not read the Lease still gets the plan: the
+	// upgrade-lock check fails, naming the right, and blocks the apply.
+	var forbidden *LockForbiddenError
+	switch {
+	case errors.As(err, &forbidden):
+	case err != nil:
 		return err
 	}
-	p.Lock = lock
+	p.Lock, p.LockErr = lock, forbidden
 	p.At = pl.now()
 	in := p.inputs(pl)
 	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
@@ -182,7 +191,7 @@ func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
 }
 
 func (p *Plan) inputs(pl *Planner) *Inputs {
-	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, Self: pl.Self, NodeLabel: pl.NodeLabel}
+	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, LockErr: p.LockErr, Self: pl.Self, NodeLabel: pl.NodeLabel}
 	if pl.State != nil {
 		in.State = pl.State.Latest()
 	}

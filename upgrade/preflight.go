@@ -43,6 +43,9 @@ type Inputs struct {
 	State *model.ClusterState
 	// Lock is the upgrade lock as read; nil when no lease exists.
 	Lock *LockStatus
+	// LockErr is why the lock could not be read (the identity may not get
+	// the Lease): nil when it was.
+	LockErr *LockForbiddenError
 	// Self is this console: its own lock does not block it.
 	Self Holder
 	// NodeLabel is the label that marks a node whose upgrade is in progress
@@ -70,7 +73,10 @@ var Checks = []Check{
 	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
 	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
 	{Name: CheckSpecAccepted, Title: "Spec accepted by the API server", Run: checkSpecAccepted},
-	{Name: CheckMachineTemplates, Title: "Machine configs there and named for the target", Run: checkMachineTemplates},
+	// Skippable: a provider newer than the console (a kind it does not
+	// know) must not leave the operator without a way forward.
+	{Name: CheckProviderRefs, Title: "Datacenter and machine configs referred to are there", Skippable: true, Run: checkProviderRefs},
+	{Name: CheckMachineTemplates, Title: "Machine config images named for the target", Run: checkMachineTemplates},
 	{Name: CheckManagementComponents, Title: "Management components new enough", Run: checkManagement},
 	{Name: CheckUpgradeLock, Title: "No other upgrade running", Run: checkLock},
 	{Name: CheckReconcileNotPaused, Title: "EKS-A reconcile not paused", Run: checkPaused},
@@ -375,6 +381,12 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 	l := in.Lock
 	switch {
+	case in.LockErr != nil:
+		// Nothing tells whether another console holds it: an apply could
+		// run beside another upgrade.
+		e := in.LockErr
+		return failed(fmt.Sprintf("cannot tell whether another console holds the upgrade lock: the console may not read Lease %s/%s (%s)", e.Namespace, e.Name, e.Refusal()),
+			e.Fix())
 	case !l.Held():
 		return pass("no console holds the upgrade lock")
 	case l.Kept != "":

@@ -314,7 +314,7 @@ func TestPreflightVersionRules(t *testing.T) {
 			groups := s["workerNodeGroupConfigurations"].([]any)
 			groups[0].(map[string]any)["machineGroupRef"].(map[string]any)["name"] = "mgmt-md-9"
 		})
-		check(t, p, CheckMachineTemplates, model.CheckFail, "the worker group md-0 refers to VSphereMachineConfig mgmt-md-9, which neither the spec file nor the cluster holds")
+		check(t, p, CheckProviderRefs, model.CheckFail, "the worker group md-0 refers to VSphereMachineConfig mgmt-md-9, which neither the spec file nor the cluster holds")
 		if !p.Blocked() {
 			t.Error("the plan is not blocked")
 		}

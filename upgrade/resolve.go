@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 
 	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,12 +55,13 @@ type Target struct {
 	// BundlesFile is the --to-bundles file the Bundles were read from;
 	// empty when they are the cluster's (through the EKSARelease).
 	BundlesFile string
-	// MissingMachineConfigs are the Cluster's machine config references
-	// that neither the spec file nor the cluster holds.
-	MissingMachineConfigs []string
 	// ClusterMachineConfigs are the cluster's copies of the machine configs
 	// the Cluster refers to and the spec file leaves out.
 	ClusterMachineConfigs []*unstructured.Unstructured
+	// refLookups are what the cluster holds of the provider objects the
+	// Cluster refers to and the spec file leaves out (provider-refs), by
+	// kind and name; nil when no cluster was asked.
+	refLookups map[string]*refLookup
 	// ClusterBundles are the Bundles the EKSARelease names, read from the
 	// cluster, when a --to-bundles file stands in for them: the file must
 	// carry the same versions.
@@ -158,7 +158,21 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 		EksaVersion:       spec.EksaVersion(),
 		WorkerGroups:      workerGroups(spec.Cluster),
 	}
-	t.MissingMachineConfigs, t.ClusterMachineConfigs = r.missingMachineConfigs(ctx, spec)
+	// The file first: bad input is said before the cluster is asked.
+	var fileBundles *model.Bundles
+	if toBundles != "" {
+		// Bounded as the spec file is: --to-bundles /dev/zero grew the
+		// console without end, reading.
+		data, err := ReadInputFile(toBundles, MaxBundlesBytes)
+		if err != nil {
+			return nil, &model.InputError{Source: toBundles, Problem: "cannot read: " + unwrapPathErr(err),
+				Fix: "give the target release's Bundles manifest with --to-bundles (`kubectl -n eksa-system get bundles NAME -o yaml`; a few hundred KB)"}
+		}
+		if fileBundles, err = model.ParseBundles(data, toBundles); err != nil {
+			return nil, err
+		}
+	}
+	t.refLookups, t.ClusterMachineConfigs = r.lookupProviderRefs(ctx, spec)
 	src := spec.Path + " (Cluster " + spec.Cluster.GetName() + ")"
 	if t.EksaVersion != "" {
 		var bundles *model.Bundles
@@ -168,17 +182,9 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 			t.BundlesVia = "EKSARelease " + r.Client.Sys() + "/" + t.Release.Name
 		}
 	}
-	if toBundles != "" {
-		data, err := os.ReadFile(toBundles)
-		if err != nil {
-			return nil, &model.InputError{Source: toBundles, Problem: "cannot read: " + unwrapPathErr(err), Fix: "give the target release's Bundles manifest with --to-bundles"}
-		}
-		b, err := model.ParseBundles(data, toBundles)
-		if err != nil {
-			return nil, err
-		}
+	if fileBundles != nil {
 		t.ClusterBundles = t.Bundles
-		t.Bundles, t.BundlesVia, t.BundlesFile = b, toBundles, toBundles
+		t.Bundles, t.BundlesVia, t.BundlesFile = fileBundles, toBundles, toBundles
 		return t, nil
 	}
 	if t.EksaVersion == "" {

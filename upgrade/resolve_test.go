@@ -3,6 +3,8 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,7 +104,20 @@ func TestResolveErrors(t *testing.T) {
 
 	// A --to-bundles file that is not there.
 	_, err = r.Target(ctx, w.spec, "/nonexistent/bundles.yaml")
-	expect(t, err, "/nonexistent/bundles.yaml", "cannot read")
+	expect(t, err, "/nonexistent/bundles.yaml: cannot read: no such file or directory")
+
+	// One far larger than a Bundles manifest is refused once the limit is
+	// read, as the spec file is (-f /dev/zero grew the console to 3 GB): it
+	// was read whole, then parsed.
+	huge := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, MaxBundlesBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Target(ctx, w.spec, huge)
+	expect(t, err, huge+": cannot read: it is larger than 64 MiB", "--to-bundles")
 
 	// A spec for another cluster, or another namespace.
 	_, err = w.planner.Plan(ctx, PlanRequest{Cluster: "other", Namespace: w.ns, Spec: w.spec})

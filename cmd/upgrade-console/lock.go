@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -124,7 +125,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 	}
 	ms, err := recovery.ListMarkers(ctx, env, recovery.MarkerOptions{NodeLabel: o.nodeLabel})
 	if err != nil {
-		return unreachable(ctx, env, err)
+		return lockUnreadable(unreachable(ctx, env, err))
 	}
 	now := time.Now()
 	if o.output == "json" {
@@ -180,7 +181,7 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	p, _, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, kubeContext, unreachable(ctx, env, err))
+		return refusal(ctx, out, &o.recoveryOptions, kubeContext, lockUnreadable(unreachable(ctx, env, err)))
 	}
 	if len(p.Steps) == 0 {
 		fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)
@@ -190,4 +191,16 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 		return nil
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+}
+
+// lockUnreadable says a refused read of the upgrade lock Lease as the bad
+// input it is (exit 1), with the rights to check and grant: the API
+// server's "forbidden" alone left the operator to find them.
+func lockUnreadable(err error) error {
+	var fe *upgrade.LockForbiddenError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return &model.InputError{Source: "Lease " + fe.Namespace + "/" + fe.Name,
+		Problem: "the console may not read the upgrade lock: " + fe.Refusal(), Fix: fe.Fix()}
 }

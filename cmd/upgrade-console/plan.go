@@ -28,6 +28,10 @@ type planOptions struct {
 
 	// Live mode (--cluster): the cluster against a spec file.
 	live liveOptions
+
+	// specChecks are the checks an offline plan with -f makes of the spec
+	// file alone (its references to provider objects).
+	specChecks []model.CheckResult
 }
 
 // planSource produces what a plan is computed from. Offline mode reads two
@@ -147,6 +151,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 		if err != nil {
 			return model.PlanInput{}, err
 		}
+		o.specChecks = upgrade.SpecFileChecks(spec)
 		switch kube := spec.KubernetesVersion(); {
 		case targetKube == "":
 			targetKube = kube
@@ -184,6 +189,7 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 	if err != nil {
 		return err
 	}
+	p.Preflight = append(p.Preflight, o.specChecks...)
 	upgrade.SkipResults(p.Preflight, o.live.skips)
 	if err := writePlan(out, o.output, p, func() { writePlanTable(out, p, o.all) }); err != nil {
 		return err

@@ -306,8 +306,26 @@ metadata:
   name: mgmt
 spec:
   kubernetesVersion: "1.31"
+  datacenterRef: {kind: VSphereDatacenterConfig, name: mgmt}
   controlPlaneConfiguration:
     count: 3
+    machineGroupRef: {kind: VSphereMachineConfig, name: mgmt-cp}
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: VSphereDatacenterConfig
+metadata:
+  name: mgmt
+spec:
+  datacenter: SDDC-Datacenter
+  network: /SDDC-Datacenter/network/sddc-cgw-network-1
+  server: vcenter.example.com
+---
+apiVersion: anywhere.eks.amazonaws.com/v1alpha1
+kind: VSphereMachineConfig
+metadata:
+  name: mgmt-cp
+spec:
+  template: /SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-1.31
 `
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -319,8 +337,21 @@ spec:
 	}
 	good := write("good.yaml", cluster)
 	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", good)...)
-	if code != ExitOK || out != wantPlanTable {
-		t.Errorf("exit %d, stderr %q; table:\n%s\nwant (Kubernetes 1.31 from the spec):\n%s", code, errOut, out, wantPlanTable)
+	// The spec's references are checked from the file alone.
+	want := wantPlanTable + "  pass      provider-refs             datacenterRef and 1 machineGroupRef(s) name vSphere objects that " + good + " holds\n"
+	if code != ExitOK || out != want {
+		t.Errorf("exit %d, stderr %q; table:\n%s\nwant (Kubernetes 1.31 from the spec):\n%s", code, errOut, out, want)
+	}
+	badRef := write("badref.yaml", strings.Replace(cluster, "kind: VSphereMachineConfig, name: mgmt-cp}", "kind: VSphereMachinConfig, name: mgmt-cp}", 1))
+	out, _, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", badRef)...)
+	if code != ExitPreflight || !strings.Contains(out, "fail      provider-refs") || !strings.Contains(out, "did you mean VSphereMachineConfig?") {
+		t.Errorf("a misspelt machineGroupRef kind, offline: exit %d\n%s", code, out)
+	}
+	// A provider newer than the console is not a dead end: the check is
+	// skipped by name, and says so.
+	out, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", badRef, "--skip", "provider-refs")...)
+	if code != ExitOK || !strings.Contains(out, "skipped   provider-refs") {
+		t.Errorf("provider-refs skipped: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	typo := write("typo.yaml", strings.Replace(cluster, "kubernetesVersion:", "kubernetesVersio:", 1))
 	_, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", typo)...)
