@@ -1065,7 +1065,7 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 		fmt.Sprintf("EKS-A reconcile of Cluster %s/%s stays paused (%s=\"true\"): resumed as it is, the controller would apply the new etcd spec again.",
 			e.clusterNS(), e.Cluster, model.AnnotationEKSAPaused),
 		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
-		fmt.Sprintf("then resume EKS-A reconcile with: upgrade-console lock clear paused --cluster %s", e.Cluster))
+		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused --cluster %s`", e.Cluster))
 	return out
 }
 

@@ -218,7 +218,9 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 		t.Errorf("progress callbacks = %d, want a start and an end per step", len(seen))
 	}
 	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "upgrade-console lock clear paused --cluster "+w.cluster) {
+		// Quoted: the dialog keeps a quoted command on one line (it split
+		// it at 60 columns).
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+"`") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
 
