@@ -139,12 +139,7 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 		workersPhase(s, ix),
 	}
 	if p.EtcdRollback != nil {
-		e := &p.Phases[1] // Phases[1] is etcd
-		rolledBack(e, p.EtcdRollback)
-		if e.Unseen != "" && e.Status == PhaseRolledBack && e.Total == 0 {
-			// Nothing of etcd is seen, and nothing was counted.
-			e.Detail = strings.Replace(e.Detail, fmt.Sprintf("%d/%d members ready", e.Ready, e.Total), e.Unseen, 1)
-		}
+		rolledBack(&p.Phases[1], p.EtcdRollback) // Phases[1] is etcd
 	}
 	p.Current = orderPhases(&p)
 	holdPhases(&p, c)

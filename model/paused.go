@@ -59,7 +59,12 @@ func rolledBack(ph *PhaseProgress, r *EtcdRollbackRecord) {
 	if r.Running() {
 		what = "rollback to the previous spec by upgrade-console in progress"
 	}
-	ph.Detail = joinDetail(what, fmt.Sprintf("%d/%d members ready", ph.Ready, ph.Total))
+	counts := fmt.Sprintf("%d/%d members ready", ph.Ready, ph.Total)
+	if ph.Unseen != "" && ph.Total == 0 {
+		// Nothing of etcd is seen, and nothing was counted.
+		counts = ph.Unseen
+	}
+	ph.Detail = joinDetail(what, counts)
 }
 
 // holdPhases applies EKS-A's pause. Phases are derived from what the objects
@@ -124,13 +129,17 @@ func rollbackPause(p *Progress, c *EKSACluster) (string, bool) {
 	if r.Running() {
 		return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends", true
 	}
-	resume := "`upgrade-console lock clear paused --cluster " + c.Name + namespaceFlag(c) + "`"
+	resume := "`upgrade-console lock clear paused " + c.ClusterFlags() + "`"
 	return "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + resume + " after fixing the cause", true
 }
 
 func lockStatus(c *EKSACluster) string {
-	return "see `upgrade-console lock status --cluster " + c.Name + namespaceFlag(c) + "`"
+	return "see `upgrade-console lock status " + c.ClusterFlags() + "`"
 }
+
+// ClusterFlags name the cluster in a command the operator pastes:
+// --cluster, and -n outside the default namespace.
+func (c *EKSACluster) ClusterFlags() string { return "--cluster " + c.Name + namespaceFlag(c) }
 
 func namespaceFlag(c *EKSACluster) string {
 	if c.Namespace == "" || c.Namespace == "default" {

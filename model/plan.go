@@ -136,7 +136,7 @@ func ClusterSpecStatus(c *EKSACluster) *SpecStatus {
 		return nil
 	}
 	milestones, complete := Completion(c)
-	cluster := "--cluster " + c.Name + namespaceFlag(c)
+	cluster := c.ClusterFlags()
 	if r, ok := c.EtcdRollback(); ok {
 		// After the rollback the etcd objects look settled, on the previous
 		// spec: whatever the conditions say, the spec is not reached.

@@ -246,7 +246,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 func nodeRetry(c *EKSACluster, node string) string {
 	cluster := ""
 	if c != nil {
-		cluster = " --cluster " + c.Name + namespaceFlag(c)
+		cluster = " " + c.ClusterFlags()
 	}
 	return "`upgrade-console node retry " + node + cluster + "` runs its steps again once the cause is fixed"
 }

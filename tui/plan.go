@@ -665,11 +665,7 @@ func (p *PlanScreen) setBlockedStatus() {
 // and how many more when they do not all fit, the count alone when not one
 // does.
 func blockedLine(pl *upgrade.Plan, w int) string {
-	blocking := pl.Blocking()
-	names := make([]string, 0, len(blocking))
-	for _, r := range blocking {
-		names = append(names, r.Name)
-	}
+	names := blockingNames(pl)
 	for n := len(names); n > 0; n-- {
 		s := "apply blocked by " + strings.Join(names[:n], ", ")
 		if n < len(names) {
@@ -697,11 +693,17 @@ func nothingToApply(st *styles, pl *upgrade.Plan) seg {
 
 // blockedSentence names the checks that block the apply.
 func blockedSentence(pl *upgrade.Plan) string {
-	names := make([]string, 0)
-	for _, r := range pl.Blocking() {
+	return "apply is blocked by " + strings.Join(blockingNames(pl), ", ")
+}
+
+// blockingNames are the names of the checks that block the apply.
+func blockingNames(pl *upgrade.Plan) []string {
+	blocking := pl.Blocking()
+	names := make([]string, 0, len(blocking))
+	for _, r := range blocking {
 		names = append(names, r.Name)
 	}
-	return "apply is blocked by " + strings.Join(names, ", ")
+	return names
 }
 
 // recoverHint points at the recovery keys offered now (a stale lock, a

@@ -173,10 +173,7 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	p.At = pl.now()
 	in := p.inputs(pl)
 	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
-	p.CurrentSpec = nil
-	if in.State != nil {
-		p.CurrentSpec = model.ClusterSpecStatus(in.State.Cluster)
-	}
+	p.CurrentSpec = in.CurrentSpec
 	return nil
 }
 
@@ -194,6 +191,9 @@ func (p *Plan) inputs(pl *Planner) *Inputs {
 	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, LockErr: p.LockErr, Self: pl.Self, NodeLabel: pl.NodeLabel}
 	if pl.State != nil {
 		in.State = pl.State.Latest()
+	}
+	if in.State != nil {
+		in.CurrentSpec = model.ClusterSpecStatus(in.State.Cluster)
 	}
 	return in
 }

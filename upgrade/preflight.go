@@ -46,6 +46,9 @@ type Inputs struct {
 	// LockErr is why the lock could not be read (the identity may not get
 	// the Lease): nil when it was.
 	LockErr *LockForbiddenError
+	// CurrentSpec is whether the cluster has reached its Cluster's spec
+	// (model.ClusterSpecStatus of State's Cluster; nil without one).
+	CurrentSpec *model.SpecStatus
 	// Self is this console: its own lock does not block it.
 	Self Holder
 	// NodeLabel is the label that marks a node whose upgrade is in progress
@@ -288,7 +291,7 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	msg := fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path)
 	if t.SpecDryRun.Changes() == 0 {
-		if s := in.specStatus(); s.NotReached() {
+		if s := in.CurrentSpec; s.NotReached() {
 			// The Cluster's spec is this spec, but the cluster is not
 			// there: "already runs" read as the upgrade being done.
 			msg += "; it changes nothing: the Cluster's spec is already this spec, but the cluster has not reached it (" + s.Message + ")"
@@ -443,10 +446,10 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 		// fails the same way.
 		if r.Running() {
 			return failed(fmt.Sprintf("%s=true on Cluster %s: upgrade-console's etcd rollback%s is not finished, and EKS-A stays paused after it", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
-				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", clusterFlags(c)))
+				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", c.ClusterFlags()))
 		}
 		return failed(fmt.Sprintf("%s=true on Cluster %s: kept by the etcd rollback%s until the cause of the failed etcd member is fixed; resuming EKS-A reconcile makes it apply the new etcd spec again", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
-			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, clusterFlags(c)))
+			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, c.ClusterFlags()))
 	}
 	if c.Paused() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
@@ -476,15 +479,6 @@ func machineOf(r model.EtcdRollbackRecord) string {
 	return " (Machine " + r.NewMachine + ")"
 }
 
-// clusterFlags names the cluster in a command the operator pastes:
-// --cluster, and -n outside the default namespace.
-func clusterFlags(c *model.EKSACluster) string {
-	if c.Namespace == "" || c.Namespace == "default" {
-		return "--cluster " + c.Name
-	}
-	return "--cluster " + c.Name + " -n " + c.Namespace
-}
-
 // waitFix is the fix of a check that waits for EKS-A to report something:
 // while its reconcile is paused (or the EKS-A CLI holds the cluster) EKS-A
 // reports nothing, so waiting would never end.
@@ -496,20 +490,11 @@ func waitFix(c *model.EKSACluster, what string) string {
 		return "wait for EKS-A to report " + what
 	}
 	if r, ok := c.EtcdRollback(); ok && !r.Running() {
-		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused %s` (see eksa-reconcile-not-paused)", what, clusterFlags(c))
+		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused %s` (see eksa-reconcile-not-paused)", what, c.ClusterFlags())
 	} else if ok {
 		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused by the etcd rollback under way: see eksa-reconcile-not-paused", what)
 	}
 	return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused (%s): see eksa-reconcile-not-paused for whose pause it is and how to resume", what, model.AnnotationEKSAPaused)
-}
-
-// specStatus is whether the cluster has reached its Cluster's spec (nil
-// when the Cluster is not visible).
-func (in *Inputs) specStatus() *model.SpecStatus {
-	if in.State == nil {
-		return nil
-	}
-	return model.ClusterSpecStatus(in.State.Cluster)
 }
 
 func checkGeneration(_ context.Context, in *Inputs) model.CheckResult {
