@@ -45,10 +45,12 @@ type options struct {
 	nodeUpgrades    bool
 	skipKubectl     bool
 	apiProfile      string
+	apiRateProfile  string
 	apiHeap         string
 	consoleStderr   string
 	controlPlaneLog string
 	apiServerEnv    envList
+	apiServerArgs   envList
 	consoleEnv      envList
 	apiServerGC     bool
 	lowRate         float64
@@ -82,10 +84,12 @@ func main() {
 	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
 	flag.BoolVar(&o.skipKubectl, "skip-kubectl", false, "measure the console only")
 	flag.StringVar(&o.apiProfile, "apiserver-profile", "", "write a CPU profile of kube-apiserver during the console's saturation window to this file")
+	flag.StringVar(&o.apiRateProfile, "apiserver-rate-profile", "", "write a CPU profile of kube-apiserver during each viewer's fixed-rate window to this path plus .console or .kubectl")
 	flag.StringVar(&o.apiHeap, "apiserver-heap", "", "write a heap profile of kube-apiserver, taken right after the no-viewer windows, to this file")
 	flag.StringVar(&o.consoleStderr, "console-stderr", "", "write the console's standard error to this file instead of its terminal (for GODEBUG=gctrace=1, say)")
 	flag.StringVar(&o.controlPlaneLog, "control-plane-log", "", "write the output of kube-apiserver and etcd to this file")
 	flag.Var(&o.apiServerEnv, "apiserver-env", "NAME=value for kube-apiserver's environment alone, repeatable (GODEBUG=gctrace=1 with --control-plane-log, say)")
+	flag.Var(&o.apiServerArgs, "apiserver-arg", "name=value, an extra kube-apiserver flag, repeatable (watch-cache-sizes=machines.cluster.x-k8s.io#0, say)")
 	flag.Var(&o.consoleEnv, "console-env", "NAME=value for the console's environment alone, repeatable (GOMAXPROCS=1, or GODEBUG=gctrace=1 with --console-stderr, say)")
 	flag.DurationVar(&o.waitSample, "wait-sample", 10*time.Millisecond, "how often to sample the console's threads for runnable waits, a thread ready to run that the kernel does not run (0: never)")
 	flag.BoolVar(&o.restartAPI, "restart-apiserver", false, "restart kube-apiserver once the world is seeded, so its watch cache starts from the objects rather than holding the seeding's writes as history")

@@ -103,6 +103,9 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	}
 	logf("%s: %g writes/s for %s", name, o.rate, o.rateDur)
 	cpu, cp := startCPU(pids...), startCPU(b.apiPid, b.etcdPid)
+	if o.apiRateProfile != "" {
+		go b.profileAPIServer(ctx, o.rateDur, o.apiRateProfile+"."+name, "the fixed rate with the "+name+" watching")
+	}
 	ws.rate, _ = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
@@ -117,7 +120,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	cpu, cp = startCPU(pids...), startCPU(b.apiPid, b.etcdPid)
 	began := time.Now()
 	if o.apiProfile != "" && name == "console" {
-		go b.profileAPIServer(ctx, o.satDur)
+		go b.profileAPIServer(ctx, o.satDur, o.apiProfile, "saturation")
 	}
 	ws.sat = b.drv.saturate(ctx, o.satWorkers, o.satDur)
 	ws.satSeconds = time.Since(began).Seconds()
@@ -665,19 +668,20 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// profileAPIServer writes a CPU profile of kube-apiserver over d
-// (--apiserver-profile): where the API server's time goes under the load.
-func (b *bench) profileAPIServer(ctx context.Context, d time.Duration) {
+// profileAPIServer writes a CPU profile of kube-apiserver over d to path
+// (--apiserver-profile, --apiserver-rate-profile): where the API server's
+// time goes under the load.
+func (b *bench) profileAPIServer(ctx context.Context, d time.Duration, path, what string) {
 	secs := max(int(d.Seconds())-1, 1)
 	data, err := b.metrics.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).Timeout(d + time.Minute).DoRaw(ctx)
 	if err == nil {
-		err = os.WriteFile(b.o.apiProfile, data, 0o644)
+		err = os.WriteFile(path, data, 0o644)
 	}
 	if err != nil {
 		logf("API server profile: %v", err)
 		return
 	}
-	logf("API server CPU profile (%ds of saturation) in %s", secs, b.o.apiProfile)
+	logf("API server CPU profile (%ds of %s) in %s", secs, what, path)
 }
 
 // heapAPIServer saves what kube-apiserver holds live (and has allocated

@@ -61,7 +61,7 @@ func startWorld(ctx context.Context, o *options, logf func(string, ...any)) (*wo
 	if err != nil {
 		return nil, err
 	}
-	cpo := controlplane.Options{AssetsDir: o.assets, Logf: logf, APIServerEnv: o.apiServerEnv}
+	cpo := controlplane.Options{AssetsDir: o.assets, Logf: logf, APIServerEnv: o.apiServerEnv, APIServerArgs: o.apiServerArgs}
 	if o.controlPlaneLog != "" {
 		f, err := os.Create(o.controlPlaneLog)
 		if err != nil {

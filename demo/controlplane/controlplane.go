@@ -67,6 +67,10 @@ type Options struct {
 	// alone (GODEBUG=gctrace=1 or GOGC for the benchmark, say), on Linux;
 	// elsewhere they are ignored.
 	APIServerEnv []string
+	// APIServerArgs are extra name=value flags for kube-apiserver (the
+	// benchmark's experiments with its watch cache, say); a name given twice
+	// is passed twice.
+	APIServerArgs []string
 	// StartTimeout bounds the start of each process. Zero: 90s, generous
 	// because the machines this runs on are small and shared.
 	StartTimeout time.Duration
@@ -154,6 +158,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		// stop timeout: restarts (and every test package's teardown) would
 		// take 30 s instead of about one.
 		apiServer.Configure().Set("shutdown-watch-termination-grace-period", "2s")
+		for _, a := range opts.APIServerArgs {
+			name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			apiServer.Configure().Append(name, value)
+		}
 		return &envtest.Environment{
 			ControlPlane: envtest.ControlPlane{
 				APIServer: apiServer,

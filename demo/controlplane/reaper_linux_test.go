@@ -110,13 +110,15 @@ func alive(pid string) bool {
 
 // Options.APIServerEnv reaches kube-apiserver alone, and replaces a
 // variable of the same name rather than adding a second one (Go reads the
-// first of duplicates, which would be this process's).
+// first of duplicates, which would be this process's); Options.APIServerArgs
+// are on its command line.
 func TestAPIServerEnv(t *testing.T) {
 	t.Setenv("GOGC", "100")
 	dir := t.TempDir()
 	env, err := controlplane.Start(context.Background(), controlplane.Options{
 		AssetsDir: cptest.AssetsDir(), Dir: dir,
-		APIServerEnv: []string{"UPGRADE_CONSOLE_CPTEST=apiserver-only", "GOGC=150"},
+		APIServerEnv:  []string{"UPGRADE_CONSOLE_CPTEST=apiserver-only", "GOGC=150"},
+		APIServerArgs: []string{"--watch-cache-sizes=machines.cluster.x-k8s.io#0"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +129,7 @@ func TestAPIServerEnv(t *testing.T) {
 		}
 	}()
 	got := map[string][]string{}
+	var args []string
 	for _, pid := range childPIDs(t) {
 		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
 		environ, _ := os.ReadFile("/proc/" + pid + "/environ")
@@ -136,6 +139,7 @@ func TestAPIServerEnv(t *testing.T) {
 		name := "etcd"
 		if strings.Contains(string(cmdline), "kube-apiserver") {
 			name = "kube-apiserver"
+			args = strings.Split(string(cmdline), "\x00")
 		}
 		for _, kv := range strings.Split(string(environ), "\x00") {
 			if strings.HasPrefix(kv, "UPGRADE_CONSOLE_CPTEST=") || strings.HasPrefix(kv, "GOGC=") {
@@ -148,5 +152,8 @@ func TestAPIServerEnv(t *testing.T) {
 	}
 	if want := []string{"UPGRADE_CONSOLE_CPTEST=apiserver-only", "GOGC=150"}; !slices.Equal(got["kube-apiserver"], want) {
 		t.Errorf("kube-apiserver's environment has %q, want %q", got["kube-apiserver"], want)
+	}
+	if !slices.Contains(args, "--watch-cache-sizes=machines.cluster.x-k8s.io#0") {
+		t.Errorf("kube-apiserver's command line %q lacks the extra flag", args)
 	}
 }
