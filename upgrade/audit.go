@@ -327,3 +327,34 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 	}
 	return res, nil
 }
+
+// Unended reports, for entries in file order, which start an action
+// (AuditStarted) that no later entry of the same console, cluster and action
+// ends: finished, detached, or failed with no step (a run that stopped). Such
+// an action is still under way, or its console stopped without recording its
+// end (killed, its machine lost), and steps after the last entry it wrote may
+// have run unrecorded: a reader must check the cluster, or plan the action
+// again (recovery actions resume). Entries without a console id (written
+// before it was recorded) are never reported.
+func Unended(entries []AuditEntry) []bool {
+	out := make([]bool, len(entries))
+	type key struct{ console, cluster, action string }
+	open := map[key]int{}
+	for i, e := range entries {
+		if e.Console == "" {
+			continue
+		}
+		k := key{e.Console, e.Cluster, e.Action}
+		switch {
+		case e.Result == AuditStarted:
+			open[k] = i
+			out[i] = true
+		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed):
+			if j, ok := open[k]; ok {
+				out[j] = false
+				delete(open, k)
+			}
+		}
+	}
+	return out
+}

@@ -83,10 +83,11 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		fmt.Fprintf(errOut, "warning: %s: %d line(s) are not audit entries and were skipped: %s\n",
 			path, len(res.BadLines), joinInts(res.BadLines, 10))
 	}
+	unended := upgrade.Unended(res.Entries)
 	if o.output == "json" {
-		entries := res.Entries
-		if entries == nil {
-			entries = []upgrade.AuditEntry{}
+		entries := make([]auditJSON, len(res.Entries))
+		for i, e := range res.Entries {
+			entries[i] = auditJSON{AuditEntry: e, NoEnd: unended[i]}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -96,21 +97,35 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		fmt.Fprintf(out, "No audit entries in %s%s.\n", path, filterText(o))
 		return nil
 	}
-	writeAuditTable(out, res.Entries)
+	writeAuditTable(out, res.Entries, unended)
 	return nil
 }
 
-func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry) {
+// auditJSON is an entry as `audit -o json` prints it: the log's entry, and
+// whether it starts an action with no end recorded (upgrade.Unended).
+type auditJSON struct {
+	upgrade.AuditEntry
+	NoEnd bool `json:"noEnd,omitempty"`
+}
+
+// noEndNote marks a started action no later entry ends.
+const noEndNote = "NO END RECORDED: still under way, or its console stopped before recording one; steps after its last entry may have run"
+
+func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry, unended []bool) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tWHO\tCLUSTER\tACTION\tSTEP\tOBJECT\tRESULT\tNOTES")
-	for _, e := range entries {
+	for i, e := range entries {
+		notes := auditNotes(e)
+		if unended[i] {
+			notes = strings.TrimPrefix(notes+"; "+noEndNote, "; ")
+		}
 		who := upgrade.Holder{User: e.User, Host: e.Host, Instance: e.Console}.String()
 		if e.As != "" {
 			who += " (as " + e.As + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			e.Time.UTC().Format("2006-01-02 15:04:05Z"), who, e.Cluster, e.Action,
-			dash(e.Step), dash(e.Object), e.Result, auditNotes(e))
+			dash(e.Step), dash(e.Object), e.Result, notes)
 	}
 	tw.Flush()
 }

@@ -145,3 +145,75 @@ func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
 		t.Errorf("table %q (%v) does not show the impersonated identity", out.String(), err)
 	}
 }
+
+// An action whose console recorded its start and never its end (killed in
+// the middle of an etcd rollback, say) is marked in the table and in the
+// JSON: the steps after its last entry may have run unrecorded. Actions that
+// ended (finished, detached, stopped) are not, nor is an action another
+// console ended, nor an entry with no console id.
+func TestAuditMarksActionsWithNoEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	clock := now.Add(-time.Hour)
+	tick := func() time.Time { clock = clock.Add(time.Minute); return clock }
+	auditor := func(id string) *upgrade.Auditor {
+		a, err := upgrade.NewAuditor(path, upgrade.WithAuditIdentity("ops", "bastion"), upgrade.WithAuditConsole(id), upgrade.WithAuditClock(tick))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	killed, other, old := auditor("aaaa1111"), auditor("bbbb2222"), auditor("")
+	for _, r := range []struct {
+		a *upgrade.Auditor
+		e upgrade.AuditEntry
+	}{
+		{old, upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-clear", Result: upgrade.AuditStarted, Message: "legacy"}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "upgrade", Result: upgrade.AuditStarted, Message: "followed"}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "upgrade", Result: upgrade.AuditDetached}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "node-retry", Result: upgrade.AuditStarted, Message: "stopped"}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "node-retry", Step: "relabel", Result: upgrade.AuditFailed, Error: "forbidden"}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "node-retry", Result: upgrade.AuditFailed, Error: "step 1 failed"}},
+		{killed, upgrade.AuditEntry{Cluster: "mgmt", Action: "etcd-rollback", Result: upgrade.AuditStarted, Message: "killed"}},
+		{killed, upgrade.AuditEntry{Cluster: "mgmt", Action: "etcd-rollback", Step: "pause-eksa", Result: upgrade.AuditOK}},
+		// Another console's end does not end this console's run.
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "etcd-rollback", Result: upgrade.AuditFinished}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-clear", Result: upgrade.AuditStarted, Message: "finished"}},
+		{other, upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-clear", Result: upgrade.AuditFinished}},
+	} {
+		if err := r.a.Record(context.Background(), r.e); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var out, errOut bytes.Buffer
+	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: path}, now); err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, "NO END RECORDED") {
+			marked = append(marked, l)
+		}
+	}
+	if len(marked) != 1 || !strings.Contains(marked[0], "aaaa1111") || !strings.Contains(marked[0], "killed; NO END RECORDED") {
+		t.Errorf("marked rows %q, want the killed rollback's start alone:\n%s", marked, out.String())
+	}
+
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{output: "json", file: path}, now); err != nil {
+		t.Fatal(err)
+	}
+	var entries []struct {
+		Message string `json:"message"`
+		NoEnd   *bool  `json:"noEnd"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 11 {
+		t.Fatalf("json: %v, %d entries", err, len(entries))
+	}
+	for _, e := range entries {
+		if (e.NoEnd != nil) != (e.Message == "killed") || (e.NoEnd != nil && !*e.NoEnd) {
+			t.Errorf("entry %q: noEnd %v", e.Message, e.NoEnd)
+		}
+	}
+}
