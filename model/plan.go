@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // PlanInput is everything a plan is computed from. The offline plan fills it
@@ -95,7 +96,10 @@ const (
 	// SpecUnderWay: EKS-A is still reconciling the spec (the completion
 	// rule's first unmet milestone says where).
 	SpecUnderWay SpecReason = "under-way"
-	// SpecFailed: EKS-A reports a failureMessage on a status of the spec.
+	// SpecFailed: the upgrade to the spec failed: EKS-A reports a
+	// failureMessage on a status of the spec, or a failure stayed as long
+	// as the waiters' rule (Judge) takes to call the upgrade failed (an
+	// in-place step that failed DefaultFailureGrace ago).
 	SpecFailed SpecReason = "failed"
 	// SpecPaused: EKS-A reconcile is paused, so nothing moves towards it.
 	SpecPaused SpecReason = "paused"
@@ -179,6 +183,53 @@ func ClusterSpecStatus(c *EKSACluster) *SpecStatus {
 		Next: "follow it with `upgrade-console watch " + cluster + "`"}
 }
 
+// SpecStatusOf is ClusterSpecStatus with the rest of the snapshot, at now:
+// where the Cluster alone reads as an upgrade under way, the upgrade may
+// have failed by the rule every waiter (watch, apply --wait) judges it by
+// (Judge): an in-place step that failed and stayed failed for
+// DefaultFailureGrace, which nothing in EKS-A retries. The status is then
+// SpecFailed, naming the step, with what gets the upgrade past it (the
+// watch's own words: `upgrade-console node retry …`), not "still under
+// way". Nil when the Cluster is not seen.
+func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
+	if s == nil {
+		return nil
+	}
+	st := ClusterSpecStatus(s.Cluster)
+	if st == nil || st.Reached || st.Reason != SpecUnderWay {
+		return st
+	}
+	// One observation: a failureMessage is timed from when a waiter first
+	// sees it (ClusterSpecStatus reports it at once), an etcd rollback is
+	// reported above; what the judge can fail on here is a failed step,
+	// timed from its own condition.
+	j, outcome := NewJudge().Observe(DeriveProgress(s, ProgressOptions{}, now), now)
+	failed, ok := j.FailedOn()
+	if outcome != OutcomeFailed || !ok {
+		return st
+	}
+	next := failed.Resume
+	if next == "" {
+		next = "see the failure with `upgrade-console watch " + s.Cluster.ClusterFlags() + "` and fix what it says"
+	}
+	return &SpecStatus{Reason: SpecFailed, Message: specFailedPrefix + failed.Sentence, Next: next}
+}
+
+// specFailedPrefix begins the message of an upgrade failed by the waiters'
+// rule (SpecStatusOf), as opposed to EKS-A's failureMessage.
+const specFailedPrefix = "the upgrade to it failed: "
+
+// Failure is what failed, for a status whose upgrade failed (SpecFailed):
+// the message without its "the upgrade to it failed: " ("node mgmt-lvn8n
+// in-place step KubeadmUpgraded failed 11m ago: …", "EKS-A reports a
+// failure (…): …"); "" for any other status.
+func (s *SpecStatus) Failure() string {
+	if !s.NotReached() || s.Reason != SpecFailed {
+		return ""
+	}
+	return strings.TrimPrefix(s.Message, specFailedPrefix)
+}
+
 // NothingToApply is what a spec that changes nothing says: the cluster
 // already runs it, or, while the cluster has not reached its Cluster's spec,
 // that the spec is already the Cluster's and the cluster is not there yet.
@@ -203,6 +254,8 @@ func (s *SpecStatus) Brief() string {
 	switch {
 	case !s.NotReached():
 		return ""
+	case s.Reason == SpecFailed && strings.HasPrefix(s.Message, specFailedPrefix):
+		return "the upgrade failed"
 	case s.Reason == SpecFailed:
 		return "EKS-A reports a failure"
 	case s.Reason == SpecPaused:

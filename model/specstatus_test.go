@@ -3,6 +3,7 @@ package model
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestClusterSpecStatus: the live plan's current side is the Cluster's spec;
@@ -107,5 +108,112 @@ func TestSpecStatusWordings(t *testing.T) {
 	}
 	if got := s.Note(); got != "CURRENT is the Cluster's spec, which the cluster has not reached: "+s.Message {
 		t.Errorf("note %q", got)
+	}
+}
+
+// inPlaceStepFailed is an in-place upgrade to 1.31 whose second
+// control-plane node's kubeadm step failed at failedAt (the demo's
+// inplace-node-step-fails): EKS-A's Cluster reads as an upgrade under way
+// (ControlPlaneReady False, InPlaceUpgradeInProgress), and nothing in EKS-A
+// retries the step.
+func inPlaceStepFailed(failedAt time.Time) *ClusterState {
+	s := upgradingTo131()
+	c := s.Cluster
+	for i := range c.Conditions {
+		if typ := c.Conditions[i].Type; typ == ConditionControlPlaneReady || typ == ConditionReady {
+			c.Conditions[i] = Condition{Type: typ, Status: "False", Severity: SeverityInfo,
+				Reason: "InPlaceUpgradeInProgress", Message: "Control plane nodes not up-to-date yet", LastTransitionTime: t0.Add(-19 * time.Minute)}
+		}
+	}
+	s.Machines.At(4).NodeName = "mgmt-lvn8n"
+	created := failedAt.Add(-2 * time.Minute)
+	s.NodeUpgrades = ListOf(&NodeUpgrade{
+		Meta: Meta{Name: "mgmt-cp-b-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-cp-b",
+		Conditions: Conditions{
+			cond("UpgraderPodCreated", "True", "", "", created),
+			cond("BinariesCopied", "True", "", "", created.Add(time.Minute)),
+			cond("ContainerdUpgraded", "True", "", "", created.Add(time.Minute)),
+			cond("CNIPluginsUpgraded", "True", "", "", created.Add(time.Minute)),
+			{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt},
+			{Type: "KubeletUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized", LastTransitionTime: created},
+		},
+	})
+	return s
+}
+
+// TestSpecStatusOfAFailedInPlaceStep: the plan judges a failed in-place step
+// by the waiters' rule (Judge, as watch and apply --wait do): once it has
+// stayed failed for the grace, the upgrade has failed, and the plan says
+// so with the step and `node retry`, not "still under way … follow it with
+// watch" while the watch ends "failed" on the same cluster.
+func TestSpecStatusOfAFailedInPlaceStep(t *testing.T) {
+	if s := SpecStatusOf(nil, t0); s != nil {
+		t.Errorf("no state: %+v, want nil", s)
+	}
+	if s := SpecStatusOf(&ClusterState{}, t0); s != nil {
+		t.Errorf("no Cluster: %+v, want nil", s)
+	}
+	judged := func(s *ClusterState) Outcome {
+		_, o := NewJudge().Observe(DeriveProgress(s, ProgressOptions{}, t0), t0)
+		return o
+	}
+
+	// Failed 11 minutes ago: past the grace, the watch's outcome is failed.
+	s := inPlaceStepFailed(t0.Add(-11 * time.Minute))
+	if o := judged(s); o != OutcomeFailed {
+		t.Fatalf("the fixture: the judge says %s, want failed", o)
+	}
+	if st := ClusterSpecStatus(s.Cluster); st.Reason != SpecUnderWay {
+		t.Fatalf("the fixture: the Cluster alone reads %+v, want under way", st)
+	}
+	st := SpecStatusOf(s, t0)
+	if st == nil || st.Reached || !st.NotReached() || st.Reason != SpecFailed {
+		t.Fatalf("%+v, want reason failed", st)
+	}
+	if want := "the upgrade to it failed: node mgmt-lvn8n in-place step KubeadmUpgraded failed 11m ago: Container exited with a non-zero exit code, reason: Error"; st.Message != want {
+		t.Errorf("message %q\nwant    %q", st.Message, want)
+	}
+	if want := "`upgrade-console node retry mgmt-lvn8n --cluster mgmt` runs its steps again once the cause is fixed"; st.Next != want {
+		t.Errorf("next %q\nwant %q", st.Next, want)
+	}
+	if strings.Contains(st.Message+st.Next, "under way") || strings.Contains(st.Next, "follow it") {
+		t.Errorf("a failed upgrade read as one under way: %+v", st)
+	}
+	if want := "node mgmt-lvn8n in-place step KubeadmUpgraded failed 11m ago: Container exited with a non-zero exit code, reason: Error"; st.Failure() != want {
+		t.Errorf("failure %q\nwant    %q", st.Failure(), want)
+	}
+	if got := st.Brief(); got != "the upgrade failed" {
+		t.Errorf("brief %q", got)
+	}
+	if got := st.NothingToApply(); !strings.Contains(got, "the cluster has not reached it (the upgrade to it failed: node mgmt-lvn8n in-place step KubeadmUpgraded failed") ||
+		!strings.HasSuffix(got, "): "+st.Next) {
+		t.Errorf("nothing to apply %q", got)
+	}
+
+	// Failed 3 minutes ago: within the grace the watch has not called the
+	// upgrade failed either; the plan says it is under way.
+	s = inPlaceStepFailed(t0.Add(-3 * time.Minute))
+	if o := judged(s); o != OutcomeRunning {
+		t.Fatalf("within the grace: the judge says %s, want running", o)
+	}
+	if st := SpecStatusOf(s, t0); st.Reason != SpecUnderWay || !strings.Contains(st.Next, "upgrade-console watch --cluster mgmt") || st.Failure() != "" {
+		t.Errorf("within the grace: %+v, want under way", st)
+	}
+
+	// What the Cluster says first stays first: EKS-A's failureMessage, a
+	// pause, an etcd rollback; at rest, reached.
+	s = inPlaceStepFailed(t0.Add(-11 * time.Minute))
+	s.Cluster.FailureReason, s.Cluster.FailureMessage = "UpgradeFailed", "kubeadm upgrade failed"
+	if st := SpecStatusOf(s, t0); st.Reason != SpecFailed || !strings.HasPrefix(st.Message, "EKS-A reports a failure (UpgradeFailed)") || st.Brief() != "EKS-A reports a failure" || st.Failure() != st.Message {
+		t.Errorf("with a failureMessage: %+v", st)
+	}
+	s = inPlaceStepFailed(t0.Add(-11 * time.Minute))
+	s.Cluster.Annotations = map[string]string{AnnotationEKSAPaused: "true"}
+	if st := SpecStatusOf(s, t0); st.Reason != SpecPaused {
+		t.Errorf("paused: %+v", st)
+	}
+	if st := SpecStatusOf(readyCluster(), t0); !st.Reached {
+		t.Errorf("at rest: %+v", st)
 	}
 }

@@ -193,7 +193,9 @@ func (p *Plan) inputs(pl *Planner) *Inputs {
 		in.State = pl.State.Latest()
 	}
 	if in.State != nil {
-		in.CurrentSpec = model.ClusterSpecStatus(in.State.Cluster)
+		// The whole snapshot, not the Cluster alone: an upgrade failed by
+		// the waiters' rule (a failed in-place step) is not "under way".
+		in.CurrentSpec = model.SpecStatusOf(in.State, in.Now)
 	}
 	return in
 }

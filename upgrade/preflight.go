@@ -47,7 +47,7 @@ type Inputs struct {
 	// the Lease): nil when it was.
 	LockErr *LockForbiddenError
 	// CurrentSpec is whether the cluster has reached its Cluster's spec
-	// (model.ClusterSpecStatus of State's Cluster; nil without one).
+	// (model.SpecStatusOf State at Now; nil without the Cluster).
 	CurrentSpec *model.SpecStatus
 	// Self is this console: its own lock does not block it.
 	Self Holder
@@ -481,11 +481,16 @@ func machineOf(r model.EtcdRollbackRecord) string {
 
 // waitFix is the fix of a check that waits for EKS-A to report something:
 // while its reconcile is paused (or the EKS-A CLI holds the cluster) EKS-A
-// reports nothing, so waiting would never end.
-func waitFix(c *model.EKSACluster, what string) string {
+// reports nothing, so waiting would never end; nor while the upgrade has
+// failed (spec, the plan's currentSpec: a failureMessage, or an in-place
+// step failed past the waiters' grace), which only what gets past the
+// failure ends.
+func waitFix(c *model.EKSACluster, spec *model.SpecStatus, what string) string {
 	switch {
 	case c.ManagedByCLI():
 		return fmt.Sprintf("EKS-A will not report %s while the EKS-A CLI holds the cluster (%s): the controller takes no action; see eksa-reconcile-not-paused", what, model.AnnotationManagedByCLI)
+	case spec.Failure() != "":
+		return failedFix(spec, what)
 	case !c.Paused():
 		return "wait for EKS-A to report " + what
 	}
@@ -495,6 +500,13 @@ func waitFix(c *model.EKSACluster, what string) string {
 		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused by the etcd rollback under way: see eksa-reconcile-not-paused", what)
 	}
 	return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused (%s): see eksa-reconcile-not-paused for whose pause it is and how to resume", what, model.AnnotationEKSAPaused)
+}
+
+// failedFix is the fix of a check that waits for EKS-A to report what,
+// while the upgrade has failed (spec.Failure): waiting does not end it;
+// what the failure needs does.
+func failedFix(spec *model.SpecStatus, what string) string {
+	return fmt.Sprintf("EKS-A will not report %s while the upgrade stays failed (%s): %s", what, spec.Failure(), spec.Next)
 }
 
 func checkGeneration(_ context.Context, in *Inputs) model.CheckResult {
@@ -590,12 +602,15 @@ func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
 	desired := deref(cp.Replicas.Desired, int32(c.ControlPlaneCount))
 	ready := deref(cp.Replicas.Ready, 0)
 	if ready < desired {
-		return failed(fmt.Sprintf("KubeadmControlPlane %s: %d of %d replicas ready", cp.Name, ready, desired),
-			"wait for the control plane to be ready; `upgrade-console watch` shows which machine is not")
+		fix := "wait for the control plane to be ready; `upgrade-console watch` shows which machine is not"
+		if s := in.CurrentSpec; s.Failure() != "" {
+			fix = failedFix(s, "the control plane ready")
+		}
+		return failed(fmt.Sprintf("KubeadmControlPlane %s: %d of %d replicas ready", cp.Name, ready, desired), fix)
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionControlPlaneReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition ControlPlaneReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			waitFix(c, "the control plane ready"))
+			waitFix(c, in.CurrentSpec, "the control plane ready"))
 	}
 	return pass(fmt.Sprintf("KubeadmControlPlane %s: %d/%d ready", cp.Name, ready, desired))
 }
@@ -616,12 +631,15 @@ func checkWorkers(_ context.Context, in *Inputs) model.CheckResult {
 		}
 	}
 	if len(notReady) > 0 {
-		return failed("worker groups not ready: "+strings.Join(notReady, ", "),
-			"wait for the workers to be ready, or skip this check if the upgrade is meant to replace the broken machines")
+		fix := "wait for the workers to be ready, or skip this check if the upgrade is meant to replace the broken machines"
+		if s := in.CurrentSpec; s.Failure() != "" {
+			fix = failedFix(s, "the workers ready") + "; or skip this check if the upgrade is meant to replace the broken machines"
+		}
+		return failed("worker groups not ready: "+strings.Join(notReady, ", "), fix)
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionWorkersReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition WorkersReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			waitFix(c, "the workers ready"))
+			waitFix(c, in.CurrentSpec, "the workers ready"))
 	}
 	if total == 0 && len(c.WorkerGroups) > 0 {
 		return failed(fmt.Sprintf("the cluster has %d worker group(s) but no MachineDeployment is visible%s", len(c.WorkerGroups), notVisible(in.State, model.KindMachineDeployment)),

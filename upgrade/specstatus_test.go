@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/demo/release"
@@ -192,5 +193,92 @@ func TestWaitingFixesWhileEKSAIsPaused(t *testing.T) {
 	if r := checkPaused(context.Background(), in); !strings.Contains(r.Message, "etcd rollback by ops@bastion-1 is not finished") ||
 		!strings.HasPrefix(r.Remediation, "finish it: run `upgrade-console etcd rollback --cluster mgmt` again") {
 		t.Errorf("eksa-reconcile-not-paused during the rollback: %q, fix %q", r.Message, r.Remediation)
+	}
+}
+
+// failedControlPlaneStep is an in-place upgrade whose control-plane node
+// mgmt-lvn8n failed its kubeadm step at failedAt (the demo's
+// inplace-node-step-fails): the Cluster alone reads as under way.
+func failedControlPlaneStep(failedAt time.Time) *model.ClusterState {
+	s := settled()
+	for i := range s.Cluster.Conditions {
+		if typ := s.Cluster.Conditions[i].Type; typ == model.ConditionControlPlaneReady || typ == model.ConditionReady {
+			s.Cluster.Conditions[i] = model.Condition{Type: typ, Status: "False", Reason: "InPlaceUpgradeInProgress", Message: "Control plane nodes not up-to-date yet", LastTransitionTime: failedAt}
+		}
+	}
+	three := int32(3)
+	s.ControlPlane = &model.ControlPlane{Meta: model.Meta{Name: "mgmt"}, Replicas: model.ReplicaCounts{Desired: &three, Ready: &three}}
+	s.Machines = model.ListOf(&model.Machine{Meta: model.Meta{Name: "mgmt-cp-b"}, Role: model.RoleControlPlane, Owner: "mgmt", Owned: true,
+		NodeName: "mgmt-lvn8n", Phase: "Running"})
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "mgmt-cp-b-node-upgrader", CreationTimestamp: failedAt.Add(-time.Minute)},
+		Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-b", Conditions: model.Conditions{
+			{Type: "UpgraderPodCreated", Status: "True", LastTransitionTime: failedAt.Add(-time.Minute)},
+			{Type: "BinariesCopied", Status: "True", LastTransitionTime: failedAt.Add(-time.Minute)},
+			{Type: "ContainerdUpgraded", Status: "True", LastTransitionTime: failedAt.Add(-time.Minute)},
+			{Type: "CNIPluginsUpgraded", Status: "True", LastTransitionTime: failedAt.Add(-time.Minute)},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt},
+		}})
+	return s
+}
+
+// The plan of a cluster whose in-place step failed 10+ minutes ago, when
+// watch and apply --wait have called the upgrade failed: currentSpec says
+// "failed" with the step and `node retry` (it said "under-way", "follow it
+// with watch"), and control-plane-ready no longer says to wait.
+func TestPlanOfAnUpgradeFailedOnAnInPlaceStep(t *testing.T) {
+	failedAt := time.Now().Truncate(time.Second).Add(-time.Hour)
+	retry := "`upgrade-console node retry mgmt-lvn8n --cluster mgmt` runs its steps again once the cause is fixed"
+	inputsAt := func(at time.Time) *Inputs {
+		pl := &Planner{State: &fixedSource{s: failedControlPlaneStep(failedAt)}, Clock: clocktesting.NewFakeClock(at)}
+		p := &Plan{Cluster: "mgmt", Namespace: "default", At: at}
+		return p.inputs(pl)
+	}
+
+	in := inputsAt(failedAt.Add(11 * time.Minute))
+	s := in.CurrentSpec
+	if !s.NotReached() || s.Reason != model.SpecFailed {
+		t.Fatalf("currentSpec %+v, want reason failed", s)
+	}
+	if want := "the upgrade to it failed: node mgmt-lvn8n in-place step KubeadmUpgraded failed 11m ago: Container exited with a non-zero exit code, reason: Error"; s.Message != want {
+		t.Errorf("message %q\nwant    %q", s.Message, want)
+	}
+	if s.Next != retry {
+		t.Errorf("next %q\nwant %q", s.Next, retry)
+	}
+	r := checkControlPlane(context.Background(), in)
+	if r.Status != model.CheckFail || strings.Contains(r.Remediation, "wait for") || r.Remediation != "EKS-A will not report the control plane ready while the upgrade stays failed (node mgmt-lvn8n in-place step KubeadmUpgraded failed 11m ago: Container exited with a non-zero exit code, reason: Error): "+retry {
+		t.Errorf("control-plane-ready: %s, fix %q", r.Status, r.Remediation)
+	}
+	// The fixes that wait for replicas say the same: a machine not ready
+	// behind a failed step comes back with what gets past it.
+	two, three := int32(2), int32(3)
+	in.State.ControlPlane.Replicas.Ready = &two
+	if r := checkControlPlane(context.Background(), in); !strings.HasPrefix(r.Remediation, "EKS-A will not report the control plane ready while the upgrade stays failed (node mgmt-lvn8n") || !strings.HasSuffix(r.Remediation, retry) {
+		t.Errorf("control-plane-ready, a replica not ready: fix %q", r.Remediation)
+	}
+	in.State.MachineDeployments = []model.MachineDeployment{{Meta: model.Meta{Name: "mgmt-md-0"}, Replicas: model.ReplicaCounts{Desired: &three, Ready: &two}}}
+	if r := checkWorkers(context.Background(), in); !strings.HasPrefix(r.Remediation, "EKS-A will not report the workers ready while the upgrade stays failed (node mgmt-lvn8n") ||
+		!strings.HasSuffix(r.Remediation, retry+"; or skip this check if the upgrade is meant to replace the broken machines") {
+		t.Errorf("workers-ready, a replica not ready: fix %q", r.Remediation)
+	}
+	data, err := json.Marshal(&Plan{CurrentSpec: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"currentSpec":{"reached":false,"reason":"failed","message":"the upgrade to it failed: node mgmt-lvn8n in-place step KubeadmUpgraded failed 11m ago`; !strings.Contains(string(data), want) {
+		t.Errorf("JSON lacks %s:\n%s", want, data)
+	}
+
+	// Within the grace neither the watch nor the plan calls it failed.
+	in = inputsAt(failedAt.Add(3 * time.Minute))
+	if s := in.CurrentSpec; s.Reason != model.SpecUnderWay {
+		t.Errorf("within the grace: currentSpec %+v, want under way", s)
+	}
+	if r := checkControlPlane(context.Background(), in); r.Remediation != "wait for EKS-A to report the control plane ready" {
+		t.Errorf("within the grace: control-plane-ready fix %q", r.Remediation)
+	}
+	in.State.ControlPlane.Replicas.Ready = &two
+	if r := checkControlPlane(context.Background(), in); !strings.HasPrefix(r.Remediation, "wait for the control plane to be ready") {
+		t.Errorf("within the grace, a replica not ready: control-plane-ready fix %q", r.Remediation)
 	}
 }
