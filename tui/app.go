@@ -178,6 +178,16 @@ func Pop() tea.Msg                { return PopMsg{} }
 func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return OpenDialogMsg{d} } }
 func CloseDialog() tea.Msg        { return CloseDialogMsg{} }
 
+// quitRequestMsg is a quit asked from a dialog (its q); requestQuit sends it.
+type quitRequestMsg struct{}
+
+func requestQuit() tea.Msg { return quitRequestMsg{} }
+
+// quitter is a screen with its own answer to a quit asked from a dialog
+// over it: the dashboard asks again while this console holds the lock of an
+// upgrade under way.
+type quitter interface{ quit() tea.Cmd }
+
 // waitForSnapshot blocks (in a command, never in a model) until the source
 // publishes, and returns the snapshot as a message.
 func waitForSnapshot(ch <-chan *model.ClusterState) tea.Cmd {
@@ -402,6 +412,17 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		a.dialogs = append(a.dialogs, msg.Dialog)
 		_, themeCmd := a.send(msg.Dialog, ThemeMsg{a.theme})
 		return a, tea.Batch(msg.Dialog.Init(), themeCmd)
+	case quitRequestMsg:
+		// A dialog's q: the screen beneath answers it as its own q, with
+		// the dialogs closed so that a question it asks is seen and
+		// answered there.
+		a.dialogs = nil
+		if n := len(a.screens); n > 0 {
+			if q, ok := a.screens[n-1].(quitter); ok {
+				return a, q.quit()
+			}
+		}
+		return a, tea.Quit
 	case CloseDialogMsg:
 		if len(a.dialogs) > 0 {
 			a.dialogs = a.dialogs[:len(a.dialogs)-1]

@@ -101,12 +101,16 @@ type Dashboard struct {
 	helpOut     string
 	actionsGen  uint64 // moves when the action keys shown change
 	helpKey     helpKey
+	// quitArmed: q was pressed while quitAsks, and the footer asks for it
+	// again.
+	quitArmed bool
 }
 
 type helpKey struct {
 	w         int
 	all       bool
 	filtering bool
+	quit      bool
 	st        *styles
 	actions   uint64 // actionsGen
 }
@@ -459,11 +463,53 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	return out, total, pause
 }
 
+// quitAsks reports whether q should ask once more before quitting: this
+// console holds the upgrade lock of an upgrade still under way (apply --tui),
+// and quitting releases the lock while the cluster goes on upgrading. A lock
+// already kept (the upgrade failed) or lost is left as it is by a quit, and
+// watch holds no lock: q quits at once there.
+func (d *Dashboard) quitAsks() bool {
+	if d.opts.Lock == nil || d.outcome != report.Running {
+		return false
+	}
+	l := d.opts.Lock()
+	return l.Holder != "" && !l.Lost && !l.Kept
+}
+
+// quit answers q, on the dashboard or in a dialog over it: at once, or,
+// while quitAsks, with the footer's question.
+func (d *Dashboard) quit() tea.Cmd {
+	if d.quitAsks() {
+		d.quitArmed = true
+		d.relayout()
+		return nil
+	}
+	return tea.Quit
+}
+
+// quitPrompt reports whether the footer asks to confirm a quit.
+func (d *Dashboard) quitPrompt() bool { return d.quitArmed && d.quitAsks() }
+
 func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
+	if d.quitArmed {
+		// Any key but q again keeps the console: the prompt goes, and the
+		// key does what it does (esc only dismisses).
+		d.quitArmed = false
+		if key.Matches(msg, k.Quit) {
+			return tea.Quit
+		}
+		if msg.String() == "esc" {
+			d.relayout()
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		return d.quit()
 	case key.Matches(msg, k.Help):
 		d.help.ShowAll = !d.help.ShowAll
 	case key.Matches(msg, k.NextPane):

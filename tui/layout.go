@@ -65,7 +65,7 @@ func (d *Dashboard) relayout() {
 	p.helpLines = strings.Count(d.helpOut, "\n") + 1
 	if d.filtering {
 		p.helpLines = 1
-	} else if h < 10 {
+	} else if h < 10 && !d.helpKey.quit {
 		p.helpLines = 0
 	}
 	budget := 1
@@ -243,11 +243,11 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 
 // layoutStalls lays the status lines out in rows: each line one row (cut
 // to the width when drawn), in order, while rows are fewer than budget. The
-// pause alone is wrapped, never cut while it fits in limit rows: it ends in
-// the command that resumes the upgrade, which the operator came for, and it
+// pause is wrapped, never cut while it fits in limit rows: it ends in the
+// command that resumes the upgrade, which the operator came for, and it
 // comes before the stalls, which it pushes out of the budget (a paused
-// upgrade's stalls are its consequence). Lines that do not fit are counted
-// on the last row.
+// upgrade's stalls are its consequence). A failure is wrapped where it fits
+// in limit rows whole. Lines that do not fit are counted on the last row.
 func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 	rows := d.stallRowBuf[:0]
 	shown := 0
@@ -258,9 +258,10 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 		}
 		shown++
 		if i != d.pauseLine {
-			// A failure wraps too, within the budget: cut, its end (the
-			// reason, what resumes it) was lost.
-			if wrapped := failureRows(ln, w); len(wrapped) > 1 && len(rows)+len(wrapped) <= min(budget, limit) {
+			// A failure wraps too, as far as the pause may: cut, its end
+			// (the reason, what resumes it) was lost, and at 80×24 the
+			// budget is one row.
+			if wrapped := failureRows(ln, w); len(wrapped) > 1 && len(rows)+len(wrapped) <= limit {
 				rows = append(rows, wrapped...)
 			} else {
 				rows = append(rows, ln)
@@ -362,11 +363,15 @@ func moreText(n int) string { return "  (+" + strconv.Itoa(n) + " more)" }
 
 // refreshHelp renders the help footer when what it shows changed.
 func (d *Dashboard) refreshHelp() {
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, st: d.st, actions: d.actionsGen}
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}
 	d.helpKey = k
+	if k.quit {
+		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0)), max(d.w-1, 0)))
+		return
+	}
 	if d.filtering {
 		d.helpOut = shortHelpFitting(d.help, filterKeys{d.keys}.ShortHelp(), max(d.w-filterWidth(d.w)-6, 0))
 		return
@@ -381,6 +386,21 @@ func (d *Dashboard) refreshHelp() {
 	// (R recover), ? and q: cut at its end, the line lost those first.
 	km := d.keys
 	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, km.Expand, km.Filter, km.Zoom, km.NextPane)
+}
+
+// quitPromptText asks to confirm a quit while this console holds the lock
+// of an upgrade under way, in the words that fit w cells.
+func quitPromptText(w int) string {
+	for _, t := range []string{
+		"Quit? The upgrade goes on in the cluster, and this console releases its upgrade lock: q again quits, any other key stays",
+		"q again quits (the upgrade goes on; the upgrade lock is released) • any other key stays",
+		"q again quits (the upgrade goes on; the lock is released) • other keys stay",
+	} {
+		if width(t) <= w {
+			return t
+		}
+	}
+	return "q again quits • other keys stay"
 }
 
 // View joins the header, the cached pane outputs and the footer.

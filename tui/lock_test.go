@@ -6,11 +6,14 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
 // The upgrade lock Lease as the watchers see it: another console's, live,
@@ -195,5 +198,153 @@ func TestLeaseSourceDoesNotHoldUpSync(t *testing.T) {
 		if out := screenOf(newTestDashboard(t, s, themes.Mono, 120, 40)); strings.Contains(out, "forbidden") || strings.Contains(out, "syncing") {
 			t.Errorf("%s Lease source shows in a pane:\n%s", name, out)
 		}
+	}
+}
+
+// TestQuitAsksWhileHoldingTheLock: on the dashboard of apply --tui, a q
+// while this console holds the lock of an upgrade under way asks once more
+// (quitting releases the lock while the cluster goes on); another key keeps
+// the console and does its own work. Without a held lock (watch, a lock
+// kept after a failure, or lost) q quits at once, and ctrl+c always does.
+func TestQuitAsksWhileHoldingTheLock(t *testing.T) {
+	held := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second)}
+	}
+	dash := func(lock func() LockInfo, w, h int) *Dashboard {
+		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Lock: lock})
+		d.SetSize(w, h)
+		d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+		return d
+	}
+	q := tea.KeyPressMsg{Code: 'q', Text: "q"}
+	quits := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {60, 8}} {
+		t.Run(fmt.Sprintf("asks/%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := dash(held, sz[0], sz[1])
+			_, cmd := d.Update(q)
+			if quits(cmd) {
+				t.Fatal("q quit at once while holding the lock of an upgrade under way")
+			}
+			out := screenOf(d)
+			requireLines(t, out, sz[0], sz[1])
+			if !strings.Contains(out, "q again quits") {
+				t.Fatalf("no quit prompt:\n%s", out)
+			}
+			if sz[0] == 120 {
+				golden.RequireEqual(t, out)
+			}
+			if _, cmd = d.Update(q); !quits(cmd) {
+				t.Fatal("a second q did not quit")
+			}
+		})
+	}
+
+	t.Run("another key stays", func(t *testing.T) {
+		d := dash(held, 120, 40)
+		d.Update(q)
+		_, cmd := d.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		if quits(cmd) || strings.Contains(screenOf(d), "q again quits") {
+			t.Fatalf("tab did not dismiss the prompt:\n%s", screenOf(d))
+		}
+		if d.Focus() == paneNodes.String() {
+			t.Error("tab, which dismissed the prompt, did not also move the focus")
+		}
+		if _, cmd = d.Update(q); quits(cmd) {
+			t.Fatal("a q after the prompt was dismissed quit at once")
+		}
+		d.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+		if strings.Contains(screenOf(d), "q again quits") {
+			t.Fatalf("esc did not dismiss the prompt:\n%s", screenOf(d))
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		lock func() LockInfo
+	}{
+		{"watch", nil},
+		{"kept", func() LockInfo { l := held(); l.Kept = true; return l }},
+		{"lost", func() LockInfo { return LockInfo{Lost: true} }},
+		{"released", func() LockInfo { return LockInfo{} }},
+	} {
+		t.Run("at once/"+tc.name, func(t *testing.T) {
+			if _, cmd := dash(tc.lock, 120, 40).Update(q); !quits(cmd) {
+				t.Error("q did not quit at once")
+			}
+		})
+	}
+	t.Run("ctrl+c", func(t *testing.T) {
+		if _, cmd := dash(held, 120, 40).Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); !quits(cmd) {
+			t.Error("ctrl+c did not quit at once")
+		}
+	})
+}
+
+// TestQuitFromTheRecoveryDialogAsksToo: q in the R menu, over the dashboard
+// of apply --tui, is the dashboard's q: while this console holds the lock of
+// an upgrade under way the dialog closes and the footer asks once more;
+// without a held lock it quits at once.
+func TestQuitFromTheRecoveryDialogAsksToo(t *testing.T) {
+	held := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second)}
+	}
+	q := tea.KeyPressMsg{Code: 'q', Text: "q"}
+	// run feeds a command's messages back to the App, as the program
+	// would, and reports whether one of them quit.
+	var run func(a *App, cmd tea.Cmd) bool
+	run = func(a *App, cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		switch msg := cmd().(type) {
+		case tea.QuitMsg:
+			return true
+		case tea.BatchMsg:
+			for _, c := range msg {
+				if run(a, c) {
+					return true
+				}
+			}
+			return false
+		default:
+			_, next := a.Update(msg)
+			return run(a, next)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		lock func() LockInfo
+		asks bool
+	}{{"lock held", held, true}, {"watch", nil, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Theme: themes.Mono, ClusterName: "mgmt", Lock: tc.lock}
+			a := newTestApp(opts)
+			a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+			d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout"}})
+			a.Update(OpenDialogMsg{Dialog: d})
+			_, cmd := a.Update(q)
+			if quit := run(a, cmd); quit == tc.asks {
+				t.Fatalf("q in the dialog quit: %t, want %t", quit, !tc.asks)
+			}
+			if !tc.asks {
+				return
+			}
+			if len(a.dialogs) != 0 {
+				t.Fatal("the dialog stayed open over the question")
+			}
+			if out := ansi.Strip(a.View().Content); !strings.Contains(out, "q again quits") {
+				t.Fatalf("no question in the footer:\n%s", out)
+			}
+			if _, cmd = a.Update(q); !run(a, cmd) {
+				t.Fatal("a second q did not quit")
+			}
+		})
 	}
 }

@@ -416,7 +416,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if key.Matches(msg, k.Quit) && d.quits() {
-		return tea.Quit
+		return requestQuit
 	}
 	switch d.stage {
 	case recMenu:

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -60,8 +58,9 @@ lock; the upgrade goes on in the cluster ('upgrade-console watch' follows it).
 With --tui the same steps run on the terminal: the plan screen (versions, components,
 preflight re-run live, the dry-run), the typed confirmation, then the dashboard.
 
-Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed, 2 wrong
-command line (no terminal for the typed confirmation and no --yes included),
+Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed (ctrl-c at
+the typed confirmation included), 2 wrong command line (no terminal for the typed
+confirmation and no --yes included),
 3 a blocking preflight check failed or unforced field conflicts, 4 the upgrade failed,
 5 the console stopped before the upgrade completed: --timeout passed, or it was
 interrupted (ctrl-c, SIGTERM); the upgrade may still be running (the message says
@@ -168,20 +167,22 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if err != nil {
 		return err
 	}
+	// From the prompt on a Ctrl-C or a SIGTERM never kills the process
+	// outright, as for the recovery commands: at the prompt it ends the
+	// apply not confirmed (said, and recorded); after it, before the first
+	// write, it stops the start cleanly (the lock released and recorded);
+	// once a document is applied the rest are applied too, and the console
+	// then stops as when it stops following.
+	sctx, stop := interruptible(ctx)
+	defer stop()
 	if !o.yes {
-		if err := confirm(ctx, in, out, p.Cluster); err != nil {
+		if err := confirm(sctx, in, out, p.Cluster); err != nil {
 			return errors.Join(err, audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply",
 				Object: "Cluster " + p.Namespace + "/" + p.Cluster, Result: upgrade.AuditNotConfirmed,
 				Message: "not applied, nothing changed: " + err.Error()}))
 		}
 	}
 	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
-	// From here a Ctrl-C or a SIGTERM never kills the process outright:
-	// before the first write it stops the start cleanly (the lock released
-	// and recorded); once a document is applied the rest are applied too,
-	// and the console then stops as when it stops following.
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	conflicted := map[string]bool{}
 	for _, c := range dry.Conflicts {
 		conflicted[c.Object] = true
@@ -326,9 +327,10 @@ func confirm(ctx context.Context, in io.Reader, out io.Writer, cluster string) e
 
 // confirmName prints prompt and reads the name the operator types. Without a
 // terminal to type on, the command line is wrong (exit 2): a run that cannot
-// be confirmed needs --yes. Ctrl-c at the prompt ends it at once: the read is
-// not tied to the signal, so it runs aside and is abandoned (the process exits
-// soon after).
+// be confirmed needs --yes. Ctrl-c at the prompt ends it at once when ctx is
+// interruptible (the signal cancels it; otherwise the signal kills the
+// process, unsaid and unrecorded): the read is not tied to the signal, so it
+// runs aside and is abandoned (the process exits soon after).
 func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want string) error {
 	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return usageError{&model.InputError{Source: "confirmation", Problem: "not confirmed: there is no terminal to type the name on",

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,13 +114,7 @@ func TestApplyDemoRolling(t *testing.T) {
 	})
 
 	t.Run("preflight failure blocks and says how to fix it", func(t *testing.T) {
-		patch := func(v string) {
-			t.Helper()
-			body := `{"metadata":{"annotations":{"anywhere.eks.amazonaws.com/paused":` + v + `}}}`
-			if _, err := kubeDynamic(t, w).Resource(upgrade.GVREKSACluster).Namespace(w.ClusterNamespace).Patch(ctx, w.ClusterName, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		patch := func(v string) { patchPaused(t, w, v) }
 		patch(`"true"`)
 		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
 		patch(`null`)
@@ -299,6 +295,83 @@ func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
 	}
 }
 
+// Ctrl-C at apply's typed confirmation ends it as it ends a recovery
+// command's (lock clear paused here): said, recorded not-confirmed, exit 1,
+// nothing changed. It killed the process (status 130) with nothing said and
+// nothing recorded: apply's prompt was not under the signal handling the
+// recovery commands run under.
+func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	ctx := context.Background()
+	// Without the command's own handling, the SIGINT would kill the test
+	// binary: registered here too, it only reaches this channel then, and
+	// the prompt is seen to ignore it.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	type ended struct {
+		code   int
+		stderr string
+		audit  []upgrade.AuditEntry
+	}
+	// interruptAtPrompt runs the command on a terminal and sends the
+	// process SIGINT, as Ctrl-C on that terminal does, once the typed
+	// confirmation asks for the name.
+	interruptAtPrompt := func(t *testing.T, args ...string) ended {
+		t.Helper()
+		state := t.TempDir()
+		r := startInTerminal(t, state, args...)
+		r.waitScreen(t, "to confirm: ")
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			r.press(t, "no\n") // a wrong name ends the run
+			r.wait(t, time.Minute)
+			t.Fatalf("%v: Ctrl-C at the typed confirmation was ignored (then exit %d, stderr %q)", args, r.code, r.stderr)
+		}
+		res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ended{code: r.code, stderr: r.stderr, audit: res.Entries}
+	}
+	const said = "upgrade-console: confirmation: interrupted at the prompt: nothing was changed"
+
+	var recoveryCode int
+	t.Run("lock clear paused", func(t *testing.T) {
+		patch := func(v string) { patchPaused(t, w, v) }
+		patch(`"true"`)
+		defer patch(`null`)
+		e := interruptAtPrompt(t, "lock", "clear", "paused", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName)
+		recoveryCode = e.code
+		if e.code != ExitBadInput || !strings.Contains(e.stderr, said) {
+			t.Errorf("exit %d (want %d), stderr %q (want %q)", e.code, ExitBadInput, e.stderr, said)
+		}
+		if n := len(e.audit); n == 0 || e.audit[n-1].Result != upgrade.AuditNotConfirmed {
+			t.Errorf("audit log does not end with not-confirmed: %+v", e.audit)
+		}
+	})
+
+	t.Run("apply", func(t *testing.T) {
+		e := interruptAtPrompt(t, liveArgs(w, "apply", "--force-conflicts")...)
+		if e.code != ExitBadInput || e.code != recoveryCode || !strings.Contains(e.stderr, said) {
+			t.Errorf("exit %d (want %d, as lock clear's %d), stderr %q (want %q)", e.code, ExitBadInput, recoveryCode, e.stderr, said)
+		}
+		if len(e.audit) != 1 || e.audit[0].Result != upgrade.AuditNotConfirmed || e.audit[0].Action != "apply" ||
+			!strings.Contains(e.audit[0].Message, "interrupted at the prompt") {
+			t.Errorf("audit of the apply interrupted at the prompt: %+v", e.audit)
+		}
+		// Nothing was changed: no lock taken, the spec not applied.
+		if st, err := upgrade.ReadLock(ctx, kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName); err != nil || st != nil {
+			t.Errorf("lock after the interrupted confirmation: %+v %v", st, err)
+		}
+	})
+}
+
 // syncBuffer is a bytes.Buffer the command writes while the test reads it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -315,4 +388,14 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// patchPaused sets the EKS-A Cluster's paused annotation to v, a JSON value
+// (`"true"`, or `null` to remove it).
+func patchPaused(t *testing.T, w *demo.World, v string) {
+	t.Helper()
+	body := `{"metadata":{"annotations":{"anywhere.eks.amazonaws.com/paused":` + v + `}}}`
+	if _, err := kubeDynamic(t, w).Resource(upgrade.GVREKSACluster).Namespace(w.ClusterNamespace).Patch(context.Background(), w.ClusterName, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

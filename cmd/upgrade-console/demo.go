@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"log"
-	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,7 +74,7 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	}
 	// Once the dashboard owns the terminal, progress lines go to the log.
 	var uiRunning atomic.Bool
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 	out := cmd.OutOrStdout()
 	errOut := cmd.ErrOrStderr()

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,11 +67,11 @@ start the same rollout again. Fix the cause, then resume with
 'upgrade-console lock clear paused --cluster NAME'.
 
 Exit codes: 0 done, 1 bad input (a --snapshot-file that cannot be read, is not a snapshot,
-is another cluster's or, on resume, not the snapshot the rollback started with; both
---snapshot and --snapshot-file) or not confirmed, 2 wrong command line (no terminal for the
-typed confirmation and no --yes), 3 refused (a precondition does not hold) or the dry run
-failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was interrupted
-(rerun to continue).`,
+is another cluster's or, on resume, not the snapshot the rollback started with) or not
+confirmed, 2 wrong command line (both --snapshot and --snapshot-file, or no terminal for
+the typed confirmation and no --yes), 3 refused (a precondition does not hold) or the dry
+run failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was
+interrupted (rerun to continue).`,
 		Example: `  # What would be done, with the server's dry run; nothing changes
   upgrade-console etcd rollback --cluster mgmt --dry-run
 
@@ -86,7 +83,7 @@ failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was inte
     --snapshot-file ~/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return runEtcdRollback(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
 		},
@@ -113,9 +110,11 @@ func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *global
 	ro := recovery.EtcdRollbackOptions{
 		Threshold: o.threshold, WaitTimeout: o.waitTimeout, Snapshot: o.snapshot, SnapshotFile: o.snapFile, By: user + "@" + host,
 	}
-	// Both snapshot flags: bad input (exit 1), before connecting to anything.
+	// Both snapshot flags: flags that do not go together are a wrong command
+	// line (exit 2, as --timeout without --wait is for apply), said before
+	// connecting to anything.
 	if err := ro.Validate(); err != nil {
-		return err
+		return usageError{err}
 	}
 	env, kubeContext, err := recoveryEnv(g, o.cluster)
 	if err != nil {

@@ -39,6 +39,9 @@ users:
 	return path
 }
 
+// A --snapshot-file that cannot be used is bad input (exit 1); --snapshot
+// with --snapshot-file is a wrong command line (exit 2, as the README's
+// table has flags that do not go together): it exited 1.
 func TestEtcdRollbackSnapshotFileIsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	other := filepath.Join(dir, "upgrade-console-snapshot-other-20261121-224758.json")
@@ -52,20 +55,21 @@ func TestEtcdRollbackSnapshotFileIsBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
+		code  int
 		wants []string
 	}{
-		{"both snapshot flags", []string{"--snapshot", "upgrade-console-snapshot-mgmt-20261121-224758", "--snapshot-file", missing},
+		{"both snapshot flags", []string{"--snapshot", "upgrade-console-snapshot-mgmt-20261121-224758", "--snapshot-file", missing}, ExitUsage,
 			[]string{"--snapshot upgrade-console-snapshot-mgmt-20261121-224758 and --snapshot-file " + missing, "not both"}},
-		{"a missing file", []string{"--snapshot-file", missing}, []string{"--snapshot-file " + missing, "no such file", "upgrade-console/snapshots"}},
-		{"another cluster's snapshot", []string{"--snapshot-file", other}, []string{"--snapshot-file " + other, "Cluster default/other, not of Cluster default/mgmt"}},
+		{"a missing file", []string{"--snapshot-file", missing}, ExitBadInput, []string{"--snapshot-file " + missing, "no such file", "upgrade-console/snapshots"}},
+		{"another cluster's snapshot", []string{"--snapshot-file", other}, ExitBadInput, []string{"--snapshot-file " + other, "Cluster default/other, not of Cluster default/mgmt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The file is read before the cluster: the unreachable API
 			// server is never contacted (that would be another error).
 			args := append([]string{"etcd", "rollback", "--kubeconfig", kubeconfig, "-n", "default", "--cluster", "mgmt", "--yes"}, tc.args...)
 			_, errOut, code := runCaptured(t, args...)
-			if code != ExitBadInput {
-				t.Fatalf("exit %d, want %d: %s", code, ExitBadInput, errOut)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, errOut)
 			}
 			for _, want := range tc.wants {
 				if !strings.Contains(errOut, want) {

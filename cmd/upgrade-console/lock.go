@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -99,7 +96,7 @@ no --all, a marker it does not know, or no terminal for the typed confirmation a
 					return usageError{fmt.Errorf("lock clear: unknown marker %q: name one of %s, or use --all for every stale one; 'upgrade-console lock status' lists them", id, markerNames)}
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args)
 		},

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +49,7 @@ interrupted (run it again to continue).`,
   upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --yes`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return runNodeRetry(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args[0])
 		},

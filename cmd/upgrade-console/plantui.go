@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,7 +31,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	// gone: a ctrl-c while a start under way finishes must not kill the
 	// process between two writes. It cancels the start instead, which stops
 	// before the first write or runs the rest to its end.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
 	if err != nil {

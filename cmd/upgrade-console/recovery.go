@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -285,4 +288,18 @@ func cmdContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// interruptible is the context a command that may change the cluster runs
+// under from its typed confirmation on: Ctrl-C or SIGTERM cancels it instead
+// of killing the process. At the prompt, confirmName then says it was
+// interrupted and that nothing was changed, the caller records the action
+// not-confirmed, and the command exits 1 (not confirmed); once confirmed, the
+// run stops cleanly (exit 5). The recovery commands run under it from the
+// start, apply from its confirmation.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
