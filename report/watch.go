@@ -45,7 +45,8 @@ type WatchOptions struct {
 // hold for a while before it counts (model.CompletionGate), a failure must
 // stay (Judge), and every few seconds it re-derives the progress, because
 // stalls are a matter of time. A context that ends by its deadline returns
-// TimedOut.
+// TimedOut, unless the upgrade had failed, or had been seen done (see
+// Result).
 func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Outcome, error) {
 	r, err := WatchResult(ctx, updates, opts)
 	return r.Outcome, err
@@ -53,21 +54,68 @@ func Watch(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOp
 
 // Result is how a watch ended.
 type Result struct {
+	// Outcome is the outcome the watch had reached when it ended: Done or
+	// Failed, Running when it was stopped before one. When its deadline
+	// passed it is TimedOut, but for a failure, or an upgrade the watch saw
+	// done: a cluster at rest had no upgrade to be done with.
 	Outcome Outcome
 	// AtRest: every snapshot judged met EKS-A's completion rule, so no
 	// upgrade was under way while the watch ran (Judge.AtRest).
 	AtRest bool
+	// Deadline: the watch ended because its deadline passed (watch
+	// --timeout), whatever the outcome: a failure it had said stays Failed
+	// (not hidden behind the timeout), an upgrade it saw complete Done.
+	Deadline bool
+	// Words, when set, say how a watch that ended before its outcome left
+	// the cluster, after what ended it (" while reconnecting to the API
+	// server; the cluster was last seen …"): Cut uses them.
+	Words string
 }
 
 // Cut words a watch that ended before its outcome, cause being what ended
 // it ("--timeout 3s passed", "stopped"): true whether or not an upgrade was
-// under way.
+// under way, and whether or not the API server could still be reached.
 func (r Result) Cut(cause string) string {
-	if r.AtRest {
+	switch {
+	case r.Words != "":
+		return cause + r.Words
+	case r.AtRest:
 		return cause + restNote
 	}
 	return cause + " before the upgrade completed"
 }
+
+// ReconnectingWords words a watch that ended while its connection to the API
+// server was lost (model.Reconnecting), after what ended it: the cluster's
+// state is not known then, only what it was when last seen, at lostAt (when
+// the connection was lost; zero when not known). seen is that state:
+// seenAtRest, or the summary of the progress last derived while live
+// ("etcd: 1/3 members upgraded and ready…"); empty when not known. now
+// decides whether the time needs its date.
+func ReconnectingWords(lostAt time.Time, seen string, now time.Time) string {
+	const w = " while reconnecting to the API server"
+	at := ""
+	if !lostAt.IsZero() {
+		at = " at " + lostAt.UTC().Format("15:04:05Z")
+		if y, m, d := lostAt.UTC().Date(); y != now.UTC().Year() || m != now.UTC().Month() || d != now.UTC().Day() {
+			at = " at " + lostAt.UTC().Format(time.RFC3339)
+		}
+	}
+	switch {
+	case seen == seenAtRest:
+		return w + "; the cluster was last seen at rest" + at
+	case seen == "" && at == "":
+		return w
+	case seen == "":
+		return w + "; the connection was lost" + at
+	case at == "":
+		return w + "; the cluster was last seen: " + seen
+	}
+	return w + "; the cluster was last seen" + at + ": " + seen
+}
+
+// seenAtRest is ReconnectingWords's seen for a cluster at rest.
+const seenAtRest = "at rest"
 
 // WatchResult is Watch, telling also whether the cluster was at rest.
 func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts WatchOptions) (Result, error) {
@@ -87,6 +135,13 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		outcome  = Running
 		reported = Running
 		lastConn model.ConnectionState
+		// conn is the connection of the newest snapshot, synced or not;
+		// lostAt is when it was last lost (model.Reconnecting).
+		conn   model.ConnectionState
+		lostAt time.Time
+		// liveP is the progress last derived from a snapshot seen live:
+		// what the cluster looked like before a lost connection.
+		liveP model.Progress
 		// derivedAt is when the progress was last derived.
 		derivedAt time.Time
 		deriver   model.Deriver
@@ -141,6 +196,9 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
+		if !p.Blind {
+			liveP = p
+		}
 		if prev != cur || len(prevP.Phases) == 0 {
 			if prev == nil {
 				lines = Changes(nil, cur, nil, &p, now)
@@ -183,23 +241,54 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 	for {
 		select {
 		case <-ctx.Done():
-			if outcome != Running {
-				return result(), nil
+			now := clk.Now()
+			r := result()
+			r.Deadline = errors.Is(ctx.Err(), context.DeadlineExceeded)
+			if outcome == Failed || outcome == Done && !r.AtRest {
+				// Said when it was reached, and it stands: a failure is
+				// not hidden behind a timeout, nor is a completion the
+				// watch saw, and the API server confirmed. (Through a
+				// lost connection the outcome is Running again: the
+				// rule does not hold on what the cluster said before.)
+				return r, nil
 			}
 			cause := "stopped"
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				cause = TimedOut.String()
+			if r.Deadline {
+				// A cluster at rest too: there was no upgrade to see
+				// through, and --timeout gave up on one (exit 5).
+				cause, r.Outcome = TimedOut.String(), TimedOut
 			}
 			// Said as it stands: "timed out" alone read as an upgrade
-			// cut short when none was under way.
-			_ = emit([]Line{{At: clk.Now(), Subject: "outcome", Text: judge.Unfinished(cause, prevP, clk.Now())}})
-			if cause != "stopped" {
-				return Result{Outcome: TimedOut, AtRest: judge.AtRest()}, nil
+			// cut short when none was under way, and "at rest" after
+			// the API server was lost stated what was no longer seen.
+			text := judge.Unfinished(cause, prevP, now)
+			if conn == model.Reconnecting {
+				seen := ""
+				switch {
+				case liveP.Generation == 0:
+					// The EKS-A Cluster was never seen live.
+				case judge.AtRest():
+					seen = seenAtRest
+				default:
+					seen = liveP.Summary
+				}
+				r.Words = ReconnectingWords(lostAt, seen, now)
+				text = cause + r.Words
 			}
-			return result(), nil
+			_ = emit([]Line{{At: now, Subject: "outcome", Text: text}})
+			return r, nil
 		case s, ok := <-updates:
 			if !ok {
 				return result(), nil
+			}
+			if s != nil {
+				if s.Connection == model.Reconnecting && conn != model.Reconnecting {
+					lostAt = s.ConnectionSince
+					if lostAt.IsZero() {
+						lostAt = clk.Now()
+					}
+				}
+				conn = s.Connection
 			}
 			if !clusterSynced(s) {
 				// Until the EKS-A Cluster is seen, phases would describe

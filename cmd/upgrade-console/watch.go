@@ -95,8 +95,9 @@ line per meaningful change instead.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
-still be running). A cluster at rest meets the rule at once: the plain outcome line
-then says that no upgrade was under way.`,
+still be running). Without --exit-on-done, --timeout gives up with 5 all the same, but 4
+after a failure it showed, and 0 after an upgrade the plain watch saw complete. A cluster at
+rest meets the rule at once: the plain outcome line then says that no upgrade was under way.`,
 		Example: `  upgrade-console watch --cluster mgmt
   upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
 		Args: exactArgs(0),
@@ -161,7 +162,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 			return err
 		}
 		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if deadlineCut(ctx, err) {
 				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
 			}
 			return err
@@ -228,7 +229,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		}
 		return res, err
 	}
-	outcome, err := tui.Run(ctx, tui.Options{
+	topts := tui.Options{
 		ClusterName: t.cluster,
 		Context:     t.context,
 		Source:      w,
@@ -240,8 +241,51 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		QuitOnDone:  o.exitOnDone,
 		Actions:     recoveryActions(t, o.readOnly, o.nodeLabel, o.rollbackThreshold),
 		Confirm:     lazyConfirm(t),
-	})
-	return report.Result{Outcome: outcome}, err
+	}
+	// tui.Run, keeping the App: it returns no outcome with the deadline's
+	// error, and a timeout must not hide a failure the dashboard showed.
+	app := tui.NewApp(topts, tui.NewDashboard(topts))
+	_, err = tui.RunApp(ctx, app)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return report.Result{Outcome: app.Outcome()}, err
+	}
+	return dashboardDeadline(app.Outcome(), w.Latest(), time.Now()), nil
+}
+
+// dashboardDeadline is how a dashboard that its --timeout ended left the
+// upgrade, by the rule of the plain watch (report.Result): a failure it
+// recorded stands. The other outcome it records, done, is its first one,
+// and a cluster at rest is done too: it cannot tell that from an upgrade it
+// saw complete, nor from one that began since, so it is no verdict to exit
+// 0 on. The newest snapshot says whether the completion rule held, or that
+// the API server could not be reached.
+func dashboardDeadline(recorded report.Outcome, latest *model.ClusterState, now time.Time) report.Result {
+	res := report.Result{Outcome: report.TimedOut, Deadline: true}
+	switch {
+	case recorded == report.Failed:
+		res.Outcome = report.Failed
+	case latest == nil:
+	case latest.Connection == model.Reconnecting:
+		res.Words = report.ReconnectingWords(latest.ConnectionSince, "", now)
+	case latest.Cluster != nil:
+		if _, complete := model.Completion(latest.Cluster); complete {
+			res.Words = " with every completion milestone met"
+		}
+	}
+	return res
+}
+
+// deadlineCut tells whether err is ctx's deadline cutting a request short.
+// client-go's rate limiter refuses a wait that would outlast the deadline
+// before the deadline passes, with an error that does not wrap it
+// (golang.org/x/time/rate: "would exceed context deadline"); a --timeout of
+// a millisecond got exit 1 from it instead of 5.
+func deadlineCut(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	_, bounded := ctx.Deadline()
+	return bounded && err != nil && strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 func isTerminal(w io.Writer) bool {
@@ -249,17 +293,27 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// outcomeError maps how the watch ended to the exit code contract: 4 for a
-// failed upgrade, 5 for a timeout (with or without --exit-on-done).
-// The words say whether an upgrade was under way at all.
+// outcomeError maps how the watch ended to the exit code contract, one rule
+// for the plain watch and the dashboard: 4 for a failed upgrade (with
+// --exit-on-done, or when --timeout passed after the failure was shown: a
+// timeout does not hide it), 5 when --timeout passed before an outcome, or
+// with the cluster at rest (with or without --exit-on-done), 0 when it
+// passed after an upgrade the watch saw complete. A stop (q, SIGTERM) is 0,
+// or 5 with --exit-on-done. The words say whether an upgrade was under way
+// at all, and whether the API server could still be reached.
 func outcomeError(res report.Result, err error, o *watchOptions) error {
+	timedOut := res.Deadline || res.Outcome == report.TimedOut || errors.Is(err, context.DeadlineExceeded)
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || res.Outcome == report.TimedOut:
-		return withCode(ExitTimeout, errors.New(res.Cut(fmt.Sprintf("--timeout %s passed", o.timeout))))
-	case err != nil:
+	case err != nil && !errors.Is(err, context.DeadlineExceeded):
+		// The watch ended on a bug of its own, or the source's.
 		return err
-	case res.Outcome == report.Failed && o.exitOnDone:
+	case res.Outcome == report.Failed && (o.exitOnDone || timedOut):
 		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the failure above)"))
+	case res.Outcome == report.Done && res.Deadline:
+		// Seen complete, and confirmed, before --timeout passed.
+		return nil
+	case timedOut:
+		return withCode(ExitTimeout, errors.New(res.Cut(fmt.Sprintf("--timeout %s passed", o.timeout))))
 	case o.exitOnDone && res.Outcome != report.Done:
 		// The operator quit, or the watch was interrupted, before the end.
 		return withCode(ExitTimeout, errors.New(res.Cut("stopped")))

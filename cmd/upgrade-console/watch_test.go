@@ -14,14 +14,18 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 func TestWatchUsage(t *testing.T) {
@@ -153,11 +157,102 @@ func TestWatchOutcomeWordsTheClusterAtRest(t *testing.T) {
 		{report.Result{Outcome: report.Running, AtRest: true}, nil, "stopped with the cluster at rest: no upgrade was under way", ExitTimeout},
 		{report.Result{Outcome: report.Running}, nil, "stopped before the upgrade completed", ExitTimeout},
 		{report.Result{Outcome: report.Failed}, nil, "the upgrade failed", ExitUpgradeFail},
+		{report.Result{Outcome: report.Running, AtRest: true, Words: report.ReconnectingWords(time.Date(2026, 11, 23, 12, 19, 19, 0, time.UTC), "", time.Date(2026, 11, 23, 12, 20, 35, 0, time.UTC))},
+			nil, "stopped while reconnecting to the API server; the connection was lost at 12:19:19Z", ExitTimeout},
 	} {
 		err := outcomeError(tc.res, tc.err, o)
 		if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) || exitCode(err) != tc.code {
 			t.Errorf("%+v: %v (exit %d), want %q (exit %d)", tc.res, err, exitCode(err), tc.want, tc.code)
 		}
+	}
+}
+
+// --timeout without --exit-on-done: "give up after this long (exit 5)",
+// the README's 5 when --timeout passes, by one rule for the plain watch and
+// the dashboard. A failure the watch showed is not hidden behind it (4, as
+// --exit-on-done gives); an upgrade the plain watch saw complete, and the
+// API server confirmed, stays done (0). It exited 0 whenever the plain
+// watch had reached an outcome: on a cluster at rest (judged done within
+// seconds), and after printing "outcome: failed: …".
+func TestWatchTimeoutExitCodeWithoutExitOnDone(t *testing.T) {
+	o := &watchOptions{timeout: 8 * time.Second}
+	lostAt := time.Date(2026, 11, 23, 12, 19, 19, 0, time.UTC)
+	now := lostAt.Add(76 * time.Second)
+	reconnecting := &model.ClusterState{Connection: model.Reconnecting, ConnectionSince: lostAt}
+	for _, tc := range []struct {
+		name string
+		res  report.Result
+		err  error
+		want string
+		code int
+	}{
+		{"plain at rest", report.Result{Outcome: report.TimedOut, AtRest: true, Deadline: true}, nil, "--timeout 8s passed with the cluster at rest: no upgrade was under way", ExitTimeout},
+		{"plain under way", report.Result{Outcome: report.TimedOut, Deadline: true}, nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
+		{"plain failed", report.Result{Outcome: report.Failed, Deadline: true}, nil, "the upgrade failed (see the failure above)", ExitUpgradeFail},
+		{"plain upgraded", report.Result{Outcome: report.Done, Deadline: true}, nil, "", ExitOK},
+		{"dashboard failed", dashboardDeadline(report.Failed, nil, now), nil, "the upgrade failed (see the failure above)", ExitUpgradeFail},
+		{"dashboard done", dashboardDeadline(report.Done, nil, now), nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
+		{"dashboard reconnecting", dashboardDeadline(report.Done, reconnecting, now), nil,
+			"--timeout 8s passed while reconnecting to the API server; the connection was lost at 12:19:19Z", ExitTimeout},
+		{"dashboard running", dashboardDeadline(report.Running, nil, now), nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
+		// A stop (q, SIGTERM) without --exit-on-done is 0, as the README says.
+		{"stopped failed", report.Result{Outcome: report.Failed}, nil, "", ExitOK},
+		{"stopped reconnecting", report.Result{Outcome: report.Running, Words: report.ReconnectingWords(lostAt, "", now)}, nil, "", ExitOK},
+		// The watch's own bug, not the outcome.
+		{"bug", report.Result{Outcome: report.TimedOut, Deadline: true}, &model.InternalError{Where: "the watch", Panic: "x"}, "internal error", ExitInternal},
+	} {
+		err := outcomeError(tc.res, tc.err, o)
+		code := ExitOK
+		if err != nil {
+			code = exitCode(err)
+		}
+		if code != tc.code || tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %+v: %v (exit %d), want %q (exit %d)", tc.name, tc.res, err, code, tc.want, tc.code)
+		}
+	}
+}
+
+// The same against a demo world, plain and dashboard: at rest, then with
+// the upgrade failed (etcd rolled back by upgrade-console: a failure the
+// judge calls at once).
+func TestWatchTimeoutAgainstTheDemo(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	args := func(extra ...string) []string {
+		return append([]string{"watch", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName}, extra...)
+	}
+	lastLine := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+
+	// At rest: judged done (at rest) after the 5 s hold, then the timeout.
+	out, errOut, code := runCaptured(t, args("--plain", "--timeout", "10s")...)
+	if code != ExitTimeout || !strings.Contains(errOut, "--timeout 10s passed with the cluster at rest: no upgrade was under way") {
+		t.Errorf("plain at rest: exit %d, stderr %q, want %d\n%s", code, errOut, ExitTimeout, out)
+	}
+	if !strings.Contains(out, "outcome: done (the cluster was at rest") || !strings.HasSuffix(lastLine(out), "outcome: timed out with the cluster at rest: no upgrade was under way") {
+		t.Errorf("plain at rest: want the done at rest, then the timeout at rest, last:\n%s", out)
+	}
+	r := startInTerminal(t, t.TempDir(), args("--timeout", "10s")...)
+	r.wait(t, time.Minute)
+	if r.code != ExitTimeout || !strings.Contains(r.stderr, "--timeout 10s passed with every completion milestone met") {
+		t.Errorf("dashboard at rest: exit %d, stderr %q, want %d", r.code, r.stderr, ExitTimeout)
+	}
+
+	record := `{"phase":"done","by":"ops@bastion","startedAt":"2026-11-23T12:00:00Z"}`
+	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true",%q:%q}}}`, model.AnnotationEKSAPaused, model.AnnotationEtcdRollbackRecord, record)
+	if _, err := kubeDynamic(t, w).Resource(upgrade.GVREKSACluster).Namespace(w.ClusterNamespace).Patch(context.Background(), w.ClusterName, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Within the completion rule's hold: the failure is the outcome.
+	out, errOut, code = runCaptured(t, args("--plain", "--timeout", "3s")...)
+	if code != ExitUpgradeFail || !strings.Contains(out, "outcome: failed: etcd was rolled back by upgrade-console") || !strings.Contains(errOut, "the upgrade failed") {
+		t.Errorf("plain failed: exit %d, stderr %q, want %d\n%s", code, errOut, ExitUpgradeFail, out)
+	}
+	r = startInTerminal(t, t.TempDir(), args("--timeout", "3s")...)
+	r.wait(t, time.Minute)
+	if r.code != ExitUpgradeFail {
+		t.Errorf("dashboard failed: exit %d, stderr %q, want %d", r.code, r.stderr, ExitUpgradeFail)
 	}
 }
 
@@ -270,8 +365,10 @@ func TestWatchEndsOnTimeWithTheAPIServerGone(t *testing.T) {
 	if n := strings.Count(got, " connection: reconnecting: "); n != 1 || strings.Contains(got, " watch ") {
 		t.Errorf("want one line for the lost connection (with its error) and none per kind, got %d:\n%s", n, got)
 	}
-	if !strings.Contains(got, "outcome: timed out") {
-		t.Errorf("no outcome line:\n%s", got)
+	// It had not seen the cluster since the connection was lost: it says
+	// so, not "timed out with the cluster at rest".
+	if !strings.Contains(got, "outcome: timed out while reconnecting to the API server; the cluster was last seen at rest at ") {
+		t.Errorf("no outcome line saying the connection was lost:\n%s", got)
 	}
 }
 
@@ -332,5 +429,25 @@ current-context: frozen
 	}
 	if code := exitCode(err); code != ExitTimeout || !strings.Contains(fmt.Sprint(err), "--timeout 1s passed before the API server answered the read of Cluster default/mgmt") {
 		t.Errorf("exit %d (%v), want %d saying --timeout passed before the first read was answered", code, err, ExitTimeout)
+	}
+}
+
+// The client rate limiter refuses a wait the deadline would cut before the
+// deadline passes, in words that do not wrap it: still the --timeout (5),
+// not a failed read (1). Without a deadline the same words are not one.
+func TestDeadlineCutByTheRateLimiter(t *testing.T) {
+	limiter := fmt.Errorf("client rate limiter Wait returned an error: %w", errors.New("rate: Wait(n=1) would exceed context deadline"))
+	bounded, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if !deadlineCut(bounded, limiter) {
+		t.Error("the limiter's refusal under a deadline is not the deadline")
+	}
+	if deadlineCut(context.Background(), limiter) || deadlineCut(bounded, errors.New("connection refused")) || deadlineCut(bounded, nil) {
+		t.Error("a deadline where there is none")
+	}
+	passed, cancel2 := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel2()
+	if !deadlineCut(passed, errors.New("connection refused")) {
+		t.Error("a passed deadline is not the deadline")
 	}
 }
