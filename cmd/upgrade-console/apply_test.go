@@ -295,7 +295,7 @@ func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
 	}
 }
 
-// Ctrl-C at apply's typed confirmation ends it as it ends a recovery
+// Ctrl-C or SIGTERM at apply's typed confirmation ends it as it ends a recovery
 // command's (lock clear paused here): said, recorded not-confirmed, exit 1,
 // nothing changed. It killed the process (status 130) with nothing said and
 // nothing recorded: apply's prompt was not under the signal handling the
@@ -303,11 +303,15 @@ func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
 func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 	w := startDemo(t, scenario.Rolling)
 	ctx := context.Background()
-	// Without the command's own handling, the SIGINT would kill the test
-	// binary: registered here too, it only reaches this channel then, and
-	// the prompt is seen to ignore it.
+	// The signal is SIGTERM, which the commands take as they take Ctrl-C's
+	// SIGINT (interruptible): a SIGINT sent to the test binary also reaches
+	// the listener each teatest program leaves behind (teatest.NewTestModel
+	// never stops it), which logs into its finished test and panics the
+	// binary. Without the command's own handling, the SIGTERM would kill
+	// the test binary: registered here too, it only reaches this channel
+	// then, and the prompt is seen to ignore it.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
 	type ended struct {
@@ -316,14 +320,14 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 		audit  []upgrade.AuditEntry
 	}
 	// interruptAtPrompt runs the command on a terminal and sends the
-	// process SIGINT, as Ctrl-C on that terminal does, once the typed
-	// confirmation asks for the name.
+	// process SIGTERM, as a kill does (Ctrl-C's SIGINT goes the same
+	// way), once the typed confirmation asks for the name.
 	interruptAtPrompt := func(t *testing.T, args ...string) ended {
 		t.Helper()
 		state := t.TempDir()
 		r := startInTerminal(t, state, args...)
 		r.waitScreen(t, "to confirm: ")
-		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -331,7 +335,7 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			r.press(t, "no\n") // a wrong name ends the run
 			r.wait(t, time.Minute)
-			t.Fatalf("%v: Ctrl-C at the typed confirmation was ignored (then exit %d, stderr %q)", args, r.code, r.stderr)
+			t.Fatalf("%v: SIGTERM at the typed confirmation was ignored (then exit %d, stderr %q)", args, r.code, r.stderr)
 		}
 		res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
 		if err != nil {

@@ -110,6 +110,11 @@ func (o MarkerOptions) nodeLabel() string {
 	return o.NodeLabel
 }
 
+// notRenewedBlocks is what a lease nobody renews (kept or stale) blocks: an
+// etcd rollback takes it over (its no-live-lock precondition passes), so
+// only a new upgrade waits for it to be cleared.
+const notRenewedBlocks = "any new upgrade until it is cleared (an etcd rollback takes it over; a node retry is not blocked)"
+
 // ListMarkers reads every marker of the cluster, set or not (node labels only
 // when set), in MarkerIDs order. It only reads.
 func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, error) {
@@ -133,8 +138,10 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			// An upgrade that failed or timed out kept it so that no new
 			// upgrade starts before someone has looked: --all leaves it.
 			lease.State = MarkerKept
+			lease.Blocks = notRenewedBlocks
 		case st.Expired(now):
 			lease.State = MarkerStale
+			lease.Blocks = notRenewedBlocks
 		default:
 			lease.State = MarkerLive
 			liveLock = st.HolderIdentity != env.Holder.String()

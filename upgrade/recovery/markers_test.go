@@ -476,6 +476,16 @@ func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
 	if _, err := leases.Update(w.ctx, l, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Kept, nobody renews it: an etcd rollback takes it over (its
+	// no-live-lock precondition passes), so lock status does not say the
+	// lease blocks one.
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := ms[0].Blocks; ms[0].ID != MarkerLease || strings.Contains(b, "any etcd rollback") || !strings.Contains(b, "an etcd rollback takes it over") {
+		t.Errorf("%s blocks %q", ms[0].ID, b)
+	}
 	p := w.planAllKeeping("", MarkerLease)
 	if !strings.Contains(strings.Join(p.Notes, " "), "lease left as it is (kept)") {
 		t.Errorf("--all: notes %q", p.Notes)
