@@ -586,7 +586,7 @@ func (b *bench) kubectlRun(ctx context.Context) (*Viewer, error) {
 			return nil, err
 		}
 		procs = append(procs, p)
-		v.Command = append(v.Command, "kubectl "+strings.Join(k.args[:len(k.args)-2], " "))
+		v.Command = append(v.Command, "kubectl "+strings.Join(withoutFlag(k.args, "--kubeconfig"), " "))
 	}
 	start := procs[0].start
 	deadline := time.Now().Add(o.syncTimeout)
@@ -696,4 +696,18 @@ func (b *bench) heapAPIServer(ctx context.Context) {
 		return
 	}
 	logf("API server heap profile in %s", b.o.apiHeap)
+}
+
+// withoutFlag is args without flag and its value: the results name the
+// command, not the run's temporary files (the kubeconfig's path).
+func withoutFlag(args []string, flag string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == flag {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
