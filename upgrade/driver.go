@@ -284,7 +284,7 @@ func ConfirmCluster(c *Client, namespace, name string) func(context.Context, *mo
 		}
 		u, err := c.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		case DeadlineCut(ctx, err):
 			return fmt.Errorf("reading Cluster %s/%s: no answer within %s", namespace, name, model.ConfirmWithin)
 		case err != nil:
 			return fmt.Errorf("reading Cluster %s/%s: %w", namespace, name, err)

@@ -223,7 +223,7 @@ func (l *Locker) answerWithin() time.Duration {
 // unanswered says of a request cut by its bound that the API server did not
 // answer in time, rather than the client's "context deadline exceeded".
 func unanswered(ctx context.Context, within time.Duration, err error) error {
-	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+	if DeadlineCut(ctx, err) {
 		return fmt.Errorf("no answer from the API server within %s: %w", within, err)
 	}
 	return err
@@ -528,7 +528,7 @@ func (l *Locker) record(ctx context.Context, action, msg string, err error) erro
 // have been made all the same, and how to find out and undo it: the console
 // then neither renews nor releases a Lease it does not know it holds.
 func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
-	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(wctx.Err(), context.DeadlineExceeded) {
+	if !DeadlineCut(wctx, err) {
 		return err
 	}
 	return fmt.Errorf("no answer from the API server within %s; the write may have landed all the same: "+

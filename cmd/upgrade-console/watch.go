@@ -162,7 +162,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 			return err
 		}
 		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
-			if deadlineCut(ctx, err) {
+			if upgrade.DeadlineCut(ctx, err) {
 				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
 			}
 			return err
@@ -273,19 +273,6 @@ func dashboardDeadline(recorded report.Outcome, latest *model.ClusterState, now 
 		}
 	}
 	return res
-}
-
-// deadlineCut tells whether err is ctx's deadline cutting a request short.
-// client-go's rate limiter refuses a wait that would outlast the deadline
-// before the deadline passes, with an error that does not wrap it
-// (golang.org/x/time/rate: "would exceed context deadline"); a --timeout of
-// a millisecond got exit 1 from it instead of 5.
-func deadlineCut(ctx context.Context, err error) bool {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	_, bounded := ctx.Deadline()
-	return bounded && err != nil && strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 func isTerminal(w io.Writer) bool {

@@ -431,23 +431,3 @@ current-context: frozen
 		t.Errorf("exit %d (%v), want %d saying --timeout passed before the first read was answered", code, err, ExitTimeout)
 	}
 }
-
-// The client rate limiter refuses a wait the deadline would cut before the
-// deadline passes, in words that do not wrap it: still the --timeout (5),
-// not a failed read (1). Without a deadline the same words are not one.
-func TestDeadlineCutByTheRateLimiter(t *testing.T) {
-	limiter := fmt.Errorf("client rate limiter Wait returned an error: %w", errors.New("rate: Wait(n=1) would exceed context deadline"))
-	bounded, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	if !deadlineCut(bounded, limiter) {
-		t.Error("the limiter's refusal under a deadline is not the deadline")
-	}
-	if deadlineCut(context.Background(), limiter) || deadlineCut(bounded, errors.New("connection refused")) || deadlineCut(bounded, nil) {
-		t.Error("a deadline where there is none")
-	}
-	passed, cancel2 := context.WithTimeout(context.Background(), -time.Second)
-	defer cancel2()
-	if !deadlineCut(passed, errors.New("connection refused")) {
-		t.Error("a passed deadline is not the deadline")
-	}
-}
