@@ -209,8 +209,19 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 			}
 			return nil, release(err)
 		}
-		h.Stop()
-		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; the upgrade lock is kept and the snapshot is in %s", err, len(s.Applied), s.Snapshot.Where())
+		// The cluster is mid-change. A lock that only stops being renewed
+		// turns stale and reads as a crashed console's, which `lock clear
+		// --all` clears: marked kept, it stays until the operator clears
+		// it by name, as after any failed upgrade.
+		s.end()
+		now := d.clock().Now()
+		why := fmt.Sprintf("upgrade failed: the spec was applied in part (%d of %d documents): %s (%s)", len(s.Applied), len(plan.Target.Spec.Docs),
+			strings.ReplaceAll(err.Error(), "\n", "; "), now.UTC().Format(time.RFC3339))
+		_ = h.Keep(context.WithoutCancel(ctx), why) // its error is in LockKeptMessage
+		s.mu.Lock()
+		s.kept = true
+		s.mu.Unlock()
+		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; %s", err, len(s.Applied), s.LockKeptMessage())
 	}
 	s.ClusterGeneration = s.Applied[len(s.Applied)-1].Generation
 	if childrenChanged(o.DryRun) && plan.Current != nil && plan.Current.Cluster != nil {
@@ -495,7 +506,7 @@ func (s *Session) LockKeptMessage() string {
 	case keepErr != nil:
 		return fmt.Sprintf("%s could not be marked kept (%v): %s%s", lease, keepErr, blocks, snapshot)
 	case !marked:
-		// Its renewals stopped, no more (a start that failed part way).
+		// Its renewals stopped, no more: nothing marked it.
 		return fmt.Sprintf("%s is kept, no longer renewed: %s%s", lease, blocks, snapshot)
 	}
 	return fmt.Sprintf("%s is kept: %s%s", lease, blocks, snapshot)

@@ -302,3 +302,54 @@ func TestLockReleasedMessageAfterARefusedRelease(t *testing.T) {
 		t.Errorf("message %q, want %q and the command that clears it", m, want)
 	}
 }
+
+// A start that applied part of the spec keeps the lock marked kept, as a
+// failed upgrade does: only stopping its renewals let it turn stale, and
+// `lock clear --all` clears a stale lock with no mark as a crashed
+// console's, on a cluster left mid-change.
+func TestStartAppliedInPartKeepsTheLock(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	audit := &memAudit{}
+	d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	p := w.plan(t)
+	if len(p.Target.Spec.Docs) < 2 {
+		t.Fatalf("the target spec has %d document(s): nothing can land before a failure", len(p.Target.Spec.Docs))
+	}
+	// After the first write the Cluster document goes stale (as when
+	// another writer changed it): the API server refuses its apply.
+	once := false
+	s, err := d.Start(ctx, p, StartOptions{ForceConflicts: true, OnApplied: func(AppliedObject) {
+		if !once {
+			once = true
+			p.Target.Spec.Cluster.SetResourceVersion("1")
+		}
+	}})
+	if s == nil || err == nil {
+		t.Fatalf("start: %v, %v; want it failed part way", s, err)
+	}
+	if len(s.Applied) == 0 || len(s.Applied) >= len(p.Target.Spec.Docs) {
+		t.Fatalf("applied %d of %d documents", len(s.Applied), len(p.Target.Spec.Docs))
+	}
+	st, rerr := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+	if rerr != nil || st == nil || !st.Held() {
+		t.Fatalf("lock after the failure: %+v, %v", st, rerr)
+	}
+	if !strings.Contains(st.Kept, "the spec was applied in part") || !s.Kept() {
+		t.Errorf("lock not marked kept: %q (session kept: %t)", st.Kept, s.Kept())
+	}
+	if !strings.Contains(err.Error(), "upgrade-console-mgmt is kept: it blocks further upgrades until the cluster is checked") {
+		t.Errorf("error does not say the lock is kept:\n%v", err)
+	}
+	got := strings.Join(audit.actions(), " ")
+	if !strings.Contains(got, "lock-keep:ok") || !strings.HasSuffix(got, "upgrade:failed") || strings.Contains(got, "lock-release") {
+		t.Errorf("audit %s: want the lock kept and the upgrade closed as failed", got)
+	}
+	// Ended: a later Detach (the console quitting) releases nothing.
+	if err := s.Detach(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); st == nil || st.Kept == "" {
+		t.Errorf("a detach after the failure released or unmarked the lock: %+v", st)
+	}
+}

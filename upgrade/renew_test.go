@@ -227,7 +227,7 @@ func TestLockKeptMessageSaysWhatTheAPIServerConfirmed(t *testing.T) {
 	})
 	t.Run("not released", func(t *testing.T) {
 		s := session(unreachable())
-		s.hold.Stop() // as a start that failed part way leaves it
+		s.hold.Stop() // renewals stopped, the Lease never marked
 		if m := s.LockKeptMessage(); !strings.Contains(m, "is kept, no longer renewed: it blocks further upgrades and reads as held by a live console until it "+staleAt) {
 			t.Errorf("a lock no longer renewed, never marked:\n%s", m)
 		}
