@@ -330,7 +330,8 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 
 // Unended reports, for entries in file order, which start an action
 // (AuditStarted) that no later entry of the same console, cluster and action
-// ends: finished, detached, or failed with no step (a run that stopped). Such
+// ends: finished, detached, refused (a start the lock or a re-check under it
+// turned away), or failed with no step (a run that stopped). Such
 // an action is still under way, or its console stopped without recording its
 // end (killed, its machine lost), and steps after the last entry it wrote may
 // have run unrecorded: a reader must check the cluster, or plan the action
@@ -349,7 +350,7 @@ func Unended(entries []AuditEntry) []bool {
 		case e.Result == AuditStarted:
 			open[k] = i
 			out[i] = true
-		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed):
+		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed || e.Result == AuditRefused):
 			if j, ok := open[k]; ok {
 				out[j] = false
 				delete(open, k)

@@ -167,3 +167,24 @@ func TestUnwritableAuditLogSaysTheFix(t *testing.T) {
 		t.Errorf("NewAuditor under a file: %v", err)
 	}
 }
+
+// A start closed as refused (the lock held by another console, a re-check
+// under the lock) has ended: it was reported as having no end recorded.
+func TestUnendedCountsARefusalAsTheEnd(t *testing.T) {
+	entries := []AuditEntry{
+		{Console: "a", Cluster: "mgmt", Action: "upgrade", Result: AuditStarted},
+		{Console: "a", Cluster: "mgmt", Action: "lock-acquire", Result: AuditFailed},
+		{Console: "a", Cluster: "mgmt", Action: "upgrade", Result: AuditRefused},
+		{Console: "b", Cluster: "mgmt", Action: "upgrade", Result: AuditStarted},
+		{Console: "b", Cluster: "mgmt", Action: "apply", Step: "server-side-apply", Result: AuditOK},
+		{Console: "c", Cluster: "mgmt", Action: "upgrade", Result: AuditStarted},
+		{Console: "c", Cluster: "mgmt", Action: "upgrade", Step: "x", Result: AuditRefused},
+	}
+	got := Unended(entries)
+	want := []bool{false, false, false, true, false, true, false}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d (%s %s %s): unended %t, want %t", i, entries[i].Console, entries[i].Action, entries[i].Result, got[i], want[i])
+		}
+	}
+}

@@ -165,7 +165,7 @@ func (e *LockHeldError) Error() string {
 		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster %s`",
 			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), e.Cluster)
 	}
-	return fmt.Sprintf("another console is upgrading this cluster: upgrade lock Lease %s/%s %s",
+	return fmt.Sprintf("another console holds the upgrade lock (an upgrade or a recovery action of its own under way): Lease %s/%s %s",
 		e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
 }
 

@@ -403,7 +403,7 @@ func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 		return failed(fmt.Sprintf("stale upgrade lock: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
 			fmt.Sprintf("make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster %s`", in.clusterName()))
 	default:
-		return failed(fmt.Sprintf("another console is upgrading this cluster: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
+		return failed(fmt.Sprintf("another console holds the upgrade lock (an upgrade or a recovery action of its own under way): Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
 			fmt.Sprintf("wait for %s to finish, or ask them", l.Holder.Display()))
 	}
 }

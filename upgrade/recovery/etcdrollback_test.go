@@ -569,9 +569,14 @@ func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
 		}
 		var bErr error
 		var bRep Report
+		// The other console's log is the same file, its entries its own.
+		bAudit, err := upgrade.NewAuditor(w.audit.Path(), upgrade.WithAuditIdentity("bob", "bastion-2"), upgrade.WithAuditConsole("b0b"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		x := &Executor{Audit: w.audit, afterStep: func(i int) {
 			if i == 0 {
-				bRep, bErr = (&Executor{Audit: w.audit}).Run(w.ctx, b)
+				bRep, bErr = (&Executor{Audit: bAudit}).Run(w.ctx, b)
 			}
 		}}
 		if _, err := x.Run(w.ctx, a); err != nil {
@@ -580,6 +585,26 @@ func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
 		var held *upgrade.LockHeldError
 		if !errors.As(bErr, &held) || len(bRep.Steps) != 0 {
 			t.Fatalf("second console: %v after %d steps, want a LockHeldError before any", bErr, len(bRep.Steps))
+		}
+		// Turned away, not stopped: recorded refused, and the start it
+		// recorded has its end (audit said NO END RECORDED of it).
+		res, err := upgrade.ReadAudit(w.audit.Path(), upgrade.AuditFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ends []string
+		for _, e := range res.Entries {
+			if e.Action == ActionEtcdRollback && e.Step == "" && e.Result != upgrade.AuditStarted {
+				ends = append(ends, e.Result)
+			}
+		}
+		if strings.Join(ends, " ") != upgrade.AuditRefused+" "+upgrade.AuditFinished {
+			t.Errorf("the two runs ended as %v, want the second refused while the first ran, then the first finished", ends)
+		}
+		for i, open := range upgrade.Unended(res.Entries) {
+			if open {
+				t.Errorf("entry %d (%s %s) has no end recorded", i, res.Entries[i].Action, res.Entries[i].Result)
+			}
 		}
 	})
 

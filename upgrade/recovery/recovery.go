@@ -395,7 +395,13 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	if p.lock != nil {
 		release, lerr := p.lock(ctx, x.Audit)
 		if lerr != nil {
-			return rep, x.stop(ctx, p, fmt.Errorf("taking the upgrade lock: %w", lerr))
+			lerr = fmt.Errorf("taking the upgrade lock: %w", lerr)
+			if held := (*upgrade.LockHeldError)(nil); errors.As(lerr, &held) {
+				// Turned away before any step: refused, as a start the
+				// lock turns away is (not a run that stopped).
+				return rep, x.end(p, upgrade.AuditRefused, "not run, nothing was changed: another console holds the upgrade lock", lerr)
+			}
+			return rep, x.stop(ctx, p, lerr)
 		}
 		// Given back however the run ends, interrupted included: a rerun
 		// must not wait for the Lease to turn stale.
@@ -489,10 +495,15 @@ func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, er
 // stop records the end of an unfinished run. The audit write uses a fresh
 // context: the run's may be the one that was cancelled.
 func (x *Executor) stop(_ context.Context, p *Plan, cause error) error {
+	return x.end(p, upgrade.AuditFailed, "run stopped; plan and run the action again to resume", cause)
+}
+
+// end records how a run ended before its steps did, and returns cause.
+func (x *Executor) end(p *Plan, result, message string, cause error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditFailed, Object: p.ConfirmObject,
-		Error: cause.Error(), Message: "run stopped; plan and run the action again to resume"}); err != nil {
+	if err := x.record(ctx, p, upgrade.AuditEntry{Result: result, Object: p.ConfirmObject,
+		Error: cause.Error(), Message: message}); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
