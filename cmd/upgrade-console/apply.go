@@ -63,8 +63,10 @@ the typed confirmation included), 2 wrong command line (no terminal for the type
 confirmation and no --yes included),
 3 a blocking preflight check failed or unforced field conflicts, 4 the upgrade failed,
 5 the console stopped before the upgrade completed: --timeout passed, or it was
-interrupted (ctrl-c, SIGTERM); the upgrade may still be running (the message says
-whether it started), and 'upgrade-console watch' follows it.`,
+interrupted (ctrl-c, SIGTERM; before the first write nothing is changed); the upgrade may
+still be running (the message says whether it started), and 'upgrade-console watch'
+follows it. With --wait on a spec the Cluster already has and the cluster has not
+reached, the console applies nothing and follows that upgrade, with the same codes.`,
 		Example: `  # See what would change, without changing anything
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
 
@@ -111,20 +113,36 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		// Silently ignored, it read as a limit the upgrade was held to.
 		return usageError{errors.New("--timeout limits how long --wait follows the upgrade: add --wait, or leave --timeout out")}
 	}
+	if o.dryRun && o.wait {
+		return usageError{errors.New("--wait follows the upgrade an apply starts, and --dry-run starts none: leave one out")}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A Ctrl-C or a SIGTERM never kills the process outright, from the
+	// start (a CI job cancelled while the checks run gets a line and exit 5,
+	// not a silent 143): before the first write it stops the apply with
+	// nothing changed; at the prompt it ends it not confirmed (said, and
+	// recorded); once a document is applied the rest are applied too, and
+	// the console then stops as when it stops following. The plan screen
+	// handles its own (runPlanTUI).
+	sctx, stop := interruptible(ctx)
+	defer stop()
 	lv, err := connect(ctx, g, &o.live)
 	if err != nil {
-		return err
+		return interruptedOr(sctx, err)
 	}
 	defer lv.close()
 	if o.tui {
+		stop()
 		return runApplyTUI(ctx, out, lv, o)
 	}
-	p, err := lv.plan(ctx, &o.live)
+	if sctx.Err() != nil {
+		return errStoppedBeforeStart
+	}
+	p, err := lv.plan(sctx, &o.live)
 	if err != nil {
-		return err
+		return interruptedOr(sctx, err)
 	}
 	writeLivePlan(out, p, false)
 	if p.Blocked() {
@@ -132,9 +150,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 
 	applier := &upgrade.Applier{Client: lv.client, Cluster: p.Cluster}
-	dry, err := applier.DryRun(ctx, lv.spec)
+	dry, err := applier.DryRun(sctx, lv.spec)
 	if err != nil {
-		return err
+		return interruptedOr(sctx, err)
 	}
 	writeDryRun(out, dry)
 	if rej := dry.Rejected(); len(rej) > 0 {
@@ -146,7 +164,12 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	if dry.Changes() == 0 {
 		fmt.Fprintln(out, "\n"+p.CurrentSpec.NothingToApply())
-		return nil
+		if !o.wait || !p.CurrentSpec.NotReached() {
+			return nil
+		}
+		// --wait promises the completion rule held at exit 0: a rerun
+		// after a cancelled job must not go green mid-upgrade.
+		return followUnapplied(sctx, out, lv, p, o)
 	}
 	if o.dryRun {
 		audit, err := newAuditor(lv.context)
@@ -167,14 +190,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if err != nil {
 		return err
 	}
-	// From the prompt on a Ctrl-C or a SIGTERM never kills the process
-	// outright, as for the recovery commands: at the prompt it ends the
-	// apply not confirmed (said, and recorded); after it, before the first
-	// write, it stops the start cleanly (the lock released and recorded);
-	// once a document is applied the rest are applied too, and the console
-	// then stops as when it stops following.
-	sctx, stop := interruptible(ctx)
-	defer stop()
+	if sctx.Err() != nil {
+		return errStoppedBeforeStart
+	}
 	if !o.yes {
 		if err := confirm(sctx, in, out, p.Cluster); err != nil {
 			return errors.Join(err, audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply",
@@ -225,56 +243,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\nnot waiting (--wait not given): the upgrade lock is released; follow the upgrade with\n  upgrade-console watch --cluster %s\n", p.Cluster)
 		return nil
 	}
-	limit := "timeout " + o.timeout.String()
-	if o.timeout == 0 {
-		limit = "no timeout"
-	}
-	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
-	tctx, cancel := sctx, context.CancelFunc(func() {})
-	if o.timeout > 0 {
-		tctx, cancel = context.WithTimeout(sctx, o.timeout)
-	}
+	tctx, limit, cancel := o.followLimit(sctx)
 	defer cancel()
-	told := map[string]bool{} // stall sentences already printed
-	var lastConn model.ConnectionState
-	var lastRenew string
-	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{
-		// The link and the lock are said when they change, so a silent
-		// follow never hides a lost API server or a lock no longer renewed.
-		OnPoll: func(st *model.ClusterState) {
-			at := time.Now().UTC().Format("15:04:05")
-			if st != nil && st.Connection != "" && st.Connection != lastConn {
-				if lastConn != "" || st.Connection != model.Live {
-					fmt.Fprintf(out, "  %s  %s\n", at, connectionLine(st))
-				}
-				lastConn = st.Connection
-			}
-			renew := ""
-			if _, rerr, lost := s.Lock(); lost {
-				renew = "the upgrade lock was cleared or taken by someone else"
-			} else if rerr != nil {
-				renew = "renewing the upgrade lock failed: " + rerr.Error()
-			}
-			if renew != lastRenew {
-				if renew == "" {
-					fmt.Fprintf(out, "  %s  the upgrade lock is renewed again\n", at)
-				} else {
-					fmt.Fprintf(out, "  %s  ! %s\n", at, renew)
-				}
-				lastRenew = renew
-			}
-		},
-		OnProgress: func(pr model.Progress) {
-			at := time.Now().UTC().Format("15:04:05")
-			fmt.Fprintf(out, "  %s  %s\n", at, pr.Summary)
-			for _, st := range pr.Stalls {
-				if !told[st.Sentence] {
-					told[st.Sentence] = true
-					fmt.Fprintf(out, "  %s  ! %s\n", at, st.Sentence)
-				}
-			}
-		},
-	})
+	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
+	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }}
+	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress})
 	switch {
 	case outcome.Complete:
 		// The upgrade is done whatever became of the lock: a release the
@@ -303,6 +276,114 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return withCode(ExitTimeout, stopErr)
 	}
 	return err
+}
+
+// errStoppedBeforeStart ends an apply interrupted before it wrote anything.
+var errStoppedBeforeStart = withCode(ExitTimeout, errors.New("stopped before the upgrade started (interrupted): nothing was changed, no upgrade is running"))
+
+// interruptedOr is err, or errStoppedBeforeStart when an interrupt cut the
+// request short (a cancelled read says "context canceled").
+func interruptedOr(sctx context.Context, err error) error {
+	if sctx.Err() != nil {
+		return errStoppedBeforeStart
+	}
+	return err
+}
+
+// followLimit is the context a follow runs under (--timeout, 0: none) and
+// its limit in words.
+func (o *applyOptions) followLimit(sctx context.Context) (context.Context, string, context.CancelFunc) {
+	if o.timeout == 0 {
+		return sctx, "no timeout", func() {}
+	}
+	tctx, cancel := context.WithTimeout(sctx, o.timeout)
+	return tctx, "timeout " + o.timeout.String(), cancel
+}
+
+// followUnapplied is apply --wait on a spec the Cluster already has and the
+// cluster has not reached (a rerun after a cancelled job, say): it follows
+// the upgrade under way by the same rule as after an apply, and exits by
+// how it ends. It applied nothing, so it takes no upgrade lock.
+func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.Plan, o *applyOptions) error {
+	tctx, limit, cancel := o.followLimit(sctx)
+	defer cancel()
+	fmt.Fprintf(out, "\nfollowing the upgrade to it (--wait; %s; this console applied nothing and takes no upgrade lock; ctrl-c stops following)…\n", limit)
+	var gen int64
+	if p.Current != nil && p.Current.Cluster != nil {
+		gen = p.Current.Cluster.GetGeneration()
+	}
+	pr := &followPrinter{out: out}
+	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
+		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress})
+	watch := fmt.Sprintf("`upgrade-console watch --cluster %s` follows it", p.Cluster)
+	switch {
+	case outcome.Complete:
+		fmt.Fprintf(out, "\nupgrade complete (followed for %s)\n", model.ShortDuration(outcome.Elapsed))
+		return nil
+	case outcome.TimedOut:
+		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (%s)",
+			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, watch))
+	case outcome.Failed:
+		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, p.CurrentSpec.Next))
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster; %s\n", outcome.Progress.Summary, watch)
+		return withCode(ExitTimeout, errStoppedFollowing)
+	}
+	return err
+}
+
+// followPrinter is what a headless follow prints: each new progress
+// summary and stall, and the link and the lock when they change, so a
+// silent follow never hides a lost API server or a lock no longer renewed.
+type followPrinter struct {
+	out io.Writer
+	// lock, when set, is the lock's last renewal error and whether it was
+	// lost; nil when this console holds no lock.
+	lock      func() (renewErr error, lost bool)
+	told      map[string]bool // stall sentences already printed
+	lastConn  model.ConnectionState
+	lastRenew string
+}
+
+func (f *followPrinter) onPoll(st *model.ClusterState) {
+	at := time.Now().UTC().Format("15:04:05")
+	if st != nil && st.Connection != "" && st.Connection != f.lastConn {
+		if f.lastConn != "" || st.Connection != model.Live {
+			fmt.Fprintf(f.out, "  %s  %s\n", at, connectionLine(st))
+		}
+		f.lastConn = st.Connection
+	}
+	if f.lock == nil {
+		return
+	}
+	renew := ""
+	if rerr, lost := f.lock(); lost {
+		renew = "the upgrade lock was cleared or taken by someone else"
+	} else if rerr != nil {
+		renew = "renewing the upgrade lock failed: " + rerr.Error()
+	}
+	if renew != f.lastRenew {
+		if renew == "" {
+			fmt.Fprintf(f.out, "  %s  the upgrade lock is renewed again\n", at)
+		} else {
+			fmt.Fprintf(f.out, "  %s  ! %s\n", at, renew)
+		}
+		f.lastRenew = renew
+	}
+}
+
+func (f *followPrinter) onProgress(pr model.Progress) {
+	at := time.Now().UTC().Format("15:04:05")
+	fmt.Fprintf(f.out, "  %s  %s\n", at, pr.Summary)
+	if f.told == nil {
+		f.told = map[string]bool{}
+	}
+	for _, st := range pr.Stalls {
+		if !f.told[st.Sentence] {
+			f.told[st.Sentence] = true
+			fmt.Fprintf(f.out, "  %s  ! %s\n", at, st.Sentence)
+		}
+	}
 }
 
 // errStoppedFollowing ends an apply interrupted once the spec was applied:

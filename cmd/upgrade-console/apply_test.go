@@ -403,3 +403,28 @@ func patchPaused(t *testing.T, w *demo.World, v string) {
 		t.Fatal(err)
 	}
 }
+
+// An interrupt before the first write stops the apply with nothing changed,
+// exit 5 and a line: a SIGTERM while the checks ran killed it unsaid (143),
+// and a cancelled read was reported as bad input (1).
+func TestApplyInterruptedBeforeTheStart(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out syncBuffer
+	root := newRootCmd()
+	root.SetArgs(liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts"))
+	root.SetOut(&out)
+	root.SetErr(&out)
+	err := root.ExecuteContext(ctx)
+	if code := exitCode(err); code != ExitTimeout || !strings.Contains(fmt.Sprint(err), "stopped before the upgrade started (interrupted): nothing was changed") {
+		t.Fatalf("exit %d (%v), want %d saying nothing was changed\n%s", code, err, ExitTimeout, out.String())
+	}
+	if st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName); err != nil || st != nil {
+		t.Errorf("the interrupted apply left a lock: %+v %v", st, err)
+	}
+	if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--dry-run", "--wait")...); code != ExitUsage || !strings.Contains(errOut, "--dry-run starts none") {
+		t.Errorf("--dry-run --wait: exit %d, want %d\n%s", code, ExitUsage, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 // The reviewer's run: the target applied, the first new etcd member never
@@ -134,6 +138,17 @@ func TestApplyOfAFailedSpecSaysTheClusterHasNotReachedIt(t *testing.T) {
 	}
 	if !strings.Contains(out, "): see the failure with `upgrade-console watch --cluster mgmt` and fix what it says\n") {
 		t.Errorf("does not say what to do:\n%s", out)
+	}
+	// With --wait the same finds that the completion rule does not hold,
+	// and follows by it: it exited 0 at once, so a CI job run again went
+	// green on a cluster that never got there. It applied nothing, so it
+	// takes no lock.
+	out, errOut, code = runCaptured(t, args("apply", "--yes", "--skip", "no-failure-message", "--wait", "--timeout", "3s")...)
+	if code != ExitTimeout || !strings.Contains(out, "this console applied nothing and takes no upgrade lock") || !strings.Contains(errOut, "--timeout 3s passed") {
+		t.Errorf("--wait: exit %d, want %d after following for 3s:\n%s\n%s", code, ExitTimeout, out, errOut)
+	}
+	if st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName); err != nil || st != nil {
+		t.Errorf("the follow left a lock: %+v %v", st, err)
 	}
 }
 

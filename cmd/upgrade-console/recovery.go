@@ -301,5 +301,11 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A SIGINT the console was started ignoring stays ignored: a shell
+	// starts a script's background jobs so (no job control), and asking
+	// for it would hand them the Ctrl-C meant for the job in front.
+	if signal.Ignored(os.Interrupt) {
+		return signal.NotifyContext(ctx, syscall.SIGTERM)
+	}
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
