@@ -75,6 +75,16 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 		switch l := opts.Lock(); {
 		case l.Lost:
 			out = append(out, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
+		case l.Holder != "" && l.Kept && keptLockGone(s):
+			// Cleared (from R, or `lock clear lease`): the session still
+			// says kept, the Lease says otherwise, and an upgrade that
+			// resumes runs without a lock. Another console's lock, if one
+			// took it, is shown after this.
+			t := "lock: this console's kept lock was cleared"
+			if short {
+				t = "lock: kept lock cleared"
+			}
+			out = append(out, seg{sym.Warn + " " + t, rStale}, seg{"   ", rText})
 		case l.Holder != "" && l.Kept:
 			ownLock = true
 			// No longer renewed: an age would only grow.
@@ -128,6 +138,17 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 		out = append(out, seg{sym.Active + " live", rLive})
 	}
 	return out
+}
+
+// keptLockGone says whether the watched Lease shows no lock kept any more
+// (gone, released, or taken afresh: a lock taken again is not kept). Unknown
+// (not watched, not yet listed) is not gone.
+func keptLockGone(s *model.ClusterState) bool {
+	if s == nil {
+		return false
+	}
+	src := s.Source(model.KindLease)
+	return src.Synced && src.Forbidden == "" && (!s.Lock.Held() || s.Lock.Kept == "")
 }
 
 // watchedLockBadge is the upgrade lock as the watchers see it, when this

@@ -373,6 +373,37 @@ func TestHeaderShowsTheLock(t *testing.T) {
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: kept by this console (the upgrade failed)") || strings.Contains(out, "held by") {
 		t.Errorf("header does not say the lock is kept:\n%s", out)
 	}
+	// Cleared since (R, `lock clear lease`), as the watched Lease shows:
+	// the header said "kept by this console" while the resumed upgrade ran
+	// with no lock. Not watched, it cannot tell, and says kept.
+	kept := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0.Add(-3 * time.Minute), Kept: true}
+	}
+	cleared := *s
+	cleared.Lock = nil
+	cleared.Sources = map[model.Kind]model.SourceStatus{model.KindLease: {Installed: true, Synced: true}}
+	h = buildHeader(st, &cleared, "", model.Progress{}, model.Timeline{}, Options{Lock: kept}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: this console's kept lock was cleared") || strings.Contains(out, "kept by this console") {
+		t.Errorf("header does not say the kept lock was cleared:\n%s", out)
+	}
+	taken := cleared
+	taken.Lock = &model.Lock{Namespace: "eksa-system", Name: "upgrade-console-mgmt", HolderIdentity: "bob@desk/b0b", AcquireTime: t0, RenewTime: t0, Duration: time.Minute}
+	h = buildHeader(st, &taken, "", model.Progress{}, model.Timeline{}, Options{Lock: kept}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "kept lock was cleared") || !strings.Contains(out, "lock: bob@desk") {
+		t.Errorf("header does not say the kept lock was cleared and who holds the lock now:\n%s", out)
+	}
+	unwatched := cleared
+	unwatched.Sources = map[model.Kind]model.SourceStatus{model.KindLease: {Installed: true, Synced: true, Forbidden: "list leases in eksa-system"}}
+	h = buildHeader(st, &unwatched, "", model.Progress{}, model.Timeline{}, Options{Lock: kept}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: kept by this console") {
+		t.Errorf("a lease not watched reads as cleared:\n%s", out)
+	}
 	h = buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo { return LockInfo{Lost: true} }}, t0)
 	b.Reset()
 	h.render(&b, st, 160, t0)

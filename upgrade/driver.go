@@ -337,7 +337,10 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 			e.Message += "; the lock was no longer this console's"
 		}
 	case out.Complete:
-		err = s.release(ctx)
+		if err = s.release(ctx); errors.Is(err, ErrLockLost) {
+			err = nil
+			e.Message += "; the lock was no longer this console's"
+		}
 	default:
 		err = s.hold.Keep(ctx, "upgrade "+e.Message+" ("+s.clk.Now().UTC().Format(time.RFC3339)+")")
 		if _, _, gone := s.hold.State(); gone {
@@ -453,7 +456,9 @@ func (s *Session) Detach(ctx context.Context) error {
 	msg := what + " (lock released)"
 	if lost {
 		msg = what + " (the lock was no longer this console's)"
-	} else if err = s.release(ctx); err != nil {
+	} else if err = s.release(ctx); errors.Is(err, ErrLockLost) {
+		err, msg = nil, what+" (the lock was no longer this console's)"
+	} else if err != nil {
 		err = fmt.Errorf("releasing the upgrade lock: %w", err)
 		msg = what + "; the lock was NOT released: " + err.Error()
 	}

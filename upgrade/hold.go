@@ -148,10 +148,12 @@ func (h *Hold) Release(ctx context.Context) error {
 	}
 	err := h.locker.Release(ctx)
 	h.mu.Lock()
-	if err == nil {
+	switch {
+	case err == nil:
 		h.released = true
-	}
-	if !errors.Is(err, ErrLockLost) {
+	case errors.Is(err, ErrLockLost):
+		h.lost = true
+	default:
 		h.releaseErr = err
 	}
 	h.mu.Unlock()

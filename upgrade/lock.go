@@ -462,7 +462,11 @@ func (l *Locker) Keep(ctx context.Context, why string) error {
 	return errors.Join(err, l.record(ctx, "lock-keep", "annotated the Lease "+model.AnnotationLockKept+": "+why, err))
 }
 
-// Release deletes the lease if (and only if) this console still holds it.
+// Release deletes the lease if (and only if) this console still holds it:
+// ErrLockLost when another console holds it, or when it is gone (cleared by
+// someone, `lock clear` from this console's own R menu included): a console
+// that said "released" then claimed a release it never made, and recorded
+// it.
 func (l *Locker) Release(ctx context.Context) error {
 	within := l.answerWithin()
 	rctx, cancel := context.WithTimeout(ctx, within)
@@ -472,10 +476,7 @@ func (l *Locker) Release(ctx context.Context) error {
 		err = unanswered(rctx, within, err)
 		return errors.Join(err, l.record(ctx, "lock-release", "could not read the Lease: not released", err))
 	}
-	if st == nil {
-		return nil
-	}
-	if st.HolderIdentity != l.Holder.String() {
+	if st == nil || st.HolderIdentity != l.Holder.String() {
 		return ErrLockLost
 	}
 	err = unanswered(rctx, within, deleteLease(rctx, l.Kube, st))

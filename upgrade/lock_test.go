@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -226,5 +227,33 @@ func TestLockRenewAndRelease(t *testing.T) {
 	}
 	if got := strings.Join(audit.actions(), ","); got != "lock-acquire:ok,lock-renew:ok,lock-release:ok" {
 		t.Errorf("audit: %s", got)
+	}
+}
+
+// A lock cleared by someone else (`lock clear lease`, this console's own R
+// menu included) is not released by its holder: Release says it is lost,
+// and the holder records no release. It returned nil, and the console said
+// "released" and recorded "kept lock released" of a Lease it never deleted.
+func TestReleaseOfALockClearedMeanwhile(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	audit := &memAudit{}
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, nil, audit)
+	h, err := l.Hold(ctx, clocktesting.NewFakeClock(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kube.CoordinationV1().Leases(l.ns()).Delete(ctx, LockName(cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("release of a cleared lock: %v, want ErrLockLost", err)
+	}
+	if _, _, lost := h.State(); !lost || h.Released() {
+		t.Errorf("after the release: lost %t, released %t; want lost, not released", lost, h.Released())
+	}
+	if got := strings.Join(audit.actions(), ","); strings.Contains(got, "lock-release") {
+		t.Errorf("a release recorded of a lock someone else cleared: %s", got)
 	}
 }

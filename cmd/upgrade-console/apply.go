@@ -232,7 +232,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if err := s.Detach(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; the upgrade lock is released; follow it with\n  upgrade-console watch --cluster %s\n", p.Cluster)
+		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch --cluster %s\n", s.LockReleasedMessage(nil), p.Cluster)
 		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 
@@ -240,7 +240,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if err := s.Detach(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\nnot waiting (--wait not given): the upgrade lock is released; follow the upgrade with\n  upgrade-console watch --cluster %s\n", p.Cluster)
+		fmt.Fprintf(out, "\nnot waiting (--wait not given): %s; follow the upgrade with\n  upgrade-console watch --cluster %s\n", s.LockReleasedMessage(nil), p.Cluster)
 		return nil
 	}
 	tctx, limit, cancel := o.followLimit(sctx)

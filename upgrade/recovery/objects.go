@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -72,7 +73,13 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context
 	if err != nil {
 		return nil, err
 	}
-	return h.Release, nil
+	return func(ctx context.Context) error {
+		// Cleared or taken meanwhile: nothing of this run's to give back.
+		if err := h.Release(ctx); !errors.Is(err, upgrade.ErrLockLost) {
+			return err
+		}
+		return nil
+	}, nil
 }
 
 func (e *Env) now() time.Time {

@@ -71,23 +71,28 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	}
 	var markers []string
 	var kept string
+	// Under another console's live lock every marker is that console's
+	// upgrade at work (ListMarkers calls them live, and the plan refuses
+	// them without --force, which the dialog has not): none is offered.
+	// The caller hides its own live lock (the TUI's ownLockHidden).
+	liveLock := s.Lock.Held() && !s.Lock.Expired(now)
 	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
 	// it takes --force on the command line.
-	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() {
+	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() && !liveLock {
 		markers = append(markers, MarkerPaused)
 		if _, ok := s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord]; ok {
 			kept = " (paused is kept by the etcd rollback: clearing it makes EKS-A apply the spec again)"
 		}
 	}
 	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
-	if s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling {
+	if s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling && !liveLock {
 		markers = append(markers, MarkerKCPPaused)
 	}
-	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling {
+	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling && !liveLock {
 		markers = append(markers, MarkerEtcdUpgrading)
 	}
 	for _, n := range s.Nodes.All() {
-		if _, ok := n.Labels[nodeLabel]; ok {
+		if _, ok := n.Labels[nodeLabel]; ok && !liveLock {
 			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
 		}
 	}
@@ -166,6 +171,11 @@ func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, err
 
 // withLease adds the stale lease to the offer that clears markers, or as an
 // offer of its own; offers that already include it are returned as they are.
+// A kept lease is always an offer of its own: it marks a failed upgrade the
+// cluster must be checked for, a separate call from the markers (after an
+// etcd rollback the next step is to clear paused alone, and the upgrade
+// that resumes then runs under the kept lock, released on its completion;
+// offered together, clearing paused cleared the lock too).
 func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
 	for _, o := range offers {
 		if o.Action == ActionLockClear && slices.Contains(o.Markers, MarkerLease) {
@@ -173,6 +183,10 @@ func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
 		}
 	}
 	out := slices.Clone(offers)
+	if st.Kept != "" {
+		return append(out, Offer{Action: ActionLockClear, Title: "Clear the kept upgrade lock", Markers: []string{MarkerLease},
+			Why: "kept upgrade lock: " + st.Describe(now)})
+	}
 	for i := range out {
 		if out[i].Action == ActionLockClear {
 			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)

@@ -233,3 +233,42 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 		}
 	}
 }
+
+// A kept lease is an offer of its own, never folded into the markers' (after
+// an etcd rollback, clearing paused as the status line says also cleared
+// the console's kept lock, and the resumed upgrade ran with none); a stale
+// one left by a dead console still goes with them. Under another console's
+// live lock no marker is offered: each is that upgrade's, and the plan
+// refuses them without --force, which the dialog has not.
+func TestOffersKeepTheKeptLeaseApartAndLiveMarkersOut(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	state := func(lock *model.Lock) *model.ClusterState {
+		s := offerState(now)
+		s.Machines = withoutNewMember(s.Machines)
+		s.Etcd.Ready = true
+		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+		s.Nodes = model.ListOf(&model.Node{Meta: model.Meta{Name: "n1", Labels: map[string]string{model.LabelUpgradeInProgress: "true"}}})
+		s.Lock = lock
+		return s
+	}
+	lease := func(renewed time.Time, kept string) *model.Lock {
+		return &model.Lock{Namespace: "eksa-system", Name: "upgrade-console-mgmt", HolderIdentity: "ops@bastion/5d0c9e1a",
+			AcquireTime: renewed, RenewTime: renewed, Duration: time.Minute, Kept: kept}
+	}
+	markers := func(o Offer) string { return strings.Join(o.Markers, ",") }
+
+	got := Offers(state(lease(now.Add(-time.Second), "upgrade failed: etcd rollback")), now, 15*time.Minute, "")
+	if len(got) != 2 || markers(got[0]) != "etcd-upgrading,kcp-paused,node-label/n1,paused" || markers(got[1]) != MarkerLease ||
+		got[1].Title != "Clear the kept upgrade lock" || !strings.HasPrefix(got[1].Why, "kept upgrade lock: ") {
+		t.Errorf("kept lease: %+v", got)
+	}
+
+	got = Offers(state(lease(now.Add(-3*time.Hour), "")), now, 15*time.Minute, "")
+	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale lease; set: ") {
+		t.Errorf("stale lease: %+v", got)
+	}
+
+	if got := Offers(state(lease(now.Add(-5*time.Second), "")), now, 15*time.Minute, ""); len(got) != 0 {
+		t.Errorf("another console's live lock: offers %+v, want none", got)
+	}
+}
