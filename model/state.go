@@ -329,6 +329,10 @@ type Event struct {
 	Count          int32
 	FirstTimestamp time.Time
 	LastTimestamp  time.Time
+	// ResourceVersion is the Event's metadata.resourceVersion as a number
+	// (0 when it is not one). It orders events whose timestamps are equal:
+	// most of them have one-second precision.
+	ResourceVersion uint64
 }
 
 // SourceStatus says how far the console can see one kind.

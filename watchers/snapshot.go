@@ -67,7 +67,7 @@ func newStores() *stores {
 			}
 			return a.Name < b.Name
 		}),
-		events: newStore(func(a, b *model.Event) bool { return a.LastTimestamp.After(b.LastTimestamp) }),
+		events: newStore(eventNewer),
 		locks:  newStore(byName(func(l *model.Lock) string { return l.Name })),
 	}
 }

@@ -588,6 +588,11 @@ func unchanged[T any](old, v *T) bool {
 	if m, om := metaOf(&cp), metaOf(old); m != nil && om != nil {
 		m.ResourceVersion = om.ResourceVersion
 	}
+	// An event rewritten with nothing new keeps its place among the events
+	// of its second, which its resourceVersion orders.
+	if e, oe := any(&cp).(*model.Event); oe {
+		e.ResourceVersion = any(old).(*model.Event).ResourceVersion
+	}
 	return reflect.DeepEqual(&cp, old)
 }
 

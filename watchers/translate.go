@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unique"
@@ -513,6 +514,14 @@ var eventKinds = map[string]bool{
 // translateEvent keeps an event about one of the watched kinds whose object
 // belongs to the cluster (EKS-A names every generated object after the
 // cluster); it returns nil for any other event.
+//
+// LastTimestamp is the event's latest time: the latest of lastTimestamp,
+// firstTimestamp, series.lastObservedTime and eventTime, else the creation
+// time. The first two have one-second precision (the API truncates them), the
+// MicroTimes microsecond precision, so within a second a MicroTime wins, while
+// a lastTimestamp a later second moved (an event that fired again) wins over
+// the eventTime of its first occurrence. Events of the same time are ordered by
+// ResourceVersion (see eventNewer).
 func translateEvent(e *corev1.Event, cluster string) *model.Event {
 	io := e.InvolvedObject
 	if !eventKinds[io.Kind] || (io.Kind != "Node" && !strings.HasPrefix(io.Name, cluster)) {
@@ -528,12 +537,16 @@ func translateEvent(e *corev1.Event, cluster string) *model.Event {
 		FirstTimestamp: e.FirstTimestamp.Time,
 		LastTimestamp:  e.LastTimestamp.Time,
 	}
-	if e.Series != nil && e.Series.LastObservedTime.After(out.LastTimestamp) {
-		out.LastTimestamp = e.Series.LastObservedTime.Time
+	// An API server's resourceVersion is a decimal counter of its writes;
+	// anything else is left 0 and orders as the oldest.
+	out.ResourceVersion, _ = strconv.ParseUint(e.ResourceVersion, 10, 64)
+	if e.Series != nil {
 		out.Count = max(out.Count, e.Series.Count)
 	}
-	if out.LastTimestamp.IsZero() {
-		out.LastTimestamp = e.EventTime.Time
+	for _, t := range []time.Time{e.FirstTimestamp.Time, e.EventTime.Time, seriesTime(e.Series)} {
+		if t.After(out.LastTimestamp) {
+			out.LastTimestamp = t
+		}
 	}
 	if out.LastTimestamp.IsZero() {
 		out.LastTimestamp = e.CreationTimestamp.Time
@@ -542,4 +555,21 @@ func translateEvent(e *corev1.Event, cluster string) *model.Event {
 		out.FirstTimestamp = out.LastTimestamp
 	}
 	return out
+}
+
+func seriesTime(s *corev1.EventSeries) time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	return s.LastObservedTime.Time
+}
+
+// eventNewer orders events newest first: by LastTimestamp, then, within the
+// same time (one second for most events), by resourceVersion, larger (written
+// later) first. The store breaks the remaining ties by key.
+func eventNewer(a, b *model.Event) bool {
+	if !a.LastTimestamp.Equal(b.LastTimestamp) {
+		return a.LastTimestamp.After(b.LastTimestamp)
+	}
+	return a.ResourceVersion > b.ResourceVersion
 }
