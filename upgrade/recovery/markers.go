@@ -578,7 +578,46 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		}
 	}
 	if len(left) == 0 {
+		// Nothing is held, which is not the same as nothing going on: a
+		// lock cleared while EKS-A still reconciles leaves an upgrade under
+		// way that no console follows.
+		if cluster, err := env.readCluster(ctx); err == nil {
+			if why := notAtRest(cluster); why != "" {
+				return []string{fmt.Sprintf("No upgrade lock or marker remains on %s, but the cluster has not reached its spec (%s): an upgrade is under way or failed; `upgrade-console watch --cluster %s` shows which, before a new one starts.",
+					env.Cluster, why, env.Cluster)}
+			}
+		}
 		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
 	}
 	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status`)."}
+}
+
+// notAtRest says why the EKS-A Cluster has not reached its spec, read as
+// EKS-A's completion rule does (generation observed, no failureMessage,
+// Ready); "" when it has, or when its status does not tell (never written).
+func notAtRest(cluster *unstructured.Unstructured) string {
+	gen := cluster.GetGeneration()
+	observed, found, _ := unstructured.NestedInt64(cluster.Object, "status", "observedGeneration")
+	if !found {
+		return ""
+	}
+	if observed < gen {
+		return fmt.Sprintf("EKS-A has not observed it yet: generation %d, observed %d", gen, observed)
+	}
+	if msg, _, _ := unstructured.NestedString(cluster.Object, "status", "failureMessage"); msg != "" {
+		return "EKS-A reports a failure: " + msg
+	}
+	conds, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != "Ready" {
+			continue
+		}
+		if m["status"] == "True" {
+			return ""
+		}
+		why, _ := m["message"].(string)
+		return strings.TrimSuffix("Ready is "+fmt.Sprint(m["status"])+": "+why, ": ")
+	}
+	return ""
 }
