@@ -72,6 +72,7 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if err := o.display.check(); err != nil {
 		return err
 	}
+	o.display.scaleForDemo(o.speed, cmd.Flags().Changed)
 	// Once the dashboard owns the terminal, progress lines go to the log.
 	var uiRunning atomic.Bool
 	ctx, stop := interruptible(cmd.Context())
@@ -124,4 +125,28 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	case <-w.Done():
 	}
 	return nil
+}
+
+// demoTimeScale is how much faster than real controllers the simulated
+// ones run at --speed 1: a VM provisions in 5 s, not minutes, and the rolling
+// upgrade takes two minutes, not an hour.
+const demoTimeScale = 30
+
+// demoMinThreshold keeps a scaled threshold above the simulation's own
+// jitter on busy cores.
+const demoMinThreshold = 5 * time.Second
+
+// scaleForDemo scales the thresholds meant for real clusters (a stall after
+// 10 minutes, the etcd rollback offered after 15) to the demo's clock,
+// unless given on the command line: at --speed 10 the rollback was offered
+// after 15 real minutes, longer than the whole demo, and R did nothing
+// meanwhile.
+func (o *watchOptions) scaleForDemo(speed float64, given func(flag string) bool) {
+	scale := func(flag string, d *time.Duration) {
+		if !given(flag) {
+			*d = max(time.Duration(float64(*d)/(demoTimeScale*speed)), demoMinThreshold)
+		}
+	}
+	scale("stall-after", &o.stallAfter)
+	scale("etcd-rollback-threshold", &o.rollbackThreshold)
 }
