@@ -60,7 +60,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		detachErr = s.Detach(context.WithoutCancel(ctx))
 	}
 	if err == nil || s != nil {
-		sayPlanTUIEnd(out, s, display.readOnly)
+		sayPlanTUIEnd(out, s, display.readOnly, lv.watcher.Latest())
 	}
 	if serr := screen.StartErr(); s == nil && serr != nil && !display.readOnly {
 		// A start that applied nothing may still have left its lock (a
@@ -95,7 +95,12 @@ func unstartedExit(s *upgrade.Session, plan *upgrade.Plan) error {
 // console left in the cluster: the dashboard took the screen at once, and a
 // quit (ctrl-c, say) as the operator confirmed must not leave them guessing
 // whether the cluster was touched, nor whether the upgrade is done.
-func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool) {
+//
+// latest is the cluster as last seen: an upgrade the console stops following
+// while a step of it has failed does not simply "go on" (nothing in EKS-A
+// retries a failed in-place step), and the operator leaving is told what
+// holds it and what gets it past.
+func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *model.ClusterState) {
 	if s == nil {
 		if !readOnly {
 			fmt.Fprintln(out, "no upgrade was started: no document of the spec was applied")
@@ -109,7 +114,19 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool) {
 	case s.Completed():
 		fmt.Fprintln(out, "the upgrade completed (recorded in the audit log)")
 	case s.Detached():
-		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
+		failed := failedSteps(latest)
+		if len(failed) == 0 {
+			fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
+			break
+		}
+		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied, and the upgrade is held up by a failed step that nothing retries on its own:\n")
+		for _, st := range failed {
+			fmt.Fprintf(out, "  ! %s\n", st.Sentence)
+			if st.Resume != "" {
+				fmt.Fprintf(out, "    next: %s\n", st.Resume)
+			}
+		}
+		fmt.Fprintf(out, "follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
 	}
 	switch _, _, lost := s.Lock(); {
 	case lost:
@@ -192,4 +209,19 @@ func planDemo(ctx context.Context, out io.Writer, w *demo.World, display *watchO
 		return nil
 	}
 	return err
+}
+
+// failedSteps are the failed stalls of the cluster as last seen (none when
+// it was not seen).
+func failedSteps(latest *model.ClusterState) []model.Stall {
+	if latest == nil || latest.Cluster == nil {
+		return nil
+	}
+	var out []model.Stall
+	for _, st := range model.DeriveProgress(latest, model.ProgressOptions{}, time.Now()).Stalls {
+		if st.Failed {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -69,7 +69,7 @@ func TestPlanTUIToDone(t *testing.T) {
 			t.Fatal(err)
 		}
 		var said bytes.Buffer
-		sayPlanTUIEnd(&said, s, false)
+		sayPlanTUIEnd(&said, s, false, nil)
 		if got := said.String(); !strings.Contains(got, "the upgrade completed (recorded in the audit log)") || !strings.Contains(got, "the upgrade lock is released") || s.Detached() {
 			t.Errorf("after the upgrade completed, the console says:\n%s", got)
 		}
@@ -97,12 +97,12 @@ func TestPlanTUIToDone(t *testing.T) {
 // which could not start one, says nothing.
 func TestPlanTUIEndWithoutAStart(t *testing.T) {
 	var out bytes.Buffer
-	sayPlanTUIEnd(&out, nil, false)
+	sayPlanTUIEnd(&out, nil, false, nil)
 	if got := out.String(); got != "no upgrade was started: no document of the spec was applied\n" {
 		t.Errorf("quit before a start: %q", got)
 	}
 	out.Reset()
-	sayPlanTUIEnd(&out, nil, true)
+	sayPlanTUIEnd(&out, nil, true, nil)
 	if out.Len() != 0 {
 		t.Errorf("read-only: %q", out.String())
 	}
@@ -156,4 +156,31 @@ func connectDemo(t *testing.T) (*demo.World, *liveOptions, *live) {
 	}
 	t.Cleanup(lv.close)
 	return w, l, lv
+}
+
+// A console quit while an in-place step has failed says what holds the
+// upgrade and what gets it past, not that it "goes on": nothing in EKS-A
+// retries a failed step.
+func TestFailedStepsSaidAtQuit(t *testing.T) {
+	now := time.Now()
+	s := &model.ClusterState{
+		Cluster:  &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Namespace: "default", Generation: 2}, ObservedGeneration: 2},
+		Machines: model.ListOf(&model.Machine{Meta: model.Meta{Name: "mgmt-cp-b"}, Role: model.RoleControlPlane, NodeName: "mgmt-lvn8n"}),
+		NodeUpgrades: model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "mgmt-cp-b-node-upgrader", CreationTimestamp: now.Add(-3 * time.Minute)},
+			Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-b",
+			Conditions: model.Conditions{
+				{Type: "UpgraderPodCreated", Status: "True", LastTransitionTime: now.Add(-3 * time.Minute)},
+				{Type: "BinariesCopied", Status: "True", LastTransitionTime: now.Add(-2 * time.Minute)},
+				{Type: "ContainerdUpgraded", Status: "True", LastTransitionTime: now.Add(-2 * time.Minute)},
+				{Type: "CNIPluginsUpgraded", Status: "True", LastTransitionTime: now.Add(-2 * time.Minute)},
+				{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError,
+					Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: now.Add(-time.Minute)}}}),
+	}
+	got := failedSteps(s)
+	if len(got) != 1 || !strings.Contains(got[0].Sentence, "KubeadmUpgraded") || !strings.Contains(got[0].Resume, "node retry") {
+		t.Fatalf("failed steps: %+v", got)
+	}
+	if failedSteps(nil) != nil || failedSteps(&model.ClusterState{}) != nil {
+		t.Error("failed steps of a cluster not seen")
+	}
 }
