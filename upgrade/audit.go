@@ -36,6 +36,10 @@ const (
 	// AuditDetached ends an upgrade the console stopped following (no --wait,
 	// or interrupted): the upgrade itself goes on in the cluster.
 	AuditDetached = "detached"
+	// AuditTimedOut ends an upgrade whose follow reached its --timeout: not
+	// a failure (exit 5, not 4); the upgrade may go on in the cluster, and
+	// the lock is kept until someone has looked.
+	AuditTimedOut = "timed-out"
 	// AuditNotConfirmed: the action was planned and dry-run, and the typed
 	// confirmation was not given; nothing was changed.
 	AuditNotConfirmed = "not-confirmed"
@@ -210,6 +214,17 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	if err != nil {
 		return err
 	}
+	// A line torn by a crash or a full disk mid-write leaves the file without
+	// its final newline: end the torn line first, in the same write, so that
+	// this entry is a line of its own rather than glued to the torn text.
+	torn, err := endsTorn(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit log %s: %w", a.path, err)
+	}
+	if torn {
+		line = append([]byte{'\n'}, line...)
+	}
 	if _, err := f.Write(line); err != nil {
 		f.Close()
 		return fmt.Errorf("audit log %s: %w", a.path, err)
@@ -227,10 +242,29 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	return nil
 }
 
+// endsTorn reports whether the file is not empty and does not end with a
+// newline (its last line was torn mid-write).
+func endsTorn(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
+		return false, fmt.Errorf("read its last byte: %w", err)
+	}
+	return last[0] != '\n', nil
+}
+
+// openAppend opens the log for appending; read too, so that Record can check
+// how the file ends.
 func openAppend(path string) (*os.File, bool, error) {
 	_, statErr := os.Stat(path)
 	created := errors.Is(statErr, os.ErrNotExist)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, false, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
 	}
@@ -330,8 +364,8 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 
 // Unended reports, for entries in file order, which start an action
 // (AuditStarted) that no later entry of the same console, cluster and action
-// ends: finished, detached, refused (a start the lock or a re-check under it
-// turned away), or failed with no step (a run that stopped). Such
+// ends: finished, detached, timed-out, refused (a start the lock or a
+// re-check under it turned away), or failed with no step (a run that stopped). Such
 // an action is still under way, or its console stopped without recording its
 // end (killed, its machine lost), and steps after the last entry it wrote may
 // have run unrecorded: a reader must check the cluster, or plan the action
@@ -350,7 +384,7 @@ func Unended(entries []AuditEntry) []bool {
 		case e.Result == AuditStarted:
 			open[k] = i
 			out[i] = true
-		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed || e.Result == AuditRefused):
+		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed || e.Result == AuditRefused || e.Result == AuditTimedOut):
 			if j, ok := open[k]; ok {
 				out[j] = false
 				delete(open, k)

@@ -179,12 +179,53 @@ func TestUnendedCountsARefusalAsTheEnd(t *testing.T) {
 		{Console: "b", Cluster: "mgmt", Action: "apply", Step: "server-side-apply", Result: AuditOK},
 		{Console: "c", Cluster: "mgmt", Action: "upgrade", Result: AuditStarted},
 		{Console: "c", Cluster: "mgmt", Action: "upgrade", Step: "x", Result: AuditRefused},
+		{Console: "d", Cluster: "mgmt", Action: "upgrade", Result: AuditStarted},
+		{Console: "d", Cluster: "mgmt", Action: "upgrade", Result: AuditTimedOut},
 	}
 	got := Unended(entries)
-	want := []bool{false, false, false, true, false, true, false}
+	want := []bool{false, false, false, true, false, true, false, false, false}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("entry %d (%s %s %s): unended %t, want %t", i, entries[i].Console, entries[i].Action, entries[i].Result, got[i], want[i])
 		}
+	}
+}
+
+func TestAuditorRecordAfterATornLineKeepsTheEntryWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	whole := `{"time":"2026-11-21T21:00:00Z","user":"ops","host":"h","cluster":"mgmt","action":"apply","result":"ok"}` + "\n"
+	torn := `{"time":"2026-11-21T21:59:00Z","action":"upgr`
+	if err := os.WriteFile(path, []byte(whole+torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAuditor(path, WithAuditIdentity("ops", "bastion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"snapshot", "lock-release"} {
+		if err := a.Record(context.Background(), AuditEntry{Cluster: "mgmt", Action: action, Result: AuditOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Entries {
+		got = append(got, e.Action)
+	}
+	if strings.Join(got, ",") != "apply,snapshot,lock-release" {
+		t.Errorf("entries = %v, want apply,snapshot,lock-release", got)
+	}
+	if len(res.BadLines) != 1 || res.BadLines[0] != 2 {
+		t.Errorf("bad lines = %v, want [2] (the torn line alone)", res.BadLines)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), whole+torn+"\n{") || strings.Contains(string(data), "\n\n") {
+		t.Errorf("torn line not ended by exactly one newline:\n%s", data)
 	}
 }

@@ -119,6 +119,24 @@ func (pl *Planner) now() time.Time {
 	return pl.Clock.Now()
 }
 
+// uniqueSkips is the --skip list without repeats, in first-seen order: a
+// check given twice is skipped once, and listed once in the plan and the
+// audit log.
+func uniqueSkips(skips []string) []string {
+	if len(skips) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(skips))
+	out := make([]string, 0, len(skips))
+	for _, s := range skips {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Plan resolves both sides, diffs them and runs the preflight checks.
 func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err := ValidateSkips(req.Skips); err != nil {
@@ -138,7 +156,7 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	}
 	// Validated once: the spec file does not change while the plan is shown.
 	tgt.SpecDryRun, tgt.SpecDryRunErr = (&Applier{Client: pl.Client}).DryRun(ctx, req.Spec)
-	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: req.Skips}
+	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: uniqueSkips(req.Skips)}
 	p.Components, err = components(cur, tgt)
 	if err != nil {
 		return nil, err

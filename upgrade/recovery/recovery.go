@@ -208,7 +208,14 @@ type WaitTimeoutError struct {
 }
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("%s after %s (%s): %s; run the action again to keep waiting", e.What, e.After, e.Last, e.Hint)
+	msg := fmt.Sprintf("%s after %s", e.What, e.After)
+	if e.Last != "" {
+		msg += " (" + e.Last + ")"
+	}
+	if e.Hint != "" {
+		msg += ": " + e.Hint
+	}
+	return msg + "; run the action again to keep waiting"
 }
 
 // errNoWrite is returned by a step's do, with its account, when it found its

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -32,5 +33,25 @@ func TestRecordNotConfirmed(t *testing.T) {
 	if e.Result != upgrade.AuditNotConfirmed || e.Action != ActionEtcdRollback || e.Object != p.ConfirmObject ||
 		!strings.Contains(e.Message, "nothing changed: not confirmed: no terminal") {
 		t.Errorf("entry = %+v", e)
+	}
+}
+
+// A wait that saw no state (the timeout ran out before the first poll
+// answered) says nothing about it, rather than "()".
+func TestWaitTimeoutErrorMessage(t *testing.T) {
+	for _, tc := range []struct {
+		err  WaitTimeoutError
+		want string
+	}{
+		{WaitTimeoutError{What: "etcd not ready", After: time.Millisecond, Hint: "check the etcdadm-controller logs"},
+			"etcd not ready after 1ms: check the etcdadm-controller logs; run the action again to keep waiting"},
+		{WaitTimeoutError{What: "etcd not ready", After: time.Minute, Last: "members not ready: m1", Hint: "check the etcdadm-controller logs"},
+			"etcd not ready after 1m0s (members not ready: m1): check the etcdadm-controller logs; run the action again to keep waiting"},
+		{WaitTimeoutError{What: "pod p not recreated", After: time.Second},
+			"pod p not recreated after 1s; run the action again to keep waiting"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q\nwant      %q", got, tc.want)
+		}
 	}
 }
