@@ -101,6 +101,8 @@ type Session struct {
 	// failedAt is when Finish declared the upgrade failed or timed out;
 	// kept, that it kept the lock then.
 	failedAt time.Time
+	// endedAs is what Finish recorded then: "failure" or "timeout".
+	endedAs string
 	kept     bool
 	// lateDone: the upgrade completed after Finish had declared it failed.
 	lateDone bool
@@ -323,7 +325,7 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	case out.Complete:
 		e.Message = "completion rule held after " + model.ShortDuration(out.Elapsed)
 	case out.TimedOut:
-		e.Result, e.Message = AuditFailed, out.Reason
+		e.Result, e.Message = AuditTimedOut, out.Reason
 		if !strings.HasPrefix(out.Reason, "timed out") { // Track's says "timed out at …"
 			e.Message = strings.TrimSuffix("timed out: "+out.Reason, ": ")
 		}
@@ -362,7 +364,10 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	if out.Complete {
 		s.completed = true
 	} else {
-		s.failedAt = e.Time
+		s.failedAt, s.endedAs = e.Time, "failure"
+		if out.TimedOut {
+			s.endedAs = "timeout"
+		}
 	}
 	s.mu.Unlock()
 	return errors.Join(err, audit(ctx, s.audit, e))
@@ -393,7 +398,7 @@ func (s *Session) Kept() bool {
 // returns at once, with a zero Outcome, for a session that did not fail.
 func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
 	s.mu.Lock()
-	failedAt := s.failedAt
+	failedAt, endedAs := s.failedAt, s.endedAs
 	s.mu.Unlock()
 	if failedAt.IsZero() {
 		return Outcome{}, nil
@@ -413,7 +418,7 @@ func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o Tra
 	s.mu.Unlock()
 	e := AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade", Result: AuditFinished,
 		Object:  "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster,
-		Message: "completion rule held, after the failure recorded at " + failedAt.UTC().Format(time.RFC3339)}
+		Message: "completion rule held, after the " + endedAs + " recorded at " + failedAt.UTC().Format(time.RFC3339)}
 	var rerr error
 	switch {
 	case !s.Kept():

@@ -214,6 +214,10 @@ func TestLockKeptMessageSaysWhatTheAPIServerConfirmed(t *testing.T) {
 		if err := s.Finish(context.Background(), Outcome{TimedOut: true, Reason: "timed out at etcd"}); err == nil {
 			t.Fatal("marking the lock kept succeeded against an unreachable API server")
 		}
+		// A timeout is not a failure (exit 5, not 4): recorded as such.
+		if es := s.audit.(*memAudit).entries; len(es) == 0 || es[len(es)-1].Result != AuditTimedOut {
+			t.Errorf("the timeout was recorded as %+v, want %s", es, AuditTimedOut)
+		}
 		m := s.LockKeptMessage()
 		for _, want := range []string{"could not be marked kept (mark the upgrade lock kept: ", "connection refused", staleAt,
 			"`upgrade-console lock clear lease --cluster mgmt` clears it", "snapshot is in ConfigMap eksa-system/snap"} {
