@@ -43,7 +43,7 @@ type Client struct {
 
 // Sys returns the system namespace.
 func (c *Client) Sys() string {
-	if c.System == "" {
+	if c == nil || c.System == "" {
 		return model.SystemNamespace
 	}
 	return c.System

@@ -62,12 +62,17 @@ func TestPlanWhenTheLockMayNotBeRead(t *testing.T) {
 			t.Errorf("fix %q lacks %q", r.Remediation, want)
 		}
 	}
-	// The rest of the plan is there, and only the lock blocks it.
+	// The rest of the plan is there, and only the lock blocks it: the
+	// lock's read, and its writes (and the snapshot's) this identity may
+	// not make either.
 	if len(p.Components) == 0 || len(p.Preflight) != len(Checks) {
 		t.Errorf("%d components, %d checks", len(p.Components), len(p.Preflight))
 	}
+	if r := result(p, CheckApplyAccess); !strings.Contains(r.Message, "create leases.coordination.k8s.io") || !strings.Contains(r.Message, "create configmaps") {
+		t.Errorf("apply-access: %+v", r)
+	}
 	for _, b := range p.Blocking() {
-		if b.Name != CheckUpgradeLock {
+		if b.Name != CheckUpgradeLock && b.Name != CheckApplyAccess {
 			t.Errorf("%s blocks too: %s", b.Name, b.Message)
 		}
 	}

@@ -44,6 +44,10 @@ type Plan struct {
 	// LockErr is set when the identity may not read the lock's Lease:
 	// upgrade-lock then fails, saying which right is missing.
 	LockErr *LockForbiddenError `json:"-"`
+	// Access is whether the identity may take the lock and save the
+	// snapshot, asked once per plan (rights do not change as the plan
+	// screen re-runs the checks).
+	Access *ApplyAccess `json:"-"`
 	// At is when the checks last ran.
 	At time.Time `json:"-"`
 }
@@ -161,6 +165,7 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.Access = ReadApplyAccess(ctx, pl.Client.Kube, pl.Client.Sys(), req.Cluster)
 	if err := pl.Recheck(ctx, p); err != nil {
 		return nil, err
 	}
@@ -206,7 +211,8 @@ func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
 }
 
 func (p *Plan) inputs(pl *Planner) *Inputs {
-	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, LockErr: p.LockErr, Self: pl.Self, NodeLabel: pl.NodeLabel}
+	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, LockErr: p.LockErr, Access: p.Access, System: pl.Client.Sys(),
+		Self: pl.Self, NodeLabel: pl.NodeLabel}
 	if pl.State != nil {
 		in.State = pl.State.Latest()
 	}

@@ -49,6 +49,11 @@ type Inputs struct {
 	// CurrentSpec is whether the cluster has reached its Cluster's spec
 	// (model.SpecStatusOf State at Now; nil without the Cluster).
 	CurrentSpec *model.SpecStatus
+	// Access is whether the identity may make the apply's own writes (the
+	// lock, the snapshot); nil when not asked.
+	Access *ApplyAccess
+	// System is the namespace of the lock and the snapshot (eksa-system).
+	System string
 	// Self is this console: its own lock does not block it.
 	Self Holder
 	// NodeLabel is the label that marks a node whose upgrade is in progress
@@ -82,6 +87,7 @@ var Checks = []Check{
 	{Name: CheckMachineTemplates, Title: "Machine config images named for the target", Run: checkMachineTemplates},
 	{Name: CheckManagementComponents, Title: "Management components new enough", Run: checkManagement},
 	{Name: CheckUpgradeLock, Title: "No other upgrade running", Run: checkLock},
+	{Name: CheckApplyAccess, Title: "May take the lock and save the snapshot", Run: checkApplyAccess},
 	{Name: CheckReconcileNotPaused, Title: "EKS-A reconcile not paused", Run: checkPaused},
 	{Name: CheckGenerationObserved, Title: "Generation observed", Run: checkGeneration},
 	{Name: CheckNoFailureMessage, Title: "No failureMessage", Skippable: true, Run: checkFailure},

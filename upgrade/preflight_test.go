@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -563,5 +565,42 @@ func TestSpecAcceptedNamesAKindNotServed(t *testing.T) {
 	r := result(p, CheckSpecAccepted)
 	if r.Status != model.CheckFail || !strings.Contains(r.Message, "VSphereMachineConfg") || !strings.Contains(r.Remediation, "kubectl api-resources") {
 		t.Errorf("spec-accepted %s %q, fix %q; want a failure whose fix names the kind", r.Status, r.Message, r.Remediation)
+	}
+}
+
+// An identity that may read the lock but not take it, or not save the
+// snapshot, is told by the plan, with the rights to grant: it learned it from
+// a refused write after the confirmation (exit 1, as bad input).
+func TestApplyAccessCheck(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	if r := result(w.plan(t), CheckApplyAccess); r.Status != model.CheckPass {
+		t.Fatalf("an admin: %+v", r)
+	}
+	// A user who may read Leases but write nothing in the system namespace.
+	ctx := context.Background()
+	user := "viewer-" + w.ns
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "lock-reader", Namespace: w.ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := w.client.Kube.RbacV1().Roles(w.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "lock-reader", Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "lock-reader"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: user}}}
+	if _, err := w.client.Kube.RbacV1().RoleBindings(w.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	a := ReadApplyAccess(ctx, kubernetes.NewForConfigOrDie(cfg), w.ns, "mgmt")
+	if a.Err != nil || len(a.Denied) != 4 || !strings.Contains(a.Denied[0], "create leases.coordination.k8s.io in "+w.ns+" (to take the upgrade lock)") {
+		t.Fatalf("a lock reader: %+v", a)
+	}
+	r := checkApplyAccess(ctx, &Inputs{Access: a, System: w.ns})
+	if r.Status != model.CheckFail || !r.Blocking || !strings.Contains(r.Remediation, "leases create, update, delete; configmaps create") {
+		t.Errorf("check for a lock reader: %+v", r)
+	}
+	if r := checkApplyAccess(ctx, &Inputs{Access: &ApplyAccess{Err: errors.New("forbidden")}}); r.Status != model.CheckWarn || r.Blocking {
+		t.Errorf("unknown rights block: %+v", r)
 	}
 }

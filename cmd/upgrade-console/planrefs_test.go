@@ -116,8 +116,11 @@ func TestLivePlanProviderRefsAndLockRights(t *testing.T) {
 				t.Errorf("stdout lacks %q:\n%s", want, out)
 			}
 		}
-		if !strings.Contains(errOut, "preflight check upgrade-lock blocks the upgrade") {
-			t.Errorf("stderr %q", errOut)
+		// It may not take the lock nor save the snapshot either: said
+		// before any write, not by a refused one after the confirmation.
+		if !strings.Contains(errOut, "2 preflight checks block the upgrade: upgrade-lock, apply-access") ||
+			!strings.Contains(out, "fail   apply-access") || !strings.Contains(out, "may not create leases.coordination.k8s.io in eksa-system (to take the upgrade lock)") {
+			t.Errorf("stderr %q\n%s", errOut, out)
 		}
 	})
 

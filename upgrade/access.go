@@ -1,0 +1,92 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// CheckApplyAccess is the preflight check that the identity may make the
+// writes an apply makes besides the spec's own (which spec-accepted's dry
+// run covers): an identity that may read the lock but not take it learned
+// it from a refused write after the confirmation, as bad input (exit 1).
+const CheckApplyAccess = "apply-access"
+
+// accessNeed is one write an apply makes, and what it is for.
+type accessNeed struct {
+	verb, group, resource string
+	// named: asked of the lock's own Lease (a Role may grant update and
+	// delete by resourceNames; create cannot be).
+	named bool
+	what  string
+}
+
+var applyNeeds = []accessNeed{
+	{verb: "create", group: "coordination.k8s.io", resource: "leases", what: "take the upgrade lock"},
+	{verb: "update", group: "coordination.k8s.io", resource: "leases", named: true, what: "renew, and keep, the upgrade lock"},
+	{verb: "delete", group: "coordination.k8s.io", resource: "leases", named: true, what: "release the upgrade lock"},
+	{verb: "create", group: "", resource: "configmaps", what: "save the pre-upgrade snapshot"},
+}
+
+// ApplyAccess is what the API server said of those writes.
+type ApplyAccess struct {
+	// Denied lists the writes refused, as "create leases.coordination.k8s.io
+	// in eksa-system (to take the upgrade lock)".
+	Denied []string
+	// Err is why the server could not be asked (SelfSubjectAccessReview
+	// refused or unanswered): nothing is known.
+	Err error
+}
+
+// ReadApplyAccess asks the API server, one SelfSubjectAccessReview per
+// write, whether the identity (the --as one included) may make them in the
+// system namespace.
+func ReadApplyAccess(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) *ApplyAccess {
+	out := &ApplyAccess{}
+	for _, n := range applyNeeds {
+		ra := &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: n.verb, Group: n.group, Resource: n.resource}
+		if n.named {
+			ra.Name = LockName(cluster)
+		}
+		r, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+		if err != nil {
+			out.Err = fmt.Errorf("asking whether it may %s %s: %w", n.verb, qualified(n), err)
+			return out
+		}
+		if !r.Status.Allowed {
+			out.Denied = append(out.Denied, fmt.Sprintf("%s %s in %s (to %s)", n.verb, qualified(n), namespace, n.what))
+		}
+	}
+	return out
+}
+
+func qualified(n accessNeed) string {
+	if n.group == "" {
+		return n.resource
+	}
+	return n.resource + "." + n.group
+}
+
+func checkApplyAccess(_ context.Context, in *Inputs) model.CheckResult {
+	a := in.Access
+	switch {
+	case a == nil:
+		return warn("not checked: the plan was made without asking the API server", "")
+	case a.Err != nil:
+		// Not a block: the apply's own writes will tell, and the lock's
+		// read (upgrade-lock) already says whether Leases are visible.
+		return warn("cannot tell whether the console may take the lock and save the snapshot: "+a.Err.Error(),
+			"grant create on selfsubjectaccessreviews.authorization.k8s.io (every authenticated user has it by default), or check the rights below by hand")
+	case len(a.Denied) > 0:
+		return failed("the console may not "+strings.Join(a.Denied, "; "),
+			"grant them to this identity (a Role in "+in.System+": leases create, update, delete; configmaps create), or run the apply as one that has them (--as)")
+	}
+	return pass("the console may take, renew and release the upgrade lock and save the snapshot")
+}
