@@ -103,7 +103,7 @@ type Session struct {
 	failedAt time.Time
 	// endedAs is what Finish recorded then: "failure" or "timeout".
 	endedAs string
-	kept     bool
+	kept    bool
 	// lateDone: the upgrade completed after Finish had declared it failed.
 	lateDone bool
 	// completed: Finish saw the upgrade complete; detached: Detach ended
