@@ -267,8 +267,13 @@ func lookupError(err error, src, what, fix string) error {
 		if u, perr := url.Parse(ue.URL); perr == nil {
 			server = u.Scheme + "://" + u.Host
 		}
-		return &model.InputError{Source: "API server " + server, Problem: "cannot be reached (reading " + src + "): " + ue.Err.Error(),
-			Fix: "check --kubeconfig and --context (the server they name), and that the management cluster's API server is up"}
+		fix := "check --kubeconfig and --context (the server they name), and that the management cluster's API server is up"
+		if ue.Timeout() {
+			// A client-side bound that cut the request (--request-timeout
+			// too short for the server) reads as the same error.
+			fix += ", and that --request-timeout (or the kubeconfig's timeout) gives it long enough to answer"
+		}
+		return &model.InputError{Source: "API server " + server, Problem: "cannot be reached (reading " + src + "): " + ue.Err.Error(), Fix: fix}
 	}
 	return fmt.Errorf("read %s: %w", src, err)
 }

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,20 @@ func TestManagementReleaseMissing(t *testing.T) {
 	}
 	if len(p.Components) == 0 {
 		t.Error("no component diff")
+	}
+}
+
+// A request the client's own bound cut (--request-timeout 1ms) reads as a
+// server that cannot be reached: the fix names that bound too, not only
+// --kubeconfig and --context.
+func TestLookupErrorOfARequestTimedOut(t *testing.T) {
+	timedOut := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis/anywhere.eks.amazonaws.com/v1alpha1/namespaces/default/clusters/mgmt", Err: context.DeadlineExceeded}
+	var ie *model.InputError
+	if err := lookupError(timedOut, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || !strings.Contains(ie.Fix, "--request-timeout") || ie.Source != "API server https://10.0.0.1:6443" {
+		t.Errorf("timed out: %#v", err)
+	}
+	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
+	if err := lookupError(refused, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || strings.Contains(ie.Fix, "--request-timeout") {
+		t.Errorf("refused: %#v", err)
 	}
 }

@@ -97,7 +97,9 @@ With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the up
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
 still be running). Without --exit-on-done, --timeout gives up with 5 all the same, but 4
 after a failure it showed, and 0 after an upgrade the plain watch saw complete. A cluster at
-rest meets the rule at once: the plain outcome line then says that no upgrade was under way.`,
+rest meets the rule once it has held for 5 s and the API server has confirmed it (so a
+--timeout under that ends with 5): the plain outcome line then says that no upgrade was
+under way.`,
 		Example: `  upgrade-console watch --cluster mgmt
   upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
 		Args: exactArgs(0),
