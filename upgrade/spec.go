@@ -112,7 +112,8 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 			}
 		}
 		if u.GetName() == "" {
-			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("%s (%s): metadata.name", where, u.GetKind()), Problem: "missing"}
+			return nil, &model.InputError{Source: source, Field: fmt.Sprintf("%s (%s): metadata.name", where, u.GetKind()), Problem: "missing",
+				Fix: "name the object as the cluster names it (`kubectl get " + strings.TrimSuffix(strings.ToLower(u.GetKind())+"."+gv.Group, ".") + " -A` lists them)"}
 		}
 		if u.GetNamespace() == "" {
 			u.SetNamespace(defaultNamespace)

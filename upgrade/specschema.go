@@ -183,6 +183,20 @@ func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas
 	gvk := u.GroupVersionKind()
 	root := all.schemaOf(gvk)
 	if root == nil {
+		// A kind the console does not know may be a newer EKS-A's (the
+		// dry run tells); a near miss of a known one is a typo, which
+		// otherwise read as "no EKS-A Cluster in the file".
+		var kinds []string
+		for k := range all.byKind {
+			if k.Group == gvk.Group && !slices.Contains(kinds, k.Kind) {
+				kinds = append(kinds, k.Kind)
+			}
+		}
+		slices.Sort(kinds)
+		if c := closest(gvk.Kind, kinds); c != "" && c != gvk.Kind {
+			return &model.InputError{Source: source, Field: docLabel(n, u.Object) + ": kind",
+				Problem: fmt.Sprintf("%s is not an EKS Anywhere kind (did you mean %s?)", gvk.Kind, c), Fix: "set kind: " + c}
+		}
 		return nil
 	}
 	w := &schemaWalker{kind: u.GetKind()}

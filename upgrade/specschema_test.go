@@ -121,6 +121,9 @@ func TestSpecSchemaProblems(t *testing.T) {
 			"spec.clusterNetwork.pods.cidrBlocks[0]", "must be a string, got 10 (a number)", `quote the value, e.g. - "10"`},
 		{"a provider document", "  numCPUs: 4", "  numCPUs: four",
 			"document 2 (VSphereMachineConfig mgmt-cp): spec.numCPUs", `must be an integer, got "four" (a string)`, "numCPUs: 3"},
+		// A misspelt kind: it read as "no EKS-A Cluster in the file".
+		{"kind typo", "kind: Cluster\n", "kind: Clustr\n",
+			"document 1 (Clustr mgmt): kind", "Clustr is not an EKS Anywhere kind (did you mean Cluster?)", "set kind: Cluster"},
 		{"list for a string", "  numCPUs: 4", "  numCPUs: 4\n  cloneMode: [fullClone]",
 			"document 2 (VSphereMachineConfig mgmt-cp): spec.cloneMode", "must be a string, got a list", "give a single value"},
 	} {
@@ -481,4 +484,14 @@ func indentItem(doc string) string {
 		}
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// A document without metadata.name says how to find the name.
+func TestSpecMissingNameHasAFix(t *testing.T) {
+	data := strings.Replace(specCluster, "  name: mgmt\n", "", 1)
+	_, err := ParseSpec("c.yaml", []byte(data), "default")
+	ies := inputErrors(t, err)
+	if !strings.HasSuffix(ies[0].Field, "(Cluster): metadata.name") || ies[0].Fix != "name the object as the cluster names it (`kubectl get cluster.anywhere.eks.amazonaws.com -A` lists them)" {
+		t.Errorf("missing name: %+v", ies[0])
+	}
 }
