@@ -253,6 +253,31 @@ func TestPlanDemoStaleLock(t *testing.T) {
 			t.Errorf("plan lacks %q:\n%s", want, out)
 		}
 	}
+	// lock status -o json: a marker set says what it blocks; one not set
+	// blocks nothing, and has no "blocks" (a script read it as blocking).
+	out, errOut, code = runCaptured(t, "lock", "status", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("lock status: exit %d\n%s", code, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("lock status -o json: %v\n%s", err, out)
+	}
+	notSet := 0
+	for _, r := range rows {
+		_, has := r["blocks"]
+		switch {
+		case r["state"] == "not set" && has:
+			t.Errorf("a marker not set says what it blocks: %v", r)
+		case r["state"] == "not set":
+			notSet++
+		case !has:
+			t.Errorf("a marker set does not say what it blocks: %v", r)
+		}
+	}
+	if notSet == 0 {
+		t.Errorf("no marker not set in the stale-lock world:\n%s", out)
+	}
 }
 
 // A timeout that has already passed is refused before anything is read or

@@ -134,12 +134,18 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			Holder string    `json:"holder,omitempty"`
 			Since  time.Time `json:"since,omitzero"`
 			State  string    `json:"state"`
-			Blocks string    `json:"blocks"`
-			Reason string    `json:"reason,omitempty"`
+			// Blocks is what the marker holds back while set; a marker
+			// not set blocks nothing, and has none.
+			Blocks string `json:"blocks,omitempty"`
+			Reason string `json:"reason,omitempty"`
 		}
 		rows := make([]row, 0, len(ms))
 		for _, m := range ms {
-			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, string(m.State), m.Blocks, m.Reason})
+			blocks := m.Blocks
+			if m.State == recovery.MarkerNotSet {
+				blocks = ""
+			}
+			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, string(m.State), blocks, m.Reason})
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
