@@ -519,11 +519,16 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Zoom):
 		d.zoom = !d.zoom
 	case msg.String() == "esc":
+		// One thing at a time: the filter first, as the help says ("esc
+		// clear filter", and so does a table the filter empties, zoomed
+		// or not), then the zoom, then the full help (? closes it too).
+		// Unzooming first left the filter the help said esc clears, and
+		// took the zoomed table away from under it.
 		switch {
-		case d.zoom:
-			d.zoom = false
 		case d.nodes.filter != "":
 			d.setFilter("")
+		case d.zoom:
+			d.zoom = false
 		case d.help.ShowAll:
 			d.help.ShowAll = false
 		}
@@ -549,6 +554,10 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Home):
 		d.scroll(-1 << 30)
 	case key.Matches(msg, k.End):
+		if d.focus == paneNodes {
+			d.nodes.toEnd() // and stays there as rows arrive
+			break
+		}
 		d.scroll(1 << 30)
 	default:
 		return matchAction(d.opts, msg, d.state)
@@ -580,7 +589,7 @@ func (d *Dashboard) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
 
 func (d *Dashboard) setFilter(f string) {
 	d.nodes.filter = strings.TrimSpace(f)
-	d.nodes.cursor, d.nodes.offset = 0, 0
+	d.nodes.cursor, d.nodes.offset, d.nodes.tail = 0, 0, false
 	d.nodes.regroup()
 	d.relayout()
 }

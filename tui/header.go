@@ -12,14 +12,21 @@ import (
 // headerModel is the two header lines, built in Update from the snapshot,
 // the progress and the timeline.
 type headerModel struct {
-	ident    []seg // cluster, context
+	name seg // the cluster
+	// context is the kubeconfig context ("" when unknown): with the name,
+	// it says which cluster the operator is on, and gives way last
+	// (line1).
+	context  string
 	versions []seg // EKS-A and Kubernetes, current → target
-	badges   []seg // right aligned: stale, lock, paused, connection
-	// badgesShort is the same, shorter, for when badges leave the
-	// versions no room.
-	badgesShort []seg
-	timeline    model.Timeline
-	progress    model.Progress
+	// versionsTarget is the versions without their current side
+	// ("EKS-A → v0.21.2"), for when the line is short; versionsEKSA is
+	// its EKS-A part alone, for when it is shorter still.
+	versionsTarget, versionsEKSA []seg
+
+	badges []badge // right aligned: stale, lock, paused, connection
+
+	timeline model.Timeline
+	progress model.Progress
 }
 
 // running is the oldest Kubernetes minor the nodes run ("" when unknown):
@@ -37,15 +44,15 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 			ctx = s.Context
 		}
 	}
-	h.ident = []seg{{" " + name, rCluster}}
-	if ctx != "" {
-		h.ident = append(h.ident, seg{" @ " + ctx, rMuted})
-	}
+	h.name, h.context = seg{" " + name, rCluster}, ctx
 	if s != nil && s.Cluster != nil {
 		c := s.Cluster
 		cur := c.Annotations[model.AnnotationManagementComponentsVersion]
 		h.versions = append(h.versions, seg{"EKS-A ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, cur, c.EksaVersion)...)
+		h.versionsTarget = append(h.versionsTarget, seg{"EKS-A ", rMuted})
+		h.versionsTarget = append(h.versionsTarget, toTarget(sym.Arrow, cur, c.EksaVersion)...)
+		h.versionsEKSA = h.versionsTarget[:len(h.versionsTarget):len(h.versionsTarget)]
 		curK := ""
 		if s.ControlPlane != nil {
 			curK = minorOf(s.ControlPlane.StatusVersion)
@@ -55,87 +62,118 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 		}
 		h.versions = append(h.versions, seg{"   k8s ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, curK, c.KubernetesVersion)...)
+		h.versionsTarget = append(h.versionsTarget, seg{"  k8s ", rMuted})
+		h.versionsTarget = append(h.versionsTarget, toTarget(sym.Arrow, curK, c.KubernetesVersion)...)
 	}
-	h.badges = buildBadges(sym, s, p, opts, now, false)
-	h.badgesShort = buildBadges(sym, s, p, opts, now, true)
+	h.badges = buildBadges(sym, s, p, opts, now)
 	return h
 }
 
-// buildBadges is the right-hand side of the header's first line. The short
-// form, for narrow screens, drops what only dates or details a badge (when
-// the lock was renewed, the renewal's error) and keeps every badge: at 80
-// columns the full form left no room for the versions.
-func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, opts Options, now time.Time, short bool) []seg {
-	var out []seg
+// badge is one of the header's badges in its three forms, from the
+// longest: full; short, without what only dates or details it (when the
+// lock was renewed, the renewal's error: at 80 columns the full forms left
+// no room for the versions); tiny, a word or two (at 80 columns a kept
+// lock, a pause and a status not yet observed left no room for the
+// cluster). Every form keeps every badge.
+type badge struct {
+	full, short, tiny string
+	r                 role
+}
+
+// buildBadges is the right-hand side of the header's first line: stale,
+// lock, paused, connection.
+func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, opts Options, now time.Time) []badge {
+	var out []badge
 	if p.Stale {
-		out = append(out, seg{"◌ status not yet observed", rStale}, seg{"   ", rText})
+		out = append(out, badge{"◌ status not yet observed", "◌ status not yet observed", "◌ not observed", rStale})
 	}
 	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
 		case l.Lost:
-			out = append(out, seg{sym.Fail + " lock lost", rFailure}, seg{"   ", rText})
+			t := sym.Fail + " lock lost"
+			out = append(out, badge{t, t, t, rFailure})
 		case l.Holder != "" && l.Kept && keptLockGone(s):
 			// Cleared (from R, or `lock clear lease`): the session still
 			// says kept, the Lease says otherwise, and an upgrade that
 			// resumes runs without a lock. Another console's lock, if one
 			// took it, is shown after this.
-			t := "lock: this console's kept lock was cleared"
-			if short {
-				t = "lock: kept lock cleared"
-			}
-			out = append(out, seg{sym.Warn + " " + t, rStale}, seg{"   ", rText})
+			w := sym.Warn + " "
+			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
 		case l.Holder != "" && l.Kept:
 			ownLock = true
 			// No longer renewed: an age would only grow.
-			t := "lock: kept by this console (the upgrade failed)"
-			if short {
-				t = "lock: kept by this console"
-			}
-			out = append(out, seg{sym.Warn + " " + t, rStale}, seg{"   ", rText})
+			w := sym.Warn + " "
+			out = append(out, badge{w + "lock: kept by this console (the upgrade failed)", w + "lock: kept by this console", w + "lock kept", rStale})
 		case l.Holder != "":
 			ownLock = true
 			// This console's own lock: its holder (this user, this host,
 			// this console's id) would read as someone else's, the way
 			// another console's lock is shown.
-			t := "lock: held by this console"
-			if short {
-				t = "lock: this console"
-			}
-			if d := since(l.Renewed, now); d != "" && !short {
-				t += " (renewed " + d + " ago)"
+			b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted}
+			if d := since(l.Renewed, now); d != "" {
+				b.full += " (renewed " + d + " ago)"
 			}
 			if l.RenewErr != "" {
 				// The lease runs out unless a renewal succeeds.
-				t += " " + sym.Warn + " renewal failing"
-				if !short {
-					t += ": " + l.RenewErr
-				}
-				out = append(out, seg{t, rFailure}, seg{"   ", rText})
-				break
+				failing := " " + sym.Warn + " renewal failing"
+				b = badge{b.full + failing + ": " + l.RenewErr, b.short + failing, "lock" + failing, rFailure}
 			}
-			out = append(out, seg{t, rMuted}, seg{"   ", rText})
+			out = append(out, b)
 		}
 	}
 	if !ownLock && s != nil && s.Lock.Held() {
-		out = append(out, watchedLockBadge(sym, s.Lock, now, short), seg{"   ", rText})
+		out = append(out, watchedLockBadge(sym, s.Lock, now))
 	}
 	if p.Paused {
 		// Whatever the phases show, nothing moves until the pause goes;
 		// the status line says why and how it resumes.
-		out = append(out, seg{markHeld + " paused", rPaused}, seg{"   ", rText})
+		t := markHeld + " paused"
+		out = append(out, badge{t, t, t, rPaused})
 	}
 	switch {
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
-		out = append(out, seg{"◌ connecting", rConnecting})
+		t := "◌ connecting"
+		out = append(out, badge{t, t, t, rConnecting})
 	case s.Connection == model.Reconnecting:
 		t := "↻ reconnecting"
+		b := badge{t, t, t, rReconnecting}
 		if d := since(s.ConnectionSince, now); d != "" {
-			t += " " + d
+			b.full, b.short = t+" "+d, t+" "+d
 		}
-		out = append(out, seg{t, rReconnecting})
+		out = append(out, b)
 	default:
-		out = append(out, seg{sym.Active + " live", rLive})
+		t := sym.Active + " live"
+		out = append(out, badge{t, t, t, rLive})
+	}
+	return out
+}
+
+// badgeLevels is how many ways badgeSegs draws n badges, from the widest.
+func badgeLevels(n int) int { return 3 + n }
+
+// badgeSegs draws the badges at a level: 0 full, 1 short, 2 short and
+// closer together, and from 3 on as many of them tiny, from the left (a
+// status not yet observed and a pause are also said in the panes, and the
+// connection's is as short as it gets).
+func badgeSegs(bs []badge, level int) []seg {
+	gap := seg{"   ", rText}
+	if level >= 2 {
+		gap = seg{"  ", rText}
+	}
+	out := make([]seg, 0, 2*len(bs))
+	for i, b := range bs {
+		if i > 0 {
+			out = append(out, gap)
+		}
+		t := b.full
+		switch {
+		case level >= 3 && i < level-2:
+			t = b.tiny
+		case level >= 1:
+			t = b.short
+		}
+		out = append(out, seg{t, b.r})
 	}
 	return out
 }
@@ -156,22 +194,25 @@ func keptLockGone(s *model.ClusterState) bool {
 // console that died (which R offers to clear). The holder is user@host: the
 // console's instance id ("/3f2a9c1e") would crowd out the header at 80
 // columns, and whoever holds it, it is not this console.
-func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time, short bool) seg {
+func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
 	d := since(l.LastRenewed(), now)
 	if l.Kept != "" {
 		// Left on purpose by an upgrade that failed or timed out: not a
 		// console that died, and no age tells it apart.
-		return seg{sym.Warn + " lock: " + holder + " kept", rStale}
+		t := sym.Warn + " lock: " + holder + " kept"
+		return badge{t, t, t, rStale}
 	}
 	if l.Expired(now) {
-		return seg{sym.Warn + " lock: " + holder + " stale " + d, rStale}
+		t := sym.Warn + " lock: " + holder + " stale"
+		return badge{t + " " + d, t + " " + d, t, rStale}
 	}
 	t := "lock: " + holder
-	if d != "" && !short {
-		t += " (renewed " + d + " ago)"
+	b := badge{t, t, t, rMuted}
+	if d != "" {
+		b.full += " (renewed " + d + " ago)"
 	}
-	return seg{t, rMuted}
+	return b
 }
 
 // fromTo is "v0.20.4 → v0.21.1", or just the target when nothing changes or
@@ -185,6 +226,16 @@ func fromTo(arrow, cur, target string) []seg {
 	default:
 		return []seg{{cur, rVersion}, {" " + arrow + " ", rMuted}, {target, rBold}}
 	}
+}
+
+// toTarget is fromTo without the current side: "→ v0.21.1" while the
+// version changes (the arrow says it is the target, not what runs), just
+// the version when it does not.
+func toTarget(arrow, cur, target string) []seg {
+	if target == "" || cur == "" || cur == target {
+		return fromTo(arrow, cur, target)
+	}
+	return []seg{{arrow + " ", rMuted}, {target, rBold}}
 }
 
 func orUnknown(s string) string {
@@ -235,22 +286,79 @@ func minorOf(v string) string {
 	return parts[0] + "." + parts[1]
 }
 
+// minContext is as narrow as the header shortens the context (line1).
+const minContext = 12
+
+// line1 is the header's first line at w cells: the identity and the
+// versions on the left, the badges on the right. The cluster's name and its
+// context tell which cluster the operator is on, exactly when the badges
+// crowd the line (a kept lock, a pause: the moment to act on the right
+// one), and nothing else on the screen names the context: they give way
+// last. When the line is short, in this order, the first that fits wins:
+//
+//  1. the spacing between the identity and the versions narrows;
+//  2. the badges drop their details, then come closer (badgeSegs);
+//  3. the versions drop their current side ("EKS-A → v0.21.2"): the
+//     target stays, and the panes tell what runs;
+//  4. the Kubernetes version goes (the control plane pane says it);
+//  5. the badges shrink to a word or two, one by one (badgeSegs);
+//  6. the context is shortened in its middle, to no less than minContext
+//     cells: its start and its end tell contexts apart ("arn:…/mgmt");
+//  7. the EKS-A version goes, the context whole again if that makes room.
+//
+// Past that the context stays at minContext, render cuts the left side
+// into what the badges leave, and drops the badges when they alone leave
+// less than 12 cells.
+func (h *headerModel) line1(w int) (left, badges []seg) {
+	ident := func(cw int) []seg {
+		if h.context == "" {
+			return []seg{h.name}
+		}
+		c := h.context
+		if cw < width(c) {
+			c = fitMiddle(c, cw)
+		}
+		return []seg{h.name, {" @ " + c, rMuted}}
+	}
+	cw := width(h.context)
+	type step struct {
+		sep      string
+		versions []seg
+		level    int  // of the badges
+		shorten  bool // the context may shorten
+	}
+	tiny := badgeLevels(len(h.badges)) - 1
+	steps := []step{
+		{"   ", h.versions, 0, false},
+		{"  ", h.versions, 0, false},
+		{"  ", h.versions, 1, false},
+		{"  ", h.versions, 2, false},
+		{"  ", h.versionsTarget, 2, false},
+		{"  ", h.versionsEKSA, 2, false},
+	}
+	for l := 3; l <= tiny; l++ {
+		steps = append(steps, step{"  ", h.versionsEKSA, l, false})
+	}
+	steps = append(steps, step{"  ", h.versionsEKSA, tiny, true}, step{"  ", nil, tiny, true})
+	whole := ident(cw)
+	ww := segsWidth(whole)
+	for _, s := range steps {
+		bs := badgeSegs(h.badges, s.level)
+		over := ww + len(s.sep) + segsWidth(s.versions) + segsWidth(bs) + 2 - w
+		switch {
+		case over <= 0:
+			return joinSegs(whole, seg{s.sep, rText}, s.versions), bs
+		case s.shorten && h.context != "" && cw-over >= minContext:
+			return joinSegs(ident(cw-over), seg{s.sep, rText}, s.versions), bs
+		}
+	}
+	return ident(minContext), badgeSegs(h.badges, tiny)
+}
+
 // render draws the header in exactly two lines of w cells. The timeline has
 // three forms, from spelled out to symbols only; the widest that fits wins.
 func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Time) {
-	// Line 1: identity and versions on the left, badges on the right; the
-	// context goes first when the line is too narrow, then the spacing,
-	// then the badges' details.
-	full, short := joinSegs(h.ident, seg{"   ", rText}, h.versions), joinSegs(h.ident[:1], seg{"  ", rText}, h.versions)
-	variants := []struct{ left, badges []seg }{{full, h.badges}, {short, h.badges}, {short, h.badgesShort}}
-	v := variants[len(variants)-1]
-	for _, c := range variants {
-		if segsWidth(c.left)+segsWidth(c.badges)+2 <= w {
-			v = c
-			break
-		}
-	}
-	left, badges := v.left, v.badges
+	left, badges := h.line1(w)
 	bw := segsWidth(badges)
 	if bw+12 > w {
 		st.paintSegs(b, left, w)

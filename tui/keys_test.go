@@ -88,3 +88,43 @@ func TestHelpNeverWiderThanTheScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardEscUndoesOneThingAtATime: with the nodes zoomed and a filter
+// on, the first esc only unzoomed, while the help says "esc clear filter"
+// (and so does an empty table). esc now does what the help says, the help
+// open or not: the filter first, then the zoom, then the full help.
+func TestDashboardEscUndoesOneThingAtATime(t *testing.T) {
+	d := newTestDashboard(t, fixtureMidEtcd(), "mono", 120, 40)
+	if k := d.keys.ClearFilter.Help(); k.Key != "esc" || k.Desc != "clear filter" {
+		t.Fatalf("the help says %q %q for esc; the test checks it clears the filter", k.Key, k.Desc)
+	}
+	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
+	d.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+	for _, r := range "md-0" {
+		d.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // accepts the filter
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // zooms the nodes
+	d.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	if d.Filter() != "md-0" || !d.Zoomed() || !d.help.ShowAll || d.Focus() != "NODES" {
+		t.Fatalf("filter %q, zoomed %t, full help %t, focus %s: the test wants all three on the nodes", d.Filter(), d.Zoomed(), d.help.ShowAll, d.Focus())
+	}
+	for _, want := range []struct {
+		filter       string
+		zoom, helpOn bool
+	}{
+		{"", true, true},
+		{"", false, true},
+		{"", false, false},
+		{"", false, false},
+	} {
+		d.Update(esc)
+		if d.Filter() != want.filter || d.Zoomed() != want.zoom || d.help.ShowAll != want.helpOn {
+			t.Fatalf("after esc: filter %q, zoomed %t, full help %t; want %q, %t, %t",
+				d.Filter(), d.Zoomed(), d.help.ShowAll, want.filter, want.zoom, want.helpOn)
+		}
+	}
+	if !strings.Contains(screenOf(d), "NODES") {
+		t.Errorf("the nodes pane is gone:\n%s", screenOf(d))
+	}
+}

@@ -24,11 +24,16 @@ type nodesPane struct {
 	filter string
 
 	cursor, offset int
-	height         int // last body height, for paging
-	inputs         nodeInputs
-	built          bool
-	gen            uint64
-	cache          renderCache
+	// tail keeps the cursor on the last row while rows come and go (G, as
+	// less +F and k9s follow a log): a fleet growing under a cursor left
+	// on the row that was last moved it up the list, new rows below it,
+	// right after G. Moving up lets go.
+	tail   bool
+	height int // last body height, for paging
+	inputs nodeInputs
+	built  bool
+	gen    uint64
+	cache  renderCache
 
 	// drawn says where each row's line is in drawnOut, the last output,
 	// so that a row that did not change is copied from it instead of
@@ -155,6 +160,9 @@ func (p *nodesPane) regroup() {
 		p.title = append([]seg{{"filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown  ", rSevInfo}}, p.title...)
 	}
 	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
+	if p.tail {
+		p.cursor = max(len(p.rows)-1, 0)
+	}
 	p.follow()
 	p.gen++
 }
@@ -166,16 +174,30 @@ func (p *nodesPane) want() int {
 	return 2 + max(len(p.rows), 1)
 }
 
-// move moves the cursor and keeps it in the window.
+// move moves the cursor and keeps it in the window; up, it stops
+// following the last row (tail).
 func (p *nodesPane) move(delta int) {
+	if delta < 0 {
+		p.tail = false
+	}
 	p.cursor = max(min(p.cursor+delta, len(p.rows)-1), 0)
 	p.follow()
+}
+
+// toEnd moves the cursor to the last row and keeps it there as rows arrive
+// (tail), until it moves up.
+func (p *nodesPane) toEnd() {
+	p.tail = true
+	p.move(len(p.rows))
 }
 
 // page moves the window and the cursor by delta rows together, the cursor
 // keeping its row in the window: moved alone, the cursor would leave the
 // window by one row and the window follow by one, not a page.
 func (p *nodesPane) page(delta int) {
+	if delta < 0 {
+		p.tail = false
+	}
 	body := max(p.height, 1)
 	p.offset = max(min(p.offset+delta, len(p.rows)-body), 0)
 	p.cursor = max(min(p.cursor+delta, len(p.rows)-1), 0)

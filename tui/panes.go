@@ -136,11 +136,21 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 		return nil, availability{msg: "EtcdadmCluster not found", r: rMuted}, nil
 	}
 	title := []seg{{e.Name, rBold}, {fmt.Sprintf("  %d/%d ready", e.ReadyReplicas, e.Replicas), rText}}
-	if e.EtcdVersion != "" {
-		title = append(title, seg{"  " + e.EtcdVersion, rMuted})
-	}
-	if e.Upgrading() {
+	// EtcdVersion is the spec's: the version the members are to run. At
+	// rest they run it; during a rollout, or before the controller
+	// observed the spec, the ready ones may run the old one, and
+	// "3/3 ready  3.5.16  upgrading" read as three members on 3.5.16 while
+	// the only one on it was stuck provisioning: there it is the target.
+	switch {
+	case e.Upgrading():
 		title = append(title, seg{"  upgrading", rSevInfo})
+		if e.EtcdVersion != "" {
+			title = append(title, seg{" to " + e.EtcdVersion, rMuted})
+		}
+	case e.EtcdVersion != "" && e.ObservedGeneration != e.Generation:
+		title = append(title, seg{"  target " + e.EtcdVersion, rMuted})
+	case e.EtcdVersion != "":
+		title = append(title, seg{"  " + e.EtcdVersion, rMuted})
 	}
 	if e.Ready && e.ObservedGeneration == e.Generation {
 		title = append(title, seg{"  ready", rCondTrue})

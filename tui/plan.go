@@ -443,6 +443,10 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		p.help.ShowAll = !p.help.ShowAll
 		p.rebuild()
+	case msg.String() == "esc" && p.help.ShowAll:
+		// The help is what is on top: esc closes it before anything else
+		// it does.
+		p.closeHelp()
 	case key.Matches(msg, k.All):
 		p.all = !p.all
 		p.rebuild()
@@ -464,10 +468,24 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	default:
 		// Registered actions (the recovery menu: clearing a stale lock
 		// that blocks the upgrade).
-		return matchAction(p.opts, msg, p.state)
+		cmd := matchAction(p.opts, msg, p.state)
+		if cmd != nil {
+			// A dialog opens over the screen: the screen's keys, which
+			// it takes none of, would stay listed beneath it.
+			p.closeHelp()
+		}
+		return cmd
 	}
 	p.clamp()
 	return nil
+}
+
+// closeHelp puts the full help (?) away.
+func (p *PlanScreen) closeHelp() {
+	if p.help.ShowAll {
+		p.help.ShowAll = false
+		p.rebuild()
+	}
 }
 
 // apply starts the apply path: refused while a check blocks; the dry-run
@@ -506,6 +524,9 @@ func (p *PlanScreen) confirm() tea.Cmd {
 		return nil
 	}
 	p.confirming = true
+	// The confirmation takes every key: the plan's help, left open
+	// beneath it, listed keys that do nothing there.
+	p.closeHelp()
 	return OpenDialog(newConfirmDialog(p.opts, p.plan, p.dry))
 }
 

@@ -1128,3 +1128,53 @@ func TestPlanScreenBlockedNamesTheChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanScreenEscClosesTheHelp: esc did nothing to the full help (?),
+// which stayed on screen, and under the apply's confirmation too, listing
+// keys that do nothing there. esc and ? close it, before anything else
+// either does, and the confirmation opens without it.
+func TestPlanScreenEscClosesTheHelp(t *testing.T) {
+	f := &fakeActions{}
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)}
+	p := NewPlanScreen(context.Background(), opts, fixturePlan(false), f.actions())
+	a := NewApp(opts, p)
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	down := regexp.MustCompile(`↓/j +down`) // a row of the full help only
+	fullHelp := func() bool { return down.MatchString(ansi.Strip(a.View().Content)) }
+	question := tea.KeyPressMsg{Code: '?', Text: "?"}
+	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
+	if fullHelp() {
+		t.Fatal("the full help is open from the start")
+	}
+	for _, close := range []tea.KeyPressMsg{esc, question} {
+		a.Update(question)
+		if !fullHelp() {
+			t.Fatalf("? did not open the full help:\n%s", ansi.Strip(a.View().Content))
+		}
+		a.Update(close)
+		if fullHelp() || p.help.ShowAll {
+			t.Errorf("%s left the full help open:\n%s", close, ansi.Strip(a.View().Content))
+		}
+	}
+
+	// Open, then enter: the dry run, then the typed confirmation.
+	a.Update(question)
+	_, cmd := a.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	runCmds(cmd, func(m tea.Msg) {
+		if _, ok := m.(dryRunMsg); !ok {
+			return
+		}
+		_, next := a.Update(m)
+		runCmds(next, func(m tea.Msg) {
+			if o, ok := m.(OpenDialogMsg); ok {
+				a.Update(o)
+			}
+		})
+	})
+	if !p.Confirming() || len(a.dialogs) != 1 {
+		t.Fatalf("the confirmation is not open (%d dialogs)", len(a.dialogs))
+	}
+	if fullHelp() || p.help.ShowAll {
+		t.Errorf("the plan's full help stays open under the confirmation:\n%s", ansi.Strip(a.View().Content))
+	}
+}

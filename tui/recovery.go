@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -761,15 +762,27 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, string)) {
 	sym := d.st.th.Sym
 	if f := d.failure; f != nil && f.Step != "" {
-		add(seg{"Node " + f.Node + ": step " + f.Step + " failed (container " + f.Container + ")", rFailure})
+		// Wrapped, all of it: cut at the width, the cause was lost
+		// ("…in the namespace…"), and with it what to fix.
+		iw := d.innerWidth()
+		heading := "Node " + f.Node + ": step " + f.Step + " failed (container " + f.Container + ")"
+		source := "last lines (" + f.LogSource + "):"
+		above := len(wrap(heading, iw)) + len(wrap(f.Reason, iw-2)) + len(wrap(source, iw-2))
+		wrapAdd(heading, rFailure, "")
 		wrapAdd(f.Reason, rText, "  ")
 		if f.ContainerState != "" {
-			add(seg{"  " + f.ContainerState, rText})
+			above += len(wrap(f.ContainerState, iw-2))
+			wrapAdd(f.ContainerState, rText, "  ")
 		}
 		if len(f.Log) > 0 {
-			add(seg{"  last lines (" + f.LogSource + "):", rMuted})
-			for _, l := range f.Log {
-				add(seg{"  │ " + l, rText})
+			wrapAdd(source, rMuted, "  ")
+			const bar = "  │ "
+			rows, note := logTail(f.Log, iw-width(bar), d.logRows(above))
+			if note != "" {
+				add(seg{bar + note, rMuted})
+			}
+			for _, r := range rows {
+				add(seg{bar + r, rText})
 			}
 		} else if f.LogError != "" {
 			wrapAdd(f.LogError, rMuted, "  ")
@@ -846,6 +859,77 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		add()
 		add(seg{"server-side dry run…", rMuted})
 	}
+}
+
+// logRows is how many rows the failing container's log may take, under
+// the failure's other rows (above): what the dialog shows of its body when
+// the plan opens, so that the failure, the log's end and its error with
+// it, is in view whole, and the plan a scroll away. The same in every
+// stage: the confirmation's prompt takes more rows, and the log would
+// change as it opens. Border, title and keys take 6 rows (the blank line
+// under the log goes below, with the plan).
+func (d *recoveryDialog) logRows(above int) int {
+	return max(d.h-6-above, 4)
+}
+
+// logTail wraps log lines to w cells and keeps the last rows that fit in n:
+// a container's last lines hold its error. When lines are left out, note
+// says how many (it takes one of the n rows).
+func logTail(log []string, w, n int) (rows []string, note string) {
+	w, n = max(w, 10), max(n, 2)
+	var kept [][]string // from the last line up
+	used, k := 0, len(log)
+	for k > 0 {
+		r := wrapLogLine(log[k-1], w)
+		need := used + len(r)
+		if k > 1 {
+			need++ // the note, for the lines before this one
+		}
+		if need > n {
+			break
+		}
+		kept, used, k = append(kept, r), used+len(r), k-1
+	}
+	partial := false
+	if len(kept) == 0 {
+		// Even the last line alone is taller: its end.
+		r := wrapLogLine(log[k-1], w)
+		kept, k, partial = [][]string{r[len(r)-(n-1):]}, k-1, true
+	}
+	for i := len(kept) - 1; i >= 0; i-- {
+		rows = append(rows, kept[i]...)
+	}
+	switch {
+	case partial && k > 0:
+		note = fmt.Sprintf("… %d earlier %s and the start of the last left out", k, plural(k, "line", "lines"))
+	case partial:
+		note = "… the start of the line left out"
+	case k > 0:
+		note = fmt.Sprintf("… %d earlier %s left out", k, plural(k, "line", "lines"))
+	}
+	return rows, note
+}
+
+// wrapLogLine wraps one log line to w cells, its indentation (a tab is two
+// cells) kept on every row. Escape sequences are dropped: the log is the
+// container's, and its colours are not the theme's.
+func wrapLogLine(l string, w int) []string {
+	l = strings.TrimRight(ansi.Strip(l), " \t\r")
+	body := strings.TrimLeft(l, " \t")
+	lead := strings.ReplaceAll(l[:len(l)-len(body)], "\t", "  ")
+	lead = spaces(min(width(lead), w/2))
+	rows := wrap(body, w-width(lead))
+	for i := range rows {
+		rows[i] = lead + rows[i]
+	}
+	return rows
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // wrapTagged wraps text to w cells after a prefix (its continuation lines

@@ -34,15 +34,17 @@ type fakeRecovery struct {
 	notConfirmedN int
 	// dryStatus, when set, is every step's dry-run status.
 	dryStatus recovery.StepStatus
+	// failure is the node failure a node retry's plan shows.
+	failure *recovery.NodeFailure
 }
 
 func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
 	f.offers = append(f.offers, o)
 	if f.planFor != nil {
 		p, err := f.planFor(o)
-		return p, nil, err
+		return p, f.failure, err
 	}
-	return f.p, nil, f.planErr
+	return f.p, f.failure, f.planErr
 }
 
 func (f *fakeRecovery) snapshotCopies() ([]string, error) { return f.copies, nil }
@@ -795,5 +797,139 @@ func TestRecoveryDoesNotOfferThisConsolesOwnLiveLock(t *testing.T) {
 		if got := a.Offered(s); got != c.want {
 			t.Errorf("%s: offered %t, want %t", c.name, got, c.want)
 		}
+	}
+}
+
+// nodeRetryFixture is the demo's inplace-node-step-fails scenario as
+// `node retry` plans it: the kubeadm step failed, and the container's last
+// lines (the simulator's, as kubeadm prints them) end with the error.
+func nodeRetryFixture() (*recovery.Plan, *recovery.NodeFailure) {
+	p := &recovery.Plan{
+		Action: recovery.ActionNodeRetry, Cluster: "mgmt",
+		Title:   "Retry the in-place upgrade of node mgmt-snpws: delete its upgrader pod so the NodeUpgrade controller recreates it",
+		Confirm: "mgmt-snpws", ConfirmObject: "Node mgmt-snpws",
+		Preconditions: []recovery.Precondition{{Name: "not-completed", OK: true}, {Name: "step-failed", OK: true}, {Name: "upgrader-pod", OK: true}},
+		Steps: []recovery.Step{
+			{Name: "delete-upgrader-pod", Title: "Delete the upgrader pod (EKS-A's documented retry)", Object: "Pod eksa-system/mgmt-snpws-node-upgrader", Change: "delete (only the pod with UID 118deb58-8403-40da-8af5-6fdf075b3d00)"},
+			{Name: "wait-recreated", Title: "Wait for the NodeUpgrade controller to recreate the pod", Object: "Pod eksa-system/mgmt-snpws-node-upgrader", Change: "none (waits up to 2m0s)"},
+		},
+		Notes: []string{"Fix what made kubeadm-upgrader fail first (see its log): the recreated pod runs every step again from the first."},
+	}
+	f := &recovery.NodeFailure{
+		Node: "mgmt-snpws", Machine: "mgmt-snpws", NodeUpgrade: "eksa-system/mgmt-snpws-node-upgrader",
+		Step: "KubeadmUpgraded", Container: "kubeadm-upgrader",
+		Reason:         "Container exited with a non-zero exit code, reason: Error",
+		ContainerState: "terminated: exit code 1, reason Error, restarts 0",
+		Pod:            "eksa-system/mgmt-snpws-node-upgrader",
+		LogSource:      "simulated log (demo: no kubelet; written by the simulated NodeUpgrade controller)",
+		Log: []string{
+			"I1121 22:50:44.000000 upgrader: upgrading node mgmt-snpws in place (attempt 1)",
+			`[upgrade/config] Reading configuration from the "kubeadm-config" ConfigMap in namespace "kube-system"...`,
+			"[preflight] Running pre-flight checks.",
+			"[upgrade] Running cluster health checks",
+			"[upgrade/health] FATAL: [preflight] Some fatal errors occurred:",
+			"\t[ERROR CreateJob]: Job \"upgrade-health-check-4711\" in the namespace \"kube-system\" did not complete in 15s: no condition of type Complete",
+			"To see the stack trace of this error execute with --v=5 or higher",
+			"E1121 22:50:46.000000 upgrader: kubeadm-upgrader failed: exit status 1",
+		},
+	}
+	return p, f
+}
+
+// TestRecoveryDialogWrapsTheNodeFailure: the node retry's failure, the
+// container's state and its log were cut at the dialog's width (at 80
+// columns the cause at "…in the namespace…", the heading at "failed
+// (container kubeadm-upgrade…"): they wrap, and a log taller than the room
+// the dialog has for it keeps its last lines, which hold the error, saying
+// how many it left out. The failure is in view whole when the plan opens.
+func TestRecoveryDialogWrapsTheNodeFailure(t *testing.T) {
+	const crashLoop = "waiting: CrashLoopBackOff back-off 10s restarting failed container=kubeadm-upgrader pod=mgmt-snpws-node-upgrader_eksa-system(118deb58-8403-40da-8af5-6fdf075b3d00)"
+	for _, tc := range []struct {
+		name  string
+		state string
+		w, h  int
+		// leftOut is how many of the log's first lines the dialog leaves
+		// out: at 80×24 kubeadm's error stays, and the lines after it.
+		leftOut int
+		golden  bool
+	}{
+		{"terminated", "", 80, 24, 4, true},
+		{"terminated", "", 120, 40, 0, true},
+		{"crash-loop", crashLoop, 80, 24, 6, false},
+		{"crash-loop", crashLoop, 120, 40, 0, false},
+	} {
+		t.Run(fmt.Sprintf("%s/%dx%d", tc.name, tc.w, tc.h), func(t *testing.T) {
+			p, nf := nodeRetryFixture()
+			if tc.state != "" {
+				nf.ContainerState = tc.state
+			}
+			f := &fakeRecovery{p: p, failure: nf}
+			d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionNodeRetry, Node: "mgmt-snpws", Title: "Retry the in-place upgrade of node mgmt-snpws"}})
+			d.backend = f
+			d.setTheme(ptrTheme(themes.NewMono()))
+			noBlink(d)
+			d.SetSize(tc.w-4, tc.h-4) // as the App sizes dialogs
+			press(t, d, enter)
+			out := ansi.Strip(d.View())
+			if n := strings.Count(out, "\n") + 1; n > tc.h-4 {
+				t.Errorf("the dialog is %d lines for %d rows:\n%s", n, tc.h-4, out)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if ansi.StringWidth(l) > tc.w-4 {
+					t.Fatalf("line wider than %d: %q", tc.w-4, l)
+				}
+			}
+			// Each piece of text whole, once the dialog's rows are joined
+			// (a word wider than the dialog breaks where it must, at a
+			// hyphen: compared without spaces).
+			joined := strings.NewReplacer("│", "", " ", "", "\n", "").Replace(out)
+			want := []string{
+				"Node mgmt-snpws: step KubeadmUpgraded failed (container kubeadm-upgrader)",
+				nf.ContainerState,
+				"E1121 22:50:46.000000 upgrader: kubeadm-upgrader failed: exit status 1",
+			}
+			for _, l := range nf.Log[tc.leftOut:] {
+				want = append(want, strings.TrimSpace(l))
+			}
+			for _, w := range want {
+				if !strings.Contains(joined, strings.ReplaceAll(w, " ", "")) {
+					t.Errorf("the dialog lacks %q whole:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "…") && !strings.Contains(out, "left out") {
+				t.Errorf("text cut:\n%s", out)
+			}
+			switch note := fmt.Sprintf("│ … %d earlier lines left out", tc.leftOut); {
+			case tc.leftOut > 0 && !strings.Contains(out, note):
+				t.Errorf("the dialog does not say %q:\n%s", note, out)
+			case tc.leftOut == 0 && strings.Contains(out, "left out"):
+				t.Errorf("the whole log fits, yet lines are left out:\n%s", out)
+			}
+			if tc.golden {
+				golden.RequireEqual(t, out)
+			}
+		})
+	}
+}
+
+func TestLogTailKeepsTheLastRows(t *testing.T) {
+	log := []string{"one", "two", "three four five six seven eight nine ten"}
+	rows, note := logTail(log, 10, 4)
+	if want := []string{"three four", "five six", "seven", "eight nine", "ten"}; len(rows) != 3 || note == "" {
+		t.Fatalf("rows %q note %q; the last line alone wraps to %q, more than 4 rows with the note", rows, note, want)
+	}
+	if rows[2] != "ten" || !strings.Contains(note, "2 earlier lines and the start of the last") {
+		t.Errorf("rows %q note %q", rows, note)
+	}
+	rows, note = logTail(log[:2], 10, 4)
+	if len(rows) != 2 || note != "" {
+		t.Errorf("a log that fits: rows %q note %q", rows, note)
+	}
+	rows, note = logTail([]string{"a", "b", "c", "d", "e"}, 10, 3)
+	if strings.Join(rows, ",") != "d,e" || note != "… 3 earlier lines left out" {
+		t.Errorf("rows %q note %q", rows, note)
+	}
+	if rows := strings.Join(wrapLogLine("\t\x1b[31m[ERROR] a b\x1b[0m", 10), "|"); rows != "  [ERROR]|  a b" {
+		t.Errorf("indented, coloured line wrapped as %q", rows)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
@@ -143,5 +144,77 @@ func TestNodesPaneScrollHint(t *testing.T) {
 	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
 	if got, want := title(), fmt.Sprintf("up to date ↑ %d above", rows-page); !strings.HasSuffix(got, want) {
 		t.Errorf("at the end: %q, want it to end %q", got, want)
+	}
+}
+
+// TestNodesEndFollowsTheGrowingList: G went to the last row of a large
+// fleet, and the rows that arrived right after it were below the window
+// ("↑ 4 ↓ 10"). G follows the end as the list grows, as less +F and k9s do,
+// until the operator moves up.
+func TestNodesEndFollowsTheGrowingList(t *testing.T) {
+	s := fixtureLarge(200)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"}) // a row per machine
+	if d.Focus() != "NODES" {
+		t.Fatalf("focus %s, want NODES", d.Focus())
+	}
+	title := func() string { return strings.Join(strings.Fields(paneTitle(t, d, "NODES")), " ") }
+	atEnd := func() bool {
+		return d.nodes.cursor == len(d.nodes.rows)-1 && !strings.Contains(title(), "↓")
+	}
+	grow := func(n int) {
+		t.Helper()
+		next := *s
+		next.Version = s.Version + 1
+		ms, ns := workers(n, "md-9", newK8s, ago(time.Minute))
+		for i := range ms {
+			// Joining the fleet: new machines, not yet up to date.
+			ms[i].Phase, ns[i].Ready = "Provisioning", false
+			ms[i].Name = fmt.Sprintf("mgmt-md-9-new-%05d", s.Machines.Len()+i)
+			ms[i].NodeName, ns[i].Name = ms[i].Name, ms[i].Name
+		}
+		for _, m := range s.Machines.All() {
+			ms = append(ms, m)
+		}
+		for _, n := range s.Nodes.All() {
+			ns = append(ns, n)
+		}
+		next.Machines, next.Nodes = model.ListOf(ms...), model.ListOf(ns...)
+		s = &next
+		d.Update(SnapshotMsg{State: s})
+		d.Update(frameMsg{}) // the snapshot came within the frame interval
+		if d.built != s.Version {
+			t.Fatalf("snapshot %d not built (built %d)", s.Version, d.built)
+		}
+	}
+	before := len(d.nodes.rows)
+	d.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	if !atEnd() {
+		t.Fatalf("G: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
+	}
+	grow(14)
+	if len(d.nodes.rows) <= before {
+		t.Fatalf("%d rows, no more than the %d before: the test wants the list to grow", len(d.nodes.rows), before)
+	}
+	if !atEnd() {
+		t.Errorf("rows arrived after G: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
+	}
+	grow(3)
+	if !atEnd() {
+		t.Errorf("more rows: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
+	}
+
+	// Up lets go: the cursor stays on its row as rows arrive.
+	d.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+	cursor := d.nodes.cursor
+	grow(5)
+	if d.nodes.cursor != cursor || !strings.Contains(title(), "↓") {
+		t.Errorf("after up: cursor on row %d (was %d), title %q", d.nodes.cursor, cursor, title())
+	}
+	// And G takes it up again.
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+	grow(2)
+	if !atEnd() {
+		t.Errorf("End again: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
 	}
 }

@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// crowdedHeaderDashboard is a dashboard whose header's badges crowd its
+// first line: this console's lock kept after a failure, EKS-A reconcile
+// paused (after an etcd rollback), and, with stale, a status the EKS-A
+// controller has not observed yet.
+func crowdedHeaderDashboard(t *testing.T, th themes.Name, context string, stale bool, w int) *Dashboard {
+	t.Helper()
+	s := fixturePausedAfterRollback()
+	s.Context = context
+	if stale {
+		s.Cluster.Generation++
+	}
+	kept := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(3 * time.Minute), Kept: true}
+	}
+	d := NewDashboard(Options{Theme: th, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Lock: kept})
+	d.SetSize(w, 40)
+	d.Update(SnapshotMsg{State: s})
+	return d
+}
+
+var headerIdent = regexp.MustCompile(`^ mgmt @ (\S+)  `)
+
+// TestHeaderKeepsTheContext: the badges the operator must act on (a kept
+// lock, a pause) took the line's room from the context first: at 120
+// columns "mgmt @ upgrade-console-demo  EKS-A …" became "mgmt  EKS-A …",
+// when which cluster this is matters most. The context stays, shortened in
+// its middle to no less than minContext cells when it must, and every
+// badge stays, in its short form when it must.
+func TestHeaderKeepsTheContext(t *testing.T) {
+	for _, tc := range []struct {
+		context string
+		stale   bool
+	}{
+		{"upgrade-console-demo", false},
+		{"upgrade-console-demo", true},
+		{"arn:aws:eks:us-west-2:123456789012:cluster/mgmt-prod", false},
+		{"arn:aws:eks:us-west-2:123456789012:cluster/mgmt-prod", true},
+	} {
+		for _, w := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s/stale=%t/%d", tc.context, tc.stale, w), func(t *testing.T) {
+				d := crowdedHeaderDashboard(t, themes.Mono, tc.context, tc.stale, w)
+				var b strings.Builder
+				d.header.render(&b, d.st, w, d.now)
+				requireShape(t, b.String(), w, 2)
+				first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n")
+				m := headerIdent.FindStringSubmatch(first)
+				if m == nil {
+					t.Fatalf("the header's first line lost the context:\n%s", first)
+				}
+				if got := m[1]; got != tc.context {
+					head, tail, cut := strings.Cut(got, "…")
+					if !cut || width(got) < minContext || !strings.HasPrefix(tc.context, head) || !strings.HasSuffix(tc.context, tail) {
+						t.Errorf("context %q shown as %q, want it whole or cut in its middle to at least %d cells:\n%s", tc.context, got, minContext, first)
+					}
+				}
+				if w >= 120 && len(tc.context) <= 20 && m[1] != tc.context {
+					t.Errorf("at %d columns a context of %d cells is cut:\n%s", w, len(tc.context), first)
+				}
+				// Every badge, in one of its forms.
+				want := []*regexp.Regexp{regexp.MustCompile(`⚠ lock(: kept by this console| kept)  `),
+					regexp.MustCompile(markHeld + " paused  "), regexp.MustCompile("● live $")}
+				if tc.stale {
+					want = append(want, regexp.MustCompile(`◌ (status not yet|not) observed  `))
+				}
+				for _, re := range want {
+					if !re.MatchString(first) {
+						t.Errorf("the header's first line lacks %s:\n%s", re, first)
+					}
+				}
+				if w >= 120 && !strings.Contains(first, "EKS-A v0.21.1") {
+					t.Errorf("at %d columns the EKS-A version is gone:\n%s", w, first)
+				}
+			})
+		}
+	}
+}
+
+// TestHeaderContextGoldens pins the crowded header's first line at 80 and
+// 120 columns: what gives way, in which order (headerModel.line1).
+func TestHeaderContextGoldens(t *testing.T) {
+	for _, ctx := range []string{"upgrade-console-demo", "arn:aws:eks:us-west-2:123456789012:cluster/mgmt-prod"} {
+		name := "demo"
+		if strings.HasPrefix(ctx, "arn:") {
+			name = "arn"
+		}
+		for _, w := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s/%d", name, w), func(t *testing.T) {
+				d := crowdedHeaderDashboard(t, themes.Mono, ctx, true, w)
+				var b strings.Builder
+				d.header.render(&b, d.st, w, d.now)
+				requireShape(t, b.String(), w, 2)
+				golden.RequireEqual(t, b.String())
+			})
+		}
+	}
+}
+
+// TestHeaderTargetVersionsWhenShort: with no room for both sides of the
+// versions, the targets stay, after their arrows, and the context whole;
+// shorter still, the Kubernetes version goes before the context shortens.
+func TestHeaderTargetVersionsWhenShort(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	s := fixtureMidEtcd()
+	s.Context = "upgrade-console-demo"
+	s.Cluster.Annotations[model.AnnotationManagementComponentsVersion] = "v0.20.9"
+	h := buildHeader(st, s, "", model.Progress{Paused: true}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: t0, Kept: true}
+	}}, t0)
+	for _, tc := range []struct {
+		w    int
+		want string
+	}{
+		{140, " mgmt @ upgrade-console-demo  EKS-A v0.20.9 → v0.21.1   k8s 1.30 → 1.31 "},
+		{110, " mgmt @ upgrade-console-demo  EKS-A → v0.21.1  k8s → 1.31 "},
+		{80, " mgmt @ upgrade-console-demo  EKS-A → v0.21.1 "},
+	} {
+		var b strings.Builder
+		h.render(&b, st, tc.w, t0)
+		requireShape(t, b.String(), tc.w, 2)
+		if first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n"); !strings.HasPrefix(first, tc.want) {
+			t.Errorf("at %d columns, want the line to start %q:\n%s", tc.w, tc.want, first)
+		}
+	}
+}
+
+// TestCrowdedHeaderFitsEveryWidth: whatever gives way, the header is two
+// lines of exactly the width, and the name is never lost.
+func TestCrowdedHeaderFitsEveryWidth(t *testing.T) {
+	for _, ctx := range []string{"", "upgrade-console-demo", "arn:aws:eks:us-west-2:123456789012:cluster/mgmt-prod"} {
+		d := crowdedHeaderDashboard(t, themes.Mono, ctx, true, 120)
+		for w := 20; w <= 200; w++ {
+			var b strings.Builder
+			d.header.render(&b, d.st, w, d.now)
+			requireShape(t, b.String(), w, 2)
+			if !strings.HasPrefix(ansi.Strip(b.String()), " mgmt") {
+				t.Fatalf("%q at %d: the name is gone:\n%s", ctx, w, ansi.Strip(b.String()))
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// TestEtcdTitleSaysTheTargetWhileItRollsOut: the title's version is the
+// EtcdadmCluster spec's. During a rollout it read "3/3 ready  3.5.16
+// upgrading" while the three ready members ran 3.5.15 and the only one on
+// 3.5.16 was stuck provisioning: there it is the target, and only at rest
+// the version the members run.
+func TestEtcdTitleSaysTheTargetWhileItRollsOut(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	etcdTitle := func(s *model.ClusterState, ready int32, upgrading, observed bool) string {
+		e := s.Etcd
+		e.ReadyReplicas = ready
+		if upgrading {
+			e.Annotations[model.AnnotationEtcdUpgrading] = "true"
+		} else {
+			delete(e.Annotations, model.AnnotationEtcdUpgrading)
+		}
+		if !observed {
+			e.Generation = e.ObservedGeneration + 1
+		}
+		segs, _, _ := buildEtcdPane(st, s, false, stallSet{})
+		var b strings.Builder
+		for _, sg := range segs {
+			b.WriteString(sg.text)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name      string
+		got       string
+		want, not string
+	}{
+		{"stuck rollout, the old members ready", etcdTitle(fixtureMidEtcd(), 3, true, true), "mgmt-etcd  3/3 ready  upgrading to v3.5.24", "ready  v3.5.24"},
+		{"rollout", etcdTitle(fixtureMidEtcd(), 2, true, true), "mgmt-etcd  2/3 ready  upgrading to v3.5.24", "ready  v3.5.24"},
+		{"spec not yet observed", etcdTitle(fixtureHealthy(), 3, false, false), "mgmt-etcd  3/3 ready  target v3.5.24", "ready  v3.5.24"},
+		{"at rest", etcdTitle(fixtureHealthy(), 3, false, true), "mgmt-etcd  3/3 ready  v3.5.24  ready", "target"},
+	} {
+		if !strings.Contains(tc.got, tc.want) || strings.Contains(tc.got, tc.not) {
+			t.Errorf("%s: title %q, want %q and no %q", tc.name, tc.got, tc.want, tc.not)
+		}
+	}
+}
