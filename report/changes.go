@@ -680,7 +680,12 @@ func (d *differ) summariseMachines(cur model.List[model.Machine]) {
 				continue
 			}
 			n++
-			ph := orDash(m.Phase)
+			// A Machine CAPI has not given a phase yet reads "no phase":
+			// "14 -" read as a typo.
+			ph := m.Phase
+			if ph == "" {
+				ph = "no phase yet"
+			}
 			if phases[ph] == 0 {
 				order = append(order, ph)
 			}
