@@ -134,7 +134,6 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	defer lv.close()
 	if o.tui {
-		stop()
 		return runApplyTUI(ctx, out, lv, o)
 	}
 	if sctx.Err() != nil {
