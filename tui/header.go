@@ -90,6 +90,11 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
+		case l.Lost && l.Kept:
+			// The kept lock was cleared, and the release on completion
+			// found it gone: no alarm, the same words as while it ran.
+			w := sym.Warn + " "
+			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
 		case l.Lost:
 			t := sym.Fail + " lock lost"
 			out = append(out, badge{t, t, t, rFailure})

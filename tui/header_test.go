@@ -155,3 +155,34 @@ func TestCrowdedHeaderFitsEveryWidth(t *testing.T) {
 		}
 	}
 }
+
+// A kept lock cleared, then found gone by the release on completion, is
+// said as while the upgrade ran, not as a red "lock lost".
+func TestHeaderKeptLockLostOnRelease(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	h := buildHeader(st, fixtureHealthy(), "", model.Progress{}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Kept: true, Lost: true}
+	}}, t0)
+	var b strings.Builder
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: this console's kept lock was cleared") || strings.Contains(out, "lock lost") {
+		t.Errorf("header:\n%s", out)
+	}
+}
+
+// The quit prompt does not say the upgrade "goes on" while a failed step
+// holds it.
+func TestQuitPromptWhenAFailedStepHoldsTheUpgrade(t *testing.T) {
+	for _, w := range []int{200, 90, 75} {
+		held := quitPromptText(w, true)
+		if strings.Contains(held, "goes on") || !strings.Contains(held, "fail") {
+			t.Errorf("%d columns, held up: %q", w, held)
+		}
+		if free := quitPromptText(w, false); !strings.Contains(free, "goes on") {
+			t.Errorf("%d columns: %q", w, free)
+		}
+	}
+	if !heldUp(model.Progress{Stalls: []model.Stall{{Failed: true}}}) || heldUp(model.Progress{Stalls: []model.Stall{{}}}) {
+		t.Error("heldUp")
+	}
+}

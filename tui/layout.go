@@ -3,6 +3,8 @@ package tui
 import (
 	"strconv"
 	"strings"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // This file decides where every pane goes (in Update, after data, size,
@@ -369,7 +371,7 @@ func (d *Dashboard) refreshHelp() {
 	}
 	d.helpKey = k
 	if k.quit {
-		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0)), max(d.w-1, 0)))
+		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0), heldUp(d.progress)), max(d.w-1, 0)))
 		return
 	}
 	if d.filtering {
@@ -389,13 +391,23 @@ func (d *Dashboard) refreshHelp() {
 }
 
 // quitPromptText asks to confirm a quit while this console holds the lock
-// of an upgrade under way, in the words that fit w cells.
-func quitPromptText(w int) string {
-	for _, t := range []string{
+// of an upgrade under way, in the words that fit w cells. heldUp: a failed
+// step holds the upgrade, which then does not simply "go on" (nothing in
+// EKS-A retries it).
+func quitPromptText(w int, heldUp bool) string {
+	texts := []string{
 		"Quit? The upgrade goes on in the cluster, and this console releases its upgrade lock: q again quits, any other key stays",
 		"q again quits (the upgrade goes on; the upgrade lock is released) • any other key stays",
 		"q again quits (the upgrade goes on; the lock is released) • other keys stay",
-	} {
+	}
+	if heldUp {
+		texts = []string{
+			"Quit? A failed step holds the upgrade (R offers its retry), and this console releases its upgrade lock: q again quits, any other key stays",
+			"q again quits (a failed step holds the upgrade; the upgrade lock is released) • any other key stays",
+			"q again quits (a step failed; the lock is released) • other keys stay",
+		}
+	}
+	for _, t := range texts {
 		if width(t) <= w {
 			return t
 		}
@@ -507,4 +519,15 @@ func (d *Dashboard) headerView(w int) string {
 	var b strings.Builder
 	d.header.render(&b, d.st, w, d.now)
 	return d.headerCache.put(k, b.String())
+}
+
+// heldUp says whether a failed step (an in-place node step) holds the
+// upgrade.
+func heldUp(p model.Progress) bool {
+	for _, st := range p.Stalls {
+		if st.Failed {
+			return true
+		}
+	}
+	return false
 }
