@@ -109,6 +109,19 @@ type Stall struct {
 	Resume string
 }
 
+// FailedStalls are the stalls whose object reports a failure (a failed
+// in-place step): nothing in EKS-A retries them, so the upgrade is held up
+// until an operator acts, however long it has been.
+func (p Progress) FailedStalls() []Stall {
+	var out []Stall
+	for _, st := range p.Stalls {
+		if st.Failed {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // Progress is the view of an upgrade derived from one ClusterState.
 type Progress struct {
 	// Current is the active phase, PhaseDone when the completion rule holds,

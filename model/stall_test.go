@@ -190,3 +190,15 @@ func TestSummaryCountsAFailedStepAsFailedNotStalled(t *testing.T) {
 		t.Errorf("a step waiting 11m: summary %q", p.Summary)
 	}
 }
+
+// FailedStalls keeps the stalls that hold the upgrade until an operator
+// acts, and no slow ones.
+func TestFailedStalls(t *testing.T) {
+	p := Progress{Stalls: []Stall{{Name: "slow"}, {Name: "failed", Failed: true}}}
+	if got := p.FailedStalls(); len(got) != 1 || got[0].Name != "failed" {
+		t.Errorf("failed stalls: %+v", got)
+	}
+	if got := (Progress{Stalls: []Stall{{Name: "slow"}}}).FailedStalls(); len(got) != 0 {
+		t.Errorf("a slow stall is failed: %+v", got)
+	}
+}

@@ -90,21 +90,17 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
-		case l.Lost && l.Kept:
-			// The kept lock was cleared, and the release on completion
-			// found it gone: no alarm, the same words as while it ran.
+		case l.Kept && (l.Lost || keptLockGone(s)):
+			// Cleared (from R, or `lock clear lease`): the Lease says so
+			// before the session does (it learns it when its release on
+			// completion finds the Lease gone, which is no alarm), and an
+			// upgrade that resumes runs without a lock. Another console's
+			// lock, if one took it, is shown after this.
 			w := sym.Warn + " "
 			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
 		case l.Lost:
 			t := sym.Fail + " lock lost"
 			out = append(out, badge{t, t, t, rFailure})
-		case l.Holder != "" && l.Kept && keptLockGone(s):
-			// Cleared (from R, or `lock clear lease`): the session still
-			// says kept, the Lease says otherwise, and an upgrade that
-			// resumes runs without a lock. Another console's lock, if one
-			// took it, is shown after this.
-			w := sym.Warn + " "
-			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
 		case l.Holder != "" && l.Kept:
 			ownLock = true
 			// No longer renewed: an age would only grow.

@@ -3,8 +3,6 @@ package tui
 import (
 	"strconv"
 	"strings"
-
-	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // This file decides where every pane goes (in Update, after data, size,
@@ -371,7 +369,7 @@ func (d *Dashboard) refreshHelp() {
 	}
 	d.helpKey = k
 	if k.quit {
-		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0), heldUp(d.progress)), max(d.w-1, 0)))
+		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0), len(d.progress.FailedStalls()) > 0), max(d.w-1, 0)))
 		return
 	}
 	if d.filtering {
@@ -519,15 +517,4 @@ func (d *Dashboard) headerView(w int) string {
 	var b strings.Builder
 	d.header.render(&b, d.st, w, d.now)
 	return d.headerCache.put(k, b.String())
-}
-
-// heldUp says whether a failed step (an in-place node step) holds the
-// upgrade.
-func heldUp(p model.Progress) bool {
-	for _, st := range p.Stalls {
-		if st.Failed {
-			return true
-		}
-	}
-	return false
 }

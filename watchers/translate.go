@@ -217,6 +217,14 @@ func capiConditions(u map[string]any, version string) model.Conditions {
 	return conditions(list(u, "status", "conditions"))
 }
 
+// EKSACluster is the model of an EKS-A Cluster object read with one GET
+// (a command, not the watch), by the watch's own translation: what the
+// command then judges it by (model.ClusterSpecStatus) is the rule the
+// dashboard and the plan use.
+func EKSACluster(u map[string]any) *model.EKSACluster {
+	return translateEKSACluster(u, "").(*model.EKSACluster)
+}
+
 func translateEKSACluster(u map[string]any, _ string) any {
 	spec := obj(u, "spec")
 	c := &model.EKSACluster{

@@ -217,11 +217,5 @@ func failedSteps(latest *model.ClusterState) []model.Stall {
 	if latest == nil || latest.Cluster == nil {
 		return nil
 	}
-	var out []model.Stall
-	for _, st := range model.DeriveProgress(latest, model.ProgressOptions{}, time.Now()).Stalls {
-		if st.Failed {
-			out = append(out, st)
-		}
-	}
-	return out
+	return model.DeriveProgress(latest, model.ProgressOptions{}, time.Now()).FailedStalls()
 }

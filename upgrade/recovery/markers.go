@@ -17,6 +17,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
+	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
 // Markers are the leftovers that block an upgrade or a retry: the console's
@@ -582,9 +583,9 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		// lock cleared while EKS-A still reconciles leaves an upgrade under
 		// way that no console follows.
 		if cluster, err := env.readCluster(ctx); err == nil {
-			if why := notAtRest(cluster); why != "" {
-				return []string{fmt.Sprintf("No upgrade lock or marker remains on %s, but the cluster has not reached its spec (%s): an upgrade is under way or failed; `upgrade-console watch --cluster %s` shows which, before a new one starts.",
-					env.Cluster, why, env.Cluster)}
+			if st := specNotReached(cluster); st != nil {
+				return []string{fmt.Sprintf("No upgrade lock or marker remains on %s, but the cluster has not reached its spec (%s): an upgrade is under way or failed; %s, before a new one starts.",
+					env.Cluster, st.Message, st.Next)}
 			}
 		}
 		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
@@ -592,32 +593,15 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status`)."}
 }
 
-// notAtRest says why the EKS-A Cluster has not reached its spec, read as
-// EKS-A's completion rule does (generation observed, no failureMessage,
-// Ready); "" when it has, or when its status does not tell (never written).
-func notAtRest(cluster *unstructured.Unstructured) string {
-	gen := cluster.GetGeneration()
-	observed, found, _ := unstructured.NestedInt64(cluster.Object, "status", "observedGeneration")
-	if !found {
-		return ""
+// specNotReached is why the EKS-A Cluster has not reached its spec, by the
+// rule the plan and the dashboard judge it by (model.ClusterSpecStatus);
+// nil when it has, or when EKS-A never wrote its status (nothing to judge).
+func specNotReached(cluster *unstructured.Unstructured) *model.SpecStatus {
+	if _, written, _ := unstructured.NestedInt64(cluster.Object, "status", "observedGeneration"); !written {
+		return nil
 	}
-	if observed < gen {
-		return fmt.Sprintf("EKS-A has not observed it yet: generation %d, observed %d", gen, observed)
+	if st := model.ClusterSpecStatus(watchers.EKSACluster(cluster.Object)); st.NotReached() {
+		return st
 	}
-	if msg, _, _ := unstructured.NestedString(cluster.Object, "status", "failureMessage"); msg != "" {
-		return "EKS-A reports a failure: " + msg
-	}
-	conds, _, _ := unstructured.NestedSlice(cluster.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] != "Ready" {
-			continue
-		}
-		if m["status"] == "True" {
-			return ""
-		}
-		why, _ := m["message"].(string)
-		return strings.TrimSuffix("Ready is "+fmt.Sprint(m["status"])+": "+why, ": ")
-	}
-	return ""
+	return nil
 }

@@ -521,34 +521,38 @@ func TestKnownMarkerID(t *testing.T) {
 
 // With every lock and marker cleared, lock clear said "a new upgrade can
 // start" of a cluster EKS-A was still upgrading (a lock cleared under a
-// running upgrade): the closing line says it has not reached its spec.
-func TestNotAtRest(t *testing.T) {
-	cluster := func(gen, observed int64, failure string, ready map[string]any) *unstructured.Unstructured {
-		status := map[string]any{"observedGeneration": observed}
+// running upgrade): the closing line says it has not reached its spec, by
+// the rule the plan and the dashboard use.
+func TestSpecNotReached(t *testing.T) {
+	cond := func(typ, status, msg string) any {
+		return map[string]any{"type": typ, "status": status, "message": msg}
+	}
+	atRest := []any{cond("ControlPlaneReady", "True", ""), cond("WorkersReady", "True", ""), cond("Ready", "True", "")}
+	cluster := func(gen, observed int64, failure string, conds []any) *unstructured.Unstructured {
+		status := map[string]any{"observedGeneration": observed, "conditions": conds}
 		if failure != "" {
 			status["failureMessage"] = failure
 		}
-		if ready != nil {
-			status["conditions"] = []any{map[string]any{"type": "ControlPlaneReady", "status": "True"}, ready}
-		}
-		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "generation": gen}, "status": status}}
-		return u
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "namespace": "default", "generation": gen}, "status": status}}
 	}
-	ready := map[string]any{"type": "Ready", "status": "True"}
+	if st := specNotReached(cluster(2, 2, "", atRest)); st != nil {
+		t.Errorf("at rest: %+v", st)
+	}
+	if st := specNotReached(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "generation": int64(1)}}}); st != nil {
+		t.Errorf("a status never written: %+v", st)
+	}
 	for _, c := range []struct {
 		name string
 		u    *unstructured.Unstructured
 		want string
 	}{
-		{"at rest", cluster(2, 2, "", ready), ""},
-		{"not observed", cluster(3, 2, "", ready), "EKS-A has not observed it yet: generation 3, observed 2"},
-		{"failed", cluster(2, 2, "template is missing tag", ready), "EKS-A reports a failure: template is missing tag"},
-		{"rolling", cluster(2, 2, "", map[string]any{"type": "Ready", "status": "False", "message": "Workers not ready yet"}), "Ready is False: Workers not ready yet"},
-		{"no conditions", cluster(2, 2, "", nil), ""},
-		{"never reconciled", &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "generation": int64(1)}}}, ""},
+		{"not observed", cluster(3, 2, "", atRest), "EKS-A has not observed it yet (generation 3, observed 2)"},
+		{"failed", cluster(2, 2, "template is missing tag", atRest), "template is missing tag"},
+		{"rolling", cluster(2, 2, "", []any{cond("ControlPlaneReady", "True", ""), cond("WorkersReady", "False", "Workers not ready yet"), cond("Ready", "False", "")}), "Workers not ready yet"},
 	} {
-		if got := notAtRest(c.u); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		st := specNotReached(c.u)
+		if st == nil || !strings.Contains(st.Message, c.want) || !strings.Contains(st.Next, "upgrade-console watch") {
+			t.Errorf("%s: %+v, want a message with %q and watch as the next step", c.name, st, c.want)
 		}
 	}
 }

@@ -75,26 +75,8 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	// upgrade at work (ListMarkers calls them live, and the plan refuses
 	// them without --force, which the dialog has not): none is offered.
 	// The caller hides its own live lock (the TUI's ownLockHidden).
-	liveLock := s.Lock.Held() && !s.Lock.Expired(now)
-	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
-	// it takes --force on the command line.
-	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() && !liveLock {
-		markers = append(markers, MarkerPaused)
-		if _, ok := s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord]; ok {
-			kept = " (paused is kept by the etcd rollback: clearing it makes EKS-A apply the spec again)"
-		}
-	}
-	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
-	if s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling && !liveLock {
-		markers = append(markers, MarkerKCPPaused)
-	}
-	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling && !liveLock {
-		markers = append(markers, MarkerEtcdUpgrading)
-	}
-	for _, n := range s.Nodes.All() {
-		if _, ok := n.Labels[nodeLabel]; ok && !liveLock {
-			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
-		}
+	if !s.Lock.Held() || s.Lock.Expired(now) {
+		markers, kept = leftoverMarkers(s, nodeLabel)
 	}
 	if len(markers) > 0 {
 		sort.Strings(markers)
@@ -105,6 +87,32 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
 	}
 	return out
+}
+
+// leftoverMarkers are the markers set that no rollout under way holds, and
+// what a clear of paused would do when an etcd rollback keeps it.
+func leftoverMarkers(s *model.ClusterState, nodeLabel string) (markers []string, kept string) {
+	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
+	// it takes --force on the command line.
+	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() {
+		markers = append(markers, MarkerPaused)
+		if _, ok := s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord]; ok {
+			kept = " (paused is kept by the etcd rollback: clearing it makes EKS-A apply the spec again)"
+		}
+	}
+	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
+	if s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling {
+		markers = append(markers, MarkerKCPPaused)
+	}
+	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling {
+		markers = append(markers, MarkerEtcdUpgrading)
+	}
+	for _, n := range s.Nodes.All() {
+		if _, ok := n.Labels[nodeLabel]; ok {
+			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
+		}
+	}
+	return markers, kept
 }
 
 // failedStep is the first step of an in-place upgrade whose container
