@@ -66,7 +66,8 @@ confirmation and no --yes included),
 interrupted (ctrl-c, SIGTERM; before the first write nothing is changed); the upgrade may
 still be running (the message says whether it started), and 'upgrade-console watch'
 follows it. With --wait on a spec the Cluster already has and the cluster has not
-reached, the console applies nothing and follows that upgrade, with the same codes.`,
+reached, the console applies nothing and follows that upgrade, with the same codes,
+even when checks fail that would block a new upgrade (a rerun mid-rollout).`,
 		Example: `  # See what would change, without changing anything
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
 
@@ -145,6 +146,14 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	writeLivePlan(out, p, false)
 	if p.Blocked() {
+		if o.wait && p.CurrentSpec.NotReached() && specUnchanged(p) {
+			// A rerun mid-rollout: the checks that fail (the control plane
+			// or etcd not ready) block starting an upgrade, and this one
+			// starts none, it is the upgrade under way; --wait follows it.
+			fmt.Fprintln(out, "\n"+p.CurrentSpec.NothingToApply())
+			fmt.Fprintln(out, "the failed checks would block a new upgrade; this spec starts none, so --wait follows the one under way")
+			return followUnapplied(sctx, out, lv, p, o)
+		}
 		return withCode(ExitPreflight, blockedError(p.Preflight))
 	}
 
@@ -297,6 +306,17 @@ func (o *applyOptions) followLimit(sctx context.Context) (context.Context, strin
 	}
 	tctx, cancel := context.WithTimeout(sctx, o.timeout)
 	return tctx, "timeout " + o.timeout.String(), cancel
+}
+
+// specUnchanged reports whether the plan's server-side dry run of the spec
+// was accepted and changes nothing: applying it would start no upgrade.
+func specUnchanged(p *upgrade.Plan) bool {
+	t := p.Target
+	if t == nil || t.SpecDryRun == nil || t.SpecDryRunErr != nil {
+		return false
+	}
+	d := t.SpecDryRun
+	return len(d.Objects) > 0 && len(d.Rejected()) == 0 && len(d.Conflicts) == 0 && d.Changes() == 0
 }
 
 // followUnapplied is apply --wait on a spec the Cluster already has and the

@@ -147,8 +147,20 @@ func TestApplyOfAFailedSpecSaysTheClusterHasNotReachedIt(t *testing.T) {
 	if code != ExitTimeout || !strings.Contains(out, "this console applied nothing and takes no upgrade lock") || !strings.Contains(errOut, "--timeout 3s passed") {
 		t.Errorf("--wait: exit %d, want %d after following for 3s:\n%s\n%s", code, ExitTimeout, out, errOut)
 	}
+	// Without the skip, no-failure-message blocks a new upgrade, and this
+	// spec starts none: a CI job re-run mid-rollout, whose checks find the
+	// control plane not ready, follows it too (it exited 3).
+	out, errOut, code = runCaptured(t, args("apply", "--yes", "--wait", "--timeout", "3s")...)
+	if code != ExitTimeout || !strings.Contains(out, "fail   no-failure-message") ||
+		!strings.Contains(out, "this spec starts none, so --wait follows the one under way") || !strings.Contains(errOut, "--timeout 3s passed") {
+		t.Errorf("--wait with a failed check: exit %d, want %d after following for 3s:\n%s\n%s", code, ExitTimeout, out, errOut)
+	}
 	if st, err := upgrade.ReadLock(context.Background(), kubernetes.NewForConfigOrDie(w.Config), "eksa-system", w.ClusterName); err != nil || st != nil {
 		t.Errorf("the follow left a lock: %+v %v", st, err)
+	}
+	// Without --wait the failed check still blocks.
+	if out, errOut, code := runCaptured(t, args("apply", "--yes")...); code != ExitPreflight {
+		t.Errorf("without --wait: exit %d, want %d:\n%s\n%s", code, ExitPreflight, out, errOut)
 	}
 }
 
