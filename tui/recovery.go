@@ -80,10 +80,11 @@ func RecoveryAction(o RecoveryOptions) Action {
 				if st, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil && !own {
 					offers = st
 				}
-				if len(offers) == 0 {
-					return nil
-				}
-				return OpenDialogMsg{Dialog: newRecoveryDialog(o, offers)}
+				d := newRecoveryDialog(o, offers)
+				// R was offered: a press that opened nothing read as a
+				// key that does not work.
+				d.nothing = nothingAfterRefresh
+				return OpenDialogMsg{Dialog: d}
 			}
 		},
 	}
@@ -110,6 +111,11 @@ func (o RecoveryOptions) ownLive(s *model.ClusterState) bool {
 	return o.Env != nil && o.Env.Holder != (upgrade.Holder{}) && s != nil && s.Lock != nil &&
 		s.Lock.Kept == "" && s.Lock.HolderIdentity == o.Env.Holder.String()
 }
+
+// nothingAfterRefresh is what the menu says when the one read of the lock
+// R makes found nothing left to offer: the snapshot showed a stale lease
+// that has been renewed or removed since.
+const nothingAfterRefresh = "Nothing to recover: a fresh read of the cluster found the upgrade lock renewed or removed since the dashboard showed it stale. The header shows the lock as it is now."
 
 // recoveryBackend is the I/O the dialog's commands do; the real one plans
 // and runs against the cluster, tests substitute their own.
@@ -262,6 +268,8 @@ type recoveryDialog struct {
 	offers  []recovery.Offer
 	cursor  int
 	stage   recStage
+	// nothing is what the menu says when no action is left to offer.
+	nothing string
 
 	plan    *recovery.Plan
 	failure *recovery.NodeFailure
@@ -424,6 +432,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Back):
 			return CloseDialog
+		case len(d.offers) == 0:
 		case key.Matches(msg, k.Up):
 			d.cursor = max(d.cursor-1, 0)
 		case key.Matches(msg, k.Down):
@@ -610,6 +619,9 @@ func (d *recoveryDialog) View() string {
 	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + cluster, rCluster}}}, {}}
 	switch d.stage {
 	case recMenu:
+		if len(d.offers) == 0 {
+			wrapAdd(d.nothing, rText, "")
+		}
 		for i, o := range d.offers {
 			mark, r := "  ", rText
 			if i == d.cursor {
@@ -968,6 +980,9 @@ func (d *recoveryDialog) quits() bool {
 func (d *recoveryDialog) footer() string {
 	switch d.stage {
 	case recMenu:
+		if len(d.offers) == 0 {
+			return "esc close"
+		}
 		return "↑/↓ choose · enter plan · esc close"
 	case recPlan:
 		if d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly {

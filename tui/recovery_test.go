@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -931,5 +932,40 @@ func TestLogTailKeepsTheLastRows(t *testing.T) {
 	}
 	if rows := strings.Join(wrapLogLine("\t\x1b[31m[ERROR] a b\x1b[0m", 10), "|"); rows != "  [ERROR]|  a b" {
 		t.Errorf("indented, coloured line wrapped as %q", rows)
+	}
+}
+
+// R was offered for a lease the snapshot showed stale; the one read R makes
+// finds it renewed or removed since. The press opened nothing, and read as a
+// key that does not work; it opens the menu saying there is nothing to
+// recover, whose enter does nothing and whose esc closes it.
+func TestRecoveryAfterRefreshWithNothingLeftSaysSo(t *testing.T) {
+	other := upgrade.Holder{User: "bob", Host: "desk", Instance: "77aa"}
+	env := &recovery.Env{Client: &upgrade.Client{Kube: kubefake.NewClientset()}, Cluster: "mgmt",
+		Holder: upgrade.Holder{User: "alice", Host: "laptop", Instance: "3f2a9c1e"}, Now: func() time.Time { return t0 }}
+	a := RecoveryAction(RecoveryOptions{Env: env, Now: func() time.Time { return t0 }})
+	s := fixtureHealthy()
+	s.Lock = &model.Lock{Namespace: "eksa-system", Name: upgrade.LockName("mgmt"), HolderIdentity: other.String(),
+		AcquireTime: t0.Add(-10 * time.Minute), RenewTime: t0.Add(-5 * time.Minute), Duration: time.Minute}
+	if !a.Offered(s) {
+		t.Fatal("the stale lease is not offered")
+	}
+	msg := a.Run(s)()
+	open, ok := msg.(OpenDialogMsg)
+	if !ok {
+		t.Fatalf("R after the refresh returned %T, want the menu", msg)
+	}
+	d := open.Dialog.(*recoveryDialog)
+	d.SetSize(100, 30)
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "Nothing to recover") || !strings.Contains(v, "esc close") || strings.Contains(v, "enter plan") {
+		t.Errorf("menu with nothing left:\n%s", v)
+	}
+	if cmd := d.handleKey(tea.KeyPressMsg{Code: tea.KeyEnter}); cmd != nil || d.Stage() != "menu" {
+		t.Errorf("enter on nothing: stage %s, cmd %v", d.Stage(), cmd)
+	}
+	if cmd := d.handleKey(tea.KeyPressMsg{Code: tea.KeyEscape}); cmd == nil {
+		t.Error("esc does not close the menu")
+	} else if _, ok := cmd().(CloseDialogMsg); !ok {
+		t.Error("esc does not close the menu")
 	}
 }
