@@ -98,6 +98,9 @@ interrupted (rerun to continue).`,
 }
 
 func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *etcdRollbackOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
 	// A negative duration read as none: every new member counted as not
 	// ready for too long, as soon as it existed.
 	if o.threshold <= 0 {

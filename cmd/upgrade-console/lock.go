@@ -177,6 +177,9 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 }
 
 func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *lockOptions, ids []string) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
 	env, kubeContext, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err

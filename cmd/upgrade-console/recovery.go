@@ -36,6 +36,19 @@ func (o *recoveryOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.readOnly, "read-only", false, "show the plan only: send no write, not even a dry run")
 }
 
+// validate refuses flags that contradict each other, before connecting:
+// --read-only sends nothing, so a --yes (run without asking) or a --dry-run
+// beside it read as a run or a dry run the command never did, with exit 0.
+func (o *recoveryOptions) validate() error {
+	switch {
+	case o.readOnly && o.yes:
+		return usageError{errors.New("--yes runs the action without asking, and --read-only runs nothing: leave one out")}
+	case o.readOnly && o.dryRun:
+		return usageError{errors.New("--dry-run sends a server-side dry run, and --read-only sends nothing, not even that: leave one out")}
+	}
+	return nil
+}
+
 // recoveryEnv connects to the cluster for a recovery command.
 func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error) {
 	if cluster == "" {

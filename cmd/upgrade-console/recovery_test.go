@@ -202,3 +202,20 @@ func TestRecoveryWithEveryStepDoneStopsAfterTheDryRun(t *testing.T) {
 		}
 	}
 }
+
+// --read-only sends nothing: beside --yes or --dry-run it read as a run or a
+// dry run the command never did, and exited 0. Refused before connecting
+// (no kubeconfig is needed to be told).
+func TestRecoveryReadOnlyRefusesYesAndDryRun(t *testing.T) {
+	for _, args := range [][]string{
+		{"lock", "clear", "--all", "--cluster", "mgmt", "--read-only", "--yes"},
+		{"lock", "clear", "--all", "--cluster", "mgmt", "--read-only", "--dry-run"},
+		{"etcd", "rollback", "--cluster", "mgmt", "--read-only", "--yes"},
+		{"node", "retry", "n1", "--cluster", "mgmt", "--read-only", "--dry-run"},
+	} {
+		_, errOut, code := runCaptured(t, append(args, "--kubeconfig", "/nonexistent")...)
+		if code != ExitUsage || !strings.Contains(errOut, "--read-only") || !strings.Contains(errOut, "leave one out") {
+			t.Errorf("%v: exit %d (want %d): %s", args, code, ExitUsage, errOut)
+		}
+	}
+}
