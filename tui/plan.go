@@ -488,8 +488,10 @@ func (p *PlanScreen) closeHelp() {
 	}
 }
 
-// apply starts the apply path: refused while a check blocks; the dry-run
-// first when it has not run; then the typed confirmation.
+// apply starts the apply path: refused while a check blocks; then a fresh
+// dry run, and the typed confirmation of what it says. A dry run from an
+// earlier d may be minutes old: the confirmation lists what the apply does
+// now (the driver checks it again under the lock).
 func (p *PlanScreen) apply() tea.Cmd {
 	switch {
 	case p.opts.ReadOnly || p.actions.Start == nil:
@@ -500,11 +502,9 @@ func (p *PlanScreen) apply() tea.Cmd {
 		p.setBlockedStatus()
 		p.rebuild()
 		return nil
-	case p.dry == nil || p.dryErr != nil:
-		p.applyAfterDryRun = true
-		return p.dryRun()
 	}
-	return p.confirm()
+	p.applyAfterDryRun = true
+	return p.dryRun()
 }
 
 func (p *PlanScreen) confirm() tea.Cmd {
@@ -596,6 +596,15 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		// lines of their own, which a one-line status would drop).
 		p.plan = withChecks(p.plan, refused.Checks)
 		p.setBlockedStatus()
+		p.rebuild()
+		return p.recheck()
+	}
+	var changed *upgrade.DryRunChangedError
+	if errors.As(msg.err, &changed) && msg.session == nil {
+		// The plan shows the dry run the driver ran under the lock; enter
+		// confirms it afresh.
+		p.dry, p.dryErr = changed.Now, nil
+		p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()) + "; enter to review and confirm the new dry run", rFailure})
 		p.rebuild()
 		return p.recheck()
 	}

@@ -1082,12 +1082,17 @@ func TestPlanScreenSaysTheSpecIsNotReached(t *testing.T) {
 			// enter finds nothing to apply and says the same.
 			pl := *pl
 			pl.Target = nil
-			p = newTestPlanScreen(t, &pl, Options{}, PlanActions{Start: func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) {
-				t.Error("started")
-				return nil, nil
-			}}, sz[0], 200)
-			p.Update(dryRunMsg{res: &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}})
-			p.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+			p = newTestPlanScreen(t, &pl, Options{}, PlanActions{
+				DryRun: func(context.Context) (*upgrade.DryRunResult, error) {
+					return &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}, nil
+				},
+				Start: func(context.Context, *upgrade.Plan, upgrade.StartOptions) (*upgrade.Session, error) {
+					t.Error("started")
+					return nil, nil
+				}}, sz[0], 200)
+			if _, cmd := p.Update(tea.KeyPressMsg{Code: tea.KeyEnter}); cmd != nil {
+				p.Update(cmd())
+			}
 			if flat := strings.Join(strings.Fields(ansi.Strip(p.View())), " "); !strings.Contains(flat, "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it") {
 				t.Errorf("enter on nothing to apply:\n%s", flat)
 			}
@@ -1176,5 +1181,41 @@ func TestPlanScreenEscClosesTheHelp(t *testing.T) {
 	}
 	if fullHelp() || p.help.ShowAll {
 		t.Errorf("the plan's full help stays open under the confirmation:\n%s", ansi.Strip(a.View().Content))
+	}
+}
+
+// A dry run from an earlier d may be minutes old: enter runs it again, so
+// the confirmation lists what the apply does now. A start the driver
+// refused because the dry run under the lock no longer agreed shows the new
+// dry run and says enter confirms it.
+func TestApplyConfirmsAFreshDryRun(t *testing.T) {
+	f := &fakeActions{}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, f.actions(), 120, 40)
+	_, cmd := p.Update(tea.KeyPressMsg{Code: 'd', Text: "d"})
+	drive(t, p, cmd)
+	_, cmd = p.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("enter returned no command")
+	}
+	msg := cmd()
+	if f.dryRuns != 2 {
+		t.Errorf("%d dry runs, want 2: enter confirmed d's", f.dryRuns)
+	}
+	if _, cmd = p.Update(msg); cmd == nil {
+		t.Fatal("no confirmation after the dry run")
+	} else if _, ok := cmd().(OpenDialogMsg); !ok {
+		t.Error("the fresh dry run did not open the confirmation")
+	}
+	fresh := fixtureDryRun()
+	fresh.Conflicts = append(fresh.Conflicts, upgrade.FieldConflict{Object: "VSphereMachineConfig default/mgmt-md-0", Field: ".spec.memoryMiB", Manager: "gitops-controller"})
+	p.Update(startedMsg{err: &upgrade.DryRunChangedError{Now: fresh, Differences: []string{"VSphereMachineConfig default/mgmt-md-0 .spec.memoryMiB is now owned by another field manager, gitops-controller"}}})
+	flat := strings.Join(strings.Fields(ansi.Strip(p.View())), " ")
+	for _, want := range []string{"the cluster changed since the dry run that was confirmed, so nothing was applied", "enter to review and confirm the new dry run"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("lacks %q:\n%s", want, flat)
+		}
+	}
+	if p.DryRun() != fresh {
+		t.Error("the plan does not show the dry run under the lock")
 	}
 }

@@ -46,7 +46,9 @@ func (d *Driver) clock() clock.WithTicker {
 type StartOptions struct {
 	// DryRun is the dry-run the operator saw and confirmed; recorded with
 	// each write. When it reported conflicts, ForceConflicts must be set
-	// explicitly or the apply is refused by the API server.
+	// explicitly or the apply is refused by the API server. Start runs it
+	// again under the lock and refuses (DryRunChangedError) when it no
+	// longer agrees.
 	DryRun         *DryRunResult
 	ForceConflicts bool
 	// OnSnapshot and OnApplied, when set, hear of the snapshot and of each
@@ -162,7 +164,8 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		var held *LockHeldError
 		var pre *PreflightError
 		var conflicts *ConflictsError
-		if errors.As(err, &held) || errors.As(err, &pre) || errors.As(err, &conflicts) {
+		var changed *DryRunChangedError
+		if errors.As(err, &held) || errors.As(err, &pre) || errors.As(err, &conflicts) || errors.As(err, &changed) {
 			result = AuditRefused
 		}
 		err = errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
@@ -190,6 +193,17 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		}
 		if plan.Blocked() {
 			return nil, release(&PreflightError{Checks: plan.Blocking()})
+		}
+	}
+	// The confirmation may have stayed open for minutes: what the writes
+	// do, and the conflicts forced, must be what the operator saw.
+	if o.DryRun != nil {
+		now, err := (&Applier{Client: d.Client, Cluster: plan.Cluster}).DryRun(ctx, plan.Target.Spec)
+		if err != nil {
+			return nil, release(fmt.Errorf("the dry run under the upgrade lock failed, nothing was applied: %w", err))
+		}
+		if diffs := DryRunDifferences(o.DryRun, now); len(diffs) > 0 {
+			return nil, release(&DryRunChangedError{Now: now, Differences: diffs})
 		}
 	}
 	snapper := &Snapshotter{Client: d.Client, Audit: d.Audit, Dir: d.SnapshotDir}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -351,5 +354,52 @@ func TestStartAppliedInPartKeepsTheLock(t *testing.T) {
 	}
 	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); st == nil || st.Kept == "" {
 		t.Errorf("a detach after the failure released or unmarked the lock: %+v", st)
+	}
+}
+
+// Another manager changes a field the spec sets while the typed confirmation
+// is open: the start ran the writes with the dry run the operator had
+// confirmed, forcing a conflict never listed (and recorded the confirmed
+// changes, not the ones made). Under the lock it dry-runs again and, the
+// result no longer agreeing, refuses with nothing written.
+func TestStartRefusesWhenTheDryRunNoLongerAgrees(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	dry, err := (&Applier{Client: w.client, Cluster: "mgmt"}).DryRun(ctx, w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "vspheremachineconfigs"}
+	mc := w.client.Dynamic.Resource(gvr).Namespace(w.ns)
+	if _, err := mc.Patch(ctx, "mgmt-md-0", types.MergePatchType, []byte(`{"spec":{"memoryMiB":65536}}`),
+		metav1.PatchOptions{FieldManager: "gitops-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	audit := &memAudit{}
+	w.planner.Self = Holder{User: "alice", Host: "laptop", Instance: "a"}
+	d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	_, err = d.Start(ctx, w.plan(t), StartOptions{DryRun: dry, ForceConflicts: true})
+	var changed *DryRunChangedError
+	if !errors.As(err, &changed) || !strings.Contains(err.Error(), "spec.memoryMiB is now owned by another field manager, gitops-controller") ||
+		!strings.Contains(err.Error(), "nothing was applied") {
+		t.Fatalf("start after the field changed: %v", err)
+	}
+	if got := strings.Join(audit.actions(), " "); !strings.HasPrefix(got, "upgrade:started lock-acquire:ok") || !strings.HasSuffix(got, "upgrade:refused") ||
+		strings.Contains(got, "apply:") || strings.Contains(got, "snapshot:") {
+		t.Errorf("audit: %s", got)
+	}
+	if st, _ := ReadLock(ctx, w.client.Kube, w.ns, "mgmt"); st.Held() {
+		t.Errorf("the refused start left its lock: %+v", st)
+	}
+	obj, err := mc.Get(ctx, "mgmt-md-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedInt64(obj.Object, "spec", "memoryMiB"); v != 65536 {
+		t.Errorf("memoryMiB %d: the refused start wrote", v)
+	}
+	// Confirmed again on the new dry run, it starts.
+	if _, err := d.Start(ctx, w.plan(t), StartOptions{DryRun: changed.Now, ForceConflicts: true}); err != nil {
+		t.Errorf("start on the new dry run: %v", err)
 	}
 }

@@ -48,7 +48,8 @@ server-side apply (field manager upgrade-console); with --wait, the EKS-A comple
 
 Field conflicts are never forced silently: when another manager (eks-a-cli, kubectl, a
 GitOps controller) owns a field the spec changes, the apply stops unless --force-conflicts
-is given, and forcing is recorded in the audit log like every write.
+is given, and forcing is recorded in the audit log like every write. The dry-run runs again
+under the lock: when another manager changed a field meanwhile, nothing is written (exit 3).
 
 The lock is released when the upgrade completes, and kept when it fails or times out: it
 then blocks further upgrades until cleared with 'upgrade-console lock clear lease'.
@@ -224,8 +225,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		var pe *upgrade.PreflightError
 		var held *upgrade.LockHeldError
 		var ce *upgrade.ConflictsError
+		var changed *upgrade.DryRunChangedError
 		switch {
-		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce):
+		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
