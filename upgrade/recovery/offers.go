@@ -277,12 +277,19 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 		o.nodesFrom = s.Nodes
 	}
 	o.checked = true
-	if o.failedNode || o.labeledNode || s.Cluster.Paused() || s.Lock.Expired(now) {
+	if o.failedNode || s.Lock.Expired(now) {
 		return true
 	}
-	etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
-	if (s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling) || (s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling) {
-		return true
+	// The markers, as Offers counts them (leftoverMarkers): none under
+	// another console's live lock, and not a pause the EKS-A CLI holds.
+	if !s.Lock.Held() {
+		if o.labeledNode || (s.Cluster.Paused() && !s.Cluster.ManagedByCLI()) {
+			return true
+		}
+		etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
+		if (s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling) || (s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling) {
+			return true
+		}
 	}
 	threshold := o.Threshold
 	if threshold <= 0 {

@@ -221,6 +221,29 @@ func TestOffererAgreesWithOffers(t *testing.T) {
 			s.Lock = &model.Lock{HolderIdentity: "ops@bastion-1/1", AcquireTime: now.Add(-time.Hour), RenewTime: now, Duration: time.Minute}
 			return &s
 		}},
+		// Under another console's live lock the markers are its upgrade at
+		// work: none is offered, and R, listed, opened nothing.
+		{"paused under the live lease", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			c := *p.Cluster
+			c.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
+			s.Cluster = &c
+			return &s
+		}},
+		{"a node label under the live lease", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Nodes = model.ListOf(&model.Node{Meta: model.Meta{Name: "n1", Labels: map[string]string{model.LabelUpgradeInProgress: "true"}}})
+			return &s
+		}},
+		{"the lease gone, paused by the EKS-A CLI", func(p *model.ClusterState) *model.ClusterState {
+			s := *p
+			s.Lock = nil
+			s.Nodes = model.ListOf(&model.Node{Meta: model.Meta{Name: "n1"}})
+			c := *p.Cluster
+			c.Annotations = map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationManagedByCLI: "true"}
+			s.Cluster = &c
+			return &s
+		}},
 	}
 	var o Offerer
 	o.Threshold = 15 * time.Minute
