@@ -125,7 +125,7 @@ type recoveryBackend interface {
 	run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error)
 	// snapshotCopies lists the local snapshot copies of the cluster on
 	// this machine, newest first.
-	snapshotCopies() ([]string, error)
+	snapshotCopies(ctx context.Context) ([]string, error)
 	// notConfirmed records a plan whose dry run ran and whose typed
 	// confirmation was not given, as the command line does.
 	notConfirmed(ctx context.Context, p *recovery.Plan) error
@@ -177,8 +177,8 @@ func (b clusterBackend) notConfirmed(ctx context.Context, p *recovery.Plan) erro
 	return recovery.RecordNotConfirmed(ctx, b.o.Audit, p, errors.New("the operator went back from the typed confirmation"))
 }
 
-func (b clusterBackend) snapshotCopies() ([]string, error) {
-	return upgrade.LocalSnapshotCopies(b.o.Env.Cluster)
+func (b clusterBackend) snapshotCopies(ctx context.Context) ([]string, error) {
+	return b.o.Env.SnapshotCopies(ctx)
 }
 
 func (b clusterBackend) dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error) {
@@ -554,7 +554,9 @@ func (d *recoveryDialog) fileOffered() bool {
 func (d *recoveryDialog) copiesCmd() tea.Cmd {
 	b := d.backend
 	return func() tea.Msg {
-		paths, err := b.snapshotCopies()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		paths, err := b.snapshotCopies(ctx)
 		return recCopiesMsg{paths: paths, err: err}
 	}
 }

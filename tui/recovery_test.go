@@ -48,7 +48,7 @@ func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan
 	return f.p, f.failure, f.planErr
 }
 
-func (f *fakeRecovery) snapshotCopies() ([]string, error) { return f.copies, nil }
+func (f *fakeRecovery) snapshotCopies(context.Context) ([]string, error) { return f.copies, nil }
 
 func (f *fakeRecovery) notConfirmed(context.Context, *recovery.Plan) error {
 	f.notConfirmedN++

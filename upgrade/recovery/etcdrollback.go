@@ -961,7 +961,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 			return snapshotSrc{detail: fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: its snapshot was deleted, or the upgrade was not started by upgrade-console. "+
 				"The console that started the upgrade also kept a local copy: restore from it with --snapshot-file, giving upgrade-console-snapshot-%s-<time>.json in %s (or a copy of it). "+
 				"Without one, the previous etcd spec is unknown: to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
-				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster) + e.localCopiesHint("")}, nil
+				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster) + e.localCopiesHint(ctx, "")}, nil
 		}
 		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
 		name = list.Items[0].Name
@@ -970,7 +970,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
 	var ie *model.InputError
 	if errors.As(err, &ie) {
-		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(name)
+		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(ctx, name)
 		return src, nil
 	}
 	if err != nil {
@@ -981,11 +981,40 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	return src, nil
 }
 
+// SnapshotCopies lists the local snapshot copies this machine keeps of this
+// cluster, newest first: those named for it (upgrade.LocalSnapshotCopies)
+// whose content is of this Cluster and, where both are known, of the
+// EtcdadmCluster it has now (by UID). Management clusters are often all
+// named mgmt: a copy of another one was counted, named as the newest and
+// pre-filled, and only the rollback's own check turned it away.
+func (e *Env) SnapshotCopies(ctx context.Context) ([]string, error) {
+	copies, err := upgrade.LocalSnapshotCopies(e.Cluster)
+	if err != nil || len(copies) == 0 {
+		return copies, err
+	}
+	uid := ""
+	if etcd, err := getOpt(ctx, e.res(upgrade.GVREtcdadmCluster, e.systemNS()), e.etcdName()); err == nil && etcd != nil {
+		uid = string(etcd.GetUID())
+	}
+	out := copies[:0:0]
+	for _, c := range copies {
+		snap, err := upgrade.LoadSnapshotFile(c)
+		if err != nil || snap.Cluster != e.Cluster || snap.ClusterNamespace != e.clusterNS() {
+			continue
+		}
+		if o := snap.Object("EtcdadmCluster", e.etcdName()); uid != "" && o != nil && o.UID != "" && o.UID != uid {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // localCopiesHint names the local copy to give --snapshot-file when this
 // machine keeps one: the copy of the named snapshot, else the newest of the
 // cluster's. Empty when it keeps none (the copy may be on another machine).
-func (e *Env) localCopiesHint(name string) string {
-	copies, err := upgrade.LocalSnapshotCopies(e.Cluster)
+func (e *Env) localCopiesHint(ctx context.Context, name string) string {
+	copies, err := e.SnapshotCopies(ctx)
 	if err != nil || len(copies) == 0 {
 		return ""
 	}

@@ -129,8 +129,30 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A newer copy of another management cluster with the same names (its
+	// EtcdadmCluster another object): it was counted, named as the newest
+	// and pre-filled by the TUI, and only the rollback's check refused it.
+	var other upgrade.Snapshot
+	if err := json.Unmarshal(data, &other); err != nil {
+		t.Fatal(err)
+	}
+	for i := range other.Objects {
+		if other.Objects[i].Kind == "EtcdadmCluster" {
+			other.Objects[i].UID = "0a0a0a0a-another-cluster"
+		}
+	}
+	otherData, err := json.Marshal(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "upgrade-console-snapshot-"+w.cluster+"-20991231-235959.json"), otherData, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if detail := refusal(); !strings.Contains(detail, "This machine keeps 1 local copy of "+w.cluster+"'s snapshots; the newest: `--snapshot-file "+file+"`") {
 		t.Errorf("refusal %q does not name the local copy %s", detail, file)
+	}
+	if copies, err := w.env.SnapshotCopies(w.ctx); err != nil || len(copies) != 1 || copies[0] != file {
+		t.Errorf("copies %v %v, want only %s", copies, err, file)
 	}
 	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: strings.TrimSuffix(filepath.Base(file), ".json")})
 	var named *RefusedError
