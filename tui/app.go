@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -213,6 +214,11 @@ type App struct {
 	title   string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
+	// blank is blankRows' last result.
+	blank struct {
+		w, h int
+		s    string
+	}
 	// fatal is the console's own bug, caught (contain), or the snapshot
 	// source's: the App quits and RunApp returns it.
 	fatal error
@@ -477,6 +483,17 @@ func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, tea.Batch(cmds...)
 }
 
+// blankRows is h rows of spaces the width of the screen, kept between
+// frames (a dialog's height changes seldom).
+func (a *App) blankRows(h int) string {
+	if a.blank.w != a.width || a.blank.h != h {
+		row := strings.Repeat(" ", a.width)
+		a.blank.s = strings.TrimSuffix(strings.Repeat(row+"\n", h), "\n")
+		a.blank.w, a.blank.h = a.width, h
+	}
+	return a.blank.s
+}
+
 // dialogSize leaves a margin around dialogs so the dashboard stays visible.
 func (a *App) dialogSize() (int, int) {
 	return max(a.width-4, 10), max(a.height-4, 5)
@@ -516,7 +533,11 @@ func (a *App) View() (v tea.View) {
 		box := d.View()
 		w, h := lipgloss.Size(box)
 		x, y := max((a.width-w)/2, 0), max((a.height-h)/2, 0)
-		layers = append(layers, lipgloss.NewLayer(box).X(x).Y(y).Z(i+1))
+		// The rows the dialog covers are blanked across the screen: the
+		// ends of the lines behind it, beside its border ("│2", "│1m",
+		// "│×2"), read as part of a dialog that confirms a write.
+		layers = append(layers, lipgloss.NewLayer(a.blankRows(h)).X(0).Y(y).Z(2*i+1),
+			lipgloss.NewLayer(box).X(x).Y(y).Z(2*i+2))
 	}
 	// A Layer draws only its own content; the Compositor draws the layers
 	// in z order.
