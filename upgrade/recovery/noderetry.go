@@ -342,6 +342,21 @@ func runsVersion(kubelet, target string) bool {
 	return true
 }
 
+// versionCore is the leading major.minor[.patch] of a version, as
+// versionParts reads it ("v1.31.3" of "v1.31.3-eks-1-31-11"); "" when it
+// has none.
+func versionCore(s string) string {
+	parts := versionParts(s)
+	if len(parts) == 0 {
+		return ""
+	}
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = strconv.Itoa(p)
+	}
+	return "v" + strings.Join(out, ".")
+}
+
 // versionParts reads the leading major.minor[.patch] of "v1.31.3-eks-…" or
 // "1.31".
 func versionParts(s string) []int {
@@ -616,11 +631,15 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		}
 		kubelet := n.Status.NodeInfo.KubeletVersion
 		if runsVersion(kubelet, f.TargetVersion) {
-			return true, fmt.Sprintf("NodeUpgrade %s is gone and node %s runs %s, the version it asked for (%s): its upgrade finished and EKS-A removed it",
-				f.NodeUpgrade, node, kubelet, f.TargetVersion), false, nil
+			// The kubelet's build (v1.31.3-eks-7e0c9d4) and the release
+			// asked for (v1.31.3-eks-1-31-11) are named differently by
+			// design: said as "runs X, the version it asked for (Y)" they
+			// read as a contradiction.
+			return true, fmt.Sprintf("NodeUpgrade %s is gone and node %s runs Kubernetes %s (kubelet %s), the version it asked for (%s): its upgrade finished and EKS-A removed it",
+				f.NodeUpgrade, node, versionCore(f.TargetVersion), kubelet, f.TargetVersion), false, nil
 		}
-		return false, fmt.Sprintf("NodeUpgrade %s is gone, but node %s still runs %s, not %s, the version it asked for",
-			f.NodeUpgrade, node, orUnknown(kubelet), orUnknown(f.TargetVersion)), true, nil
+		return false, fmt.Sprintf("NodeUpgrade %s is gone, but node %s still runs kubelet %s, not Kubernetes %s (%s), the version it asked for",
+			f.NodeUpgrade, node, orUnknown(kubelet), orUnknown(versionCore(f.TargetVersion)), orUnknown(f.TargetVersion)), true, nil
 	}
 	podRecreated := func(ctx context.Context) (bool, string, bool, error) {
 		cur, err := pods.Get(ctx, podName, metav1.GetOptions{})

@@ -213,7 +213,7 @@ func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
 			if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, nu, metav1.DeleteOptions{}); err != nil {
 				t.Error(err)
 			}
-		}, "is gone and node %s runs " + newKubelet + ", the version it asked for (" + targetKubeadm + ")", false},
+		}, "is gone and node %s runs Kubernetes v1.31.9 (kubelet " + newKubelet + "), the version it asked for (" + targetKubeadm + ")", false},
 		{"NodeUpgrade completed", func(w *world, node, nu string) {
 			w.setStatus(gvrNodeUpgrade, w.sys, nu, map[string]any{"completed": true})
 		}, "completed", false},
@@ -221,7 +221,7 @@ func TestNodeRetryThatFinishesAtOnceSucceeds(t *testing.T) {
 			if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, nu, metav1.DeleteOptions{}); err != nil {
 				t.Error(err)
 			}
-		}, "is gone, but node %s still runs " + oldKubelet + ", not " + targetKubeadm + ", the version it asked for", true},
+		}, "is gone, but node %s still runs kubelet " + oldKubelet + ", not Kubernetes v1.31.9 (" + targetKubeadm + "), the version it asked for", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
