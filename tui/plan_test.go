@@ -630,7 +630,7 @@ func fixtureStaleLockPlan() *upgrade.Plan {
 			Message:     "the management components are at v0.20.9, older than the target release v0.21.2: the EKS-A controller that reconciles the new spec is the older one",
 			Remediation: "upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the v0.21.2 CLI, then plan again"},
 		{Name: "upgrade-lock", Status: model.CheckFail, Blocking: true,
-			Message:     "stale upgrade lock: Lease eksa-system/upgrade-console-mgmt held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-22T21:03:36Z (3h20m0s ago); stale: not renewed for 3h0m0s",
+			Message:     "stale upgrade lock: Lease eksa-system/upgrade-console-mgmt held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-22T21:03:36Z (3h20m ago); stale: not renewed for 3h0m",
 			Remediation: "make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster mgmt`"},
 		{Name: "eksa-reconcile-not-paused", Status: model.CheckFail, Blocking: true,
 			Message:     "anywhere.eks.amazonaws.com/paused=true on Cluster mgmt: the EKS-A controller ignores the cluster, the new spec would never be reconciled",

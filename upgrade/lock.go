@@ -134,7 +134,8 @@ func roundAgo(d time.Duration) string {
 	if d < time.Hour {
 		return d.Round(time.Second).String()
 	}
-	return d.Round(time.Minute).String()
+	// Rounded to the minute, "3h20m0s" claimed seconds it does not have.
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 }
 
 func statusFromLease(l *coordinationv1.Lease) *LockStatus {
