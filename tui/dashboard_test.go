@@ -381,9 +381,9 @@ func TestPauseComesFirstAndWhole(t *testing.T) {
 		w, h          int
 		pause, stalls int // rows of each
 	}{
-		{120, 40, 2, 1}, // two rows of pause and one stall of the three-row budget
-		{80, 24, 3, 0},  // the pause alone, over the one-row budget
-		{80, 40, 3, 0},  // the pause fills the budget
+		{120, 40, 2, 2}, // two rows of pause and two stalls: three lines of the budget
+		{80, 24, 3, 0},  // the pause alone, over the one-line budget
+		{80, 40, 3, 2},  // the pause wraps to three rows; the budget counts lines
 	} {
 		t.Run(fmt.Sprintf("%dx%d", c.w, c.h), func(t *testing.T) {
 			d := newTestDashboard(t, nil, themes.Mono, c.w, c.h)

@@ -242,18 +242,20 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 }
 
 // layoutStalls lays the status lines out in rows: each line one row (cut
-// to the width when drawn), in order, while rows are fewer than budget. The
+// to the width when drawn), in order, at most budget lines in limit rows. The
 // pause is wrapped, never cut while it fits in limit rows: it ends in the
 // command that resumes the upgrade, which the operator came for, and it
-// comes before the stalls, which it pushes out of the budget (a paused
-// upgrade's stalls are its consequence). A failure is wrapped where it fits
+// comes before the stalls. A failure is wrapped where it fits
 // in limit rows whole. Lines that do not fit are counted on the last row.
 func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 	rows := d.stallRowBuf[:0]
 	shown := 0
 	lastPause := false // the last row is the pause's
 	for i, ln := range d.stalls {
-		if len(rows) >= min(budget, limit) {
+		// budget counts lines, limit rows: a failure wrapped over two
+		// rows used to take a stall's place, which then showed only as
+		// "(+1 more)" where nothing reveals it.
+		if shown >= budget || len(rows) >= limit {
 			break
 		}
 		shown++
