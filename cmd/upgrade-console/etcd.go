@@ -85,7 +85,7 @@ interrupted (rerun to continue).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
-			return runEtcdRollback(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
+			return signalled(ctx, runEtcdRollback(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o))
 		},
 	}
 	f := cmd.Flags()

@@ -53,7 +53,9 @@ that failed or timed out until the cluster is checked: cleared only by name),
 "not set". The holder of an annotation or label is the field manager that wrote it.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runLockStatus(cmdContext(cmd), cmd.OutOrStdout(), g, o)
+			ctx, stop := interruptible(cmdContext(cmd))
+			defer stop()
+			return signalled(ctx, runLockStatus(ctx, cmd.OutOrStdout(), g, o))
 		},
 	}
 	f := cmd.Flags()
@@ -98,7 +100,7 @@ no --all, a marker it does not know, or no terminal for the typed confirmation a
 			}
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
-			return runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args)
+			return signalled(ctx, runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args))
 		},
 	}
 	f := cmd.Flags()

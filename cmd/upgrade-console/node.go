@@ -51,7 +51,7 @@ interrupted (run it again to continue).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
-			return runNodeRetry(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args[0])
+			return signalled(ctx, runNodeRetry(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args[0]))
 		},
 	}
 	f := cmd.Flags()

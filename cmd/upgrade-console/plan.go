@@ -84,7 +84,9 @@ Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.live.cluster != "" {
-				return runLivePlan(cmd.Context(), cmd.OutOrStdout(), g, o)
+				ctx, stop := interruptible(cmdContext(cmd))
+				defer stop()
+				return signalled(ctx, runLivePlan(ctx, cmd.OutOrStdout(), g, o))
 			}
 			source, err := o.source()
 			if err != nil {

@@ -303,6 +303,23 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
+// signalled is a command's error once SIGINT or SIGTERM cancelled ctx: a
+// read the signal cut short is a stop (exit 5) that says so, not bad input
+// in client-go's words ("…: terminated signal received", exit 1). An error
+// that already has its code (a run stopped, a refusal) keeps it.
+func signalled(ctx context.Context, err error) error {
+	var coded codedError
+	if err == nil || ctx.Err() == nil || errors.As(err, &coded) {
+		return err
+	}
+	var usage usageError
+	var input *model.InputError
+	if errors.As(err, &usage) || (errors.As(err, &input) && !errors.Is(err, context.Canceled)) {
+		return err
+	}
+	return withCode(ExitTimeout, fmt.Errorf("stopped (interrupted) before it finished; it changed nothing: %w", err))
+}
+
 // interruptible is the context a command that may change the cluster runs
 // under from its typed confirmation on: Ctrl-C or SIGTERM cancels it instead
 // of killing the process. At the prompt, confirmName then says it was

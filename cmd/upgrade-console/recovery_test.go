@@ -219,3 +219,24 @@ func TestRecoveryReadOnlyRefusesYesAndDryRun(t *testing.T) {
 		}
 	}
 }
+
+// A read that SIGINT or SIGTERM cut short was bad input (exit 1) in
+// client-go's words; it is a stop, exit 5, saying so. An error that already
+// has its code keeps it, and without a signal nothing changes.
+func TestSignalledReadIsAStop(t *testing.T) {
+	cut := errors.New(`read Cluster default/mgmt: Get "https://127.0.0.1:1/apis": terminated signal received`)
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := signalled(stopped, cut); exitCode(err) != ExitTimeout || !strings.Contains(err.Error(), "stopped (interrupted) before it finished; it changed nothing") {
+		t.Errorf("signalled read: exit %d: %v", exitCode(err), err)
+	}
+	if err := signalled(stopped, withCode(ExitUpgradeFail, cut)); exitCode(err) != ExitUpgradeFail {
+		t.Errorf("a coded error lost its code: %d", exitCode(err))
+	}
+	if err := signalled(stopped, usageError{errors.New("x")}); exitCode(err) != ExitUsage {
+		t.Errorf("a usage error lost its code: %d", exitCode(err))
+	}
+	if err := signalled(context.Background(), cut); exitCode(err) != ExitBadInput || err != cut {
+		t.Errorf("no signal: %v", err)
+	}
+}

@@ -167,6 +167,16 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 			if upgrade.DeadlineCut(ctx, err) {
 				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
 			}
+			if ctx.Err() != nil {
+				// SIGINT/SIGTERM while the API server had not answered:
+				// a stop, as q is (0; 5 with --exit-on-done), not bad
+				// input with client-go's words.
+				fmt.Fprintf(cmd.OutOrStdout(), "stopped (interrupted) before the API server answered the read of Cluster %s/%s\n", ns, o.cluster)
+				if o.exitOnDone {
+					return withCode(ExitTimeout, errors.New("stopped before the upgrade was seen to end"))
+				}
+				return nil
+			}
 			return err
 		}
 		confirm = upgrade.ConfirmCluster(client, ns, o.cluster)

@@ -443,6 +443,12 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 			if ctx.Err() != nil && errors.Is(r.Err, ctx.Err()) {
 				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s): %w", i+1, s.Title, r.Err))
 			}
+			if ctx.Err() != nil {
+				// Interrupted while a write step ran to its end (the
+				// API server hung, the write then failed): the run was
+				// stopped, not a failure of the action's own.
+				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s), whose write then failed: %v: %w", i+1, s.Title, r.Err, ctx.Err()))
+			}
 			return rep, x.stop(ctx, p, fmt.Errorf("step %d (%s) failed: %w", i+1, s.Title, r.Err))
 		}
 		if x.afterStep != nil {
