@@ -2,7 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -62,6 +65,20 @@ func exitCode(err error) int {
 // has it; a missing or unknown flag is a usageError (exit 2).
 func badFlag(flag string, problem error, fix string) error {
 	return &model.InputError{Source: flag, Problem: problem.Error(), Fix: fix}
+}
+
+// checkLabelKey refuses a node label flag that is not a label key: the
+// blocking node-upgrade-label check looked for a node labelled
+// "kubeone.io/upgrade-in-progress=true", found none, and passed.
+func checkLabelKey(flag, key string) error {
+	if key == "" {
+		return nil // the default label
+	}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return badFlag(flag, fmt.Errorf("%q is not a label key: %s", key, strings.Join(errs, "; ")),
+			"give the label's key alone, without a value, e.g. "+model.LabelUpgradeInProgress)
+	}
+	return nil
 }
 
 // kubeconfigError is a REST configuration that could not be built from the

@@ -66,6 +66,9 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if l.file == "" {
 		return nil, usageError{errors.New("-f/--filename is required: the cluster spec to upgrade to")}
 	}
+	if err := checkLabelKey("--node-upgrade-label", l.nodeLabel); err != nil {
+		return nil, err
+	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()
 	if err != nil || ns == "" {

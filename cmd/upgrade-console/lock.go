@@ -118,6 +118,9 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 	if o.output != "table" && o.output != "json" {
 		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
 	}
+	if err := checkLabelKey("--node-label", o.nodeLabel); err != nil {
+		return err
+	}
 	env, _, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
@@ -180,6 +183,9 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 
 func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *lockOptions, ids []string) error {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := checkLabelKey("--node-label", o.nodeLabel); err != nil {
 		return err
 	}
 	env, kubeContext, err := recoveryEnv(g, o.cluster)

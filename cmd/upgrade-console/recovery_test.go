@@ -240,3 +240,24 @@ func TestSignalledReadIsAStop(t *testing.T) {
 		t.Errorf("no signal: %v", err)
 	}
 }
+
+// A node label flag given a key=value or no key at all: the blocking
+// node-upgrade-label check looked for a node labelled with that string,
+// found none and passed, while lock status read it as a selector. Both are
+// bad input, naming the flag, before connecting.
+func TestNodeLabelFlagsTakeAKey(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "--cluster", "mgmt", "-f", "spec.yaml", "--node-upgrade-label", "kubeone.io/upgrade-in-progress=true"},
+		{"apply", "--cluster", "mgmt", "-f", "spec.yaml", "--dry-run", "--node-upgrade-label", "bad label!"},
+		{"watch", "--cluster", "mgmt", "--plain", "--node-upgrade-label", "a,b"},
+		{"lock", "status", "--cluster", "mgmt", "--node-label", "kubeone.io/upgrade-in-progress=true"},
+		{"lock", "clear", "--all", "--cluster", "mgmt", "--node-label", "bad label!"},
+	} {
+		flag := args[len(args)-2]
+		_, errOut, code := runCaptured(t, append(args, "--kubeconfig", "/nonexistent")...)
+		if code != ExitBadInput || !strings.Contains(errOut, flag) || !strings.Contains(errOut, "is not a label key") ||
+			!strings.Contains(errOut, "give the label's key alone") {
+			t.Errorf("%v: exit %d (want %d): %s", args, code, ExitBadInput, errOut)
+		}
+	}
+}

@@ -54,6 +54,9 @@ func (o *watchOptions) addDisplayFlags(cmd *cobra.Command) {
 // check refuses display flag values that would make the screen lie: a stall
 // reported at once, or a rollback offered at once.
 func (o *watchOptions) check() error {
+	if err := checkLabelKey("--node-upgrade-label", o.nodeLabel); err != nil {
+		return err
+	}
 	switch {
 	case o.stallAfter <= 0:
 		return badFlag("--stall-after", fmt.Errorf("must be positive, got %s", o.stallAfter), "give how long a machine may make no progress, e.g. 10m")
