@@ -155,7 +155,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			fmt.Fprintln(out, "the failed checks would block a new upgrade; this spec starts none, so --wait follows the one under way")
 			return followUnapplied(sctx, out, lv, p, o)
 		}
-		return withCode(ExitPreflight, blockedError(p.Preflight))
+		return refusedApply(sctx, lv, p, o.dryRun, blockedError(p.Preflight))
 	}
 
 	applier := &upgrade.Applier{Client: lv.client, Cluster: p.Cluster}
@@ -169,7 +169,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			Fix: "correct the spec; nothing was changed"}
 	}
 	if len(dry.Conflicts) > 0 && !o.forceConflicts {
-		return withCode(ExitPreflight, &upgrade.ConflictsError{Conflicts: dry.Conflicts})
+		return refusedApply(sctx, lv, p, o.dryRun, &upgrade.ConflictsError{Conflicts: dry.Conflicts})
 	}
 	if dry.Changes() == 0 {
 		fmt.Fprintln(out, "\n"+p.CurrentSpec.NothingToApply())
@@ -308,6 +308,19 @@ func (o *applyOptions) followLimit(sctx context.Context) (context.Context, strin
 	}
 	tctx, cancel := context.WithTimeout(sctx, o.timeout)
 	return tctx, "timeout " + o.timeout.String(), cancel
+}
+
+// refusedApply records an apply the checks or unforced field conflicts
+// turned away (exit 3), as a recovery action's refusal is: the attempt is
+// part of the incident's record, and a start the lock turns away is.
+func refusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
+	audit, err := newAuditor(lv.context)
+	if err == nil {
+		err = audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
+			DryRun: dryRun, Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped,
+			Error: cause.Error(), Message: "not applied, nothing changed"})
+	}
+	return errors.Join(withCode(ExitPreflight, cause), err)
 }
 
 // specUnchanged reports whether the plan's server-side dry run of the spec

@@ -116,8 +116,15 @@ func TestApplyDemoRolling(t *testing.T) {
 	t.Run("preflight failure blocks and says how to fix it", func(t *testing.T) {
 		patch := func(v string) { patchPaused(t, w, v) }
 		patch(`"true"`)
-		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
+		state := t.TempDir()
+		out, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
 		patch(`null`)
+		// Turned away, and recorded: the attempt is part of the record.
+		res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+		if err != nil || len(res.Entries) != 1 || res.Entries[0].Result != upgrade.AuditRefused || res.Entries[0].Action != "apply" ||
+			!strings.Contains(res.Entries[0].Error, "eksa-reconcile-not-paused") {
+			t.Errorf("audit of the blocked apply: %v %+v", err, res.Entries)
+		}
 		if code != ExitPreflight || !strings.Contains(errOut, "eksa-reconcile-not-paused") || !strings.Contains(errOut, "lock clear paused --cluster "+w.ClusterName) {
 			t.Errorf("exit %d, want %d with the check and its fix:\n%s\n%s", code, ExitPreflight, out, errOut)
 		}
@@ -140,9 +147,14 @@ func TestApplyDemoRolling(t *testing.T) {
 		if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--read-only")...); code != ExitUsage || !strings.Contains(errOut, "--read-only") {
 			t.Errorf("read-only: exit %d %s", code, errOut)
 		}
-		out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes")...)
+		unforced := t.TempDir()
+		out, errOut, code := runCapturedIn(t, unforced, liveArgs(w, "apply", "--yes")...)
 		if code != ExitPreflight || !strings.Contains(out, "owned by eks-a-cli") || !strings.Contains(errOut, "--force-conflicts") {
 			t.Errorf("unforced conflicts: exit %d\n%s\n%s", code, out, errOut)
+		}
+		if res, err := upgrade.ReadAudit(filepath.Join(unforced, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{}); err != nil ||
+			len(res.Entries) != 1 || res.Entries[0].Result != upgrade.AuditRefused || !strings.Contains(res.Entries[0].Error, "owned by another manager") {
+			t.Errorf("audit of the unforced conflicts: %v %+v", err, res.Entries)
 		}
 		state := t.TempDir()
 		out, errOut, code = runCapturedIn(t, state, liveArgs(w, "apply", "--dry-run", "--force-conflicts")...)
