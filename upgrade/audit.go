@@ -212,7 +212,7 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	// the file, so several consoles on one machine interleave whole lines.
 	f, created, err := openAppend(a.path)
 	if err != nil {
-		return err
+		return &AuditWriteError{Path: a.path, Err: err}
 	}
 	// A line torn by a crash or a full disk mid-write leaves the file without
 	// its final newline: end the torn line first, in the same write, so that
@@ -220,27 +220,42 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	torn, err := endsTorn(f)
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("audit log %s: %w", a.path, err)
+		return &AuditWriteError{Path: a.path, Err: err}
 	}
 	if torn {
 		line = append([]byte{'\n'}, line...)
 	}
 	if _, err := f.Write(line); err != nil {
 		f.Close()
-		return fmt.Errorf("audit log %s: %w", a.path, err)
+		return &AuditWriteError{Path: a.path, Err: err}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("audit log %s: flush to disk: %w", a.path, err)
+		return &AuditWriteError{Path: a.path, Err: fmt.Errorf("flush to disk: %w", err)}
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("audit log %s: %w", a.path, err)
+		return &AuditWriteError{Path: a.path, Err: err}
 	}
 	if created {
 		syncDir(filepath.Dir(a.path))
 	}
 	return nil
 }
+
+// AuditWriteError is an entry the audit log could not take (a full disk, a
+// file or directory not writable). What needed the entry does not go ahead:
+// the commands say so as bad input from the environment (exit 1), whichever
+// step met it.
+type AuditWriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *AuditWriteError) Error() string {
+	return fmt.Sprintf("audit log %s: %v (free space on its disk, or set XDG_STATE_HOME to a writable directory)", e.Path, e.Err)
+}
+
+func (e *AuditWriteError) Unwrap() error { return e.Err }
 
 // endsTorn reports whether the file is not empty and does not end with a
 // newline (its last line was torn mid-write).
@@ -266,7 +281,7 @@ func openAppend(path string) (*os.File, bool, error) {
 	created := errors.Is(statErr, os.ErrNotExist)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, false, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
+		return nil, false, err
 	}
 	return f, created, nil
 }

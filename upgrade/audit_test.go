@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -165,6 +166,27 @@ func TestUnwritableAuditLogSaysTheFix(t *testing.T) {
 	_, err := NewAuditor(filepath.Join(blocker, "upgrade-console", "audit.log"))
 	if err == nil || !strings.Contains(err.Error(), "set XDG_STATE_HOME to a writable directory") {
 		t.Errorf("NewAuditor under a file: %v", err)
+	}
+}
+
+// An entry the log cannot take (the file made a directory, a full disk) is
+// an AuditWriteError with the fix, whatever the step that failed: the
+// commands give it one exit code (lock clear called a full disk a failed
+// preflight check, exit 3; apply exit 1).
+func TestAuditWriteErrorIsTyped(t *testing.T) {
+	dir := t.TempDir()
+	a, err := NewAuditor(filepath.Join(dir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(filepath.Join(dir, "audit.log"))
+	if err := os.Mkdir(filepath.Join(dir, "audit.log"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err = a.Record(context.Background(), AuditEntry{Action: "x", Result: AuditOK})
+	var aw *AuditWriteError
+	if !errors.As(err, &aw) || !strings.Contains(err.Error(), "set XDG_STATE_HOME to a writable directory") {
+		t.Errorf("record into a directory: %v", err)
 	}
 }
 

@@ -113,6 +113,12 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	dry, err := x.DryRun(ctx, p)
 	writeRecoveryReport(out, dry)
 	if err != nil {
+		var aw *upgrade.AuditWriteError
+		if errors.As(err, &aw) {
+			// The environment, not a check of the cluster's: exit 1, as
+			// for apply.
+			return fmt.Errorf("nothing was changed: %w", err)
+		}
 		return withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err))
 	}
 	if dry.AllAlreadyDone() {
