@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -34,5 +37,23 @@ func TestKubeconfigErrorNamesTheFlagAtFault(t *testing.T) {
 	_, errOut, code := runCaptured(t, "lock", "status", "--cluster", "mgmt", "--kubeconfig", kubeconfig, "--request-timeout", "abc")
 	if code != ExitBadInput || !strings.Contains(errOut, "give --request-timeout a duration such as 30s") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Refused credentials and a bound that passed reached the operator in
+// client-go's words alone ("read Cluster default/mgmt: Unauthorized"): the
+// message gains the fix; one that already has its fix is left as it is.
+func TestExplainAddsTheFix(t *testing.T) {
+	unauthorized := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewUnauthorized("Unauthorized"))
+	if got := explain(unauthorized).Error(); !strings.Contains(got, "read Cluster default/mgmt: Unauthorized") || !strings.Contains(got, "refused the kubeconfig's credentials") {
+		t.Errorf("unauthorized: %s", got)
+	}
+	deadline := fmt.Errorf("read upgrade lock Lease eksa-system/upgrade-console-mgmt: %w", context.DeadlineExceeded)
+	if got := explain(deadline).Error(); !strings.Contains(got, "--request-timeout or --sync-timeout") {
+		t.Errorf("deadline: %s", got)
+	}
+	input := &model.InputError{Source: "API server https://x", Problem: "cannot be reached", Fix: "check"}
+	if got := explain(fmt.Errorf("%w: %w", input, context.DeadlineExceeded)); !errors.Is(got, input) || strings.Contains(got.Error(), "fix: a time bound") {
+		t.Errorf("an input error gained a second fix: %v", got)
 	}
 }

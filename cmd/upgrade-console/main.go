@@ -6,12 +6,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
@@ -42,6 +47,24 @@ func run(args []string) (code int) {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(os.Stderr, "upgrade-console: %v\n", err)
+	fmt.Fprintf(os.Stderr, "upgrade-console: %v\n", explain(err))
 	return exitCode(err)
+}
+
+// explain adds the fix to an error that reached the operator in client-go's
+// words alone: refused credentials read "read Cluster default/mgmt:
+// Unauthorized", a bound that passed "…: context deadline exceeded". Errors
+// that already say what to do (model.InputError) are left as they are.
+func explain(err error) error {
+	var input *model.InputError
+	switch {
+	case errors.As(err, &input):
+		return err
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%w\nfix: the API server refused the kubeconfig's credentials (401 Unauthorized: an expired or revoked token or certificate); "+
+			"refresh them (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user", err)
+	case errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "timeout"):
+		return fmt.Errorf("%w\nfix: a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough", err)
+	}
+	return err
 }
