@@ -75,10 +75,15 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context
 	}
 	return func(ctx context.Context) error {
 		// Cleared or taken meanwhile: nothing of this run's to give back.
-		if err := h.Release(ctx); !errors.Is(err, upgrade.ErrLockLost) {
-			return err
+		err := h.Release(ctx)
+		if err == nil || errors.Is(err, upgrade.ErrLockLost) {
+			return nil
 		}
-		return nil
+		// "Run the same command again" was then refused as another
+		// console's live lock: say so, and when it lapses.
+		return fmt.Errorf("%w\nthe upgrade lock Lease %s/%s could not be released, so a rerun is refused until it turns stale (within %s), "+
+			"or clear it at once with `upgrade-console lock clear lease --force --cluster %s` once no other console is running",
+			err, e.systemNS(), upgrade.LockName(e.Cluster), upgrade.DefaultLeaseDuration, e.Cluster)
 	}, nil
 }
 
