@@ -226,7 +226,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		var held *upgrade.LockHeldError
 		var ce *upgrade.ConflictsError
 		var changed *upgrade.DryRunChangedError
+		var aw *upgrade.AuditWriteError
 		switch {
+		case s == nil && errors.As(err, &aw) && sctx.Err() == nil:
+			// No write goes unrecorded: the start stopped before the spec.
+			return fmt.Errorf("nothing was applied: %w", err)
 		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
