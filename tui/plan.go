@@ -604,7 +604,8 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		// The plan shows the dry run the driver ran under the lock; enter
 		// confirms it afresh.
 		p.dry, p.dryErr = changed.Now, nil
-		p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()) + "; enter to review and confirm the new dry run", rFailure})
+		// A dry-run status: the next dry run (d, enter) replaces it.
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()) + "; enter to review and confirm the new dry run", rFailure})
 		p.rebuild()
 		return p.recheck()
 	}

@@ -212,7 +212,10 @@ func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.C
 		if a.Dangerous && opts.ReadOnly {
 			continue
 		}
-		if key.Matches(msg, a.Binding) && a.Run != nil {
+		// An action not offered is not in the footer or the help, and its
+		// key does nothing (R opened "Nothing to recover" on a cluster
+		// that never showed anything to recover).
+		if key.Matches(msg, a.Binding) && a.Run != nil && (a.Offered == nil || a.Offered(s)) {
 			return a.Run(s)
 		}
 	}
@@ -713,7 +716,7 @@ func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, 
 	switch {
 	case d.copiesErr != nil:
 		wrapAdd(d.copiesErr.Error(), rFailure, "")
-	case d.copies == nil:
+	case len(d.copies) == 0:
 		wrapAdd("No local copy of "+cluster+"'s snapshots on this machine: give the path of one copied from the machine that ran the upgrade.", rMuted, "")
 	default:
 		add(seg{"Local copies on this machine, newest first:", rMuted})

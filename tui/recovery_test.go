@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -967,5 +968,35 @@ func TestRecoveryAfterRefreshWithNothingLeftSaysSo(t *testing.T) {
 		t.Error("esc does not close the menu")
 	} else if _, ok := cmd().(CloseDialogMsg); !ok {
 		t.Error("esc does not close the menu")
+	}
+}
+
+// An action not offered is not in the footer or the help, and its key does
+// nothing: R opened "Nothing to recover" on a cluster that never showed
+// anything to recover.
+func TestActionKeyDoesNothingWhenNotOffered(t *testing.T) {
+	ran := 0
+	offered := false
+	a := Action{Binding: key.NewBinding(key.WithKeys("R")), Offered: func(*model.ClusterState) bool { return offered },
+		Run: func(*model.ClusterState) tea.Cmd { ran++; return func() tea.Msg { return nil } }}
+	opts := Options{Actions: []Action{a}}
+	r := tea.KeyPressMsg{Code: 'R', Text: "R"}
+	if cmd := matchAction(opts, r, fixtureHealthy()); cmd != nil || ran != 0 {
+		t.Errorf("R not offered ran the action")
+	}
+	offered = true
+	if cmd := matchAction(opts, r, fixtureHealthy()); cmd == nil || ran != 1 {
+		t.Errorf("R offered did not run the action")
+	}
+}
+
+// Every local copy filtered out (another cluster's) reads as none, not as a
+// heading over an empty list.
+func TestFileStageWithNoCopySaysSo(t *testing.T) {
+	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back"}})
+	d.SetSize(100, 30)
+	d.stage, d.copies = recFile, []string{}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "No local copy of") || strings.Contains(v, "newest first") {
+		t.Errorf("file stage with no copy:\n%s", v)
 	}
 }

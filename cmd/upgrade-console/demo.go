@@ -105,7 +105,9 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 		}
 	}()
 	fmt.Fprintf(out, "KUBECONFIG=%s\nCLUSTER=%s\nCURRENT_SPEC=%s\nTARGET_SPEC=%s\n", w.KubeconfigPath, w.ClusterName, w.CurrentSpecPath, w.TargetSpecPath)
-	if !o.serve {
+	if !o.serve && o.autoStart {
+		fmt.Fprintf(errOut, "demo: --auto-start applies %s in a few seconds; Ctrl-C stops\n", w.TargetSpecPath)
+	} else if !o.serve {
 		fmt.Fprintf(errOut, "demo: apply %s to start the upgrade, e.g. kubectl --kubeconfig %s apply --server-side --force-conflicts -f %s (the fields belong to eks-a-cli, as on a real cluster); Ctrl-C stops\n",
 			w.TargetSpecPath, w.KubeconfigPath, w.TargetSpecPath)
 	}
