@@ -117,9 +117,11 @@ func prerelease(v string) (pre string, ok bool) {
 // split on '.' and '-', as in eksa.10 and eks-1-30-20) is numeric on both
 // sides with the new one smaller. EKS-A numbers its builds of one upstream
 // version there (cilium v1.14.12-eksa.9, then eksa.10; EKS-D
-// v1.30.4-eks-1-30-20), so a smaller number is an older build. Anything less
-// clear (a word against a number, one side without a pre-release, one list a
-// prefix of the other) is not called a step back.
+// v1.30.4-eks-1-30-20), so a smaller number is an older build; so is an
+// earlier stage (rc → beta → alpha). Anything less clear (another word, a
+// word against a number, one side without a pre-release: EKS-A tags its
+// builds of an upstream version so, one list a prefix of the other) is not
+// called a step back.
 func prereleaseGoesDown(oldVersion, newVersion string) bool {
 	op, ok1 := prerelease(oldVersion)
 	np, ok2 := prerelease(newVersion)
@@ -133,10 +135,18 @@ func prereleaseGoesDown(oldVersion, newVersion string) bool {
 		if oi[i] == ni[i] {
 			continue
 		}
+		if os, ns := stageRank[oi[i]], stageRank[ni[i]]; os > 0 && ns > 0 {
+			return ns < os
+		}
 		return isDigits(oi[i]) && isDigits(ni[i]) && numericLess(ni[i], oi[i])
 	}
 	return false
 }
+
+// stageRank orders the pre-release stages every release process uses
+// (v1.2.3-beta.1 → v1.2.3-alpha.2 is a step back); other words have no
+// order the console can trust, EKS-A's build tags among them.
+var stageRank = map[string]int{"alpha": 1, "beta": 2, "rc": 3}
 
 func isDigits(s string) bool {
 	if s == "" {

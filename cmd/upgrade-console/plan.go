@@ -61,7 +61,10 @@ bundle of the cluster's Kubernetes version.
 
 CHANGE is major, minor or patch (the leading X.Y.Z goes up in that field), downgrade,
 rebuild (same X.Y.Z, new build: v1.8.5+205ebc5 -> v1.8.5+65d2d66; EKS-A rolls it out
-all the same), changed (not a version, e.g. "deprecated"), added, removed or none.
+all the same; a build number or a pre-release stage going down, eksa.10 -> eksa.9 or
+rc -> beta, is a downgrade), changed (not a version, e.g. "deprecated"), added, removed,
+unknown (the target Bundles have no versions bundle for the target Kubernetes version,
+so the per-Kubernetes rows cannot be told) or none.
 
 Live mode (--cluster NAME -f cluster.yaml) reads the running cluster instead: the current
 release from the Cluster's eksaVersion (its EKSARelease and Bundles in eksa-system), the
