@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -135,8 +136,20 @@ func (o *planOptions) source() (planSource, error) {
 		return nil, &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
 			Fix: "use one of " + strings.Join(planOutputs, ", ")}
 	}
+	for _, f := range []struct{ flag, v string }{{"--kubernetes-version", o.kubeVersion}, {"--target-kubernetes-version", o.targetKubeVersion}} {
+		// As the spec's kubernetesVersion is written: 1.31.2 was read as
+		// 1.31 by one check and as missing from the Bundles by another
+		// (exit 3), and "abc" blamed the Bundles file.
+		if f.v != "" && !kubeMinorVersion.MatchString(f.v) {
+			return nil, badFlag(f.flag, fmt.Errorf("%q is not a Kubernetes minor version", f.v),
+				"give MAJOR.MINOR as the cluster spec's kubernetesVersion is written, e.g. 1.31")
+		}
+	}
 	return o.offline, nil
 }
+
+// kubeMinorVersion is EKS-A's spec.kubernetesVersion form: "1.31".
+var kubeMinorVersion = regexp.MustCompile(`^[1-9][0-9]*\.(0|[1-9][0-9]*)$`)
 
 func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 	current, err := readBundles(o.fromBundles, "--from-bundles")
