@@ -35,12 +35,17 @@ const (
 	// kubernetes release itself, cilium, …) becomes cannot be told. The row is
 	// kept so that a plan never reads as if those components stayed put.
 	ChangeUnknown ChangeKind = "unknown"
+	// ChangeSkipped: the spec asks EKS-A to leave the component as it is
+	// (clusterNetwork.cniConfig.cilium.skipUpgrade: true); EKS-A's own plan
+	// shows "Upgrade skipped". NewVersion stays what the target Bundles
+	// offer, which the cluster does not get.
+	ChangeSkipped ChangeKind = "skipped"
 )
 
 // ChangeKinds lists every kind, in the order summaries count them.
 var ChangeKinds = []ChangeKind{
 	ChangeMajor, ChangeMinor, ChangePatch, ChangeRebuild, ChangeDowngrade,
-	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeUnknown, ChangeNone,
+	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeUnknown, ChangeSkipped, ChangeNone,
 }
 
 // leadingVersion matches vX.Y.Z at the start of a version, followed by the end
@@ -351,13 +356,13 @@ func ChangeCounts(diffs []ComponentDiff) map[ChangeKind]int {
 // components are up to date".
 func SummarizeChanges(diffs []ComponentDiff) string {
 	counts := ChangeCounts(diffs)
-	changed := len(diffs) - counts[ChangeNone] - counts[ChangeUnknown]
-	if changed == 0 && counts[ChangeUnknown] == 0 {
+	changed := len(diffs) - counts[ChangeNone] - counts[ChangeUnknown] - counts[ChangeSkipped]
+	if changed == 0 && counts[ChangeUnknown] == 0 && counts[ChangeSkipped] == 0 {
 		return "all components are up to date"
 	}
 	var parts []string
 	for _, k := range ChangeKinds {
-		if k != ChangeNone && k != ChangeUnknown && counts[k] > 0 {
+		if k != ChangeNone && k != ChangeUnknown && k != ChangeSkipped && counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
@@ -371,6 +376,9 @@ func SummarizeChanges(diffs []ComponentDiff) string {
 	}
 	if n := counts[ChangeUnknown]; n > 0 {
 		s += fmt.Sprintf("; %d unknown (the target Bundles lack the target Kubernetes version)", n)
+	}
+	if n := counts[ChangeSkipped]; n > 0 {
+		s += fmt.Sprintf("; %d skipped (the spec's skipUpgrade)", n)
 	}
 	if n := counts[ChangeNone]; n > 0 {
 		s += fmt.Sprintf("; %d unchanged", n)

@@ -21,6 +21,9 @@ type PlanInput struct {
 	// WorkerGroups are the cluster's worker groups; nil when unknown (the
 	// offline plan), which leaves the worker skew check out.
 	WorkerGroups []WorkerGroup
+	// CiliumSkipUpgrade is the spec's clusterNetwork.cniConfig.cilium.
+	// skipUpgrade: EKS-A leaves Cilium as it is, and the row says so.
+	CiliumSkipUpgrade bool
 }
 
 // Plan is what an upgrade changes and whether it may start. Its JSON form is
@@ -69,8 +72,16 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	if !known.Failed() {
 		tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
 	}
+	rows := diffResolved(cur, tgt)
+	if in.CiliumSkipUpgrade {
+		for i := range rows {
+			if rows[i].Key == "cilium" && rows[i].Change != ChangeUnknown {
+				rows[i].Change = ChangeSkipped
+			}
+		}
+	}
 	p := &Plan{
-		Components: diffResolved(cur, tgt),
+		Components: rows,
 		Preflight:  []CheckResult{known, CheckKubernetesVersionSkew(in.CurrentKube, in.TargetKube)},
 	}
 	curEKSA, tgtEKSA := in.CurrentEKSA, in.TargetEKSA
@@ -285,7 +296,7 @@ func SummarizeChangesFor(diffs []ComponentDiff, s *SpecStatus) string {
 		return sum
 	}
 	counts := ChangeCounts(diffs)
-	if len(diffs)-counts[ChangeNone]-counts[ChangeUnknown] == 0 && counts[ChangeUnknown] == 0 {
+	if len(diffs)-counts[ChangeNone]-counts[ChangeUnknown]-counts[ChangeSkipped] == 0 && counts[ChangeUnknown] == 0 {
 		return "no component changes from the Cluster's spec, which the cluster has not reached"
 	}
 	return sum

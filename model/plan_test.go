@@ -147,3 +147,30 @@ func TestPlanJSONContract(t *testing.T) {
 		t.Errorf("image row JSON =\n%s\nwant\n%s", data, want)
 	}
 }
+
+// The spec's cilium skipUpgrade: EKS-A leaves Cilium as it is, and its own
+// plan says "Upgrade skipped"; the row read as a minor upgrade.
+func TestBuildPlanCiliumSkipUpgrade(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	plain, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31", CiliumSkipUpgrade: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range p.Components {
+		want := plain.Components[i].Change
+		if r.Key == "cilium" {
+			want = ChangeSkipped
+		}
+		if r.Change != want {
+			t.Errorf("%s: %s, want %s", r.Key, r.Change, want)
+		}
+	}
+	before, after := SummarizeChanges(plain.Components), SummarizeChanges(p.Components)
+	if !strings.Contains(after, "; 1 skipped (the spec's skipUpgrade)") || before == after {
+		t.Errorf("summary %q (was %q)", after, before)
+	}
+}

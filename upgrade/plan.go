@@ -231,6 +231,7 @@ func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
 	plan, err := model.BuildPlan(model.PlanInput{
 		Current: cur.Bundles, Target: tgt.Bundles,
 		CurrentKube: cur.KubernetesVersion, TargetKube: tgt.KubernetesVersion,
+		CiliumSkipUpgrade: tgt.Spec != nil && tgt.Spec.CiliumSkipUpgrade(),
 	})
 	if err != nil {
 		return nil, err

@@ -447,6 +447,13 @@ func (s *SpecFile) KubernetesVersion() string {
 	return v
 }
 
+// CiliumSkipUpgrade is spec.clusterNetwork.cniConfig.cilium.skipUpgrade of
+// the spec's Cluster: EKS-A then leaves Cilium as it is.
+func (s *SpecFile) CiliumSkipUpgrade() bool {
+	v, _, _ := unstructured.NestedBool(s.Cluster.Object, "spec", "clusterNetwork", "cniConfig", "cilium", "skipUpgrade")
+	return v
+}
+
 // Names lists the documents as "Kind namespace/name", for messages.
 func (s *SpecFile) Names() string {
 	names := make([]string, 0, len(s.Docs))

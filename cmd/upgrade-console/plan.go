@@ -65,7 +65,8 @@ rebuild (same X.Y.Z, new build: v1.8.5+205ebc5 -> v1.8.5+65d2d66; EKS-A rolls it
 all the same; a build number or a pre-release stage going down, eksa.10 -> eksa.9 or
 rc -> beta, is a downgrade), changed (not a version, e.g. "deprecated"), added, removed,
 unknown (the target Bundles have no versions bundle for the target Kubernetes version,
-so the per-Kubernetes rows cannot be told) or none.
+so the per-Kubernetes rows cannot be told), skipped (cilium, when the spec sets
+skipUpgrade: EKS-A leaves it as it is) or none.
 
 Live mode (--cluster NAME -f cluster.yaml) reads the running cluster instead: the current
 release from the Cluster's eksaVersion (its EKSARelease and Bundles in eksa-system), the
@@ -161,6 +162,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 		return model.PlanInput{}, err
 	}
 	targetKube := o.targetKubeVersion
+	skipCilium := false
 	if o.live.file != "" {
 		// The spec is checked as the live plan checks it before any
 		// cluster is asked (against the console's copies of the CRDs),
@@ -170,6 +172,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 			return model.PlanInput{}, err
 		}
 		o.specChecks = upgrade.SpecFileChecks(spec)
+		skipCilium = spec.CiliumSkipUpgrade()
 		switch kube := spec.KubernetesVersion(); {
 		case targetKube == "":
 			targetKube = kube
@@ -182,7 +185,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 	if targetKube == "" {
 		targetKube = o.kubeVersion
 	}
-	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube}, nil
+	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube, CiliumSkipUpgrade: skipCilium}, nil
 }
 
 func readBundles(path, flag string) (*model.Bundles, error) {
