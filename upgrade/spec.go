@@ -447,6 +447,10 @@ func (s *SpecFile) KubernetesVersion() string {
 	return v
 }
 
+// WorkerGroups are the spec's Cluster's worker groups, as the live plan reads
+// a Cluster's (their own kubernetesVersion, or empty: the cluster's).
+func (s *SpecFile) WorkerGroups() []model.WorkerGroup { return workerGroups(s.Cluster) }
+
 // CiliumSkipUpgrade is spec.clusterNetwork.cniConfig.cilium.skipUpgrade of
 // the spec's Cluster: EKS-A then leaves Cilium as it is.
 func (s *SpecFile) CiliumSkipUpgrade() bool {

@@ -163,6 +163,8 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 	}
 	targetKube := o.targetKubeVersion
 	skipCilium := false
+	var targetEKSA string
+	var workers []model.WorkerGroup
 	if o.live.file != "" {
 		// The spec is checked as the live plan checks it before any
 		// cluster is asked (against the console's copies of the CRDs),
@@ -173,6 +175,11 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 		}
 		o.specChecks = upgrade.SpecFileChecks(spec)
 		skipCilium = spec.CiliumSkipUpgrade()
+		// What EKS-A checks of the spec: its eksaVersion one minor at a
+		// time from the current release (it was ignored, and a spec of
+		// v0.25.0 passed against a cluster on v0.21), and its worker
+		// groups' skew from the control plane.
+		targetEKSA, workers = spec.EksaVersion(), spec.WorkerGroups()
 		switch kube := spec.KubernetesVersion(); {
 		case targetKube == "":
 			targetKube = kube
@@ -185,7 +192,8 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 	if targetKube == "" {
 		targetKube = o.kubeVersion
 	}
-	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube, CiliumSkipUpgrade: skipCilium}, nil
+	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube,
+		TargetEKSA: targetEKSA, WorkerGroups: workers, CiliumSkipUpgrade: skipCilium}, nil
 }
 
 func readBundles(path, flag string) (*model.Bundles, error) {

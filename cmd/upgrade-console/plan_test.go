@@ -342,7 +342,8 @@ spec:
 	good := write("good.yaml", cluster)
 	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", good)...)
 	// The spec's references are checked from the file alone.
-	want := wantPlanTable + "  pass      provider-refs             datacenterRef and 1 machineGroupRef(s) name vSphere objects that " + good + " holds\n"
+	want := wantPlanTable + "  pass      worker-version-skew       all worker groups follow the control plane's Kubernetes version\n" +
+		"  pass      provider-refs             datacenterRef and 1 machineGroupRef(s) name vSphere objects that " + good + " holds\n"
 	if code != ExitOK || out != want {
 		t.Errorf("exit %d, stderr %q; table:\n%s\nwant (Kubernetes 1.31 from the spec):\n%s", code, errOut, out, want)
 	}
@@ -361,6 +362,19 @@ spec:
 	_, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", typo)...)
 	if code != ExitBadInput || !strings.Contains(errOut, "spec.kubernetesVersio") || !strings.Contains(errOut, "did you mean kubernetesVersion?") {
 		t.Errorf("a misspelt field: exit %d, stderr %q", code, errOut)
+	}
+	// A worker group pinned three minors behind the control plane: EKS-A
+	// refuses it, and the offline plan passed it (the worker skew check was
+	// the live plan's alone).
+	pinned := write("pinned.yaml", strings.Replace(cluster, "  controlPlaneConfiguration:", `  workerNodeGroupConfigurations:
+  - name: md-0
+    count: 2
+    kubernetesVersion: "1.28"
+    machineGroupRef: {kind: VSphereMachineConfig, name: mgmt-cp}
+  controlPlaneConfiguration:`, 1))
+	out, _, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", pinned)...)
+	if code != ExitPreflight || !strings.Contains(out, "fail      worker-version-skew") || !strings.Contains(out, "md-0") {
+		t.Errorf("a worker group three minors behind, offline: exit %d\n%s", code, out)
 	}
 	_, errOut, code = runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "-f", good, "--target-kubernetes-version", "1.32")...)
 	if code != ExitBadInput || !strings.Contains(errOut, "asks for Kubernetes 1.31") {
