@@ -951,6 +951,22 @@ func countStalls(sts []Stall) (failed, stalled int) {
 	return failed, stalled
 }
 
+// TotalDuration is how long something took, to the second under an hour
+// ("1m50s", where ShortDuration's "1m" of an upgrade that took 1m50s read as
+// half of it), to the minute beyond ("1h05m").
+func TotalDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	}
+	return ShortDuration(d)
+}
+
 // ShortDuration formats a duration the way the console shows ages: "45s",
 // "11m", "1h05m", "2d3h".
 func ShortDuration(d time.Duration) string {

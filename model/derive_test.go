@@ -339,3 +339,18 @@ func TestDeriveProgressSaysWhileListsSync(t *testing.T) {
 		t.Error("a forbidden list counts as syncing for ever")
 	}
 }
+
+// An upgrade that took 1m50s said "complete in 1m".
+func TestTotalDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		42 * time.Second:                "42s",
+		110 * time.Second:               "1m50s",
+		61 * time.Minute:                "1h01m",
+		59*time.Minute + 59*time.Second: "59m59s",
+		-time.Second:                    "0s",
+	} {
+		if got := TotalDuration(d); got != want {
+			t.Errorf("TotalDuration(%s) = %s, want %s", d, got, want)
+		}
+	}
+}

@@ -337,7 +337,7 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 		Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster}
 	switch {
 	case out.Complete:
-		e.Message = "completion rule held after " + model.ShortDuration(out.Elapsed)
+		e.Message = "completion rule held after " + model.TotalDuration(out.Elapsed)
 	case out.TimedOut:
 		e.Result, e.Message = AuditTimedOut, out.Reason
 		if !strings.HasPrefix(out.Reason, "timed out") { // Track's says "timed out at …"

@@ -266,7 +266,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	case outcome.Complete:
 		// The upgrade is done whatever became of the lock: a release the
 		// API server refused is said, not turned into a failed exit.
-		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.ShortDuration(outcome.Elapsed), s.LockReleasedMessage(err))
+		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.TotalDuration(outcome.Elapsed), s.LockReleasedMessage(err))
 		return nil
 	case outcome.TimedOut:
 		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch --cluster %s` follows it); %s",
@@ -356,7 +356,7 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 	watch := fmt.Sprintf("`upgrade-console watch --cluster %s` follows it", p.Cluster)
 	switch {
 	case outcome.Complete:
-		fmt.Fprintf(out, "\nupgrade complete (followed for %s)\n", model.ShortDuration(outcome.Elapsed))
+		fmt.Fprintf(out, "\nupgrade complete (followed for %s)\n", model.TotalDuration(outcome.Elapsed))
 		return nil
 	case outcome.TimedOut:
 		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (%s)",
