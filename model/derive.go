@@ -955,13 +955,7 @@ func countStalls(sts []Stall) (failed, stalled int) {
 // ("1m50s", where ShortDuration's "1m" of an upgrade that took 1m50s read as
 // half of it), to the minute beyond ("1h05m").
 func TotalDuration(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
+	if d >= time.Minute && d < time.Hour {
 		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
 	}
 	return ShortDuration(d)
