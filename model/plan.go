@@ -91,8 +91,22 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	if tgtEKSA == "" {
 		tgtEKSA = tgt.management.Components["eksa"]
 	}
-	if curEKSA != "" && tgtEKSA != "" {
+	switch {
+	case curEKSA != "" && tgtEKSA != "":
 		p.Preflight = append(p.Preflight, CheckEKSAVersionSkew(curEKSA, tgtEKSA))
+	default:
+		// The check vanished from the list, and the plan passed: say it
+		// could not be made.
+		side := "target"
+		switch {
+		case curEKSA == "" && tgtEKSA == "":
+			side = "current and target"
+		case curEKSA == "":
+			side = "current"
+		}
+		p.Preflight = append(p.Preflight, CheckResult{Name: CheckNameEKSAVersionSkew, Status: CheckWarn,
+			Message:     "the " + side + " EKS-A version is not known (the Bundles carry no eksa component in versionsBundles[0]), so its skew cannot be checked",
+			Remediation: "check that the Bundles manifest is a whole EKS-A release's, or give the cluster spec's eksaVersion (-f)"})
 	}
 	if in.WorkerGroups != nil {
 		p.Preflight = append(p.Preflight, CheckWorkerVersionSkew(in.TargetKube, in.WorkerGroups))

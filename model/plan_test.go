@@ -174,3 +174,23 @@ func TestBuildPlanCiliumSkipUpgrade(t *testing.T) {
 		t.Errorf("summary %q (was %q)", after, before)
 	}
 }
+
+// Target Bundles without an eksa component: the EKS-A skew check vanished
+// from the list, and the plan passed. It says it could not be made.
+func TestBuildPlanWithoutTheEKSAVersionSaysSo(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	delete(b.VersionsBundles[0].Components, "eksa")
+	p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Preflight {
+		if r.Name == CheckNameEKSAVersionSkew {
+			if r.Status != CheckWarn || !strings.Contains(r.Message, "the target EKS-A version is not known") {
+				t.Errorf("eksa-version-skew: %+v", r)
+			}
+			return
+		}
+	}
+	t.Errorf("no eksa-version-skew row: %+v", p.Preflight)
+}
