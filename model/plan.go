@@ -68,7 +68,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		return nil, &InputError{Source: source, Field: "spec.versionsBundles", Problem: "has no versions bundles", Fix: bundlesFix}
 	}
 	tgt := resolvedBundle{management: &in.Target.VersionsBundles[0]}
-	known := CheckTargetKubernetesKnown(in.Target, in.TargetKube)
+	known := CheckTargetKubernetesKnownFrom(in.Target, in.TargetKube, in.CurrentKube)
 	if !known.Failed() {
 		tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -262,20 +263,53 @@ func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResu
 // Kubernetes version; a version newer than any they know is refused, as EKS-A
 // would ("kubernetes version … is not supported by bundles manifest").
 func CheckTargetKubernetesKnown(target *Bundles, kube string) CheckResult {
+	return CheckTargetKubernetesKnownFrom(target, kube, "")
+}
+
+// CheckTargetKubernetesKnownFrom is CheckTargetKubernetesKnown for a cluster
+// on current: its fix offers only the versions one minor at a time allows
+// from there (it offered 1.28 … 1.32 to a cluster on 1.27, of which
+// kubernetes-version-skew then blocked all but 1.28).
+func CheckTargetKubernetesKnownFrom(target *Bundles, kube, current string) CheckResult {
 	const name = CheckNameTargetKubernetesKnown
 	if vb, err := target.ForKubernetes(kube); err == nil {
 		return pass(name, fmt.Sprintf("%s carries Kubernetes %s (%s)", target.describe(), kube, vb.EksD.Version()))
 	}
 	known := strings.Join(target.KubernetesVersions(), ", ")
 	newest := target.NewestKubernetesVersion()
+	choices := reachableFrom(target.KubernetesVersions(), current)
 	k, kok := minorVersion(kube)
 	n, nok := minorVersion(newest)
 	if kok && nok && k.GreaterThan(n) {
+		other := "target " + newest
+		if len(choices) > 0 && !slices.Contains(choices, newest) {
+			other = "target one of " + strings.Join(choices, ", ") + " (from " + current + ", one minor at a time)"
+		}
 		return fail(name,
 			fmt.Sprintf("Kubernetes %s is newer than anything %s knows (newest: %s); kubernetes and per-Kubernetes components cannot be planned", kube, target.describe(), newest),
-			fmt.Sprintf("use the Bundles of a newer EKS-A release that supports %s, or target %s", kube, newest))
+			fmt.Sprintf("use the Bundles of a newer EKS-A release that supports %s, or %s", kube, other))
+	}
+	fix := fmt.Sprintf("target one of %s (upgrading Kubernetes one minor at a time)", known)
+	if len(choices) > 0 {
+		fix = fmt.Sprintf("target one of %s (from %s, Kubernetes goes one minor at a time)", strings.Join(choices, ", "), current)
 	}
 	return fail(name,
 		fmt.Sprintf("%s has no bundle for Kubernetes %s (it has %s); kubernetes and per-Kubernetes components cannot be planned", target.describe(), kube, known),
-		fmt.Sprintf("target one of %s (upgrading Kubernetes one minor at a time)", known))
+		fix)
+}
+
+// reachableFrom keeps the versions an upgrade from current may target: the
+// same minor or the next. Nil when current is unknown or unreadable.
+func reachableFrom(versions []string, current string) []string {
+	cur, ok := minorVersion(current)
+	if current == "" || !ok {
+		return nil
+	}
+	out := []string{}
+	for _, v := range versions {
+		if w, ok := minorVersion(v); ok && w.Major() == cur.Major() && (w.Minor() == cur.Minor() || w.Minor() == cur.Minor()+1) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

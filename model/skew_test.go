@@ -122,6 +122,24 @@ func TestCheckTargetKubernetesKnown(t *testing.T) {
 	}
 }
 
+// For a cluster on a known version the fix offers only what one minor at a
+// time allows from there: it offered 1.30 … 1.32 to a cluster on 1.29, of
+// which kubernetes-version-skew then blocked 1.31 and 1.32.
+func TestCheckTargetKubernetesKnownFrom(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	for _, tc := range []struct {
+		kube, current string
+		want          wantCheck
+	}{
+		{"1.29", "1.29", wantCheck{CheckFail, "has no bundle for Kubernetes 1.29", "target one of 1.30 (from 1.29, Kubernetes goes one minor at a time)", true}},
+		{"1.33", "1.30", wantCheck{CheckFail, "is newer than anything", "or target one of 1.30, 1.31 (from 1.30, one minor at a time)", true}},
+		{"1.33", "1.32", wantCheck{CheckFail, "is newer than anything", "or target 1.32", true}},
+		{"1.20", "1.19", wantCheck{CheckFail, "has no bundle for Kubernetes 1.20", "target one of 1.30, 1.31, 1.32 (upgrading Kubernetes one minor at a time)", true}},
+	} {
+		assertCheck(t, "CheckTargetKubernetesKnownFrom("+tc.kube+", "+tc.current+")", CheckTargetKubernetesKnownFrom(b, tc.kube, tc.current), CheckNameTargetKubernetesKnown, tc.want)
+	}
+}
+
 func TestBlocked(t *testing.T) {
 	if Blocked(nil) || Blocked([]CheckResult{{Status: CheckWarn}, {Status: CheckPass}}) {
 		t.Error("warn/pass must not block")

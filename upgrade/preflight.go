@@ -242,7 +242,11 @@ func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {
 }
 
 func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {
-	return model.CheckTargetKubernetesKnown(in.Target.Bundles, in.Target.KubernetesVersion)
+	current := ""
+	if in.Current != nil {
+		current = in.Current.KubernetesVersion
+	}
+	return model.CheckTargetKubernetesKnownFrom(in.Target.Bundles, in.Target.KubernetesVersion, current)
 }
 
 func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
