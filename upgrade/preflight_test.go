@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -530,6 +531,7 @@ func TestSpecAcceptedForbiddenNamesTheRights(t *testing.T) {
 	if _, err := w.client.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitGranted(t, w.client.Kube, user, w.ns, GVREKSACluster.Group, "clusters", "get")
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c, err := NewClient(cfg)
@@ -590,6 +592,7 @@ func TestApplyAccessCheck(t *testing.T) {
 	if _, err := w.client.Kube.RbacV1().RoleBindings(w.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitGranted(t, w.client.Kube, user, w.ns, "coordination.k8s.io", "leases", "get")
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	a := ReadApplyAccess(ctx, kubernetes.NewForConfigOrDie(cfg), w.ns, "mgmt")
@@ -602,5 +605,20 @@ func TestApplyAccessCheck(t *testing.T) {
 	}
 	if r := checkApplyAccess(ctx, &Inputs{Access: &ApplyAccess{Err: errors.New("forbidden")}}); r.Status != model.CheckWarn || r.Blocking {
 		t.Errorf("unknown rights block: %+v", r)
+	}
+}
+
+// waitGranted waits until RBAC, which the API server reads from a cache,
+// grants user verb on resource: a request made at once could still be
+// refused (the test then failed, now and then, on "access denied").
+func waitGranted(t *testing.T, kube kubernetes.Interface, user, ns, group, resource, verb string) {
+	t.Helper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Group: group, Resource: resource, Verb: verb}}}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && got.Status.Allowed, nil
+	}); err != nil {
+		t.Fatalf("the grant to %s is not in effect: %v", user, err)
 	}
 }
