@@ -214,11 +214,6 @@ type App struct {
 	title   string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
-	// blank is blankRows' last result.
-	blank struct {
-		w, h int
-		s    string
-	}
 	// fatal is the console's own bug, caught (contain), or the snapshot
 	// source's: the App quits and RunApp returns it.
 	fatal error
@@ -483,15 +478,9 @@ func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, tea.Batch(cmds...)
 }
 
-// blankRows is h rows of spaces the width of the screen, kept between
-// frames (a dialog's height changes seldom).
+// blankRows is h rows of spaces the width of the screen.
 func (a *App) blankRows(h int) string {
-	if a.blank.w != a.width || a.blank.h != h {
-		row := strings.Repeat(" ", a.width)
-		a.blank.s = strings.TrimSuffix(strings.Repeat(row+"\n", h), "\n")
-		a.blank.w, a.blank.h = a.width, h
-	}
-	return a.blank.s
+	return strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", a.width)+"\n", h), "\n")
 }
 
 // dialogSize leaves a margin around dialogs so the dashboard stays visible.

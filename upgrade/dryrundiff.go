@@ -47,7 +47,8 @@ func DryRunDifferences(confirmed, now *DryRunResult) []string {
 			out = append(out, o.Object+" is now in the spec's dry run")
 			continue
 		case o.Error != "" && b.Error == "":
-			out = append(out, o.Object+" is now refused: "+firstLineOf(o.Error))
+			refusal, _, _ := strings.Cut(o.Error, "\n")
+			out = append(out, o.Object+" is now refused: "+refusal)
 			continue
 		case o.Create != b.Create && o.Create:
 			out = append(out, o.Object+" no longer exists and would be created")
@@ -100,11 +101,4 @@ func changeText(f FieldChange) string {
 		return "(removed: " + f.Old + ")"
 	}
 	return f.Old + " → " + f.New
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -52,6 +52,10 @@ func TestExplainAddsTheFix(t *testing.T) {
 	if got := explain(deadline).Error(); !strings.Contains(got, "--request-timeout or --sync-timeout") {
 		t.Errorf("deadline: %s", got)
 	}
+	coded := withCode(ExitTimeout, fmt.Errorf("stopped following: --timeout 3s passed: %w", context.DeadlineExceeded))
+	if got := explain(coded).Error(); strings.Contains(got, "fix: a time bound") {
+		t.Errorf("a coded deadline gained a second fix: %s", got)
+	}
 	input := &model.InputError{Source: "API server https://x", Problem: "cannot be reached", Fix: "check"}
 	if got := explain(fmt.Errorf("%w: %w", input, context.DeadlineExceeded)); !errors.Is(got, input) || strings.Contains(got.Error(), "fix: a time bound") {
 		t.Errorf("an input error gained a second fix: %v", got)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -63,7 +62,8 @@ func explain(err error) error {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w\nfix: the API server refused the kubeconfig's credentials (401 Unauthorized: an expired or revoked token or certificate); "+
 			"refresh them (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user", err)
-	case errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "timeout"):
+	case errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(codedError)):
+		// A coded one already says which bound passed (--timeout, a wait).
 		return fmt.Errorf("%w\nfix: a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough", err)
 	}
 	return err

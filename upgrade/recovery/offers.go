@@ -92,6 +92,19 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 // leftoverMarkers are the markers set that no rollout under way holds, and
 // what a clear of paused would do when an etcd rollback keeps it.
 func leftoverMarkers(s *model.ClusterState, nodeLabel string) (markers []string, kept string) {
+	markers, kept = objectMarkers(s)
+	for _, n := range s.Nodes.All() {
+		if _, ok := n.Labels[nodeLabel]; ok {
+			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
+		}
+	}
+	return markers, kept
+}
+
+// objectMarkers are leftoverMarkers less the node labels: the markers on
+// the Cluster, the KCP and the EtcdadmCluster, cheap enough for
+// Offerer.Any to ask on every frame.
+func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
 	// it takes --force on the command line.
 	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() {
@@ -106,11 +119,6 @@ func leftoverMarkers(s *model.ClusterState, nodeLabel string) (markers []string,
 	}
 	if s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling {
 		markers = append(markers, MarkerEtcdUpgrading)
-	}
-	for _, n := range s.Nodes.All() {
-		if _, ok := n.Labels[nodeLabel]; ok {
-			markers = append(markers, MarkerNodeLabel+"/"+n.Name)
-		}
 	}
 	return markers, kept
 }
@@ -280,14 +288,10 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	if o.failedNode || s.Lock.Expired(now) {
 		return true
 	}
-	// The markers, as Offers counts them (leftoverMarkers): none under
-	// another console's live lock, and not a pause the EKS-A CLI holds.
+	// The markers, by Offers' own rule (none under another console's live
+	// lock), the node labels from the cache above.
 	if !s.Lock.Held() {
-		if o.labeledNode || (s.Cluster.Paused() && !s.Cluster.ManagedByCLI()) {
-			return true
-		}
-		etcdRolling := s.Etcd != nil && (!s.Etcd.Ready || s.Etcd.Generation != s.Etcd.ObservedGeneration)
-		if (s.ControlPlane != nil && s.ControlPlane.Paused() && !etcdRolling) || (s.Etcd != nil && s.Etcd.Upgrading() && !etcdRolling) {
+		if markers, _ := objectMarkers(s); o.labeledNode || len(markers) > 0 {
 			return true
 		}
 	}
