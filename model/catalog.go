@@ -24,6 +24,9 @@ type Component struct {
 	// inside the versions bundle (upgrader.upgrader), and their row shows
 	// the tag of its uri.
 	Image bool
+	// Provider rows are infrastructure providers: a cluster runs one, and
+	// EKS-A upgrades that one alone.
+	Provider bool
 }
 
 // catalog is in the row order of `eksctl anywhere upgrade plan cluster`
@@ -36,12 +39,12 @@ var catalog = []Component{
 	{Key: "certManager", Name: "cert-manager", Management: true},
 	{Key: "clusterAPI", Name: "cluster-api", Management: true},
 	{Key: "controlPlane", Name: "kubeadm control plane", Management: true},
-	{Key: "vSphere", Name: "vsphere", Management: true},
-	{Key: "docker", Name: "docker", Management: true},
-	{Key: "tinkerbell", Name: "tinkerbell", Management: true},
-	{Key: "nutanix", Name: "nutanix", Management: true},
-	{Key: "snow", Name: "snow", Management: true},
-	{Key: "cloudStack", Name: "cloudstack", Management: true},
+	{Key: "vSphere", Name: "vsphere", Management: true, Provider: true},
+	{Key: "docker", Name: "docker", Management: true, Provider: true},
+	{Key: "tinkerbell", Name: "tinkerbell", Management: true, Provider: true},
+	{Key: "nutanix", Name: "nutanix", Management: true, Provider: true},
+	{Key: "snow", Name: "snow", Management: true, Provider: true},
+	{Key: "cloudStack", Name: "cloudstack", Management: true, Provider: true},
 	{Key: "bootstrap", Name: "kubeadm bootstrap", Management: true},
 	{Key: "etcdadmBootstrap", Name: "etcdadm-bootstrap", Management: true},
 	{Key: "etcdadmController", Name: "etcdadm-controller", Management: true},
@@ -49,7 +52,7 @@ var catalog = []Component{
 	{Key: KeyKubernetes, Name: "kubernetes (EKS-D)"},
 	{Key: "kindnetd", Name: "kindnetd"},
 	{Key: "packageController", Name: "package controller"},
-	{Key: "aws", Name: "aws (deprecated)"},
+	{Key: "aws", Name: "aws (deprecated)", Provider: true},
 }
 
 // imageCatalog lists the image-only entries of a versions bundle that the

@@ -40,12 +40,18 @@ const (
 	// shows "Upgrade skipped". NewVersion stays what the target Bundles
 	// offer, which the cluster does not get.
 	ChangeSkipped ChangeKind = "skipped"
+	// ChangeUnused: the cluster does not run the component, so EKS-A does
+	// not upgrade it: another infrastructure provider's, Flux without
+	// spec.gitOpsRef, the CNI the spec does not choose. Only a plan that
+	// knows the spec (PlanInput.Uses) marks rows so; the versions stay what
+	// the Bundles hold.
+	ChangeUnused ChangeKind = "unused"
 )
 
 // ChangeKinds lists every kind, in the order summaries count them.
 var ChangeKinds = []ChangeKind{
 	ChangeMajor, ChangeMinor, ChangePatch, ChangeRebuild, ChangeDowngrade,
-	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeUnknown, ChangeSkipped, ChangeNone,
+	ChangeChanged, ChangeAdded, ChangeRemoved, ChangeUnknown, ChangeSkipped, ChangeUnused, ChangeNone,
 }
 
 // leadingVersion matches vX.Y.Z at the start of a version, followed by the end
@@ -192,8 +198,8 @@ type ComponentDiff struct {
 	NewImage string `json:"newImage,omitempty"`
 }
 
-// Changed reports whether the row changes anything.
-func (d ComponentDiff) Changed() bool { return d.Change != ChangeNone }
+// Changed reports whether the row changes anything on the cluster.
+func (d ComponentDiff) Changed() bool { return d.Change != ChangeNone && d.Change != ChangeUnused }
 
 // DiffBundles compares every component of two Bundles manifests, as EKS-A
 // resolves them for one cluster: management components from versionsBundles[0]
@@ -356,21 +362,28 @@ func ChangeCounts(diffs []ComponentDiff) map[ChangeKind]int {
 // components are up to date".
 func SummarizeChanges(diffs []ComponentDiff) string {
 	counts := ChangeCounts(diffs)
-	changed := len(diffs) - counts[ChangeNone] - counts[ChangeUnknown] - counts[ChangeSkipped]
+	changed := changedCount(diffs, counts)
+	unused := ""
+	if n := counts[ChangeUnused]; n > 0 {
+		// Named with the kind, so that a reader of a table without them
+		// knows what --all (or a) lists.
+		unused = fmt.Sprintf("; %d %s (not run by this cluster)", n, ChangeUnused)
+	}
 	if changed == 0 && counts[ChangeUnknown] == 0 && counts[ChangeSkipped] == 0 {
-		return "all components are up to date"
+		return "all components are up to date" + unused
 	}
 	var parts []string
 	for _, k := range ChangeKinds {
-		if k != ChangeNone && k != ChangeUnknown && k != ChangeSkipped && counts[k] > 0 {
+		if k != ChangeNone && k != ChangeUnknown && k != ChangeSkipped && k != ChangeUnused && counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}
 	}
+	runs := len(diffs) - counts[ChangeUnused]
 	noun := "components change"
-	if len(diffs) == 1 {
+	if runs == 1 {
 		noun = "component changes"
 	}
-	s := fmt.Sprintf("%d of %d %s", changed, len(diffs), noun)
+	s := fmt.Sprintf("%d of %d %s", changed, runs, noun)
 	if len(parts) > 0 {
 		s += ": " + strings.Join(parts, ", ")
 	}
@@ -383,5 +396,11 @@ func SummarizeChanges(diffs []ComponentDiff) string {
 	if n := counts[ChangeNone]; n > 0 {
 		s += fmt.Sprintf("; %d unchanged", n)
 	}
-	return s
+	return s + unused
+}
+
+// changedCount counts the rows whose component the upgrade moves to a known
+// new version: neither unchanged, nor unknown, skipped or unused.
+func changedCount(diffs []ComponentDiff, counts map[ChangeKind]int) int {
+	return len(diffs) - counts[ChangeNone] - counts[ChangeUnknown] - counts[ChangeSkipped] - counts[ChangeUnused]
 }

@@ -24,6 +24,41 @@ type PlanInput struct {
 	// CiliumSkipUpgrade is the spec's clusterNetwork.cniConfig.cilium.
 	// skipUpgrade: EKS-A leaves Cilium as it is, and the row says so.
 	CiliumSkipUpgrade bool
+	// Uses says which of the optional components the cluster runs, read
+	// from its spec; nil when no spec is known (an offline plan without
+	// -f), which leaves every row as the Bundles have it.
+	Uses *ClusterUses
+}
+
+// ClusterUses is what a cluster's spec chooses among the components a
+// release ships: one infrastructure provider, Flux or not, one CNI. EKS-A
+// upgrades only what the cluster runs ("GitOps controllers (Flux) … will be
+// upgraded only if specified"), so a plan that lists the others as changes
+// overstates the upgrade.
+type ClusterUses struct {
+	// Provider is the catalog key of the provider of spec.datacenterRef
+	// (vSphere, docker, …); empty when its kind is no known provider's.
+	Provider string
+	// GitOps: spec.gitOpsRef is set, so EKS-A runs Flux.
+	GitOps bool
+	// CNI is "cilium" or "kindnetd" (spec.clusterNetwork.cniConfig, or the
+	// older clusterNetwork.cni); empty when the spec names neither.
+	CNI string
+}
+
+// unused says whether the cluster does not run the component of key.
+func (u *ClusterUses) unused(key string) bool {
+	switch {
+	case u == nil:
+		return false
+	case LookupComponent(key).Provider:
+		return u.Provider != "" && key != u.Provider
+	case key == "flux":
+		return !u.GitOps
+	case key == "cilium", key == "kindnetd":
+		return u.CNI != "" && key != u.CNI
+	}
+	return false
 }
 
 // Plan is what an upgrade changes and whether it may start. Its JSON form is
@@ -73,11 +108,12 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
 	}
 	rows := diffResolved(cur, tgt)
-	if in.CiliumSkipUpgrade {
-		for i := range rows {
-			if rows[i].Key == "cilium" && rows[i].Change != ChangeUnknown {
-				rows[i].Change = ChangeSkipped
-			}
+	for i := range rows {
+		switch {
+		case in.Uses.unused(rows[i].Key):
+			rows[i].Change = ChangeUnused
+		case in.CiliumSkipUpgrade && rows[i].Key == "cilium" && rows[i].Change != ChangeUnknown:
+			rows[i].Change = ChangeSkipped
 		}
 	}
 	p := &Plan{
@@ -310,7 +346,7 @@ func SummarizeChangesFor(diffs []ComponentDiff, s *SpecStatus) string {
 		return sum
 	}
 	counts := ChangeCounts(diffs)
-	if len(diffs)-counts[ChangeNone]-counts[ChangeUnknown]-counts[ChangeSkipped] == 0 && counts[ChangeUnknown] == 0 {
+	if changedCount(diffs, counts) == 0 && counts[ChangeUnknown] == 0 {
 		return "no component changes from the Cluster's spec, which the cluster has not reached"
 	}
 	return sum

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -172,6 +173,63 @@ func TestBuildPlanCiliumSkipUpgrade(t *testing.T) {
 	before, after := SummarizeChanges(plain.Components), SummarizeChanges(p.Components)
 	if !strings.Contains(after, "; 1 skipped (the spec's skipUpgrade)") || before == after {
 		t.Errorf("summary %q (was %q)", after, before)
+	}
+}
+
+// A plan that knows the spec listed every provider and Flux as changes
+// (`17 of 21 components change` for a vSphere cluster without GitOps),
+// where EKS-A upgrades the cluster's provider alone, Flux only with a
+// gitOpsRef, and one CNI.
+func TestBuildPlanMarksWhatTheClusterDoesNotRun(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	plain, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		uses   ClusterUses
+		unused []string
+	}{
+		{ClusterUses{Provider: "vSphere", CNI: "cilium"},
+			[]string{"flux", "docker", "tinkerbell", "nutanix", "snow", "cloudStack", "kindnetd", "aws"}},
+		{ClusterUses{Provider: "docker", GitOps: true, CNI: "kindnetd"},
+			[]string{"vSphere", "tinkerbell", "nutanix", "snow", "cloudStack", "cilium", "aws"}},
+		// A datacenter kind of no known provider, no CNI named: every
+		// provider and CNI row stays, as without a spec.
+		{ClusterUses{GitOps: true}, nil},
+	} {
+		uses := tc.uses
+		p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31", Uses: &uses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unused := map[string]bool{}
+		for _, k := range tc.unused {
+			unused[k] = true
+		}
+		present := 0
+		for i, r := range p.Components {
+			want := plain.Components[i].Change
+			if unused[r.Key] {
+				want = ChangeUnused
+				present++
+			}
+			if r.Change != want {
+				t.Errorf("%+v: %s is %s, want %s", uses, r.Key, r.Change, want)
+			}
+			if r.Change == ChangeUnused && r.Changed() {
+				t.Errorf("%+v: unused %s counts as changed", uses, r.Key)
+			}
+		}
+		if present == 0 {
+			continue
+		}
+		sum := SummarizeChanges(p.Components)
+		runs := len(p.Components) - present
+		want := fmt.Sprintf("; %d unused (not run by this cluster)", present)
+		if !strings.HasSuffix(sum, want) || !strings.Contains(sum, fmt.Sprintf(" of %d components change", runs)) {
+			t.Errorf("%+v: summary %q, want \"… of %d components change …%s\"", uses, sum, runs, want)
+		}
 	}
 }
 

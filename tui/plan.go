@@ -1217,7 +1217,7 @@ func checkMark(sym themes.Symbols, s model.CheckStatus) (string, role) {
 
 func changeRole(c model.ChangeKind) role {
 	switch c {
-	case model.ChangeNone, model.ChangeSkipped:
+	case model.ChangeNone, model.ChangeSkipped, model.ChangeUnused:
 		return rMuted
 	case model.ChangeMajor, model.ChangeDowngrade, model.ChangeRemoved, model.ChangeUnknown:
 		return rSevWarning

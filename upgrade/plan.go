@@ -228,10 +228,15 @@ func (p *Plan) inputs(pl *Planner) *Inputs {
 // from the installed management components' release, the others from the
 // cluster's release, each against the target.
 func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
+	var uses *model.ClusterUses
+	if tgt.Spec != nil {
+		uses = tgt.Spec.Uses()
+	}
 	plan, err := model.BuildPlan(model.PlanInput{
 		Current: cur.Bundles, Target: tgt.Bundles,
 		CurrentKube: cur.KubernetesVersion, TargetKube: tgt.KubernetesVersion,
 		CiliumSkipUpgrade: tgt.Spec != nil && tgt.Spec.CiliumSkipUpgrade(),
+		Uses:              uses,
 	})
 	if err != nil {
 		return nil, err
@@ -243,6 +248,7 @@ func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
 	mgmt, err := model.BuildPlan(model.PlanInput{
 		Current: cur.ManagementBundles, Target: tgt.Bundles,
 		CurrentKube: cur.ManagementBundles.VersionsBundles[0].KubeVersion, TargetKube: tgt.KubernetesVersion,
+		Uses: uses,
 	})
 	if err != nil {
 		return rows, nil

@@ -201,6 +201,23 @@ func TestManagementReleaseMissing(t *testing.T) {
 	}
 }
 
+// The live plan reads what the spec runs: the demo's vSphere cluster with
+// Cilium and no gitOpsRef does not run Docker, Flux or kindnetd, and EKS-A
+// upgrades none of them.
+func TestLivePlanMarksWhatTheClusterDoesNotRun(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	p := w.plan(t)
+	got := map[string]model.ChangeKind{}
+	for _, c := range p.Components {
+		got[c.Key] = c.Change
+	}
+	for key, unused := range map[string]bool{"docker": true, "flux": true, "kindnetd": true, "vSphere": false, "cilium": false, "clusterAPI": false} {
+		if c, ok := got[key]; !ok || (c == model.ChangeUnused) != unused {
+			t.Errorf("%s: %q, unused should be %v", key, c, unused)
+		}
+	}
+}
+
 // A request the client's own bound cut (--request-timeout 1ms) reads as a
 // server that cannot be reached: the fix names that bound too, not only
 // --kubeconfig and --context.

@@ -458,6 +458,31 @@ func (s *SpecFile) CiliumSkipUpgrade() bool {
 	return v
 }
 
+// Uses is what the spec's Cluster chooses among the components a release
+// ships (its provider, Flux, its CNI), so that the plan marks the others
+// unused.
+func (s *SpecFile) Uses() *model.ClusterUses {
+	u := &model.ClusterUses{}
+	kind, _, _ := unstructured.NestedString(s.Cluster.Object, "spec", "datacenterRef", "kind")
+	if p, datacenter := providerOf(kind); p != nil && datacenter {
+		u.Provider = p.bundleKey
+	}
+	ref, _, _ := unstructured.NestedFieldNoCopy(s.Cluster.Object, "spec", "gitOpsRef")
+	u.GitOps = ref != nil
+	cni, _, _ := unstructured.NestedMap(s.Cluster.Object, "spec", "clusterNetwork", "cniConfig")
+	// EKS-A's webhook takes one CNI; the older string field is read when
+	// cniConfig names none.
+	switch legacy, _, _ := unstructured.NestedString(s.Cluster.Object, "spec", "clusterNetwork", "cni"); {
+	case cni["cilium"] != nil:
+		u.CNI = "cilium"
+	case cni["kindnetd"] != nil:
+		u.CNI = "kindnetd"
+	case legacy == "cilium", legacy == "kindnetd":
+		u.CNI = legacy
+	}
+	return u
+}
+
 // Names lists the documents as "Kind namespace/name", for messages.
 func (s *SpecFile) Names() string {
 	names := make([]string, 0, len(s.Docs))

@@ -136,18 +136,18 @@ func machineConfigKube(cluster *unstructured.Unstructured, kube string) map[stri
 const CheckProviderRefs = "provider-refs"
 
 // providerKinds are an EKS-A infrastructure provider's kinds, as
-// pkg/api/v1alpha1 names them.
-type providerKinds struct{ name, datacenter, machine string }
+// pkg/api/v1alpha1 names them, and its component key in the Bundles.
+type providerKinds struct{ name, datacenter, machine, bundleKey string }
 
 var providerTable = []providerKinds{
-	{"vSphere", "VSphereDatacenterConfig", "VSphereMachineConfig"},
-	{"CloudStack", "CloudStackDatacenterConfig", "CloudStackMachineConfig"},
-	{"Nutanix", "NutanixDatacenterConfig", "NutanixMachineConfig"},
-	{"Tinkerbell", "TinkerbellDatacenterConfig", "TinkerbellMachineConfig"},
-	{"Snow", "SnowDatacenterConfig", "SnowMachineConfig"},
+	{"vSphere", "VSphereDatacenterConfig", "VSphereMachineConfig", "vSphere"},
+	{"CloudStack", "CloudStackDatacenterConfig", "CloudStackMachineConfig", "cloudStack"},
+	{"Nutanix", "NutanixDatacenterConfig", "NutanixMachineConfig", "nutanix"},
+	{"Tinkerbell", "TinkerbellDatacenterConfig", "TinkerbellMachineConfig", "tinkerbell"},
+	{"Snow", "SnowDatacenterConfig", "SnowMachineConfig", "snow"},
 	// Docker (test clusters) has no machine configs: EKS-A asks a Docker
 	// cluster for no machineGroupRef (validateMachineGroupRefs).
-	{"Docker", "DockerDatacenterConfig", ""},
+	{"Docker", "DockerDatacenterConfig", "", "docker"},
 }
 
 // providerOf finds the provider of a kind, and whether the kind is its

@@ -66,7 +66,9 @@ all the same; a build number or a pre-release stage going down, eksa.10 -> eksa.
 rc -> beta, is a downgrade), changed (not a version, e.g. "deprecated"), added, removed,
 unknown (the target Bundles have no versions bundle for the target Kubernetes version,
 so the per-Kubernetes rows cannot be told), skipped (cilium, when the spec sets
-skipUpgrade: EKS-A leaves it as it is) or none.
+skipUpgrade: EKS-A leaves it as it is), unused (with a spec: what the cluster does not
+run, which EKS-A does not upgrade: the other infrastructure providers, Flux without
+gitOpsRef, the CNI it does not choose; left out of the table, as none is) or none.
 
 Live mode (--cluster NAME -f cluster.yaml) reads the running cluster instead: the current
 release from the Cluster's eksaVersion (its EKSARelease and Bundles in eksa-system), the
@@ -163,6 +165,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 	}
 	targetKube := o.targetKubeVersion
 	skipCilium := false
+	var uses *model.ClusterUses
 	var targetEKSA string
 	var workers []model.WorkerGroup
 	if o.live.file != "" {
@@ -174,7 +177,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 			return model.PlanInput{}, err
 		}
 		o.specChecks = upgrade.SpecFileChecks(spec)
-		skipCilium = spec.CiliumSkipUpgrade()
+		skipCilium, uses = spec.CiliumSkipUpgrade(), spec.Uses()
 		// What EKS-A checks of the spec: its eksaVersion one minor at a
 		// time from the current release (it was ignored, and a spec of
 		// v0.25.0 passed against a cluster on v0.21), and its worker
@@ -193,7 +196,7 @@ func (o *planOptions) offline(context.Context) (model.PlanInput, error) {
 		targetKube = o.kubeVersion
 	}
 	return model.PlanInput{Current: current, Target: target, CurrentKube: o.kubeVersion, TargetKube: targetKube,
-		TargetEKSA: targetEKSA, WorkerGroups: workers, CiliumSkipUpgrade: skipCilium}, nil
+		TargetEKSA: targetEKSA, WorkerGroups: workers, CiliumSkipUpgrade: skipCilium, Uses: uses}, nil
 }
 
 func readBundles(path, flag string) (*model.Bundles, error) {
