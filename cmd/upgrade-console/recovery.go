@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -323,7 +324,25 @@ func signalled(ctx context.Context, err error) error {
 	if errors.As(err, &usage) || (errors.As(err, &input) && !errors.Is(err, context.Canceled)) {
 		return err
 	}
+	if cancelledOnly(err) {
+		// client-go's words for the cancellation itself ("client rate
+		// limiter Wait returned an error: context canceled") add nothing
+		// to "interrupted"; the log keeps them.
+		klog.InfoS("stopped by a signal", "err", err)
+		return withCode(ExitTimeout, errors.New("stopped (interrupted) before it finished; it changed nothing"))
+	}
 	return withCode(ExitTimeout, fmt.Errorf("stopped (interrupted) before it finished; it changed nothing: %w", err))
+}
+
+// cancelledOnly reports whether err says no more than that its context was
+// cancelled: wrapping context.Canceled, or in client-go's text for it, which
+// does not always wrap it (a watch or a request cut by the signal).
+func cancelledOnly(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasSuffix(msg, "context canceled") || strings.HasSuffix(msg, "signal received")
 }
 
 // interruptible is the context a command that may change the cluster runs

@@ -230,6 +230,12 @@ func TestSignalledReadIsAStop(t *testing.T) {
 	if err := signalled(stopped, cut); exitCode(err) != ExitTimeout || !strings.Contains(err.Error(), "stopped (interrupted) before it finished; it changed nothing") {
 		t.Errorf("signalled read: exit %d: %v", exitCode(err), err)
 	}
+	// client-go's words for the cancellation itself add nothing to
+	// "interrupted" (seen after an interrupted plan).
+	limiter := fmt.Errorf("read Cluster default/mgmt: %w", errors.New("client rate limiter Wait returned an error: context canceled"))
+	if err := signalled(stopped, limiter); exitCode(err) != ExitTimeout || err.Error() != "stopped (interrupted) before it finished; it changed nothing" {
+		t.Errorf("signalled, client-go's cancellation: exit %d: %v", exitCode(err), err)
+	}
 	if err := signalled(stopped, withCode(ExitUpgradeFail, cut)); exitCode(err) != ExitUpgradeFail {
 		t.Errorf("a coded error lost its code: %d", exitCode(err))
 	}

@@ -499,10 +499,18 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 
 	p.Notes = append(p.Notes,
 		"EKS-A reconcile of the Cluster stays paused after the rollback: resumed with the new spec, the controller would start the same etcd rollout again.",
-		"The EKS-A Cluster's spec is not changed (its webhook forbids version downgrades); the etcd spec and machines are.")
+		"The EKS-A Cluster's spec is not changed (its webhook forbids version downgrades); the etcd spec and machines are.",
+		memberNote)
 	p.closing = func(ctx context.Context) []string { return env.rollbackClosing(ctx) }
 	return p, nil
 }
+
+// memberNote is the step the console cannot take: it has no access to etcd
+// itself. etcdadm-controller removes the member of a machine it deletes
+// (removeEtcdMemberAndDeleteMachine), not of one deleted by someone else, and
+// a new member that got as far as joining stays in the member list, dead:
+// three healthy of four registered tolerate no failure.
+const memberNote = "Deleting the new Machine does not remove its etcd member if it joined: on an old etcd node run `etcdctl member list` (certificates under /etc/etcd/pki on Ubuntu and RHEL), and if the new machine is listed, `etcdctl member remove <its id>`; until then etcd tolerates one failure fewer."
 
 // resumeSafe checks, before a resumed rollback deletes the new member, that
 // the rollout is still stuck at it. Only the EKS-A reconcile is paused: the
@@ -1093,6 +1101,7 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 	out = append(out,
 		fmt.Sprintf("EKS-A reconcile of Cluster %s/%s stays paused (%s=\"true\"): resumed as it is, the controller would apply the new etcd spec again.",
 			e.clusterNS(), e.Cluster, model.AnnotationEKSAPaused),
+		memberNote,
 		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
 		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused --cluster %s`", e.Cluster))
 	return out

@@ -125,6 +125,12 @@ func TestEtcdRollbackPlanNamesEveryChange(t *testing.T) {
 			t.Errorf("restore change %q lacks %q", restore, part)
 		}
 	}
+	// The step the console cannot take: a new member that joined stays in
+	// etcd's member list after its Machine is deleted by anyone but
+	// etcdadm-controller.
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "etcdctl member remove") {
+		t.Errorf("the notes do not say to remove a joined member:\n%s", notes)
+	}
 	if p.Confirm != w.cluster+"-etcd" || p.ConfirmMatches(w.cluster) || !p.ConfirmMatches(" "+w.cluster+"-etcd\n") {
 		t.Errorf("confirmation name = %q", p.Confirm)
 	}
@@ -220,7 +226,8 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
 		// Quoted: the dialog keeps a quoted command on one line (it split
 		// it at 60 columns).
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+"`") {
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+"`") ||
+		!strings.Contains(strings.Join(rep.Closing, "\n"), "etcdctl member remove") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
 
