@@ -154,6 +154,19 @@ func eksaSemver(s string) (*semver.Version, bool) {
 // (v0.0.0…) is exempt and an unreadable current version is not held against
 // the operator.
 func CheckEKSAVersionSkew(current, target string) CheckResult {
+	return CheckEKSAVersionSkewFrom(current, target, false)
+}
+
+// FailureReasonEksaVersionInvalid is the Cluster's status.failureReason when
+// EKS-A refused its eksaVersion (newer than the management cluster's, say).
+const FailureReasonEksaVersionInvalid = "EksaVersionInvalid"
+
+// CheckEKSAVersionSkewFrom is CheckEKSAVersionSkew for a cluster whose
+// current eksaVersion EKS-A may have refused: with currentInvalid (its
+// status.failureReason is EksaVersionInvalid) the webhook lets the minor go
+// down, the way back from a version set too far ahead
+// (ValidateEksaVersionSkew), and so does the check.
+func CheckEKSAVersionSkewFrom(current, target string, currentInvalid bool) CheckResult {
 	const name = CheckNameEKSAVersionSkew
 	tgt, ok := eksaSemver(target)
 	if !ok {
@@ -177,6 +190,11 @@ func CheckEKSAVersionSkew(current, target string) CheckResult {
 	case step == stepMajor:
 		return fail(name, fmt.Sprintf("EKS-A %s → %s changes the major version", current, target),
 			fmt.Sprintf("stay on major v%d: upgrade to the newest %s.x or %s.x release", cur.Major(), c, next))
+	case step == stepDown && currentInvalid:
+		return CheckResult{Name: name, Status: CheckWarn,
+			Message: fmt.Sprintf("EKS-A %s → %s goes down a minor version, which EKS-A allows only because it refused %s (status.failureReason %s)",
+				current, target, current, FailureReasonEksaVersionInvalid),
+			Remediation: "make sure the older release is the one the cluster ran before the refused eksaVersion"}
 	case step == stepDown:
 		return fail(name, fmt.Sprintf("EKS-A %s → %s is a downgrade; EKS-A never goes down a minor version", current, target),
 			fmt.Sprintf("choose a %s.x or %s.x release", c, next))

@@ -80,6 +80,19 @@ func TestCheckEKSAVersionSkew(t *testing.T) {
 	}
 }
 
+// The way back from an eksaVersion EKS-A refused: its webhook lets the minor
+// go down when the Cluster's failureReason is EksaVersionInvalid, and the
+// check blocked it with nothing to skip.
+func TestCheckEKSAVersionSkewFromARefusedVersion(t *testing.T) {
+	assertCheck(t, "down from a refused version", CheckEKSAVersionSkewFrom("v0.22.0", "v0.21.2", true), CheckNameEKSAVersionSkew,
+		wantCheck{CheckWarn, "allows only because it refused v0.22.0 (status.failureReason EksaVersionInvalid)", "before the refused eksaVersion", false})
+	// The rest of the rule stands: still one major, still no skipped minor.
+	assertCheck(t, "major change from a refused version", CheckEKSAVersionSkewFrom("v1.0.0", "v0.21.2", true), CheckNameEKSAVersionSkew,
+		wantCheck{CheckFail, "changes the major version", "", true})
+	assertCheck(t, "skip from a refused version", CheckEKSAVersionSkewFrom("v0.19.0", "v0.21.2", true), CheckNameEKSAVersionSkew,
+		wantCheck{CheckFail, "skips 1 minor", "", true})
+}
+
 func TestCheckWorkerVersionSkew(t *testing.T) {
 	g := func(name, v string) WorkerGroup { return WorkerGroup{Name: name, KubernetesVersion: v} }
 	for _, tc := range []struct {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -210,14 +212,12 @@ func checkEKSASkew(_ context.Context, in *Inputs) model.CheckResult {
 	if cur == "" || tgt == "" {
 		return warn("the current or target EKS-A version is unknown", "set spec.eksaVersion in the spec file")
 	}
-	if in.Current.Cluster.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
-		r := model.CheckEKSAVersionSkew(cur, tgt)
-		if r.Failed() {
-			return warn(r.Message+" (the Cluster's skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
-		}
-		return r
+	reason, _, _ := unstructured.NestedString(in.Current.Cluster.Object, "status", "failureReason")
+	r := model.CheckEKSAVersionSkewFrom(cur, tgt, reason == model.FailureReasonEksaVersionInvalid)
+	if r.Failed() && in.Current.Cluster.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
+		return warn(r.Message+" (the Cluster's skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
 	}
-	return model.CheckEKSAVersionSkew(cur, tgt)
+	return r
 }
 
 func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {

@@ -622,3 +622,25 @@ func waitGranted(t *testing.T, kube kubernetes.Interface, user, ns, group, resou
 		t.Fatalf("the grant to %s is not in effect: %v", user, err)
 	}
 }
+
+// The live check reads the Cluster's failureReason: going back from an
+// eksaVersion EKS-A refused is what its webhook allows, and the check
+// blocked it; the skip annotation still turns any other failure into a
+// warning.
+func TestEKSASkewCheckReadsTheRefusedVersion(t *testing.T) {
+	in := func(reason string, annotations map[string]string) *Inputs {
+		c := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"failureReason": reason}}}
+		c.SetAnnotations(annotations)
+		return &Inputs{Current: &Current{Cluster: c, EksaVersion: "v0.22.0"}, Target: &Target{EksaVersion: "v0.21.2"}}
+	}
+	if r := checkEKSASkew(context.Background(), in(model.FailureReasonEksaVersionInvalid, nil)); r.Status != model.CheckWarn || r.Blocking {
+		t.Errorf("back from a refused version: %+v", r)
+	}
+	if r := checkEKSASkew(context.Background(), in("ClusterInvalid", nil)); r.Status != model.CheckFail {
+		t.Errorf("a downgrade with another failure: %+v", r)
+	}
+	skip := map[string]string{"anywhere.eks.amazonaws.com/skip-eksa-version-skew-check": "true"}
+	if r := checkEKSASkew(context.Background(), in("", skip)); r.Status != model.CheckWarn || !strings.Contains(r.Message, "annotation lets it through") {
+		t.Errorf("skip annotation: %+v", r)
+	}
+}
