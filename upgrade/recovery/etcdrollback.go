@@ -226,6 +226,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 
 	changes := etcdSpecChanges(etcd, oldEtcd)
 	if rec == nil {
+		env.readTemplates(ctx, machines)
 		snapReplicas := number(oldEtcd.Spec["replicas"])
 		snapTemplate, _, _ := unstructured.NestedString(oldEtcd.Spec, "infrastructureTemplate", "name")
 		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snapTemplate, snap.TakenAt)

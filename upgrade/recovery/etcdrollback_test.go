@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -675,5 +677,48 @@ func TestRolloutChangesReadFromTheSnapshotToNow(t *testing.T) {
 	}
 	if restore[0].Old != "3.5.16" {
 		t.Error("rolledOut changed the restore's own changes")
+	}
+}
+
+// CAPI and etcdadm-controller put the cloned-from-name annotation on the
+// infrastructure machine, not on the Machine: read from the Machine alone,
+// the template guard never fired on a real cluster.
+func TestEtcdRollbackReadsTheTemplateFromTheInfrastructureMachine(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	gvrCRD := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "vspheremachines.infrastructure.cluster.x-k8s.io"},
+		"spec": map[string]any{
+			"group": "infrastructure.cluster.x-k8s.io", "scope": "Namespaced",
+			"names": map[string]any{"kind": "VSphereMachine", "listKind": "VSphereMachineList", "plural": "vspheremachines", "singular": "vspheremachine"},
+			"versions": []any{map[string]any{"name": "v1beta1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	if _, err := w.client.Dynamic.Resource(gvrCRD).Create(w.ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	gvrInfra := schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vspheremachines"}
+	infra := obj("infrastructure.cluster.x-k8s.io/v1beta1", "VSphereMachine", w.sys, "x-b", nil,
+		map[string]any{clusterv1.TemplateClonedFromNameAnnotation: "etcd-template-of-a-later-upgrade"}, map[string]any{})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := w.client.Dynamic.Resource(gvrInfra).Namespace(w.sys).Create(w.ctx, infra, metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create VSphereMachine: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond) // until the CRD is established
+	}
+	w.patch(gvrMachine, w.sys, w.cluster+"-etcd-b", `{"metadata":{"annotations":{"`+clusterv1.TemplateClonedFromNameAnnotation+`":null}}}`)
+	w.client.Mapper.Reset()
+	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "snapshot-of-these-members") || !strings.Contains(err.Error(), "etcd-template-of-a-later-upgrade") {
+		t.Errorf("a member cloned from another template, said by its VSphereMachine: %v", err)
 	}
 }

@@ -289,10 +289,14 @@ type machine struct {
 	EtcdReady bool // cluster.x-k8s.io/etcd-ready=true
 	Phase     string
 	NodeName  string
-	// Template is the infrastructure template the machine was cloned from,
-	// when the Machine carries CAPI's cloned-from-name annotation (CAPI
-	// sets it on the infrastructure machine; empty when not copied here).
+	// Template is the infrastructure template the machine was cloned from:
+	// CAPI's cloned-from-name annotation, which CAPI and etcdadm-controller
+	// set on the infrastructure machine (Env.readTemplates), read from the
+	// Machine where it was copied there; empty when neither says.
 	Template string
+	// infra is spec.infrastructureRef: the infrastructure machine.
+	infra     schema.GroupKind
+	infraName string
 }
 
 func (m machine) String() string { return m.Name }
@@ -329,12 +333,36 @@ func toMachine(u *unstructured.Unstructured, ownerKind, ownerName string) machin
 	}
 	m.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	m.NodeName, _, _ = unstructured.NestedString(u.Object, "status", "nodeRef", "name")
+	m.infra.Group, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "apiGroup")
+	m.infra.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "kind")
+	m.infraName, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
 	for _, o := range u.GetOwnerReferences() {
 		if o.Kind == ownerKind && o.Name == ownerName {
 			m.Owned = true
 		}
 	}
 	return m
+}
+
+// readTemplates fills in each machine's Template from its infrastructure
+// machine, where CAPI's cloned-from-name annotation is (the Machine itself
+// carries none on a real cluster). It is best effort: a kind the API server
+// does not know, or a read refused, leaves Template empty, and the checks
+// that use it fall back to creation times, as without it.
+func (e *Env) readTemplates(ctx context.Context, ms []machine) {
+	for i := range ms {
+		m := &ms[i]
+		if m.Template != "" || m.infra.Kind == "" || m.infraName == "" || e.Client.Mapper == nil {
+			continue
+		}
+		mapping, err := e.Client.Mapper.RESTMapping(m.infra)
+		if err != nil {
+			continue
+		}
+		if u, err := getOpt(ctx, e.res(mapping.Resource, e.systemNS()), m.infraName); err == nil && u != nil {
+			m.Template = u.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation]
+		}
+	}
 }
 
 // etcdStatus is the part of the EtcdadmCluster status that says "ready".
