@@ -74,6 +74,18 @@ func TestCompletionCNIUnmanagedDropsMilestone(t *testing.T) {
 	}
 }
 
+// kindnetd is managed by EKS-A as Cilium is (CNIConfig.IsManaged): the
+// rule waited for no DefaultCNIConfigured on a kindnetd cluster.
+func TestCompletionKindnetdKeepsTheCNIMilestone(t *testing.T) {
+	c := readyCluster().Cluster
+	c.CiliumManaged, c.Kindnetd = false, true
+	c.Conditions[1].Status = "False"
+	ms, complete := Completion(c)
+	if complete || len(ms) != 6 {
+		t.Fatalf("complete=%v milestones=%v", complete, ms)
+	}
+}
+
 func TestCompletionNilCluster(t *testing.T) {
 	ms, complete := Completion(nil)
 	if complete || ms[0].Met || ms[len(ms)-1].Message != "waiting for "+MilestoneGenerationObserved {

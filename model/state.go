@@ -126,7 +126,10 @@ type EKSACluster struct {
 	// (clusterNetwork.cniConfig.cilium set); see CNIManaged for skipUpgrade.
 	CiliumManaged     bool
 	CiliumSkipUpgrade bool
-	GitOps            bool
+	// Kindnetd is true when clusterNetwork.cniConfig.kindnetd is set (the
+	// Docker provider's development clusters): EKS-A manages it too.
+	Kindnetd bool
+	GitOps   bool
 
 	ObservedGeneration int64
 	// ChildrenReconciledGeneration is status.childrenReconciledGeneration:
@@ -148,9 +151,11 @@ type EKSACluster struct {
 func (c *EKSACluster) Stale() bool { return c.Generation != c.ObservedGeneration }
 
 // CNIManaged reports whether EKS-A manages the default CNI, the condition
-// under which its completion rule waits for DefaultCNIConfigured (Cilium
-// configured and skipUpgrade not set, as CiliumConfig.IsManaged).
-func (c *EKSACluster) CNIManaged() bool { return c.CiliumManaged && !c.CiliumSkipUpgrade }
+// under which its completion rule waits for DefaultCNIConfigured: kindnetd,
+// or Cilium without skipUpgrade (CNIConfig.IsManaged).
+func (c *EKSACluster) CNIManaged() bool {
+	return c.Kindnetd || (c.CiliumManaged && !c.CiliumSkipUpgrade)
+}
 
 // SelfManaged reports whether the cluster manages itself (a management cluster).
 func (c *EKSACluster) SelfManaged() bool {

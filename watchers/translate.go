@@ -239,6 +239,7 @@ func translateEKSACluster(u map[string]any, _ string) any {
 		ExternalEtcdCount:            int(i64(spec, "externalEtcdConfiguration", "count")),
 		CiliumManaged:                field(spec, "clusterNetwork", "cniConfig", "cilium") != nil,
 		CiliumSkipUpgrade:            boolean(spec, "clusterNetwork", "cniConfig", "cilium", "skipUpgrade"),
+		Kindnetd:                     field(spec, "clusterNetwork", "cniConfig", "kindnetd") != nil,
 		GitOps:                       field(spec, "gitOpsRef") != nil,
 		ObservedGeneration:           i64(u, "status", "observedGeneration"),
 		ChildrenReconciledGeneration: i64(u, "status", "childrenReconciledGeneration"),
