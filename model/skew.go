@@ -237,7 +237,11 @@ func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResu
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, g := range sorted {
 		if g.KubernetesVersion == "" {
-			continue // follows the control plane
+			// Follows the control plane; dropping a pin is judged apart.
+			if f, fix := unpinned(g, cp); f != "" {
+				failures, fixes = append(failures, f), append(fixes, fix)
+			}
+			continue
 		}
 		pinned++
 		w, ok := minorVersion(g.KubernetesVersion)
@@ -254,6 +258,12 @@ func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResu
 			// EKS-A's ValidateWorkerKubernetesVersionSkew refuses it.
 			failures = append(failures, fmt.Sprintf("worker group %s would go down from %s to %s; EKS-A never downgrades Kubernetes", g.Name, minorString(was), ws))
 			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %s or higher", g.Name, minorString(was)))
+		case known && w.Major() == was.Major() && w.Minor() > was.Minor()+1:
+			// Each group's own step is one minor, as the cluster's is
+			// (validateKubeVersionSkew of the group's old and new version).
+			failures = append(failures, fmt.Sprintf("worker group %s would go from %s to %s, skipping %d minor version(s); EKS-A upgrades a worker group one minor at a time",
+				g.Name, minorString(was), ws, w.Minor()-was.Minor()-1))
+			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %d.%d first", g.Name, was.Major(), was.Minor()+1))
 		case w.Major() != cp.Major() || behind < 0:
 			failures = append(failures, fmt.Sprintf("worker group %s (%s) would be newer than the control plane (%s)", g.Name, ws, cps))
 			fixes = append(fixes, fmt.Sprintf("set %s's kubernetesVersion to %s or lower", g.Name, cps))
@@ -275,6 +285,30 @@ func CheckWorkerVersionSkew(controlPlane string, groups []WorkerGroup) CheckResu
 	default:
 		return pass(name, fmt.Sprintf("every pinned worker group is within %d minors of the control plane (%s)", MaxWorkerSkew, cps))
 	}
+}
+
+// unpinned judges a worker group that drops its own kubernetesVersion, as
+// EKS-A's webhook does (validateRemoveWorkerKubernetesVersion): not in the
+// same change as a control-plane upgrade, and the group then goes from its
+// old version to the control plane's, one minor at most. Empty when it may.
+func unpinned(g WorkerGroup, cp *semver.Version) (failure, fix string) {
+	if !g.WasPinned {
+		return "", ""
+	}
+	was, ok := minorVersion(g.Was)
+	if !ok {
+		return "", ""
+	}
+	cps := minorString(cp)
+	if oldCP, ok := minorVersion(g.WasControlPlane); ok && oldCP.LessThan(cp) {
+		return fmt.Sprintf("worker group %s drops its kubernetesVersion (%s) while the control plane goes %s → %s; EKS-A refuses both in one change", g.Name, minorString(was), minorString(oldCP), cps),
+			fmt.Sprintf("keep %s's kubernetesVersion for this upgrade and drop it in a later one", g.Name)
+	}
+	if was.Major() == cp.Major() && cp.Minor() > was.Minor()+1 {
+		return fmt.Sprintf("worker group %s drops its kubernetesVersion: it would go from %s to the control plane's %s, skipping %d minor version(s)", g.Name, minorString(was), cps, cp.Minor()-was.Minor()-1),
+			fmt.Sprintf("raise %s's kubernetesVersion one minor at a time to %s first, then drop it", g.Name, cps)
+	}
+	return "", ""
 }
 
 // CheckTargetKubernetesKnown checks that the target Bundles carry the target

@@ -114,6 +114,15 @@ func TestCheckWorkerVersionSkew(t *testing.T) {
 		{"downgrade", "1.31", []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.29", Was: "1.30"}},
 			wantCheck{CheckFail, "worker group md-0 would go down from 1.30 to 1.29; EKS-A never downgrades Kubernetes", "set md-0's kubernetesVersion to 1.30 or higher", true}},
 		{"kept behind, not lowered", "1.31", []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.30", Was: "1.30"}}, wantCheck{CheckPass, "within 2 minors", "", false}},
+		// The webhook's rules of a group's own change, which passed here.
+		{"a group skips a minor", "1.31", []WorkerGroup{{Name: "md-0", KubernetesVersion: "1.31", Was: "1.29"}},
+			wantCheck{CheckFail, "worker group md-0 would go from 1.29 to 1.31, skipping 1 minor version(s)", "set md-0's kubernetesVersion to 1.30 first", true}},
+		{"pin dropped with a control-plane upgrade", "1.31", []WorkerGroup{{Name: "md-0", Was: "1.30", WasPinned: true, WasControlPlane: "1.30"}},
+			wantCheck{CheckFail, "worker group md-0 drops its kubernetesVersion (1.30) while the control plane goes 1.30 → 1.31; EKS-A refuses both in one change", "drop it in a later one", true}},
+		{"pin dropped two minors behind", "1.31", []WorkerGroup{{Name: "md-0", Was: "1.29", WasPinned: true, WasControlPlane: "1.31"}},
+			wantCheck{CheckFail, "it would go from 1.29 to the control plane's 1.31, skipping 1 minor version(s)", "one minor at a time to 1.31 first", true}},
+		{"pin dropped one minor behind", "1.31", []WorkerGroup{{Name: "md-0", Was: "1.30", WasPinned: true, WasControlPlane: "1.31"}},
+			wantCheck{CheckPass, "follow the control plane", "", false}},
 	} {
 		assertCheck(t, "CheckWorkerVersionSkew/"+tc.name, CheckWorkerVersionSkew(tc.cp, tc.groups), CheckNameWorkerVersionSkew, tc.want)
 	}

@@ -105,6 +105,11 @@ type WorkerGroup struct {
 	// Was is the version the group runs before the upgrade (its own or the
 	// Cluster's), when known: a target below it is a downgrade.
 	Was string
+	// WasPinned: the group had its own kubernetesVersion before the upgrade.
+	// WasControlPlane is the control plane's version then. EKS-A's webhook
+	// judges dropping a pin by both.
+	WasPinned       bool
+	WasControlPlane string
 }
 
 // EKSACluster is the EKS-A Cluster (anywhere.eks.amazonaws.com/v1alpha1).

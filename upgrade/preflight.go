@@ -229,13 +229,19 @@ func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {
 	if c := in.Current; c != nil {
 		// What each group runs now, so that a lower target reads as the
 		// downgrade it is.
-		was := map[string]string{}
+		was := map[string]model.WorkerGroup{}
 		for _, g := range c.WorkerGroups {
-			was[g.Name] = cmp.Or(g.KubernetesVersion, c.KubernetesVersion)
+			was[g.Name] = g
 		}
 		groups = slices.Clone(groups)
 		for i := range groups {
-			groups[i].Was = was[groups[i].Name]
+			g, ok := was[groups[i].Name]
+			if !ok {
+				continue // a new group: only its skew from the control plane counts
+			}
+			groups[i].Was = cmp.Or(g.KubernetesVersion, c.KubernetesVersion)
+			groups[i].WasPinned = g.KubernetesVersion != ""
+			groups[i].WasControlPlane = c.KubernetesVersion
 		}
 	}
 	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, groups)
