@@ -337,6 +337,13 @@ func (a *App) Init() tea.Cmd {
 	return guard(tea.Batch(cmds...))
 }
 
+// interrupter is a dialog with work that ctrl+c must stop rather than
+// abandon (a recovery run: a write cut off by the process's end would have
+// no end in the audit log and leave the lock held).
+type interrupter interface {
+	interrupt() (cmd tea.Cmd, handled bool)
+}
+
 // Update routes messages: keys to the top dialog or screen, everything else
 // to every screen and dialog (they all follow the cluster).
 func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
@@ -382,6 +389,13 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		return a, nil
 	case tea.KeyPressMsg:
 		if msg.String() == "ctrl+c" {
+			if n := len(a.dialogs); n > 0 {
+				if i, ok := a.dialogs[n-1].(interrupter); ok {
+					if cmd, handled := i.interrupt(); handled {
+						return a, cmd
+					}
+				}
+			}
 			return a, tea.Quit
 		}
 		return a.routeKey(msg)

@@ -273,6 +273,12 @@ type recoveryDialog struct {
 	stage   recStage
 	// nothing is what the menu says when no action is left to offer.
 	nothing string
+	// cancel stops the run under way; stopping is set once ctrl+c asked it to.
+	cancel   context.CancelFunc
+	stopping bool
+	// stepSince is when the step under way began: a wait step can take
+	// minutes, and the dialog says since when.
+	stepSince time.Time
 
 	plan    *recovery.Plan
 	failure *recovery.NodeFailure
@@ -386,6 +392,9 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case recStepMsg:
 		if d.stage == recRunning {
 			d.steps[msg.r.Index] = msg.r
+			if msg.r.Status == recovery.StepRunning {
+				d.stepSince = d.o.now()
+			}
 		}
 	case recDoneMsg:
 		if d.stage == recRunning {
@@ -586,15 +595,36 @@ func (d *recoveryDialog) dryRunCmd() tea.Cmd {
 
 // runCmd runs the plan in a command; each step's progress is sent on a
 // channel that waitRecStep reads one message at a time.
+//
+// The run's context is the dialog's to cancel (interrupt): ctrl+c during a
+// run stops it where the recovery package can record it, instead of the
+// App's quit ending the process under a write with no audit end and the
+// lock left held.
 func (d *recoveryDialog) runCmd() tea.Cmd {
 	ch := make(chan recovery.StepResult, 2*len(d.plan.Steps)+2)
 	b, p := d.backend, d.plan
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel, d.stopping = cancel, false
 	run := func() tea.Msg {
-		rep, err := b.run(context.Background(), p, func(r recovery.StepResult) { ch <- r })
+		defer cancel()
+		rep, err := b.run(ctx, p, func(r recovery.StepResult) { ch <- r })
 		close(ch)
 		return recDoneMsg{rep: rep, err: err}
 	}
 	return tea.Batch(run, waitRecStep(ch))
+}
+
+// interrupt answers ctrl+c. While a run is under way it cancels the run and
+// keeps the dialog open, so that the operator sees where it stopped (the
+// audit log has it, and the menu resumes it); handled is false otherwise,
+// and the App quits.
+func (d *recoveryDialog) interrupt() (cmd tea.Cmd, handled bool) {
+	if d.stage != recRunning || d.cancel == nil {
+		return nil, false
+	}
+	d.stopping = true
+	d.cancel()
+	return nil, true
 }
 
 func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {
@@ -750,6 +780,13 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 			for _, l := range wrapTagged(fmt.Sprintf("%s %d. ", mark, i+1), s.Title, rl, "", rl, d.innerWidth()) {
 				add(l.segs...)
 			}
+			if ok && r.Status == recovery.StepRunning && d.stage == recRunning && !d.stepSince.IsZero() {
+				what := "running"
+				if s.Wait {
+					what = "waiting for the cluster"
+				}
+				wrapAdd(what+" since "+d.stepSince.Format("15:04:05"), rMuted, "     ")
+			}
 			if ok && r.Status != recovery.StepRunning {
 				text := detail
 				if r.Err != nil {
@@ -764,6 +801,9 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 	if d.stage == recDone {
 		add()
 		if d.err != nil {
+			if d.stopping {
+				wrapAdd("Stopped by ctrl+c; the audit log records where.", rFailure, "")
+			}
 			wrapAdd(d.err.Error(), rFailure, "")
 			wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
 		} else {
@@ -1006,6 +1046,11 @@ func (d *recoveryDialog) footer() string {
 		return "enter run · esc back"
 	case recDone:
 		return "enter/esc close"
+	case recRunning:
+		if d.stopping {
+			return "stopping: the step under way ends, then the run is recorded as interrupted…"
+		}
+		return "working… · ctrl+c stop (the run is recorded and can be resumed)"
 	}
 	return "working…"
 }

@@ -38,6 +38,9 @@ type fakeRecovery struct {
 	dryStatus recovery.StepStatus
 	// failure is the node failure a node retry's plan shows.
 	failure *recovery.NodeFailure
+	// hold, when set, makes the run wait in its first step until its
+	// context ends (a wait step), as the real one does.
+	hold bool
 }
 
 func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
@@ -69,11 +72,16 @@ func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Rep
 	return rep, nil
 }
 
-func (f *fakeRecovery) run(_ context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error) {
+func (f *fakeRecovery) run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error) {
 	f.runs++
 	var rep recovery.Report
 	for i, s := range p.Steps {
 		progress(recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepRunning})
+		if f.hold {
+			<-ctx.Done()
+			r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepFailed, Err: fmt.Errorf("interrupted: %w", ctx.Err())}
+			return recovery.Report{Steps: []recovery.StepResult{r}}, r.Err
+		}
 		r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepDone, Detail: "ok " + s.Name}
 		if i+1 == f.failStep {
 			r.Status, r.Err = recovery.StepFailed, errors.New("boom")
@@ -193,6 +201,56 @@ func TestRecoveryActionOnlyWhenOffered(t *testing.T) {
 	d.SetSize(100, 40)
 	if v := ansi.Strip(d.View()); !strings.Contains(v, "Roll back the etcd rollout") || !strings.Contains(v, "e-new not ready 20m after its creation") {
 		t.Errorf("menu:\n%s", v)
+	}
+}
+
+// ctrl+c during a run quit the App at once: the run's goroutine died with
+// the process, with no end in the audit log and the lock held. It now stops
+// the run, which records where it stopped, and keeps the dialog open.
+func TestCtrlCStopsARecoveryRunInsteadOfQuitting(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), hold: true}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	press(t, d, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	_, cmd := d.Update(enter)
+	if d.Stage() != "running" {
+		t.Fatalf("stage %s, want running", d.Stage())
+	}
+	batch, ok := cmd().(tea.BatchMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("the run's command yields %T, want the run and its progress", cmd())
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- batch[0]() }()
+	if step, ok := batch[1]().(tea.BatchMsg); ok && len(step) > 0 {
+		d.Update(step[0]())
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "ctrl+c stop") || !strings.Contains(v, "running since ") {
+		t.Errorf("the running dialog does not say how to stop, or since when its step runs:\n%s", v)
+	}
+
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	_, quit := a.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	if quit != nil {
+		if _, isQuit := quit().(tea.QuitMsg); isQuit {
+			t.Fatal("ctrl+c quit under a running recovery action")
+		}
+	}
+	select {
+	case msg := <-done:
+		d.Update(msg)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ctrl+c did not stop the run")
+	}
+	v := ansi.Strip(d.View())
+	if d.Stage() != "done" || !strings.Contains(v, "Stopped by ctrl+c") || !strings.Contains(v, "resumable") {
+		t.Errorf("stage %s after the stop:\n%s", d.Stage(), v)
+	}
+	// Nothing under way any more: ctrl+c quits.
+	if _, quit := a.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); quit == nil {
+		t.Error("ctrl+c does not quit once the run has stopped")
 	}
 }
 
