@@ -387,6 +387,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		},
 	})
 
+	blocker := waitBlocker{what: "etcd not ready", hint: "check the etcdadm-controller logs"}
 	etcdReady := func(ctx context.Context) (bool, string, error) {
 		u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
 		if err != nil {
@@ -413,10 +414,15 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		}
 		switch {
 		case newLeft:
+			blocker = waitBlocker{what: "machine " + rec.NewMachine + " not deleted",
+				hint: fmt.Sprintf("its deletion waits on its finalizers (kubectl get machine -n %s %s -o jsonpath='{.metadata.finalizers}'): the infrastructure provider removes them once the VM is gone, so check that provider's controller logs and the VM",
+					env.systemNS(), rec.NewMachine)}
 			return false, fmt.Sprintf("machine %s still exists (deletion in progress); %s", rec.NewMachine, st), nil
 		case len(missing) > 0:
+			blocker = waitBlocker{what: "etcd members not ready", hint: "check the etcdadm-controller logs"}
 			return false, fmt.Sprintf("members not ready: %s; %s", strings.Join(missing, ", "), st), nil
 		case !st.settled() || st.ReadyReplicas < int64(len(rec.OldMachines)):
+			blocker = waitBlocker{what: "etcd not ready", hint: "check the etcdadm-controller logs"}
 			return false, st.String(), nil
 		}
 		return true, fmt.Sprintf("etcd ready with its %d members (%s)", len(rec.OldMachines), strings.Join(rec.OldMachines, ", ")), nil
@@ -434,7 +440,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				return last, &WaitTimeoutError{What: "etcd not ready", After: o.WaitTimeout, Last: last, Hint: "check the etcdadm-controller logs"}
+				// What held the wait at its last look, not "etcd not
+				// ready" when etcd was and a machine's deletion was not.
+				return last, &WaitTimeoutError{What: blocker.what, After: o.WaitTimeout, Last: last, Hint: blocker.hint}
 			}
 			return last, nil
 		},
@@ -505,6 +513,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	p.closing = func(ctx context.Context) []string { return env.rollbackClosing(ctx) }
 	return p, nil
 }
+
+// waitBlocker is what a wait step last found in its way, and where to look.
+type waitBlocker struct{ what, hint string }
 
 // memberNote is the step the console cannot take: it has no access to etcd
 // itself. etcdadm-controller removes the member of a machine it deletes

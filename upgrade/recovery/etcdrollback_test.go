@@ -722,3 +722,24 @@ func TestEtcdRollbackReadsTheTemplateFromTheInfrastructureMachine(t *testing.T) 
 		t.Errorf("a member cloned from another template, said by its VSphereMachine: %v", err)
 	}
 }
+
+// A wait held by the new machine's deletion (a finalizer its provider does
+// not remove) said "etcd not ready" and pointed at etcdadm-controller, with
+// etcd ready in the same line.
+func TestEtcdRollbackWaitNamesTheMachineDeletionThatHoldsIt(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	newMachine := w.cluster + "-etcd-z"
+	w.patch(gvrMachine, w.sys, newMachine, `{"metadata":{"finalizers":["test.example/hold"]}}`)
+	t.Cleanup(func() { w.patch(gvrMachine, w.sys, newMachine, `{"metadata":{"finalizers":null}}`) })
+	w.playEtcdadm()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{WaitTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var wait *WaitTimeoutError
+	if !errors.As(err, &wait) || wait.What != "machine "+newMachine+" not deleted" || !strings.Contains(err.Error(), "finalizers") || strings.Contains(err.Error(), "etcdadm-controller") {
+		t.Errorf("the wait's error: %v", err)
+	}
+}
