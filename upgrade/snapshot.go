@@ -468,7 +468,48 @@ func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
 	if s.Cluster == "" || len(s.Objects) == 0 {
 		return nil, &model.InputError{Source: source, Problem: "snapshot names no cluster or holds no objects"}
 	}
+	for i, o := range s.Objects {
+		if err := checkSnapshotObject(source, i, o); err != nil {
+			return nil, err
+		}
+	}
 	return &s, nil
+}
+
+// checkSnapshotObject refuses an object a restore could not use as it
+// stands: read as it was, a damaged local copy (a spec of null, a field of
+// the wrong type) gave refusal reasons that were not so ("the snapshot's 0
+// replicas", "4 new etcd machines") or the API server's schema error at the
+// dry run, in place of "this file is damaged".
+func checkSnapshotObject(source string, i int, o SnapshotObject) error {
+	field := fmt.Sprintf("objects[%d]", i)
+	bad := func(f, problem string) error {
+		return &model.InputError{Source: source, Field: f, Problem: problem,
+			Fix: "the snapshot is damaged: use another copy of it, or the snapshot ConfigMap it was copied from (--snapshot NAME)"}
+	}
+	if o.Kind == "" || o.Name == "" {
+		return bad(field, "has no kind or no name")
+	}
+	if o.Kind != "EtcdadmCluster" {
+		return nil
+	}
+	field += ".spec"
+	if o.Spec == nil {
+		return bad(field, "EtcdadmCluster "+o.Name+" has no spec")
+	}
+	if _, ok := o.Spec["etcdadmConfigSpec"].(map[string]any); !ok {
+		return bad(field+".etcdadmConfigSpec", "is not an object")
+	}
+	tmpl, ok := o.Spec["infrastructureTemplate"].(map[string]any)
+	if name, _ := tmpl["name"].(string); !ok || name == "" {
+		return bad(field+".infrastructureTemplate", "is not an object with a name")
+	}
+	if r, ok := o.Spec["replicas"]; ok {
+		if n, isNum := r.(float64); !isNum || n < 1 || n != float64(int64(n)) {
+			return bad(field+".replicas", fmt.Sprintf("is %v, not a number of members", r))
+		}
+	}
+	return nil
 }
 
 // ListSnapshots returns the snapshots of a cluster saved in the cluster,

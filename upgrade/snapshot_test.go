@@ -2,9 +2,11 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 func TestSnapshotContents(t *testing.T) {
@@ -116,6 +119,35 @@ func TestLoadSnapshotErrors(t *testing.T) {
 	}
 	if _, err := LoadSnapshotFile(f); err == nil || !strings.Contains(err.Error(), "format 7") {
 		t.Errorf("wrong format: %v", err)
+	}
+}
+
+// A damaged copy is bad input naming the field: read as it was, a spec of
+// null gave made-up refusal reasons, and a field of the wrong type the API
+// server's schema error at the dry run.
+func TestLoadSnapshotFileRefusesADamagedEtcdSpec(t *testing.T) {
+	good := `{"apiVersion":"etcdcluster.cluster.x-k8s.io/v1beta1","kind":"EtcdadmCluster","namespace":"eksa-system","name":"mgmt-etcd","uid":"u1",
+"spec":{"replicas":3,"etcdadmConfigSpec":{"cloudInitConfig":{"version":"3.5.15"}},"infrastructureTemplate":{"kind":"VSphereMachineTemplate","name":"t1"}}}`
+	for _, tc := range []struct{ name, object, field string }{
+		{"whole", good, ""},
+		{"null spec", strings.Replace(good, `"spec":{"replicas":3,"etcdadmConfigSpec":{"cloudInitConfig":{"version":"3.5.15"}},"infrastructureTemplate":{"kind":"VSphereMachineTemplate","name":"t1"}}`, `"spec":null`, 1), "objects[0].spec"},
+		{"garbled config", strings.Replace(good, `"etcdadmConfigSpec":{"cloudInitConfig":{"version":"3.5.15"}}`, `"etcdadmConfigSpec":"3.5.15"`, 1), "objects[0].spec.etcdadmConfigSpec"},
+		{"no template", strings.Replace(good, `,"infrastructureTemplate":{"kind":"VSphereMachineTemplate","name":"t1"}`, ``, 1), "objects[0].spec.infrastructureTemplate"},
+		{"replicas of text", strings.Replace(good, `"replicas":3`, `"replicas":"3"`, 1), "objects[0].spec.replicas"},
+		{"no kind", strings.Replace(good, `"kind":"EtcdadmCluster",`, ``, 1), "objects[0]"},
+	} {
+		f := filepath.Join(t.TempDir(), "snap.json")
+		if err := os.WriteFile(f, []byte(`{"format":`+strconv.Itoa(SnapshotFormat)+`,"cluster":"mgmt","objects":[`+tc.object+`]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadSnapshotFile(f)
+		var ie *model.InputError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.field != "" && (!errors.As(err, &ie) || ie.Field != tc.field || ie.Source != f || !strings.Contains(ie.Fix, "damaged")):
+			t.Errorf("%s: %#v, want bad input on %s", tc.name, err, tc.field)
+		}
 	}
 }
 

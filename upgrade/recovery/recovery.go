@@ -351,7 +351,10 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 			case errors.Is(r.Err, errNoWrite):
 				r.Status, r.Detail, r.Err = StepAlreadyDone, detail, nil
 			case r.Err != nil:
-				r.Status, r.Detail = StepFailed, detail
+				// What the write would have done ("2 field(s) restored")
+				// is not what a refused one did: the audit entry read as
+				// a success beside its error.
+				r.Status, r.Detail = StepFailed, ""
 			case strings.HasPrefix(detail, "depends on"):
 				r.Detail = detail
 			}

@@ -55,3 +55,30 @@ func TestWaitTimeoutErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// A write the dry run was refused kept what it would have done as its
+// message: the audit entry said "2 field(s) restored" beside its error.
+func TestDryRunOfARefusedWriteRecordsNoSuccessMessage(t *testing.T) {
+	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"), upgrade.WithAuditIdentity("ops", "bastion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", Steps: []Step{{
+		Name: "restore-etcd-spec", Object: "EtcdadmCluster eksa-system/mgmt-etcd",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do: func(context.Context, bool) (string, error) {
+			return "2 field(s) restored", errors.New(`spec.etcdadmConfigSpec: must be of type object`)
+		},
+	}}}
+	rep, err := (&Executor{Audit: audit}).DryRun(context.Background(), p)
+	if err == nil || rep.Steps[0].Detail != "" {
+		t.Errorf("dry run: %v, detail %q", err, rep.Steps[0].Detail)
+	}
+	res, err := upgrade.ReadAudit(audit.Path(), upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 1 {
+		t.Fatalf("audit: %v, %d entries", err, len(res.Entries))
+	}
+	if e := res.Entries[0]; e.Result != upgrade.AuditFailed || e.Message != "" || e.Error == "" {
+		t.Errorf("entry %+v", e)
+	}
+}
