@@ -290,6 +290,13 @@ func TestPlanDemoStaleLock(t *testing.T) {
 	if notSet == 0 {
 		t.Errorf("no marker not set in the stale-lock world:\n%s", out)
 	}
+	// Clearing a marker that is not set said "No stale marker", with the
+	// lease and paused stale beside it.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out, errOut, code = runCaptured(t, "lock", "clear", "node-label", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--yes")
+	if code != ExitOK || !strings.Contains(out, "No stale node-label marker on "+w.ClusterName) || !strings.Contains(out, "stale: lease, paused") {
+		t.Errorf("lock clear node-label: exit %d, %s\n%s", code, errOut, out)
+	}
 }
 
 // A timeout that has already passed is refused before anything is read or

@@ -192,13 +192,29 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if err != nil {
 		return err
 	}
-	p, _, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
+	p, markers, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
 		return refusal(ctx, out, &o.recoveryOptions, kubeContext, lockUnreadable(unreachable(ctx, env, err)))
 	}
 	if len(p.Steps) == 0 {
-		fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)
+		if o.all {
+			fmt.Fprintf(out, "No stale marker on %s: nothing to clear.\n", o.cluster)
+		} else {
+			// "No stale marker" read as "nothing stale" while the
+			// lease and paused were: name what was asked, and what else is.
+			fmt.Fprintf(out, "No stale %s marker on %s: nothing to clear.\n", strings.Join(ids, ", "), o.cluster)
+			var others []string
+			for _, m := range markers {
+				if m.State == recovery.MarkerStale {
+					others = append(others, m.ID)
+				}
+			}
+			if len(others) > 0 {
+				fmt.Fprintf(out, "  stale: %s; clear them with `upgrade-console lock clear %s --cluster %s` (or --all)\n",
+					strings.Join(others, ", "), strings.Join(others, " "), o.cluster)
+			}
+		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(out, "  note: %s\n", n)
 		}
