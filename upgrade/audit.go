@@ -158,10 +158,11 @@ func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
 	}
 	f, created, err := openAppend(path)
 	if err != nil {
-		return nil, err
+		// With the fix ("open …/audit.log: is a directory" said none).
+		return nil, &AuditWriteError{Path: path, Err: err}
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("audit log %s: %w", path, err)
+		return nil, &AuditWriteError{Path: path, Err: err}
 	}
 	if created {
 		syncDir(filepath.Dir(path))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -47,6 +48,10 @@ func TestExplainAddsTheFix(t *testing.T) {
 	unauthorized := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewUnauthorized("Unauthorized"))
 	if got := explain(unauthorized).Error(); !strings.Contains(got, "read Cluster default/mgmt: Unauthorized") || !strings.Contains(got, "refused the kubeconfig's credentials") {
 		t.Errorf("unauthorized: %s", got)
+	}
+	forbidden := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewForbidden(schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}, "mgmt", errors.New("no RBAC policy matched")))
+	if got := explain(forbidden).Error(); !strings.Contains(got, "forbidden") || !strings.Contains(got, "fix: the identity above lacks that right") {
+		t.Errorf("forbidden: %s", got)
 	}
 	deadline := fmt.Errorf("read upgrade lock Lease eksa-system/upgrade-console-mgmt: %w", context.DeadlineExceeded)
 	if got := explain(deadline).Error(); !strings.Contains(got, "--request-timeout or --sync-timeout") {

@@ -62,6 +62,10 @@ func explain(err error) error {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w\nfix: the API server refused the kubeconfig's credentials (401 Unauthorized: an expired or revoked token or certificate); "+
 			"refresh them (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user", err)
+	case apierrors.IsForbidden(err):
+		// The API server's own words name the verb, the resource and the
+		// identity; what to do about them they do not.
+		return fmt.Errorf("%w\nfix: the identity above lacks that right: ask a cluster admin to grant it (a Role or ClusterRole bound to it), or run as one that has it (--kubeconfig, --context, --user, --as)", err)
 	case errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(codedError)):
 		// A coded one already says which bound passed (--timeout, a wait).
 		return fmt.Errorf("%w\nfix: a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough", err)

@@ -265,7 +265,7 @@ func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, kubeContext
 // confirmTyped asks the operator to type the name of the object the action
 // changes (k9s's dangerous-action pattern: a "y" typed by habit does nothing).
 func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan) error {
-	return confirmName(ctx, in, out, fmt.Sprintf("\nThis changes %s.\nType %q to confirm: ", p.ConfirmObject, p.Confirm), p.Confirm)
+	return confirmName(ctx, in, out, fmt.Sprintf("\nType %q (%s) to confirm: ", p.Confirm, p.ConfirmObject), p.Confirm)
 }
 
 // recoveryActions is the dashboard's recovery menu (R) for the followed
