@@ -336,8 +336,11 @@ func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (S
 	if ph.Status != PhaseActive {
 		return Stall{}, false
 	}
-	start := time.Time{}
-	if c, ok := kcp.Conditions.Get("RollingOut"); ok && c.IsTrue() {
+	// Nothing waits since before EKS-A handed the control plane its new
+	// spec: before RollingOut turns True, the machines' own times (days
+	// old on a real cluster) read as a stall the moment the phase began.
+	start := kcp.ChangedAt
+	if c, ok := kcp.Conditions.Get("RollingOut"); ok && c.IsTrue() && c.LastTransitionTime.After(start) {
 		start = c.LastTransitionTime
 	}
 	t := lastChange(ix.cp, start)
@@ -362,8 +365,8 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 	if counter >= desired && !md.Stale() {
 		return Stall{}, false
 	}
-	start := time.Time{}
-	if c, ok := md.Conditions.Get("RollingOut"); ok && c.IsTrue() {
+	start := md.SpecChangedAt // as the control plane's (kcpStall)
+	if c, ok := md.Conditions.Get("RollingOut"); ok && c.IsTrue() && c.LastTransitionTime.After(start) {
 		start = c.LastTransitionTime
 	}
 	t := lastChangeOf(ix.workers, start, md.Name)

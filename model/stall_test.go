@@ -118,6 +118,57 @@ func TestStallControlPlaneRolloutWaitingWithWarningEvent(t *testing.T) {
 	}
 }
 
+// At the start of the control-plane phase (before RollingOut turns True)
+// the machines' own times, days old on a real cluster, read as a stall the
+// moment the phase began. Nothing waits since before the KubeadmControlPlane
+// got its new spec.
+func TestStallControlPlaneNotBeforeItsNewSpec(t *testing.T) {
+	s := readyCluster()
+	s.ControlPlane.Version = "v1.31.9-eks-1-31-40"
+	s.ControlPlane.Conditions = nil
+	for _, m := range s.Machines.All() {
+		m.CreationTimestamp = t0.Add(-72 * time.Hour)
+		if m.Role == RoleControlPlane {
+			m.Conditions[1].Status = "False"
+		}
+	}
+	s.Cluster.Conditions[0].Status = "False"
+	s.ControlPlane.ChangedAt = t0.Add(-time.Minute)
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 0 {
+		t.Errorf("a phase a minute old stalls: %+v", got)
+	}
+	s.ControlPlane.ChangedAt = t0.Add(-11 * time.Minute)
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || !strings.Contains(got[0].Sentence, "rollout waiting for 11m") {
+		t.Errorf("a phase 11 minutes without progress: %+v", got)
+	}
+}
+
+// The same at the start of a worker group's rollout.
+func TestStallWorkerGroupNotBeforeItsNewSpec(t *testing.T) {
+	s := readyCluster()
+	md := &s.MachineDeployments[0]
+	md.Version = "v1.31.9-eks-1-31-40"
+	md.Replicas.UpToDate = i32(0)
+	md.Conditions = nil
+	for _, m := range s.Machines.All() {
+		m.CreationTimestamp = t0.Add(-72 * time.Hour)
+	}
+	md.SpecChangedAt = t0.Add(-time.Minute)
+	for _, st := range Stalls(s, ProgressOptions{}, t0) {
+		if st.Kind == KindMachineDeployment {
+			t.Errorf("a rollout a minute old stalls: %+v", st)
+		}
+	}
+	md.SpecChangedAt = t0.Add(-11 * time.Minute)
+	found := false
+	for _, st := range Stalls(s, ProgressOptions{}, t0) {
+		found = found || (st.Kind == KindMachineDeployment && strings.Contains(st.Sentence, "rollout waiting for 11m"))
+	}
+	if !found {
+		t.Errorf("a rollout 11 minutes without progress: %+v", Stalls(s, ProgressOptions{}, t0))
+	}
+}
+
 func TestStallPauseLeftBehind(t *testing.T) {
 	s := readyCluster()
 	s.ControlPlane.Annotations = map[string]string{AnnotationCAPIPaused: "true"}

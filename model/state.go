@@ -249,6 +249,10 @@ type MachineDeployment struct {
 	Phase              string
 	ObservedGeneration int64
 	Conditions         Conditions
+	// SpecChangedAt is the newest managedFields time of a write to its
+	// spec: when EKS-A handed it the new template or version. Zero when
+	// unknown.
+	SpecChangedAt time.Time
 }
 
 // MachineRole is what a Machine is for.

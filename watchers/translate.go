@@ -387,6 +387,7 @@ func translateMachineDeployment(u map[string]any, version string) any {
 		Phase:              str(status, "phase"),
 		ObservedGeneration: i64(status, "observedGeneration"),
 		Conditions:         capiConditions(u, version),
+		SpecChangedAt:      specWrittenAt(u),
 	}
 	md.Replicas.Desired = i32p(spec, "replicas")
 	md.Replicas.Current = i32p(status, "replicas")
