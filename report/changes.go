@@ -222,11 +222,17 @@ func (d *differ) stalls(prev, cur *model.Progress) {
 		k := string(s.Kind) + "/" + s.Name
 		now[k] = true
 		if !old[k] {
-			word := "stalled"
+			word, text := "stalled", s.Sentence
 			if s.Failed {
 				word = "failed"
 			}
-			d.add(word, "%s", s.Sentence)
+			if s.Resume != "" {
+				// The console's own way past it, on the first line that
+				// reports it: the step's event offers raw kubectl, and
+				// the outcome line naming the command came ten minutes on.
+				text += "; next: " + s.Resume
+			}
+			d.add(word, "%s", text)
 		}
 	}
 	for _, s := range prev.Stalls {

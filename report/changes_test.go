@@ -242,6 +242,17 @@ func TestChangesInPlaceStepsAndFailure(t *testing.T) {
 			t.Errorf("missing %q:\n%s", want, out)
 		}
 	}
+	// A failed step without a failureMessage (EKS-A's in-place upgrades
+	// set none): the line that first reports it names the console's way
+	// past it; the step's event offered raw kubectl, and the outcome line
+	// naming the command came ten minutes on.
+	pb, pd := derive(b), derive(b)
+	pd.Stalls = append(pd.Stalls, model.Stall{Kind: model.KindNodeUpgrade, Name: "n-node-upgrader", Failed: true,
+		Sentence: "node n in-place step ContainerdUpgraded failed 5s ago: exit 1", Resume: "`upgrade-console node retry n --cluster mgmt` runs its steps again"})
+	out = texts(Changes(b, b, pb, pd, t0))
+	if !strings.Contains(out, "failed: node n in-place step ContainerdUpgraded failed 5s ago: exit 1; next: `upgrade-console node retry n --cluster mgmt`") {
+		t.Errorf("the failed step's line does not name node retry:\n%s", out)
+	}
 }
 
 func TestChangesConnectionAndStaleness(t *testing.T) {

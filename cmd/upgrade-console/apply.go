@@ -420,6 +420,9 @@ func (f *followPrinter) onProgress(pr model.Progress) {
 		if !f.told[st.Sentence] {
 			f.told[st.Sentence] = true
 			fmt.Fprintf(f.out, "  %s  ! %s\n", at, st.Sentence)
+			if st.Resume != "" {
+				fmt.Fprintf(f.out, "  %s    next: %s\n", at, st.Resume)
+			}
 		}
 	}
 }
