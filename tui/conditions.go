@@ -20,7 +20,7 @@ func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 	rolling := cs.IsTrue("RollingOut")
 	for _, c := range cs {
 		if healthy(c) && !expand {
-			ok = append(ok, c.Type)
+			ok = append(ok, conditionName(c))
 			continue
 		}
 		out = append(out, conditionLine(st, c, rolling)...)
@@ -36,12 +36,22 @@ func conditionLines(st *styles, cs model.Conditions, expand bool) []line {
 	return out
 }
 
+// conditionName is how a condition is named beside its mark: one whose
+// False is the healthy state (Paused, Deleting, ScalingDown …) reads "not
+// Paused", since "✓ Paused" read as "paused: yes".
+func conditionName(c model.Condition) string {
+	if c.Status == "False" && report.NegativePolarity(c.Type) {
+		return "not " + c.Type
+	}
+	return c.Type
+}
+
 // conditionLine is a condition's line (and its message below); rolling
 // says the object's rollout is under way (its RollingOut condition is True).
 func conditionLine(st *styles, c model.Condition, rolling bool) []line {
 	mark := conditionMark(st, c, rolling)
-	segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}}
-	if c.Reason != "" && !healthy(c) {
+	segs := []seg{{" " + mark.text + " ", mark.r}, {conditionName(c), rText}}
+	if c.Reason != "" && c.Reason != c.Type && !healthy(c) { // "● Paused  Paused" said it twice
 		segs = append(segs, seg{"  " + c.Reason, rMuted})
 	}
 	out := []line{{segs: segs, since: c.LastTransitionTime}}

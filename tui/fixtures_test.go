@@ -86,6 +86,12 @@ func kcp(version string, desired, upToDate, ready int32, paused bool, conds ...m
 		Initialized: true, ObservedGeneration: 1, Conditions: conds}
 	if paused {
 		c.Annotations[model.AnnotationCAPIPaused] = "true"
+		// As CAPI does: a paused object's Paused condition is True.
+		for i := range c.Conditions {
+			if c.Conditions[i].Type == "Paused" {
+				c.Conditions[i].Status, c.Conditions[i].Reason = "True", "Paused"
+			}
+		}
 	}
 	return c
 }
