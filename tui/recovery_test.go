@@ -613,7 +613,7 @@ func TestPlanScreenOffersRecovery(t *testing.T) {
 			t.Error("R on the plan screen did not open the recovery menu for a leftover pause")
 		case !readOnly:
 			open.Dialog.SetSize(96, 30)
-			if v := ansi.Strip(open.Dialog.View()); !strings.Contains(v, "Clear upgrade lock markers") || !strings.Contains(v, "set: paused") {
+			if v := ansi.Strip(open.Dialog.View()); !strings.Contains(v, "Clear upgrade lock markers") || !strings.Contains(v, "stale: paused") {
 				t.Errorf("menu:\n%s", v)
 			}
 		}

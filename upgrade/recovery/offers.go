@@ -80,8 +80,14 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	}
 	if len(markers) > 0 {
 		sort.Strings(markers)
+		// "stale", as lock status calls them; one the etcd rollback keeps
+		// is set on purpose, and the note after the list says so.
+		word := "stale: "
+		if kept != "" {
+			word = "set: "
+		}
 		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
-			Why: "set: " + strings.Join(markers, ", ") + kept})
+			Why: word + strings.Join(markers, ", ") + kept})
 	}
 	if s.Lock.Expired(now) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)

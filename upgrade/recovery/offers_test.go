@@ -72,7 +72,7 @@ func TestOffers(t *testing.T) {
 	if got[0].Node != "node-cp-1" {
 		t.Errorf("retry node = %q, want the machine's node", got[0].Node)
 	}
-	if got[1].Why != "set: etcd-upgrading, kcp-paused, paused" {
+	if got[1].Why != "stale: etcd-upgrading, kcp-paused, paused" {
 		t.Errorf("lock offer = %q", got[1].Why)
 	}
 
@@ -113,7 +113,7 @@ func TestOffersStaleLease(t *testing.T) {
 	s := quiet(stale)
 	s.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
 	got = Offers(s, now, 0, "")
-	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; set: paused" {
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; stale: paused" {
 		t.Errorf("stale lease and paused: %+v", got)
 	}
 }
@@ -129,14 +129,14 @@ func TestWithStaleLease(t *testing.T) {
 	if err != nil || len(got) != 2 || got[1].Action != ActionLockClear || got[1].Markers[0] != MarkerLease {
 		t.Fatalf("stale lease: %+v %v", got, err)
 	}
-	got, _ = WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionLockClear, Markers: []string{MarkerPaused}, Why: "set: paused"}})
+	got, _ = WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionLockClear, Markers: []string{MarkerPaused}, Why: "stale: paused"}})
 	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" {
 		t.Errorf("merged offer: %+v", got)
 	}
 	// The snapshot saw the stale lease too: it is offered once.
-	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale lease; set: paused"}}
+	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale lease; stale: paused"}}
 	got, _ = WithStaleLease(w.ctx, w.env, seen)
-	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; set: paused" {
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; stale: paused" {
 		t.Errorf("lease seen by the snapshot and read live: %+v", got)
 	}
 	w.now = w.now.Add(-time.Hour) // the lease was renewed "now": live
@@ -145,7 +145,7 @@ func TestWithStaleLease(t *testing.T) {
 	}
 	// The snapshot is older than the renewal: the live read wins.
 	got, _ = WithStaleLease(w.ctx, w.env, seen)
-	if len(got) != 1 || strings.Join(got[0].Markers, ",") != MarkerPaused || got[0].Why != "set: paused" {
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != MarkerPaused || got[0].Why != "stale: paused" {
 		t.Errorf("renewed lease still offered: %+v", got)
 	}
 	onlyLease := []Offer{{Action: ActionNodeRetry}, {Action: ActionLockClear, Markers: []string{MarkerLease}}}
@@ -287,7 +287,7 @@ func TestOffersKeepTheKeptLeaseApartAndLiveMarkersOut(t *testing.T) {
 	}
 
 	got = Offers(state(lease(now.Add(-3*time.Hour), "")), now, 15*time.Minute, "")
-	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale lease; set: ") {
+	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale lease; stale: ") {
 		t.Errorf("stale lease: %+v", got)
 	}
 
