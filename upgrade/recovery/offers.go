@@ -142,6 +142,18 @@ func failedStep(nu *model.NodeUpgrade) string {
 }
 
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
+	// An interrupted rollback is finished the way it was started: once its
+	// new machine is gone the rollout no longer looks stuck, and the menu
+	// offered only the pause it keeps, whose clearing it refuses ("run etcd
+	// rollback again to finish it"), a dead end in the dashboard. Not under
+	// another console's live lock: that console is running it.
+	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() && (!s.Lock.Held() || s.Lock.Expired(now)) {
+		why := "an etcd rollback is not finished"
+		if r.By != "" && !r.StartedAt.IsZero() {
+			why = fmt.Sprintf("the etcd rollback %s started %s ago is not finished", r.By, ago(now, r.StartedAt))
+		}
+		return Offer{Action: ActionEtcdRollback, Title: "Finish the etcd rollback", Why: why + ": it resumes where it stopped"}, true
+	}
 	e := s.Etcd
 	if e == nil || (e.Ready && !e.Upgrading()) {
 		return Offer{}, false

@@ -81,6 +81,39 @@ func TestOffers(t *testing.T) {
 	}
 }
 
+// An interrupted rollback, its new machine deleted and etcd ready again:
+// the menu offered only the pause it keeps, whose clearing it refuses. It
+// offers to finish the rollback, unless another console holds a live lock
+// (that console is running it).
+func TestOffersFinishAnInterruptedRollback(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	s := offerState(now)
+	s.Machines = withoutNewMember(s.Machines)
+	s.Etcd.Ready = true
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"running","newMachine":"e-new","by":"ops@bastion","startedAt":"2026-11-21T22:58:00Z"}`
+	got := Offers(s, now, 15*time.Minute, "")
+	if len(got) == 0 || got[0].Action != ActionEtcdRollback || got[0].Title != "Finish the etcd rollback" || !strings.Contains(got[0].Why, "ops@bastion started 2m ago") {
+		t.Fatalf("offers = %+v, want the rollback's finish first", got)
+	}
+	if !(&Offerer{}).Any(s, now) {
+		t.Error("Offerer.Any disagrees: R would not be listed")
+	}
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"done","newMachine":"e-new"}`
+	for _, o := range Offers(s, now, 15*time.Minute, "") {
+		if o.Action == ActionEtcdRollback {
+			t.Errorf("a finished rollback offered again: %+v", o)
+		}
+	}
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"running","newMachine":"e-new"}`
+	s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", RenewTime: now, Duration: time.Minute}
+	for _, o := range Offers(s, now, 15*time.Minute, "") {
+		if o.Action == ActionEtcdRollback {
+			t.Errorf("offered under another console's live lock: %+v", o)
+		}
+	}
+}
+
 // TestOffersStaleLease: the upgrade lock Lease in the snapshot is offered for
 // clearing when its holder stopped renewing it, on its own or with the
 // other markers; a live or released lease is not.
