@@ -464,6 +464,22 @@ const (
 	EtcdConditionHasNoOutdated        = "EtcdClusterHasNoOutdatedMachines"
 )
 
+// EtcdMemberSpec says, during an etcd rollout (EtcdMachinesSpecUpToDate not
+// True), whether an owned member has the new spec, by the guess the etcd
+// phase counts with (etcdMemberUpToDate); rollout is false outside one,
+// when every owned member has the spec. The etcd pane tags its members so:
+// all showed "ready" alike, old and new.
+func EtcdMemberSpec(m *Machine, e *EtcdCluster) (newSpec, rollout bool) {
+	if e == nil || m == nil {
+		return false, false
+	}
+	cond, ok := e.Conditions.Get(EtcdConditionMachinesSpecUpToDate)
+	if !ok || cond.IsTrue() {
+		return false, false
+	}
+	return etcdMemberUpToDate(m, e, cond.LastTransitionTime), true
+}
+
 // etcdMemberUpToDate guesses whether an owned etcd machine has the current
 // spec. The EtcdadmCluster does not say per machine: compare infrastructure
 // templates when both are known, otherwise treat machines created after the

@@ -165,14 +165,14 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 			if m.Role != model.RoleEtcd {
 				continue
 			}
-			lines = append(lines, etcdMemberLine(st, m, stalled.has(model.KindMachine, m.Name)))
+			lines = append(lines, etcdMemberLine(st, m, e, stalled.has(model.KindMachine, m.Name)))
 		}
 	}
 	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
 	return title, av, lines
 }
 
-func etcdMemberLine(st *styles, m *model.Machine, stalled bool) line {
+func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled bool) line {
 	sym := st.th.Sym
 	mark := seg{sym.Active, rSevInfo}
 	switch {
@@ -200,8 +200,13 @@ func etcdMemberLine(st *styles, m *model.Machine, stalled bool) line {
 		segs = append(segs, seg{"  " + m.Version, rMuted})
 	}
 	segs = append(segs, seg{"  " + state, rText})
-	if !m.Owned {
+	switch newSpec, rollout := model.EtcdMemberSpec(m, e); {
+	case !m.Owned:
 		segs = append(segs, seg{"  outdated, leaving", rMuted})
+	case rollout && newSpec:
+		segs = append(segs, seg{"  new spec", rSevInfo})
+	case rollout:
+		segs = append(segs, seg{"  old spec", rMuted})
 	}
 	if stalled {
 		segs = append(segs, seg{"  stalled", rStall})
