@@ -46,7 +46,8 @@ func TestEtcdRollbackSnapshotFileIsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	other := filepath.Join(dir, "upgrade-console-snapshot-other-20261121-224758.json")
 	data, _ := json.Marshal(upgrade.Snapshot{Format: upgrade.SnapshotFormat, Cluster: "other", ClusterNamespace: "default",
-		TakenAt: time.Now().UTC(), Objects: []upgrade.SnapshotObject{{Kind: "EtcdadmCluster", Name: "other-etcd"}}})
+		TakenAt: time.Now().UTC(), Objects: []upgrade.SnapshotObject{{Kind: "EtcdadmCluster", Name: "other-etcd", Spec: map[string]any{
+			"etcdadmConfigSpec": map[string]any{}, "infrastructureTemplate": map[string]any{"name": "other-etcd-template"}}}}})
 	if err := os.WriteFile(other, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
