@@ -182,7 +182,13 @@ func (b clusterBackend) snapshotCopies(ctx context.Context) ([]string, error) {
 }
 
 func (b clusterBackend) dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error) {
-	return (&recovery.Executor{Audit: b.o.Audit, ReadOnly: b.o.ReadOnly}).DryRun(ctx, p)
+	rep, err := (&recovery.Executor{Audit: b.o.Audit, ReadOnly: b.o.ReadOnly}).DryRun(ctx, p)
+	var aw *upgrade.AuditWriteError
+	if err != nil && !b.o.ReadOnly && !errors.As(err, &aw) {
+		// As on the command line: the action was not run.
+		err = errors.Join(err, recovery.RecordDryRunRefused(ctx, b.o.Audit, p, err))
+	}
+	return rep, err
 }
 
 func (b clusterBackend) run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error) {

@@ -120,7 +120,8 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 			// for apply.
 			return fmt.Errorf("nothing was changed: %w", err)
 		}
-		return withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err))
+		return errors.Join(withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err)),
+			recovery.RecordDryRunRefused(ctx, audit, p, err))
 	}
 	if dry.AllAlreadyDone() {
 		// A rerun of a recovery that finished: the plan's title still says

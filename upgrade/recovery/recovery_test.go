@@ -70,9 +70,9 @@ func TestDryRunOfARefusedWriteRecordsNoSuccessMessage(t *testing.T) {
 			return "2 field(s) restored", errors.New(`spec.etcdadmConfigSpec: must be of type object`)
 		},
 	}}}
-	rep, err := (&Executor{Audit: audit}).DryRun(context.Background(), p)
-	if err == nil || rep.Steps[0].Detail != "" {
-		t.Errorf("dry run: %v, detail %q", err, rep.Steps[0].Detail)
+	rep, dryErr := (&Executor{Audit: audit}).DryRun(context.Background(), p)
+	if dryErr == nil || rep.Steps[0].Detail != "" {
+		t.Errorf("dry run: %v, detail %q", dryErr, rep.Steps[0].Detail)
 	}
 	res, err := upgrade.ReadAudit(audit.Path(), upgrade.AuditFilter{})
 	if err != nil || len(res.Entries) != 1 {
@@ -80,5 +80,13 @@ func TestDryRunOfARefusedWriteRecordsNoSuccessMessage(t *testing.T) {
 	}
 	if e := res.Entries[0]; e.Result != upgrade.AuditFailed || e.Message != "" || e.Error == "" {
 		t.Errorf("entry %+v", e)
+	}
+	// The attempt ends with a refused entry, as a refused plan's does.
+	if err := RecordDryRunRefused(context.Background(), audit, p, dryErr); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = upgrade.ReadAudit(audit.Path(), upgrade.AuditFilter{})
+	if e := res.Entries[len(res.Entries)-1]; e.Result != upgrade.AuditRefused || e.Step != "" || !strings.Contains(e.Message, "the dry run failed") {
+		t.Errorf("end entry %+v", e)
 	}
 }
