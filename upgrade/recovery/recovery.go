@@ -168,33 +168,25 @@ func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error
 // its step entries say which write was refused, and this that the action
 // was not run, as a refused plan's entry does.
 func RecordDryRunRefused(ctx context.Context, audit upgrade.Recorder, p *Plan, cause error) error {
-	if audit == nil {
-		return nil
-	}
-	msg := "not run, nothing changed: the dry run failed"
-	if cause != nil {
-		msg += ": " + cause.Error()
-	}
-	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject,
-		Result: upgrade.AuditRefused, Message: msg}); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
-	}
-	return nil
+	return recordNotRun(ctx, audit, p, upgrade.AuditRefused, "not run, nothing changed: the dry run failed", cause)
 }
 
 // RecordNotConfirmed ends an attempt whose typed confirmation was not given
 // (no terminal, a wrong name, an interrupted prompt): its dry run is in the
 // log, and so is that nothing was run.
 func RecordNotConfirmed(ctx context.Context, audit upgrade.Recorder, p *Plan, cause error) error {
+	return recordNotRun(ctx, audit, p, upgrade.AuditNotConfirmed, "not run, nothing changed", cause)
+}
+
+func recordNotRun(ctx context.Context, audit upgrade.Recorder, p *Plan, result, msg string, cause error) error {
 	if audit == nil {
 		return nil
 	}
-	msg := "not run, nothing changed"
 	if cause != nil {
 		msg += ": " + cause.Error()
 	}
 	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject,
-		Result: upgrade.AuditNotConfirmed, Message: msg}); err != nil {
+		Result: result, Message: msg}); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
