@@ -42,9 +42,11 @@ const (
 	ChangeSkipped ChangeKind = "skipped"
 	// ChangeUnused: the cluster does not run the component, so EKS-A does
 	// not upgrade it: another infrastructure provider's, Flux without
-	// spec.gitOpsRef, the CNI the spec does not choose. Only a plan that
-	// knows the spec (PlanInput.Uses) marks rows so; the versions stay what
-	// the Bundles hold.
+	// spec.gitOpsRef, the CNI the spec does not choose, the in-place
+	// upgrader without an InPlace rollout, the Bottlerocket host containers
+	// on machines of another OS. Only a plan that knows the spec
+	// (PlanInput.Uses) marks rows so; the versions stay what the Bundles
+	// hold.
 	ChangeUnused ChangeKind = "unused"
 )
 

@@ -44,6 +44,13 @@ type ClusterUses struct {
 	// CNI is "cilium" or "kindnetd" (spec.clusterNetwork.cniConfig, or the
 	// older clusterNetwork.cni); empty when the spec names neither.
 	CNI string
+	// NoInPlace: neither the control plane nor a worker group upgrades in
+	// place, so no node runs the in-place upgrader image.
+	NoInPlace bool
+	// NoBottlerocket: every machine config the Cluster refers to names an
+	// osFamily, and none is Bottlerocket, so no node runs its host
+	// containers. False when any is unknown.
+	NoBottlerocket bool
 }
 
 // unused says whether the cluster does not run the component of key.
@@ -57,6 +64,10 @@ func (u *ClusterUses) unused(key string) bool {
 		return !u.GitOps
 	case key == "cilium", key == "kindnetd":
 		return u.CNI != "" && key != u.CNI
+	case key == "upgrader.upgrader":
+		return u.NoInPlace
+	case strings.HasPrefix(key, "bottlerocketHostContainers."):
+		return u.NoBottlerocket
 	}
 	return false
 }

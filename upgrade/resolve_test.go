@@ -211,9 +211,17 @@ func TestLivePlanMarksWhatTheClusterDoesNotRun(t *testing.T) {
 	for _, c := range p.Components {
 		got[c.Key] = c.Change
 	}
-	for key, unused := range map[string]bool{"docker": true, "flux": true, "kindnetd": true, "vSphere": false, "cilium": false, "clusterAPI": false} {
+	for key, unused := range map[string]bool{"docker": true, "flux": true, "kindnetd": true, "vSphere": false, "cilium": false, "clusterAPI": false,
+		// Ubuntu machines, rolling upgrades.
+		"upgrader.upgrader": true, "bottlerocketHostContainers.admin": true, "bottlerocketHostContainers.control": true} {
 		if c, ok := got[key]; !ok || (c == model.ChangeUnused) != unused {
 			t.Errorf("%s: %q, unused should be %v", key, c, unused)
+		}
+	}
+	// An in-place upgrade runs the upgrader on every node.
+	for _, c := range newWorld(t, scenario.InPlace).plan(t).Components {
+		if c.Key == "upgrader.upgrader" && c.Change == model.ChangeUnused {
+			t.Errorf("in place: the upgrader is %q", c.Change)
 		}
 	}
 }

@@ -480,7 +480,82 @@ func (s *SpecFile) Uses() *model.ClusterUses {
 	case legacy == "cilium", legacy == "kindnetd":
 		u.CNI = legacy
 	}
+	u.NoInPlace = !s.asksInPlace()
+	u.NoBottlerocket = s.osFamiliesKnownWithout("bottlerocket")
 	return u
+}
+
+// machineGroupRefs are the Cluster's machineGroupRef objects: the control
+// plane's, the external etcd's and each worker group's.
+func (s *SpecFile) machineGroupRefs() [][2]string {
+	spec, _, _ := unstructured.NestedMap(s.Cluster.Object, "spec")
+	var out [][2]string
+	add := func(m map[string]any) {
+		kind, _, _ := unstructured.NestedString(m, "machineGroupRef", "kind")
+		name, _, _ := unstructured.NestedString(m, "machineGroupRef", "name")
+		if kind != "" && name != "" {
+			out = append(out, [2]string{kind, name})
+		}
+	}
+	for _, key := range []string{"controlPlaneConfiguration", "externalEtcdConfiguration"} {
+		if m, ok := spec[key].(map[string]any); ok {
+			add(m)
+		}
+	}
+	groups, _, _ := unstructured.NestedSlice(spec, "workerNodeGroupConfigurations")
+	for _, g := range groups {
+		if m, ok := g.(map[string]any); ok {
+			add(m)
+		}
+	}
+	return out
+}
+
+// asksInPlace reports whether the control plane or a worker group upgrades
+// in place (upgradeRolloutStrategy.type InPlace): only then do the nodes run
+// the in-place upgrader image.
+func (s *SpecFile) asksInPlace() bool {
+	cp, _, _ := unstructured.NestedString(s.Cluster.Object, "spec", "controlPlaneConfiguration", "upgradeRolloutStrategy", "type")
+	if cp == "InPlace" {
+		return true
+	}
+	groups, _, _ := unstructured.NestedSlice(s.Cluster.Object, "spec", "workerNodeGroupConfigurations")
+	for _, g := range groups {
+		if m, ok := g.(map[string]any); ok {
+			if t, _, _ := unstructured.NestedString(m, "upgradeRolloutStrategy", "type"); t == "InPlace" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// osFamiliesKnownWithout reports whether every machine config the Cluster
+// refers to is in the file, names its osFamily, and none of them is family:
+// a config the file lacks (the live plan's, read from the cluster) or one
+// without osFamily leaves it unknown, and false.
+func (s *SpecFile) osFamiliesKnownWithout(family string) bool {
+	refs := s.machineGroupRefs()
+	if len(refs) == 0 {
+		return false
+	}
+	for _, r := range refs {
+		var found *unstructured.Unstructured
+		for _, d := range s.Docs {
+			if d.GetKind() == r[0] && d.GetName() == r[1] {
+				found = d
+				break
+			}
+		}
+		if found == nil {
+			return false
+		}
+		osFamily, _, _ := unstructured.NestedString(found.Object, "spec", "osFamily")
+		if osFamily == "" || strings.EqualFold(osFamily, family) {
+			return false
+		}
+	}
+	return true
 }
 
 // Names lists the documents as "Kind namespace/name", for messages.

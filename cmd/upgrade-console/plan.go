@@ -68,7 +68,9 @@ unknown (the target Bundles have no versions bundle for the target Kubernetes ve
 so the per-Kubernetes rows cannot be told), skipped (cilium, when the spec sets
 skipUpgrade: EKS-A leaves it as it is), unused (with a spec: what the cluster does not
 run, which EKS-A does not upgrade: the other infrastructure providers, Flux without
-gitOpsRef, the CNI it does not choose; left out of the table, as none is) or none.
+gitOpsRef, the CNI it does not choose, the in-place upgrader without an InPlace rollout,
+the Bottlerocket images when no machine config is Bottlerocket; left out of the table,
+as none is) or none.
 
 Live mode (--cluster NAME -f cluster.yaml) reads the running cluster instead: the current
 release from the Cluster's eksaVersion (its EKSARelease and Bundles in eksa-system), the
