@@ -59,6 +59,9 @@ type (
 	recheckedMsg struct {
 		plan *upgrade.Plan
 		err  error
+		// fresh: the plan carries a dry run of the spec made for this
+		// recheck (r).
+		fresh bool
 	}
 	dryRunMsg struct {
 		res *upgrade.DryRunResult
@@ -153,6 +156,9 @@ type PlanScreen struct {
 	dry        *upgrade.DryRunResult
 	dryErr     error
 	dryRunning bool
+	// specDry is the newest dry run of the spec (d, r), which every plan
+	// the screen shows carries from then on.
+	specDry *upgrade.DryRunResult
 	// applyAfterDryRun opens the confirmation once the dry-run is back.
 	applyAfterDryRun bool
 
@@ -324,6 +330,16 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		p.lastRun = p.opts.clock().Now()
 		p.checkErr = msg.err
 		if msg.err == nil {
+			switch t := msg.plan.Target; {
+			case t == nil:
+			case msg.fresh:
+				p.specDry = t.SpecDryRun
+			case p.specDry != nil && t.SpecDryRun != p.specDry:
+				// Run on the plan of before a newer dry run: keep the
+				// newer answer, and run the checks again on it.
+				msg.plan = withSpecDryRun(msg.plan, p.specDry, nil)
+				p.checked = 0
+			}
 			p.plan = msg.plan
 			if p.statusOf == statusChecks {
 				p.setBlockedStatus()
@@ -334,14 +350,23 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case dryRunMsg:
 		p.dryRunning = false
 		p.dry, p.dryErr = msg.res, msg.err
+		var recheck tea.Cmd
+		if msg.err == nil && msg.res != nil && p.plan != nil && p.plan.Target != nil {
+			// The checks and the status line follow the newer answer.
+			p.specDry = msg.res
+			p.plan = withSpecDryRun(p.plan, msg.res, nil)
+			p.checked = 0
+			recheck = p.recheck()
+		}
 		if p.statusOf == statusDryRun {
 			p.setStatus(statusEvent, seg{})
 		}
 		p.rebuild()
 		if p.applyAfterDryRun {
 			p.applyAfterDryRun = false
-			return p, p.confirm()
+			return p, tea.Batch(recheck, p.confirm())
 		}
+		return p, recheck
 	case applyConfirmedMsg:
 		p.confirming = false
 		return p, p.start(msg.force)
@@ -406,7 +431,15 @@ func (p *PlanScreen) maybeRecheck() tea.Cmd {
 	return p.recheck()
 }
 
-func (p *PlanScreen) recheck() tea.Cmd {
+func (p *PlanScreen) recheck() tea.Cmd { return p.recheckWith(false) }
+
+// recheckWith re-runs the checks; with spec, it first asks the API server
+// for a fresh dry run of the spec (r). The plan's dry run is made once, when
+// the plan is: the objects it compares with change under it (another
+// manager's write to a machine config), and spec-accepted went on saying
+// "the cluster already runs this spec", the status line "nothing to apply",
+// while d showed a change.
+func (p *PlanScreen) recheckWith(spec bool) tea.Cmd {
 	if p.actions.Recheck == nil || p.checking {
 		return nil
 	}
@@ -415,11 +448,27 @@ func (p *PlanScreen) recheck() tea.Cmd {
 		p.checked = p.state.Version
 	}
 	p.restatus() // "re-running the checks…"
-	ctx, plan, run := p.ctx, p.plan, p.actions.Recheck
+	ctx, plan, run, dry := p.ctx, p.plan, p.actions.Recheck, p.actions.DryRun
 	return func() tea.Msg {
+		if spec && dry != nil {
+			res, err := dry(ctx)
+			plan = withSpecDryRun(plan, res, err)
+		}
 		np, err := run(ctx, plan)
-		return recheckedMsg{plan: np, err: err}
+		return recheckedMsg{plan: np, err: err, fresh: spec && dry != nil}
 	}
+}
+
+// withSpecDryRun is a copy of the plan with a fresh dry run of its spec:
+// the plan a screen draws is never written from a command.
+func withSpecDryRun(plan *upgrade.Plan, res *upgrade.DryRunResult, err error) *upgrade.Plan {
+	if plan == nil || plan.Target == nil || (res == nil && err == nil) {
+		return plan
+	}
+	cp, t := *plan, *plan.Target
+	t.SpecDryRun, t.SpecDryRunErr = res, err
+	cp.Target = &t
+	return &cp
 }
 
 func (p *PlanScreen) dryRun() tea.Cmd {
@@ -452,7 +501,7 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.rebuild()
 	case key.Matches(msg, k.Recheck):
 		p.checked = 0
-		return p.recheck()
+		return p.recheckWith(true)
 	case key.Matches(msg, k.DryRun):
 		return p.dryRun()
 	case key.Matches(msg, k.Apply):

@@ -836,6 +836,31 @@ func TestPlanScreenSaysNothingToApply(t *testing.T) {
 	}
 }
 
+// The plan's dry run is made once; the objects it compares with change
+// under it. A newer answer (d, or r which asks again) replaces it: the
+// screen went on saying "nothing to apply" while d showed a change.
+func TestPlanScreenFollowsANewerDryRunOfTheSpec(t *testing.T) {
+	pl := fixturePlan(false)
+	pl.Target = &upgrade.Target{SpecDryRun: &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}}
+	rechecks := 0
+	actions := PlanActions{
+		DryRun: func(context.Context) (*upgrade.DryRunResult, error) { return fixtureDryRun(), nil },
+		Recheck: func(_ context.Context, p *upgrade.Plan) (*upgrade.Plan, error) {
+			rechecks++
+			cp := *p
+			return &cp, nil
+		},
+	}
+	for _, key := range []tea.KeyPressMsg{{Code: 'd', Text: "d"}, {Code: 'r', Text: "r"}} {
+		p := newTestPlanScreen(t, pl, Options{}, actions, 120, 40)
+		before := rechecks
+		drive(t, p, p.handleKey(key))
+		if s := ansi.Strip(p.View()); strings.Contains(s, "nothing to apply") || !strings.Contains(s, "ready: enter applies") || rechecks == before {
+			t.Errorf("%s: %d rechecks; the screen keeps the older dry run:\n%s", key.Text, rechecks-before, s)
+		}
+	}
+}
+
 // An upgrade the tracker declared failed, then completed after the
 // operator's recovery: the plan screen follows it past the failure, says so,
 // and the exit code follows the completion (apply --tui exited 4 with the
