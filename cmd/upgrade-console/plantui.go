@@ -44,7 +44,13 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		fmt.Fprintln(out, "finishing the start under way (the lock, the snapshot, the spec's documents): its writes are never cut in the middle…")
 	}
 	screen.WaitStart()
+	quitAtConfirmation := screen.Confirming()
 	err = errors.Join(err, screen.RecordQuitAtConfirmation(context.WithoutCancel(ctx)))
+	if quitAtConfirmation && err == nil && !demoWorld {
+		// As apply without --tui: a typed confirmation not given is exit
+		// 1, not the 0 of a plan looked at and left.
+		err = errors.New("confirmation: the console quit at the typed confirmation: nothing was changed (recorded as not-confirmed)")
+	}
 	s := screen.Session()
 	if s != nil && s.ClusterGeneration == 0 {
 		// The apply failed part way: the lock stays, as apply without

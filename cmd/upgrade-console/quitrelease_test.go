@@ -162,3 +162,26 @@ func tail(screen string) string {
 	}
 	return screen
 }
+
+// ctrl-c at the dashboard's typed confirmation is a confirmation not given,
+// exit 1 as for apply without --tui: it exited 0, as for a plan looked at
+// and left.
+func TestPlanTUIQuitAtTheConfirmationIsNotConfirmed(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	state := t.TempDir()
+	r := startInTerminal(t, state, "apply", "--tui", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "-f", w.TargetSpecPath)
+	r.waitScreen(t, "PREFLIGHT")
+	r.press(t, "\r")
+	r.waitScreen(t, "type the cluster name")
+	r.press(t, "mg")
+	time.Sleep(200 * time.Millisecond)
+	r.press(t, "\x03")
+	r.wait(t, time.Minute)
+	if r.code != ExitBadInput || !strings.Contains(r.stderr, "quit at the typed confirmation: nothing was changed") {
+		t.Errorf("exit %d (want %d), stderr %q", r.code, ExitBadInput, r.stderr)
+	}
+	res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) == 0 || res.Entries[len(res.Entries)-1].Result != upgrade.AuditNotConfirmed {
+		t.Errorf("audit: %v %+v", err, res.Entries)
+	}
+}
