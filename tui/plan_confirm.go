@@ -145,6 +145,11 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		case key.Matches(msg, d.keys.Cancel):
 			d.decided = applyNotConfirmedMsg{}
 			return d, nil
+		case d.blocked != "" && !key.Matches(msg, d.keys.Up, d.keys.Down, d.keys.PageUp, d.keys.PageDown):
+			// Blocked, the footer offers esc alone: a name typed and a
+			// takeover ticked meanwhile armed the dialog for the moment
+			// the checks passed again, one enter from applying.
+			return d, nil
 		case key.Matches(msg, d.keys.Force):
 			d.force = !d.force
 			d.hint = ""

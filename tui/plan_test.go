@@ -786,6 +786,11 @@ func TestConfirmDialogFollowsTheChecks(t *testing.T) {
 	if s := screen(); !strings.Contains(s, "enter apply") || strings.Contains(s, "blocked") {
 		t.Errorf("dialog does not offer the apply again:\n%s", ansi.Strip(a.View().Content))
 	}
+	// What was typed and ticked while blocked did not arm it: the name
+	// and the takeover are for after the checks pass.
+	if d.input.Value() != "" || d.force {
+		t.Errorf("typed %q, take-over %t while blocked", d.input.Value(), d.force)
+	}
 }
 
 // TestPlanScreenWrapsErrors: the errors the plan screen shows in its list
