@@ -191,6 +191,11 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			paused.State, paused.Reason = MarkerLive, liveReason
 		case cliRunning:
 			paused.State, paused.Reason = MarkerLive, "the EKS-A CLI pauses the controller while it drives an operation, and "+model.AnnotationManagedByCLI+" is set (see managed-by-cli)"
+		case paused.Holder != "" && !strings.HasPrefix(paused.Holder, "upgrade-console"):
+			// A pause an operator made on purpose (kubectl annotate) reads
+			// the same to the console as one an upgrade left: say whose
+			// it is, rather than "a leftover".
+			paused.Reason = fmt.Sprintf("set by %s, with no console holding a live upgrade lock, no rollback recorded and no claim of the EKS-A CLI: a leftover of an interrupted upgrade, or a pause made on purpose; ask whoever set it before clearing it", paused.Holder)
 		default:
 			paused.Reason = "no console holds a live upgrade lock, no rollback is recorded and the EKS-A CLI claims nothing: a leftover of an interrupted upgrade"
 		}
