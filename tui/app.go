@@ -82,6 +82,10 @@ type Options struct {
 	// header ("lock: held by this console (renewed 3s ago)"). It reads memory the
 	// upgrade driver keeps; it does no I/O.
 	Lock func() LockInfo
+	// SelfHolder is this console's holder identity in the upgrade lock
+	// Lease: a lock it holds for a recovery action (an etcd rollback) reads
+	// "held by this console", not as another console's ("lock: root@vm").
+	SelfHolder string
 }
 
 // LockInfo is the upgrade lock as the console holding it last saw it.

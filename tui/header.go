@@ -111,10 +111,7 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 			// This console's own lock: its holder (this user, this host,
 			// this console's id) would read as someone else's, the way
 			// another console's lock is shown.
-			b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted}
-			if d := since(l.Renewed, now); d != "" {
-				b.full += " (renewed " + d + " ago)"
-			}
+			b := heldBadge(l.Renewed, now)
 			if l.RenewErr != "" {
 				// The lease runs out unless a renewal succeeds.
 				failing := " " + sym.Warn + " renewal failing"
@@ -123,7 +120,11 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 			out = append(out, b)
 		}
 	}
-	if !ownLock && s != nil && s.Lock.Held() {
+	switch {
+	case ownLock || s == nil || !s.Lock.Held():
+	case opts.SelfHolder != "" && s.Lock.HolderIdentity == opts.SelfHolder && s.Lock.Kept == "" && !s.Lock.Expired(now):
+		out = append(out, heldBadge(s.Lock.LastRenewed(), now))
+	default:
 		out = append(out, watchedLockBadge(sym, s.Lock, now))
 	}
 	if p.Paused {
@@ -195,6 +196,15 @@ func keptLockGone(s *model.ClusterState) bool {
 // console that died (which R offers to clear). The holder is user@host: the
 // console's instance id ("/3f2a9c1e") would crowd out the header at 80
 // columns, and whoever holds it, it is not this console.
+// heldBadge is the badge of a lock this console holds.
+func heldBadge(renewed, now time.Time) badge {
+	b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted}
+	if d := since(renewed, now); d != "" {
+		b.full += " (renewed " + d + " ago)"
+	}
+	return b
+}
+
 func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
 	d := since(l.LastRenewed(), now)

@@ -161,6 +161,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		StallAfter:     display.stallAfter,
 		Confirm:        upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
 		ForceConflicts: display.forceConflicts,
+		SelfHolder:     lv.holder.String(),
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked

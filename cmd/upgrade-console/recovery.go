@@ -272,7 +272,7 @@ func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.
 // recoveryActions is the dashboard's recovery menu (R) for the followed
 // cluster. In read-only mode there is none: no key that changes the cluster
 // is bound, and not even the audit log is opened.
-func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold time.Duration) []tui.Action {
+func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeLabel string, threshold time.Duration) []tui.Action {
 	if readOnly {
 		return nil
 	}
@@ -286,7 +286,7 @@ func recoveryActions(t followTarget, readOnly bool, nodeLabel string, threshold 
 		klog.Errorf("recovery menu disabled: %v", err)
 		return nil
 	}
-	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: upgrade.LocalHolder()}
+	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: holder}
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}
 }
 

@@ -244,7 +244,9 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		}
 		return res, err
 	}
+	self := upgrade.LocalHolder()
 	topts := tui.Options{
+		SelfHolder:  self.String(),
 		ClusterName: t.cluster,
 		Context:     t.context,
 		Source:      w,
@@ -254,7 +256,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		ReadOnly:    o.readOnly,
 		StallAfter:  o.stallAfter,
 		QuitOnDone:  o.exitOnDone,
-		Actions:     recoveryActions(t, o.readOnly, o.nodeLabel, o.rollbackThreshold),
+		Actions:     recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold),
 		Confirm:     lazyConfirm(t),
 	}
 	// tui.Run, keeping the App: it returns no outcome with the deadline's
