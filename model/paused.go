@@ -73,13 +73,13 @@ func rolledBack(ph *PhaseProgress, r *EtcdRollbackRecord) {
 // will do nothing. So, under way, no phase is active: the one that would be
 // is held, and Current says the upgrade is paused. A pause on a cluster at
 // rest or failed is shown all the same: it holds back whatever comes next.
-func holdPhases(p *Progress, c *EKSACluster) {
+func holdPhases(p *Progress, c *EKSACluster, noLiveLock bool) {
 	if c == nil || !c.Paused() {
 		return
 	}
 	p.Paused = true
 	if p.Failed || p.Current == PhaseDone {
-		p.Pause = restingPause(p, c)
+		p.Pause = restingPause(p, c, noLiveLock)
 		return
 	}
 	for i := range p.Phases {
@@ -91,13 +91,13 @@ func holdPhases(p *Progress, c *EKSACluster) {
 		ph.Detail = joinDetail("EKS-A reconcile paused", ph.Detail)
 	}
 	p.Current = PhasePaused
-	p.Pause = pausedSummary(p, c)
+	p.Pause = pausedSummary(p, c, noLiveLock)
 }
 
 // pausedSummary is the status line of a paused upgrade: why nothing moves and
 // how it resumes.
-func pausedSummary(p *Progress, c *EKSACluster) string {
-	if s, ok := rollbackPause(p, c); ok {
+func pausedSummary(p *Progress, c *EKSACluster, noLiveLock bool) string {
+	if s, ok := rollbackPause(p, c, noLiveLock); ok {
 		return s
 	}
 	at := ""
@@ -114,19 +114,24 @@ func pausedSummary(p *Progress, c *EKSACluster) string {
 
 // restingPause is the pause of a cluster whose upgrade is not under way:
 // nothing is held now, the next change is.
-func restingPause(p *Progress, c *EKSACluster) string {
-	if s, ok := rollbackPause(p, c); ok {
+func restingPause(p *Progress, c *EKSACluster, noLiveLock bool) string {
+	if s, ok := rollbackPause(p, c, noLiveLock); ok {
 		return s
 	}
 	return "EKS-A reconcile paused (" + AnnotationEKSAPaused + "): EKS-A acts on no change until it is removed: " + lockStatus(c)
 }
 
-func rollbackPause(p *Progress, c *EKSACluster) (string, bool) {
+func rollbackPause(p *Progress, c *EKSACluster, noLiveLock bool) (string, bool) {
 	r := p.EtcdRollback
 	if r == nil {
 		return "", false
 	}
-	if r.Running() {
+	switch {
+	case r.Running() && noLiveLock:
+		// The rollback runs under the upgrade lock: without it, it was
+		// stopped ("in progress … until it ends" waited for nothing).
+		return "etcd rollback stopped before its end; EKS-A reconcile paused (upgrade-console etcd rollback): finish it with `upgrade-console etcd rollback " + c.ClusterFlags() + "` (R in the dashboard)", true
+	case r.Running():
 		return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends", true
 	}
 	resume := "`upgrade-console lock clear paused " + c.ClusterFlags() + "`"

@@ -71,6 +71,19 @@ func TestDeriveProgressAfterEtcdRollbackIsPausedNotMovingOn(t *testing.T) {
 	if !strings.HasPrefix(p.Summary, "etcd rollback in progress") || strings.Contains(p.Summary, "lock clear") {
 		t.Errorf("running rollback summary = %q", p.Summary)
 	}
+	// The Lease is seen and nobody holds it: the rollback was stopped
+	// (ctrl+c, a crash), and "in progress … until it ends" waited for
+	// nothing; it says how to finish it.
+	s := afterEtcdRollback("running")
+	s.Sources[KindLease] = SourceStatus{Installed: true, Synced: true}
+	p = DeriveProgress(s, ProgressOptions{}, t0)
+	if !strings.HasPrefix(p.Summary, "etcd rollback stopped before its end") || !strings.Contains(p.Summary, "`upgrade-console etcd rollback --cluster mgmt`") {
+		t.Errorf("stopped rollback summary = %q", p.Summary)
+	}
+	s.Lock = &Lock{HolderIdentity: "ops@bastion/1", RenewTime: t0, Duration: time.Minute}
+	if p = DeriveProgress(s, ProgressOptions{}, t0); !strings.HasPrefix(p.Summary, "etcd rollback in progress") {
+		t.Errorf("a rollback under a live lock: %q", p.Summary)
+	}
 }
 
 func TestDeriveProgressRollbackRecordWithoutPauseIsALeftover(t *testing.T) {

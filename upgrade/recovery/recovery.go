@@ -395,6 +395,23 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// interruptedError is a step, or a run, stopped by its context (ctrl+c, a
+// signal): said in words, not client-go's "context canceled", and still
+// errors.Is the cancellation.
+type interruptedError struct {
+	what  string
+	cause error
+}
+
+func (e *interruptedError) Error() string {
+	if e.what != "" {
+		return e.what
+	}
+	return "stopped before its end (interrupted)"
+}
+
+func (e *interruptedError) Unwrap() error { return e.cause }
+
 // Run executes the plan step by step. A step whose effect is in place is
 // skipped as "already done"; the first failure stops the run (the cluster is
 // left as the finished steps made it; planning and running again resumes).
@@ -436,6 +453,10 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		x.progress(r)
 		start := x.now()
 		r.Status, r.Detail, r.Err = x.runStep(ctx, s)
+		if r.Err != nil && ctx.Err() != nil && errors.Is(r.Err, ctx.Err()) {
+			// "failed: context canceled" read as a fault of the step's.
+			r.Err = &interruptedError{cause: r.Err}
+		}
 		r.Took = x.now().Sub(start)
 		rep.Steps = append(rep.Steps, r)
 		x.progress(r)
@@ -454,7 +475,8 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		}
 		if r.Err != nil {
 			if ctx.Err() != nil && errors.Is(r.Err, ctx.Err()) {
-				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s): %w", i+1, s.Title, r.Err))
+				return rep, x.stop(ctx, p, &interruptedError{cause: r.Err,
+					what: fmt.Sprintf("interrupted during step %d (%s)", i+1, s.Title)})
 			}
 			if ctx.Err() != nil {
 				// Interrupted while a write step ran to its end (the

@@ -90,3 +90,29 @@ func TestDryRunOfARefusedWriteRecordsNoSuccessMessage(t *testing.T) {
 		t.Errorf("end entry %+v", e)
 	}
 }
+
+// A step stopped by ctrl+c said "failed: context canceled", as if the step
+// had a fault; it says it was interrupted, and is still the cancellation.
+func TestInterruptedStepSaysSo(t *testing.T) {
+	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"), upgrade.WithAuditIdentity("ops", "bastion"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", Title: "t", Steps: []Step{{
+		Name: "wait-etcd-ready", Title: "Wait until etcd is ready", Wait: true,
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do: func(ctx context.Context, _ bool) (string, error) {
+			cancel()
+			<-ctx.Done()
+			return "", ctx.Err()
+		},
+	}}}
+	rep, err := (&Executor{Audit: audit}).Run(ctx, p)
+	if !errors.Is(err, context.Canceled) || err.Error() != "interrupted during step 1 (Wait until etcd is ready)" {
+		t.Errorf("run: %v", err)
+	}
+	if len(rep.Steps) != 1 || rep.Steps[0].Err == nil || rep.Steps[0].Err.Error() != "stopped before its end (interrupted)" || !errors.Is(rep.Steps[0].Err, context.Canceled) {
+		t.Errorf("step: %+v", rep.Steps)
+	}
+}
