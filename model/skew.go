@@ -178,6 +178,14 @@ func CheckEKSAVersionSkewFrom(current, target string, currentInvalid bool) Check
 			Message: fmt.Sprintf("target %s is a development build; EKS-A does not check its version skew", target)}
 	}
 	cur, ok := eksaSemver(current)
+	if ok && cur.Major() == 0 && cur.Minor() == 0 && cur.Patch() == 0 {
+		// A development build on the cluster: EKS-A's webhook cannot read
+		// it as a version (v0.0.0-dev+build.0+abcdef1) and lets any
+		// target through; blocked here, the offline plan of a dev build's
+		// Bundles to a release failed with "skips 20 minor versions".
+		return CheckResult{Name: name, Status: CheckSkipped,
+			Message: fmt.Sprintf("current %s is a development build; EKS-A does not check its version skew", current)}
+	}
 	if !ok {
 		return CheckResult{Name: name, Status: CheckWarn,
 			Message:     fmt.Sprintf("cannot read the current EKS-A version %q; EKS-A lets the upgrade through, so the console cannot vouch for the skew", current),

@@ -72,6 +72,8 @@ func TestCheckEKSAVersionSkew(t *testing.T) {
 		{"v0.21.1+abcdef1", "v0.22.0+build.3+65d2d66", wantCheck{CheckPass, "one minor up", "", false}},
 		// a development build target is exempt, as in EKS-A's webhook
 		{"v0.21.1", "v0.0.0-dev+build.0+abcdef1", wantCheck{CheckSkipped, "development build", "", false}},
+		// so is a development build on the cluster
+		{"v0.0.0-dev+build.0+abcdef1", "v0.21.2", wantCheck{CheckSkipped, "current v0.0.0-dev+build.0+abcdef1 is a development build", "", false}},
 		// an unreadable current version is not held against the operator
 		{"garbage", "v0.22.0", wantCheck{CheckWarn, `cannot read the current EKS-A version "garbage"`, "spec.eksaVersion", false}},
 		{"v0.21.1", "latest", wantCheck{CheckFail, `cannot read the target EKS-A version "latest"`, "e.g. v0.21.1", true}},
