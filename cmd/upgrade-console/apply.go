@@ -91,7 +91,7 @@ even when checks fail that would block a new upgrade (a rerun mid-rollout).`,
 	f.DurationVar(&o.timeout, "timeout", time.Hour, "with --wait: give up following after this long (the upgrade goes on; 0: no limit)")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
 	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change: only --dry-run runs (with --tui: the plan screen without the apply)")
-	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows)")
+	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows; not with --dry-run, --yes, --wait or --timeout: the screen has its own dry run, confirmation and follow)")
 	f.StringVar(&o.display.theme, "theme", "auto", "with --tui: colours: "+themeNames())
 	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --tui: when a machine or step counts as stalled")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
@@ -117,6 +117,23 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	if o.dryRun && o.wait {
 		return usageError{errors.New("--wait follows the upgrade an apply starts, and --dry-run starts none: leave one out")}
+	}
+	if o.tui {
+		// The plan screen has its own dry run (d), asks for the typed
+		// confirmation itself and follows the upgrade it starts: these
+		// flags were ignored, and with --dry-run enter applied the spec.
+		var ignored []string
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{o.dryRun, "--dry-run (press d on the plan screen)"}, {o.yes, "--yes"}, {o.wait, "--wait"}, {o.timeoutSet, "--timeout"}} {
+			if f.set {
+				ignored = append(ignored, f.name)
+			}
+		}
+		if len(ignored) > 0 {
+			return usageError{fmt.Errorf("--tui asks for the typed confirmation and follows the upgrade itself: leave out %s", strings.Join(ignored, ", "))}
+		}
 	}
 	if ctx == nil {
 		ctx = context.Background()

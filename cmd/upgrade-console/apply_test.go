@@ -309,6 +309,26 @@ func TestApplyRefusesANegativeTimeoutBeforeConnecting(t *testing.T) {
 	}
 }
 
+// apply --tui ignored --dry-run, --yes, --wait and --timeout: with --dry-run
+// its enter applied the spec. They are a wrong command line with --tui,
+// said before connecting.
+func TestApplyTUIRefusesTheFlagsItWouldIgnore(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--dry-run"}, "--dry-run (press d on the plan screen)"},
+		{[]string{"--yes"}, "--yes"},
+		{[]string{"--wait", "--timeout", "5m"}, "--wait, --timeout"},
+	} {
+		args := append([]string{"apply", "--tui", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig"}, tc.flags...)
+		_, errOut, code := runCaptured(t, args...)
+		if code != ExitUsage || !strings.Contains(errOut, "--tui asks for the typed confirmation and follows the upgrade itself: leave out "+tc.want) {
+			t.Errorf("%v: exit %d (want %d): %s", tc.flags, code, ExitUsage, errOut)
+		}
+	}
+}
+
 // Interrupted while following, apply exits 5 as for --timeout, in the words
 // the README gives exit 5: the console stopped before the upgrade
 // completed, and the upgrade goes on.
