@@ -49,6 +49,9 @@ type PlanActions struct {
 	// NotConfirmed records an apply whose typed confirmation was not
 	// given (esc), as the command line records one. Optional.
 	NotConfirmed func(ctx context.Context, p *upgrade.Plan, why string) error
+	// RecordDryRun records a dry run the operator asked for (d), as
+	// apply --dry-run records one. Optional.
+	RecordDryRun func(ctx context.Context, p *upgrade.Plan, res *upgrade.DryRunResult) error
 }
 
 // recheckInterval is the least time between two runs of the checks: a
@@ -74,6 +77,7 @@ type (
 	applyNotConfirmedMsg struct{}
 	// notConfirmedRecordedMsg is how recording it went.
 	notConfirmedRecordedMsg struct{ err error }
+	dryRunRecordedMsg       struct{ err error }
 	startedMsg              struct {
 		session *upgrade.Session
 		err     error
@@ -366,12 +370,18 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			p.applyAfterDryRun = false
 			return p, tea.Batch(recheck, p.confirm())
 		}
-		return p, recheck
+		return p, tea.Batch(recheck, p.recordDryRun(msg))
 	case applyConfirmedMsg:
 		p.confirming = false
 		return p, p.start(msg.force)
 	case applyNotConfirmedMsg:
 		return p, p.notConfirmed()
+	case dryRunRecordedMsg:
+		if msg.err != nil {
+			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording the dry run: " + firstLine(msg.err.Error()), rFailure})
+			p.rebuild()
+		}
+		return p, nil
 	case notConfirmedRecordedMsg:
 		if msg.err != nil {
 			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording the apply not confirmed: " + firstLine(msg.err.Error()), rFailure})
@@ -481,6 +491,18 @@ func (p *PlanScreen) dryRun() tea.Cmd {
 	return func() tea.Msg {
 		res, err := run(ctx)
 		return dryRunMsg{res: res, err: err}
+	}
+}
+
+// recordDryRun records the dry run d asked for; a failure to write the
+// audit log is said on the status line.
+func (p *PlanScreen) recordDryRun(msg dryRunMsg) tea.Cmd {
+	if p.actions.RecordDryRun == nil || msg.err != nil || msg.res == nil {
+		return nil
+	}
+	ctx, plan, record := p.ctx, p.plan, p.actions.RecordDryRun
+	return func() tea.Msg {
+		return dryRunRecordedMsg{err: record(ctx, plan, msg.res)}
 	}
 }
 

@@ -866,6 +866,26 @@ func TestPlanScreenFollowsANewerDryRunOfTheSpec(t *testing.T) {
 	}
 }
 
+// The dry run d asks for is recorded, as apply --dry-run's is (it was not);
+// the one enter runs before the confirmation is not (the confirmation's
+// answer is).
+func TestPlanScreenRecordsTheDryRunAskedFor(t *testing.T) {
+	recorded := 0
+	actions := PlanActions{
+		DryRun:       func(context.Context) (*upgrade.DryRunResult, error) { return fixtureDryRun(), nil },
+		RecordDryRun: func(context.Context, *upgrade.Plan, *upgrade.DryRunResult) error { recorded++; return nil },
+	}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, actions, 120, 40)
+	drive(t, p, p.handleKey(tea.KeyPressMsg{Code: 'd', Text: "d"}))
+	if recorded != 1 {
+		t.Errorf("d: %d dry runs recorded, want 1", recorded)
+	}
+	drive(t, p, p.handleKey(tea.KeyPressMsg{Code: tea.KeyEnter}))
+	if recorded != 1 {
+		t.Errorf("enter: %d dry runs recorded, want still 1", recorded)
+	}
+}
+
 // An upgrade the tracker declared failed, then completed after the
 // operator's recovery: the plan screen follows it past the failure, says so,
 // and the exit code follows the completion (apply --tui exited 4 with the

@@ -202,9 +202,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if err != nil {
 			return err
 		}
-		if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditDryRun, DryRun: true,
-			Object: "Cluster " + p.Namespace + "/" + p.Cluster, Forced: o.forceConflicts,
-			Message: fmt.Sprintf("spec %s: %d change(s), %d conflict(s)", upgrade.SpecPathForLog(lv.spec.Path), dry.Changes(), len(dry.Conflicts))}); err != nil {
+		if err := audit.Record(ctx, dryRunEntry(p, lv.spec, dry, o.forceConflicts)); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
@@ -442,6 +440,14 @@ func (f *followPrinter) onProgress(pr model.Progress) {
 			}
 		}
 	}
+}
+
+// dryRunEntry is the audit entry of a dry run of the apply the operator
+// asked for (apply --dry-run, d on the plan screen).
+func dryRunEntry(p *upgrade.Plan, spec *upgrade.SpecFile, dry *upgrade.DryRunResult, forced bool) upgrade.AuditEntry {
+	return upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditDryRun, DryRun: true,
+		Object: "Cluster " + p.Namespace + "/" + p.Cluster, Forced: forced,
+		Message: fmt.Sprintf("spec %s: %d change(s), %d conflict(s)", upgrade.SpecPathForLog(spec.Path), dry.Changes(), len(dry.Conflicts))}
 }
 
 // errStoppedFollowing ends an apply interrupted once the spec was applied:

@@ -182,6 +182,9 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 				Object: "Cluster " + p.Namespace + "/" + p.Cluster, Result: upgrade.AuditNotConfirmed,
 				Message: "not applied, nothing changed: " + why})
 		}
+		actions.RecordDryRun = func(ctx context.Context, p *upgrade.Plan, dry *upgrade.DryRunResult) error {
+			return audit.Record(ctx, dryRunEntry(p, lv.spec, dry, false))
+		}
 		actions.Track = func(ctx context.Context, s *upgrade.Session) (upgrade.Outcome, error) {
 			return s.Track(ctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(display)})
 		}
