@@ -51,6 +51,13 @@ Scenarios: ` + strings.Join(scenario.Names(), ", "),
 	f.BoolVar(&o.serve, "serve", false, "run the world without UI until interrupted and print how to reach it")
 	f.BoolVar(&o.autoStart, "auto-start", false, "apply the target spec a few seconds after start, as a scripted operator")
 	o.display.addDisplayFlags(cmd)
+	// The defaults shown are a real cluster's; the demo scales them to its
+	// clock unless given (scaleForDemo), and the help said 10m and 15m.
+	for _, name := range []string{"stall-after", "etcd-rollback-threshold"} {
+		if fl := f.Lookup(name); fl != nil {
+			fl.Usage += fmt.Sprintf("; unless given, the demo divides the default by %d×--speed (at least %s)", demoTimeScale, demoMinThreshold)
+		}
+	}
 	f.StringVar(&o.dir, "dir", "", "directory for the kubeconfig and the cluster spec files (default: a temporary directory)")
 	return cmd
 }
