@@ -224,7 +224,11 @@ func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
 	for i := range out {
 		if out[i].Action == ActionLockClear {
 			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)
-			out[i].Why = leaseWhy(st, "lease") + "; " + out[i].Why
+			if rest, ok := strings.CutPrefix(out[i].Why, "stale: "); ok {
+				out[i].Why = "stale: lease, " + rest // not "stale lease; stale: paused"
+			} else {
+				out[i].Why = leaseWhy(st, "lease") + "; " + out[i].Why
+			}
 			return out
 		}
 	}
@@ -249,7 +253,11 @@ func withoutLease(offers []Offer) []Offer {
 			if len(o.Markers) == 0 {
 				continue
 			}
-			o.Why = strings.TrimPrefix(strings.TrimPrefix(o.Why, "stale lease; "), "kept lease; ")
+			if rest, ok := strings.CutPrefix(o.Why, "stale: lease, "); ok {
+				o.Why = "stale: " + rest
+			} else {
+				o.Why = strings.TrimPrefix(strings.TrimPrefix(o.Why, "stale lease; "), "kept lease; ")
+			}
 		}
 		out = append(out, o)
 	}

@@ -146,7 +146,7 @@ func TestOffersStaleLease(t *testing.T) {
 	s := quiet(stale)
 	s.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
 	got = Offers(s, now, 0, "")
-	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; stale: paused" {
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale: lease, paused" {
 		t.Errorf("stale lease and paused: %+v", got)
 	}
 }
@@ -167,9 +167,9 @@ func TestWithStaleLease(t *testing.T) {
 		t.Errorf("merged offer: %+v", got)
 	}
 	// The snapshot saw the stale lease too: it is offered once.
-	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale lease; stale: paused"}}
+	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale: lease, paused"}}
 	got, _ = WithStaleLease(w.ctx, w.env, seen)
-	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale lease; stale: paused" {
+	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale: lease, paused" {
 		t.Errorf("lease seen by the snapshot and read live: %+v", got)
 	}
 	w.now = w.now.Add(-time.Hour) // the lease was renewed "now": live
@@ -320,7 +320,7 @@ func TestOffersKeepTheKeptLeaseApartAndLiveMarkersOut(t *testing.T) {
 	}
 
 	got = Offers(state(lease(now.Add(-3*time.Hour), "")), now, 15*time.Minute, "")
-	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale lease; stale: ") {
+	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale: lease, ") {
 		t.Errorf("stale lease: %+v", got)
 	}
 
