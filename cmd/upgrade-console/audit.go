@@ -169,16 +169,21 @@ func filterText(o *auditOptions) string {
 	if o.cluster != "" {
 		parts = append(parts, "cluster "+o.cluster)
 	}
-	if o.since != "" {
-		parts = append(parts, "since "+o.since)
-	}
 	if o.console != "" {
 		parts = append(parts, "console "+o.console)
+	}
+	if o.since != "" {
+		// "for since 10s" read badly.
+		if _, err := time.ParseDuration(o.since); err == nil {
+			parts = append(parts, "in the last "+o.since)
+		} else {
+			parts = append(parts, "since "+o.since)
+		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return " for " + strings.Join(parts, ", ")
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func dash(s string) string {

@@ -60,6 +60,12 @@ func TestAuditCommandTableAndJSON(t *testing.T) {
 	if err := runAudit(&out, &errOut, &auditOptions{cluster: "none", output: "json", file: path}, now); err != nil || strings.TrimSpace(out.String()) != "[]" {
 		t.Errorf("empty json = %q %v, want []", out.String(), err)
 	}
+	// "No audit entries … for since 10s" read badly.
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{cluster: "none", since: "10s", output: "table", file: path}, now); err != nil ||
+		!strings.HasSuffix(strings.TrimSpace(out.String()), "(cluster none, in the last 10s).") {
+		t.Errorf("empty table = %q %v", out.String(), err)
+	}
 }
 
 // Two consoles of one user on one host write one log: each entry names the
