@@ -277,6 +277,9 @@ func TestPlanDemoStaleLock(t *testing.T) {
 	}
 	notSet := 0
 	for _, r := range rows {
+		if r["id"] == "lease" && r["renewed"] == nil {
+			t.Errorf("the lease says not when it was last renewed: %v", r)
+		}
 		_, has := r["blocks"]
 		switch {
 		case r["state"] == "not set" && has:

@@ -138,7 +138,9 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			Value  string    `json:"value,omitempty"`
 			Holder string    `json:"holder,omitempty"`
 			Since  time.Time `json:"since,omitzero"`
-			State  string    `json:"state"`
+			// Renewed is the lease's last renewal (the lease only).
+			Renewed time.Time `json:"renewed,omitzero"`
+			State   string    `json:"state"`
 			// Blocks is what the marker holds back while set; a marker
 			// not set blocks nothing, and has none.
 			Blocks string `json:"blocks,omitempty"`
@@ -150,7 +152,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			if m.State == recovery.MarkerNotSet {
 				blocks = ""
 			}
-			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, string(m.State), blocks, m.Reason})
+			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, m.Renewed, string(m.State), blocks, m.Reason})
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

@@ -79,7 +79,10 @@ type Marker struct {
 	// wrote the annotation or label (from managedFields).
 	Holder string
 	Since  time.Time
-	State  MarkerState
+	// Renewed is when the lease's holder last renewed it (the lease only):
+	// Since is when it was taken, which says nothing of whether it lives.
+	Renewed time.Time
+	State   MarkerState
 	// Blocks says what the marker blocks.
 	Blocks string
 	// Reason explains the state.
@@ -132,7 +135,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		Blocks: "any new upgrade, and any etcd rollback, from another console (a node retry is not blocked: it is what a failed in-place step needs while the upgrade is followed)"}
 	liveLock := false
 	if st.Held() {
-		lease.Holder, lease.Since, lease.lease = st.Holder.Display(), st.AcquireTime, st
+		lease.Holder, lease.Since, lease.Renewed, lease.lease = st.Holder.Display(), st.AcquireTime, st.LastRenewed(), st
 		lease.Reason = st.Describe(now)
 		switch {
 		case st.Kept != "":
