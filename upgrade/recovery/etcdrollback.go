@@ -641,7 +641,15 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 		}
 	}
 	fc.pre = append(fc.pre, one)
-	fc.pre = append(fc.pre, snapshotOfTheseMembers(machines, fc.newMachine, snapTemplate, takenAt))
+	if rollout.OK {
+		fc.pre = append(fc.pre, snapshotOfTheseMembers(machines, fc.newMachine, snapTemplate, takenAt))
+	} else {
+		// With no rollout, every member may be newer than the snapshot
+		// (the rollout finished): "name the snapshot taken just before
+		// this rollout" sent the operator after the very one named.
+		fc.pre = append(fc.pre, Precondition{Name: "snapshot-of-these-members", Description: "the snapshot holds the etcd spec the old members were built from",
+			Detail: "no rollout in progress to judge it against"})
+	}
 
 	stuck := Precondition{Name: "new-member-not-ready", Description: fmt.Sprintf("the new member has not become ready within %s", threshold)}
 	switch {

@@ -743,3 +743,19 @@ func TestEtcdRollbackWaitNamesTheMachineDeletionThatHoldsIt(t *testing.T) {
 		t.Errorf("the wait's error: %v", err)
 	}
 }
+
+// With no rollout in progress the snapshot guard is not judged: after a
+// finished rollout every member is newer than the snapshot, and it told the
+// operator to name "the snapshot taken just before this rollout", the very
+// one it had.
+func TestEtcdRollbackWithoutARolloutGivesNoSnapshotAdvice(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	w.backdateSnapshot(time.Hour)
+	w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"etcdadmConfigSpec":{"cloudInitConfig":{"version":"`+oldEtcdVersion+`"}},"infrastructureTemplate":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1","kind":"VSphereMachineTemplate","name":"`+oldEtcdTemplate+`"}}}`)
+	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "rollout-in-progress") || strings.Contains(err.Error(), "Name the snapshot taken just before this rollout") {
+		t.Errorf("refusal: %v", err)
+	}
+}
