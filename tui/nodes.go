@@ -407,6 +407,11 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 // done, the step it is on (or failed at), and when its latest step changed.
 func stepProgress(nu *model.NodeUpgrade, fallback time.Time) (done int, text string, failed bool, since time.Time) {
 	since = fallback
+	if nu.CreationTimestamp.After(since) {
+		// A NodeUpgrade with no condition yet: its step began when it was
+		// created, not when the node last turned Ready (days ago).
+		since = nu.CreationTimestamp
+	}
 	for _, c := range nu.Conditions {
 		if c.LastTransitionTime.After(since) {
 			since = c.LastTransitionTime

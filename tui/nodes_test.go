@@ -536,3 +536,14 @@ func TestExpandedAndFilteredRowsPutTheMovingFirst(t *testing.T) {
 		t.Errorf("the rows were reordered in place: %s", got)
 	}
 }
+
+// A NodeUpgrade just created, no condition yet: its row's SINCE was the
+// node's Ready time (days old on a real cluster), not the step's start.
+func TestStepSinceStartsAtTheNodeUpgrade(t *testing.T) {
+	readySince := t0.Add(-40 * 24 * time.Hour)
+	created := t0.Add(-2 * time.Second)
+	nu := &model.NodeUpgrade{Meta: model.Meta{Name: "n-node-upgrader", CreationTimestamp: created}}
+	if _, text, _, since := stepProgress(nu, readySince); !since.Equal(created) || text != model.NodeUpgradeSteps[0] {
+		t.Errorf("since %s, step %q; want the NodeUpgrade's creation and its first step", since, text)
+	}
+}
