@@ -687,7 +687,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		Name:   "wait-pod-recreated",
 		Title:  "Wait for the NodeUpgrade controller to recreate the pod",
 		Object: podRef,
-		Change: fmt.Sprintf("none (waits up to %s)", o.WaitTimeout),
+		Change: fmt.Sprintf("none (waits up to %s for a new pod of that name, created by the NodeUpgrade controller)", o.WaitTimeout),
 		Wait:   true,
 		done:   recreated,
 		do: func(ctx context.Context, _ bool) (string, error) {
