@@ -1,7 +1,10 @@
 package upgrade
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +57,16 @@ type Snapshot struct {
 	TakenBy          string    `json:"takenBy"`
 	// Objects are in the order a rollback restores them (the EKS-A Cluster last).
 	Objects []SnapshotObject `json:"objects"`
+	// Checksum is "sha256:<hex>" of Objects as compact JSON, written with
+	// the snapshot: a copy edited since (a version changed by hand) is
+	// refused rather than restored. Empty in snapshots of older consoles.
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// objectsChecksum is the Checksum of compact JSON objects.
+func objectsChecksum(compact []byte) string {
+	sum := sha256.Sum256(compact)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // SnapshotObject is one object as it was.
@@ -294,6 +307,11 @@ func templateRefs(u *unstructured.Unstructured) []TemplateRef {
 }
 
 func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, error) {
+	objects, err := json.Marshal(snap.Objects)
+	if err != nil {
+		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
+	}
+	snap.Checksum = objectsChecksum(objects)
 	data, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
@@ -467,6 +485,19 @@ func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
 	}
 	if s.Cluster == "" || len(s.Objects) == 0 {
 		return nil, &model.InputError{Source: source, Problem: "snapshot names no cluster or holds no objects"}
+	}
+	if s.Checksum != "" {
+		// Over the objects as written (compacted: the file is indented),
+		// not as decoded, whose numbers are float64.
+		var raw struct {
+			Objects json.RawMessage `json:"objects"`
+		}
+		var compact bytes.Buffer
+		if json.Unmarshal(data, &raw) != nil || json.Compact(&compact, raw.Objects) != nil || objectsChecksum(compact.Bytes()) != s.Checksum {
+			return nil, &model.InputError{Source: source, Field: "checksum",
+				Problem: "the objects are not the ones the console wrote: the snapshot was changed since",
+				Fix:     "use an unedited copy, or the snapshot ConfigMap it was copied from (--snapshot NAME)"}
+		}
 	}
 	for i, o := range s.Objects {
 		if err := checkSnapshotObject(source, i, o); err != nil {

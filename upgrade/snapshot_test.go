@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -84,6 +85,23 @@ func TestSnapshotContents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(fromCM, fromFile) || fromCM.Cluster != "mgmt" || !fromCM.TakenAt.Equal(at) || fromCM.TakenBy != "alice@laptop/1" {
 		t.Errorf("read back differs: %+v vs %+v", fromCM, fromFile)
+	}
+	// A copy edited since (an etcd version changed by hand) is refused:
+	// it passed every check, and only the plan's change line showed it.
+	if fromFile.Checksum == "" {
+		t.Error("the snapshot carries no checksum")
+	}
+	data, err := os.ReadFile(ref.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "edited.json")
+	if err := os.WriteFile(edited, bytes.Replace(data, []byte(`"mgmt-etcd"`), []byte(`"mgmt-etcd-x"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ie *model.InputError
+	if _, err := LoadSnapshotFile(edited); !errors.As(err, &ie) || ie.Field != "checksum" {
+		t.Errorf("an edited copy: %v", err)
 	}
 	refs, err := ListSnapshots(ctx, w.client.Kube, w.ns, "mgmt")
 	if err != nil || len(refs) != 1 || refs[0].Name != ref.Name || !refs[0].TakenAt.Equal(at) {
