@@ -485,32 +485,6 @@ func (s *SpecFile) Uses() *model.ClusterUses {
 	return u
 }
 
-// machineGroupRefs are the Cluster's machineGroupRef objects: the control
-// plane's, the external etcd's and each worker group's.
-func (s *SpecFile) machineGroupRefs() [][2]string {
-	spec, _, _ := unstructured.NestedMap(s.Cluster.Object, "spec")
-	var out [][2]string
-	add := func(m map[string]any) {
-		kind, _, _ := unstructured.NestedString(m, "machineGroupRef", "kind")
-		name, _, _ := unstructured.NestedString(m, "machineGroupRef", "name")
-		if kind != "" && name != "" {
-			out = append(out, [2]string{kind, name})
-		}
-	}
-	for _, key := range []string{"controlPlaneConfiguration", "externalEtcdConfiguration"} {
-		if m, ok := spec[key].(map[string]any); ok {
-			add(m)
-		}
-	}
-	groups, _, _ := unstructured.NestedSlice(spec, "workerNodeGroupConfigurations")
-	for _, g := range groups {
-		if m, ok := g.(map[string]any); ok {
-			add(m)
-		}
-	}
-	return out
-}
-
 // asksInPlace reports whether the control plane or a worker group upgrades
 // in place (upgradeRolloutStrategy.type InPlace): only then do the nodes run
 // the in-place upgrader image.
@@ -519,12 +493,9 @@ func (s *SpecFile) asksInPlace() bool {
 	if cp == "InPlace" {
 		return true
 	}
-	groups, _, _ := unstructured.NestedSlice(s.Cluster.Object, "spec", "workerNodeGroupConfigurations")
-	for _, g := range groups {
-		if m, ok := g.(map[string]any); ok {
-			if t, _, _ := unstructured.NestedString(m, "upgradeRolloutStrategy", "type"); t == "InPlace" {
-				return true
-			}
+	for _, g := range s.WorkerGroups() {
+		if g.RolloutStrategy == "InPlace" {
+			return true
 		}
 	}
 	return false
@@ -535,27 +506,22 @@ func (s *SpecFile) asksInPlace() bool {
 // a config the file lacks (the live plan's, read from the cluster) or one
 // without osFamily leaves it unknown, and false.
 func (s *SpecFile) osFamiliesKnownWithout(family string) bool {
-	refs := s.machineGroupRefs()
-	if len(refs) == 0 {
-		return false
-	}
-	for _, r := range refs {
-		var found *unstructured.Unstructured
-		for _, d := range s.Docs {
-			if d.GetKind() == r[0] && d.GetName() == r[1] {
-				found = d
-				break
-			}
+	seen := false
+	for _, r := range providerRefs(s.Cluster, "") {
+		if r.datacenter || !r.set {
+			continue
 		}
-		if found == nil {
+		seen = true
+		d := s.Doc(r.kind, r.name)
+		if d == nil {
 			return false
 		}
-		osFamily, _, _ := unstructured.NestedString(found.Object, "spec", "osFamily")
+		osFamily, _, _ := unstructured.NestedString(d.Object, "spec", "osFamily")
 		if osFamily == "" || strings.EqualFold(osFamily, family) {
 			return false
 		}
 	}
-	return true
+	return seen
 }
 
 // Names lists the documents as "Kind namespace/name", for messages.
@@ -568,11 +534,14 @@ func (s *SpecFile) Names() string {
 }
 
 // Has reports whether the spec holds a document of that kind and name.
-func (s *SpecFile) Has(kind, name string) bool {
+func (s *SpecFile) Has(kind, name string) bool { return s.Doc(kind, name) != nil }
+
+// Doc is the spec's document of that kind and name; nil when it has none.
+func (s *SpecFile) Doc(kind, name string) *unstructured.Unstructured {
 	for _, d := range s.Docs {
 		if d.GetKind() == kind && d.GetName() == name {
-			return true
+			return d
 		}
 	}
-	return false
+	return nil
 }
