@@ -28,6 +28,22 @@ type Offer struct {
 	// from, when the operator gave one because the ConfigMap is gone (the
 	// TUI twin of --snapshot-file).
 	SnapshotFile string
+	// keptNote is what clearing a pause the etcd rollback keeps would do
+	// (ActionLockClear): Why is built from it and Markers (markersWhy).
+	keptNote string
+}
+
+// markersWhy is the Why of an offer to clear markers: "stale", as lock
+// status calls them ("stale: lease, paused"); "set" beside the note of a
+// pause the etcd rollback keeps on purpose, whose lease, if any, is stale.
+func markersWhy(markers []string, keptNote string) string {
+	if keptNote == "" {
+		return "stale: " + strings.Join(markers, ", ")
+	}
+	if len(markers) > 0 && markers[0] == MarkerLease {
+		return "stale lease; set: " + strings.Join(markers[1:], ", ") + keptNote
+	}
+	return "set: " + strings.Join(markers, ", ") + keptNote
 }
 
 // Offers lists the actions offered for a snapshot: an etcd rollback when the
@@ -80,14 +96,8 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	}
 	if len(markers) > 0 {
 		sort.Strings(markers)
-		// "stale", as lock status calls them; one the etcd rollback keeps
-		// is set on purpose, and the note after the list says so.
-		word := "stale: "
-		if kept != "" {
-			word = "set: "
-		}
 		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
-			Why: word + strings.Join(markers, ", ") + kept})
+			Why: markersWhy(markers, kept), keptNote: kept})
 	}
 	if s.Lock.Expired(now) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
@@ -224,23 +234,12 @@ func withLease(offers []Offer, st *upgrade.LockStatus, now time.Time) []Offer {
 	for i := range out {
 		if out[i].Action == ActionLockClear {
 			out[i].Markers = append([]string{MarkerLease}, out[i].Markers...)
-			if rest, ok := strings.CutPrefix(out[i].Why, "stale: "); ok {
-				out[i].Why = "stale: lease, " + rest // not "stale lease; stale: paused"
-			} else {
-				out[i].Why = leaseWhy(st, "lease") + "; " + out[i].Why
-			}
+			out[i].Why = markersWhy(out[i].Markers, out[i].keptNote)
 			return out
 		}
 	}
 	return append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: []string{MarkerLease},
-		Why: leaseWhy(st, "upgrade lock") + ": " + st.Describe(now)})
-}
-
-func leaseWhy(st *upgrade.LockStatus, noun string) string {
-	if st.Kept != "" {
-		return "kept " + noun
-	}
-	return "stale " + noun
+		Why: "stale upgrade lock: " + st.Describe(now)})
 }
 
 // withoutLease takes the lease out of the offers (and the offer that only
@@ -253,11 +252,7 @@ func withoutLease(offers []Offer) []Offer {
 			if len(o.Markers) == 0 {
 				continue
 			}
-			if rest, ok := strings.CutPrefix(o.Why, "stale: lease, "); ok {
-				o.Why = "stale: " + rest
-			} else {
-				o.Why = strings.TrimPrefix(strings.TrimPrefix(o.Why, "stale lease; "), "kept lease; ")
-			}
+			o.Why = markersWhy(o.Markers, o.keptNote)
 		}
 		out = append(out, o)
 	}

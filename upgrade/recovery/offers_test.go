@@ -328,3 +328,27 @@ func TestOffersKeepTheKeptLeaseApartAndLiveMarkersOut(t *testing.T) {
 		t.Errorf("another console's live lock: offers %+v, want none", got)
 	}
 }
+
+// The Why of a markers offer is built from its markers, so adding the lease
+// (withLease) and taking it out (withoutLease) keep it right, a pause the
+// etcd rollback keeps included.
+func TestMarkersWhy(t *testing.T) {
+	const note = " (paused is kept by the etcd rollback: …)"
+	for _, tc := range []struct {
+		markers []string
+		note    string
+		want    string
+	}{
+		{[]string{"lease", "paused"}, "", "stale: lease, paused"},
+		{[]string{"paused"}, note, "set: paused" + note},
+		{[]string{"lease", "kcp-paused", "paused"}, note, "stale lease; set: kcp-paused, paused" + note},
+	} {
+		if got := markersWhy(tc.markers, tc.note); got != tc.want {
+			t.Errorf("markersWhy(%v, %q) = %q, want %q", tc.markers, tc.note, got, tc.want)
+		}
+	}
+	o := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, keptNote: note}}
+	if got := withoutLease(o); len(got) != 1 || got[0].Why != "set: paused"+note {
+		t.Errorf("withoutLease: %+v", got)
+	}
+}
