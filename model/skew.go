@@ -148,6 +148,10 @@ func eksaSemver(s string) (*semver.Version, bool) {
 	return v, true
 }
 
+// devBuild reports whether an EKS-A version is a development build's
+// (v0.0.0-dev…).
+func devBuild(v *semver.Version) bool { return v.Major() == 0 && v.Minor() == 0 && v.Patch() == 0 }
+
 // CheckEKSAVersionSkew applies EKS-A's rule to an eksaVersion change: the
 // major must match, the minor may go up by at most one and never down; any
 // patch within a minor is allowed. As EKS-A does, a development build target
@@ -173,12 +177,12 @@ func CheckEKSAVersionSkewFrom(current, target string, currentInvalid bool) Check
 		return fail(name, fmt.Sprintf("cannot read the target EKS-A version %q", target),
 			"give the EKS-A version as a release names it, e.g. v0.21.1")
 	}
-	if tgt.Major() == 0 && tgt.Minor() == 0 && tgt.Patch() == 0 {
+	if devBuild(tgt) {
 		return CheckResult{Name: name, Status: CheckSkipped,
 			Message: fmt.Sprintf("target %s is a development build; EKS-A does not check its version skew", target)}
 	}
 	cur, ok := eksaSemver(current)
-	if ok && cur.Major() == 0 && cur.Minor() == 0 && cur.Patch() == 0 {
+	if ok && devBuild(cur) {
 		// A development build on the cluster: EKS-A's webhook cannot read
 		// it as a version (v0.0.0-dev+build.0+abcdef1) and lets any
 		// target through; blocked here, the offline plan of a dev build's
@@ -319,17 +323,13 @@ func unpinned(g WorkerGroup, cp *semver.Version) (failure, fix string) {
 	return "", ""
 }
 
-// CheckTargetKubernetesKnown checks that the target Bundles carry the target
-// Kubernetes version; a version newer than any they know is refused, as EKS-A
-// would ("kubernetes version … is not supported by bundles manifest").
-func CheckTargetKubernetesKnown(target *Bundles, kube string) CheckResult {
-	return CheckTargetKubernetesKnownFrom(target, kube, "")
-}
-
-// CheckTargetKubernetesKnownFrom is CheckTargetKubernetesKnown for a cluster
-// on current: its fix offers only the versions one minor at a time allows
-// from there (it offered 1.28 … 1.32 to a cluster on 1.27, of which
-// kubernetes-version-skew then blocked all but 1.28).
+// CheckTargetKubernetesKnownFrom checks that the target Bundles carry the
+// target Kubernetes version; a version newer than any they know is refused,
+// as EKS-A would ("kubernetes version … is not supported by bundles
+// manifest"). For a cluster on current (empty: unknown) the fix offers only
+// the versions one minor at a time allows from there (it offered 1.28 …
+// 1.32 to a cluster on 1.27, of which kubernetes-version-skew then blocked
+// all but 1.28).
 func CheckTargetKubernetesKnownFrom(target *Bundles, kube, current string) CheckResult {
 	const name = CheckNameTargetKubernetesKnown
 	if vb, err := target.ForKubernetes(kube); err == nil {

@@ -142,7 +142,7 @@ func TestCheckTargetKubernetesKnown(t *testing.T) {
 		{"1.29", wantCheck{CheckFail, "has no bundle for Kubernetes 1.29", "target one of", true}},
 		{"junk", wantCheck{CheckFail, "has no bundle for Kubernetes junk", "target one of", true}},
 	} {
-		assertCheck(t, "CheckTargetKubernetesKnown("+tc.kube+")", CheckTargetKubernetesKnown(b, tc.kube), CheckNameTargetKubernetesKnown, tc.want)
+		assertCheck(t, "CheckTargetKubernetesKnownFrom("+tc.kube+", \"\")", CheckTargetKubernetesKnownFrom(b, tc.kube, ""), CheckNameTargetKubernetesKnown, tc.want)
 	}
 }
 
