@@ -145,8 +145,7 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	// A rollback record still "running" with no live lock: the rollback
 	// was stopped (ctrl+c, a crash), not under way. Only when the Lease is
 	// known: without the right to read it nothing says which.
-	leaseSeen := s.Sources[KindLease].Synced && s.Sources[KindLease].Installed
-	holdPhases(&p, c, leaseSeen && !(s.Lock.Held() && !s.Lock.Expired(now)))
+	holdPhases(&p, c, s.LockKnown() && !(s.Lock.Held() && !s.Lock.Expired(now)))
 	p.Stalls = stalls(s, ix, opts, now)
 	p.Summary = summary(&p, now)
 	return p

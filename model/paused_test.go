@@ -84,6 +84,12 @@ func TestDeriveProgressAfterEtcdRollbackIsPausedNotMovingOn(t *testing.T) {
 	if p = DeriveProgress(s, ProgressOptions{}, t0); !strings.HasPrefix(p.Summary, "etcd rollback in progress") {
 		t.Errorf("a rollback under a live lock: %q", p.Summary)
 	}
+	// A Lease the watchers may not read says nothing of who holds it.
+	s.Lock = nil
+	s.Sources[KindLease] = SourceStatus{Installed: true, Synced: true, Forbidden: "get leases in eksa-system"}
+	if p = DeriveProgress(s, ProgressOptions{}, t0); !strings.HasPrefix(p.Summary, "etcd rollback in progress") {
+		t.Errorf("a rollback with the Lease forbidden: %q", p.Summary)
+	}
 }
 
 func TestDeriveProgressRollbackRecordWithoutPauseIsALeftover(t *testing.T) {

@@ -415,6 +415,13 @@ type ClusterState struct {
 }
 
 // Source returns the sync status of a kind (zero value when unknown).
+// LockKnown reports whether the snapshot's Lock says what the cluster has:
+// the Lease watch has listed and may read it (a nil Lock then means none).
+func (s *ClusterState) LockKnown() bool {
+	src := s.Source(KindLease)
+	return src.Synced && src.Forbidden == ""
+}
+
 func (s *ClusterState) Source(k Kind) SourceStatus {
 	if s == nil || s.Sources == nil {
 		return SourceStatus{}

@@ -187,15 +187,9 @@ func keptLockGone(s *model.ClusterState) bool {
 	if s == nil {
 		return false
 	}
-	src := s.Source(model.KindLease)
-	return src.Synced && src.Forbidden == "" && (!s.Lock.Held() || s.Lock.Kept == "")
+	return s.LockKnown() && (!s.Lock.Held() || s.Lock.Kept == "")
 }
 
-// watchedLockBadge is the upgrade lock as the watchers see it, when this
-// console does not hold it: another console's, or one left stale by a
-// console that died (which R offers to clear). The holder is user@host: the
-// console's instance id ("/3f2a9c1e") would crowd out the header at 80
-// columns, and whoever holds it, it is not this console.
 // heldBadge is the badge of a lock this console holds.
 func heldBadge(renewed, now time.Time) badge {
 	b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted}
@@ -205,6 +199,11 @@ func heldBadge(renewed, now time.Time) badge {
 	return b
 }
 
+// watchedLockBadge is the upgrade lock as the watchers see it, when this
+// console does not hold it: another console's, or one left stale by a
+// console that died (which R offers to clear). The holder is user@host: the
+// console's instance id ("/3f2a9c1e") would crowd out the header at 80
+// columns, and whoever holds it, it is not this console.
 func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
 	d := since(l.LastRenewed(), now)

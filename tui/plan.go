@@ -75,10 +75,13 @@ type (
 	applyConfirmedMsg struct{ force bool }
 	// applyNotConfirmedMsg: the operator went back from the confirmation.
 	applyNotConfirmedMsg struct{}
-	// notConfirmedRecordedMsg is how recording it went.
-	notConfirmedRecordedMsg struct{ err error }
-	dryRunRecordedMsg       struct{ err error }
-	startedMsg              struct {
+	// recordedMsg is how recording what (an apply not confirmed, a dry
+	// run) in the audit log went.
+	recordedMsg struct {
+		what string
+		err  error
+	}
+	startedMsg struct {
 		session *upgrade.Session
 		err     error
 	}
@@ -376,15 +379,9 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return p, p.start(msg.force)
 	case applyNotConfirmedMsg:
 		return p, p.notConfirmed()
-	case dryRunRecordedMsg:
+	case recordedMsg:
 		if msg.err != nil {
-			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording the dry run: " + firstLine(msg.err.Error()), rFailure})
-			p.rebuild()
-		}
-		return p, nil
-	case notConfirmedRecordedMsg:
-		if msg.err != nil {
-			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording the apply not confirmed: " + firstLine(msg.err.Error()), rFailure})
+			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording " + msg.what + ": " + firstLine(msg.err.Error()), rFailure})
 			p.rebuild()
 		}
 		return p, nil
@@ -502,7 +499,7 @@ func (p *PlanScreen) recordDryRun(msg dryRunMsg) tea.Cmd {
 	}
 	ctx, plan, record := p.ctx, p.plan, p.actions.RecordDryRun
 	return func() tea.Msg {
-		return dryRunRecordedMsg{err: record(ctx, plan, msg.res)}
+		return recordedMsg{what: "the dry run", err: record(ctx, plan, msg.res)}
 	}
 }
 
@@ -623,7 +620,7 @@ func (p *PlanScreen) notConfirmed() tea.Cmd {
 	}
 	ctx, plan, record := p.ctx, p.plan, p.actions.NotConfirmed
 	return func() tea.Msg {
-		return notConfirmedRecordedMsg{err: record(context.WithoutCancel(ctx), plan, "the operator went back from the typed confirmation")}
+		return recordedMsg{what: "the apply not confirmed", err: record(context.WithoutCancel(ctx), plan, "the operator went back from the typed confirmation")}
 	}
 }
 
