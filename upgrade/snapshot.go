@@ -63,9 +63,11 @@ type Snapshot struct {
 	Checksum string `json:"checksum,omitempty"`
 }
 
-// objectsChecksum is the Checksum of compact JSON objects.
-func objectsChecksum(compact []byte) string {
-	sum := sha256.Sum256(compact)
+// ContentDigest is "sha256:<hex>" of b: a snapshot's Checksum (of its
+// objects as compact JSON), and the etcd rollback's record of the snapshot
+// it restores.
+func ContentDigest(b []byte) string {
+	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
@@ -311,7 +313,7 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 	if err != nil {
 		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
 	}
-	snap.Checksum = objectsChecksum(objects)
+	snap.Checksum = ContentDigest(objects)
 	data, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		return SnapshotRef{}, fmt.Errorf("snapshot: encode: %w", err)
@@ -493,7 +495,7 @@ func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
 			Objects json.RawMessage `json:"objects"`
 		}
 		var compact bytes.Buffer
-		if json.Unmarshal(data, &raw) != nil || json.Compact(&compact, raw.Objects) != nil || objectsChecksum(compact.Bytes()) != s.Checksum {
+		if json.Unmarshal(data, &raw) != nil || json.Compact(&compact, raw.Objects) != nil || ContentDigest(compact.Bytes()) != s.Checksum {
 			return nil, &model.InputError{Source: source, Field: "checksum",
 				Problem: "the objects are not the ones the console wrote: the snapshot was changed since",
 				Fix:     "use an unedited copy, or the snapshot ConfigMap it was copied from (--snapshot NAME)"}

@@ -2,8 +2,6 @@ package recovery
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -937,8 +935,7 @@ func snapshotDigest(s *upgrade.Snapshot) string {
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return upgrade.ContentDigest(b)
 }
 
 // readSnapshotFile reads a local snapshot copy and checks that it is one of
