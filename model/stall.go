@@ -303,6 +303,18 @@ func etcdRolloutStall(s *ClusterState, ix *index, after time.Duration, now time.
 		Sentence: fmt.Sprintf("etcd cluster %s rollout waiting for %s: %s", e.Name, ShortDuration(d), why)}, true
 }
 
+// rolloutStart is the earliest a rollout can have waited since: its
+// RollingOut condition turning True, and never before the owner was handed
+// its new spec (specChanged). Before RollingOut turns True, the machines'
+// own times (days old on a real cluster) read as a stall the moment the
+// phase began.
+func rolloutStart(specChanged time.Time, cs Conditions) time.Time {
+	if c, ok := cs.Get("RollingOut"); ok && c.IsTrue() && c.LastTransitionTime.After(specChanged) {
+		return c.LastTransitionTime
+	}
+	return specChanged
+}
+
 func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (Stall, bool) {
 	kcp := s.ControlPlane
 	if kcp == nil {
@@ -336,14 +348,7 @@ func kcpStall(s *ClusterState, ix *index, after time.Duration, now time.Time) (S
 	if ph.Status != PhaseActive {
 		return Stall{}, false
 	}
-	// Nothing waits since before EKS-A handed the control plane its new
-	// spec: before RollingOut turns True, the machines' own times (days
-	// old on a real cluster) read as a stall the moment the phase began.
-	start := kcp.ChangedAt
-	if c, ok := kcp.Conditions.Get("RollingOut"); ok && c.IsTrue() && c.LastTransitionTime.After(start) {
-		start = c.LastTransitionTime
-	}
-	t := lastChange(ix.cp, start)
+	t := lastChange(ix.cp, rolloutStart(kcp.ChangedAt, kcp.Conditions))
 	if t.IsZero() || now.Sub(t) <= after {
 		return Stall{}, false
 	}
@@ -365,11 +370,7 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 	if counter >= desired && !md.Stale() {
 		return Stall{}, false
 	}
-	start := md.SpecChangedAt // as the control plane's (kcpStall)
-	if c, ok := md.Conditions.Get("RollingOut"); ok && c.IsTrue() && c.LastTransitionTime.After(start) {
-		start = c.LastTransitionTime
-	}
-	t := lastChangeOf(ix.workers, start, md.Name)
+	t := lastChangeOf(ix.workers, rolloutStart(md.SpecChangedAt, md.Conditions), md.Name)
 	if t.IsZero() || now.Sub(t) <= after {
 		return Stall{}, false
 	}
