@@ -127,8 +127,9 @@ func TestAuditCommandBadInput(t *testing.T) {
 // it in WHO.
 func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
 	dir := t.TempDir()
-	if _, errOut, code := runCapturedIn(t, dir, "--as", "alice", "--as-group", "ops", "version"); code != 0 {
-		t.Fatalf("version: exit %d, %s", code, errOut)
+	// plan with no input stops at its own check, after the flags are read.
+	if _, errOut, code := runCapturedIn(t, dir, "--as", "alice", "--as-group", "ops", "plan"); code != ExitUsage || !strings.Contains(errOut, "plan needs") {
+		t.Fatalf("plan: exit %d, %s", code, errOut)
 	}
 	t.Cleanup(func() { impersonated = "" })
 	a, err := newAuditor("prod")
@@ -149,6 +150,31 @@ func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
 	out.Reset()
 	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: a.Path()}, time.Now()); err != nil || !strings.Contains(out.String(), "(as alice, group ops)") {
 		t.Errorf("table %q (%v) does not show the impersonated identity", out.String(), err)
+	}
+}
+
+// The commands that never reach a cluster do not take kubectl's connection
+// flags (their help listed them, and they were ignored); the ones that do,
+// and their subcommands, take them.
+func TestConnectionFlagsOnlyOnCommandsThatConnect(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"version"}, {"audit"}, {"demo"}} {
+		_, errOut, code := runCapturedIn(t, dir, append(args, "--kubeconfig", "k")...)
+		if code != ExitUsage || !strings.Contains(errOut, "unknown flag: --kubeconfig") {
+			t.Errorf("%v --kubeconfig: exit %d, %q; want a usage error", args, code, errOut)
+		}
+	}
+	root := newRootCmd()
+	for _, path := range [][]string{{"plan"}, {"apply"}, {"watch"}, {"lock", "status"}, {"lock", "clear"}, {"etcd", "rollback"}, {"node", "retry"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"kubeconfig", "context", "as", "token"} {
+			if c.PersistentFlags().Lookup(name) == nil && c.InheritedFlags().Lookup(name) == nil {
+				t.Errorf("%v has no --%s", path, name)
+			}
+		}
 	}
 }
 

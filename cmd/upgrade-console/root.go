@@ -32,7 +32,10 @@ func newRootCmd() *cobra.Command {
 
 It shows what an upgrade changes (the bundle version diff and preflight checks), takes the
 upgrade lock and applies the new cluster spec, follows the EKS-A controller live, and guides
-recovery when an upgrade fails. Every screen has a headless twin for scripts and CI.`,
+recovery when an upgrade fails. Every screen has a headless twin for scripts and CI.
+
+The commands that reach a cluster (plan --cluster, apply, watch, lock, etcd, node) take
+kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see their --help).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,19 +56,23 @@ recovery when an upgrade fails. Every screen has a headless twin for scripts and
 	})
 	root.PersistentFlags().StringVar(&g.logFile, "log-file", "",
 		"file that receives the console's and client-go's logs (default: $XDG_STATE_HOME/upgrade-console/upgrade-console.log)")
-	g.kube.AddFlags(root.PersistentFlags())
 
-	root.AddCommand(
-		newVersionCmd(),
+	// kubectl's connection flags go on the commands that connect: version,
+	// audit (a local file) and demo (its own control plane) listed them in
+	// their help and ignored them.
+	connecting := []*cobra.Command{
 		newPlanCmd(g),
 		newApplyCmd(g),
-		newAuditCmd(),
 		newLockCmd(g),
 		newEtcdCmd(g),
 		newNodeCmd(g),
-		newDemoCmd(),
 		newWatchCmd(g),
-	)
+	}
+	for _, c := range connecting {
+		g.kube.AddFlags(c.PersistentFlags())
+	}
+	root.AddCommand(connecting...)
+	root.AddCommand(newVersionCmd(), newAuditCmd(), newDemoCmd())
 	strictCompletion(root)
 	return root
 }
