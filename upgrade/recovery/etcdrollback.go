@@ -285,6 +285,11 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			return false, "", nil
 		},
 		do: func(ctx context.Context, dry bool) (string, error) {
+			// The record says when the rollback began, not when it was
+			// planned: the confirmation may have waited.
+			if !dry {
+				rec.StartedAt = env.now().UTC()
+			}
 			err := setAnnotations(ctx, env.eksaCluster(), env.Cluster, map[string]string{
 				model.AnnotationEKSAPaused: "true",
 				AnnotationEtcdRollback:     rec.encode(),
@@ -493,6 +498,12 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 					return "depends on step 1 (not yet made)", nil
 				}
 				return "", &ConcurrentChangeError{Object: clusterRef, What: "the rollback record was removed"}
+			}
+			// Finish the record as step 1 wrote it (its start time is
+			// when that step ran, after this plan was made).
+			if r, err := readRollbackRecord(u); err == nil && r != nil {
+				doneRec = *r
+				doneRec.Phase = "done"
 			}
 			path := "/metadata/annotations/" + pointerEscape(AnnotationEtcdRollback)
 			_, err = env.eksaCluster().Patch(ctx, env.Cluster, types.JSONPatchType, jsonPatch(

@@ -211,9 +211,16 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	}
 	var seen []StepResult
 	x := &Executor{Audit: w.audit, Progress: func(r StepResult) { seen = append(seen, r) }}
+	// The operator takes a while to confirm: the record says when it ran.
+	w.now = w.now.Add(7 * time.Minute)
 	rep, err := x.Run(w.ctx, p)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if c, err := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if rec, err := readRollbackRecord(c); err != nil || rec == nil || !rec.StartedAt.Equal(w.now) {
+		t.Errorf("rollback record %+v (%v): startedAt should be when it ran, %s", rec, err, w.now.UTC())
 	}
 	got := w.rollbackState()
 	want := rollbackState{Version: oldEtcdVersion, Template: oldEtcdTemplate, EtcdReady: true, EKSAPaused: true,
