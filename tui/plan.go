@@ -1055,8 +1055,13 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	if len(rows) > 0 {
 		add(seg{"   " + fit("NAME", nameW) + "  " + fit("CURRENT", curW) + "  " + fit("TARGET", tgtW) + "  CHANGE", rTableHeader})
 	}
-	for _, r := range rows {
-		add(seg{"   " + fit(r.Name, nameW) + "  ", rText}, seg{fitMiddle(dashIfEmpty(r.OldVersion), curW) + "  ", rMuted},
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	names = fitNames(names, nameW)
+	for i, r := range rows {
+		add(seg{"   " + names[i] + "  ", rText}, seg{fitMiddle(dashIfEmpty(r.OldVersion), curW) + "  ", rMuted},
 			seg{fitMiddle(dashIfEmpty(r.NewVersion), tgtW) + "  ", rVersion}, seg{string(r.Change), changeRole(r.Change)})
 	}
 	add()

@@ -217,3 +217,51 @@ func quotedFields(s string) []string {
 	}
 	return out
 }
+
+// fitNames fits each name to w as fit does, except names that fit would cut
+// to the same text ("bottlerocke…" for both Bottlerocket images at 60
+// columns): those lose what they share at the start instead, which the rows
+// around them show ("…admin image", "…ctrl image").
+func fitNames(names []string, w int) []string {
+	out := make([]string, len(names))
+	byFit := make(map[string][]int, len(names))
+	for i, n := range names {
+		out[i] = fit(n, w)
+		if width(n) > w {
+			byFit[out[i]] = append(byFit[out[i]], i)
+		}
+	}
+	for _, idx := range byFit {
+		if len(idx) < 2 {
+			continue
+		}
+		prefix := names[idx[0]]
+		for _, i := range idx[1:] {
+			prefix = commonPrefix(prefix, names[i])
+		}
+		if prefix == names[idx[0]] || len(prefix) == 0 {
+			continue
+		}
+		for _, i := range idx {
+			out[i] = fit("…"+names[i][len(prefix):], w)
+		}
+	}
+	return out
+}
+
+// commonPrefix is the longest start a and b share, cut back to a word's
+// start when it ends inside one of them.
+func commonPrefix(a, b string) string {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n < len(a) && n < len(b) {
+		if sp := strings.LastIndexByte(a[:n], ' '); sp >= 0 {
+			n = sp + 1
+		} else {
+			n = 0
+		}
+	}
+	return a[:n]
+}

@@ -79,3 +79,26 @@ func TestFitMiddle(t *testing.T) {
 		}
 	}
 }
+
+// TestFitNamesKeepsCutNamesApart: names cut to the same text lose what they
+// share at the start instead; others are cut as fit cuts them.
+func TestFitNamesKeepsCutNamesApart(t *testing.T) {
+	names := []string{"cilium", "bottlerocket admin image", "bottlerocket ctrl image", "etcdadm-bootstrap", "etcdadm-controller", "in-place upgrader image"}
+	got := fitNames(names, 12)
+	want := []string{"cilium      ", "…admin image", "…ctrl image ", "etcdadm-boo…", "etcdadm-con…", "in-place up…"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%q at 12: %q, want %q", names[i], got[i], want[i])
+		}
+	}
+	// Wide enough, nothing changes.
+	for i, g := range fitNames(names, 30) {
+		if strings.TrimRight(g, " ") != names[i] {
+			t.Errorf("%q at 30: %q", names[i], g)
+		}
+	}
+	// A name the other starts with keeps fit's cut.
+	if got := fitNames([]string{"kubernetes", "kubernetes (EKS-D)"}, 6); got[0] != "kuber…" || got[1] != "kuber…" {
+		t.Errorf("prefix names: %q", got)
+	}
+}
