@@ -631,6 +631,8 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 	extra := int64(len(machines)) - snapReplicas
 	one := Precondition{Name: "single-new-member", Description: "exactly one new etcd machine exists (the newest, the only one with the new spec)"}
 	switch {
+	case snapReplicas < 1:
+		one.Detail = fmt.Sprintf("the snapshot's etcd spec has %d members: there is no old member to go back to", snapReplicas)
 	case extra <= 0 && !rollout.OK:
 		one.Detail = fmt.Sprintf("%d etcd machines for %d members: no new member", len(machines), snapReplicas)
 	case extra <= 0:

@@ -178,7 +178,9 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		}
 		ms = append(ms, m)
 	}
-	if int32(len(ms)) != e.Replicas+1 {
+	// A rollout has one member more than the spec: with replicas 0 or
+	// below (the CRD has no minimum) there is no old member to go back to.
+	if e.Replicas < 1 || int32(len(ms)) != e.Replicas+1 {
 		return Offer{}, false
 	}
 	sort.Slice(ms, func(i, j int) bool {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -78,6 +80,15 @@ func TestOffers(t *testing.T) {
 
 	if Offers(&model.ClusterState{}, now, 0, "") != nil {
 		t.Error("offers without a cluster")
+	}
+
+	// The CRD sets no minimum on replicas: -1 with no etcd Machine seen
+	// (forbidden, or not made yet) indexed an empty list.
+	s = offerState(now)
+	s.Etcd.Replicas = -1
+	s.Machines = model.ListOf(s.Machines.At(4))
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 {
+		t.Errorf("replicas -1, no etcd machine: %v", actions(got))
 	}
 }
 
@@ -350,5 +361,17 @@ func TestMarkersWhy(t *testing.T) {
 	o := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, keptNote: note}}
 	if got := withoutLease(o); len(got) != 1 || got[0].Why != "set: paused"+note {
 		t.Errorf("withoutLease: %+v", got)
+	}
+}
+
+// The planner's twin of the offers' case: a snapshot whose etcd spec has no
+// members (replicas -1, the CRD sets no minimum) and no etcd machine seen.
+func TestFreshRollbackChecksWithoutMembers(t *testing.T) {
+	etcd := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(-1)}}}
+	fc := freshRollbackChecks(time.Now(), time.Minute, etcd, nil, nil, -1, "", time.Time{})
+	for _, p := range fc.pre {
+		if p.Name == "single-new-member" && (p.OK || !strings.Contains(p.Detail, "no old member")) {
+			t.Errorf("single-new-member: %+v", p)
+		}
 	}
 }
