@@ -564,7 +564,7 @@ const rendererFPS = 20
 
 // RunApp runs an App built by the caller (with a plan screen first, say).
 //
-// SIGINT and SIGTERM end it as if the operator had quit, and a deadline of
+// SIGINT, SIGTERM and SIGHUP end it as if the operator had quit, and a deadline of
 // ctx (watch --timeout) ends it with ctx's error. The signals are caught
 // here, not by Bubble Tea: its own handler (v2.0.10) hands the event loop a
 // QuitMsg with no way out, and when the same signal has already cancelled
@@ -573,7 +573,7 @@ const rendererFPS = 20
 // (charmbracelet/bubbletea#1806, open). It hung in 4 of 10 SIGTERMs sent to
 // `watch` at 10,000 nodes.
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// The content changes at most ten times a second (the watchers publish
 	// at most every 100 ms), so a renderer flushing at 20 frames a second

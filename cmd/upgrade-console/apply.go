@@ -138,13 +138,14 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// A Ctrl-C or a SIGTERM never kills the process outright, from the
+	// A Ctrl-C, a SIGTERM or a SIGHUP never kills the process outright, from the
 	// start (a CI job cancelled while the checks run gets a line and exit 5,
 	// not a silent 143): before the first write it stops the apply with
 	// nothing changed; at the prompt it ends it not confirmed (said, and
 	// recorded); once a document is applied the rest are applied too, and
 	// the console then stops as when it stops following. The plan screen
 	// handles its own (runPlanTUI).
+	survivesClosedOutput()
 	sctx, stop := interruptible(ctx)
 	defer stop()
 	lv, err := connect(ctx, g, &o.live)

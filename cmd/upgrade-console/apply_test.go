@@ -362,7 +362,7 @@ func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
 	}
 }
 
-// Ctrl-C or SIGTERM at apply's typed confirmation ends it as it ends a recovery
+// Ctrl-C, SIGTERM or SIGHUP at apply's typed confirmation ends it as it ends a recovery
 // command's (lock clear paused here): said, recorded not-confirmed, exit 1,
 // nothing changed. It killed the process (status 130) with nothing said and
 // nothing recorded: apply's prompt was not under the signal handling the
@@ -378,7 +378,7 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 	// the test binary: registered here too, it only reaches this channel
 	// then, and the prompt is seen to ignore it.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	type ended struct {
@@ -387,14 +387,15 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 		audit  []upgrade.AuditEntry
 	}
 	// interruptAtPrompt runs the command on a terminal and sends the
-	// process SIGTERM, as a kill does (Ctrl-C's SIGINT goes the same
-	// way), once the typed confirmation asks for the name.
-	interruptAtPrompt := func(t *testing.T, args ...string) ended {
+	// process sig (SIGTERM, as a kill does; Ctrl-C's SIGINT goes the same
+	// way; SIGHUP, as an SSH session that dropped) once the typed
+	// confirmation asks for the name.
+	interruptAtPrompt := func(t *testing.T, sig syscall.Signal, args ...string) ended {
 		t.Helper()
 		state := t.TempDir()
 		r := startInTerminal(t, state, args...)
 		r.waitScreen(t, "to confirm: ")
-		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		if err := syscall.Kill(os.Getpid(), sig); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -402,7 +403,7 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			r.press(t, "no\n") // a wrong name ends the run
 			r.wait(t, time.Minute)
-			t.Fatalf("%v: SIGTERM at the typed confirmation was ignored (then exit %d, stderr %q)", args, r.code, r.stderr)
+			t.Fatalf("%v: %v at the typed confirmation was ignored (then exit %d, stderr %q)", args, sig, r.code, r.stderr)
 		}
 		res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
 		if err != nil {
@@ -413,22 +414,24 @@ func TestApplyDemoInterruptedAtTheConfirmation(t *testing.T) {
 	const said = "upgrade-console: confirmation: interrupted at the prompt: nothing was changed"
 
 	var recoveryCode int
-	t.Run("lock clear paused", func(t *testing.T) {
-		patch := func(v string) { patchPaused(t, w, v) }
-		patch(`"true"`)
-		defer patch(`null`)
-		e := interruptAtPrompt(t, "lock", "clear", "paused", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName)
-		recoveryCode = e.code
-		if e.code != ExitBadInput || !strings.Contains(e.stderr, said) {
-			t.Errorf("exit %d (want %d), stderr %q (want %q)", e.code, ExitBadInput, e.stderr, said)
-		}
-		if n := len(e.audit); n == 0 || e.audit[n-1].Result != upgrade.AuditNotConfirmed {
-			t.Errorf("audit log does not end with not-confirmed: %+v", e.audit)
-		}
-	})
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run("lock clear paused, "+sig.String(), func(t *testing.T) {
+			patch := func(v string) { patchPaused(t, w, v) }
+			patch(`"true"`)
+			defer patch(`null`)
+			e := interruptAtPrompt(t, sig, "lock", "clear", "paused", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName)
+			recoveryCode = e.code
+			if e.code != ExitBadInput || !strings.Contains(e.stderr, said) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", e.code, ExitBadInput, e.stderr, said)
+			}
+			if n := len(e.audit); n == 0 || e.audit[n-1].Result != upgrade.AuditNotConfirmed {
+				t.Errorf("audit log does not end with not-confirmed: %+v", e.audit)
+			}
+		})
+	}
 
 	t.Run("apply", func(t *testing.T) {
-		e := interruptAtPrompt(t, liveArgs(w, "apply", "--force-conflicts")...)
+		e := interruptAtPrompt(t, syscall.SIGHUP, liveArgs(w, "apply", "--force-conflicts")...)
 		if e.code != ExitBadInput || e.code != recoveryCode || !strings.Contains(e.stderr, said) {
 			t.Errorf("exit %d (want %d, as lock clear's %d), stderr %q (want %q)", e.code, ExitBadInput, recoveryCode, e.stderr, said)
 		}

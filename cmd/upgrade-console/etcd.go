@@ -83,6 +83,7 @@ interrupted (rerun to continue).`,
     --snapshot-file ~/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			survivesClosedOutput()
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return signalled(ctx, runEtcdRollback(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o))

@@ -98,6 +98,7 @@ no --all, a marker it does not know, or no terminal for the typed confirmation a
 					return usageError{fmt.Errorf("lock clear: unknown marker %q: name one of %s, or use --all for every stale one; 'upgrade-console lock status' lists them", id, markerNames)}
 				}
 			}
+			survivesClosedOutput()
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return signalled(ctx, runLockClear(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args))

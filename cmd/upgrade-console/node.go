@@ -49,6 +49,7 @@ interrupted (run it again to continue).`,
   upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --yes`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			survivesClosedOutput()
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return signalled(ctx, runNodeRetry(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o, args[0]))

@@ -346,9 +346,16 @@ func cancelledOnly(err error) bool {
 	return strings.HasSuffix(msg, "context canceled") || strings.HasSuffix(msg, "signal received")
 }
 
+// survivesClosedOutput keeps a command that writes to the cluster alive when
+// its standard output closes (a pipe whose reader went with the SSH session):
+// the write to it fails instead of killing the process between two writes to
+// the cluster, or between a write and its audit record. Read-only commands
+// keep the default, ending with the reader (`plan -o json | head`).
+func survivesClosedOutput() { signal.Ignore(syscall.SIGPIPE) }
+
 // interruptible is the context a command that may change the cluster runs
-// under from its typed confirmation on: Ctrl-C or SIGTERM cancels it instead
-// of killing the process. At the prompt, confirmName then says it was
+// under from its typed confirmation on: Ctrl-C, SIGTERM or SIGHUP (the SSH
+// session to the bastion dropped) cancels it instead of killing the process. At the prompt, confirmName then says it was
 // interrupted and that nothing was changed, the caller records the action
 // not-confirmed, and the command exits 1 (not confirmed); once confirmed, the
 // run stops cleanly (exit 5). The recovery commands run under it from the
@@ -361,7 +368,7 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	// starts a script's background jobs so (no job control), and asking
 	// for it would hand them the Ctrl-C meant for the job in front.
 	if signal.Ignored(os.Interrupt) {
-		return signal.NotifyContext(ctx, syscall.SIGTERM)
+		return signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
 	}
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }

@@ -146,7 +146,8 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if g.kube.Context != nil && *g.kube.Context != "" {
 		kubeContext = *g.kube.Context
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: the dashboard's recovery actions write to the cluster.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// --timeout bounds the whole watch, the first read of the Cluster
 	// included: an API server that does not answer must not hold a script
