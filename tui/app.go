@@ -221,6 +221,8 @@ type App struct {
 	// fatal is the console's own bug, caught (contain), or the snapshot
 	// source's: the App quits and RunApp returns it.
 	fatal error
+	// quitPending is a quit waiting for a recovery run to end (quitWhenIdle).
+	quitPending bool
 }
 
 // errSource is a Source that can say why it closed its channel.
@@ -341,6 +343,53 @@ func (a *App) Init() tea.Cmd {
 	return guard(tea.Batch(cmds...))
 }
 
+// ender is a dialog with something to settle when the program ends with it
+// open, whatever ended it (recoveryDialog.atEnd).
+type ender interface {
+	atEnd(ctx context.Context, wait time.Duration) (note string, err error)
+}
+
+// busyDialog is a dialog with work under way (a recovery run).
+type busyDialog interface{ busy() bool }
+
+func (a *App) busy() bool {
+	for _, d := range a.dialogs {
+		if b, ok := d.(busyDialog); ok && b.busy() {
+			return true
+		}
+	}
+	return false
+}
+
+// quitWhenIdleMsg quits once no dialog has work under way: --exit-on-done's
+// quit waits for a recovery run (a node retry that completed the upgrade
+// still has steps to record) instead of stopping it.
+type quitWhenIdleMsg struct{}
+
+func quitWhenIdle() tea.Msg { return quitWhenIdleMsg{} }
+
+// settle settles every open dialog once the program has ended (ender): the
+// notes say what became of their actions, for the terminal the UI gave
+// back; waiting is called before a wait for a run under way.
+func (a *App) settle(ctx context.Context, waiting func()) (notes []string, err error) {
+	if a.busy() && waiting != nil {
+		waiting()
+	}
+	var errs []error
+	for i := len(a.dialogs) - 1; i >= 0; i-- {
+		e, ok := a.dialogs[i].(ender)
+		if !ok {
+			continue
+		}
+		note, err := e.atEnd(ctx, runEndLimit)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		errs = append(errs, err)
+	}
+	return notes, errors.Join(errs...)
+}
+
 // interrupter is a dialog with work that ctrl+c must stop rather than
 // abandon (a recovery run: a write cut off by the process's end would have
 // no end in the audit log and leave the lock held).
@@ -355,6 +404,10 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		if r := recover(); r != nil {
 			a.contain("the terminal UI", r)
 			m, cmd = a, tea.Quit
+		}
+		if a.quitPending && !a.busy() {
+			a.quitPending = false
+			cmd = tea.Batch(cmd, tea.Quit)
 		}
 		cmd = guard(cmd)
 	}()
@@ -450,6 +503,12 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case OutcomeMsg:
 		a.outcome = msg.Outcome
 		return a, nil
+	case quitWhenIdleMsg:
+		if a.busy() {
+			a.quitPending = true
+			return a, nil
+		}
+		return a, tea.Quit
 	}
 	return a.broadcast(msg)
 }
@@ -603,11 +662,27 @@ func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (repor
 			err = ctx.Err()
 		}
 	}
+	// The program has ended and given the terminal back; a recovery run
+	// it leaves under way would be cut by the process's end, its write
+	// unrecorded and the lock held.
+	notes, settleErr := app.settle(context.WithoutCancel(ctx), func() {
+		fmt.Fprintln(os.Stderr, "upgrade-console: stopping the recovery action under way: the step under way runs to its end first…")
+	})
+	for _, n := range notes {
+		fmt.Fprintln(os.Stderr, "upgrade-console: "+n)
+	}
 	if err != nil {
-		return report.Running, fmt.Errorf("terminal UI: %w", err)
+		err = fmt.Errorf("terminal UI: %w", err)
+		if settleErr != nil {
+			err = errors.Join(err, settleErr)
+		}
+		return report.Running, err
 	}
 	if a, ok := final.(*App); ok {
+		if settleErr != nil {
+			return a.outcome, errors.Join(a.fatal, settleErr)
+		}
 		return a.outcome, a.fatal
 	}
-	return report.Running, nil
+	return report.Running, settleErr
 }

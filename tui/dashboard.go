@@ -361,7 +361,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 func (d *Dashboard) record(out report.Outcome) tea.Cmd {
 	record := func() tea.Msg { return OutcomeMsg{out} }
 	if d.opts.QuitOnDone {
-		return tea.Sequence(record, tea.Quit)
+		return tea.Sequence(record, quitWhenIdle)
 	}
 	return record
 }

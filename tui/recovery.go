@@ -127,8 +127,8 @@ type recoveryBackend interface {
 	// this machine, newest first.
 	snapshotCopies(ctx context.Context) ([]string, error)
 	// notConfirmed records a plan whose dry run ran and whose typed
-	// confirmation was not given, as the command line does.
-	notConfirmed(ctx context.Context, p *recovery.Plan) error
+	// confirmation was not given (why), as the command line does.
+	notConfirmed(ctx context.Context, p *recovery.Plan, why string) error
 }
 
 type clusterBackend struct{ o RecoveryOptions }
@@ -170,11 +170,11 @@ func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recov
 	}
 }
 
-func (b clusterBackend) notConfirmed(ctx context.Context, p *recovery.Plan) error {
+func (b clusterBackend) notConfirmed(ctx context.Context, p *recovery.Plan, why string) error {
 	if b.o.ReadOnly {
 		return nil
 	}
-	return recovery.RecordNotConfirmed(ctx, b.o.Audit, p, errors.New("the operator went back from the typed confirmation"))
+	return recovery.RecordNotConfirmed(ctx, b.o.Audit, p, errors.New(why))
 }
 
 func (b clusterBackend) snapshotCopies(ctx context.Context) ([]string, error) {
@@ -282,6 +282,11 @@ type recoveryDialog struct {
 	// cancel stops the run under way; stopping is set once ctrl+c asked it to.
 	cancel   context.CancelFunc
 	stopping bool
+	// ran is closed when the run's command has returned, its end recorded;
+	// ranRep and ranErr are its result, read once ran is closed (atEnd).
+	ran    chan struct{}
+	ranRep recovery.Report
+	ranErr error
 	// stepSince is when the step under way began: a wait step can take
 	// minutes, and the dialog says since when.
 	stepSince time.Time
@@ -500,7 +505,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return func() tea.Msg {
 				// The audit log's own failure is in the console's log: the
 				// dialog has gone back to the plan, and nothing was changed.
-				if err := b.notConfirmed(context.Background(), p); err != nil {
+				if err := b.notConfirmed(context.Background(), p, "the operator went back from the typed confirmation"); err != nil {
 					klog.Errorf("recording the recovery not confirmed: %v", err)
 				}
 				return nil
@@ -610,11 +615,14 @@ func (d *recoveryDialog) runCmd() tea.Cmd {
 	ch := make(chan recovery.StepResult, 2*len(d.plan.Steps)+2)
 	b, p := d.backend, d.plan
 	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel, d.stopping = cancel, false
+	ran := make(chan struct{})
+	d.cancel, d.stopping, d.ran = cancel, false, ran
 	run := func() tea.Msg {
 		defer cancel()
 		rep, err := b.run(ctx, p, func(r recovery.StepResult) { ch <- r })
 		close(ch)
+		d.ranRep, d.ranErr = rep, err
+		close(ran)
 		return recDoneMsg{rep: rep, err: err}
 	}
 	return tea.Batch(run, waitRecStep(ch))
@@ -631,6 +639,48 @@ func (d *recoveryDialog) interrupt() (cmd tea.Cmd, handled bool) {
 	d.stopping = true
 	d.cancel()
 	return nil, true
+}
+
+// busy says whether a run is under way: the App holds a quit that waits
+// for the upgrade's end (--exit-on-done) until it has ended.
+func (d *recoveryDialog) busy() bool { return d.stage == recRunning }
+
+// runEndLimit bounds the wait for a run stopped by the program's end: the
+// step under way runs to its end (at most a minute for a write), then the
+// run records its stop and gives the lock back.
+const runEndLimit = 2 * time.Minute
+
+// atEnd settles the dialog once the program has ended, whatever ended it (a
+// signal, --timeout, --exit-on-done, ctrl+c at the confirmation): a run
+// under way is stopped and waited for, so that its end and the lock's
+// release are recorded before the process exits, and a typed confirmation
+// left open is recorded not confirmed, as the command line records it. The
+// note says what became of the action, for the terminal the UI gave back.
+func (d *recoveryDialog) atEnd(ctx context.Context, wait time.Duration) (note string, err error) {
+	switch {
+	case d.stage == recConfirm && d.plan != nil:
+		return "", d.backend.notConfirmed(ctx, d.plan, "the console ended at the typed confirmation")
+	case d.stage != recRunning || d.ran == nil:
+		return "", nil
+	}
+	title := "the recovery action"
+	if d.plan != nil {
+		title = d.plan.Action
+	}
+	select {
+	case <-d.ran:
+	default:
+		d.cancel()
+		select {
+		case <-d.ran:
+		case <-time.After(wait):
+			return fmt.Sprintf("%s was still running %s after the console ended; the audit log has its steps so far (upgrade-console audit); run it again to continue", title, wait), nil
+		}
+	}
+	if d.ranErr == nil {
+		return fmt.Sprintf("%s finished as the console ended (upgrade-console audit has its steps)", title), nil
+	}
+	return fmt.Sprintf("%s was stopped as the console ended: the step under way ran to its end, and the audit log records where it stopped (upgrade-console audit); run it again to continue", title), nil
 }
 
 func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {

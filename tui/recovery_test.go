@@ -32,8 +32,10 @@ type fakeRecovery struct {
 	planFor func(recovery.Offer) (*recovery.Plan, error)
 	offers  []recovery.Offer // the offers planned, in order
 	copies  []string
-	// notConfirmedN counts the plans recorded as not confirmed.
-	notConfirmedN int
+	// notConfirmedN counts the plans recorded as not confirmed, the last
+	// one for notConfirmedWhy.
+	notConfirmedN   int
+	notConfirmedWhy string
 	// dryStatus, when set, is every step's dry-run status.
 	dryStatus recovery.StepStatus
 	// failure is the node failure a node retry's plan shows.
@@ -54,8 +56,9 @@ func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan
 
 func (f *fakeRecovery) snapshotCopies(context.Context) ([]string, error) { return f.copies, nil }
 
-func (f *fakeRecovery) notConfirmed(context.Context, *recovery.Plan) error {
+func (f *fakeRecovery) notConfirmed(_ context.Context, _ *recovery.Plan, why string) error {
 	f.notConfirmedN++
+	f.notConfirmedWhy = why
 	return nil
 }
 
@@ -252,6 +255,91 @@ func TestCtrlCStopsARecoveryRunInsteadOfQuitting(t *testing.T) {
 	if _, quit := a.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); quit == nil {
 		t.Error("ctrl+c does not quit once the run has stopped")
 	}
+}
+
+// runningDialog is a dialog whose run (held in its first step until its
+// context ends) has started in a goroutine; done receives the run's message.
+func runningDialog(t *testing.T, f *fakeRecovery) (*recoveryDialog, <-chan tea.Msg) {
+	t.Helper()
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	press(t, d, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	_, cmd := d.Update(enter)
+	batch, ok := cmd().(tea.BatchMsg)
+	if d.Stage() != "running" || !ok || len(batch) != 2 {
+		t.Fatalf("stage %s, command %T: want a run under way", d.Stage(), cmd())
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- batch[0]() }()
+	return d, done
+}
+
+// The program ended by a signal, --timeout or --exit-on-done with a run under
+// way: the process exited under it, its write and its end unrecorded and the
+// lock held. The App now stops the run and waits for it once the program has
+// ended; and a typed confirmation left open is recorded not confirmed.
+func TestProgramEndSettlesTheRecoveryDialog(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), hold: true}
+	d, done := runningDialog(t, f)
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	waited := false
+	notes, err := a.settle(context.Background(), func() { waited = true })
+	if err != nil || !waited || len(notes) != 1 || !strings.Contains(notes[0], "etcd-rollback was stopped as the console ended") {
+		t.Fatalf("settle with a run under way: notes %q, err %v, waited %v", notes, err, waited)
+	}
+	select {
+	case <-done:
+	default:
+		t.Fatal("settle returned before the run did")
+	}
+
+	f = &fakeRecovery{p: planFixture()}
+	d = testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	press(t, d, enter)
+	if d.Stage() != "confirm" {
+		t.Fatalf("stage %s, want confirm", d.Stage())
+	}
+	a = newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	if notes, err := a.settle(context.Background(), nil); err != nil || len(notes) != 0 ||
+		f.notConfirmedN != 1 || f.notConfirmedWhy != "the console ended at the typed confirmation" {
+		t.Errorf("settle at the confirmation: notes %q, err %v, recorded %d %q", notes, err, f.notConfirmedN, f.notConfirmedWhy)
+	}
+}
+
+// --exit-on-done's quit waits for a recovery run under way (a node retry
+// that completed the upgrade still has its steps to record), then quits.
+func TestQuitOnDoneWaitsForARecoveryRun(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), hold: true}
+	d, done := runningDialog(t, f)
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	if _, cmd := a.Update(quitWhenIdleMsg{}); cmd != nil && isQuit(cmd) {
+		t.Fatal("quit under a running recovery action")
+	}
+	d.cancel()
+	_, cmd := a.Update(<-done)
+	if cmd == nil || !isQuit(cmd) {
+		t.Fatal("no quit once the run ended")
+	}
+}
+
+// isQuit says whether cmd, or a command of its batch, quits.
+func isQuit(cmd tea.Cmd) bool {
+	switch m := cmd().(type) {
+	case tea.QuitMsg:
+		return true
+	case tea.BatchMsg:
+		for _, c := range m {
+			if c != nil && isQuit(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
