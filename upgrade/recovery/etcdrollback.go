@@ -285,6 +285,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			return false, "", nil
 		},
 		do: func(ctx context.Context, dry bool) (string, error) {
+			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
+				return "", err
+			}
 			// The record says when the rollback began, not when it was
 			// planned: the confirmation may have waited.
 			if !dry {
@@ -379,6 +382,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			return false, "", nil
 		},
 		do: func(ctx context.Context, dry bool) (string, error) {
+			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
+				return "", err
+			}
 			uid := types.UID(rec.NewMachineUID)
 			err := machineRes.Delete(ctx, rec.NewMachine, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry),
@@ -540,14 +546,25 @@ const memberNote = "Deleting the new Machine does not remove its etcd member if 
 // member could break quorum.
 func resumeSafe(rec *rollbackRecord, machines []machine) Precondition {
 	p := Precondition{Name: "resume-safe", Description: "the new member is still not ready and every old member is in place"}
+	p.OK, p.Detail = stuckAtNewMember(rec, machines, "while the rollback was interrupted")
+	if !p.OK {
+		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force` (recorded)"
+	}
+	return p
+}
+
+// stuckAtNewMember says whether the rollout is still where the rollback
+// found it: the new member not ready and every old member owned and in
+// place (or the new member already gone). while says since when it is
+// judged, for the reason when it is not.
+func stuckAtNewMember(rec *rollbackRecord, machines []machine, while string) (bool, string) {
 	byName := map[string]machine{}
 	for _, m := range machines {
 		byName[m.Name] = m
 	}
 	nm, ok := byName[rec.NewMachine]
 	if !ok || nm.UID != rec.NewMachineUID || nm.Deleting {
-		p.OK, p.Detail = true, "the new machine "+rec.NewMachine+" is already deleted or being deleted"
-		return p
+		return true, "the new machine " + rec.NewMachine + " is already deleted or being deleted"
 	}
 	var released []string
 	for _, n := range rec.OldMachines {
@@ -555,17 +572,29 @@ func resumeSafe(rec *rollbackRecord, machines []machine) Precondition {
 			released = append(released, n)
 		}
 	}
-	const out = "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force` (recorded)"
 	switch {
 	case nm.EtcdReady:
-		p.Detail = fmt.Sprintf("the new member %s became ready while the rollback was interrupted: the rollout went on, and deleting it would remove a healthy member%s", nm.Name, out)
+		return false, fmt.Sprintf("the new member %s became ready %s: the rollout went on, and deleting it would remove a healthy member", nm.Name, while)
 	case len(released) > 0:
-		p.Detail = fmt.Sprintf("the etcdadm controller has released or removed old member(s) %s while the rollback was interrupted: deleting the new member could break quorum%s", strings.Join(released, ", "), out)
-	default:
-		p.OK = true
-		p.Detail = fmt.Sprintf("%s not ready; old members %s in place", nm.Name, strings.Join(rec.OldMachines, ", "))
+		return false, fmt.Sprintf("the etcdadm controller has released or removed old member(s) %s %s: deleting the new member could break quorum", strings.Join(released, ", "), while)
 	}
-	return p
+	return true, fmt.Sprintf("%s not ready; old members %s in place", nm.Name, strings.Join(rec.OldMachines, ", "))
+}
+
+// stillStuck checks again, right before a write, what the plan found: the
+// plan may wait any time for its dry run and the typed confirmation while
+// the etcdadm controller goes on, and a new member that became ready meanwhile
+// (an old one then released) must not be deleted, nor the spec it runs
+// taken away.
+func (e *Env) stillStuck(ctx context.Context, rec *rollbackRecord, object string) error {
+	ms, err := e.etcdMachines(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, why := stuckAtNewMember(rec, ms, "meanwhile"); !ok {
+		return &ConcurrentChangeError{Object: object, What: why}
+	}
+	return nil
 }
 
 type freshChecks struct {

@@ -437,6 +437,57 @@ func TestEtcdRollbackResumeRefusesWhenTheRolloutWentOn(t *testing.T) {
 	})
 }
 
+// The plan waits any time for its dry run and the typed confirmation while
+// the etcdadm controller goes on. A new member that came up meanwhile, and
+// an old one released, were judged only when the plan was made: the run
+// deleted the healthy new member. The run now checks again before its first
+// write, and before the delete.
+func TestEtcdRollbackRunChecksAgainThatTheRolloutIsStuck(t *testing.T) {
+	rolloutWentOn := func(w *world) {
+		w.patch(gvrMachine, w.sys, w.cluster+"-etcd-z", `{"metadata":{"labels":{"`+model.LabelEtcdReady+`":"true"}}}`)
+		w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
+	}
+	for _, after := range []string{"", "restore-etcd-spec"} {
+		name := "before the run"
+		if after != "" {
+			name = "after " + after
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := &Executor{Audit: w.audit}
+			if after == "" {
+				rolloutWentOn(w)
+			} else {
+				x.Progress = func(r StepResult) {
+					if r.Step == after && r.Status != StepRunning {
+						rolloutWentOn(w)
+					}
+				}
+			}
+			rep, err := x.Run(w.ctx, p)
+			var cc *ConcurrentChangeError
+			if !errors.As(err, &cc) || !strings.Contains(cc.What, "became ready meanwhile") {
+				t.Fatalf("run: %v, want a concurrent change naming the ready member\n%s", err, describeSteps(rep))
+			}
+			if _, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{}); err != nil {
+				t.Fatalf("the new member was deleted: %v", err)
+			}
+			c, err := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if paused := c.GetAnnotations()[model.AnnotationEKSAPaused] == "true"; paused != (after != "") {
+				t.Errorf("EKS-A paused %v: the refused first step must write nothing", paused)
+			}
+		})
+	}
+}
+
 // interruptedAfterThePause is a stuck etcd rollout whose rollback was killed
 // right after its first step: EKS-A paused, the rollback recorded, nothing
 // else done.
