@@ -99,17 +99,30 @@ func segsWidth(ss []seg) int {
 }
 
 // paintSegs writes segments into exactly w cells: truncated from the end
-// when too long, padded when short.
+// when too long, padded when short. A cut ends in "…", also where a segment
+// ends exactly at the edge and only later ones are left out ("running
+// v1.30.5 ×2" hid the machine on v1.31.3 that followed).
 func (s *styles) paintSegs(b *strings.Builder, ss []seg, w int) {
+	last := -1 // the last segment with something to read
+	for i := len(ss) - 1; i >= 0; i-- {
+		if strings.TrimSpace(ss[i].text) != "" {
+			last = i
+			break
+		}
+	}
 	left := w
-	for _, sg := range ss {
+	for i, sg := range ss {
 		if left <= 0 {
 			break
 		}
 		t := sg.text
 		tw := width(t)
-		if tw > left {
+		switch {
+		case tw > left:
 			t = truncate(t, left)
+			tw = width(t)
+		case tw == left && i < last:
+			t = truncate(t+"…", left)
 			tw = width(t)
 		}
 		b.WriteString(s.paint(sg.r, t))

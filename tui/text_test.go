@@ -3,6 +3,10 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 // TestWrapWordsKeepsACommandWhole: wrapping breaks at spaces, never wider
@@ -100,5 +104,36 @@ func TestFitNamesKeepsCutNamesApart(t *testing.T) {
 	// A name the other starts with keeps fit's cut.
 	if got := fitNames([]string{"kubernetes", "kubernetes (EKS-D)"}, 6); got[0] != "kuber…" || got[1] != "kuber…" {
 		t.Errorf("prefix names: %q", got)
+	}
+}
+
+// TestPaintSegsSaysWhatItCut: a line cut at the edge ends in "…", also when a
+// segment ends exactly there and only the ones after it are left out; trailing
+// blank segments are not a cut.
+func TestPaintSegsSaysWhatItCut(t *testing.T) {
+	mono := themes.NewMono()
+	st := newStyles(&mono)
+	paint := func(ss []seg, w int) string {
+		var b strings.Builder
+		st.paintSegs(&b, ss, w)
+		return ansi.Strip(b.String())
+	}
+	line := []seg{{"running v1.30.5 ×2", rText}, {", v1.31.3", rText}}
+	for _, tc := range []struct {
+		w    int
+		want string
+	}{
+		{27, "running v1.30.5 ×2, v1.31.3"},
+		{30, "running v1.30.5 ×2, v1.31.3   "},
+		{18, "running v1.30.5 ×…"},
+		{20, "running v1.30.5 ×2,…"},
+		{1, "…"},
+	} {
+		if got := paint(line, tc.w); got != tc.want {
+			t.Errorf("at %d: %q, want %q", tc.w, got, tc.want)
+		}
+	}
+	if got := paint([]seg{{"abc", rText}, {"   ", rText}}, 3); got != "abc" {
+		t.Errorf("blank tail: %q", got)
 	}
 }
