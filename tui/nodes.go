@@ -171,7 +171,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		if old := j.prev(k); old != nil && old.m == m && nodesSame && nusSame {
 			src.n, src.nodeAt, src.nu = old.n, old.nodeAt, old.nu
 		} else {
-			if i, ok := j.nodeAt[m.NodeName]; ok && m.NodeName != "" {
+			if i, ok := j.nodeAt[nodeOf(m)]; ok {
 				src.n, src.nodeAt = s.Nodes.At(i), i
 			}
 			if j.upgrades != nil {
@@ -193,6 +193,18 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	}
 	j.rows, j.src = j.rows[:k], j.src[:k]
 	return j.rows
+}
+
+// nodeOf is the name of m's Node: its nodeRef, or before CAPI has set it
+// (seconds after the Node registers, longer on slow infrastructure) the
+// Machine's own name, which the Node of a vSphere, Docker or CloudStack
+// machine carries. The Node was listed apart, as a second row marked up to
+// date with "no machine".
+func nodeOf(m *model.Machine) string {
+	if m.NodeName != "" {
+		return m.NodeName
+	}
+	return m.Name
 }
 
 // targetsOf returns each owner's target: the version from the model
@@ -300,6 +312,9 @@ func resize[T any](l []T, n int) []T {
 	return l[:n]
 }
 
+// roleNodeOnly is the ROLE of a Node no Machine claims.
+const roleNodeOnly = "node"
+
 // target is the version a machine's owner wants and how it gets there.
 type target struct {
 	model.MachineTarget
@@ -311,7 +326,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 	r := nodeRow{phaseRole: rText}
 	switch {
 	case m == nil:
-		r.name, r.role, r.phase, r.owner = n.Name, "node", "no machine", ""
+		r.name, r.role, r.phase, r.owner = n.Name, roleNodeOnly, "no machine", ""
 	case m.Role == model.RoleControlPlane:
 		r.role, r.owner = "cp", m.Owner
 	default:

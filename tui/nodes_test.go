@@ -547,3 +547,55 @@ func TestStepSinceStartsAtTheNodeUpgrade(t *testing.T) {
 		t.Errorf("since %s, step %q; want the NodeUpgrade's creation and its first step", since, text)
 	}
 }
+
+// A Machine whose nodeRef CAPI has not set yet, its Node registered under the
+// Machine's name: one row, not a second "node  no machine" row marked up to
+// date and counted as a machine. A Node no Machine can claim is listed, and
+// counted apart.
+func TestNodesPaneJoinsANodeBeforeItsNodeRef(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	s := fixtureMidWorkers()
+	ms := s.Machines.Slice()
+	var m *model.Machine
+	for _, c := range ms {
+		if c.Role != model.RoleEtcd && c.NodeName != "" {
+			m = c
+			break
+		}
+	}
+	machines := s.Machines.Len()
+	cp := *m
+	cp.NodeName = ""
+	for i := range ms {
+		if ms[i] == m {
+			ms[i] = &cp
+		}
+	}
+	for _, n := range s.Nodes.All() {
+		if n.Name == m.NodeName {
+			n.Name = cp.Name
+		}
+	}
+	s.Nodes = model.ListOf(append(s.Nodes.Slice(), &model.Node{Meta: model.Meta{Name: "stray"}})...)
+	s.Machines = model.ListOf(ms...)
+	p := nodesPane{expand: true}
+	p.set(st, s, stallSet{})
+	var named, etcd int
+	for _, r := range p.all {
+		if r.name == cp.Name {
+			named++
+		}
+	}
+	for _, c := range ms {
+		if c.Role == model.RoleEtcd {
+			etcd++
+		}
+	}
+	if named != 1 {
+		t.Errorf("%d rows for %s, want one", named, cp.Name)
+	}
+	if title := segsText(p.title); !strings.HasPrefix(title, fmt.Sprintf("%d machines", machines-etcd)) || !strings.Contains(title, "1 node(s) without a machine") {
+		t.Errorf("title %q, want %d machines and the stray node apart", title, machines-etcd)
+	}
+}

@@ -128,8 +128,11 @@ func (p *nodesPane) regroup() {
 	if len(p.rows) > 0 && len(p.all) > 0 && &p.rows[0] != &p.all[0] {
 		p.groupBuf = p.rows
 	}
-	var upToDate, active, failed int
+	var upToDate, active, failed, nodeOnly int
 	for i := range p.all {
+		if p.all[i].role == roleNodeOnly {
+			nodeOnly++
+		}
 		switch {
 		case p.all[i].settled:
 			upToDate++
@@ -149,12 +152,15 @@ func (p *nodesPane) regroup() {
 		p.gen++
 		return
 	}
-	p.title = []seg{{strconv.Itoa(len(p.all)) + " machines", rText}, {" · " + strconv.Itoa(upToDate) + " up to date", rMuted}}
+	p.title = []seg{{strconv.Itoa(len(p.all)-nodeOnly) + " machines", rText}, {" · " + strconv.Itoa(upToDate) + " up to date", rMuted}}
 	if active > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(active) + " in progress", rSevInfo})
 	}
 	if failed > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(failed) + " failed", rSevError})
+	}
+	if nodeOnly > 0 {
+		p.title = append(p.title, seg{" · " + strconv.Itoa(nodeOnly) + " node(s) without a machine", rMuted})
 	}
 	if p.filter != "" {
 		p.title = append([]seg{{"filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown  ", rSevInfo}}, p.title...)
