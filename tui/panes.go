@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,15 +162,45 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 	if mav := sourceAvailability(s, model.KindMachine); mav.msg != "" {
 		lines = append(lines, line{segs: []seg{{" members: ", rMuted}, {mav.msg, mav.r}}})
 	} else {
+		// The member that holds the rollout up first: listed by name, three
+		// ready members filled the pane at 80×24 and the stuck new one
+		// was below them, out of view.
+		type member struct {
+			m       *model.Machine
+			stalled bool
+			rank    int
+		}
+		var ms []member
 		for _, m := range s.Machines.All() {
 			if m.Role != model.RoleEtcd {
 				continue
 			}
-			lines = append(lines, etcdMemberLine(st, m, e, stalled.has(model.KindMachine, m.Name)))
+			stuck := stalled.has(model.KindMachine, m.Name)
+			ms = append(ms, member{m, stuck, etcdMemberRank(m, stuck)})
+		}
+		slices.SortStableFunc(ms, func(a, b member) int { return a.rank - b.rank })
+		for _, x := range ms {
+			lines = append(lines, etcdMemberLine(st, x.m, e, x.stalled))
 		}
 	}
 	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
 	return title, av, lines
+}
+
+// etcdMemberRank orders the members as the nodes pane orders its rows: the
+// failed, the stalled, the ones coming up, the ones leaving, then the ready.
+func etcdMemberRank(m *model.Machine, stalled bool) int {
+	switch {
+	case m.Phase == "Failed":
+		return 0
+	case stalled:
+		return 1
+	case !m.DeletionTimestamp.IsZero() || !m.Owned:
+		return 3
+	case !(m.EtcdReady && m.Phase == "Running"):
+		return 2
+	}
+	return 4
 }
 
 func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled bool) line {
