@@ -1069,7 +1069,9 @@ func (e *Env) SnapshotCopies(ctx context.Context) ([]string, error) {
 		if err != nil || snap.Cluster != e.Cluster || snap.ClusterNamespace != e.clusterNS() {
 			continue
 		}
-		if o := snap.Object("EtcdadmCluster", e.etcdName()); uid != "" && o != nil && o.UID != "" && o.UID != uid {
+		// A copy with no EtcdadmCluster (a stacked-etcd cluster's) holds
+		// nothing to restore for a cluster that has one.
+		if o := snap.Object("EtcdadmCluster", e.etcdName()); uid != "" && (o == nil || (o.UID != "" && o.UID != uid)) {
 			continue
 		}
 		out = append(out, c)

@@ -136,17 +136,27 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	if err := json.Unmarshal(data, &other); err != nil {
 		t.Fatal(err)
 	}
+	// Edited, its checksum no longer holds and the copy would be turned
+	// away for that alone: without one, it is read as an older console's.
+	other.Checksum = ""
+	stacked := other
+	stacked.Objects = []upgrade.SnapshotObject{{APIVersion: "controlplane.cluster.x-k8s.io/v1beta1", Kind: "KubeadmControlPlane",
+		Namespace: w.sys, Name: w.cluster, UID: "0b0b0b0b-stacked", Spec: map[string]any{"version": "v1.30.5-eks-1-30-22"}}}
 	for i := range other.Objects {
 		if other.Objects[i].Kind == "EtcdadmCluster" {
 			other.Objects[i].UID = "0a0a0a0a-another-cluster"
 		}
 	}
-	otherData, err := json.Marshal(other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "upgrade-console-snapshot-"+w.cluster+"-20991231-235959.json"), otherData, 0o600); err != nil {
-		t.Fatal(err)
+	// And a newer copy of a stacked-etcd cluster of the same name: no
+	// EtcdadmCluster to restore, it was offered too.
+	for name, snap := range map[string]upgrade.Snapshot{"20991231-235959": other, "20991231-235958": stacked} {
+		b, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "upgrade-console-snapshot-"+w.cluster+"-"+name+".json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if detail := refusal(); !strings.Contains(detail, "This machine keeps 1 local copy of "+w.cluster+"'s snapshots; the newest: `--snapshot-file "+file+"`") {
 		t.Errorf("refusal %q does not name the local copy %s", detail, file)
