@@ -169,14 +169,33 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err := pl.Recheck(ctx, p); err != nil {
 		return nil, err
 	}
+	p.setVersions(pl)
+	return p, nil
+}
+
+func (p *Plan) setVersions(pl *Planner) {
 	in := p.inputs(pl)
 	curE, tgtE := in.eksaVersions()
 	p.Versions.CurrentEKSA, p.Versions.TargetEKSA = curE, tgtE
-	p.Versions.CurrentKubernetes, p.Versions.TargetKubernetes = cur.KubernetesVersion, tgt.KubernetesVersion
-	p.Versions.Management = cur.ManagementVersion
-	p.Versions.CurrentBundles = cur.Bundles.Source
-	p.Versions.TargetBundles = tgt.Bundles.Source
-	return p, nil
+	p.Versions.CurrentKubernetes, p.Versions.TargetKubernetes = p.Current.KubernetesVersion, p.Target.KubernetesVersion
+	p.Versions.Management = p.Current.ManagementVersion
+	p.Versions.CurrentBundles = p.Current.Bundles.Source
+	p.Versions.TargetBundles = p.Target.Bundles.Source
+}
+
+// currentMoved says whether the cluster moved since cur was read: its spec
+// (a new generation: an upgrade applied by someone else, eksctl or
+// kubectl) or its management components (an annotation, which moves no
+// generation). The current side of the plan is read from both.
+func currentMoved(cur *Current, s *model.ClusterState) bool {
+	if cur == nil || cur.Cluster == nil || s == nil || s.Cluster == nil {
+		return false
+	}
+	mgmt := s.Cluster.Annotations[model.AnnotationManagementComponentsVersion]
+	if mgmt == "" {
+		mgmt = s.Cluster.EksaVersion
+	}
+	return s.Cluster.Generation != cur.Cluster.GetGeneration() || mgmt != cur.ManagementVersion
 }
 
 // Recheck re-reads the lock and the latest snapshot and re-runs the checks:
@@ -202,11 +221,28 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 
 // Rechecked is Recheck on a copy: the plan a screen is drawing is never
 // written from the command that re-runs the checks.
+//
+// The current side is read again when the cluster moved since it was read
+// (currentMoved): after an upgrade applied by someone else the screen kept
+// "11 of 11 components change" from the old release beside "nothing to
+// apply", and warned of management components already upgraded.
 func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
 	cp := *p
+	if pl.State != nil && currentMoved(cp.Current, pl.State.Latest()) {
+		cur, err := (&Resolver{Client: pl.Client}).Current(ctx, cp.Namespace, cp.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := components(cur, cp.Target)
+		if err != nil {
+			return nil, err
+		}
+		cp.Current, cp.Components = cur, rows
+	}
 	if err := pl.Recheck(ctx, &cp); err != nil {
 		return nil, err
 	}
+	cp.setVersions(pl)
 	return &cp, nil
 }
 

@@ -282,3 +282,43 @@ func TestPlanOfAnUpgradeFailedOnAnInPlaceStep(t *testing.T) {
 		t.Errorf("within the grace, a replica not ready: control-plane-ready fix %q", r.Remediation)
 	}
 }
+
+// The plan screen's plan was made at rest; then someone else applied the
+// target (eksctl, kubectl) and EKS-A upgraded its components. The screen
+// re-runs the checks with Rechecked: it kept the current side it was made
+// with, "11 of 11 components change" from the old release beside "nothing to
+// apply", and warned of management components already upgraded.
+func TestRecheckedReadsTheCurrentSideAgainWhenTheClusterMoved(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	p := w.plan(t)
+	if len(p.Changed()) == 0 || p.Versions.CurrentEKSA == release.Target.Version {
+		t.Fatalf("at rest: %+v, %d changed: want the upgrade to show", p.Versions, len(p.Changed()))
+	}
+	same, err := w.planner.Rechecked(ctx, p)
+	if err != nil || same.Current != p.Current {
+		t.Fatalf("nothing moved: the current side was read again (%v)", err)
+	}
+	if _, err := (&Applier{Client: w.client}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, release.Target.Version))
+	})
+	var got *Plan
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err = w.planner.Rechecked(ctx, p)
+		return err == nil && got.Versions.CurrentEKSA == release.Target.Version && got.Versions.Management == release.Target.Version, err
+	}); err != nil {
+		t.Fatalf("current side after the out-of-band upgrade: %+v (%v)", got.Versions, err)
+	}
+	if got.Versions.CurrentKubernetes != "1.31" || len(got.Changed()) != 0 {
+		t.Errorf("current side %+v, %d changed: want the applied spec, nothing to change", got.Versions, len(got.Changed()))
+	}
+	if r := result(got, CheckManagementComponents); r.Status == model.CheckWarn {
+		t.Errorf("management-components still warns: %s", r.Message)
+	}
+	if p.Versions.CurrentEKSA == release.Target.Version {
+		t.Error("Rechecked wrote the plan it was given")
+	}
+}
