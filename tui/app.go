@@ -183,6 +183,18 @@ func Pop() tea.Msg                { return PopMsg{} }
 func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return OpenDialogMsg{d} } }
 func CloseDialog() tea.Msg        { return CloseDialogMsg{} }
 
+// hideDialogMsg sets the top dialog aside (App.hidden): a recovery run's
+// wait, which the dialog would cover for minutes.
+type hideDialogMsg struct{}
+
+func hideDialog() tea.Msg { return hideDialogMsg{} }
+
+// hider is a dialog that can be set aside: hiddenLine is what the screen's
+// last line says meanwhile.
+type hider interface {
+	hiddenLine() string
+}
+
 // quitRequestMsg is a quit asked from a dialog (its q); requestQuit sends it.
 type quitRequestMsg struct{}
 
@@ -223,6 +235,27 @@ type App struct {
 	fatal error
 	// quitPending is a quit waiting for a recovery run to end (quitWhenIdle).
 	quitPending bool
+	// hidden is a dialog set aside (hideDialogMsg): not drawn and given no
+	// keys, it still gets every other message; R brings it back, and so
+	// does the end of its work.
+	hidden Dialog
+	// st are the styles of stOf, for what the App draws itself.
+	st   *styles
+	stOf *themes.Theme
+}
+
+// allDialogs are the open dialogs and the one set aside.
+func (a *App) allDialogs() []Dialog {
+	if a.hidden == nil {
+		return a.dialogs
+	}
+	return append(a.dialogs[:len(a.dialogs):len(a.dialogs)], a.hidden)
+}
+
+func (a *App) unhide() {
+	a.hidden.SetSize(a.dialogSize())
+	a.dialogs = append(a.dialogs, a.hidden)
+	a.hidden = nil
 }
 
 // errSource is a Source that can say why it closed its channel.
@@ -353,7 +386,7 @@ type ender interface {
 type busyDialog interface{ busy() bool }
 
 func (a *App) busy() bool {
-	for _, d := range a.dialogs {
+	for _, d := range a.allDialogs() {
 		if b, ok := d.(busyDialog); ok && b.busy() {
 			return true
 		}
@@ -376,8 +409,9 @@ func (a *App) settle(ctx context.Context, waiting func()) (notes []string, err e
 		waiting()
 	}
 	var errs []error
-	for i := len(a.dialogs) - 1; i >= 0; i-- {
-		e, ok := a.dialogs[i].(ender)
+	all := a.allDialogs()
+	for i := len(all) - 1; i >= 0; i-- {
+		e, ok := all[i].(ender)
 		if !ok {
 			continue
 		}
@@ -426,7 +460,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		for _, s := range a.screens {
 			s.SetSize(a.width, a.height)
 		}
-		for _, d := range a.dialogs {
+		for _, d := range a.allDialogs() {
 			d.SetSize(a.dialogSize())
 		}
 		return a, nil
@@ -453,7 +487,17 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 					}
 				}
 			}
+			if i, ok := a.hidden.(interrupter); ok && len(a.dialogs) == 0 {
+				if cmd, handled := i.interrupt(); handled {
+					a.unhide() // to see it stop
+					return a, cmd
+				}
+			}
 			return a, tea.Quit
+		}
+		if a.hidden != nil && len(a.dialogs) == 0 && msg.String() == "R" {
+			a.unhide()
+			return a, nil
 		}
 		return a.routeKey(msg)
 	case SnapshotMsg:
@@ -502,6 +546,13 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		return a, nil
 	case OutcomeMsg:
 		a.outcome = msg.Outcome
+		return a, nil
+	case hideDialogMsg:
+		if n := len(a.dialogs); n > 0 && a.hidden == nil {
+			if _, ok := a.dialogs[n-1].(hider); ok {
+				a.hidden, a.dialogs = a.dialogs[n-1], a.dialogs[:n-1]
+			}
+		}
 		return a, nil
 	case quitWhenIdleMsg:
 		if a.busy() {
@@ -552,7 +603,34 @@ func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, cmd)
 	}
+	if a.hidden != nil {
+		s, cmd := a.hidden.Update(msg)
+		if dd, ok := s.(Dialog); ok {
+			a.hidden = dd
+		}
+		cmds = append(cmds, cmd)
+		// Its work ended: the result is for the operator to read.
+		if b, ok := a.hidden.(busyDialog); ok && !b.busy() {
+			a.unhide()
+		}
+	}
 	return a, tea.Batch(cmds...)
+}
+
+// withLastLine is the screen with its last row replaced by text (the
+// screen's own key help, which a dialog set aside makes partly wrong).
+func (a *App) withLastLine(base, text string) string {
+	i := strings.LastIndexByte(base, '\n')
+	if i < 0 {
+		return base
+	}
+	if a.st == nil || a.stOf != a.theme {
+		a.st, a.stOf = newStyles(a.theme), a.theme
+	}
+	var b strings.Builder
+	b.WriteString(base[:i+1])
+	a.st.paintSegs(&b, []seg{{" " + a.theme.Sym.Active + " ", rSevInfo}, {text, rSevInfo}}, a.width)
+	return b.String()
 }
 
 // blankRows is h rows of spaces the width of the screen.
@@ -584,6 +662,9 @@ func (a *App) View() (v tea.View) {
 		return v
 	}
 	base := a.screens[len(a.screens)-1].View()
+	if h, ok := a.hidden.(hider); ok && len(a.dialogs) == 0 {
+		base = a.withLastLine(base, h.hiddenLine())
+	}
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
 		if a.flog != nil {

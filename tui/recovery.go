@@ -451,6 +451,13 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return requestQuit
 	}
 	switch d.stage {
+	case recRunning:
+		// A wait can take fifteen minutes, and the dialog covers the panes
+		// the operator watches meanwhile: esc sets it aside (the run goes
+		// on), R brings it back, and it comes back by itself at the end.
+		if key.Matches(msg, k.Back) {
+			return hideDialog
+		}
 	case recMenu:
 		switch {
 		case key.Matches(msg, k.Back):
@@ -1106,7 +1113,26 @@ func (d *recoveryDialog) footer() string {
 		if d.stopping {
 			return "stopping: the step under way ends, then the run is recorded as interrupted…"
 		}
-		return "working… · ctrl+c stop (the run is recorded and can be resumed)"
+		return "working… · esc hide (R shows it) · ctrl+c stop (the run is recorded and can be resumed)"
 	}
 	return "working…"
+}
+
+// hiddenLine is what the screen's last line says while the dialog is set
+// aside: the run under way, its step, and the keys.
+func (d *recoveryDialog) hiddenLine() string {
+	action := "recovery"
+	if d.plan != nil {
+		action = d.plan.Action
+	}
+	step := ""
+	for i := range d.steps {
+		if r := d.steps[i]; r.Status == recovery.StepRunning && d.plan != nil {
+			step = fmt.Sprintf(": step %d of %d, %s", r.Index+1, len(d.plan.Steps), r.Title)
+		}
+	}
+	if d.stopping {
+		return action + " stopping" + step + " · R show"
+	}
+	return action + " running" + step + " · R show · ctrl+c stop"
 }

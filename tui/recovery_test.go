@@ -272,6 +272,9 @@ func runningDialog(t *testing.T, f *fakeRecovery) (*recoveryDialog, <-chan tea.M
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- batch[0]() }()
+	if step, ok := batch[1]().(tea.BatchMsg); ok && len(step) > 0 {
+		d.Update(step[0]()) // the first step's start
+	}
 	return d, done
 }
 
@@ -325,6 +328,54 @@ func TestQuitOnDoneWaitsForARecoveryRun(t *testing.T) {
 	if cmd == nil || !isQuit(cmd) {
 		t.Fatal("no quit once the run ended")
 	}
+}
+
+// A wait step can take fifteen minutes under a dialog that covers the panes:
+// esc sets the dialog aside while the run goes on (the last line says so), R
+// brings it back, and the run's end brings it back by itself.
+func TestARunningRecoveryDialogCanBeSetAside(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), hold: true}
+	d, done := runningDialog(t, f)
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	a.Update(OpenDialogMsg{Dialog: d})
+	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
+	_, cmd := a.Update(esc)
+	if cmd == nil {
+		t.Fatal("esc does nothing while the run waits")
+	}
+	a.Update(cmd())
+	if len(a.dialogs) != 0 || a.hidden != d {
+		t.Fatalf("esc did not set the dialog aside: %d dialogs, hidden %v", len(a.dialogs), a.hidden)
+	}
+	v := ansi.Strip(a.View().Content)
+	lines := strings.Split(v, "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "etcd-rollback running: step 1 of 2") || !strings.Contains(last, "R show") {
+		t.Errorf("last line %q does not say what runs and how to show it", last)
+	}
+	if !a.busy() {
+		t.Error("a hidden run is not under way for the quit and the program's end")
+	}
+	a.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	if len(a.dialogs) != 1 || a.hidden != nil {
+		t.Fatal("R did not bring the dialog back")
+	}
+	a.Update(cmdMsg(t, a, esc))
+	d.cancel()
+	a.Update(<-done)
+	if len(a.dialogs) != 1 || a.hidden != nil || d.Stage() != "done" {
+		t.Errorf("the run's end did not bring its dialog back: %d dialogs, stage %s", len(a.dialogs), d.Stage())
+	}
+}
+
+// cmdMsg sends msg to a and returns the message its command yields.
+func cmdMsg(t *testing.T, a *App, msg tea.Msg) tea.Msg {
+	t.Helper()
+	_, cmd := a.Update(msg)
+	if cmd == nil {
+		t.Fatalf("%v yields no command", msg)
+	}
+	return cmd()
 }
 
 // isQuit says whether cmd, or a command of its batch, quits.
