@@ -495,7 +495,9 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 			}
 			return a, tea.Quit
 		}
-		if a.hidden != nil && len(a.dialogs) == 0 && msg.String() == "R" {
+		// q too: a run under way is stopped by ctrl+c, not by a quit that
+		// forgets it is there.
+		if a.hidden != nil && len(a.dialogs) == 0 && (msg.String() == "R" || msg.String() == "q") {
 			a.unhide()
 			return a, nil
 		}

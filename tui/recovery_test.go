@@ -361,6 +361,11 @@ func TestARunningRecoveryDialogCanBeSetAside(t *testing.T) {
 		t.Fatal("R did not bring the dialog back")
 	}
 	a.Update(cmdMsg(t, a, esc))
+	// q shows it too: the run is stopped by ctrl+c, not forgotten by a quit.
+	if _, cmd := a.Update(tea.KeyPressMsg{Code: 'q', Text: "q"}); cmd != nil || len(a.dialogs) != 1 {
+		t.Fatal("q with a run set aside did not bring it back")
+	}
+	a.Update(cmdMsg(t, a, esc))
 	d.cancel()
 	a.Update(<-done)
 	if len(a.dialogs) != 1 || a.hidden != nil || d.Stage() != "done" {
