@@ -120,8 +120,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 			// for apply.
 			return fmt.Errorf("nothing was changed: %w", err)
 		}
-		return errors.Join(withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err)),
-			recovery.RecordDryRunRefused(ctx, audit, p, err))
+		return dryRunFailed(ctx, audit, p, err)
 	}
 	if dry.AllAlreadyDone() {
 		// A rerun of a recovery that finished: the plan's title still says
@@ -352,6 +351,19 @@ func cancelledOnly(err error) bool {
 // the cluster, or between a write and its audit record. Read-only commands
 // keep the default, ending with the reader (`plan -o json | head`).
 func survivesClosedOutput() { signal.Ignore(syscall.SIGPIPE) }
+
+// dryRunFailed is a recovery's dry run that failed: refused by the cluster
+// (exit 3, recorded refused), or interrupted (a stop that changed nothing,
+// exit 5, recorded not run): read as a refusal, Ctrl-C during the dry run
+// exited 3 and recorded "refused: … context canceled".
+func dryRunFailed(ctx context.Context, audit upgrade.Recorder, p *recovery.Plan, err error) error {
+	if ctx.Err() != nil {
+		return errors.Join(signalled(ctx, err),
+			recovery.RecordNotConfirmed(context.WithoutCancel(ctx), audit, p, errors.New("interrupted during the dry run")))
+	}
+	return errors.Join(withCode(ExitPreflight, fmt.Errorf("the dry run failed, nothing was changed: %w", err)),
+		recovery.RecordDryRunRefused(ctx, audit, p, err))
+}
 
 // interruptible is the context a command that may change the cluster runs
 // under from its typed confirmation on: Ctrl-C, SIGTERM or SIGHUP (the SSH

@@ -247,6 +247,38 @@ func TestSignalledReadIsAStop(t *testing.T) {
 	}
 }
 
+// A recovery's dry run interrupted (Ctrl-C, SIGTERM) is a stop that changed
+// nothing: exit 5, recorded not run. It exited 3 and was recorded "refused:
+// the dry run failed: context canceled". A dry run the cluster refused stays
+// exit 3, recorded refused.
+func TestRecoveryDryRunInterruptedIsAStop(t *testing.T) {
+	p := &recovery.Plan{Action: recovery.ActionLockClear, Cluster: "mgmt", ConfirmObject: "Cluster default/mgmt", Confirm: "mgmt"}
+	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = dryRunFailed(stopped, audit, p, fmt.Errorf("step 1 clear-paused: %w", context.Canceled))
+	if exitCode(err) != ExitTimeout || !strings.Contains(err.Error(), "stopped (interrupted)") {
+		t.Errorf("interrupted dry run: exit %d: %v", exitCode(err), err)
+	}
+	err = dryRunFailed(context.Background(), audit, p, errors.New("step 1 clear-paused: admission webhook denied the request"))
+	if exitCode(err) != ExitPreflight {
+		t.Errorf("refused dry run: exit %d: %v", exitCode(err), err)
+	}
+	res, err := upgrade.ReadAudit(audit.Path(), upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 2 {
+		t.Fatalf("audit: %+v %v", res.Entries, err)
+	}
+	if e := res.Entries[0]; e.Result != upgrade.AuditNotConfirmed || !strings.Contains(e.Message, "interrupted during the dry run") {
+		t.Errorf("interrupted dry run recorded %+v", e)
+	}
+	if e := res.Entries[1]; e.Result != upgrade.AuditRefused {
+		t.Errorf("refused dry run recorded %+v", e)
+	}
+}
+
 // A node label flag given a key=value or no key at all: the blocking
 // node-upgrade-label check looked for a node labelled with that string,
 // found none and passed, while lock status read it as a selector. Both are
