@@ -212,7 +212,14 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	if !errors.As(err, &held) || !held.Stale {
 		return h, err
 	}
-	err = BreakLock(ctx, l.Kube, held.Status)
+	// An interrupt does not cut the delete: once sent it may land, and its
+	// record must say what became of it, as for the lock's other writes.
+	wctx, cancel := landing(ctx)
+	err = BreakLock(wctx, l.Kube, held.Status)
+	if err != nil {
+		err = l.mayHaveLanded(wctx, err)
+	}
+	cancel()
 	// Named as lock status names it: kept on purpose (an upgrade that
 	// failed), or stale (a console that died).
 	state := "stale"
