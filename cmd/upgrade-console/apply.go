@@ -183,8 +183,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	writeDryRun(out, dry)
 	if rej := dry.Rejected(); len(rej) > 0 {
-		return &model.InputError{Source: lv.spec.Path, Problem: fmt.Sprintf("the API server refuses %s: %s", rej[0].Object, rej[0].Error),
+		// Bad input (exit 1), and an attempt the audit log keeps, as it
+		// keeps the refusals for conflicts and by the checks.
+		bad := &model.InputError{Source: lv.spec.Path, Problem: fmt.Sprintf("the API server refuses %s: %s", rej[0].Object, rej[0].Error),
 			Fix: "correct the spec; nothing was changed"}
+		return errors.Join(bad, recordRefusedApply(sctx, lv, p, o.dryRun, bad))
 	}
 	if len(dry.Conflicts) > 0 && !o.forceConflicts {
 		return refusedApply(sctx, lv, p, o.dryRun, &upgrade.ConflictsError{Conflicts: dry.Conflicts})
@@ -334,13 +337,18 @@ func (o *applyOptions) followLimit(sctx context.Context) (context.Context, strin
 // turned away (exit 3), as a recovery action's refusal is: the attempt is
 // part of the incident's record, and a start the lock turns away is.
 func refusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
+	return errors.Join(withCode(ExitPreflight, cause), recordRefusedApply(ctx, lv, p, dryRun, cause))
+}
+
+// recordRefusedApply records an apply refused before any write.
+func recordRefusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
 	audit, err := newAuditor(lv.context)
-	if err == nil {
-		err = audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
-			DryRun: dryRun, Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped,
-			Error: cause.Error(), Message: "not applied, nothing changed"})
+	if err != nil {
+		return err
 	}
-	return errors.Join(withCode(ExitPreflight, cause), err)
+	return audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
+		DryRun: dryRun, Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped,
+		Error: cause.Error(), Message: "not applied, nothing changed"})
 }
 
 // specUnchanged reports whether the plan's server-side dry run of the spec
