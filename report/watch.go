@@ -68,7 +68,7 @@ type Result struct {
 	Deadline bool
 	// Words, when set, say how a watch that ended before its outcome left
 	// the cluster, after what ended it (" while reconnecting to the API
-	// server; the cluster was last seen …"): Cut uses them.
+	// server; the connection was found lost …"): Cut uses them.
 	Words string
 }
 
@@ -88,7 +88,7 @@ func (r Result) Cut(cause string) string {
 // ReconnectingWords words a watch that ended while its connection to the API
 // server was lost (model.Reconnecting), after what ended it: the cluster's
 // state is not known then, only what it was when last seen, at lostAt (when
-// the connection was lost; zero when not known). seen is that state:
+// the loss was found; zero when not known). seen is that state:
 // seenAtRest, or the summary of the progress last derived while live
 // ("etcd: 1/3 members upgraded and ready…"); empty when not known. now
 // decides whether the time needs its date.
@@ -101,17 +101,22 @@ func ReconnectingWords(lostAt time.Time, seen string, now time.Time) string {
 			at = " at " + lostAt.UTC().Format(time.RFC3339)
 		}
 	}
+	// The time is when the loss was found (a failed watch, a ping without
+	// answer: up to ~25 s after the API server last answered), not when the
+	// cluster was last heard from: "last seen at T" claimed that much more.
 	switch {
-	case seen == seenAtRest:
-		return w + "; the cluster was last seen at rest" + at
 	case seen == "" && at == "":
 		return w
 	case seen == "":
-		return w + "; the connection was lost" + at
+		return w + "; the connection was found lost" + at
+	case at == "" && seen == seenAtRest:
+		return w + "; the cluster was last known at rest"
 	case at == "":
-		return w + "; the cluster was last seen: " + seen
+		return w + "; the cluster was last known: " + seen
+	case seen == seenAtRest:
+		return w + "; the connection was found lost" + at + ", the cluster then last known at rest"
 	}
-	return w + "; the cluster was last seen" + at + ": " + seen
+	return w + "; the connection was found lost" + at + ", the cluster then last known: " + seen
 }
 
 // seenAtRest is ReconnectingWords's seen for a cluster at rest.

@@ -167,14 +167,14 @@ func TestWatchEndedWhileReconnectingSaysSo(t *testing.T) {
 		w.stop()
 		r := w.result(t)
 		out := w.out.String()
-		const want = "outcome: stopped while reconnecting to the API server; the cluster was last seen at rest at 12:00:09Z"
+		const want = "outcome: stopped while reconnecting to the API server; the connection was found lost at 12:00:09Z, the cluster then last known at rest"
 		if got := lastLine(out); !strings.HasSuffix(got, want) || !strings.Contains(out, refused) {
 			t.Errorf("last line %q, want %q:\n%s", got, want, out)
 		}
 		if strings.Contains(out, "stopped with the cluster at rest") {
 			t.Errorf("states the cluster at rest, not seen since the connection was lost:\n%s", out)
 		}
-		if got := r.Cut("stopped"); got != "stopped while reconnecting to the API server; the cluster was last seen at rest at 12:00:09Z" {
+		if got := r.Cut("stopped"); got != "stopped while reconnecting to the API server; the connection was found lost at 12:00:09Z, the cluster then last known at rest" {
 			t.Errorf("cut %q", got)
 		}
 		// Not a completion: --exit-on-done reads it as cut short (5).
@@ -191,11 +191,11 @@ func TestWatchEndedWhileReconnectingSaysSo(t *testing.T) {
 		w.stop()
 		r := w.result(t)
 		out := w.out.String()
-		const want = "outcome: timed out while reconnecting to the API server; the cluster was last seen at 12:00:09Z: etcd: "
+		const want = "outcome: timed out while reconnecting to the API server; the connection was found lost at 12:00:09Z, the cluster then last known: etcd: "
 		if got := lastLine(out); !strings.Contains(got, want) || strings.Contains(got, "connection lost: this is what") {
 			t.Errorf("last line %q, want %q:\n%s", got, want, out)
 		}
-		if r.Outcome != TimedOut || !strings.HasPrefix(r.Cut("--timeout 40s passed"), "--timeout 40s passed while reconnecting to the API server; the cluster was last seen at 12:00:09Z: etcd: ") {
+		if r.Outcome != TimedOut || !strings.HasPrefix(r.Cut("--timeout 40s passed"), "--timeout 40s passed while reconnecting to the API server; the connection was found lost at 12:00:09Z, the cluster then last known: etcd: ") {
 			t.Errorf("result %+v, cut %q", r, r.Cut("--timeout 40s passed"))
 		}
 	})
@@ -223,11 +223,12 @@ func TestReconnectingWords(t *testing.T) {
 		seen string
 		want string
 	}{
-		{t0, seenAtRest, " while reconnecting to the API server; the cluster was last seen at rest at 12:00:00Z"},
-		{t0, "etcd: 1/3 members upgraded", " while reconnecting to the API server; the cluster was last seen at 12:00:00Z: etcd: 1/3 members upgraded"},
-		{t0, "", " while reconnecting to the API server; the connection was lost at 12:00:00Z"},
-		{t0.Add(-24 * time.Hour), "", " while reconnecting to the API server; the connection was lost at 2026-11-20T12:00:00Z"},
+		{t0, seenAtRest, " while reconnecting to the API server; the connection was found lost at 12:00:00Z, the cluster then last known at rest"},
+		{t0, "etcd: 1/3 members upgraded", " while reconnecting to the API server; the connection was found lost at 12:00:00Z, the cluster then last known: etcd: 1/3 members upgraded"},
+		{t0, "", " while reconnecting to the API server; the connection was found lost at 12:00:00Z"},
+		{t0.Add(-24 * time.Hour), "", " while reconnecting to the API server; the connection was found lost at 2026-11-20T12:00:00Z"},
 		{time.Time{}, "", " while reconnecting to the API server"},
+		{time.Time{}, seenAtRest, " while reconnecting to the API server; the cluster was last known at rest"},
 	} {
 		if got := ReconnectingWords(tc.at, tc.seen, t0.Add(time.Minute)); got != tc.want {
 			t.Errorf("ReconnectingWords(%s, %q) = %q, want %q", tc.at, tc.seen, got, tc.want)

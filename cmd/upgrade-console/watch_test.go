@@ -158,7 +158,7 @@ func TestWatchOutcomeWordsTheClusterAtRest(t *testing.T) {
 		{report.Result{Outcome: report.Running}, nil, "stopped before the upgrade completed", ExitTimeout},
 		{report.Result{Outcome: report.Failed}, nil, "the upgrade failed", ExitUpgradeFail},
 		{report.Result{Outcome: report.Running, AtRest: true, Words: report.ReconnectingWords(time.Date(2026, 11, 23, 12, 19, 19, 0, time.UTC), "", time.Date(2026, 11, 23, 12, 20, 35, 0, time.UTC))},
-			nil, "stopped while reconnecting to the API server; the connection was lost at 12:19:19Z", ExitTimeout},
+			nil, "stopped while reconnecting to the API server; the connection was found lost at 12:19:19Z", ExitTimeout},
 	} {
 		err := outcomeError(tc.res, tc.err, o)
 		if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) || exitCode(err) != tc.code {
@@ -193,7 +193,7 @@ func TestWatchTimeoutExitCodeWithoutExitOnDone(t *testing.T) {
 		{"dashboard failed", dashboardDeadline(report.Failed, nil, now), nil, "the upgrade failed (see the failure above)", ExitUpgradeFail},
 		{"dashboard done", dashboardDeadline(report.Done, nil, now), nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
 		{"dashboard reconnecting", dashboardDeadline(report.Done, reconnecting, now), nil,
-			"--timeout 8s passed while reconnecting to the API server; the connection was lost at 12:19:19Z", ExitTimeout},
+			"--timeout 8s passed while reconnecting to the API server; the connection was found lost at 12:19:19Z", ExitTimeout},
 		{"dashboard running", dashboardDeadline(report.Running, nil, now), nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
 		// A stop (q, SIGTERM) without --exit-on-done is 0, as the README says.
 		{"stopped failed", report.Result{Outcome: report.Failed}, nil, "", ExitOK},
@@ -367,7 +367,8 @@ func TestWatchEndsOnTimeWithTheAPIServerGone(t *testing.T) {
 	}
 	// It had not seen the cluster since the connection was lost: it says
 	// so, not "timed out with the cluster at rest".
-	if !strings.Contains(got, "outcome: timed out while reconnecting to the API server; the cluster was last seen at rest at ") {
+	if !strings.Contains(got, "outcome: timed out while reconnecting to the API server; the connection was found lost at ") ||
+		!strings.Contains(got, ", the cluster then last known at rest") {
 		t.Errorf("no outcome line saying the connection was lost:\n%s", got)
 	}
 }
