@@ -715,7 +715,11 @@ const rendererFPS = 20
 // (charmbracelet/bubbletea#1806, open). It hung in 4 of 10 SIGTERMs sent to
 // `watch` at 10,000 nodes.
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	if signal.Ignored(os.Interrupt) {
+		sigs = sigs[1:] // a background job's: Ctrl-C is for the job in front
+	}
+	sctx, stop := signal.NotifyContext(ctx, sigs...)
 	defer stop()
 	// The content changes at most ten times a second (the watchers publish
 	// at most every 100 ms), so a renderer flushing at 20 frames a second

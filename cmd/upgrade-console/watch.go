@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -146,8 +144,10 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if g.kube.Context != nil && *g.kube.Context != "" {
 		kubeContext = *g.kube.Context
 	}
-	// SIGHUP too: the dashboard's recovery actions write to the cluster.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// As the other commands: SIGHUP too (the dashboard's recovery actions
+	// write to the cluster), and a SIGINT the console was started ignoring
+	// (a script's background `watch --plain`) stays ignored.
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 	// --timeout bounds the whole watch, the first read of the Cluster
 	// included: an API server that does not answer must not hold a script
