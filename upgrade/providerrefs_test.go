@@ -138,9 +138,20 @@ func TestProviderRefsFromTheFile(t *testing.T) {
 	// judged, and said so.
 	t.Run("objects the file leaves out", func(t *testing.T) {
 		yaml := strings.Replace(refsSpec, "name: mgmt-md-1}", "name: mgmt-md-2}", 1)
+		yaml = strings.TrimSuffix(yaml, "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereMachineConfig\nmetadata: {name: mgmt-md-1}\n")
 		r := SpecFileChecks(parseRefsSpec(t, yaml))[0]
 		if r.Status != model.CheckPass || !strings.Contains(r.Message, "1 of the objects are not in cluster.yaml: `plan --cluster` checks that the cluster holds them") {
 			t.Errorf("%s %q", r.Status, r.Message)
+		}
+	})
+	// A document the Cluster refers to nowhere (a copy renamed, its
+	// reference left as it was): the apply writes it, EKS-A never reads it.
+	t.Run("a document nothing refers to", func(t *testing.T) {
+		yaml := refsSpec + "---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereMachineConfig\nmetadata: {name: mgmt-extra}\n"
+		r := SpecFileChecks(parseRefsSpec(t, yaml))[0]
+		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "cluster.yaml holds VSphereMachineConfig mgmt-extra, which the Cluster does not refer to") ||
+			!strings.Contains(r.Remediation, "or remove it from cluster.yaml") {
+			t.Errorf("%s %q (%q)", r.Status, r.Message, r.Remediation)
 		}
 	})
 	// EKS-A asks a Docker cluster for no machine config.
@@ -182,7 +193,9 @@ func TestProviderRefsWithTheCluster(t *testing.T) {
 	if !strings.Contains(r.Remediation, "set spec.workerNodeGroupConfigurations[1].machineGroupRef.name: mgmt-md-1, or add the VSphereMachineConfig mgmt-md-9 to the spec file") {
 		t.Errorf("fix %q", r.Remediation)
 	}
-	if r := run(&refLookup{found: true}, cur); r.Status != model.CheckPass || r.Message != "datacenterRef and 4 machineGroupRef(s) name vSphere objects that cluster.yaml (4) or the cluster (1) holds" {
+	// Held by the cluster, the reference resolves; the file's mgmt-md-1 is
+	// then referenced by nothing, and the apply would write it all the same.
+	if r := run(&refLookup{found: true}, cur); r.Status != model.CheckWarn || r.Message != "cluster.yaml holds VSphereMachineConfig mgmt-md-1, which the Cluster does not refer to: the apply would create or change it, and EKS-A never reads it" {
 		t.Errorf("held by the cluster: %s %q", r.Status, r.Message)
 	}
 	if r := run(&refLookup{why: "forbidden: no"}, cur); r.Status != model.CheckWarn || !strings.Contains(r.Message, "could not check that the cluster holds VSphereMachineConfig mgmt-md-9 (forbidden: no)") {

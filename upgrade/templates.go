@@ -460,6 +460,10 @@ func providerRefsResult(spec *SpecFile, cur *unstructured.Unstructured, lookups 
 		return warn("could not check that the cluster holds "+strings.Join(unsure, ", ")+", which the Cluster refers to and "+spec.Path+" leaves out",
 			"add them to "+spec.Path+", or use a kubeconfig that may read them; EKS-A fails its reconcile on a reference to an object that is not there")
 	}
+	if extra := unreferencedProviderDocs(spec, refs); len(extra) > 0 {
+		return warn(fmt.Sprintf("%s holds %s, which the Cluster does not refer to: the apply would create or change it, and EKS-A never reads it", spec.Path, strings.Join(extra, ", ")),
+			"refer to it from the machine group or datacenterRef it was meant for (a copied document renamed, its reference left as it was?), or remove it from "+spec.Path)
+	}
 	switch {
 	case notChecked > 0:
 		return pass(fmt.Sprintf("%s %s kinds; %d of the objects are not in %s: `plan --cluster` checks that the cluster holds them", what, prov, notChecked, spec.Path))
@@ -469,6 +473,26 @@ func providerRefsResult(spec *SpecFile, cur *unstructured.Unstructured, lookups 
 		return pass(fmt.Sprintf("%s %s objects that %s (%d) or the cluster (%d) holds", what, prov, spec.Path, inFile, inCluster))
 	}
 	return pass(fmt.Sprintf("%s %s objects that %s holds", what, prov, spec.Path))
+}
+
+// unreferencedProviderDocs are the spec file's datacenter and machine
+// configs no reference of the Cluster names ("VSphereMachineConfig
+// mgmt-extra"): the apply writes them all the same.
+func unreferencedProviderDocs(spec *SpecFile, refs []providerRef) []string {
+	named := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		if r.set {
+			named[refKey(r.kind, r.name)] = true
+		}
+	}
+	var out []string
+	for _, d := range spec.Docs {
+		if p, _ := providerOf(d.GetKind()); p == nil || named[refKey(d.GetKind(), d.GetName())] {
+			continue
+		}
+		out = append(out, d.GetKind()+" "+d.GetName())
+	}
+	return out
 }
 
 // refKindProblem judges a reference's kind: written, a provider's, of the
