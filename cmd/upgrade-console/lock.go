@@ -159,9 +159,17 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
+	writeMarkers(out, ms, now, o.cluster)
+	return nil
+}
+
+// writeMarkers is lock status's table, each set marker's state and what it
+// blocks, and how to clear the stale ones.
+func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, cluster string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MARKER\tSTATE\tHOLDER\tAGE\tOBJECT")
 	stale := 0
+	var others []string
 	for _, m := range ms {
 		holder, age := dash(m.Holder), "-"
 		if m.State != recovery.MarkerNotSet {
@@ -169,6 +177,9 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 		}
 		if m.State == recovery.MarkerStale {
 			stale++
+			if m.SetByOther() {
+				others = append(others, m.ID+" ("+m.Holder+")")
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.State, holder, age, m.Object)
 	}
@@ -178,10 +189,15 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			fmt.Fprintf(out, "\n%s (%s): %s\n  blocks: %s\n", m.ID, m.State, m.Reason, m.Blocks)
 		}
 	}
-	if stale > 0 {
-		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster %s\n", stale, o.cluster)
+	switch {
+	case len(others) > 0:
+		// Set by a person or another tool, perhaps on purpose: "clear them
+		// with --all" contradicted "ask whoever set it" above.
+		fmt.Fprintf(out, "\n%d stale marker(s), %d set by another manager: %s; ask whoever set those before clearing them, then\n  upgrade-console lock clear --all --cluster %s\n",
+			stale, len(others), strings.Join(others, ", "), cluster)
+	case stale > 0:
+		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster %s\n", stale, cluster)
 	}
-	return nil
 }
 
 func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *lockOptions, ids []string) error {

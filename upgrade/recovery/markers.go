@@ -194,7 +194,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			paused.State, paused.Reason = MarkerLive, liveReason
 		case cliRunning:
 			paused.State, paused.Reason = MarkerLive, "the EKS-A CLI pauses the controller while it drives an operation, and "+model.AnnotationManagedByCLI+" is set (see managed-by-cli)"
-		case paused.Holder != "" && !strings.HasPrefix(paused.Holder, "upgrade-console"):
+		case paused.SetByOther():
 			// A pause an operator made on purpose (kubectl annotate) reads
 			// the same to the console as one an upgrade left: say whose
 			// it is, rather than "a leftover".
@@ -285,6 +285,19 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// SetByOther says whether a person or a tool other than a console may have
+// set the marker on purpose: a pause by any field manager but a console's
+// (the controllers do not pause the EKS-A Cluster), or any marker written
+// with kubectl (kubectl-annotate, kubectl-label, …). What is stale to the
+// console may not be to them. The markers the controllers set mid-upgrade
+// (kcp-paused, etcd-upgrading) are not.
+func (m Marker) SetByOther() bool {
+	if m.ID == MarkerLease || m.Holder == "" || strings.HasPrefix(m.Holder, "upgrade-console") {
+		return false
+	}
+	return m.ID == MarkerPaused || strings.HasPrefix(m.Holder, "kubectl")
 }
 
 func annotationMarker(id string, u *unstructured.Unstructured, res dynamic.ResourceInterface, key, objRef, blocks string) Marker {

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+// A pause or a node label set with kubectl a second ago is stale to the
+// console (nothing alive holds it), and may be a person's on purpose: its
+// reason says to ask whoever set it, and the closing line said "clear them
+// with --all" all the same. It names those markers and asks first; markers
+// of the console's or the controllers' keep the plain line.
+func TestLockStatusAsksBeforeClearingMarkersOthersSet(t *testing.T) {
+	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+	stale := func(id, holder string) recovery.Marker {
+		return recovery.Marker{ID: id, Holder: holder, State: recovery.MarkerStale, Since: now.Add(-time.Second), Object: "Cluster default/mgmt"}
+	}
+	var out bytes.Buffer
+	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "kubectl-annotate"), stale("node-label/n1", "kubectl-label"), stale(recovery.MarkerKCPPaused, "manager")}, now, "mgmt")
+	want := "3 stale marker(s), 2 set by another manager: paused (kubectl-annotate), node-label/n1 (kubectl-label); ask whoever set those before clearing them"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("closing line:\n%s\nwant %q", out.String(), want)
+	}
+	out.Reset()
+	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "upgrade-console"), stale(recovery.MarkerKCPPaused, "manager")}, now, "mgmt")
+	if !strings.Contains(out.String(), "2 stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster mgmt") {
+		t.Errorf("console's own markers:\n%s", out.String())
+	}
+}
