@@ -702,9 +702,24 @@ func checkNodeLabel(_ context.Context, in *Inputs) model.CheckResult {
 	if len(marked) > 0 {
 		sort.Strings(marked)
 		return failed(fmt.Sprintf("node(s) labelled %s: %s; an earlier upgrade of them did not finish", key, strings.Join(marked, ", ")),
-			fmt.Sprintf("check those nodes are healthy and on the expected version, then remove the label: kubectl label node %s %s-", strings.Join(marked, " "), key))
+			nodeLabelClear(marked, key, in))
 	}
 	return pass("no node labelled " + key)
+}
+
+// nodeLabelClear is the node-upgrade-label check's fix: the recorded
+// command (a `kubectl label` left the removal out of the audit log).
+func nodeLabelClear(marked []string, key string, in *Inputs) string {
+	ids := make([]string, len(marked))
+	for i, n := range marked {
+		ids[i] = "node-label/" + n
+	}
+	flag := ""
+	if key != model.LabelUpgradeInProgress {
+		flag = " --node-label " + key
+	}
+	return fmt.Sprintf("check those nodes are healthy and on the expected version, then remove the label with `upgrade-console lock clear %s --cluster %s%s` (recorded)",
+		strings.Join(ids, " "), in.clusterName(), flag)
 }
 
 func notVisible(s *model.ClusterState, k model.Kind) string {

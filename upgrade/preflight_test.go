@@ -196,7 +196,8 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		node := w.someNode(t)
 		w.labelNode(t, node, "true")
 		t.Cleanup(func() { w.labelNode(t, node, "") })
-		expectFail(t, CheckNodeUpgradeLabel, node, "kubectl label node "+node+" "+model.LabelUpgradeInProgress+"-")
+		// The recorded command, not a kubectl label the audit log misses.
+		expectFail(t, CheckNodeUpgradeLabel, node, "`upgrade-console lock clear node-label/"+node+" --cluster "+w.cfg.ClusterName+"` (recorded)")
 		w.labelNode(t, node, "")
 		w.waitCheck(t, p, CheckNodeUpgradeLabel, model.CheckPass)
 	})

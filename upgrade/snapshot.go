@@ -480,6 +480,12 @@ func decodeSnapshot(source string, data []byte) (*Snapshot, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, &model.InputError{Source: source, Problem: "not a snapshot: " + err.Error()}
 	}
+	if s.Format == 0 && s.Cluster == "" && len(s.Objects) == 0 {
+		// JSON, but nothing of a snapshot: "format 0, use the version
+		// that took it" sent the operator after a console that never did.
+		return nil, &model.InputError{Source: source, Problem: "not an upgrade-console snapshot: it has no format, cluster or objects",
+			Fix: "give a snapshot file the console wrote (upgrade-console-snapshot-<cluster>-<time>.json)"}
+	}
 	if s.Format != SnapshotFormat {
 		return nil, &model.InputError{Source: source, Field: "format",
 			Problem: fmt.Sprintf("snapshot format %d, this console reads format %d", s.Format, SnapshotFormat),

@@ -138,6 +138,13 @@ func TestLoadSnapshotErrors(t *testing.T) {
 	if _, err := LoadSnapshotFile(f); err == nil || !strings.Contains(err.Error(), "format 7") {
 		t.Errorf("wrong format: %v", err)
 	}
+	// JSON with nothing of a snapshot is not one of another version's.
+	if err := os.WriteFile(f, []byte(`{"hello": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSnapshotFile(f); err == nil || !strings.Contains(err.Error(), "not an upgrade-console snapshot") || strings.Contains(err.Error(), "format 0") {
+		t.Errorf("not a snapshot: %v", err)
+	}
 }
 
 // A damaged copy is bad input naming the field: read as it was, a spec of

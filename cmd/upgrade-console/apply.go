@@ -111,7 +111,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if o.timeout < 0 {
 		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 90m; 0 follows until the upgrade ends")
 	}
-	if o.timeoutSet && !o.wait {
+	if o.timeoutSet && !o.wait && !o.tui {
 		// Silently ignored, it read as a limit the upgrade was held to.
 		return usageError{errors.New("--timeout limits how long --wait follows the upgrade: add --wait, or leave --timeout out")}
 	}
@@ -455,7 +455,7 @@ func (f *followPrinter) onProgress(pr model.Progress) {
 // asked for (apply --dry-run, d on the plan screen).
 func dryRunEntry(p *upgrade.Plan, spec *upgrade.SpecFile, dry *upgrade.DryRunResult, forced bool) upgrade.AuditEntry {
 	return upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditDryRun, DryRun: true,
-		Object: "Cluster " + p.Namespace + "/" + p.Cluster, Forced: forced,
+		Object: "Cluster " + p.Namespace + "/" + p.Cluster, Forced: forced, Skipped: p.Skipped,
 		Message: fmt.Sprintf("spec %s: %d change(s), %d conflict(s)", upgrade.SpecPathForLog(spec.Path), dry.Changes(), len(dry.Conflicts))}
 }
 

@@ -323,6 +323,8 @@ func TestApplyTUIRefusesTheFlagsItWouldIgnore(t *testing.T) {
 		{[]string{"--dry-run"}, "--dry-run (press d on the plan screen)"},
 		{[]string{"--yes"}, "--yes"},
 		{[]string{"--wait", "--timeout", "5m"}, "--wait, --timeout"},
+		// --timeout alone said "add --wait", which --tui then refused too.
+		{[]string{"--timeout", "5m"}, "--timeout"},
 	} {
 		args := append([]string{"apply", "--tui", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig"}, tc.flags...)
 		_, errOut, code := runCaptured(t, args...)

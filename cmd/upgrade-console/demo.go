@@ -64,10 +64,14 @@ Scenarios: ` + strings.Join(scenario.Names(), ", "),
 
 func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	if o.speed <= 0 {
-		return badFlag("--speed", fmt.Errorf("must be positive, got %g", o.speed), "1 is real time, 20 twenty times faster")
+		return badFlag("--speed", fmt.Errorf("must be positive, got %g", o.speed), "1 is the demo's own pace (about 30 times a real upgrade's), 10 ten times faster than that")
 	}
 	if o.nodes <= 0 {
 		return badFlag("--nodes", fmt.Errorf("must be positive, got %d", o.nodes), "the number of worker nodes of the large scenario, e.g. 10000")
+	}
+	if cmd.Flags().Changed("nodes") && o.scenario != string(scenario.Large) {
+		// The other worlds have their own size: the flag was ignored.
+		return usageError{fmt.Errorf("--nodes sets the size of the large scenario only, not of %q: add --scenario large, or leave --nodes out", o.scenario)}
 	}
 	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
 		return badFlag("--scenario", err, "see `upgrade-console demo --help` for the scenarios")

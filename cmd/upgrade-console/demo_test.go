@@ -1,10 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -26,5 +28,29 @@ func TestDemoScalesThresholdsToItsClock(t *testing.T) {
 	o.scaleForDemo(10, func(flag string) bool { return true })
 	if o.rollbackThreshold != 20*time.Second || o.stallAfter != time.Hour {
 		t.Errorf("given flags were scaled: rollback %s, stall %s", o.rollbackThreshold, o.stallAfter)
+	}
+}
+
+// --nodes sizes the large world only: given with another scenario it was
+// ignored without a word. And --speed's fix says what 1 is (the demo's own
+// pace), not "real time".
+func TestDemoFlagsSayWhatTheyDo(t *testing.T) {
+	_, errOut, code := runCaptured(t, "demo", "--scenario", "rolling", "--nodes", "50")
+	if code != ExitUsage || !strings.Contains(errOut, "--nodes sets the size of the large scenario only") {
+		t.Errorf("--nodes with rolling: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runCaptured(t, "demo", "--speed", "0")
+	if code != ExitBadInput || strings.Contains(errOut, "real time") || !strings.Contains(errOut, "the demo's own pace") {
+		t.Errorf("--speed 0: exit %d: %s", code, errOut)
+	}
+}
+
+// apply --dry-run's audit entry carries the --skip list, as the apply's do:
+// "dry runs too … with the dry-run/forced/skipped flags".
+func TestDryRunEntryRecordsTheSkips(t *testing.T) {
+	p := &upgrade.Plan{Cluster: "mgmt", Namespace: "default", Skipped: []string{"nodes-ready"}}
+	e := dryRunEntry(p, &upgrade.SpecFile{Path: "spec.yaml"}, &upgrade.DryRunResult{}, true)
+	if len(e.Skipped) != 1 || e.Skipped[0] != "nodes-ready" || !e.Forced || !e.DryRun {
+		t.Errorf("dry run entry %+v", e)
 	}
 }

@@ -1037,7 +1037,12 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
 	var ie *model.InputError
 	if errors.As(err, &ie) {
-		src.detail = ie.Error() + "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(ctx, name)
+		src.detail = ie.Error()
+		// A name of the snapshots' form may have its local copy; another
+		// ConfigMap's ("kube-root-ca.crt.json") never has.
+		if strings.HasPrefix(name, "upgrade-console-snapshot-") {
+			src.detail += "; if its local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(ctx, name)
+		}
 		return src, nil
 	}
 	if err != nil {
