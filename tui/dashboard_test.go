@@ -277,6 +277,20 @@ func TestManyStallsDrawTheFirstAndCountTheRest(t *testing.T) {
 	}
 }
 
+// Below 30 rows the layout keeps one status line, "(+N more)" saying how
+// many it hid; zoomed, one pane has the body and the status lines get their
+// rows, so zoom shows them.
+func TestZoomShowsTheStatusLinesTheLayoutHid(t *testing.T) {
+	d := newTestDashboard(t, fixtureLarge(1000), themes.Mono, 80, 24)
+	if n := d.plan.stallLines; n != 1 {
+		t.Fatalf("80×24: %d status lines, want 1", n)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if !d.zoom || d.plan.stallLines != maxStallLines {
+		t.Errorf("zoomed at 80×24: zoom %v, %d status lines, want %d:\n%s", d.zoom, d.plan.stallLines, maxStallLines, screenOf(d))
+	}
+}
+
 // TestPausedLineShowsTheResumeCommand: the paused status line ends in the
 // command that resumes the upgrade (or finds out whose pause it is), so at
 // the sizes operators use it is wrapped, whole, under its mark, never cut;

@@ -68,8 +68,10 @@ func (d *Dashboard) relayout() {
 	} else if h < 10 && !d.helpKey.quit {
 		p.helpLines = 0
 	}
+	// Zoomed, one pane takes the body and has rows to spare: the status
+	// lines "(+N more)" hid get them (no key showed them at 80×24).
 	budget := 1
-	if h >= 30 {
+	if h >= 30 || (d.zoom && h >= 16) {
 		budget = maxStallLines
 	}
 	// The pause may run past the budget, to be read whole, up to a third
