@@ -408,11 +408,21 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 	if form != timelineFull {
 		sep = seg{" ", rText}
 	}
+	// A failed in-place step holds up the phase under way until an
+	// operator acts: before the waiters call the upgrade failed (after the
+	// grace), "● cp" read as moving beside a ✗ row and "R recover".
+	stepFailed := false
+	for _, st := range p.Stalls {
+		stepFailed = stepFailed || st.Failed
+	}
 	for i, pp := range p.Phases {
 		if i > 0 {
 			segs = append(segs, sep)
 		}
 		mark, r := phaseMark(sym, pp.Status)
+		if stepFailed && pp.Status == model.PhaseActive {
+			mark, r = sym.Warn, rStall
+		}
 		name := string(pp.Phase)
 		if form == timelineShort {
 			name = shortPhase[pp.Phase]
