@@ -571,14 +571,15 @@ func TestStatusLineAgeFollowsTheClock(t *testing.T) {
 
 // Once the judge declares the upgrade failed (a step failed and stayed
 // failed past the grace), the phase strip marks the phase failed, not
-// active, and its clock stops at the declaration (at the step's own
+// held up, and its clock stops at the declaration (at the step's own
 // failure, it jumped back ten minutes); a retried step takes the phase on
 // again.
 func TestDeclaredFailureMarksThePhaseFailed(t *testing.T) {
 	d, clk := clockedDashboard(160, 40)
 	d.Update(SnapshotMsg{State: fixtureInPlaceFailed()}) // the step failed at t0-4m40s
 	header := func() string { return strings.SplitN(screenOf(d), "\n", 3)[1] }
-	if h := header(); !strings.Contains(h, "control plane ● 12:00") {
+	// Within the grace the phase is held up, not moving: ⚠, not ●.
+	if h := header(); !strings.Contains(h, "control plane ⚠ 12:00") {
 		t.Fatalf("within the grace:\n%s", h)
 	}
 	for _, at := range []time.Duration{model.DefaultFailureGrace, model.DefaultFailureGrace + 3*time.Minute} {
