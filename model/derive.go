@@ -225,9 +225,10 @@ func orderPhases(p *Progress) Phase {
 		}
 	}
 	if p.Failed {
-		if first < 0 {
-			first = lastApplicable(p.Phases)
-		}
+		// A failure with no phase in flight is the Cluster's (a validation,
+		// a reconcile error): no phase is marked with it. Marked on the
+		// last one, "phase workers: failed: Cluster validation failed"
+		// blamed workers that were all up to date.
 		if first >= 0 {
 			p.Phases[first].Status = PhaseBroken
 			p.Phases[first].Detail = p.FailureMessage

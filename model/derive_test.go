@@ -271,6 +271,13 @@ func TestDeriveProgressFailed(t *testing.T) {
 	if p.Summary != "failed: bundle not found" {
 		t.Errorf("summary = %q", p.Summary)
 	}
+	// Every phase was done: the failure is the Cluster's, no phase's. It
+	// was put on the last one ("phase workers: failed: bundle not found").
+	for _, ph := range p.Phases {
+		if ph.Status == PhaseBroken {
+			t.Errorf("phase %s marked with the Cluster's failure", ph.Phase)
+		}
+	}
 	// A failure on a stale status belongs to the previous spec.
 	s.Cluster.Generation++
 	if p := DeriveProgress(s, ProgressOptions{}, t0); p.Failed {
