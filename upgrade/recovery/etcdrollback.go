@@ -1170,6 +1170,13 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 		memberNote,
 		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
 		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused --cluster %s`", e.Cluster))
+	// The upgrade that failed kept its lock (the rollback took it over and
+	// gave it back, or found it kept): it blocks the next upgrade, and
+	// nothing above named it.
+	if st, err := upgrade.ReadLock(ctx, e.Client.Kube, e.systemNS(), e.Cluster); err == nil && st != nil && st.Held() && st.Kept != "" {
+		out = append(out, fmt.Sprintf("The upgrade lock is kept by %s (%s): it blocks any new upgrade. A console still following the upgrade releases it when the upgrade completes; otherwise clear it once the cluster is checked: `upgrade-console lock clear lease --cluster %s`",
+			st.Holder.Display(), st.Kept, e.Cluster))
+	}
 	return out
 }
 

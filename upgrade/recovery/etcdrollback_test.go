@@ -817,3 +817,27 @@ func TestEtcdRollbackWithoutARolloutGivesNoSnapshotAdvice(t *testing.T) {
 		t.Errorf("refusal: %v", err)
 	}
 }
+
+// The closing lines name a lock the failed upgrade kept (its console still
+// open, following it): it blocks the next upgrade, and "resume with lock
+// clear paused" alone left it unmentioned.
+func TestRollbackClosingNamesAKeptLock(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	if got := strings.Join(w.env.rollbackClosing(w.ctx), "\n"); strings.Contains(got, "lock clear lease") {
+		t.Errorf("no lock, yet the closing names one:\n%s", got)
+	}
+	w.lease("alice@laptop/3f2a9c1e", time.Now())
+	lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: etcd"}
+	if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(w.env.rollbackClosing(w.ctx), "\n")
+	if !strings.Contains(got, "The upgrade lock is kept by alice@laptop") || !strings.Contains(got, "`upgrade-console lock clear lease --cluster "+w.cluster+"`") {
+		t.Errorf("closing does not name the kept lock:\n%s", got)
+	}
+}
