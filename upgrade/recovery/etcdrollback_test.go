@@ -688,14 +688,7 @@ func TestEtcdRollbackHoldsTheUpgradeLock(t *testing.T) {
 			}
 			w.lease("bob@old-laptop/77aa", renewed)
 			if state == "kept" {
-				lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: etcd"}
-				if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				w.keepLease("upgrade failed: etcd")
 			}
 			p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 			if err != nil {
@@ -828,16 +821,23 @@ func TestRollbackClosingNamesAKeptLock(t *testing.T) {
 		t.Errorf("no lock, yet the closing names one:\n%s", got)
 	}
 	w.lease("alice@laptop/3f2a9c1e", time.Now())
-	lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: etcd"}
-	if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	w.keepLease("upgrade failed: etcd")
 	got := strings.Join(w.env.rollbackClosing(w.ctx), "\n")
 	if !strings.Contains(got, "The upgrade lock is kept by alice@laptop") || !strings.Contains(got, "`upgrade-console lock clear lease --cluster "+w.cluster+"`") {
 		t.Errorf("closing does not name the kept lock:\n%s", got)
+	}
+}
+
+// keepLease marks the world's lock Lease kept, as a console does when its
+// upgrade fails (upgrade.Locker.Keep).
+func (w *world) keepLease(why string) {
+	w.t.Helper()
+	lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	lease.Annotations = map[string]string{model.AnnotationLockKept: why}
+	if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
 	}
 }
