@@ -58,6 +58,10 @@ type Options struct {
 	ReadOnly bool
 	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
 	StallAfter time.Duration
+	// EtcdRollbackAfter is when R offers the etcd rollback (the recovery
+	// action's threshold): the stall line of a new etcd member says it,
+	// as R does nothing before. Zero: not said (read-only, no recovery).
+	EtcdRollbackAfter time.Duration
 	// Confirm, when set, is asked before the dashboard says the upgrade is
 	// complete, as upgrade.TrackOptions.Confirm: the rule held on what the
 	// watch delivered, and a watch on an API server that stopped answering

@@ -353,7 +353,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
-	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words())
+	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter())
 	return cmd
 }
 
@@ -379,7 +379,7 @@ const pausePrefix = " " + markHeld + " "
 
 // buildStallLines is statusLines of a progress no judge has seen.
 func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
-	return statusLines(st, s, p, report.Judge{}, "")
+	return statusLines(st, s, p, report.Judge{}, "", 0)
 }
 
 // statusLines returns the first maxStallLines lines of the stall list, how
@@ -391,7 +391,38 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 //
 // unconfirmed, when set, is said instead of "upgrade complete" while the API
 // server has not confirmed it (completionConfirm.words).
-func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string) ([]line, int, int) {
+// rollbackAfter is when R offers the etcd rollback, zero when it never does
+// here (read-only: the action is unbound).
+func (d *Dashboard) rollbackAfter() time.Duration {
+	if d.opts.ReadOnly {
+		return 0
+	}
+	return d.opts.EtcdRollbackAfter
+}
+
+// etcdRollbackWhen is what a stall line of a new etcd member adds, before
+// its details: when R offers the rollback ("R offers the etcd rollback at
+// 15m"), or that it does now. R pressed before then did nothing, and nothing said why.
+func etcdRollbackWhen(s *model.ClusterState, sl model.Stall, after time.Duration) string {
+	if after <= 0 || s == nil || sl.Kind != model.KindMachine || sl.Failed {
+		return ""
+	}
+	for _, m := range s.Machines.All() {
+		if m.Name != sl.Name {
+			continue
+		}
+		if m.Role != model.RoleEtcd || m.EtcdReady {
+			return ""
+		}
+		if sl.For >= after {
+			return "R: etcd rollback offered"
+		}
+		return "R offers the etcd rollback at " + model.ShortDuration(after)
+	}
+	return ""
+}
+
+func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
@@ -432,7 +463,16 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		if sl.Failed {
 			mark, r = sym.Fail, rFailure
 		}
-		out = append(out, line{segs: []seg{{" " + mark + " " + sl.Sentence, r}}})
+		text := sl.Sentence
+		if when := etcdRollbackWhen(s, sl, rollbackAfter); when != "" {
+			// Before the details, which the width cuts.
+			if i := strings.Index(text, ": "); i > 0 {
+				text = text[:i] + " (" + when + ")" + text[i:]
+			} else {
+				text += " (" + when + ")"
+			}
+		}
+		out = append(out, line{segs: []seg{{" " + mark + " " + text, r}}})
 	}
 	var status line
 	switch {

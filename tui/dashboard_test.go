@@ -257,6 +257,34 @@ func TestStalledMachinesAreMarked(t *testing.T) {
 	}
 }
 
+// The stall line of a new etcd member says when R offers the etcd rollback:
+// pressed before then, R did nothing, and nothing said why. Past the
+// threshold it says the rollback is offered; read-only, R is unbound and
+// nothing is said.
+func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
+	for _, tc := range []struct {
+		after    time.Duration
+		readOnly bool
+		want     string
+	}{
+		{15 * time.Minute, false, "not ready for 4m (R offers the etcd rollback at 15m): "},
+		{3 * time.Minute, false, "not ready for 4m (R: etcd rollback offered): "},
+		{15 * time.Minute, true, ""},
+	} {
+		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 2 * time.Minute,
+			EtcdRollbackAfter: tc.after, ReadOnly: tc.readOnly})
+		d.SetSize(200, 40)
+		d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+		rows := statusRows(d)
+		if !strings.Contains(rows, "etcd machine mgmt-etcd-h2v8d not ready for 4m") {
+			t.Fatalf("no stall line for the new member:\n%s", rows)
+		}
+		if got := strings.Contains(rows, "etcd rollback"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(rows, tc.want)) {
+			t.Errorf("after %s, read-only %v: want %q:\n%s", tc.after, tc.readOnly, tc.want, rows)
+		}
+	}
+}
+
 // TestManyStallsDrawTheFirstAndCountTheRest: with hundreds of machines
 // stuck, the dashboard draws the few stall lines it has room for and says
 // how many more there are, building no line for the others.

@@ -151,17 +151,18 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		return nil, nil, err
 	}
 	opts := tui.Options{
-		ClusterName:    l.cluster,
-		Context:        lv.context,
-		Source:         lv.watcher,
-		Pacer:          lv.pacer,
-		Theme:          theme,
-		ColorOff:       themes.ColorOff(os.Getenv, true),
-		ReadOnly:       display.readOnly,
-		StallAfter:     display.stallAfter,
-		Confirm:        upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
-		ForceConflicts: display.forceConflicts,
-		SelfHolder:     lv.holder.String(),
+		ClusterName:       l.cluster,
+		Context:           lv.context,
+		Source:            lv.watcher,
+		Pacer:             lv.pacer,
+		Theme:             theme,
+		ColorOff:          themes.ColorOff(os.Getenv, true),
+		ReadOnly:          display.readOnly,
+		StallAfter:        display.stallAfter,
+		EtcdRollbackAfter: display.rollbackThreshold,
+		Confirm:           upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
+		ForceConflicts:    display.forceConflicts,
+		SelfHolder:        lv.holder.String(),
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked

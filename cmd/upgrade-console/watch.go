@@ -247,18 +247,19 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	}
 	self := upgrade.LocalHolder()
 	topts := tui.Options{
-		SelfHolder:  self.String(),
-		ClusterName: t.cluster,
-		Context:     t.context,
-		Source:      w,
-		Pacer:       pacer,
-		Theme:       theme,
-		ColorOff:    themes.ColorOff(os.Getenv, tty),
-		ReadOnly:    o.readOnly,
-		StallAfter:  o.stallAfter,
-		QuitOnDone:  o.exitOnDone,
-		Actions:     recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold),
-		Confirm:     lazyConfirm(t),
+		SelfHolder:        self.String(),
+		ClusterName:       t.cluster,
+		Context:           t.context,
+		Source:            w,
+		Pacer:             pacer,
+		Theme:             theme,
+		ColorOff:          themes.ColorOff(os.Getenv, tty),
+		ReadOnly:          o.readOnly,
+		StallAfter:        o.stallAfter,
+		EtcdRollbackAfter: o.rollbackThreshold,
+		QuitOnDone:        o.exitOnDone,
+		Actions:           recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold),
+		Confirm:           lazyConfirm(t),
 	}
 	// tui.Run, keeping the App: it returns no outcome with the deadline's
 	// error, and a timeout must not hide a failure the dashboard showed.
