@@ -414,7 +414,8 @@ func etcdRollbackWhen(s *model.ClusterState, sl model.Stall, after time.Duration
 		if m.Role != model.RoleEtcd || m.EtcdReady {
 			return ""
 		}
-		if sl.For >= after {
+		// The offer's own rule: the member's age, not the stall's.
+		if now := sl.Since.Add(sl.For); now.Sub(m.CreationTimestamp) >= after {
 			return "R: etcd rollback offered"
 		}
 		return "R offers the etcd rollback at " + model.ShortDuration(after)
