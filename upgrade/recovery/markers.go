@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -577,6 +578,24 @@ func leaseClearStep(env *Env, m Marker) Step {
 	}
 	s.do = func(ctx context.Context, dry bool) (string, error) {
 		uid, rv := types.UID(m.lease.UID), m.lease.ResourceVersion
+		if m.State == MarkerLive {
+			// Forced on a live lease: its holder renews it every 20 s, and
+			// the typed confirmation takes longer than that, so the
+			// resourceVersion read at plan time never held. What must
+			// not change is whose lease it is.
+			l, err := leases.Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return "already gone", errNoWrite
+			case err != nil:
+				return "", err
+			case string(l.UID) != m.lease.UID:
+				return "", &ConcurrentChangeError{Object: m.Object, What: "it is another lease now"}
+			case ptr.Deref(l.Spec.HolderIdentity, "") != m.lease.HolderIdentity:
+				return "", &ConcurrentChangeError{Object: m.Object, What: "taken by " + ptr.Deref(l.Spec.HolderIdentity, "")}
+			}
+			rv = l.ResourceVersion
+		}
 		err := leases.Delete(ctx, name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry),
 		})

@@ -367,6 +367,21 @@ func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
 	if p.Confirm != upgrade.LockName(w.cluster) {
 		t.Errorf("confirm = %q, want the lease's name", p.Confirm)
 	}
+	// The live holder renews while the operator types the name (every 20 s,
+	// typing takes longer): the forced clear failed on the plan's
+	// resourceVersion, every time. The same holder's lease is deleted.
+	renew := func(holder string) {
+		l, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Spec.HolderIdentity = &holder
+		l.Spec.RenewTime = &metav1.MicroTime{Time: l.Spec.RenewTime.Add(time.Second)} // a new resourceVersion
+		if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, l, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renew("alice@laptop/1")
 	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -377,6 +392,21 @@ func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
 		if !e.Forced {
 			t.Errorf("entry not marked forced: %+v", e)
 		}
+	}
+
+	// Taken by another holder meanwhile: not theirs to clear by this plan.
+	w.lease("alice@laptop/1", w.now)
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renew("bob@desk/2")
+	var cc *ConcurrentChangeError
+	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); !errors.As(err, &cc) || !strings.Contains(cc.What, "taken by bob@desk/2") {
+		t.Fatalf("forced clear of a lease taken meanwhile: %v, want a concurrent change", err)
+	}
+	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st == nil {
+		t.Errorf("bob's lease was deleted: %+v %v", st, err)
 	}
 }
 
