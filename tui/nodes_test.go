@@ -599,3 +599,26 @@ func TestNodesPaneJoinsANodeBeforeItsNodeRef(t *testing.T) {
 		t.Errorf("title %q, want %d machines and the stray node apart", title, machines-etcd)
 	}
 }
+
+// The node columns fill the width without the name taking it all: at 200
+// columns NODE was ~130 cells, ROLE and the rest far from their names.
+func TestNodeColumnsKeepNamesNearTheirColumns(t *testing.T) {
+	for _, w := range []int{60, 80, 120, 200, 300} {
+		l := layoutNodeColumns(w)
+		total := nodeMarkW
+		for c := nodeCol(0); c < nodeColCount; c++ {
+			if l[c] > 0 {
+				total += l[c]
+				if c != colName {
+					total += 2
+				}
+			}
+		}
+		if total != w {
+			t.Errorf("at %d the columns take %d cells", w, total)
+		}
+		if l[colName] > maxNodeNameW && l[colSteps] > 0 {
+			t.Errorf("at %d NODE is %d cells wide, more than %d", w, l[colName], maxNodeNameW)
+		}
+	}
+}

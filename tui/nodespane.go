@@ -246,6 +246,10 @@ type nodeLayout [nodeColCount]int
 
 const nodeMarkW = 3 // " ✓ "
 
+// maxNodeNameW is the widest the NODE column grows while other columns can
+// take the room.
+const maxNodeNameW = 48
+
 func layoutNodeColumns(w int) nodeLayout {
 	l := nodeColMin
 	gap := 2
@@ -278,7 +282,18 @@ func layoutNodeColumns(w int) nodeLayout {
 			l[colSteps] += g
 			extra -= g
 		}
-		l[colName] += extra
+		// Names get up to maxNodeNameW, the longest names EKS-A makes
+		// ("mgmt-md-0-7d9f8b6c5x-x2k4q" and longer cluster names); the
+		// rest goes to the step text. At 200 columns the name took ~130
+		// cells and the other columns sat far from the names they belong to.
+		g := min(extra, max(maxNodeNameW-l[colName], 0))
+		l[colName] += g
+		extra -= g
+		if l[colSteps] > 0 {
+			l[colSteps] += extra
+		} else {
+			l[colName] += extra
+		}
 	} else if extra < 0 {
 		l[colName] = max(l[colName]+extra, 1)
 	}
