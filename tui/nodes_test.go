@@ -614,8 +614,8 @@ func TestNodeColumnsKeepNamesNearTheirColumns(t *testing.T) {
 				}
 			}
 		}
-		if total != w {
-			t.Errorf("at %d the columns take %d cells", w, total)
+		if total > w || (total < w && l[colName] < maxNodeNameW) {
+			t.Errorf("at %d the columns take %d cells, NODE %d", w, total, l[colName])
 		}
 		if l[colName] > maxNodeNameW && l[colSteps] > 0 {
 			t.Errorf("at %d NODE is %d cells wide, more than %d", w, l[colName], maxNodeNameW)

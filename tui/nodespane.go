@@ -284,15 +284,13 @@ func layoutNodeColumns(w int) nodeLayout {
 		}
 		// Names get up to maxNodeNameW, the longest names EKS-A makes
 		// ("mgmt-md-0-7d9f8b6c5x-x2k4q" and longer cluster names); the
-		// rest goes to the step text. At 200 columns the name took ~130
-		// cells and the other columns sat far from the names they belong to.
-		g := min(extra, max(maxNodeNameW-l[colName], 0))
-		l[colName] += g
-		extra -= g
-		if l[colSteps] > 0 {
-			l[colSteps] += extra
-		} else {
+		// rest is left blank after the last column. At 200 columns the
+		// name took ~130 cells and the other columns sat far from the
+		// names they belong to.
+		if l[colSteps] == 0 {
 			l[colName] += extra
+		} else {
+			l[colName] += min(extra, max(maxNodeNameW-l[colName], 0))
 		}
 	} else if extra < 0 {
 		l[colName] = max(l[colName]+extra, 1)
