@@ -1,6 +1,8 @@
 package themes
 
 import (
+	"image/color"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,4 +138,42 @@ func hasColour(s string) bool {
 		}
 		s = s[j:]
 	}
+}
+
+// The faint ink (pending phases, empty bar cells) stays readable on the
+// terminal's own background: 3:1 at least, as for large or non-text marks;
+// the muted ink, which carries text, 4.5:1.
+func TestInksReadOnTheirBackground(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    palette
+		bg   color.Color
+	}{{"dark", darkPalette, color.Black}, {"light", lightPalette, color.White}} {
+		if c := contrast(tc.p.faint, tc.bg); c < 3 {
+			t.Errorf("%s: faint at %.2f:1", tc.name, c)
+		}
+		if c := contrast(tc.p.muted, tc.bg); c < 4.5 {
+			t.Errorf("%s: muted at %.2f:1", tc.name, c)
+		}
+	}
+}
+
+// contrast is WCAG's contrast ratio of two colours.
+func contrast(a, b color.Color) float64 {
+	lum := func(c color.Color) float64 {
+		r, g, bl, _ := c.RGBA()
+		ch := func(v uint32) float64 {
+			x := float64(v) / 65535
+			if x <= 0.03928 {
+				return x / 12.92
+			}
+			return math.Pow((x+0.055)/1.055, 2.4)
+		}
+		return 0.2126*ch(r) + 0.7152*ch(g) + 0.0722*ch(bl)
+	}
+	la, lb := lum(a), lum(b)
+	if la < lb {
+		la, lb = lb, la
+	}
+	return (la + 0.05) / (lb + 0.05)
 }
