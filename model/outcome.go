@@ -210,6 +210,10 @@ func (j Judge) Unfinished(cause string, p Progress, now time.Time) string {
 		return cause + " while confirming completion: every milestone was met " + ShortDuration(now.Sub(since)) + " ago"
 	case p.Summary == "":
 		return cause + " before the upgrade completed"
+	case p.Failed:
+		// "timed out at failed: …" read oddly, and as a failure the
+		// waiters had called: EKS-A clears transient ones itself.
+		return cause + " while the cluster reported a failure not yet held long enough to fail the upgrade: " + p.FailureMessage
 	default:
 		return cause + " at " + j.Summary(p)
 	}
