@@ -411,8 +411,8 @@ func etcdRollbackWhen(s *model.ClusterState, sl model.Stall, after time.Duration
 		if m.Name != sl.Name {
 			continue
 		}
-		if m.Role != model.RoleEtcd || m.EtcdReady {
-			return ""
+		if m.Role != model.RoleEtcd || m.EtcdReady || !m.DeletionTimestamp.IsZero() {
+			return "" // a member being deleted (by the rollback, say) is past it
 		}
 		// The offer's own rule: the member's age, not the stall's.
 		if now := sl.Since.Add(sl.For); now.Sub(m.CreationTimestamp) >= after {

@@ -347,9 +347,18 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 				msg.plan = withSpecDryRun(msg.plan, p.specDry, nil)
 				p.checked = 0
 			}
+			// The cluster moved (Rechecked read its current side again):
+			// the plan's dry run of the spec dates from before, and the
+			// status line went on saying "ready: enter applies the spec"
+			// beside "all components are up to date".
+			moved := !msg.fresh && p.plan != nil && msg.plan != nil && msg.plan.Current != p.plan.Current
 			p.plan = msg.plan
 			if p.statusOf == statusChecks {
 				p.setBlockedStatus()
+			}
+			if moved {
+				p.rebuild()
+				return p, p.recheckWith(true)
 			}
 		}
 		p.rebuild()

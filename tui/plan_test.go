@@ -866,6 +866,35 @@ func TestPlanScreenFollowsANewerDryRunOfTheSpec(t *testing.T) {
 	}
 }
 
+// Rechecked read the current side again (the cluster moved: someone else
+// applied the spec): the screen asks the API server for a new dry run of
+// the spec, as r does; it went on saying "ready: enter applies the spec"
+// beside "all components are up to date".
+func TestPlanScreenAsksANewDryRunWhenTheClusterMoved(t *testing.T) {
+	pl := fixturePlan(false)
+	pl.Target = &upgrade.Target{SpecDryRun: fixtureDryRun()}
+	dryRuns := 0
+	actions := PlanActions{
+		DryRun: func(context.Context) (*upgrade.DryRunResult, error) {
+			dryRuns++
+			return &upgrade.DryRunResult{Objects: []upgrade.ObjectChange{{Object: "Cluster default/mgmt"}}}, nil
+		},
+		Recheck: func(_ context.Context, p *upgrade.Plan) (*upgrade.Plan, error) {
+			cp := *p
+			cp.Current = &upgrade.Current{} // read again
+			return &cp, nil
+		},
+	}
+	p := newTestPlanScreen(t, pl, Options{}, actions, 120, 40)
+	if s := ansi.Strip(p.View()); !strings.Contains(s, "ready: enter applies") {
+		t.Fatalf("before:\n%s", s)
+	}
+	drive(t, p, p.recheck())
+	if s := ansi.Strip(p.View()); dryRuns != 1 || !strings.Contains(s, "nothing to apply") {
+		t.Errorf("%d dry runs after the cluster moved; the screen keeps the older one:\n%s", dryRuns, s)
+	}
+}
+
 // The dry run d asks for is recorded, as apply --dry-run's is (it was not);
 // the one enter runs before the confirmation is not (the confirmation's
 // answer is).

@@ -249,3 +249,14 @@ func TestAuditMarksActionsWithNoEnd(t *testing.T) {
 		}
 	}
 }
+
+// A flag whose value is left out takes the next flag as its value: `-f $SPEC
+// --yes` with SPEC unset read --yes as the spec's path, and the error
+// blamed --yes.
+func TestAFlagThatTookTheNextFlagIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runCapturedIn(t, dir, "apply", "--cluster", "mgmt", "-f", "--yes")
+	if code != ExitUsage || !strings.Contains(errOut, `--filename took "--yes" as its value`) {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

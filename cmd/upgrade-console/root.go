@@ -39,6 +39,9 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := flagTookAFlag(cmd); err != nil {
+				return err
+			}
 			impersonated = impersonation(g.kube)
 			return setupLogging(g.logFile)
 		},
@@ -99,6 +102,19 @@ func strictCompletion(root *cobra.Command) {
 		}
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+}
+
+// flagTookAFlag refuses a flag whose value is the next flag: `-f $SPEC
+// --yes` with SPEC unset made --yes the spec's path, and the error blamed
+// "--yes: cannot read the cluster spec".
+func flagTookAFlag(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if v := f.Value.String(); err == nil && f.Value.Type() == "string" && strings.HasPrefix(v, "--") {
+			err = usageError{fmt.Errorf("--%s took %q as its value: its own value is missing (an unset shell variable?); give --%s a value", f.Name, v, f.Name)}
+		}
+	})
+	return err
 }
 
 // exactArgs is cobra.ExactArgs with the usage exit code.
