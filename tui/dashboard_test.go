@@ -283,18 +283,22 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 			t.Errorf("after %s, read-only %v: want %q:\n%s", tc.after, tc.readOnly, tc.want, rows)
 		}
 	}
-	// Being deleted (by the rollback under way), the member is past it.
+	// Being deleted (by the rollback under way, held by a finalizer), the
+	// member is past it.
 	s := fixtureMidEtcd()
-	for _, m := range s.Machines.All() {
-		if m.Name == "mgmt-etcd-h2v8d" {
-			m.DeletionTimestamp = t0
+	var m *model.Machine
+	for _, x := range s.Machines.All() {
+		if x.Name == "mgmt-etcd-h2v8d" {
+			m = x
 		}
 	}
-	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 2 * time.Minute, EtcdRollbackAfter: 3 * time.Minute})
-	d.SetSize(200, 40)
-	d.Update(SnapshotMsg{State: s})
-	if rows := statusRows(d); strings.Contains(rows, "etcd rollback") {
-		t.Errorf("a member being deleted still says the rollback is offered:\n%s", rows)
+	sl := model.Stall{Kind: model.KindMachine, Name: m.Name, Since: m.CreationTimestamp, For: 20 * time.Minute}
+	if etcdRollbackWhen(s, sl, 15*time.Minute) == "" {
+		t.Fatal("no hint for the stuck member")
+	}
+	m.DeletionTimestamp = t0
+	if got := etcdRollbackWhen(s, sl, 15*time.Minute); got != "" {
+		t.Errorf("a member being deleted still says %q", got)
 	}
 }
 
