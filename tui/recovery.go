@@ -64,6 +64,9 @@ func RecoveryAction(o RecoveryOptions) Action {
 		Run: func(s *model.ClusterState) tea.Cmd {
 			own := o.ownLive(s)
 			offers := recovery.Offers(o.ownLockHidden(s), o.now(), o.Threshold, o.NodeLabel)
+			if o.Env != nil {
+				offers = recovery.OwnKeptLease(offers, s.Lock, o.Env.Holder.String(), o.now())
+			}
 			if o.Env == nil {
 				if len(offers) == 0 {
 					return nil

@@ -215,6 +215,22 @@ func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, err
 	return withLease(offers, st, env.now()), nil
 }
 
+// OwnKeptLease words the kept-lease offer as this console's when self (its
+// holder identity) kept it: the menu named the console's own user@host as
+// if another held it, while the header said "kept by this console".
+func OwnKeptLease(offers []Offer, l *model.Lock, self string, now time.Time) []Offer {
+	if l == nil || self == "" || l.HolderIdentity != self || l.Kept == "" {
+		return offers
+	}
+	out := slices.Clone(offers)
+	for i := range out {
+		if out[i].Action == ActionLockClear && slices.Equal(out[i].Markers, []string{MarkerLease}) {
+			out[i].Why = fmt.Sprintf("kept upgrade lock: this console's, taken %s ago; kept when it stopped following: %s", ago(now, l.AcquireTime), l.Kept)
+		}
+	}
+	return out
+}
+
 // withLease adds the stale lease to the offer that clears markers, or as an
 // offer of its own; offers that already include it are returned as they are.
 // A kept lease is always an offer of its own: it marks a failed upgrade the

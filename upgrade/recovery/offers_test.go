@@ -329,6 +329,14 @@ func TestOffersKeepTheKeptLeaseApartAndLiveMarkersOut(t *testing.T) {
 		got[1].Title != "Clear the kept upgrade lock" || !strings.HasPrefix(got[1].Why, "kept upgrade lock: ") {
 		t.Errorf("kept lease: %+v", got)
 	}
+	// Kept by this console: said so, as the header says it.
+	own := OwnKeptLease(got, lease(now.Add(-time.Second), "upgrade failed: etcd rollback"), "ops@bastion/5d0c9e1a", now)
+	if want := "kept upgrade lock: this console's, taken 1s ago; kept when it stopped following: upgrade failed: etcd rollback"; own[1].Why != want || own[0].Why != got[0].Why {
+		t.Errorf("own kept lease: %q, want %q", own[1].Why, want)
+	}
+	if other := OwnKeptLease(got, lease(now.Add(-time.Second), "upgrade failed: etcd rollback"), "alice@laptop/1", now); other[1].Why != got[1].Why {
+		t.Errorf("another console's kept lease reworded: %q", other[1].Why)
+	}
 
 	got = Offers(state(lease(now.Add(-3*time.Hour), "")), now, 15*time.Minute, "")
 	if len(got) != 1 || markers(got[0]) != "lease,etcd-upgrading,kcp-paused,node-label/n1,paused" || !strings.HasPrefix(got[0].Why, "stale: lease, ") {
