@@ -353,7 +353,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
-	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter())
+	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
 	return cmd
 }
 
@@ -379,7 +379,7 @@ const pausePrefix = " " + markHeld + " "
 
 // buildStallLines is statusLines of a progress no judge has seen.
 func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
-	return statusLines(st, s, p, report.Judge{}, "", 0)
+	return statusLines(st, s, p, report.Judge{}, "", 0, time.Time{})
 }
 
 // statusLines returns the first maxStallLines lines of the stall list, how
@@ -423,7 +423,37 @@ func etcdRollbackWhen(s *model.ClusterState, sl model.Stall, after time.Duration
 	return ""
 }
 
-func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration) ([]line, int, int) {
+// pastRollback is a new etcd member past the rollback threshold, and its age.
+type pastRollback struct {
+	Name  string
+	since time.Duration
+}
+
+// etcdPastRollback is the new etcd member of a rollout under way that has
+// been not ready for the rollback threshold with no stall line of its own
+// yet; nil otherwise.
+func etcdPastRollback(s *model.ClusterState, stalls []model.Stall, after time.Duration, now time.Time) *pastRollback {
+	if after <= 0 || s == nil || s.Etcd == nil || !s.Etcd.Upgrading() || now.IsZero() {
+		return nil
+	}
+	var newest *model.Machine
+	for _, m := range s.Machines.All() {
+		if m.Role == model.RoleEtcd && m.DeletionTimestamp.IsZero() && (newest == nil || m.CreationTimestamp.After(newest.CreationTimestamp)) {
+			newest = m
+		}
+	}
+	if newest == nil || newest.EtcdReady || now.Sub(newest.CreationTimestamp) < after {
+		return nil
+	}
+	for _, sl := range stalls {
+		if sl.Kind == model.KindMachine && sl.Name == newest.Name {
+			return nil
+		}
+	}
+	return &pastRollback{Name: newest.Name, since: now.Sub(newest.CreationTimestamp)}
+}
+
+func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration, now time.Time) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
@@ -474,6 +504,14 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 			}
 		}
 		out = append(out, line{segs: []seg{{" " + mark + " " + text, r}}})
+	}
+	// A rollback threshold under the stall threshold (watch's
+	// --etcd-rollback-threshold 5m beside its 10m --stall-after): R offered
+	// the rollback before any line said why.
+	if m := etcdPastRollback(s, stalls, rollbackAfter, now); m != nil && len(out) < maxStallLines {
+		total++
+		out = append(out, line{segs: []seg{{" " + sym.Warn + " etcd machine " + m.Name + " not ready " + model.ShortDuration(m.since) +
+			" after its creation (R: etcd rollback offered)", rStall}}})
 	}
 	var status line
 	switch {

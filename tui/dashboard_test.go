@@ -283,6 +283,14 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 			t.Errorf("after %s, read-only %v: want %q:\n%s", tc.after, tc.readOnly, tc.want, rows)
 		}
 	}
+	// A rollback threshold under the stall threshold: R offered the
+	// rollback before any line said why; a line says it.
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 10 * time.Minute, EtcdRollbackAfter: 3 * time.Minute})
+	d.SetSize(200, 40)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	if rows := statusRows(d); !strings.Contains(rows, "etcd machine mgmt-etcd-h2v8d not ready 4m after its creation (R: etcd rollback offered)") {
+		t.Errorf("no line says the rollback is offered before the stall:\n%s", rows)
+	}
 	// Being deleted (by the rollback under way, held by a finalizer), the
 	// member is past it.
 	s := fixtureMidEtcd()
