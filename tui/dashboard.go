@@ -14,6 +14,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
 // rederiveEvery is how often progress is re-derived while no snapshot
@@ -400,63 +401,53 @@ func (d *Dashboard) rollbackAfter() time.Duration {
 	return d.opts.EtcdRollbackAfter
 }
 
-// etcdRollbackWhen is what a stall line of a new etcd member adds, before
-// its details: when R offers the rollback ("R offers the etcd rollback at
-// 15m"), or that it does now. R pressed before then did nothing, and nothing said why.
-func etcdRollbackWhen(s *model.ClusterState, sl model.Stall, after time.Duration) string {
-	if after <= 0 || s == nil || sl.Kind != model.KindMachine || sl.Failed {
-		return ""
-	}
-	for _, m := range s.Machines.All() {
-		if m.Name != sl.Name {
-			continue
-		}
-		if m.Role != model.RoleEtcd || m.EtcdReady || !m.DeletionTimestamp.IsZero() {
-			return "" // a member being deleted (by the rollback, say) is past it
-		}
-		// The offer's own rule: the member's age, not the stall's.
-		if now := sl.Since.Add(sl.For); now.Sub(m.CreationTimestamp) >= after {
-			return "R: etcd rollback offered"
-		}
-		return "R offers the etcd rollback at " + model.ShortDuration(after)
-	}
-	return ""
+// etcdOffer says whether the etcd rollback is offered now (R), and whether
+// it would be once the new member is old enough, by the recovery menu's own
+// rule (recovery.Offers): a hint by a rule of its own said "offered" of a
+// rollout the menu does not offer to roll back.
+type etcdOffer struct {
+	offerable, offered bool
+	newest             *model.Machine // the new member
 }
 
-// pastRollback is a new etcd member past the rollback threshold, and its age.
-type pastRollback struct {
-	Name  string
-	since time.Duration
-}
-
-// etcdPastRollback is the new etcd member of a rollout under way that has
-// been not ready for the rollback threshold with no stall line of its own
-// yet; nil otherwise.
-func etcdPastRollback(s *model.ClusterState, stalls []model.Stall, after time.Duration, now time.Time) *pastRollback {
+func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcdOffer {
+	var o etcdOffer
 	if after <= 0 || s == nil || s.Etcd == nil || !s.Etcd.Upgrading() || now.IsZero() {
-		return nil
+		return o
 	}
-	var newest *model.Machine
+	has := func(threshold time.Duration) bool {
+		return slices.ContainsFunc(recovery.Offers(s, now, threshold, ""), func(x recovery.Offer) bool { return x.Action == recovery.ActionEtcdRollback })
+	}
+	if o.offerable = has(time.Nanosecond); !o.offerable {
+		return o
+	}
+	o.offered = has(after)
 	for _, m := range s.Machines.All() {
-		if m.Role == model.RoleEtcd && m.DeletionTimestamp.IsZero() && (newest == nil || m.CreationTimestamp.After(newest.CreationTimestamp)) {
-			newest = m
+		if m.Role == model.RoleEtcd && (o.newest == nil || m.CreationTimestamp.After(o.newest.CreationTimestamp)) {
+			o.newest = m
 		}
 	}
-	if newest == nil || newest.EtcdReady || now.Sub(newest.CreationTimestamp) < after {
-		return nil
+	return o
+}
+
+// when is what the stall line of the new member adds, before its details:
+// when R offers the rollback ("R offers the etcd rollback at 15m"), or that
+// it does now. R pressed before then did nothing, and nothing said why.
+func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
+	switch {
+	case !o.offerable || o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
+		return ""
+	case o.offered:
+		return "R: etcd rollback offered"
 	}
-	for _, sl := range stalls {
-		if sl.Kind == model.KindMachine && sl.Name == newest.Name {
-			return nil
-		}
-	}
-	return &pastRollback{Name: newest.Name, since: now.Sub(newest.CreationTimestamp)}
+	return "R offers the etcd rollback at " + model.ShortDuration(after)
 }
 
 func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration, now time.Time) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
+	offer := etcdOfferOf(s, rollbackAfter, now)
 	stalls := p.Stalls
 	if sl, ok := j.FailedOn(); ok && !p.Failed {
 		// The failure line below says it, with what resumes it: the
@@ -495,7 +486,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 			mark, r = sym.Fail, rFailure
 		}
 		text := sl.Sentence
-		if when := etcdRollbackWhen(s, sl, rollbackAfter); when != "" {
+		if when := offer.when(sl, rollbackAfter); when != "" {
 			// Before the details, which the width cuts.
 			if i := strings.Index(text, ": "); i > 0 {
 				text = text[:i] + " (" + when + ")" + text[i:]
@@ -508,9 +499,10 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	// A rollback threshold under the stall threshold (watch's
 	// --etcd-rollback-threshold 5m beside its 10m --stall-after): R offered
 	// the rollback before any line said why.
-	if m := etcdPastRollback(s, stalls, rollbackAfter, now); m != nil && len(out) < maxStallLines {
+	if m := offer.newest; offer.offered && len(out) < maxStallLines &&
+		!slices.ContainsFunc(stalls, func(sl model.Stall) bool { return sl.Kind == model.KindMachine && sl.Name == m.Name }) {
 		total++
-		out = append(out, line{segs: []seg{{" " + sym.Warn + " etcd machine " + m.Name + " not ready " + model.ShortDuration(m.since) +
+		out = append(out, line{segs: []seg{{" " + sym.Warn + " etcd machine " + m.Name + " not ready " + model.ShortDuration(now.Sub(m.CreationTimestamp)) +
 			" after its creation (R: etcd rollback offered)", rStall}}})
 	}
 	var status line

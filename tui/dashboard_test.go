@@ -259,54 +259,40 @@ func TestStalledMachinesAreMarked(t *testing.T) {
 
 // The stall line of a new etcd member says when R offers the etcd rollback:
 // pressed before then, R did nothing, and nothing said why. Past the
-// threshold it says the rollback is offered; read-only, R is unbound and
-// nothing is said.
+// threshold it says the rollback is offered; with a threshold under the
+// stall threshold a line of its own says it; read-only (R unbound), or on a
+// rollout the menu does not offer to roll back, nothing is said. "Offered"
+// is the recovery menu's own rule (recovery.Offers).
 func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 	for _, tc := range []struct {
-		after    time.Duration
-		readOnly bool
-		want     string
+		name         string
+		state        func() *model.ClusterState
+		stall, after time.Duration
+		readOnly     bool
+		want         string
 	}{
-		{15 * time.Minute, false, "not ready for 4m (R offers the etcd rollback at 15m): "},
-		{3 * time.Minute, false, "not ready for 4m (R: etcd rollback offered): "},
-		{15 * time.Minute, true, ""},
+		{"before the threshold", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 30 * time.Minute, false, "(R offers the etcd rollback at 30m)"},
+		{"past it", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 15 * time.Minute, false, "(R: etcd rollback offered)"},
+		{"past it, no stall yet", func() *model.ClusterState { return stuckEtcdState(t0) }, time.Hour, 15 * time.Minute, false,
+			"etcd machine e-new not ready 20m after its creation (R: etcd rollback offered)"},
+		{"read-only", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 15 * time.Minute, true, ""},
+		{"not offered: an old member released", func() *model.ClusterState {
+			s := stuckEtcdState(t0)
+			s.Machines.At(0).Owned = false
+			return s
+		}, 2 * time.Minute, 15 * time.Minute, false, ""},
+		{"not offered: no member more than the spec", fixtureMidEtcd, 2 * time.Minute, 3 * time.Minute, false, ""},
 	} {
-		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 2 * time.Minute,
-			EtcdRollbackAfter: tc.after, ReadOnly: tc.readOnly})
-		d.SetSize(200, 40)
-		d.Update(SnapshotMsg{State: fixtureMidEtcd()})
-		rows := statusRows(d)
-		if !strings.Contains(rows, "etcd machine mgmt-etcd-h2v8d not ready for 4m") {
-			t.Fatalf("no stall line for the new member:\n%s", rows)
-		}
-		if got := strings.Contains(rows, "etcd rollback"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(rows, tc.want)) {
-			t.Errorf("after %s, read-only %v: want %q:\n%s", tc.after, tc.readOnly, tc.want, rows)
-		}
-	}
-	// A rollback threshold under the stall threshold: R offered the
-	// rollback before any line said why; a line says it.
-	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: 10 * time.Minute, EtcdRollbackAfter: 3 * time.Minute})
-	d.SetSize(200, 40)
-	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
-	if rows := statusRows(d); !strings.Contains(rows, "etcd machine mgmt-etcd-h2v8d not ready 4m after its creation (R: etcd rollback offered)") {
-		t.Errorf("no line says the rollback is offered before the stall:\n%s", rows)
-	}
-	// Being deleted (by the rollback under way, held by a finalizer), the
-	// member is past it.
-	s := fixtureMidEtcd()
-	var m *model.Machine
-	for _, x := range s.Machines.All() {
-		if x.Name == "mgmt-etcd-h2v8d" {
-			m = x
-		}
-	}
-	sl := model.Stall{Kind: model.KindMachine, Name: m.Name, Since: m.CreationTimestamp, For: 20 * time.Minute}
-	if etcdRollbackWhen(s, sl, 15*time.Minute) == "" {
-		t.Fatal("no hint for the stuck member")
-	}
-	m.DeletionTimestamp = t0
-	if got := etcdRollbackWhen(s, sl, 15*time.Minute); got != "" {
-		t.Errorf("a member being deleted still says %q", got)
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: tc.stall,
+				EtcdRollbackAfter: tc.after, ReadOnly: tc.readOnly})
+			d.SetSize(200, 40)
+			d.Update(SnapshotMsg{State: tc.state()})
+			rows := statusRows(d)
+			if got := strings.Contains(rows, "etcd rollback"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(rows, tc.want)) {
+				t.Errorf("want %q:\n%s", tc.want, rows)
+			}
+		})
 	}
 }
 
