@@ -403,7 +403,7 @@ func (d *Dashboard) rollbackAfter() time.Duration {
 
 // etcdOffer says whether the etcd rollback is offered now (R), and whether
 // it would be once the new member is old enough, by the recovery menu's own
-// rule (recovery.Offers): a hint by a rule of its own said "offered" of a
+// rule (recovery.EtcdRollbackOffered, as recovery.Offers): a hint by a rule of its own said "offered" of a
 // rollout the menu does not offer to roll back.
 type etcdOffer struct {
 	offerable, offered bool
@@ -415,13 +415,10 @@ func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcd
 	if after <= 0 || s == nil || s.Etcd == nil || !s.Etcd.Upgrading() || now.IsZero() {
 		return o
 	}
-	has := func(threshold time.Duration) bool {
-		return slices.ContainsFunc(recovery.Offers(s, now, threshold, ""), func(x recovery.Offer) bool { return x.Action == recovery.ActionEtcdRollback })
-	}
-	if o.offerable = has(time.Nanosecond); !o.offerable {
+	if o.offerable = recovery.EtcdRollbackOffered(s, now, time.Nanosecond); !o.offerable {
 		return o
 	}
-	o.offered = has(after)
+	o.offered = recovery.EtcdRollbackOffered(s, now, after)
 	for _, m := range s.Machines.All() {
 		if m.Role == model.RoleEtcd && (o.newest == nil || m.CreationTimestamp.After(o.newest.CreationTimestamp)) {
 			o.newest = m

@@ -105,6 +105,20 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	return out
 }
 
+// EtcdRollbackOffered says whether Offers offers the etcd rollback, at a
+// fraction of its cost (it reads the etcd machines alone): the dashboard
+// asks it on every rebuild for its status lines.
+func EtcdRollbackOffered(s *model.ClusterState, now time.Time, threshold time.Duration) bool {
+	if s == nil || s.Cluster == nil {
+		return false
+	}
+	if threshold <= 0 {
+		threshold = DefaultEtcdRollbackThreshold
+	}
+	_, ok := etcdOffer(s, now, threshold)
+	return ok
+}
+
 // leftoverMarkers are the markers set that no rollout under way holds, and
 // what a clear of paused would do when an etcd rollback keeps it.
 func leftoverMarkers(s *model.ClusterState, nodeLabel string) (markers []string, kept string) {

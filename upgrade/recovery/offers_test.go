@@ -53,6 +53,10 @@ func TestOffers(t *testing.T) {
 	if got := Offers(s, now, 30*time.Minute, ""); len(got) != 0 {
 		t.Errorf("before the threshold: %v", actions(got))
 	}
+	// The dashboard's cheap question agrees with the menu.
+	if !EtcdRollbackOffered(s, now, 15*time.Minute) || EtcdRollbackOffered(s, now, 30*time.Minute) {
+		t.Error("EtcdRollbackOffered disagrees with Offers")
+	}
 
 	s = offerState(now)
 	s.Machines.At(0).Owned = false
