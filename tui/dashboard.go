@@ -383,15 +383,6 @@ func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]lin
 	return statusLines(st, s, p, report.Judge{}, "", 0, time.Time{})
 }
 
-// statusLines returns the first maxStallLines lines of the stall list, how
-// many lines it has in all, and the index of the pause among them (-1 when
-// not paused). Each is one line of text, however long: the layout cuts them
-// to the width, except the pause, which it wraps (layoutStalls). The judge
-// has observed p: it words the end (failed, confirming, done, at rest) as
-// the plain watch and apply --wait do.
-//
-// unconfirmed, when set, is said instead of "upgrade complete" while the API
-// server has not confirmed it (completionConfirm.words).
 // rollbackAfter is when R offers the etcd rollback, zero when it never does
 // here (read-only: the action is unbound).
 func (d *Dashboard) rollbackAfter() time.Duration {
@@ -401,30 +392,21 @@ func (d *Dashboard) rollbackAfter() time.Duration {
 	return d.opts.EtcdRollbackAfter
 }
 
-// etcdOffer says whether the etcd rollback is offered now (R), and whether
-// it would be once the new member is old enough, by the recovery menu's own
-// rule (recovery.EtcdRollbackOffered, as recovery.Offers): a hint by a rule of its own said "offered" of a
-// rollout the menu does not offer to roll back.
+// etcdOffer is the new etcd member the recovery menu would offer to roll
+// back (recovery.EtcdRollbackMember, the menu's own rule), and whether it
+// does now: a hint by a rule of its own said "offered" of a rollout the menu
+// does not offer to roll back.
 type etcdOffer struct {
-	offerable, offered bool
-	newest             *model.Machine // the new member
+	newest  *model.Machine // nil: no rollback to offer
+	offered bool
 }
 
 func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcdOffer {
-	var o etcdOffer
-	if after <= 0 || s == nil || s.Etcd == nil || !s.Etcd.Upgrading() || now.IsZero() {
-		return o
+	if after <= 0 || s == nil || now.IsZero() {
+		return etcdOffer{}
 	}
-	if o.offerable = recovery.EtcdRollbackOffered(s, now, time.Nanosecond); !o.offerable {
-		return o
-	}
-	o.offered = recovery.EtcdRollbackOffered(s, now, after)
-	for _, m := range s.Machines.All() {
-		if m.Role == model.RoleEtcd && (o.newest == nil || m.CreationTimestamp.After(o.newest.CreationTimestamp)) {
-			o.newest = m
-		}
-	}
-	return o
+	m, due := recovery.EtcdRollbackMember(s, now, after)
+	return etcdOffer{newest: m, offered: due}
 }
 
 // when is what the stall line of the new member adds, before its details:
@@ -432,7 +414,7 @@ func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcd
 // it does now. R pressed before then did nothing, and nothing said why.
 func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	switch {
-	case !o.offerable || o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
+	case o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
 		return ""
 	case o.offered:
 		return "R: etcd rollback offered"
@@ -440,6 +422,16 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	return "R offers the etcd rollback at " + model.ShortDuration(after)
 }
 
+// statusLines returns the first maxStallLines lines of the stall list, how
+// many lines it has in all, and the index of the pause among them (-1 when
+// not paused). Each is one line of text, however long: the layout cuts them
+// to the width, except the pause, which it wraps (layoutStalls). The judge
+// has observed p: it words the end (failed, confirming, done, at rest) as
+// the plain watch and apply --wait do.
+//
+// unconfirmed, when set, is said instead of "upgrade complete" while the API
+// server has not confirmed it (completionConfirm.words); rollbackAfter and
+// now place the etcd rollback's hints (etcdOffer).
 func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration, now time.Time) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line

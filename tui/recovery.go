@@ -64,9 +64,6 @@ func RecoveryAction(o RecoveryOptions) Action {
 		Run: func(s *model.ClusterState) tea.Cmd {
 			own := o.ownLive(s)
 			offers := recovery.Offers(o.ownLockHidden(s), o.now(), o.Threshold, o.NodeLabel)
-			if o.Env != nil {
-				offers = recovery.OwnKeptLease(offers, s.Lock, o.Env.Holder.String(), o.now())
-			}
 			if o.Env == nil {
 				if len(offers) == 0 {
 					return nil
@@ -83,6 +80,7 @@ func RecoveryAction(o RecoveryOptions) Action {
 				if st, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil && !own {
 					offers = st
 				}
+				offers = recovery.OwnKeptLease(offers, s.Lock, o.Env.Holder.String(), o.now())
 				d := newRecoveryDialog(o, offers)
 				// R was offered: a press that opened nothing read as a
 				// key that does not work.
@@ -286,9 +284,8 @@ type recoveryDialog struct {
 	cancel   context.CancelFunc
 	stopping bool
 	// ran is closed when the run's command has returned, its end recorded;
-	// ranRep and ranErr are its result, read once ran is closed (atEnd).
+	// ranErr is its error, read once ran is closed (atEnd).
 	ran    chan struct{}
-	ranRep recovery.Report
 	ranErr error
 	// stepSince is when the step under way began: a wait step can take
 	// minutes, and the dialog says since when.
@@ -631,7 +628,7 @@ func (d *recoveryDialog) runCmd() tea.Cmd {
 		defer cancel()
 		rep, err := b.run(ctx, p, func(r recovery.StepResult) { ch <- r })
 		close(ch)
-		d.ranRep, d.ranErr = rep, err
+		d.ranErr = err
 		close(ran)
 		return recDoneMsg{rep: rep, err: err}
 	}

@@ -54,8 +54,11 @@ func TestOffers(t *testing.T) {
 		t.Errorf("before the threshold: %v", actions(got))
 	}
 	// The dashboard's cheap question agrees with the menu.
-	if !EtcdRollbackOffered(s, now, 15*time.Minute) || EtcdRollbackOffered(s, now, 30*time.Minute) {
-		t.Error("EtcdRollbackOffered disagrees with Offers")
+	if m, due := EtcdRollbackMember(s, now, 15*time.Minute); m == nil || m.Name != "e-new" || !due {
+		t.Errorf("past the threshold: member %v, due %v", m, due)
+	}
+	if m, due := EtcdRollbackMember(s, now, 30*time.Minute); m == nil || due {
+		t.Errorf("before the threshold: member %v, due %v", m, due)
 	}
 
 	s = offerState(now)
