@@ -367,7 +367,8 @@ func dryRunFailed(ctx context.Context, audit upgrade.Recorder, p *recovery.Plan,
 
 // interruptible is the context a command that may change the cluster runs
 // under from its typed confirmation on: Ctrl-C, SIGTERM or SIGHUP (the SSH
-// session to the bastion dropped) cancels it instead of killing the process. At the prompt, confirmName then says it was
+// session to the bastion dropped) cancels it instead of killing the
+// process. At the prompt, confirmName then says it was
 // interrupted and that nothing was changed, the caller records the action
 // not-confirmed, and the command exits 1 (not confirmed); once confirmed, the
 // run stops cleanly (exit 5). The recovery commands run under it from the
