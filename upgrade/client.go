@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,17 +16,33 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
-// The kinds the package reads and writes. CAPI objects are read at v1beta2
-// (storage version since CAPI v1.11; v1beta1 is deprecated), EKS-A and
-// etcdadm at their only served/storage versions.
+// The kinds the package reads and writes. EKS-A and etcdadm kinds are read
+// at their only served/storage versions. The Cluster API kinds are given at
+// v1beta2 (the storage version since CAPI v1.11) but read at the version the
+// API server serves (Client.CAPIResource): the CAPI releases before v1.11,
+// which EKS-A's Bundles of 2024 and 2025 name (v1.8.5, v1.9.4), serve
+// v1beta1 alone.
 var (
 	GVREKSACluster    = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "clusters"}
 	GVRBundles        = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "bundles"}
 	GVREKSARelease    = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "eksareleases"}
 	GVRKCP            = schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta2", Resource: "kubeadmcontrolplanes"}
 	GVRMachineDeploy  = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machinedeployments"}
+	GVRMachine        = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machines"}
 	GVREtcdadmCluster = schema.GroupVersionResource{Group: "etcdcluster.cluster.x-k8s.io", Version: "v1beta1", Resource: "etcdadmclusters"}
 )
+
+// capiKinds are the kinds of the Cluster API resources the console reads,
+// which CAPIResource needs to ask the REST mapper.
+var capiKinds = map[schema.GroupResource]string{
+	GVRKCP.GroupResource():           "KubeadmControlPlane",
+	GVRMachineDeploy.GroupResource(): "MachineDeployment",
+	GVRMachine.GroupResource():       "Machine",
+}
+
+// CAPIVersions are the Cluster API versions the console reads, the
+// preferred first.
+var CAPIVersions = []string{"v1beta2", "v1beta1"}
 
 // Client bundles the API clients the package needs: typed for core kinds
 // (Lease, ConfigMap, Node), dynamic for the CRDs and for the arbitrary
@@ -75,6 +92,32 @@ func NewClient(cfg *rest.Config) (*Client, error) {
 		Dynamic: dyn,
 		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 	}, nil
+}
+
+// CAPIResource returns a Cluster API resource (GVRKCP, GVRMachineDeploy,
+// GVRMachine) at the first of CAPIVersions the API server serves. Any other
+// resource, and every resource of a Client without a REST mapper (tests'),
+// is returned as given. The fields the console reads are where both
+// versions keep them, but for references: v1beta1 names a referenced
+// object's apiVersion, v1beta2 its apiGroup.
+func (c *Client) CAPIResource(gvr schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	kind, ok := capiKinds[gvr.GroupResource()]
+	if !ok || c == nil || c.Mapper == nil {
+		return gvr, nil
+	}
+	gk := schema.GroupKind{Group: gvr.Group, Kind: kind}
+	m, err := c.Mapper.RESTMapping(gk, CAPIVersions...)
+	if meta.IsNoMatchError(err) {
+		c.Mapper.Reset()
+		m, err = c.Mapper.RESTMapping(gk, CAPIVersions...)
+	}
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return gvr, fmt.Errorf("the API server serves no %s.%s at %s: Cluster API is not installed, or is a release this console does not read", kind, gvr.Group, strings.Join(CAPIVersions, " or "))
+		}
+		return gvr, fmt.Errorf("find the served version of %s.%s: %w", kind, gvr.Group, err)
+	}
+	return m.Resource, nil
 }
 
 // mapping finds the resource of a kind, refreshing discovery once when the

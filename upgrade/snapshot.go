@@ -203,7 +203,15 @@ func (s *Snapshotter) collect(ctx context.Context, cluster *unstructured.Unstruc
 	default:
 		return nil, fmt.Errorf("snapshot: read EtcdadmCluster %s/%s-etcd: %w", s.Client.Sys(), name, err)
 	}
-	kcp, err := dyn.Resource(GVRKCP).Namespace(s.Client.Sys()).Get(ctx, name, metav1.GetOptions{})
+	kcpRes, err := s.Client.CAPIResource(GVRKCP)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	mdRes, err := s.Client.CAPIResource(GVRMachineDeploy)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	kcp, err := dyn.Resource(kcpRes).Namespace(s.Client.Sys()).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		add(kcp)
@@ -212,7 +220,7 @@ func (s *Snapshotter) collect(ctx context.Context, cluster *unstructured.Unstruc
 	default:
 		return nil, fmt.Errorf("snapshot: read KubeadmControlPlane %s/%s: %w", s.Client.Sys(), name, err)
 	}
-	mds, err := dyn.Resource(GVRMachineDeploy).Namespace(s.Client.Sys()).List(ctx, metav1.ListOptions{
+	mds, err := dyn.Resource(mdRes).Namespace(s.Client.Sys()).List(ctx, metav1.ListOptions{
 		LabelSelector: model.LabelClusterName + "=" + name,
 	})
 	if err != nil {

@@ -55,6 +55,10 @@ type Options struct {
 	CRDDirs []string
 	// ExtraCRDs are installed in addition to the others.
 	ExtraCRDs []*apiextensionsv1.CustomResourceDefinition
+	// EditCRD, when set, changes each CRD before it is installed: a test's
+	// API server that serves Cluster API at v1beta1 alone, as CAPI did
+	// before v1.11, say.
+	EditCRD func(*apiextensionsv1.CustomResourceDefinition)
 	// Dir is the working directory (kubeconfig, certificates, etcd data).
 	// Empty: a temporary directory that Stop removes.
 	Dir string
@@ -250,7 +254,13 @@ func crdsFor(ctx context.Context, opts Options) ([]*apiextensionsv1.CustomResour
 		return nil, err
 	}
 	crds = append(crds, capi...)
-	return append(crds, opts.ExtraCRDs...), nil
+	crds = append(crds, opts.ExtraCRDs...)
+	if opts.EditCRD != nil {
+		for _, c := range crds {
+			opts.EditCRD(c)
+		}
+	}
+	return crds, nil
 }
 
 // Stop stops the control plane and removes the working directory when Start

@@ -212,7 +212,10 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	if err != nil {
 		return nil, err
 	}
-	kcpRes := env.res(upgrade.GVRKCP, env.systemNS())
+	kcpRes, err := env.capi(upgrade.GVRKCP, env.systemNS())
+	if err != nil {
+		return nil, err
+	}
 	kcp, err := getOpt(ctx, kcpRes, env.Cluster)
 	if err != nil {
 		return nil, fmt.Errorf("read KubeadmControlPlane %s/%s: %w", env.systemNS(), env.Cluster, err)
@@ -360,7 +363,10 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		},
 	})
 
-	machineRes := env.res(gvrMachine, env.systemNS())
+	machineRes, err := env.capi(gvrMachine, env.systemNS())
+	if err != nil {
+		return nil, err
+	}
 	newRef := ref("Machine", env.systemNS(), rec.NewMachine)
 	p.Steps = append(p.Steps, Step{
 		Name:   "delete-new-machine",
@@ -1155,7 +1161,9 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 		out = append(out, fmt.Sprintf("etcd: EtcdadmCluster %s/%s %s, %d/%d members ready, etcd %s, infrastructure template %s.",
 			e.systemNS(), e.etcdName(), ready, st.ReadyReplicas, st.Replicas, orUnknown(version), orUnknown(tmpl)))
 	}
-	if u, err := e.res(upgrade.GVRKCP, e.systemNS()).Get(ctx, e.Cluster, metav1.GetOptions{}); err == nil {
+	if kcpRes, err := e.capi(upgrade.GVRKCP, e.systemNS()); err != nil {
+		out = append(out, "Control plane: cannot be read: "+err.Error()+".")
+	} else if u, err := kcpRes.Get(ctx, e.Cluster, metav1.GetOptions{}); err == nil {
 		state := "not paused"
 		if u.GetAnnotations()[model.AnnotationCAPIPaused] == "true" {
 			state = "paused"

@@ -223,9 +223,7 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 		t.Errorf("rollback record %+v (%v): startedAt should be when it ran, %s", rec, err, w.now.UTC())
 	}
 	got := w.rollbackState()
-	want := rollbackState{Version: oldEtcdVersion, Template: oldEtcdTemplate, EtcdReady: true, EKSAPaused: true,
-		Record:   "done " + w.cluster + "-etcd-z " + w.cluster + "-etcd-a," + w.cluster + "-etcd-b," + w.cluster + "-etcd-c",
-		Machines: w.cluster + "-etcd-a " + w.cluster + "-etcd-b " + w.cluster + "-etcd-c ", KCPSpec: kcpBefore}
+	want := w.rolledBack(kcpBefore)
 	if got != want {
 		t.Fatalf("final state\n got %+v\nwant %+v", got, want)
 	}

@@ -218,7 +218,10 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		etcdSt = readEtcdStatus(etcd)
 		etcdRolling = !etcdSt.settled()
 	}
-	kcpRes := env.res(upgrade.GVRKCP, env.systemNS())
+	kcpRes, err := env.capi(upgrade.GVRKCP, env.systemNS())
+	if err != nil {
+		return nil, err
+	}
 	kcp, err := getOpt(ctx, kcpRes, env.Cluster)
 	if err != nil {
 		return nil, fmt.Errorf("read KubeadmControlPlane %s/%s: %w", env.systemNS(), env.Cluster, err)

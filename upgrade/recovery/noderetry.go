@@ -114,11 +114,15 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	if err != nil {
 		return nil, fmt.Errorf("list NodeUpgrades in %s: %w", sys, err)
 	}
+	machines, err := env.capi(gvrMachine, sys)
+	if err != nil {
+		return nil, err
+	}
 	var nu, machine *unstructured.Unstructured
 	var machineName string
 	for i := range nus.Items {
 		mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
-		m, err := getOpt(ctx, env.res(gvrMachine, sys), mname)
+		m, err := getOpt(ctx, machines, mname)
 		if err != nil {
 			return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
 		}
@@ -261,14 +265,18 @@ func (e *Env) ownMachine(node string, m *unstructured.Unstructured, mname string
 // first, as vSphere names them alike, then by every Machine's nodeRef.
 func nodeMachine(ctx context.Context, env *Env, node string) (*unstructured.Unstructured, error) {
 	sys := env.systemNS()
-	m, err := getOpt(ctx, env.res(gvrMachine, sys), node)
+	machines, err := env.capi(gvrMachine, sys)
+	if err != nil {
+		return nil, err
+	}
+	m, err := getOpt(ctx, machines, node)
 	if err != nil {
 		return nil, fmt.Errorf("read Machine %s/%s: %w", sys, node, err)
 	}
 	if m != nil && nodeOf(m, node) == node {
 		return m, nil
 	}
-	list, err := env.res(gvrMachine, sys).List(ctx, metav1.ListOptions{})
+	list, err := machines.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list Machines in %s: %w", sys, err)
 	}

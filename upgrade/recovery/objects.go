@@ -23,7 +23,7 @@ import (
 
 // Kinds read here beyond those of package upgrade.
 var (
-	gvrMachine     = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machines"}
+	gvrMachine     = upgrade.GVRMachine
 	gvrNodeUpgrade = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "nodeupgrades"}
 )
 
@@ -119,6 +119,16 @@ func (e *Env) etcdName() string { return e.Cluster + "-etcd" }
 
 func (e *Env) res(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
 	return e.Client.Dynamic.Resource(gvr).Namespace(ns)
+}
+
+// capi is res for a Cluster API resource, at the version the API server
+// serves (upgrade.Client.CAPIResource).
+func (e *Env) capi(gvr schema.GroupVersionResource, ns string) (dynamic.ResourceInterface, error) {
+	served, err := e.Client.CAPIResource(gvr)
+	if err != nil {
+		return nil, err
+	}
+	return e.res(served, ns), nil
 }
 
 func (e *Env) eksaCluster() dynamic.ResourceInterface {
@@ -303,7 +313,11 @@ func (m machine) String() string { return m.Name }
 
 // etcdMachines lists the machines of the etcd cluster, oldest first.
 func (e *Env) etcdMachines(ctx context.Context) ([]machine, error) {
-	list, err := e.res(gvrMachine, e.systemNS()).List(ctx, metav1.ListOptions{
+	machines, err := e.capi(gvrMachine, e.systemNS())
+	if err != nil {
+		return nil, err
+	}
+	list, err := machines.List(ctx, metav1.ListOptions{
 		LabelSelector: model.LabelEtcdCluster + "=" + e.etcdName(),
 	})
 	if err != nil {
@@ -334,6 +348,13 @@ func toMachine(u *unstructured.Unstructured, ownerKind, ownerName string) machin
 	m.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	m.NodeName, _, _ = unstructured.NestedString(u.Object, "status", "nodeRef", "name")
 	m.infra.Group, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "apiGroup")
+	if m.infra.Group == "" {
+		// v1beta1 names the reference's apiVersion.
+		av, _, _ := unstructured.NestedString(u.Object, "spec", "infrastructureRef", "apiVersion")
+		if gv, err := schema.ParseGroupVersion(av); err == nil {
+			m.infra.Group = gv.Group
+		}
+	}
 	m.infra.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "kind")
 	m.infraName, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
 	for _, o := range u.GetOwnerReferences() {

@@ -49,6 +49,9 @@ type world struct {
 	audit   *upgrade.Auditor
 	// writes counts the requests that are not reads (see countingConfig).
 	writes *atomic.Int64
+	// v1beta1: the API server serves Cluster API at v1beta1 alone (CAPI
+	// before v1.11), so the world writes its CAPI objects in that shape.
+	v1beta1 bool
 }
 
 const (
@@ -60,6 +63,13 @@ const (
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldOn(t, cp, false)
+}
+
+// newWorldOn is newWorld on a control plane of the test's, which serves
+// Cluster API at v1beta1 alone when v1beta1 is set.
+func newWorldOn(t *testing.T, cp *controlplane.Env, v1beta1 bool) *world {
+	t.Helper()
 	cfg, writes := countingConfig(cp.Config)
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {
@@ -68,7 +78,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{
 		t: t, ctx: context.Background(), cfg: cfg, client: client, writes: writes,
 		cluster: "c" + rand.String(6), ns: cptest.Namespace(t, cp.Config), sys: model.SystemNamespace,
-		now: time.Now().Add(time.Hour),
+		now: time.Now().Add(time.Hour), v1beta1: v1beta1,
 	}
 	w.env = &Env{Client: client, Cluster: w.cluster, ClusterNamespace: w.ns,
 		Now: func() time.Time { return w.now }, PollInterval: 20 * time.Millisecond}
@@ -93,6 +103,23 @@ func countingConfig(base *rest.Config) (*rest.Config, *atomic.Int64) {
 		})
 	})
 	return cfg, n
+}
+
+// capi is a Cluster API resource at the version the world writes.
+func (w *world) capi(gvr schema.GroupVersionResource) schema.GroupVersionResource {
+	if w.v1beta1 {
+		gvr.Version = "v1beta1"
+	}
+	return gvr
+}
+
+// capiRef is a reference to an object of group: by apiGroup (v1beta2) or by
+// apiVersion (v1beta1).
+func (w *world) capiRef(group, kind, name string) map[string]any {
+	if w.v1beta1 {
+		return map[string]any{"apiVersion": group + "/v1beta1", "kind": kind, "name": name}
+	}
+	return map[string]any{"apiGroup": group, "kind": kind, "name": name}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -164,13 +191,18 @@ func (w *world) seedEtcdRollout(kcpPaused bool) {
 	if kcpPaused {
 		kcpAnn[model.AnnotationCAPIPaused] = "true"
 	}
-	kcp := obj("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", w.sys, w.cluster,
-		map[string]any{model.LabelClusterName: w.cluster}, kcpAnn, map[string]any{
-			"replicas": int64(3), "version": "v1.30.14-eks-1-30-58",
-			"machineTemplate": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
-				"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachineTemplate", "name": "cp-template"}}},
-		})
-	w.create(upgrade.GVRKCP, kcp)
+	kcpSpec := map[string]any{"replicas": int64(3), "version": "v1.30.14-eks-1-30-58",
+		"machineTemplate": map[string]any{"spec": map[string]any{
+			"infrastructureRef": w.capiRef("infrastructure.cluster.x-k8s.io", "VSphereMachineTemplate", "cp-template")}}}
+	if w.v1beta1 {
+		kcpSpec["machineTemplate"] = map[string]any{
+			"infrastructureRef": w.capiRef("infrastructure.cluster.x-k8s.io", "VSphereMachineTemplate", "cp-template")}
+		kcpSpec["kubeadmConfigSpec"] = map[string]any{}
+	}
+	kcpRes := w.capi(upgrade.GVRKCP)
+	kcp := obj("controlplane.cluster.x-k8s.io/"+kcpRes.Version, "KubeadmControlPlane", w.sys, w.cluster,
+		map[string]any{model.LabelClusterName: w.cluster}, kcpAnn, kcpSpec)
+	w.create(kcpRes, kcp)
 
 	// EKS-A applied the new spec and marked the rollout.
 	newEtcd := oldEtcd.DeepCopy()
@@ -187,20 +219,20 @@ func (w *world) seedEtcdRollout(kcpPaused bool) {
 		if suffix == "z" {
 			template = newEtcdTemplate
 		}
-		m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, w.cluster+"-etcd-"+suffix,
+		m := obj("cluster.x-k8s.io/"+w.capi(gvrMachine).Version, "Machine", w.sys, w.cluster+"-etcd-"+suffix,
 			map[string]any{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName()},
 			map[string]any{clusterv1.TemplateClonedFromNameAnnotation: template},
 			map[string]any{"clusterName": w.cluster,
-				"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "EtcdadmConfig", "name": "x-" + suffix}},
-				"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": "x-" + suffix}})
+				"bootstrap":         map[string]any{"configRef": w.capiRef("bootstrap.cluster.x-k8s.io", "EtcdadmConfig", "x-"+suffix)},
+				"infrastructureRef": w.capiRef("infrastructure.cluster.x-k8s.io", "VSphereMachine", "x-"+suffix)})
 		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: owner["apiVersion"].(string), Kind: "EtcdadmCluster", Name: etcd.GetName(), UID: etcd.GetUID(), Controller: ptr.To(true)}})
 		phase := "Provisioning"
 		if suffix != "z" {
 			m.SetLabels(map[string]string{model.LabelClusterName: w.cluster, model.LabelEtcdCluster: etcd.GetName(), model.LabelEtcdReady: "true"})
 			phase = "Running"
 		}
-		w.create(gvrMachine, m)
-		w.setStatus(gvrMachine, w.sys, m.GetName(), map[string]any{"phase": phase})
+		w.create(w.capi(gvrMachine), m)
+		w.setStatus(w.capi(gvrMachine), w.sys, m.GetName(), map[string]any{"phase": phase})
 	}
 	for _, suffix := range []string{"a", "b", "c"} {
 		member(suffix)
@@ -245,7 +277,7 @@ func (w *world) playEtcdadm() {
 				return false, nil
 			}
 			v, _, _ := unstructured.NestedString(u.Object, "spec", "etcdadmConfigSpec", "cloudInitConfig", "version")
-			if _, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(ctx, w.cluster+"-etcd-z", metav1.GetOptions{}); err == nil || v != oldEtcdVersion {
+			if _, err := w.client.Dynamic.Resource(w.capi(gvrMachine)).Namespace(w.sys).Get(ctx, w.cluster+"-etcd-z", metav1.GetOptions{}); err == nil || v != oldEtcdVersion {
 				return false, nil
 			}
 			ready, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
@@ -270,6 +302,14 @@ type rollbackState struct {
 	KCPSpec               string
 }
 
+// rolledBack is the state a finished rollback of seedEtcdRollout leaves,
+// the KCP's spec as it was before (kcpSpec).
+func (w *world) rolledBack(kcpSpec string) rollbackState {
+	return rollbackState{Version: oldEtcdVersion, Template: oldEtcdTemplate, EtcdReady: true, EKSAPaused: true,
+		Record:   "done " + w.cluster + "-etcd-z " + w.cluster + "-etcd-a," + w.cluster + "-etcd-b," + w.cluster + "-etcd-c",
+		Machines: w.cluster + "-etcd-a " + w.cluster + "-etcd-b " + w.cluster + "-etcd-c ", KCPSpec: kcpSpec}
+}
+
 func (w *world) rollbackState() rollbackState {
 	w.t.Helper()
 	var s rollbackState
@@ -281,7 +321,7 @@ func (w *world) rollbackState() rollbackState {
 	s.Template, _, _ = unstructured.NestedString(etcd.Object, "spec", "infrastructureTemplate", "name")
 	_, s.Upgrading = etcd.GetAnnotations()[model.AnnotationEtcdUpgrading]
 	s.EtcdReady = readEtcdStatus(etcd).settled()
-	kcp, err := w.res(upgrade.GVRKCP, w.sys).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	kcp, err := w.res(w.capi(upgrade.GVRKCP), w.sys).Get(w.ctx, w.cluster, metav1.GetOptions{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
