@@ -220,7 +220,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			if c.LastTransitionTime.After(since) {
 				since = c.LastTransitionTime
 			}
-			if c.Severity == SeverityError || strings.HasPrefix(c.Reason, nodeUpgradeFailedPrefix) {
+			if StepFailed(nu.Conditions, c) {
 				d := now.Sub(since)
 				node := ix.nodeOf(nu)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,

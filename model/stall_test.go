@@ -253,3 +253,43 @@ func TestFailedStalls(t *testing.T) {
 		t.Errorf("a slow stall is failed: %+v", got)
 	}
 }
+
+// Right after a node retry deletes the upgrader pod, EKS-A marks every step
+// False with severity Error and reason "Upgrader pod does not exist" until
+// its next reconcile creates the pod again: a wait, not a failed step. A
+// container that exited non-zero is a failure whatever the severity.
+func TestStepFailedTellsAMissingPodFromAFailedContainer(t *testing.T) {
+	missing := Conditions{}
+	for _, step := range NodeUpgradeSteps[:6] {
+		missing = append(missing, Condition{Type: step, Status: "False", Severity: SeverityError, Reason: "Upgrader pod does not exist", LastTransitionTime: t0})
+	}
+	for _, c := range missing {
+		if StepFailed(missing, c) {
+			t.Errorf("%s with the upgrader pod missing is failed", c.Type)
+		}
+	}
+	failed := Conditions{
+		{Type: "UpgraderPodCreated", Status: "True"},
+		{Type: "BinariesCopied", Status: "True"},
+		{Type: "ContainerdUpgraded", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"},
+		{Type: "CNIPluginsUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized"},
+	}
+	for _, c := range failed {
+		if got, want := StepFailed(failed, c), c.Type == "ContainerdUpgraded"; got != want {
+			t.Errorf("%s: failed %t, want %t", c.Type, got, want)
+		}
+	}
+	if c := (Condition{Type: "KubeadmUpgraded", Status: "False", Reason: "Container exited with a non-zero exit code, reason: OOMKilled"}); !StepFailed(missing, c) {
+		t.Error("a container that exited non-zero is not failed")
+	}
+
+	s := readyCluster()
+	s.NodeUpgrades = ListOf(&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-md-0-a", Conditions: missing})
+	if got := Stalls(s, ProgressOptions{}, t0.Add(5*time.Second)); len(got) != 0 {
+		t.Errorf("the upgrader pod missing for 5s: stalls %+v", got)
+	}
+	if got := Stalls(s, ProgressOptions{}, t0.Add(11*time.Minute)); len(got) != 1 || got[0].Failed || !strings.Contains(got[0].Sentence, "Upgrader pod does not exist") {
+		t.Errorf("the upgrader pod missing for 11m: stalls %+v, want a stall, not a failure", got)
+	}
+}

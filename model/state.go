@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -304,6 +305,29 @@ var NodeUpgradeSteps = []string{
 	"KubeadmUpgraded",
 	"KubeletUpgraded",
 	"PostUpgradeCleanupCompleted",
+}
+
+// StepFailed reports whether c, the condition of an in-place step of an
+// upgrade whose conditions are cs, says the step's container failed. EKS-A
+// marks steps False with severity Error in two cases: the step's container
+// exited non-zero ("Container exited with a non-zero exit code, reason: …"),
+// and, every step at once, UpgraderPodCreated included, when it cannot read
+// the upgrader pod: "Upgrader pod does not exist" right after a retry
+// deleted the pod, until its next reconcile (within 10 s) creates it again,
+// or the read's error. The second is a wait, not a failure; UpgraderPodCreated
+// is False only then.
+func StepFailed(cs Conditions, c Condition) bool {
+	if c.Status != "False" {
+		return false
+	}
+	if strings.HasPrefix(c.Reason, nodeUpgradeFailedPrefix) {
+		return true
+	}
+	if c.Severity != SeverityError {
+		return false
+	}
+	pod, ok := cs.Get(NodeUpgradeSteps[0])
+	return !ok || pod.Status != "False"
 }
 
 // NodeUpgrade is a per-node in-place upgrade object: the NodeUpgrade EKS-A

@@ -442,7 +442,7 @@ func stepProgress(nu *model.NodeUpgrade, fallback time.Time) (done int, text str
 			continue
 		}
 		text = step
-		if ok && c.Status == "False" && (c.Severity == model.SeverityError || strings.Contains(c.Reason, "non-zero")) {
+		if ok && model.StepFailed(nu.Conditions, c) {
 			failed = true
 		}
 		return done, text, failed, since

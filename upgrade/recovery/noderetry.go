@@ -180,26 +180,27 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	}
 	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
 	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
-	byType := map[string]map[string]any{}
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok {
-			t, _ := m["type"].(string)
-			byType[t] = m
-		}
-	}
-	for _, step := range model.NodeUpgradeSteps {
-		c, ok := byType[step]
+	var steps model.Conditions
+	for _, raw := range conds {
+		c, ok := raw.(map[string]any)
 		if !ok {
 			continue
 		}
-		status, _ := c["status"].(string)
-		severity, _ := c["severity"].(string)
-		reason, _ := c["reason"].(string)
-		if status == "False" && (severity == string(model.SeverityError) || strings.Contains(reason, "non-zero exit code")) {
-			f.Step, f.Container, f.Reason = step, StepContainers[step], reason
-			if ts, _ := c["lastTransitionTime"].(string); ts != "" {
-				f.FailedAt, _ = time.Parse(time.RFC3339, ts)
-			}
+		var mc model.Condition
+		mc.Type, _ = c["type"].(string)
+		mc.Status, _ = c["status"].(string)
+		sev, _ := c["severity"].(string)
+		mc.Severity = model.ConditionSeverity(sev)
+		mc.Reason, _ = c["reason"].(string)
+		if ts, _ := c["lastTransitionTime"].(string); ts != "" {
+			mc.LastTransitionTime, _ = time.Parse(time.RFC3339, ts)
+		}
+		steps = append(steps, mc)
+	}
+	for _, step := range model.NodeUpgradeSteps {
+		c, ok := steps.Get(step)
+		if ok && model.StepFailed(steps, c) {
+			f.Step, f.Container, f.Reason, f.FailedAt = step, StepContainers[step], c.Reason, c.LastTransitionTime
 			break
 		}
 	}

@@ -144,7 +144,7 @@ func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 func failedStep(nu *model.NodeUpgrade) string {
 	for _, step := range model.NodeUpgradeSteps {
 		c, ok := nu.Conditions.Get(step)
-		if ok && c.Status == "False" && (c.Severity == model.SeverityError || strings.Contains(c.Reason, "non-zero exit code")) {
+		if ok && model.StepFailed(nu.Conditions, c) {
 			return step
 		}
 	}
