@@ -471,6 +471,14 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
 			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status --cluster %s`, then clear it with `upgrade-console lock clear paused --cluster %s` (recorded)", c.Name, c.Name))
 	}
+	// EKS-A's etcd restore procedure pauses the Cluster API Cluster, and
+	// so do backups and moves of CAPI objects; left paused, EKS-A writes
+	// the new spec to the KubeadmControlPlane and the MachineDeployments and
+	// Cluster API acts on none of it.
+	if cc := in.State.CAPICluster; cc != nil && cc.Paused {
+		return failed(fmt.Sprintf("spec.paused is true on the Cluster API Cluster %s/%s: Cluster API reconciles none of the cluster's objects, so no machine would be upgraded", cc.Namespace, cc.Name),
+			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `kubectl -n %s patch clusters.cluster.x-k8s.io %s --type merge -p '{\"spec\":{\"paused\":false}}'`", cc.Namespace, cc.Name))
+	}
 	return pass("the EKS-A controller reconciles the cluster")
 }
 

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +16,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/upgrade-console/upgrade-console/demo/kinds"
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/demo/seed"
@@ -90,6 +93,23 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationEKSAPaused, ""))
 		})
+		w.waitCheck(t, p, CheckReconcileNotPaused, model.CheckPass)
+	})
+
+	// A Cluster API Cluster left paused (EKS-A's etcd restore pauses it):
+	// CAPI would roll no machine of the new spec.
+	t.Run("CAPI Cluster paused", func(t *testing.T) {
+		capi := w.client.Dynamic.Resource(kinds.CAPICluster).Namespace(w.ns)
+		pause := func(paused bool) {
+			t.Helper()
+			patch := fmt.Sprintf(`{"spec":{"paused":%t}}`, paused)
+			if _, err := capi.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pause(true)
+		expectFail(t, CheckReconcileNotPaused, "spec.paused is true on the Cluster API Cluster "+w.ns+"/"+name, "patch clusters.cluster.x-k8s.io "+name)
+		pause(false)
 		w.waitCheck(t, p, CheckReconcileNotPaused, model.CheckPass)
 	})
 
