@@ -560,17 +560,13 @@ func resumeSafe(rec *rollbackRecord, machines []machine) Precondition {
 }
 
 // stuckAtNewMember says whether the rollout is still where the rollback
-// found it: the new member not ready and every old member owned and in
-// place (or the new member already gone). while says since when it is
-// judged, for the reason when it is not.
+// found it: every old member owned and in place, and the new member not
+// ready or already gone (the rollback deletes it). while says since when it
+// is judged, for the reason when it is not.
 func stuckAtNewMember(rec *rollbackRecord, machines []machine, while string) (bool, string) {
 	byName := map[string]machine{}
 	for _, m := range machines {
 		byName[m.Name] = m
-	}
-	nm, ok := byName[rec.NewMachine]
-	if !ok || nm.UID != rec.NewMachineUID || nm.Deleting {
-		return true, "the new machine " + rec.NewMachine + " is already deleted or being deleted"
 	}
 	var released []string
 	for _, n := range rec.OldMachines {
@@ -578,7 +574,17 @@ func stuckAtNewMember(rec *rollbackRecord, machines []machine, while string) (bo
 			released = append(released, n)
 		}
 	}
+	nm, ok := byName[rec.NewMachine]
+	gone := !ok || nm.UID != rec.NewMachineUID || nm.Deleting
 	switch {
+	case gone && len(released) > 0:
+		// The new machine went (this rollback, or another console's,
+		// deleted it), and the rollout went on without it: etcdadm
+		// released old members for new ones that came up. Their spec put
+		// back, every member would be rolled back to the previous one.
+		return false, fmt.Sprintf("the new machine %s is gone and the etcdadm controller has released or removed old member(s) %s %s: the rollout went on with other new members, and restoring the previous spec would roll every member back", rec.NewMachine, strings.Join(released, ", "), while)
+	case gone:
+		return true, "the new machine " + rec.NewMachine + " is already deleted or being deleted; old members " + strings.Join(rec.OldMachines, ", ") + " in place"
 	case nm.EtcdReady:
 		return false, fmt.Sprintf("the new member %s became ready %s: the rollout went on, and deleting it would remove a healthy member", nm.Name, while)
 	case len(released) > 0:

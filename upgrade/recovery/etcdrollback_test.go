@@ -486,6 +486,54 @@ func TestEtcdRollbackRunChecksAgainThatTheRolloutIsStuck(t *testing.T) {
 	}
 }
 
+// A plan left at its confirmation while another console's rollback deleted
+// the new member and EKS-A, resumed, finished the rollout with other new
+// members: the old members are released. The run, and a resume of its
+// record, found "the new machine is already deleted" enough, and restored
+// the previous spec over a finished rollout, which rolled every member back.
+func TestEtcdRollbackRefusesOnceTheRolloutWentOnWithoutTheNewMember(t *testing.T) {
+	wentOnWithoutIt := func(w *world) {
+		t.Helper()
+		if err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Delete(w.ctx, w.cluster+"-etcd-z", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
+	}
+	const want = "is gone and the etcdadm controller has released or removed old member(s)"
+
+	t.Run("a plan confirmed late", func(t *testing.T) {
+		w := newWorld(t)
+		w.seedEtcdRollout(true)
+		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wentOnWithoutIt(w)
+		etcdBefore := w.rollbackState()
+		rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+		var cc *ConcurrentChangeError
+		if !errors.As(err, &cc) || !strings.Contains(cc.What, want) {
+			t.Fatalf("run: %v, want a concurrent change saying the rollout went on\n%s", err, describeSteps(rep))
+		}
+		if got := w.rollbackState(); got != etcdBefore {
+			t.Errorf("the refused run wrote:\n got %+v\nwant %+v", got, etcdBefore)
+		}
+	})
+
+	t.Run("a resume", func(t *testing.T) {
+		w := interruptedAfterThePause(t)
+		wentOnWithoutIt(w)
+		_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+		var refused *RefusedError
+		if !errors.As(err, &refused) {
+			t.Fatalf("err = %v, want a refusal", err)
+		}
+		if f := refused.Failed(); len(f) != 1 || f[0].Name != "resume-safe" || !strings.Contains(f[0].Detail, want) || !strings.Contains(f[0].Detail, "lock clear paused --force") {
+			t.Fatalf("failed preconditions = %+v, want resume-safe saying the rollout went on, with the way out", f)
+		}
+	})
+}
+
 // interruptedAfterThePause is a stuck etcd rollout whose rollback was killed
 // right after its first step: EKS-A paused, the rollback recorded, nothing
 // else done.
