@@ -148,7 +148,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	survivesClosedOutput()
 	sctx, stop := interruptible(ctx)
 	defer stop()
-	lv, err := connect(ctx, g, &o.live)
+	// Connected under the interrupt too: against an API server that does
+	// not answer, the schema and Cluster reads held a SIGTERM 12 to 32 s.
+	lv, err := connect(sctx, g, &o.live)
 	if err != nil {
 		return interruptedOr(sctx, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/demo/seed"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -498,5 +501,61 @@ func TestApplyInterruptedBeforeTheStart(t *testing.T) {
 	}
 	if _, errOut, code := runCaptured(t, liveArgs(w, "apply", "--dry-run", "--wait")...); code != ExitUsage || !strings.Contains(errOut, "--dry-run starts none") {
 		t.Errorf("--dry-run --wait: exit %d, want %d\n%s", code, ExitUsage, errOut)
+	}
+}
+
+// An apply interrupted while the API server does not answer stops at once,
+// with exit 5 and nothing changed: its connection ran outside the interrupt,
+// and a CI job's SIGTERM waited for the reads' own timeouts (32 s against a
+// server that never replies), past the grace most CI runners give before
+// SIGKILL. The old code ended with the same exit, only that late: the test
+// allows 10 s.
+func TestApplyInterruptedWhileTheAPIServerIsSilent(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a server that takes the request and never replies
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: s, cluster: {server: "%s", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: s, context: {cluster: s, user: u}}]
+current-context: s
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := scenario.For(scenario.Rolling, scenario.Options{ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := seed.TargetSpec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Registered here too, so that the SIGTERM never kills the test
+	// binary (as TestApplyDemoInterruptedAtTheConfirmation).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		time.Sleep(time.Second)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	}()
+	start := time.Now()
+	_, errOut, code := runCaptured(t, "apply", "--kubeconfig", kubeconfig, "--cluster", "mgmt", "-f", specPath, "--yes", "--wait")
+	took := time.Since(start)
+	if code != ExitTimeout || !strings.Contains(errOut, "nothing was changed") || took > 10*time.Second {
+		t.Fatalf("exit %d after %s (want %d soon after the SIGTERM at 1s), stderr %q", code, took.Round(time.Millisecond), ExitTimeout, errOut)
 	}
 }
