@@ -156,7 +156,7 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	}
 	tgt, err := r.Target(ctx, req.Spec, req.ToBundles)
 	if err != nil {
-		return nil, err
+		return nil, targetVersionFirst(cur, req.Spec, err)
 	}
 	// Validated once: the spec file does not change while the plan is shown.
 	tgt.SpecDryRun, tgt.SpecDryRunErr = (&Applier{Client: pl.Client}).DryRun(ctx, req.Spec)

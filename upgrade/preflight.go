@@ -212,12 +212,37 @@ func checkEKSASkew(_ context.Context, in *Inputs) model.CheckResult {
 	if cur == "" || tgt == "" {
 		return warn("the current or target EKS-A version is unknown", "set spec.eksaVersion in the spec file")
 	}
-	reason, _, _ := unstructured.NestedString(in.Current.Cluster.Object, "status", "failureReason")
+	return eksaSkew(in.Current.Cluster, cur, tgt)
+}
+
+// eksaSkew judges an EKS-A version change cur → tgt of the Cluster c as
+// EKS-A's webhook does.
+func eksaSkew(c *unstructured.Unstructured, cur, tgt string) model.CheckResult {
+	reason, _, _ := unstructured.NestedString(c.Object, "status", "failureReason")
 	r := model.CheckEKSAVersionSkewFrom(cur, tgt, reason == model.FailureReasonEksaVersionInvalid)
-	if r.Failed() && in.Current.Cluster.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
+	if r.Failed() && c.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
 		return warn(r.Message+" (the Cluster's skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
 	}
 	return r
+}
+
+// targetVersionFirst is the error of a target that could not be resolved
+// from the cluster (its EKSARelease missing), unless the spec's eksaVersion
+// is one EKS-A refuses for this cluster (not a version, a downgrade, minors
+// skipped): then that is the error. No release of such a version is to be
+// installed, and the missing release's fix (install its management
+// components first) would downgrade them or skip minors.
+func targetVersionFirst(cur *Current, spec *SpecFile, err error) error {
+	v := spec.EksaVersion()
+	if v == "" || cur == nil || cur.Cluster == nil {
+		return err
+	}
+	r := eksaSkew(cur.Cluster, cur.EksaVersion, v)
+	if !r.Failed() {
+		return err
+	}
+	return &model.InputError{Source: spec.Path, Field: "Cluster " + spec.Cluster.GetName() + ": spec.eksaVersion",
+		Problem: r.Message + " (" + r.Name + ")", Fix: r.Remediation}
 }
 
 func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
