@@ -115,7 +115,11 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 		if r := p.EtcdRollback; r.By != "" {
 			j.reason += " (" + r.By + ")"
 		}
-		j.reason += ": EKS-A reconcile stays paused and the upgrade does not go on; fix the cause, then `upgrade-console lock clear paused` resumes it"
+		resume := "upgrade-console lock clear paused"
+		if p.ClusterFlags != "" {
+			resume += " " + p.ClusterFlags
+		}
+		j.reason += ": EKS-A reconcile stays paused and the upgrade does not go on; fix the cause, then `" + resume + "` resumes it"
 	case p.Failed && now.Sub(j.failingSince) >= j.grace:
 		j.outcome = OutcomeFailed
 		j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(j.failingSince)), p.FailureMessage)

@@ -1,6 +1,9 @@
 package model
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A wait that ends while the cluster reports a failure the grace has not yet
 // made an outcome says so ("timed out at failed: boom" read oddly, and as a
@@ -10,5 +13,23 @@ func TestUnfinishedWithAFailureWithinTheGrace(t *testing.T) {
 	want := "timed out while the cluster reported a failure not yet held long enough to fail the upgrade: boom"
 	if got := (Judge{}).Unfinished("timed out", p, t0); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The outcome of a finished etcd rollback names the command that resumes
+// EKS-A as it can be pasted: without --cluster it was a wrong command line
+// (exit 2).
+func TestRolledBackOutcomeNamesTheClusterToResume(t *testing.T) {
+	for _, tc := range []struct {
+		flags, want string
+	}{
+		{"--cluster mgmt -n fleet", "`upgrade-console lock clear paused --cluster mgmt -n fleet` resumes it"},
+		{"", "`upgrade-console lock clear paused` resumes it"},
+	} {
+		p := Progress{Generation: 2, ClusterFlags: tc.flags, EtcdRollback: &EtcdRollbackRecord{Phase: "done", By: "ops"}}
+		j, out := NewJudge().Observe(p, t0)
+		if out != OutcomeFailed || !strings.HasSuffix(j.Reason(), tc.want) {
+			t.Errorf("flags %q: outcome %v %q, want failed ending %q", tc.flags, out, j.Reason(), tc.want)
+		}
 	}
 }

@@ -155,6 +155,10 @@ type Progress struct {
 	// SpecChangedAt is when the EKS-A Cluster's spec was last written (zero
 	// when unknown): the phases that follow it cannot have started earlier.
 	SpecChangedAt time.Time
+	// ClusterFlags are the flags that name the Cluster on a command line
+	// ("--cluster mgmt", with -n when not in default), for the commands a
+	// sentence suggests; empty when the Cluster is not seen.
+	ClusterFlags string `json:"-"`
 	// Generation is the EKS-A Cluster's metadata.generation (0 when unknown):
 	// it moves with spec changes only, which tells the Timeline a new
 	// upgrade from a metadata write that moved SpecChangedAt.
