@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -256,8 +257,11 @@ func lookupError(err error, src, what, fix string) error {
 	case apierrors.IsNotFound(err):
 		return &model.InputError{Source: src, Problem: "not found (" + what + ")", Fix: fix}
 	case apierrors.IsForbidden(err):
+		// The identity may be --as's, not the kubeconfig's user: "use
+		// another kubeconfig" missed it.
 		return &model.InputError{Source: src, Problem: "access denied: " + refusal(err),
-			Fix: "use a kubeconfig whose user may read EKS-A objects (the cluster's admin kubeconfig)"}
+			Fix: "the identity the console connects as (the kubeconfig's user, or --as when given) may not read it: " +
+				canI(err, src) + "use one that may read the EKS-A objects (the cluster's admin kubeconfig, or grant get on them)"}
 	case meta.IsNoMatchError(err):
 		return &model.InputError{Source: src, Problem: "the API server does not serve this kind", Fix: "check --kubeconfig and --context"}
 	}
@@ -324,4 +328,28 @@ func managementTooOld(installed, target string) (bool, error) {
 	iv2, _ := iv.SetMetadata("")
 	tv2, _ := tv.SetMetadata("")
 	return iv2.LessThan(&tv2), nil
+}
+
+// canI is the kubectl command that asks whether the identity may read what
+// the API server refused (err, a Forbidden, of src, "Kind namespace/name"),
+// or "" when err does not say.
+func canI(err error, src string) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return ""
+	}
+	d := st.Status().Details
+	res := d.Kind // the resource, in a Forbidden's details
+	if d.Group != "" {
+		res += "." + d.Group
+	}
+	if d.Name != "" {
+		res += "/" + d.Name
+	}
+	if _, obj, ok := strings.Cut(src, " "); ok {
+		if ns, _, ok := strings.Cut(obj, "/"); ok {
+			res += " -n " + ns
+		}
+	}
+	return "`kubectl auth can-i get " + res + "` (with the same --kubeconfig, --context and --as) says whether it may; "
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -238,5 +240,18 @@ func TestLookupErrorOfARequestTimedOut(t *testing.T) {
 	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
 	if err := lookupError(refused, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || strings.Contains(ie.Fix, "--request-timeout") {
 		t.Errorf("refused: %#v", err)
+	}
+}
+
+// Access denied names the identity as the console connects, --as included,
+// and the kubectl command that asks for it: "use a kubeconfig whose user
+// may read" missed an --as identity.
+func TestLookupErrorOfAccessDeniedNamesTheIdentityAndTheCheck(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}, "mgmt", errors.New("no RBAC policy matched"))
+	var ie *model.InputError
+	if err := lookupError(forbidden, "Cluster default/mgmt", "the EKS-A Cluster", ""); !errors.As(err, &ie) ||
+		!strings.Contains(ie.Fix, "or --as when given") ||
+		!strings.Contains(ie.Fix, "`kubectl auth can-i get clusters.anywhere.eks.amazonaws.com/mgmt -n default` (with the same --kubeconfig, --context and --as)") {
+		t.Errorf("forbidden: %v", err)
 	}
 }
