@@ -96,8 +96,9 @@ line per meaningful change instead.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
-still be running). Without --exit-on-done, --timeout gives up with 5 all the same, but 4
-after a failure it showed, and 0 after an upgrade the plain watch saw complete. A cluster at
+still be running). Without --exit-on-done, --timeout gives up with 5 all the same, and a
+stop (q, a signal) exits 0, but both exit 4 after a failure the watch showed, and --timeout
+0 after an upgrade the plain watch saw complete. A cluster at
 rest meets the rule once it has held for 5 s and the API server has confirmed it (so a
 --timeout under that ends with 5): the plain outcome line then says that no upgrade was
 under way.`,
@@ -300,20 +301,21 @@ func isTerminal(w io.Writer) bool {
 }
 
 // outcomeError maps how the watch ended to the exit code contract, one rule
-// for the plain watch and the dashboard: 4 for a failed upgrade (with
-// --exit-on-done, or when --timeout passed after the failure was shown: a
-// timeout does not hide it), 5 when --timeout passed before an outcome, or
-// with the cluster at rest (with or without --exit-on-done), 0 when it
-// passed after an upgrade the watch saw complete. A stop (q, SIGTERM) is 0,
-// or 5 with --exit-on-done. The words say whether an upgrade was under way
-// at all, and whether the API server could still be reached.
+// for the plain watch and the dashboard: 4 for a failed upgrade the watch
+// showed, however it ended (--exit-on-done, --timeout, q, SIGTERM: no end
+// hides a failure; a CI job cancelled after it went green), 5 when
+// --timeout passed before an outcome, or with the cluster at rest (with or
+// without --exit-on-done), 0 when it passed after an upgrade the watch saw
+// complete. Any other stop (q, SIGTERM) is 0, or 5 with --exit-on-done. The
+// words say whether an upgrade was under way at all, and whether the API
+// server could still be reached.
 func outcomeError(res report.Result, err error, o *watchOptions) error {
 	timedOut := res.Deadline || res.Outcome == report.TimedOut || errors.Is(err, context.DeadlineExceeded)
 	switch {
 	case err != nil && !errors.Is(err, context.DeadlineExceeded):
 		// The watch ended on a bug of its own, or the source's.
 		return err
-	case res.Outcome == report.Failed && (o.exitOnDone || timedOut):
+	case res.Outcome == report.Failed:
 		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the failure above)"))
 	case res.Outcome == report.Done && res.Deadline:
 		// Seen complete, and confirmed, before --timeout passed.

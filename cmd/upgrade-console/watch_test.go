@@ -195,8 +195,10 @@ func TestWatchTimeoutExitCodeWithoutExitOnDone(t *testing.T) {
 		{"dashboard reconnecting", dashboardDeadline(report.Done, reconnecting, now), nil,
 			"--timeout 8s passed while reconnecting to the API server; the connection was found lost at 12:19:19Z", ExitTimeout},
 		{"dashboard running", dashboardDeadline(report.Running, nil, now), nil, "--timeout 8s passed before the upgrade completed", ExitTimeout},
-		// A stop (q, SIGTERM) without --exit-on-done is 0, as the README says.
-		{"stopped failed", report.Result{Outcome: report.Failed}, nil, "", ExitOK},
+		// A stop (q, SIGTERM) without --exit-on-done is 0, as the README
+		// says, but for a failure the watch showed: a CI job cancelled
+		// after "outcome: failed" went green.
+		{"stopped failed", report.Result{Outcome: report.Failed}, nil, "the upgrade failed (see the failure above)", ExitUpgradeFail},
 		{"stopped reconnecting", report.Result{Outcome: report.Running, Words: report.ReconnectingWords(lostAt, "", now)}, nil, "", ExitOK},
 		// The watch's own bug, not the outcome.
 		{"bug", report.Result{Outcome: report.TimedOut, Deadline: true}, &model.InternalError{Where: "the watch", Panic: "x"}, "internal error", ExitInternal},
