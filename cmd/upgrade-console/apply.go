@@ -390,6 +390,9 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 	switch {
 	case outcome.Complete:
 		fmt.Fprintf(out, "\nupgrade complete (followed for %s)\n", model.TotalDuration(outcome.Elapsed))
+		if note := keptLockNote(sctx, lv, p.Cluster); note != "" {
+			fmt.Fprintln(out, note)
+		}
 		return nil
 	case outcome.TimedOut:
 		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (%s)",
@@ -565,6 +568,22 @@ func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
 			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), cluster)
 	}
 	return "the upgrade lock is released"
+}
+
+// keptLockNote is what a follow that took no lock says, once the upgrade
+// completed, of a lock kept for it: the console that applied the spec kept
+// it when the upgrade failed or it stopped following, and it blocks the next
+// upgrade until someone clears it; nothing else said so after the rerun
+// went green. Empty when no lock is kept.
+func keptLockNote(ctx context.Context, lv *live, cluster string) string {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	st, err := upgrade.ReadLock(rctx, lv.client.Kube, lv.client.Sys(), cluster)
+	if err != nil || st == nil || !st.Held() || st.Kept == "" {
+		return ""
+	}
+	return fmt.Sprintf("the upgrade lock is still kept (%s): it blocks the next upgrade; this run applied nothing and holds no lock, so it leaves it: once the cluster is checked, `upgrade-console lock clear lease --cluster %s` clears it (recorded)",
+		st.Describe(time.Now()), cluster)
 }
 
 // connectionLine says the link to the API server as the plain watch does: a

@@ -27,6 +27,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/demo/seed"
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -557,5 +558,37 @@ current-context: s
 	took := time.Since(start)
 	if code != ExitTimeout || !strings.Contains(errOut, "nothing was changed") || took > 10*time.Second {
 		t.Fatalf("exit %d after %s (want %d soon after the SIGTERM at 1s), stderr %q", code, took.Round(time.Millisecond), ExitTimeout, errOut)
+	}
+}
+
+// The apply that failed kept its lock; the cause fixed (a node retry, say),
+// apply --wait run again follows the upgrade to its completion, applies
+// nothing and holds no lock. It went green saying nothing of the kept lock,
+// which blocks the next upgrade: it now says so, and leaves it.
+func TestApplyWaitRerunSaysTheLockKeptForTheUpgrade(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(w.Config)
+	if out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--force-conflicts")...); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	then := metav1.NewMicroTime(time.Now().Add(-time.Minute))
+	_, err := kube.CoordinationV1().Leases("eksa-system").Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: upgrade.LockName(w.ClusterName), Namespace: "eksa-system",
+			Annotations: map[string]string{model.AnnotationLockKept: "the upgrade failed: node mgmt-md-0-a in-place step KubeadmUpgraded failed"}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ops@bastion-1/0a1b2c3d"), LeaseDurationSeconds: ptr.To(int32(60)),
+			AcquireTime: &then, RenewTime: &then},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--timeout", "3m")...)
+	if code != ExitOK || !strings.Contains(out, "upgrade complete (followed for") ||
+		!strings.Contains(out, "the upgrade lock is still kept (held by ops@bastion-1") ||
+		!strings.Contains(out, "`upgrade-console lock clear lease --cluster "+w.ClusterName+"` clears it") {
+		t.Fatalf("exit %d, want 0 naming the kept lock:\n%s\n%s", code, out, errOut)
+	}
+	if st, err := upgrade.ReadLock(ctx, kube, "eksa-system", w.ClusterName); err != nil || !st.Held() || st.Kept == "" {
+		t.Errorf("the kept lock after the rerun: %+v %v; want it left as it was", st, err)
 	}
 }
