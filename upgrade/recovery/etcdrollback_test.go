@@ -534,6 +534,36 @@ func TestEtcdRollbackRefusesOnceTheRolloutWentOnWithoutTheNewMember(t *testing.T
 	})
 }
 
+// After an interruption the rollback's own markers are live, its to clear
+// as it finishes: lock status called the KCP's pause a leftover, and `lock
+// clear --all` would have taken it from under the unfinished rollback.
+func TestAnUnfinishedRollbacksMarkersAreLive(t *testing.T) {
+	w := interruptedAfterThePause(t)
+	// Interrupted later, after its delete: etcd is ready again, on its old
+	// members, and nothing is rolling.
+	if err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Delete(w.ctx, w.cluster+"-etcd-z", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := w.res(upgrade.GVREtcdadmCluster, w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.setStatus(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", map[string]any{
+		"ready": true, "replicas": int64(3), "observedGeneration": etcd.GetGeneration(), "initialized": true, "creationComplete": true})
+	markers, err := ListMarkers(w.ctx, w.env, MarkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range markers {
+		switch m.ID {
+		case MarkerPaused, MarkerKCPPaused, MarkerEtcdUpgrading:
+			if m.State != MarkerLive || !strings.Contains(m.Reason, "is not finished") {
+				t.Errorf("%s: %s (%s), want live, the unfinished rollback's", m.ID, m.State, m.Reason)
+			}
+		}
+	}
+}
+
 // interruptedAfterThePause is a stuck etcd rollout whose rollback was killed
 // right after its first step: EKS-A paused, the rollback recorded, nothing
 // else done.

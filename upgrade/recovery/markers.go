@@ -181,8 +181,12 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	paused := annotationMarker(MarkerPaused, cluster, env.eksaCluster(), model.AnnotationEKSAPaused, ref("Cluster", env.clusterNS(), env.Cluster),
 		"EKS-A reconcile of the Cluster: spec changes (an upgrade) are not acted on")
 	paused.confirm = env.Cluster
+	var rollbackRunning string // why, when an etcd rollback is not finished
 	if paused.State != MarkerNotSet {
 		rec, _ := readRollbackRecord(cluster)
+		if rec != nil && rec.Phase == "running" {
+			rollbackRunning = fmt.Sprintf("an etcd rollback started by %s at %s is not finished: it clears this marker at its end; run `etcd rollback` again to finish it", rec.By, rec.StartedAt.Format(time.RFC3339))
+		}
 		if v, ok := cluster.GetAnnotations()[AnnotationEtcdRollback]; ok {
 			paused.extra = map[string]string{AnnotationEtcdRollback: v}
 		}
@@ -232,6 +236,8 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		m.confirm = env.Cluster
 		if m.State != MarkerNotSet {
 			switch {
+			case rollbackRunning != "":
+				m.State, m.Reason = MarkerLive, rollbackRunning
 			case etcd != nil && etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != "" && etcdRolling:
 				m.State, m.Reason = MarkerLive, "EKS-A pauses the control plane while etcd rolls, and etcd is rolling ("+etcdSt.String()+")"
 			case liveLock:
@@ -255,6 +261,8 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		m.confirm = env.etcdName()
 		if m.State != MarkerNotSet {
 			switch {
+			case rollbackRunning != "":
+				m.State, m.Reason = MarkerLive, rollbackRunning
 			case etcdRolling:
 				m.State, m.Reason = MarkerLive, "etcd is rolling: "+etcdSt.String()
 			case liveLock:

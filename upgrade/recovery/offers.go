@@ -121,6 +121,12 @@ func leftoverMarkers(s *model.ClusterState, nodeLabel string) (markers []string,
 // the Cluster, the KCP and the EtcdadmCluster, cheap enough for
 // Offerer.Any to ask on every frame.
 func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
+	// An etcd rollback not finished holds the pause and the KCP's: it
+	// resumes the one and keeps the other at its end (etcdOffer offers to
+	// finish it). Offered, the clear was refused as live.
+	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() {
+		return nil, ""
+	}
 	// A pause the EKS-A CLI holds is not offered: it is live, and clearing
 	// it takes --force on the command line.
 	if s.Cluster.Paused() && !s.Cluster.ManagedByCLI() {

@@ -117,6 +117,14 @@ func TestOffersFinishAnInterruptedRollback(t *testing.T) {
 	if !(&Offerer{}).Any(s, now) {
 		t.Error("Offerer.Any disagrees: R would not be listed")
 	}
+	// The pause, the KCP's pause and etcd's upgrading mark are the
+	// unfinished rollback's: offered for clearing, they were refused as
+	// live (and the menu called paused kept by a finished rollback).
+	for _, o := range got {
+		if o.Action == ActionLockClear {
+			t.Errorf("markers offered while the rollback is not finished: %+v", o)
+		}
+	}
 	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"done","newMachine":"e-new"}`
 	for _, o := range Offers(s, now, 15*time.Minute, "") {
 		if o.Action == ActionEtcdRollback {
