@@ -455,6 +455,13 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		total++
 		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + j.Reason(), rFailure}}})
 	}
+	if s != nil && (s.Connection == model.Connecting || s.Connection == "") && s.ConnectionErr != "" {
+		// Never live yet: an API server that cannot be reached (a dead
+		// kubeconfig) left "connecting" and "syncing…" on screen with
+		// nothing to say why, for as long as the operator waited.
+		total++
+		out = append(out, line{segs: []seg{{" ◌ cannot reach the API server yet (retrying): " + firstLine(s.ConnectionErr) + " (check --kubeconfig and --context)", rStall}}})
+	}
 	pauseText := p.Pause
 	if p.Current == model.PhasePaused {
 		pauseText = p.Summary // under way, the pause is the summary

@@ -67,6 +67,27 @@ func TestHeaderConnectionAndStaleness(t *testing.T) {
 	}
 }
 
+// A dashboard that never reached the API server says why on its status
+// line: it showed "connecting" and "syncing…" for as long as one waited,
+// where the plain watch says the server cannot be reached at once.
+func TestDashboardSaysWhyItCannotConnect(t *testing.T) {
+	s := &model.ClusterState{Connection: model.Connecting, ConnectionErr: "127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused"}
+	d := newTestDashboard(t, s, themes.Mono, 160, 30)
+	want := "◌ cannot reach the API server yet (retrying): 127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused (check --kubeconfig and --context)"
+	if out := screenOf(d); !strings.Contains(out, want) {
+		t.Errorf("screen lacks %q:\n%s", want, out)
+	}
+	// Once live, and while reconnecting (the header says it, with how
+	// long), the line goes.
+	for _, c := range []model.ConnectionState{model.Live, model.Reconnecting} {
+		s := fixtureMidEtcd()
+		s.Connection, s.ConnectionErr = c, "x"
+		if out := screenOf(newTestDashboard(t, s, themes.Mono, 160, 30)); strings.Contains(out, "cannot reach the API server yet") {
+			t.Errorf("%s: the line stays:\n%s", c, out)
+		}
+	}
+}
+
 func TestFailureMessageShown(t *testing.T) {
 	s := fixtureMidEtcd()
 	s.Cluster.FailureMessage = "failed to reconcile etcd: webhook denied"

@@ -427,7 +427,7 @@ func (w *Watcher) setConnLocked() {
 // else the first failing source's.
 func (w *Watcher) connectionErrLocked() string {
 	if w.discovery != nil {
-		return w.discovery.Error()
+		return connectionMessage(w.discovery)
 	}
 	for _, in := range w.insts {
 		if in.failing && in.status.Err != "" {
