@@ -126,6 +126,25 @@ func TestLockClearAllClearsStaleMarkersThenAnUpgradeCanTakeTheLock(t *testing.T)
 	if len(rep.Closing) != 1 || !strings.Contains(rep.Closing[0], "a new upgrade can start") {
 		t.Errorf("closing = %v", rep.Closing)
 	}
+	// The started entry, written before any step, holds every write the
+	// run is to make and what it replaces: a console killed while the
+	// Lease's delete landed, before its own entry, left no trace of the
+	// delete or of the holder it removed.
+	var started *upgrade.AuditEntry
+	for _, e := range w.auditEntries() {
+		if e.Action == ActionLockClear && e.Result == upgrade.AuditStarted {
+			started = &e
+		}
+	}
+	if started == nil {
+		t.Fatal("no started entry")
+	}
+	before, _ := started.Before.(map[string]any)
+	lease, _ := before["clear-lease"].(map[string]any)
+	value, _ := lease["value"].(map[string]any)
+	if len(before) != len(p.Steps) || value["holder"] == nil || lease["object"] != "Lease "+w.sys+"/"+upgrade.LockName(w.cluster) {
+		t.Errorf("started entry's plan: %#v", started.Before)
+	}
 	// The upgrade lock can now be taken.
 	l := &upgrade.Locker{Kube: w.client.Kube, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "1"}}
 	if _, err := l.Acquire(w.ctx); err != nil {

@@ -425,8 +425,9 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("interrupted before the first step, nothing was changed: %w", err)
 	}
+	before, after := planned(p)
 	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
-		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps))}); err != nil {
+		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps)), Before: before, After: after}); err != nil {
 		return rep, err
 	}
 	if p.lock != nil {
@@ -496,6 +497,26 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// planned is what the run's write steps are to change, by step name: the
+// object, the change and the values it replaces (before), and the values it
+// writes (after). The started entry carries it, ahead of every write: a
+// console killed while a write landed, before the write's own entry,
+// left no record of it or of what it replaced (a deleted Lease's holder).
+func planned(p *Plan) (before, after map[string]any) {
+	before, after = map[string]any{}, map[string]any{}
+	for _, s := range p.Steps {
+		if s.Wait {
+			continue
+		}
+		before[s.Name] = map[string]any{"object": s.Object, "change": s.Change, "value": s.Before}
+		after[s.Name] = map[string]any{"object": s.Object, "value": s.After}
+	}
+	if len(before) == 0 {
+		return nil, nil
+	}
+	return before, after
 }
 
 // writeStepLimit bounds a write step that an interrupt no longer stops.
