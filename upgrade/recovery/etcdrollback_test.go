@@ -586,8 +586,14 @@ func (w *world) interruptAfterFirstStep(o EtcdRollbackOptions) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
 	x := &Executor{Audit: w.audit, afterStep: func(int) { cancel() }}
-	if _, err := x.Run(ctx, p); !errors.Is(err, context.Canceled) {
+	_, err = x.Run(ctx, p)
+	if !errors.Is(err, context.Canceled) {
 		w.t.Fatalf("interrupted run: %v", err)
+	}
+	// Said in words, as the audit log records it: "…: context canceled"
+	// read as a fault.
+	if want := "interrupted before step 2 (" + p.Steps[1].Title + ")"; err.Error() != want {
+		w.t.Errorf("interrupted run says %q, want %q", err, want)
 	}
 }
 

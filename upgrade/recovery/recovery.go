@@ -448,7 +448,8 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		if err := ctx.Err(); err != nil {
-			return rep, x.stop(ctx, p, fmt.Errorf("interrupted before step %d (%s): %w", i+1, s.Name, err))
+			return rep, x.stop(ctx, p, &interruptedError{cause: err,
+				what: fmt.Sprintf("interrupted before step %d (%s)", i+1, s.Title)})
 		}
 		r := StepResult{Index: i, Step: s.Name, Title: s.Title, Object: s.Object, Status: StepRunning}
 		x.progress(r)
