@@ -289,7 +289,8 @@ func TestProgramEndSettlesTheRecoveryDialog(t *testing.T) {
 	a.Update(OpenDialogMsg{Dialog: d})
 	waited := false
 	notes, err := a.settle(context.Background(), func() { waited = true })
-	if err != nil || !waited || len(notes) != 1 || !strings.Contains(notes[0], "etcd-rollback was stopped as the console ended") {
+	var cut *RecoveryCutError
+	if !errors.As(err, &cut) || cut.Action != "etcd-rollback" || !waited || len(notes) != 1 || !strings.Contains(notes[0], "etcd-rollback was stopped as the console ended") {
 		t.Fatalf("settle with a run under way: notes %q, err %v, waited %v", notes, err, waited)
 	}
 	select {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/tui"
 )
 
 // Exit codes, the contract scripts rely on (documented in the README).
@@ -47,11 +48,16 @@ func exitCode(err error) int {
 	var input *model.InputError
 	var usage usageError
 	var internal *model.InternalError
+	var cut *tui.RecoveryCutError
 	switch {
 	case errors.As(err, &coded):
 		return coded.code
 	case errors.As(err, &internal):
 		return ExitInternal
+	case errors.As(err, &cut):
+		// A recovery run the dashboard's end stopped: as the headless
+		// command interrupted.
+		return ExitTimeout
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &input):

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/tui"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -23,6 +24,9 @@ func TestExitCodes(t *testing.T) {
 		{&model.InputError{Source: "a.yaml", Problem: "bad"}, ExitBadInput},
 		// The watcher's or the UI's own bug, however wrapped on its way up.
 		{fmt.Errorf("terminal UI: %w", &model.InternalError{Where: "the terminal UI", Panic: "boom"}), ExitInternal},
+		// A recovery run the dashboard's end stopped: 5, as the headless
+		// command interrupted (it exited 0), also beside a failure seen.
+		{errors.Join(nil, &tui.RecoveryCutError{Action: "etcd-rollback"}), ExitTimeout},
 		{errors.New("anything else"), ExitBadInput},
 	} {
 		if got := exitCode(c.err); got != c.want {
