@@ -350,6 +350,9 @@ func imageURI(m map[string]json.RawMessage, path, source, field string) (string,
 	return uri, err
 }
 
+// clusterSpecKind finds an EKS-A Cluster document in a multi-document file.
+var clusterSpecKind = regexp.MustCompile(`(?m)^kind:\s*Cluster\s*$`)
+
 // yamlErrLine finds the line a YAML parser error names.
 var yamlErrLine = regexp.MustCompile(`\bline [0-9]+\b`)
 
@@ -360,6 +363,13 @@ func objectJSON(data []byte, source, kind string) ([]byte, error) {
 		return nil, &InputError{Source: source, Problem: "is empty", Fix: "pass a " + kind + " manifest"}
 	}
 	if extraDocument(data) {
+		if clusterSpecKind.Match(data) {
+			// A cluster spec given for the Bundles (--to-bundles spec.yaml):
+			// "keep only the Bundles object" sent the operator looking
+			// for one in it.
+			return nil, &InputError{Source: source, Problem: "is a cluster spec (it holds an EKS-A Cluster), not a " + kind + " manifest",
+				Fix: "give the " + kind + " manifest here (`kubectl -n eksa-system get " + strings.ToLower(kind) + " NAME -o yaml`); the cluster spec goes to -f"}
+		}
 		return nil, &InputError{Source: source, Problem: "holds more than one YAML document",
 			Fix: "keep only the " + kind + " object in the file"}
 	}

@@ -335,3 +335,15 @@ func TestBundlesDifferencesInImages(t *testing.T) {
 		t.Errorf("differences %q", d)
 	}
 }
+
+// A cluster spec given for the Bundles (--to-bundles spec.yaml) is said as
+// such: "holds more than one YAML document (fix: keep only the Bundles
+// object)" sent the operator looking for a Bundles in it.
+func TestParseBundlesOfAClusterSpec(t *testing.T) {
+	spec := []byte("apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata:\n  name: mgmt\n---\napiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereDatacenterConfig\nmetadata:\n  name: mgmt\n")
+	_, err := ParseBundles(spec, "spec.yaml")
+	var in *InputError
+	if !errors.As(err, &in) || !strings.Contains(in.Problem, "is a cluster spec") || !strings.Contains(in.Fix, "get bundles NAME -o yaml") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -253,7 +254,15 @@ type AuditWriteError struct {
 }
 
 func (e *AuditWriteError) Error() string {
-	return fmt.Sprintf("audit log %s: %v (free space on its disk, or set XDG_STATE_HOME to a writable directory)", e.Path, e.Err)
+	fix := "free space on its disk, or set XDG_STATE_HOME to a writable directory"
+	switch {
+	case errors.Is(e.Err, os.ErrPermission):
+		// Not a full disk: "free space" sent the operator the wrong way.
+		fix = "make it and its directory writable for this user, or set XDG_STATE_HOME to a writable directory"
+	case errors.Is(e.Err, syscall.ENOSPC):
+		fix = "free space on its disk, or set XDG_STATE_HOME to a directory on another"
+	}
+	return fmt.Sprintf("audit log %s: %v (%s)", e.Path, e.Err, fix)
 }
 
 func (e *AuditWriteError) Unwrap() error { return e.Err }

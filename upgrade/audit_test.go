@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -249,5 +250,18 @@ func TestAuditorRecordAfterATornLineKeepsTheEntryWhole(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(data), whole+torn+"\n{") || strings.Contains(string(data), "\n\n") {
 		t.Errorf("torn line not ended by exactly one newline:\n%s", data)
+	}
+}
+
+// An audit log the user may not write says so: "free space on its disk"
+// sent the operator to the wrong fix.
+func TestAuditWriteErrorFitsTheCause(t *testing.T) {
+	denied := (&AuditWriteError{Path: "/x/audit.log", Err: &os.PathError{Op: "open", Path: "/x/audit.log", Err: syscall.EACCES}}).Error()
+	if !strings.Contains(denied, "writable for this user") || strings.Contains(denied, "free space") {
+		t.Errorf("permission denied: %s", denied)
+	}
+	full := (&AuditWriteError{Path: "/x/audit.log", Err: &os.PathError{Op: "write", Path: "/x/audit.log", Err: syscall.ENOSPC}}).Error()
+	if !strings.Contains(full, "free space") {
+		t.Errorf("disk full: %s", full)
 	}
 }

@@ -33,3 +33,13 @@ func TestInputFilesHaveALimit(t *testing.T) {
 		t.Errorf("2 KB read with a 2 KB limit: %d bytes, %v", len(data), err)
 	}
 }
+
+// kubectl's "-f -" is said to be unsupported: it read "-: no such file or
+// directory".
+func TestReadSpecFileRefusesStdin(t *testing.T) {
+	_, err := ReadSpecFile("-", "default")
+	var in *model.InputError
+	if !errors.As(err, &in) || in.Source != "-f -" || !strings.Contains(in.Fix, "save the spec to a file") {
+		t.Errorf("err = %v", err)
+	}
+}

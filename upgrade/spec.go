@@ -40,6 +40,12 @@ func ReadSpecFile(path, defaultNamespace string) (*SpecFile, error) {
 // ReadSpecFileWith is ReadSpecFile checking the documents against schemas
 // (ClusterSchemas); the console's copies of the CRDs when zero.
 func ReadSpecFileWith(path, defaultNamespace string, schemas Schemas) (*SpecFile, error) {
+	if path == "-" {
+		// kubectl's way to name standard input: the spec's path is in the
+		// plan, the audit log and the snapshot, and a pipe has none.
+		return nil, &model.InputError{Source: "-f -", Problem: "the cluster spec is read from a file, not from standard input",
+			Fix: "save the spec to a file and give its path (-f mgmt.yaml): it is named in the plan, the audit log and the snapshot"}
+	}
 	data, err := ReadInputFile(path, MaxSpecBytes)
 	if err != nil {
 		return nil, &model.InputError{Source: path, Problem: "cannot read the cluster spec: " + unwrapPathErr(err),

@@ -512,38 +512,7 @@ func TestApplyInterruptedBeforeTheStart(t *testing.T) {
 // SIGKILL. The old code ended with the same exit, only that late: the test
 // allows 10 s.
 func TestApplyInterruptedWhileTheAPIServerIsSilent(t *testing.T) {
-	hang := make(chan struct{})
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select { // a server that takes the request and never replies
-		case <-hang:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(hang)
-	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: s, cluster: {server: "%s", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: s, context: {cluster: s, user: u}}]
-current-context: s
-`, srv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := scenario.For(scenario.Rolling, scenario.Options{ClusterName: "mgmt"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := seed.TargetSpec(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specPath := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, specPath := silentAPIServer(t)
 	// Registered here too, so that the SIGTERM never kills the test
 	// binary (as TestApplyDemoInterruptedAtTheConfirmation).
 	sigs := make(chan os.Signal, 1)
@@ -590,5 +559,77 @@ func TestApplyWaitRerunSaysTheLockKeptForTheUpgrade(t *testing.T) {
 	}
 	if st, err := upgrade.ReadLock(ctx, kube, "eksa-system", w.ClusterName); err != nil || !st.Held() || st.Kept == "" {
 		t.Errorf("the kept lock after the rerun: %+v %v; want it left as it was", st, err)
+	}
+}
+
+// silentAPIServer is an API server that takes every request and never
+// replies, a kubeconfig for it and a spec file (the demo's rolling target).
+func silentAPIServer(t *testing.T) (kubeconfig, specPath string) {
+	t.Helper()
+	hang := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a server that takes the request and never replies
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(hang) })
+	dir := t.TempDir()
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: s, cluster: {server: "%s", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: s, context: {cluster: s, user: u}}]
+current-context: s
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := scenario.For(scenario.Rolling, scenario.Options{ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := seed.TargetSpec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specPath = filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, specPath
+}
+
+// A --sync-timeout that passes before the API server answers the first read
+// names the flag and what to do; it said client-go's "client rate limiter
+// Wait returned an error: context deadline exceeded".
+func TestSyncTimeoutPassedBeforeTheFirstReadNamesTheFlag(t *testing.T) {
+	kubeconfig, specPath := silentAPIServer(t)
+	_, errOut, code := runCaptured(t, "plan", "--kubeconfig", kubeconfig, "--cluster", "mgmt", "-f", specPath, "--sync-timeout", "1s")
+	if code != ExitBadInput || !strings.Contains(errOut, "--sync-timeout: 1s passed before the API server answered the read of Cluster default/mgmt") ||
+		strings.Contains(errOut, "rate limiter") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Bad input said before anything is read: a --cluster no object can be
+// named, a spec from standard input.
+func TestClusterNameAndSpecFromStdinAreBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "--cluster", "default/mgmt", "-f", "x.yaml"},
+		{"watch", "--cluster", "default/mgmt", "--plain"},
+		{"lock", "status", "--cluster", "default/mgmt"},
+		{"etcd", "rollback", "--cluster", "Mgmt", "--dry-run"},
+	} {
+		_, errOut, code := runCaptured(t, append(args, "--kubeconfig", "no-such-kubeconfig")...)
+		if code != ExitBadInput || !strings.Contains(errOut, "--cluster: ") || !strings.Contains(errOut, "is not an object name") || !strings.Contains(errOut, "goes to -n") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	kubeconfig, _ := silentAPIServer(t)
+	_, errOut, code := runCaptured(t, "plan", "--kubeconfig", kubeconfig, "--cluster", "mgmt", "-f", "-", "--sync-timeout", "2s")
+	if code != ExitBadInput || !strings.Contains(errOut, "-f -: the cluster spec is read from a file, not from standard input") {
+		t.Errorf("-f -: exit %d, stderr %q", code, errOut)
 	}
 }

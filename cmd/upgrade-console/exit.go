@@ -73,6 +73,17 @@ func badFlag(flag string, problem error, fix string) error {
 	return &model.InputError{Source: flag, Problem: problem.Error(), Fix: fix}
 }
 
+// checkClusterName refuses a --cluster that no object can be named (a/b,
+// a namespace given with it): the API server's refusal said neither the
+// flag nor the fix.
+func checkClusterName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return badFlag("--cluster", fmt.Errorf("%q is not an object name: %s", name, strings.Join(errs, "; ")),
+			"give the EKS-A Cluster's name alone, as `kubectl get clusters.anywhere.eks.amazonaws.com -A` lists it; its namespace goes to -n")
+	}
+	return nil
+}
+
 // checkLabelKey refuses a node label flag that is not a label key: the
 // blocking node-upgrade-label check looked for a node labelled
 // "kubeone.io/upgrade-in-progress=true", found none, and passed.

@@ -63,6 +63,9 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if l.cluster == "" {
 		return nil, usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to upgrade")}
 	}
+	if err := checkClusterName(l.cluster); err != nil {
+		return nil, err
+	}
 	if l.file == "" {
 		return nil, usageError{errors.New("-f/--filename is required: the cluster spec to upgrade to")}
 	}
@@ -123,7 +126,15 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	// that is not there, is said at once, not after --sync-timeout.
 	rctx, rcancel := context.WithTimeout(ctx, l.syncTimeout)
 	_, err = (&upgrade.Resolver{Client: client}).Cluster(rctx, ns, l.cluster)
+	expired := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	rcancel()
+	if err != nil && expired {
+		// client-go's own words ("client rate limiter Wait returned an
+		// error: context deadline exceeded") named neither the flag nor
+		// what to do.
+		return nil, badFlag("--sync-timeout", fmt.Errorf("%s passed before the API server answered the read of Cluster %s/%s", l.syncTimeout, ns, l.cluster),
+			"check that the API server answers (--kubeconfig, --context), or give it longer, e.g. --sync-timeout 1m")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,9 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 	if cluster == "" {
 		return nil, "", usageError{errors.New("--cluster is required: the name of the EKS-A Cluster")}
 	}
+	if err := checkClusterName(cluster); err != nil {
+		return nil, "", err
+	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()
 	if err != nil || ns == "" {

@@ -121,6 +121,9 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if o.cluster == "" {
 		return usageError{errors.New("--cluster is required: the name of the EKS-A Cluster to follow")}
 	}
+	if err := checkClusterName(o.cluster); err != nil {
+		return err
+	}
 	if err := o.check(); err != nil {
 		return err
 	}
