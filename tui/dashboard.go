@@ -460,7 +460,8 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// kubeconfig) left "connecting" and "syncing…" on screen with
 		// nothing to say why, for as long as the operator waited.
 		total++
-		out = append(out, line{segs: []seg{{" ◌ cannot reach the API server yet (retrying): " + firstLine(s.ConnectionErr) + " (check --kubeconfig and --context)", rStall}}})
+		// The fix before the error, which the width may cut.
+		out = append(out, line{segs: []seg{{" ◌ API server not reached yet (check --kubeconfig and --context; retrying): " + firstLine(s.ConnectionErr), rStall}}})
 	}
 	pauseText := p.Pause
 	if p.Current == model.PhasePaused {

@@ -71,9 +71,9 @@ func TestHeaderConnectionAndStaleness(t *testing.T) {
 // line: it showed "connecting" and "syncing…" for as long as one waited,
 // where the plain watch says the server cannot be reached at once.
 func TestDashboardSaysWhyItCannotConnect(t *testing.T) {
-	s := &model.ClusterState{Connection: model.Connecting, ConnectionErr: "127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused"}
-	d := newTestDashboard(t, s, themes.Mono, 160, 30)
-	want := "◌ cannot reach the API server yet (retrying): 127.0.0.1:6443: dial tcp 127.0.0.1:6443: connect: connection refused (check --kubeconfig and --context)"
+	s := &model.ClusterState{Connection: model.Connecting, ConnectionErr: "127.0.0.1:6443: connect: connection refused"}
+	d := newTestDashboard(t, s, themes.Mono, 120, 30)
+	want := "◌ API server not reached yet (check --kubeconfig and --context; retrying): 127.0.0.1:6443: connect: connection refused"
 	if out := screenOf(d); !strings.Contains(out, want) {
 		t.Errorf("screen lacks %q:\n%s", want, out)
 	}
@@ -82,7 +82,7 @@ func TestDashboardSaysWhyItCannotConnect(t *testing.T) {
 	for _, c := range []model.ConnectionState{model.Live, model.Reconnecting} {
 		s := fixtureMidEtcd()
 		s.Connection, s.ConnectionErr = c, "x"
-		if out := screenOf(newTestDashboard(t, s, themes.Mono, 160, 30)); strings.Contains(out, "cannot reach the API server yet") {
+		if out := screenOf(newTestDashboard(t, s, themes.Mono, 160, 30)); strings.Contains(out, "API server not reached yet") {
 			t.Errorf("%s: the line stays:\n%s", c, out)
 		}
 	}

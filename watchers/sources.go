@@ -474,7 +474,9 @@ func connectionMessage(err error) string {
 		return err.Error()
 	}
 	if u, perr := url.Parse(uerr.URL); perr == nil && u.Host != "" {
-		return u.Host + ": " + uerr.Err.Error()
+		// "dial tcp <host>: " said the host a second time, and the line
+		// is cut at the width of a terminal.
+		return u.Host + ": " + strings.TrimPrefix(uerr.Err.Error(), "dial tcp "+u.Host+": ")
 	}
 	return uerr.Err.Error()
 }

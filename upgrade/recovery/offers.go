@@ -99,7 +99,10 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		out = append(out, Offer{Action: ActionLockClear, Title: "Clear upgrade lock markers", Markers: markers,
 			Why: markersWhy(markers, kept), keptNote: kept})
 	}
-	if s.Lock.Expired(now) {
+	// An etcd rollback not finished takes a stale lease over as it goes
+	// on (the console that ran it was killed, say): finishing it is the
+	// offer, not clearing the lease apart.
+	if r, ok := s.Cluster.EtcdRollback(); s.Lock.Expired(now) && !(ok && r.Running()) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
 	}
 	return out

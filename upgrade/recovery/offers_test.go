@@ -119,7 +119,14 @@ func TestOffersFinishAnInterruptedRollback(t *testing.T) {
 	}
 	// The pause, the KCP's pause and etcd's upgrading mark are the
 	// unfinished rollback's: offered for clearing, they were refused as
-	// live (and the menu called paused kept by a finished rollback).
+	// live (and the menu called paused kept by a finished rollback). The
+	// lease of the console that was killed running it, stale, is taken
+	// over by the finish: not offered apart either.
+	s.Lock = &model.Lock{HolderIdentity: "ops@bastion/1", RenewTime: now.Add(-5 * time.Minute), Duration: time.Minute}
+	got = Offers(s, now, 15*time.Minute, "")
+	if len(got) == 0 || got[0].Action != ActionEtcdRollback {
+		t.Errorf("offers under a stale lease = %+v, want the finish first", got)
+	}
 	for _, o := range got {
 		if o.Action == ActionLockClear {
 			t.Errorf("markers offered while the rollback is not finished: %+v", o)
