@@ -148,7 +148,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 			fmt.Fprintf(out, "  [%d/%d] %s …\n", r.Index+1, n, r.Title)
 			return
 		}
-		fmt.Fprintf(out, "        %s%s (%s)\n", r.Status, detailSuffix(r), r.Took.Round(10*time.Millisecond))
+		fmt.Fprintf(out, "        %s%s (%s)\n", r.Status, detailSuffix(r), tookText(r.Took))
 	}
 	rep, err := x.Run(ctx, p)
 	if err != nil {
@@ -387,4 +387,13 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 		return signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
 	}
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// tookText is how long a step took, to 10 ms: "(0s)" read as a step that
+// did nothing.
+func tookText(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return "<10ms"
+	}
+	return d.Round(10 * time.Millisecond).String()
 }

@@ -299,3 +299,12 @@ func TestNodeLabelFlagsTakeAKey(t *testing.T) {
 		}
 	}
 }
+
+// A step that took under 10 ms says so: "(0s)" read as one that did nothing.
+func TestTookText(t *testing.T) {
+	for d, want := range map[time.Duration]string{3 * time.Millisecond: "<10ms", 1234 * time.Millisecond: "1.23s"} {
+		if got := tookText(d); got != want {
+			t.Errorf("tookText(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
