@@ -158,7 +158,38 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	if in.WorkerGroups != nil {
 		p.Preflight = append(p.Preflight, CheckWorkerVersionSkew(in.TargetKube, in.WorkerGroups))
 	}
+	WarnDowngrades(p.Preflight, p.Components)
 	return p, nil
+}
+
+// WarnDowngrades makes a passed or skipped eksa-version-skew check of
+// checks a warning when components go down: between development builds
+// (whose versions EKS-A does not check) the Bundles given the wrong way
+// round planned every component down, and the plan said the upgrade may
+// start without a word. EKS-A never downgrades a component.
+func WarnDowngrades(checks []CheckResult, rows []ComponentDiff) {
+	var down []string
+	for _, r := range rows {
+		if r.Change == ChangeDowngrade {
+			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
+		}
+	}
+	if len(down) == 0 {
+		return
+	}
+	for i := range checks {
+		c := &checks[i]
+		if c.Name != CheckNameEKSAVersionSkew || (c.Status != CheckPass && c.Status != CheckSkipped) {
+			continue
+		}
+		what := strings.Join(down, ", ")
+		if len(down) > 3 {
+			what = strings.Join(down[:3], ", ") + fmt.Sprintf(" and %d more", len(down)-3)
+		}
+		c.Status = CheckWarn
+		c.Message = fmt.Sprintf("%s; but %d component(s) go down: %s", c.Message, len(down), what)
+		c.Remediation = "EKS-A never downgrades a component: check that the target Bundles is the newer release's (not the two files the wrong way round)"
+	}
 }
 
 // SpecReason says why a cluster has not reached its EKS-A Cluster's spec.

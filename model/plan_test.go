@@ -252,3 +252,35 @@ func TestBuildPlanWithoutTheEKSAVersionSaysSo(t *testing.T) {
 	}
 	t.Errorf("no eksa-version-skew row: %+v", p.Preflight)
 }
+
+// The two Bundles the wrong way round plan every component down. Between
+// development builds EKS-A checks no version skew, and the plan said the
+// upgrade may start without a word: the skipped check is now a warning
+// naming what goes down. Not blocking: EKS-A's webhook would not refuse it.
+func TestBuildPlanWarnsOfDowngrades(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	p, err := BuildPlan(PlanInput{Current: b, Target: a, CurrentKube: "1.30", TargetKube: "1.30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skew CheckResult
+	for _, c := range p.Preflight {
+		if c.Name == CheckNameEKSAVersionSkew {
+			skew = c
+		}
+	}
+	if skew.Status != CheckWarn || !strings.Contains(skew.Message, "component(s) go down: ") || !strings.Contains(skew.Message, " more") ||
+		!strings.Contains(skew.Remediation, "the wrong way round") || p.Blocked() {
+		t.Errorf("eksa-version-skew = %+v (blocked %t), want a warning naming the downgrades", skew, p.Blocked())
+	}
+	// The right way round, nothing goes down: as before.
+	p, err = BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Preflight {
+		if c.Name == CheckNameEKSAVersionSkew && c.Status != CheckSkipped {
+			t.Errorf("upgrade: eksa-version-skew = %+v", c)
+		}
+	}
+}
