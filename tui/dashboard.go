@@ -474,6 +474,15 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		pause = len(out)
 		out = append(out, line{segs: []seg{{pausePrefix + pauseText, rPaused}}})
 	}
+	if cc := capiClusterOf(s); cc != nil && cc.Paused {
+		// EKS-A's etcd restore, a backup or clusterctl move pauses it:
+		// left so, CAPI rolls no machine, and the stalls below said only
+		// that nothing moved (preflight's eksa-reconcile-not-paused).
+		total++
+		out = append(out, line{segs: []seg{{pausePrefix + "Cluster API paused: spec.paused is true on Cluster " + cc.Namespace + "/" + cc.Name +
+			"; it rolls no machine until resumed (kubectl -n " + cc.Namespace + " patch clusters.cluster.x-k8s.io " + cc.Name +
+			` --type merge -p '{"spec":{"paused":false}}')`, rPaused}}})
+	}
 	for _, sl := range stalls {
 		if len(out) == maxStallLines {
 			break
@@ -761,4 +770,13 @@ func (s stallSet) has(k model.Kind, name string) bool {
 		return false
 	}
 	return s.names[stallKey{k, name}]
+}
+
+// capiClusterOf is the Cluster API Cluster of s, nil before the first
+// snapshot or when not seen.
+func capiClusterOf(s *model.ClusterState) *model.CAPICluster {
+	if s == nil {
+		return nil
+	}
+	return s.CAPICluster
 }

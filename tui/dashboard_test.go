@@ -88,6 +88,21 @@ func TestDashboardSaysWhyItCannotConnect(t *testing.T) {
 	}
 }
 
+// A Cluster API Cluster left paused is said on the status line: CAPI rolls
+// no machine, and the stalls said only that nothing moved.
+func TestDashboardSaysTheClusterAPIPause(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.CAPICluster = &model.CAPICluster{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}, Paused: true}
+	want := "Cluster API paused: spec.paused is true on Cluster eksa-system/mgmt; it rolls no machine until resumed"
+	if out := screenOf(newTestDashboard(t, s, themes.Mono, 200, 40)); !strings.Contains(out, want) {
+		t.Errorf("screen lacks %q:\n%s", want, out)
+	}
+	s.CAPICluster.Paused = false
+	if out := screenOf(newTestDashboard(t, s, themes.Mono, 200, 40)); strings.Contains(out, "Cluster API paused") {
+		t.Errorf("an unpaused CAPI Cluster is said paused:\n%s", out)
+	}
+}
+
 func TestFailureMessageShown(t *testing.T) {
 	s := fixtureMidEtcd()
 	s.Cluster.FailureMessage = "failed to reconcile etcd: webhook denied"
