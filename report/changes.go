@@ -74,6 +74,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.sources(prev, cur)
 	d.progress(prevP, curP)
 	d.cluster(prev.Cluster, cur.Cluster)
+	d.capiCluster(prev.CAPICluster, cur.CAPICluster)
 	d.controlPlane(prev.ControlPlane, cur.ControlPlane)
 	d.etcd(prev.Etcd, cur.Etcd)
 	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
@@ -361,6 +362,21 @@ func Replicas(r model.ReplicaCounts, sep string) string {
 }
 
 func replicas(r model.ReplicaCounts) string { return Replicas(r, ", ") }
+
+// capiCluster says the Cluster API Cluster's pause as it comes and goes:
+// paused, CAPI rolls no machine (EKS-A's etcd restore procedure sets it).
+func (d *differ) capiCluster(prev, cur *model.CAPICluster) {
+	if cur == nil {
+		return
+	}
+	was := prev != nil && prev.Paused
+	switch {
+	case cur.Paused && !was:
+		d.add("Cluster.cluster.x-k8s.io "+cur.Name, "paused (spec.paused: Cluster API rolls no machine until it is resumed)")
+	case !cur.Paused && was:
+		d.add("Cluster.cluster.x-k8s.io "+cur.Name, "resumed (spec.paused cleared)")
+	}
+}
 
 func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
 	if cur == nil {

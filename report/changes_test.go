@@ -731,3 +731,24 @@ func TestPhaseLinesOfForbiddenKindsFollowTheConditions(t *testing.T) {
 	}
 	noCountOfForbidden(t, out)
 }
+
+// The Cluster API Cluster's pause is said as it comes and goes: paused, no
+// machine rolls, and the plain watch said only that nothing moved.
+func TestChangesSayTheClusterAPIPause(t *testing.T) {
+	a := etcdRollout(3)
+	a.CAPICluster = &model.CAPICluster{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}}
+	b := clone(a)
+	b.CAPICluster = &model.CAPICluster{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}, Paused: true}
+	if out := texts(Changes(a, b, derive(a), derive(b), t0)); !strings.Contains(out, "Cluster.cluster.x-k8s.io mgmt: paused (spec.paused: Cluster API rolls no machine until it is resumed)") {
+		t.Errorf("pause not said:\n%s", out)
+	}
+	if out := texts(Changes(b, a, derive(b), derive(a), t0)); !strings.Contains(out, "Cluster.cluster.x-k8s.io mgmt: resumed") {
+		t.Errorf("resume not said:\n%s", out)
+	}
+	if out := texts(Changes(nil, b, nil, derive(b), t0)); !strings.Contains(out, "mgmt: paused (spec.paused") {
+		t.Errorf("a pause at the watch's start not said:\n%s", out)
+	}
+	if out := texts(Changes(a, a, derive(a), derive(a), t0)); strings.Contains(out, "spec.paused") {
+		t.Errorf("said with nothing paused:\n%s", out)
+	}
+}
