@@ -182,6 +182,12 @@ type CAPICluster struct {
 	Conditions         Conditions
 }
 
+// ResumeCommand is the kubectl command that clears spec.paused, which the
+// console does not write itself.
+func (c *CAPICluster) ResumeCommand() string {
+	return "kubectl -n " + c.Namespace + " patch clusters.cluster.x-k8s.io " + c.Name + ` --type merge -p '{"spec":{"paused":false}}'`
+}
+
 // ReplicaCounts are a controller's replica counters. Pointers because in CAPI
 // v1beta2 a nil counter means "not reported yet", not zero.
 type ReplicaCounts struct {
@@ -328,6 +334,17 @@ func StepFailed(cs Conditions, c Condition) bool {
 	}
 	pod, ok := cs.Get(NodeUpgradeSteps[0])
 	return !ok || pod.Status != "False"
+}
+
+// FailedStep is the first in-place step of cs whose container failed
+// (StepFailed), false when none has.
+func FailedStep(cs Conditions) (Condition, bool) {
+	for _, step := range NodeUpgradeSteps {
+		if c, ok := cs.Get(step); ok && StepFailed(cs, c) {
+			return c, true
+		}
+	}
+	return Condition{}, false
 }
 
 // NodeUpgrade is a per-node in-place upgrade object: the NodeUpgrade EKS-A

@@ -480,8 +480,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// that nothing moved (preflight's eksa-reconcile-not-paused).
 		total++
 		out = append(out, line{segs: []seg{{pausePrefix + "Cluster API paused: spec.paused is true on Cluster " + cc.Namespace + "/" + cc.Name +
-			"; it rolls no machine until resumed (kubectl -n " + cc.Namespace + " patch clusters.cluster.x-k8s.io " + cc.Name +
-			` --type merge -p '{"spec":{"paused":false}}')`, rPaused}}})
+			"; it rolls no machine until resumed (" + cc.ResumeCommand() + ")", rPaused}}})
 	}
 	for _, sl := range stalls {
 		if len(out) == maxStallLines {

@@ -681,22 +681,29 @@ func (d *recoveryDialog) atEnd(ctx context.Context, wait time.Duration) (note st
 		select {
 		case <-d.ran:
 		case <-time.After(wait):
-			return fmt.Sprintf("%s was still running %s after the console ended; the audit log has its steps so far (upgrade-console audit); run it again to continue", title, wait), &RecoveryCutError{Action: title}
+			return "", &RecoveryCutError{Action: title, says: fmt.Sprintf("%s was still running %s after the console ended; the audit log has its steps so far (upgrade-console audit); run it again to continue", title, wait)}
 		}
 	}
 	if d.ranErr == nil {
 		return fmt.Sprintf("%s finished as the console ended (upgrade-console audit has its steps)", title), nil
 	}
-	return fmt.Sprintf("%s was stopped as the console ended: the step under way ran to its end, and the audit log records where it stopped (upgrade-console audit); run it again to continue", title), &RecoveryCutError{Action: title}
+	return "", &RecoveryCutError{Action: title, says: fmt.Sprintf("%s was stopped as the console ended: the step under way ran to its end, and the audit log records where it stopped (upgrade-console audit); run it again to continue", title)}
 }
 
 // RecoveryCutError says that the program's end stopped a recovery action
 // run from the dashboard before its end: the console exits as the headless
 // command interrupted does (5), not 0, so that a script wrapping the
-// dashboard can tell the action is half done.
-type RecoveryCutError struct{ Action string }
+// dashboard can tell the action is half done. It is said once, as the
+// command's error, not also as a note.
+type RecoveryCutError struct {
+	Action string
+	says   string
+}
 
 func (e *RecoveryCutError) Error() string {
+	if e.says != "" {
+		return e.says
+	}
 	return e.Action + " was stopped before its end as the console ended: run it again to continue"
 }
 

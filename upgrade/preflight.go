@@ -502,7 +502,7 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 	// Cluster API acts on none of it.
 	if cc := in.State.CAPICluster; cc != nil && cc.Paused {
 		return failed(fmt.Sprintf("spec.paused is true on the Cluster API Cluster %s/%s: Cluster API reconciles none of the cluster's objects, so no machine would be upgraded", cc.Namespace, cc.Name),
-			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `kubectl -n %s patch clusters.cluster.x-k8s.io %s --type merge -p '{\"spec\":{\"paused\":false}}'`", cc.Namespace, cc.Name))
+			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `%s`", cc.ResumeCommand()))
 	}
 	return pass("the EKS-A controller reconciles the cluster")
 }

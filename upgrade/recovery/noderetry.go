@@ -197,12 +197,8 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		}
 		steps = append(steps, mc)
 	}
-	for _, step := range model.NodeUpgradeSteps {
-		c, ok := steps.Get(step)
-		if ok && model.StepFailed(steps, c) {
-			f.Step, f.Container, f.Reason, f.FailedAt = step, StepContainers[step], c.Reason, c.LastTransitionTime
-			break
-		}
+	if c, ok := model.FailedStep(steps); ok {
+		f.Step, f.Container, f.Reason, f.FailedAt = c.Type, StepContainers[c.Type], c.Reason, c.LastTransitionTime
 	}
 
 	pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, node+"-node-upgrader", metav1.GetOptions{})

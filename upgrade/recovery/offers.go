@@ -151,13 +151,8 @@ func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 // failedStep is the first step of an in-place upgrade whose container
 // failed, or "".
 func failedStep(nu *model.NodeUpgrade) string {
-	for _, step := range model.NodeUpgradeSteps {
-		c, ok := nu.Conditions.Get(step)
-		if ok && model.StepFailed(nu.Conditions, c) {
-			return step
-		}
-	}
-	return ""
+	c, _ := model.FailedStep(nu.Conditions)
+	return c.Type
 }
 
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
