@@ -158,14 +158,16 @@ func (s Schemas) schemaOf(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSche
 // objectMetaSchema is the part of ObjectMeta an operator writes; the fields
 // the server owns are accepted as anything (ParseSpec drops most of them).
 var objectMetaSchema = func() apiextensionsv1.JSONSchemaProps {
-	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	// Nullable: metadata is decoded as ObjectMeta, which reads a null as
+	// the empty value, where a custom field's null is refused.
+	str := apiextensionsv1.JSONSchemaProps{Type: "string", Nullable: true}
 	strMap := apiextensionsv1.JSONSchemaProps{Type: "object",
 		AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &str}}
 	anything := apiextensionsv1.JSONSchemaProps{}
 	props := map[string]apiextensionsv1.JSONSchemaProps{
 		"name": str, "generateName": str, "namespace": str,
 		"labels": strMap, "annotations": strMap,
-		"finalizers": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &str}},
+		"finalizers": {Type: "array", Nullable: true, Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &str}},
 	}
 	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
 		"deletionGracePeriodSeconds", "selfLink", "ownerReferences", "managedFields"} {
@@ -292,8 +294,13 @@ func (w *schemaWalker) addUnknown(p place, problem, fix string) {
 
 func (w *schemaWalker) value(p place, v any, s *apiextensionsv1.JSONSchemaProps) {
 	if v == nil {
-		// YAML's null (a key with nothing after it): the API server drops a
-		// null of a field that is not nullable, so it is no error there.
+		// YAML's null (a key with nothing after it). Server-side apply
+		// drops a null mapping, but validates a null list or scalar that
+		// is not nullable and refuses it ("in body must be of type
+		// array"): after the plan, as a failed dry run.
+		if !s.Nullable && !s.XIntOrString && s.Type != "" && s.Type != "object" {
+			w.nullProblem(p, s)
+		}
 		return
 	}
 	if s.XIntOrString {
@@ -563,6 +570,24 @@ func (w *schemaWalker) typeProblem(p place, v any, s *apiextensionsv1.JSONSchema
 		want = "of type " + s.Type
 	}
 	w.add(p, fmt.Sprintf("must be %s, got %s", want, describe(v)), fix)
+}
+
+func (w *schemaWalker) nullProblem(p place, s *apiextensionsv1.JSONSchemaProps) {
+	want, example := "a value", `"…"`
+	switch s.Type {
+	case "array":
+		want, example = "a list", "[…]"
+	case "string":
+		want = "a string"
+	case "integer":
+		want, example = "an integer", "3"
+	case "number":
+		want, example = "a number", "1.5"
+	case "boolean":
+		want, example = "true or false", "false"
+	}
+	w.add(p, "is empty (null), and must be "+want,
+		"give it a value ("+p.example(example)+", or the items on the lines below for a list), or remove the line")
 }
 
 func formatScalar(v any) any {

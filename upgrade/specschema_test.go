@@ -121,6 +121,13 @@ func TestSpecSchemaProblems(t *testing.T) {
 			"spec.clusterNetwork.pods.cidrBlocks[0]", "must be a string, got 10 (a number)", `quote the value, e.g. - "10"`},
 		{"a provider document", "  numCPUs: 4", "  numCPUs: four",
 			"document 2 (VSphereMachineConfig mgmt-cp): spec.numCPUs", `must be an integer, got "four" (a string)`, "numCPUs: 3"},
+		// A key with nothing after it: the API server refuses a null list
+		// or scalar, and the plan said so only as a failed dry run (exit 3).
+		{"null list", "  workerNodeGroupConfigurations:\n  - name: md-0\n    count: 3\n    machineGroupRef:\n      kind: VSphereMachineConfig\n      name: mgmt-md-0\n",
+			"  workerNodeGroupConfigurations:\n",
+			"document 1 (Cluster mgmt): spec.workerNodeGroupConfigurations", "is empty (null), and must be a list", "give it a value (workerNodeGroupConfigurations: […]"},
+		{"null integer", "    count: 3\n    endpoint:", "    count:\n    endpoint:",
+			"spec.controlPlaneConfiguration.count", "is empty (null), and must be an integer", "count: 3"},
 		// A misspelt kind: it read as "no EKS-A Cluster in the file".
 		{"kind typo", "kind: Cluster\n", "kind: Clustr\n",
 			"document 1 (Clustr mgmt): kind", "Clustr is not an EKS Anywhere kind (did you mean Cluster?)", "set kind: Cluster"},
@@ -173,7 +180,10 @@ func TestSpecSchemaAccepts(t *testing.T) {
 			"  clusterNetwork:\n    cniConfig:\n      cilium:\n        helmValues: {anything: [1, 2]}\n        notInTheSchema: true\n" +
 				"  machineHealthCheck: {whatever: 5m}\n  packages: {controller: {disable: true}}\n  workerNodeGroupConfigurations:\n"},
 		{"a map of any keys", "      host: 10.20.0.10\n", "      host: 10.20.0.10\n    apiServerExtraArgs:\n      oidc-issuer-url: https://x\n"},
-		{"a null", "    count: 3\n    endpoint:", "    count:\n    endpoint:"},
+		// Server-side apply drops a null mapping; metadata reads a null
+		// as the empty value.
+		{"a null mapping", "    endpoint:\n      host: 10.20.0.10\n", "    endpoint:\n      host: 10.20.0.10\n    upgradeRolloutStrategy:\n"},
+		{"null metadata", "  name: mgmt\n", "  name: mgmt\n  namespace:\n  labels:\n    tier:\n  finalizers:\n"},
 		{"status, which the spec drops", "spec:\n", "status: {anything: 1}\nspec:\n"},
 		{"a kind the console has no CRD for", "spec:\n", "spec:\n  gitOpsRef: {kind: FluxConfig, name: f}\n"},
 	} {
