@@ -666,7 +666,10 @@ const runEndLimit = 2 * time.Minute
 func (d *recoveryDialog) atEnd(ctx context.Context, wait time.Duration) (note string, err error) {
 	switch {
 	case d.stage == recConfirm && d.plan != nil:
-		return "", d.backend.notConfirmed(ctx, d.plan, "the console ended at the typed confirmation")
+		if err := d.backend.notConfirmed(ctx, d.plan, "the console ended at the typed confirmation"); err != nil {
+			return "", err
+		}
+		return "", &RecoveryNotConfirmedError{Action: d.plan.Action}
 	case d.stage != recRunning || d.ran == nil:
 		return "", nil
 	}
@@ -705,6 +708,15 @@ func (e *RecoveryCutError) Error() string {
 		return e.says
 	}
 	return e.Action + " was stopped before its end as the console ended: run it again to continue"
+}
+
+// RecoveryNotConfirmedError says that the program ended at a recovery
+// action's typed confirmation (ctrl+c, a signal, --timeout): the command
+// exits as the headless command not confirmed does (1), not 0.
+type RecoveryNotConfirmedError struct{ Action string }
+
+func (e *RecoveryNotConfirmedError) Error() string {
+	return "confirmation: the console ended at the typed confirmation of " + e.Action + ": nothing was changed (recorded as not-confirmed)"
 }
 
 func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {

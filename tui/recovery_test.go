@@ -308,7 +308,10 @@ func TestProgramEndSettlesTheRecoveryDialog(t *testing.T) {
 	}
 	a = newTestApp(Options{Theme: themes.Mono})
 	a.Update(OpenDialogMsg{Dialog: d})
-	if notes, err := a.settle(context.Background(), nil); err != nil || len(notes) != 0 ||
+	// Recorded, and said as an error: the command exited 0 where the
+	// headless command not confirmed exits 1.
+	var nc *RecoveryNotConfirmedError
+	if notes, err := a.settle(context.Background(), nil); !errors.As(err, &nc) || nc.Action != "etcd-rollback" || len(notes) != 0 ||
 		f.notConfirmedN != 1 || f.notConfirmedWhy != "the console ended at the typed confirmation" {
 		t.Errorf("settle at the confirmation: notes %q, err %v, recorded %d %q", notes, err, f.notConfirmedN, f.notConfirmedWhy)
 	}

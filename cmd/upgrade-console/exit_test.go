@@ -70,3 +70,18 @@ func TestExplainAddsTheFix(t *testing.T) {
 		t.Errorf("an input error gained a second fix: %v", got)
 	}
 }
+
+// The demo ends at a recovery confirmation as at any other point (0): the
+// confirmation is said on the terminal, and the rest of the error kept.
+func TestDemoSaysANotConfirmedRecovery(t *testing.T) {
+	var out strings.Builder
+	other := errors.New("the watch's own trouble")
+	err := sayNotConfirmed(&out, errors.Join(other, errors.Join(nil, &tui.RecoveryNotConfirmedError{Action: "etcd-rollback"})))
+	var nc *tui.RecoveryNotConfirmedError
+	if errors.As(err, &nc) || !errors.Is(err, other) || !strings.Contains(out.String(), "typed confirmation of etcd-rollback") {
+		t.Errorf("err %v, said %q", err, out.String())
+	}
+	if err := sayNotConfirmed(&out, &tui.RecoveryNotConfirmedError{Action: "x"}); err != nil {
+		t.Errorf("alone: %v", err)
+	}
+}

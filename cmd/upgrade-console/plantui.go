@@ -38,6 +38,11 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		return report.Running, err
 	}
 	outcome, err := tui.RunApp(ctx, app)
+	if demoWorld {
+		// The demo's scenarios are there to be left half done: a recovery
+		// confirmation it ended at is said, not an exit code.
+		err = sayNotConfirmed(out, err)
+	}
 	// Quit while the spec was being applied: the writes run to their end
 	// first, never cut in the middle by the process exiting.
 	if screen.StartUnderWay() {
@@ -85,6 +90,24 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		return outcome, withCode(ExitTimeout, errors.Join(errors.New("stopped following before the upgrade completed (quit): the upgrade goes on in the cluster"), detachErr))
 	}
 	return outcome, errors.Join(err, detachErr)
+}
+
+// sayNotConfirmed writes a recovery confirmation that the program ended at
+// to out, and returns err without it.
+func sayNotConfirmed(out io.Writer, err error) error {
+	var nc *tui.RecoveryNotConfirmedError
+	if !errors.As(err, &nc) {
+		return err
+	}
+	fmt.Fprintln(out, nc.Error())
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			rest = append(rest, sayNotConfirmed(io.Discard, e))
+		}
+		return errors.Join(rest...)
+	}
+	return nil
 }
 
 // unstartedExit is the exit of a console quit before any start on a plan

@@ -316,7 +316,13 @@ func outcomeError(res report.Result, err error, o *watchOptions) error {
 	timedOut := res.Deadline || res.Outcome == report.TimedOut || errors.Is(err, context.DeadlineExceeded)
 	switch {
 	case err != nil && !errors.Is(err, context.DeadlineExceeded):
-		// The watch ended on a bug of its own, or the source's.
+		// The watch ended on a bug of its own, or the source's, or at a
+		// recovery action's typed confirmation (1): a failure the watch
+		// showed still comes first.
+		var nc *tui.RecoveryNotConfirmedError
+		if errors.As(err, &nc) && res.Outcome == report.Failed {
+			return withCode(ExitUpgradeFail, errors.Join(errors.New("the upgrade failed (see the failure above)"), err))
+		}
 		return err
 	case res.Outcome == report.Failed:
 		return withCode(ExitUpgradeFail, errors.New("the upgrade failed (see the failure above)"))

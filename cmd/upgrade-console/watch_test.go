@@ -25,6 +25,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/tui"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -202,6 +203,13 @@ func TestWatchTimeoutExitCodeWithoutExitOnDone(t *testing.T) {
 		{"stopped reconnecting", report.Result{Outcome: report.Running, Words: report.ReconnectingWords(lostAt, "", now)}, nil, "", ExitOK},
 		// The watch's own bug, not the outcome.
 		{"bug", report.Result{Outcome: report.TimedOut, Deadline: true}, &model.InternalError{Where: "the watch", Panic: "x"}, "internal error", ExitInternal},
+		// Ended at a recovery action's typed confirmation: 1, as the
+		// headless command not confirmed (it was 0); a failure shown
+		// still comes first.
+		{"not confirmed", report.Result{Outcome: report.Running}, errors.Join(nil, &tui.RecoveryNotConfirmedError{Action: "etcd-rollback"}),
+			"the typed confirmation of etcd-rollback: nothing was changed", ExitBadInput},
+		{"not confirmed after a failure", report.Result{Outcome: report.Failed}, &tui.RecoveryNotConfirmedError{Action: "node-retry"},
+			"the upgrade failed (see the failure above)\nconfirmation: the console ended at the typed confirmation of node-retry", ExitUpgradeFail},
 	} {
 		err := outcomeError(tc.res, tc.err, o)
 		code := ExitOK
