@@ -153,7 +153,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	rep, err := x.Run(ctx, p)
 	if err != nil {
 		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
-		return runError(err)
+		return runError(rep, err)
 	}
 	if len(rep.Closing) > 0 {
 		fmt.Fprintln(out)
@@ -166,7 +166,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 }
 
 // runError gives a recovery run that did not finish its exit code.
-func runError(err error) error {
+func runError(rep recovery.Report, err error) error {
 	var cc *recovery.ConcurrentChangeError
 	var wt *recovery.WaitTimeoutError
 	var held *upgrade.LockHeldError
@@ -179,10 +179,25 @@ func runError(err error) error {
 		// Stopped, not failed: the code of a wait that timed out, and the
 		// same way on.
 		return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the action completed (interrupted); it is resumable: run the same command again to continue from where the cluster is", err))
+	case errors.As(err, &cc) && wroteNothing(rep):
+		// The plan went stale before the run's first write: refused, as
+		// a plan the checks block (3), not an action that failed part way.
+		return withCode(ExitPreflight, err)
 	case errors.As(err, &cc):
 		return withCode(ExitUpgradeFail, err)
 	}
 	return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))
+}
+
+// wroteNothing says whether a run stopped before any step of it wrote: each
+// step it reached found its effect in place, or stopped before its write.
+func wroteNothing(rep recovery.Report) bool {
+	for _, s := range rep.Steps {
+		if s.Status == recovery.StepDone {
+			return false
+		}
+	}
+	return true
 }
 
 func detailSuffix(r recovery.StepResult) string {

@@ -121,19 +121,31 @@ func TestCompletionOfAnUnsupportedShellIsUsage(t *testing.T) {
 }
 
 // A recovery run stopped by an interrupt exits 5, as a wait that timed out
-// does: it did not fail, and running it again continues it.
+// does: it did not fail, and running it again continues it. One that found
+// the cluster changed before its first write was refused (3).
 func TestRecoveryRunErrorCodes(t *testing.T) {
+	failed := func(i int) recovery.StepResult { return recovery.StepResult{Index: i, Status: recovery.StepFailed} }
+	done := func(i int) recovery.StepResult { return recovery.StepResult{Index: i, Status: recovery.StepDone} }
+	inPlace := func(i int) recovery.StepResult {
+		return recovery.StepResult{Index: i, Status: recovery.StepAlreadyDone}
+	}
 	for _, c := range []struct {
-		err  error
-		code int
-		want string
+		steps []recovery.StepResult
+		err   error
+		code  int
+		want  string
 	}{
-		{fmt.Errorf("interrupted during step 2 (Wait for the NodeUpgrade controller to recreate the pod): %w", context.Canceled), ExitTimeout, "run the same command again"},
-		{fmt.Errorf("step 2 failed: %w", &recovery.WaitTimeoutError{What: "pod not recreated", After: time.Minute}), ExitTimeout, "pod not recreated"},
-		{fmt.Errorf("step 1 failed: %w", &recovery.ConcurrentChangeError{Object: "Pod eksa-system/x"}), ExitUpgradeFail, "Pod eksa-system/x"},
-		{errors.New("step 1 failed: forbidden"), ExitUpgradeFail, "resumable"},
+		{[]recovery.StepResult{done(0), failed(1)}, fmt.Errorf("interrupted during step 2 (Wait for the NodeUpgrade controller to recreate the pod): %w", context.Canceled), ExitTimeout, "run the same command again"},
+		{[]recovery.StepResult{done(0), failed(1)}, fmt.Errorf("step 2 failed: %w", &recovery.WaitTimeoutError{What: "pod not recreated", After: time.Minute}), ExitTimeout, "pod not recreated"},
+		// A plan gone stale before the run's first write is refused (3),
+		// as a plan the checks block: it exited 4, "ran and failed".
+		{[]recovery.StepResult{failed(0)}, fmt.Errorf("step 1 failed: %w", &recovery.ConcurrentChangeError{Object: "Pod eksa-system/x"}), ExitPreflight, "Pod eksa-system/x"},
+		{[]recovery.StepResult{inPlace(0), failed(1)}, fmt.Errorf("step 2 failed: %w", &recovery.ConcurrentChangeError{Object: "Machine eksa-system/x"}), ExitPreflight, "Machine eksa-system/x"},
+		// After a write, the same is an action stopped part way.
+		{[]recovery.StepResult{done(0), failed(1)}, fmt.Errorf("step 2 failed: %w", &recovery.ConcurrentChangeError{Object: "Machine eksa-system/x"}), ExitUpgradeFail, "Machine eksa-system/x"},
+		{[]recovery.StepResult{failed(0)}, errors.New("step 1 failed: forbidden"), ExitUpgradeFail, "resumable"},
 	} {
-		err := runError(c.err)
+		err := runError(recovery.Report{Steps: c.steps}, c.err)
 		if exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d (want %d), %q", c.err, exitCode(err), c.code, err)
 		}
