@@ -314,9 +314,11 @@ func componentsPhase(s *ClusterState) PhaseProgress {
 		return ph
 	}
 	installed := c.Annotations[AnnotationManagementComponentsVersion]
-	if c.SelfManaged() && installed != "" && c.EksaVersion != "" && installed != c.EksaVersion {
+	if c.SelfManaged() && ManagementBehind(installed, c.EksaVersion) {
+		// Active, not done: the cluster cannot go on, and nothing in it
+		// upgrades them; said so, the stall rule then holds it up.
 		ph.Status = PhaseActive
-		ph.Detail = fmt.Sprintf("management components at %s, cluster at %s", installed, c.EksaVersion)
+		ph.Detail = fmt.Sprintf("management components at %s, older than the cluster's %s (eksctl anywhere upgrade management-components upgrades them)", installed, c.EksaVersion)
 		return ph
 	}
 	if installed != "" {

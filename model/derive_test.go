@@ -361,3 +361,31 @@ func TestTotalDuration(t *testing.T) {
 		}
 	}
 }
+
+// Management components ahead of the Cluster's release are the normal state
+// before an upgrade (EKS-A's CLI upgrades them first): the phase is done and
+// the cluster at rest. Behind it, nothing in the cluster upgrades them.
+func TestDeriveProgressManagementComponents(t *testing.T) {
+	for _, c := range []struct {
+		installed string
+		want      PhaseStatus
+		complete  bool
+	}{
+		{"v0.21.2", PhaseOK, true},
+		{"v0.20.9", PhaseOK, true},
+		// Said, though EKS-A's completion rule (its conditions) holds.
+		{"v0.20.8", PhaseActive, true},
+		{"not a version", PhaseOK, true},
+	} {
+		s := readyCluster()
+		s.Cluster.EksaVersion = "v0.20.9"
+		s.Cluster.Annotations = map[string]string{AnnotationManagementComponentsVersion: c.installed}
+		p := DeriveProgress(s, ProgressOptions{}, t0)
+		if got := phase(p, PhaseComponents); got.Status != c.want || p.Complete != c.complete {
+			t.Errorf("components at %s: %s (%s), complete %v", c.installed, got.Status, got.Detail, p.Complete)
+		}
+	}
+	if !ManagementBehind("v0.20.9+abc", "v0.21.0") || ManagementBehind("v0.21.2", "v0.21.2+build") || ManagementBehind("", "v0.21.0") {
+		t.Error("ManagementBehind")
+	}
+}

@@ -148,6 +148,18 @@ func eksaSemver(s string) (*semver.Version, bool) {
 	return v, true
 }
 
+// ManagementBehind reports whether a management cluster's components
+// (installed, its management-components-version annotation) are older than
+// the release its Cluster asks for: nothing in the cluster upgrades them
+// (EKS-A's CLI does), and EKS-A runs no cluster components newer than
+// them. Ahead is the normal state once they were upgraded for the next
+// release; a version that does not parse is not called behind.
+func ManagementBehind(installed, eksaVersion string) bool {
+	iv, ok1 := eksaSemver(installed)
+	ev, ok2 := eksaSemver(eksaVersion)
+	return ok1 && ok2 && iv.LessThan(ev)
+}
+
 // devBuild reports whether an EKS-A version is a development build's
 // (v0.0.0-dev…).
 func devBuild(v *semver.Version) bool { return v.Major() == 0 && v.Minor() == 0 && v.Patch() == 0 }

@@ -47,7 +47,13 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 	h.name, h.context = seg{" " + name, rCluster}, ctx
 	if s != nil && s.Cluster != nil {
 		c := s.Cluster
+		// The management components' release is the "from" only while
+		// they are behind the spec's; ahead of it (upgraded for the next
+		// release, as EKS-A's CLI does first) it read as a downgrade.
 		cur := c.Annotations[model.AnnotationManagementComponentsVersion]
+		if !model.ManagementBehind(cur, c.EksaVersion) {
+			cur = ""
+		}
 		h.versions = append(h.versions, seg{"EKS-A ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, cur, c.EksaVersion)...)
 		h.versionsTarget = append(h.versionsTarget, seg{"EKS-A ", rMuted})

@@ -183,3 +183,20 @@ func TestQuitPromptWhenAFailedStepHoldsTheUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// Management components ahead of the Cluster's release (upgraded first, as
+// EKS-A's CLI does) are no "from": the header read "EKS-A v0.21.2 →
+// v0.20.9", a downgrade, at rest before every upgrade.
+func TestHeaderManagementComponentsAhead(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	s := fixtureMidEtcd()
+	s.Context = "upgrade-console-demo"
+	s.Cluster.EksaVersion = "v0.20.9"
+	s.Cluster.Annotations[model.AnnotationManagementComponentsVersion] = "v0.21.1"
+	h := buildHeader(st, s, "", model.Progress{}, model.Timeline{}, Options{}, t0)
+	var b strings.Builder
+	h.render(&b, st, 140, t0)
+	if first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n"); !strings.HasPrefix(first, " mgmt @ upgrade-console-demo   EKS-A v0.20.9   k8s ") {
+		t.Errorf("header %q", first)
+	}
+}

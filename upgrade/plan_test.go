@@ -56,6 +56,10 @@ func TestPlanSaysARefusedEKSAVersionBeforeItsMissingRelease(t *testing.T) {
 		{"v0.23.0", "skips 2 minor version(s)"},
 		{"banana", "cannot read the target EKS-A version"},
 		{"v0.21.9", "install them first"},
+		// Below the management components (v0.21.2 in the demo), a skew
+		// EKS-A takes: installing that release's components, the advice,
+		// would downgrade them.
+		{"v0.21.0", "older than the management components (v0.21.2)"},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			spec := &SpecFile{Path: "target.yaml", Cluster: w.spec.Cluster.DeepCopy()}

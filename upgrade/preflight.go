@@ -3,6 +3,7 @@ package upgrade
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -237,12 +238,19 @@ func targetVersionFirst(cur *Current, spec *SpecFile, err error) error {
 	if v == "" || cur == nil || cur.Cluster == nil {
 		return err
 	}
-	r := eksaSkew(cur.Cluster, cur.EksaVersion, v)
-	if !r.Failed() {
-		return err
+	field := "Cluster " + spec.Cluster.GetName() + ": spec.eksaVersion"
+	if r := eksaSkew(cur.Cluster, cur.EksaVersion, v); r.Failed() {
+		return &model.InputError{Source: spec.Path, Field: field, Problem: r.Message + " (" + r.Name + ")", Fix: r.Remediation}
 	}
-	return &model.InputError{Source: spec.Path, Field: "Cluster " + spec.Cluster.GetName() + ": spec.eksaVersion",
-		Problem: r.Message + " (" + r.Name + ")", Fix: r.Remediation}
+	// Below the management components (a patch down, which EKS-A's
+	// skew rule lets through): installing that release's components, the
+	// missing release's fix, would downgrade them.
+	if older, _ := managementTooOld(v, cur.ManagementVersion); older && cur.ManagementVersion != "" {
+		return &model.InputError{Source: spec.Path, Field: field,
+			Problem: fmt.Sprintf("%s is older than the management components (%s), and the cluster holds no EKSARelease of it: EKS-A installs no release below the components it runs", v, cur.ManagementVersion),
+			Fix:     fmt.Sprintf("set spec.eksaVersion to %s (the management components' release) or newer", cur.ManagementVersion)}
+	}
+	return err
 }
 
 func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
@@ -287,10 +295,19 @@ func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if t.Release == nil {
 		msg := fmt.Sprintf("EKSARelease %s for EKS-A %s is not in the cluster", model.EKSAReleaseName(t.EksaVersion), t.EksaVersion)
-		if t.ReleaseErr != nil {
+		fix := fmt.Sprintf("install the %s management components first (eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI); the EKS-A controller cannot reconcile a release it does not know", t.EksaVersion, t.EksaVersion)
+		var ie *model.InputError
+		switch {
+		case errors.As(t.ReleaseErr, &ie):
+			// Its problem alone: its fix, said as the check's, read twice.
+			msg = ie.Source + ": " + ie.Problem
+			if !strings.HasPrefix(ie.Problem, "not found") {
+				fix = ie.Fix
+			}
+		case t.ReleaseErr != nil:
 			msg = t.ReleaseErr.Error()
 		}
-		return failed(msg, fmt.Sprintf("install the %s management components first (eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI); the EKS-A controller cannot reconcile a release it does not know", t.EksaVersion, t.EksaVersion))
+		return failed(msg, fix)
 	}
 	if t.BundlesFile != "" && t.Bundles != nil {
 		if r := checkBundlesFile(t); r.Status != model.CheckPass {
@@ -414,9 +431,12 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 		return warn(fmt.Sprintf("cannot compare the management components' version %s with the target %s: %v", installed, tgt, err), "")
 	}
 	if old {
-		// A warning, not a block: the console cannot tell from here whether
-		// the running controller accepts the newer release; the operator can.
-		return warn(fmt.Sprintf("the management components are at %s, older than the target release %s: the EKS-A controller that reconciles the new spec is the older one", installed, tgt),
+		// EKS-A upgrades a management cluster's components with its CLI
+		// alone, never from a spec applied through the API, and runs no
+		// cluster components newer than its management components: the
+		// older controller would be left to reconcile a release it
+		// predates.
+		return failed(fmt.Sprintf("the management components are at %s, older than the target release %s: EKS-A upgrades a management cluster's components only with its CLI, never from an applied spec, and runs no cluster components newer than them", installed, tgt),
 			fmt.Sprintf("upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the %s CLI, then plan again", tgt))
 	}
 	return pass(fmt.Sprintf("management components at %s", installed))

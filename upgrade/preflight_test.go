@@ -40,13 +40,10 @@ func TestPreflightHealthyWorld(t *testing.T) {
 		t.Fatalf("%d results for %d checks", len(p.Preflight), len(Checks))
 	}
 	for _, r := range p.Preflight {
-		want := model.CheckPass
-		if r.Name == CheckManagementComponents {
-			// The demo's management components are the current release's.
-			want = model.CheckWarn
-		}
-		if r.Status != want {
-			t.Errorf("%s: %s (%s), want %s", r.Name, r.Status, r.Message, want)
+		// The demo's management components are the target release's,
+		// upgraded first as EKS-A's CLI does.
+		if r.Status != model.CheckPass {
+			t.Errorf("%s: %s (%s), want pass", r.Name, r.Status, r.Message)
 		}
 	}
 	if p.Versions.CurrentEKSA != release.Current.Version || p.Versions.TargetEKSA != release.Target.Version ||
@@ -57,8 +54,10 @@ func TestPreflightHealthyWorld(t *testing.T) {
 	for _, c := range p.Changed() {
 		changed[c.Key] = c.Change
 	}
-	if changed[model.KeyKubernetes] != model.ChangeMinor || changed["eksa"] == "" {
-		t.Errorf("diff rows %v: want kubernetes minor and EKS-A changed", changed)
+	// The management components are read from their own release: at the
+	// target already, they do not change.
+	if changed[model.KeyKubernetes] != model.ChangeMinor || changed["cilium"] != model.ChangeMinor || changed["eksa"] != "" {
+		t.Errorf("diff rows %v: want kubernetes and cilium minor, EKS-A unchanged", changed)
 	}
 }
 
@@ -283,10 +282,16 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, release.Current.Version))
 		})
+		// Older than the target: nothing in the cluster upgrades them,
+		// and EKS-A runs no cluster components newer than them. It was a
+		// warning, and the plan said the upgrade may start.
 		p3 := w.plan(t)
 		r := result(p3, CheckManagementComponents)
-		if r.Status != model.CheckWarn || !strings.Contains(r.Remediation, "eksctl anywhere upgrade management-components") {
+		if r.Status != model.CheckFail || !strings.Contains(r.Remediation, "eksctl anywhere upgrade management-components") || !p3.Blocked() {
 			t.Errorf("older components: %+v", r)
+		}
+		if changed := p3.Changed(); len(changed) == 0 || changed[0].Key != "eksa" {
+			t.Errorf("older components: the diff's first row %+v, want EKS-A changing", changed)
 		}
 	})
 }

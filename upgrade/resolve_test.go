@@ -27,7 +27,7 @@ func TestResolveCurrentAndTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cur.EksaVersion != release.Current.Version || cur.KubernetesVersion != "1.30" || cur.ManagementVersion != release.Current.Version {
+	if cur.EksaVersion != release.Current.Version || cur.KubernetesVersion != "1.30" || cur.ManagementVersion != release.Target.Version {
 		t.Errorf("current %+v", cur)
 	}
 	if cur.Bundles.Name != release.Current.BundlesName() || cur.BundlesVia != "EKSARelease "+w.ns+"/"+model.EKSAReleaseName(release.Current.Version) {

@@ -228,7 +228,11 @@ func (s *seeder) eksaCluster(ctx context.Context) error {
 	if _, err := ri.Apply(ctx, cl.GetName(), cl, metav1.ApplyOptions{FieldManager: ManagerCLI, Force: true}); err != nil {
 		return err
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, model.AnnotationManagementComponentsVersion, release.Current.Version)
+	// The management components are the target release's: the operator
+	// ran `eksctl anywhere upgrade management-components` first, as EKS-A
+	// documents (nothing upgrades them from an applied spec), and that
+	// installed the target's EKSARelease.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, model.AnnotationManagementComponentsVersion, release.Target.Version)
 	got, err := ri.Patch(ctx, cl.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: ManagerController})
 	if err != nil {
 		return err

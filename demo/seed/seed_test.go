@@ -52,8 +52,10 @@ func TestSeedRollingWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cl.GetAnnotations()[model.AnnotationManagementComponentsVersion]; got != release.Current.Version {
-		t.Errorf("management-components-version = %q, want %q", got, release.Current.Version)
+	// Upgraded for the target release, as EKS-A's CLI does before the
+	// spec is applied.
+	if got := cl.GetAnnotations()[model.AnnotationManagementComponentsVersion]; got != release.Target.Version {
+		t.Errorf("management-components-version = %q, want %q", got, release.Target.Version)
 	}
 	og, _, _ := unstructured.NestedInt64(cl.Object, "status", "observedGeneration")
 	if og != cl.GetGeneration() {

@@ -67,24 +67,6 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 		return 0, st.write(ctx, owner, nil, reason, err.Error())
 	}
 
-	// Management components: the new controllers roll out before anything
-	// else, and it is the new controller that observes the new spec.
-	if mcv := annotation(cl, model.AnnotationManagementComponentsVersion); mcv != eksaVersion && s.selfManaged(cl) {
-		from := mcv
-		if left, ok := s.pace.wait("components/"+k+"/"+eksaVersion, s.t.Components); !ok {
-			s.emitOnce("components/"+k+"/"+eksaVersion, compEKSA, cl, false, "UpgradingManagementComponents",
-				"Upgrading management components from %s to %s: cert-manager, cluster-api, kubeadm, vsphere, etcdadm and the EKS-A controller", from, eksaVersion)
-			return left, nil
-		}
-		if _, err := s.patch(ctx, owner, compEKSA, kinds.EKSACluster, ns, name, map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{model.AnnotationManagementComponentsVersion: eksaVersion}},
-		}); err != nil {
-			return 0, err
-		}
-		s.emit(compEKSA, cl, false, "ManagementComponentsUpgraded", "Management components upgraded to %s", eksaVersion)
-		return 0, nil
-	}
-
 	// The provider: the datacenter config's status (its reconciler runs in
 	// the same manager), then the context-aware validation of the machine
 	// configs, before any CAPI object is touched.
@@ -271,11 +253,6 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 	s.emitOnce(fmt.Sprintf("ready/%s/%d/%d", k, gen, st.children), compEKSA, cl, false, "Ready",
 		"Cluster %s is ready: Kubernetes %s, EKS-A %s (generation %d, children generation %d)", name, kube, eksaVersion, gen, st.children)
 	return 0, nil
-}
-
-func (s *Simulator) selfManaged(cl *unstructured.Unstructured) bool {
-	m := str(cl, "spec", "managementCluster", "name")
-	return m == "" || m == cl.GetName()
 }
 
 func (s *Simulator) ciliumVersion(k string) string {

@@ -30,13 +30,13 @@ func TestPacer(t *testing.T) {
 func TestTimingsScale(t *testing.T) {
 	d := DefaultTimings()
 	s := d.scale(10)
-	if s.Provision != d.Provision/10 || s.Components != d.Components/10 {
+	if s.Provision != d.Provision/10 || s.CNI != d.CNI/10 {
 		t.Errorf("scaled %+v", s)
 	}
-	// The rolling demo: components, three etcd members, three control
-	// plane machines, CNI, then two machines per worker group in parallel.
+	// The rolling demo: three etcd members, three control plane
+	// machines, CNI, then two machines per worker group in parallel.
 	machine := d.Boot + d.Provision + d.Join
-	total := d.Components + 3*(machine+d.EtcdHealth) + 3*(machine+d.Drain) + d.CNI + 2*(machine+d.Drain)
+	total := 3*(machine+d.EtcdHealth) + 3*(machine+d.Drain) + d.CNI + 2*(machine+d.Drain)
 	if total < time.Minute || total > 150*time.Second {
 		t.Errorf("the default demo would take %s, not about two minutes", total)
 	}

@@ -90,8 +90,6 @@ type Config struct {
 // upgrade takes minutes per machine; the defaults make the rolling demo take
 // about two minutes.
 type Timings struct {
-	// Components is the management components upgrade (new controllers).
-	Components time.Duration
 	// CNI is the Cilium upgrade.
 	CNI time.Duration
 	// Boot, Provision and Join take a machine from Pending to Provisioning,
@@ -112,7 +110,6 @@ type Timings struct {
 // DefaultTimings are the demo's pace at speed 1.
 func DefaultTimings() Timings {
 	return Timings{
-		Components: 8 * time.Second,
 		CNI:        4 * time.Second,
 		Boot:       1 * time.Second,
 		Provision:  5 * time.Second,
@@ -127,7 +124,7 @@ func DefaultTimings() Timings {
 func (t Timings) scale(speed float64) Timings {
 	f := func(d time.Duration) time.Duration { return time.Duration(float64(d) / speed) }
 	return Timings{
-		Components: f(t.Components), CNI: f(t.CNI), Boot: f(t.Boot), Provision: f(t.Provision),
+		CNI: f(t.CNI), Boot: f(t.Boot), Provision: f(t.Provision),
 		Join: f(t.Join), EtcdHealth: f(t.EtcdHealth), Drain: f(t.Drain), Step: f(t.Step), Requeue: f(t.Requeue),
 	}
 }
