@@ -1031,7 +1031,8 @@ type mach struct {
 	nuActive bool // an in-place upgrade is in flight
 	owner    string
 	// changedAt is the machine's last visible change: created, Ready
-	// moved, deletion started (what a stalled rollout is timed from).
+	// moved, deletion started, a step of its in-place upgrade (what a
+	// stalled rollout is timed from).
 	changedAt time.Time
 }
 
@@ -1126,6 +1127,19 @@ func (ix *index) work(m *Machine) mach {
 	if ix.upgrades != nil {
 		w.nu = ix.upgrades[m.Name]
 		w.nuActive = w.nu != nil && !w.nu.Completed
+		if nu := w.nu; nu != nil {
+			// In place, the machine is neither made nor deleted: its
+			// upgrade's steps are its visible changes (a group whose nodes
+			// upgraded one after another read as stalled from the start).
+			if nu.CreationTimestamp.After(w.changedAt) {
+				w.changedAt = nu.CreationTimestamp
+			}
+			for _, c := range nu.Conditions {
+				if c.LastTransitionTime.After(w.changedAt) {
+					w.changedAt = c.LastTransitionTime
+				}
+			}
+		}
 	}
 	return w
 }

@@ -293,3 +293,45 @@ func TestStepFailedTellsAMissingPodFromAFailedContainer(t *testing.T) {
 		t.Errorf("the upgrader pod missing for 11m: stalls %+v, want a stall, not a failure", got)
 	}
 }
+
+// In place, machines are neither made nor deleted: a control plane whose
+// nodes upgrade one after another, each NodeUpgrade completing, read as
+// stalled from its rollout's start. Each step of a node's upgrade is
+// progress; a step waiting past the limit still stalls.
+func TestStallInPlaceProgressIsTheNodeUpgradesSteps(t *testing.T) {
+	s := readyCluster()
+	s.ControlPlane.Version = "v1.31.9-eks-1-31-40"
+	s.ControlPlane.Conditions = Conditions{cond("RollingOut", "True", "RollingOut", "", t0.Add(-30*time.Minute))}
+	s.ControlPlane.ChangedAt = t0.Add(-30 * time.Minute)
+	var cps []string
+	for _, m := range s.Machines.All() {
+		m.CreationTimestamp = t0.Add(-72 * time.Hour)
+		if m.Role == RoleControlPlane {
+			m.Conditions[1].Status = "False"
+			cps = append(cps, m.Name)
+		}
+	}
+	s.Cluster.Conditions[0].Status = "False"
+	step := func(at time.Time) Conditions {
+		return Conditions{cond("UpgraderPodCreated", "True", "", "", at)}
+	}
+	s.NodeUpgrades = ListOf(
+		&NodeUpgrade{Meta: Meta{Name: cps[0] + "-node-upgrader", CreationTimestamp: t0.Add(-25 * time.Minute)}, Kind: KindNodeUpgrade,
+			MachineName: cps[0], Completed: true, Conditions: step(t0.Add(-12 * time.Minute))},
+		&NodeUpgrade{Meta: Meta{Name: cps[1] + "-node-upgrader", CreationTimestamp: t0.Add(-11 * time.Minute)}, Kind: KindNodeUpgrade,
+			MachineName: cps[1], Conditions: step(t0.Add(-2 * time.Minute))},
+	)
+	for _, st := range Stalls(s, ProgressOptions{}, t0) {
+		if st.Kind == KindKubeadmControlPlane {
+			t.Errorf("a node's step 2 minutes ago, and the control plane stalls: %+v", st)
+		}
+	}
+	s.NodeUpgrades.At(1).Conditions = step(t0.Add(-11 * time.Minute))
+	found := false
+	for _, st := range Stalls(s, ProgressOptions{}, t0) {
+		found = found || (st.Kind == KindKubeadmControlPlane && strings.Contains(st.Sentence, "rollout waiting for 11m"))
+	}
+	if !found {
+		t.Errorf("no step for 11 minutes: %+v", Stalls(s, ProgressOptions{}, t0))
+	}
+}

@@ -18,7 +18,8 @@ import (
 
 // A lean watch reads a custom resource's watch stream straight into the
 // translated entries the informer caches, for the kinds whose translation
-// needs no managedFields (every CRD kind but the EKS-A Cluster).
+// needs no managedFields (every CRD kind but the EKS-A Cluster, the
+// KubeadmControlPlane and the MachineDeployments: kindSpec.managedFields).
 //
 // Why not the dynamic client's watch: it reads each event five times (the
 // framer finds its end, the WatchEvent is checked, decoded, searched for its

@@ -52,6 +52,10 @@ type kindSpec struct {
 	// lean decodes the kind's watch events into structs (leantyped.go);
 	// nil for the kinds decoded into maps and translated by translate.
 	lean func(version string) leanDecode
+	// managedFields: translate reads managedFields (when the spec last
+	// changed, which the stall clock starts from), which a lean watch
+	// drops: the kind keeps the dynamic client's watch.
+	managedFields bool
 }
 
 func nameIs(name func(o *Options) string) func(o *Options) (string, string) {
@@ -80,15 +84,15 @@ var capiVersions = []string{"v1beta2", "v1beta1"}
 // the snapshot is built).
 var kindSpecs = []kindSpec{
 	{kind: model.KindEKSACluster, group: eksaGroup, resource: "clusters", versions: []string{"v1alpha1"}, inClusterNamespace: true,
-		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateEKSACluster},
+		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateEKSACluster, managedFields: true},
 	{kind: model.KindCAPICluster, group: capiGroup, resource: "clusters", versions: capiVersions,
 		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateCAPICluster},
 	{kind: model.KindKubeadmControlPlane, group: kcpGroup, resource: "kubeadmcontrolplanes", versions: capiVersions,
-		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateKCP},
+		selectors: nameIs(func(o *Options) string { return o.ClusterName }), translate: translateKCP, managedFields: true},
 	{kind: model.KindEtcdadmCluster, group: etcdGroup, resource: "etcdadmclusters", versions: []string{"v1beta1"},
 		selectors: nameIs(func(o *Options) string { return o.ClusterName + "-etcd" }), translate: translateEtcdadmCluster},
 	{kind: model.KindMachineDeployment, group: capiGroup, resource: "machinedeployments", versions: capiVersions,
-		selectors: clusterLabel, translate: translateMachineDeployment},
+		selectors: clusterLabel, translate: translateMachineDeployment, managedFields: true},
 	{kind: model.KindMachine, group: capiGroup, resource: "machines", versions: capiVersions,
 		selectors: clusterLabel, translate: translateMachine, lean: machineDecoder},
 	{kind: model.KindNodeUpgrade, group: eksaGroup, resource: "nodeupgrades", versions: []string{"v1alpha1"},
@@ -362,9 +366,7 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		ri := dyn.Resource(gvr).Namespace(in.namespace)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
 		watchFn = ri.Watch
-		if lean != nil && in.spec.kind != model.KindEKSACluster {
-			// The EKS-A Cluster's translation reads managedFields (when
-			// the spec last changed): it keeps the dynamic client's watch.
+		if lean != nil && !in.spec.managedFields {
 			lw := &leanWatcher{client: lean, gvr: gvr, namespace: in.namespace, w: in.w, spec: in.spec,
 				decode: mapDecoder(func(u map[string]any) any { return in.spec.translate(u, in.version) })}
 			if in.spec.lean != nil {
