@@ -96,6 +96,9 @@ type Marker struct {
 	lease   *upgrade.LockStatus
 	extra   map[string]string // further annotations cleared with this one
 	confirm string
+	// pending says what clearing the paused marker starts: a spec EKS-A
+	// has not reconciled ("" when there is none).
+	pending string
 }
 
 // Age is how long the marker has been set, as far as the API says.
@@ -206,6 +209,16 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			paused.Reason = fmt.Sprintf("set by %s, with no console holding a live upgrade lock, no rollback recorded and no claim of the EKS-A CLI: a leftover of an interrupted upgrade, or a pause made on purpose; ask whoever set it before clearing it", paused.Holder)
 		default:
 			paused.Reason = "no console holds a live upgrade lock, no rollback is recorded and the EKS-A CLI claims nothing: a leftover of an interrupted upgrade"
+		}
+		if og, found, _ := unstructured.NestedInt64(cluster.Object, "status", "observedGeneration"); found && og < cluster.GetGeneration() {
+			// The spec was changed while paused (kubectl apply, GitOps):
+			// resumed, EKS-A starts that change at once, with none of the
+			// checks a plan makes.
+			paused.pending = fmt.Sprintf("the Cluster's spec (generation %d) was changed since EKS-A last reconciled it (generation %d): clearing paused makes EKS-A start that change at once, with no preflight check; see what it changes first (`upgrade-console plan --cluster %s -f <that spec>`)",
+				cluster.GetGeneration(), og, env.Cluster)
+			if paused.State == MarkerStale {
+				paused.Reason += "; " + paused.pending
+			}
 		}
 	}
 	out = append(out, paused)
@@ -411,6 +424,9 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			} else if m.State == MarkerKept {
 				notes = append(notes, fmt.Sprintf("%s is kept on purpose (%s): removing it resumes EKS-A reconcile, which applies the Cluster's spec again (the same etcd rollout, unless the spec was changed); fix the cause first", m.ID, m.Reason))
 			}
+			if m.pending != "" {
+				notes = append(notes, m.pending)
+			}
 			if m.State == MarkerLive {
 				p := Precondition{Name: "not-live:" + m.ID, Description: m.ID + " is not held by something running", Detail: m.Reason}
 				if o.Force {
@@ -428,6 +444,9 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 		for _, m := range markers {
 			switch m.State {
 			case MarkerStale:
+				if m.pending != "" && !seen[m.ID] {
+					notes = append(notes, m.pending)
+				}
 				pick(m)
 			case MarkerKept, MarkerLive:
 				if !seen[m.ID] {

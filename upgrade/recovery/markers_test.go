@@ -611,3 +611,43 @@ func TestSpecNotReached(t *testing.T) {
 		}
 	}
 }
+
+// A paused Cluster whose spec was changed meanwhile (kubectl apply, GitOps):
+// clearing paused makes EKS-A start that change at once, and nothing said
+// so; lock status called the marker a leftover, the plan had the step alone.
+func TestLockClearPausedSaysItStartsAPendingSpec(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	cl, err := w.client.Dynamic.Resource(upgrade.GVREKSACluster).Namespace(w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.setStatus(upgrade.GVREKSACluster, w.ns, w.cluster, map[string]any{"observedGeneration": cl.GetGeneration()})
+	const says = "clearing paused makes EKS-A start that change at once"
+	plan := func() (*Plan, Marker) {
+		t.Helper()
+		p, ms, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.ID == MarkerPaused {
+				return p, m
+			}
+		}
+		t.Fatal("no paused marker")
+		return nil, Marker{}
+	}
+	if p, m := plan(); strings.Contains(strings.Join(p.Notes, " "), says) || strings.Contains(m.Reason, says) {
+		t.Errorf("a reconciled spec: notes %q, reason %q", p.Notes, m.Reason)
+	}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"eksaVersion":"v9.9.9"}}`)
+	p, m := plan()
+	if !strings.Contains(strings.Join(p.Notes, " "), says) || !strings.Contains(m.Reason, says) {
+		t.Errorf("a spec changed while paused: notes %q, reason %q", p.Notes, m.Reason)
+	}
+	all, ms, err := PlanClear(w.ctx, w.env, ClearOptions{All: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil || !strings.Contains(strings.Join(all.Notes, " "), says) {
+		t.Errorf("--all: %v, notes %q %+v", err, all.Notes, markerStates(ms))
+	}
+}
