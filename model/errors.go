@@ -18,7 +18,12 @@ type InputError struct {
 	Problem string
 	// Fix says what the operator can do about it.
 	Fix string
+	// Cause is the error behind the problem, when one is (a transport
+	// error behind "cannot be reached"): callers may tell kinds apart.
+	Cause error
 }
+
+func (e *InputError) Unwrap() error { return e.Cause }
 
 func (e *InputError) Error() string {
 	var b strings.Builder

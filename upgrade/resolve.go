@@ -277,7 +277,7 @@ func lookupError(err error, src, what, fix string) error {
 			// too short for the server) reads as the same error.
 			fix += ", and that --request-timeout (or the kubeconfig's timeout) gives it long enough to answer"
 		}
-		return &model.InputError{Source: "API server " + server, Problem: "cannot be reached (reading " + src + "): " + ue.Err.Error(), Fix: fix}
+		return &model.InputError{Source: "API server " + server, Problem: "cannot be reached (reading " + src + "): " + ue.Err.Error(), Fix: fix, Cause: ue}
 	}
 	return fmt.Errorf("read %s: %w", src, err)
 }

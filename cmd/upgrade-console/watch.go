@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -171,7 +172,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		if err != nil {
 			return err
 		}
-		if _, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, o.cluster); err != nil {
+		if err := firstRead(ctx, cmd.OutOrStdout(), client, ns, o.cluster); err != nil {
 			if upgrade.DeadlineCut(ctx, err) {
 				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
 			}
@@ -193,6 +194,35 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext, confirm: confirm,
 	}, o, theme)
 	return outcomeError(res, err, o)
+}
+
+// firstRead reads the Cluster once before the plain watch follows it. An
+// API server that takes the connection and does not answer in time (a TLS
+// handshake or a reply that times out: a frozen process, a control-plane
+// endpoint moving mid-rollout) is waited for, with one line saying so, until
+// it answers or ctx ends (--timeout: exit 5); it ended the watch with exit 1
+// after client-go's 10 s, as bad input. One that refuses the connection, or
+// a name that does not resolve, is a wrong --kubeconfig or --context, said
+// at once.
+func firstRead(ctx context.Context, out io.Writer, client *upgrade.Client, ns, cluster string) error {
+	said := false
+	for {
+		_, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, cluster)
+		var ue *url.Error
+		if err == nil || ctx.Err() != nil || !errors.As(err, &ue) || !ue.Timeout() {
+			return err
+		}
+		if !said {
+			fmt.Fprintf(out, "%s connection: the API server does not answer (%s); waiting for it (--timeout bounds the wait)\n",
+				time.Now().UTC().Format(time.RFC3339), ue.Err)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // followTarget is the cluster to follow.

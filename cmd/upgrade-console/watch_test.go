@@ -442,3 +442,51 @@ current-context: frozen
 		t.Errorf("exit %d (%v), want %d saying --timeout passed before the first read was answered", code, err, ExitTimeout)
 	}
 }
+
+// An API server that takes the connection and never answers (a frozen
+// process): the plain watch waited client-go's TLS handshake timeout, then
+// ended with exit 1 as if the kubeconfig were wrong. It waits, says so once,
+// and --timeout ends it (5), as the README has it.
+func TestPlainWatchWaitsForAnAPIServerThatDoesNotAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() }) // accepted, never answered
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := strings.Replace(`apiVersion: v1
+kind: Config
+clusters:
+- name: frozen
+  cluster:
+    server: https://ADDR
+    insecure-skip-tls-verify: true
+contexts:
+- name: frozen
+  context:
+    cluster: frozen
+    user: nobody
+current-context: frozen
+users:
+- name: nobody
+  user:
+    token: x
+`, "ADDR", ln.Addr().String(), 1)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCaptured(t, "watch", "--plain", "--exit-on-done", "--cluster", "mgmt", "--kubeconfig", kubeconfig, "--timeout", "14s")
+	if code != ExitTimeout || !strings.Contains(out, "connection: the API server does not answer (net/http: TLS handshake timeout); waiting for it") ||
+		!strings.Contains(errOut, "--timeout 14s passed before the API server answered") {
+		t.Errorf("exit %d (want %d)\nstdout %q\nstderr %q", code, ExitTimeout, out, errOut)
+	}
+}
