@@ -131,25 +131,37 @@ func prerelease(v string) (pre string, ok bool) {
 // sides with the new one smaller. EKS-A numbers its builds of one upstream
 // version there (cilium v1.14.12-eksa.9, then eksa.10; EKS-D
 // v1.30.4-eks-1-30-20), so a smaller number is an older build; so is an
-// earlier stage (rc → beta → alpha). Anything less clear (another word, a
-// word against a number, one side without a pre-release: EKS-A tags its
-// builds of an upstream version so, one list a prefix of the other) is not
-// called a step back.
+// earlier stage (rc → beta → alpha), and so is a stage where the old version
+// had none (v2.5.1 → v2.5.1-rc.1). Anything less clear (another word, a word
+// against a number, a build tag where the old version had none: EKS-A tags
+// its builds of an upstream version so, one list a prefix of the other) is
+// not called a step back.
 func prereleaseGoesDown(oldVersion, newVersion string) bool {
 	op, ok1 := prerelease(oldVersion)
 	np, ok2 := prerelease(newVersion)
-	if !ok1 || !ok2 {
-		return false
-	}
 	// Empty identifiers are kept ("eksa..9" is not read as eksa.9).
 	split := func(s string) []string { return strings.Split(strings.ReplaceAll(s, "-", "."), ".") }
+	switch {
+	case !ok2:
+		return false
+	case !ok1:
+		// A release, then a pre-release stage of it (v2.5.1 → v2.5.1-rc.1)
+		// is a step back; an EKS-A build tag (v1.14.12-eksa.1) is not.
+		return stageRank[split(np)[0]] > 0
+	}
 	oi, ni := split(op), split(np)
 	for i := 0; i < len(oi) && i < len(ni); i++ {
 		if oi[i] == ni[i] {
 			continue
 		}
-		if os, ns := stageRank[oi[i]], stageRank[ni[i]]; os > 0 && ns > 0 {
+		os, ns := stageRank[oi[i]], stageRank[ni[i]]
+		switch {
+		case os > 0 && ns > 0:
 			return ns < os
+		case ns > 0:
+			// A stage where the old version has a build tag: a
+			// pre-release of the build (v1.2.3-eksa.1 → v1.2.3-rc.1-eksa.1).
+			return true
 		}
 		return isDigits(oi[i]) && isDigits(ni[i]) && numericLess(ni[i], oi[i])
 	}

@@ -61,6 +61,10 @@ func TestClassify(t *testing.T) {
 		{"v1.2.3-rc.2", "v1.2.3-beta.1", ChangeDowngrade},
 		{"v1.2.3-beta", "v1.2.3-alpha", ChangeDowngrade},
 		{"v1.2.3-rc.1", "v1.2.3-alpha.9", ChangeDowngrade},
+		// a release, then a pre-release stage of it (semver's order): it
+		// read as a rebuild
+		{"v2.5.1+abcdef1", "v2.5.1-rc.1+abcdef1", ChangeDowngrade},
+		{"v1.2.3-eksa.1", "v1.2.3-rc.1-eksa.1", ChangeDowngrade},
 		// rebuild: same X.Y.Z, different suffix or build metadata, not a
 		// clear step back
 		{"v1.8.5+205ebc5", "v1.8.5+65d2d66", ChangeRebuild},
@@ -74,11 +78,12 @@ func TestClassify(t *testing.T) {
 		{"v1.15.14-eksa.1", "v1.15.14-eksa.2", ChangeRebuild},
 		{"v0.0.0-dev+build.0+abcdef1", "v0.0.0-dev+build.7+65d2d66", ChangeRebuild}, // two '+'
 		{"v1.2.3", "v1.2.3+abcdef1", ChangeRebuild},
-		{"v1.2.3-rc.1", "v1.2.3", ChangeRebuild},         // only one side has a pre-release
-		{"v1.2.3", "v1.2.3-rc.1", ChangeRebuild},         // (either way round)
-		{"v1.2.3-eksa.2", "v1.2.3-eks.3", ChangeRebuild}, // other words: no order the console trusts
-		{"v1.2.3-beta.1", "v1.2.3-rc.2", ChangeRebuild},  // a later stage, same X.Y.Z
-		{"v1.2.3-eksa.2", "v1.2.3-1", ChangeRebuild},     // a word against a number
+		{"v1.2.3-rc.1", "v1.2.3", ChangeRebuild},               // the release of the candidate
+		{"v1.2.3-rc.1-eksa.1", "v1.2.3-eksa.1", ChangeRebuild}, // (an EKS-A build of each)
+		{"v1.2.3", "v1.2.3-eksa.1", ChangeRebuild},             // an EKS-A build tag where there was none
+		{"v1.2.3-eksa.2", "v1.2.3-eks.3", ChangeRebuild},       // other words: no order the console trusts
+		{"v1.2.3-beta.1", "v1.2.3-rc.2", ChangeRebuild},        // a later stage, same X.Y.Z
+		{"v1.2.3-eksa.2", "v1.2.3-1", ChangeRebuild},           // a word against a number
 		{"v1.2.3-1", "v1.2.3-eksa.0", ChangeRebuild},
 		{"v1.2.3-eksa.2.1", "v1.2.3-eksa.2", ChangeRebuild}, // one a prefix of the other
 		{"v1.2.3-eksa.2", "v1.2.3-eksa.2.1", ChangeRebuild},
