@@ -213,16 +213,35 @@ func checkEKSASkew(_ context.Context, in *Inputs) model.CheckResult {
 	if cur == "" || tgt == "" {
 		return warn("the current or target EKS-A version is unknown", "set spec.eksaVersion in the spec file")
 	}
-	return eksaSkew(in.Current.Cluster, cur, tgt)
+	var applied *unstructured.Unstructured
+	if in.Target.Spec != nil {
+		applied = in.Target.Spec.Cluster
+	}
+	return eksaSkew(in.Current.Cluster, applied, cur, tgt)
 }
 
 // eksaSkew judges an EKS-A version change cur → tgt of the Cluster c as
 // EKS-A's webhook does.
-func eksaSkew(c *unstructured.Unstructured, cur, tgt string) model.CheckResult {
+func eksaSkew(c, applied *unstructured.Unstructured, cur, tgt string) model.CheckResult {
 	reason, _, _ := unstructured.NestedString(c.Object, "status", "failureReason")
 	r := model.CheckEKSAVersionSkewFrom(cur, tgt, reason == model.FailureReasonEksaVersionInvalid)
-	if r.Failed() && c.GetAnnotations()["anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"] == "true" {
-		return warn(r.Message+" (the Cluster's skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
+	if !r.Failed() {
+		return r
+	}
+	// EKS-A's webhook reads the annotation on the object being applied:
+	// the spec file's value where it sets one (server-side apply keeps the
+	// Cluster's other annotations), else the Cluster's.
+	const skip = "anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"
+	v, ok := "", false
+	if applied != nil {
+		v, ok = applied.GetAnnotations()[skip]
+	}
+	where := "the spec file's"
+	if !ok {
+		v, where = c.GetAnnotations()[skip], "the Cluster's"
+	}
+	if v == "true" {
+		return warn(r.Message+" ("+where+" skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
 	}
 	return r
 }
@@ -239,7 +258,7 @@ func targetVersionFirst(cur *Current, spec *SpecFile, err error) error {
 		return err
 	}
 	field := "Cluster " + spec.Cluster.GetName() + ": spec.eksaVersion"
-	if r := eksaSkew(cur.Cluster, cur.EksaVersion, v); r.Failed() {
+	if r := eksaSkew(cur.Cluster, spec.Cluster, cur.EksaVersion, v); r.Failed() {
 		return &model.InputError{Source: spec.Path, Field: field, Problem: r.Message + " (" + r.Name + ")", Fix: r.Remediation}
 	}
 	// Below the management components (a patch down, which EKS-A's

@@ -666,7 +666,24 @@ func TestEKSASkewCheckReadsTheRefusedVersion(t *testing.T) {
 		t.Errorf("a downgrade with another failure: %+v", r)
 	}
 	skip := map[string]string{"anywhere.eks.amazonaws.com/skip-eksa-version-skew-check": "true"}
-	if r := checkEKSASkew(context.Background(), in("", skip)); r.Status != model.CheckWarn || !strings.Contains(r.Message, "annotation lets it through") {
+	if r := checkEKSASkew(context.Background(), in("", skip)); r.Status != model.CheckWarn || !strings.Contains(r.Message, "the Cluster's skip-eksa-version-skew-check annotation lets it through") {
 		t.Errorf("skip annotation: %+v", r)
+	}
+	// EKS-A's webhook reads the object applied: the spec file's
+	// annotation counts (it was refused), and its "false" wins over the
+	// Cluster's "true".
+	withSpec := func(live, file map[string]string) *Inputs {
+		i := in("", live)
+		spec := &unstructured.Unstructured{Object: map[string]any{}}
+		spec.SetAnnotations(file)
+		i.Target.Spec = &SpecFile{Path: "target.yaml", Cluster: spec}
+		return i
+	}
+	if r := checkEKSASkew(context.Background(), withSpec(nil, skip)); r.Status != model.CheckWarn || !strings.Contains(r.Message, "the spec file's skip-eksa-version-skew-check") {
+		t.Errorf("skip annotation in the spec file: %+v", r)
+	}
+	off := map[string]string{"anywhere.eks.amazonaws.com/skip-eksa-version-skew-check": "false"}
+	if r := checkEKSASkew(context.Background(), withSpec(skip, off)); r.Status != model.CheckFail {
+		t.Errorf("the spec file turns it off: %+v", r)
 	}
 }
