@@ -84,6 +84,7 @@ var Checks = []Check{
 	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
 	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
 	{Name: CheckSpecAccepted, Title: "Spec accepted by the API server", Run: checkSpecAccepted},
+	{Name: CheckImmutableFields, Title: "No field EKS-A keeps for the cluster's life changes", Run: checkImmutable},
 	// Skippable: a provider newer than the console (a kind it does not
 	// know) must not leave the operator without a way forward.
 	{Name: CheckProviderRefs, Title: "Datacenter and machine configs referred to are there", Skippable: true, Run: checkProviderRefs},

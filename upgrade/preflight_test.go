@@ -687,3 +687,60 @@ func TestEKSASkewCheckReadsTheRefusedVersion(t *testing.T) {
 		t.Errorf("the spec file turns it off: %+v", r)
 	}
 }
+
+// Fields EKS-A's CLI refuses to upgrade a cluster on: its webhook lets the
+// CNI plugin through, so cilium → kindnetd planned "cilium unused" and exit
+// 0 through the API. A field the file leaves out keeps the cluster's value.
+func TestImmutableFields(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	plan := func(t *testing.T, edit func(spec map[string]any)) model.CheckResult {
+		t.Helper()
+		spec := w.spec.Cluster.DeepCopy()
+		edit(spec.Object["spec"].(map[string]any))
+		sf := &SpecFile{Path: "edited.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}
+		p, err := w.planner.Plan(ctx, PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: sf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := result(p, CheckImmutableFields)
+		if r.Failed() && !p.Blocked() {
+			t.Errorf("a failed %s does not block the plan", CheckImmutableFields)
+		}
+		return r
+	}
+	if r := plan(t, func(map[string]any) {}); r.Status != model.CheckPass {
+		t.Errorf("the target spec: %+v", r)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(spec map[string]any)
+		want string
+	}{
+		{"the CNI plugin", func(s map[string]any) {
+			s["clusterNetwork"].(map[string]any)["cniConfig"] = map[string]any{"kindnetd": map[string]any{}}
+		}, "spec.clusterNetwork.cniConfig cilium → kindnetd"},
+		{"the endpoint", func(s map[string]any) {
+			s["controlPlaneConfiguration"].(map[string]any)["endpoint"] = map[string]any{"host": "10.9.9.9"}
+		}, "spec.controlPlaneConfiguration.endpoint.host"},
+		{"the pod network", func(s map[string]any) {
+			s["clusterNetwork"].(map[string]any)["pods"] = map[string]any{"cidrBlocks": []any{"10.99.0.0/16"}}
+		}, "spec.clusterNetwork.pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := plan(t, tc.edit); r.Status != model.CheckFail || !strings.Contains(r.Message, tc.want) || !strings.Contains(r.Remediation, "edited.yaml") {
+				t.Errorf("%+v, want a failure naming %q", r, tc.want)
+			}
+		})
+	}
+	t.Run("left out of the file", func(t *testing.T) {
+		if r := plan(t, func(s map[string]any) { delete(s, "clusterNetwork") }); r.Status != model.CheckPass {
+			t.Errorf("%+v", r)
+		}
+	})
+	t.Run("mutable fields", func(t *testing.T) {
+		if r := plan(t, func(s map[string]any) { s["controlPlaneConfiguration"].(map[string]any)["count"] = int64(5) }); r.Status != model.CheckPass {
+			t.Errorf("%+v", r)
+		}
+	})
+}
