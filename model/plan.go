@@ -158,7 +158,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	if in.WorkerGroups != nil {
 		p.Preflight = append(p.Preflight, CheckWorkerVersionSkew(in.TargetKube, in.WorkerGroups))
 	}
-	WarnDowngrades(p.Preflight, p.Components)
+	WarnDowngrades(p.Preflight, p.Components, false)
 	return p, nil
 }
 
@@ -167,15 +167,32 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 // (whose versions EKS-A does not check) the Bundles given the wrong way
 // round planned every component down, and the plan said the upgrade may
 // start without a word. EKS-A never downgrades a component.
-func WarnDowngrades(checks []CheckResult, rows []ComponentDiff) {
+//
+// Components of the Kubernetes version (kubernetes, cilium, …) that go down
+// with a Kubernetes version kubernetes-version-skew already fails are that
+// check's finding, not a second one; the remediation names the spec in a
+// live plan (live), the two files in an offline one.
+func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
+	kubeDown := false
+	for _, c := range checks {
+		kubeDown = kubeDown || c.Name == CheckNameKubernetesVersionSkew && c.Status == CheckFail
+	}
+	management := map[string]bool{}
+	for _, c := range Catalog() {
+		management[c.Key] = c.Management
+	}
 	var down []string
 	for _, r := range rows {
-		if r.Change == ChangeDowngrade {
+		if r.Change == ChangeDowngrade && (!kubeDown || management[r.Key]) {
 			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
 		}
 	}
 	if len(down) == 0 {
 		return
+	}
+	fix := "EKS-A never downgrades a component: check that the target Bundles is the newer release's (not the two files the wrong way round)"
+	if live {
+		fix = "EKS-A never downgrades a component: check spec.eksaVersion, and --to-bundles when given: the target release's Bundles carry older versions than the cluster runs"
 	}
 	for i := range checks {
 		c := &checks[i]
@@ -188,7 +205,7 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff) {
 		}
 		c.Status = CheckWarn
 		c.Message = fmt.Sprintf("%s; but %d component(s) go down: %s", c.Message, len(down), what)
-		c.Remediation = "EKS-A never downgrades a component: check that the target Bundles is the newer release's (not the two files the wrong way round)"
+		c.Remediation = fix
 	}
 }
 

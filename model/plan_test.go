@@ -284,3 +284,33 @@ func TestBuildPlanWarnsOfDowngrades(t *testing.T) {
 		}
 	}
 }
+
+// Components of the Kubernetes version that go down with a Kubernetes
+// downgrade kubernetes-version-skew already fails are its finding: a live
+// plan of kubernetesVersion 1.29 warned again under eksa-version-skew and
+// blamed "the two files the wrong way round", which a live plan has not.
+func TestWarnDowngradesLeavesTheKubernetesDowngradeToItsCheck(t *testing.T) {
+	rows := []ComponentDiff{
+		{Key: KeyKubernetes, Name: "kubernetes (EKS-D)", OldVersion: "v1.30.5-eks-1-30-22", NewVersion: "v1.29.9-eks-1-29-40", Change: ChangeDowngrade},
+	}
+	checks := func(kube CheckStatus) []CheckResult {
+		return []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
+			{Name: CheckNameKubernetesVersionSkew, Status: kube}}
+	}
+	c := checks(CheckFail)
+	WarnDowngrades(c, rows, true)
+	if c[0].Status != CheckPass {
+		t.Errorf("with the Kubernetes downgrade failed already: %+v", c[0])
+	}
+	c = checks(CheckPass)
+	WarnDowngrades(c, rows, true)
+	if c[0].Status != CheckWarn || strings.Contains(c[0].Remediation, "files") || !strings.Contains(c[0].Remediation, "spec.eksaVersion") {
+		t.Errorf("live: %+v", c[0])
+	}
+	rows = append(rows, ComponentDiff{Key: "certManager", Name: "cert-manager", OldVersion: "v1.15.3", NewVersion: "v1.14.7", Change: ChangeDowngrade})
+	c = checks(CheckFail)
+	WarnDowngrades(c, rows, false)
+	if c[0].Status != CheckWarn || !strings.Contains(c[0].Message, "1 component(s) go down: cert-manager") || !strings.Contains(c[0].Remediation, "the two files the wrong way round") {
+		t.Errorf("a management component down beside it, offline: %+v", c[0])
+	}
+}

@@ -215,7 +215,7 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	p.At = pl.now()
 	in := p.inputs(pl)
 	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
-	model.WarnDowngrades(p.Preflight, p.Components)
+	model.WarnDowngrades(p.Preflight, p.Components, true)
 	p.CurrentSpec = in.CurrentSpec
 	return nil
 }
