@@ -158,8 +158,31 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	if in.WorkerGroups != nil {
 		p.Preflight = append(p.Preflight, CheckWorkerVersionSkew(in.TargetKube, in.WorkerGroups))
 	}
+	if r, ok := targetBundlesOfSpec(in.TargetEKSA, tgt.management.Components["eksa"]); ok {
+		p.Preflight = append(p.Preflight, r)
+	}
 	WarnDowngrades(p.Preflight, p.Components, false)
 	return p, nil
+}
+
+// targetBundlesOfSpec checks, offline, that the target Bundles are the
+// release the spec's eksaVersion names (their EKS-A component, without build
+// metadata): another release's file showed components the spec never
+// installs, and the plan passed. Not made without a spec, nor for a
+// development build, whose version names no release.
+func targetBundlesOfSpec(specEKSA, bundlesEKSA string) (CheckResult, bool) {
+	sv, ok1 := eksaSemver(specEKSA)
+	bv, ok2 := eksaSemver(bundlesEKSA)
+	if !ok1 || !ok2 || devBuild(bv) {
+		return CheckResult{}, false
+	}
+	r := CheckResult{Name: CheckNameTargetRelease, Status: CheckPass, Message: "the target Bundles are EKS-A " + bundlesEKSA + ", the spec's eksaVersion " + specEKSA}
+	if !sv.Equal(bv) {
+		r.Status, r.Blocking = CheckFail, true
+		r.Message = "the spec's eksaVersion is " + specEKSA + ", but the target Bundles are EKS-A " + bundlesEKSA + ": the plan would show components the spec does not install"
+		r.Remediation = "give --to-bundles the Bundles of " + specEKSA + "'s release (`kubectl -n eksa-system get bundles` on a cluster that has it, or the release's bundle manifest), or set spec.eksaVersion to " + bv.Original()
+	}
+	return r, true
 }
 
 // WarnDowngrades makes a passed or skipped eksa-version-skew check of

@@ -314,3 +314,28 @@ func TestWarnDowngradesLeavesTheKubernetesDowngradeToItsCheck(t *testing.T) {
 		t.Errorf("a management component down beside it, offline: %+v", c[0])
 	}
 }
+
+// Offline, the target Bundles must be the spec's release: a spec of
+// v0.20.9 planned against the Bundles of v0.21.2 showed components the spec
+// never installs, and passed.
+func TestPlanTargetBundlesOfTheSpecsRelease(t *testing.T) {
+	for _, tc := range []struct {
+		spec, bundles string
+		want          CheckStatus
+		made          bool
+	}{
+		{"v0.21.2", "v0.21.2+d05f3a8", CheckPass, true},
+		{"v0.20.9", "v0.21.2+d05f3a8", CheckFail, true},
+		{"v0.21.9", "v0.21.2+d05f3a8", CheckFail, true},
+		{"", "v0.21.2+d05f3a8", "", false},                   // no spec
+		{"v0.21.2", "v0.0.0-dev+build.0+abcdef1", "", false}, // a development build names no release
+	} {
+		r, made := targetBundlesOfSpec(tc.spec, tc.bundles)
+		if made != tc.made || made && (r.Status != tc.want || r.Name != CheckNameTargetRelease || (tc.want == CheckFail) != r.Blocking) {
+			t.Errorf("spec %q, bundles %q: made %v, %+v", tc.spec, tc.bundles, made, r)
+		}
+		if made && tc.want == CheckFail && !strings.Contains(r.Remediation, "set spec.eksaVersion to v0.21.2") {
+			t.Errorf("fix: %q", r.Remediation)
+		}
+	}
+}

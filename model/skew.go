@@ -25,6 +25,8 @@ const (
 	CheckNameKubernetesVersionSkew = "kubernetes-version-skew"
 	CheckNameWorkerVersionSkew     = "worker-version-skew"
 	CheckNameTargetKubernetesKnown = "target-kubernetes-known"
+	// CheckNameTargetRelease: the target Bundles are the spec's release.
+	CheckNameTargetRelease = "target-release-present"
 )
 
 // CheckResult is the outcome of one preflight check. Its JSON form (name,

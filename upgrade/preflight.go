@@ -23,7 +23,7 @@ import (
 // Stable names of the live checks (the version rules are named in model).
 const (
 	CheckManagementComponents = "management-components"
-	CheckTargetRelease        = "target-release-present"
+	CheckTargetRelease        = model.CheckNameTargetRelease
 	CheckSpecAccepted         = "spec-accepted"
 	CheckControlPlaneReady    = "control-plane-ready"
 	CheckEtcdReady            = "etcd-ready"
