@@ -124,6 +124,33 @@ func TestCompletionGate(t *testing.T) {
 	}
 }
 
+// The count of snapshots holds on its own, with no hold time: a gate asked
+// for three consecutive snapshots (the CLI counts polls so) said done on the
+// first one that met the rule, before any controller could flip it back. A
+// miss starts the count again.
+func TestCompletionGateCountsSnapshots(t *testing.T) {
+	done := Progress{Complete: true}
+	g := CompletionGate{Snapshots: 3}
+	for i, tc := range []struct {
+		p    Progress
+		want bool
+	}{
+		{done, false},
+		{done, false},
+		{Progress{}, false}, // a miss
+		{done, false},
+		{done, false},
+		{done, true},
+		{done, true},
+	} {
+		var ok bool
+		g, ok = g.Observe(tc.p, t0.Add(time.Duration(i)*time.Second))
+		if ok != tc.want {
+			t.Fatalf("snapshot %d (complete %t): done %t, want %t", i+1, tc.p.Complete, ok, tc.want)
+		}
+	}
+}
+
 // apply --wait said "done" 5 s after the connection to the API server was
 // lost: the hold counted a time the console could see nothing. Seen blind,
 // the rule does not hold; the hold starts again once it is seen live.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,27 @@ func TestStallsOrderFailuresFirst(t *testing.T) {
 	}
 }
 
+// After the failures, the longest stall comes first, whatever order the
+// objects were looked at in: the dashboard shows only the first few stalls,
+// and newer, less telling waits pushed the one that has held the upgrade for
+// nearly an hour off the screen.
+func TestStallsOrderLongestFirstAfterFailures(t *testing.T) {
+	s := readyCluster()
+	// Looked at first: an etcd machine, 14 minutes not ready.
+	s.Machines = appended(s.Machines, &Machine{Meta: Meta{Name: "mgmt-etcd-new", CreationTimestamp: t0.Add(-14 * time.Minute)}, Role: RoleEtcd, Owned: true, Phase: "Provisioning"})
+	// Looked at later: a worker deleting for 50 minutes.
+	s.Machines.At(6).DeletionTimestamp = t0.Add(-50 * time.Minute)
+	s.NodeUpgrades = ListOf(&NodeUpgrade{Meta: Meta{Name: "n", CreationTimestamp: t0.Add(-time.Minute)}, Kind: KindNodeUpgrade, MachineName: "mgmt-md-0-b",
+		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "False", Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: t0}}})
+	var got []string
+	for _, st := range Stalls(s, ProgressOptions{}, t0) {
+		got = append(got, st.Name)
+	}
+	if want := []string{"n", "mgmt-md-0-a", "mgmt-etcd-new"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("stalls in order %v, want %v", got, want)
+	}
+}
+
 // A failed in-place step is counted as failed, at once and later, never as
 // stalled: "· 1 stalled" a second after the failure read as stuck for
 // minutes (the threshold, --stall-after, is 10 minutes).
@@ -333,5 +355,96 @@ func TestStallInPlaceProgressIsTheNodeUpgradesSteps(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no step for 11 minutes: %+v", Stalls(s, ProgressOptions{}, t0))
+	}
+}
+
+// An etcd rollout that replaced no member for longer than the threshold is
+// a stall, and one whose last member changed a moment ago is not. Without
+// it, an etcdadm rollout that stopped between members (every member ready,
+// the controller not moving on) showed no stall at all: no machine reads as
+// stuck, so nothing said that etcd had made no progress for half an hour.
+func TestStallEtcdRolloutWaiting(t *testing.T) {
+	upgrading := func(lastMember time.Time) *ClusterState {
+		s := readyCluster()
+		s.Etcd.Annotations = map[string]string{AnnotationEtcdUpgrading: "true"}
+		s.Etcd.Ready = false
+		s.Etcd.Conditions = Conditions{{Type: EtcdConditionMachinesSpecUpToDate, Status: "False", Severity: SeverityWarning,
+			Reason: "EtcdRollingUpdateInProgress", LastTransitionTime: t0.Add(-30 * time.Minute)}}
+		s.Machines.At(0).CreationTimestamp = lastMember
+		return s
+	}
+	for _, tc := range []struct {
+		name       string
+		lastMember time.Time
+		want       string // "" for no etcd stall
+	}{
+		{"no member replaced since the rollout began", t0.Add(-time.Hour),
+			"etcd cluster mgmt-etcd rollout waiting for 30m: 0/3 members upgraded and ready, 3 ready in all, upgrading; EtcdMachinesSpecUpToDate EtcdRollingUpdateInProgress"},
+		{"a member replaced 25m ago", t0.Add(-25 * time.Minute),
+			"etcd cluster mgmt-etcd rollout waiting for 25m: 1/3 members upgraded and ready, 3 ready in all, upgrading; EtcdMachinesSpecUpToDate EtcdRollingUpdateInProgress"},
+		{"a member replaced 2m ago", t0.Add(-2 * time.Minute), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, st := range Stalls(upgrading(tc.lastMember), ProgressOptions{}, t0) {
+				if st.Kind == KindEtcdadmCluster {
+					got = append(got, st.Sentence)
+				} else {
+					t.Errorf("another stall: %+v", st)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) != 0:
+				t.Errorf("etcd stalls = %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("etcd stalls = %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A machine under an in-place upgrade is not ready while its kubelet is
+// upgraded: the NodeUpgrade's step says what it waits for, and the machine
+// is not said stalled beside it (one cause counted twice, "2 stalled", with
+// the less useful sentence first when its Ready went False earlier). Once
+// the NodeUpgrade has completed, the machine speaks for itself again.
+func TestStallMachineUnderANodeUpgradeIsTheNodeUpgrades(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		completed bool
+		want      []Kind
+	}{
+		{"in flight", false, []Kind{KindNodeUpgrade}},
+		{"completed", true, []Kind{KindMachine}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := readyCluster()
+			m := s.Machines.At(6) // mgmt-md-0-a
+			m.Conditions[0] = cond(ConditionReady, "False", "NodeNotReady", "", t0.Add(-15*time.Minute))
+			created := t0.Add(-20 * time.Minute)
+			kubelet := Condition{Type: "KubeletUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is still running", LastTransitionTime: created}
+			if tc.completed {
+				kubelet = cond("KubeletUpgraded", "True", "", "", t0.Add(-11*time.Minute))
+			}
+			s.NodeUpgrades = ListOf(&NodeUpgrade{
+				Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: created}, Kind: KindNodeUpgrade,
+				MachineName: m.Name, Completed: tc.completed,
+				Conditions: Conditions{
+					cond("UpgraderPodCreated", "True", "", "", created),
+					cond("BinariesCopied", "True", "", "", t0.Add(-15*time.Minute)),
+					cond("ContainerdUpgraded", "True", "", "", t0.Add(-14*time.Minute)),
+					cond("CNIPluginsUpgraded", "True", "", "", t0.Add(-13*time.Minute)),
+					cond("KubeadmUpgraded", "True", "", "", t0.Add(-12*time.Minute)),
+					kubelet,
+				},
+			})
+			var got []Kind
+			for _, st := range Stalls(s, ProgressOptions{}, t0) {
+				got = append(got, st.Kind)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("stalls of kinds %v, want %v: %+v", got, tc.want, Stalls(s, ProgressOptions{}, t0))
+			}
+		})
 	}
 }

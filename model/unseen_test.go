@@ -264,6 +264,59 @@ func TestDeriveProgressForbiddenUpgradeFollowsTheConditions(t *testing.T) {
 	}
 }
 
+// A phase none of whose objects the console may see stands where the
+// Cluster's word puts it, and that word alone moves no other phase: a
+// control plane the Cluster says waits for etcd is not begun (it read as
+// under way while EKS-A had not touched it), and workers the Cluster says
+// are rolling do not make the etcd phase it says nothing of past (the
+// upgrade read two phases further on than anything the console could see).
+func TestDeriveProgressTheClustersWordAloneMovesNoPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		state   func() *ClusterState
+		current Phase
+		status  map[Phase]PhaseStatus
+	}{{
+		name: "control plane not visible, waiting for etcd by the Cluster's word",
+		state: func() *ClusterState {
+			s := readyCluster()
+			forbid(s, KindKubeadmControlPlane, KindMachine)
+			// Etcd is seen ready; EKS-A has not reconciled since.
+			s.Cluster.Conditions[0] = cond(ConditionControlPlaneReady, "False", reasonExternalEtcdNotAvailable, messageEtcdNotReady, t0.Add(-time.Minute))
+			s.Cluster.Conditions[3] = cond(ConditionReady, "False", reasonExternalEtcdNotAvailable, messageEtcdNotReady, t0.Add(-time.Minute))
+			return s
+		},
+		current: PhaseControlPlane,
+		status:  map[Phase]PhaseStatus{PhaseEtcd: PhaseOK, PhaseControlPlane: PhasePending, PhaseCNI: PhasePending, PhaseWorkers: PhasePending},
+	}, {
+		name: "workers rolling by the Cluster's word, ControlPlaneReady not reported",
+		state: func() *ClusterState {
+			s := eksaOnly()
+			s.Cluster.Conditions = Conditions{
+				s.Cluster.Conditions[1], // DefaultCNIConfigured True
+				cond(ConditionWorkersReady, "False", "RollingUpgradeInProgress", "Worker nodes not up-to-date yet, 5 upgrading (1 up to date)", t0.Add(-time.Minute)),
+				cond(ConditionReady, "False", "RollingUpgradeInProgress", "Worker nodes not up-to-date yet, 5 upgrading (1 up to date)", t0.Add(-time.Minute)),
+			}
+			return s
+		},
+		current: PhaseEtcd,
+		status:  map[Phase]PhaseStatus{PhaseEtcd: PhaseUnknown, PhaseControlPlane: PhaseUnknown, PhaseWorkers: PhaseActive},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DeriveProgress(tc.state(), ProgressOptions{}, t0)
+			if p.Current != tc.current {
+				t.Errorf("current = %s (%s), want %s", p.Current, p.Summary, tc.current)
+			}
+			for ph, want := range tc.status {
+				if got := phase(p, ph); got.Status != want {
+					t.Errorf("%s = %s (%s), want %s", ph, got.Status, got.Detail, want)
+				}
+			}
+			noCountOfUnseen(t, p)
+		})
+	}
+}
+
 // Whatever subset of the phases' kinds is forbidden, a cluster at rest reads
 // done, and nothing the console cannot see is counted.
 func TestDeriveProgressForbiddenSubsetsAtRest(t *testing.T) {

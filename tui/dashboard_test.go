@@ -741,3 +741,59 @@ func TestCompletionWaitsForTheAPIServer(t *testing.T) {
 		t.Fatalf("confirmed, outcome %s:\n%s", d.outcome, out)
 	}
 }
+
+// An answer to an earlier question (asked before the judge stopped saying
+// done, then done again) is not the answer to the one under way: a late
+// "confirmed" recorded the upgrade complete on a check of a state that had
+// since stopped being done, and a late refusal cancelled a question still
+// to be answered.
+func TestCompletionIgnoresAnAnswerToAnEarlierQuestion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"confirmed", nil},
+		{"refused", errors.New("reading Cluster default/mgmt: no answer within 10s")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakePassiveClock(t0)
+			d := NewDashboard(Options{Theme: themes.Mono, Clock: clk,
+				Confirm: func(context.Context, *model.ClusterState) error { return nil }})
+			d.SetSize(120, 40)
+			d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+			done := fixtureHealthy()
+			done.Version = 100
+			clk.SetTime(t0.Add(frameInterval))
+			d.Update(SnapshotMsg{State: done})
+			clk.SetTime(clk.Now().Add(model.DefaultCompletionGate().Hold))
+			d.Update(clockMsg{})
+			if !d.confirm.asking {
+				t.Fatal("first question not asked")
+			}
+			first := d.confirm.asked
+			// The judge no longer says done, then says it again: a
+			// second question is asked.
+			again := fixtureMidEtcd()
+			again.Version = 101
+			clk.SetTime(clk.Now().Add(frameInterval))
+			d.Update(SnapshotMsg{State: again})
+			if d.confirm.asking {
+				t.Fatal("still asking once the judge no longer says done")
+			}
+			done = fixtureHealthy()
+			done.Version = 102
+			clk.SetTime(clk.Now().Add(frameInterval))
+			d.Update(SnapshotMsg{State: done})
+			clk.SetTime(clk.Now().Add(model.DefaultCompletionGate().Hold))
+			d.Update(clockMsg{})
+			if !d.confirm.asking || d.confirm.asked == first {
+				t.Fatalf("second question not asked: asking %t, asked %d", d.confirm.asking, d.confirm.asked)
+			}
+			d.Update(confirmedMsg{asked: first, err: tc.err})
+			if out := screenOf(d); !d.confirm.asking || d.outcome != report.Running || strings.Contains(out, "✓ upgrade complete") ||
+				!strings.Contains(out, "confirming with the API server…") {
+				t.Fatalf("after the answer to the first question: asking %t, outcome %s:\n%s", d.confirm.asking, d.outcome, out)
+			}
+		})
+	}
+}

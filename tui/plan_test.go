@@ -25,23 +25,30 @@ import (
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
+// fixturePlan is a plan as upgrade.Plan makes it, its checks passed through
+// model.WarnDowngrades as there: a component going down beside a passed
+// eksa-version-skew check (and "✓ ready") is a screen the product never
+// shows, and the goldens showed it.
 func fixturePlan(blocked bool) *upgrade.Plan {
 	p := &upgrade.Plan{Cluster: "mgmt", Namespace: "default"}
 	p.Versions.CurrentEKSA, p.Versions.TargetEKSA = "v0.20.9", "v0.21.2"
 	p.Versions.CurrentKubernetes, p.Versions.TargetKubernetes = "1.30", "1.31"
 	p.Components = []model.ComponentDiff{
-		{Key: "eksa", Name: "EKS-A management", OldVersion: "v0.20.9+9c41e0b", NewVersion: "v0.21.2+d05f3a8", Change: model.ChangeMinor},
-		{Key: "clusterAPI", Name: "cluster-api", OldVersion: "v1.7.5+3d8f1a2", NewVersion: "v1.8.4+b91e6c3", Change: model.ChangeMinor},
+		// The management components upgraded first, as EKS-A's CLI does:
+		// older, management-components blocks.
+		{Key: "eksa", Name: "EKS-A management", OldVersion: "v0.21.2+d05f3a8", NewVersion: "v0.21.2+d05f3a8", Change: model.ChangeNone},
+		{Key: "clusterAPI", Name: "cluster-api", OldVersion: "v1.8.4+b91e6c3", NewVersion: "v1.8.4+b91e6c3", Change: model.ChangeNone},
 		{Key: "etcdadmController", Name: "etcdadm-controller", OldVersion: "v1.0.22+6b3f0d8", NewVersion: "v1.0.22+0badc0d", Change: model.ChangeRebuild},
 		{Key: "snow", Name: "snow", OldVersion: "v0.1.27+abcdef1", NewVersion: "v0.1.27+abcdef1", Change: model.ChangeNone},
 		{Key: model.KeyKubernetes, Name: "kubernetes (EKS-D)", OldVersion: "v1.30.5-eks-1-30-22", NewVersion: "v1.31.3-eks-1-31-11", Change: model.ChangeMinor},
-		{Key: "cilium", Name: "cilium", OldVersion: "v1.15.14-eksa.10", NewVersion: "v1.15.14-eksa.9", Change: model.ChangeDowngrade},
+		{Key: "cilium", Name: "cilium", OldVersion: "v1.15.14-eksa.9", NewVersion: "v1.15.14-eksa.10", Change: model.ChangeRebuild},
 		{Key: "upgrader.upgrader", Name: "in-place upgrader image", OldVersion: "v1-30-17-eks-a-1", NewVersion: "v1-31-16-eks-a-1", Change: model.ChangeChanged},
 	}
 	p.Preflight = []model.CheckResult{
 		{Name: "eksa-version-skew", Status: model.CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
-		{Name: "management-components", Status: model.CheckWarn, Message: "the management components are at v0.20.9, older than the target release v0.21.2",
-			Remediation: "upgrade them first: eksctl anywhere upgrade management-components"},
+		{Name: "machine-templates", Status: model.CheckWarn, Message: "VSphereMachineConfig mgmt-cp (the cluster's: the spec file leaves it out): image ubuntu-2204-kube-1.30 named for Kubernetes 1.30, and the machines run 1.31",
+			Remediation: "point it to the image built for 1.31, unless the image carries its eksdRelease tag"},
+		{Name: "management-components", Status: model.CheckPass, Message: "management components at v0.21.2"},
 		{Name: "nodes-ready", Status: model.CheckPass, Message: "all 7 nodes Ready", Skippable: true},
 	}
 	if blocked {
@@ -49,6 +56,7 @@ func fixturePlan(blocked bool) *upgrade.Plan {
 			Message:     "anywhere.eks.amazonaws.com/paused=true on Cluster mgmt",
 			Remediation: "kubectl -n default annotate clusters.anywhere.eks.amazonaws.com mgmt anywhere.eks.amazonaws.com/paused-"})
 	}
+	model.WarnDowngrades(p.Preflight, p.Components, true)
 	return p
 }
 
@@ -626,9 +634,9 @@ func fixtureStaleLockPlan() *upgrade.Plan {
 	p.Preflight = []model.CheckResult{
 		{Name: "eksa-version-skew", Status: model.CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
 		{Name: "target-release-present", Status: model.CheckPass, Message: "EKSARelease eksa-v0-21-2 → Bundles eksa-system/bundles-84"},
-		{Name: "management-components", Status: model.CheckWarn,
-			Message:     "the management components are at v0.20.9, older than the target release v0.21.2: the EKS-A controller that reconciles the new spec is the older one",
-			Remediation: "upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the v0.21.2 CLI, then plan again"},
+		{Name: "spec-accepted", Status: model.CheckWarn,
+			Message:     "the API server could not be asked to validate the spec: the server was unable to return a response in the time allotted, but may still be processing the request",
+			Remediation: "`upgrade-console apply -f mgmt-v0.21.2-k8s-1.31.yaml --cluster mgmt --dry-run` shows its answer"},
 		{Name: "upgrade-lock", Status: model.CheckFail, Blocking: true,
 			Message:     "stale upgrade lock: Lease eksa-system/upgrade-console-mgmt held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-22T21:03:36Z (3h20m ago); stale: not renewed for 3h0m",
 			Remediation: "make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster mgmt`"},

@@ -257,3 +257,41 @@ func TestReleaseOfALockClearedMeanwhile(t *testing.T) {
 		t.Errorf("a release recorded of a lock someone else cleared: %s", got)
 	}
 }
+
+// A lock cleared and then taken by another console is not released by its
+// former holder: Release says it is lost and Bob's Lease stays. Without the
+// holder check, Alice quitting her console would delete the lock Bob's
+// upgrade runs under, and a third console could start a second upgrade.
+func TestReleaseOfALockTakenByAnotherConsole(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC))
+	audit := &memAudit{}
+	bobHolder := Holder{User: "bob", Host: "desk", Instance: "bbbb2222"}
+	alice := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "aaaa1111"}, clk, audit)
+	bob := newLocker(t, c, cluster, bobHolder, clk, nil)
+	if _, err := alice.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// `lock clear lease` deletes Alice's lease; Bob then takes the lock.
+	if err := c.Kube.CoordinationV1().Leases(alice.ns()).Delete(ctx, LockName(cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Acquire(ctx); err != nil {
+		t.Fatalf("bob acquires the cleared lock: %v", err)
+	}
+	if err := alice.Release(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("alice releases a lock bob holds: %v, want ErrLockLost", err)
+	}
+	st, err := bob.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Held() || st.HolderIdentity != bobHolder.String() {
+		t.Fatalf("after alice's release: %+v, want the lease held by %s", st, bobHolder.String())
+	}
+	if got := strings.Join(audit.actions(), ","); strings.Contains(got, "lock-release") {
+		t.Errorf("alice recorded a release of bob's lock: %s", got)
+	}
+}

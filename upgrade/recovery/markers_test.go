@@ -7,15 +7,19 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -427,6 +431,105 @@ func TestLockClearLiveLeaseNeedsForceAndIsRecorded(t *testing.T) {
 	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st == nil {
 		t.Errorf("bob's lease was deleted: %+v %v", st, err)
 	}
+}
+
+// A forced clear of a live lease that was deleted and taken again by the
+// same holder (a console restarted) after the plan never deletes the new
+// lease, and says it is another lease. Without the UID check the operator
+// was told the lease the plan read was renewed by a live holder, when the
+// lock it meant to clear is gone and a new one was taken.
+func TestLockClearForcedOfALeaseMadeAnewIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	w.lease("alice@laptop/1", w.now)
+	leases := w.client.Kube.CoordinationV1().Leases(w.sys)
+	remake := func() types.UID {
+		t.Helper()
+		if err := leases.Delete(w.ctx, upgrade.LockName(w.cluster), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w.lease("alice@laptop/1", w.now)
+		l, err := leases.Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.UID
+	}
+	stays := func(uid types.UID) {
+		t.Helper()
+		st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster)
+		if err != nil || st == nil || st.UID != string(uid) || st.HolderIdentity != "alice@laptop/1" {
+			t.Fatalf("the lease made anew (uid %s): %+v %v, want it untouched", uid, st, err)
+		}
+	}
+
+	// Made anew before the run: the lease the plan read is gone, and the
+	// step says so without touching the new one.
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := remake()
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if s := rep.Steps[0]; s.Status != StepAlreadyDone || !strings.Contains(s.Detail, "another lease") {
+		t.Errorf("step = %+v, want already done, another lease not touched", s)
+	}
+	stays(uid)
+
+	// Made anew between the step's check and its delete.
+	var armed atomic.Bool
+	client := *w.client
+	client.Kube = raceKube{w.client.Kube, func() {
+		if armed.CompareAndSwap(true, false) {
+			uid = remake()
+		}
+	}}
+	env := *w.env
+	env.Client = &client
+	p, _, err = PlanClear(w.ctx, &env, ClearOptions{IDs: []string{MarkerLease}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	var cc *ConcurrentChangeError
+	if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); !errors.As(err, &cc) || !strings.Contains(cc.What, "another lease") {
+		t.Fatalf("forced clear of a lease made anew meanwhile: %v, want a concurrent change, another lease\n%s", err, describeSteps(rep))
+	}
+	stays(uid)
+}
+
+// raceKube runs after behind every lease read: a lease that changes between
+// a step's check and its write.
+type raceKube struct {
+	kubernetes.Interface
+	after func()
+}
+
+func (r raceKube) CoordinationV1() coordinationv1client.CoordinationV1Interface {
+	return raceCoordination{r.Interface.CoordinationV1(), r.after}
+}
+
+type raceCoordination struct {
+	coordinationv1client.CoordinationV1Interface
+	after func()
+}
+
+func (r raceCoordination) Leases(ns string) coordinationv1client.LeaseInterface {
+	return raceLeases{r.CoordinationV1Interface.Leases(ns), r.after}
+}
+
+type raceLeases struct {
+	coordinationv1client.LeaseInterface
+	after func()
+}
+
+func (r raceLeases) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
+	l, err := r.LeaseInterface.Get(ctx, name, o)
+	r.after()
+	return l, err
 }
 
 func TestLockClearNeverDeletesARenewedLease(t *testing.T) {
