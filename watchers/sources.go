@@ -141,17 +141,49 @@ func (in *instance) where() string {
 	return "in " + in.namespace
 }
 
+// discoveryWithin bounds one discovery of the API groups.
+const discoveryWithin = 30 * time.Second
+
+// discoverWithin is discover, returned from at once when ctx ends.
+func discoverWithin(ctx context.Context, dc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]bool, error) {
+	type result struct {
+		served map[schema.GroupVersionResource]bool
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := discover(dc)
+		ch <- result{s, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.served, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // start runs discovery (retrying until the API server answers), the access
 // checks and the informers.
 func (w *Watcher) start(ctx context.Context) error {
-	dc, err := discovery.NewDiscoveryClientForConfig(w.cfg)
+	// Discovery's calls take no context: each is bounded, and a cancel
+	// stops the wait for one (the call ends within its bound, unheeded),
+	// so that an API server that never answers does not hold Run.
+	dcfg := rest.CopyConfig(w.cfg)
+	if dcfg.Timeout == 0 || dcfg.Timeout > discoveryWithin {
+		dcfg.Timeout = discoveryWithin
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(dcfg)
 	if err != nil {
 		return err
 	}
 	var served map[schema.GroupVersionResource]bool
 	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 15 * time.Second}
-	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
-		served, err = discover(dc)
+	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		served, err = discoverWithin(ctx, dc)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		w.mu.Lock()
 		w.discovery = err
 		w.mu.Unlock()
