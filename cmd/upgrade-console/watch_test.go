@@ -448,20 +448,6 @@ current-context: frozen
 // ended with exit 1 as if the kubeconfig were wrong. It waits, says so once,
 // and --timeout ends it (5), as the README has it.
 func TestPlainWatchWaitsForAnAPIServerThatDoesNotAnswer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() }) // accepted, never answered
-		}
-	}()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := strings.Replace(`apiVersion: v1
 kind: Config
@@ -480,7 +466,7 @@ users:
 - name: nobody
   user:
     token: x
-`, "ADDR", ln.Addr().String(), 1)
+`, "ADDR", cptest.Frozen(t), 1)
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
