@@ -299,12 +299,21 @@ func runWatch(t *testing.T, ctx context.Context, opts WatchOptions, states ...*m
 		o, err := Watch(ctx, ch, opts)
 		done <- result{o, err}
 	}()
-	for _, s := range states {
-		ch <- s
+	// Bounded by a real deadline: a Watch that returned early, or stopped
+	// reading, fails the test at once instead of hanging it until the
+	// package timeout.
+	deadline := time.After(10 * time.Second)
+	for i, s := range states {
+		select {
+		case ch <- s:
+		case r := <-done:
+			t.Fatalf("Watch returned (%s, %v) before it took state %d of %d; output so far:\n%s", r.o, r.err, i+1, len(states), out.String())
+		case <-deadline:
+			t.Fatalf("Watch did not take state %d of %d; output so far:\n%s", i+1, len(states), out.String())
+		}
 	}
 	// Move the fake clock until Watch returns: the completion gate needs
-	// the rule to hold for a while. Bounded by a real deadline.
-	deadline := time.After(10 * time.Second)
+	// the rule to hold for a while.
 	for {
 		select {
 		case r := <-done:

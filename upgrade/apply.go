@@ -123,7 +123,9 @@ func (e *ConflictsError) onlyManager(m string) bool {
 // Applier server-side applies a spec file.
 type Applier struct {
 	Client *Client
-	Audit  Recorder
+	// Audit records each write. Required by Apply (ErrNoAudit without
+	// it); DryRun writes nothing and records nothing.
+	Audit Recorder
 	// Cluster names the EKS-A cluster in audit entries.
 	Cluster string
 	Now     func() time.Time
@@ -280,6 +282,9 @@ type AppliedObject struct {
 // the documents applied before it stay applied, and the snapshot holds
 // their previous state.
 func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]AppliedObject, error) {
+	if err := requireAudit(a.Audit); err != nil {
+		return nil, err
+	}
 	if err := a.precheck(ctx, spec, o); err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func TestDryRunShowsChangesAndConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	a := &Applier{Client: w.client, Cluster: "mgmt", Audit: &memAudit{}}
 	res, err := a.DryRun(ctx, w.spec)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestDryRunReportsRefusalsAndUnknownKinds(t *testing.T) {
 		t.Errorf("%s was written before the Cluster's refusal (%v)", docRef(good), err)
 	}
 	// An unknown kind is named once.
-	if _, err := (&Applier{Client: w.client}).Apply(ctx, sf, ApplyOptions{ForceConflicts: true}); err == nil || strings.Count(err.Error(), "TinkerbellMachineConfig "+w.ns+"/mgmt-cp") != 1 {
+	if _, err := (&Applier{Client: w.client, Audit: &memAudit{}}).Apply(ctx, sf, ApplyOptions{ForceConflicts: true}); err == nil || strings.Count(err.Error(), "TinkerbellMachineConfig "+w.ns+"/mgmt-cp") != 1 {
 		t.Errorf("apply with an unknown kind: %v", err)
 	}
 }

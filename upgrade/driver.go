@@ -23,6 +23,8 @@ import (
 // Driver performs upgrades of one cluster.
 type Driver struct {
 	Client *Client
+	// Audit records every write of the upgrade. Required: Start is
+	// ErrNoAudit without it.
 	Audit  Recorder
 	Clock  clock.WithTicker
 	Holder Holder
@@ -136,6 +138,9 @@ func (s *Session) Detached() bool {
 // On an error before anything was applied the lock is released again; once
 // a document is applied the lock is kept (the cluster is mid-change).
 func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Session, err error) {
+	if err := requireAudit(d.Audit); err != nil {
+		return nil, err
+	}
 	// The checks are re-run under the lock on a copy: the caller's plan may
 	// be on screen.
 	cp := *plan

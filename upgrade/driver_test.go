@@ -91,13 +91,13 @@ func TestDriverLockLifecycle(t *testing.T) {
 	if !strings.Contains(st.Kept, "upgrade failed: boom") || !st.Expired(clk.Now()) || !strings.Contains(st.Describe(clk.Now()), "kept by its console") {
 		t.Errorf("kept lock: %+v; %s", st.Lock, st.Describe(clk.Now()))
 	}
-	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b0b"}, Clock: clk}
+	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b0b"}, Clock: clk, Audit: &memAudit{}}
 	var held *LockHeldError
 	if _, err := other.Acquire(ctx); !errors.As(err, &held) || !held.Stale {
 		t.Errorf("another console's acquire of the kept lock: %v", err)
 	}
 	// The same console taking it again renews it: no longer kept.
-	again := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: holder, Clock: clk}
+	again := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: holder, Clock: clk, Audit: &memAudit{}}
 	if st, err := again.Acquire(ctx); err != nil || st.Kept != "" || st.Expired(clk.Now()) {
 		t.Errorf("taken again: %v %+v", err, st)
 	}
@@ -168,7 +168,7 @@ func TestDriverNoticesLostLock(t *testing.T) {
 func TestDriverRefusedStartIsRecorded(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
 	ctx := context.Background()
-	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b"}}
+	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b"}, Audit: &memAudit{}}
 	if _, err := other.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}

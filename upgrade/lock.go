@@ -182,7 +182,9 @@ type Locker struct {
 	Holder    Holder
 	Duration  time.Duration
 	Clock     clock.PassiveClock
-	Audit     Recorder
+	// Audit records every write to the Lease. Required for the writes
+	// (Acquire, Renew, Keep, Release): without it they are ErrNoAudit.
+	Audit Recorder
 	// AnswerWithin bounds how long Renew, Keep and Release wait for the API
 	// server (DefaultAnswerWithin when zero).
 	AnswerWithin time.Duration
@@ -290,6 +292,9 @@ func (e *LockForbiddenError) Fix() string {
 // Acquire takes the lock for this console. It fails with a *LockHeldError when
 // another console holds it or left it stale.
 func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
+	if err := requireAudit(l.Audit); err != nil {
+		return nil, err
+	}
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
 	now := metav1.NewMicroTime(l.now())
 	spec := coordinationv1.LeaseSpec{
@@ -390,6 +395,9 @@ func (l *Locker) Renew(ctx context.Context) (*LockStatus, error) {
 // renew is Renew bounded by within: the whole renewal, read and write, ends
 // by then, answered or not.
 func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, error) {
+	if err := requireAudit(l.Audit); err != nil {
+		return nil, err
+	}
 	rctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
@@ -431,6 +439,9 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 // mark it would read as live, and be refused to `lock clear lease` without
 // --force, until its duration ran out.
 func (l *Locker) Keep(ctx context.Context, why string) error {
+	if err := requireAudit(l.Audit); err != nil {
+		return err
+	}
 	within := l.answerWithin()
 	rctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
@@ -469,6 +480,9 @@ func (l *Locker) Keep(ctx context.Context, why string) error {
 // that said "released" then claimed a release it never made, and recorded
 // it.
 func (l *Locker) Release(ctx context.Context) error {
+	if err := requireAudit(l.Audit); err != nil {
+		return err
+	}
 	within := l.answerWithin()
 	rctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()

@@ -44,7 +44,7 @@ func TestLockRaceExactlyOneWins(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			<-start
-			_, errs[i] = newLocker(t, c, cluster, holders[i], clk, nil).Acquire(ctx)
+			_, errs[i] = newLocker(t, c, cluster, holders[i], clk, &memAudit{}).Acquire(ctx)
 		}(i)
 	}
 	close(start)
@@ -86,7 +86,7 @@ func TestLockRaceOnReleasedLease(t *testing.T) {
 	cluster := uniqueCluster(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC))
-	first := newLocker(t, c, cluster, Holder{User: "carol", Host: "h", Instance: "1"}, clk, nil)
+	first := newLocker(t, c, cluster, Holder{User: "carol", Host: "h", Instance: "1"}, clk, &memAudit{})
 	if _, err := first.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +99,8 @@ func TestLockRaceOnReleasedLease(t *testing.T) {
 	if _, err := c.Kube.CoordinationV1().Leases("eksa-system").Update(ctx, lease, updateOpts()); err != nil {
 		t.Fatal(err)
 	}
-	a := newLocker(t, c, cluster, Holder{User: "alice", Host: "a", Instance: "2"}, clk, nil)
-	b := newLocker(t, c, cluster, Holder{User: "bob", Host: "b", Instance: "3"}, clk, nil)
+	a := newLocker(t, c, cluster, Holder{User: "alice", Host: "a", Instance: "2"}, clk, &memAudit{})
+	b := newLocker(t, c, cluster, Holder{User: "bob", Host: "b", Instance: "3"}, clk, &memAudit{})
 	var wg sync.WaitGroup
 	var errA, errB error
 	wg.Add(2)
@@ -136,7 +136,7 @@ func TestLockExpiredBlocksUntilCleared(t *testing.T) {
 	}
 	// alice's console dies; two minutes later (lease: one minute) bob tries.
 	clk.SetTime(t0.Add(2 * time.Minute))
-	bob := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "b0b"}, clk, nil)
+	bob := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "b0b"}, clk, &memAudit{})
 	_, err := bob.Acquire(ctx)
 	var held *LockHeldError
 	if !errors.As(err, &held) || !held.Stale {
@@ -176,7 +176,7 @@ func TestLockBreakRefusesARenewedLease(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
-	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, clk, nil)
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, clk, &memAudit{})
 	if _, err := l.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestReleaseOfALockTakenByAnotherConsole(t *testing.T) {
 	audit := &memAudit{}
 	bobHolder := Holder{User: "bob", Host: "desk", Instance: "bbbb2222"}
 	alice := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "aaaa1111"}, clk, audit)
-	bob := newLocker(t, c, cluster, bobHolder, clk, nil)
+	bob := newLocker(t, c, cluster, bobHolder, clk, &memAudit{})
 	if _, err := alice.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}

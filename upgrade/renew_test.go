@@ -29,7 +29,7 @@ type brokenKube struct{ kubernetes.Interface }
 // A panic while renewing the lock stops the renewal and is reported by the
 // holder, instead of killing the console in the middle of an upgrade.
 func TestRenewContainsAPanic(t *testing.T) {
-	h := &Hold{locker: &Locker{Kube: brokenKube{}, Namespace: "eksa-system", Cluster: "mgmt"}, clk: clock.RealClock{}}
+	h := &Hold{locker: &Locker{Kube: brokenKube{}, Namespace: "eksa-system", Cluster: "mgmt", Audit: &memAudit{}}, clk: clock.RealClock{}}
 	h.start(time.Millisecond)
 	select {
 	case <-h.renewDone:

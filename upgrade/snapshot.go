@@ -155,7 +155,8 @@ func snapshotNamePrefix(cluster string) string { return "upgrade-console-snapsho
 // Snapshotter takes snapshots.
 type Snapshotter struct {
 	Client *Client
-	Audit  Recorder
+	// Audit records the snapshot. Required: Take is ErrNoAudit without it.
+	Audit Recorder
 	// Dir receives the local copy (StateDir()/snapshots when empty).
 	Dir string
 }
@@ -165,6 +166,9 @@ type Snapshotter struct {
 // those that exist are saved too. Nothing is written to the cluster if a read
 // fails.
 func (s *Snapshotter) Take(ctx context.Context, cluster *unstructured.Unstructured, extra []*unstructured.Unstructured, by string, now time.Time) (*Snapshot, SnapshotRef, error) {
+	if err := requireAudit(s.Audit); err != nil {
+		return nil, SnapshotRef{}, err
+	}
 	snap, err := s.collect(ctx, cluster, extra, by, now)
 	if err != nil {
 		return nil, SnapshotRef{}, err

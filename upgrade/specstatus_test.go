@@ -62,7 +62,7 @@ func TestPlanOfASpecTheClusterHasNotReached(t *testing.T) {
 	}
 
 	// The target applied; EKS-A has observed it and works on etcd.
-	if _, err := (&Applier{Client: w.client}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
+	if _, err := (&Applier{Client: w.client, Audit: &memAudit{}}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.cluster(t, false, func(u *unstructured.Unstructured) {
@@ -299,7 +299,7 @@ func TestRecheckedReadsTheCurrentSideAgainWhenTheClusterMoved(t *testing.T) {
 	if err != nil || same.Current != p.Current {
 		t.Fatalf("nothing moved: the current side was read again (%v)", err)
 	}
-	if _, err := (&Applier{Client: w.client}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
+	if _, err := (&Applier{Client: w.client, Audit: &memAudit{}}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.cluster(t, false, func(u *unstructured.Unstructured) {

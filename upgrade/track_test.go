@@ -102,7 +102,7 @@ func (w *world) setConditions(t *testing.T, observed int64, failure string, cond
 // in order, must not complete; only the whole rule does.
 func TestTrackCompletionRule(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
-	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	a := &Applier{Client: w.client, Cluster: "mgmt", Audit: &memAudit{}}
 	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestTrackCompletionRule(t *testing.T) {
 
 func TestTrackFailureAndTimeout(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
-	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	a := &Applier{Client: w.client, Cluster: "mgmt", Audit: &memAudit{}}
 	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestSummaryKeyIgnoresAges(t *testing.T) {
 // confirmation.
 func TestTrackConfirmsCompletionWithTheAPIServer(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
-	a := &Applier{Client: w.client, Cluster: "mgmt"}
+	a := &Applier{Client: w.client, Cluster: "mgmt", Audit: &memAudit{}}
 	applied, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
 	if err != nil {
 		t.Fatal(err)

@@ -33,12 +33,26 @@ type Recorder interface {
 	Record(ctx context.Context, e AuditEntry) error
 }
 
-// audit writes an entry; a nil recorder (unit tests of pure parts) records
-// nothing. A failed record is an error the caller must not swallow: no
-// mutation may go unrecorded.
+// ErrNoAudit refuses a write that has no audit log to record it in: no
+// mutation of a cluster may go unrecorded.
+var ErrNoAudit = errors.New("no audit log: refusing to change the cluster unrecorded")
+
+// requireAudit is checked before the first write of an operation, so that
+// one without an audit log writes nothing (as the recovery Executor
+// refuses).
+func requireAudit(r Recorder) error {
+	if r == nil {
+		return ErrNoAudit
+	}
+	return nil
+}
+
+// audit writes an entry. A nil recorder is ErrNoAudit (the writers refuse
+// it before their first write, with requireAudit). A failed record is an
+// error the caller must not swallow: no mutation may go unrecorded.
 func audit(ctx context.Context, r Recorder, e AuditEntry) error {
 	if r == nil {
-		return nil
+		return ErrNoAudit
 	}
 	if err := r.Record(ctx, e); err != nil {
 		return fmt.Errorf("write audit log: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,11 @@ func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
 	if got := lockAfterStart(ctx, lv, w.ClusterName); got != "the upgrade lock is released" {
 		t.Errorf("no lock: %q", got)
 	}
-	locker := &upgrade.Locker{Kube: lv.client.Kube, Namespace: lv.client.Sys(), Cluster: w.ClusterName, Holder: lv.holder}
+	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker := &upgrade.Locker{Kube: lv.client.Kube, Namespace: lv.client.Sys(), Cluster: w.ClusterName, Holder: lv.holder, Audit: audit}
 	if _, err := locker.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestRecoveryOnClusterAPIServedAtV1beta1Alone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _, err := (&upgrade.Snapshotter{Client: w.client, Dir: t.TempDir()}).Take(ctx, cluster, nil, "ops@bastion", time.Now().Add(time.Hour))
+	snap, _, err := (&upgrade.Snapshotter{Client: w.client, Audit: w.audit, Dir: t.TempDir()}).Take(ctx, cluster, nil, "ops@bastion", time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatalf("snapshot on a v1beta1 API server: %v", err)
 	}

@@ -198,7 +198,7 @@ func TestDemoStaleLockIsClearedThenAnUpgradeSucceeds(t *testing.T) {
 	if _, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	l := &upgrade.Locker{Kube: w.client.Kube, Namespace: w.sys, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "t"}}
+	l := &upgrade.Locker{Kube: w.client.Kube, Namespace: w.sys, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "t"}, Audit: w.audit}
 	if _, err := l.Acquire(w.ctx); err != nil {
 		t.Fatalf("the lock cannot be taken after the clear: %v", err)
 	}

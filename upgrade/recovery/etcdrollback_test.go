@@ -32,6 +32,9 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 		{"an old member was released", func(w *world) {
 			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
 		}, "no-old-member-removed"},
+		// Still owned, but going: deleting the new member as well would
+		// leave two of four members, below quorum.
+		{"an old member is being deleted", func(w *world) { w.deleteHeld(w.cluster + "-etcd-a") }, "no-old-member-removed"},
 		{"two new members", func(w *world) {
 			m, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{})
 			if err != nil {
@@ -406,6 +409,9 @@ func TestEtcdRollbackResumeRefusesWhenTheRolloutWentOn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// Held by a finalizer, it is still listed and owned: only its
+		// deletionTimestamp says it is going.
+		{"an old member is being deleted", func(w *world) { w.deleteHeld(w.cluster + "-etcd-b") }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -467,7 +473,11 @@ func TestEtcdRollbackRunChecksAgainThatTheRolloutIsStuck(t *testing.T) {
 					}
 				}
 			}
-			rep, err := x.Run(w.ctx, p)
+			// A run that went on would wait for etcd, which nothing here
+			// plays: it must fail, not hang.
+			ctx, cancel := context.WithTimeout(w.ctx, 15*time.Second)
+			defer cancel()
+			rep, err := x.Run(ctx, p)
 			var cc *ConcurrentChangeError
 			if !errors.As(err, &cc) || !strings.Contains(cc.What, "became ready meanwhile") {
 				t.Fatalf("run: %v, want a concurrent change naming the ready member\n%s", err, describeSteps(rep))
@@ -510,7 +520,11 @@ func TestEtcdRollbackRefusesOnceTheRolloutWentOnWithoutTheNewMember(t *testing.T
 		}
 		wentOnWithoutIt(w)
 		etcdBefore := w.rollbackState()
-		rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+		// A run that went on would wait for etcd, which nothing here
+		// plays: it must fail, not hang.
+		ctx, cancel := context.WithTimeout(w.ctx, 15*time.Second)
+		defer cancel()
+		rep, err := (&Executor{Audit: w.audit}).Run(ctx, p)
 		var cc *ConcurrentChangeError
 		if !errors.As(err, &cc) || !strings.Contains(cc.What, want) {
 			t.Fatalf("run: %v, want a concurrent change saying the rollout went on\n%s", err, describeSteps(rep))
@@ -532,6 +546,69 @@ func TestEtcdRollbackRefusesOnceTheRolloutWentOnWithoutTheNewMember(t *testing.T
 			t.Fatalf("failed preconditions = %+v, want resume-safe saying the rollout went on, with the way out", f)
 		}
 	})
+}
+
+// A plan left at its confirmation while the etcdadm controller began to
+// delete an old member: the run must not delete the new member too, which
+// would leave two of four members and etcd without quorum.
+func TestEtcdRollbackRunRefusesWhileAnOldMemberIsBeingDeleted(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.deleteHeld(w.cluster + "-etcd-a")
+	etcdBefore := w.rollbackState()
+	// A run that went on would wait for etcd, which nothing here plays: it
+	// must fail, not hang.
+	ctx, cancel := context.WithTimeout(w.ctx, 15*time.Second)
+	defer cancel()
+	rep, err := (&Executor{Audit: w.audit}).Run(ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) || !strings.Contains(cc.What, "released or removed old member(s) "+w.cluster+"-etcd-a") {
+		t.Fatalf("run: %v, want a concurrent change naming the old member being deleted\n%s", err, describeSteps(rep))
+	}
+	if got := w.rollbackState(); got != etcdBefore {
+		t.Errorf("the refused run wrote:\n got %+v\nwant %+v", got, etcdBefore)
+	}
+}
+
+// The rollback deletes a member: offered a minute early, it removes one
+// that was still joining (slow image pulls are common on bare metal); a
+// minute late, the operator is kept waiting for no reason.
+func TestEtcdRollbackIsOfferedOnceTheThresholdHasPassed(t *testing.T) {
+	for _, threshold := range []time.Duration{0, 45 * time.Minute} {
+		want := threshold
+		if want == 0 {
+			want = DefaultEtcdRollbackThreshold
+		}
+		t.Run(want.String(), func(t *testing.T) {
+			w := newWorld(t)
+			w.seedEtcdRollout(true)
+			m, err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			created := m.GetCreationTimestamp().Time
+			o := EtcdRollbackOptions{Threshold: threshold}
+
+			w.now = created.Add(want - time.Minute)
+			_, err = PlanEtcdRollback(w.ctx, w.env, o)
+			var refused *RefusedError
+			if !errors.As(err, &refused) {
+				t.Fatalf("a minute before the threshold: %v, want a refusal", err)
+			}
+			if f := refused.Failed(); len(f) != 1 || f[0].Name != "new-member-not-ready" {
+				t.Fatalf("a minute before the threshold: failed preconditions = %+v, want new-member-not-ready alone", f)
+			}
+
+			w.now = created.Add(want + time.Minute)
+			if _, err := PlanEtcdRollback(w.ctx, w.env, o); err != nil {
+				t.Fatalf("a minute after the threshold: %v, want the rollback offered", err)
+			}
+		})
+	}
 }
 
 // After an interruption the rollback's own markers are live, its to clear
@@ -644,6 +721,17 @@ func (w *world) backdateSnapshot(by time.Duration) {
 	}
 	cm.Data[upgrade.SnapshotDataKey] = string(data)
 	if _, err := cms.Update(w.ctx, cm, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// deleteHeld deletes the machine name with a finalizer holding it: it stays,
+// owned, with a deletionTimestamp, as while its provider tears the VM down.
+func (w *world) deleteHeld(name string) {
+	w.t.Helper()
+	w.patch(gvrMachine, w.sys, name, `{"metadata":{"finalizers":["test.example/hold"]}}`)
+	w.t.Cleanup(func() { w.patch(gvrMachine, w.sys, name, `{"metadata":{"finalizers":null}}`) })
+	if err := w.client.Dynamic.Resource(gvrMachine).Namespace(w.sys).Delete(w.ctx, name, metav1.DeleteOptions{}); err != nil {
 		w.t.Fatal(err)
 	}
 }

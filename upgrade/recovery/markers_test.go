@@ -150,7 +150,7 @@ func TestLockClearAllClearsStaleMarkersThenAnUpgradeCanTakeTheLock(t *testing.T)
 		t.Errorf("started entry's plan: %#v", started.Before)
 	}
 	// The upgrade lock can now be taken.
-	l := &upgrade.Locker{Kube: w.client.Kube, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "1"}}
+	l := &upgrade.Locker{Kube: w.client.Kube, Cluster: w.cluster, Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "1"}, Audit: w.audit}
 	if _, err := l.Acquire(w.ctx); err != nil {
 		t.Fatalf("acquire after clear: %v", err)
 	}

@@ -312,7 +312,7 @@ func (x *Executor) check(p *Plan) error {
 		return ErrReadOnly
 	}
 	if x.Audit == nil {
-		return errors.New("recovery: no audit log: refusing to change the cluster unrecorded")
+		return fmt.Errorf("recovery: %w", upgrade.ErrNoAudit)
 	}
 	if p == nil || len(p.Steps) == 0 {
 		return errors.New("recovery: empty plan")

@@ -20,7 +20,7 @@ import (
 func TestRunLockReleaseFailureSaysWhatARerunMeets(t *testing.T) {
 	kube := kubefake.NewClientset()
 	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"}}
-	release, err := env.runLock(context.Background(), nil)
+	release, err := env.runLock(context.Background(), &recorded{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,241 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+)
+
+// errAuditBroken is what failingAudit returns: a full disk, a log file
+// made read-only.
+var errAuditBroken = errors.New("audit log: no space left on device")
+
+// failingAudit is an audit log that breaks: the Record that is the failAt-th
+// (from 1), or the first of action failAction, fails, and so does every
+// Record after it (a broken log stays broken). asked keeps every entry it
+// was asked to record, failed or not.
+type failingAudit struct {
+	failAt     int
+	failAction string
+
+	mu     sync.Mutex
+	asked  []AuditEntry
+	broken bool
+}
+
+func (f *failingAudit) Record(_ context.Context, e AuditEntry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, e)
+	if len(f.asked) == f.failAt || (f.failAction != "" && e.Action == f.failAction) {
+		f.broken = true
+	}
+	if f.broken {
+		return errAuditBroken
+	}
+	return nil
+}
+
+func (f *failingAudit) actions() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, e := range f.asked {
+		out = append(out, e.Action+":"+e.Result)
+	}
+	return out
+}
+
+// writeLog lists the requests that reached the API server to change
+// something: every method but GET and HEAD, dry runs excluded (they persist
+// nothing).
+type writeLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *writeLog) add(r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+}
+
+func (l *writeLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.reqs...)
+}
+
+// with lists the writes whose method is method.
+func (l *writeLog) with(method string) []string {
+	var out []string
+	for _, r := range l.list() {
+		if strings.HasPrefix(r, method+" ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// watchedClient is a client of w's cluster whose writes are listed.
+func (w *world) watchedClient(t *testing.T) (*Client, *writeLog) {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	l := &writeLog{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Query().Get("dryRun") == "" {
+				l.add(r)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.System = w.ns
+	return c, l
+}
+
+// An Applier whose audit log fails stops at the write it could not record:
+// an operator reading the log after a full disk must find every change the
+// console made to the cluster, so the rest of the spec is not applied.
+func TestApplyStopsAtTheFirstWriteItCannotRecord(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	if len(w.spec.Docs) < 2 {
+		t.Fatalf("the target spec has %d document(s): nothing would follow the first write", len(w.spec.Docs))
+	}
+	client, writes := w.watchedClient(t)
+	audit := &failingAudit{failAt: 1}
+	applied, err := (&Applier{Client: client, Audit: audit, Cluster: "mgmt"}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true})
+	if !errors.Is(err, errAuditBroken) {
+		t.Fatalf("apply with a failing audit log: %v, want its failure", err)
+	}
+	if got := writes.list(); len(got) != 1 || !strings.HasPrefix(got[0], "PATCH ") {
+		t.Errorf("writes %q, want the one apply whose record failed and nothing after it", got)
+	}
+	if len(applied) != 0 {
+		t.Errorf("applied %+v: a write not recorded is not reported as applied", applied)
+	}
+	if got := audit.actions(); len(got) != 1 || got[0] != "apply:ok" {
+		t.Errorf("asked to record %v, want the one apply", got)
+	}
+}
+
+// A Driver whose audit log cannot take the upgrade's "started" entry starts
+// nothing: no lock, no snapshot, no apply. An upgrade missing from the log
+// is one the next operator cannot know happened.
+func TestStartRefusedWhenStartedCannotBeRecorded(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	client, writes := w.watchedClient(t)
+	audit := &failingAudit{failAt: 1}
+	d := &Driver{Client: client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	s, err := d.Start(context.Background(), w.plan(t), StartOptions{ForceConflicts: true})
+	if s != nil || !errors.Is(err, errAuditBroken) {
+		t.Fatalf("start: %v, %v; want its audit failure", s, err)
+	}
+	if got := writes.list(); len(got) != 0 {
+		t.Errorf("writes %q after the started entry failed, want none", got)
+	}
+	if st, _ := ReadLock(context.Background(), w.client.Kube, w.ns, "mgmt"); st != nil {
+		t.Errorf("the refused start left a lock: %+v", st)
+	}
+}
+
+// A snapshot the audit log could not record stops the start before the
+// apply: the snapshot is what a rollback restores, and an upgrade that
+// went on would change the cluster with its log already broken.
+func TestStartStopsWhenTheSnapshotCannotBeRecorded(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	client, writes := w.watchedClient(t)
+	audit := &failingAudit{failAction: "snapshot"}
+	d := &Driver{Client: client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	s, err := d.Start(context.Background(), w.plan(t), StartOptions{ForceConflicts: true})
+	if s != nil || !errors.Is(err, errAuditBroken) {
+		t.Fatalf("start: %v, %v; want its audit failure", s, err)
+	}
+	if got := writes.with(http.MethodPatch); len(got) != 0 {
+		t.Errorf("applied %q after the snapshot's record failed", got)
+	}
+	if got := strings.Join(audit.actions(), " "); strings.Contains(got, "apply:") {
+		t.Errorf("asked to record %s, want no apply", got)
+	}
+}
+
+// Snapshotter.Take returns the audit log's failure: swallowed, the start
+// went on to apply as if the snapshot were on record.
+func TestSnapshotReturnsItsAuditFailure(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	p := w.plan(t)
+	audit := &failingAudit{failAt: 1}
+	_, ref, err := (&Snapshotter{Client: w.client, Audit: audit, Dir: t.TempDir()}).Take(context.Background(), p.Current.Cluster, w.spec.Docs, "test", time.Now())
+	if !errors.Is(err, errAuditBroken) {
+		t.Fatalf("snapshot with a failing audit log: %v, want its failure", err)
+	}
+	if got := audit.actions(); len(got) != 1 || got[0] != "snapshot:ok" {
+		t.Errorf("asked to record %v, want the snapshot", got)
+	}
+	if ref.Name == "" {
+		t.Error("the snapshot written is not named: the operator cannot find what the log lacks")
+	}
+}
+
+// Built without an audit log, every writer refuses before its first write:
+// a Driver, Applier, Snapshotter or Locker missing its Recorder changed the
+// cluster with no record, where the recovery Executor refused.
+func TestWritersWithoutAnAuditLogWriteNothing(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	client, writes := w.watchedClient(t)
+	p := w.plan(t)
+	dir := t.TempDir()
+	locker := &Locker{Kube: client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: w.planner.Self}
+	for name, write := range map[string]func() error{
+		"driver start": func() error {
+			_, err := (&Driver{Client: client, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: dir}).Start(ctx, p, StartOptions{ForceConflicts: true})
+			return err
+		},
+		"apply": func() error {
+			_, err := (&Applier{Client: client, Cluster: "mgmt"}).Apply(ctx, w.spec, ApplyOptions{ForceConflicts: true})
+			return err
+		},
+		"snapshot": func() error {
+			_, _, err := (&Snapshotter{Client: client, Dir: dir}).Take(ctx, p.Current.Cluster, w.spec.Docs, "test", time.Now())
+			return err
+		},
+		"lock acquire": func() error { _, err := locker.Acquire(ctx); return err },
+		"lock renew":   func() error { _, err := locker.Renew(ctx); return err },
+		"lock keep":    func() error { return locker.Keep(ctx, "test") },
+		"lock release": func() error { return locker.Release(ctx) },
+		"lock hold":    func() error { _, err := locker.Hold(ctx, nil); return err },
+	} {
+		if err := write(); !errors.Is(err, ErrNoAudit) {
+			t.Errorf("%s without an audit log: %v, want ErrNoAudit", name, err)
+		}
+	}
+	if got := writes.list(); len(got) != 0 {
+		t.Errorf("writes without an audit log: %q", got)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("snapshot copies written without an audit log: %v %v", entries, err)
+	}
+	if cms, err := w.client.Kube.CoreV1().ConfigMaps(w.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelSnapshot + "=true"}); err != nil || len(cms.Items) != 0 {
+		t.Errorf("snapshot ConfigMaps without an audit log: %v %v", cms, err)
+	}
+}
