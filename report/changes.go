@@ -33,7 +33,11 @@ type differ struct {
 	// list still on its way; one that just arrived whole is summarised like
 	// a first one.
 	prevListed, curListed func(model.Kind) bool
-	lines                 []Line
+	// rolledBack: the Cluster carries upgrade-console's etcd rollback
+	// record, so etcd's annotation cleared and members disowned are the
+	// rollback's doing, not a finished rollout's.
+	rolledBack bool
+	lines      []Line
 }
 
 // listed reports whether a snapshot holds a kind's whole list: its informer
@@ -70,6 +74,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 		d.first = true
 		d.add("watch", "cluster %s/%s (context %s)", cur.Namespace, cur.ClusterName, orDash(cur.Context))
 	}
+	d.rolledBack = cur.Cluster != nil && cur.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] != ""
 	d.connection(prev, cur)
 	d.sources(prev, cur)
 	d.progress(prevP, curP)
@@ -238,7 +243,9 @@ func (d *differ) stalls(prev, cur *model.Progress) {
 	}
 	for _, s := range prev.Stalls {
 		if !now[string(s.Kind)+"/"+s.Name] {
-			d.add("progressing", "%s %s is moving again", s.Kind.Short(), s.Name)
+			// "moving again" was said of a machine the rollback had
+			// deleted: gone is no longer stalled too.
+			d.add("progressing", "%s %s no longer stalled", s.Kind.Short(), s.Name)
 		}
 	}
 }
@@ -413,7 +420,11 @@ func (d *differ) etcd(prev, cur *model.EtcdCluster) {
 	if cur.ReadyReplicas != prev.ReadyReplicas || cur.Replicas != prev.Replicas || cur.Ready != prev.Ready {
 		d.add(subj, "%d/%d members ready, ready=%v", cur.ReadyReplicas, cur.Replicas, cur.Ready)
 	}
-	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationEtcdUpgrading, "upgrading (rollout started)", "upgrading annotation cleared (rollout finished)")
+	cleared := "upgrading annotation cleared (rollout finished)"
+	if d.rolledBack {
+		cleared = "upgrading annotation cleared (etcd rolled back)"
+	}
+	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationEtcdUpgrading, "upgrading (rollout started)", cleared)
 	d.conditions(subj, prev.Conditions, cur.Conditions)
 }
 
@@ -496,7 +507,11 @@ func (d *differ) machines(prevL, curL model.List[model.Machine]) {
 			d.add(subj, "etcd-ready %v", c.EtcdReady)
 		}
 		if p.Owned && !c.Owned {
-			d.add(subj, "disowned by %s (outdated member, removed after the control plane rollout)", orDash(p.Owner))
+			if d.rolledBack || !c.DeletionTimestamp.IsZero() {
+				d.add(subj, "disowned by %s", orDash(p.Owner))
+			} else {
+				d.add(subj, "disowned by %s (outdated member, removed after the control plane rollout)", orDash(p.Owner))
+			}
 		}
 		if !c.DeletionTimestamp.IsZero() && p.DeletionTimestamp.IsZero() {
 			d.add(subj, "deleting")

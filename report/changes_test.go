@@ -196,6 +196,29 @@ func TestChangesFollowEtcdRollout(t *testing.T) {
 	}
 }
 
+// After upgrade-console's etcd rollback the same changes are its doing: the
+// plain watch said "rollout finished" and "removed after the control plane
+// rollout" of an etcd put back and of the member the rollback deleted.
+func TestChangesSayAnEtcdRollbackAsSuch(t *testing.T) {
+	a := etcdRollout(2)
+	b := clone(a)
+	b.Cluster.Annotations = map[string]string{model.AnnotationEtcdRollbackRecord: `{"phase":"done"}`}
+	delete(b.Etcd.Annotations, model.AnnotationEtcdUpgrading)
+	b.Machines.At(2).Owned = false
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{
+		"EtcdadmCluster mgmt-etcd: upgrading annotation cleared (etcd rolled back)",
+		"etcd machine mgmt-etcd-new: disowned by mgmt-etcd\n",
+	} {
+		if !strings.Contains(out+"\n", want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "rollout finished") || strings.Contains(out, "after the control plane rollout") {
+		t.Errorf("a rollback said as a finished rollout:\n%s", out)
+	}
+}
+
 func TestChangesNoChangeNoLines(t *testing.T) {
 	a := etcdRollout(50)
 	b := clone(a)

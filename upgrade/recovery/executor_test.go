@@ -112,3 +112,26 @@ func TestAWriteStepInterruptedRunsToItsEnd(t *testing.T) {
 		t.Errorf("audit = %s, want the write recorded ok", got)
 	}
 }
+
+// A write that fails is not recorded with what it would have done: the
+// entry read `clear-lease failed msg="lease deleted" err="… nothing was
+// written …"`, a success beside its error.
+func TestAFailedWriteIsNotRecordedAsDone(t *testing.T) {
+	p := &Plan{Action: ActionLockClear, Cluster: "mgmt", Steps: []Step{{
+		Name: "clear-lease",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do: func(context.Context, bool) (string, error) {
+			return "lease deleted", &ConcurrentChangeError{Object: "Lease eksa-system/upgrade-console-mgmt", What: "renewed"}
+		},
+	}}}
+	audit := &recorded{}
+	rep, err := (&Executor{Audit: audit}).Run(context.Background(), p)
+	if err == nil || rep.Steps[0].Status != StepFailed || rep.Steps[0].Detail != "" {
+		t.Fatalf("run: %v %+v", err, rep.Steps)
+	}
+	for _, e := range audit.entries {
+		if e.Step == "clear-lease" && (e.Result != upgrade.AuditFailed || e.Message != "" || !strings.Contains(e.Error, "changed since the plan was made")) {
+			t.Errorf("entry %+v", e)
+		}
+	}
+}

@@ -484,7 +484,7 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 				// Interrupted while a write step ran to its end (the
 				// API server hung, the write then failed): the run was
 				// stopped, not a failure of the action's own.
-				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s), whose write then failed: %v: %w", i+1, s.Title, r.Err, ctx.Err()))
+				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s), whose write then failed: %w: %w", i+1, s.Title, r.Err, ctx.Err()))
 			}
 			return rep, x.stop(ctx, p, fmt.Errorf("step %d (%s) failed: %w", i+1, s.Title, r.Err))
 		}
@@ -543,6 +543,11 @@ func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, er
 	detail, err = s.do(ctx, false)
 	if errors.Is(err, errNoWrite) {
 		return StepAlreadyDone, detail, nil
+	}
+	if err != nil && !s.Wait {
+		// A write's detail says what it did ("lease deleted"): beside its
+		// error the audit entry read as a success, as the dry run's did.
+		return StepFailed, "", err
 	}
 	if err != nil {
 		return StepFailed, detail, err
