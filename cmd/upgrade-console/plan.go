@@ -225,6 +225,14 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 	}
 	p.Preflight = append(p.Preflight, o.specChecks...)
 	upgrade.SkipResults(p.Preflight, o.live.skips)
+	for _, name := range o.live.skips {
+		if !slices.ContainsFunc(p.Preflight, func(r model.CheckResult) bool { return r.Name == name }) {
+			// Silently ignored, the skip read as if it had been made.
+			p.Preflight = append(p.Preflight, model.CheckResult{Name: name, Status: model.CheckWarn,
+				Message:     "--skip " + name + " skips nothing: an offline plan does not make this check (it reads no cluster)",
+				Remediation: "plan against the cluster (--cluster, -f) to have it made, and skipped"})
+		}
+	}
 	if err := writePlan(out, o.output, p, func() { writePlanTable(out, p, o.all) }); err != nil {
 		return err
 	}

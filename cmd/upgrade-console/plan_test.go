@@ -404,3 +404,12 @@ spec:
 		t.Errorf("a target the spec contradicts: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A --skip of a check an offline plan does not make was silently ignored,
+// the skip read as made: it is said, as a warning of its own.
+func TestOfflinePlanSaysASkipOfACheckItDoesNotMake(t *testing.T) {
+	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--skip", "nodes-ready")...)
+	if code != ExitOK || !strings.Contains(out, "warn      nodes-ready               --skip nodes-ready skips nothing: an offline plan does not make this check") {
+		t.Errorf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
