@@ -83,6 +83,7 @@ var Checks = []Check{
 	{Name: model.CheckNameWorkerVersionSkew, Title: "Worker group version skew", Run: checkWorkerSkew},
 	{Name: model.CheckNameTargetKubernetesKnown, Title: "Target Kubernetes in the bundles", Run: checkTargetKnown},
 	{Name: CheckTargetRelease, Title: "Target EKSARelease present", Run: checkTargetRelease},
+	{Name: CheckExtendedSupport, Title: "Extended Kubernetes support licensed", Run: checkExtendedSupport},
 	{Name: CheckSpecAccepted, Title: "Spec accepted by the API server", Run: checkSpecAccepted},
 	{Name: CheckImmutableFields, Title: "No field EKS-A keeps for the cluster's life changes", Run: checkImmutable},
 	// Skippable: a provider newer than the console (a kind it does not

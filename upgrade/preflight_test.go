@@ -744,3 +744,43 @@ func TestImmutableFields(t *testing.T) {
 		}
 	})
 }
+
+// From v0.22.0 EKS-A fails a Cluster on a Kubernetes version past its end
+// of standard support without a licenseToken, after the apply: the plan
+// passed it.
+func TestExtendedSupportNeedsALicenseToken(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	in := func(eksa, end, fileToken, liveToken string) *Inputs {
+		live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		if liveToken != "" {
+			live.Object["spec"].(map[string]any)["licenseToken"] = liveToken
+		}
+		file := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		if fileToken != "" {
+			file.Object["spec"].(map[string]any)["licenseToken"] = fileToken
+		}
+		b := &model.Bundles{VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.28", EndOfStandardSupport: end}}}
+		return &Inputs{Now: now, Current: &Current{Cluster: live, EksaVersion: "v0.21.2"},
+			Target: &Target{EksaVersion: eksa, KubernetesVersion: "1.28", Bundles: b, Spec: &SpecFile{Path: "t.yaml", Cluster: file}}}
+	}
+	for _, tc := range []struct {
+		name                       string
+		eksa, end, fileTok, liveTk string
+		want                       model.CheckStatus
+		says                       string
+	}{
+		{"past, no token", "v0.22.1", "2025-11-26", "", "", model.CheckFail, "no licenseToken"},
+		{"past, the file's token", "v0.22.1", "2025-11-26", "eyJ…", "", model.CheckPass, "the spec file's spec.licenseToken is set"},
+		{"past, the Cluster's token kept", "v0.22.1", "2025-11-26", "", "eyJ…", model.CheckPass, "the Cluster's spec.licenseToken is set"},
+		{"in standard support", "v0.22.1", "2026-12-31", "", "", model.CheckPass, "in standard support until 2026-12-31"},
+		{"ends today", "v0.22.1", "2026-11-24", "", "", model.CheckPass, "in standard support"},
+		{"before v0.22", "v0.21.2", "2025-11-26", "", "", model.CheckPass, "does not check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := checkExtendedSupport(context.Background(), in(tc.eksa, tc.end, tc.fileTok, tc.liveTk))
+			if r.Status != tc.want || !strings.Contains(r.Message, tc.says) {
+				t.Errorf("%+v, want %s saying %q", r, tc.want, tc.says)
+			}
+		})
+	}
+}
