@@ -631,6 +631,23 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 			d.add(subj, "completed")
 		}
 	}
+	if prevL.Len() == 0 {
+		return
+	}
+	// EKS-A deletes a group's NodeUpgrades with its upgrade object, the
+	// last node's before its last steps were seen: without a line the log
+	// ended on "Container is still running".
+	now := indexPtrs(curL, func(n *model.NodeUpgrade) string { return n.Name })
+	for _, p := range prevL.All() {
+		if now[p.Name] != nil {
+			continue
+		}
+		if p.Completed {
+			d.add("NodeUpgrade "+p.Name, "deleted (completed)")
+		} else {
+			d.add("NodeUpgrade "+p.Name, "deleted before it was seen completed")
+		}
+	}
 }
 
 // wholeRequests are the upgrade requests of the kinds listed in full.
@@ -656,6 +673,12 @@ func (d *differ) upgradeRequests(prev, cur []model.UpgradeRequest) {
 		}
 		if c.Upgraded != p.Upgraded || c.RequireUpgrade != p.RequireUpgrade || c.Ready != p.Ready {
 			d.add(subj, "%d upgraded, %d to go, ready=%v", c.Upgraded, c.RequireUpgrade, c.Ready)
+		}
+	}
+	now := index(cur, func(u *model.UpgradeRequest) string { return string(u.Kind) + "/" + u.Name })
+	for i := range prev {
+		if p := &prev[i]; d.curListed(p.Kind) && now[string(p.Kind)+"/"+p.Name] == nil {
+			d.add(string(p.Kind)+" "+p.Name, "deleted (when last seen: %d upgraded, %d to go)", p.Upgraded, p.RequireUpgrade)
 		}
 	}
 }

@@ -784,3 +784,29 @@ func TestChangesSayTheClusterAPIPause(t *testing.T) {
 		t.Errorf("said with nothing paused:\n%s", out)
 	}
 }
+
+// EKS-A deletes a group's NodeUpgrades with its ControlPlaneUpgrade or
+// MachineDeploymentUpgrade, the last node's before its last steps were seen:
+// the log ended on "step …: Container is still running" and never said the
+// objects went.
+func TestChangesSayInPlaceObjectsDeleted(t *testing.T) {
+	a := etcdRollout(2)
+	a.NodeUpgrades = model.ListOf(
+		&model.NodeUpgrade{Meta: meta("a-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "a", Completed: true},
+		&model.NodeUpgrade{Meta: meta("b-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "b"},
+	)
+	a.UpgradeRequests = []model.UpgradeRequest{{Meta: meta("mgmt-cp-upgrade"), Kind: model.KindControlPlaneUpgrade, Upgraded: 2, RequireUpgrade: 1}}
+	b := clone(a)
+	b.NodeUpgrades = model.ListOf[model.NodeUpgrade]()
+	b.UpgradeRequests = nil
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	for _, want := range []string{
+		"NodeUpgrade a-node-upgrader: deleted (completed)",
+		"NodeUpgrade b-node-upgrader: deleted before it was seen completed",
+		"ControlPlaneUpgrade mgmt-cp-upgrade: deleted (when last seen: 2 upgraded, 1 to go)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+}
