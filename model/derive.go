@@ -239,11 +239,13 @@ func orderPhases(p *Progress) Phase {
 	if first < 0 {
 		return PhaseDone
 	}
-	if ph := &p.Phases[first]; ph.Status == PhasePending && ph.Unseen == "" {
+	if ph := &p.Phases[first]; ph.Status == PhasePending && ph.Unseen == "" && p.Generation != 0 {
 		// Nothing is visibly moving yet (objects still syncing, or
 		// waiting for EKS-A): the phase is still where the upgrade
 		// stands. One the console may not see stays as the Cluster
-		// says it is.
+		// says it is. Before the EKS-A Cluster is seen at all nothing
+		// stands anywhere: the strip read "components ●" with every
+		// pane still syncing.
 		ph.Status = PhaseActive
 	}
 	return p.Phases[first].Phase

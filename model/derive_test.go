@@ -389,3 +389,15 @@ func TestDeriveProgressManagementComponents(t *testing.T) {
 		t.Error("ManagementBehind")
 	}
 }
+
+// Before the EKS-A Cluster is seen (the API server not reached, every list
+// syncing) no phase is where the upgrade stands: the strip read
+// "components ●", as if the management components were being upgraded.
+func TestDeriveProgressBeforeTheClusterIsSeenMovesNoPhase(t *testing.T) {
+	p := DeriveProgress(&ClusterState{}, ProgressOptions{}, t0)
+	for _, ph := range p.Phases {
+		if ph.Status == PhaseActive {
+			t.Errorf("phase %s active (%s) with nothing seen", ph.Phase, ph.Detail)
+		}
+	}
+}
