@@ -586,8 +586,11 @@ func (w *schemaWalker) nullProblem(p place, s *apiextensionsv1.JSONSchemaProps) 
 	case "boolean":
 		want, example = "true or false", "false"
 	}
-	w.add(p, "is empty (null), and must be "+want,
-		"give it a value ("+p.example(example)+", or the items on the lines below for a list), or remove the line")
+	how := "give it a value (" + p.example(example) + ")"
+	if s.Type == "array" {
+		how = "give it its items (" + p.example(example) + ", or one \"- \" line each below it)"
+	}
+	w.add(p, "is empty (null), and must be "+want, how+", or remove the line")
 }
 
 func formatScalar(v any) any {

@@ -125,9 +125,9 @@ func TestSpecSchemaProblems(t *testing.T) {
 		// or scalar, and the plan said so only as a failed dry run (exit 3).
 		{"null list", "  workerNodeGroupConfigurations:\n  - name: md-0\n    count: 3\n    machineGroupRef:\n      kind: VSphereMachineConfig\n      name: mgmt-md-0\n",
 			"  workerNodeGroupConfigurations:\n",
-			"document 1 (Cluster mgmt): spec.workerNodeGroupConfigurations", "is empty (null), and must be a list", "give it a value (workerNodeGroupConfigurations: […]"},
+			"document 1 (Cluster mgmt): spec.workerNodeGroupConfigurations", "is empty (null), and must be a list", `give it its items (workerNodeGroupConfigurations: […], or one "- " line each below it)`},
 		{"null integer", "    count: 3\n    endpoint:", "    count:\n    endpoint:",
-			"spec.controlPlaneConfiguration.count", "is empty (null), and must be an integer", "count: 3"},
+			"spec.controlPlaneConfiguration.count", "is empty (null), and must be an integer", "give it a value (count: 3), or remove the line"},
 		// A misspelt kind: it read as "no EKS-A Cluster in the file".
 		{"kind typo", "kind: Cluster\n", "kind: Clustr\n",
 			"document 1 (Clustr mgmt): kind", "Clustr is not an EKS Anywhere kind (did you mean Cluster?)", "set kind: Cluster"},
