@@ -200,13 +200,9 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 	for _, c := range checks {
 		kubeDown = kubeDown || c.Name == CheckNameKubernetesVersionSkew && c.Status == CheckFail
 	}
-	management := map[string]bool{}
-	for _, c := range Catalog() {
-		management[c.Key] = c.Management
-	}
 	var down []string
 	for _, r := range rows {
-		if r.Change == ChangeDowngrade && (!kubeDown || management[r.Key]) {
+		if r.Change == ChangeDowngrade && (!kubeDown || LookupComponent(r.Key).Management) {
 			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
 		}
 	}

@@ -157,9 +157,22 @@ func eksaSemver(s string) (*semver.Version, bool) {
 // them. Ahead is the normal state once they were upgraded for the next
 // release; a version that does not parse is not called behind.
 func ManagementBehind(installed, eksaVersion string) bool {
-	iv, ok1 := eksaSemver(installed)
-	ev, ok2 := eksaSemver(eksaVersion)
-	return ok1 && ok2 && iv.LessThan(ev)
+	less, err := EKSAVersionLess(installed, eksaVersion)
+	return err == nil && less
+}
+
+// EKSAVersionLess reports whether EKS-A version a is older than b, build
+// metadata aside; an error names a version that does not parse.
+func EKSAVersionLess(a, b string) (bool, error) {
+	av, ok := eksaSemver(a)
+	if !ok {
+		return false, fmt.Errorf("%q is not a version", a)
+	}
+	bv, ok := eksaSemver(b)
+	if !ok {
+		return false, fmt.Errorf("%q is not a version", b)
+	}
+	return av.LessThan(bv), nil
 }
 
 // devBuild reports whether an EKS-A version is a development build's

@@ -599,9 +599,13 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 		return
 	}
 	old := indexPtrs(prevL, func(n *model.NodeUpgrade) string { return n.Name })
+	kept := 0 // of the previous ones, still there
 	for _, c := range curL.All() {
 		subj := "NodeUpgrade " + c.Name
 		p := old[c.Name]
+		if p != nil {
+			kept++
+		}
 		if p == c {
 			continue
 		}
@@ -631,7 +635,7 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 			d.add(subj, "completed")
 		}
 	}
-	if prevL.Len() == 0 {
+	if kept == prevL.Len() {
 		return
 	}
 	// EKS-A deletes a group's NodeUpgrades with its upgrade object, the

@@ -710,7 +710,10 @@ func TestDeclaredFailureMessageStopsThePhaseClock(t *testing.T) {
 // silent while the hold passed on what it had delivered. A refusal is said,
 // the rule holds its time again, and the next answer that confirms it
 // completes the upgrade, which is recorded only then.
-func TestCompletionWaitsForTheAPIServer(t *testing.T) {
+// confirmingDashboard is a dashboard with a confirmation to ask, that has
+// seen an upgrade reach done and held it through the completion gate: it
+// is asking the API server.
+func confirmingDashboard() (*Dashboard, *clocktesting.FakePassiveClock) {
 	clk := clocktesting.NewFakePassiveClock(t0)
 	d := NewDashboard(Options{Theme: themes.Mono, Clock: clk,
 		Confirm: func(context.Context, *model.ClusterState) error { return nil }})
@@ -722,6 +725,11 @@ func TestCompletionWaitsForTheAPIServer(t *testing.T) {
 	d.Update(SnapshotMsg{State: done})
 	clk.SetTime(t0.Add(frameInterval + model.DefaultCompletionGate().Hold))
 	d.Update(clockMsg{})
+	return d, clk
+}
+
+func TestCompletionWaitsForTheAPIServer(t *testing.T) {
+	d, clk := confirmingDashboard()
 	if out := screenOf(d); !d.confirm.asking || !strings.Contains(out, " every completion milestone met; confirming with the API server…") || strings.Contains(out, "✓ upgrade complete") || d.outcome != report.Running {
 		t.Fatalf("asking %t, outcome %s:\n%s", d.confirm.asking, d.outcome, out)
 	}
@@ -756,17 +764,7 @@ func TestCompletionIgnoresAnAnswerToAnEarlierQuestion(t *testing.T) {
 		{"refused", errors.New("reading Cluster default/mgmt: no answer within 10s")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := clocktesting.NewFakePassiveClock(t0)
-			d := NewDashboard(Options{Theme: themes.Mono, Clock: clk,
-				Confirm: func(context.Context, *model.ClusterState) error { return nil }})
-			d.SetSize(120, 40)
-			d.Update(SnapshotMsg{State: fixtureMidEtcd()})
-			done := fixtureHealthy()
-			done.Version = 100
-			clk.SetTime(t0.Add(frameInterval))
-			d.Update(SnapshotMsg{State: done})
-			clk.SetTime(clk.Now().Add(model.DefaultCompletionGate().Hold))
-			d.Update(clockMsg{})
+			d, clk := confirmingDashboard()
 			if !d.confirm.asking {
 				t.Fatal("first question not asked")
 			}
@@ -780,7 +778,7 @@ func TestCompletionIgnoresAnAnswerToAnEarlierQuestion(t *testing.T) {
 			if d.confirm.asking {
 				t.Fatal("still asking once the judge no longer says done")
 			}
-			done = fixtureHealthy()
+			done := fixtureHealthy()
 			done.Version = 102
 			clk.SetTime(clk.Now().Add(frameInterval))
 			d.Update(SnapshotMsg{State: done})

@@ -3,10 +3,8 @@ package upgrade
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -20,7 +18,7 @@ import (
 const CheckExtendedSupport = "extended-support"
 
 // extendedSupportFrom is the first EKS-A release that checks it.
-var extendedSupportFrom = semver.MustParse("v0.22.0")
+const extendedSupportFrom = "v0.22.0"
 
 func checkExtendedSupport(_ context.Context, in *Inputs) model.CheckResult {
 	t := in.Target
@@ -28,9 +26,7 @@ func checkExtendedSupport(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("not asked (no target release)")
 	}
 	_, tgt := in.eksaVersions()
-	core, _, _ := strings.Cut(tgt, "+")
-	v, err := semver.NewVersion(core)
-	if err != nil || v.LessThan(extendedSupportFrom) {
+	if before, err := model.EKSAVersionLess(tgt, extendedSupportFrom); err != nil || before {
 		return pass(fmt.Sprintf("EKS-A %s does not check extended Kubernetes support (from v0.22.0)", orUnknown(tgt)))
 	}
 	vb, err := t.Bundles.ForKubernetes(t.KubernetesVersion)
@@ -49,27 +45,19 @@ func checkExtendedSupport(_ context.Context, in *Inputs) model.CheckResult {
 	if !end.Before(now.Truncate(24 * time.Hour)) {
 		return pass(fmt.Sprintf("Kubernetes %s is in standard support until %s", t.KubernetesVersion, vb.EndOfStandardSupport))
 	}
-	token, where := licenseToken(in)
+	var live, applied *unstructured.Unstructured
+	if in.Current != nil {
+		live = in.Current.Cluster
+	}
+	if in.Target.Spec != nil {
+		applied = in.Target.Spec.Cluster
+	}
+	token, where := afterApply(live, applied, "spec", "licenseToken")
 	if token == "" {
 		return failed(fmt.Sprintf("Kubernetes %s left standard support on %s, and the spec has no licenseToken: EKS-A %s fails the Cluster after the apply (ExtendedKubernetesVersionSupportNotSupported)", t.KubernetesVersion, vb.EndOfStandardSupport, tgt),
 			"set spec.licenseToken to the cluster's EKS Anywhere extended support license token, or upgrade to a Kubernetes version in standard support")
 	}
 	return pass(fmt.Sprintf("Kubernetes %s is in extended support (standard support ended %s); %s spec.licenseToken is set: EKS-A checks its signature and expiry, which the console cannot", t.KubernetesVersion, vb.EndOfStandardSupport, where))
-}
-
-// licenseToken is the token the applied Cluster will have: the spec file's,
-// else (server-side apply keeps another manager's field) the Cluster's.
-func licenseToken(in *Inputs) (token, where string) {
-	if in.Target.Spec != nil && in.Target.Spec.Cluster != nil {
-		if s, ok, _ := unstructured.NestedString(in.Target.Spec.Cluster.Object, "spec", "licenseToken"); ok {
-			return s, "the spec file's"
-		}
-	}
-	if in.Current != nil && in.Current.Cluster != nil {
-		s, _, _ := unstructured.NestedString(in.Current.Cluster.Object, "spec", "licenseToken")
-		return s, "the Cluster's"
-	}
-	return "", ""
 }
 
 func orUnknown(s string) string {

@@ -20,11 +20,12 @@ import (
 const CheckImmutableFields = "immutable-fields"
 
 // immutableField is one of those fields: where it is in spec, and how its
-// value is read (nil: as it is).
+// value is read (read nil: as it is; presence: whether it is set at all).
 type immutableField struct {
-	path []string
-	read func(spec map[string]any) (any, bool)
-	why  string
+	path     []string
+	read     func(spec map[string]any) (any, bool)
+	presence bool
+	why      string
 }
 
 var immutableFields = []immutableField{
@@ -34,7 +35,7 @@ var immutableFields = []immutableField{
 	{path: []string{"clusterNetwork", "dns"}, why: "the cluster DNS settings"},
 	{path: []string{"clusterNetwork", "cniConfig"}, read: cniPlugin, why: "the CNI plugin: EKS-A does not move a cluster from one to another"},
 	{path: []string{"proxyConfiguration"}, why: "the proxy settings"},
-	{path: []string{"externalEtcdConfiguration"}, read: present([]string{"externalEtcdConfiguration"}), why: "external etcd: EKS-A does not add it in an upgrade"},
+	{path: []string{"externalEtcdConfiguration"}, presence: true, why: "external etcd: EKS-A does not add it in an upgrade"},
 	{path: []string{"managementCluster", "name"}, why: "the management cluster the cluster belongs to"},
 }
 
@@ -52,15 +53,6 @@ func cniPlugin(spec map[string]any) (any, bool) {
 		return cni, true
 	}
 	return nil, false
-}
-
-// present says whether the spec sets the field at all (external etcd is
-// judged by its presence, not its contents).
-func present(path []string) func(spec map[string]any) (any, bool) {
-	return func(spec map[string]any) (any, bool) {
-		_, ok, _ := unstructured.NestedFieldNoCopy(spec, path...)
-		return ok, ok
-	}
 }
 
 func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
@@ -96,6 +88,9 @@ func valueAt(spec map[string]any, f immutableField) (any, bool) {
 		return f.read(spec)
 	}
 	v, ok, _ := unstructured.NestedFieldNoCopy(spec, f.path...)
+	if f.presence {
+		return ok, ok
+	}
 	return v, ok
 }
 

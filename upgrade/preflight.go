@@ -230,22 +230,29 @@ func eksaSkew(c, applied *unstructured.Unstructured, cur, tgt string) model.Chec
 	if !r.Failed() {
 		return r
 	}
-	// EKS-A's webhook reads the annotation on the object being applied:
-	// the spec file's value where it sets one (server-side apply keeps the
-	// Cluster's other annotations), else the Cluster's.
-	const skip = "anywhere.eks.amazonaws.com/skip-eksa-version-skew-check"
-	v, ok := "", false
-	if applied != nil {
-		v, ok = applied.GetAnnotations()[skip]
-	}
-	where := "the spec file's"
-	if !ok {
-		v, where = c.GetAnnotations()[skip], "the Cluster's"
-	}
+	// EKS-A's webhook reads the annotation on the object being applied.
+	v, where := afterApply(c, applied, "metadata", "annotations", "anywhere.eks.amazonaws.com/skip-eksa-version-skew-check")
 	if v == "true" {
 		return warn(r.Message+" ("+where+" skip-eksa-version-skew-check annotation lets it through)", r.Remediation)
 	}
 	return r
+}
+
+// afterApply is a string field as the Cluster will have it once the spec
+// file is applied: the file's value where it sets the field, else the
+// Cluster's (server-side apply keeps another manager's fields); where says
+// whose it is.
+func afterApply(live, applied *unstructured.Unstructured, fields ...string) (v, where string) {
+	if applied != nil {
+		if s, ok, _ := unstructured.NestedString(applied.Object, fields...); ok {
+			return s, "the spec file's"
+		}
+	}
+	if live != nil {
+		s, _, _ := unstructured.NestedString(live.Object, fields...)
+		return s, "the Cluster's"
+	}
+	return "", ""
 }
 
 // targetVersionFirst is the error of a target that could not be resolved
@@ -266,7 +273,7 @@ func targetVersionFirst(cur *Current, spec *SpecFile, err error) error {
 	// Below the management components (a patch down, which EKS-A's
 	// skew rule lets through): installing that release's components, the
 	// missing release's fix, would downgrade them.
-	if older, _ := managementTooOld(v, cur.ManagementVersion); older && cur.ManagementVersion != "" {
+	if model.ManagementBehind(v, cur.ManagementVersion) {
 		return &model.InputError{Source: spec.Path, Field: field,
 			Problem: fmt.Sprintf("%s is older than the management components (%s), and the cluster holds no EKSARelease of it: EKS-A installs no release below the components it runs", v, cur.ManagementVersion),
 			Fix:     fmt.Sprintf("set spec.eksaVersion to %s (the management components' release) or newer", cur.ManagementVersion)}
@@ -447,7 +454,7 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 		return warn(fmt.Sprintf("the management components' release %s cannot be read: %v", installed, err),
 			"check the EKSARelease named by the Cluster's "+model.AnnotationManagementComponentsVersion+" annotation; the component diff uses the cluster's own release meanwhile")
 	}
-	old, err := managementTooOld(installed, tgt)
+	old, err := model.EKSAVersionLess(installed, tgt)
 	if err != nil {
 		return warn(fmt.Sprintf("cannot compare the management components' version %s with the target %s: %v", installed, tgt, err), "")
 	}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -312,22 +311,6 @@ func workerGroups(cluster *unstructured.Unstructured) []model.WorkerGroup {
 		out = append(out, wg)
 	}
 	return out
-}
-
-// managementTooOld reports whether the installed management components are
-// older than the target release (by EKS-A version, ignoring build metadata).
-func managementTooOld(installed, target string) (bool, error) {
-	iv, err := semver.NewVersion(installed)
-	if err != nil {
-		return false, err
-	}
-	tv, err := semver.NewVersion(target)
-	if err != nil {
-		return false, err
-	}
-	iv2, _ := iv.SetMetadata("")
-	tv2, _ := tv.SetMetadata("")
-	return iv2.LessThan(&tv2), nil
 }
 
 // canI is the kubectl command that asks whether the identity may read what

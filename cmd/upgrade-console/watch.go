@@ -213,8 +213,8 @@ func firstRead(ctx context.Context, out io.Writer, client *upgrade.Client, ns, c
 			return err
 		}
 		if !said {
-			fmt.Fprintf(out, "%s connection: the API server does not answer (%s); waiting for it (--timeout bounds the wait)\n",
-				time.Now().UTC().Format(time.RFC3339), ue.Err)
+			fmt.Fprintln(out, report.Line{At: time.Now(), Subject: "connection",
+				Text: fmt.Sprintf("the API server does not answer (%s); waiting for it (--timeout bounds the wait)", ue.Err)})
 			said = true
 		}
 		select {

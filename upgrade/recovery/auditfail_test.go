@@ -39,16 +39,24 @@ func (f *failingAudit) Record(_ context.Context, e upgrade.AuditEntry) error {
 	return nil
 }
 
-// An Executor built without an audit log refuses the run and the dry run
-// before any request: a rollback nobody can find in the log afterwards
-// leaves the next operator guessing what was changed.
-func TestExecutorWithoutAnAuditLogRefusesBeforeAnyWrite(t *testing.T) {
+// plannedRollback is a world whose first new etcd member is stuck, and the
+// plan of its rollback.
+func plannedRollback(t *testing.T) (*world, *Plan) {
+	t.Helper()
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
 	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, p
+}
+
+// An Executor built without an audit log refuses the run and the dry run
+// before any request: a rollback nobody can find in the log afterwards
+// leaves the next operator guessing what was changed.
+func TestExecutorWithoutAnAuditLogRefusesBeforeAnyWrite(t *testing.T) {
+	w, p := plannedRollback(t)
 	before, state := w.writes.Load(), w.rollbackState()
 	for name, run := range map[string]func(*Executor) error{
 		"run":     func(x *Executor) error { _, err := x.Run(w.ctx, p); return err },
@@ -77,12 +85,7 @@ func TestExecutorWithoutAnAuditLogRefusesBeforeAnyWrite(t *testing.T) {
 // the started entry carries what every write is to replace, the only
 // record of it should the console die mid-write.
 func TestExecutorWritesNothingWhenStartedCannotBeRecorded(t *testing.T) {
-	w := newWorld(t)
-	w.seedEtcdRollout(true)
-	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p := plannedRollback(t)
 	before, state := w.writes.Load(), w.rollbackState()
 	audit := &failingAudit{failAt: 1}
 	if _, err := (&Executor{Audit: audit}).Run(w.ctx, p); !errors.Is(err, errAuditBroken) {
@@ -103,12 +106,7 @@ func TestExecutorWritesNothingWhenStartedCannotBeRecorded(t *testing.T) {
 // step (the etcd spec put back) would change the cluster with nothing on
 // record, and an operator reading the log could not tell how far it got.
 func TestExecutorStopsAtTheStepItCannotRecord(t *testing.T) {
-	w := newWorld(t)
-	w.seedEtcdRollout(true)
-	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p := plannedRollback(t)
 	if len(p.Steps) < 2 || p.Steps[1].Name != "restore-etcd-spec" {
 		t.Fatalf("steps %+v: want the etcd spec restored second", p.Steps)
 	}
