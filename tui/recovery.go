@@ -283,10 +283,10 @@ type recoveryDialog struct {
 	// cancel stops the run under way; stopping is set once ctrl+c asked it to.
 	cancel   context.CancelFunc
 	stopping bool
-	// ran is closed when the run's command has returned, its end recorded;
-	// ranErr is its error, read once ran is closed (atEnd).
-	ran    chan struct{}
-	ranErr error
+	// ran receives the run's error once its command has returned, its end
+	// recorded: atEnd, the only reader, learns the end from the command's
+	// goroutine through it, as a Cmd may not write the model.
+	ran chan error
 	// stepSince is when the step under way began: a wait step can take
 	// minutes, and the dialog says since when.
 	stepSince time.Time
@@ -622,14 +622,13 @@ func (d *recoveryDialog) runCmd() tea.Cmd {
 	ch := make(chan recovery.StepResult, 2*len(d.plan.Steps)+2)
 	b, p := d.backend, d.plan
 	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
+	ran := make(chan error, 1)
 	d.cancel, d.stopping, d.ran = cancel, false, ran
 	run := func() tea.Msg {
 		defer cancel()
 		rep, err := b.run(ctx, p, func(r recovery.StepResult) { ch <- r })
 		close(ch)
-		d.ranErr = err
-		close(ran)
+		ran <- err
 		return recDoneMsg{rep: rep, err: err}
 	}
 	return tea.Batch(run, waitRecStep(ch))
@@ -677,17 +676,18 @@ func (d *recoveryDialog) atEnd(ctx context.Context, wait time.Duration) (note st
 	if d.plan != nil {
 		title = d.plan.Action
 	}
+	var ranErr error
 	select {
-	case <-d.ran:
+	case ranErr = <-d.ran:
 	default:
 		d.cancel()
 		select {
-		case <-d.ran:
+		case ranErr = <-d.ran:
 		case <-time.After(wait):
 			return "", &RecoveryCutError{Action: title, says: fmt.Sprintf("%s was still running %s after the console ended; the audit log has its steps so far (upgrade-console audit); run it again to continue", title, wait)}
 		}
 	}
-	if d.ranErr == nil {
+	if ranErr == nil {
 		return fmt.Sprintf("%s finished as the console ended (upgrade-console audit has its steps)", title), nil
 	}
 	return "", &RecoveryCutError{Action: title, says: fmt.Sprintf("%s was stopped as the console ended: the step under way ran to its end, and the audit log records where it stopped (upgrade-console audit); run it again to continue", title)}

@@ -299,6 +299,16 @@ func TestProgramEndSettlesTheRecoveryDialog(t *testing.T) {
 		t.Fatal("settle returned before the run did")
 	}
 
+	// A run that ended on its own before the program did, its message not
+	// yet delivered: said finished, not stopped.
+	d, done = runningDialog(t, &fakeRecovery{p: planFixture()})
+	<-done
+	a = newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	if notes, err := a.settle(context.Background(), nil); err != nil || len(notes) != 1 || !strings.Contains(notes[0], "etcd-rollback finished as the console ended") {
+		t.Errorf("settle after the run's own end: notes %q, err %v", notes, err)
+	}
+
 	f = &fakeRecovery{p: planFixture()}
 	d = testDialog(RecoveryOptions{}, f)
 	press(t, d, enter)
