@@ -254,7 +254,12 @@ type (
 		rep recovery.Report
 		err error
 	}
-	recStepMsg struct{ r recovery.StepResult }
+	// recStepMsg is one step's progress; ch is where the next comes from,
+	// read once this one is in (waitRecStep).
+	recStepMsg struct {
+		r  recovery.StepResult
+		ch <-chan recovery.StepResult
+	}
 	recDoneMsg struct {
 		rep recovery.Report
 		err error
@@ -407,6 +412,7 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 				d.stepSince = d.o.now()
 			}
 		}
+		return d, waitRecStep(msg.ch)
 	case recDoneMsg:
 		if d.stage == recRunning {
 			d.done, d.err, d.stage = msg.rep, msg.err, recDone
@@ -719,13 +725,18 @@ func (e *RecoveryNotConfirmedError) Error() string {
 	return "confirmation: the console ended at the typed confirmation of " + e.Action + ": nothing was changed (recorded as not-confirmed)"
 }
 
+// waitRecStep reads the next step result. The dialog asks for the one
+// after once this one is in (recStepMsg): results read ahead, each in a
+// command of its own (a batch), reached the dialog in any order, and a
+// step's "running" that overtook its "done" left a finished write shown
+// as running, beside the wait step after it, for as long as that took.
 func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {
 	return func() tea.Msg {
 		r, ok := <-ch
 		if !ok {
 			return nil
 		}
-		return tea.BatchMsg{func() tea.Msg { return recStepMsg{r} }, waitRecStep(ch)}
+		return recStepMsg{r: r, ch: ch}
 	}
 }
 

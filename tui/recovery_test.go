@@ -226,8 +226,8 @@ func TestCtrlCStopsARecoveryRunInsteadOfQuitting(t *testing.T) {
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- batch[0]() }()
-	if step, ok := batch[1]().(tea.BatchMsg); ok && len(step) > 0 {
-		d.Update(step[0]())
+	if step, ok := batch[1]().(recStepMsg); ok {
+		d.Update(step)
 	}
 	if v := ansi.Strip(d.View()); !strings.Contains(v, "ctrl+c stop") || !strings.Contains(v, "running since ") {
 		t.Errorf("the running dialog does not say how to stop, or since when its step runs:\n%s", v)
@@ -272,8 +272,8 @@ func runningDialog(t *testing.T, f *fakeRecovery) (*recoveryDialog, <-chan tea.M
 	}
 	done := make(chan tea.Msg, 1)
 	go func() { done <- batch[0]() }()
-	if step, ok := batch[1]().(tea.BatchMsg); ok && len(step) > 0 {
-		d.Update(step[0]()) // the first step's start
+	if step, ok := batch[1]().(recStepMsg); ok {
+		d.Update(step) // the first step's start
 	}
 	return d, done
 }
