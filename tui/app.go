@@ -172,7 +172,14 @@ type (
 	// CloseDialogMsg closes the top dialog.
 	CloseDialogMsg struct{}
 	// SnapshotMsg carries a new snapshot to every screen and dialog.
-	SnapshotMsg struct{ State *model.ClusterState }
+	SnapshotMsg struct {
+		State *model.ClusterState
+		// fromSource: read from Options.Source (waitForSnapshot), whose
+		// next is then waited for. A screen's own SnapshotMsg (the plan
+		// screen hands the dashboard it pushes its newest) arms no
+		// second reader of the source.
+		fromSource bool
+	}
 	// ThemeMsg tells every screen and dialog the theme changed.
 	ThemeMsg struct{ Theme *themes.Theme }
 	// OutcomeMsg records how the upgrade ended, for the exit code.
@@ -217,7 +224,7 @@ func waitForSnapshot(ch <-chan *model.ClusterState) tea.Cmd {
 		if !ok {
 			return sourceClosedMsg{}
 		}
-		return SnapshotMsg{State: s}
+		return SnapshotMsg{State: s, fromSource: true}
 	}
 }
 
@@ -367,7 +374,7 @@ func (a *App) autoTheme() bool {
 // Init starts the snapshot subscription, asks the terminal for its
 // background colour when the theme follows it, and initialises the screen.
 func (a *App) Init() tea.Cmd {
-	cmds := []tea.Cmd{func() tea.Msg { return ThemeMsg{a.theme} }}
+	cmds := []tea.Cmd{firstTheme}
 	if a.opts.Source != nil {
 		cmds = append(cmds, waitForSnapshot(a.opts.Source.Updates()))
 	}
@@ -379,6 +386,15 @@ func (a *App) Init() tea.Cmd {
 	}
 	return guard(tea.Batch(cmds...))
 }
+
+// firstThemeMsg hands the screens the App's theme as it is when the
+// message is handled. A command that carried it read the App from its own
+// goroutine, racing the event loop's change of it (the terminal's colour
+// profile, its background), and a theme read before the change and
+// delivered after it put the screens back on it.
+type firstThemeMsg struct{}
+
+func firstTheme() tea.Msg { return firstThemeMsg{} }
 
 // ender is a dialog with something to settle when the program ends with it
 // open, whatever ended it (recoveryDialog.atEnd).
@@ -475,6 +491,8 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		t := themes.ForName(themes.Auto, msg.IsDark())
 		a.theme = &t
 		return a.broadcast(ThemeMsg{a.theme})
+	case firstThemeMsg:
+		return a.broadcast(ThemeMsg{a.theme})
 	case tea.ColorProfileMsg:
 		if a.autoTheme() && msg.Profile <= colorprofile.ASCII && a.theme.Name != themes.Mono {
 			t := themes.NewMono()
@@ -508,7 +526,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		return a.routeKey(msg)
 	case SnapshotMsg:
 		m, cmd := a.broadcast(msg)
-		if a.opts.Source != nil {
+		if a.opts.Source != nil && msg.fromSource {
 			cmd = tea.Batch(cmd, waitForSnapshot(a.opts.Source.Updates()))
 		}
 		return m, cmd

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
@@ -111,3 +112,102 @@ func TestPushAndPopScreens(t *testing.T) {
 }
 
 func containsPlain(s, sub string) bool { return strings.Contains(ansi.Strip(s), sub) }
+
+// The first theme reaches the screens from a command of Init. That command
+// read the App's theme on its own goroutine, while the event loop may
+// already have set another (the terminal's colour profile, or its
+// background): a data race, and a theme read before the change and
+// delivered after it put the screens back on the dark theme on a terminal
+// without colours, the App itself on mono.
+func TestInitialThemeIsTheAppsWhenItArrives(t *testing.T) {
+	initBatch := func(t *testing.T, a *App) tea.BatchMsg {
+		t.Helper()
+		batch, ok := a.Init()().(tea.BatchMsg)
+		if !ok {
+			t.Fatalf("Init yields %T, want a batch", a.Init()())
+		}
+		return batch
+	}
+	deliver := func(a *App, msgs []tea.Msg) {
+		for _, msg := range msgs {
+			if _, isBatch := msg.(tea.BatchMsg); msg != nil && !isBatch {
+				a.Update(msg)
+			}
+		}
+	}
+	check := func(t *testing.T, a *App) {
+		t.Helper()
+		if got := a.Theme().Name; got != themes.Mono {
+			t.Fatalf("app theme %s, want %s", got, themes.Mono)
+		}
+		if got := a.screens[0].(*Dashboard).st.th.Name; got != themes.Mono {
+			t.Fatalf("dashboard theme %s after the first messages, want the app's %s", got, themes.Mono)
+		}
+	}
+	t.Run("command run before the profile arrives", func(t *testing.T) {
+		a := NewApp(Options{Theme: themes.Auto}, NewDashboard(Options{}))
+		var msgs []tea.Msg
+		for _, c := range initBatch(t, a) {
+			msgs = append(msgs, c())
+		}
+		a.Update(tea.ColorProfileMsg{Profile: colorprofile.ASCII})
+		deliver(a, msgs)
+		check(t, a)
+	})
+	// As Bubble Tea runs them: each command on a goroutine of its own while
+	// the event loop goes on with the terminal's first messages (go test
+	// -race reports a command that reads the App).
+	t.Run("commands run beside the event loop", func(t *testing.T) {
+		a := NewApp(Options{Theme: themes.Auto}, NewDashboard(Options{}))
+		batch := initBatch(t, a)
+		ch := make(chan tea.Msg, len(batch))
+		for _, c := range batch {
+			go func() { ch <- c() }()
+		}
+		a.Update(tea.ColorProfileMsg{Profile: colorprofile.ASCII})
+		msgs := make([]tea.Msg, 0, len(batch))
+		for range batch {
+			msgs = append(msgs, <-ch)
+		}
+		deliver(a, msgs)
+		check(t, a)
+	})
+}
+
+// countingSource counts the readers the App arms: each waitForSnapshot
+// asks for the channel once.
+type countingSource struct {
+	ch    chan *model.ClusterState
+	asked int
+}
+
+func (s *countingSource) Updates() <-chan *model.ClusterState {
+	s.asked++
+	return s.ch
+}
+
+// The App reads the source with one command at a time, re-armed by the
+// snapshot it read: never more than one snapshot in flight. A SnapshotMsg a
+// screen sent itself (the plan screen hands the dashboard it pushes the
+// newest snapshot it has) re-armed it too, and from then on two commands
+// read the source: two snapshots in flight, taken by two goroutines, which
+// may hand them over in either order (an older one last, shown until the
+// cluster changes again).
+func TestASnapshotSentByAScreenArmsNoSecondReader(t *testing.T) {
+	src := &countingSource{ch: make(chan *model.ClusterState, 1)}
+	a := NewApp(Options{Source: src, Clock: clocktesting.NewFakePassiveClock(t0)}, NewDashboard(Options{}))
+	a.Init()
+	if src.asked != 1 {
+		t.Fatalf("Init armed %d readers of the source, want 1", src.asked)
+	}
+	a.Update(SnapshotMsg{State: &model.ClusterState{Version: 1}})
+	if src.asked != 1 {
+		t.Fatalf("%d readers of the source after a screen's own SnapshotMsg, want 1", src.asked)
+	}
+	// The one reader's snapshot arms the next.
+	src.ch <- &model.ClusterState{Version: 2}
+	a.Update(waitForSnapshot(src.ch)())
+	if src.asked != 2 {
+		t.Fatalf("%d readers armed after a snapshot read from the source, want 2 (one after the other)", src.asked)
+	}
+}
