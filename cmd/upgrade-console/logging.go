@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -52,7 +53,8 @@ func setupLogging(path string) error {
 	return logTo(f)
 }
 
-// logTo sends klog, the standard logger and API warnings to w.
+// logTo sends klog, the standard logger, controller-runtime's logger and API
+// warnings to w.
 func logTo(w io.Writer) error {
 	kf := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(kf)
@@ -62,6 +64,13 @@ func logTo(w io.Writer) error {
 	klog.SetOutput(w)
 	klog.LogToStderr(false)
 	log.SetOutput(w)
+	// controller-runtime's logger (envtest's, which starts the demo's
+	// control plane) goes through klog. Never set, it dropped every line
+	// and, once the process was 30 s old, printed "log.SetLogger(...) was
+	// never called" and a stack trace on the terminal: a control plane
+	// slow to start on a loaded machine put one under the demo's progress
+	// lines. It takes the first logger it is given, for the process.
+	ctrllog.SetLogger(klog.NewKlogr())
 	rest.SetDefaultWarningHandler(rest.NewWarningWriter(w, rest.WarningWriterOptions{Deduplicate: true}))
 	loggingToFile.Store(true)
 	return nil
