@@ -48,8 +48,25 @@ type ApplyAccess struct {
 // write, whether the identity (the --as one included) may make them in the
 // system namespace.
 func ReadApplyAccess(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) *ApplyAccess {
-	out := &ApplyAccess{}
+	return readAccess(ctx, kube, namespace, cluster, applyNeeds)
+}
+
+// ReadLockAccess asks the API server whether the identity may take, renew
+// and release the upgrade lock: what a recovery action that holds the lock
+// for its run (an etcd rollback) writes besides its steps.
+func ReadLockAccess(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) *ApplyAccess {
+	var needs []accessNeed
 	for _, n := range applyNeeds {
+		if n.group == "coordination.k8s.io" {
+			needs = append(needs, n)
+		}
+	}
+	return readAccess(ctx, kube, namespace, cluster, needs)
+}
+
+func readAccess(ctx context.Context, kube kubernetes.Interface, namespace, cluster string, needs []accessNeed) *ApplyAccess {
+	out := &ApplyAccess{}
+	for _, n := range needs {
 		ra := &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: n.verb, Group: n.group, Resource: n.resource}
 		if n.named {
 			ra.Name = LockName(cluster)

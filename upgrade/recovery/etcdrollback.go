@@ -261,6 +261,8 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 
 	p := &Plan{
 		lock:          env.runLock,
+		lockAccess:    env.lockAccess,
+		lockObject:    env.lockObjectRef(),
 		Action:        ActionEtcdRollback,
 		Cluster:       env.Cluster,
 		Title:         fmt.Sprintf("Roll back the etcd rollout of %s: restore the etcd spec of %s and delete the new member %s", env.Cluster, src.label, rec.NewMachine),

@@ -87,6 +87,27 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context
 	}, nil
 }
 
+// lockAccess says why the identity may not take, renew or give back the
+// upgrade lock that runLock takes for a run; nil when it may, when the lock
+// is this console's own (runLock takes nothing then), or when the API server
+// cannot be asked (the run's own write of the lock then tells).
+func (e *Env) lockAccess(ctx context.Context) error {
+	if st, err := upgrade.ReadLock(ctx, e.Client.Kube, e.systemNS(), e.Cluster); err == nil && st.Held() && st.HolderIdentity == e.holder().String() {
+		return nil
+	}
+	a := upgrade.ReadLockAccess(ctx, e.Client.Kube, e.systemNS(), e.Cluster)
+	if a.Err != nil || len(a.Denied) == 0 {
+		return nil
+	}
+	name := upgrade.LockName(e.Cluster)
+	return fmt.Errorf("the console may not %s: the run holds the lock from before its first step to after its last\n"+
+		"fix: grant them to this identity (a Role in %s with the rules {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]} and "+
+		"{apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [%s], verbs: [get, list, watch, update, delete]}, and a RoleBinding), or run as one that has them (--as)",
+		strings.Join(a.Denied, "; "), e.systemNS(), name)
+}
+
+func (e *Env) lockObjectRef() string { return e.systemNS() + "/" + upgrade.LockName(e.Cluster) }
+
 func (e *Env) now() time.Time {
 	if e.Now == nil {
 		return time.Now()

@@ -96,6 +96,12 @@ type Plan struct {
 	// lock, when set, takes the upgrade lock for the run and returns what
 	// gives it back (see Env.runLock).
 	lock func(ctx context.Context, audit upgrade.Recorder) (release func(context.Context) error, err error)
+	// lockAccess, when set, says (in the dry run) why the identity could
+	// not take or give back that lock: its writes are no step's, so no
+	// step's dry run asks the API server about them.
+	lockAccess func(ctx context.Context) error
+	// lockObject names the lock's Lease ("eksa-system/upgrade-console-mgmt").
+	lockObject string
 }
 
 // Closing is the message shown after a successful run: the cluster's state
@@ -390,6 +396,20 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 		}
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
+		}
+	}
+	if p.lockAccess != nil && !rep.AllAlreadyDone() {
+		// A run takes the lock before its first step and gives it back
+		// after its last: refused, the dry run said "ok" and the run
+		// failed before its first step (exit 4, "run it again"), or
+		// finished every step and then kept the lock.
+		if err := p.lockAccess(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("the upgrade lock: %w", err))
+			e := upgrade.AuditEntry{Step: "upgrade-lock", Object: "Lease " + p.lockObject, DryRun: true,
+				Result: upgrade.AuditFailed, Error: err.Error()}
+			if rerr := x.record(ctx, p, e); rerr != nil {
+				return rep, rerr
+			}
 		}
 	}
 	return rep, errors.Join(errs...)
