@@ -103,8 +103,13 @@ func checkLabelKey(flag, key string) error {
 // does: --request-timeout abc was told to "give --kubeconfig".
 func kubeconfigError(err error) error {
 	fix := "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"
-	if strings.Contains(err.Error(), "timeout") {
+	switch {
+	case strings.Contains(err.Error(), "timeout"):
 		fix = "give --request-timeout a duration such as 30s (0 waits for ever)"
+	case strings.Contains(err.Error(), "without impersonating a user"):
+		// --as-group (or --as-uid) alone: client-go impersonates groups
+		// only on behalf of a user.
+		fix = "give --as with --as-group or --as-uid: the user whose groups they are (as kubectl takes them)"
 	}
 	return &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: fix}
 }

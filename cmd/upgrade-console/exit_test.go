@@ -45,6 +45,17 @@ func TestKubeconfigErrorNamesTheFlagAtFault(t *testing.T) {
 	}
 }
 
+// --as-group without --as is refused by client-go ("requesting uid, groups
+// or user-extra for <user> without impersonating a user"); the fix told the
+// operator to give --kubeconfig and --context, which were right.
+func TestKubeconfigErrorNamesAsForAsGroup(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
+	_, errOut, code := runCaptured(t, "lock", "status", "--cluster", "mgmt", "--kubeconfig", kubeconfig, "--as-group", "readers")
+	if code != ExitBadInput || !strings.Contains(errOut, "give --as with --as-group") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
 // Refused credentials and a bound that passed reached the operator in
 // client-go's words alone ("read Cluster default/mgmt: Unauthorized"): the
 // message gains the fix; one that already has its fix is left as it is.
