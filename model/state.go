@@ -504,3 +504,8 @@ const (
 	// SystemNamespace is where EKS-A keeps every generated object.
 	SystemNamespace = "eksa-system"
 )
+
+// CredentialsRefused begins a ConnectionErr that is the API server's 401:
+// it was reached, and turned the kubeconfig's credentials away (an expired
+// or revoked token or certificate), which no retry mends.
+const CredentialsRefused = "the API server refused the credentials (401 Unauthorized)"

@@ -461,7 +461,14 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// nothing to say why, for as long as the operator waited.
 		total++
 		// The fix before the error, which the width may cut.
-		out = append(out, line{segs: []seg{{" ◌ API server not reached yet (check --kubeconfig and --context; retrying): " + firstLine(s.ConnectionErr), rStall}}})
+		text := " ◌ API server not reached yet (check --kubeconfig and --context; retrying): " + firstLine(s.ConnectionErr)
+		if strings.HasPrefix(s.ConnectionErr, model.CredentialsRefused) {
+			// Reached, and the credentials refused: "not reached" sent
+			// the operator to check the server, and a retry never mends
+			// an expired token.
+			text = " ◌ " + model.CredentialsRefused + ": refresh them (an expired or revoked token or certificate) or choose others with --kubeconfig, --context or --user; retrying"
+		}
+		out = append(out, line{segs: []seg{{text, rStall}}})
 	}
 	pauseText := p.Pause
 	if p.Current == model.PhasePaused {

@@ -67,6 +67,18 @@ func TestHeaderConnectionAndStaleness(t *testing.T) {
 	}
 }
 
+// Credentials the API server refuses (401) are not a server that cannot be
+// reached: the line said "API server not reached yet (check --kubeconfig
+// and --context; retrying): the server has asked for the client to provide
+// credentials", for ever.
+func TestDashboardSaysTheCredentialsAreRefused(t *testing.T) {
+	s := &model.ClusterState{Connection: model.Connecting, ConnectionErr: model.CredentialsRefused + ": the server has asked for the client to provide credentials"}
+	out := screenOf(newTestDashboard(t, s, themes.Mono, 200, 30))
+	if !strings.Contains(out, "◌ the API server refused the credentials (401 Unauthorized): refresh them") || strings.Contains(out, "not reached yet") {
+		t.Errorf("screen:\n%s", out)
+	}
+}
+
 // A dashboard that never reached the API server says why on its status
 // line: it showed "connecting" and "syncing…" for as long as one waited,
 // where the plain watch says the server cannot be reached at once.

@@ -503,6 +503,9 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 // watch's with every query parameter, some 250 characters before "TLS
 // handshake timeout".
 func connectionMessage(err error) string {
+	if apierrors.IsUnauthorized(err) {
+		return model.CredentialsRefused + ": " + err.Error()
+	}
 	var uerr *url.Error
 	if !errors.As(err, &uerr) {
 		return err.Error()

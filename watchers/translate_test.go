@@ -475,3 +475,12 @@ func TestConnectionStates(t *testing.T) {
 		t.Errorf("a 403 is an answer, not a lost connection: %s", c)
 	}
 }
+
+// A 401 is the API server's answer, not a server out of reach: its message
+// says the credentials were refused, which the dashboard then says.
+func TestConnectionMessageSaysCredentialsRefused(t *testing.T) {
+	got := connectionMessage(apierrors.NewUnauthorized("the server has asked for the client to provide credentials"))
+	if !strings.HasPrefix(got, model.CredentialsRefused) {
+		t.Errorf("connectionMessage(401) = %q", got)
+	}
+}
