@@ -65,6 +65,10 @@ const (
 	// MarkerLive: held by something that is running (a renewed lease, an etcd
 	// rollout in progress): clearing it by name needs --force.
 	MarkerLive MarkerState = "live"
+	// MarkerUnknown: the identity may not read it (the node labels, to one
+	// that may not list Nodes): nothing tells whether it is set, and it is
+	// never cleared; the other markers are read and cleared all the same.
+	MarkerUnknown MarkerState = "unknown"
 )
 
 var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -290,6 +294,15 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	// Node labels.
 	key := o.nodeLabel()
 	nodes, err := env.Client.Dynamic.Resource(nodesGVR).List(ctx, metav1.ListOptions{LabelSelector: key})
+	if apierrors.IsForbidden(err) {
+		// Nodes are cluster-wide: an identity with every right in the
+		// cluster's namespaces (enough for an upgrade, with nodes-ready
+		// skipped) could not see, nor clear, its own kept lease.
+		out = append(out, Marker{ID: MarkerNodeLabel, Object: "Nodes labelled " + key, Key: key, State: MarkerUnknown,
+			Blocks: "upgrades, if a node is labelled (kubeone-style fail-safe)",
+			Reason: fmt.Sprintf("cannot tell whether a node is labelled: %v (fix: `kubectl auth can-i list nodes` says whether the identity may; a ClusterRole with {apiGroups: [\"\"], resources: [nodes], verbs: [list, patch]} and a ClusterRoleBinding grant it)", err)})
+		return out, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes labelled %s: %w", key, err)
 	}
@@ -642,11 +655,22 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 	if err != nil {
 		return []string{"Could not read the markers back: " + err.Error()}
 	}
-	var left []string
+	var left, unread []string
 	for _, m := range ms {
-		if m.State != MarkerNotSet {
+		switch m.State {
+		case MarkerNotSet:
+		case MarkerUnknown:
+			unread = append(unread, m.ID)
+		default:
 			left = append(left, fmt.Sprintf("%s (%s)", m.ID, m.State))
 		}
+	}
+	if len(unread) > 0 {
+		out := []string{"Not readable with this identity: " + strings.Join(unread, ", ") + " (see `upgrade-console lock status`)."}
+		if len(left) > 0 {
+			out = append(out, "Still set: "+strings.Join(left, ", ")+" (see `upgrade-console lock status`).")
+		}
+		return out
 	}
 	if len(left) == 0 {
 		// Nothing is held, which is not the same as nothing going on: a
