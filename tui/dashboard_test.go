@@ -43,6 +43,23 @@ func TestPanesSayWhatIsMissing(t *testing.T) {
 	}
 }
 
+// Events are read in two namespaces. An identity that may read those of
+// eksa-system, where the upgrade's own are, but not those of the Cluster's
+// namespace saw an empty pane: "forbidden: list events in default".
+func TestEventsPaneShowsTheNamespacesItMayRead(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Sources[model.KindEvent] = model.SourceStatus{Installed: true, Synced: true, Forbidden: "list events in default"}
+	if len(s.Events) == 0 {
+		t.Fatal("fixture has no events")
+	}
+	out := screenOf(newTestDashboard(t, s, themes.Mono, 160, 50))
+	for _, want := range []string{"forbidden: list events in default (those are not shown)", s.Events[0].Reason} {
+		if !strings.Contains(out, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestStackedEtcdWhenKindNotInstalled(t *testing.T) {
 	d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, 120, 40)
 	if out := screenOf(d); !strings.Contains(out, "stacked etcd") {

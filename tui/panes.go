@@ -269,8 +269,16 @@ func eventsTitle(n int) []seg {
 
 func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []line) {
 	av := sourceAvailability(s, model.KindEvent)
+	denied := ""
 	if av.msg != "" {
-		return nil, av, nil
+		// Events are watched per namespace (the system namespace, where
+		// the upgrade's own are, and the Cluster's): one denied does not
+		// hide those the identity may read.
+		if src := s.Source(model.KindEvent); src.Forbidden != "" && src.Synced && len(s.Events) > 0 {
+			denied, av = src.Forbidden, availability{}
+		} else {
+			return nil, av, nil
+		}
 	}
 	n := min(len(s.Events), maxEvents)
 	title := eventsTitle(len(s.Events))
@@ -295,6 +303,9 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		// Zoomed, the pane shows the message whole (wrapped): cut at the
 		// width, the end of a long one could be read nowhere.
 		lines = append(lines, line{segs: segs, since: t, whole: "  " + ev.Message})
+	}
+	if denied != "" {
+		lines = append([]line{{segs: []seg{{" forbidden: " + denied + " (those are not shown)", rSevError}}}}, lines...)
 	}
 	if n == 0 {
 		lines = append(lines, line{segs: []seg{{" no events", rMuted}}})
