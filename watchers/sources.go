@@ -239,6 +239,10 @@ type clients struct {
 	lean      rest.Interface // the custom resources' watches (leanwatch.go)
 }
 
+// accessRecheck is how often a kind the identity may not list or watch is
+// asked about again.
+var accessRecheck = 30 * time.Second
+
 // launch checks access to an instance's kind and runs its informer until ctx
 // is done or the instance is cancelled (its kind was uninstalled).
 func (w *Watcher) launch(ctx context.Context, in *instance) {
@@ -249,12 +253,28 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 		defer w.wg.Done()
 		defer cancel()
 		defer w.contain("the watch of", in.spec)
-		if denied := in.checkAccess(ictx, w.clients.cs); denied != "" {
+		// Denied, the kind is asked about again every accessRecheck: the
+		// pane names the missing permission, and a RoleBinding granted
+		// meanwhile started nothing until the console was restarted.
+		for {
+			denied := in.checkAccess(ictx, w.clients.cs)
 			w.mu.Lock()
+			changed := in.status.Forbidden != denied
 			in.status.Forbidden = denied
 			w.mu.Unlock()
-			w.changed()
-			return
+			if changed {
+				w.changed()
+			}
+			if denied == "" {
+				break
+			}
+			t := time.NewTimer(accessRecheck)
+			select {
+			case <-ictx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 		in.run(ictx, w.clients.dyn, w.clients.typed, w.clients.lean)
 	}()
