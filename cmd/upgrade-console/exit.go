@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/tui"
@@ -96,6 +99,40 @@ func checkLabelKey(flag, key string) error {
 			"give the label's key alone, without a value, e.g. "+model.LabelUpgradeInProgress)
 	}
 	return nil
+}
+
+// restConfig builds the REST configuration from kubectl's flags. Where no
+// kubeconfig file exists (KUBECONFIG naming a file that is not there, no
+// ~/.kube/config) and no --server is given, client-go falls back to
+// http://localhost:8080, and the operator read "API server
+// http://localhost:8080: cannot be reached … check --kubeconfig and
+// --context", with neither given and the misspelt path nowhere named.
+func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	cfg, err := kube.ToRESTConfig()
+	if err != nil {
+		return nil, kubeconfigError(err)
+	}
+	if kube.APIServer != nil && *kube.APIServer != "" {
+		return cfg, nil
+	}
+	if kube.KubeConfig != nil && *kube.KubeConfig != "" {
+		return cfg, nil // read, or refused by ToRESTConfig naming it
+	}
+	files := kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
+	for _, f := range files {
+		if _, serr := os.Stat(f); serr == nil {
+			return cfg, nil
+		}
+	}
+	if len(files) == 0 || (cfg.Host != "http://localhost:8080" && cfg.Host != "localhost:8080") {
+		return cfg, nil // in-cluster, or another source of the server
+	}
+	where := "KUBECONFIG is not set and " + strings.Join(files, ", ") + " does not exist"
+	if v := os.Getenv("KUBECONFIG"); v != "" {
+		where = "KUBECONFIG=" + v + " names no file that exists"
+	}
+	return nil, &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + where,
+		Fix: "give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig, and --context where it has several"}
 }
 
 // kubeconfigError is a REST configuration that could not be built from the

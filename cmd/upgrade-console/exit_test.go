@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,6 +54,23 @@ func TestKubeconfigErrorNamesAsForAsGroup(t *testing.T) {
 	_, errOut, code := runCaptured(t, "lock", "status", "--cluster", "mgmt", "--kubeconfig", kubeconfig, "--as-group", "readers")
 	if code != ExitBadInput || !strings.Contains(errOut, "give --as with --as-group") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// KUBECONFIG naming a file that is not there left client-go's fallback,
+// http://localhost:8080, and "cannot be reached … check --kubeconfig and
+// --context", with neither given: the error names KUBECONFIG and its value.
+func TestMissingKubeconfigFileIsNamed(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	t.Setenv("KUBECONFIG", missing)
+	for _, args := range [][]string{
+		{"lock", "status", "--cluster", "mgmt"},
+		{"watch", "--plain", "--cluster", "mgmt"},
+	} {
+		_, errOut, code := runCaptured(t, args...)
+		if code != ExitBadInput || !strings.Contains(errOut, "no kubeconfig was found: KUBECONFIG="+missing+" names no file that exists") || strings.Contains(errOut, "localhost:8080") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }
 

@@ -72,14 +72,19 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if err := checkLabelKey("--node-upgrade-label", l.nodeLabel); err != nil {
 		return nil, err
 	}
+	// A wrong flag is said before the kubeconfig is looked for: it is
+	// wrong whichever cluster the command would reach.
+	if err := checkLiveFlags(l); err != nil {
+		return nil, err
+	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	cfg, err := g.kube.ToRESTConfig()
+	cfg, err := restConfig(g.kube)
 	if err != nil {
-		return nil, kubeconfigError(err)
+		return nil, err
 	}
 	raw, _ := loader.RawConfig()
 	kubeContext := raw.CurrentContext
@@ -89,14 +94,21 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	return connectConfig(ctx, cfg, kubeContext, ns, l)
 }
 
+func checkLiveFlags(l *liveOptions) error {
+	if err := upgrade.ValidateSkips(l.skips); err != nil {
+		return err
+	}
+	if l.syncTimeout <= 0 {
+		return badFlag("--sync-timeout", fmt.Errorf("must be positive, got %s", l.syncTimeout), "how long to wait for the cluster's objects to load, e.g. 30s")
+	}
+	return nil
+}
+
 // connectConfig is connect with the connection already resolved (the demo
 // world hands over its own).
 func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string, l *liveOptions) (*live, error) {
-	if err := upgrade.ValidateSkips(l.skips); err != nil {
+	if err := checkLiveFlags(l); err != nil {
 		return nil, err
-	}
-	if l.syncTimeout <= 0 {
-		return nil, badFlag("--sync-timeout", fmt.Errorf("must be positive, got %s", l.syncTimeout), "how long to wait for the cluster's objects to load, e.g. 30s")
 	}
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {

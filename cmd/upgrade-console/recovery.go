@@ -63,9 +63,9 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	cfg, err := g.kube.ToRESTConfig()
+	cfg, err := restConfig(g.kube)
 	if err != nil {
-		return nil, "", kubeconfigError(err)
+		return nil, "", err
 	}
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {

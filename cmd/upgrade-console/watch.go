@@ -140,9 +140,9 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	cfg, err := g.kube.ToRESTConfig()
+	cfg, err := restConfig(g.kube)
 	if err != nil {
-		return kubeconfigError(err)
+		return err
 	}
 	raw, _ := loader.RawConfig()
 	kubeContext := raw.CurrentContext
