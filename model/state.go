@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -509,3 +510,28 @@ const (
 // it was reached, and turned the kubeconfig's credentials away (an expired
 // or revoked token or certificate), which no retry mends.
 const CredentialsRefused = "the API server refused the credentials (401 Unauthorized)"
+
+// GrantFor is the fix of a missing permission as SourceStatus.Forbidden
+// names it ("list machines.cluster.x-k8s.io in eksa-system", "list nodes
+// (cluster-wide)"): the RBAC rule a cluster admin binds to the identity, and
+// the kubectl command that checks it. "" for a text it cannot read.
+func GrantFor(forbidden string) string {
+	verb, rest, ok := strings.Cut(forbidden, " ")
+	if !ok {
+		return ""
+	}
+	qualified, where, ok := strings.Cut(rest, " ")
+	if !ok {
+		return ""
+	}
+	resource, group, _ := strings.Cut(qualified, ".")
+	rule := fmt.Sprintf("{apiGroups: [%q], resources: [%s], verbs: [list, watch]}", group, resource)
+	switch {
+	case where == "(cluster-wide)":
+		return fmt.Sprintf("grant a ClusterRole with %s and a ClusterRoleBinding to the identity (check: `kubectl auth can-i %s %s`)", rule, verb, qualified)
+	case strings.HasPrefix(where, "in "):
+		ns := strings.TrimPrefix(where, "in ")
+		return fmt.Sprintf("grant a Role in %s with %s and a RoleBinding to the identity (check: `kubectl auth can-i %s %s -n %s`)", ns, rule, verb, qualified, ns)
+	}
+	return ""
+}

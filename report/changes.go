@@ -126,6 +126,9 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 			if k == model.KindLease {
 				shown = "the upgrade lock is not shown"
 			}
+			if fix := model.GrantFor(c.Forbidden); fix != "" {
+				shown += "; fix: " + fix
+			}
 			d.add("access", "forbidden: %s (%s)", c.Forbidden, shown)
 		}
 		// While the connection is lost every kind's watch fails, each

@@ -671,7 +671,7 @@ func TestPhaseLinesOfForbiddenKindsAgreeWithCompletion(t *testing.T) {
 	s := eksaOnly(healthyWith(4))
 	out := texts(Changes(nil, s, nil, derive(s), t0))
 	for _, want := range []string{
-		"Z access: forbidden: list nodes (cluster-wide) (the Node pane stays empty)",
+		"Z access: forbidden: list nodes (cluster-wide) (the Node pane stays empty; fix: grant a ClusterRole with {apiGroups: [\"\"], resources: [nodes], verbs: [list, watch]} and a ClusterRoleBinding to the identity (check: `kubectl auth can-i list nodes`))",
 		"Z phase: done\n",
 		"Z phase etcd: done: EtcdadmCluster not visible (forbidden: list etcdadmclusters.etcdcluster.cluster.x-k8s.io in eksa-system); per the EKS-A Cluster: ControlPlaneReady True\n",
 		"Z phase control plane: done: KubeadmControlPlane and Machines not visible (forbidden: list kubeadmcontrolplanes.controlplane.cluster.x-k8s.io in eksa-system, " +

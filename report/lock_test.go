@@ -60,7 +60,7 @@ func TestForbiddenLeaseIsNotAPane(t *testing.T) {
 	b := clone(a)
 	b.Sources = map[model.Kind]model.SourceStatus{model.KindLease: {Installed: true, Forbidden: "list leases.coordination.k8s.io in eksa-system"}}
 	out := texts(Changes(a, b, derive(a), derive(b), t0))
-	if want := "access: forbidden: list leases.coordination.k8s.io in eksa-system (the upgrade lock is not shown)"; !strings.Contains(out, want) {
+	if want := "access: forbidden: list leases.coordination.k8s.io in eksa-system (the upgrade lock is not shown; fix: grant a Role in eksa-system with {apiGroups: [\"coordination.k8s.io\"], resources: [leases], verbs: [list, watch]} and a RoleBinding to the identity (check: `kubectl auth can-i list leases.coordination.k8s.io -n eksa-system`))"; !strings.Contains(out, want) {
 		t.Errorf("missing %q:\n%s", want, out)
 	}
 }

@@ -31,6 +31,8 @@ func TestPanesSayWhatIsMissing(t *testing.T) {
 	out := screenOf(d)
 	for _, want := range []string{
 		"forbidden: list machines.cluster.x-k8s.io in eksa-system", // nodes and etcd panes
+		// and the fix, which the pane named nowhere
+		"forbidden: list machines.cluster.x-k8s.io in eksa-system; grant a Role in eksa-system with",
 		"EVENTS",
 		"syncing…",
 	} {

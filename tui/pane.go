@@ -42,7 +42,11 @@ func sourceAvailability(s *model.ClusterState, kinds ...model.Kind) availability
 	for _, k := range kinds {
 		src := s.Source(k)
 		if src.Forbidden != "" {
-			return availability{msg: "forbidden: " + src.Forbidden, r: rSevError}
+			msg := "forbidden: " + src.Forbidden
+			if fix := model.GrantFor(src.Forbidden); fix != "" {
+				msg += "; " + fix
+			}
+			return availability{msg: msg, r: rSevError}
 		}
 	}
 	for _, k := range kinds {

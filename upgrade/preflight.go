@@ -513,6 +513,9 @@ func (in *Inputs) cluster() (*model.EKSACluster, *model.CheckResult) {
 		if in.State != nil {
 			if f := in.State.Source(model.KindEKSACluster).Forbidden; f != "" {
 				r.Message = "cannot read the EKS-A Cluster: forbidden to " + f
+				if fix := model.GrantFor(f); fix != "" {
+					r.Remediation = fix
+				}
 			}
 		}
 		return nil, &r
@@ -739,8 +742,12 @@ func checkWorkers(_ context.Context, in *Inputs) model.CheckResult {
 			waitFix(c, in.CurrentSpec, "the workers ready"))
 	}
 	if total == 0 && len(c.WorkerGroups) > 0 {
+		fix := "check the kubeconfig may list machinedeployments in eksa-system"
+		if g := model.GrantFor(in.State.Source(model.KindMachineDeployment).Forbidden); g != "" {
+			fix = g
+		}
 		return failed(fmt.Sprintf("the cluster has %d worker group(s) but no MachineDeployment is visible%s", len(c.WorkerGroups), notVisible(in.State, model.KindMachineDeployment)),
-			"check the kubeconfig may list machinedeployments in eksa-system")
+			fix)
 	}
 	return pass(fmt.Sprintf("%d worker group(s) ready", total))
 }
@@ -750,7 +757,11 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 		return failed("the nodes are not visible", "")
 	}
 	if f := in.State.Source(model.KindNode).Forbidden; f != "" {
-		return failed("cannot read the nodes: forbidden to "+f, "use a kubeconfig that may list nodes")
+		fix := "use a kubeconfig that may list nodes"
+		if g := model.GrantFor(f); g != "" {
+			fix = g
+		}
+		return failed("cannot read the nodes: forbidden to "+f, fix+"; or skip this check (--skip nodes-ready) and follow the workers by their Machines")
 	}
 	var notReady []string
 	for _, n := range in.State.Nodes.All() {
