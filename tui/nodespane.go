@@ -118,8 +118,27 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	}
 	p.inputs, p.built = in, true
 	p.avail = av
+	// The cursor stays on its row where the row is still listed, and the
+	// row on its screen line: at fleet scale rows come and go above it
+	// several times a second (machines joining, leaving, moving between
+	// states), and a cursor kept by index moved onto another machine, and
+	// the window under it, while the operator read it.
+	anchor, anchored, line := rowAnchor{}, false, 0
+	if !p.tail && p.cursor < len(p.rows) {
+		anchor, anchored, line = anchorOf(&p.rows[p.cursor]), true, p.cursor-p.offset
+	}
 	p.all = p.join.join(st, s, stalled)
 	p.regroup()
+	if !anchored {
+		return
+	}
+	for i := range p.rows {
+		if anchorOf(&p.rows[i]) == anchor {
+			p.cursor, p.offset = i, max(i-line, 0)
+			p.follow()
+			return
+		}
+	}
 }
 
 // regroup recomputes the visible rows after data, expand or filter changed.
@@ -171,6 +190,21 @@ func (p *nodesPane) regroup() {
 	}
 	p.follow()
 	p.gen++
+}
+
+// rowAnchor is what a row stays the same row by: a machine (or node) by its
+// name, whatever state it moves to; a group row by its owner and state.
+type rowAnchor struct {
+	name, owner string
+	fold        foldKind
+	group       bool
+}
+
+func anchorOf(r *nodeRow) rowAnchor {
+	if r.group > 0 {
+		return rowAnchor{owner: r.owner, fold: r.fold, group: true}
+	}
+	return rowAnchor{name: r.name, owner: r.owner}
 }
 
 func (p *nodesPane) want() int {

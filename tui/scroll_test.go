@@ -204,17 +204,86 @@ func TestNodesEndFollowsTheGrowingList(t *testing.T) {
 		t.Errorf("more rows: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
 	}
 
-	// Up lets go: the cursor stays on its row as rows arrive.
+	// Up lets go: the cursor stays on its row as rows arrive (above it:
+	// the new machines are listed first), not on the last.
 	d.Update(tea.KeyPressMsg{Code: tea.KeyUp})
-	cursor := d.nodes.cursor
+	name := d.nodes.rows[d.nodes.cursor].name
 	grow(5)
-	if d.nodes.cursor != cursor || !strings.Contains(title(), "↓") {
-		t.Errorf("after up: cursor on row %d (was %d), title %q", d.nodes.cursor, cursor, title())
+	if got := d.nodes.rows[d.nodes.cursor].name; got != name || atEnd() {
+		t.Errorf("after up: cursor on row %d of %d (%q, was %q), title %q", d.nodes.cursor, len(d.nodes.rows), got, name, title())
 	}
 	// And G takes it up again.
 	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
 	grow(2)
 	if !atEnd() {
 		t.Errorf("End again: cursor on row %d of %d, title %q", d.nodes.cursor, len(d.nodes.rows), title())
+	}
+}
+
+// TestNodesCursorKeepsItsRow: at fleet scale machines join and leave above
+// the row the operator reads several times a second. The cursor kept its
+// index, so the highlighted machine and the rows around it changed under
+// it with no key pressed; it stays on its machine, on the same screen line.
+func TestNodesCursorKeepsItsRow(t *testing.T) {
+	s := fixtureLarge(200)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"}) // a row per machine
+	if d.Focus() != "NODES" {
+		t.Fatalf("focus %s, want NODES", d.Focus())
+	}
+	for range 30 {
+		d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	name, line := d.nodes.rows[d.nodes.cursor].name, d.nodes.cursor-d.nodes.offset
+	if d.nodes.offset == 0 || name == "" {
+		t.Fatalf("cursor on row %d (%q), window at %d: the test wants a scrolled window on a machine", d.nodes.cursor, name, d.nodes.offset)
+	}
+	selected := func() string {
+		t.Helper()
+		for _, l := range strings.Split(d.View(), "\n") {
+			if strings.Contains(l, "\x1b[7m") || strings.Contains(l, "\x1b[48") {
+				return strings.Fields(ansi.Strip(l))[1]
+			}
+		}
+		t.Fatalf("no row selected:\n%s", screenOf(d))
+		return ""
+	}
+	if got := selected(); got != name {
+		t.Fatalf("the screen selects %q, the cursor is on %q", got, name)
+	}
+	// Three new machines of the first worker group, listed first: their
+	// rows come before the cursor's.
+	next := *s
+	next.Version = s.Version + 1
+	ms, ns := workers(3, "md-0", newK8s, ago(time.Minute))
+	for i := range ms {
+		ms[i].Phase, ns[i].Ready = "Provisioning", false
+		ms[i].Name = fmt.Sprintf("mgmt-md-0-new-%d", i)
+		ms[i].NodeName, ns[i].Name = ms[i].Name, ms[i].Name
+	}
+	var all []*model.Machine
+	for _, m := range s.Machines.All() {
+		if m.Owner == "mgmt-md-0" && ms != nil {
+			all, ms = append(all, ms...), nil
+		}
+		all = append(all, m)
+	}
+	for _, n := range s.Nodes.All() {
+		ns = append(ns, n)
+	}
+	next.Machines, next.Nodes = model.ListOf(all...), model.ListOf(ns...)
+	d.Update(SnapshotMsg{State: &next})
+	d.Update(frameMsg{})
+	if d.built != next.Version {
+		t.Fatalf("snapshot %d not built (built %d)", next.Version, d.built)
+	}
+	if got := d.nodes.rows[d.nodes.cursor].name; got != name {
+		t.Errorf("after rows arrived above it the cursor is on %q, was on %q", got, name)
+	}
+	if got := d.nodes.cursor - d.nodes.offset; got != line {
+		t.Errorf("the cursor's row moved from screen line %d to %d", line, got)
+	}
+	if got := selected(); got != name {
+		t.Errorf("the screen selects %q, want %q", got, name)
 	}
 }
