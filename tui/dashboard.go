@@ -126,7 +126,7 @@ func NewDashboard(opts Options) *Dashboard {
 	d.events = textPane{id: paneEvents, usesClock: true}
 	d.filter = textinput.New()
 	d.filter.Prompt = "/"
-	d.filter.Placeholder = "node, role, phase, version or step"
+	d.filter.Placeholder = "node, phase, step, failed, stalled…"
 	d.filter.CharLimit = 64
 	th := initialTheme(opts)
 	d.setTheme(th)

@@ -43,14 +43,33 @@ const (
 )
 
 // matches reports whether the row contains the (lower-case) filter text in
-// any of its columns.
+// any of its columns or in the state its mark shows, as the nodes title
+// counts it ("failed", "stalled"): among thousands of rows the one the
+// title counts as failed, or a stall the status line has no room for
+// ("(+23 more)"), was found by no filter.
 func (r *nodeRow) matches(f string) bool {
-	for _, s := range [...]string{r.name, r.role, r.phase, r.version, r.stepText} {
+	for _, s := range [...]string{r.name, r.role, r.phase, r.version, r.stepText, r.state()} {
 		if containsFold(s, f) {
 			return true
 		}
 	}
 	return false
+}
+
+// state is the word for what the row's mark shows, as the nodes title
+// counts it.
+func (r *nodeRow) state() string {
+	switch {
+	case r.mark.r == rSevError:
+		return "failed"
+	case r.mark.r == rStall:
+		return "stalled"
+	case r.settled:
+		return "up to date"
+	case r.mark.r == rSevInfo:
+		return "in progress"
+	}
+	return ""
 }
 
 // containsFold is strings.Contains ignoring ASCII case, without allocating

@@ -147,7 +147,7 @@ func (p *nodesPane) regroup() {
 	if len(p.rows) > 0 && len(p.all) > 0 && &p.rows[0] != &p.all[0] {
 		p.groupBuf = p.rows
 	}
-	var upToDate, active, failed, nodeOnly int
+	var upToDate, active, failed, stalled, nodeOnly int
 	for i := range p.all {
 		if p.all[i].role == roleNodeOnly {
 			nodeOnly++
@@ -159,6 +159,8 @@ func (p *nodesPane) regroup() {
 			failed++
 		case p.all[i].mark.r == rSevInfo:
 			active++
+		case p.all[i].mark.r == rStall:
+			stalled++
 		}
 	}
 	if p.avail.msg != "" {
@@ -177,6 +179,9 @@ func (p *nodesPane) regroup() {
 	}
 	if failed > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(failed) + " failed", rSevError})
+	}
+	if stalled > 0 {
+		p.title = append(p.title, seg{" · " + strconv.Itoa(stalled) + " stalled", rStall})
 	}
 	if nodeOnly > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(nodeOnly) + " node(s) without a machine", rMuted})

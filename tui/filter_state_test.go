@@ -1,0 +1,65 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// TestFilterFindsFailedAndStalledRows: the nodes title counts the failed
+// machines and the status line names three stalls ("(+N more)"), but the
+// filter read only the columns' text: "failed" and "stalled" found no row,
+// and among thousands of rows nothing listed the stalls the status line
+// had no room for. The filter matches the state a row's mark shows, and
+// the title counts the stalled rows as it counts the failed.
+func TestFilterFindsFailedAndStalledRows(t *testing.T) {
+	filter := func(d *Dashboard, f string) {
+		t.Helper()
+		d.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+		for _, r := range f {
+			d.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+		d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	}
+	rowsMarked := func(d *Dashboard, mark string) (n int) {
+		for _, l := range strings.Split(screenOf(d), "\n") {
+			if strings.HasPrefix(l, " "+mark+" mgmt-") {
+				n++
+			}
+		}
+		return n
+	}
+
+	d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, 120, 40)
+	if title := paneTitle(t, d, "NODES"); !strings.Contains(title, "1 failed") {
+		t.Fatalf("the fixture should have one failed machine: %q", title)
+	}
+	filter(d, "failed")
+	if title := paneTitle(t, d, "NODES"); !strings.Contains(title, `filter "failed": 1 shown`) || rowsMarked(d, "✗") != 1 {
+		t.Errorf("filter failed: %q, %d row(s) marked ✗\n%s", title, rowsMarked(d, "✗"), screenOf(d))
+	}
+
+	d = newTestDashboard(t, fixtureLarge(500), themes.Mono, 120, 60)
+	stalled := 0
+	for _, r := range d.nodes.all {
+		if r.mark.r == rStall {
+			stalled++
+		}
+	}
+	if stalled <= maxStallLines || stalled > 25 {
+		t.Fatalf("%d stalled rows: the test wants more than the status line shows, fewer than a screen", stalled)
+	}
+	if title := paneTitle(t, d, "NODES"); !strings.Contains(title, fmt.Sprintf("· %d stalled", stalled)) {
+		t.Errorf("the title does not count the %d stalled rows: %q", stalled, title)
+	}
+	filter(d, "stalled")
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // zoomed: every row in view
+	title := paneTitle(t, d, "NODES")
+	if !strings.Contains(title, fmt.Sprintf(`filter "stalled": %d shown`, stalled)) || rowsMarked(d, "⚠") != stalled {
+		t.Errorf("filter stalled: %q, %d row(s) marked ⚠, want %d\n%s", title, rowsMarked(d, "⚠"), stalled, screenOf(d))
+	}
+}
