@@ -103,6 +103,8 @@ type planKeys struct {
 	Down    key.Binding
 	PageUp  key.Binding
 	PageDn  key.Binding
+	Home    key.Binding
+	End     key.Binding
 	Help    key.Binding
 	Quit    key.Binding
 }
@@ -117,8 +119,12 @@ func defaultPlanKeys(readOnly bool) planKeys {
 		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:  key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDn:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d", "space"), key.WithHelp("pgdn", "page down")),
-		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		// As on the dashboard: the dry-run d asks for lands at the end of
+		// the list, three pages down at 80×24.
+		Home: key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
+		End:  key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 	if readOnly {
 		// Not bound at all, as k9s does with dangerous actions.
@@ -279,7 +285,7 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 	if len(p.offered) > 0 {
 		out = append(out, p.offered)
 	}
-	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn}, []key.Binding{p.keys.Help, p.keys.Quit})
+	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn, p.keys.Home, p.keys.End}, []key.Binding{p.keys.Help, p.keys.Quit})
 }
 
 // helpView is the help: on a narrow screen the short one keeps the apply,
@@ -542,6 +548,10 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.offset -= max(p.bodyHeight()-1, 1)
 	case key.Matches(msg, k.PageDn):
 		p.offset += max(p.bodyHeight()-1, 1)
+	case key.Matches(msg, k.Home):
+		p.offset = 0
+	case key.Matches(msg, k.End):
+		p.offset = len(p.body) // clamped to the last page
 	default:
 		// Registered actions (the recovery menu: clearing a stale lock
 		// that blocks the upgrade).

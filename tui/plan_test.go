@@ -1306,3 +1306,43 @@ func TestApplyConfirmsAFreshDryRun(t *testing.T) {
 		t.Error("the plan does not show the dry run under the lock")
 	}
 }
+
+// TestPlanScreenHomeAndEnd: the dashboard goes to the top and the bottom of
+// a list with g/G (home/end), the plan screen took neither: at 80×24 the
+// dry-run that d asks for lands three pages under the checks, and G did
+// nothing. Both screens take the same keys, and the help lists them.
+func TestPlanScreenHomeAndEnd(t *testing.T) {
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, (&fakeActions{}).actions(), 80, 24)
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	rule := func() string {
+		rows := strings.Split(ansi.Strip(p.View()), "\n")
+		return rows[lastRule(rows)]
+	}
+	if !regexp.MustCompile(`─ ↓ \d+ more ─$`).MatchString(rule()) {
+		t.Fatalf("the test wants a list longer than the screen: %q", rule())
+	}
+	for _, k := range []tea.KeyPressMsg{{Code: 'G', Text: "G"}, {Code: tea.KeyEnd}} {
+		p.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
+		p.Update(k)
+		if r := rule(); !regexp.MustCompile(`─ ↑ \d+ above ─$`).MatchString(r) {
+			t.Errorf("%s: the rule says %q, want the end of the list", k, r)
+		}
+		if !strings.Contains(ansi.Strip(p.View()), "DRY-RUN") {
+			t.Errorf("%s: the dry-run is not in view:\n%s", k, ansi.Strip(p.View()))
+		}
+	}
+	for _, k := range []tea.KeyPressMsg{{Code: 'g', Text: "g"}, {Code: tea.KeyHome}} {
+		p.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+		p.Update(k)
+		if r := rule(); strings.Contains(r, "↑") {
+			t.Errorf("%s: the rule says %q, want the top of the list", k, r)
+		}
+	}
+	p.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	out := ansi.Strip(p.View())
+	for _, want := range []string{"home/g", "end/G"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the full help lacks %q:\n%s", want, out)
+		}
+	}
+}
