@@ -699,6 +699,13 @@ func (a *App) View() (v tea.View) {
 	if a.flog != nil {
 		a.flog.content = "" // the screen shows the dialogs too
 	}
+	// The screen's key help is blanked: a dialog takes every key, and the
+	// help beneath it listed keys that did nothing there ("enter zoom"
+	// under a dialog whose enter runs a recovery, "/ filter nodes", "tab
+	// next pane"). The dialog lists its own.
+	if i := strings.LastIndexByte(base, '\n'); i >= 0 {
+		base = base[:i+1] + a.blankRows(1)
+	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}
 	for i, d := range a.dialogs {
 		box := d.View()

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"strings"
 	"testing"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -209,5 +210,41 @@ func TestASnapshotSentByAScreenArmsNoSecondReader(t *testing.T) {
 	a.Update(waitForSnapshot(src.ch)())
 	if src.asked != 2 {
 		t.Fatalf("%d readers armed after a snapshot read from the source, want 2 (one after the other)", src.asked)
+	}
+}
+
+// TestDialogHidesTheScreensKeys: a dialog takes every key, but the screen
+// beneath it kept its key help on the last line ("tab next pane • enter
+// zoom • / filter nodes" under the recovery menu, whose enter runs a
+// recovery), and on the dashboard its full help (? then R) too. Neither
+// is shown under a dialog; the dialog lists its own keys.
+func TestDialogHidesTheScreensKeys(t *testing.T) {
+	a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	opts := Options{Theme: themes.Mono, Actions: []Action{a}, Clock: clocktesting.NewFakePassiveClock(t0)}
+	app := NewApp(opts, NewDashboard(opts))
+	app.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	app.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+	screen := func() string { return ansi.Strip(app.View().Content) }
+	if s := screen(); !strings.Contains(s, "tab next pane") || !strings.Contains(s, "R recover") {
+		t.Fatalf("the test wants the dashboard's key help on the screen, with R:\n%s", s)
+	}
+	app.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	_, cmd := app.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	for cmd != nil {
+		msg := cmd()
+		if _, ok := msg.(OpenDialogMsg); !ok {
+			t.Fatalf("R gave %T, want the recovery menu opened", msg)
+		}
+		_, cmd = app.Update(msg)
+		cmd = nil
+	}
+	s := screen()
+	if !strings.Contains(s, "Roll back the etcd rollout") {
+		t.Fatalf("the recovery menu is not open:\n%s", s)
+	}
+	for _, gone := range []string{"tab next pane", "enter zoom", "filter nodes", "previous pane", "page down"} {
+		if strings.Contains(s, gone) {
+			t.Errorf("the dashboard's %q is listed under the dialog:\n%s", gone, s)
+		}
 	}
 }

@@ -643,7 +643,15 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		d.scroll(1 << 30)
 	default:
-		return matchAction(d.opts, msg, d.state)
+		cmd := matchAction(d.opts, msg, d.state)
+		if cmd != nil && d.help.ShowAll {
+			// A dialog opens over the screen (the recovery menu): the
+			// full help of the keys it takes none of would stay beneath
+			// it, as on the plan screen.
+			d.help.ShowAll = false
+			d.relayout()
+		}
+		return cmd
 	}
 	d.relayout()
 	return nil
