@@ -388,6 +388,7 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			p.applyAfterDryRun = false
 			return p, tea.Batch(recheck, p.confirm())
 		}
+		p.showDryRun()
 		return p, tea.Batch(recheck, p.recordDryRun(msg))
 	case applyConfirmedMsg:
 		p.confirming = false
@@ -857,6 +858,22 @@ func (p *PlanScreen) bodyHeight() int {
 	return max(p.h-3-len(p.statusOut)-len(p.helpOut), 1)
 }
 
+// showDryRun scrolls the dry-run that d asked for into view. It ends the
+// list: at 80×24 it came back three pages under the window, and nothing
+// on the screen changed to say it had (the status line reads as before).
+func (p *PlanScreen) showDryRun() {
+	for i, l := range p.body {
+		if len(l.segs) == 0 || l.segs[0].text != dryRunTitle {
+			continue
+		}
+		if i < p.offset || len(p.body) > p.offset+p.bodyHeight() {
+			p.offset = i
+			p.clamp()
+		}
+		return
+	}
+}
+
 func (p *PlanScreen) clamp() {
 	p.offset = min(p.offset, max(len(p.body)-p.bodyHeight(), 0))
 	p.offset = max(p.offset, 0)
@@ -1010,6 +1027,9 @@ func (p *PlanScreen) statusLine() seg {
 	return seg{" " + st.th.Sym.OK + " ready: enter applies the spec (after the dry-run and a typed confirmation)", rDone}
 }
 
+// dryRunTitle begins the dry-run's section of the plan.
+const dryRunTitle = " DRY-RUN "
+
 // buildPlanBody is the scrollable part: components, preflight, dry-run.
 func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunResult, dryErr error, dryRunning bool, checkErr error, readOnly bool, w int) []line {
 	sym := st.th.Sym
@@ -1156,7 +1176,7 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	add()
 
 	// Dry-run.
-	title := " DRY-RUN "
+	title := dryRunTitle
 	switch {
 	case dryRunning:
 		add(seg{title, rPaneTitle}, seg{" asking the API server…", rMuted})

@@ -1313,7 +1313,8 @@ func TestApplyConfirmsAFreshDryRun(t *testing.T) {
 // nothing. Both screens take the same keys, and the help lists them.
 func TestPlanScreenHomeAndEnd(t *testing.T) {
 	p := newTestPlanScreen(t, fixturePlan(false), Options{}, (&fakeActions{}).actions(), 80, 24)
-	p.Update(dryRunMsg{res: fixtureDryRun()})
+	p.Update(dryRunMsg{res: fixtureDryRun()}) // scrolls the answer into view
+	p.Update(tea.KeyPressMsg{Code: tea.KeyHome})
 	rule := func() string {
 		rows := strings.Split(ansi.Strip(p.View()), "\n")
 		return rows[lastRule(rows)]
@@ -1344,5 +1345,27 @@ func TestPlanScreenHomeAndEnd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the full help lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPlanScreenShowsTheDryRunAsked: d's answer ends the list; at 80×24 it
+// came back three pages under the window and nothing on the screen changed
+// (the status line read as before), as if d had done nothing. The answer
+// d asked for is scrolled into view.
+func TestPlanScreenShowsTheDryRunAsked(t *testing.T) {
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, (&fakeActions{}).actions(), 80, 24)
+	if out := ansi.Strip(p.View()); strings.Contains(out, "DRY-RUN") {
+		t.Fatalf("the test wants the dry-run section below the window:\n%s", out)
+	}
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	out := ansi.Strip(p.View())
+	if !strings.Contains(out, "DRY-RUN") || !strings.Contains(out, "object(s) change") {
+		t.Errorf("the dry-run is not in view after its answer:\n%s", out)
+	}
+	// Where the whole plan fits, nothing moves.
+	p = newTestPlanScreen(t, fixturePlan(false), Options{}, (&fakeActions{}).actions(), 120, 60)
+	p.Update(dryRunMsg{res: fixtureDryRun()})
+	if p.offset != 0 {
+		t.Errorf("at 120×60 the list scrolled to %d", p.offset)
 	}
 }
