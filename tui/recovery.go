@@ -376,11 +376,11 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		d.setTheme(msg.Theme)
 	case recPlanMsg:
 		if d.stage == recPlanning {
-			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, msg.err, recPlan
+			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, upgrade.ExplainAPIError(msg.err), recPlan
 		}
 	case recDryMsg:
 		if d.stage == recDryRunning {
-			d.dry, d.err = msg.rep, msg.err
+			d.dry, d.err = msg.rep, upgrade.ExplainAPIError(msg.err)
 			d.stage = recConfirm
 			if d.err != nil {
 				d.stage = recPlan
@@ -415,7 +415,7 @@ func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, waitRecStep(msg.ch)
 	case recDoneMsg:
 		if d.stage == recRunning {
-			d.done, d.err, d.stage = msg.rep, msg.err, recDone
+			d.done, d.err, d.stage = msg.rep, upgrade.ExplainAPIError(msg.err), recDone
 			// Step messages still queued behind this one are superseded
 			// by the report, which holds every step's final result.
 			for _, r := range msg.rep.Steps {

@@ -12,6 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -491,6 +493,19 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 	v = ansi.Strip(d.View())
 	if !strings.Contains(v, "failed: boom") || !strings.Contains(v, "resumable") {
 		t.Errorf("failure view:\n%s", v)
+	}
+}
+
+// The API server's refusal reached the dialog in its own words alone ("pods
+// \"…\" is forbidden: User \"ro\" cannot delete resource …"), where the
+// command line adds what to do about it: the dialog says the same fix.
+func TestRecoveryDialogSaysTheFixOfARefusal(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "mgmt-md-0-0000-node-upgrader", errors.New(`User "ro" cannot delete resource "pods"`))
+	f := &fakeRecovery{planErr: fmt.Errorf("read the upgrader pod: %w", forbidden)}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	if v := ansi.Strip(d.View()); !strings.Contains(strings.Join(strings.Fields(v), " "), "fix: the identity above lacks that right") {
+		t.Errorf("the refusal's fix is not shown:\n%s", v)
 	}
 }
 

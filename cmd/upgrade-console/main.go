@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 	"github.com/upgrade-console/upgrade-console/watchers"
 )
 
@@ -59,13 +60,8 @@ func explain(err error) error {
 	switch {
 	case errors.As(err, &input):
 		return err
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w\nfix: the API server refused the kubeconfig's credentials (401 Unauthorized: an expired or revoked token or certificate); "+
-			"refresh them (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user", err)
-	case apierrors.IsForbidden(err):
-		// The API server's own words name the verb, the resource and the
-		// identity; what to do about them they do not.
-		return fmt.Errorf("%w\nfix: the identity above lacks that right: ask a cluster admin to grant it (a Role or ClusterRole bound to it), or run as one that has it (--kubeconfig, --context, --user, --as)", err)
+	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
+		return upgrade.ExplainAPIError(err)
 	case errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(codedError)):
 		// A coded one already says which bound passed (--timeout, a wait).
 		return fmt.Errorf("%w\nfix: a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough", err)
