@@ -53,7 +53,8 @@ type Dashboard struct {
 	h  int
 
 	state    *model.ClusterState
-	built    uint64 // snapshot version the panes were built from
+	built    uint64              // snapshot version the panes were built from
+	shown    *model.ClusterState // that snapshot (state may be newer, held back by frameInterval)
 	dirty    bool
 	pending  bool // a frameMsg is scheduled
 	lastRun  time.Time
@@ -114,6 +115,7 @@ type helpKey struct {
 	quit      bool
 	st        *styles
 	actions   uint64 // actionsGen
+	describe  bool   // d describes the row under the cursor
 }
 
 // NewDashboard returns the dashboard screen.
@@ -259,7 +261,7 @@ func (d *Dashboard) rebuild() tea.Cmd {
 	}
 	if d.built != version || version == 0 {
 		d.buildPanes()
-		d.built = version
+		d.built, d.shown = version, d.state
 		if d.state != nil {
 			d.builtAt = d.state.At
 		}
@@ -268,6 +270,12 @@ func (d *Dashboard) rebuild() tea.Cmd {
 	cmd := d.refreshProgress(true)
 	d.relayout()
 	return cmd
+}
+
+// nodeDetailInput is what the node detail shows its machine from: the
+// snapshot the panes show, and the stalls derived from it.
+func (d *Dashboard) nodeDetailInput() nodeDetailInput {
+	return nodeDetailInput{state: d.shown, stalls: d.progress.Stalls, derivedAt: d.derivedAt, now: d.now}
 }
 
 // refreshActions sets the action keys the help shows: those bound (not
@@ -622,6 +630,18 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		d.filter.CursorEnd()
 		d.relayout()
 		return d.filter.Focus()
+	case key.Matches(msg, k.Describe):
+		r, ok := d.describable()
+		if !ok {
+			break
+		}
+		if d.help.ShowAll {
+			// The full help of keys the dialog takes none of would stay
+			// beneath it, as for the recovery menu.
+			d.help.ShowAll = false
+			d.relayout()
+		}
+		return OpenDialog(newNodeDetail(d, r))
 	case key.Matches(msg, k.Expand):
 		d.expand = !d.expand
 		d.nodes.built = false
@@ -655,6 +675,19 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	d.relayout()
 	return nil
+}
+
+// describable is the row d would describe: the one under the nodes pane's
+// cursor, while that pane is focused.
+func (d *Dashboard) describable() (nodeRow, bool) {
+	if d.focus != paneNodes {
+		return nodeRow{}, false
+	}
+	r, ok := d.nodes.selected()
+	if !ok || (r.machine == "" && r.name == "") {
+		return nodeRow{}, false
+	}
+	return r, true
 }
 
 func (d *Dashboard) updateFilter(msg tea.KeyPressMsg) tea.Cmd {

@@ -18,6 +18,9 @@ type KeyMap struct {
 	Zoom     key.Binding
 	Filter   key.Binding
 	Expand   key.Binding
+	// Describe opens the node detail of the row under the cursor; it is
+	// enabled only while the nodes pane is focused and has a row there.
+	Describe key.Binding
 	Up       key.Binding
 	Down     key.Binding
 	PageUp   key.Binding
@@ -44,6 +47,7 @@ func DefaultKeyMap() KeyMap {
 		Zoom:         key.NewBinding(key.WithKeys("enter", "z"), key.WithHelp("enter", "zoom")),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter nodes")),
 		Expand:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "expand groups")),
+		Describe:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe node")),
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
@@ -59,7 +63,7 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the footer line.
 func (k KeyMap) ShortHelp() []key.Binding {
-	b := []key.Binding{k.NextPane, k.Zoom, k.Filter, k.Expand}
+	b := []key.Binding{k.NextPane, k.Zoom, k.Filter, k.Expand, k.Describe}
 	b = append(b, k.Actions...)
 	return append(b, k.Help, k.Quit)
 }
@@ -67,7 +71,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the ? view, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Zoom, k.Expand},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Expand, k.Describe},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
 		{k.Filter, k.AcceptFilter, k.ClearFilter},
 	}

@@ -367,7 +367,9 @@ func moreText(n int) string { return "  (+" + strconv.Itoa(n) + " more)" }
 
 // refreshHelp renders the help footer when what it shows changed.
 func (d *Dashboard) refreshHelp() {
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen}
+	_, describe := d.describable()
+	d.keys.Describe.SetEnabled(describe)
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}
@@ -388,8 +390,10 @@ func (d *Dashboard) refreshHelp() {
 	}
 	// On a narrow screen the pane keys give way before an offered action
 	// (R recover), ? and q: cut at its end, the line lost those first.
+	// Expand goes before describe: every group row says "e to expand",
+	// and nothing on the screen tells of d.
 	km := d.keys
-	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, km.Expand, km.Filter, km.Zoom, km.NextPane)
+	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane)
 }
 
 // quitPromptText asks to confirm a quit while this console holds the lock

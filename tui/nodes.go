@@ -29,6 +29,10 @@ type nodeRow struct {
 	owner string
 	// group > 0 marks a group row standing for that many settled rows.
 	group int
+	// machine is the Machine's name (name is its Node's when it has one);
+	// empty for a Node no Machine claims. A group row holds its first
+	// machine's, which the node detail opens.
+	machine string
 }
 
 // foldKind is a state siblings share, in the order groups are listed.
@@ -352,7 +356,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		r.role, r.owner = strings.TrimPrefix(m.Owner, prefix), m.Owner
 	}
 	if m != nil {
-		r.name, r.phase = m.Name, m.Phase
+		r.name, r.machine, r.phase = m.Name, m.Name, m.Phase
 		if m.NodeName != "" {
 			r.name = m.NodeName
 		}
@@ -523,11 +527,16 @@ func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []n
 
 // foldedRows counts the rows one group row stands for.
 type foldedRows struct {
-	n    int
-	last *nodeRow
+	n           int
+	first, last *nodeRow
 }
 
-func (f *foldedRows) add(r *nodeRow) { f.n, f.last = f.n+1, r }
+func (f *foldedRows) add(r *nodeRow) {
+	if f.n == 0 {
+		f.first = r
+	}
+	f.n, f.last = f.n+1, r
+}
 
 // appendTo adds the group row, or the single row when there is just one.
 func (f *foldedRows) appendTo(out []nodeRow, owner string) []nodeRow {
@@ -536,7 +545,7 @@ func (f *foldedRows) appendTo(out []nodeRow, owner string) []nodeRow {
 		return append(out, *f.last)
 	case f.n > 1:
 		return append(out, nodeRow{group: f.n, role: f.last.role, owner: owner, mark: f.last.mark,
-			fold: f.last.fold, stepText: f.last.stepText})
+			fold: f.last.fold, stepText: f.last.stepText, machine: f.first.machine})
 	}
 	return out
 }

@@ -212,6 +212,15 @@ func anchorOf(r *nodeRow) rowAnchor {
 	return rowAnchor{name: r.name, owner: r.owner}
 }
 
+// selected is the row under the cursor; false while the table has none
+// (still listing, nothing matches the filter).
+func (p *nodesPane) selected() (nodeRow, bool) {
+	if p.avail.msg != "" || p.cursor >= len(p.rows) {
+		return nodeRow{}, false
+	}
+	return p.rows[p.cursor], true
+}
+
 func (p *nodesPane) want() int {
 	if p.avail.msg != "" {
 		return 2

@@ -1,0 +1,578 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+)
+
+// nodeDetailInput is what the node detail is built from: the snapshot the
+// dashboard's panes show and the stalls derived from it. The detail reads
+// them from the dashboard rather than from the snapshots it is sent: the
+// dashboard holds a burst of snapshots back (frameInterval), and only it
+// derives the stalls, a pass over the whole fleet.
+type nodeDetailInput struct {
+	state     *model.ClusterState
+	stalls    []model.Stall
+	derivedAt time.Time
+	now       time.Time
+}
+
+// nodeDetailSource is the screen beneath the detail (the dashboard).
+type nodeDetailSource interface {
+	nodeDetailInput() nodeDetailInput
+}
+
+// nodeDetailKeys are the detail's bindings: it only scrolls and closes.
+type nodeDetailKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding
+}
+
+func defaultNodeDetailKeys() nodeDetailKeys {
+	return nodeDetailKeys{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
+		// q closes the view, as in k9s: the console's q is one esc away,
+		// and a q meant for the view that quit the console mid-upgrade
+		// would be the costlier mistake.
+		Close: key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "close")),
+	}
+}
+
+// nodeDetail is the read-only view of one row of the nodes table: the
+// Machine, its Node, its in-place upgrade, its events and its stall, as the
+// snapshot holds them. It follows the machine by name from snapshot to
+// snapshot (the objects are new ones whenever they change) and says so when
+// the machine is gone, showing it as last seen.
+type nodeDetail struct {
+	src  nodeDetailSource
+	keys nodeDetailKeys
+	st   *styles
+	w, h int
+
+	// machine is the Machine's name; node, for a Node no Machine claims,
+	// the Node's (machine then empty).
+	machine, node string
+	// group is the size of the group row it was opened on (0: a machine's
+	// own row): a group row opens its first machine.
+	group int
+
+	// last are the objects as last seen, shown under a note once the
+	// machine is gone.
+	last detailObjects
+	seen bool
+
+	built detailKey
+	head  []line
+	body  []line
+	// offset is the first body row shown; maxOffset is as far as it goes
+	// at the last View.
+	offset, maxOffset int
+}
+
+// detailObjects are the objects the detail describes.
+type detailObjects struct {
+	m  *model.Machine
+	n  *model.Node
+	nu *model.NodeUpgrade
+}
+
+// detailKey is what the built lines depend on.
+type detailKey struct {
+	state     *model.ClusterState
+	derivedAt time.Time
+	stalls    *model.Stall
+	nstalls   int
+	nowSec    int64
+	w         int
+	st        *styles
+}
+
+func newNodeDetail(src nodeDetailSource, r nodeRow) *nodeDetail {
+	v := &nodeDetail{src: src, keys: defaultNodeDetailKeys(), machine: r.machine, group: r.group}
+	if r.machine == "" {
+		v.node = r.name
+	}
+	v.setTheme(initialTheme(Options{}))
+	return v
+}
+
+func (v *nodeDetail) setTheme(th *themes.Theme) { v.st = newStyles(th) }
+
+func (v *nodeDetail) Init() tea.Cmd { return nil }
+
+func (v *nodeDetail) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.refresh()
+}
+
+// innerWidth is the text's width: the dialog less its border and padding.
+func (v *nodeDetail) innerWidth() int { return max(v.w-4, 20) }
+
+func (v *nodeDetail) ShortHelp() []key.Binding {
+	return []key.Binding{v.keys.Up, v.keys.Down, v.keys.PageUp, v.keys.PageDown, v.keys.Top, v.keys.Bottom, v.keys.Close}
+}
+
+func (v *nodeDetail) FullHelp() [][]key.Binding { return [][]key.Binding{v.ShortHelp()} }
+
+// Update scrolls and closes on keys; any other message (a snapshot, the
+// dashboard's frame or clock tick, all handled by the dashboard first)
+// rebuilds the lines if what they show changed.
+func (v *nodeDetail) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ThemeMsg:
+		v.setTheme(msg.Theme)
+		v.refresh()
+	case tea.KeyPressMsg:
+		return v, v.handleKey(msg)
+	default:
+		v.refresh()
+	}
+	return v, nil
+}
+
+func (v *nodeDetail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := v.keys
+	page := max(v.visible()-1, 1)
+	switch {
+	case key.Matches(msg, k.Close):
+		return CloseDialog
+	case key.Matches(msg, k.Up):
+		v.offset--
+	case key.Matches(msg, k.Down):
+		v.offset++
+	case key.Matches(msg, k.PageUp):
+		v.offset -= page
+	case key.Matches(msg, k.PageDown):
+		v.offset += page
+	case key.Matches(msg, k.Top):
+		v.offset = 0
+	case key.Matches(msg, k.Bottom):
+		v.offset = len(v.body)
+	}
+	v.clamp()
+	return nil
+}
+
+// visible is how many body rows the dialog shows: its height less the
+// border, the head, a blank row each side of the body, and the footer.
+func (v *nodeDetail) visible() int { return max(v.h-2-len(v.head)-3, 1) }
+
+func (v *nodeDetail) clamp() {
+	v.maxOffset = max(len(v.body)-v.visible(), 0)
+	v.offset = min(max(v.offset, 0), v.maxOffset)
+}
+
+// refresh rebuilds the lines when the snapshot, the stalls, the clock's
+// second, the width or the theme changed.
+func (v *nodeDetail) refresh() {
+	if v.src == nil || v.w <= 0 {
+		return
+	}
+	in := v.src.nodeDetailInput()
+	k := detailKey{state: in.state, derivedAt: in.derivedAt, nstalls: len(in.stalls), nowSec: in.now.Unix(), w: v.innerWidth(), st: v.st}
+	if len(in.stalls) > 0 {
+		k.stalls = &in.stalls[0]
+	}
+	if k == v.built {
+		return
+	}
+	v.built = k
+	v.build(in)
+	v.clamp()
+}
+
+// find looks the subject up in s by name.
+func (v *nodeDetail) find(s *model.ClusterState) (detailObjects, bool) {
+	var o detailObjects
+	if s == nil {
+		return o, false
+	}
+	if v.machine == "" {
+		for _, n := range s.Nodes.All() {
+			if n.Name == v.node {
+				o.n = n
+				return o, true
+			}
+		}
+		return o, false
+	}
+	for _, m := range s.Machines.All() {
+		if m.Name == v.machine {
+			o.m = m
+			break
+		}
+	}
+	if o.m == nil {
+		return o, false
+	}
+	name := nodeOf(o.m)
+	for _, n := range s.Nodes.All() {
+		if n.Name == name {
+			o.n = n
+			break
+		}
+	}
+	// The newest, as the nodes table picks it (model.NewestUpgrades).
+	for _, nu := range s.NodeUpgrades.All() {
+		if nu.MachineName == v.machine && (o.nu == nil || o.nu.CreationTimestamp.Before(nu.CreationTimestamp)) {
+			o.nu = nu
+		}
+	}
+	return o, true
+}
+
+func (v *nodeDetail) build(in nodeDetailInput) {
+	iw := v.innerWidth()
+	sym := v.st.th.Sym
+	now := in.now
+	o, found := v.find(in.state)
+	if found {
+		v.last, v.seen = o, true
+	} else if v.seen {
+		o = v.last
+	}
+
+	kind, name := "Machine", v.machine
+	if v.machine == "" {
+		kind, name = "Node", v.node
+	}
+	v.head = wrapTagged(kind+" ", name, rBold, "", rText, iw)
+	v.head[0].segs = append([]seg{{kind + " ", rTitle}}, seg{strings.TrimPrefix(v.head[0].segs[0].text, kind+" "), rBold})
+
+	var body []line
+	add := func(segs ...seg) { body = append(body, line{segs: segs}) }
+	blank := func() { body = append(body, line{}) }
+	wrapped := func(prefix, text string, r role) {
+		body = append(body, wrapTagged(prefix, text, r, "", rText, iw)...)
+	}
+	field := func(label, value string, r role) {
+		wrapped(" "+fit(label, detailLabelW), value, r)
+	}
+	section := func(title string, note ...seg) {
+		blank()
+		add(append([]seg{{title, rBold}}, note...)...)
+	}
+
+	switch {
+	case in.state == nil:
+		wrapped(" ", "waiting for the first snapshot from the API server…", rMuted)
+	case !found && !v.seen:
+		wrapped(" "+sym.Warn+" ", "no "+kind+" "+name+" in the snapshot", rSevWarning)
+	case !found:
+		wrapped(" "+sym.Warn+" ", kind+" gone: not in the newest snapshot (deleted, or no longer listed); as last seen:", rSevWarning)
+	}
+	if v.group > 1 {
+		wrapped(" ", "the first of the "+strconv.Itoa(v.group)+" machines of the group row it was opened on (e on the dashboard lists them one by one)", rMuted)
+	}
+	if len(body) > 0 {
+		blank()
+	}
+
+	m, n, nu := o.m, o.n, o.nu
+	switch {
+	case m != nil:
+		field("owner", ownerText(m, in.state), rText)
+		phase, pr := m.Phase, rText
+		if phase == "" {
+			phase, pr = "not reported yet", rMuted
+		}
+		if phase == "Failed" {
+			pr = rFailure
+		}
+		field("phase", phase, pr)
+		field("version", orNone(m.Version), rText)
+		if m.InfrastructureTemplate != "" {
+			field("template", m.InfrastructureTemplate, rText)
+		}
+		switch {
+		case m.NodeName == "" && n == nil:
+			field("node", "none yet (no nodeRef)", rMuted)
+		case n == nil:
+			field("node", m.NodeName+" (no such Node listed)", rSevWarning)
+		case m.NodeName == "":
+			field("node", n.Name+" (its nodeRef not set yet)", rText)
+		default:
+			field("node", n.Name, rText)
+		}
+		field("created", stamp(m.CreationTimestamp, now), rText)
+		if m.Deleting() {
+			field("deleting", stamp(m.DeletionTimestamp, now), rSevWarning)
+		}
+	case n != nil:
+		field("machine", "none: no Machine claims this Node", rMuted)
+		field("created", stamp(n.CreationTimestamp, now), rText)
+	}
+	if n != nil {
+		ready, rr := "NotReady", rSevWarning
+		if n.Ready {
+			ready, rr = "Ready", rCondTrue
+		}
+		if !n.ReadySince.IsZero() {
+			ready += ", since " + stamp(n.ReadySince, now)
+		}
+		field("node ready", ready, rr)
+		field("kubelet", orNone(n.KubeletVersion), rText)
+		if n.Unschedulable {
+			field("scheduling", "cordoned (unschedulable)", rSevWarning)
+		}
+		if n.Deleting() {
+			field("node", "deleting, "+stamp(n.DeletionTimestamp, now), rSevWarning)
+		}
+	}
+
+	// The stall line, whole: the dashboard's status line cuts it at the
+	// width and shows three at most.
+	for _, sl := range in.stalls {
+		if !found || !stallOf(sl, m, n, nu) {
+			continue
+		}
+		mark, r := sym.Warn, rStall
+		if sl.Failed {
+			mark, r = sym.Fail, rFailure
+		}
+		blank()
+		wrapped(" "+mark+" ", sl.Sentence, r)
+		if sl.Resume != "" {
+			wrapped("   ", sl.Resume, rMuted)
+		}
+	}
+
+	if m != nil {
+		section("Conditions")
+		body = append(body, detailConditions(v.st, m.Conditions, now, iw)...)
+	}
+
+	if nu != nil {
+		section("In-place upgrade")
+		field("object", nu.Kind.Short()+" "+nu.Name, rText)
+		if nu.KubernetesVersion != "" {
+			field("to", nu.KubernetesVersion, rText)
+		}
+		done, step, failed, _ := stepProgress(nu, time.Time{})
+		progress := fmt.Sprintf("%d of %d steps done", done, len(model.NodeUpgradeSteps))
+		pr := rSevInfo
+		switch {
+		case nu.Completed:
+			progress, pr = "completed", rCondTrue
+		case failed:
+			progress, pr = progress+", failed at "+step, rFailure
+		case step != "":
+			progress += ", on " + step
+		}
+		field("progress", progress, pr)
+		if nu.FirstNodeToBeUpgraded {
+			field("first node", "yes: it upgrades the cluster's control plane components too", rMuted)
+		}
+		field("created", stamp(nu.CreationTimestamp, now), rText)
+		if nu.Deleting() {
+			field("deleting", stamp(nu.DeletionTimestamp, now), rSevWarning)
+		}
+		body = append(body, detailConditions(v.st, nu.Conditions, now, iw)...)
+	}
+
+	if in.state != nil {
+		evs := detailEvents(in.state.Events, m, n, nu)
+		kept := len(in.state.Events)
+		section("Events", seg{"  " + eventsKept(len(evs), kept), rMuted})
+		if len(evs) == 0 {
+			wrapped(" ", "none about this "+strings.ToLower(kind)+" among them", rMuted)
+		}
+		for _, ev := range evs {
+			mark, r := " · ", rText
+			if ev.Type == "Warning" {
+				mark, r = " "+sym.Warn+" ", rSevWarning
+			}
+			// The kind alone: the name is the machine's, its node's or
+			// its upgrade's, above, and a long one left no room for the
+			// reason.
+			head := []seg{{mark, r}, {ev.ObjectKind, rBold}, {"  " + ev.Reason, rMuted}}
+			if ev.Count > 1 {
+				head = append(head, seg{" ×" + strconv.Itoa(int(ev.Count)), rMuted})
+			}
+			t := ev.LastTimestamp
+			if t.IsZero() {
+				t = ev.FirstTimestamp
+			}
+			if s := since(t, now); s != "" {
+				head = append(head, seg{"  " + s + " ago", rMuted})
+			}
+			add(head...)
+			for _, l := range strings.Split(strings.TrimRight(ev.Message, "\n"), "\n") {
+				wrapped("     ", strings.TrimSpace(l), r)
+			}
+		}
+	}
+	v.body = body
+}
+
+// detailLabelW is the width of the labels' column.
+const detailLabelW = 11
+
+// ownerText names the machine's owner by kind.
+func ownerText(m *model.Machine, s *model.ClusterState) string {
+	if m.Owner == "" {
+		if m.Role == model.RoleEtcd && !m.Owned {
+			return "none: etcdadm removed its owner reference (an outdated member, leaving)"
+		}
+		return "none"
+	}
+	switch m.Role {
+	case model.RoleEtcd:
+		return "EtcdadmCluster " + m.Owner
+	case model.RoleControlPlane:
+		// The nodes table files every control-plane machine under the
+		// KubeadmControlPlane, whatever its owner reference says.
+		if s != nil && s.ControlPlane != nil && s.ControlPlane.Name != m.Owner {
+			return "KubeadmControlPlane " + s.ControlPlane.Name + " (owner reference: " + m.Owner + ")"
+		}
+		return "KubeadmControlPlane " + m.Owner
+	}
+	return "MachineDeployment " + m.Owner
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not reported"
+	}
+	return s
+}
+
+// stamp is how long ago t was, then t in UTC: cut at the width, a line
+// loses the time to look up in a log before the age.
+func stamp(t, now time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	at := t.UTC().Format("2006-01-02 15:04:05 UTC")
+	if now.IsZero() {
+		return at
+	}
+	return since(t, now) + " ago (" + at + ")"
+}
+
+// stallOf reports whether a stall is about the machine, its node upgrade or
+// (for a Node no Machine claims) the node.
+func stallOf(sl model.Stall, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) bool {
+	switch {
+	case m != nil && sl.Kind == model.KindMachine && sl.Name == m.Name:
+		return true
+	case nu != nil && sl.Kind == nu.Kind && sl.Name == nu.Name:
+		return true
+	case n != nil && sl.Kind == model.KindNode && sl.Name == n.Name:
+		return true
+	}
+	return false
+}
+
+// detailConditions lists every condition as the model holds it, healthy
+// ones too: type, status and severity, when it last changed, then its
+// reason and message whole.
+func detailConditions(st *styles, cs model.Conditions, now time.Time, iw int) []line {
+	if len(cs) == 0 {
+		return []line{{segs: []seg{{" none reported", rMuted}}}}
+	}
+	rolling := cs.IsTrue("RollingOut")
+	var out []line
+	for _, c := range cs {
+		mark := conditionMark(st, c, rolling)
+		status := c.Status
+		if c.Severity != model.SeverityNone {
+			status += " " + string(c.Severity)
+		}
+		segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}, {"  " + status, mark.r}}
+		if !c.LastTransitionTime.IsZero() {
+			segs = append(segs, seg{"  " + stamp(c.LastTransitionTime, now), rMuted})
+		}
+		out = append(out, line{segs: segs})
+		r := rMuted
+		if c.Severity == model.SeverityError {
+			r = rSevError
+		}
+		if c.Reason != "" {
+			out = append(out, wrapTagged("     reason  ", c.Reason, r, "", rText, iw)...)
+		}
+		for i, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			prefix := "     message "
+			if i > 0 {
+				prefix = spaces(width(prefix))
+			}
+			out = append(out, wrapTagged(prefix, strings.TrimSpace(l), r, "", rText, iw)...)
+		}
+	}
+	return out
+}
+
+// detailEvents are the kept events about the machine, its node or its
+// in-place upgrade, newest first as the snapshot keeps them.
+func detailEvents(evs []model.Event, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []model.Event {
+	var out []model.Event
+	for _, ev := range evs {
+		switch {
+		case m != nil && ev.ObjectKind == string(model.KindMachine) && ev.ObjectName == m.Name,
+			n != nil && ev.ObjectKind == string(model.KindNode) && ev.ObjectName == n.Name,
+			nu != nil && ev.ObjectKind == nu.Kind.Short() && ev.ObjectName == nu.Name:
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// eventsKept says how many events are shown of how many the snapshot keeps:
+// the watchers keep the newest (maxEvents) of the whole cluster, so an
+// older event about this machine may have been dropped.
+func eventsKept(shown, kept int) string {
+	if kept >= maxEvents {
+		return strconv.Itoa(shown) + " of the newest " + strconv.Itoa(kept) + " events of the cluster, all the console keeps"
+	}
+	return strconv.Itoa(shown) + " of the " + strconv.Itoa(kept) + " events the console keeps"
+}
+
+// View draws the box: the name, the body's window, the keys.
+func (v *nodeDetail) View() string {
+	st := v.st
+	iw := v.innerWidth()
+	v.clamp()
+	vis := v.visible()
+	footer := "esc/q close"
+	if v.maxOffset > 0 {
+		footer = fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below) · esc/q close", v.offset, v.maxOffset-v.offset)
+	}
+	var b strings.Builder
+	n := 0
+	emit := func(l line) {
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		n++
+		st.paintSegs(&b, l.segs, iw)
+	}
+	for _, l := range v.head {
+		emit(l)
+	}
+	emit(line{})
+	for i := 0; i < vis; i++ {
+		if j := v.offset + i; j < len(v.body) {
+			emit(v.body[j])
+			continue
+		}
+		emit(line{})
+	}
+	emit(line{})
+	emit(line{segs: []seg{{footer, rMuted}}})
+	return st.th.Dialog.Render(b.String())
+}
