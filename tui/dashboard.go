@@ -590,7 +590,7 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if key.Matches(msg, k.Quit) {
 			return tea.Quit
 		}
-		if msg.String() == "esc" {
+		if key.Matches(msg, k.Back) {
 			d.relayout()
 			return nil
 		}
@@ -609,7 +609,7 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		d.cycleFocus(-1)
 	case key.Matches(msg, k.Zoom):
 		d.zoom = !d.zoom
-	case msg.String() == "esc":
+	case key.Matches(msg, k.Back):
 		// One thing at a time: the filter first, as the help says ("esc
 		// clear filter", and so does a table the filter empties, zoomed
 		// or not), then the zoom, then the full help (? closes it too).

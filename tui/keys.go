@@ -16,6 +16,7 @@ type KeyMap struct {
 	NextPane key.Binding
 	PrevPane key.Binding
 	Zoom     key.Binding
+	Back     key.Binding
 	Filter   key.Binding
 	Expand   key.Binding
 	// Describe opens the node detail of the row under the cursor; it is
@@ -44,34 +45,47 @@ func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		NextPane:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
-		Zoom:         key.NewBinding(key.WithKeys("enter", "z"), key.WithHelp("enter", "zoom")),
+		Zoom:         key.NewBinding(key.WithKeys("enter", "z"), key.WithHelp("enter/z", "zoom")),
+		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "unzoom, close help")),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter nodes")),
 		Expand:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "expand groups")),
 		Describe:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe node")),
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/ctrl+d", "page down")),
 		Home:         key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
 		End:          key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
 		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
 		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 	}
 }
 
-// ShortHelp is the footer line.
+// ShortHelp is the footer line: a key each, the full help (?) names the
+// others.
 func (k KeyMap) ShortHelp() []key.Binding {
-	b := []key.Binding{k.NextPane, k.Zoom, k.Filter, k.Expand, k.Describe}
+	b := []key.Binding{k.NextPane, firstKey(k.Zoom), k.Filter, k.Expand, k.Describe}
 	b = append(b, k.Actions...)
-	return append(b, k.Help, k.Quit)
+	return append(b, k.Help, firstKey(k.Quit))
+}
+
+// firstKey is b with its help naming only the first of its keys ("enter"
+// for "enter/z"): the footer has room for a key per action, the full help
+// for all of them.
+func firstKey(b key.Binding) key.Binding {
+	h := b.Help()
+	if first, _, ok := strings.Cut(h.Key, "/"); ok && first != "" {
+		b.SetHelp(first, h.Desc)
+	}
+	return b
 }
 
 // FullHelp is the ? view, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Zoom, k.Expand, k.Describe},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Back, k.Expand, k.Describe},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
 		{k.Filter, k.AcceptFilter, k.ClearFilter},
 	}
@@ -91,7 +105,8 @@ func (f filterKeys) ShortHelp() []key.Binding {
 func (f filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{f.ShortHelp()} }
 
 // shortHelpFitting renders bindings as a short help of at most w cells. When
-// they do not all fit, the bindings in drop give way, first ones first, so
+// they do not all fit, the bindings in drop (told by their keys, as the
+// line may name fewer of them) give way, first ones first, so
 // that what ends the line stays in view: bubbles/help cuts the line's end
 // instead, and with it ? and q, the keys that say how to see the rest and
 // how to leave. What still does not fit is cut as bubbles/help cuts it, and
@@ -104,7 +119,7 @@ func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.B
 		if ansi.StringWidth(out) <= w {
 			break
 		}
-		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return b.Help() == d.Help() })
+		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return slices.Equal(b.Keys(), d.Keys()) })
 		out = h.ShortHelpView(bindings)
 	}
 	h.SetWidth(w)

@@ -106,6 +106,7 @@ type planKeys struct {
 	Home    key.Binding
 	End     key.Binding
 	Help    key.Binding
+	Close   key.Binding
 	Quit    key.Binding
 }
 
@@ -117,14 +118,15 @@ func defaultPlanKeys(readOnly bool) planKeys {
 		Recheck: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-run checks")),
 		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:  key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDn:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d", "space"), key.WithHelp("pgdn", "page down")),
+		PageUp:  key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
+		PageDn:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d", "space"), key.WithHelp("pgdn/ctrl+d/space", "page down")),
 		// As on the dashboard: the dry-run d asks for lands at the end of
 		// the list, three pages down at 80×24.
-		Home: key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
-		End:  key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
-		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Home:  key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
+		End:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
+		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
+		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
 	}
 	if readOnly {
 		// Not bound at all, as k9s does with dangerous actions.
@@ -277,7 +279,7 @@ func (p *PlanScreen) SetSize(w, h int) {
 func (p *PlanScreen) ShortHelp() []key.Binding {
 	out := []key.Binding{p.keys.Apply, p.keys.DryRun, p.keys.All, p.keys.Recheck}
 	out = append(out, p.offered...)
-	return append(out, p.keys.Help, p.keys.Quit)
+	return append(out, p.keys.Help, firstKey(p.keys.Quit))
 }
 
 func (p *PlanScreen) FullHelp() [][]key.Binding {
@@ -285,7 +287,7 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 	if len(p.offered) > 0 {
 		out = append(out, p.offered)
 	}
-	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn, p.keys.Home, p.keys.End}, []key.Binding{p.keys.Help, p.keys.Quit})
+	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn, p.keys.Home, p.keys.End}, []key.Binding{p.keys.Help, p.keys.Close, p.keys.Quit})
 }
 
 // helpView is the help: on a narrow screen the short one keeps the apply,
@@ -527,7 +529,7 @@ func (p *PlanScreen) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		p.help.ShowAll = !p.help.ShowAll
 		p.rebuild()
-	case msg.String() == "esc" && p.help.ShowAll:
+	case key.Matches(msg, k.Close) && p.help.ShowAll:
 		// The help is what is on top: esc closes it before anything else
 		// it does.
 		p.closeHelp()

@@ -271,7 +271,7 @@ type (
 )
 
 type recoveryKeys struct {
-	Up, Down, Select, Back, File, Quit key.Binding
+	Up, Down, PageUp, PageDown, Select, Back, File, Quit key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -322,11 +322,15 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 	}
 	d := &recoveryDialog{o: o, backend: b, offers: offers, steps: map[int]recovery.StepResult{},
 		keys: recoveryKeys{
-			Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-			Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-			Select: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
-			Back:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-			File:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "restore from a local snapshot file")),
+			Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+			Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+			// Scroll a body taller than the dialog (a long plan, a run's
+			// steps); the menu fits.
+			PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+			PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+			Select:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
+			Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+			File:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "restore from a local snapshot file")),
 			// The dashboard's footer, still in view beneath the dialog,
 			// says "q quit": q quits from every stage that reads no text
 			// and runs nothing.
@@ -363,7 +367,10 @@ func (d *recoveryDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Up, d.keys.Down, d.keys.Select, d.keys.Back}
 }
 
-func (d *recoveryDialog) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+func (d *recoveryDialog) FullHelp() [][]key.Binding {
+	k := d.keys
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Quit}}
+}
 
 // Stage names the dialog's stage (tests).
 func (d *recoveryDialog) Stage() string {
@@ -434,21 +441,21 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		page := max(d.h/2, 1)
 		// While the operator types, k and j are letters.
 		typing := d.stage == recConfirm || d.stage == recFile
-		switch msg.String() {
-		case "up", "k":
+		switch {
+		case key.Matches(msg, k.Up):
 			if !typing || msg.String() == "up" {
 				d.offset, d.follow = d.offset-1, false
 				return nil
 			}
-		case "down", "j":
+		case key.Matches(msg, k.Down):
 			if !typing || msg.String() == "down" {
 				d.offset = min(d.offset+1, d.maxOffset)
 				return nil
 			}
-		case "pgup":
+		case key.Matches(msg, k.PageUp):
 			d.offset, d.follow = d.offset-page, false
 			return nil
-		case "pgdown":
+		case key.Matches(msg, k.PageDown):
 			d.offset = min(d.offset+page, d.maxOffset)
 			return nil
 		}
@@ -802,7 +809,7 @@ func (d *recoveryDialog) View() string {
 	footer := d.footer()
 	if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+visible, len(body))]
-		footer += fmt.Sprintf(" · ↑/↓ scroll (%d above, %d below)", d.offset, d.maxOffset-d.offset)
+		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
 	}
 	if d.quits() {
 		footer += " · q quit"

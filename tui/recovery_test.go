@@ -741,7 +741,7 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 	if lines := strings.Count(top, "\n") + 1; lines > 20 {
 		t.Fatalf("dialog is %d lines for 20 rows:\n%s", lines, top)
 	}
-	if !strings.Contains(top, "Roll back the etcd rollout of mgmt") || !strings.Contains(top, "↑/↓ scroll (0 above") {
+	if !strings.Contains(top, "Roll back the etcd rollout of mgmt") || !strings.Contains(top, "↑/↓/pgup/pgdn (0 above") {
 		t.Fatalf("top of a tall plan:\n%s", top)
 	}
 	press(t, d, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown})

@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"charm.land/bubbles/v2/key"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// keyLabels is how the help writes a key whose name it does not use.
+var keyLabels = map[string]string{"up": "↑", "down": "↓", "pgdown": "pgdn"}
+
+// bindingsOf is every binding in a key map struct, those of a slice field
+// (the registered actions) included.
+func bindingsOf(keys any) map[string]key.Binding {
+	out := map[string]key.Binding{}
+	v := reflect.ValueOf(keys)
+	for i := range v.NumField() {
+		switch f := v.Field(i).Interface().(type) {
+		case key.Binding:
+			out[v.Type().Field(i).Name] = f
+		case []key.Binding:
+			for j, b := range f {
+				out[v.Type().Field(i).Name+"/"+b.Help().Key+string(rune('0'+j))] = b
+			}
+		}
+	}
+	return out
+}
+
+// TestFullHelpNamesEveryKeyOfEveryBinding: each key a screen takes is in its
+// full help, under the binding it belongs to: z zoomed, ctrl+d paged and esc
+// unzoomed the dashboard, space paged the plan, and pgdn scrolled the
+// recovery dialog, with no word of them in any help. A binding added later
+// without a help entry, or a key added to one without its name, fails here.
+func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	dash := recoveryDashboard(clk, withLock(fixtureHealthy(), staleLock()), 120, 40)
+	if len(dash.keys.Actions) == 0 {
+		t.Fatal("no action bound: R recover is not covered")
+	}
+	plan := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 120, 40)
+	dialog := newRecoveryDialog(RecoveryOptions{}, nil)
+	for _, s := range []struct {
+		name string
+		keys any
+		full [][]key.Binding
+	}{
+		{"dashboard", dash.keys, dash.FullHelp()},
+		{"plan", plan.keys, plan.FullHelp()},
+		{"recovery dialog", dialog.keys, dialog.FullHelp()},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			for field, b := range bindingsOf(s.keys) {
+				if !b.Enabled() {
+					continue
+				}
+				if !slices.ContainsFunc(slices.Concat(s.full...), func(h key.Binding) bool {
+					return slices.Equal(h.Keys(), b.Keys()) && h.Help() == b.Help()
+				}) {
+					t.Errorf("%s (%q %q) is not in the full help", field, b.Help().Key, b.Help().Desc)
+				}
+				named := strings.Split(b.Help().Key, "/")
+				for _, k := range b.Keys() {
+					label := k
+					if l, ok := keyLabels[k]; ok {
+						label = l
+					}
+					if b.Help().Key != label && !slices.Contains(named, label) {
+						t.Errorf("%s: key %q is not named in its help %q", field, k, b.Help().Key)
+					}
+				}
+			}
+		})
+	}
+}
