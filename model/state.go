@@ -377,14 +377,17 @@ type UpgradeRequest struct {
 
 // Event is a Kubernetes Event about one of the watched objects.
 type Event struct {
-	Type           string // Normal, Warning
-	Reason         string
-	Message        string
-	ObjectKind     string
-	ObjectName     string
-	Count          int32
-	FirstTimestamp time.Time
-	LastTimestamp  time.Time
+	// Namespace and Name are the Event object's: what tells one event from
+	// another of the same text (the console keeps a line in view by it).
+	Namespace, Name string
+	Type            string // Normal, Warning
+	Reason          string
+	Message         string
+	ObjectKind      string
+	ObjectName      string
+	Count           int32
+	FirstTimestamp  time.Time
+	LastTimestamp   time.Time
 	// ResourceVersion is the Event's metadata.resourceVersion as a number
 	// (0 when it is not one). It orders events whose timestamps are equal:
 	// most of them have one-second precision.

@@ -290,6 +290,9 @@ func (d *Dashboard) refreshActions() {
 
 func (d *Dashboard) buildPanes() {
 	s := d.state
+	for _, p := range [...]*textPane{&d.cluster, &d.etcd, &d.cp, &d.events} {
+		p.height = d.plan.height[p.id]
+	}
 	d.cluster.set(buildClusterPane(d.st, s))
 	// The nodes table before the control plane: the control plane's title
 	// counts up-to-date machines from the table's join.

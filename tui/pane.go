@@ -70,6 +70,11 @@ type line struct {
 	// message, which the line cuts at the pane's width): a pane that wraps
 	// (textPane.wrapTo) shows it whole.
 	whole string
+	// key, when set, is what the line is the same line by from one
+	// snapshot to the next (an event and its version): a pane scrolled
+	// away from its top keeps the line on its screen row while lines are
+	// added or dropped above it (textPane.set).
+	key string
 }
 
 // renderKey is everything a pane's output depends on. A pane re-renders only
@@ -119,16 +124,78 @@ type textPane struct {
 	starts []int
 
 	offset int
+	// height is the pane's height in the last layout (its title included),
+	// 0 before the first: set clamps the offset to it.
+	height int
 	gen    uint64
 	cache  renderCache
 }
 
 // set replaces the pane's content (in Update, never in View).
+//
+// At the top the pane shows what is first, the newest events as they
+// come. Scrolled away from it, the lines in view stay on their screen
+// rows: the first of them still listed (a key that did not change)
+// keeps its row, and the offset moves by the lines added or dropped above
+// it. Events come newest first, and an offset kept as an index moved the
+// text under the operator every second, at fleet scale, while they read
+// it. When every line in view is gone (the oldest events dropped past
+// the cap), the nearest line above them that is left keeps its row, and
+// the offset is clamped to the last page.
 func (p *textPane) set(title []seg, avail availability, lines []line) {
+	var anchors []string
+	var rows []int
+	if p.offset > 0 && avail.msg == "" && p.avail.msg == "" {
+		anchors, rows = p.anchors()
+	}
 	p.title, p.avail, p.lines = title, avail, lines
 	p.rewrap()
 	p.gen++
-	p.clampOffset(0)
+	if len(anchors) > 0 {
+		at := make(map[string]int, len(lines))
+		for i := range lines {
+			if k := lines[i].key; k != "" {
+				if _, dup := at[k]; !dup {
+					at[k] = i
+				}
+			}
+		}
+		for n, k := range anchors {
+			if i, ok := at[k]; ok {
+				p.offset = p.rowOf(i) - rows[n]
+				break
+			}
+		}
+	}
+	p.clampOffset(p.height)
+}
+
+// anchors are the keys of the lines in view, first to last, then of those
+// above the view, nearest first, each with the screen row it starts at
+// (under the title; negative above the view).
+func (p *textPane) anchors() (keys []string, rows []int) {
+	body := max(p.height-1, 1)
+	first := p.lineAt(p.offset)
+	add := func(i int) {
+		if k := p.lines[i].key; k != "" {
+			keys, rows = append(keys, k), append(rows, p.rowOf(i)-p.offset)
+		}
+	}
+	for i := first; i < len(p.lines) && p.rowOf(i) < p.offset+body; i++ {
+		add(i)
+	}
+	for i := min(first, len(p.lines)) - 1; i >= 0; i-- {
+		add(i)
+	}
+	return keys, rows
+}
+
+// rowOf is the row line i starts at.
+func (p *textPane) rowOf(i int) int {
+	if p.starts == nil {
+		return i
+	}
+	return p.starts[i]
 }
 
 // wrapTo wraps the lines' whole texts to w cells, or, with 0, cuts them

@@ -302,7 +302,7 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		}
 		// Zoomed, the pane shows the message whole (wrapped): cut at the
 		// width, the end of a long one could be read nowhere.
-		lines = append(lines, line{segs: segs, since: t, whole: "  " + ev.Message})
+		lines = append(lines, line{segs: segs, since: t, whole: "  " + ev.Message, key: eventKey(ev)})
 	}
 	if denied != "" {
 		lines = append([]line{{segs: []seg{{" forbidden: " + denied + " (those are not shown)", rSevError}}}}, lines...)
@@ -311,6 +311,17 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		lines = append(lines, line{segs: []seg{{" no events", rMuted}}})
 	}
 	return title, av, lines
+}
+
+// eventKey is an event's line's identity: the Event object and its
+// version. An event that fires again is another line (its count and time
+// changed, and it moved to the top): the lines around it stay where they
+// were. Without a name (no object behind it) it has none.
+func eventKey(ev *model.Event) string {
+	if ev.Name == "" {
+		return ""
+	}
+	return ev.Namespace + "/" + ev.Name + "@" + strconv.FormatUint(ev.ResourceVersion, 10)
 }
 
 func firstLine(s string) string {

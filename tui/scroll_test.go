@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,102 @@ func TestNodesCursorKeepsItsRow(t *testing.T) {
 	}
 	if got := selected(); got != name {
 		t.Errorf("the screen selects %q, want %q", got, name)
+	}
+}
+
+// eventsFrom is n events, newest first, numbered from first up (the newest
+// the highest), each a second after the one before.
+func eventsFrom(first, n int) []model.Event {
+	evs := make([]model.Event, 0, n)
+	for i := first + n - 1; i >= first; i-- {
+		evs = append(evs, model.Event{Namespace: "eksa-system", Name: fmt.Sprintf("ev-%04d", i), Type: "Normal",
+			Reason: "Step", Message: fmt.Sprintf("message %04d", i), ObjectKind: "Machine", ObjectName: "mgmt-md-0-x",
+			LastTimestamp: t0.Add(time.Duration(i-first-n) * time.Second), ResourceVersion: uint64(i)})
+	}
+	return evs
+}
+
+// TestEventsPaneKeepsTheLinesInViewWhileEventsArrive: new events come at
+// the top, newest first, and the pane's offset was an index: scrolled 5
+// lines down, at fleet scale the title went ↑ 5 ↓ 205, ↑ 5 ↓ 207, and the
+// lines under the operator moved every second with no key pressed. The
+// lines in view stay on their rows; at the top the newest still come in
+// view; and when the lines in view are dropped past the cap, the pane
+// shows its last page.
+func TestEventsPaneKeepsTheLinesInViewWhileEventsArrive(t *testing.T) {
+	s := fixtureHealthy()
+	s.Events = eventsFrom(0, 150)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	for d.Focus() != "EVENTS" {
+		d.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter}) // zoom
+	for range 5 {
+		d.Update(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	}
+	body := func() []string {
+		t.Helper()
+		lines := strings.Split(screenOf(d), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, " EVENTS ") {
+				var out []string
+				for _, b := range lines[i+1 : i+1+d.plan.height[paneEvents]-1] {
+					out = append(out, strings.TrimSpace(b))
+				}
+				return out
+			}
+		}
+		t.Fatalf("no EVENTS pane:\n%s", screenOf(d))
+		return nil
+	}
+	version := s.Version
+	arrive := func(evs []model.Event) {
+		t.Helper()
+		next := *s
+		version++
+		next.Version, next.Events = version, evs
+		d.Update(SnapshotMsg{State: &next})
+		d.Update(frameMsg{})
+		if d.built != version {
+			t.Fatalf("snapshot %d not built (built %d)", version, d.built)
+		}
+	}
+	title, before := paneTitle(t, d, "EVENTS"), body()
+	if !strings.Contains(title, "↑ 5 ") || !strings.Contains(before[0], "message 0144") {
+		t.Fatalf("after 5 down: title %q, first line %q", title, before[0])
+	}
+
+	// Three newer events, and the newest of those in view fired again: it
+	// goes to the top (its version changed); the lines around it stay.
+	evs := append(eventsFrom(150, 3), s.Events...)
+	again := evs[3+7]
+	again.ResourceVersion, again.Count = 1000, 2
+	evs = append([]model.Event{again}, slices.Delete(evs, 3+7, 3+8)...)
+	arrive(evs)
+	after := body()
+	if got := paneTitle(t, d, "EVENTS"); !strings.Contains(got, "↑ 9 ") {
+		t.Errorf("title %q, want the 4 lines added above counted: ↑ 9", got)
+	}
+	want := slices.DeleteFunc(slices.Clone(before), func(l string) bool { return strings.Contains(l, "message 0142") })
+	if len(want) == len(before) || !slices.Equal(after[:len(want)], want) {
+		t.Errorf("lines in view moved:\nbefore %q\nafter  %q", before, after)
+	}
+
+	// At the cap, the lines in view dropped off the end: the last page.
+	d.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	arrive(eventsFrom(53, maxEvents))
+	last := body()
+	if want := "message 0053"; !strings.Contains(last[len(last)-1], want) {
+		t.Errorf("last line in view %q, want the oldest kept, %q", last[len(last)-1], want)
+	}
+	if got := paneTitle(t, d, "EVENTS"); !strings.Contains(got, "above") {
+		t.Errorf("title %q, want the end of the list (↑ n above)", got)
+	}
+
+	// At the top the newest events come into view.
+	d.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
+	arrive(eventsFrom(54, maxEvents))
+	if got := body()[0]; !strings.Contains(got, "message 0253") {
+		t.Errorf("at the top the first line is %q, want the newest, message 0253", got)
 	}
 }

@@ -538,6 +538,8 @@ func translateEvent(e *corev1.Event, cluster string) *model.Event {
 		return nil
 	}
 	out := &model.Event{
+		Namespace:      e.Namespace,
+		Name:           e.Name,
 		Type:           e.Type,
 		Reason:         e.Reason,
 		Message:        e.Message,

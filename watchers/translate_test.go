@@ -157,7 +157,7 @@ func TestTranslateNodeKeepsOnlyWhatTheConsoleShows(t *testing.T) {
 
 func TestTranslateEventFiltersUnrelated(t *testing.T) {
 	ev := func(kind, name string) *corev1.Event {
-		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", CreationTimestamp: metav1.NewTime(benchTime)},
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "eksa-system", Name: "e", CreationTimestamp: metav1.NewTime(benchTime)},
 			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name}, Type: "Warning", Reason: "R"}
 	}
 	if translateEvent(ev("Pod", "mgmt-x"), "mgmt") != nil || translateEvent(ev("Machine", "other-x"), "mgmt") != nil {
@@ -166,6 +166,10 @@ func TestTranslateEventFiltersUnrelated(t *testing.T) {
 	e := translateEvent(ev("Machine", "mgmt-md-0-x"), "mgmt")
 	if e == nil || !e.LastTimestamp.Equal(benchTime) || !e.FirstTimestamp.Equal(benchTime) {
 		t.Errorf("event = %+v", e)
+	}
+	// The events pane keeps a line in view by the Event object it shows.
+	if e != nil && (e.Namespace != "eksa-system" || e.Name != "e") {
+		t.Errorf("event %s/%s, want eksa-system/e", e.Namespace, e.Name)
 	}
 }
 
