@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -590,6 +591,27 @@ func TestWatchSaysALostConnectionOnce(t *testing.T) {
 	}
 	if !strings.Contains(out, "connection: live\n") || strings.LastIndex(out, "connection: live\n") < strings.Index(out, "connection: reconnecting") {
 		t.Errorf("no line when the connection came back:\n%s", out)
+	}
+}
+
+// Credentials revoked mid-watch: every kind's relist is refused (401),
+// again at each retry. The plain watch says it once, on the connection
+// line, and once more when they work again.
+func TestWatchSaysRefusedCredentialsOnce(t *testing.T) {
+	refused := model.CredentialsRefused + ": Unauthorized"
+	states := []*model.ClusterState{withSources(etcdRollout(2), model.Live, "", nil)}
+	errs := map[model.Kind]string{}
+	for _, k := range []model.Kind{model.KindMachine, model.KindNode, model.KindEvent, model.KindMachine, model.KindLease} {
+		errs[k] = model.CredentialsRefused + ": failed to list " + strings.ToLower(string(k)) + ": Unauthorized"
+		states = append(states, withSources(etcdRollout(2), model.Reconnecting, refused, maps.Clone(errs)))
+	}
+	states = append(states, withSources(healthy(), model.Live, "", nil))
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, states...)
+	if n := strings.Count(out, "connection: reconnecting: "+refused+"\n"); n != 1 || strings.Contains(out, " watch ") {
+		t.Errorf("want one connection line saying the credentials are refused, and no kind's own, got %d:\n%s", n, out)
+	}
+	if !strings.Contains(out, "connection: live\n") || strings.LastIndex(out, "connection: live\n") < strings.Index(out, "connection: reconnecting") {
+		t.Errorf("no line when the credentials worked again:\n%s", out)
 	}
 }
 

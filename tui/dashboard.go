@@ -466,7 +466,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		total++
 		out = append(out, line{segs: []seg{{" " + sym.Fail + " upgrade failed: " + j.Reason(), rFailure}}})
 	}
-	if s != nil && (s.Connection == model.Connecting || s.Connection == "") && s.ConnectionErr != "" {
+	if s != nil && (s.Connection == model.Connecting || s.Connection == "" || credentialsRefused(s)) && s.ConnectionErr != "" {
 		// Never live yet: an API server that cannot be reached (a dead
 		// kubeconfig) left "connecting" and "syncing…" on screen with
 		// nothing to say why, for as long as the operator waited.
@@ -476,7 +476,9 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		if strings.HasPrefix(s.ConnectionErr, model.CredentialsRefused) {
 			// Reached, and the credentials refused: "not reached" sent
 			// the operator to check the server, and a retry never mends
-			// an expired token.
+			// an expired token. Refused after the first sync (a token
+			// revoked mid-watch), the header's "credentials refused"
+			// needs the same fix said.
 			text = " ◌ " + model.CredentialsRefused + ": refresh them (an expired or revoked token or certificate) or choose others with --kubeconfig, --context or --user; retrying"
 		}
 		out = append(out, line{segs: []seg{{text, rStall}}})

@@ -98,6 +98,36 @@ func TestDashboardSaysTheCredentialsAreRefused(t *testing.T) {
 	}
 }
 
+// Credentials refused after the first sync (a token revoked mid-watch):
+// every relist failed while the header said "● live". The header says the
+// credentials are refused, the status line how to mend them, and both go
+// once the connection is live again.
+func TestDashboardSaysTheCredentialsAreRefusedMidWatch(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Connection, s.ConnectionSince = model.Reconnecting, t0.Add(-12*time.Second)
+	s.ConnectionErr = model.CredentialsRefused + ": Unauthorized"
+	d := newTestDashboard(t, s, themes.Mono, 160, 40)
+	out := screenOf(d)
+	for _, want := range []string{"credentials refused 12s", "◌ the API server refused the credentials (401 Unauthorized): refresh them"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("screen lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"● live", "↻ reconnecting"} {
+		if strings.Contains(out, not) {
+			t.Errorf("screen says %q:\n%s", not, out)
+		}
+	}
+	back := fixtureMidEtcd()
+	back.Version = s.Version + 1
+	back.Connection = model.Live
+	d.Update(SnapshotMsg{State: back})
+	d.Update(frameMsg{})
+	if out := screenOf(d); strings.Contains(out, "credentials") || !strings.Contains(out, "● live") {
+		t.Errorf("live again:\n%s", out)
+	}
+}
+
 // A dashboard that never reached the API server says why on its status
 // line: it showed "connecting" and "syncing…" for as long as one waited,
 // where the plain watch says the server cannot be reached at once.

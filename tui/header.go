@@ -140,6 +140,15 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 		out = append(out, badge{t, t, t, rPaused})
 	}
 	switch {
+	case credentialsRefused(s):
+		// Not a server out of reach: no wait mends a revoked token, and
+		// the status line says what does.
+		t := sym.Fail + " credentials refused"
+		b := badge{t, t, sym.Fail + " 401", rFailure}
+		if d := since(s.ConnectionSince, now); d != "" && s.Connection == model.Reconnecting {
+			b.full = t + " " + d
+		}
+		out = append(out, b)
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
 		t := "◌ connecting"
 		out = append(out, badge{t, t, t, rConnecting})
@@ -545,4 +554,11 @@ func joinSegs(a []seg, sep seg, b []seg) []seg {
 	out := make([]seg, 0, len(a)+len(b)+1)
 	out = append(append(out, a...), sep)
 	return append(out, b...)
+}
+
+// credentialsRefused reports whether the link to the API server is down
+// because it refuses the credentials (401): before the first sync or
+// after (a token expired or revoked mid-watch).
+func credentialsRefused(s *model.ClusterState) bool {
+	return s != nil && s.Connection != model.Live && s.Connection != "" && strings.HasPrefix(s.ConnectionErr, model.CredentialsRefused)
 }

@@ -129,7 +129,8 @@ type instance struct {
 
 	// Guarded by w.mu.
 	status model.SourceStatus
-	// failing is set while list/watch calls fail for lack of a connection;
+	// failing is set while list/watch calls fail for lack of a connection
+	// (or of credentials the API server accepts);
 	// contacted once one succeeded.
 	failing, contacted bool
 }
@@ -484,8 +485,9 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 }
 
 // observe records the outcome of a list or watch call: a failure to reach
-// the API server makes the source (and the connection) reconnecting, a 403
-// names the missing permission, success clears both.
+// the API server, or credentials it refuses, makes the source (and the
+// connection) reconnecting, a 403 names the missing permission, success
+// clears both.
 func (in *instance) observe(ctx context.Context, verb string, err error) {
 	if ctx.Err() != nil {
 		return
@@ -507,7 +509,10 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		// The watch fell behind the API server's history: the reflector
 		// relists. Routine, not a connection problem.
 		return
-	case connectionError(err):
+	case connectionError(err) || apierrors.IsUnauthorized(err):
+		// A 401 is an answer, but none that lets the console see: a token
+		// expired or revoked mid-watch failed every relist while the
+		// header said live. It is lost until the credentials work again.
 		in.failing = true
 		in.status.Err = connectionMessage(err)
 	default:

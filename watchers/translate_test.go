@@ -478,6 +478,22 @@ func TestConnectionStates(t *testing.T) {
 	if c, _ := conn(); c != model.Live {
 		t.Errorf("a 403 is an answer, not a lost connection: %s", c)
 	}
+	// A 401 is an answer too, but one that lets the console see nothing:
+	// a token revoked mid-watch failed every relist under "live".
+	now = now.Add(time.Minute)
+	in.observe(ctx, "list", apierrors.NewUnauthorized("Unauthorized"))
+	if c, since := conn(); c != model.Reconnecting || !since.Equal(now) {
+		t.Errorf("after a 401: %s since %s, want reconnecting since %s", c, since, now)
+	}
+	w.mu.Lock()
+	if got := w.snapshotLocked().ConnectionErr; !strings.HasPrefix(got, model.CredentialsRefused) {
+		t.Errorf("connection error after a 401 = %q", got)
+	}
+	w.mu.Unlock()
+	in.observe(ctx, "list", nil)
+	if c, _ := conn(); c != model.Live {
+		t.Errorf("credentials accepted again: %s", c)
+	}
 }
 
 // A 401 is the API server's answer, not a server out of reach: its message
