@@ -90,6 +90,10 @@ type Options struct {
 	// Lease: a lock it holds for a recovery action (an etcd rollback) reads
 	// "held by this console", not as another console's ("lock: root@vm").
 	SelfHolder string
+	// Background, when set, runs once at start beside the App's own
+	// commands: I/O no screen waits for (asking the API server who the
+	// console is, for the audit log). Its message, if any, is ignored.
+	Background tea.Cmd
 }
 
 // LockInfo is the upgrade lock as the console holding it last saw it.
@@ -383,6 +387,9 @@ func (a *App) Init() tea.Cmd {
 	}
 	for _, s := range a.screens {
 		cmds = append(cmds, s.Init())
+	}
+	if a.opts.Background != nil {
+		cmds = append(cmds, a.opts.Background)
 	}
 	return guard(tea.Batch(cmds...))
 }

@@ -248,3 +248,25 @@ func TestDialogHidesTheScreensKeys(t *testing.T) {
 		}
 	}
 }
+
+// Background is I/O no screen waits for (the audit log's review of who the
+// console is): it runs among Init's commands, not in Update, and only once.
+func TestBackgroundRunsAmongInitsCommands(t *testing.T) {
+	ran := 0
+	a := NewApp(Options{Background: func() tea.Msg { ran++; return nil }}, NewDashboard(Options{}))
+	batch, ok := a.Init()().(tea.BatchMsg)
+	if !ok {
+		t.Fatalf("Init yields %T, want a batch", a.Init()())
+	}
+	if ran != 0 {
+		t.Fatalf("Background ran %d times while Init built its commands", ran)
+	}
+	for _, c := range batch {
+		if c != nil {
+			c()
+		}
+	}
+	if ran != 1 {
+		t.Errorf("Background ran %d times among Init's commands, want once", ran)
+	}
+}

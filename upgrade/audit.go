@@ -13,6 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // AuditFileName is the audit log's file name inside StateDir.
@@ -60,8 +63,13 @@ type AuditEntry struct {
 	// As is the identity the API server acted as when the console
 	// impersonated one (--as, --as-group): who the cluster saw make the
 	// change, where User is who ran the console.
-	As      string `json:"as,omitempty"`
-	Cluster string `json:"cluster"`
+	As string `json:"as,omitempty"`
+	// Authenticated is who the API server authenticated the console as
+	// (a SelfSubjectReview): the ServiceAccount or OIDC user behind a
+	// token kubeconfig, or the impersonated user. Absent when the server
+	// did not say (too old, the review refused or not answered).
+	Authenticated *Authenticated `json:"authenticated,omitempty"`
+	Cluster       string         `json:"cluster"`
 	// Action is what the operator asked for: "apply", "lock-acquire",
 	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry".
 	Action string `json:"action"`
@@ -97,6 +105,12 @@ type Auditor struct {
 	as      string
 	now     func() time.Time
 
+	// review asks the API server who the console is; reviewed makes it
+	// asked once, however many entries and goroutines.
+	review        func(context.Context) (*Authenticated, error)
+	reviewed      sync.Once
+	authenticated *Authenticated
+
 	mu sync.Mutex
 }
 
@@ -126,6 +140,52 @@ func WithAuditContext(kubeContext string) AuditorOption {
 // WithAuditAs records the identity the console impersonates in every entry.
 func WithAuditAs(identity string) AuditorOption {
 	return func(a *Auditor) { a.as = identity }
+}
+
+// WithAuditReview makes the auditor ask the API server who it authenticates
+// the console as (ReviewSelf), and record it in every entry.
+func WithAuditReview(kube kubernetes.Interface) AuditorOption {
+	return func(a *Auditor) { a.review = sharedReview(kube) }
+}
+
+// reviews holds the one review of each client (kubernetes.Interface →
+// *selfReview): a command opens an auditor per outcome (an apply's refusal
+// after its dry run), and the answer does not change within a run.
+var reviews sync.Map
+
+type selfReview struct {
+	once sync.Once
+	id   *Authenticated
+	err  error
+}
+
+func sharedReview(kube kubernetes.Interface) func(context.Context) (*Authenticated, error) {
+	v, _ := reviews.LoadOrStore(kube, &selfReview{})
+	r := v.(*selfReview)
+	return func(ctx context.Context) (*Authenticated, error) {
+		r.once.Do(func() { r.id, r.err = ReviewSelf(ctx, kube) })
+		return r.id, r.err
+	}
+}
+
+// Authenticate asks the API server who the console is, the first time it
+// is called (later calls, and calls under way, wait for that one). A review
+// that fails leaves the entries without it: it is a record of the
+// identity, not a check, and no action waits on it beyond its timeout.
+// Commands call it before their first write; Record calls it in case they
+// did not.
+func (a *Auditor) Authenticate(ctx context.Context) {
+	if a.review == nil {
+		return
+	}
+	a.reviewed.Do(func() {
+		id, err := a.review(ctx)
+		if err != nil {
+			klog.V(2).Infof("audit log: the API server's view of the console's identity is not recorded: %v", err)
+			return
+		}
+		a.authenticated = id
+	})
 }
 
 // DefaultAuditPath is StateDir()/audit.log.
@@ -178,11 +238,12 @@ func (a *Auditor) Path() string { return a.path }
 func (a *Auditor) User() string { return a.user }
 func (a *Auditor) Host() string { return a.host }
 
-// Record appends one entry, filling Time, User, Host, Console and Context when unset,
-// and returns once the line is on disk. The context is deliberately not used
-// to abandon the write: an entry usually describes a change the cluster has
-// already accepted, and an operator who pressed ctrl-c still needs it logged.
-func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
+// Record appends one entry, filling Time, User, Host, Console, Context, As and
+// Authenticated when unset, and returns once the line is on disk. The context
+// is deliberately not used to abandon the write: an entry usually describes a
+// change the cluster has already accepted, and an operator who pressed ctrl-c
+// still needs it logged (only a review not yet asked is cut short by it).
+func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 	if e.Time.IsZero() {
 		e.Time = a.now()
 	}
@@ -201,6 +262,10 @@ func (a *Auditor) Record(_ context.Context, e AuditEntry) error {
 	}
 	if e.As == "" {
 		e.As = a.as
+	}
+	a.Authenticate(ctx)
+	if e.Authenticated == nil {
+		e.Authenticated = a.authenticated
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

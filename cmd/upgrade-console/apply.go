@@ -211,7 +211,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return followUnapplied(sctx, out, lv, p, o)
 	}
 	if o.dryRun {
-		audit, err := newAuditor(lv.context)
+		audit, err := newAuditor(ctx, lv.auditTarget())
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	// Opened before the prompt: an unwritable log stops the apply before
 	// the operator confirms, and an apply not confirmed is recorded.
-	audit, err := newAuditor(lv.context)
+	audit, err := newAuditor(ctx, lv.auditTarget())
 	if err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func refusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, c
 
 // recordRefusedApply records an apply refused before any write.
 func recordRefusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
-	audit, err := newAuditor(lv.context)
+	audit, err := newAuditor(ctx, lv.auditTarget())
 	if err != nil {
 		return err
 	}

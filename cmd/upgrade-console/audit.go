@@ -35,7 +35,10 @@ cluster: upgrades applied, locks taken and cleared, recovery steps, with who, wh
 the object, its state before and after, and the result. WHO is user@host/console: the
 console is the id of the process that wrote the entry, the same id the upgrade lock's
 holder shows ("held by alice@laptop (console 3f2a9c1e)"), so one run's entries can be
-picked out of a log several consoles wrote to (--console).
+picked out of a log several consoles wrote to (--console). "(as …)" after it is who the
+cluster saw make the change: the identity impersonated with --as, else the one the API
+server authenticated the kubeconfig's credentials as (a ServiceAccount's token, an OIDC
+user).
 
 The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
 ~/.local/state/upgrade-console/audit.log), one JSON object per line.`,
@@ -120,8 +123,14 @@ func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry, unended []bool
 			notes = strings.TrimPrefix(notes+"; "+noEndNote, "; ")
 		}
 		who := upgrade.Holder{User: e.User, Host: e.Host, Instance: e.Console}.String()
-		if e.As != "" {
+		// Who the cluster saw make the change: the identity impersonated
+		// (with its groups, as given), else the one the API server
+		// authenticated (a ServiceAccount's token run as root).
+		switch {
+		case e.As != "":
 			who += " (as " + e.As + ")"
+		case e.Authenticated != nil:
+			who += " (as " + e.Authenticated.Username + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			e.Time.UTC().Format("2006-01-02 15:04:05Z"), who, e.Cluster, e.Action,

@@ -10,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -132,7 +137,7 @@ func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
 		t.Fatalf("plan: exit %d, %s", code, errOut)
 	}
 	t.Cleanup(func() { impersonated = "" })
-	a, err := newAuditor("prod")
+	a, err := newAuditor(context.Background(), auditTarget{context: "prod"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +155,61 @@ func TestAuditEntriesRecordTheImpersonatedIdentity(t *testing.T) {
 	out.Reset()
 	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: a.Path()}, time.Now()); err != nil || !strings.Contains(out.String(), "(as alice, group ops)") {
 		t.Errorf("table %q (%v) does not show the impersonated identity", out.String(), err)
+	}
+}
+
+// A ServiceAccount's token run as root on a bastion: the entries said
+// root@vm and the context, not who the API server saw. A headless command
+// asks the server at its start; a screen asks in a command of its own, not
+// while it is being built; WHO shows the answer.
+func TestAuditEntriesRecordWhomTheServerAuthenticated(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	const sa = "system:serviceaccount:default:deployer"
+	reviewer := func(asked *int) *fake.Clientset {
+		kube := fake.NewClientset()
+		kube.PrependReactor("create", "selfsubjectreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+			*asked++
+			return true, &authenticationv1.SelfSubjectReview{Status: authenticationv1.SelfSubjectReviewStatus{
+				UserInfo: authenticationv1.UserInfo{Username: sa, Groups: []string{"system:serviceaccounts", "system:authenticated"}}}}, nil
+		})
+		return kube
+	}
+	var headless, screen int
+	a, err := newAuditor(context.Background(), auditTarget{"deployer@mgmt", reviewer(&headless)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if headless != 1 {
+		t.Errorf("a headless command's auditor asked %d reviews before its first entry, want 1", headless)
+	}
+	s, err := openAuditor(auditTarget{"deployer@mgmt", reviewer(&screen)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if screen != 0 {
+		t.Errorf("a screen's auditor asked %d reviews while the screen was built, want none", screen)
+	}
+	authenticateCmd(s)()
+	if screen != 1 {
+		t.Errorf("the screen's command asked %d reviews, want 1", screen)
+	}
+	if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-clear", Result: upgrade.AuditOK}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := runAudit(&out, &errOut, &auditOptions{output: "json", file: a.Path()}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var entries []upgrade.AuditEntry
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 1 || entries[0].Authenticated.String() != sa || entries[0].As != "" {
+		t.Fatalf("entries %s (%v), want authenticated %s", out.String(), err, sa)
+	}
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: a.Path()}, time.Now()); err != nil || !strings.Contains(out.String(), "(as "+sa+")") {
+		t.Errorf("table %q (%v) does not show whom the server authenticated", out.String(), err)
+	}
+	if headless != 1 {
+		t.Errorf("%d reviews after an entry, want the one at the start", headless)
 	}
 }
 

@@ -120,13 +120,13 @@ func runEtcdRollback(ctx context.Context, in io.Reader, out io.Writer, g *global
 	if err := ro.Validate(); err != nil {
 		return usageError{err}
 	}
-	env, kubeContext, err := recoveryEnv(g, o.cluster)
+	env, at, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
 	}
 	p, err := recovery.PlanEtcdRollback(ctx, env, ro)
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, kubeContext, unreachable(ctx, env, err))
+		return refusal(ctx, out, &o.recoveryOptions, at, unreachable(ctx, env, err))
 	}
-	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
 }

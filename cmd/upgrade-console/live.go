@@ -57,6 +57,8 @@ type live struct {
 	holder    upgrade.Holder
 }
 
+func (lv *live) auditTarget() auditTarget { return auditTarget{lv.context, lv.client.Kube} }
+
 // connect reads the spec, connects with the kubeconfig flags and waits for
 // the first complete snapshot.
 func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, error) {

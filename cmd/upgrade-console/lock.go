@@ -207,14 +207,14 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if err := checkLabelKey("--node-label", o.nodeLabel); err != nil {
 		return err
 	}
-	env, kubeContext, err := recoveryEnv(g, o.cluster)
+	env, at, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
 	}
 	p, markers, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, kubeContext, lockUnreadable(unreachable(ctx, env, err)))
+		return refusal(ctx, out, &o.recoveryOptions, at, lockUnreadable(unreachable(ctx, env, err)))
 	}
 	if len(p.Steps) == 0 {
 		if o.all {
@@ -239,7 +239,7 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 		}
 		return nil
 	}
-	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
 }
 
 // lockUnreadable says a refused read of the upgrade lock Lease as the bad

@@ -68,7 +68,7 @@ func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if o.tail < 1 {
 		return badFlag("--tail", fmt.Errorf("must be at least 1, got %d", o.tail), fmt.Sprintf("give how many log lines to show, e.g. %d", recovery.DefaultLogLines))
 	}
-	env, kubeContext, err := recoveryEnv(g, o.cluster)
+	env, at, err := recoveryEnv(g, o.cluster)
 	if err != nil {
 		return err
 	}
@@ -79,20 +79,20 @@ func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if err != nil {
 		var r *recovery.RefusedError
 		if errors.As(err, &r) {
-			return refusal(ctx, out, &o.recoveryOptions, kubeContext, err)
+			return refusal(ctx, out, &o.recoveryOptions, at, err)
 		}
 		return unreachable(ctx, env, err)
 	}
 	if len(p.Steps) == 0 {
-		return nothingToRetry(ctx, out, p, &o.recoveryOptions, kubeContext)
+		return nothingToRetry(ctx, out, p, &o.recoveryOptions, at)
 	}
-	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, kubeContext)
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
 }
 
 // nothingToRetry ends a retry whose node is already where a retry brings it:
 // a success, recorded as already-done like a recovery step found in place,
 // so that a rerun after a retry that worked reads as one in the audit log.
-func nothingToRetry(ctx context.Context, out io.Writer, p *recovery.Plan, o *recoveryOptions, kubeContext string) error {
+func nothingToRetry(ctx context.Context, out io.Writer, p *recovery.Plan, o *recoveryOptions, at auditTarget) error {
 	fmt.Fprintln(out, p.Title)
 	for _, n := range p.Notes {
 		fmt.Fprintf(out, "  %s\n", n)
@@ -100,7 +100,7 @@ func nothingToRetry(ctx context.Context, out io.Writer, p *recovery.Plan, o *rec
 	if o.readOnly {
 		return nil
 	}
-	audit, err := newAuditor(kubeContext)
+	audit, err := newAuditor(ctx, at)
 	if err != nil {
 		return err
 	}

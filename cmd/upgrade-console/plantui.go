@@ -194,10 +194,11 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 	if !display.readOnly {
 		// The audit log is opened before the screen, so an unwritable one
 		// stops the console before the operator can start anything.
-		audit, err := newAuditor(lv.context)
+		audit, err := openAuditor(lv.auditTarget())
 		if err != nil {
 			return nil, nil, err
 		}
+		opts.Background = authenticateCmd(audit)
 		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
 		opts.Actions = planRecoveryActions(lv, l, audit, display)
 		actions.Start = driver.Start

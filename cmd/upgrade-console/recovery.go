@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
@@ -51,12 +52,12 @@ func (o *recoveryOptions) validate() error {
 }
 
 // recoveryEnv connects to the cluster for a recovery command.
-func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error) {
+func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, auditTarget, error) {
 	if cluster == "" {
-		return nil, "", usageError{errors.New("--cluster is required: the name of the EKS-A Cluster")}
+		return nil, auditTarget{}, usageError{errors.New("--cluster is required: the name of the EKS-A Cluster")}
 	}
 	if err := checkClusterName(cluster); err != nil {
-		return nil, "", err
+		return nil, auditTarget{}, err
 	}
 	loader := g.kube.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()
@@ -65,11 +66,11 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 	}
 	cfg, err := restConfig(g.kube)
 	if err != nil {
-		return nil, "", err
+		return nil, auditTarget{}, err
 	}
 	client, err := upgrade.NewClient(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, auditTarget{}, err
 	}
 	kubeContext := ""
 	if raw, err := loader.RawConfig(); err == nil {
@@ -78,7 +79,7 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, string, error
 			kubeContext = *g.kube.Context
 		}
 	}
-	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder()}, kubeContext, nil
+	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder()}, auditTarget{kubeContext, client.Kube}, nil
 }
 
 // unreachable says a recovery command's failed read the way plan and watch
@@ -102,13 +103,13 @@ func unreachable(ctx context.Context, env *recovery.Env, err error) error {
 // runRecoveryPlan shows a plan, dry-runs it, asks for the typed confirmation and runs
 // it, printing each step's result: the headless twin of the TUI's recovery
 // dialogs.
-func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan, o *recoveryOptions, kubeContext string) error {
+func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recovery.Plan, o *recoveryOptions, at auditTarget) error {
 	writeRecoveryPlan(out, p)
 	if o.readOnly {
 		fmt.Fprintln(out, "\n--read-only: nothing was sent to the API server (not even a dry run)")
 		return nil
 	}
-	audit, err := newAuditor(kubeContext)
+	audit, err := newAuditor(ctx, at)
 	if err != nil {
 		return err
 	}
@@ -266,10 +267,10 @@ func refused(out io.Writer, err error) error {
 // refusal is refused for a command that may write: the refusal is recorded
 // in the audit log first (in read-only mode, which opens no audit log, it is
 // only printed).
-func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, kubeContext string, err error) error {
+func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, at auditTarget, err error) error {
 	var r *recovery.RefusedError
 	if !o.readOnly && errors.As(err, &r) {
-		audit, aerr := newAuditor(kubeContext)
+		audit, aerr := newAuditor(ctx, at)
 		if aerr == nil {
 			aerr = recovery.RecordRefusal(ctx, audit, err)
 		}
@@ -289,22 +290,22 @@ func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.
 // recoveryActions is the dashboard's recovery menu (R) for the followed
 // cluster. In read-only mode there is none: no key that changes the cluster
 // is bound, and not even the audit log is opened.
-func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeLabel string, threshold time.Duration) []tui.Action {
+func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeLabel string, threshold time.Duration) ([]tui.Action, tea.Cmd) {
 	if readOnly {
-		return nil
+		return nil, nil
 	}
 	client, err := upgrade.NewClient(t.config)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	audit, err := newAuditor(t.context)
+	audit, err := openAuditor(auditTarget{t.context, client.Kube})
 	if err != nil {
 		// Without an audit log no action may run: the menu is not offered.
 		klog.Errorf("recovery menu disabled: %v", err)
-		return nil
+		return nil, nil
 	}
 	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: holder}
-	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}
+	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}, authenticateCmd(audit)
 }
 
 // planRecoveryActions is the recovery menu of the dashboard that follows an

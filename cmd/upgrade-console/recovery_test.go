@@ -25,7 +25,7 @@ func TestRecoveryReadOnlyShowsThePlanAndSendsNothing(t *testing.T) {
 		Confirm: "mgmt", Steps: []recovery.Step{{Name: "clear-paused", Title: "Clear paused", Object: "Cluster default/mgmt",
 			Change: "remove annotation anywhere.eks.amazonaws.com/paused"}}}
 	var out bytes.Buffer
-	if err := runRecoveryPlan(context.Background(), strings.NewReader(""), &out, p, &recoveryOptions{readOnly: true}, ""); err != nil {
+	if err := runRecoveryPlan(context.Background(), strings.NewReader(""), &out, p, &recoveryOptions{readOnly: true}, auditTarget{}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -59,14 +59,14 @@ func TestRecoveryRefusalIsAudited(t *testing.T) {
 	refusedErr := &recovery.RefusedError{Action: recovery.ActionNodeRetry, Cluster: "mgmt", Object: "Node mgmt-md-0-abc",
 		Preconditions: []recovery.Precondition{{Name: "failed", Detail: "the node's upgrade has not failed"}, {Name: "node", OK: true}}}
 	var out bytes.Buffer
-	if err := refusal(context.Background(), &out, &recoveryOptions{readOnly: true}, "ctx", refusedErr); exitCode(err) != ExitPreflight {
+	if err := refusal(context.Background(), &out, &recoveryOptions{readOnly: true}, auditTarget{context: "ctx"}, refusedErr); exitCode(err) != ExitPreflight {
 		t.Fatalf("read-only refusal: exit %d (%v)", exitCode(err), err)
 	}
 	path := filepath.Join(state, "upgrade-console", "audit.log")
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("read-only mode touched the audit log: %v", err)
 	}
-	if err := refusal(context.Background(), &out, &recoveryOptions{}, "ctx", refusedErr); exitCode(err) != ExitPreflight {
+	if err := refusal(context.Background(), &out, &recoveryOptions{}, auditTarget{context: "ctx"}, refusedErr); exitCode(err) != ExitPreflight {
 		t.Fatalf("refusal: exit %d (%v)", exitCode(err), err)
 	}
 	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
@@ -161,14 +161,14 @@ func TestNothingToRetryIsRecordedAsAlreadyDone(t *testing.T) {
 	p := &recovery.Plan{Action: recovery.ActionNodeRetry, Cluster: "mgmt", ConfirmObject: "Node mgmt-a", Confirm: "mgmt-a",
 		Title: "Nothing to retry on node mgmt-a: NodeUpgrade eksa-system/mgmt-a-node-upgrader completed.", Notes: []string{"Follow the upgrade."}}
 	var out bytes.Buffer
-	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{readOnly: true}, "ctx"); err != nil {
+	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{readOnly: true}, auditTarget{context: "ctx"}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(state, "upgrade-console", "audit.log")
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("read-only mode touched the audit log: %v", err)
 	}
-	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{}, "ctx"); err != nil {
+	if err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{}, auditTarget{context: "ctx"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Nothing to retry on node mgmt-a") || !strings.Contains(out.String(), "Follow the upgrade.") {

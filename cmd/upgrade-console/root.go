@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -145,8 +148,43 @@ func impersonation(k *genericclioptions.ConfigFlags) string {
 	return strings.Join(parts, ", ")
 }
 
+// auditTarget is what the audit log says of the connection a command writes
+// through: the kubeconfig context, and the client that asks the API server
+// who the console is (nil: not asked).
+type auditTarget struct {
+	context string
+	kube    kubernetes.Interface
+}
+
 // newAuditor opens the audit log for the commands that write, stamping the
-// kubeconfig context and the impersonated identity on every entry.
-func newAuditor(kubeContext string) (*upgrade.Auditor, error) {
-	return upgrade.NewAuditor("", upgrade.WithAuditContext(kubeContext), upgrade.WithAuditAs(impersonated))
+// kubeconfig context, the impersonated identity and the one the API server
+// authenticated on every entry. The server is asked here, at the command's
+// start: a headless command has no screen to keep drawing meanwhile.
+func newAuditor(ctx context.Context, at auditTarget) (*upgrade.Auditor, error) {
+	a, err := openAuditor(at)
+	if err != nil {
+		return nil, err
+	}
+	a.Authenticate(ctx)
+	return a, nil
+}
+
+// openAuditor is newAuditor for a screen: the API server is asked by
+// authenticateCmd, or by the first entry if that comes first.
+func openAuditor(at auditTarget) (*upgrade.Auditor, error) {
+	opts := []upgrade.AuditorOption{upgrade.WithAuditContext(at.context), upgrade.WithAuditAs(impersonated)}
+	if at.kube != nil {
+		opts = append(opts, upgrade.WithAuditReview(at.kube))
+	}
+	return upgrade.NewAuditor("", opts...)
+}
+
+// authenticateCmd asks the API server who the console is for the audit log,
+// in a command: the screen draws meanwhile, and an action started before
+// the answer waits for it in its own command (Auditor.Authenticate).
+func authenticateCmd(a *upgrade.Auditor) tea.Cmd {
+	return func() tea.Msg {
+		a.Authenticate(context.Background())
+		return nil
+	}
 }

@@ -280,6 +280,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		return res, err
 	}
 	self := upgrade.LocalHolder()
+	actions, authenticate := recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold)
 	topts := tui.Options{
 		SelfHolder:        self.String(),
 		ClusterName:       t.cluster,
@@ -292,7 +293,8 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		StallAfter:        o.stallAfter,
 		EtcdRollbackAfter: o.rollbackThreshold,
 		QuitOnDone:        o.exitOnDone,
-		Actions:           recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold),
+		Actions:           actions,
+		Background:        authenticate,
 		Confirm:           lazyConfirm(t),
 	}
 	// tui.Run, keeping the App: it returns no outcome with the deadline's
