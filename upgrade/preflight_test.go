@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -622,15 +623,74 @@ func TestApplyAccessCheck(t *testing.T) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	a := ReadApplyAccess(ctx, kubernetes.NewForConfigOrDie(cfg), w.ns, "mgmt")
-	if a.Err != nil || len(a.Denied) != 4 || !strings.Contains(a.Denied[0], "create leases.coordination.k8s.io in "+w.ns+" (to take the upgrade lock)") {
+	if a.Err != nil || len(a.Denied) != len(applyNeeds) || !strings.Contains(a.Denied[0], "create leases.coordination.k8s.io in "+w.ns+" (to take the upgrade lock)") {
 		t.Fatalf("a lock reader: %+v", a)
 	}
 	r := checkApplyAccess(ctx, &Inputs{Access: a, System: w.ns})
-	if r.Status != model.CheckFail || !r.Blocking || !strings.Contains(r.Remediation, "leases create, update, delete; configmaps create") {
-		t.Errorf("check for a lock reader: %+v", r)
+	for _, want := range []string{"a Role in " + w.ns + " with the rules {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]}, " +
+		"{apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [upgrade-console-mgmt], verbs: [update, delete]}, " +
+		`{apiGroups: [""], resources: [configmaps], verbs: [create]}`, "`kubectl auth can-i create leases.coordination.k8s.io -n " + w.ns + "`"} {
+		if r.Status != model.CheckFail || !r.Blocking || !strings.Contains(r.Remediation, want) {
+			t.Errorf("check for a lock reader: %+v\nwant its fix to name %s", r, want)
+		}
 	}
 	if r := checkApplyAccess(ctx, &Inputs{Access: &ApplyAccess{Err: errors.New("forbidden")}}); r.Status != model.CheckWarn || r.Blocking {
 		t.Errorf("unknown rights block: %+v", r)
+	}
+}
+
+// The apply's snapshot reads the EtcdadmCluster, the KubeadmControlPlane
+// and the MachineDeployments: an identity that may not list the
+// MachineDeployments passed apply --dry-run (exit 0), and the apply then
+// stopped at "snapshot: list MachineDeployments … forbidden". The plan says
+// it, blocking, with the rule to grant.
+func TestApplyAccessCheckAsksForTheSnapshotsReads(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	user := "no-machinedeployments-" + w.ns
+	var rules []rbacv1.PolicyRule
+	for _, g := range []string{"", "anywhere.eks.amazonaws.com", "controlplane.cluster.x-k8s.io", "etcdcluster.cluster.x-k8s.io",
+		"bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"} {
+		rules = append(rules, cptest.ReadOnly(g, "*"))
+	}
+	rules = append(rules, cptest.ReadOnly("cluster.x-k8s.io", "clusters", "machines", "machinesets", "machinehealthchecks"),
+		rbacv1.PolicyRule{APIGroups: []string{"anywhere.eks.amazonaws.com"}, Resources: []string{"*"}, Verbs: []string{"patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create", "update", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}})
+	cptest.Grant(t, env.Config, user, "", rules...)
+	c, err := NewClient(cptest.Impersonate(env.Config, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.System = w.client.System
+
+	// What the check is for: the snapshot stops there.
+	p := w.plan(t)
+	if _, _, err := (&Snapshotter{Client: c, Audit: &memAudit{}, Dir: t.TempDir()}).Take(ctx, p.Current.Cluster, w.spec.Docs, "test", time.Now()); err == nil ||
+		!strings.Contains(err.Error(), "snapshot: list MachineDeployments") {
+		t.Fatalf("snapshot by %s: %v, want it refused the MachineDeployments", user, err)
+	}
+
+	planner := &Planner{Client: c, State: w.watcher, Self: w.planner.Self}
+	p, err = planner.Plan(ctx, PlanRequest{Cluster: w.cfg.ClusterName, Namespace: w.ns, Spec: w.spec, Skips: []string{CheckWorkersReady}})
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	r := result(p, CheckApplyAccess)
+	want := "the console may not list machinedeployments.cluster.x-k8s.io in " + w.ns + " (to read the worker node groups for the pre-upgrade snapshot)"
+	if r.Status != model.CheckFail || !r.Blocking || r.Message != want {
+		t.Errorf("apply-access %s (blocking %t) %q\nwant a blocking failure %q", r.Status, r.Blocking, r.Message, want)
+	}
+	for _, fix := range []string{"{apiGroups: [cluster.x-k8s.io], resources: [machinedeployments], verbs: [list]}",
+		"`kubectl auth can-i list machinedeployments.cluster.x-k8s.io -n " + w.ns + "`"} {
+		if !strings.Contains(r.Remediation, fix) {
+			t.Errorf("fix %q lacks %q", r.Remediation, fix)
+		}
+	}
+	for _, b := range p.Blocking() {
+		if b.Name != CheckApplyAccess {
+			t.Errorf("%s blocks too: %s", b.Name, b.Message)
+		}
 	}
 }
 
