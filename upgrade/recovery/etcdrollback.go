@@ -1035,6 +1035,9 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 		list, err := kube.CoreV1().ConfigMaps(e.systemNS()).List(ctx, metav1.ListOptions{
 			LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + e.Cluster,
 		})
+		if apierrors.IsForbidden(err) {
+			return e.snapshotsForbidden(ctx, "", "list", err), nil
+		}
 		if err != nil {
 			return snapshotSrc{}, fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
 		}
@@ -1049,6 +1052,9 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	}
 	src := snapshotSrc{record: name, label: "snapshot " + name}
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
+	if apierrors.IsForbidden(err) {
+		return e.snapshotsForbidden(ctx, name, "get", err), nil
+	}
 	var ie *model.InputError
 	if errors.As(err, &ie) {
 		src.detail = ie.Error()
@@ -1065,6 +1071,23 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	src.snap = snap
 	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy)
 	return src, nil
+}
+
+// snapshotsForbidden is the snapshot precondition of an identity that may
+// not read the snapshot ConfigMaps: a refusal on snapshot, as when there is
+// none, since the local copy restores just as well (--snapshot-file, the
+// dashboard's f). It ended as "list snapshots … forbidden" with the fix to
+// ask for the right, and no word of the copy.
+func (e *Env) snapshotsForbidden(ctx context.Context, name, verb string, err error) snapshotSrc {
+	what, file, obj := "the snapshot ConfigMaps of "+e.Cluster+" in "+e.systemNS(), "upgrade-console-snapshot-"+e.Cluster+"-<time>.json", "configmaps"
+	if name != "" {
+		what, file, obj = "snapshot ConfigMap "+e.systemNS()+"/"+name, name+".json", "configmaps/"+name
+	}
+	return snapshotSrc{detail: fmt.Sprintf("the console may not read %s (%v). "+
+		"Restore from the local copy the console that started the upgrade kept: --snapshot-file %s in %s (or a copy of it); "+
+		"or grant the identity a Role in %s with the rule {apiGroups: [\"\"], resources: [configmaps], verbs: [get, list]} and a RoleBinding "+
+		"(`kubectl auth can-i %s %s -n %s`, with the same --kubeconfig, --context and --as, says whether it may)",
+		what, err, file, snapshotsDirHelp, e.systemNS(), verb, obj, e.systemNS()) + e.localCopiesHint(ctx, name)}
 }
 
 // SnapshotCopies lists the local snapshot copies this machine keeps of this
