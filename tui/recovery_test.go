@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,9 @@ type fakeRecovery struct {
 	// hold, when set, makes the run wait in its first step until its
 	// context ends (a wait step), as the real one does.
 	hold bool
+	// returned is set as run returns: read after the run's end is known
+	// (the dialog's settle), not raced with it.
+	returned atomic.Bool
 }
 
 func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan, *recovery.NodeFailure, error) {
@@ -85,6 +89,7 @@ func (f *fakeRecovery) run(ctx context.Context, p *recovery.Plan, progress func(
 		if f.hold {
 			<-ctx.Done()
 			r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepFailed, Err: fmt.Errorf("interrupted: %w", ctx.Err())}
+			f.returned.Store(true)
 			return recovery.Report{Steps: []recovery.StepResult{r}}, r.Err
 		}
 		r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepDone, Detail: "ok " + s.Name}
@@ -295,11 +300,12 @@ func TestProgramEndSettlesTheRecoveryDialog(t *testing.T) {
 	if !errors.As(err, &cut) || cut.Action != "etcd-rollback" || !waited || len(notes) != 0 || !strings.Contains(err.Error(), "etcd-rollback was stopped as the console ended") {
 		t.Fatalf("settle with a run under way: notes %q, err %v, waited %v", notes, err, waited)
 	}
-	select {
-	case <-done:
-	default:
+	// The run has returned: its message reaches done a moment after it,
+	// on the test's goroutine, so done itself would race settle.
+	if !f.returned.Load() {
 		t.Fatal("settle returned before the run did")
 	}
+	<-done
 
 	// A run that ended on its own before the program did, its message not
 	// yet delivered: said finished, not stopped.
