@@ -81,7 +81,6 @@ func TestStallWorkerGroupCountsItsOwnMachines(t *testing.T) {
 		Version: "v1.31.9-eks-1-31-40", ObservedGeneration: 2, // already rolled
 		Replicas: ReplicaCounts{Desired: i32(1), Ready: i32(1), UpToDate: i32(1)},
 	})
-	md0 = &s.MachineDeployments[0]
 	fresh := machine("mgmt-md-1-a", RoleWorker, "mgmt-md-1", "v1.31.9-eks-1-31-40", true)
 	fresh.CreationTimestamp = t0.Add(-time.Minute)
 	fresh.Conditions[0].LastTransitionTime = t0.Add(-30 * time.Second)
