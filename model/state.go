@@ -519,6 +519,18 @@ const CredentialsRefused = "the API server refused the credentials (401 Unauthor
 // (cluster-wide)"): the RBAC rule a cluster admin binds to the identity, and
 // the kubectl command that checks it. "" for a text it cannot read.
 func GrantFor(forbidden string) string {
+	if parts := strings.Split(forbidden, "; "); len(parts) > 1 {
+		// A kind read per namespace (events), denied in more than one.
+		fixes := make([]string, 0, len(parts))
+		for _, p := range parts {
+			f := GrantFor(p)
+			if f == "" {
+				return ""
+			}
+			fixes = append(fixes, f)
+		}
+		return strings.Join(fixes, "; ")
+	}
 	verb, rest, ok := strings.Cut(forbidden, " ")
 	if !ok {
 		return ""

@@ -211,8 +211,15 @@ func (w *Watcher) sourcesLocked() map[model.Kind]model.SourceStatus {
 		if seen[k] {
 			prev := out[k]
 			cur.Synced = prev.Synced && (cur.Synced || cur.Forbidden != "")
-			if prev.Forbidden != "" {
+			switch {
+			case prev.Forbidden == "" || prev.Forbidden == cur.Forbidden:
+			case cur.Forbidden == "":
 				cur.Forbidden = prev.Forbidden
+			default:
+				// Denied in each namespace: each is named, as the
+				// first alone told the operator to grant one Role and
+				// left the other pane of events still denied.
+				cur.Forbidden = prev.Forbidden + "; " + cur.Forbidden
 			}
 			if prev.Err != "" {
 				cur.Err = prev.Err

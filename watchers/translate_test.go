@@ -504,3 +504,27 @@ func TestConnectionMessageSaysCredentialsRefused(t *testing.T) {
 		t.Errorf("connectionMessage(401) = %q", got)
 	}
 }
+
+// Events are read per namespace, one informer each. Denied in both, the
+// source named the first alone, and its fix granted one Role: the other
+// namespace's events stayed denied with nothing saying so.
+func TestEventsDeniedInEachNamespaceNameEach(t *testing.T) {
+	spec := &kindSpec{kind: model.KindEvent, resource: "events"}
+	w := &Watcher{}
+	for _, ns := range []string{"eksa-system", "default"} {
+		w.insts = append(w.insts, &instance{w: w, spec: spec, namespace: ns,
+			status: model.SourceStatus{Installed: true, Forbidden: "list events in " + ns}})
+	}
+	src := w.sourcesLocked()[model.KindEvent]
+	if want := "list events in eksa-system; list events in default"; src.Forbidden != want {
+		t.Fatalf("forbidden = %q, want %q", src.Forbidden, want)
+	}
+	if fix := model.GrantFor(src.Forbidden); !strings.Contains(fix, "Role in eksa-system") || !strings.Contains(fix, "Role in default") {
+		t.Errorf("fix = %q, want a Role in each namespace", fix)
+	}
+	// Allowed in one: only the other is named.
+	w.insts[0].status.Forbidden = ""
+	if src := w.sourcesLocked()[model.KindEvent]; src.Forbidden != "list events in default" {
+		t.Errorf("forbidden in one namespace = %q", src.Forbidden)
+	}
+}
