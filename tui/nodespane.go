@@ -122,9 +122,12 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	// row on its screen line: at fleet scale rows come and go above it
 	// several times a second (machines joining, leaving, moving between
 	// states), and a cursor kept by index moved onto another machine, and
-	// the window under it, while the operator read it.
+	// the window under it, while the operator read it. A cursor on the
+	// first row follows the first row, as the events pane at its top
+	// does: failures sort first, and a console that has not been moved
+	// kept the machine it opened on while a failed one rose above it.
 	anchor, anchored, line := rowAnchor{}, false, 0
-	if !p.tail && p.cursor < len(p.rows) {
+	if !p.tail && p.cursor < len(p.rows) && (p.cursor > 0 || p.offset > 0) {
 		anchor, anchored, line = anchorOf(&p.rows[p.cursor]), true, p.cursor-p.offset
 	}
 	p.all = p.join.join(st, s, stalled)

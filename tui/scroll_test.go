@@ -289,6 +289,34 @@ func TestNodesCursorKeepsItsRow(t *testing.T) {
 	}
 }
 
+// A cursor left on the first row follows the first row: the operator who
+// has not moved it sees the failed machine that sorts to the top selected,
+// not the machine that was first when the console opened.
+func TestNodesCursorAtTheTopFollowsTheTop(t *testing.T) {
+	s := fixtureLarge(200)
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	if d.nodes.cursor != 0 || d.nodes.offset != 0 {
+		t.Fatalf("cursor %d, window %d: the test wants the cursor on the first row", d.nodes.cursor, d.nodes.offset)
+	}
+	first := d.nodes.rows[0].name
+	next := *s
+	next.Version = s.Version + 1
+	ms, ns := workers(1, "md-0", newK8s, ago(time.Minute))
+	ms[0].Name, ms[0].Phase = "mgmt-md-0-failed", "Failed"
+	ms[0].NodeName, ns[0].Name = ms[0].Name, ms[0].Name
+	next.Machines = model.ListOf(append([]*model.Machine{ms[0]}, s.Machines.Slice()...)...)
+	next.Nodes = model.ListOf(append(ns, s.Nodes.Slice()...)...)
+	d.Update(SnapshotMsg{State: &next})
+	d.Update(frameMsg{})
+	if got := d.nodes.rows[0].name; got == first {
+		t.Fatalf("the new machine did not sort first (first row %q)", got)
+	}
+	if d.nodes.cursor != 0 {
+		t.Errorf("the cursor stayed on %q (row %d), want the first row %q", d.nodes.rows[d.nodes.cursor].name, d.nodes.cursor, d.nodes.rows[0].name)
+	}
+}
+
 // eventsFrom is n events, newest first, numbered from first up (the newest
 // the highest), each a second after the one before.
 func eventsFrom(first, n int) []model.Event {
