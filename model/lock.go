@@ -21,6 +21,14 @@ func LockName(cluster string) string { return "upgrade-console-" + cluster }
 // left behind at once, rather than as live until the lease runs out.
 const AnnotationLockKept = "upgrade-console/lock-kept"
 
+// AnnotationLockAuthenticatedAs, on the lock Lease, is who the API server
+// authenticated the holding console as (its SelfSubjectReview), written
+// with the holder when the console takes the lock. The holderIdentity names
+// the OS user and host, root@bastion for every operator of a shared bastion;
+// this names the token or OIDC user behind it. Absent when the review was
+// refused or unanswered, and on a lock taken by an older console.
+const AnnotationLockAuthenticatedAs = "upgrade-console/authenticated-as"
+
 // Lock is the upgrade lock Lease as last read: who holds it and until when.
 type Lock struct {
 	Namespace, Name string
@@ -37,6 +45,9 @@ type Lock struct {
 	// (AnnotationLockKept): "upgrade failed: …". Empty while the holder
 	// renews it, and on a lock left by a console that died.
 	Kept string
+	// AuthenticatedAs is who the API server authenticated the holder as
+	// (AnnotationLockAuthenticatedAs); empty when it is not known.
+	AuthenticatedAs string
 }
 
 // Held reports whether the lease names a holder at all.
@@ -72,6 +83,11 @@ func LockOf(l *coordinationv1.Lease) Lock {
 		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
 		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
 		Kept:           l.Annotations[AnnotationLockKept],
+	}
+	if lock.HolderIdentity != "" {
+		// A lease released by hand (holder emptied, annotation left)
+		// names nobody: the identity went with its holder.
+		lock.AuthenticatedAs = l.Annotations[AnnotationLockAuthenticatedAs]
 	}
 	if l.Spec.AcquireTime != nil {
 		lock.AcquireTime = l.Spec.AcquireTime.Time

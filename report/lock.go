@@ -24,20 +24,26 @@ func (w *lockWatch) observe(l *model.Lock, cluster string, now time.Time) []Line
 	if holder == w.holder && stale == w.stale {
 		return nil
 	}
+	// Who the API server authenticated the holder as, when its console
+	// wrote it: on a shared bastion the identity is root@bastion for all.
+	named := holder
+	if l.Held() && l.AuthenticatedAs != "" {
+		named += " (authenticated as " + l.AuthenticatedAs + ")"
+	}
 	var text string
 	switch {
 	case holder == "":
 		text = "released by " + w.holder
 	case stale && l.Kept != "":
-		text = "held by " + holder + ", kept when its console stopped following: " + l.Kept +
+		text = "held by " + named + ", kept when its console stopped following: " + l.Kept +
 			" (check the cluster, then clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
 	case stale:
-		text = "held by " + holder + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
+		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
 			" (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
 	case holder == w.holder:
 		text = "renewed again by " + holder
 	default:
-		text = "held by " + holder + " since " + l.AcquireTime.UTC().Format(time.RFC3339)
+		text = "held by " + named + " since " + l.AcquireTime.UTC().Format(time.RFC3339)
 	}
 	w.holder, w.stale = holder, stale
 	return []Line{{At: now, Subject: "lock", Text: text}}

@@ -42,6 +42,20 @@ func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
 	}
 }
 
+// On a shared bastion every holder is root@bastion: the plain watch says who
+// the API server authenticated the console that took the lock as.
+func TestLockWatchNamesWhoTheHolderIsAuthenticatedAs(t *testing.T) {
+	l := &model.Lock{HolderIdentity: "root@bastion/3f2a9c1e", AcquireTime: t0, RenewTime: t0, Duration: time.Minute, AuthenticatedAs: "system:serviceaccount:ops:alice"}
+	var w lockWatch
+	got := w.observe(l, "mgmt", t0)
+	if want := "held by root@bastion/3f2a9c1e (authenticated as system:serviceaccount:ops:alice) since 2026-11-21T12:00:00Z"; len(got) != 1 || got[0].Text != want {
+		t.Errorf("%v, want %q", got, want)
+	}
+	if got := w.observe(&model.Lock{}, "mgmt", t0); len(got) != 1 || got[0].Text != "released by root@bastion/3f2a9c1e" {
+		t.Errorf("released: %v", got)
+	}
+}
+
 // TestWatchReportsStaleLockAsTimePasses: the lease expires without a new
 // snapshot; the plain watch says so on its tick.
 func TestWatchReportsStaleLockAsTimePasses(t *testing.T) {

@@ -218,22 +218,29 @@ func heldBadge(renewed, now time.Time) badge {
 // console does not hold it: another console's, or one left stale by a
 // console that died (which R offers to clear). The holder is user@host: the
 // console's instance id ("/3f2a9c1e") would crowd out the header at 80
-// columns, and whoever holds it, it is not this console.
+// columns, and whoever holds it, it is not this console. Who the API server
+// authenticated it as is in the full form only: on a shared bastion
+// user@host is root@bastion for everyone, but a ServiceAccount's name is
+// longer than the room the versions leave at 80 columns.
 func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
 	holder, _, _ := strings.Cut(l.HolderIdentity, "/")
+	full := holder
+	if l.AuthenticatedAs != "" {
+		full += " as " + l.AuthenticatedAs
+	}
 	d := since(l.LastRenewed(), now)
 	if l.Kept != "" {
 		// Left on purpose by an upgrade that failed or timed out: not a
 		// console that died, and no age tells it apart.
 		t := sym.Warn + " lock: " + holder + " kept"
-		return badge{t, t, t, rStale}
+		return badge{sym.Warn + " lock: " + full + " kept", t, t, rStale}
 	}
 	if l.Expired(now) {
 		t := sym.Warn + " lock: " + holder + " stale"
-		return badge{t + " " + d, t + " " + d, t, rStale}
+		return badge{sym.Warn + " lock: " + full + " stale " + d, t + " " + d, t, rStale}
 	}
 	t := "lock: " + holder
-	b := badge{t, t, t, rMuted}
+	b := badge{"lock: " + full, t, t, rMuted}
 	if d != "" {
 		b.full += " (renewed " + d + " ago)"
 	}

@@ -360,3 +360,23 @@ func TestQuitFromTheRecoveryDialogAsksToo(t *testing.T) {
 		})
 	}
 }
+
+// On a shared bastion every lock is root@bastion's: the header names who the
+// API server authenticated its console as where it has the room, and keeps
+// user@host where it has not.
+func TestHeaderNamesWhoTheLockHolderIsAuthenticatedAs(t *testing.T) {
+	l := foreignLock()
+	l.HolderIdentity, l.AuthenticatedAs = "root@bastion/3f2a9c1e", "system:serviceaccount:ops:alice"
+	if out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), l), themes.Mono, 160, 40)); !strings.Contains(out, "lock: root@bastion as system:serviceaccount:ops:alice (renewed 3s ago)") {
+		t.Errorf("wide header:\n%s", out)
+	}
+	out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), l), themes.Mono, 80, 24))
+	if !strings.Contains(out, "lock: root@bastion") || strings.Contains(out, "serviceaccount") {
+		t.Errorf("80 columns:\n%s", out)
+	}
+	stale := staleLock()
+	stale.AuthenticatedAs = "oidc:alice@example.com"
+	if out := screenOf(newTestDashboard(t, withLock(fixtureHealthy(), stale), themes.Mono, 160, 40)); !strings.Contains(out, "lock: ops@bastion-1 as oidc:alice@example.com stale 3h00m") {
+		t.Errorf("stale lock:\n%s", out)
+	}
+}

@@ -188,6 +188,14 @@ func (a *Auditor) Authenticate(ctx context.Context) {
 	})
 }
 
+// AuthenticatedAs is who the API server authenticated the console as: the
+// one review Authenticate asks (waiting for it, if under way), nil when it
+// was refused, unanswered or not asked for (no WithAuditReview).
+func (a *Auditor) AuthenticatedAs(ctx context.Context) *Authenticated {
+	a.Authenticate(ctx)
+	return a.authenticated
+}
+
 // DefaultAuditPath is StateDir()/audit.log.
 func DefaultAuditPath() (string, error) {
 	dir, err := StateDir()

@@ -44,6 +44,11 @@ type Holder struct {
 	User     string
 	Host     string
 	Instance string
+	// Authenticated is who the API server authenticated the holding
+	// console as (model.AnnotationLockAuthenticatedAs), when the Lease
+	// says: on a shared bastion every operator is root@bastion. It is not
+	// part of the holderIdentity, which older consoles parse and compare.
+	Authenticated string
 }
 
 // String is the Lease's holderIdentity: "alice@laptop/3f2a9c1e".
@@ -55,11 +60,20 @@ func (h Holder) String() string {
 	return s
 }
 
-// Display is the holder as an operator reads it: "alice@laptop (console 3f2a9c1e)".
+// Display is the holder as an operator reads it: "alice@laptop (console
+// 3f2a9c1e)", "root@bastion (console 3f2a9c1e, authenticated as
+// system:serviceaccount:ops:alice)".
 func (h Holder) Display() string {
-	s := h.User + "@" + h.Host
+	var about []string
 	if h.Instance != "" {
-		s += " (console " + h.Instance + ")"
+		about = append(about, "console "+h.Instance)
+	}
+	if h.Authenticated != "" {
+		about = append(about, "authenticated as "+h.Authenticated)
+	}
+	s := h.User + "@" + h.Host
+	if len(about) > 0 {
+		s += " (" + strings.Join(about, ", ") + ")"
 	}
 	return s
 }
@@ -147,7 +161,9 @@ func statusFromLease(l *coordinationv1.Lease) *LockStatus {
 // LockStatusOf is the status of a lock as a snapshot carries it (no UID or
 // resourceVersion to act on: the planner reads the live lease for those).
 func LockStatusOf(l model.Lock) *LockStatus {
-	return &LockStatus{Lock: l, Holder: ParseHolder(l.HolderIdentity)}
+	h := ParseHolder(l.HolderIdentity)
+	h.Authenticated = l.AuthenticatedAs
+	return &LockStatus{Lock: l, Holder: h}
 }
 
 // LockHeldError says the lock belongs to another console. Stale is true when
@@ -184,6 +200,8 @@ type Locker struct {
 	Clock     clock.PassiveClock
 	// Audit records every write to the Lease. Required for the writes
 	// (Acquire, Renew, Keep, Release): without it they are ErrNoAudit.
+	// When it knows who the API server authenticated the console as (an
+	// *Auditor's one SelfSubjectReview), Acquire writes it on the Lease.
 	Audit Recorder
 	// AnswerWithin bounds how long Renew, Keep and Release wait for the API
 	// server (DefaultAnswerWithin when zero).
@@ -191,6 +209,22 @@ type Locker struct {
 }
 
 func (l *Locker) name() string { return LockName(l.Cluster) }
+
+// identityRecorder is an audit log that knows who the API server
+// authenticated the console as: *Auditor.
+type identityRecorder interface {
+	AuthenticatedAs(ctx context.Context) *Authenticated
+}
+
+// authenticatedAs is the username the audit log's review got, "" when it was
+// refused or unanswered: the lock takes the audit log's answer rather than
+// asking again, so the Lease and the lock-acquire entry name the same one.
+func (l *Locker) authenticatedAs(ctx context.Context) string {
+	if r, ok := l.Audit.(identityRecorder); ok {
+		return r.AuthenticatedAs(ctx).String()
+	}
+	return ""
+}
 
 func (l *Locker) ns() string {
 	if l.Namespace == "" {
@@ -296,6 +330,11 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		return nil, err
 	}
 	leases := l.Kube.CoordinationV1().Leases(l.ns())
+	as := l.authenticatedAs(ctx)
+	holder := "holder " + l.Holder.String()
+	if as != "" {
+		holder += " (authenticated as " + as + ")"
+	}
 	now := metav1.NewMicroTime(l.now())
 	spec := coordinationv1.LeaseSpec{
 		HolderIdentity:       ptr.To(l.Holder.String()),
@@ -321,6 +360,9 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 			},
 			Spec: spec,
 		}
+		if as != "" {
+			lease.Annotations = map[string]string{model.AnnotationLockAuthenticatedAs: as}
+		}
 		wctx, cancel := landing(ctx)
 		created, err := leases.Create(wctx, lease, metav1.CreateOptions{FieldManager: ManagerName})
 		cancel()
@@ -332,7 +374,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 			return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 		}
 		st := statusFromLease(created)
-		if err := l.record(ctx, "lock-acquire", "created the Lease, holder "+l.Holder.String(), nil); err != nil {
+		if err := l.record(ctx, "lock-acquire", "created the Lease, "+holder, nil); err != nil {
 			return st, err
 		}
 		return st, nil
@@ -359,6 +401,16 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	existing.Labels[LabelCluster] = l.Cluster
 	// Taken again, the lock is renewed: a kept mark would call it stale.
 	delete(existing.Annotations, model.AnnotationLockKept)
+	// The identity is this console's, or none: one left by the previous
+	// holder (a Lease released by hand) would name someone else.
+	if as != "" {
+		if existing.Annotations == nil {
+			existing.Annotations = map[string]string{}
+		}
+		existing.Annotations[model.AnnotationLockAuthenticatedAs] = as
+	} else {
+		delete(existing.Annotations, model.AnnotationLockAuthenticatedAs)
+	}
 	wctx, cancel := landing(ctx)
 	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
 	cancel()
@@ -370,7 +422,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 	}
 	st := statusFromLease(updated)
-	return st, l.record(ctx, "lock-acquire", "took over a released Lease, holder "+l.Holder.String(), nil)
+	return st, l.record(ctx, "lock-acquire", "took over a released Lease, "+holder, nil)
 }
 
 // lostRace re-reads the lease after a failed optimistic write to name the
@@ -415,6 +467,8 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 	if holder := ptr.Deref(existing.Spec.HolderIdentity, ""); holder != l.Holder.String() {
 		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is held by "+cmp.Or(holder, "no one")+" now: this console no longer holds the upgrade lock", ErrLockLost))
 	}
+	// The whole Lease read goes back, annotations included: the
+	// authenticated-as one written when the lock was taken stays.
 	existing = existing.DeepCopy()
 	now := metav1.NewMicroTime(l.now())
 	existing.Spec.RenewTime = &now
@@ -494,6 +548,8 @@ func (l *Locker) Release(ctx context.Context) error {
 	if st == nil || st.HolderIdentity != l.Holder.String() {
 		return ErrLockLost
 	}
+	// Deleted rather than emptied: the holder and who it was
+	// authenticated as go in the one write.
 	err = unanswered(rctx, within, deleteLease(rctx, l.Kube, st))
 	return errors.Join(err, l.record(ctx, "lock-release", "deleted the Lease", err))
 }

@@ -133,12 +133,17 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 	now := time.Now()
 	if o.output == "json" {
 		type row struct {
-			ID     string    `json:"id"`
-			Object string    `json:"object"`
-			Key    string    `json:"key,omitempty"`
-			Value  string    `json:"value,omitempty"`
-			Holder string    `json:"holder,omitempty"`
-			Since  time.Time `json:"since,omitzero"`
+			ID     string `json:"id"`
+			Object string `json:"object"`
+			Key    string `json:"key,omitempty"`
+			Value  string `json:"value,omitempty"`
+			Holder string `json:"holder,omitempty"`
+			// AuthenticatedAs is who the API server authenticated the
+			// lease's holder as (the lease only, when its console wrote
+			// it): holder is user@host, root@bastion for every operator
+			// of a shared bastion.
+			AuthenticatedAs string    `json:"authenticatedAs,omitempty"`
+			Since           time.Time `json:"since,omitzero"`
 			// Renewed is the lease's last renewal (the lease only).
 			Renewed time.Time `json:"renewed,omitzero"`
 			State   string    `json:"state"`
@@ -153,7 +158,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			if m.State == recovery.MarkerNotSet {
 				blocks = ""
 			}
-			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.Since, m.Renewed, string(m.State), blocks, m.Reason})
+			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.AuthenticatedAs, m.Since, m.Renewed, string(m.State), blocks, m.Reason})
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

@@ -83,7 +83,11 @@ type Marker struct {
 	// Holder is who set it: the lease holder, or the field manager that last
 	// wrote the annotation or label (from managedFields).
 	Holder string
-	Since  time.Time
+	// AuthenticatedAs is who the API server authenticated the lease's
+	// holder as (the lease only, when its console wrote it): Holder is
+	// the OS user and host, root@bastion for every operator of a bastion.
+	AuthenticatedAs string
+	Since           time.Time
 	// Renewed is when the lease's holder last renewed it (the lease only):
 	// Since is when it was taken, which says nothing of whether it lives.
 	Renewed time.Time
@@ -142,8 +146,16 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	lease := Marker{ID: MarkerLease, Object: lockRef, State: MarkerNotSet, confirm: upgrade.LockName(env.Cluster),
 		Blocks: "any new upgrade, and any etcd rollback, from another console (a node retry is not blocked: it is what a failed in-place step needs while the upgrade is followed)"}
 	liveLock := false
+	liveHolder := ""
 	if st.Held() {
-		lease.Holder, lease.Since, lease.Renewed, lease.lease = st.Holder.Display(), st.AcquireTime, st.LastRenewed(), st
+		// The table's holder column stays user@host (console id), as
+		// `holder` in the JSON does for scripts that read it: the
+		// identity has a field of its own, and the reason line (which
+		// wraps) names both.
+		short := st.Holder
+		short.Authenticated = ""
+		lease.Holder, lease.AuthenticatedAs, lease.Since, lease.Renewed, lease.lease = short.Display(), st.AuthenticatedAs, st.AcquireTime, st.LastRenewed(), st
+		liveHolder = st.Holder.Display()
 		lease.Reason = st.Describe(now)
 		switch {
 		case st.Kept != "":
@@ -162,7 +174,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		lease.Reason = "a released lease with no holder"
 	}
 	out = append(out, lease)
-	liveReason := "a console holds a live upgrade lock (" + lease.Holder + "): an upgrade is being driven"
+	liveReason := "a console holds a live upgrade lock (" + liveHolder + "): an upgrade is being driven"
 
 	// EKS-A paused annotation (and a rollback record that goes with it).
 	cluster, err := env.readCluster(ctx)
@@ -603,7 +615,15 @@ func leaseClearStep(env *Env, m Marker) Step {
 		Change: "delete (only if not renewed or taken since it was read)",
 	}
 	if m.lease != nil {
-		s.Before = map[string]any{"holder": m.lease.HolderIdentity, "renewTime": m.lease.RenewTime, "uid": m.lease.UID, "resourceVersion": m.lease.ResourceVersion}
+		// Whose lease it is, as lock status said: the clear is typed
+		// for a cluster, and a live one's holder is named in its
+		// precondition only.
+		s.Change += "; held by " + m.lease.Holder.Display()
+		before := map[string]any{"holder": m.lease.HolderIdentity, "renewTime": m.lease.RenewTime, "uid": m.lease.UID, "resourceVersion": m.lease.ResourceVersion}
+		if m.lease.AuthenticatedAs != "" {
+			before["authenticatedAs"] = m.lease.AuthenticatedAs
+		}
+		s.Before = before
 		s.After = map[string]any{"lease": nil}
 	}
 	s.done = func(ctx context.Context) (bool, string, error) {
