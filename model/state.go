@@ -291,15 +291,47 @@ type Machine struct {
 	// machine when known (tells which spec generation the machine has).
 	InfrastructureTemplate string
 	Conditions             Conditions
+	// FailureReason and FailureMessage are CAPI's terminal failure of the
+	// machine: status.failureReason/failureMessage at v1beta1,
+	// status.deprecated.v1beta1.* at v1beta2. Empty on a healthy machine.
+	// CAPI does not retry a failed machine; whether the upgrade failed
+	// is still EKS-A's rule (outcome.go), which does not read them.
+	FailureReason  string
+	FailureMessage string
+	// ProviderID is spec.providerID ("vsphere://4203…"), what ties the
+	// machine to its VM and its Node.
+	ProviderID string
+	// Addresses are status.addresses, as the infrastructure provider
+	// reports them; nil before it has.
+	Addresses []MachineAddress
+}
+
+// Failed reports whether CAPI reports the machine failed: its phase, or a
+// failure reason or message (set before, or without, the phase).
+func (m *Machine) Failed() bool {
+	return m.Phase == "Failed" || m.FailureReason != "" || m.FailureMessage != ""
+}
+
+// MachineAddress is one entry of a Machine's status.addresses.
+type MachineAddress struct {
+	Type    string // InternalIP, ExternalIP, Hostname, InternalDNS, ExternalDNS
+	Address string
 }
 
 // Node is a Kubernetes Node (metadata and status only).
 type Node struct {
 	Meta
+	// The two flags side by side: one word for both, and with Abnormal
+	// the Node stays in the allocator's 208-byte class (224 otherwise).
 	Ready          bool
+	Unschedulable  bool
 	ReadySince     time.Time
 	KubeletVersion string
-	Unschedulable  bool
+	// Abnormal are the node's conditions other than Ready that report a
+	// problem (see the watchers' nodeConditionAbnormal), in the order the
+	// node lists them; nil on a healthy node, as nearly all of a fleet
+	// is.
+	Abnormal Conditions
 }
 
 // NodeUpgradeStep is the ordered list of per-node in-place upgrade steps, as

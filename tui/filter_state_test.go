@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
@@ -61,5 +62,31 @@ func TestFilterFindsFailedAndStalledRows(t *testing.T) {
 	title := paneTitle(t, d, "NODES")
 	if !strings.Contains(title, fmt.Sprintf(`filter "stalled": %d shown`, stalled)) || rowsMarked(d, "⚠") != stalled {
 		t.Errorf("filter stalled: %q, %d row(s) marked ⚠, want %d\n%s", title, rowsMarked(d, "⚠"), stalled, screenOf(d))
+	}
+}
+
+// TestCAPIMachineFailureReadsAsFailed: a machine whose failureMessage CAPI
+// set reads as failed in the nodes pane, its phase Running or not: its
+// mark, the title's count, the "failed" filter. The upgrade's outcome is
+// not the pane's to judge and stays as it was.
+func TestCAPIMachineFailureReadsAsFailed(t *testing.T) {
+	s := fixtureMachineFailed()
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	if title := paneTitle(t, d, "NODES"); !strings.Contains(title, "2 failed") {
+		t.Errorf("title %q, want the in-place failure and the CAPI one counted", title)
+	}
+	var row *nodeRow
+	for i := range d.nodes.all {
+		if d.nodes.all[i].machine == failedWorker {
+			row = &d.nodes.all[i]
+		}
+	}
+	if row == nil || row.state() != "failed" || row.phase != "Running" || !row.matches("failed") {
+		t.Fatalf("row of %s: %+v", failedWorker, row)
+	}
+	before := model.DeriveProgress(fixtureDetail(), model.ProgressOptions{}, t0)
+	after := model.DeriveProgress(s, model.ProgressOptions{}, t0)
+	if before.Failed != after.Failed || before.Current != after.Current {
+		t.Errorf("the CAPI failure moved the upgrade's judgement: failed %v→%v, current %v→%v", before.Failed, after.Failed, before.Current, after.Current)
 	}
 }

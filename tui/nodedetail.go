@@ -281,6 +281,19 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 	}
 
 	m, n, nu := o.m, o.n, o.nu
+	// CAPI's failure first: it is terminal (CAPI does not retry the
+	// machine), and the phase alone does not say why.
+	if m != nil && (m.FailureReason != "" || m.FailureMessage != "") {
+		text := "Machine failed"
+		if m.FailureReason != "" {
+			text += " (" + m.FailureReason + ")"
+		}
+		if msg := strings.TrimSpace(m.FailureMessage); msg != "" {
+			text += ": " + msg
+		}
+		wrapped(" "+sym.Fail+" ", text, rFailure)
+		blank()
+	}
 	switch {
 	case m != nil:
 		field("owner", ownerText(m, in.state), rText)
@@ -306,6 +319,12 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		default:
 			field("node", n.Name, rText)
 		}
+		if m.ProviderID != "" {
+			field("provider", m.ProviderID, rText)
+		}
+		if len(m.Addresses) > 0 {
+			field("addresses", addressesText(m.Addresses), rText)
+		}
 		field("created", stamp(m.CreationTimestamp, now), rText)
 		if m.Deleting() {
 			field("deleting", stamp(m.DeletionTimestamp, now), rSevWarning)
@@ -330,6 +349,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		if n.Deleting() {
 			field("node", "deleting, "+stamp(n.DeletionTimestamp, now), rSevWarning)
 		}
+		body = append(body, detailNodeConditions(sym.Warn, n.Abnormal, now, iw)...)
 	}
 
 	// The stall line, whole: the dashboard's status line cuts it at the
@@ -491,30 +511,58 @@ func detailConditions(st *styles, cs model.Conditions, now time.Time, iw int) []
 		if c.Severity != model.SeverityNone {
 			status += " " + string(c.Severity)
 		}
-		segs := []seg{{" " + mark.text + " ", mark.r}, {c.Type, rText}, {"  " + status, mark.r}}
-		if !c.LastTransitionTime.IsZero() {
-			segs = append(segs, seg{"  " + stamp(c.LastTransitionTime, now), rMuted})
-		}
-		out = append(out, line{segs: segs})
 		r := rMuted
 		if c.Severity == model.SeverityError {
 			r = rSevError
 		}
-		if c.Reason != "" {
-			out = append(out, wrapTagged("     reason  ", c.Reason, r, "", rText, iw)...)
-		}
-		for i, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			prefix := "     message "
-			if i > 0 {
-				prefix = spaces(width(prefix))
-			}
-			out = append(out, wrapTagged(prefix, strings.TrimSpace(l), r, "", rText, iw)...)
-		}
+		out = detailCondition(out, mark, c.Type, status, c, r, now, iw)
 	}
 	return out
+}
+
+// detailCondition adds one condition's lines: its mark, type and status,
+// when it last changed, then its reason and message (in r) whole.
+func detailCondition(out []line, mark seg, typ, status string, c model.Condition, r role, now time.Time, iw int) []line {
+	segs := []seg{{" " + mark.text + " ", mark.r}, {typ, rText}, {"  " + status, mark.r}}
+	if !c.LastTransitionTime.IsZero() {
+		segs = append(segs, seg{"  " + stamp(c.LastTransitionTime, now), rMuted})
+	}
+	out = append(out, line{segs: segs})
+	if c.Reason != "" {
+		out = append(out, wrapTagged("     reason  ", c.Reason, r, "", rText, iw)...)
+	}
+	for i, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		prefix := "     message "
+		if i > 0 {
+			prefix = spaces(width(prefix))
+		}
+		out = append(out, wrapTagged(prefix, strings.TrimSpace(l), r, "", rText, iw)...)
+	}
+	return out
+}
+
+// detailNodeConditions lists the node's abnormal conditions (DiskPressure
+// True, a node-problem-detector's KernelDeadlock…) as warnings: the model
+// keeps no other, and a node holds none while healthy.
+func detailNodeConditions(warn string, cs model.Conditions, now time.Time, iw int) []line {
+	var out []line
+	for _, c := range cs {
+		out = detailCondition(out, seg{warn, rSevWarning}, "node "+c.Type, c.Status, c, rSevWarning, now, iw)
+	}
+	return out
+}
+
+// addressesText is the machine's addresses on one line, as an operator
+// reads them to reach it: "InternalIP 10.0.0.5 · Hostname ip-10-0-0-5".
+func addressesText(as []model.MachineAddress) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.Type + " " + a.Address
+	}
+	return strings.Join(parts, " · ")
 }
 
 // detailEvents are the kept events about the machine, its node or its

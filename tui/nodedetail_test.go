@@ -65,6 +65,39 @@ func fixtureDetail() *model.ClusterState {
 	return s
 }
 
+// failedWorker is the worker fixtureMachineFailed fails.
+const failedWorker = "mgmt-md-0-00005"
+
+// fixtureMachineFailed is fixtureDetail with a worker CAPI reports failed
+// (its phase still Running: the failure is what says so), with its
+// provider ID and addresses, on a node under disk pressure whose
+// node-problem-detector cannot tell about kernel deadlocks.
+func fixtureMachineFailed() *model.ClusterState {
+	s := fixtureDetail()
+	s.Version = 79
+	for i, m := range s.Machines.All() {
+		if m.Name == failedWorker {
+			s.Machines = withChanged(s.Machines, i, func(m *model.Machine) {
+				m.FailureReason = "UpdateError"
+				m.FailureMessage = "Failure detected from referenced resource infrastructure.cluster.x-k8s.io/v1beta1, Kind=VSphereMachine with name \"" + failedWorker + "\": VM powered off unexpectedly"
+				m.ProviderID = "vsphere://4203a1b2-c3d4-e5f6-0708-090a0b0c0d0e"
+				m.Addresses = []model.MachineAddress{{Type: "InternalIP", Address: "10.0.0.5"}, {Type: "Hostname", Address: failedWorker}}
+			})
+		}
+	}
+	for i, n := range s.Nodes.All() {
+		if n.Name == failedWorker {
+			s.Nodes = withChanged(s.Nodes, i, func(n *model.Node) {
+				n.Abnormal = model.Conditions{
+					cond("DiskPressure", "True", "", "KubeletHasDiskPressure", "kubelet has disk pressure", ago(4*time.Minute)),
+					cond("KernelDeadlock", "Unknown", "", "NoFrequentReports", "", ago(2*time.Minute)),
+				}
+			})
+		}
+	}
+	return s
+}
+
 // detailApp is the console at w×h on s, the detail not yet open.
 func detailApp(t *testing.T, s *model.ClusterState, w, h int) *App {
 	t.Helper()
@@ -129,10 +162,18 @@ func topDetail(t *testing.T, app *App) *nodeDetail {
 // events), and a worker whose name is wider than the view at 80 columns,
 // cordoned and being deleted.
 func TestNodeDetailGoldens(t *testing.T) {
-	for _, c := range []struct{ name, filter string }{{"inplace-failed", "b8k4m"}, {"long-name", "gpu-a100"}} {
+	for _, c := range []struct {
+		name, filter string
+		fixture      func() *model.ClusterState
+	}{
+		{"inplace-failed", "b8k4m", fixtureDetail}, {"long-name", "gpu-a100", fixtureDetail},
+		// CAPI's failure at the top, the addresses to reach the machine
+		// by, the node's pressure under its readiness.
+		{"machine-failed", "md-0-00005", fixtureMachineFailed},
+	} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
-				app := detailApp(t, fixtureDetail(), sz[0], sz[1])
+				app := detailApp(t, c.fixture(), sz[0], sz[1])
 				filterTo(t, app, c.filter)
 				pressRun(t, app, keyD)
 				topDetail(t, app)

@@ -411,7 +411,10 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		}
 	}
 	switch {
-	case r.stepFailed || (m != nil && m.Phase == "Failed"):
+	// A machine CAPI reports failed (phase or failure message) reads as
+	// failed whatever its node says; whether the upgrade failed stays
+	// EKS-A's rule (model/outcome.go), which does not read it.
+	case r.stepFailed || (m != nil && m.Failed()):
 		r.mark, r.phaseRole = seg{sym.Fail, rSevError}, rSevError
 	case m != nil && (!m.DeletionTimestamp.IsZero() || m.Phase == "Deleting"):
 		r.mark, r.phase, r.phaseRole = seg{sym.Pending, rMuted}, "Deleting", rMuted

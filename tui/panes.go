@@ -191,7 +191,7 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 // failed, the stalled, the ones coming up, the ones leaving, then the ready.
 func etcdMemberRank(m *model.Machine, stalled bool) int {
 	switch {
-	case m.Phase == "Failed":
+	case m.Failed():
 		return 0
 	case stalled:
 		return 1
@@ -207,7 +207,7 @@ func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled 
 	sym := st.th.Sym
 	mark := seg{sym.Active, rSevInfo}
 	switch {
-	case m.Phase == "Failed":
+	case m.Failed():
 		mark = seg{sym.Fail, rSevError}
 	case !m.DeletionTimestamp.IsZero():
 		mark = seg{sym.Pending, rMuted}
@@ -222,6 +222,10 @@ func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled 
 	}
 	if m.EtcdReady {
 		state = "ready"
+	}
+	if m.Failed() {
+		// Its ✗ beside "ready" read as a contradiction.
+		state = "failed"
 	}
 	if !m.DeletionTimestamp.IsZero() {
 		state = "deleting"

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -46,5 +47,21 @@ func TestEtcdTitleSaysTheTargetWhileItRollsOut(t *testing.T) {
 		if !strings.Contains(tc.got, tc.want) || strings.Contains(tc.got, tc.not) {
 			t.Errorf("%s: title %q, want %q and no %q", tc.name, tc.got, tc.want, tc.not)
 		}
+	}
+}
+
+// TestEtcdMemberCAPIFailure: an etcd member whose Machine CAPI reports
+// failed reads as failed, and first, in the etcd pane, as in the nodes
+// pane, though its phase and etcd-ready label still say it runs.
+func TestEtcdMemberCAPIFailure(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	m := etcdMachine("mgmt-etcd-4xk2q", ago(time.Hour), true, true, "Running")
+	m.FailureReason, m.FailureMessage = "UpdateError", "etcd member failed to join"
+	l := etcdMemberLine(st, m, &model.EtcdCluster{}, false)
+	if l.segs[0].r != rSevError || !strings.Contains(l.segs[0].text, st.th.Sym.Fail) || !strings.Contains(l.segs[2].text, "failed") {
+		t.Errorf("member line %+v, want it marked and said failed", l.segs)
+	}
+	if r := etcdMemberRank(m, true); r != 0 {
+		t.Errorf("rank %d, want 0 (failed, listed first)", r)
 	}
 }

@@ -83,20 +83,52 @@ func (m *leanMeta) fleet() model.Meta {
 type leanMachine struct {
 	leanHead
 	Spec struct {
-		Version string `json:"version"`
+		Version    string `json:"version"`
+		ProviderID string `json:"providerID"`
 	} `json:"spec"`
 	Status struct {
 		Phase   string `json:"phase"`
 		NodeRef struct {
 			Name string `json:"name"`
 		} `json:"nodeRef"`
+		Addresses []leanAddress `json:"addresses"`
 		// Conditions are v1beta2 conditions at v1beta2, the legacy
 		// ones at v1beta1, which carries the v1beta2 ones in V1Beta2.
 		Conditions []leanCondition `json:"conditions"`
 		V1Beta2    struct {
 			Conditions []leanCondition `json:"conditions"`
 		} `json:"v1beta2"`
+		// The failure is status.failure* at v1beta1, and at v1beta2
+		// under status.deprecated.v1beta1.
+		leanFailure
+		Deprecated struct {
+			V1Beta1 leanFailure `json:"v1beta1"`
+		} `json:"deprecated"`
 	} `json:"status"`
+}
+
+type leanFailure struct {
+	FailureReason  string `json:"failureReason"`
+	FailureMessage string `json:"failureMessage"`
+}
+
+type leanAddress struct {
+	Type    string `json:"type"`
+	Address string `json:"address"`
+}
+
+// machineAddresses keeps the types interned (a handful of words repeated
+// by every machine) and the addresses as decoded: each is its machine's
+// own.
+func machineAddresses(l []leanAddress) []model.MachineAddress {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]model.MachineAddress, len(l))
+	for i, a := range l {
+		out[i] = model.MachineAddress{Type: intern(a.Type), Address: a.Address}
+	}
+	return out
 }
 
 func machineDecoder(version string) leanDecode {
@@ -106,8 +138,10 @@ func machineDecoder(version string) leanDecode {
 // reuse empties the Machine for the next event, keeping its lists' arrays.
 func (o *leanMachine) reuse() {
 	c, c2, own := reuseList(o.Status.Conditions), reuseList(o.Status.V1Beta2.Conditions), reuseList(o.Metadata.OwnerReferences)
+	addrs := reuseList(o.Status.Addresses)
 	*o = leanMachine{}
 	o.Status.Conditions, o.Status.V1Beta2.Conditions, o.Metadata.OwnerReferences = c, c2, own
+	o.Status.Addresses = addrs
 }
 
 func (o *leanMachine) translate(version string) any {
@@ -117,7 +151,18 @@ func (o *leanMachine) translate(version string) any {
 		Version:  intern(o.Spec.Version),
 		NodeName: o.Status.NodeRef.Name,
 		Phase:    intern(o.Status.Phase),
+		// A machine's own: interning would keep a copy of each in the
+		// process-wide table too.
+		ProviderID: o.Spec.ProviderID,
+		Addresses:  machineAddresses(o.Status.Addresses),
 	}
+	failure := o.Status.leanFailure
+	if version != "v1beta1" {
+		failure = o.Status.Deprecated.V1Beta1
+	}
+	// Reasons are a few CAPI constants; messages are each machine's, and
+	// only failed machines have one.
+	m.FailureReason, m.FailureMessage = intern(failure.FailureReason), failure.FailureMessage
 	conds := o.Status.Conditions
 	if version == "v1beta1" && len(o.Status.V1Beta2.Conditions) > 0 {
 		conds = o.Status.V1Beta2.Conditions

@@ -35,17 +35,33 @@ const leanMachineJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machin
    {"type":"UpToDate","status":"False","reason":"NotUpToDate","message":"* Version v1.30 → v1.31","lastTransitionTime":"2026-11-21T10:06:00Z","observedGeneration":3}]}}`
 
 // The same at v1beta1: legacy conditions in status.conditions, the v1beta2
-// ones in status.v1beta2; a control-plane machine.
+// ones in status.v1beta2; a control-plane machine that failed, with its
+// provider ID and addresses.
 const leanMachineV1Beta1JSON = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{
  "name":"mgmt-cp-abc","namespace":"eksa-system","uid":"u-4","resourceVersion":"4713","generation":2,
  "creationTimestamp":"2026-11-21T10:00:00Z",
  "labels":{"cluster.x-k8s.io/cluster-name":"mgmt","cluster.x-k8s.io/control-plane":"","cluster.x-k8s.io/control-plane-name":"mgmt"},
  "ownerReferences":[{"apiVersion":"controlplane.cluster.x-k8s.io/v1beta1","kind":"KubeadmControlPlane","name":"mgmt","uid":"u-5","controller":true}]},
- "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40"},
+ "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40","providerID":"vsphere://4203a1b2-0001"},
  "status":{"phase":"Provisioning","bootstrapReady":true,
+  "failureReason":"CreateError","failureMessage":"Failure detected from referenced resource VSphereMachine mgmt-cp-abc: clone failed",
+  "addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"type":"Hostname","address":"mgmt-cp-abc"}],
   "conditions":[{"type":"Ready","status":"False","severity":"Warning","reason":"WaitingForInfrastructure","lastTransitionTime":"2026-11-21T10:01:00Z"}],
   "v1beta2":{"conditions":[{"type":"Ready","status":"False","reason":"NotReady","message":"* InfrastructureReady: waiting","lastTransitionTime":"2026-11-21T10:01:00Z","observedGeneration":2},
    {"type":"UpToDate","status":"True","reason":"UpToDate","lastTransitionTime":"2026-11-21T10:01:00Z","observedGeneration":2}]}}}`
+
+// A failed etcd machine at v1beta2: the failure under
+// status.deprecated.v1beta1, which is where v1beta2 keeps it.
+const leanFailedMachineJSON = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{
+ "name":"mgmt-etcd-f00","namespace":"eksa-system","uid":"u-10","resourceVersion":"4716","generation":1,
+ "creationTimestamp":"2026-11-21T09:00:00Z",
+ "labels":{"cluster.x-k8s.io/cluster-name":"mgmt","cluster.x-k8s.io/etcd-cluster":"mgmt-etcd"},
+ "ownerReferences":[{"apiVersion":"etcdcluster.cluster.x-k8s.io/v1beta1","kind":"EtcdadmCluster","name":"mgmt-etcd","uid":"u-11","controller":true}]},
+ "spec":{"clusterName":"mgmt","version":"v1.31.9-eks-1-31-40","providerID":"vsphere://4203a1b2-0002"},
+ "status":{"phase":"Failed","nodeRef":{"name":"mgmt-etcd-f00"},
+  "addresses":[{"type":"InternalIP","address":"10.0.0.7"}],
+  "deprecated":{"v1beta1":{"failureReason":"UpdateError","failureMessage":"etcd member failed to join"}},
+  "conditions":[{"type":"Ready","status":"False","reason":"NotReady","lastTransitionTime":"2026-11-21T09:05:00Z","observedGeneration":1}]}}`
 
 // An etcd machine the etcdadm controller disowned mid-rollout (owner left:
 // a MachineSet-less controller ref is not the EtcdadmCluster), with only
@@ -96,6 +112,7 @@ func TestLeanDecodeTranslatesAsTheDynamicClient(t *testing.T) {
 		{"Machine/controller", strings.Replace(leanMachineJSON, "cluster.x-k8s.io/deployment-name", "example.com/group", 1), "v1beta2",
 			translateMachine, machineDecoder("v1beta2")},
 		{"Machine/etcd", leanEtcdMachineJSON, "v1beta1", translateMachine, machineDecoder("v1beta1")},
+		{"Machine/failed", leanFailedMachineJSON, "v1beta2", translateMachine, machineDecoder("v1beta2")},
 		{"NodeUpgrade", leanNodeUpgradeJSON, "v1alpha1", translateNodeUpgrade(model.KindNodeUpgrade), nodeUpgradeDecoder(model.KindNodeUpgrade)("v1alpha1")},
 		{"MachineDeployment", leanMachineDeploymentJSON, "v1beta2", translateMachineDeployment,
 			mapDecoder(func(u map[string]any) any { return translateMachineDeployment(u, "v1beta2") })},
@@ -120,6 +137,48 @@ func TestLeanDecodeTranslatesAsTheDynamicClient(t *testing.T) {
 			}
 			if !reflect.DeepEqual(e.value, want) {
 				t.Errorf("lean translation\n%+v\nfull translation\n%+v", e.value, want)
+			}
+		})
+	}
+}
+
+// TestMachineFailureAndAddresses checks what both decoders read of a
+// machine's failure, provider ID and addresses at either served version,
+// and that a healthy machine without them holds nothing extra.
+func TestMachineFailureAndAddresses(t *testing.T) {
+	cases := []struct {
+		name, raw, version        string
+		reason, message, provider string
+		addrs                     []model.MachineAddress
+	}{
+		{"v1beta1", leanMachineV1Beta1JSON, "v1beta1", "CreateError", "Failure detected from referenced resource VSphereMachine mgmt-cp-abc: clone failed",
+			"vsphere://4203a1b2-0001", []model.MachineAddress{{Type: "InternalIP", Address: "10.0.0.5"}, {Type: "Hostname", Address: "mgmt-cp-abc"}}},
+		{"v1beta2", leanFailedMachineJSON, "v1beta2", "UpdateError", "etcd member failed to join",
+			"vsphere://4203a1b2-0002", []model.MachineAddress{{Type: "InternalIP", Address: "10.0.0.7"}}},
+		// At v1beta2 status.failure* is not the API's: only the deprecated
+		// copy is read.
+		{"v1beta2/top-level-ignored", strings.Replace(leanFailedMachineJSON, `"phase":"Failed",`, `"phase":"Failed","failureReason":"Stray",`, 1), "v1beta2",
+			"UpdateError", "etcd member failed to join", "vsphere://4203a1b2-0002", []model.MachineAddress{{Type: "InternalIP", Address: "10.0.0.7"}}},
+		{"healthy", leanMachineJSON, "v1beta2", "", "", "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			full := &unstructured.Unstructured{}
+			if err := full.UnmarshalJSON([]byte(c.raw)); err != nil {
+				t.Fatal(err)
+			}
+			evs := leanRun(t, `{"type":"ADDED","object":`+c.raw+`}`, machineDecoder(c.version))
+			if len(evs) != 1 {
+				t.Fatalf("%d events, want 1", len(evs))
+			}
+			for dec, v := range map[string]any{"map": translateMachine(full.Object, c.version), "lean": evs[0].Object.(*entry).value} {
+				m := v.(*model.Machine)
+				if m.FailureReason != c.reason || m.FailureMessage != c.message || m.ProviderID != c.provider || !reflect.DeepEqual(m.Addresses, c.addrs) {
+					t.Errorf("%s decoder: failure %q %q, provider %q, addresses %#v", dec, m.FailureReason, m.FailureMessage, m.ProviderID, m.Addresses)
+				}
+				if failed := c.message != ""; m.Failed() != failed {
+					t.Errorf("%s decoder: Failed() = %v", dec, m.Failed())
+				}
 			}
 		})
 	}

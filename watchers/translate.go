@@ -419,9 +419,19 @@ func translateMachine(u map[string]any, version string) any {
 	var o leanMachine
 	o.Metadata = leanMetaOf(obj(u, "metadata"))
 	o.Spec.Version = str(u, "spec", "version")
+	o.Spec.ProviderID = str(u, "spec", "providerID")
 	status := obj(u, "status")
 	o.Status.Phase = str(status, "phase")
 	o.Status.NodeRef.Name = str(status, "nodeRef", "name")
+	for _, item := range list(status, "addresses") {
+		if a, ok := item.(map[string]any); ok {
+			o.Status.Addresses = append(o.Status.Addresses, leanAddress{Type: str(a, "type"), Address: str(a, "address")})
+		}
+	}
+	o.Status.FailureReason = str(status, "failureReason")
+	o.Status.FailureMessage = str(status, "failureMessage")
+	o.Status.Deprecated.V1Beta1.FailureReason = str(status, "deprecated", "v1beta1", "failureReason")
+	o.Status.Deprecated.V1Beta1.FailureMessage = str(status, "deprecated", "v1beta1", "failureMessage")
 	o.Status.Conditions = leanConditionsOf(list(status, "conditions"))
 	o.Status.V1Beta2.Conditions = leanConditionsOf(list(status, "v1beta2", "conditions"))
 	return o.translate(version)
@@ -506,12 +516,47 @@ func translateNode(n *corev1.Node, upgradeLabel string) *model.Node {
 		out.DeletionTimestamp = n.DeletionTimestamp.Time
 	}
 	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
+		switch {
+		case c.Type == corev1.NodeReady:
 			out.Ready = c.Status == corev1.ConditionTrue
 			out.ReadySince = c.LastTransitionTime.Time
+		case nodeConditionAbnormal(c):
+			// Not its lastHeartbeatTime: it moves with every status the
+			// kubelet posts, and held here it would make each heartbeat
+			// of a node under pressure a change (putOrRemove drops the
+			// writes that change nothing the model holds).
+			out.Abnormal = append(out.Abnormal, model.Condition{
+				Type:               intern(string(c.Type)),
+				Status:             intern(string(c.Status)),
+				Reason:             intern(c.Reason),
+				Message:            intern(c.Message),
+				LastTransitionTime: c.LastTransitionTime.Time,
+			})
 		}
 	}
 	return out
+}
+
+// nodeConditionAbnormal reports whether a Node condition other than Ready
+// reports a problem. Every other condition a node carries names a problem,
+// so False is its normal status: the kubelet's pressure conditions and the
+// cloud route controller's NetworkUnavailable, and the conditions of
+// node-problem-detector and its kin (KernelDeadlock, ReadonlyFilesystem,
+// FrequentKubeletRestart…), the usual source of any other type.
+//
+// Kubernetes' own four are kept only when True: when the kubelet stops
+// posting status the node lifecycle controller sets its three Unknown
+// along with Ready, which the detail already shows as NotReady, and a mass
+// outage would otherwise hold three copies of the same message per node
+// (NetworkUnavailable is its CNI's or cloud's, which report True or False).
+// Any other type is kept when True or Unknown: no controller blanks those,
+// so Unknown is its reporter saying it cannot tell.
+func nodeConditionAbnormal(c corev1.NodeCondition) bool {
+	switch c.Type {
+	case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable:
+		return c.Status == corev1.ConditionTrue
+	}
+	return c.Status != corev1.ConditionFalse
 }
 
 // eventKinds are the involved-object kinds whose events the console keeps.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -152,6 +153,48 @@ func TestTranslateNodeKeepsOnlyWhatTheConsoleShows(t *testing.T) {
 	}
 	if !n.Ready || n.KubeletVersion != "v1.30.14-eks-1-30-58" || n.ReadySince.IsZero() {
 		t.Errorf("node = %+v", n)
+	}
+}
+
+// A node keeps only its abnormal conditions besides Ready: none while
+// healthy (the fixture's pressures are all False), a pressure when True, and
+// any other type when not False.
+func TestTranslateNodeKeepsAbnormalConditionsOnly(t *testing.T) {
+	if n := translateNode(benchNode(7), ""); n.Abnormal != nil {
+		t.Errorf("healthy node holds %+v", n.Abnormal)
+	}
+	n := benchNode(8)
+	since := metav1.NewTime(benchTime.Add(-5 * time.Minute))
+	for i := range n.Status.Conditions {
+		switch c := &n.Status.Conditions[i]; c.Type {
+		case corev1.NodeDiskPressure:
+			c.Status, c.Reason, c.Message, c.LastTransitionTime = corev1.ConditionTrue, "KubeletHasDiskPressure", "kubelet has disk pressure", since
+		case corev1.NodeMemoryPressure:
+			// As the node lifecycle controller leaves it when the kubelet
+			// stops posting: the NotReady says so already.
+			c.Status, c.Reason = corev1.ConditionUnknown, "NodeStatusUnknown"
+		}
+	}
+	n.Status.Conditions = append(n.Status.Conditions,
+		corev1.NodeCondition{Type: "KernelDeadlock", Status: corev1.ConditionUnknown, Reason: "NoFrequentReports", LastTransitionTime: since},
+		corev1.NodeCondition{Type: "ReadonlyFilesystem", Status: corev1.ConditionFalse, Reason: "FilesystemIsNotReadOnly"},
+		corev1.NodeCondition{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse, Reason: "CiliumIsUp"})
+	want := model.Conditions{
+		{Type: "DiskPressure", Status: "True", Reason: "KubeletHasDiskPressure", Message: "kubelet has disk pressure", LastTransitionTime: since.Time},
+		{Type: "KernelDeadlock", Status: "Unknown", Reason: "NoFrequentReports", LastTransitionTime: since.Time},
+	}
+	first := translateNode(n, "")
+	if !reflect.DeepEqual(first.Abnormal, want) {
+		t.Errorf("abnormal conditions\n%+v\nwant\n%+v", first.Abnormal, want)
+	}
+	// The kubelet's next heartbeat changes nothing the console shows: no
+	// new snapshot for it.
+	for i := range n.Status.Conditions {
+		n.Status.Conditions[i].LastHeartbeatTime = metav1.NewTime(benchTime.Add(time.Minute))
+	}
+	n.ResourceVersion += "1"
+	if !unchanged(first, translateNode(n, "")) {
+		t.Error("a heartbeat of a node under disk pressure reads as a change")
 	}
 }
 
