@@ -709,7 +709,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		// upgraded, 0 ready" of workers that may be all ready.
 		return byCluster(ph, c, unseen(s, KindMachineDeployment, KindMachine))
 	}
-	counted := "nodes " + countedUpgraded
+	counted := workerUnit(s) + " " + countedUpgraded
 	if live == 0 {
 		// Machines not visible (forbidden or syncing): the deployments'
 		// counters count machines whose spec matches, running or not, which

@@ -379,7 +379,7 @@ func mdStall(md *MachineDeployment, ix *index, after time.Duration, now time.Tim
 	// line agree; the deployment's own counter only when no machine is listed.
 	done, counted := int(counter), "up to date by its count"
 	if len(ix.workers) > 0 {
-		done, counted = 0, "nodes "+countedUpgraded
+		done, counted = 0, workerUnit(ix.s)+" "+countedUpgraded
 		tg := workerTarget(ix.s.Cluster, md)
 		for i := range ix.workers {
 			if m := &ix.workers[i]; m.owner == md.Name && upToDate(m.Machine, m.ready, m.nu, tg) {

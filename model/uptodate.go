@@ -22,6 +22,18 @@ const (
 	countedReady    = "ready in all"
 )
 
+// workerUnit is what the workers' counts count, as their line names it.
+// They count worker Machines, each one node, so "nodes" as the operator
+// speaks of them; but to an identity that may not list Nodes, "4/4 nodes"
+// claimed a look at Nodes the console never had (readiness then rests on
+// the Machines' Ready condition alone), so the unit is what was counted.
+func workerUnit(s *ClusterState) string {
+	if s.Source(KindNode).Forbidden != "" {
+		return "machines"
+	}
+	return "nodes"
+}
+
 // MachineTarget is the version an upgrade wants a machine to run.
 type MachineTarget struct {
 	// Version is the owner's spec.version (KubeadmControlPlane or

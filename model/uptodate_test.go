@@ -296,3 +296,45 @@ func TestDeriveProgressEtcdIsNotDoneBeforeEKSAMovesIt(t *testing.T) {
 		t.Errorf("phases = %v, want %v", got, want)
 	}
 }
+
+// To an identity that may not list Nodes the workers' counts are of
+// Machines (ready by their Ready condition), and say so: "1/4 nodes" claimed
+// a look at Nodes the console never had. With Nodes listed, the operator's
+// word stays.
+func TestDeriveProgressWorkersCountMachinesWhenNodesAreForbidden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forbid bool
+		unit   string
+	}{
+		{"nodes listed", false, "nodes"},
+		{"nodes forbidden", true, "machines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := workerRollout()
+			if tc.forbid {
+				forbid(s, KindNode)
+			}
+			p := DeriveProgress(s, ProgressOptions{StallAfter: time.Second}, t0)
+			want := "1/4 " + tc.unit + " upgraded and ready, 5 ready in all"
+			if w := phase(p, PhaseWorkers); !strings.HasPrefix(w.Detail, want) {
+				t.Errorf("workers detail = %q, want it to begin %q", w.Detail, want)
+			}
+			if !strings.HasPrefix(p.Summary, "workers: "+want) {
+				t.Errorf("summary = %q, want it to begin %q", p.Summary, "workers: "+want)
+			}
+			found := false
+			for _, st := range p.Stalls {
+				if st.Kind == KindMachineDeployment {
+					found = true
+					if !strings.HasSuffix(st.Sentence, ": 1/4 "+tc.unit+" upgraded and ready") {
+						t.Errorf("stall = %q, want the phase's count in %s", st.Sentence, tc.unit)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no MachineDeployment stall in %+v", p.Stalls)
+			}
+		})
+	}
+}

@@ -832,3 +832,36 @@ func TestChangesSayInPlaceObjectsDeleted(t *testing.T) {
 		}
 	}
 }
+
+// An identity that may not list Nodes: the workers' counts are of the
+// Machines (ready by their own Ready condition), and the phase line, as
+// `watch --plain` and `apply --wait` print it, says so; "2/2 nodes" claimed
+// Nodes the console never saw.
+func TestWorkersPhaseLineNamesWhatItCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forbid bool
+		want   string
+	}{
+		{"nodes listed", false, "Z phase workers: done: 2/2 nodes upgraded and ready, 2 ready in all\n"},
+		{"nodes forbidden", true, "Z phase workers: done: 2/2 machines upgraded and ready, 2 ready in all\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := withSources(healthyWith(2), model.Live, "", nil)
+			s.Cluster.KubernetesVersion = "1.30" // what the machines run
+			for _, m := range s.Machines.All() {
+				if m.Role == model.RoleWorker {
+					m.Conditions = model.Conditions{cond(model.ConditionReady, "True", "", "", "")}
+				}
+			}
+			if tc.forbid {
+				s.Sources[model.KindNode] = model.SourceStatus{Installed: true, Forbidden: "list nodes (cluster-wide)"}
+				s.Nodes = model.List[model.Node]{}
+			}
+			_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, s)
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}

@@ -856,3 +856,49 @@ func TestCompletionIgnoresAnAnswerToAnEarlierQuestion(t *testing.T) {
 		})
 	}
 }
+
+// The status line names what the workers' count counts: to an identity that
+// may not list Nodes it is Machines (ready by their own Ready condition),
+// and "11/12 nodes" claimed a look at Nodes the console never had.
+func TestStatusLineWorkersCountNamesItsUnit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forbid bool
+		want   string
+	}{
+		{"nodes listed", false, "workers: 11/12 nodes upgraded and ready, 12 ready in all"},
+		{"nodes forbidden", true, "workers: 11/12 machines upgraded and ready, 12 ready in all"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fixtureHealthy()
+			s.Cluster.Conditions = slices.Clone(s.Cluster.Conditions)
+			for i := range s.Cluster.Conditions {
+				if c := &s.Cluster.Conditions[i]; c.Type == "WorkersReady" || c.Type == "Ready" {
+					c.Status, c.Reason = "False", "RollingUpgradeInProgress"
+				}
+			}
+			var ms []*model.Machine
+			for _, m := range s.Machines.All() {
+				c := *m
+				if c.Role != model.RoleEtcd {
+					c.Conditions = model.Conditions{cond(model.ConditionReady, "True", "", "", "", ago(time.Hour))}
+				}
+				if c.Role == model.RoleWorker {
+					if c.Name == "mgmt-md-0-00011" {
+						c.Version = oldK8s
+					}
+				}
+				ms = append(ms, &c)
+			}
+			s.Machines = model.ListOf(ms...)
+			if tc.forbid {
+				s.Sources[model.KindNode] = model.SourceStatus{Installed: true, Forbidden: "list nodes (cluster-wide)"}
+				s.Nodes = model.List[model.Node]{}
+			}
+			d := newTestDashboard(t, s, themes.Mono, 160, 40)
+			if out := statusRows(d); !strings.Contains(out, tc.want) {
+				t.Errorf("status lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
