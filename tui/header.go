@@ -19,9 +19,10 @@ type headerModel struct {
 	context  string
 	versions []seg // EKS-A and Kubernetes, current → target
 	// versionsTarget is the versions without their current side
-	// ("EKS-A → v0.21.2"), for when the line is short; versionsEKSA is
-	// its EKS-A part alone, for when it is shorter still.
-	versionsTarget, versionsEKSA []seg
+	// ("EKS-A → v0.21.2  k8s → 1.31"), for when the line is short;
+	// versionsK8s is its Kubernetes part alone, for when it is shorter
+	// still: the version the operator reads first.
+	versionsTarget, versionsK8s []seg
 
 	badges []badge // right aligned: stale, lock, paused, connection
 
@@ -58,7 +59,6 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 		h.versions = append(h.versions, fromTo(sym.Arrow, cur, c.EksaVersion)...)
 		h.versionsTarget = append(h.versionsTarget, seg{"EKS-A ", rMuted})
 		h.versionsTarget = append(h.versionsTarget, toTarget(sym.Arrow, cur, c.EksaVersion)...)
-		h.versionsEKSA = h.versionsTarget[:len(h.versionsTarget):len(h.versionsTarget)]
 		curK := ""
 		if s.ControlPlane != nil {
 			curK = minorOf(s.ControlPlane.StatusVersion)
@@ -68,8 +68,9 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 		}
 		h.versions = append(h.versions, seg{"   k8s ", rMuted})
 		h.versions = append(h.versions, fromTo(sym.Arrow, curK, c.KubernetesVersion)...)
-		h.versionsTarget = append(h.versionsTarget, seg{"  k8s ", rMuted})
-		h.versionsTarget = append(h.versionsTarget, toTarget(sym.Arrow, curK, c.KubernetesVersion)...)
+		h.versionsK8s = append([]seg{{"k8s ", rMuted}}, toTarget(sym.Arrow, curK, c.KubernetesVersion)...)
+		h.versionsTarget = append(h.versionsTarget, seg{"  ", rText})
+		h.versionsTarget = append(h.versionsTarget, h.versionsK8s...)
 	}
 	h.badges = buildBadges(sym, s, p, opts, now)
 	return h
@@ -332,11 +333,15 @@ const minContext = 12
 //  2. the badges drop their details, then come closer (badgeSegs);
 //  3. the versions drop their current side ("EKS-A → v0.21.2"): the
 //     target stays, and the panes tell what runs;
-//  4. the Kubernetes version goes (the control plane pane says it);
+//  4. the EKS-A version goes, the Kubernetes one stays ("k8s → 1.31"):
+//     operators read it first (at 80 columns a stale lock's badge took
+//     it, while the EKS-A release, chosen once on the plan screen,
+//     stayed);
 //  5. the badges shrink to a word or two, one by one (badgeSegs);
 //  6. the context is shortened in its middle, to no less than minContext
 //     cells: its start and its end tell contexts apart ("arn:…/mgmt");
-//  7. the EKS-A version goes, the context whole again if that makes room.
+//  7. the Kubernetes version goes, the context whole again if that makes
+//     room.
 //
 // Past that the context stays at minContext, render cuts the left side
 // into what the badges leave, and drops the badges when they alone leave
@@ -366,12 +371,12 @@ func (h *headerModel) line1(w int) (left, badges []seg) {
 		{"  ", h.versions, 1, false},
 		{"  ", h.versions, 2, false},
 		{"  ", h.versionsTarget, 2, false},
-		{"  ", h.versionsEKSA, 2, false},
+		{"  ", h.versionsK8s, 2, false},
 	}
 	for l := 3; l <= tiny; l++ {
-		steps = append(steps, step{"  ", h.versionsEKSA, l, false})
+		steps = append(steps, step{"  ", h.versionsK8s, l, false})
 	}
-	steps = append(steps, step{"  ", h.versionsEKSA, tiny, true}, step{"  ", nil, tiny, true})
+	steps = append(steps, step{"  ", h.versionsK8s, tiny, true}, step{"  ", nil, tiny, true})
 	whole := ident(cw)
 	ww := segsWidth(whole)
 	for _, s := range steps {

@@ -84,8 +84,8 @@ func TestHeaderKeepsTheContext(t *testing.T) {
 						t.Errorf("the header's first line lacks %s:\n%s", re, first)
 					}
 				}
-				if w >= 120 && !strings.Contains(first, "EKS-A v0.21.1") {
-					t.Errorf("at %d columns the EKS-A version is gone:\n%s", w, first)
+				if w >= 120 && !k8sTarget.MatchString(first) {
+					t.Errorf("at %d columns the Kubernetes version is gone:\n%s", w, first)
 				}
 			})
 		}
@@ -114,7 +114,8 @@ func TestHeaderContextGoldens(t *testing.T) {
 
 // TestHeaderTargetVersionsWhenShort: with no room for both sides of the
 // versions, the targets stay, after their arrows, and the context whole;
-// shorter still, the Kubernetes version goes before the context shortens.
+// shorter still, the EKS-A version goes before the context shortens, and
+// the Kubernetes one, which operators read first, stays.
 func TestHeaderTargetVersionsWhenShort(t *testing.T) {
 	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
 	s := fixtureMidEtcd()
@@ -129,7 +130,7 @@ func TestHeaderTargetVersionsWhenShort(t *testing.T) {
 	}{
 		{140, " mgmt @ upgrade-console-demo  EKS-A v0.20.9 → v0.21.1   k8s 1.30 → 1.31 "},
 		{110, " mgmt @ upgrade-console-demo  EKS-A → v0.21.1  k8s → 1.31 "},
-		{80, " mgmt @ upgrade-console-demo  EKS-A → v0.21.1 "},
+		{80, " mgmt @ upgrade-console-demo  k8s → 1.31 "},
 	} {
 		var b strings.Builder
 		h.render(&b, st, tc.w, t0)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,78 @@ func TestHeaderLockGoldens(t *testing.T) {
 					golden.RequireEqual(t, b.String())
 				})
 			}
+		}
+	}
+}
+
+var k8sTarget = regexp.MustCompile(`  k8s (1\.30 )?(→ )?1\.31 `)
+
+// TestHeaderKeepsTheKubernetesVersionBesideALock: at 80 columns a lock
+// badge (another console's, a stale one, this console's own, its renewal
+// failing) took the Kubernetes version off the header, the version an
+// operator reads first; the EKS-A version gives way before it.
+func TestHeaderKeepsTheKubernetesVersionBesideALock(t *testing.T) {
+	own := func(renewErr string) func() LockInfo {
+		return func() LockInfo {
+			return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), RenewErr: renewErr}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		lock  *model.Lock
+		own   func() LockInfo
+		badge string
+	}{
+		{"foreign", foreignLock(), nil, "lock: bob@bastion-2"},
+		{"stale", staleLock(), nil, "⚠ lock: ops@bastion-1 stale 3h00m"},
+		{"own", nil, own(""), "lock: this console"},
+		{"own-renewal-failing", nil, own("leases.coordination.k8s.io \"upgrade-console-mgmt\" is forbidden"), "lock: this console ⚠ renewal failing"},
+	} {
+		for _, f := range []struct {
+			name  string
+			state func() *model.ClusterState
+		}{{"at-rest", fixtureHealthy}, {"mid-upgrade", fixtureMidEtcd}} {
+			t.Run(tc.name+"/"+f.name, func(t *testing.T) {
+				opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Lock: tc.own}
+				d := NewDashboard(opts)
+				d.SetSize(80, 40)
+				d.Update(SnapshotMsg{State: withLock(f.state(), tc.lock)})
+				var b strings.Builder
+				d.header.render(&b, d.st, 80, d.now)
+				requireShape(t, b.String(), 80, 2)
+				first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n")
+				if !k8sTarget.MatchString(first) {
+					t.Errorf("at 80 columns the header lacks the Kubernetes version:\n%s", first)
+				}
+				if !strings.Contains(first, tc.badge) {
+					t.Errorf("at 80 columns the header lacks %q:\n%s", tc.badge, first)
+				}
+			})
+		}
+	}
+}
+
+// TestHeaderOwnLockGoldens pins the header at 80 columns, mid-upgrade, with
+// the lock this console holds while it applies: renewed, and its renewal
+// failing.
+func TestHeaderOwnLockGoldens(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		renewErr string
+	}{{"held", ""}, {"renewal-failing", "context deadline exceeded"}} {
+		for _, th := range goldenThemes {
+			t.Run(fmt.Sprintf("%s/%s/80", tc.name, th), func(t *testing.T) {
+				lock := func() LockInfo {
+					return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), RenewErr: tc.renewErr}
+				}
+				d := NewDashboard(Options{Theme: th, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Lock: lock})
+				d.SetSize(80, 40)
+				d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+				var b strings.Builder
+				d.header.render(&b, d.st, 80, d.now)
+				requireShape(t, b.String(), 80, 2)
+				golden.RequireEqual(t, b.String())
+			})
 		}
 	}
 }
