@@ -436,6 +436,13 @@ const (
 	minPlanVersion = 10
 )
 
+// stackedPlanBelow is the width under which a components table that does
+// not fit whole stacks each row (componentLines): in a split tmux pane (60
+// to 79 columns) the columns cut every name to "kubernetes …" and
+// "in-place up…" and the versions to "v1.30.5-…1-30-22", which told
+// neither which component nor what it becomes.
+const stackedPlanBelow = 80
+
 // maybeRecheck re-runs the checks when the cluster moved since they last
 // ran, at most once per recheckInterval, one run at a time.
 func (p *PlanScreen) maybeRecheck() tea.Cmd {
@@ -1074,37 +1081,7 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 		heading = append(heading, line{segs: []seg{{spaces(segsWidth(lead)) + tag[1:], rMuted}}})
 	}
 	out = append(out, heading...)
-	nameW, curW, tgtW, changeW := 4, 7, 6, 6
-	for _, r := range rows {
-		nameW = max(nameW, width(r.Name))
-		curW = max(curW, width(r.OldVersion))
-		tgtW = max(tgtW, width(r.NewVersion))
-		changeW = max(changeW, width(string(r.Change)))
-	}
-	// On a narrow screen the names give way first, then the versions,
-	// equally: the change is what the row is read for ("downgr…" hid a
-	// downgrade), and a name stays known by its start.
-	if over := 3 + nameW + 2 + curW + 2 + tgtW + 2 + changeW - w; over > 0 {
-		cut := min(over, max(nameW-minPlanName, 0))
-		nameW -= cut
-		if over -= cut; over > 0 {
-			curCut := min((over+1)/2, max(curW-minPlanVersion, 0))
-			tgtCut := min(over-curCut, max(tgtW-minPlanVersion, 0))
-			curW, tgtW = curW-curCut, tgtW-tgtCut
-		}
-	}
-	if len(rows) > 0 {
-		add(seg{"   " + fit("NAME", nameW) + "  " + fit("CURRENT", curW) + "  " + fit("TARGET", tgtW) + "  CHANGE", rTableHeader})
-	}
-	names := make([]string, len(rows))
-	for i, r := range rows {
-		names[i] = r.Name
-	}
-	names = fitNames(names, nameW)
-	for i, r := range rows {
-		add(seg{"   " + names[i] + "  ", rText}, seg{fitMiddle(dashIfEmpty(r.OldVersion), curW) + "  ", rMuted},
-			seg{fitMiddle(dashIfEmpty(r.NewVersion), tgtW) + "  ", rVersion}, seg{string(r.Change), changeRole(r.Change)})
-	}
+	out = append(out, componentLines(sym.Arrow, rows, w)...)
 	add()
 
 	// Preflight.
@@ -1193,6 +1170,81 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	default:
 		add(seg{title, rPaneTitle}, seg{fmt.Sprintf(" %d object(s) change, %d conflict(s), field manager %s", dry.Changes(), len(dry.Conflicts), upgrade.ManagerName), rMuted})
 		out = append(out, dryRunLines(st, dry, 0, w)...)
+	}
+	return out
+}
+
+// componentLines is the components table at w cells: NAME, CURRENT,
+// TARGET and CHANGE in columns when they fit whole, or at stackedPlanBelow
+// columns and wider. On a narrow screen the names give way first, then
+// the versions, equally: the change is what the row is read for
+// ("downgr…" hid a downgrade), and a name stays known by its start.
+// Narrower, each component takes two rows, its name and change, then its
+// versions ("v1.30.5-eks-1-30-22 → v1.31.3-eks-1-31-11"; the target on a
+// row of its own when both do not fit), so nothing is cut down to the
+// minimum; what still must be is cut with "…". Narrower than a name at
+// minPlanName beside the widest change, a single row says how wide the
+// table needs the screen.
+func componentLines(arrow string, rows []model.ComponentDiff, w int) []line {
+	if len(rows) == 0 {
+		return nil
+	}
+	nameW, curW, tgtW, changeW := 4, 7, 6, 6
+	for _, r := range rows {
+		nameW = max(nameW, width(r.Name))
+		curW = max(curW, width(r.OldVersion))
+		tgtW = max(tgtW, width(r.NewVersion))
+		changeW = max(changeW, width(string(r.Change)))
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	var out []line
+	add := func(segs ...seg) { out = append(out, line{segs: segs}) }
+	over := 3 + nameW + 2 + curW + 2 + tgtW + 2 + changeW - w
+	if over <= 0 || w >= stackedPlanBelow {
+		if over > 0 {
+			cut := min(over, max(nameW-minPlanName, 0))
+			nameW -= cut
+			if over -= cut; over > 0 {
+				curCut := min((over+1)/2, max(curW-minPlanVersion, 0))
+				tgtCut := min(over-curCut, max(tgtW-minPlanVersion, 0))
+				curW, tgtW = curW-curCut, tgtW-tgtCut
+			}
+		}
+		add(seg{"   " + fit("NAME", nameW) + "  " + fit("CURRENT", curW) + "  " + fit("TARGET", tgtW) + "  CHANGE", rTableHeader})
+		names = fitNames(names, nameW)
+		for i, r := range rows {
+			add(seg{"   " + names[i] + "  ", rText}, seg{fitMiddle(dashIfEmpty(r.OldVersion), curW) + "  ", rMuted},
+				seg{fitMiddle(dashIfEmpty(r.NewVersion), tgtW) + "  ", rVersion}, seg{string(r.Change), changeRole(r.Change)})
+		}
+		return out
+	}
+	if need := 3 + minPlanName + 2 + changeW; w < need {
+		// The number first: it is what a row cut at this width keeps.
+		return []line{{segs: []seg{{fit(fmt.Sprintf("   %d columns needed to list them", need), w), rMuted}}}}
+	}
+	nameW = min(nameW, w-3-2-changeW)
+	const verLead = "     " // the versions under the name, indented
+	arrowLead := arrow + " "
+	verW := w - len(verLead)
+	add(seg{"   " + fit("NAME", nameW) + "  CHANGE", rTableHeader})
+	add(seg{verLead + "CURRENT " + arrowLead + "TARGET", rTableHeader})
+	names = fitNames(names, nameW)
+	for i, r := range rows {
+		add(seg{"   " + names[i] + "  ", rText}, seg{string(r.Change), changeRole(r.Change)})
+		cur, tgt := dashIfEmpty(r.OldVersion), dashIfEmpty(r.NewVersion)
+		switch {
+		case r.OldVersion == r.NewVersion:
+			// Unchanged (or skipped, unused): one version says it.
+			add(seg{verLead + fitMiddle(cur, verW), rMuted})
+		case width(cur)+1+width(arrowLead)+width(tgt) <= verW:
+			add(seg{verLead + cur + " ", rMuted}, seg{arrowLead, rMuted}, seg{tgt, rVersion})
+		default:
+			add(seg{verLead + fitMiddle(cur, verW), rMuted})
+			add(seg{verLead, rText}, seg{arrowLead, rMuted}, seg{fitMiddle(tgt, verW-width(arrowLead)), rVersion})
+		}
 	}
 	return out
 }

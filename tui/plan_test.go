@@ -1369,3 +1369,57 @@ func TestPlanScreenShowsTheDryRunAsked(t *testing.T) {
 		t.Errorf("at 120×60 the list scrolled to %d", p.offset)
 	}
 }
+
+// narrowPlan is fixturePlan with the rows a narrow table finds hardest: a
+// component added, one removed, and versions too long for one row beside
+// each other.
+func narrowPlan() *upgrade.Plan {
+	p := fixturePlan(false)
+	p.Components = append(p.Components,
+		model.ComponentDiff{Key: "bottlerocket.admin", Name: "bottlerocket admin container", NewVersion: "v0.11.13-eks-a-v0.21.2-build.1", Change: model.ChangeAdded},
+		model.ComponentDiff{Key: "snow.kubeVip", Name: "kube-vip", OldVersion: "v0.8.0-eks-a-v0.20.9-build.3", Change: model.ChangeRemoved},
+		model.ComponentDiff{Key: "eksd.etcdImage", Name: "etcd image", OldVersion: "v3.5.15-eks-1-30-22-eks-a-v0.20.9-build.1",
+			NewVersion: "v3.5.16-eks-1-31-11-eks-a-v0.21.2-build.1", Change: model.ChangePatch},
+	)
+	return p
+}
+
+// TestPlanComponentsNarrowGoldens: in a split tmux pane (60 to 79 columns)
+// the components table cut every name and version to its first cells
+// ("kubernetes …", "in-place up…", "v1.30.5-…1-30-22"). Each component now
+// takes two rows there, and every name and version is shown whole.
+func TestPlanComponentsNarrowGoldens(t *testing.T) {
+	for _, w := range []int{60, 70} {
+		t.Run(fmt.Sprintf("%dx40", w), func(t *testing.T) {
+			pl := narrowPlan()
+			p := newTestPlanScreen(t, pl, Options{}, PlanActions{}, w, 40)
+			p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+			out := p.View()
+			requireLines(t, out, w, 40)
+			plain := ansi.Strip(out)
+			for _, c := range pl.Components {
+				for _, want := range []string{c.Name, c.OldVersion, c.NewVersion, string(c.Change)} {
+					if want != "" && !strings.Contains(plain, want) {
+						t.Errorf("at %d columns the table lacks %q whole:\n%s", w, want, plain)
+					}
+				}
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+// TestPlanComponentsTooNarrow: narrower than a name at its minimum beside
+// the widest change, the table says in one row how wide it needs the
+// screen; at that width it lists the rows.
+func TestPlanComponentsTooNarrow(t *testing.T) {
+	rows := narrowPlan().Components
+	need := 3 + minPlanName + 2 + width(string(model.ChangeRemoved))
+	ls := componentLines("→", rows, need-1)
+	if len(ls) != 1 || !strings.Contains(ls[0].segs[0].text, fmt.Sprintf("%d columns needed", need)) || segsWidth(ls[0].segs) > need-1 {
+		t.Errorf("at %d columns: %+v, want one row of at most %d cells naming %d columns", need-1, ls, need-1, need)
+	}
+	if ls := componentLines("→", rows, need); len(ls) < 2*len(rows) {
+		t.Errorf("at %d columns: %d rows for %d components", need, len(ls), len(rows))
+	}
+}
