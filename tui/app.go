@@ -86,6 +86,11 @@ type Options struct {
 	// header ("lock: held by this console (renewed 3s ago)"). It reads memory the
 	// upgrade driver keeps; it does no I/O.
 	Lock func() LockInfo
+	// RenewLock, when set, renews the lock Lock reports at once and
+	// returns when that renewal is done (Lock then says how it went). It
+	// does I/O: call it in a command. The dashboard calls it on resuming
+	// from ctrl+z, as nothing was renewed while the process was stopped.
+	RenewLock func()
 	// SelfHolder is this console's holder identity in the upgrade lock
 	// Lease: a lock it holds for a recovery action (an etcd rollback) reads
 	// "held by this console", not as another console's ("lock: root@vm").
@@ -254,6 +259,10 @@ type App struct {
 	// keys, it still gets every other message; R brings it back, and so
 	// does the end of its work.
 	hidden Dialog
+	// suspendKey is ctrl+z (suspend); notice is why it was refused, shown
+	// on the key help's row until the next key.
+	suspendKey key.Binding
+	notice     string
 	// st are the styles of stOf, for what the App draws itself.
 	st   *styles
 	stOf *themes.Theme
@@ -342,7 +351,7 @@ func guardList(msg tea.Msg) tea.Msg {
 
 // NewApp returns an App showing the given screen first.
 func NewApp(opts Options, first Screen) *App {
-	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console"}
+	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console", suspendKey: suspendBinding()}
 	if opts.ClusterName != "" {
 		a.title += ": " + opts.ClusterName
 	}
@@ -451,6 +460,34 @@ func (a *App) settle(ctx context.Context, waiting func()) (notes []string, err e
 	return notes, errors.Join(errs...)
 }
 
+// suspendRefuser is a screen or dialog with work that ctrl+z must not stop:
+// suspendRefused says why while it is under way ("" otherwise).
+type suspendRefuser interface{ suspendRefused() string }
+
+// suspend answers ctrl+z: Bubble Tea gives the terminal back and stops the
+// process (tea.Suspend), and sends tea.ResumeMsg after fg, which every
+// screen gets (the dashboard renews the lock it holds then). While a
+// screen or a dialog, shown or set aside, refuses, the key help's row says
+// why instead, until the next key.
+func (a *App) suspend() tea.Cmd {
+	var all []any
+	for _, s := range a.screens {
+		all = append(all, s)
+	}
+	for _, d := range a.allDialogs() {
+		all = append(all, d)
+	}
+	for _, x := range all {
+		if r, ok := x.(suspendRefuser); ok {
+			if why := r.suspendRefused(); why != "" {
+				a.notice = why
+				return nil
+			}
+		}
+	}
+	return tea.Suspend
+}
+
 // interrupter is a dialog with work that ctrl+c must stop rather than
 // abandon (a recovery run: a write cut off by the process's end would have
 // no end in the audit log and leave the lock held).
@@ -508,6 +545,10 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		}
 		return a, nil
 	case tea.KeyPressMsg:
+		a.notice = ""
+		if key.Matches(msg, a.suspendKey) {
+			return a, a.suspend()
+		}
 		if msg.String() == "ctrl+c" {
 			if n := len(a.dialogs); n > 0 {
 				if i, ok := a.dialogs[n-1].(interrupter); ok {
@@ -696,6 +737,9 @@ func (a *App) View() (v tea.View) {
 	if h, ok := a.hidden.(hider); ok && len(a.dialogs) == 0 {
 		base = a.withLastLine(base, h.hiddenLine())
 	}
+	if a.notice != "" && len(a.dialogs) == 0 {
+		base = a.withLastLine(base, a.notice)
+	}
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
 		if a.flog != nil {
@@ -712,6 +756,9 @@ func (a *App) View() (v tea.View) {
 	// next pane"). The dialog lists its own.
 	if i := strings.LastIndexByte(base, '\n'); i >= 0 {
 		base = base[:i+1] + a.blankRows(1)
+		if a.notice != "" {
+			base = a.withLastLine(base, a.notice)
+		}
 	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}
 	for i, d := range a.dialogs {

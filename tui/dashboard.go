@@ -202,6 +202,15 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		cmd := d.refreshProgress(false)
 		d.relayout()
 		return d, cmd
+	case tea.ResumeMsg:
+		return d, d.renewLockNow()
+	case lockRenewedMsg:
+		// What the renewal found (renewed, failing, lost) shows now, not
+		// on the next tick.
+		d.now = d.opts.clock().Now()
+		cmd := d.refreshProgress(false)
+		d.relayout()
+		return d, cmd
 	case clockMsg:
 		d.now = d.opts.clock().Now()
 		// Offers can depend on time alone (a lease goes stale, an etcd
@@ -570,6 +579,28 @@ func (d *Dashboard) quitAsks() bool {
 	}
 	l := d.opts.Lock()
 	return l.Holder != "" && !l.Lost && !l.Kept
+}
+
+// lockRenewedMsg says a renewal asked by renewLockNow is done.
+type lockRenewedMsg struct{}
+
+// renewLockNow renews the lock this console holds at once, back from
+// ctrl+z: stopped, the process renewed nothing, and the Lease may have
+// gone stale and been cleared or taken meanwhile. The header says what the
+// renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
+// a lost lock is no longer this console's to release (quitAsks).
+func (d *Dashboard) renewLockNow() tea.Cmd {
+	if d.opts.RenewLock == nil || d.opts.Lock == nil {
+		return nil
+	}
+	if l := d.opts.Lock(); l.Holder == "" || l.Lost || l.Kept {
+		return nil
+	}
+	renew := d.opts.RenewLock
+	return func() tea.Msg {
+		renew()
+		return lockRenewedMsg{}
+	}
 }
 
 // quit answers q, on the dashboard or in a dialog over it: at once, or,

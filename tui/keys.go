@@ -29,6 +29,7 @@ type KeyMap struct {
 	Home     key.Binding
 	End      key.Binding
 	Help     key.Binding
+	Suspend  key.Binding
 	Quit     key.Binding
 
 	// Bindings active while the node filter is being typed.
@@ -57,6 +58,7 @@ func DefaultKeyMap() KeyMap {
 		Home:         key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
 		End:          key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
 		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Suspend:      suspendBinding(),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
 		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
@@ -92,7 +94,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	if len(k.Actions) > 0 {
 		cols = append(cols, k.Actions)
 	}
-	return append(cols, []key.Binding{k.Help, k.Quit})
+	return append(cols, []key.Binding{k.Help, k.Suspend, k.Quit})
+}
+
+// suspendBinding is ctrl+z, which stops the console as a shell job (fg
+// resumes it). In raw mode the terminal sends it as a key, not SIGTSTP, so
+// without it ctrl+z did nothing. The App takes it on every screen and
+// dialog (App.Update), except while a run that writes to the cluster is
+// under way (suspendRefuser); the key maps carry it for their help.
+func suspendBinding() key.Binding {
+	return key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (fg resumes)"))
 }
 
 // filterKeys is the help shown while the filter is being typed.

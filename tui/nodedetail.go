@@ -124,7 +124,9 @@ func (v *nodeDetail) ShortHelp() []key.Binding {
 	return []key.Binding{v.keys.Up, v.keys.Down, v.keys.PageUp, v.keys.PageDown, v.keys.Top, v.keys.Bottom, v.keys.Close}
 }
 
-func (v *nodeDetail) FullHelp() [][]key.Binding { return [][]key.Binding{v.ShortHelp()} }
+func (v *nodeDetail) FullHelp() [][]key.Binding {
+	return [][]key.Binding{v.ShortHelp(), {suspendBinding()}}
+}
 
 // Update scrolls and closes on keys; any other message (a snapshot, the
 // dashboard's frame or clock tick, all handled by the dashboard first)

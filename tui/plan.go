@@ -107,6 +107,7 @@ type planKeys struct {
 	End     key.Binding
 	Help    key.Binding
 	Close   key.Binding
+	Suspend key.Binding
 	Quit    key.Binding
 }
 
@@ -122,11 +123,12 @@ func defaultPlanKeys(readOnly bool) planKeys {
 		PageDn:  key.NewBinding(key.WithKeys("pgdown", "ctrl+d", "space"), key.WithHelp("pgdn/ctrl+d/space", "page down")),
 		// As on the dashboard: the dry-run d asks for lands at the end of
 		// the list, three pages down at 80×24.
-		Home:  key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
-		End:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
-		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
-		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
+		Home:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
+		End:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
+		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Close:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
+		Suspend: suspendBinding(),
+		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
 	}
 	if readOnly {
 		// Not bound at all, as k9s does with dangerous actions.
@@ -287,7 +289,7 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 	if len(p.offered) > 0 {
 		out = append(out, p.offered)
 	}
-	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn, p.keys.Home, p.keys.End}, []key.Binding{p.keys.Help, p.keys.Close, p.keys.Quit})
+	return append(out, []key.Binding{p.keys.Up, p.keys.Down, p.keys.PageUp, p.keys.PageDn, p.keys.Home, p.keys.End}, []key.Binding{p.keys.Help, p.keys.Close, p.keys.Suspend, p.keys.Quit})
 }
 
 // helpView is the help: on a narrow screen the short one keeps the apply,
@@ -627,6 +629,17 @@ func (p *PlanScreen) confirm() tea.Cmd {
 	return OpenDialog(newConfirmDialog(p.opts, p.plan, p.dry))
 }
 
+// suspendRefused: the start writes the spec's documents one after another
+// under the upgrade lock, and "a spec half applied breaks the cluster";
+// stopped between two writes, it stays half applied for as long as the job
+// is stopped. The start takes seconds.
+func (p *PlanScreen) suspendRefused() string {
+	if !p.starting {
+		return ""
+	}
+	return "ctrl+z: not while the spec is being applied; wait for the start to end"
+}
+
 // Confirming reports whether the typed confirmation is open (read after
 // the program ended: a console quit there did not confirm the apply).
 func (p *PlanScreen) Confirming() bool { return p.confirming }
@@ -725,6 +738,8 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	p.rebuild()
 	dashOpts := p.opts
 	s := msg.session
+	ctx := p.ctx
+	dashOpts.RenewLock = func() { s.RenewLockNow(ctx) }
 	dashOpts.Lock = func() LockInfo {
 		st, renewErr, lost := s.Lock()
 		if st == nil || s.LockReleased() {

@@ -116,7 +116,7 @@ func (d *confirmDialog) ShortHelp() []key.Binding {
 }
 
 func (d *confirmDialog) FullHelp() [][]key.Binding {
-	return [][]key.Binding{d.ShortHelp(), {d.keys.Up, d.keys.Down, d.keys.PageUp, d.keys.PageDown}}
+	return [][]key.Binding{d.ShortHelp(), {d.keys.Up, d.keys.Down, d.keys.PageUp, d.keys.PageDown}, {suspendBinding()}}
 }
 
 // Typed reports what has been typed (tests).

@@ -271,7 +271,7 @@ type (
 )
 
 type recoveryKeys struct {
-	Up, Down, PageUp, PageDown, Select, Back, File, Quit key.Binding
+	Up, Down, PageUp, PageDown, Select, Back, File, Quit, Suspend key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -335,6 +335,8 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			// says "q quit": q quits from every stage that reads no text
 			// and runs nothing.
 			Quit: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+			// Not while the run is under way (suspendRefused).
+			Suspend: key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (not while a run is under way)")),
 		}}
 	d.input = textinput.New()
 	d.input.Prompt = "> "
@@ -369,7 +371,7 @@ func (d *recoveryDialog) ShortHelp() []key.Binding {
 
 func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	k := d.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Suspend, k.Quit}}
 }
 
 // Stage names the dialog's stage (tests).
@@ -663,6 +665,18 @@ func (d *recoveryDialog) interrupt() (cmd tea.Cmd, handled bool) {
 // busy says whether a run is under way: the App holds a quit that waits
 // for the upgrade's end (--exit-on-done) until it has ended.
 func (d *recoveryDialog) busy() bool { return d.stage == recRunning }
+
+// suspendRefused: a run writes to the cluster step by step under its own
+// upgrade lock. Stopped mid-run, its lock goes unrenewed and turns stale,
+// another console may take it and act, and the step under way, when the
+// console resumes, writes on a cluster that moved. ctrl+c stops a run at
+// a step's end instead.
+func (d *recoveryDialog) suspendRefused() string {
+	if !d.busy() {
+		return ""
+	}
+	return "ctrl+z: not while the recovery action runs (it writes under its own upgrade lock); ctrl+c stops it after the step under way"
+}
 
 // runEndLimit bounds the wait for a run stopped by the program's end: the
 // step under way runs to its end (at most a minute for a write), then the

@@ -279,6 +279,11 @@ func childrenChanged(dry *DryRunResult) bool {
 // whether the lock was lost (cleared or taken by someone else).
 func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) { return s.hold.State() }
 
+// RenewLockNow renews the session's lock at once (Hold.RenewNow); Lock then
+// says how it went. Nothing to renew once the lock is kept, released or
+// lost.
+func (s *Session) RenewLockNow(ctx context.Context) { s.hold.RenewNow(ctx) }
+
 // Track waits for the upgrade to complete (see Track) and then Finishes.
 func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
 	o.AppliedGeneration = s.ClusterGeneration

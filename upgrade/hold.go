@@ -27,7 +27,10 @@ type Hold struct {
 	lost      bool
 	stopRenew context.CancelFunc
 	renewDone chan struct{}
-	released  bool
+	// kick asks the renewing goroutine for a renewal now (RenewNow); it
+	// closes the channel sent once that renewal is recorded.
+	kick     chan chan struct{}
+	released bool
 	// marked: Keep marked the Lease kept. keepErr and releaseErr are why
 	// the last Keep or Release failed: what is said of the lock afterwards
 	// must not claim what the API server never confirmed.
@@ -70,6 +73,7 @@ func (h *Hold) start(every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopRenew = cancel
 	h.renewDone = make(chan struct{})
+	h.kick = make(chan chan struct{})
 	go func() {
 		defer close(h.renewDone)
 		// A bug here must not kill the console mid-upgrade: renewing stops
@@ -85,10 +89,12 @@ func (h *Hold) start(every time.Duration) {
 		t := h.clk.NewTicker(every)
 		defer t.Stop()
 		for {
+			var asked chan struct{}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C():
+			case asked = <-h.kick:
 			}
 			st, err := h.locker.renew(ctx, within)
 			if ctx.Err() != nil {
@@ -103,11 +109,45 @@ func (h *Hold) start(every time.Duration) {
 				h.lost = true
 			}
 			h.mu.Unlock()
+			if asked != nil {
+				close(asked)
+			}
 			if errors.Is(err, ErrLockLost) {
 				return
 			}
 		}
 	}()
+}
+
+// RenewNow renews the lock at once, in the renewing goroutine, as its next
+// tick would, and returns once that renewal is recorded (State says how it
+// went), or at once when the renewals have ended (Stop, the lock lost) or
+// ctx ends. A console resumed after ctrl+z renewed nothing while it was
+// stopped: the Lease may have gone stale, and been cleared or taken, and
+// the next tick is up to a third of the Lease's duration away.
+func (h *Hold) RenewNow(ctx context.Context) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	kick, done := h.kick, h.renewDone
+	h.mu.Unlock()
+	if kick == nil {
+		return
+	}
+	asked := make(chan struct{})
+	select {
+	case kick <- asked:
+	case <-done:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-asked:
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // Stop ends the renewals and waits for them; the Lease stays (it turns

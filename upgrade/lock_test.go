@@ -295,3 +295,42 @@ func TestReleaseOfALockTakenByAnotherConsole(t *testing.T) {
 		t.Errorf("alice recorded a release of bob's lock: %s", got)
 	}
 }
+
+// RenewNow renews at once, without waiting for the ticker (a console resumed
+// after ctrl+z renewed nothing while it was stopped): a lock cleared
+// meanwhile is found lost by the time it returns. Once the renewals have
+// ended it returns at once.
+func TestHoldRenewNow(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, nil, &memAudit{})
+	// A fake clock that never moves: no tick renews the lock.
+	h, err := l.Hold(ctx, clocktesting.NewFakeClock(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := h.State()
+	h.RenewNow(ctx)
+	st, renewErr, lost := h.State()
+	if renewErr != nil || lost || st == nil || st == before {
+		t.Fatalf("after RenewNow: status %+v (before %+v), err %v, lost %t; want a new renewal", st, before, renewErr, lost)
+	}
+	if err := c.Kube.CoordinationV1().Leases(l.ns()).Delete(ctx, LockName(cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.RenewNow(ctx)
+	if _, renewErr, lost := h.State(); !lost || !errors.Is(renewErr, ErrLockLost) {
+		t.Fatalf("after RenewNow of a cleared lock: err %v, lost %t; want it lost", renewErr, lost)
+	}
+	// The renewals ended with the loss: RenewNow does not wait for them.
+	done := make(chan struct{})
+	go func() { h.RenewNow(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RenewNow waited on renewals that had ended")
+	}
+	var nilHold *Hold
+	nilHold.RenewNow(ctx)
+}

@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+var ctrlZ = tea.KeyPressMsg{Code: 'z', Mod: tea.ModCtrl}
+
+// suspends reports whether cmd is Bubble Tea's suspend.
+func suspends(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.SuspendMsg)
+	return ok
+}
+
+// ctrl+z suspends the console on every screen and over any dialog that
+// runs nothing: in raw mode the terminal sends it as a key, and it did
+// nothing.
+func TestCtrlZSuspends(t *testing.T) {
+	if ctrlZ.String() != "ctrl+z" {
+		t.Fatalf("the test's key reads %q", ctrlZ.String())
+	}
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	if _, cmd := a.Update(ctrlZ); !suspends(cmd) {
+		t.Error("ctrl+z on the dashboard does not suspend")
+	}
+	a.Update(OpenDialogMsg{Dialog: &stubDialog{}})
+	if _, cmd := a.Update(ctrlZ); !suspends(cmd) {
+		t.Error("ctrl+z over a dialog does not suspend")
+	}
+	d := newRecoveryDialog(RecoveryOptions{}, nil)
+	a.Update(OpenDialogMsg{Dialog: d})
+	if _, cmd := a.Update(ctrlZ); !suspends(cmd) {
+		t.Error("ctrl+z over the recovery menu does not suspend")
+	}
+
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 80, 24)
+	pa := NewApp(Options{Theme: themes.Mono}, p)
+	pa.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if _, cmd := pa.Update(ctrlZ); !suspends(cmd) {
+		t.Error("ctrl+z on the plan screen does not suspend")
+	}
+}
+
+// While a recovery run is under way, shown or set aside, ctrl+z is
+// refused, and the last row says why until the next key: stopped mid-run,
+// its lock goes unrenewed and another console may act while the step under
+// way waits to write. A start writing the spec is refused as well.
+func TestCtrlZRefusedWhileARunIsUnderWay(t *testing.T) {
+	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionEtcdRollback}})
+	d.plan, d.stage = &recovery.Plan{Action: recovery.ActionEtcdRollback, Cluster: "mgmt", Title: "t"}, recRunning
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	lastRow := func() string {
+		rows := strings.Split(ansi.Strip(a.View().Content), "\n")
+		return rows[len(rows)-1]
+	}
+	for _, shown := range []bool{true, false} {
+		if !shown {
+			a.hidden, a.dialogs = d, nil
+		}
+		if _, cmd := a.Update(ctrlZ); suspends(cmd) {
+			t.Fatalf("shown %t: ctrl+z suspended the console mid-run", shown)
+		}
+		if last := lastRow(); !strings.Contains(last, "ctrl+z: not while the recovery action runs") {
+			t.Errorf("shown %t: the last row does not say why ctrl+z did nothing: %q", shown, last)
+		}
+		a.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+		if last := lastRow(); strings.Contains(last, "ctrl+z") {
+			t.Errorf("shown %t: the refusal stays after the next key: %q", shown, last)
+		}
+	}
+	d.stage = recDone
+	if _, cmd := a.Update(ctrlZ); !suspends(cmd) {
+		t.Error("ctrl+z refused after the run ended")
+	}
+
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 80, 24)
+	p.starting = true
+	pa := NewApp(Options{Theme: themes.Mono}, p)
+	pa.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if _, cmd := pa.Update(ctrlZ); suspends(cmd) || !strings.Contains(pa.notice, "spec is being applied") {
+		t.Errorf("ctrl+z while the start writes: suspended %t, notice %q", suspends(cmd), pa.notice)
+	}
+}
+
+// Back from ctrl+z, the dashboard renews the lock it holds at once: the
+// process renewed nothing while stopped, and the Lease may have gone stale
+// and been taken. What the renewal finds shows as any renewal's does.
+func TestResumeRenewsTheLockAtOnce(t *testing.T) {
+	var lost atomic.Bool
+	var renewals atomic.Int32
+	lock := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
+	}
+	renew := func() {
+		renewals.Add(1)
+		lost.Store(true) // taken meanwhile
+	}
+	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew})
+	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	_, cmd := a.Update(tea.ResumeMsg{})
+	if cmd == nil {
+		t.Fatal("no renewal on resume")
+	}
+	msg := runBatch(cmd)
+	if renewals.Load() != 1 {
+		t.Fatalf("%d renewals on resume, want 1", renewals.Load())
+	}
+	if msg == nil {
+		t.Fatal("the renewal's end is not reported to the dashboard")
+	}
+	a.Update(msg)
+	if out := ansi.Strip(a.View().Content); !strings.Contains(out, "✗ lock lost") {
+		t.Errorf("the lost lock is not in the header after the resume:\n%s", out)
+	}
+	// Lost, kept or not held: nothing to renew.
+	if _, cmd := a.Update(tea.ResumeMsg{}); runBatch(cmd) != nil || renewals.Load() != 1 {
+		t.Errorf("a lost lock renewed again on resume (%d renewals)", renewals.Load())
+	}
+	b := newTestApp(Options{Theme: themes.Mono})
+	b.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	if _, cmd := b.Update(tea.ResumeMsg{}); runBatch(cmd) != nil {
+		t.Error("a console that holds no lock renews on resume")
+	}
+}
+
+// runBatch runs cmd and the commands of a batch it returns, and returns the
+// first lockRenewedMsg among their messages (nil when none).
+func runBatch(cmd tea.Cmd) tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch m := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range m {
+			if r := runBatch(c); r != nil {
+				return r
+			}
+		}
+	case lockRenewedMsg:
+		return m
+	}
+	return nil
+}
