@@ -183,6 +183,10 @@ func machineWaits(m *Machine, ix *index) string {
 		switch n := ix.node(m.NodeName); {
 		case m.NodeName == "":
 			parts = append(parts, "no node yet")
+		case n == nil && ix.s.Source(KindNode).Forbidden != "":
+			// Nodes unreadable to this identity: not found would
+			// claim a look never taken (NodeHealthy below says more).
+			parts = append(parts, "node "+m.NodeName+" not readable (Nodes forbidden)")
 		case n == nil:
 			parts = append(parts, "node "+m.NodeName+" not found")
 		case !n.Ready:

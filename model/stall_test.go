@@ -448,3 +448,37 @@ func TestStallMachineUnderANodeUpgradeIsTheNodeUpgrades(t *testing.T) {
 		})
 	}
 }
+
+// A machine whose Node is not in the snapshot: not found when Nodes are
+// listed, not readable when this identity may not list them (not found
+// claimed a look the console never had).
+func TestStallMachineNodeMissingOrUnreadable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forbid bool
+		want   string
+	}{
+		{"nodes listed", false, "node mgmt-cp-new not found"},
+		{"nodes forbidden", true, "node mgmt-cp-new not readable (Nodes forbidden)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := readyCluster()
+			s.Machines = appended(s.Machines, &Machine{
+				Meta: Meta{Name: "mgmt-cp-new", CreationTimestamp: t0.Add(-20 * time.Minute)},
+				Role: RoleControlPlane, Owned: true, Phase: "Provisioned", NodeName: "mgmt-cp-new",
+			})
+			if tc.forbid {
+				forbid(s, KindNode)
+			}
+			var got []string
+			for _, st := range Stalls(s, ProgressOptions{}, t0) {
+				if st.Name == "mgmt-cp-new" {
+					got = append(got, st.Sentence)
+				}
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("stall sentences of mgmt-cp-new = %q, want one with %q", got, tc.want)
+			}
+		})
+	}
+}
