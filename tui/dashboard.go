@@ -116,6 +116,7 @@ type helpKey struct {
 	st        *styles
 	actions   uint64 // actionsGen
 	describe  bool   // d describes the row under the cursor
+	member    bool   // an etcd member's (the etcd pane focused)
 }
 
 // NewDashboard returns the dashboard screen.
@@ -123,7 +124,7 @@ func NewDashboard(opts Options) *Dashboard {
 	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge(), pauseLine: -1}
 	d.refreshActions()
 	d.cluster = textPane{id: paneCluster, usesClock: true}
-	d.etcd = textPane{id: paneEtcd, usesClock: true}
+	d.etcd = textPane{id: paneEtcd, usesClock: true, selectable: true}
 	d.cp = textPane{id: paneControlPlane, usesClock: true}
 	d.events = textPane{id: paneEvents, usesClock: true}
 	d.filter = textinput.New()
@@ -713,17 +714,24 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// describable is the row d would describe: the one under the nodes pane's
-// cursor, while that pane is focused.
+// describable is the row d would describe: the one under the cursor of the
+// focused nodes pane, or the member under the focused etcd pane's (external
+// etcd members are Machines the nodes table does not list, and the ones an
+// operator must reach when etcd's rollout fails).
 func (d *Dashboard) describable() (nodeRow, bool) {
-	if d.focus != paneNodes {
-		return nodeRow{}, false
+	switch d.focus {
+	case paneNodes:
+		r, ok := d.nodes.selected()
+		if !ok || (r.machine == "" && r.name == "") {
+			return nodeRow{}, false
+		}
+		return r, true
+	case paneEtcd:
+		if m := d.etcd.selectedMachine(); m != "" {
+			return nodeRow{name: m, machine: m}, true
+		}
 	}
-	r, ok := d.nodes.selected()
-	if !ok || (r.machine == "" && r.name == "") {
-		return nodeRow{}, false
-	}
-	return r, true
+	return nodeRow{}, false
 }
 
 func (d *Dashboard) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
@@ -778,11 +786,14 @@ func (d *Dashboard) page() int {
 
 // scrollPage moves the focused pane a page up (dir -1) or down (1).
 func (d *Dashboard) scrollPage(dir int) {
-	if d.focus == paneNodes {
+	switch d.focus {
+	case paneNodes:
 		d.nodes.page(dir * d.page())
-		return
+	case paneEtcd:
+		d.etcd.page(dir*d.page(), d.plan.height[paneEtcd])
+	default:
+		d.scroll(dir * d.page())
 	}
-	d.scroll(dir * d.page())
 }
 
 func (d *Dashboard) scroll(delta int) {

@@ -20,7 +20,8 @@ type KeyMap struct {
 	Filter   key.Binding
 	Expand   key.Binding
 	// Describe opens the node detail of the row under the cursor; it is
-	// enabled only while the nodes pane is focused and has a row there.
+	// enabled only while the nodes pane is focused and has a row there, or
+	// the etcd pane with its cursor on a member.
 	Describe key.Binding
 	Up       key.Binding
 	Down     key.Binding

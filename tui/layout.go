@@ -3,6 +3,8 @@ package tui
 import (
 	"strconv"
 	"strings"
+
+	"charm.land/bubbles/v2/key"
 )
 
 // This file decides where every pane goes (in Update, after data, size,
@@ -113,6 +115,7 @@ func (d *Dashboard) relayout() {
 		p.height[d.focus] = body
 		p.leftW = w
 		d.plan = p
+		d.etcd.moveCursor(0, p.height[paneEtcd])
 		return
 	}
 	items := d.allocate(body, w >= wideLayout)
@@ -137,6 +140,9 @@ func (d *Dashboard) relayout() {
 	if !p.visible[d.focus] {
 		d.focus = paneNodes
 	}
+	// The etcd pane's height moves with the others' content: its cursor
+	// stays in view.
+	d.etcd.moveCursor(0, p.height[paneEtcd])
 }
 
 // allocate shares the body's rows between the panes: everyone gets a
@@ -369,7 +375,15 @@ func moreText(n int) string { return "  (+" + strconv.Itoa(n) + " more)" }
 func (d *Dashboard) refreshHelp() {
 	_, describe := d.describable()
 	d.keys.Describe.SetEnabled(describe)
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe}
+	// An etcd member is a Machine without a Node: "describe node" named
+	// what it does not have.
+	member := d.focus == paneEtcd
+	what := "describe node"
+	if member {
+		what = "describe member"
+	}
+	d.keys.Describe.SetHelp(d.keys.Describe.Help().Key, what)
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}
@@ -391,9 +405,15 @@ func (d *Dashboard) refreshHelp() {
 	// On a narrow screen the pane keys give way before an offered action
 	// (R recover), ? and q: cut at its end, the line lost those first.
 	// Expand goes before describe: every group row says "e to expand",
-	// and nothing on the screen tells of d.
+	// and nothing on the screen tells of d. On the etcd pane the nodes'
+	// filter goes before it: at 80 columns "d describe member" did not
+	// fit beside it.
 	km := d.keys
-	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane)
+	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane}
+	if member {
+		drop[1], drop[2] = drop[2], drop[1]
+	}
+	d.helpOut = shortHelpFitting(d.help, km.ShortHelp(), hw, drop...)
 }
 
 // quitPromptText asks to confirm a quit while this console holds the lock

@@ -50,9 +50,9 @@ func defaultNodeDetailKeys() nodeDetailKeys {
 	}
 }
 
-// nodeDetail is the read-only view of one row of the nodes table: the
-// Machine, its Node, its in-place upgrade, its events and its stall, as the
-// snapshot holds them. It follows the machine by name from snapshot to
+// nodeDetail is the read-only view of one row of the nodes table, or of an
+// external etcd member of the etcd pane: the Machine, its Node, its in-place
+// upgrade, its events and its stall, as the snapshot holds them. It follows the machine by name from snapshot to
 // snapshot (the objects are new ones whenever they change) and says so when
 // the machine is gone, showing it as last seen.
 type nodeDetail struct {
@@ -219,6 +219,12 @@ func (v *nodeDetail) find(s *model.ClusterState) (detailObjects, bool) {
 	if o.m == nil {
 		return o, false
 	}
+	if o.m.Role == model.RoleEtcd {
+		// etcdadm's machines run etcd alone: they never register a Node
+		// nor upgrade in place, and a Node of the machine's name would
+		// be another's.
+		return o, true
+	}
 	name := nodeOf(o.m)
 	for _, n := range s.Nodes.All() {
 		if n.Name == name {
@@ -312,6 +318,15 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			field("template", m.InfrastructureTemplate, rText)
 		}
 		switch {
+		case m.Role == model.RoleEtcd:
+			field("node", "none: an external etcd member runs no Kubernetes Node", rMuted)
+			// What etcdadm waits for before it moves on to the next
+			// member: the pane's "ready" is this label.
+			if m.EtcdReady {
+				field("etcd", "ready ("+model.LabelEtcdReady+"=true)", rCondTrue)
+			} else {
+				field("etcd", "not ready (no "+model.LabelEtcdReady+"=true label)", rSevWarning)
+			}
 		case m.NodeName == "" && n == nil:
 			field("node", "none yet (no nodeRef)", rMuted)
 		case n == nil:

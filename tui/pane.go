@@ -75,6 +75,9 @@ type line struct {
 	// away from its top keeps the line on its screen row while lines are
 	// added or dropped above it (textPane.set).
 	key string
+	// machine is the Machine the line is about (an etcd member): d on it
+	// opens the node detail.
+	machine string
 }
 
 // renderKey is everything a pane's output depends on. A pane re-renders only
@@ -124,6 +127,11 @@ type textPane struct {
 	starts []int
 
 	offset int
+	// selectable panes (the etcd pane) have a cursor, a row index, that
+	// ↑/↓ move and the scroll follows, shown while the pane is focused:
+	// the members are machines an operator must reach (d describes them).
+	selectable bool
+	cursor     int
 	// height is the pane's height in the last layout (its title included),
 	// 0 before the first: set clamps the offset to it.
 	height int
@@ -148,6 +156,15 @@ func (p *textPane) set(title []seg, avail availability, lines []line) {
 	if p.offset > 0 && avail.msg == "" && p.avail.msg == "" {
 		anchors, rows = p.anchors()
 	}
+	// The cursor stays on its line (a member, by its machine's name) and
+	// on its screen row, as the nodes pane's does: members reorder as they
+	// fail, stall and leave, and a cursor kept by index moved onto another
+	// machine. Left on the first row, it follows the first row, where the
+	// failed member sorts.
+	cursorKey, cursorRow, anchored := "", 0, false
+	if p.selectable && p.cursor < len(p.rows) && (p.cursor > 0 || p.offset > 0) && avail.msg == "" && p.avail.msg == "" {
+		cursorKey, cursorRow, anchored = p.rows[p.cursor].key, p.cursor-p.offset, true
+	}
 	p.title, p.avail, p.lines = title, avail, lines
 	p.rewrap()
 	p.gen++
@@ -168,6 +185,21 @@ func (p *textPane) set(title []seg, avail availability, lines []line) {
 		}
 	}
 	p.clampOffset(p.height)
+	if !p.selectable {
+		return
+	}
+	if anchored {
+		// A line without a key (a condition), or a member gone (deleted
+		// by a rollback), keeps the cursor's screen row.
+		p.cursor = p.offset + cursorRow
+		if cursorKey != "" {
+			if i := slices.IndexFunc(lines, func(l line) bool { return l.key == cursorKey }); i >= 0 {
+				p.cursor = p.rowOf(i)
+				p.offset = max(p.cursor-cursorRow, 0)
+			}
+		}
+	}
+	p.moveCursor(0, p.height)
 }
 
 // anchors are the keys of the lines in view, first to last, then of those
@@ -280,8 +312,51 @@ func (p *textPane) want() int {
 }
 
 func (p *textPane) scroll(delta, h int) {
+	if p.selectable {
+		p.moveCursor(delta, h)
+		return
+	}
 	p.offset += delta
 	p.clampOffset(h)
+}
+
+// page moves the window and the cursor of a selectable pane by delta rows
+// together, as the nodes pane pages; another pane scrolls.
+func (p *textPane) page(delta, h int) {
+	if !p.selectable {
+		p.scroll(delta, h)
+		return
+	}
+	p.offset += delta
+	p.clampOffset(h)
+	p.moveCursor(delta, h)
+}
+
+// moveCursor moves the cursor by delta rows and the window to keep it in
+// view (h is the pane's height, title included; 0 before the first
+// layout, when the window stays).
+func (p *textPane) moveCursor(delta, h int) {
+	p.cursor = max(min(p.cursor+delta, len(p.rows)-1), 0)
+	if h <= 0 {
+		return
+	}
+	body := max(h-1, 1)
+	if p.cursor < p.offset {
+		p.offset = p.cursor
+	}
+	if p.cursor >= p.offset+body {
+		p.offset = p.cursor - body + 1
+	}
+	p.clampOffset(h)
+}
+
+// selectedMachine is the Machine of the line under the cursor; empty when
+// the pane has no cursor or the line is about none.
+func (p *textPane) selectedMachine() string {
+	if !p.selectable || p.avail.msg != "" || p.cursor >= len(p.rows) {
+		return ""
+	}
+	return p.rows[p.cursor].machine
 }
 
 func (p *textPane) clampOffset(h int) {
@@ -299,6 +374,9 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 		return ""
 	}
 	k := renderKey{gen: p.gen, w: w, h: h, focused: focused, offset: p.offset, styles: st}
+	if p.selectable {
+		k.cursor = p.cursor
+	}
 	if p.usesClock {
 		k.nowSec = now.Unix()
 	}
@@ -325,6 +403,10 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 		j := p.offset + i
 		if j >= len(p.rows) {
 			b.WriteString(spaces(w))
+			continue
+		}
+		if p.selectable && focused && j == p.cursor {
+			writeSelectedLine(&b, st, p.rows[j], w, now)
 			continue
 		}
 		writeLine(&b, st, p.rows[j], w, now)
@@ -374,6 +456,20 @@ func scrollHint(above, below int) string {
 		return "↓ " + strconv.Itoa(below) + " more"
 	}
 	return ""
+}
+
+// writeSelectedLine draws the line under the cursor as the nodes pane draws
+// its selected row: the whole line in one style, "since" right aligned.
+func writeSelectedLine(b *strings.Builder, st *styles, l line, w int, now time.Time) {
+	var plain strings.Builder
+	for _, s := range l.segs {
+		plain.WriteString(s.text)
+	}
+	text := plain.String()
+	if s := since(l.since, now); s != "" && w >= 20 {
+		text = fit(text, w-width(s)-2) + "  " + s
+	}
+	b.WriteString(st.paint(rSelected, fit(text, w)))
 }
 
 // writeLine draws one body line: segments, then "since" right aligned.

@@ -250,7 +250,8 @@ func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled 
 	if c, ok := m.Conditions.Get("Ready"); ok && !c.LastTransitionTime.IsZero() {
 		since = c.LastTransitionTime
 	}
-	return line{segs: segs, since: since}
+	// Keyed by name: the cursor stays on its member as the members reorder.
+	return line{segs: segs, since: since, key: "Machine/" + m.Name, machine: m.Name}
 }
 
 // maxEvents bounds the events pane; the snapshot is newest first. The

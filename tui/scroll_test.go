@@ -104,9 +104,16 @@ func TestDashboardPagesByPage(t *testing.T) {
 	if d.etcd.offset != 0 || paneBody(t, d, "ETCD") != top {
 		t.Errorf("PgUp after PgDn left the pane at line %d", d.etcd.offset)
 	}
+	// ↓ moves the pane's cursor; the lines move once it passes the last
+	// one in view.
+	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if title := paneTitle(t, d, "ETCD"); d.etcd.cursor != 2 || !strings.HasSuffix(strings.TrimSpace(title), "↓ 3 more") {
+		t.Errorf("cursor on line %d, title %q: two lines down, want the cursor on the third line and the lines where they were", d.etcd.cursor, title)
+	}
 	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
 	if title := paneTitle(t, d, "ETCD"); !strings.HasSuffix(strings.TrimSpace(title), "↑ 1 ↓ 2") {
-		t.Errorf("title one line down: %q", title)
+		t.Errorf("title with the cursor a line past the window: %q", title)
 	}
 	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
 	if title := paneTitle(t, d, "ETCD"); strings.Contains(title, "↓") || !strings.HasSuffix(strings.TrimSpace(title), "↑ 3 above") {
