@@ -489,6 +489,9 @@ type ClusterState struct {
 	// Lock is the cluster's upgrade lock Lease; nil when there is none or
 	// it is not watched (forbidden).
 	Lock *Lock
+	// UpgraderPods are the in-place upgrader pods, sorted by name: none
+	// outside an in-place upgrade, or when Pods may not be read.
+	UpgraderPods []UpgraderPod
 }
 
 // Source returns the sync status of a kind (zero value when unknown).

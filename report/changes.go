@@ -86,6 +86,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.machines(prev.Machines, cur.Machines)
 	d.nodes(prev.Nodes, cur.Nodes)
 	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades)
+	d.upgraderPods(prev.UpgraderPods, cur.UpgraderPods)
 	d.upgradeRequests(wholeRequests(prev.UpgradeRequests, d.prevListed), wholeRequests(cur.UpgradeRequests, d.curListed))
 	d.events(prev.Events, cur.Events)
 	return d.lines
@@ -123,8 +124,11 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 		p, c := prev.Sources[k], cur.Sources[k]
 		if c.Forbidden != "" && c.Forbidden != p.Forbidden {
 			shown := "the " + string(k) + " pane stays empty"
-			if k == model.KindLease {
+			switch k {
+			case model.KindLease:
 				shown = "the upgrade lock is not shown"
+			case model.KindUpgraderPod:
+				shown = "the upgrader pods' containers are not shown; the in-place steps still are"
 			}
 			if fix := model.GrantFor(c.Forbidden); fix != "" {
 				shown += "; fix: " + fix
@@ -655,6 +659,52 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 			d.add("NodeUpgrade "+p.Name, "deleted before it was seen completed")
 		}
 	}
+}
+
+// upgraderPods says a container of an in-place upgrader pod that failed
+// (exited non-zero, or backs off: CrashLoopBackOff, ImagePullBackOff), with
+// the command that reads its log: the NodeUpgrade's step line says which
+// step failed, not why. Said when the container turns failing, not again
+// while it stays so (a crash loop alternates exit and back-off); a
+// recreated pod (the retry) is a new one.
+func (d *differ) upgraderPods(prev, cur []model.UpgraderPod) {
+	if !d.curListed(model.KindUpgraderPod) || len(cur) == 0 {
+		return
+	}
+	if d.fresh(model.KindUpgraderPod) {
+		prev = nil
+	}
+	old := index(prev, func(p *model.UpgraderPod) string { return p.Name })
+	for i := range cur {
+		c := &cur[i]
+		p := old[c.Name]
+		if p != nil && p.UID != c.UID {
+			p = nil
+		}
+		for j := range c.Containers {
+			cc := &c.Containers[j]
+			if !cc.Failing() || (p != nil && containerFailing(p, cc.Name)) {
+				continue
+			}
+			text := cc.State.String()
+			if cc.State.Waiting && cc.Last != nil {
+				text += "; last " + cc.Last.String()
+			}
+			if cc.RestartCount > 0 {
+				text += "; " + model.Restarts(cc.RestartCount)
+			}
+			d.add("Pod "+c.Name, "container %s FAILED (%s); logs: %s", cc.Name, text, c.LogsCommand(cc.Name))
+		}
+	}
+}
+
+func containerFailing(p *model.UpgraderPod, name string) bool {
+	for i := range p.Containers {
+		if p.Containers[i].Name == name {
+			return p.Containers[i].Failing()
+		}
+	}
+	return false
 }
 
 // wholeRequests are the upgrade requests of the kinds listed in full.

@@ -417,6 +417,15 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			field("deleting", stamp(nu.DeletionTimestamp, now), rSevWarning)
 		}
 		body = append(body, detailConditions(v.st, nu.Conditions, now, iw)...)
+		node := ""
+		switch {
+		case m != nil:
+			node = nodeOf(m)
+		case n != nil:
+			node = n.Name
+		}
+		blank()
+		body = append(body, detailUpgraderPod(v.st, in.state, node, iw)...)
 	}
 
 	if in.state != nil {
@@ -557,6 +566,73 @@ func detailCondition(out []line, mark seg, typ, status string, c model.Condition
 			prefix = spaces(width(prefix))
 		}
 		out = append(out, wrapTagged(prefix, strings.TrimSpace(l), r, "", rText, iw)...)
+	}
+	return out
+}
+
+// detailUpgraderPod shows the upgrader pod under the steps its containers
+// report: each container in the order the pod runs them, its state, and
+// for the one that failed what it exited with and the command that reads
+// its log. The steps say which failed; this says why.
+func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) []line {
+	sym := st.th.Sym
+	var out []line
+	wrapped := func(prefix, text string, r role) {
+		out = append(out, wrapTagged(prefix, text, r, "", rText, iw)...)
+	}
+	label := " " + fit("pod", detailLabelW)
+	src := s.Source(model.KindUpgraderPod)
+	switch {
+	case src.Forbidden != "":
+		// Optional: the steps above still say which failed.
+		text := "not shown (forbidden: " + src.Forbidden + ")"
+		if fix := model.GrantFor(src.Forbidden); fix != "" {
+			text += "; fix: " + fix
+		}
+		wrapped(label, text, rSevWarning)
+		return out
+	case s.Sources != nil && src.Installed && !src.Synced:
+		wrapped(label, "not listed yet", rMuted)
+		return out
+	}
+	p := s.UpgraderPodOf(node)
+	if p == nil {
+		wrapped(label, "none on node "+node+" (not created yet, or deleted by a retry)", rMuted)
+		return out
+	}
+	phase := p.Phase
+	if phase == "" {
+		phase = "no phase reported yet"
+	}
+	wrapped(label, p.Name+", "+phase, rText)
+	failing := p.Failing()
+	for i := range p.Containers {
+		c := &p.Containers[i]
+		mark, r, nr := sym.Pending, rMuted, rText
+		switch {
+		case c.Failing():
+			mark, r, nr = sym.Fail, rFailure, rFailure
+		case c.State.Terminated:
+			mark, r = sym.OK, rCondTrue
+		case c.State.Running:
+			mark, r = sym.Active, rSevInfo
+		}
+		segs := []seg{{"   " + mark + " ", r}, {c.Name, nr}}
+		if step := model.UpgraderContainerSteps[c.Name]; step != "" {
+			segs = append(segs, seg{"  " + step, rMuted})
+		}
+		out = append(out, line{segs: segs})
+		state := c.State.String()
+		if c.RestartCount > 0 {
+			state += "; " + model.Restarts(c.RestartCount)
+		}
+		wrapped("       ", state, r)
+		if c.Last != nil && !c.State.Terminated {
+			wrapped("       last ", c.Last.String(), r)
+		}
+		if c == failing {
+			wrapped("       logs ", p.LogsCommand(c.Name), rBold)
+		}
 	}
 	return out
 }

@@ -62,7 +62,30 @@ func fixtureDetail() *model.ClusterState {
 		{Type: "Normal", Reason: "NodeNotSchedulable", Message: "Node " + longWorker + " status is now: NodeNotSchedulable", ObjectKind: "Node", ObjectName: longWorker, Count: 1, LastTimestamp: ago(60 * time.Second)},
 		{Type: "Normal", Reason: "MachineMarkedUnhealthy", Message: "Machine eksa-system/mgmt-cp-b8k4m is upgrading in place", ObjectKind: "Machine", ObjectName: "mgmt-cp-b8k4m", Count: 1, LastTimestamp: ago(6 * time.Minute)},
 	}, s.Events...)
+	s.Sources[model.KindUpgraderPod] = model.SourceStatus{Installed: true, Synced: true, Version: "v1"}
+	s.UpgraderPods = []model.UpgraderPod{failedUpgraderPod()}
 	return s
+}
+
+// failedUpgraderPod is the failed node's upgrader pod as the kubelet reports
+// it after kubeadm's third failure: the copier and the first two upgraders
+// done, kubeadm's backed off, the last two not started.
+func failedUpgraderPod() model.UpgraderPod {
+	done := model.ContainerState{Terminated: true, Reason: "Completed"}
+	waiting := model.ContainerState{Waiting: true, Reason: "PodInitializing"}
+	return model.UpgraderPod{Meta: model.Meta{Name: "mgmt-cp-b8k4m-node-upgrader", Namespace: "eksa-system"}, NodeName: "mgmt-cp-b8k4m", Phase: "Pending",
+		Containers: []model.UpgraderContainer{
+			{Name: "components-copier", Init: true, State: done},
+			{Name: "containerd-upgrader", Init: true, State: done},
+			{Name: "cni-plugins-upgrader", Init: true, State: done},
+			{Name: "kubeadm-upgrader", Init: true, RestartCount: 3,
+				State: model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff",
+					Message: "back-off 40s restarting failed container=kubeadm-upgrader pod=mgmt-cp-b8k4m-node-upgrader_eksa-system(118deb58-8403-40da-8af5-6fdf075b3d00)"},
+				Last: &model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error",
+					Message: "[upgrade/health] FATAL: [preflight] Some fatal errors occurred: [ERROR CreateJob]: Job \"upgrade-health-check-4712\" did not complete in 15s"}},
+			{Name: "kubelet-kubectl-upgrader", Init: true, State: waiting},
+			{Name: "post-upgrade-status", State: waiting},
+		}}
 }
 
 // failedWorker is the worker fixtureMachineFailed fails.
@@ -165,11 +188,16 @@ func TestNodeDetailGoldens(t *testing.T) {
 	for _, c := range []struct {
 		name, filter string
 		fixture      func() *model.ClusterState
+		keys         []tea.KeyPressMsg
 	}{
-		{"inplace-failed", "b8k4m", fixtureDetail}, {"long-name", "gpu-a100", fixtureDetail},
+		{"inplace-failed", "b8k4m", fixtureDetail, nil}, {"long-name", "gpu-a100", fixtureDetail, nil},
+		// Scrolled to the end: the upgrader pod under the steps, kubeadm's
+		// container backed off, what it last exited with and the command
+		// that reads its log.
+		{"upgrader-pod", "b8k4m", fixtureDetail, []tea.KeyPressMsg{{Code: 'G', Text: "G"}}},
 		// CAPI's failure at the top, the addresses to reach the machine
 		// by, the node's pressure under its readiness.
-		{"machine-failed", "md-0-00005", fixtureMachineFailed},
+		{"machine-failed", "md-0-00005", fixtureMachineFailed, nil},
 	} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
@@ -177,6 +205,7 @@ func TestNodeDetailGoldens(t *testing.T) {
 				filterTo(t, app, c.filter)
 				pressRun(t, app, keyD)
 				topDetail(t, app)
+				pressApp(t, app, c.keys...)
 				out := app.View().Content
 				requireLines(t, out, sz[0], sz[1])
 				golden.RequireEqual(t, out)
@@ -372,5 +401,32 @@ func TestNodeDetailScrolls(t *testing.T) {
 	pressApp(t, app, tea.KeyPressMsg{Code: 'G', Text: "G"})
 	if s := ansi.Strip(app.View().Content); !strings.Contains(s, fmt.Sprintf("(%d above, 0 below)", v.maxOffset)) {
 		t.Errorf("the footer does not say where the view is:\n%s", s)
+	}
+}
+
+// Denied Pods, the detail keeps the steps and says in their place why the
+// containers are missing and what grants them; a node with no upgrader pod
+// (none yet, or deleted by a retry) says so.
+func TestNodeDetailUpgraderPodForbiddenOrMissing(t *testing.T) {
+	text := func(s *model.ClusterState) string {
+		var b strings.Builder
+		for _, l := range detailUpgraderPod(newStyles(initialTheme(Options{Theme: themes.Mono})), s, "mgmt-cp-b8k4m", 200) {
+			for _, sg := range l.segs {
+				b.WriteString(sg.text)
+			}
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	s := fixtureDetail()
+	s.Sources[model.KindUpgraderPod] = model.SourceStatus{Installed: true, Forbidden: "list pods in eksa-system"}
+	s.UpgraderPods = nil
+	got := text(s)
+	if !strings.Contains(got, "pod        not shown (forbidden: list pods in eksa-system); fix: grant a Role in eksa-system with {apiGroups: [\"\"], resources: [pods], verbs: [list, watch]}") {
+		t.Errorf("forbidden:\n%s", got)
+	}
+	s.Sources[model.KindUpgraderPod] = model.SourceStatus{Installed: true, Synced: true}
+	if got := text(s); !strings.Contains(got, "none on node mgmt-cp-b8k4m (not created yet, or deleted by a retry)") {
+		t.Errorf("missing:\n%s", got)
 	}
 }

@@ -20,6 +20,7 @@ type stores struct {
 	requests     *store[model.UpgradeRequest]
 	events       *store[model.Event]
 	locks        *store[model.Lock]
+	pods         *store[model.UpgraderPod]
 
 	// Filtered lists and what they were filtered from: NodeUpgrades and
 	// upgrade requests of other clusters share the namespace and are dropped
@@ -69,6 +70,7 @@ func newStores() *stores {
 		}),
 		events: newStore(eventNewer),
 		locks:  newStore(byName(func(l *model.Lock) string { return l.Name })),
+		pods:   newStore(byName(func(p *model.UpgraderPod) string { return p.Name })),
 	}
 }
 
@@ -126,6 +128,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	s.MachineDeployments = st.mds.values()
 	s.Machines = st.machines.list()
 	s.Nodes = st.nodes.list()
+	s.UpgraderPods = st.pods.values()
 
 	machinesVisible := s.Source(model.KindMachine).Synced
 	nus := st.nodeUpgrades.list()

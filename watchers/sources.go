@@ -106,6 +106,7 @@ var kindSpecs = []kindSpec{
 	{kind: model.KindNode, resource: "nodes", versions: []string{"v1"}, typed: true, clusterScoped: true},
 	{kind: model.KindEvent, resource: "events", versions: []string{"v1"}, typed: true},
 	leaseSpec,
+	upgraderPodSpec,
 }
 
 // qualified is "machines.cluster.x-k8s.io" (or "nodes" for the core group).
@@ -413,6 +414,8 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		watchFn = ev.Watch
 	case model.KindLease:
 		example, list, watchFn = leaseListWatch(typed, in.namespace)
+	case model.KindUpgraderPod:
+		example, list, watchFn = podListWatch(typed, in.namespace)
 	default:
 		example = &unstructured.Unstructured{}
 		gvr := schema.GroupVersionResource{Group: in.spec.group, Version: in.version, Resource: in.spec.resource}
@@ -575,6 +578,8 @@ func (in *instance) transform(obj any) (any, error) {
 	case *coordinationv1.Lease:
 		lock := model.LockOf(o)
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, &lock), nil
+	case *corev1.Pod:
+		return newEntry(o.Namespace, o.Name, o.ResourceVersion, translateUpgraderPod(o)), nil
 	}
 	return obj, nil
 }
@@ -628,6 +633,8 @@ func applyEntry(st *stores, e *entry, deleted bool) bool {
 		return putOrRemove(st.events, k, v, deleted)
 	case *model.Lock:
 		return putOrRemove(st.locks, k, v, deleted)
+	case *model.UpgraderPod:
+		return putOrRemove(st.pods, k, v, deleted)
 	}
 	return false
 }
@@ -679,6 +686,8 @@ func metaOf(v any) *model.Meta {
 	case *model.NodeUpgrade:
 		return &x.Meta
 	case *model.UpgradeRequest:
+		return &x.Meta
+	case *model.UpgraderPod:
 		return &x.Meta
 	}
 	return nil

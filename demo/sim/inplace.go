@@ -252,9 +252,12 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 
 // nuProgress is where one NodeUpgrade's upgrader pod stands.
 type nuProgress struct {
-	done       int  // steps finished (conditions True)
-	running    bool // steps[done] is running
-	failed     bool // steps[done] exited non-zero; the pod must be deleted
+	done    int  // steps finished (conditions True)
+	running bool // steps[done] is running
+	failed  bool // steps[done] exited non-zero; the pod must be deleted
+	// backedOff: the kubelet restarted the failed container, which failed
+	// again and waits in CrashLoopBackOff (restartPolicy OnFailure).
+	backedOff  bool
 	failedOnce bool
 	attempt    int
 }
@@ -318,6 +321,18 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 	}
 	if p.failed {
+		if p.backedOff {
+			return 0, nil
+		}
+		// The failed container first reads terminated (exit code 1), then,
+		// restarted by the kubelet and failed again, backed off.
+		if left, ok := s.pace.wait(fmt.Sprintf("%s/backoff/%d", k, p.attempt), s.t.Step); !ok {
+			return left, nil
+		}
+		p.backedOff = true
+		if err := s.syncUpgraderPod(ctx, ns, name, p, false); err != nil {
+			klog.V(2).InfoS("simulated kubelet: upgrader pod status not written", "pod", name, "err", err)
+		}
 		return 0, nil
 	}
 	if p.done == 0 {
@@ -335,7 +350,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		if step == "KubeadmUpgraded" && failing && !p.failedOnce {
 			p.failed, p.failedOnce, p.running = true, true, false
 			s.emit(compNodeUpg, nu, true, "UpgradeStepFailed", "Step %s failed on node %s: container kubeadm-upgrader exited with code 1; delete pod %s/%s to retry", step, node, ns, podName)
-			return 0, s.writeNU(ctx, owner, nu, p, false)
+			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 		}
 		p.done++
 		p.running = false
@@ -537,8 +552,11 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		switch {
 		case step < p.done || completed:
 			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
+		case step == p.done && p.failed && p.backedOff:
+			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+				Message: fmt.Sprintf("back-off 10s restarting failed container=%s pod=%s_%s(%s)", containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
 		case step == p.done && p.failed:
-			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: now}}
+			return failedExit(now)
 		case step == p.done && p.running:
 			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		default:
@@ -547,8 +565,13 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 	}
 	status := func(c corev1.Container, step int) corev1.ContainerStatus {
 		st := state(step)
-		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: st,
+		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: st,
 			Ready: st.Running != nil, Started: ptr.To(st.Running != nil)}
+		if step == p.done && p.failed && p.backedOff {
+			cs.RestartCount = 1
+			cs.LastTerminationState = failedExit(now)
+		}
+		return cs
 	}
 	var inits []corev1.ContainerStatus
 	for i, c := range pod.Spec.InitContainers {
@@ -577,6 +600,24 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		return err
 	}
 	return s.writeFailedContainerLog(ctx, pod, p)
+}
+
+// failedExit is how the kubeadm step's container ends when it fails: what
+// kubeadm's upgrade health check prints last (writeFailedContainerLog has
+// the whole log).
+func failedExit(at metav1.Time) corev1.ContainerState {
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: at,
+		Message: `[upgrade/health] FATAL: [preflight] Some fatal errors occurred: [ERROR CreateJob]: Job "upgrade-health-check" in the namespace "kube-system" did not complete in 15s`}}
+}
+
+// containerAt names the container that runs step (1..6: the init
+// containers, then the main one).
+func containerAt(pod *corev1.Pod, step int) string {
+	cs := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	if step < 1 || step > len(cs) {
+		return ""
+	}
+	return cs[step-1].Name
 }
 
 // writeFailedContainerLog leaves the failed container's last log lines on the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -231,6 +232,34 @@ func TestInPlaceNodeStepFailsThenRetrySucceeds(t *testing.T) {
 	cpu := w.get(kinds.ControlPlaneUpgrade, w.sc.ClusterName+"-cp-upgrade")
 	if i64(cpu, "status", "upgraded") != 1 {
 		t.Errorf("ControlPlaneUpgrade status %v, want 1 upgraded", cpu.Object["status"])
+	}
+
+	// The upgrader pod says why, as a kubelet does: kubeadm's container
+	// exited 1 with a message, then, restarted and failed again, backs off;
+	// the containers after it never started.
+	podName := str(failed, "spec", "machine", "name") + "-node-upgrader"
+	kubeadm := func() (corev1.ContainerStatus, []corev1.ContainerStatus) {
+		pod, err := w.kube.CoreV1().Pods(w.sc.SystemNamespace).Get(w.ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			return corev1.ContainerStatus{}, nil
+		}
+		for _, cs := range pod.Status.InitContainerStatuses {
+			if cs.Name == "kubeadm-upgrader" {
+				return cs, pod.Status.InitContainerStatuses
+			}
+		}
+		return corev1.ContainerStatus{}, nil
+	}
+	w.waitFor("kubeadm's container in CrashLoopBackOff", func() bool {
+		cs, _ := kubeadm()
+		return cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	cs, all := kubeadm()
+	if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || last.Message == "" || cs.RestartCount != 1 {
+		t.Errorf("kubeadm-upgrader backed off with last state %+v, %d restarts", cs.LastTerminationState, cs.RestartCount)
+	}
+	if after := all[len(all)-1]; after.State.Waiting == nil || after.State.Waiting.Reason != "PodInitializing" {
+		t.Errorf("%s after the failure is %+v", after.Name, after.State)
 	}
 
 	// It stays failed: no retry by itself, no next node.

@@ -1,0 +1,144 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+)
+
+// KindUpgraderPod is the in-place upgrader Pods (UpgraderPod). Like the
+// Lease it is informational: nothing waits for it, and a console not allowed
+// to read Pods in the system namespace shows the steps without their
+// containers.
+const KindUpgraderPod Kind = "Pod"
+
+// LabelNodeUpgrader marks the Pods EKS-A's NodeUpgrade controller runs.
+const LabelNodeUpgrader = "eks-d-upgrader"
+
+// UpgraderPod is EKS-A's <node>-node-upgrader Pod (facts §5.4): one
+// container per in-place step, init containers first, the main container
+// last. The NodeUpgrade's conditions say which step failed; its containers
+// say why (exit code, message, back-off) and how often it was retried.
+type UpgraderPod struct {
+	Meta
+	NodeName string
+	Phase    string // Pending, Running, Succeeded, Failed
+	// Containers are the init containers, then the main ones, in the
+	// order the pod runs them.
+	Containers []UpgraderContainer
+}
+
+// UpgraderContainer is one container of an upgrader pod and its status.
+type UpgraderContainer struct {
+	Name string
+	Init bool
+	// State is the current state; Last the previous run's end (lastState),
+	// what a container in CrashLoopBackOff failed with.
+	State        ContainerState
+	Last         *ContainerState
+	RestartCount int32
+}
+
+// ContainerState is one of a container's states: waiting (with its reason),
+// running, or terminated (exit code, reason, message). All zero: no status
+// reported yet.
+type ContainerState struct {
+	Waiting, Running, Terminated bool
+	Reason                       string
+	Message                      string
+	ExitCode                     int32
+}
+
+// UpgraderContainerSteps maps each upgrader pod container to the
+// NodeUpgrade step (condition) it reports (facts §5.4).
+var UpgraderContainerSteps = map[string]string{
+	"components-copier":        "BinariesCopied",
+	"containerd-upgrader":      "ContainerdUpgraded",
+	"cni-plugins-upgrader":     "CNIPluginsUpgraded",
+	"kubeadm-upgrader":         "KubeadmUpgraded",
+	"kubelet-kubectl-upgrader": "KubeletUpgraded",
+	"post-upgrade-status":      "PostUpgradeCleanupCompleted",
+}
+
+// Restarts says a restart count: "1 restart", "3 restarts".
+func Restarts(n int32) string {
+	if n == 1 {
+		return "1 restart"
+	}
+	return strconv.Itoa(int(n)) + " restarts"
+}
+
+// waitingFailures are the waiting reasons that mean the container cannot
+// run: it crashed and is backed off, or its image or configuration is bad.
+// PodInitializing and ContainerCreating are the normal waits.
+var waitingFailures = map[string]bool{
+	"CrashLoopBackOff": true, "ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+}
+
+// Failing reports whether the container failed: it exited non-zero, or it
+// waits for a reason that will not pass by itself (CrashLoopBackOff,
+// ImagePullBackOff…).
+func (c *UpgraderContainer) Failing() bool {
+	s := c.State
+	return (s.Terminated && s.ExitCode != 0) || (s.Waiting && waitingFailures[s.Reason])
+}
+
+// Failing is the pod's first failing container, nil when none is.
+func (p *UpgraderPod) Failing() *UpgraderContainer {
+	for i := range p.Containers {
+		if p.Containers[i].Failing() {
+			return &p.Containers[i]
+		}
+	}
+	return nil
+}
+
+// LogsCommand is the kubectl command that prints a container's log.
+func (p *UpgraderPod) LogsCommand(container string) string {
+	ns := p.Namespace
+	if ns == "" {
+		ns = SystemNamespace
+	}
+	return "kubectl logs -n " + ns + " " + p.Name + " -c " + container
+}
+
+// String says a state as kubectl's describe does, on one line:
+// "terminated: exit code 1 (Error): kubeadm upgrade failed",
+// "waiting: CrashLoopBackOff", "running".
+func (s ContainerState) String() string {
+	var b strings.Builder
+	switch {
+	case s.Terminated:
+		b.WriteString("terminated: exit code " + strconv.Itoa(int(s.ExitCode)))
+		if s.Reason != "" {
+			b.WriteString(" (" + s.Reason + ")")
+		}
+	case s.Running:
+		b.WriteString("running")
+	case s.Waiting:
+		b.WriteString("waiting")
+		if s.Reason != "" {
+			b.WriteString(": " + s.Reason)
+		}
+	default:
+		return "no status yet"
+	}
+	if msg := strings.TrimSpace(s.Message); msg != "" {
+		b.WriteString(": " + strings.Join(strings.Fields(msg), " "))
+	}
+	return b.String()
+}
+
+// UpgraderPodOf is the upgrader pod running on a node, nil when there is
+// none in the snapshot.
+func (s *ClusterState) UpgraderPodOf(node string) *UpgraderPod {
+	if s == nil || node == "" {
+		return nil
+	}
+	for i := range s.UpgraderPods {
+		if p := &s.UpgraderPods[i]; p.NodeName == node || (p.NodeName == "" && p.Name == node+"-node-upgrader") {
+			return p
+		}
+	}
+	return nil
+}

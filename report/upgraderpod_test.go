@@ -1,0 +1,78 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// upgraderPod is an upgrader pod whose kubeadm container is in the given
+// state, the ones before it done, the ones after it waiting.
+func upgraderPod(uid string, kubeadm model.ContainerState, last *model.ContainerState, restarts int32) model.UpgraderPod {
+	done := model.ContainerState{Terminated: true, Reason: "Completed"}
+	waiting := model.ContainerState{Waiting: true, Reason: "PodInitializing"}
+	return model.UpgraderPod{Meta: model.Meta{Name: "mgmt-md-0-0000-node-upgrader", Namespace: "eksa-system", UID: uid},
+		NodeName: "mgmt-md-0-0000", Phase: "Pending",
+		Containers: []model.UpgraderContainer{
+			{Name: "components-copier", Init: true, State: done},
+			{Name: "containerd-upgrader", Init: true, State: done},
+			{Name: "kubeadm-upgrader", Init: true, State: kubeadm, Last: last, RestartCount: restarts},
+			{Name: "post-upgrade-status", State: waiting},
+		}}
+}
+
+// A container that fails is said once, with its exit and the command that
+// reads its log; the crash loop that follows (back-off, restart, exit
+// again) is not said again, nor is a snapshot that changed nothing; the
+// pod recreated by a retry that fails again is.
+func TestChangesSayAFailedUpgraderContainerOnce(t *testing.T) {
+	running := upgraderPod("u1", model.ContainerState{Running: true}, nil, 0)
+	exited := model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node: health check failed"}
+	failed := upgraderPod("u1", exited, nil, 0)
+	backOff := upgraderPod("u1", model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}, &exited, 1)
+
+	a := etcdRollout(2)
+	a.UpgraderPods = []model.UpgraderPod{running}
+	b := clone(a)
+	b.UpgraderPods = []model.UpgraderPod{failed}
+	c := clone(b)
+	c.UpgraderPods = []model.UpgraderPod{backOff}
+	d := clone(c)
+	d.UpgraderPods = []model.UpgraderPod{upgraderPod("u1", exited, &exited, 2)}
+
+	if out := texts(Changes(a, a, derive(a), derive(a), t0)); strings.Contains(out, "Pod ") {
+		t.Errorf("a running container said:\n%s", out)
+	}
+	out := texts(Changes(a, b, derive(a), derive(b), t0))
+	want := "Pod mgmt-md-0-0000-node-upgrader: container kubeadm-upgrader FAILED (terminated: exit code 1 (Error): kubeadm upgrade node: health check failed); " +
+		"logs: kubectl logs -n eksa-system mgmt-md-0-0000-node-upgrader -c kubeadm-upgrader"
+	requireAll(t, out, want)
+	if n := strings.Count(out, "FAILED (terminated"); n != 1 {
+		t.Errorf("the failure said %d times:\n%s", n, out)
+	}
+	for _, step := range [][2]*model.ClusterState{{b, b}, {b, c}, {c, d}} {
+		if out := texts(Changes(step[0], step[1], derive(step[0]), derive(step[1]), t0)); strings.Contains(out, "Pod ") {
+			t.Errorf("the same failure said again:\n%s", out)
+		}
+	}
+
+	// The first snapshot states a failure already there, back-off and all.
+	out = texts(Changes(nil, c, nil, derive(c), t0))
+	requireAll(t, out, "container kubeadm-upgrader FAILED (waiting: CrashLoopBackOff: back-off 10s restarting failed container; "+
+		"last terminated: exit code 1 (Error): kubeadm upgrade node: health check failed; 1 restart)")
+
+	// The retry: a new pod (new UID), failing again.
+	e := clone(d)
+	e.UpgraderPods = []model.UpgraderPod{upgraderPod("u2", exited, nil, 0)}
+	requireAll(t, texts(Changes(d, e, derive(d), derive(e), t0)), want)
+}
+
+// Denied Pods, the sources line says what is missing and what is not shown.
+func TestChangesSayUpgraderPodsForbidden(t *testing.T) {
+	a := etcdRollout(2)
+	b := clone(a)
+	b.Sources = map[model.Kind]model.SourceStatus{model.KindUpgraderPod: {Installed: true, Forbidden: "list pods in eksa-system"}}
+	requireAll(t, texts(Changes(a, b, derive(a), derive(b), t0)),
+		"forbidden: list pods in eksa-system (the upgrader pods' containers are not shown; the in-place steps still are; fix: grant a Role in eksa-system")
+}
