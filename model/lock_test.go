@@ -1,8 +1,10 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,5 +87,34 @@ func TestLockOfLease(t *testing.T) {
 	}
 	if got := LockOf(&coordinationv1.Lease{}); got.Held() || got.Duration != 0 {
 		t.Errorf("released lease: %+v", got)
+	}
+}
+
+// The Lease's annotations are printed to terminals (lock status, watch
+// --plain, the plan's upgrade-lock check): an escape sequence in them, which
+// anyone who may update the Lease can write, must not reach the terminal.
+func TestLockOfEscapesControlCharacters(t *testing.T) {
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "eksa-system", Name: LockName("mgmt"), Annotations: map[string]string{
+			AnnotationLockAuthenticatedAs: "carol\r\x1b[2Klease (not set): no holder\x1b[8m",
+			AnnotationLockKept:            "\x1b[8m",
+		}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ops@bastion-1/5d0c9e1a")},
+	}
+	got := LockOf(lease)
+	for name, s := range map[string]string{"authenticated as": got.AuthenticatedAs, "kept": got.Kept} {
+		if strings.ContainsFunc(s, unicode.IsControl) {
+			t.Errorf("%s %q carries control characters", name, s)
+		}
+	}
+	if got.AuthenticatedAs != `carol\r\x1b[2Klease (not set): no holder\x1b[8m` {
+		t.Errorf("authenticated as %q, want the control characters escaped, the rest as written", got.AuthenticatedAs)
+	}
+	if got.Kept == "" {
+		t.Error("a kept mark of control characters alone no longer reads as kept")
+	}
+	lease.Annotations[AnnotationLockAuthenticatedAs] = "system:serviceaccount:ops:alice"
+	if got := LockOf(lease); got.AuthenticatedAs != "system:serviceaccount:ops:alice" {
+		t.Errorf("plain identity changed: %q", got.AuthenticatedAs)
 	}
 }

@@ -260,7 +260,8 @@ type App struct {
 	// does the end of its work.
 	hidden Dialog
 	// suspendKey is ctrl+z (suspend); notice is why it was refused, shown
-	// on the key help's row until the next key.
+	// on the key help's row until the next key, or until the reason no
+	// longer holds.
 	suspendKey key.Binding
 	notice     string
 	// st are the styles of stOf, for what the App draws itself.
@@ -468,8 +469,18 @@ type suspendRefuser interface{ suspendRefused() string }
 // process (tea.Suspend), and sends tea.ResumeMsg after fg, which every
 // screen gets (the dashboard renews the lock it holds then). While a
 // screen or a dialog, shown or set aside, refuses, the key help's row says
-// why instead, until the next key.
+// why instead, until the next key or the end of the work it names.
 func (a *App) suspend() tea.Cmd {
+	if why := a.suspendRefused(); why != "" {
+		a.notice = why
+		return nil
+	}
+	return tea.Suspend
+}
+
+// suspendRefused is why ctrl+z is refused now: the first screen's or
+// dialog's, shown or set aside, that refuses; "" when none does.
+func (a *App) suspendRefused() string {
 	var all []any
 	for _, s := range a.screens {
 		all = append(all, s)
@@ -480,12 +491,11 @@ func (a *App) suspend() tea.Cmd {
 	for _, x := range all {
 		if r, ok := x.(suspendRefuser); ok {
 			if why := r.suspendRefused(); why != "" {
-				a.notice = why
-				return nil
+				return why
 			}
 		}
 	}
-	return tea.Suspend
+	return ""
 }
 
 // interrupter is a dialog with work that ctrl+c must stop rather than
@@ -506,6 +516,13 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		if a.quitPending && !a.busy() {
 			a.quitPending = false
 			cmd = tea.Batch(cmd, tea.Quit)
+		}
+		// A refusal's reason goes with the work it named (the run
+		// ended, the start wrote the spec), not only at the next key:
+		// left, it told of a run that was over, and of a ctrl+c that
+		// would stop it where ctrl+c now quits.
+		if a.notice != "" && a.suspendRefused() == "" {
+			a.notice = ""
 		}
 		cmd = guard(cmd)
 	}()

@@ -1009,7 +1009,8 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 		rights = [][]seg{concatSegs([]seg{{st.th.Sym.Warn + " spec not reached: ", rStall}}, right), right}
 	}
 	// The versions and the read-only mark matter more than the title and
-	// the context: those go first when the line is narrow.
+	// the context: those go first when the line is narrow (the context
+	// shortened in its middle before it goes).
 	variants := [][]seg{
 		concatSegs([]seg{{" upgrade-console ", rTitle}, cluster}, ctx, ro),
 		concatSegs([]seg{cluster}, ctx, ro),
@@ -1017,7 +1018,18 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 	}
 	for _, right := range rights {
 		rw := segsWidth(right)
-		for _, l := range variants {
+		for i, l := range variants {
+			if i == len(variants)-1 && ctx != nil {
+				// Before the context goes, it is shortened in its
+				// middle to the room the versions leave, as the
+				// dashboard's header does: its start and its end tell
+				// apart two clusters both named mgmt. Two cells keep
+				// it apart from the versions.
+				room := p.w - rw - 2 - segsWidth(l) - width(" @ ")
+				if room >= minContext {
+					l = concatSegs([]seg{cluster}, []seg{{" @ " + fitMiddle(p.opts.Context, room), rMuted}}, ro)
+				}
+			}
 			if lw := segsWidth(l); lw+rw+1 <= p.w {
 				st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - lw - rw), rText}}, right), p.w)
 				return

@@ -1423,3 +1423,24 @@ func TestPlanComponentsTooNarrow(t *testing.T) {
 		t.Errorf("at %d columns: %d rows for %d components", need, len(ls), len(rows))
 	}
 }
+
+// TestPlanHeaderShortensTheContext: in a split pane (60 to 79 columns) the
+// kubeconfig context, which tells apart two clusters both named mgmt, is
+// shortened in its middle where the versions leave room for it, as the
+// dashboard's header does, rather than dropped with the room left blank.
+func TestPlanHeaderShortensTheContext(t *testing.T) {
+	const ctx = "arn:aws:eks:us-west-2:123456789012:cluster/prod-mgmt"
+	for _, w := range []int{64, 66, 70, 76} {
+		p := newTestPlanScreen(t, fixturePlan(false), Options{Context: ctx}, PlanActions{}, w, 30)
+		head := strings.SplitN(ansi.Strip(p.View()), "\n", 2)[0]
+		if !strings.Contains(head, " @ arn:") || !strings.Contains(head, "-mgmt  EKS-A") || !strings.Contains(head, "…") {
+			t.Errorf("at %d columns the header is %q, want the context shortened in its middle (%q)", w, head, ctx)
+		}
+		if !strings.Contains(head, "k8s 1.30 → 1.31") {
+			t.Errorf("at %d columns the header is %q, want the versions whole", w, head)
+		}
+		if width(head) > w {
+			t.Errorf("at %d columns the header is %d wide: %q", w, width(head), head)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -154,4 +155,43 @@ func runBatch(cmd tea.Cmd) tea.Msg {
 		return m
 	}
 	return nil
+}
+
+// The refusal's reason goes when it no longer holds, not only at the next
+// key: left on the last row after the run ended, it said "ctrl+c stops it
+// after the step under way" under the run's result, where ctrl+c quits the
+// console, and after the start had written the spec it said to wait for
+// the start to end in place of the dashboard's key help.
+func TestCtrlZRefusalGoesWithItsReason(t *testing.T) {
+	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionEtcdRollback}})
+	d.plan, d.stage = &recovery.Plan{Action: recovery.ActionEtcdRollback, Cluster: "mgmt", Title: "t"}, recRunning
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(OpenDialogMsg{Dialog: d})
+	if _, cmd := a.Update(ctrlZ); suspends(cmd) || a.notice == "" {
+		t.Fatalf("ctrl+z mid-run: suspended %t, notice %q", suspends(cmd), a.notice)
+	}
+	// Another message (a snapshot, the clock) while the run goes on: the
+	// reason stands.
+	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	if a.notice == "" {
+		t.Fatal("the refusal went while the run was still under way")
+	}
+	d.stage = recDone // the run's end, as its last message leaves it
+	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	rows := strings.Split(ansi.Strip(a.View().Content), "\n")
+	if last := rows[len(rows)-1]; strings.Contains(last, "ctrl+z: not while") {
+		t.Errorf("the refusal stays after the run ended: %q", last)
+	}
+
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 80, 24)
+	p.starting = true
+	pa := NewApp(Options{Theme: themes.Mono}, p)
+	pa.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if _, cmd := pa.Update(ctrlZ); suspends(cmd) || pa.notice == "" {
+		t.Fatalf("ctrl+z while the start writes: suspended %t, notice %q", suspends(cmd), pa.notice)
+	}
+	pa.Update(startedMsg{err: errors.New("refused")})
+	if pa.notice != "" {
+		t.Errorf("the refusal stays after the start ended: %q", pa.notice)
+	}
 }
