@@ -1,10 +1,7 @@
 package model
 
 import (
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/utils/ptr"
@@ -76,28 +73,6 @@ func (l *Lock) Expired(now time.Time) bool {
 	return l.Held() && (l.Kept != "" || now.After(l.ExpiresAt()))
 }
 
-// printable is an annotation's text as the console prints it: its control
-// characters escaped ("\x1b"). The annotations are text anyone who may
-// update the Lease writes, and lock status, watch --plain and the plan
-// print them to a terminal, where an escape sequence in "authenticated as"
-// cleared the line and wrote another in its place. Only the text is
-// changed, never its emptiness (a kept mark stays one).
-func printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // LockOf reads the upgrade lock out of its Lease: the one translation the
 // watchers (for snapshots) and package upgrade (when it acts on the lock)
 // share.
@@ -107,12 +82,12 @@ func LockOf(l *coordinationv1.Lease) Lock {
 		Name:           l.Name,
 		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
 		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
-		Kept:           printable(l.Annotations[AnnotationLockKept]),
+		Kept:           Printable(l.Annotations[AnnotationLockKept]),
 	}
 	if lock.HolderIdentity != "" {
 		// A lease released by hand (holder emptied, annotation left)
 		// names nobody: the identity went with its holder.
-		lock.AuthenticatedAs = printable(l.Annotations[AnnotationLockAuthenticatedAs])
+		lock.AuthenticatedAs = Printable(l.Annotations[AnnotationLockAuthenticatedAs])
 	}
 	if l.Spec.AcquireTime != nil {
 		lock.AcquireTime = l.Spec.AcquireTime.Time

@@ -126,7 +126,7 @@ func machineAddresses(l []leanAddress) []model.MachineAddress {
 	}
 	out := make([]model.MachineAddress, len(l))
 	for i, a := range l {
-		out[i] = model.MachineAddress{Type: intern(a.Type), Address: a.Address}
+		out[i] = model.MachineAddress{Type: intern(a.Type), Address: model.Printable(a.Address)}
 	}
 	return out
 }
@@ -153,7 +153,7 @@ func (o *leanMachine) translate(version string) any {
 		Phase:    intern(o.Status.Phase),
 		// A machine's own: interning would keep a copy of each in the
 		// process-wide table too.
-		ProviderID: o.Spec.ProviderID,
+		ProviderID: model.Printable(o.Spec.ProviderID),
 		Addresses:  machineAddresses(o.Status.Addresses),
 	}
 	failure := o.Status.leanFailure
@@ -162,7 +162,7 @@ func (o *leanMachine) translate(version string) any {
 	}
 	// Reasons are a few CAPI constants; messages are each machine's, and
 	// only failed machines have one.
-	m.FailureReason, m.FailureMessage = intern(failure.FailureReason), failure.FailureMessage
+	m.FailureReason, m.FailureMessage = intern(failure.FailureReason), model.Printable(failure.FailureMessage)
 	conds := o.Status.Conditions
 	if version == "v1beta1" && len(o.Status.V1Beta2.Conditions) > 0 {
 		conds = o.Status.V1Beta2.Conditions

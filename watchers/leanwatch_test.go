@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -320,4 +321,42 @@ func TestLeanReuseForgetsThePreviousEvent(t *testing.T) {
 			t.Errorf("after reuse\n%+v\nfresh\n%+v", got, want)
 		}
 	})
+}
+
+// Text from the cluster reaches snapshots printable (model.Printable):
+// anyone who may write a Machine's status or create an Event chooses it,
+// and the console prints it to a terminal. Both decoders, and events.
+func TestClusterTextReachesSnapshotsPrintable(t *testing.T) {
+	const esc = "\x1b[2K\x1b]0;x\x07"
+	const escaped = `\x1b[2K\x1b]0;x\a`
+	raw := strings.Replace(leanFailedMachineJSON, `"etcd member failed to join"`, `"etcd member`+strings.ReplaceAll(escapeJSON(esc), `"`, ``)+` failed"`, 1)
+	if raw == leanFailedMachineJSON {
+		t.Fatal("fixture: failure message not found")
+	}
+	full := &unstructured.Unstructured{}
+	if err := full.UnmarshalJSON([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	evs := leanRun(t, `{"type":"ADDED","object":`+raw+`}`, machineDecoder("v1beta2"))
+	if len(evs) != 1 {
+		t.Fatalf("%d events, want 1", len(evs))
+	}
+	for dec, v := range map[string]any{"map": translateMachine(full.Object, "v1beta2"), "lean": evs[0].Object.(*entry).value} {
+		if got, want := v.(*model.Machine).FailureMessage, "etcd member"+escaped+" failed"; got != want {
+			t.Errorf("%s decoder: failure message %q, want %q", dec, got, want)
+		}
+	}
+	if got := intern("Ready" + esc); got != "Ready"+escaped {
+		t.Errorf("interned condition text %q, want %q", got, "Ready"+escaped)
+	}
+	e := translateEvent(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "eksa-system", Name: "e"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Machine", Name: "mgmt-md-0-x"}, Type: "Warning", Reason: "R" + esc, Message: "m" + esc}, "mgmt")
+	if e == nil || e.Reason != "R"+escaped || e.Message != "m"+escaped {
+		t.Errorf("event = %+v, want reason and message escaped", e)
+	}
+}
+
+func escapeJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

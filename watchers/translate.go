@@ -32,9 +32,11 @@ func field(m map[string]any, path ...string) any {
 	return cur
 }
 
+// str is a string field, printable (model.Printable): every string the
+// dynamic translators read passes here.
 func str(m map[string]any, path ...string) string {
 	s, _ := field(m, path...).(string)
-	return s
+	return model.Printable(s)
 }
 
 // intern shares one copy of a string that thousands of objects repeat
@@ -45,7 +47,9 @@ func intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	return unique.Make(s).Value()
+	// Made printable before it is shared: the lean decoders' text (a
+	// condition's reason and message among it) passes here.
+	return unique.Make(model.Printable(s)).Value()
 }
 
 func obj(m map[string]any, path ...string) map[string]any {
@@ -586,8 +590,8 @@ func translateEvent(e *corev1.Event, cluster string) *model.Event {
 		Namespace:      e.Namespace,
 		Name:           e.Name,
 		Type:           e.Type,
-		Reason:         e.Reason,
-		Message:        e.Message,
+		Reason:         model.Printable(e.Reason),
+		Message:        model.Printable(e.Message),
 		ObjectKind:     io.Kind,
 		ObjectName:     io.Name,
 		Count:          e.Count,

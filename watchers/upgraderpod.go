@@ -78,11 +78,11 @@ func translateUpgraderPod(p *corev1.Pod) *model.UpgraderPod {
 func containerState(s corev1.ContainerState) model.ContainerState {
 	switch {
 	case s.Terminated != nil:
-		return model.ContainerState{Terminated: true, ExitCode: s.Terminated.ExitCode, Reason: s.Terminated.Reason, Message: s.Terminated.Message}
+		return model.ContainerState{Terminated: true, ExitCode: s.Terminated.ExitCode, Reason: model.Printable(s.Terminated.Reason), Message: model.Printable(s.Terminated.Message)}
 	case s.Running != nil:
 		return model.ContainerState{Running: true}
 	case s.Waiting != nil:
-		return model.ContainerState{Waiting: true, Reason: s.Waiting.Reason, Message: s.Waiting.Message}
+		return model.ContainerState{Waiting: true, Reason: model.Printable(s.Waiting.Reason), Message: model.Printable(s.Waiting.Message)}
 	}
 	return model.ContainerState{}
 }
