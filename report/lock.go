@@ -19,7 +19,8 @@ type lockWatch struct {
 func (w *lockWatch) observe(l *model.Lock, cluster string, now time.Time) []Line {
 	holder, stale := "", false
 	if l.Held() {
-		holder, stale = l.HolderIdentity, l.Expired(now)
+		// Printed: whoever may update the Lease writes it.
+		holder, stale = model.Printable(l.HolderIdentity), l.Expired(now)
 	}
 	if holder == w.holder && stale == w.stale {
 		return nil

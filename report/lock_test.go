@@ -78,3 +78,13 @@ func TestForbiddenLeaseIsNotAPane(t *testing.T) {
 		t.Errorf("missing %q:\n%s", want, out)
 	}
 }
+
+// The holderIdentity is text whoever may update the Lease writes: printed,
+// its control characters are escaped.
+func TestLockWatchEscapesTheHolder(t *testing.T) {
+	var w lockWatch
+	got := w.observe(&model.Lock{HolderIdentity: "eve\r\x1b[2Klock: none@x/1", AcquireTime: t0, RenewTime: t0, Duration: time.Minute}, "mgmt", t0)
+	if len(got) != 1 || strings.ContainsAny(got[0].Text, "\r\x1b") || !strings.Contains(got[0].Text, `eve\r\x1b[2Klock: none@x/1`) {
+		t.Errorf("lines %q, want the holder with its control characters escaped", got)
+	}
+}

@@ -80,8 +80,13 @@ func (h Holder) Display() string {
 
 // ParseHolder reads a holderIdentity written by String. Identities written by
 // something else are kept whole in User so they are still shown.
+//
+// The parts are printable (model.Printable): whoever may update the Lease
+// writes its holderIdentity, and the parts are printed to terminals. The
+// comparisons that decide whose lock it is read the Lease's identity as
+// written, never a parsed one.
 func ParseHolder(id string) Holder {
-	who, inst, _ := strings.Cut(id, "/")
+	who, inst, _ := strings.Cut(model.Printable(id), "/")
 	u, h, ok := strings.Cut(who, "@")
 	if !ok {
 		return Holder{User: id}
@@ -465,7 +470,7 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "could not read the Lease", err))
 	}
 	if holder := ptr.Deref(existing.Spec.HolderIdentity, ""); holder != l.Holder.String() {
-		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is held by "+cmp.Or(holder, "no one")+" now: this console no longer holds the upgrade lock", ErrLockLost))
+		return nil, errors.Join(ErrLockLost, l.record(ctx, "lock-renew", "the Lease is held by "+cmp.Or(model.Printable(holder), "no one")+" now: this console no longer holds the upgrade lock", ErrLockLost))
 	}
 	// The whole Lease read goes back, annotations included: the
 	// authenticated-as one written when the lock was taken stays.

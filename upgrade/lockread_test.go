@@ -89,3 +89,15 @@ func TestPlanWhenTheLockMayNotBeRead(t *testing.T) {
 		t.Errorf("recheck with a cancelled context: %v, want the error", err)
 	}
 }
+
+// A holderIdentity from the Lease is parsed printable (it is shown to
+// operators); the local holder's own identity is untouched.
+func TestParseHolderEscapesControlCharacters(t *testing.T) {
+	h := ParseHolder("eve\x1b[2K@host\r/3f2a")
+	if got := h.Display(); strings.ContainsAny(got, "\x1b\r") || got != `eve\x1b[2K@host\r (console 3f2a)` {
+		t.Errorf("display %q, want control characters escaped", got)
+	}
+	if got := ParseHolder("alice@laptop/3f2a9c1e").String(); got != "alice@laptop/3f2a9c1e" {
+		t.Errorf("plain identity round trip %q", got)
+	}
+}

@@ -655,7 +655,7 @@ func leaseClearStep(env *Env, m Marker) Step {
 			case string(l.UID) != m.lease.UID:
 				return "", &ConcurrentChangeError{Object: m.Object, What: "it is another lease now"}
 			case ptr.Deref(l.Spec.HolderIdentity, "") != m.lease.HolderIdentity:
-				return "", &ConcurrentChangeError{Object: m.Object, What: "taken by " + ptr.Deref(l.Spec.HolderIdentity, "")}
+				return "", &ConcurrentChangeError{Object: m.Object, What: "taken by " + model.Printable(ptr.Deref(l.Spec.HolderIdentity, ""))}
 			}
 			rv = l.ResourceVersion
 		}
