@@ -114,3 +114,13 @@ func TestDemoSaysANotConfirmedRecovery(t *testing.T) {
 		t.Errorf("alone: %v", err)
 	}
 }
+
+// An error quoting text from the cluster or a file reaches the terminal
+// with its control characters escaped, its lines kept.
+func TestErrorLineIsPrintable(t *testing.T) {
+	got := errorLine(errors.New("read Cluster default/mgmt: admission webhook denied: \x1b]0;x\x07bad\nsecond line"))
+	want := "upgrade-console: read Cluster default/mgmt: admission webhook denied: \\x1b]0;x\\abad\nsecond line\n"
+	if got != want {
+		t.Errorf("error line %q, want %q", got, want)
+	}
+}

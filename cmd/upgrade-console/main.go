@@ -47,8 +47,16 @@ func run(args []string) (code int) {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(os.Stderr, "upgrade-console: %v\n", explain(err))
+	fmt.Fprint(os.Stderr, errorLine(err))
 	return exitCode(err)
+}
+
+// errorLine is what the operator reads of an error: explained, and
+// printable (model.Printable), as an API server's message or an input
+// error quotes text from the cluster or a file, which may hold escape
+// sequences.
+func errorLine(err error) string {
+	return "upgrade-console: " + model.Printable(explain(err).Error()) + "\n"
 }
 
 // explain adds the fix to an error that reached the operator in client-go's
