@@ -741,12 +741,12 @@ func (a *App) View() (v tea.View) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.contain("the terminal UI", r)
-			v.SetContent(a.fatal.Error())
+			v.SetContent(errText(a.fatal))
 		}
 	}()
 	if len(a.screens) == 0 || a.width == 0 || a.fatal != nil {
 		if a.fatal != nil {
-			v.SetContent(a.fatal.Error())
+			v.SetContent(errText(a.fatal))
 		}
 		return v
 	}

@@ -70,7 +70,7 @@ func (c completionConfirm) words() string {
 	case c.asking:
 		return "every completion milestone met; confirming with the API server…"
 	case c.err != nil:
-		return "every completion milestone met, not confirmed by the API server (" + c.err.Error() + "); holding again"
+		return "every completion milestone met, not confirmed by the API server (" + errText(c.err) + "); holding again"
 	}
 	return ""
 }

@@ -401,7 +401,7 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return p, p.notConfirmed()
 	case recordedMsg:
 		if msg.err != nil {
-			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording " + msg.what + ": " + firstLine(msg.err.Error()), rFailure})
+			p.setStatus(statusEvent, seg{" " + p.st.th.Sym.Fail + " recording " + msg.what + ": " + firstLine(errText(msg.err)), rFailure})
 			p.rebuild()
 		}
 		return p, nil
@@ -608,7 +608,7 @@ func (p *PlanScreen) apply() tea.Cmd {
 
 func (p *PlanScreen) confirm() tea.Cmd {
 	if p.dryErr != nil {
-		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " dry-run failed: " + firstLine(p.dryErr.Error()), rFailure})
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " dry-run failed: " + firstLine(errText(p.dryErr)), rFailure})
 		p.rebuild()
 		return nil
 	}
@@ -715,12 +715,12 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		// confirms it afresh.
 		p.dry, p.dryErr = changed.Now, nil
 		// A dry-run status: the next dry run (d, enter) replaces it.
-		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error()) + "; enter to review and confirm the new dry run", rFailure})
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " " + firstLine(errText(msg.err)) + "; enter to review and confirm the new dry run", rFailure})
 		p.rebuild()
 		return p.recheck()
 	}
 	if msg.err != nil {
-		text := " " + p.st.th.Sym.Fail + " " + firstLine(msg.err.Error())
+		text := " " + p.st.th.Sym.Fail + " " + firstLine(errText(msg.err))
 		var held *upgrade.LockHeldError
 		if errors.As(msg.err, &held) {
 			p.checked = 0 // the lock check shows the holder
@@ -747,7 +747,7 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		}
 		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost, Kept: s.Kept()}
 		if renewErr != nil {
-			l.RenewErr = firstLine(renewErr.Error())
+			l.RenewErr = firstLine(errText(renewErr))
 		}
 		return l
 	}
@@ -769,7 +769,7 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) seg {
 	switch {
 	case msg.late && msg.err != nil:
-		return seg{" " + st.th.Sym.Warn + " upgrade complete after its failure; " + msg.err.Error(), rStall}
+		return seg{" " + st.th.Sym.Warn + " upgrade complete after its failure; " + errText(msg.err), rStall}
 	case msg.late:
 		return seg{" " + st.th.Sym.OK + " upgrade complete after its failure (recorded in the audit log); the kept upgrade lock is released", rDone}
 	case msg.out.Complete:
@@ -781,7 +781,7 @@ func trackedStatus(st *styles, msg trackedMsg, s *upgrade.Session) seg {
 		}
 		return seg{text, rFailure}
 	case msg.err != nil:
-		return seg{" " + st.th.Sym.Warn + " stopped following the upgrade: " + msg.err.Error(), rStall}
+		return seg{" " + st.th.Sym.Warn + " stopped following the upgrade: " + errText(msg.err), rStall}
 	}
 	return seg{}
 }
@@ -1131,7 +1131,7 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	}
 	add(seg{" PREFLIGHT ", rPaneTitle}, seg{summary, rMuted})
 	if checkErr != nil {
-		out = append(out, hanging([]seg{{"   " + sym.Warn + " ", rStall}}, "could not re-run the checks: "+checkErr.Error(), rStall, w)...)
+		out = append(out, hanging([]seg{{"   " + sym.Warn + " ", rStall}}, "could not re-run the checks: "+errText(checkErr), rStall, w)...)
 	}
 	nw := 0
 	for _, r := range pl.Preflight {
@@ -1187,7 +1187,7 @@ func buildPlanBody(st *styles, pl *upgrade.Plan, all bool, dry *upgrade.DryRunRe
 	case dryRunning:
 		add(seg{title, rPaneTitle}, seg{" asking the API server…", rMuted})
 	case dryErr != nil:
-		out = append(out, hanging([]seg{{title, rPaneTitle}, {" " + sym.Fail + " ", rFailure}}, dryErr.Error(), rFailure, w)...)
+		out = append(out, hanging([]seg{{title, rPaneTitle}, {" " + sym.Fail + " ", rFailure}}, errText(dryErr), rFailure, w)...)
 	case dry == nil:
 		hint := " d: ask the API server what the apply changes (nothing is written)"
 		if readOnly {

@@ -869,7 +869,7 @@ func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, 
 	add()
 	switch {
 	case d.copiesErr != nil:
-		wrapAdd(d.copiesErr.Error(), rFailure, "")
+		wrapAdd(errText(d.copiesErr), rFailure, "")
 	case len(d.copies) == 0:
 		wrapAdd("No local copy of "+cluster+"'s snapshots on this machine: give the path of one copied from the machine that ran the upgrade.", rMuted, "")
 	default:
@@ -914,7 +914,7 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 			if ok && r.Status != recovery.StepRunning {
 				text := detail
 				if r.Err != nil {
-					text += ": " + r.Err.Error()
+					text += ": " + errText(r.Err)
 				} else if r.Detail != "" {
 					text += ": " + r.Detail
 				}
@@ -928,7 +928,7 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 			if d.stopping {
 				wrapAdd("Stopped by ctrl+c; the audit log records where.", rFailure, "")
 			}
-			wrapAdd(d.err.Error(), rFailure, "")
+			wrapAdd(errText(d.err), rFailure, "")
 			wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
 		} else {
 			for _, l := range d.done.Closing {
@@ -987,9 +987,9 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		}
 		return
 	case d.err != nil && d.stage == recPlan && d.plan != nil && len(d.dry.Steps) > 0:
-		wrapAdd("The dry run failed; nothing was changed: "+d.err.Error(), rFailure, "")
+		wrapAdd("The dry run failed; nothing was changed: "+errText(d.err), rFailure, "")
 	case d.err != nil:
-		wrapAdd(d.err.Error(), rFailure, "")
+		wrapAdd(errText(d.err), rFailure, "")
 		if d.fileOffered() {
 			add()
 			wrapAdd("Press f to give another snapshot file.", rText, "")

@@ -265,3 +265,8 @@ func commonPrefix(a, b string) string {
 	}
 	return a[:n]
 }
+
+// errText is an error as the screens show it: printable (model.Printable),
+// since an API server's or a file's text quoted in it may hold escape
+// sequences that would rewrite the screen.
+func errText(err error) string { return model.Printable(err.Error()) }
