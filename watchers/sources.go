@@ -507,7 +507,7 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		in.status.Forbidden = ""
 	case apierrors.IsForbidden(err):
 		in.status.Forbidden = verb + " " + in.spec.qualified() + " " + in.where()
-		in.status.Err = err.Error()
+		in.status.Err = model.Printable(err.Error())
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
 		// The watch fell behind the API server's history: the reflector
 		// relists. Routine, not a connection problem.
@@ -519,7 +519,8 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		in.failing = true
 		in.status.Err = connectionMessage(err)
 	default:
-		in.status.Err = err.Error()
+		// An API server's text: printable, as all text in a snapshot.
+		in.status.Err = model.Printable(err.Error())
 	}
 	if in.status != before || in.failing != wasFailing {
 		w.changed()
@@ -531,6 +532,12 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 // watch's with every query parameter, some 250 characters before "TLS
 // handshake timeout".
 func connectionMessage(err error) string {
+	// An API server's or a proxy's text: printable, as all text in a
+	// snapshot.
+	return model.Printable(connectionCause(err))
+}
+
+func connectionCause(err error) string {
 	if apierrors.IsUnauthorized(err) {
 		return model.CredentialsRefused + ": " + err.Error()
 	}

@@ -571,3 +571,27 @@ func TestEventsDeniedInEachNamespaceNameEach(t *testing.T) {
 		t.Errorf("forbidden in one namespace = %q", src.Forbidden)
 	}
 }
+
+// A watch's error is an API server's (or a proxy's) text: in the snapshot it
+// is printable, as the connection line and the panes print it.
+func TestSourceErrorsArePrintable(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insts, sources := w.plan(map[schema.GroupVersionResource]bool{{Group: capiGroup, Version: "v1beta2", Resource: "machines"}: true})
+	w.insts, w.sources = insts, sources
+	in := w.insts[0]
+	ctx := context.Background()
+	in.observe(ctx, "watch", apierrors.NewBadRequest("bad \x1b[2Krequest"))
+	if src := w.sourcesLocked()[model.KindMachine]; src.Err == "" || strings.Contains(src.Err, "\x1b") {
+		t.Errorf("source error %q, want it recorded with its escape escaped", src.Err)
+	}
+	in.observe(ctx, "watch", errors.New("proxy said \x1b]0;x\x07 no"))
+	w.mu.Lock()
+	got := w.snapshotLocked().ConnectionErr
+	w.mu.Unlock()
+	if got != `proxy said \x1b]0;x\a no` {
+		t.Errorf("connection error %q, want it printable", got)
+	}
+}
