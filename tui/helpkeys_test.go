@@ -44,6 +44,8 @@ func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
 	}
 	plan := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 120, 40)
 	dialog := newRecoveryDialog(RecoveryOptions{}, nil)
+	detail := &nodeDetail{keys: defaultNodeDetailKeys()}
+	confirm := newConfirmDialog(Options{}, fixturePlan(false), fixtureManyConflicts())
 	for _, s := range []struct {
 		name string
 		keys any
@@ -52,8 +54,14 @@ func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
 		{"dashboard", dash.keys, dash.FullHelp()},
 		{"plan", plan.keys, plan.FullHelp()},
 		{"recovery dialog", dialog.keys, dialog.FullHelp()},
+		{"node detail", detail.keys, detail.FullHelp()},
+		{"typed confirmation", confirm.keys, confirm.FullHelp()},
 	} {
 		t.Run(s.name, func(t *testing.T) {
+			// The App takes ctrl+z over every screen and dialog.
+			if !slices.ContainsFunc(slices.Concat(s.full...), func(h key.Binding) bool { return slices.Equal(h.Keys(), []string{"ctrl+z"}) }) {
+				t.Error("ctrl+z (suspend) is not in the full help")
+			}
 			for field, b := range bindingsOf(s.keys) {
 				if !b.Enabled() {
 					continue
