@@ -429,7 +429,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 	}
 
 	if in.state != nil {
-		evs := detailEvents(in.state.Events, m, n, nu)
+		evs := detailEvents(in.state, m, n, nu)
 		kept := len(in.state.Events)
 		section("Events", seg{"  " + eventsKept(len(evs), kept), rMuted})
 		if len(evs) == 0 {
@@ -442,8 +442,13 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			}
 			// The kind alone: the name is the machine's, its node's or
 			// its upgrade's, above, and a long one left no room for the
-			// reason.
-			head := []seg{{mark, r}, {ev.ObjectKind, rBold}, {"  " + ev.Reason, rMuted}}
+			// reason. An owner's event is marked: its object is not the
+			// one named above but the owner line's (or a MachineSet of it).
+			head := []seg{{mark, r}, {ev.ObjectKind, rBold}}
+			if ev.owner {
+				head = append(head, seg{" (owner)", rMuted})
+			}
+			head = append(head, seg{"  " + ev.Reason, rMuted})
 			if ev.Count > 1 {
 				head = append(head, seg{" ×" + strconv.Itoa(int(ev.Count)), rMuted})
 			}
@@ -658,19 +663,92 @@ func addressesText(as []model.MachineAddress) string {
 	return strings.Join(parts, " · ")
 }
 
+// detailEvent is an event the detail lists; owner marks one its machine's
+// owner emitted about it.
+type detailEvent struct {
+	model.Event
+	owner bool
+}
+
 // detailEvents are the kept events about the machine, its node or its
-// in-place upgrade, newest first as the snapshot keeps them.
-func detailEvents(evs []model.Event, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []model.Event {
-	var out []model.Event
-	for _, ev := range evs {
+// in-place upgrade, and those of its owner that name it, newest first as
+// the snapshot keeps them. The owner's are where etcdadm, KCP and the
+// MachineSet say they created or deleted the machine, or wait for it:
+// nothing about it among its own events says so.
+func detailEvents(s *model.ClusterState, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []detailEvent {
+	var out []detailEvent
+	for _, ev := range s.Events {
 		switch {
 		case m != nil && ev.ObjectKind == string(model.KindMachine) && ev.ObjectName == m.Name,
 			n != nil && ev.ObjectKind == string(model.KindNode) && ev.ObjectName == n.Name,
 			nu != nil && ev.ObjectKind == nu.Kind.Short() && ev.ObjectName == nu.Name:
-			out = append(out, ev)
+			out = append(out, detailEvent{Event: ev})
+		case m != nil && ownersEvent(ev, m, s) && namesWhole(ev.Message, m.Name):
+			out = append(out, detailEvent{Event: ev, owner: true})
 		}
 	}
 	return out
+}
+
+// ownersEvent reports whether ev is about the object m belongs to: its
+// EtcdadmCluster, its KubeadmControlPlane (the one the nodes table files it
+// under too), or its MachineDeployment and the MachineSets CAPI names after
+// it (<deployment>-<hash>), the direct owners of a worker, which create and
+// delete its machines.
+func ownersEvent(ev model.Event, m *model.Machine, s *model.ClusterState) bool {
+	if m.Owner == "" {
+		return false
+	}
+	switch m.Role {
+	case model.RoleEtcd:
+		return ev.ObjectKind == string(model.KindEtcdadmCluster) && ev.ObjectName == m.Owner
+	case model.RoleControlPlane:
+		return ev.ObjectKind == string(model.KindKubeadmControlPlane) &&
+			(ev.ObjectName == m.Owner || s.ControlPlane != nil && ev.ObjectName == s.ControlPlane.Name)
+	}
+	switch ev.ObjectKind {
+	case string(model.KindMachineDeployment):
+		return ev.ObjectName == m.Owner
+	case kindMachineSet:
+		// A worker without the deployment-name label has its MachineSet
+		// as Owner (its controller reference).
+		return ev.ObjectName == m.Owner || strings.HasPrefix(ev.ObjectName, m.Owner+"-")
+	}
+	return false
+}
+
+// kindMachineSet is the involved-object kind of a MachineSet's events; the
+// model has no MachineSets, only their events.
+const kindMachineSet = "MachineSet"
+
+// namesWhole reports whether text names name as a whole word: not inside a
+// longer name that begins or ends with it (mgmt-etcd-h2v8dx is another
+// machine than mgmt-etcd-h2v8d). A dot ends the name when no name
+// character follows it (the end of a sentence).
+func namesWhole(text, name string) bool {
+	if name == "" {
+		return false
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], name)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(name)
+		before := start == 0 || !nameByte(text[start-1])
+		after := end == len(text) || !nameByte(text[end]) ||
+			text[end] == '.' && (end+1 == len(text) || !nameByte(text[end+1]))
+		if before && after {
+			return true
+		}
+		from = start + 1
+	}
+}
+
+// nameByte reports whether c can be part of an object's name (a DNS
+// subdomain; upper case and _ too, as a generated name's neighbours).
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
 }
 
 // eventsKept says how many events are shown of how many the snapshot keeps:

@@ -430,3 +430,96 @@ func TestNodeDetailUpgraderPodForbiddenOrMissing(t *testing.T) {
 		t.Errorf("missing:\n%s", got)
 	}
 }
+
+// detailBody is the detail's body as text, a line per row.
+func detailBody(v *nodeDetail) string {
+	var b strings.Builder
+	for _, l := range v.body {
+		for _, sg := range l.segs {
+			b.WriteString(sg.text)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestNodeDetailListsItsOwnersEventsAboutIt: that etcdadm created the new
+// member, KCP scaled down a control-plane machine or a MachineSet created a
+// worker is said by the owner's events, not the machine's; the detail lists
+// those that name the machine whole (not a longer name it begins, nor one
+// another owner or a stranger's object emitted), marked as the owner's,
+// newest first among the machine's own, and counts them.
+func TestNodeDetailListsItsOwnersEventsAboutIt(t *testing.T) {
+	s := fixtureMidEtcd()
+	ev := func(kind, name, reason, msg string, age time.Duration) model.Event {
+		return model.Event{Type: "Normal", Reason: reason, Message: msg, ObjectKind: kind, ObjectName: name, Count: 1, LastTimestamp: ago(age)}
+	}
+	s.Events = append([]model.Event{
+		ev("Machine", "mgmt-etcd-h2v8d", "WaitingForIPAddress", "no IP address on the VM yet", 10*time.Second),
+		ev("EtcdadmCluster", "mgmt-etcd", "SuccessfulCreate", "Created machine mgmt-etcd-h2v8dx", 20*time.Second),
+		ev("KubeadmControlPlane", "mgmt", "Waiting", "waiting for etcd member mgmt-etcd-h2v8d", 25*time.Second),
+		ev("KubeadmControlPlane", "mgmt", "SuccessfulDelete", "Deleted machine mgmt-cp-b8k4m.", 40*time.Second),
+		ev("MachineSet", "mgmt-md-0-7d9f8", "SuccessfulCreate", "Created machine: mgmt-md-0-00003", 50*time.Second),
+		ev("MachineSet", "mgmt-md-0-7d9f8", "SuccessfulCreate", "Created machine: mgmt-md-0-000031", 55*time.Second),
+		ev("MachineSet", "mgmt-md-1-5c6b7", "SuccessfulCreate", "Created machine: mgmt-md-0-00004 (adopted)", 58*time.Second),
+		ev("MachineDeployment", "mgmt-md-0", "ScalingReplicaSet", "Scaled up MachineSet mgmt-md-0-7d9f8 for machine mgmt-md-0-00004", 59*time.Second),
+	}, s.Events...)
+	kept := len(s.Events)
+	for _, c := range []struct {
+		name   string
+		open   func(t *testing.T, app *App)
+		want   []string
+		unwant []string
+		shown  int
+	}{
+		{"etcd member", func(t *testing.T, app *App) {
+			focusEtcd(t, dashboardOf(t, app), func(k tea.KeyPressMsg) { pressApp(t, app, k) })
+		}, []string{"Machine  WaitingForIPAddress", "EtcdadmCluster (owner)  SuccessfulCreate", "Created machine mgmt-etcd-h2v8d (new etcd member 1 of 3)"},
+			[]string{"mgmt-etcd-h2v8dx", "waiting for etcd member", "not healthy yet"}, 2},
+		{"control plane", func(t *testing.T, app *App) { filterTo(t, app, "cp-b8k4m") },
+			[]string{"KubeadmControlPlane (owner)  SuccessfulDelete", "Deleted machine mgmt-cp-b8k4m."}, []string{"waiting for etcd member"}, 1},
+		{"worker", func(t *testing.T, app *App) { filterTo(t, app, "md-0-00004") },
+			[]string{"MachineDeployment (owner)  ScalingReplicaSet"}, []string{"adopted", "00003"}, 1},
+		{"worker of a MachineSet", func(t *testing.T, app *App) { filterTo(t, app, "md-0-00003") },
+			[]string{"MachineSet (owner)  SuccessfulCreate", "Created machine: mgmt-md-0-00003"}, []string{"000031"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			app := detailApp(t, s, 120, 40)
+			c.open(t, app)
+			pressRun(t, app, keyD)
+			body := detailBody(topDetail(t, app))
+			for _, w := range append(c.want, fmt.Sprintf("%d of the %d events the console keeps", c.shown, kept)) {
+				if !strings.Contains(body, w) {
+					t.Errorf("the detail lacks %q:\n%s", w, body)
+				}
+			}
+			for _, u := range c.unwant {
+				if strings.Contains(body, u) {
+					t.Errorf("the detail lists an event that is not its owner's about it (%q):\n%s", u, body)
+				}
+			}
+		})
+	}
+}
+
+func TestNamesWhole(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Created machine mgmt-etcd-h2v8d", true},
+		{"Created machine mgmt-etcd-h2v8d.", true},
+		{`Machine "mgmt-etcd-h2v8d" is not healthy`, true},
+		{"eksa-system/mgmt-etcd-h2v8d: deleted", true},
+		{"Created machine mgmt-etcd-h2v8dx", false},
+		{"Created machine mgmt-etcd-h2v8d-2", false},
+		{"Created machine xmgmt-etcd-h2v8d", false},
+		{"Created machine mgmt-etcd-h2v8d.example.com", false},
+		{"mgmt-etcd-h2v8dx, then mgmt-etcd-h2v8d", true},
+		{"", false},
+	} {
+		if got := namesWhole(c.text, "mgmt-etcd-h2v8d"); got != c.want {
+			t.Errorf("namesWhole(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
