@@ -35,14 +35,12 @@ type nodeDetailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding
 }
 
+// defaultNodeDetailKeys scrolls with the dashboard's own bindings: a copy
+// of them drifted (ctrl+u/ctrl+d paged the view, unnamed in its help).
 func defaultNodeDetailKeys() nodeDetailKeys {
+	k := DefaultKeyMap()
 	return nodeDetailKeys{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/ctrl+u", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/ctrl+d", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
+		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown, Top: k.Home, Bottom: k.End,
 		// q closes the view, as in k9s: the console's q is one esc away,
 		// and a q meant for the view that quit the console mid-upgrade
 		// would be the costlier mistake.
