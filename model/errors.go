@@ -53,3 +53,14 @@ type InternalError struct {
 func (e *InternalError) Error() string {
 	return fmt.Sprintf("internal error in %s: %v (the stack is in the log file; please report it)", e.Where, e.Panic)
 }
+
+// ForbiddenError is a read the identity may not make. Forbidden is worded
+// as SourceStatus.Forbidden ("list events in eksa-system"), so that
+// GrantFor names the rule that allows it.
+type ForbiddenError struct {
+	Forbidden string
+	Err       error
+}
+
+func (e *ForbiddenError) Error() string { return "forbidden: " + e.Forbidden }
+func (e *ForbiddenError) Unwrap() error { return e.Err }

@@ -412,14 +412,17 @@ type Event struct {
 	// Namespace and Name are the Event object's: what tells one event from
 	// another of the same text (the console keeps a line in view by it).
 	Namespace, Name string
-	Type            string // Normal, Warning
-	Reason          string
-	Message         string
-	ObjectKind      string
-	ObjectName      string
-	Count           int32
-	FirstTimestamp  time.Time
-	LastTimestamp   time.Time
+	// UID is the Event object's: the node detail merges the events it reads
+	// from the API server with the kept ones by it.
+	UID            string
+	Type           string // Normal, Warning
+	Reason         string
+	Message        string
+	ObjectKind     string
+	ObjectName     string
+	Count          int32
+	FirstTimestamp time.Time
+	LastTimestamp  time.Time
 	// ResourceVersion is the Event's metadata.resourceVersion as a number
 	// (0 when it is not one). It orders events whose timestamps are equal:
 	// most of them have one-second precision.

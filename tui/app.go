@@ -95,6 +95,12 @@ type Options struct {
 	// Lease: a lock it holds for a recovery action (an etcd rollback) reads
 	// "held by this console", not as another console's ("lock: root@vm").
 	SelfHolder string
+	// EventHistory, when set, reads the events about the given objects from
+	// the API server, the newest model.EventHistoryPerSubject of each,
+	// newest first, within a bound of its own (watchers.EventHistory). It
+	// does I/O: the node detail calls it in a command, once each time it
+	// opens, for the events the dashboard's buffer no longer keeps.
+	EventHistory func(ctx context.Context, subjects []model.EventSubject) ([]model.Event, error)
 	// Background, when set, runs once at start beside the App's own
 	// commands: I/O no screen waits for (asking the API server who the
 	// console is, for the audit log). Its message, if any, is ignored.

@@ -678,7 +678,7 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			d.help.ShowAll = false
 			d.relayout()
 		}
-		return OpenDialog(newNodeDetail(d, r))
+		return OpenDialog(newNodeDetail(d, r, d.opts.EventHistory))
 	case key.Matches(msg, k.Expand):
 		d.expand = !d.expand
 		d.nodes.built = false

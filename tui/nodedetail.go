@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +69,11 @@ type nodeDetail struct {
 	// own row): a group row opens its first machine.
 	group int
 
+	// history is the detail's read of its events from the API server, and
+	// fetch the command that reads them, built on opening.
+	history detailHistory
+	fetch   tea.Cmd
+
 	// last are the objects as last seen, shown under a note once the
 	// machine is gone.
 	last detailObjects
@@ -95,20 +103,111 @@ type detailKey struct {
 	nowSec    int64
 	w         int
 	st        *styles
+	history   int
 }
 
-func newNodeDetail(src nodeDetailSource, r nodeRow) *nodeDetail {
+// detailHistory is how far the read of the detail's events from the API
+// server went. The dashboard keeps the newest events of the whole cluster
+// (maxEvents): at fleet scale a failing machine's have long left them.
+type detailHistory struct {
+	state historyState
+	// events are those read, err why none were.
+	events []model.Event
+	err    error
+	// gen counts the replies taken, for detailKey.
+	gen int
+}
+
+type historyState int
+
+const (
+	// historyNone: no read (no Options.EventHistory: tests, replays).
+	historyNone historyState = iota
+	historyLoading
+	historyLoaded
+	historyFailed
+)
+
+// historyMsg is the reply to a detail's read. It names the detail's
+// subject: a reply that arrives once the detail closed, or was reopened on
+// another machine, is dropped.
+type historyMsg struct {
+	machine, node string
+	events        []model.Event
+	err           error
+}
+
+// readHistory reads the subjects' events; it is given all it needs, as a
+// command must not read the model it runs beside.
+func readHistory(read func(context.Context, []model.EventSubject) ([]model.Event, error), machine, node string, subjects []model.EventSubject) tea.Cmd {
+	return func() tea.Msg {
+		evs, err := read(context.Background(), subjects)
+		return historyMsg{machine: machine, node: node, events: evs, err: err}
+	}
+}
+
+// newNodeDetail opens on the row r; with read set, its events are read
+// from the API server (Init), about the objects the dashboard knows it by
+// now.
+func newNodeDetail(src nodeDetailSource, r nodeRow, read func(context.Context, []model.EventSubject) ([]model.Event, error)) *nodeDetail {
 	v := &nodeDetail{src: src, keys: defaultNodeDetailKeys(), machine: r.machine, group: r.group}
 	if r.machine == "" {
 		v.node = r.name
 	}
 	v.setTheme(initialTheme(Options{}))
+	if read != nil && src != nil {
+		in := src.nodeDetailInput()
+		o, _ := v.find(in.state)
+		v.history.state = historyLoading
+		v.fetch = readHistory(read, v.machine, v.node, historySubjects(v.machine, v.node, o, in.state))
+	}
 	return v
+}
+
+// historySubjects are the objects whose events the detail lists, as
+// detailEvents picks them from the kept ones.
+func historySubjects(machine, node string, o detailObjects, s *model.ClusterState) []model.EventSubject {
+	if machine == "" {
+		return []model.EventSubject{{Kind: string(model.KindNode), Name: node}}
+	}
+	subs := []model.EventSubject{{Kind: string(model.KindMachine), Name: machine}}
+	m := o.m
+	if m == nil {
+		return subs
+	}
+	switch {
+	case o.n != nil:
+		subs = append(subs, model.EventSubject{Kind: string(model.KindNode), Name: o.n.Name})
+	case m.NodeName != "":
+		subs = append(subs, model.EventSubject{Kind: string(model.KindNode), Name: m.NodeName})
+	}
+	if o.nu != nil {
+		subs = append(subs, model.EventSubject{Kind: o.nu.Kind.Short(), Name: o.nu.Name})
+	}
+	if m.Owner == "" {
+		return subs
+	}
+	owner := func(kind, name string, prefix bool) {
+		subs = append(subs, model.EventSubject{Kind: kind, Name: name, Prefix: prefix, Naming: machine})
+	}
+	switch m.Role {
+	case model.RoleEtcd:
+		owner(string(model.KindEtcdadmCluster), m.Owner, false)
+	case model.RoleControlPlane:
+		owner(string(model.KindKubeadmControlPlane), m.Owner, false)
+		if s != nil && s.ControlPlane != nil && s.ControlPlane.Name != m.Owner {
+			owner(string(model.KindKubeadmControlPlane), s.ControlPlane.Name, false)
+		}
+	default:
+		owner(string(model.KindMachineDeployment), m.Owner, false)
+		owner(kindMachineSet, m.Owner, true)
+	}
+	return subs
 }
 
 func (v *nodeDetail) setTheme(th *themes.Theme) { v.st = newStyles(th) }
 
-func (v *nodeDetail) Init() tea.Cmd { return nil }
+func (v *nodeDetail) Init() tea.Cmd { return v.fetch }
 
 func (v *nodeDetail) SetSize(w, h int) {
 	v.w, v.h = w, h
@@ -136,6 +235,16 @@ func (v *nodeDetail) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		v.refresh()
 	case tea.KeyPressMsg:
 		return v, v.handleKey(msg)
+	case historyMsg:
+		if msg.machine != v.machine || msg.node != v.node || v.history.state == historyNone {
+			return v, nil
+		}
+		v.history.gen++
+		v.history.events, v.history.err, v.history.state = msg.events, msg.err, historyLoaded
+		if msg.err != nil {
+			v.history.events, v.history.state = nil, historyFailed
+		}
+		v.refresh()
 	default:
 		v.refresh()
 	}
@@ -181,7 +290,7 @@ func (v *nodeDetail) refresh() {
 		return
 	}
 	in := v.src.nodeDetailInput()
-	k := detailKey{state: in.state, derivedAt: in.derivedAt, nstalls: len(in.stalls), nowSec: in.now.Unix(), w: v.innerWidth(), st: v.st}
+	k := detailKey{state: in.state, derivedAt: in.derivedAt, nstalls: len(in.stalls), nowSec: in.now.Unix(), w: v.innerWidth(), st: v.st, history: v.history.gen}
 	if len(in.stalls) > 0 {
 		k.stalls = &in.stalls[0]
 	}
@@ -427,10 +536,29 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 	}
 
 	if in.state != nil {
-		evs := detailEvents(in.state, m, n, nu)
+		pool := in.state.Events
+		if v.history.state == historyLoaded {
+			pool = mergeEvents(v.history.events, pool)
+		}
+		evs := detailEvents(pool, in.state, m, n, nu)
 		kept := len(in.state.Events)
-		section("Events", seg{"  " + eventsKept(len(evs), kept), rMuted})
-		if len(evs) == 0 {
+		note := eventsKept(len(evs), kept)
+		switch v.history.state {
+		case historyLoading:
+			note = "loading events… until then " + note
+		case historyLoaded:
+			note = fmt.Sprintf("%d: the newest %d of each object, read from the API server on opening, with those kept since",
+				len(evs), model.EventHistoryPerSubject)
+		}
+		section("Events", seg{"  " + note, rMuted})
+		if v.history.state == historyFailed {
+			wrapped(" "+sym.Warn+" ", historyFailure(v.history.err), rSevWarning)
+		}
+		switch {
+		case len(evs) > 0:
+		case v.history.state == historyLoaded:
+			wrapped(" ", "none about this "+strings.ToLower(kind), rMuted)
+		default:
 			wrapped(" ", "none about this "+strings.ToLower(kind)+" among them", rMuted)
 		}
 		for _, ev := range evs {
@@ -668,20 +796,20 @@ type detailEvent struct {
 	owner bool
 }
 
-// detailEvents are the kept events about the machine, its node or its
-// in-place upgrade, and those of its owner that name it, newest first as
-// the snapshot keeps them. The owner's are where etcdadm, KCP and the
-// MachineSet say they created or deleted the machine, or wait for it:
-// nothing about it among its own events says so.
-func detailEvents(s *model.ClusterState, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []detailEvent {
+// detailEvents are the events of evs (newest first) about the machine, its
+// node or its in-place upgrade, and those of its owner that name it. The
+// owner's are where etcdadm, KCP and the MachineSet say they created or
+// deleted the machine, or wait for it: nothing about it among its own
+// events says so.
+func detailEvents(evs []model.Event, s *model.ClusterState, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []detailEvent {
 	var out []detailEvent
-	for _, ev := range s.Events {
+	for _, ev := range evs {
 		switch {
 		case m != nil && ev.ObjectKind == string(model.KindMachine) && ev.ObjectName == m.Name,
 			n != nil && ev.ObjectKind == string(model.KindNode) && ev.ObjectName == n.Name,
 			nu != nil && ev.ObjectKind == nu.Kind.Short() && ev.ObjectName == nu.Name:
 			out = append(out, detailEvent{Event: ev})
-		case m != nil && ownersEvent(ev, m, s) && namesWhole(ev.Message, m.Name):
+		case m != nil && ownersEvent(ev, m, s) && model.NamesWhole(ev.Message, m.Name):
 			out = append(out, detailEvent{Event: ev, owner: true})
 		}
 	}
@@ -719,35 +847,55 @@ func ownersEvent(ev model.Event, m *model.Machine, s *model.ClusterState) bool {
 // model has no MachineSets, only their events.
 const kindMachineSet = "MachineSet"
 
-// namesWhole reports whether text names name as a whole word: not inside a
-// longer name that begins or ends with it (mgmt-etcd-h2v8dx is another
-// machine than mgmt-etcd-h2v8d). A dot ends the name when no name
-// character follows it (the end of a sentence).
-func namesWhole(text, name string) bool {
-	if name == "" {
-		return false
-	}
-	for from := 0; ; {
-		i := strings.Index(text[from:], name)
-		if i < 0 {
-			return false
+// mergeEvents is the events read from the API server and the kept ones,
+// each once (the later write of one that changed since the read), newest
+// first.
+func mergeEvents(read, kept []model.Event) []model.Event {
+	out := make([]model.Event, 0, len(read)+len(kept))
+	at := make(map[string]int, len(read)+len(kept))
+	for _, list := range [][]model.Event{read, kept} {
+		for _, e := range list {
+			k := e.UID
+			if k == "" && e.Name != "" {
+				k = e.Namespace + "/" + e.Name
+			}
+			if i, ok := at[k]; ok && k != "" {
+				if e.ResourceVersion > out[i].ResourceVersion {
+					out[i] = e
+				}
+				continue
+			}
+			at[k] = len(out)
+			out = append(out, e)
 		}
-		start, end := from+i, from+i+len(name)
-		before := start == 0 || !nameByte(text[start-1])
-		after := end == len(text) || !nameByte(text[end]) ||
-			text[end] == '.' && (end+1 == len(text) || !nameByte(text[end+1]))
-		if before && after {
-			return true
-		}
-		from = start + 1
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
+		if !a.LastTimestamp.Equal(b.LastTimestamp) {
+			return a.LastTimestamp.After(b.LastTimestamp)
+		}
+		return a.ResourceVersion > b.ResourceVersion
+	})
+	return out
 }
 
-// nameByte reports whether c can be part of an object's name (a DNS
-// subdomain; upper case and _ too, as a generated name's neighbours).
-func nameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
+// historyFailure says why the events were not read: a permission with the
+// rule that grants it, as the panes say it, or the error.
+func historyFailure(err error) string {
+	var fe *model.ForbiddenError
+	if errors.As(err, &fe) {
+		text := "not read from the API server (forbidden: " + fe.Forbidden + ")"
+		if fix := model.GrantFor(fe.Forbidden); fix != "" {
+			text += "; fix: " + fix
+		}
+		return text
+	}
+	msg, _, _ := strings.Cut(errText(err), "\n")
+	return "not read from the API server: " + truncate(msg, historyErrW)
 }
+
+// historyErrW bounds an error's text: an API server's can run to pages.
+const historyErrW = 200
 
 // eventsKept says how many events are shown of how many the snapshot keeps:
 // the watchers keep the newest (maxEvents) of the whole cluster, so an

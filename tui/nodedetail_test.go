@@ -501,25 +501,3 @@ func TestNodeDetailListsItsOwnersEventsAboutIt(t *testing.T) {
 		})
 	}
 }
-
-func TestNamesWhole(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		want bool
-	}{
-		{"Created machine mgmt-etcd-h2v8d", true},
-		{"Created machine mgmt-etcd-h2v8d.", true},
-		{`Machine "mgmt-etcd-h2v8d" is not healthy`, true},
-		{"eksa-system/mgmt-etcd-h2v8d: deleted", true},
-		{"Created machine mgmt-etcd-h2v8dx", false},
-		{"Created machine mgmt-etcd-h2v8d-2", false},
-		{"Created machine xmgmt-etcd-h2v8d", false},
-		{"Created machine mgmt-etcd-h2v8d.example.com", false},
-		{"mgmt-etcd-h2v8dx, then mgmt-etcd-h2v8d", true},
-		{"", false},
-	} {
-		if got := namesWhole(c.text, "mgmt-etcd-h2v8d"); got != c.want {
-			t.Errorf("namesWhole(%q) = %v, want %v", c.text, got, c.want)
-		}
-	}
-}

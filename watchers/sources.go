@@ -225,7 +225,10 @@ func (w *Watcher) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.mu.Lock()
+	// Under mu: EventHistory reads it from the UI's commands.
 	w.clients = clients{cs: cs, dyn: dyn, typed: typed, lean: lean}
+	w.mu.Unlock()
 	for _, in := range insts {
 		w.launch(ctx, in)
 	}

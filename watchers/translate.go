@@ -586,9 +586,16 @@ func translateEvent(e *corev1.Event, cluster string) *model.Event {
 	if !eventKinds[io.Kind] || (io.Kind != "Node" && !strings.HasPrefix(io.Name, cluster)) {
 		return nil
 	}
+	return modelEvent(e)
+}
+
+// modelEvent is translateEvent without its choice of events.
+func modelEvent(e *corev1.Event) *model.Event {
+	io := e.InvolvedObject
 	out := &model.Event{
 		Namespace:      e.Namespace,
 		Name:           e.Name,
+		UID:            string(e.UID),
 		Type:           e.Type,
 		Reason:         model.Printable(e.Reason),
 		Message:        model.Printable(e.Message),

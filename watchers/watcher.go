@@ -7,8 +7,9 @@
 // blocking on cache sync) but not its refresh loop: nothing here polls the
 // API server. After the initial discovery, the only requests are the
 // informers' watches (plus one on CustomResourceDefinitions, so kinds
-// installed or removed mid-upgrade are followed), so an idle console costs
-// the API server nothing and a write reaches the screen as soon as its watch
+// installed or removed mid-upgrade are followed, and EventHistory when an
+// operator opens a machine's detail), so an idle console costs the API
+// server nothing and a write reaches the screen as soon as its watch
 // event arrives.
 //
 // Memory at fleet scale: informers cache the translated model values, not

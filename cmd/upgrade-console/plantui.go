@@ -186,6 +186,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		Confirm:           upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
 		ForceConflicts:    display.forceConflicts,
 		SelfHolder:        lv.holder.String(),
+		EventHistory:      lv.watcher.EventHistory,
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked
