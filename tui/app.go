@@ -28,6 +28,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -252,8 +253,13 @@ type App struct {
 	width   int
 	height  int
 	theme   *themes.Theme
-	outcome report.Outcome
-	title   string
+	// colourless: the renderer draws no colour (its profile is ASCII:
+	// NO_COLOR, or a terminal that names none), whatever the theme asked
+	// for. Only the monochrome theme reads there: the colour themes mark
+	// the cursor row by its background alone, which is dropped.
+	colourless bool
+	outcome    report.Outcome
+	title      string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
 	// fatal is the console's own bug, caught (contain), or the snapshot
@@ -552,7 +558,9 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		}
 		return a, nil
 	case tea.BackgroundColorMsg:
-		if !a.autoTheme() {
+		// The background's answer comes after the colour profile: it
+		// must not put a colour theme back on a terminal without colour.
+		if !a.autoTheme() || a.colourless {
 			return a, nil
 		}
 		t := themes.ForName(themes.Auto, msg.IsDark())
@@ -561,7 +569,10 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case firstThemeMsg:
 		return a.broadcast(ThemeMsg{a.theme})
 	case tea.ColorProfileMsg:
-		if a.autoTheme() && msg.Profile <= colorprofile.ASCII && a.theme.Name != themes.Mono {
+		// Any theme, not only auto's: --theme dark under NO_COLOR drew
+		// the cursor row with its colours stripped, as any other row.
+		a.colourless = msg.Profile <= colorprofile.ASCII
+		if a.colourless && a.theme.Name != themes.Mono {
 			t := themes.NewMono()
 			a.theme = &t
 			return a.broadcast(ThemeMsg{a.theme})
@@ -807,6 +818,25 @@ func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) (repo
 	return RunApp(ctx, NewApp(opts, NewDashboard(opts)), progOpts...)
 }
 
+// terminalProfile is the colour profile to draw a terminal with, when
+// Bubble Tea's own would not do (ok false: let it detect). It takes a
+// terminal whose TERM is dumb or unset (kubectl exec -it, docker exec -it
+// without -e TERM, a TERM lost through sudo or su) for no terminal at all
+// (NoTTY) and strips every attribute with the colours: the monochrome theme
+// then drew the cursor row, the focused pane and a failure exactly as the
+// rest, and d described a machine no mark showed. The dashboard drawn there
+// moves the cursor and uses the alternate screen anyway; bold, underline
+// and reverse video cost nothing more.
+func terminalProfile(isTerminal bool, environ []string) (colorprofile.Profile, bool) {
+	if !isTerminal {
+		return 0, false
+	}
+	if p := colorprofile.Env(environ); p != colorprofile.NoTTY {
+		return 0, false
+	}
+	return colorprofile.ASCII, true
+}
+
 // rendererFPS is how often Bubble Tea flushes the view (see RunApp).
 const rendererFPS = 20
 
@@ -844,6 +874,9 @@ func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (repor
 	// (charmbracelet/bubbletea#1776 and #1796, open); Bubble Tea has no
 	// call that flushes a frame now.
 	opts := []tea.ProgramOption{tea.WithContext(sctx), tea.WithoutSignalHandler(), tea.WithFPS(rendererFPS)}
+	if p, ok := terminalProfile(term.IsTerminal(os.Stdout.Fd()), os.Environ()); ok {
+		opts = append(opts, tea.WithColorProfile(p))
+	}
 	if app.opts.Pacer != nil {
 		opts = append(opts, tea.WithOutput(app.opts.Pacer.output(os.Stdout)))
 	}

@@ -41,11 +41,24 @@ func TestThemeFollowsTerminalBackground(t *testing.T) {
 		{"explicit theme wins", Options{Theme: themes.HighContrast}, tea.BackgroundColorMsg{Color: white}, themes.HighContrast, themes.HighContrast},
 		{"NO_COLOR stays mono", Options{Theme: themes.Auto, ColorOff: true}, tea.BackgroundColorMsg{Color: white}, themes.Mono, themes.Mono},
 		{"no-colour terminal", Options{Theme: themes.Auto}, tea.ColorProfileMsg{Profile: colorprofile.ASCII}, themes.Mono, themes.Mono},
+		// NO_COLOR with --theme dark: the renderer strips the colours the
+		// cursor row is marked with alone.
+		{"explicit theme on a no-colour terminal", Options{Theme: themes.Dark}, tea.ColorProfileMsg{Profile: colorprofile.ASCII}, themes.Mono, themes.Mono},
+		{"explicit high contrast on a no-colour terminal", Options{Theme: themes.HighContrast}, tea.ColorProfileMsg{Profile: colorprofile.ASCII}, themes.Mono, themes.Mono},
+		// The background answers after the profile (a TERM-less terminal
+		// that still answers OSC 11): it must not bring the colours back.
+		{"background after a no-colour profile", Options{Theme: themes.Auto}, []tea.Msg{tea.ColorProfileMsg{Profile: colorprofile.ASCII}, tea.BackgroundColorMsg{Color: white}}, themes.Mono, themes.Mono},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := newTestApp(c.opts)
-			a.Update(c.msg)
+			msgs, ok := c.msg.([]tea.Msg)
+			if !ok {
+				msgs = []tea.Msg{c.msg}
+			}
+			for _, m := range msgs {
+				a.Update(m)
+			}
 			if a.Theme().Name != c.want {
 				t.Fatalf("app theme %s, want %s", a.Theme().Name, c.want)
 			}
@@ -53,6 +66,43 @@ func TestThemeFollowsTerminalBackground(t *testing.T) {
 				t.Fatalf("dashboard theme %s, want %s", got, c.wantDash)
 			}
 		})
+	}
+}
+
+// A terminal that names itself dumb or not at all (kubectl exec -it without
+// TERM) is still drawn with the dashboard: its profile keeps the attributes
+// the monochrome theme marks the cursor row and the focused pane with.
+func TestTerminalProfileKeepsAttributes(t *testing.T) {
+	cases := []struct {
+		name    string
+		tty     bool
+		environ []string
+		want    colorprofile.Profile
+		force   bool
+	}{
+		{"TERM unset", true, []string{"HOME=/root"}, colorprofile.ASCII, true},
+		{"TERM=dumb", true, []string{"TERM=dumb"}, colorprofile.ASCII, true},
+		{"TERM empty", true, []string{"TERM="}, colorprofile.ASCII, true},
+		{"xterm: detected", true, []string{"TERM=xterm-256color"}, 0, false},
+		{"NO_COLOR: detected (ASCII)", true, []string{"TERM=xterm", "NO_COLOR=1"}, 0, false},
+		{"not a terminal", false, []string{"TERM=dumb"}, 0, false},
+	}
+	for _, c := range cases {
+		p, ok := terminalProfile(c.tty, c.environ)
+		if ok != c.force || (ok && p != c.want) {
+			t.Errorf("%s: terminalProfile = %v, %v; want %v, %v", c.name, p, ok, c.want, c.force)
+		}
+	}
+	// What it forces keeps reverse video (the cursor row); NoTTY drops it.
+	for p, want := range map[colorprofile.Profile]bool{colorprofile.ASCII: true, colorprofile.NoTTY: false} {
+		var b strings.Builder
+		w := &colorprofile.Writer{Forward: &b, Profile: p}
+		if _, err := w.WriteString("\x1b[7mrow\x1b[m"); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "\x1b[7m"); got != want {
+			t.Fatalf("profile %v keeps reverse video: %v, want %v (%q)", p, got, want, b.String())
+		}
 	}
 }
 
