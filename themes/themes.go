@@ -240,7 +240,32 @@ var lightPalette = palette{
 
 // NewHighContrast uses the 16 basic ANSI colours at full intensity, which
 // terminals map to their most legible shades, and never relies on faint text.
-func NewHighContrast() Theme {
+// It is drawn for a dark background; NewHighContrastFor picks by background.
+func NewHighContrast() Theme { return NewHighContrastFor(true) }
+
+// NewHighContrastFor is the high-contrast theme for a dark or a light
+// background. The dark one's bright white text and bright green, cyan and
+// yellow marks on a light terminal were the background's colour or near it
+// (bright white on white), unreadable for the operators who ask for high
+// contrast.
+func NewHighContrastFor(dark bool) Theme {
+	if !dark {
+		t := build(HighContrast, false, palette{
+			fg:     lipgloss.Black,
+			muted:  lipgloss.Black,
+			faint:  lipgloss.Black,
+			accent: lipgloss.Blue,
+			ok:     lipgloss.Green,
+			warn:   lipgloss.Magenta,
+			err:    lipgloss.Red,
+			info:   lipgloss.Blue,
+			selBg:  lipgloss.Black,
+			selFg:  lipgloss.BrightWhite,
+		})
+		t.PaneTitle = NewInk(lipgloss.NewStyle().Bold(true))
+		t.PaneFocused = NewInk(lipgloss.NewStyle().Reverse(true).Bold(true))
+		return t
+	}
 	t := build(HighContrast, true, palette{
 		fg:     lipgloss.BrightWhite,
 		muted:  lipgloss.White,
@@ -293,14 +318,15 @@ func NewMono() Theme {
 }
 
 // ForName returns the theme a name selects. Auto resolves to dark or light
-// from the terminal background (isDark); callers resolve Auto to Mono first
-// when colour is off (see ColorOff).
+// from the terminal background (isDark), and HighContrast to its variant for
+// that background; callers resolve Auto to Mono first when colour is off (see
+// ColorOff).
 func ForName(n Name, isDark bool) Theme {
 	switch n {
 	case Light:
 		return NewLight()
 	case HighContrast:
-		return NewHighContrast()
+		return NewHighContrastFor(isDark)
 	case Mono:
 		return NewMono()
 	case Dark:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestParseName(t *testing.T) {
@@ -113,6 +114,48 @@ func TestColorOff(t *testing.T) {
 			t.Errorf("ColorOff(%v, tty=%v) = %v, want %v", c.env, c.tty, got, c.want)
 		}
 	}
+}
+
+// The high-contrast theme's colours, as a terminal draws the 16 ANSI ones
+// (x/ansi's palette), read at 4.5:1 at least on the background it is drawn
+// for: on white, the dark variant's bright white text was 1:1.
+func TestHighContrastReadsOnItsBackground(t *testing.T) {
+	for _, tc := range []struct {
+		dark bool
+		bg   color.Color
+	}{{true, color.Black}, {false, color.White}} {
+		th := ForName(HighContrast, tc.dark)
+		if th.Name != HighContrast || th.Dark != tc.dark {
+			t.Fatalf("ForName(high-contrast, dark=%v) = %s dark=%v", tc.dark, th.Name, th.Dark)
+		}
+		for name, k := range map[string]Ink{
+			"text": th.Text, "muted": th.Muted, "failure": th.Failure, "stall": th.Stall,
+			"done": th.Done, "active": th.PhaseActive, "pending": th.PhasePending,
+		} {
+			c, ok := sgrColour(k.S("x"))
+			if !ok {
+				t.Fatalf("dark=%v: %s ink %q sets no basic colour", tc.dark, name, k.S("x"))
+			}
+			if r := contrast(c, tc.bg); r < 4.5 {
+				t.Errorf("dark=%v: %s ink (ANSI %d) at %.2f:1 on its background", tc.dark, name, c, r)
+			}
+		}
+	}
+}
+
+// sgrColour is the basic (16) foreground colour an SGR sequence in s sets.
+func sgrColour(s string) (ansi.BasicColor, bool) {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == '[' || r == 'm' }) {
+		n, err := strconv.Atoi(f)
+		switch {
+		case err != nil:
+		case n >= 30 && n <= 37:
+			return ansi.BasicColor(n - 30), true
+		case n >= 90 && n <= 97:
+			return ansi.BasicColor(n - 90 + 8), true
+		}
+	}
+	return 0, false
 }
 
 // hasColour reports whether any SGR sequence in s sets a colour.

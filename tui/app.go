@@ -397,6 +397,12 @@ func (a *App) autoTheme() bool {
 	return (a.opts.Theme == "" || a.opts.Theme == themes.Auto) && !a.opts.ColorOff
 }
 
+// followsBackground: the theme depends on the terminal's background (auto,
+// and high contrast, which has a variant for each), so the App asks for it.
+func (a *App) followsBackground() bool {
+	return a.autoTheme() || (a.opts.Theme == themes.HighContrast && !a.opts.ColorOff)
+}
+
 // Init starts the snapshot subscription, asks the terminal for its
 // background colour when the theme follows it, and initialises the screen.
 func (a *App) Init() tea.Cmd {
@@ -404,7 +410,7 @@ func (a *App) Init() tea.Cmd {
 	if a.opts.Source != nil {
 		cmds = append(cmds, waitForSnapshot(a.opts.Source.Updates()))
 	}
-	if a.autoTheme() {
+	if a.followsBackground() {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	for _, s := range a.screens {
@@ -560,10 +566,14 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		// The background's answer comes after the colour profile: it
 		// must not put a colour theme back on a terminal without colour.
-		if !a.autoTheme() || a.colourless {
+		if !a.followsBackground() || a.colourless {
 			return a, nil
 		}
-		t := themes.ForName(themes.Auto, msg.IsDark())
+		name := themes.Auto
+		if !a.autoTheme() {
+			name = a.opts.Theme
+		}
+		t := themes.ForName(name, msg.IsDark())
 		a.theme = &t
 		return a.broadcast(ThemeMsg{a.theme})
 	case firstThemeMsg:

@@ -38,7 +38,8 @@ func TestThemeFollowsTerminalBackground(t *testing.T) {
 	}{
 		{"auto light background", Options{Theme: themes.Auto}, tea.BackgroundColorMsg{Color: white}, themes.Light, themes.Light},
 		{"auto dark background", Options{Theme: themes.Auto}, tea.BackgroundColorMsg{Color: black}, themes.Dark, themes.Dark},
-		{"explicit theme wins", Options{Theme: themes.HighContrast}, tea.BackgroundColorMsg{Color: white}, themes.HighContrast, themes.HighContrast},
+		{"explicit theme wins", Options{Theme: themes.Dark}, tea.BackgroundColorMsg{Color: white}, themes.Dark, themes.Dark},
+		{"high contrast stays high contrast", Options{Theme: themes.HighContrast}, tea.BackgroundColorMsg{Color: white}, themes.HighContrast, themes.HighContrast},
 		{"NO_COLOR stays mono", Options{Theme: themes.Auto, ColorOff: true}, tea.BackgroundColorMsg{Color: white}, themes.Mono, themes.Mono},
 		{"no-colour terminal", Options{Theme: themes.Auto}, tea.ColorProfileMsg{Profile: colorprofile.ASCII}, themes.Mono, themes.Mono},
 		// NO_COLOR with --theme dark: the renderer strips the colours the
@@ -102,6 +103,28 @@ func TestTerminalProfileKeepsAttributes(t *testing.T) {
 		}
 		if got := strings.Contains(b.String(), "\x1b[7m"); got != want {
 			t.Fatalf("profile %v keeps reverse video: %v, want %v (%q)", p, got, want, b.String())
+		}
+	}
+}
+
+// --theme high-contrast on a light terminal: its text was bright white on
+// white. It asks for the background as auto does and takes the variant drawn
+// for it, on the dashboard too.
+func TestHighContrastFollowsTerminalBackground(t *testing.T) {
+	a := newTestApp(Options{Theme: themes.HighContrast})
+	if !a.followsBackground() {
+		t.Fatal("high contrast does not ask for the terminal's background")
+	}
+	for _, c := range []struct {
+		bg   color.Color
+		dark bool
+	}{{white, false}, {black, true}} {
+		a.Update(tea.BackgroundColorMsg{Color: c.bg})
+		if th := a.Theme(); th.Name != themes.HighContrast || th.Dark != c.dark {
+			t.Fatalf("background %v: theme %s dark=%v, want high-contrast dark=%v", c.bg, th.Name, th.Dark, c.dark)
+		}
+		if th := a.screens[0].(*Dashboard).st.th; th.Dark != c.dark {
+			t.Fatalf("background %v: dashboard's theme dark=%v, want %v", c.bg, th.Dark, c.dark)
 		}
 	}
 }
