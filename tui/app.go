@@ -808,6 +808,14 @@ func (a *App) View() (v tea.View) {
 	for i, d := range a.dialogs {
 		box := d.View()
 		w, h := lipgloss.Size(box)
+		if h > a.height {
+			// Taller than the screen (a short split pane): the
+			// canvas cut its bottom, the typed confirmation's input
+			// and the dialog's keys. Its top goes instead: the
+			// dialogs keep what the operator acts on last.
+			box = strings.Join(strings.Split(box, "\n")[h-a.height:], "\n")
+			h = a.height
+		}
 		x, y := max((a.width-w)/2, 0), max((a.height-h)/2, 0)
 		// The rows the dialog covers are blanked across the screen: the
 		// ends of the lines behind it, beside its border ("│2", "│1m",

@@ -530,6 +530,25 @@ func appKeys(a *App, keys ...tea.KeyPressMsg) {
 	}
 }
 
+// On a terminal too short for the dialog's fixed rows (a small split pane,
+// 40×8), the input being typed and the keys stay on the screen: the canvas
+// cut the dialog's bottom, and the operator typed the cluster name blind,
+// with no way to see what enter was about to apply.
+func TestConfirmDialogOnAShortTerminalKeepsTheInput(t *testing.T) {
+	for _, size := range [][2]int{{40, 8}, {40, 10}, {60, 8}, {30, 12}} {
+		a, _ := confirmOnApp(t, fixtureManyConflicts(), size[0], size[1])
+		appKeys(a, typeText("mg")...)
+		out := ansi.Strip(a.View().Content)
+		lines := strings.Split(out, "\n")
+		if len(lines) != size[1] {
+			t.Fatalf("%dx%d: %d lines:\n%s", size[0], size[1], len(lines), out)
+		}
+		if !strings.Contains(out, "> mg") || !strings.Contains(out, "esc") {
+			t.Errorf("%dx%d: the input or the keys are off the screen:\n%s", size[0], size[1], out)
+		}
+	}
+}
+
 // TestConfirmDialogAt80x24: on an 80×24 terminal the list of changes and
 // conflicts is longer than the dialog; it scrolls, and the box, the prompt,
 // the input, the error and the keys stay on the screen.

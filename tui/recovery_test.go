@@ -420,6 +420,31 @@ func isQuit(cmd tea.Cmd) bool {
 	return false
 }
 
+// The recovery's typed confirmation on a short terminal (40×12, 40×8): the
+// name being typed and the keys stay on the screen; the dialog's top goes.
+func TestRecoveryConfirmationOnAShortTerminal(t *testing.T) {
+	for _, size := range [][2]int{{40, 12}, {40, 8}, {60, 10}} {
+		f := &fakeRecovery{p: planFixture()}
+		d := testDialog(RecoveryOptions{}, f)
+		press(t, d, enter)
+		press(t, d, enter)
+		if d.Stage() != "confirm" {
+			t.Fatalf("stage %s, want confirm", d.Stage())
+		}
+		press(t, d, typeText("mgmt-e")...)
+		a := newTestApp(Options{Theme: themes.Mono})
+		a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		a.Update(OpenDialogMsg{Dialog: d})
+		out := ansi.Strip(a.View().Content)
+		if n := len(strings.Split(out, "\n")); n != size[1] {
+			t.Fatalf("%dx%d: %d lines:\n%s", size[0], size[1], n, out)
+		}
+		if !strings.Contains(out, "> mgmt-e") || !strings.Contains(out, "esc back") {
+			t.Errorf("%dx%d: the input or the keys are off the screen:\n%s", size[0], size[1], out)
+		}
+	}
+}
+
 func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
 	f := &fakeRecovery{p: planFixture()}
 	d := testDialog(RecoveryOptions{}, f)
