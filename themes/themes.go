@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
 )
 
@@ -227,8 +228,10 @@ var lightPalette = palette{
 	fg:    lipgloss.Color("#1F1F1F"),
 	muted: lipgloss.Color("#5C5C5C"),
 	// Pending phases and empty bar cells: #A8A8A8 read at 2.3:1 on a
-	// white background.
-	faint:  lipgloss.Color("#808080"),
+	// white background. #808080 became ANSI white on a terminal of 16
+	// colours, the background's own light grey; #767676 becomes ANSI
+	// bright black there (and 4.5:1 on white in full colour).
+	faint:  lipgloss.Color("#767676"),
 	accent: lipgloss.Color("#2F5BD3"),
 	ok:     lipgloss.Color("#1E7F3C"),
 	warn:   lipgloss.Color("#9A6700"),
@@ -315,6 +318,23 @@ func NewMono() Theme {
 	t.Stall, t.Done = bold, bold
 	t.BarFull, t.BarEmpty, t.BarFail = plain, plain, bold
 	return t
+}
+
+// InputStyles are the styles of a text input (the node filter, the typed
+// confirmations): the prompt and text in the theme's, the placeholder told
+// apart from typed text. Bubbles greys the placeholder with a colour alone,
+// which NO_COLOR strips: in the monochrome theme "node, phase, step, failed,
+// stalled…" and "cluster name" read as typed. It is faint there, an
+// attribute NO_COLOR leaves.
+func (t *Theme) InputStyles() textinput.Styles {
+	ts := textinput.DefaultStyles(t.Dark)
+	ts.Focused.Prompt = t.FilterMark
+	ts.Focused.Text = t.FilterText
+	if t.Name == Mono {
+		ts.Focused.Placeholder = lipgloss.NewStyle().Faint(true)
+		ts.Blurred.Placeholder = ts.Focused.Placeholder
+	}
+	return ts
 }
 
 // ForName returns the theme a name selects. Auto resolves to dark or light

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -197,6 +198,40 @@ func TestInksReadOnTheirBackground(t *testing.T) {
 		}
 		if c := contrast(tc.p.muted, tc.bg); c < 4.5 {
 			t.Errorf("%s: muted at %.2f:1", tc.name, c)
+		}
+	}
+}
+
+// A terminal of 16 colours (TERM=xterm, xterm-16color, linux; no 256-colour
+// or truecolor support) gets each colour as the nearest of the 16 the
+// renderer downsamples it to (colorprofile.ANSI), not as chosen: a grey near
+// the middle can land on ANSI white, which terminals draw light grey (xterm
+// #e5e5e5, the Linux console #aaaaaa, GNOME's Tango #d3d7cf): the colour of a
+// light terminal's own background, 1.3:1 on white in xterm. No ink that draws
+// text or a status mark may land on the background's side of the 16: white
+// or bright white on a light theme, black on a dark one.
+func TestInksKeepOffTheBackgroundOnSixteenColours(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    palette
+		bad  []ansi.BasicColor
+	}{
+		{"dark", darkPalette, []ansi.BasicColor{ansi.Black}},
+		{"light", lightPalette, []ansi.BasicColor{ansi.White, ansi.BrightWhite}},
+	} {
+		for _, c := range []struct {
+			ink string
+			c   color.Color
+		}{
+			{"fg", tc.p.fg}, {"muted", tc.p.muted}, {"faint", tc.p.faint}, {"accent", tc.p.accent},
+			{"ok", tc.p.ok}, {"warn", tc.p.warn}, {"err", tc.p.err}, {"info", tc.p.info},
+		} {
+			got := colorprofile.ANSI.Convert(c.c)
+			for _, b := range tc.bad {
+				if got == b {
+					t.Errorf("%s: %s %v becomes ANSI %d on 16 colours, the background's colour", tc.name, c.ink, c.c, b)
+				}
+			}
 		}
 	}
 }

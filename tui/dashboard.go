@@ -172,10 +172,7 @@ func (d *Dashboard) Filter() string { return d.nodes.filter }
 func (d *Dashboard) setTheme(th *themes.Theme) {
 	d.st = newStyles(th)
 	d.help.Styles = th.Help
-	ts := textinput.DefaultStyles(th.Dark)
-	ts.Focused.Prompt = th.FilterMark
-	ts.Focused.Text = th.FilterText
-	d.filter.SetStyles(ts)
+	d.filter.SetStyles(th.InputStyles())
 }
 
 // Update handles snapshots, ticks and keys.

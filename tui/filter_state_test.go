@@ -90,3 +90,32 @@ func TestCAPIMachineFailureReadsAsFailed(t *testing.T) {
 		t.Errorf("the CAPI failure moved the upgrade's judgement: failed %v→%v, current %v→%v", before.Failed, after.Failed, before.Current, after.Current)
 	}
 }
+
+// The filter's placeholder is told apart from a typed filter in the
+// monochrome theme (NO_COLOR): Bubbles greyed it with a colour alone, which
+// NO_COLOR strips, and "/node, phase, step, failed, stalled…" read as a
+// filter typed and matching every row. It is faint, an attribute NO_COLOR
+// keeps; what is typed is not.
+func TestMonoFilterPlaceholderIsFaint(t *testing.T) {
+	d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+	line := func() string {
+		for _, l := range strings.Split(d.View(), "\n") {
+			if strings.Contains(l, "apply filter") {
+				return l
+			}
+		}
+		t.Fatalf("no filter line in:\n%s", d.View())
+		return ""
+	}
+	// The cursor sits on the placeholder's first letter; the rest is faint.
+	if l := line(); !strings.Contains(l, "\x1b[2mode, phase, step") {
+		t.Errorf("placeholder not faint: %q", l)
+	}
+	for _, r := range "fail" {
+		d.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	if l := line(); strings.Contains(l, "\x1b[2m") {
+		t.Errorf("typed filter drawn faint: %q", l)
+	}
+}

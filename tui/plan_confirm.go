@@ -88,10 +88,7 @@ func newConfirmDialog(opts Options, plan *upgrade.Plan, dry *upgrade.DryRunResul
 
 func (d *confirmDialog) setTheme(th *themes.Theme) {
 	d.st = newStyles(th)
-	ts := textinput.DefaultStyles(th.Dark)
-	ts.Focused.Prompt = th.FilterMark
-	ts.Focused.Text = th.FilterText
-	d.input.SetStyles(ts)
+	d.input.SetStyles(th.InputStyles())
 	d.relayout()
 }
 

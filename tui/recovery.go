@@ -347,10 +347,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 
 func (d *recoveryDialog) setTheme(th *themes.Theme) {
 	d.st = newStyles(th)
-	ts := textinput.DefaultStyles(th.Dark)
-	ts.Focused.Prompt = th.FilterMark
-	ts.Focused.Text = th.FilterText
-	d.input.SetStyles(ts)
+	d.input.SetStyles(th.InputStyles())
 }
 
 func (d *recoveryDialog) Init() tea.Cmd { return nil }
