@@ -129,7 +129,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	}
 	p := &Plan{
 		Components: rows,
-		Preflight:  []CheckResult{known, CheckKubernetesVersionSkew(in.CurrentKube, in.TargetKube)},
+		Preflight:  []CheckResult{known, CheckKubernetesVersionSkewIn(in.Target, in.CurrentKube, in.TargetKube)},
 	}
 	curEKSA, tgtEKSA := in.CurrentEKSA, in.TargetEKSA
 	if curEKSA == "" {

@@ -107,6 +107,14 @@ func stepOf(cur, tgt *semver.Version) minorStep {
 // CheckKubernetesVersionSkew applies EKS-A's webhook rule to a control-plane
 // Kubernetes change: never down, at most one minor up.
 func CheckKubernetesVersionSkew(current, target string) CheckResult {
+	return CheckKubernetesVersionSkewIn(nil, current, target)
+}
+
+// CheckKubernetesVersionSkewIn is CheckKubernetesVersionSkew whose fix names
+// only versions the target Bundles ship (nil: unknown, any version is
+// named): the next minor was suggested as a step when the Bundles stopped
+// before it, a version no apply with them can reach.
+func CheckKubernetesVersionSkewIn(bundles *Bundles, current, target string) CheckResult {
 	const name = CheckNameKubernetesVersionSkew
 	cur, ok := minorVersion(current)
 	if !ok {
@@ -123,18 +131,85 @@ func CheckKubernetesVersionSkew(current, target string) CheckResult {
 	switch stepOf(cur, tgt) {
 	case stepMajor:
 		return fail(name, fmt.Sprintf("Kubernetes %s → %s changes the major version", c, t),
-			fmt.Sprintf("choose %s (no change) or %s (one minor up)", c, next))
+			stayOrNext(bundles, cur, ""))
 	case stepDown:
 		return fail(name, fmt.Sprintf("Kubernetes %s → %s is a downgrade; EKS-A never downgrades Kubernetes", c, t),
-			fmt.Sprintf("choose %s (no change) or %s (one minor up); going back needs a restore from backup", c, next))
+			stayOrNext(bundles, cur, "; going back needs a restore from backup"))
 	case stepSkip:
-		return fail(name, fmt.Sprintf("Kubernetes %s → %s skips %d minor version(s); EKS-A upgrades one minor at a time", c, t, tgt.Minor()-cur.Minor()-1),
-			fmt.Sprintf("upgrade to %s first, then on from there one minor at a time", next))
+		fix := fmt.Sprintf("upgrade to %s first, then on from there one minor at a time", next)
+		if bundles != nil && len(bundles.VersionsBundles) > 0 {
+			if v, ok := shippedMinor(bundles, cur.Major(), cur.Minor()+1); ok {
+				fix = fmt.Sprintf("upgrade to %s first, then on from there one minor at a time", v)
+			} else {
+				fix = fmt.Sprintf("%s ships no Kubernetes %s, the next minor after %s (it ships %s): upgrade to %s first with the Bundles of %s EKS-A release that ships it, then on from there one minor at a time",
+					bundles.describe(), next, c, strings.Join(bundles.KubernetesVersions(), ", "), next, whichRelease(bundles, cur.Major(), cur.Minor()+1))
+			}
+		}
+		return fail(name, fmt.Sprintf("Kubernetes %s → %s skips %d minor version(s); EKS-A upgrades one minor at a time", c, t, tgt.Minor()-cur.Minor()-1), fix)
 	case stepSame:
 		return pass(name, fmt.Sprintf("Kubernetes stays at %s", c))
 	default:
 		return pass(name, fmt.Sprintf("Kubernetes %s → %s is one minor up", c, t))
 	}
+}
+
+// stayOrNext is the fix of a refused direction: the current minor or the
+// next, of those the Bundles ship (all when bundles is nil), and which
+// Bundles to use when they ship neither.
+func stayOrNext(bundles *Bundles, cur *semver.Version, tail string) string {
+	c, next := minorString(cur), fmt.Sprintf("%d.%d", cur.Major(), cur.Minor()+1)
+	if bundles == nil || len(bundles.VersionsBundles) == 0 {
+		return fmt.Sprintf("choose %s (no change) or %s (one minor up)%s", c, next, tail)
+	}
+	same, sameOK := shippedMinor(bundles, cur.Major(), cur.Minor())
+	up, upOK := shippedMinor(bundles, cur.Major(), cur.Minor()+1)
+	switch {
+	case sameOK && upOK:
+		return fmt.Sprintf("choose %s (no change) or %s (one minor up)%s", same, up, tail)
+	case sameOK:
+		return fmt.Sprintf("choose %s (no change; %s ships no %s)%s", same, bundles.describe(), next, tail)
+	case upOK:
+		return fmt.Sprintf("choose %s (one minor up; %s ships no %s)%s", up, bundles.describe(), c, tail)
+	}
+	return fmt.Sprintf("%s ships neither %s (no change) nor %s (one minor up), only %s: use the Bundles of an EKS-A release that ships one of them%s",
+		bundles.describe(), c, next, strings.Join(bundles.KubernetesVersions(), ", "), tail)
+}
+
+// shippedMinor finds the Bundles' kubeVersion for major.minor, spelled as
+// they spell it (the spec must name it so: ForKubernetes matches exactly).
+func shippedMinor(bundles *Bundles, major, minor uint64) (string, bool) {
+	for _, k := range bundles.KubernetesVersions() {
+		if v, ok := minorVersion(k); ok && v.Major() == major && v.Minor() == minor {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// whichRelease says which way to look for a release that ships major.minor:
+// a newer one when it is past everything the Bundles ship, an older one when
+// before, else just another.
+func whichRelease(bundles *Bundles, major, minor uint64) string {
+	above, below := true, true
+	for _, k := range bundles.KubernetesVersions() {
+		v, ok := minorVersion(k)
+		if !ok || v.Major() != major {
+			continue
+		}
+		if v.Minor() > minor {
+			above = false
+		}
+		if v.Minor() < minor {
+			below = false
+		}
+	}
+	switch {
+	case above:
+		return "a newer"
+	case below:
+		return "an older"
+	}
+	return "an"
 }
 
 // eksaSemver parses an EKS-A version, dropping build metadata: EKS-A's own

@@ -172,3 +172,49 @@ func TestBlocked(t *testing.T) {
 		t.Error("a failed skew must block")
 	}
 }
+
+// The fix of a refused Kubernetes change named the next minor whether or not
+// the target Bundles ship it: "upgrade to 1.33 first" with Bundles that stop
+// at 1.32, a version no apply with them can reach.
+func TestCheckKubernetesVersionSkewInBundles(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml") // ships 1.30, 1.31, 1.32
+	for _, tc := range []struct {
+		cur, tgt string
+		want     wantCheck
+		notInFix string
+	}{
+		// The next minor is shipped: the fix names it, as without Bundles.
+		{"1.30", "1.32", wantCheck{CheckFail, "skips 1 minor", "upgrade to 1.31 first, then on from there one minor at a time", true}, ""},
+		// Past the newest: a newer release's Bundles, not "upgrade to 1.33" with these.
+		{"1.32", "1.34", wantCheck{CheckFail, "skips 1 minor", "bundles-2025-03.yaml (bundles-86) ships no Kubernetes 1.33, the next minor after 1.32 (it ships 1.30, 1.31, 1.32): upgrade to 1.33 first with the Bundles of a newer EKS-A release", true}, "upgrade to 1.33 first, then"},
+		// Before the oldest: an older release's.
+		{"1.28", "1.30", wantCheck{CheckFail, "skips 1 minor", "ships no Kubernetes 1.29, the next minor after 1.28", true}, "upgrade to 1.29 first, then"},
+		{"1.28", "1.30", wantCheck{CheckFail, "skips 1 minor", "the Bundles of an older EKS-A release that ships it", true}, ""},
+		// A downgrade offers only what is shipped.
+		{"1.32", "1.30", wantCheck{CheckFail, "is a downgrade", "choose 1.32 (no change; bundles-2025-03.yaml (bundles-86) ships no 1.33); going back needs a restore", true}, "or 1.33"},
+		{"1.31", "1.30", wantCheck{CheckFail, "is a downgrade", "choose 1.31 (no change) or 1.32 (one minor up)", true}, ""},
+		{"1.29", "2.0", wantCheck{CheckFail, "changes the major version", "choose 1.30 (one minor up; bundles-2025-03.yaml (bundles-86) ships no 1.29)", true}, ""},
+		{"1.27", "1.26", wantCheck{CheckFail, "is a downgrade", "ships neither 1.27 (no change) nor 1.28 (one minor up), only 1.30, 1.31, 1.32: use the Bundles of an EKS-A release that ships one of them", true}, "choose"},
+	} {
+		call := "CheckKubernetesVersionSkewIn(2025-03, " + tc.cur + ", " + tc.tgt + ")"
+		got := CheckKubernetesVersionSkewIn(b, tc.cur, tc.tgt)
+		assertCheck(t, call, got, CheckNameKubernetesVersionSkew, tc.want)
+		if tc.notInFix != "" && strings.Contains(got.Remediation, tc.notInFix) {
+			t.Errorf("%s remediation %q names %q, which the Bundles do not ship", call, got.Remediation, tc.notInFix)
+		}
+	}
+}
+
+// The offline plan judges the skew against the target Bundles it was given.
+func TestBuildPlanSkewFixNamesAShippedVersion(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	p, err := BuildPlan(PlanInput{Current: b, Target: b, CurrentKube: "1.32", TargetKube: "1.34"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Preflight {
+		if r.Name == CheckNameKubernetesVersionSkew && strings.Contains(r.Remediation, "upgrade to 1.33 first, then") {
+			t.Errorf("fix %q sends the operator to 1.33 with Bundles that stop at 1.32", r.Remediation)
+		}
+	}
+}

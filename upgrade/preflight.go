@@ -282,7 +282,7 @@ func targetVersionFirst(cur *Current, spec *SpecFile, err error) error {
 }
 
 func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
-	return model.CheckKubernetesVersionSkew(in.Current.KubernetesVersion, in.Target.KubernetesVersion)
+	return model.CheckKubernetesVersionSkewIn(in.Target.Bundles, in.Current.KubernetesVersion, in.Target.KubernetesVersion)
 }
 
 func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {

@@ -844,3 +844,14 @@ func TestExtendedSupportNeedsALicenseToken(t *testing.T) {
 		})
 	}
 }
+
+// The live check judges the step against the target Bundles: with Bundles
+// that stop at 1.32, a cluster on 1.32 was told to "upgrade to 1.33 first".
+func TestKubeSkewCheckNamesWhatTheTargetBundlesShip(t *testing.T) {
+	b := &model.Bundles{Name: "bundles-86", VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.31"}, {KubeVersion: "1.32"}}}
+	r := checkKubeSkew(context.Background(), &Inputs{Current: &Current{KubernetesVersion: "1.32"}, Target: &Target{KubernetesVersion: "1.34", Bundles: b}})
+	if r.Status != model.CheckFail || strings.Contains(r.Remediation, "upgrade to 1.33 first, then") ||
+		!strings.Contains(r.Remediation, "Bundles bundles-86 ships no Kubernetes 1.33") {
+		t.Errorf("%s, fix %q: want a failure whose fix says the Bundles ship no 1.33", r.Status, r.Remediation)
+	}
+}
