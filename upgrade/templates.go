@@ -41,7 +41,7 @@ var machineImage = [][]string{{"spec", "template"}, {"spec", "template", "name"}
 // name that says otherwise is a warning, never a block. A reference to a
 // machine config that is not there fails provider-refs; here it has no image
 // to read.
-func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
+func checkMachineTemplates(ctx context.Context, in *Inputs) model.CheckResult {
 	t := in.Target
 	if t.Spec == nil || t.Spec.Cluster == nil {
 		return pass("no cluster spec to read")
@@ -96,19 +96,53 @@ func checkMachineTemplates(_ context.Context, in *Inputs) model.CheckResult {
 		}
 	}
 	if len(wrong) > 0 {
-		var msgs, wants []string
+		refused := refusedKube(ctx, in)
+		var msgs, wants, fixes []string
 		for _, w := range wrong {
+			if by, ok := refused[w.want]; ok {
+				msgs = append(msgs, fmt.Sprintf("%s: image %s named for Kubernetes %s, and the machines would run %s, which %s refuses",
+					strings.Join(w.configs, ", "), strings.Join(w.names, ", "), w.got, w.want, by))
+				fix := fmt.Sprintf("set a Kubernetes version EKS-A accepts first (%s refuses %s), then name images for it", by, w.want)
+				if !slices.Contains(fixes, fix) {
+					fixes = append(fixes, fix)
+				}
+				continue
+			}
 			msgs = append(msgs, fmt.Sprintf("%s: image %s named for Kubernetes %s, and the machines run %s",
 				strings.Join(w.configs, ", "), strings.Join(w.names, ", "), w.got, w.want))
 			wants = append(wants, w.want)
 		}
-		return warn(strings.Join(msgs, "; "),
-			"point them to the images built for "+strings.Join(slices.Compact(wants), ", ")+", unless the images carry its eksdRelease tag: EKS-A refuses a vSphere template without the eksdRelease tag of the target's EKS-D release (MachineConfigInvalid), after the apply")
+		if len(wants) > 0 {
+			// Images built for a refused version would be built for
+			// nothing: the fix names only the versions that stand.
+			fixes = append([]string{"point them to the images built for " + strings.Join(slices.Compact(wants), ", ") + ", unless the images carry its eksdRelease tag: EKS-A refuses a vSphere template without the eksdRelease tag of the target's EKS-D release (MachineConfigInvalid), after the apply"}, fixes...)
+		}
+		return warn(strings.Join(msgs, "; "), strings.Join(fixes, "; "))
 	}
 	if named == 0 {
 		return pass("no machine config names its image after a Kubernetes version")
 	}
 	return pass(fmt.Sprintf("%d machine config(s) name their image for the Kubernetes version their machines run", named))
+}
+
+// refusedKube maps the target Kubernetes version, when a version rule
+// refuses it, to that rule's name: the apply cannot go there, so no image is
+// to be built for it.
+func refusedKube(ctx context.Context, in *Inputs) map[string]string {
+	t := in.Target
+	out := map[string]string{}
+	if in.Current != nil && in.Current.KubernetesVersion != "" {
+		if r := checkKubeSkew(ctx, in); r.Failed() {
+			out[t.KubernetesVersion] = model.CheckNameKubernetesVersionSkew
+			return out
+		}
+	}
+	if t.Bundles != nil && len(t.Bundles.VersionsBundles) > 0 {
+		if r := checkTargetKnown(ctx, in); r.Failed() {
+			out[t.KubernetesVersion] = model.CheckNameTargetKubernetesKnown
+		}
+	}
+	return out
 }
 
 type machineUse struct{ group, kube string }

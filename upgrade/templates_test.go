@@ -95,3 +95,45 @@ func TestCheckMachineTemplates(t *testing.T) {
 		})
 	}
 }
+
+// With a target version a version rule refuses (1.30 → 1.32 skips a minor),
+// machine-templates sent the operator to build images for 1.32, a version
+// the apply can never reach.
+func TestCheckMachineTemplatesOfARefusedVersion(t *testing.T) {
+	yaml := strings.NewReplacer(`kubernetesVersion: "1.31"`, `kubernetesVersion: "1.32"`,
+		"kube-CP", "kube-1.30", "kube-ETCD", "kube-1.30", "bottlerocket-kube-v1-31", "bottlerocket-kube-v1-30").Replace(templatesSpec)
+	spec, err := ParseSpec("cluster.yaml", []byte(yaml), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundles := &model.Bundles{Name: "bundles-86", VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.30"}, {KubeVersion: "1.31"}, {KubeVersion: "1.32"}}}
+	in := func(current string, b *model.Bundles) *Inputs {
+		return &Inputs{Current: &Current{KubernetesVersion: current}, Target: &Target{Spec: spec, KubernetesVersion: "1.32", Bundles: b}}
+	}
+	t.Run("skips a minor", func(t *testing.T) {
+		r := checkMachineTemplates(context.Background(), in("1.30", bundles))
+		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "the machines would run 1.32, which kubernetes-version-skew refuses") {
+			t.Errorf("%s %q, want a warning that names the refusal", r.Status, r.Message)
+		}
+		if strings.Contains(r.Remediation, "images built for 1.32") || !strings.Contains(r.Remediation, "set a Kubernetes version EKS-A accepts first (kubernetes-version-skew refuses 1.32)") {
+			t.Errorf("fix %q: want the version fixed first, no images for 1.32", r.Remediation)
+		}
+		// md-1 keeps its own 1.30, which stands; only its image's name is judged.
+		if strings.Contains(r.Message, "mgmt-md-old") {
+			t.Errorf("message %q names md-1, whose 1.30 image is right", r.Message)
+		}
+	})
+	t.Run("not in the target Bundles", func(t *testing.T) {
+		old := &model.Bundles{Name: "bundles-70", VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.30"}, {KubeVersion: "1.31"}}}
+		r := checkMachineTemplates(context.Background(), in("1.31", old))
+		if strings.Contains(r.Remediation, "images built for 1.32") || !strings.Contains(r.Remediation, "(target-kubernetes-known refuses 1.32)") {
+			t.Errorf("fix %q: want the version fixed first, no images for 1.32", r.Remediation)
+		}
+	})
+	t.Run("a version that stands", func(t *testing.T) {
+		r := checkMachineTemplates(context.Background(), in("1.31", bundles))
+		if r.Status != model.CheckWarn || !strings.Contains(r.Remediation, "point them to the images built for 1.32") || strings.Contains(r.Remediation, "first") {
+			t.Errorf("%s, fix %q: want the images for 1.32", r.Status, r.Remediation)
+		}
+	})
+}
