@@ -429,28 +429,15 @@ func TestWatchReportsStallAsTimePasses(t *testing.T) {
 	// The new etcd member appeared 30 s ago: not stalled yet at a one
 	// minute threshold. Two minutes later, with no new snapshot, it is.
 	s.Machines.At(2).CreationTimestamp = t0.Add(-30 * time.Second)
-	out, clk := watchOne(t, s, WatchOptions{StallAfter: time.Minute})
-	if strings.Contains(out.String(), "stalled") {
-		t.Fatalf("stalled before the threshold:\n%s", out.String())
+	w := startWatch(t, WatchOptions{StallAfter: time.Minute})
+	w.send(s)
+	if strings.Contains(w.out.String(), "stalled") {
+		t.Fatalf("stalled before the threshold:\n%s", w.out.String())
 	}
-	clk.Step(2 * time.Minute)
-	waitOutput(t, out, "stalled: etcd machine mgmt-etcd-new")
-}
-
-// watchOne runs Watch on a fake clock until the test ends and returns once
-// it has processed s.
-func watchOne(t *testing.T, s *model.ClusterState, opts WatchOptions) (*syncBuffer, *clocktesting.FakeClock) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	out := &syncBuffer{}
-	clk := clocktesting.NewFakeClock(t0)
-	opts.Out, opts.Clock = out, clk
-	ch := make(chan *model.ClusterState)
-	go func() { _, _ = Watch(ctx, ch, opts) }()
-	ch <- s
-	ch <- s // a second receive proves the first snapshot was processed
-	return out, clk
+	// A second at a time, as the watch ticks: one step of two minutes is
+	// a watch that did not run (TestWatchResumedAfterAStop).
+	w.advance(t, 2*time.Minute)
+	waitOutput(t, w.out, "stalled: etcd machine mgmt-etcd-new")
 }
 
 // waitOutput polls until Watch has written want.

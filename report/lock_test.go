@@ -61,12 +61,13 @@ func TestLockWatchNamesWhoTheHolderIsAuthenticatedAs(t *testing.T) {
 func TestWatchReportsStaleLockAsTimePasses(t *testing.T) {
 	s := etcdRollout(1)
 	s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: t0, Duration: time.Minute}
-	out, clk := watchOne(t, s, WatchOptions{})
-	if got := out.String(); !strings.Contains(got, "lock: held by alice@laptop/1") || strings.Contains(got, "stale") {
+	w := startWatch(t, WatchOptions{})
+	w.send(s)
+	if got := w.out.String(); !strings.Contains(got, "lock: held by alice@laptop/1") || strings.Contains(got, "stale") {
 		t.Fatalf("live lock:\n%s", got)
 	}
-	clk.Step(2 * time.Minute)
-	waitOutput(t, out, "lock: held by alice@laptop/1, stale: not renewed for 2m")
+	w.advance(t, 2*time.Minute)
+	waitOutput(t, w.out, "lock: held by alice@laptop/1, stale: not renewed for 1m")
 }
 
 func TestForbiddenLeaseIsNotAPane(t *testing.T) {

@@ -235,3 +235,91 @@ func TestReconnectingWords(t *testing.T) {
 		}
 	}
 }
+
+// A watch that did not run for 40 minutes (Ctrl-Z, SIGSTOP, a laptop asleep)
+// derived its old cache at the new time on its first tick: "stalled: … for
+// 40m" and a stale lock, taken back a second later when the informers
+// caught up. It says it resumed, and stalls, the lock's staleness and the
+// outcome wait until it has caught up.
+func TestWatchResumedAfterAStop(t *testing.T) {
+	const stop = 40 * time.Minute
+	// The new etcd member appeared 30 s before, the lock was renewed at t0:
+	// both fine when the watch stopped.
+	before := func() *model.ClusterState {
+		s := etcdRollout(1)
+		s.Machines.At(2).CreationTimestamp = t0.Add(-30 * time.Second)
+		s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: t0, Duration: time.Minute}
+		return s
+	}
+	// resume stops the watch for stop, lets it look once, and returns what
+	// it printed from then on.
+	resume := func(t *testing.T, w *watching) func() string {
+		t.Helper()
+		said := len(w.out.String())
+		w.clk.Step(stop)
+		w.send(nil)
+		return func() string { return w.out.String()[said:] }
+	}
+	t.Run("caught up: nothing was stalled", func(t *testing.T) {
+		w := startWatch(t, WatchOptions{})
+		w.send(before())
+		w.advance(t, 2*time.Second)
+		since := resume(t, w)
+		first, _, _ := strings.Cut(since(), "\n")
+		if !strings.HasSuffix(first, " watch: resumed after 40m stopped; catching up") {
+			t.Fatalf("first line after the stop %q, want that it resumed:\n%s", first, since())
+		}
+		// The informers catch up: the rollout went on while the watch
+		// was stopped, and the lock was renewed.
+		s := healthy()
+		s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: w.clk.Now(), Duration: time.Minute}
+		w.advance(t, time.Second)
+		w.send(s)
+		w.advance(t, catchUpFor+5*time.Second)
+		for _, taken := range []string{"stalled", "stale", "no longer stalled", "renewed again"} {
+			if got := since(); strings.Contains(got, taken) {
+				t.Errorf("%q said of the cache it did not see age:\n%s", taken, got)
+			}
+		}
+	})
+	t.Run("still stalled once caught up", func(t *testing.T) {
+		w := startWatch(t, WatchOptions{})
+		w.send(before())
+		w.advance(t, 2*time.Second)
+		since := resume(t, w)
+		w.advance(t, catchUpFor-2*time.Second)
+		if got := since(); strings.Contains(got, "stalled") || strings.Contains(got, "stale") {
+			t.Fatalf("said before it caught up:\n%s", got)
+		}
+		w.advance(t, 5*time.Second)
+		got := since()
+		if !strings.Contains(got, "stalled: etcd machine mgmt-etcd-new not ready for 40m") {
+			t.Errorf("the stall that holds is not said once caught up:\n%s", got)
+		}
+		if !strings.Contains(got, "lock: held by alice@laptop/1, stale: not renewed for 40m") {
+			t.Errorf("the lease not renewed is not said once caught up:\n%s", got)
+		}
+	})
+	t.Run("a failure waits too", func(t *testing.T) {
+		w := startWatch(t, WatchOptions{FailureGrace: time.Minute})
+		w.send(failedStep())
+		w.advance(t, 2*time.Second)
+		since := resume(t, w)
+		if got := since(); strings.Contains(got, "outcome") {
+			t.Fatalf("an outcome from the cache it had not caught up with:\n%s", got)
+		}
+		w.advance(t, catchUpFor+time.Second)
+		if got := since(); !strings.Contains(got, "outcome: failed: ") {
+			t.Errorf("no failure once caught up with the step still failed:\n%s", got)
+		}
+	})
+	t.Run("a slow tick is no stop", func(t *testing.T) {
+		w := startWatch(t, WatchOptions{})
+		w.send(before())
+		w.clk.Step(stoppedAfter - time.Second)
+		w.send(nil)
+		if got := w.out.String(); strings.Contains(got, "resumed") {
+			t.Errorf("a gap under %s called a stop:\n%s", stoppedAfter, got)
+		}
+	})
+}
