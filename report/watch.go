@@ -17,22 +17,6 @@ import (
 // and a derivation at fleet scale costs milliseconds.
 const rederiveEvery = 5 * time.Second
 
-// stoppedAfter is a gap between two looks, by the wall clock, that only a
-// process that did not run makes (Ctrl-Z, SIGSTOP, a laptop asleep): the
-// loop looks every second. Its cache is as old as the gap, and the first
-// derivation after it aged every wait by the whole gap ("waiting for X for
-// 40m"), taken back a second later when the informers caught up.
-const stoppedAfter = 30 * time.Second
-
-// catchUpFor is how long after such a gap stalls, the lock's staleness and
-// the outcome wait: the informers' watches resume or relist within a second
-// or two, and a connection that died meanwhile is found dead within the
-// HTTP/2 health check's 15 s (cmd/upgrade-console/http2.go), after which the
-// snapshots say reconnecting. The first event after the gap is no sign of
-// being caught up: it comes from one informer, not all, and a cluster that
-// did not change sends none.
-const catchUpFor = 20 * time.Second
-
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	// Out receives one line per change.
@@ -167,10 +151,8 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		derivedAt time.Time
 		deriver   model.Deriver
 		lock      lockWatch
-		// lookedAt is when the loop last looked; catchUpUntil is when a
-		// watch that did not run for a while has caught up again.
-		lookedAt     time.Time
-		catchUpUntil time.Time
+		// resume tells a watch that did not run for a while.
+		resume Resume
 	)
 	result := func() Result { return Result{Outcome: outcome, AtRest: judge.AtRest()} }
 	emit := func(lines []Line) error {
@@ -205,25 +187,20 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		return []Line{{At: now, Subject: "outcome", Text: text}}
 	}
 	// resumed says, once, that the watch ran again after a gap of
-	// stoppedAfter or more, and starts the catch-up.
+	// StoppedAfter or more, and starts the catch-up.
 	resumed := func(now time.Time) error {
-		last := lookedAt
-		lookedAt = now
-		// By the wall clock: Go's monotonic clock stops while the machine
-		// sleeps, the clock the objects' times are read against does not.
-		gap := now.Round(0).Sub(last.Round(0))
-		if last.IsZero() || gap < stoppedAfter {
+		gap, stopped := resume.Look(now)
+		if !stopped {
 			return nil
 		}
-		catchUpUntil = now.Add(catchUpFor)
-		return emit([]Line{{At: now, Subject: "watch", Text: "resumed after " + model.ShortDuration(gap) + " stopped; catching up"}})
+		return emit([]Line{{At: now, Subject: "watch", Text: ResumedText(gap)}})
 	}
 	step := func(now time.Time) error {
 		if cur == nil {
 			return nil
 		}
 		var lines []Line
-		catchingUp := now.Before(catchUpUntil)
+		catchingUp := resume.CatchingUp(now)
 		if !catchingUp && prev == cur && len(prevP.Phases) > 0 && now.Sub(derivedAt) < rederiveEvery && !now.Before(derivedAt) {
 			// Only time moved, and not enough to matter to stalls: the
 			// completion gate still needs to see it. An outcome it brings
@@ -237,7 +214,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		p := deriver.Derive(cur, popts, now)
 		derivedAt = now
 		if catchingUp {
-			p.Stalls = saidStalls(prevP.Stalls, p.Stalls)
+			p.Stalls = SaidStalls(prevP.Stalls, p.Stalls)
 			// The first look after the catch-up derives again, and says
 			// the stalls held back that still hold.
 			derivedAt = time.Time{}
@@ -374,7 +351,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		// After the look, not before: a slow Confirm or write is the
 		// watch running, not stopped.
-		lookedAt = clk.Now()
+		resume.Looked(clk.Now())
 		if opts.ExitOnDone && outcome != Running {
 			return result(), nil
 		}
@@ -389,24 +366,6 @@ func clusterSynced(s *model.ClusterState) bool {
 		return false
 	}
 	return s.Sources == nil || s.Sources[model.KindEKSACluster].Synced
-}
-
-// saidStalls keeps of the stalls derived while catching up those already
-// said (prev) and the failed steps, which are not a matter of time: a new
-// stall then rests on the age of what the watch did not see, and one said
-// before stays said until the watch knows better.
-func saidStalls(prev, cur []model.Stall) []model.Stall {
-	said := map[string]bool{}
-	for _, s := range prev {
-		said[string(s.Kind)+"/"+s.Name] = true
-	}
-	var out []model.Stall
-	for _, s := range cur {
-		if s.Failed || said[string(s.Kind)+"/"+s.Name] {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func dropSubject(lines []Line, subject string) []Line {

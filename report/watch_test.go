@@ -275,7 +275,7 @@ func TestWatchResumedAfterAStop(t *testing.T) {
 		s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: w.clk.Now(), Duration: time.Minute}
 		w.advance(t, time.Second)
 		w.send(s)
-		w.advance(t, catchUpFor+5*time.Second)
+		w.advance(t, CatchUpFor+5*time.Second)
 		for _, taken := range []string{"stalled", "stale", "no longer stalled", "renewed again"} {
 			if got := since(); strings.Contains(got, taken) {
 				t.Errorf("%q said of the cache it did not see age:\n%s", taken, got)
@@ -287,7 +287,7 @@ func TestWatchResumedAfterAStop(t *testing.T) {
 		w.send(before())
 		w.advance(t, 2*time.Second)
 		since := resume(t, w)
-		w.advance(t, catchUpFor-2*time.Second)
+		w.advance(t, CatchUpFor-2*time.Second)
 		if got := since(); strings.Contains(got, "stalled") || strings.Contains(got, "stale") {
 			t.Fatalf("said before it caught up:\n%s", got)
 		}
@@ -308,7 +308,7 @@ func TestWatchResumedAfterAStop(t *testing.T) {
 		if got := since(); strings.Contains(got, "outcome") {
 			t.Fatalf("an outcome from the cache it had not caught up with:\n%s", got)
 		}
-		w.advance(t, catchUpFor+time.Second)
+		w.advance(t, CatchUpFor+time.Second)
 		if got := since(); !strings.Contains(got, "outcome: failed: ") {
 			t.Errorf("no failure once caught up with the step still failed:\n%s", got)
 		}
@@ -316,10 +316,10 @@ func TestWatchResumedAfterAStop(t *testing.T) {
 	t.Run("a slow tick is no stop", func(t *testing.T) {
 		w := startWatch(t, WatchOptions{})
 		w.send(before())
-		w.clk.Step(stoppedAfter - time.Second)
+		w.clk.Step(StoppedAfter - time.Second)
 		w.send(nil)
 		if got := w.out.String(); strings.Contains(got, "resumed") {
-			t.Errorf("a gap under %s called a stop:\n%s", stoppedAfter, got)
+			t.Errorf("a gap under %s called a stop:\n%s", StoppedAfter, got)
 		}
 	})
 }

@@ -75,6 +75,11 @@ type Dashboard struct {
 	timeline model.Timeline
 	judge    report.Judge
 	outcome  report.Outcome
+	// resume tells the clock ticks of a console that did not run for a
+	// while (ctrl+z, SIGSTOP, a laptop asleep); stoppedFor is how long,
+	// said while it catches up.
+	resume     report.Resume
+	stoppedFor time.Duration
 	// confirm is where the API server's confirmation of completion stands
 	// (Options.Confirm).
 	confirm completionConfirm
@@ -201,6 +206,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		d.relayout()
 		return d, cmd
 	case tea.ResumeMsg:
+		d.look()
 		return d, d.renewLockNow()
 	case lockRenewedMsg:
 		// What the renewal found (renewed, failing, lost) shows now, not
@@ -211,6 +217,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, cmd
 	case clockMsg:
 		d.now = d.opts.clock().Now()
+		d.look()
 		// Offers can depend on time alone (a lease goes stale, an etcd
 		// member passes the rollback threshold): ask again every tick.
 		d.refreshActions()
@@ -252,6 +259,16 @@ func (d *Dashboard) maybeRebuild() tea.Cmd {
 	}
 	d.pending = true
 	return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+// look records a clock tick, and starts a catch-up when the ticks stopped:
+// the informers' cache is as old as the stop, and judged against the time
+// now it aged every wait by the whole stop (stalls of 40m), and could call
+// the upgrade failed on a step that failed for a moment before it.
+func (d *Dashboard) look() {
+	if gap, stopped := d.resume.Look(d.opts.clock().Now()); stopped {
+		d.stoppedFor = gap
+	}
 }
 
 // rebuild derives progress and rebuilds every view-model from the newest
@@ -331,9 +348,17 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			// as often, the status line does not lag them by seconds.
 			every = 0 // every clock tick: a tick can come a little early
 		}
-		if snapshotChanged || d.now.Sub(d.derivedAt) >= every || d.now.Before(d.derivedAt) {
+		catchingUp := d.resume.CatchingUp(d.now)
+		if catchingUp || snapshotChanged || d.now.Sub(d.derivedAt) >= every || d.now.Before(d.derivedAt) {
+			said := d.progress.Stalls
 			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
 			d.derivedAt = d.now
+			if catchingUp {
+				// Until caught up, a new stall rests on what the
+				// console did not see; those said before stay.
+				d.progress.Stalls = report.SaidStalls(said, d.progress.Stalls)
+				d.derivedAt = time.Time{}
+			}
 			if st := newStallSet(d.progress.Stalls); st.key != d.stalled.key {
 				// The rows mark stalled machines: rebuild them.
 				d.stalled = st
@@ -341,38 +366,55 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			}
 		}
 		d.timeline = d.timeline.Observe(d.progress, d.now)
-		// Judged on every refresh, also after the outcome was recorded:
-		// the status line says what the judge sees (confirming, at rest,
-		// done), as the plain watch does.
-		var o report.Outcome
-		d.judge, o = d.judge.Observe(d.progress, d.now)
-		if o == report.Done && d.opts.Confirm != nil {
-			var ask tea.Cmd
-			o, ask = d.confirm.needed(d.opts.Confirm, d.state)
-			cmd = tea.Batch(cmd, ask)
-		} else {
-			// A refusal stays said while the rule holds its time again;
-			// a question under way is answered to nobody.
-			d.confirm.asking, d.confirm.confirmed = false, false
-			if !d.progress.Complete {
-				d.confirm.err = nil
-			}
-		}
-		if d.outcome == report.Running && o != report.Running {
-			d.outcome = o
-			cmd = d.record(o)
-		}
-		switch {
-		case o != report.Failed:
-			d.failedAt = time.Time{}
-		case d.failedAt.IsZero():
-			d.failedAt = d.now
+		if !catchingUp {
+			// The judge's holds and graces would count the time the
+			// console did not see: what it decides waits until then.
+			cmd = d.judgeOutcome()
 		}
 	}
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
+	if d.state != nil && d.resume.CatchingUp(d.now) {
+		d.stalls = append([]line{{segs: []seg{{" ◌ " + report.ResumedText(d.stoppedFor), rStall}}}}, d.stalls...)
+		d.stallCount++
+		if d.pauseLine >= 0 {
+			d.pauseLine++
+		}
+	}
+	return cmd
+}
+
+// judgeOutcome judges the outcome of the progress derived: on every
+// refresh, also after the outcome was recorded, as the status line says
+// what the judge sees (confirming, at rest, done), as the plain watch does.
+func (d *Dashboard) judgeOutcome() tea.Cmd {
+	var cmd tea.Cmd
+	var o report.Outcome
+	d.judge, o = d.judge.Observe(d.progress, d.now)
+	if o == report.Done && d.opts.Confirm != nil {
+		var ask tea.Cmd
+		o, ask = d.confirm.needed(d.opts.Confirm, d.state)
+		cmd = tea.Batch(cmd, ask)
+	} else {
+		// A refusal stays said while the rule holds its time again;
+		// a question under way is answered to nobody.
+		d.confirm.asking, d.confirm.confirmed = false, false
+		if !d.progress.Complete {
+			d.confirm.err = nil
+		}
+	}
+	if d.outcome == report.Running && o != report.Running {
+		d.outcome = o
+		cmd = d.record(o)
+	}
+	switch {
+	case o != report.Failed:
+		d.failedAt = time.Time{}
+	case d.failedAt.IsZero():
+		d.failedAt = d.now
+	}
 	return cmd
 }
 

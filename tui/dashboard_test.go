@@ -690,7 +690,13 @@ func TestStatusLineAgeFollowsTheClock(t *testing.T) {
 			t.Fatalf("at t0+%ds, status lacks %q:\n%s", s, want, out)
 		}
 	}
-	// Declared failed, the reason's age moves with the clock too.
+	// Declared failed, the reason's age moves with the clock too. The
+	// clock ticks on as it does on a console that runs: a jump of minutes
+	// reads as one that was stopped, and holds the judge.
+	for at := 12 * time.Second; at < 10*time.Minute+54*time.Second; at += 10 * time.Second {
+		clk.SetTime(t0.Add(at))
+		d.Update(clockMsg{})
+	}
 	clk.SetTime(t0.Add(10*time.Minute + 54*time.Second))
 	d.Update(clockMsg{})
 	clk.SetTime(t0.Add(10*time.Minute + 55*time.Second))
@@ -900,5 +906,50 @@ func TestStatusLineWorkersCountNamesItsUnit(t *testing.T) {
 				t.Errorf("status lacks %q:\n%s", tc.want, out)
 			}
 		})
+	}
+}
+
+// A console that did not run (ctrl+z, a laptop asleep) judges its old cache
+// against the time now when it runs again: a step seen failed for a moment
+// before the stop read as failed for the whole stop, and the dashboard
+// declared the upgrade failed (an outcome it records once) before its
+// informers caught up. It says it resumed, and the judge waits report's
+// catch-up; what still holds after it is judged with its real age.
+func TestDashboardAfterAStopCatchesUpBeforeJudging(t *testing.T) {
+	for _, recovered := range []bool{false, true} {
+		d, clk := clockedDashboard(160, 40)
+		d.Update(SnapshotMsg{State: fixtureStepFailedAt(t0.Add(-5 * time.Second))})
+		d.Update(clockMsg{})
+		if d.outcome != report.Running {
+			t.Fatalf("outcome %s before the stop, want running", d.outcome)
+		}
+		resumedAt := t0.Add(15 * time.Minute)
+		clk.SetTime(resumedAt)
+		d.Update(clockMsg{})
+		if out := statusRows(d); d.outcome != report.Running || !strings.Contains(out, "resumed after 15m stopped; catching up") {
+			t.Fatalf("just after the stop: outcome %s, want running, and the resumed line:\n%s", d.outcome, out)
+		}
+		if recovered {
+			// The informers catch up: the step was retried meanwhile.
+			d.Update(SnapshotMsg{State: fixtureMidWorkers()})
+		}
+		for at := time.Second; at <= report.CatchUpFor+time.Second; at += time.Second {
+			clk.SetTime(resumedAt.Add(at))
+			d.Update(clockMsg{})
+			if at < report.CatchUpFor && d.outcome != report.Running {
+				t.Fatalf("recovered=%v: outcome %s %s into the catch-up, want running", recovered, d.outcome, at)
+			}
+		}
+		out := statusRows(d)
+		if strings.Contains(out, "catching up") {
+			t.Errorf("recovered=%v: still catching up after %s:\n%s", recovered, report.CatchUpFor, out)
+		}
+		want := report.Failed
+		if recovered {
+			want = report.Running
+		}
+		if d.outcome != want {
+			t.Errorf("recovered=%v: outcome %s once caught up, want %s:\n%s", recovered, d.outcome, want, out)
+		}
 	}
 }
