@@ -119,7 +119,7 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	if c != nil {
 		p.SpecChangedAt = c.SpecChangedAt
 		p.Generation = c.Generation
-		p.ClusterFlags = c.ClusterFlags()
+		p.ClusterFlags = c.ClusterFlags(s.Conn)
 		p.Target = targetOf(c)
 		if r, ok := c.EtcdRollback(); ok {
 			p.EtcdRollback = &r

@@ -79,7 +79,7 @@ func holdPhases(p *Progress, c *EKSACluster, noLiveLock bool) {
 	}
 	p.Paused = true
 	if p.Failed || p.Current == PhaseDone {
-		p.Pause = restingPause(p, c, noLiveLock)
+		p.Pause = restingPause(p, noLiveLock)
 		return
 	}
 	for i := range p.Phases {
@@ -91,13 +91,13 @@ func holdPhases(p *Progress, c *EKSACluster, noLiveLock bool) {
 		ph.Detail = joinDetail("EKS-A reconcile paused", ph.Detail)
 	}
 	p.Current = PhasePaused
-	p.Pause = pausedSummary(p, c, noLiveLock)
+	p.Pause = pausedSummary(p, noLiveLock)
 }
 
 // pausedSummary is the status line of a paused upgrade: why nothing moves and
 // how it resumes.
-func pausedSummary(p *Progress, c *EKSACluster, noLiveLock bool) string {
-	if s, ok := rollbackPause(p, c, noLiveLock); ok {
+func pausedSummary(p *Progress, noLiveLock bool) string {
+	if s, ok := rollbackPause(p, noLiveLock); ok {
 		return s
 	}
 	at := ""
@@ -109,19 +109,19 @@ func pausedSummary(p *Progress, c *EKSACluster, noLiveLock bool) string {
 	}
 	// Someone else's pause (an interrupted eksctl run leaves one behind):
 	// say how to find out whose before clearing it.
-	return "upgrade paused" + at + ": EKS-A reconcile paused (" + AnnotationEKSAPaused + "); nothing moves until it is removed: " + lockStatus(c)
+	return "upgrade paused" + at + ": EKS-A reconcile paused (" + AnnotationEKSAPaused + "); nothing moves until it is removed: " + lockStatus(p)
 }
 
 // restingPause is the pause of a cluster whose upgrade is not under way:
 // nothing is held now, the next change is.
-func restingPause(p *Progress, c *EKSACluster, noLiveLock bool) string {
-	if s, ok := rollbackPause(p, c, noLiveLock); ok {
+func restingPause(p *Progress, noLiveLock bool) string {
+	if s, ok := rollbackPause(p, noLiveLock); ok {
 		return s
 	}
-	return "EKS-A reconcile paused (" + AnnotationEKSAPaused + "): EKS-A acts on no change until it is removed: " + lockStatus(c)
+	return "EKS-A reconcile paused (" + AnnotationEKSAPaused + "): EKS-A acts on no change until it is removed: " + lockStatus(p)
 }
 
-func rollbackPause(p *Progress, c *EKSACluster, noLiveLock bool) (string, bool) {
+func rollbackPause(p *Progress, noLiveLock bool) (string, bool) {
 	r := p.EtcdRollback
 	if r == nil {
 		return "", false
@@ -130,21 +130,23 @@ func rollbackPause(p *Progress, c *EKSACluster, noLiveLock bool) (string, bool) 
 	case r.Running() && noLiveLock:
 		// The rollback runs under the upgrade lock: without it, it was
 		// stopped ("in progress … until it ends" waited for nothing).
-		return "etcd rollback stopped before its end; EKS-A reconcile paused (upgrade-console etcd rollback): finish it with `upgrade-console etcd rollback " + c.ClusterFlags() + "` (R in the dashboard)", true
+		return "etcd rollback stopped before its end; EKS-A reconcile paused (upgrade-console etcd rollback): finish it with `upgrade-console etcd rollback " + p.ClusterFlags + "` (R in the dashboard)", true
 	case r.Running():
 		return "etcd rollback in progress; EKS-A reconcile paused (upgrade-console etcd rollback) until it ends", true
 	}
-	resume := "`upgrade-console lock clear paused " + c.ClusterFlags() + "`"
+	resume := "`upgrade-console lock clear paused " + p.ClusterFlags + "`"
 	return "etcd rolled back; EKS-A reconcile paused (upgrade-console etcd rollback): resume with " + resume + " after fixing the cause", true
 }
 
-func lockStatus(c *EKSACluster) string {
-	return "see `upgrade-console lock status " + c.ClusterFlags() + "`"
+func lockStatus(p *Progress) string {
+	return "see `upgrade-console lock status " + p.ClusterFlags + "`"
 }
 
 // ClusterFlags name the cluster in a command the operator pastes:
-// --cluster, and -n outside the default namespace.
-func (c *EKSACluster) ClusterFlags() string { return "--cluster " + c.Name + namespaceFlag(c) }
+// --cluster, -n outside the default namespace, and the connection flags.
+func (c *EKSACluster) ClusterFlags(conn ConnFlags) string {
+	return "--cluster " + c.Name + namespaceFlag(c) + conn.String()
+}
 
 func namespaceFlag(c *EKSACluster) string {
 	if c.Namespace == "" || c.Namespace == "default" {

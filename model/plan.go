@@ -274,12 +274,12 @@ func (s *SpecStatus) NotReached() bool { return s != nil && !s.Reached }
 // spec: EKS-A's completion rule (generation observed, no failureMessage,
 // the conditions) holds, and no etcd rollback of upgrade-console's holds
 // etcd on the previous spec. Nil when the Cluster is not seen.
-func ClusterSpecStatus(c *EKSACluster) *SpecStatus {
+func ClusterSpecStatus(c *EKSACluster, conn ConnFlags) *SpecStatus {
 	if c == nil {
 		return nil
 	}
 	milestones, complete := Completion(c)
-	cluster := c.ClusterFlags()
+	cluster := c.ClusterFlags(conn)
 	if r, ok := c.EtcdRollback(); ok {
 		// After the rollback the etcd objects look settled, on the previous
 		// spec: whatever the conditions say, the spec is not reached.
@@ -334,7 +334,7 @@ func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
 	if s == nil {
 		return nil
 	}
-	st := ClusterSpecStatus(s.Cluster)
+	st := ClusterSpecStatus(s.Cluster, s.Conn)
 	if st == nil || st.Reached || st.Reason != SpecUnderWay {
 		return st
 	}
@@ -349,7 +349,7 @@ func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
 	}
 	next := failed.Resume
 	if next == "" {
-		next = "see the failure with `upgrade-console watch " + s.Cluster.ClusterFlags() + "` and fix what it says"
+		next = "see the failure with `upgrade-console watch " + s.Cluster.ClusterFlags(s.Conn) + "` and fix what it says"
 	}
 	return &SpecStatus{Reason: SpecFailed, Message: specFailedPrefix + failed.Sentence, Next: next}
 }

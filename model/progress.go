@@ -156,8 +156,9 @@ type Progress struct {
 	// when unknown): the phases that follow it cannot have started earlier.
 	SpecChangedAt time.Time
 	// ClusterFlags are the flags that name the Cluster on a command line
-	// ("--cluster mgmt", with -n when not in default), for the commands a
-	// sentence suggests; empty when the Cluster is not seen.
+	// ("--cluster mgmt", with -n when not in default, and the console's
+	// connection flags), for the commands a sentence suggests; empty when
+	// the Cluster is not seen.
 	ClusterFlags string `json:"-"`
 	// Generation is the EKS-A Cluster's metadata.generation (0 when unknown):
 	// it moves with spec changes only, which tells the Timeline a new

@@ -11,7 +11,7 @@ import (
 // rollback (its record with the pause) means it has not, whatever the
 // conditions say.
 func TestClusterSpecStatus(t *testing.T) {
-	if s := ClusterSpecStatus(nil); s != nil || s.NotReached() {
+	if s := ClusterSpecStatus(nil, nil); s != nil || s.NotReached() {
 		t.Errorf("no Cluster: %+v, want nil (unknown)", s)
 	}
 	for _, c := range []struct {
@@ -61,7 +61,7 @@ func TestClusterSpecStatus(t *testing.T) {
 		}, reason: SpecUnderWay, next: "`upgrade-console watch --cluster mgmt -n ops`"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ClusterSpecStatus(c.state().Cluster)
+			s := ClusterSpecStatus(c.state().Cluster, nil)
 			if s == nil {
 				t.Fatal("nil status")
 			}
@@ -95,7 +95,7 @@ func TestSpecStatusWordings(t *testing.T) {
 			t.Errorf("%+v: note %q", s, s.Note())
 		}
 	}
-	s := ClusterSpecStatus(afterEtcdRollback("done").Cluster)
+	s := ClusterSpecStatus(afterEtcdRollback("done").Cluster, nil)
 	want := "the Cluster's spec is already this spec: nothing to apply; the cluster has not reached it (upgrade-console's etcd rollback put etcd back on its previous spec and keeps EKS-A reconcile paused): find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt`"
 	if got := s.NothingToApply(); got != want {
 		t.Errorf("nothing to apply:\n got %q\nwant %q", got, want)
@@ -164,7 +164,7 @@ func TestSpecStatusOfAFailedInPlaceStep(t *testing.T) {
 	if o := judged(s); o != OutcomeFailed {
 		t.Fatalf("the fixture: the judge says %s, want failed", o)
 	}
-	if st := ClusterSpecStatus(s.Cluster); st.Reason != SpecUnderWay {
+	if st := ClusterSpecStatus(s.Cluster, nil); st.Reason != SpecUnderWay {
 		t.Fatalf("the fixture: the Cluster alone reads %+v, want under way", st)
 	}
 	st := SpecStatusOf(s, t0)

@@ -229,7 +229,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 				node := ix.nodeOf(nu)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
 					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why),
-					Resume:   nodeRetry(ix.s.Cluster, node)}, true
+					Resume:   nodeRetry(ix.s.Cluster, ix.s.Conn, node)}, true
 			}
 		}
 		if since.IsZero() {
@@ -247,10 +247,10 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 
 // nodeRetry is how the upgrade gets past a failed in-place step: EKS-A
 // runs the steps again only when the upgrader pod is recreated.
-func nodeRetry(c *EKSACluster, node string) string {
+func nodeRetry(c *EKSACluster, conn ConnFlags, node string) string {
 	cluster := ""
 	if c != nil {
-		cluster = " " + c.ClusterFlags()
+		cluster = " " + c.ClusterFlags(conn)
 	}
 	return "`upgrade-console node retry " + node + cluster + "` runs its steps again once the cause is fixed"
 }

@@ -59,6 +59,11 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 	if want := "`upgrade-console node retry mgmt-md-0-abc --cluster mgmt` runs its steps again once the cause is fixed"; got[0].Resume != want {
 		t.Errorf("resume = %q\nwant     %q", got[0].Resume, want)
 	}
+	// Pasted in a shell on another context, the retry reaches this cluster.
+	s.Conn = ConnFlags{{"context", "prod"}}
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || got[0].Resume != "`upgrade-console node retry mgmt-md-0-abc --cluster mgmt --context prod` runs its steps again once the cause is fixed" {
+		t.Errorf("with --context prod: %+v", got)
+	}
 }
 
 func TestStallNodeUpgradeStepWaiting(t *testing.T) {

@@ -185,8 +185,8 @@ type CAPICluster struct {
 
 // ResumeCommand is the kubectl command that clears spec.paused, which the
 // console does not write itself.
-func (c *CAPICluster) ResumeCommand() string {
-	return "kubectl -n " + c.Namespace + " patch clusters.cluster.x-k8s.io " + c.Name + ` --type merge -p '{"spec":{"paused":false}}'`
+func (c *CAPICluster) ResumeCommand(conn ConnFlags) string {
+	return "kubectl" + conn.String() + " -n " + c.Namespace + " patch clusters.cluster.x-k8s.io " + c.Name + ` --type merge -p '{"spec":{"paused":false}}'`
 }
 
 // ReplicaCounts are a controller's replica counters. Pointers because in CAPI
@@ -466,6 +466,9 @@ type ClusterState struct {
 	ClusterName string
 	Namespace   string // namespace of the EKS-A Cluster
 	Context     string // kubeconfig context, for the header
+	// Conn are the connection flags the console was given, which every
+	// command it prints for pasting carries.
+	Conn ConnFlags
 
 	Connection      ConnectionState
 	ConnectionSince time.Time
@@ -555,13 +558,14 @@ const CredentialsRefused = "the API server refused the credentials (401 Unauthor
 // GrantFor is the fix of a missing permission as SourceStatus.Forbidden
 // names it ("list machines.cluster.x-k8s.io in eksa-system", "list nodes
 // (cluster-wide)"): the RBAC rule a cluster admin binds to the identity, and
-// the kubectl command that checks it. "" for a text it cannot read.
-func GrantFor(forbidden string) string {
+// the kubectl command that checks it, with the console's connection flags.
+// "" for a text it cannot read.
+func GrantFor(forbidden string, conn ConnFlags) string {
 	if parts := strings.Split(forbidden, "; "); len(parts) > 1 {
 		// A kind read per namespace (events), denied in more than one.
 		fixes := make([]string, 0, len(parts))
 		for _, p := range parts {
-			f := GrantFor(p)
+			f := GrantFor(p, conn)
 			if f == "" {
 				return ""
 			}
@@ -581,10 +585,10 @@ func GrantFor(forbidden string) string {
 	rule := fmt.Sprintf("{apiGroups: [%q], resources: [%s], verbs: [list, watch]}", group, resource)
 	switch {
 	case where == "(cluster-wide)":
-		return fmt.Sprintf("grant a ClusterRole with %s and a ClusterRoleBinding to the identity (check: `kubectl auth can-i %s %s`)", rule, verb, qualified)
+		return fmt.Sprintf("grant a ClusterRole with %s and a ClusterRoleBinding to the identity (check: `kubectl%s auth can-i %s %s`)", rule, conn, verb, qualified)
 	case strings.HasPrefix(where, "in "):
 		ns := strings.TrimPrefix(where, "in ")
-		return fmt.Sprintf("grant a Role in %s with %s and a RoleBinding to the identity (check: `kubectl auth can-i %s %s -n %s`)", ns, rule, verb, qualified, ns)
+		return fmt.Sprintf("grant a Role in %s with %s and a RoleBinding to the identity (check: `kubectl%s auth can-i %s %s -n %s`)", ns, rule, conn, verb, qualified, ns)
 	}
 	return ""
 }

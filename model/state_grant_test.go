@@ -8,7 +8,7 @@ func TestGrantFor(t *testing.T) {
 		"watch nodes (cluster-wide)":                    "grant a ClusterRole with {apiGroups: [\"\"], resources: [nodes], verbs: [list, watch]} and a ClusterRoleBinding to the identity (check: `kubectl auth can-i watch nodes`)",
 		"garbage":                                       "",
 	} {
-		if got := GrantFor(in); got != want {
+		if got := GrantFor(in, nil); got != want {
 			t.Errorf("GrantFor(%q) = %q, want %q", in, got, want)
 		}
 	}

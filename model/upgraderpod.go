@@ -94,12 +94,12 @@ func (p *UpgraderPod) Failing() *UpgraderContainer {
 }
 
 // LogsCommand is the kubectl command that prints a container's log.
-func (p *UpgraderPod) LogsCommand(container string) string {
+func (p *UpgraderPod) LogsCommand(container string, conn ConnFlags) string {
 	ns := p.Namespace
 	if ns == "" {
 		ns = SystemNamespace
 	}
-	return "kubectl logs -n " + ns + " " + p.Name + " -c " + container
+	return "kubectl" + conn.String() + " logs -n " + ns + " " + p.Name + " -c " + container
 }
 
 // String says a state as kubectl's describe does, on one line:

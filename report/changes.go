@@ -25,6 +25,8 @@ func (l Line) String() string {
 // differ collects lines for one comparison.
 type differ struct {
 	at time.Time
+	// conn are the console's connection flags, for the commands it prints.
+	conn model.ConnFlags
 	// first is true for the first snapshot: lists are summarised instead of
 	// reported object by object (10,000 "created" lines help nobody).
 	first bool
@@ -62,10 +64,10 @@ func (d *differ) add(subject, format string, args ...any) {
 // first snapshot: the lines then state where the upgrade stands. It is O(n)
 // in the number of objects.
 func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now time.Time) []Line {
-	d := &differ{at: now}
 	if cur == nil {
 		return nil
 	}
+	d := &differ{at: now, conn: cur.Conn}
 	d.prevListed = func(k model.Kind) bool { return prev != nil && listed(prev, k) }
 	d.curListed = func(k model.Kind) bool { return listed(cur, k) }
 	if prev == nil {
@@ -130,7 +132,7 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 			case model.KindUpgraderPod:
 				shown = "the upgrader pods' containers are not shown; the in-place steps still are"
 			}
-			if fix := model.GrantFor(c.Forbidden); fix != "" {
+			if fix := model.GrantFor(c.Forbidden, d.conn); fix != "" {
 				shown += "; fix: " + fix
 			}
 			d.add("access", "forbidden: %s (%s)", c.Forbidden, shown)
@@ -693,7 +695,7 @@ func (d *differ) upgraderPods(prev, cur []model.UpgraderPod) {
 			if cc.RestartCount > 0 {
 				text += "; " + model.Restarts(cc.RestartCount)
 			}
-			d.add("Pod "+c.Name, "container %s FAILED (%s); logs: %s", cc.Name, text, c.LogsCommand(cc.Name))
+			d.add("Pod "+c.Name, "container %s FAILED (%s); logs: %s", cc.Name, text, c.LogsCommand(cc.Name, d.conn))
 		}
 	}
 }

@@ -15,8 +15,9 @@ type lockWatch struct {
 	stale  bool
 }
 
-// cluster names the EKS-A Cluster in the fixes, so they can be pasted.
-func (w *lockWatch) observe(l *model.Lock, cluster string, now time.Time) []Line {
+// cluster names the EKS-A Cluster in the fixes, and conn the console's
+// connection, so they can be pasted.
+func (w *lockWatch) observe(l *model.Lock, cluster string, conn model.ConnFlags, now time.Time) []Line {
 	holder, stale := "", false
 	if l.Held() {
 		// Printed: whoever may update the Lease writes it.
@@ -37,10 +38,10 @@ func (w *lockWatch) observe(l *model.Lock, cluster string, now time.Time) []Line
 		text = "released by " + w.holder
 	case stale && l.Kept != "":
 		text = "held by " + named + ", kept when its console stopped following: " + l.Kept +
-			" (check the cluster, then clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
+			" (check the cluster, then clear it with `upgrade-console lock clear lease --cluster " + cluster + conn.String() + "`)"
 	case stale:
 		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
-			" (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster " + cluster + "`)"
+			" (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster " + cluster + conn.String() + "`)"
 	case holder == w.holder:
 		text = "renewed again by " + holder
 	default:

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -75,4 +77,22 @@ func TestChangesSayUpgraderPodsForbidden(t *testing.T) {
 	b.Sources = map[model.Kind]model.SourceStatus{model.KindUpgraderPod: {Installed: true, Forbidden: "list pods in eksa-system"}}
 	requireAll(t, texts(Changes(a, b, derive(a), derive(b), t0)),
 		"forbidden: list pods in eksa-system (the upgrader pods' containers are not shown; the in-place steps still are; fix: grant a Role in eksa-system")
+}
+
+// The plain watch of a console given --context words its commands with it:
+// the log of a failed upgrader container and the clear of a stale lock,
+// pasted into a shell on another context, read and clear this cluster's.
+func TestWatchCommandsCarryTheConnection(t *testing.T) {
+	exited := model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node: health check failed"}
+	a := etcdRollout(2)
+	a.UpgraderPods = []model.UpgraderPod{upgraderPod("u1", exited, nil, 0)}
+	a.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Hour), RenewTime: t0.Add(-2 * time.Minute), Duration: time.Minute}
+	b := healthy()
+	for _, s := range []*model.ClusterState{a, b} {
+		s.Conn = model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}
+	}
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, a, b)
+	requireAll(t, out,
+		"logs: kubectl --kubeconfig /etc/kc --context prod logs -n eksa-system mgmt-md-0-0000-node-upgrader -c kubeadm-upgrader",
+		"clear it with `upgrade-console lock clear lease --cluster mgmt --kubeconfig /etc/kc --context prod`")
 }

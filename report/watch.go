@@ -208,7 +208,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			// 10m ago") are the outcome line's.
 			if j, o := judge.Observe(prevP, now); o == outcome || o == Running {
 				judge, outcome = j, o
-				return emit(append(lock.observe(cur.Lock, clusterName(cur), now), outcomeLine(now)...))
+				return emit(append(lock.observe(cur.Lock, clusterName(cur), cur.Conn, now), outcomeLine(now)...))
 			}
 		}
 		p := deriver.Derive(cur, popts, now)
@@ -233,7 +233,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			}
 		} else {
 			// Same snapshot, later time: only the progress can have moved.
-			d := &differ{at: now}
+			d := &differ{at: now, conn: cur.Conn}
 			d.progress(&prevP, &p)
 			lines = d.lines
 		}
@@ -245,7 +245,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			return emit(lines)
 		}
 		judge, outcome = judge.Observe(p, now)
-		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), now)...)
+		lines = append(lines, lock.observe(cur.Lock, clusterName(cur), cur.Conn, now)...)
 		decided := now
 		if outcome == Done && reported != Done && opts.Confirm != nil {
 			cctx, cancel := context.WithTimeout(ctx, model.ConfirmWithin)

@@ -549,7 +549,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// that nothing moved (preflight's eksa-reconcile-not-paused).
 		total++
 		out = append(out, line{segs: []seg{{pausePrefix + "Cluster API paused: spec.paused is true on Cluster " + cc.Namespace + "/" + cc.Name +
-			"; it rolls no machine until resumed (" + cc.ResumeCommand() + ")", rPaused}}})
+			"; it rolls no machine until resumed (" + cc.ResumeCommand(s.Conn) + ")", rPaused}}})
 	}
 	for _, sl := range stalls {
 		if len(out) == maxStallLines {

@@ -552,7 +552,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		}
 		section("Events", seg{"  " + note, rMuted})
 		if v.history.state == historyFailed {
-			wrapped(" "+sym.Warn+" ", historyFailure(v.history.err), rSevWarning)
+			wrapped(" "+sym.Warn+" ", historyFailure(v.history.err, in.state.Conn), rSevWarning)
 		}
 		switch {
 		case len(evs) > 0:
@@ -717,7 +717,7 @@ func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) [
 	case src.Forbidden != "":
 		// Optional: the steps above still say which failed.
 		text := "not shown (forbidden: " + src.Forbidden + ")"
-		if fix := model.GrantFor(src.Forbidden); fix != "" {
+		if fix := model.GrantFor(src.Forbidden, s.Conn); fix != "" {
 			text += "; fix: " + fix
 		}
 		wrapped(label, text, rSevWarning)
@@ -762,7 +762,7 @@ func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) [
 			wrapped("       last ", c.Last.String(), r)
 		}
 		if c == failing {
-			wrapped("       logs ", p.LogsCommand(c.Name), rBold)
+			wrapped("       logs ", p.LogsCommand(c.Name, s.Conn), rBold)
 		}
 	}
 	return out
@@ -881,11 +881,11 @@ func mergeEvents(read, kept []model.Event) []model.Event {
 
 // historyFailure says why the events were not read: a permission with the
 // rule that grants it, as the panes say it, or the error.
-func historyFailure(err error) string {
+func historyFailure(err error, conn model.ConnFlags) string {
 	var fe *model.ForbiddenError
 	if errors.As(err, &fe) {
 		text := "not read from the API server (forbidden: " + fe.Forbidden + ")"
-		if fix := model.GrantFor(fe.Forbidden); fix != "" {
+		if fix := model.GrantFor(fe.Forbidden, conn); fix != "" {
 			text += "; fix: " + fix
 		}
 		return text

@@ -195,6 +195,13 @@ func TestNodeDetailGoldens(t *testing.T) {
 		// container backed off, what it last exited with and the command
 		// that reads its log.
 		{"upgrader-pod", "b8k4m", fixtureDetail, []tea.KeyPressMsg{{Code: 'G', Text: "G"}}},
+		// A console given --context: the log command names it, so that
+		// pasted in a shell on another context it reads this cluster's.
+		{"upgrader-pod-context", "b8k4m", func() *model.ClusterState {
+			s := fixtureDetail()
+			s.Conn = model.ConnFlags{{Name: "context", Value: "prod"}}
+			return s
+		}, []tea.KeyPressMsg{{Code: 'G', Text: "G"}}},
 		// CAPI's failure at the top, the addresses to reach the machine
 		// by, the node's pressure under its readiness.
 		{"machine-failed", "md-0-00005", fixtureMachineFailed, nil},

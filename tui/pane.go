@@ -43,7 +43,7 @@ func sourceAvailability(s *model.ClusterState, kinds ...model.Kind) availability
 		src := s.Source(k)
 		if src.Forbidden != "" {
 			msg := "forbidden: " + src.Forbidden
-			if fix := model.GrantFor(src.Forbidden); fix != "" {
+			if fix := model.GrantFor(src.Forbidden, s.Conn); fix != "" {
 				msg += "; " + fix
 			}
 			return availability{msg: msg, r: rSevError}

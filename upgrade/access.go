@@ -56,7 +56,8 @@ type ApplyAccess struct {
 	// object): "{apiGroups: [cluster.x-k8s.io], resources:
 	// [machinedeployments], verbs: [list]}".
 	Grant []string
-	// CanI is the kubectl command that asks of the first one refused.
+	// CanI is the kubectl command that asks of the first one refused,
+	// without "kubectl": the check that prints it adds the connection flags.
 	CanI string
 	// Err is why the server could not be asked (SelfSubjectAccessReview
 	// refused or unanswered): nothing is known.
@@ -106,7 +107,7 @@ func readAccess(ctx context.Context, kube kubernetes.Interface, namespace, clust
 				if ra.Name != "" {
 					obj += "/" + ra.Name
 				}
-				out.CanI = fmt.Sprintf("kubectl auth can-i %s %s -n %s", n.verb, obj, namespace)
+				out.CanI = fmt.Sprintf("auth can-i %s %s -n %s", n.verb, obj, namespace)
 			}
 			k := ruleKey{n.group, n.resource, ra.Name}
 			if _, ok := verbs[k]; !ok {
@@ -155,7 +156,7 @@ func checkApplyAccess(_ context.Context, in *Inputs) model.CheckResult {
 	case len(a.Denied) > 0:
 		return failed("the console may not "+strings.Join(a.Denied, "; "),
 			"grant them to this identity (a Role in "+in.System+" with the rules "+strings.Join(a.Grant, ", ")+
-				", and a RoleBinding; `"+a.CanI+"`, with the same --kubeconfig, --context and --as, says whether it may), or run the apply as one that has them (--as)")
+				", and a RoleBinding; `kubectl"+in.conn().String()+" "+a.CanI+"` says whether it may), or run the apply as one that has them (--as)")
 	}
 	return pass("the console may take, renew and release the upgrade lock and save the snapshot")
 }

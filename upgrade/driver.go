@@ -35,6 +35,9 @@ type Driver struct {
 	SnapshotDir string
 	// Planner re-runs the preflight checks once the lock is held.
 	Planner *Planner
+	// Conn are the console's connection flags, for the commands its
+	// messages suggest.
+	Conn model.ConnFlags
 }
 
 func (d *Driver) clock() clock.WithTicker {
@@ -179,7 +182,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		}))
 	}()
 	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, Holder: d.Holder,
-		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit}
+		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit, Conn: d.Conn}
 	h, err := locker.Hold(ctx, d.clock())
 	if err != nil {
 		return nil, err
@@ -514,6 +517,10 @@ func (s *Session) release(ctx context.Context) error { return s.hold.Release(ctx
 // LockReleased reports whether the session released its lock.
 func (s *Session) LockReleased() bool { return s.hold.Released() }
 
+// ClusterFlags name the upgraded cluster and the console's connection in a
+// command the operator pastes ("--cluster mgmt --context prod").
+func (s *Session) ClusterFlags() string { return s.locker.clusterFlags() }
+
 // LockKeptMessage is what the console says when it keeps the lock, or,
 // when the lock was cleared or taken by someone else meanwhile, that it
 // had none to keep (telling the operator to clear it would clear another
@@ -524,10 +531,10 @@ func (s *Session) LockReleased() bool { return s.hold.Released() }
 func (s *Session) LockKeptMessage() string {
 	if _, _, lost := s.hold.State(); lost {
 		return fmt.Sprintf("the upgrade lock was cleared or taken by someone else while this console followed, so it kept none; "+
-			"`upgrade-console lock status --cluster %s` shows who holds it now; the pre-upgrade snapshot is in %s", s.Plan.Cluster, s.Snapshot.Where())
+			"`upgrade-console lock status %s` shows who holds it now; the pre-upgrade snapshot is in %s", s.locker.clusterFlags(), s.Snapshot.Where())
 	}
 	lease := fmt.Sprintf("the upgrade lock Lease %s/%s", s.locker.ns(), LockName(s.Plan.Cluster))
-	clear := fmt.Sprintf("`upgrade-console lock clear lease --cluster %s`", s.Plan.Cluster)
+	clear := fmt.Sprintf("`upgrade-console lock clear lease %s`", s.locker.clusterFlags())
 	snapshot := "; the pre-upgrade snapshot is in " + s.Snapshot.Where()
 	marked, keepErr, releaseErr := s.hold.ended()
 	blocks := "it blocks further upgrades until the cluster is checked and the lock cleared with " + clear
@@ -582,7 +589,7 @@ func (s *Session) LockReleasedMessage(releaseErr error) string {
 	}
 	if releaseErr != nil {
 		return fmt.Sprintf("the upgrade lock could NOT be released (%v): it blocks further upgrades %s", releaseErr,
-			s.untilStale(fmt.Sprintf("`upgrade-console lock clear lease --cluster %s` clears it", s.Plan.Cluster)))
+			s.untilStale(fmt.Sprintf("`upgrade-console lock clear lease %s` clears it", s.locker.clusterFlags())))
 	}
 	return "the upgrade lock is released"
 }

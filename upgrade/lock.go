@@ -177,15 +177,16 @@ type LockHeldError struct {
 	Status *LockStatus
 	Now    time.Time
 	Stale  bool
-	// Cluster is the EKS-A Cluster the lock is for, so the fix can be
-	// pasted as it is.
+	// Cluster is the EKS-A Cluster the lock is for, and Conn the console's
+	// connection flags, so the fix can be pasted as it is.
 	Cluster string
+	Conn    model.ConnFlags
 }
 
 func (e *LockHeldError) Error() string {
 	if e.Stale {
-		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster %s`",
-			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), e.Cluster)
+		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster %s%s`",
+			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), e.Cluster, e.Conn)
 	}
 	return fmt.Sprintf("another console holds the upgrade lock (an upgrade or a recovery action of its own under way): Lease %s/%s %s",
 		e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
@@ -211,9 +212,16 @@ type Locker struct {
 	// AnswerWithin bounds how long Renew, Keep and Release wait for the API
 	// server (DefaultAnswerWithin when zero).
 	AnswerWithin time.Duration
+	// Conn are the console's connection flags, for the commands its
+	// messages suggest.
+	Conn model.ConnFlags
 }
 
 func (l *Locker) name() string { return LockName(l.Cluster) }
+
+// clusterFlags name the cluster and the connection in a command the
+// operator pastes.
+func (l *Locker) clusterFlags() string { return "--cluster " + l.Cluster + l.Conn.String() }
 
 // identityRecorder is an audit log that knows who the API server
 // authenticated the console as: *Auditor.
@@ -388,7 +396,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	}
 	cur := statusFromLease(existing)
 	if cur.Held() && cur.HolderIdentity != l.Holder.String() {
-		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster}
+		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster, Conn: l.Conn}
 	}
 	// A released lease (no holder) or our own: take it over, conditional on
 	// the resourceVersion just read.
@@ -440,7 +448,7 @@ func (l *Locker) lostRace(ctx context.Context) error {
 	if st == nil {
 		return fmt.Errorf("upgrade lock Lease %s/%s changed while taking it (it was then released); try again", l.ns(), l.name())
 	}
-	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now()), Cluster: l.Cluster}
+	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now()), Cluster: l.Cluster, Conn: l.Conn}
 }
 
 // Renew extends the lease. ErrLockLost when another holder is recorded or the
@@ -609,8 +617,8 @@ func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
 		return err
 	}
 	return fmt.Errorf("no answer from the API server within %s; the write may have landed all the same: "+
-		"'upgrade-console lock status --cluster %s' says, and 'upgrade-console lock clear lease --cluster %s' clears it once it is stale: %w",
-		writeLimit, l.Cluster, l.Cluster, err)
+		"'upgrade-console lock status %s' says, and 'upgrade-console lock clear lease %s' clears it once it is stale: %w",
+		writeLimit, l.clusterFlags(), l.clusterFlags(), err)
 }
 
 // writeLimit bounds a write that an interrupt no longer stops.

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 func newLocker(t *testing.T, c *Client, cluster string, h Holder, clk clock.PassiveClock, a Recorder) *Locker {
@@ -137,12 +139,15 @@ func TestLockExpiredBlocksUntilCleared(t *testing.T) {
 	// alice's console dies; two minutes later (lease: one minute) bob tries.
 	clk.SetTime(t0.Add(2 * time.Minute))
 	bob := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "b0b"}, clk, &memAudit{})
+	// bob's console was given --context: the fix, pasted, clears this
+	// cluster's lock.
+	bob.Conn = model.ConnFlags{{Name: "context", Value: "prod"}}
 	_, err := bob.Acquire(ctx)
 	var held *LockHeldError
 	if !errors.As(err, &held) || !held.Stale {
 		t.Fatalf("want a stale-lock error, got %v", err)
 	}
-	if !strings.Contains(err.Error(), "upgrade-console lock clear lease --cluster "+cluster) {
+	if !strings.Contains(err.Error(), "`upgrade-console lock clear lease --cluster "+cluster+" --context prod`") {
 		t.Errorf("stale-lock error does not say how to clear it: %v", err)
 	}
 	// The preflight check says the same.

@@ -356,7 +356,7 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("not asked (no cluster)")
 	case t.SpecDryRunErr != nil:
 		return warn("the API server could not be asked to validate the spec: "+t.SpecDryRunErr.Error(),
-			"`upgrade-console apply -f "+t.Spec.Path+" --cluster "+in.clusterName()+" --dry-run` shows its answer")
+			"`upgrade-console apply -f "+t.Spec.Path+" "+in.clusterFlags()+" --dry-run` shows its answer")
 	}
 	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
 		msgs := make([]string, 0, len(rej))
@@ -369,9 +369,9 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		fix := "fix " + t.Spec.Path + " where the API server says (a field of the wrong type or outside its allowed values), then plan again"
 		switch {
 		case notServed:
-			fix = "check the kind and apiVersion of those documents against what the cluster serves (`kubectl api-resources --api-group " + GVREKSACluster.Group + "`): a misspelt kind, or a provider's kind that is not installed in this cluster, is never applied"
+			fix = "check the kind and apiVersion of those documents against what the cluster serves (`kubectl" + in.conn().String() + " api-resources --api-group " + GVREKSACluster.Group + "`): a misspelt kind, or a provider's kind that is not installed in this cluster, is never applied"
 		case forbidden:
-			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl auth can-i patch clusters.anywhere.eks.amazonaws.com -n " + t.Spec.Cluster.GetNamespace() + "`)"
+			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl" + in.conn().String() + " auth can-i patch clusters.anywhere.eks.amazonaws.com -n " + t.Spec.Cluster.GetNamespace() + "`)"
 		}
 		return failed("the API server refuses "+strings.Join(msgs, "; "), fix)
 	}
@@ -485,12 +485,12 @@ func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 		// Kept so that nobody, this console included, starts again before
 		// the cluster is looked at.
 		return failed(fmt.Sprintf("upgrade lock kept: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
-			fmt.Sprintf("find out why that upgrade ended (`upgrade-console watch --cluster %s`, `upgrade-console audit --cluster %s`), then `upgrade-console lock clear lease --cluster %s`", in.clusterName(), in.clusterName(), in.clusterName()))
+			fmt.Sprintf("find out why that upgrade ended (`upgrade-console watch %s`, `upgrade-console audit --cluster %s`), then `upgrade-console lock clear lease %s`", in.clusterFlags(), in.clusterName(), in.clusterFlags()))
 	case l.HolderIdentity == in.Self.String():
 		return pass("this console holds the upgrade lock")
 	case l.Expired(in.Now):
 		return failed(fmt.Sprintf("stale upgrade lock: Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
-			fmt.Sprintf("make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease --cluster %s`", in.clusterName()))
+			fmt.Sprintf("make sure no upgrade is running (the holder's console is gone or its upgrade failed), then `upgrade-console lock clear lease %s`", in.clusterFlags()))
 	default:
 		return failed(fmt.Sprintf("another console holds the upgrade lock (an upgrade or a recovery action of its own under way): Lease %s/%s %s", l.Namespace, l.Name, l.Describe(in.Now)),
 			fmt.Sprintf("wait for %s to finish, or ask them", l.Holder.Display()))
@@ -505,6 +505,20 @@ func (in *Inputs) clusterName() string {
 	return "<cluster>"
 }
 
+// clusterFlags name the cluster and the console's connection in a command
+// the operator pastes (not audit's: it reads a local file).
+func (in *Inputs) clusterFlags() string {
+	return "--cluster " + in.clusterName() + in.conn().String()
+}
+
+// conn are the console's connection flags, for the commands a fix names.
+func (in *Inputs) conn() model.ConnFlags {
+	if in.State == nil {
+		return nil
+	}
+	return in.State.Conn
+}
+
 // cluster returns the live EKS-A Cluster, or a failed result when the
 // watchers have not seen it.
 func (in *Inputs) cluster() (*model.EKSACluster, *model.CheckResult) {
@@ -513,7 +527,7 @@ func (in *Inputs) cluster() (*model.EKSACluster, *model.CheckResult) {
 		if in.State != nil {
 			if f := in.State.Source(model.KindEKSACluster).Forbidden; f != "" {
 				r.Message = "cannot read the EKS-A Cluster: forbidden to " + f
-				if fix := model.GrantFor(f); fix != "" {
+				if fix := model.GrantFor(f, in.conn()); fix != "" {
 					r.Remediation = fix
 				}
 			}
@@ -530,7 +544,7 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if c.ManagedByCLI() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A CLI (eksctl anywhere) is driving an operation and the controller takes no action, so the new spec would not be reconciled", model.AnnotationManagedByCLI, c.Name),
-			fmt.Sprintf("wait for that eksctl anywhere run to end; if none runs (an interrupted one leaves it behind), clear it with `upgrade-console lock clear managed-by-cli paused --cluster %s --force` (recorded)", c.Name))
+			fmt.Sprintf("wait for that eksctl anywhere run to end; if none runs (an interrupted one leaves it behind), clear it with `upgrade-console lock clear managed-by-cli paused %s --force` (recorded)", in.clusterFlags()))
 	}
 	if r, ok := c.EtcdRollback(); ok {
 		// The pause is the rollback's, on purpose: resumed, EKS-A applies
@@ -538,14 +552,14 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 		// fails the same way.
 		if r.Running() {
 			return failed(fmt.Sprintf("%s=true on Cluster %s: upgrade-console's etcd rollback%s is not finished, and EKS-A stays paused after it", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
-				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", c.ClusterFlags()))
+				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", c.ClusterFlags(in.conn())))
 		}
 		return failed(fmt.Sprintf("%s=true on Cluster %s: kept by the etcd rollback%s until the cause of the failed etcd member is fixed; resuming EKS-A reconcile makes it apply the new etcd spec again", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
-			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, c.ClusterFlags()))
+			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, c.ClusterFlags(in.conn())))
 	}
 	if c.Paused() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),
-			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status --cluster %s`, then clear it with `upgrade-console lock clear paused --cluster %s` (recorded)", c.Name, c.Name))
+			fmt.Sprintf("if no other tool is working on the cluster (a failed eksctl upgrade leaves it behind), see `upgrade-console lock status %s`, then clear it with `upgrade-console lock clear paused %s` (recorded)", in.clusterFlags(), in.clusterFlags()))
 	}
 	// EKS-A's etcd restore procedure pauses the Cluster API Cluster, and
 	// so do backups and moves of CAPI objects; left paused, EKS-A writes
@@ -553,7 +567,7 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 	// Cluster API acts on none of it.
 	if cc := in.State.CAPICluster; cc != nil && cc.Paused {
 		return failed(fmt.Sprintf("spec.paused is true on the Cluster API Cluster %s/%s: Cluster API reconciles none of the cluster's objects, so no machine would be upgraded", cc.Namespace, cc.Name),
-			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `%s`", cc.ResumeCommand()))
+			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `%s`", cc.ResumeCommand(in.conn())))
 	}
 	return pass("the EKS-A controller reconciles the cluster")
 }
@@ -585,7 +599,7 @@ func machineOf(r model.EtcdRollbackRecord) string {
 // failed (spec, the plan's currentSpec: a failureMessage, or an in-place
 // step failed past the waiters' grace), which only what gets past the
 // failure ends.
-func waitFix(c *model.EKSACluster, spec *model.SpecStatus, what string) string {
+func waitFix(c *model.EKSACluster, conn model.ConnFlags, spec *model.SpecStatus, what string) string {
 	switch {
 	case c.ManagedByCLI():
 		return fmt.Sprintf("EKS-A will not report %s while the EKS-A CLI holds the cluster (%s): the controller takes no action; see eksa-reconcile-not-paused", what, model.AnnotationManagedByCLI)
@@ -595,7 +609,7 @@ func waitFix(c *model.EKSACluster, spec *model.SpecStatus, what string) string {
 		return "wait for EKS-A to report " + what
 	}
 	if r, ok := c.EtcdRollback(); ok && !r.Running() {
-		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused %s` (see eksa-reconcile-not-paused)", what, c.ClusterFlags())
+		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused %s` (see eksa-reconcile-not-paused)", what, c.ClusterFlags(conn))
 	} else if ok {
 		return fmt.Sprintf("EKS-A will not report %s while its reconcile is paused by the etcd rollback under way: see eksa-reconcile-not-paused", what)
 	}
@@ -675,7 +689,7 @@ func checkEtcd(_ context.Context, in *Inputs) model.CheckResult {
 	// condition (pkg/controller/clusters/controlplane.go).
 	if !e.Ready || e.Stale() {
 		return failed(fmt.Sprintf("EtcdadmCluster %s is not ready (%d/%d members healthy, ready=%t, generation %d, observed %d)", e.Name, e.ReadyReplicas, e.Replicas, e.Ready, e.Generation, e.ObservedGeneration),
-			"wait for etcd to become healthy; if it does not, see the etcdadm-controller logs and `upgrade-console watch` for the member that is not ready")
+			"wait for etcd to become healthy; if it does not, see the etcdadm-controller logs and `upgrade-console watch"+in.conn().String()+"` for the member that is not ready")
 	}
 	return pass(fmt.Sprintf("EtcdadmCluster %s ready, %d/%d members healthy", e.Name, e.ReadyReplicas, e.Replicas))
 }
@@ -686,7 +700,7 @@ func checkEtcdMarker(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("no " + model.AnnotationEtcdUpgrading + " annotation")
 	}
 	return failed(fmt.Sprintf("EtcdadmCluster %s still carries %s: an earlier etcd rollout did not finish", e.Name, model.AnnotationEtcdUpgrading),
-		fmt.Sprintf("check that no etcd rollout is running (`upgrade-console watch --cluster %s`); if none is, see `upgrade-console lock status --cluster %s` and clear it with `upgrade-console lock clear etcd-upgrading --cluster %s` (recorded)", in.clusterName(), in.clusterName(), in.clusterName()))
+		fmt.Sprintf("check that no etcd rollout is running (`upgrade-console watch %s`); if none is, see `upgrade-console lock status %s` and clear it with `upgrade-console lock clear etcd-upgrading %s` (recorded)", in.clusterFlags(), in.clusterFlags(), in.clusterFlags()))
 }
 
 func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
@@ -702,7 +716,7 @@ func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
 	desired := deref(cp.Replicas.Desired, int32(c.ControlPlaneCount))
 	ready := deref(cp.Replicas.Ready, 0)
 	if ready < desired {
-		fix := "wait for the control plane to be ready; `upgrade-console watch` shows which machine is not"
+		fix := "wait for the control plane to be ready; `upgrade-console watch" + in.conn().String() + "` shows which machine is not"
 		if s := in.CurrentSpec; s.Failure() != "" {
 			fix = failedFix(s, "the control plane ready")
 		}
@@ -710,7 +724,7 @@ func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionControlPlaneReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition ControlPlaneReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			waitFix(c, in.CurrentSpec, "the control plane ready"))
+			waitFix(c, in.conn(), in.CurrentSpec, "the control plane ready"))
 	}
 	return pass(fmt.Sprintf("KubeadmControlPlane %s: %d/%d ready", cp.Name, ready, desired))
 }
@@ -739,11 +753,11 @@ func checkWorkers(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if cond, ok := c.Conditions.Get(model.ConditionWorkersReady); ok && !cond.IsTrue() {
 		return failed(fmt.Sprintf("Cluster %s condition WorkersReady is %s: %s %s", c.Name, cond.Status, cond.Reason, cond.Message),
-			waitFix(c, in.CurrentSpec, "the workers ready"))
+			waitFix(c, in.conn(), in.CurrentSpec, "the workers ready"))
 	}
 	if total == 0 && len(c.WorkerGroups) > 0 {
 		fix := "check the kubeconfig may list machinedeployments in eksa-system"
-		if g := model.GrantFor(in.State.Source(model.KindMachineDeployment).Forbidden); g != "" {
+		if g := model.GrantFor(in.State.Source(model.KindMachineDeployment).Forbidden, in.conn()); g != "" {
 			fix = g
 		}
 		return failed(fmt.Sprintf("the cluster has %d worker group(s) but no MachineDeployment is visible%s", len(c.WorkerGroups), notVisible(in.State, model.KindMachineDeployment)),
@@ -758,7 +772,7 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if f := in.State.Source(model.KindNode).Forbidden; f != "" {
 		fix := "use a kubeconfig that may list nodes"
-		if g := model.GrantFor(f); g != "" {
+		if g := model.GrantFor(f, in.conn()); g != "" {
 			fix = g
 		}
 		return failed("cannot read the nodes: forbidden to "+f, fix+"; or skip this check (--skip nodes-ready) and follow the workers by their Machines")
@@ -810,8 +824,8 @@ func nodeLabelClear(marked []string, key string, in *Inputs) string {
 	if key != model.LabelUpgradeInProgress {
 		flag = " --node-label " + key
 	}
-	return fmt.Sprintf("check those nodes are healthy and on the expected version, then remove the label with `upgrade-console lock clear %s --cluster %s%s` (recorded)",
-		strings.Join(ids, " "), in.clusterName(), flag)
+	return fmt.Sprintf("check those nodes are healthy and on the expected version, then remove the label with `upgrade-console lock clear %s %s%s` (recorded)",
+		strings.Join(ids, " "), in.clusterFlags(), flag)
 }
 
 func notVisible(s *model.ClusterState, k model.Kind) string {

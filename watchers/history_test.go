@@ -99,7 +99,7 @@ func TestEventHistoryForbiddenNamesTheRule(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cptest.Impersonate(cfg, user))
 	_, err := EventHistory(context.Background(), cs.CoreV1(), []string{ns}, []model.EventSubject{{Kind: "Machine", Name: testCluster + "-cp-a"}})
 	var fe *model.ForbiddenError
-	if !errors.As(err, &fe) || fe.Forbidden != "list events in "+ns || model.GrantFor(fe.Forbidden) == "" {
+	if !errors.As(err, &fe) || fe.Forbidden != "list events in "+ns || model.GrantFor(fe.Forbidden, model.ConnFlags{}) == "" {
 		t.Fatalf("err = %v, want forbidden: list events in %s", err, ns)
 	}
 }

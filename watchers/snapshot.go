@@ -115,6 +115,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		ClusterName:     o.ClusterName,
 		Namespace:       o.ClusterNamespace,
 		Context:         o.Context,
+		Conn:            o.Conn,
 		Connection:      w.conn,
 		ConnectionSince: w.connSince,
 		ConnectionErr:   w.connErr,

@@ -562,7 +562,7 @@ func TestEventsDeniedInEachNamespaceNameEach(t *testing.T) {
 	if want := "list events in eksa-system; list events in default"; src.Forbidden != want {
 		t.Fatalf("forbidden = %q, want %q", src.Forbidden, want)
 	}
-	if fix := model.GrantFor(src.Forbidden); !strings.Contains(fix, "Role in eksa-system") || !strings.Contains(fix, "Role in default") {
+	if fix := model.GrantFor(src.Forbidden, nil); !strings.Contains(fix, "Role in eksa-system") || !strings.Contains(fix, "Role in default") {
 		t.Errorf("fix = %q, want a Role in each namespace", fix)
 	}
 	// Allowed in one: only the other is named.

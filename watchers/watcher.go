@@ -49,6 +49,9 @@ type Options struct {
 	SystemNamespace string
 	// Context is the kubeconfig context, copied into snapshots for the header.
 	Context string
+	// Conn are the console's connection flags, copied into snapshots for
+	// the commands the console prints.
+	Conn model.ConnFlags
 	// MinInterval is the least time between two snapshots: a burst of
 	// changes within it is coalesced into one. Empty means 100ms (at most ten
 	// snapshots a second, the dashboard's redraw rate).

@@ -237,7 +237,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 				Message: "not applied, nothing changed: " + err.Error()}))
 		}
 	}
-	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+	d := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner, Conn: lv.conn}
 	conflicted := map[string]bool{}
 	for _, c := range dry.Conflicts {
 		conflicted[c.Object] = true
@@ -274,7 +274,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if err := s.Detach(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch --cluster %s\n", s.LockReleasedMessage(nil), p.Cluster)
+		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch %s\n", s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
 		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 
@@ -282,7 +282,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if err := s.Detach(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\nnot waiting (--wait not given): %s; follow the upgrade with\n  upgrade-console watch --cluster %s\n", s.LockReleasedMessage(nil), p.Cluster)
+		fmt.Fprintf(out, "\nnot waiting (--wait not given): %s; follow the upgrade with\n  upgrade-console watch %s\n", s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
 		return nil
 	}
 	tctx, limit, cancel := o.followLimit(sctx)
@@ -297,8 +297,8 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.TotalDuration(outcome.Elapsed), s.LockReleasedMessage(err))
 		return nil
 	case outcome.TimedOut:
-		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch --cluster %s` follows it); %s",
-			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, p.Cluster, s.LockKeptMessage()))
+		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch %s` follows it); %s",
+			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, lv.clusterFlags(p.Cluster), s.LockKeptMessage()))
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
@@ -306,11 +306,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		if _, _, lost := s.Lock(); lost {
 			lock = "the upgrade lock was no longer this console's (cleared or taken by someone else)"
 		} else if !s.LockReleased() {
-			lock = fmt.Sprintf("the upgrade lock could NOT be released (it turns stale %s after its last renewal; `upgrade-console lock clear lease --cluster %s` clears it)",
-				upgrade.DefaultLeaseDuration, p.Cluster)
+			lock = fmt.Sprintf("the upgrade lock could NOT be released (it turns stale %s after its last renewal; `upgrade-console lock clear lease %s` clears it)",
+				upgrade.DefaultLeaseDuration, lv.clusterFlags(p.Cluster))
 		}
-		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch --cluster %s\n",
-			outcome.Progress.Summary, lock, p.Cluster)
+		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch %s\n",
+			outcome.Progress.Summary, lock, lv.clusterFlags(p.Cluster))
 		stopErr := errStoppedFollowing
 		if _, _, lost := s.Lock(); !lost && !s.LockReleased() {
 			stopErr = fmt.Errorf("%w: %v", stopErr, err)
@@ -386,7 +386,7 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 	pr := &followPrinter{out: out}
 	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
 		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress})
-	watch := fmt.Sprintf("`upgrade-console watch --cluster %s` follows it", p.Cluster)
+	watch := fmt.Sprintf("`upgrade-console watch %s` follows it", lv.clusterFlags(p.Cluster))
 	switch {
 	case outcome.Complete:
 		fmt.Fprintf(out, "\nupgrade complete (followed for %s)\n", model.TotalDuration(outcome.Elapsed))
@@ -562,10 +562,10 @@ func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
 	st, err := upgrade.ReadLock(rctx, lv.client.Kube, lv.client.Sys(), cluster)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("what became of the upgrade lock could not be read (%v): `upgrade-console lock status --cluster %s` shows it", err, cluster)
+		return fmt.Sprintf("what became of the upgrade lock could not be read (%v): `upgrade-console lock status %s` shows it", err, lv.clusterFlags(cluster))
 	case st != nil && st.Held() && st.HolderIdentity == lv.holder.String():
-		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s): it blocks further upgrades until it turns stale; `upgrade-console lock clear lease --cluster %s` clears it then",
-			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), cluster)
+		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s): it blocks further upgrades until it turns stale; `upgrade-console lock clear lease %s` clears it then",
+			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), lv.clusterFlags(cluster))
 	}
 	return "the upgrade lock is released"
 }
@@ -582,8 +582,8 @@ func keptLockNote(ctx context.Context, lv *live, cluster string) string {
 	if err != nil || st == nil || !st.Held() || st.Kept == "" {
 		return ""
 	}
-	return fmt.Sprintf("the upgrade lock is still kept (%s): it blocks the next upgrade; this run applied nothing and holds no lock, so it leaves it: once the cluster is checked, `upgrade-console lock clear lease --cluster %s` clears it (recorded)",
-		st.Describe(time.Now()), cluster)
+	return fmt.Sprintf("the upgrade lock is still kept (%s): it blocks the next upgrade; this run applied nothing and holds no lock, so it leaves it: once the cluster is checked, `upgrade-console lock clear lease %s` clears it (recorded)",
+		st.Describe(time.Now()), lv.clusterFlags(cluster))
 }
 
 // connectionLine says the link to the API server as the plain watch does: a

@@ -554,7 +554,7 @@ func TestApplyWaitRerunSaysTheLockKeptForTheUpgrade(t *testing.T) {
 	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--timeout", "3m")...)
 	if code != ExitOK || !strings.Contains(out, "upgrade complete (followed for") ||
 		!strings.Contains(out, "the upgrade lock is still kept (held by ops@bastion-1") ||
-		!strings.Contains(out, "`upgrade-console lock clear lease --cluster "+w.ClusterName+"` clears it") {
+		!strings.Contains(out, "`upgrade-console lock clear lease --cluster "+w.ClusterName+" --kubeconfig "+model.ShellQuote(w.KubeconfigPath)+"` clears it") {
 		t.Fatalf("exit %d, want 0 naming the kept lock:\n%s\n%s", code, out, errOut)
 	}
 	if st, err := upgrade.ReadLock(ctx, kube, "eksa-system", w.ClusterName); err != nil || !st.Held() || st.Kept == "" {

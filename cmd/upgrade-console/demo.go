@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 type demoOptions struct {
@@ -162,4 +164,16 @@ func (o *watchOptions) scaleForDemo(speed float64, given func(flag string) bool)
 	}
 	scale("stall-after", &o.stallAfter)
 	scale("etcd-rollback-threshold", &o.rollbackThreshold)
+}
+
+// demoConn are the connection flags of the demo's commands: the console
+// reaches the demo through its own kubeconfig file, which the operator's
+// shell does not name, so a pasted command names it (absolute: --dir may
+// be relative to a directory the shell has left).
+func demoConn(w *demo.World) model.ConnFlags {
+	path := w.KubeconfigPath
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return model.ConnFlags{{Name: "kubeconfig", Value: path}}
 }

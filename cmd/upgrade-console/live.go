@@ -55,9 +55,15 @@ type live struct {
 	spec      *upgrade.SpecFile
 	planner   *upgrade.Planner
 	holder    upgrade.Holder
+	// conn are the connection flags the commands the console prints carry.
+	conn model.ConnFlags
 }
 
 func (lv *live) auditTarget() auditTarget { return auditTarget{lv.context, lv.client.Kube} }
+
+// clusterFlags name the cluster and the connection in a command the
+// operator pastes.
+func (lv *live) clusterFlags(cluster string) string { return "--cluster " + cluster + lv.conn.String() }
 
 // connect reads the spec, connects with the kubeconfig flags and waits for
 // the first complete snapshot.
@@ -93,7 +99,7 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if g.kube.Context != nil && *g.kube.Context != "" {
 		kubeContext = *g.kube.Context
 	}
-	return connectConfig(ctx, cfg, kubeContext, ns, l)
+	return connectConfig(ctx, cfg, kubeContext, g.conn, ns, l)
 }
 
 func checkLiveFlags(l *liveOptions) error {
@@ -108,7 +114,7 @@ func checkLiveFlags(l *liveOptions) error {
 
 // connectConfig is connect with the connection already resolved (the demo
 // world hands over its own).
-func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string, l *liveOptions) (*live, error) {
+func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, conn model.ConnFlags, ns string, l *liveOptions) (*live, error) {
 	if err := checkLiveFlags(l); err != nil {
 		return nil, err
 	}
@@ -157,14 +163,14 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext, ns string
 	pacer := tui.NewPacer()
 	w, err := watchers.New(watchers.Options{
 		Config: cfg, ClusterName: l.cluster, ClusterNamespace: ns,
-		Context: kubeContext, NodeUpgradeLabel: l.nodeLabel, Pace: pacer.Next,
+		Context: kubeContext, Conn: conn, NodeUpgradeLabel: l.nodeLabel, Pace: pacer.Next,
 	})
 	if err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	lv := &live{client: client, watcher: w, pacer: pacer, stop: cancel, done: make(chan struct{}), namespace: ns,
-		context: kubeContext, spec: spec, holder: upgrade.LocalHolder()}
+		context: kubeContext, spec: spec, holder: upgrade.LocalHolder(), conn: conn}
 	go func() {
 		defer close(lv.done)
 		_ = w.Run(wctx)

@@ -58,7 +58,7 @@ func TestConnectChecksTheSpecWithTheClustersCRDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &liveOptions{cluster: w.ClusterName, file: typo, syncTimeout: time.Minute}
-	_, err = connectConfig(context.Background(), w.Config, "demo", w.ClusterNamespace, l)
+	_, err = connectConfig(context.Background(), w.Config, "demo", nil, w.ClusterNamespace, l)
 	var in *model.InputError
 	if !errors.As(err, &in) || !strings.Contains(in.Fix, "did you mean kubernetesVersion?") || strings.Contains(in.Fix, "console's copy") {
 		t.Errorf("connect with a typo: %v", err)

@@ -164,13 +164,14 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	writeMarkers(out, ms, now, o.cluster)
+	writeMarkers(out, ms, now, "--cluster "+o.cluster+g.conn.String())
 	return nil
 }
 
 // writeMarkers is lock status's table, each set marker's state and what it
-// blocks, and how to clear the stale ones.
-func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, cluster string) {
+// blocks, and how to clear the stale ones (flags: the cluster's and the
+// connection's, as the clear command takes them).
+func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, flags string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MARKER\tSTATE\tHOLDER\tAGE\tOBJECT")
 	stale := 0
@@ -198,10 +199,10 @@ func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, cluster st
 	case len(others) > 0:
 		// Set by a person or another tool, perhaps on purpose: "clear them
 		// with --all" contradicted "ask whoever set it" above.
-		fmt.Fprintf(out, "\n%d stale marker(s), %d set by another manager: %s; ask whoever set those before clearing them, then\n  upgrade-console lock clear --all --cluster %s\n",
-			stale, len(others), strings.Join(others, ", "), cluster)
+		fmt.Fprintf(out, "\n%d stale marker(s), %d set by another manager: %s; ask whoever set those before clearing them, then\n  upgrade-console lock clear --all %s\n",
+			stale, len(others), strings.Join(others, ", "), flags)
 	case stale > 0:
-		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster %s\n", stale, cluster)
+		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all %s\n", stale, flags)
 	}
 }
 
@@ -235,8 +236,8 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 				}
 			}
 			if len(others) > 0 {
-				fmt.Fprintf(out, "  stale: %s; clear them with `upgrade-console lock clear %s --cluster %s` (or --all)\n",
-					strings.Join(others, ", "), strings.Join(others, " "), o.cluster)
+				fmt.Fprintf(out, "  stale: %s; clear them with `upgrade-console lock clear %s --cluster %s%s` (or --all)\n",
+					strings.Join(others, ", "), strings.Join(others, " "), o.cluster, g.conn)
 			}
 		}
 		for _, n := range p.Notes {

@@ -20,13 +20,13 @@ func TestLockStatusAsksBeforeClearingMarkersOthersSet(t *testing.T) {
 		return recovery.Marker{ID: id, Holder: holder, State: recovery.MarkerStale, Since: now.Add(-time.Second), Object: "Cluster default/mgmt"}
 	}
 	var out bytes.Buffer
-	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "kubectl-annotate"), stale("node-label/n1", "kubectl-label"), stale(recovery.MarkerKCPPaused, "manager")}, now, "mgmt")
+	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "kubectl-annotate"), stale("node-label/n1", "kubectl-label"), stale(recovery.MarkerKCPPaused, "manager")}, now, "--cluster mgmt")
 	want := "3 stale marker(s), 2 set by another manager: paused (kubectl-annotate), node-label/n1 (kubectl-label); ask whoever set those before clearing them"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("closing line:\n%s\nwant %q", out.String(), want)
 	}
 	out.Reset()
-	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "upgrade-console"), stale(recovery.MarkerKCPPaused, "manager")}, now, "mgmt")
+	writeMarkers(&out, []recovery.Marker{stale(recovery.MarkerPaused, "upgrade-console"), stale(recovery.MarkerKCPPaused, "manager")}, now, "--cluster mgmt")
 	if !strings.Contains(out.String(), "2 stale marker(s): clear them with\n  upgrade-console lock clear --all --cluster mgmt") {
 		t.Errorf("console's own markers:\n%s", out.String())
 	}

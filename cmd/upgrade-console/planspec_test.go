@@ -25,6 +25,8 @@ import (
 // why EKS-A is paused and that the failed member comes first.
 func TestPlanAfterAnEtcdRollbackSaysTheSpecIsNotReached(t *testing.T) {
 	w := startDemo(t, scenario.EtcdFirstMemberFails)
+	// The commands name the kubeconfig the console was given.
+	kc := " --kubeconfig " + model.ShellQuote(w.KubeconfigPath)
 	state := t.TempDir()
 	if out, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--yes", "--force-conflicts")...); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
@@ -48,7 +50,7 @@ func TestPlanAfterAnEtcdRollbackSaysTheSpecIsNotReached(t *testing.T) {
 	}
 	want := "the cluster has not reached its Cluster's spec (EKS-A v0.21.2, Kubernetes 1.31): upgrade-console's etcd rollback put etcd back on its previous spec and keeps EKS-A reconcile paused\n" +
 		"  the plan below compares the target with that spec (CURRENT), not with what the cluster runs\n" +
-		"  next: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt`\n\n" +
+		"  next: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt" + kc + "`\n\n" +
 		"cluster default/mgmt\n"
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("plan does not open saying the spec is not reached:\n%s\nwant it to begin:\n%s", out, want)
@@ -64,8 +66,8 @@ func TestPlanAfterAnEtcdRollbackSaysTheSpecIsNotReached(t *testing.T) {
 		"anywhere.eks.amazonaws.com/paused=true on Cluster mgmt: kept by the etcd rollback of ",
 		"until the cause of the failed etcd member is fixed; resuming EKS-A reconcile makes it apply the new etcd spec again",
 		"fix: first find and fix why the new etcd member (Machine mgmt-etcd-",
-		"then `upgrade-console lock clear paused --cluster mgmt` (recorded)",
-		"fix: EKS-A will not report the control plane ready while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt`",
+		"then `upgrade-console lock clear paused --cluster mgmt" + kc + "` (recorded)",
+		"fix: EKS-A will not report the control plane ready while its reconcile is paused, and the etcd rollback keeps it paused: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt" + kc + "`",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan lacks %q:\n%s", want, out)
@@ -91,7 +93,7 @@ func TestPlanAfterAnEtcdRollbackSaysTheSpecIsNotReached(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if s := p.CurrentSpec; s == nil || s.Reached || s.Reason != model.SpecEtcdRollback ||
-		s.Next != "find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt`" {
+		s.Next != "find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt"+kc+"`" {
 		t.Errorf("currentSpec %+v", s)
 	}
 	if p.Versions.CurrentKubernetes != "1.31" {
@@ -136,7 +138,7 @@ func TestApplyOfAFailedSpecSaysTheClusterHasNotReachedIt(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, want) || strings.Contains(out, "already runs this spec") {
 		t.Errorf("exit %d, want the nothing to apply of a spec not reached (%q):\n%s\n%s", code, want, out, errOut)
 	}
-	if !strings.Contains(out, "): see the failure with `upgrade-console watch --cluster mgmt` and fix what it says\n") {
+	if !strings.Contains(out, "): see the failure with `upgrade-console watch --cluster mgmt --kubeconfig "+model.ShellQuote(w.KubeconfigPath)+"` and fix what it says\n") {
 		t.Errorf("does not say what to do:\n%s", out)
 	}
 	// With --wait the same finds that the completion rule does not hold,

@@ -145,7 +145,7 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 	case s.Detached():
 		failed := failedSteps(latest)
 		if len(failed) == 0 {
-			fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
+			fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch %s\n", s.ClusterFlags())
 			break
 		}
 		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied, and the upgrade is held up by a failed step that nothing retries on its own:\n")
@@ -155,7 +155,7 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 				fmt.Fprintf(out, "    next: %s\n", st.Resume)
 			}
 		}
-		fmt.Fprintf(out, "follow it with\n  upgrade-console watch --cluster %s\n", s.Plan.Cluster)
+		fmt.Fprintf(out, "follow it with\n  upgrade-console watch %s\n", s.ClusterFlags())
 	}
 	switch _, _, lost := s.Lock(); {
 	case lost:
@@ -200,7 +200,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 			return nil, nil, err
 		}
 		opts.Background = authenticateCmd(audit)
-		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner}
+		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner, Conn: lv.conn}
 		opts.Actions = planRecoveryActions(lv, l, audit, display)
 		actions.Start = driver.Start
 		actions.NotConfirmed = func(ctx context.Context, p *upgrade.Plan, why string) error {
@@ -235,7 +235,7 @@ func planDemo(ctx context.Context, out io.Writer, w *demo.World, display *watchO
 		kubeContext = kc.CurrentContext
 	}
 	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, nodeLabel: display.nodeLabel, syncTimeout: time.Minute}
-	lv, err := connectConfig(ctx, w.Config, kubeContext, w.ClusterNamespace, l)
+	lv, err := connectConfig(ctx, w.Config, kubeContext, demoConn(w), w.ClusterNamespace, l)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func connectDemo(t *testing.T) (*demo.World, *liveOptions, *live) {
 	t.Helper()
 	w := startDemo(t, scenario.Rolling)
 	l := &liveOptions{cluster: w.ClusterName, file: w.TargetSpecPath, syncTimeout: time.Minute}
-	lv, err := connectConfig(context.Background(), w.Config, "demo", w.ClusterNamespace, l)
+	lv, err := connectConfig(context.Background(), w.Config, "demo", nil, w.ClusterNamespace, l)
 	if err != nil {
 		t.Fatal(err)
 	}

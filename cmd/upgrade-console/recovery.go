@@ -79,7 +79,7 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, auditTarget, 
 			kubeContext = *g.kube.Context
 		}
 	}
-	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder()}, auditTarget{kubeContext, client.Kube}, nil
+	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder(), Conn: g.conn}, auditTarget{kubeContext, client.Kube}, nil
 }
 
 // unreachable says a recovery command's failed read the way plan and watch
@@ -304,14 +304,14 @@ func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeL
 		klog.Errorf("recovery menu disabled: %v", err)
 		return nil, nil
 	}
-	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: holder}
+	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: holder, Conn: t.conn}
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}, authenticateCmd(audit)
 }
 
 // planRecoveryActions is the recovery menu of the dashboard that follows an
 // upgrade this console started: the console's own lock does not block it.
 func planRecoveryActions(lv *live, l *liveOptions, audit *upgrade.Auditor, display *watchOptions) []tui.Action {
-	env := &recovery.Env{Client: lv.client, Cluster: l.cluster, ClusterNamespace: lv.namespace, Holder: lv.holder}
+	env := &recovery.Env{Client: lv.client, Cluster: l.cluster, ClusterNamespace: lv.namespace, Holder: lv.holder, Conn: lv.conn}
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: l.nodeLabel, Threshold: display.rollbackThreshold})}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -20,6 +22,9 @@ type globalOptions struct {
 	// kube holds kubectl's connection flags (--kubeconfig, --context, --as, …).
 	kube    *genericclioptions.ConfigFlags
 	logFile string
+	// conn are the connection flags given on the command line, which the
+	// commands the console prints carry.
+	conn model.ConnFlags
 }
 
 func newRootCmd() *cobra.Command {
@@ -46,6 +51,7 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 				return err
 			}
 			impersonated = impersonation(g.kube)
+			g.conn = connFlags(cmd.Flags())
 			return setupLogging(g.logFile)
 		},
 	}
@@ -129,6 +135,49 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// connNames are ConfigFlags' flags that choose the cluster and the identity
+// a printed command reaches it as, in the order it prints them; kubectl
+// takes them under the same names. Not -n: it names the EKS-A Cluster's
+// namespace here, which the commands give where they mean it; nor
+// --cluster, the EKS-A Cluster here (kubectl's is not offered); nor
+// --request-timeout, --cache-dir or --disable-compression, which change
+// neither.
+var connNames = []string{"kubeconfig", "context", "user", "server", "tls-server-name",
+	"certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify",
+	"token", "username", "password", "as", "as-uid", "as-group", "as-user-extra"}
+
+// connFlags are the connection flags set on the command line: one left to
+// its default, or to $KUBECONFIG, which the operator's shell passes on, is
+// not repeated.
+func connFlags(fs *pflag.FlagSet) model.ConnFlags {
+	var out model.ConnFlags
+	for _, name := range connNames {
+		f := fs.Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if s, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range s.GetSlice() {
+				out = append(out, model.ConnFlag{Name: name, Value: v})
+			}
+			continue
+		}
+		v := f.Value.String()
+		if pathFlags[name] && v != "" {
+			// Made absolute: the command is pasted in another shell,
+			// maybe in another directory.
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+		}
+		out = append(out, model.ConnFlag{Name: name, Value: v})
+	}
+	return out
+}
+
+// pathFlags are the connection flags that name a file.
+var pathFlags = map[string]bool{"kubeconfig": true, "certificate-authority": true, "client-certificate": true, "client-key": true}
 
 // impersonated is the identity the connection flags impersonate (--as,
 // --as-group), "" when none: every audit entry records it, since it is who

@@ -191,7 +191,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		confirm = upgrade.ConfirmCluster(client, ns, o.cluster)
 	}
 	res, err := follow(ctx, cmd.OutOrStdout(), followTarget{
-		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext, confirm: confirm,
+		config: cfg, cluster: o.cluster, namespace: ns, context: kubeContext, conn: g.conn, confirm: confirm,
 	}, o, theme)
 	return outcomeError(res, err, o)
 }
@@ -231,6 +231,8 @@ type followTarget struct {
 	cluster   string
 	namespace string
 	context   string
+	// conn are the connection flags the commands the console prints carry.
+	conn model.ConnFlags
 	// confirm, when set, confirms with the API server that the upgrade is
 	// done before the plain watch says so (report.WatchOptions.Confirm).
 	confirm func(context.Context, *model.ClusterState) error
@@ -243,7 +245,7 @@ type followTarget struct {
 func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions, theme themes.Name) (report.Result, error) {
 	wo := watchers.Options{
 		Config: t.config, ClusterName: t.cluster, ClusterNamespace: t.namespace,
-		Context: t.context, NodeUpgradeLabel: o.nodeLabel,
+		Context: t.context, Conn: t.conn, NodeUpgradeLabel: o.nodeLabel,
 	}
 	if f := openEventLog(); f != nil {
 		defer f.Close()
@@ -378,7 +380,7 @@ func followDemo(ctx context.Context, out io.Writer, w *demo.World, o *watchOptio
 	if kc, err := clientcmd.LoadFromFile(w.KubeconfigPath); err == nil && kc.CurrentContext != "" {
 		kubeContext = kc.CurrentContext
 	}
-	_, err := follow(ctx, out, followTarget{config: w.Config, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: kubeContext}, o, theme)
+	_, err := follow(ctx, out, followTarget{config: w.Config, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: kubeContext, conn: demoConn(w)}, o, theme)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

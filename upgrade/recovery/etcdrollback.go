@@ -252,7 +252,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		// started with.
 		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded",
 			OK: true, Detail: fmt.Sprintf("started by %s at %s from %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec), rec.Phase)})
-		pre = append(pre, resumeSafe(rec, machines))
+		pre = append(pre, resumeSafe(rec, machines, env))
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {
 			return nil, err
@@ -432,8 +432,8 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		switch {
 		case newLeft:
 			blocker = waitBlocker{what: "machine " + rec.NewMachine + " not deleted",
-				hint: fmt.Sprintf("its deletion waits on its finalizers (kubectl get machine -n %s %s -o jsonpath='{.metadata.finalizers}'): the infrastructure provider removes them once the VM is gone, so check that provider's controller logs and the VM",
-					env.systemNS(), rec.NewMachine)}
+				hint: fmt.Sprintf("its deletion waits on its finalizers (kubectl%s get machine -n %s %s -o jsonpath='{.metadata.finalizers}'): the infrastructure provider removes them once the VM is gone, so check that provider's controller logs and the VM",
+					env.Conn, env.systemNS(), rec.NewMachine)}
 			return false, fmt.Sprintf("machine %s still exists (deletion in progress); %s", rec.NewMachine, st), nil
 		case len(missing) > 0:
 			blocker = waitBlocker{what: "etcd members not ready", hint: "check the etcdadm-controller logs"}
@@ -552,11 +552,11 @@ const memberNote = "Deleting the new Machine does not remove its etcd member if 
 // etcdadm controller goes on while a rollback is interrupted, and once the
 // new member is ready it releases an old one, after which deleting the new
 // member could break quorum.
-func resumeSafe(rec *rollbackRecord, machines []machine) Precondition {
+func resumeSafe(rec *rollbackRecord, machines []machine, e *Env) Precondition {
 	p := Precondition{Name: "resume-safe", Description: "the new member is still not ready and every old member is in place"}
 	p.OK, p.Detail = stuckAtNewMember(rec, machines, "while the rollback was interrupted")
 	if !p.OK {
-		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force` (recorded)"
+		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force" + e.Conn.String() + "` (recorded)"
 	}
 	return p
 }
@@ -913,7 +913,7 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 				if errors.As(err, &ie) {
 					return snapshotSrc{}, &model.InputError{Source: path, Field: ie.Field,
 						Problem: started + ", and it cannot be used now: " + ie.Problem,
-						Fix:     "run it again with --snapshot-file naming a copy of that file (for instance from the machine that started the rollback); if the copy is lost and etcd is healthy, end the rollback with `upgrade-console lock clear paused --force` (recorded)"}
+						Fix:     "run it again with --snapshot-file naming a copy of that file (for instance from the machine that started the rollback); if the copy is lost and etcd is healthy, end the rollback with `upgrade-console lock clear paused --force" + e.Conn.String() + "` (recorded)"}
 				}
 				return snapshotSrc{}, err
 			}
@@ -1086,8 +1086,8 @@ func (e *Env) snapshotsForbidden(ctx context.Context, name, verb string, err err
 	return snapshotSrc{detail: fmt.Sprintf("the console may not read %s (%v). "+
 		"Restore from the local copy the console that started the upgrade kept: --snapshot-file %s in %s (or a copy of it); "+
 		"or grant the identity a Role in %s with the rule {apiGroups: [\"\"], resources: [configmaps], verbs: [get, list]} and a RoleBinding "+
-		"(`kubectl auth can-i %s %s -n %s`, with the same --kubeconfig, --context and --as, says whether it may)",
-		what, err, file, snapshotsDirHelp, e.systemNS(), verb, obj, e.systemNS()) + e.localCopiesHint(ctx, name)}
+		"(`kubectl%s auth can-i %s %s -n %s` says whether it may)",
+		what, err, file, snapshotsDirHelp, e.systemNS(), e.Conn, verb, obj, e.systemNS()) + e.localCopiesHint(ctx, name)}
 }
 
 // SnapshotCopies lists the local snapshot copies this machine keeps of this
@@ -1208,13 +1208,13 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 			e.clusterNS(), e.Cluster, model.AnnotationEKSAPaused),
 		memberNote,
 		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
-		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused --cluster %s`", e.Cluster))
+		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused %s`", e.clusterFlags()))
 	// The upgrade that failed kept its lock (the rollback took it over and
 	// gave it back, or found it kept): it blocks the next upgrade, and
 	// nothing above named it.
 	if st, err := upgrade.ReadLock(ctx, e.Client.Kube, e.systemNS(), e.Cluster); err == nil && st != nil && st.Held() && st.Kept != "" {
-		out = append(out, fmt.Sprintf("The upgrade lock is kept by %s (%s): it blocks any new upgrade. A console still following the upgrade releases it when the upgrade completes; otherwise clear it once the cluster is checked: `upgrade-console lock clear lease --cluster %s`",
-			st.Holder.Display(), st.Kept, e.Cluster))
+		out = append(out, fmt.Sprintf("The upgrade lock is kept by %s (%s): it blocks any new upgrade. A console still following the upgrade releases it when the upgrade completes; otherwise clear it once the cluster is checked: `upgrade-console lock clear lease %s`",
+			st.Holder.Display(), st.Kept, e.clusterFlags()))
 	}
 	return out
 }

@@ -208,6 +208,9 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	w.seedEtcdRollout(true)
 	kcpBefore := w.rollbackState().KCPSpec
 	w.playEtcdadm()
+	// The console was given --context: the resume it closes with, pasted
+	// in a shell on another context, resumes this cluster.
+	w.env.Conn = model.ConnFlags{{Name: "context", Value: "prod"}}
 	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{By: "ops@bastion"})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +239,7 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
 		// Quoted: the dialog keeps a quoted command on one line (it split
 		// it at 60 columns).
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+"`") ||
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+" --context prod`") ||
 		!strings.Contains(strings.Join(rep.Closing, "\n"), "etcdctl member remove") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}

@@ -230,8 +230,8 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			// The spec was changed while paused (kubectl apply, GitOps):
 			// resumed, EKS-A starts that change at once, with none of the
 			// checks a plan makes.
-			paused.pending = fmt.Sprintf("the Cluster's spec (generation %d) was changed since EKS-A last reconciled it (generation %d): clearing paused makes EKS-A start that change at once, with no preflight check; see what it changes first (`upgrade-console plan --cluster %s -f <that spec>`)",
-				cluster.GetGeneration(), og, env.Cluster)
+			paused.pending = fmt.Sprintf("the Cluster's spec (generation %d) was changed since EKS-A last reconciled it (generation %d): clearing paused makes EKS-A start that change at once, with no preflight check; see what it changes first (`upgrade-console plan %s -f <that spec>`)",
+				cluster.GetGeneration(), og, env.clusterFlags())
 			if paused.State == MarkerStale {
 				paused.Reason += "; " + paused.pending
 			}
@@ -312,7 +312,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		// skipped) could not see, nor clear, its own kept lease.
 		out = append(out, Marker{ID: MarkerNodeLabel, Object: "Nodes labelled " + key, Key: key, State: MarkerUnknown,
 			Blocks: "upgrades, if a node is labelled (kubeone-style fail-safe)",
-			Reason: fmt.Sprintf("cannot tell whether a node is labelled: %v (fix: `kubectl auth can-i list nodes` says whether the identity may; a ClusterRole with {apiGroups: [\"\"], resources: [nodes], verbs: [list, patch]} and a ClusterRoleBinding grant it)", err)})
+			Reason: fmt.Sprintf("cannot tell whether a node is labelled: %v (fix: `kubectl%s auth can-i list nodes` says whether the identity may; a ClusterRole with {apiGroups: [\"\"], resources: [nodes], verbs: [list, patch]} and a ClusterRoleBinding grant it)", err, env.Conn)})
 		return out, nil
 	}
 	if err != nil {
@@ -425,7 +425,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 				}
 				if n == nil {
 					return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "no Node named " + node,
-						Fix: "see `upgrade-console lock status --cluster " + env.Cluster + "` for the labelled nodes"}
+						Fix: "see `upgrade-console lock status " + env.clusterFlags() + "` for the labelled nodes"}
 				}
 				m = Marker{ID: id, Object: ref("Node", "", node), Key: o.nodeLabel(), State: MarkerNotSet,
 					res: env.Client.Dynamic.Resource(nodesGVR), name: node, field: "labels", confirm: node}
@@ -436,7 +436,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			if !ok {
 				if id == MarkerKCPPaused || id == MarkerEtcdUpgrading {
 					return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "the cluster has no object carrying this marker",
-						Fix: "see `upgrade-console lock status`"}
+						Fix: "see `upgrade-console lock status" + env.Conn.String() + "`"}
 				}
 				return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "unknown marker",
 					Fix: "use one of " + strings.Join(MarkerIDs, ", ") + " or node-label/NODE"}
@@ -686,9 +686,9 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		}
 	}
 	if len(unread) > 0 {
-		out := []string{"Not readable with this identity: " + strings.Join(unread, ", ") + " (see `upgrade-console lock status`)."}
+		out := []string{"Not readable with this identity: " + strings.Join(unread, ", ") + " (see `upgrade-console lock status" + env.Conn.String() + "`)."}
 		if len(left) > 0 {
-			out = append(out, "Still set: "+strings.Join(left, ", ")+" (see `upgrade-console lock status`).")
+			out = append(out, "Still set: "+strings.Join(left, ", ")+" (see `upgrade-console lock status"+env.Conn.String()+"`).")
 		}
 		return out
 	}
@@ -697,24 +697,24 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		// lock cleared while EKS-A still reconciles leaves an upgrade under
 		// way that no console follows.
 		if cluster, err := env.readCluster(ctx); err == nil {
-			if st := specNotReached(cluster); st != nil {
+			if st := specNotReached(cluster, env.Conn); st != nil {
 				return []string{fmt.Sprintf("No upgrade lock or marker remains on %s, but the cluster has not reached its spec (%s): an upgrade is under way or failed; %s, before a new one starts.",
 					env.Cluster, st.Message, st.Next)}
 			}
 		}
 		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
 	}
-	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status`)."}
+	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status" + env.Conn.String() + "`)."}
 }
 
 // specNotReached is why the EKS-A Cluster has not reached its spec, by the
 // rule the plan and the dashboard judge it by (model.ClusterSpecStatus);
 // nil when it has, or when EKS-A never wrote its status (nothing to judge).
-func specNotReached(cluster *unstructured.Unstructured) *model.SpecStatus {
+func specNotReached(cluster *unstructured.Unstructured, conn model.ConnFlags) *model.SpecStatus {
 	if _, written, _ := unstructured.NestedInt64(cluster.Object, "status", "observedGeneration"); !written {
 		return nil
 	}
-	if st := model.ClusterSpecStatus(watchers.EKSACluster(cluster.Object)); st.NotReached() {
+	if st := model.ClusterSpecStatus(watchers.EKSACluster(cluster.Object), conn); st.NotReached() {
 		return st
 	}
 	return nil

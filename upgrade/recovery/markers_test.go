@@ -693,10 +693,10 @@ func TestSpecNotReached(t *testing.T) {
 		}
 		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "namespace": "default", "generation": gen}, "status": status}}
 	}
-	if st := specNotReached(cluster(2, 2, "", atRest)); st != nil {
+	if st := specNotReached(cluster(2, 2, "", atRest), nil); st != nil {
 		t.Errorf("at rest: %+v", st)
 	}
-	if st := specNotReached(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "generation": int64(1)}}}); st != nil {
+	if st := specNotReached(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "generation": int64(1)}}}, nil); st != nil {
 		t.Errorf("a status never written: %+v", st)
 	}
 	for _, c := range []struct {
@@ -708,7 +708,7 @@ func TestSpecNotReached(t *testing.T) {
 		{"failed", cluster(2, 2, "template is missing tag", atRest), "template is missing tag"},
 		{"rolling", cluster(2, 2, "", []any{cond("ControlPlaneReady", "True", ""), cond("WorkersReady", "False", "Workers not ready yet"), cond("Ready", "False", "")}), "Workers not ready yet"},
 	} {
-		st := specNotReached(c.u)
+		st := specNotReached(c.u, nil)
 		if st == nil || !strings.Contains(st.Message, c.want) || !strings.Contains(st.Next, "upgrade-console watch") {
 			t.Errorf("%s: %+v, want a message with %q and watch as the next step", c.name, st, c.want)
 		}

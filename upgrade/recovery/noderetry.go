@@ -146,7 +146,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		// is judged by the planner from what follows.
 		if n == nil {
 			return nil, &model.InputError{Source: "node " + node, Problem: "no Node of that name, and no NodeUpgrade in " + sys + " upgrades it",
-				Fix: "check the node name (`kubectl get nodes`, `kubectl get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
+				Fix: "check the node name (`kubectl" + env.Conn.String() + " get nodes`, `kubectl" + env.Conn.String() + " get nodeupgrades -n " + sys + "`); only in-place upgrades have per-node steps"}
 		}
 		f := &NodeFailure{Node: node, KubeletVersion: n.Status.NodeInfo.KubeletVersion}
 		m, err := nodeMachine(ctx, env, node)
@@ -621,7 +621,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		return done
 	}
 	nuUID := f.NodeUpgradeUID
-	following := "Follow the rest of the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."
+	following := "Follow the rest of the upgrade on the dashboard, or with `upgrade-console watch --plain " + env.clusterFlags() + "`."
 	// nuGone judges a NodeUpgrade that is no longer there by the node
 	// itself: EKS-A removes it once the node runs the version it asked
 	// for, but so goes one deleted by hand, or with its owner, and then
@@ -701,7 +701,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
-				hint := "check the eksa-controller-manager logs; run the action again to keep waiting, or `upgrade-console node retry " + node + " --cluster " + env.Cluster + " --dry-run` to see the node's state"
+				hint := "check the eksa-controller-manager logs; run the action again to keep waiting, or `upgrade-console node retry " + node + " " + env.clusterFlags() + " --dry-run` to see the node's state"
 				if leftBehind {
 					hint = "no controller recreates the pod of a NodeUpgrade that is gone. " + notUpgradedAdvice(env)
 				}
@@ -743,7 +743,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		}
 		return []string{
 			fmt.Sprintf("NodeUpgrade %s is %s (pod %s recreated).", g.NodeUpgrade, state, g.Pod),
-			fmt.Sprintf("Follow it on the dashboard, or run `upgrade-console node retry %s --cluster %s` again to see its state.", node, env.Cluster),
+			fmt.Sprintf("Follow it on the dashboard, or run `upgrade-console node retry %s %s` again to see its state.", node, env.clusterFlags()),
 		}
 	}
 	return p, f, nil
@@ -779,7 +779,7 @@ func nothingToRetryPlan(env *Env, f *NodeFailure, why string) *Plan {
 		Title:         fmt.Sprintf("Nothing to retry on node %s: %s.", f.Node, why),
 		Confirm:       f.Node,
 		ConfirmObject: ref("Node", "", f.Node),
-		Notes:         []string{"Follow the upgrade on the dashboard, or with `upgrade-console watch --plain --cluster " + env.Cluster + "`."},
+		Notes:         []string{"Follow the upgrade on the dashboard, or with `upgrade-console watch --plain " + env.clusterFlags() + "`."},
 	}
 }
 
@@ -813,8 +813,8 @@ func planWithoutNodeUpgrade(env *Env, f *NodeFailure) (*Plan, *NodeFailure, erro
 // notUpgradedAdvice is what to do about a node that nothing upgrades although
 // it runs an older version than its upgrade asks for.
 func notUpgradedAdvice(env *Env) string {
-	return "Follow the upgrade with `upgrade-console watch --cluster " + env.Cluster + "`: EKS-A creates a node's NodeUpgrade when its turn comes. " +
-		"If it does not, check `kubectl get controlplaneupgrades,machinedeploymentupgrades,nodeupgrades -n " + env.systemNS() + "` and the eksa-controller-manager log."
+	return "Follow the upgrade with `upgrade-console watch " + env.clusterFlags() + "`: EKS-A creates a node's NodeUpgrade when its turn comes. " +
+		"If it does not, check `kubectl" + env.Conn.String() + " get controlplaneupgrades,machinedeploymentupgrades,nodeupgrades -n " + env.systemNS() + "` and the eksa-controller-manager log."
 }
 
 // RecordNothingToRetry writes a node retry that found nothing to retry (p

@@ -46,7 +46,15 @@ type Env struct {
 	Now func() time.Time
 	// PollInterval is how often wait steps read the cluster (2s when zero).
 	PollInterval time.Duration
+	// Conn are the console's connection flags: the commands an action's
+	// notes and fixes suggest carry them, so that, pasted, they reach this
+	// cluster.
+	Conn model.ConnFlags
 }
+
+// clusterFlags name the cluster and the connection in a command the
+// operator pastes.
+func (e *Env) clusterFlags() string { return "--cluster " + e.Cluster + e.Conn.String() }
 
 func (e *Env) holder() upgrade.Holder {
 	if e.Holder == (upgrade.Holder{}) {
@@ -61,7 +69,7 @@ func (e *Env) holder() upgrade.Holder {
 // failed and kept it) is taken over; one this console's own upgrade holds is
 // left to that upgrade, which renews and releases it.
 func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context.Context) error, error) {
-	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, Holder: e.holder(), Audit: audit}
+	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, Holder: e.holder(), Audit: audit, Conn: e.Conn}
 	st, err := locker.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -82,8 +90,8 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context
 		// "Run the same command again" was then refused as another
 		// console's live lock: say so, and when it lapses.
 		return fmt.Errorf("%w\nthe upgrade lock Lease %s/%s could not be released, so a rerun is refused until it turns stale (within %s), "+
-			"or clear it at once with `upgrade-console lock clear lease --force --cluster %s` once no other console is running",
-			err, e.systemNS(), upgrade.LockName(e.Cluster), upgrade.DefaultLeaseDuration, e.Cluster)
+			"or clear it at once with `upgrade-console lock clear lease --force %s` once no other console is running",
+			err, e.systemNS(), upgrade.LockName(e.Cluster), upgrade.DefaultLeaseDuration, e.clusterFlags())
 	}, nil
 }
 

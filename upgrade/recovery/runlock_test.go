@@ -10,6 +10,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -19,7 +20,8 @@ import (
 // so, when it lapses, and how to clear it at once.
 func TestRunLockReleaseFailureSaysWhatARerunMeets(t *testing.T) {
 	kube := kubefake.NewClientset()
-	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"}}
+	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"},
+		Conn: model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}}
 	release, err := env.runLock(context.Background(), &recorded{})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +34,7 @@ func TestRunLockReleaseFailureSaysWhatARerunMeets(t *testing.T) {
 	kube.PrependReactor("get", "leases", lost)
 	err = release(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "could not be released, so a rerun is refused until it turns stale") ||
-		!strings.Contains(err.Error(), "lock clear lease --force --cluster mgmt") {
+		!strings.Contains(err.Error(), "`upgrade-console lock clear lease --force --cluster mgmt --kubeconfig /etc/kc --context prod`") {
 		t.Errorf("release: %v", err)
 	}
 }

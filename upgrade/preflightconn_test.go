@@ -1,0 +1,52 @@
+package upgrade
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/model"
+)
+
+// A console run with --kubeconfig and --context words the fixes of its
+// checks with them: pasted into a shell on another context, a bare
+// `kubectl patch` or `lock clear` would change another cluster.
+func TestPreflightFixesCarryTheConnection(t *testing.T) {
+	conn := model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}
+	const flags = " --kubeconfig /etc/kc --context prod"
+	state := func(annotations map[string]string) *model.ClusterState {
+		c := &model.EKSACluster{}
+		c.Name, c.Namespace, c.Annotations = "mgmt", "default", annotations
+		return &model.ClusterState{Cluster: c, Conn: conn}
+	}
+	ctx := context.Background()
+
+	r := checkPaused(ctx, &Inputs{State: state(map[string]string{model.AnnotationEKSAPaused: "true"})})
+	if !strings.Contains(r.Remediation, "`upgrade-console lock status --cluster mgmt"+flags+"`") ||
+		!strings.Contains(r.Remediation, "`upgrade-console lock clear paused --cluster mgmt"+flags+"`") {
+		t.Errorf("paused: %q", r.Remediation)
+	}
+	r = checkPaused(ctx, &Inputs{State: state(map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"done"}`})})
+	if !strings.Contains(r.Remediation, "`upgrade-console lock clear paused --cluster mgmt"+flags+"`") {
+		t.Errorf("paused by the etcd rollback: %q", r.Remediation)
+	}
+	s := state(nil)
+	s.CAPICluster = &model.CAPICluster{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}, Paused: true}
+	r = checkPaused(ctx, &Inputs{State: s})
+	if !strings.Contains(r.Remediation, "`kubectl"+flags+" -n eksa-system patch clusters.cluster.x-k8s.io mgmt") {
+		t.Errorf("Cluster API paused: %q", r.Remediation)
+	}
+	s = state(nil)
+	s.Sources = map[model.Kind]model.SourceStatus{model.KindNode: {Installed: true, Synced: true, Forbidden: "list nodes (cluster-wide)"}}
+	if r := checkNodes(ctx, &Inputs{State: s}); !strings.Contains(r.Remediation, "`kubectl"+flags+" auth can-i list nodes`") {
+		t.Errorf("nodes forbidden: %q", r.Remediation)
+	}
+	if got := nodeLabelClear([]string{"n1"}, model.LabelUpgradeInProgress, &Inputs{State: state(nil)}); !strings.Contains(got, "`upgrade-console lock clear node-label/n1 --cluster mgmt"+flags+"`") {
+		t.Errorf("node label: %q", got)
+	}
+	// The access check's can-i, asked of the API server the console reaches.
+	in := &Inputs{State: state(nil), System: "eksa-system", Access: &ApplyAccess{Denied: []string{"create leases"}, Grant: []string{"{}"}, CanI: "auth can-i create leases.coordination.k8s.io -n eksa-system"}}
+	if r := checkApplyAccess(ctx, in); !strings.Contains(r.Remediation, "`kubectl"+flags+" auth can-i create leases.coordination.k8s.io -n eksa-system`") {
+		t.Errorf("apply access: %q", r.Remediation)
+	}
+}
