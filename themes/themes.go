@@ -17,6 +17,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // Name selects a theme on the command line (--theme).
@@ -208,6 +209,38 @@ func build(name Name, dark bool, p palette) Theme {
 // NewDark is the default theme for dark terminals.
 func NewDark() Theme { return build(Dark, true, darkPalette) }
 
+// onSixteen picks the palette a colour theme draws with on a terminal of
+// the given profile. Where the terminal has 16 colours the renderer turns
+// each of the full palette's to its nearest (colorprofile.ANSI), and that
+// is no choice at all: the dark theme's warning yellow and error red both
+// became bright red, a stall read as a failure, and the light theme's
+// amber became red too. There the theme draws with a palette of the 16
+// chosen for their meaning instead.
+func onSixteen(p colorprofile.Profile, full, sixteen palette) palette {
+	if p == colorprofile.ANSI {
+		return sixteen
+	}
+	return full
+}
+
+// darkPalette16 is the dark palette where the terminal has 16 colours: what
+// the full one became there (bright colours, which read on black where the
+// normal blue and red are dim), but for a warning that is yellow, an info
+// told from the accent, and a cursor row on blue, the hue of the slate
+// #3A3F58 (which became a grey, bright black).
+var darkPalette16 = palette{
+	fg:     lipgloss.BrightWhite,
+	muted:  lipgloss.White,
+	faint:  lipgloss.BrightBlack,
+	accent: lipgloss.BrightBlue,
+	ok:     lipgloss.BrightGreen,
+	warn:   lipgloss.BrightYellow,
+	err:    lipgloss.BrightRed,
+	info:   lipgloss.BrightCyan,
+	selBg:  lipgloss.Blue,
+	selFg:  lipgloss.BrightWhite,
+}
+
 var darkPalette = palette{
 	fg:     lipgloss.Color("#E4E4E4"),
 	muted:  lipgloss.Color("#A0A0A0"),
@@ -228,9 +261,7 @@ var lightPalette = palette{
 	fg:    lipgloss.Color("#1F1F1F"),
 	muted: lipgloss.Color("#5C5C5C"),
 	// Pending phases and empty bar cells: #A8A8A8 read at 2.3:1 on a
-	// white background. #808080 became ANSI white on a terminal of 16
-	// colours, the background's own light grey; #767676 becomes ANSI
-	// bright black there (and 4.5:1 on white in full colour).
+	// white background; #767676 reads at 4.5:1.
 	faint:  lipgloss.Color("#767676"),
 	accent: lipgloss.Color("#2F5BD3"),
 	ok:     lipgloss.Color("#1E7F3C"),
@@ -239,6 +270,24 @@ var lightPalette = palette{
 	info:   lipgloss.Color("#0B62A8"),
 	selBg:  lipgloss.Color("#D5DDF5"),
 	selFg:  lipgloss.Color("#000000"),
+}
+
+// lightPalette16 is the light palette where the terminal has 16 colours.
+// Warnings are magenta, as in the light high-contrast theme: the amber
+// became red, and ANSI yellow is drawn 1.7:1 on white (xterm's #cdcd00).
+// The cursor row is white on blue: the pale #D5DDF5 became bright blue
+// under black text, 2.4:1 where bright blue is #0000ff.
+var lightPalette16 = palette{
+	fg:     lipgloss.Black,
+	muted:  lipgloss.BrightBlack,
+	faint:  lipgloss.BrightBlack,
+	accent: lipgloss.Blue,
+	ok:     lipgloss.Green,
+	warn:   lipgloss.Magenta,
+	err:    lipgloss.Red,
+	info:   lipgloss.Blue,
+	selBg:  lipgloss.Blue,
+	selFg:  lipgloss.BrightWhite,
 }
 
 // NewHighContrast uses the 16 basic ANSI colours at full intensity, which
@@ -337,25 +386,33 @@ func (t *Theme) InputStyles() textinput.Styles {
 	return ts
 }
 
-// ForName returns the theme a name selects. Auto resolves to dark or light
-// from the terminal background (isDark), and HighContrast to its variant for
-// that background; callers resolve Auto to Mono first when colour is off (see
-// ColorOff).
+// ForName returns the theme a name selects, as drawn where the terminal
+// has 256 colours or more. Auto resolves to dark or light from the terminal
+// background (isDark), and HighContrast to its variant for that background;
+// callers resolve Auto to Mono first when colour is off (see ColorOff).
 func ForName(n Name, isDark bool) Theme {
+	return ForProfile(n, isDark, colorprofile.TrueColor)
+}
+
+// ForProfile is ForName for a terminal of the given colour profile: on one
+// of 16 colours the dark and light themes draw with colours chosen among
+// those 16 (see onSixteen). The high-contrast and monochrome themes are the
+// same on every profile.
+func ForProfile(n Name, isDark bool, p colorprofile.Profile) Theme {
 	switch n {
 	case Light:
-		return NewLight()
+		return build(Light, false, onSixteen(p, lightPalette, lightPalette16))
 	case HighContrast:
 		return NewHighContrastFor(isDark)
 	case Mono:
 		return NewMono()
 	case Dark:
-		return NewDark()
+		return build(Dark, true, onSixteen(p, darkPalette, darkPalette16))
 	default:
 		if isDark {
-			return NewDark()
+			return ForProfile(Dark, true, p)
 		}
-		return NewLight()
+		return ForProfile(Light, false, p)
 	}
 }
 

@@ -1,6 +1,7 @@
 package themes
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"strconv"
@@ -202,35 +203,131 @@ func TestInksReadOnTheirBackground(t *testing.T) {
 	}
 }
 
-// A terminal of 16 colours (TERM=xterm, xterm-16color, linux; no 256-colour
-// or truecolor support) gets each colour as the nearest of the 16 the
-// renderer downsamples it to (colorprofile.ANSI), not as chosen: a grey near
-// the middle can land on ANSI white, which terminals draw light grey (xterm
-// #e5e5e5, the Linux console #aaaaaa, GNOME's Tango #d3d7cf): the colour of a
-// light terminal's own background, 1.3:1 on white in xterm. No ink that draws
-// text or a status mark may land on the background's side of the 16: white
-// or bright white on a light theme, black on a dark one.
-func TestInksKeepOffTheBackgroundOnSixteenColours(t *testing.T) {
+// A terminal of 16 colours (TERM=xterm-16color, xterm, the Linux console)
+// gets each colour as the renderer downsamples it (colorprofile.ANSI). The
+// nearest of 16 made the dark theme's warning yellow and error red the same
+// bright red, and the light theme's amber red: a stall read as a failure.
+// Drawn as such a terminal receives them, the status inks keep their hues
+// apart, and no ink that draws text, a mark or the cursor row lands on the
+// background's side of the 16: white or bright white on a light theme
+// (xterm draws ANSI white #e5e5e5, 1.3:1 on white), black on a dark one.
+func TestInksOnSixteenColours(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		p    palette
-		bad  []ansi.BasicColor
+		name Name
+		dark bool
+		bg   []ansi.BasicColor
 	}{
-		{"dark", darkPalette, []ansi.BasicColor{ansi.Black}},
-		{"light", lightPalette, []ansi.BasicColor{ansi.White, ansi.BrightWhite}},
+		{Dark, true, []ansi.BasicColor{ansi.Black}},
+		{Light, false, []ansi.BasicColor{ansi.White, ansi.BrightWhite}},
+		{HighContrast, true, []ansi.BasicColor{ansi.Black}},
+		{HighContrast, false, []ansi.BasicColor{ansi.White, ansi.BrightWhite}},
 	} {
-		for _, c := range []struct {
-			ink string
-			c   color.Color
-		}{
-			{"fg", tc.p.fg}, {"muted", tc.p.muted}, {"faint", tc.p.faint}, {"accent", tc.p.accent},
-			{"ok", tc.p.ok}, {"warn", tc.p.warn}, {"err", tc.p.err}, {"info", tc.p.info},
-		} {
-			got := colorprofile.ANSI.Convert(c.c)
-			for _, b := range tc.bad {
-				if got == b {
-					t.Errorf("%s: %s %v becomes ANSI %d on 16 colours, the background's colour", tc.name, c.ink, c.c, b)
+		th := ForProfile(tc.name, tc.dark, colorprofile.ANSI)
+		label := fmt.Sprintf("%s dark=%v", tc.name, tc.dark)
+		fgOf := func(what string, k Ink) ansi.BasicColor {
+			t.Helper()
+			fg, _ := onTerminal(t, colorprofile.ANSI, k)
+			if fg < 0 {
+				t.Fatalf("%s: %s ink %q sets no colour on 16 colours", label, what, k.S("x"))
+			}
+			return ansi.BasicColor(fg)
+		}
+		// hue is a colour's family: bright red is still red.
+		hue := func(c ansi.BasicColor) ansi.BasicColor { return c % 8 }
+
+		ok, warn, fail := fgOf("done", th.Done), fgOf("stall", th.Stall), fgOf("failure", th.Failure)
+		for _, k := range []Ink{th.CondFalse, th.SevWarning, th.BadgeStale, th.BadgePaused, th.BadgeReconnecting} {
+			if c := fgOf("warning", k); c != warn {
+				t.Errorf("%s: a warning ink is ANSI %d, the stall's %d", label, c, warn)
+			}
+		}
+		if hue(warn) == hue(fail) {
+			t.Errorf("%s: warnings (ANSI %d) and failures (ANSI %d) are the same colour", label, warn, fail)
+		}
+		if hue(ok) == hue(warn) || hue(ok) == hue(fail) {
+			t.Errorf("%s: done (ANSI %d) looks like a warning (%d) or a failure (%d)", label, ok, warn, fail)
+		}
+		inks := map[string]Ink{
+			"text": th.Text, "muted": th.Muted, "title": th.Title, "done": th.Done,
+			"stall": th.Stall, "failure": th.Failure, "active": th.PhaseActive,
+			"pending": th.PhasePending, "rule": th.Rule, "bar empty": th.BarEmpty,
+		}
+		for what, k := range inks {
+			c := fgOf(what, k)
+			for _, b := range tc.bg {
+				if c == b {
+					t.Errorf("%s: %s ink is ANSI %d, the background's colour", label, what, c)
 				}
+			}
+		}
+		if title := fgOf("title", th.Title); hue(title) == hue(warn) || hue(title) == hue(fail) {
+			t.Errorf("%s: the accent (ANSI %d) looks like a warning or a failure", label, title)
+		}
+		fg, bg := onTerminal(t, colorprofile.ANSI, th.TableSelected)
+		if bg < 0 || fg < 0 || fg == bg {
+			t.Fatalf("%s: cursor row %q draws no colours of its own on 16 colours", label, th.TableSelected.S("x"))
+		}
+		for _, b := range tc.bg {
+			if ansi.BasicColor(bg) == b {
+				t.Errorf("%s: cursor row on ANSI %d, the background's colour", label, bg)
+			}
+		}
+	}
+}
+
+// On 256 colours and more the colour themes keep their own colours.
+func TestFullColourKeepsThePalettes(t *testing.T) {
+	for _, p := range []colorprofile.Profile{colorprofile.TrueColor, colorprofile.ANSI256} {
+		for _, tc := range []struct {
+			name Name
+			pal  palette
+		}{{Dark, darkPalette}, {Light, lightPalette}} {
+			want := build(tc.name, tc.name == Dark, tc.pal)
+			got := ForProfile(tc.name, tc.name == Dark, p)
+			if got.Stall != want.Stall || got.Failure != want.Failure || got.TableSelected != want.TableSelected || got.PhasePending != want.PhasePending {
+				t.Errorf("%s on %s: inks differ from the palette's", tc.name, p)
+			}
+		}
+	}
+}
+
+// onTerminal is the foreground and background colour (-1: none) an ink's
+// text carries once the renderer has downsampled it to profile p.
+func onTerminal(t *testing.T, p colorprofile.Profile, k Ink) (fg, bg int) {
+	t.Helper()
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	if _, err := w.WriteString(k.S("x")); err != nil {
+		t.Fatal(err)
+	}
+	fg, bg = -1, -1
+	s := b.String()
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return fg, bg
+		}
+		s = s[i+2:]
+		j := strings.IndexByte(s, 'm')
+		if j < 0 {
+			return fg, bg
+		}
+		ps := strings.Split(s[:j], ";")
+		s = s[j:]
+		for n := 0; n < len(ps); n++ {
+			v, err := strconv.Atoi(ps[n])
+			switch {
+			case err != nil:
+			case v == 38 || v == 48:
+				t.Fatalf("ink %q keeps an extended colour on %s: %q", k.S("x"), p, b.String())
+			case v >= 30 && v <= 37:
+				fg = v - 30
+			case v >= 90 && v <= 97:
+				fg = v - 90 + 8
+			case v >= 40 && v <= 47:
+				bg = v - 40
+			case v >= 100 && v <= 107:
+				bg = v - 100 + 8
 			}
 		}
 	}

@@ -258,8 +258,12 @@ type App struct {
 	// for. Only the monochrome theme reads there: the colour themes mark
 	// the cursor row by its background alone, which is dropped.
 	colourless bool
-	outcome    report.Outcome
-	title      string
+	// profile is the renderer's colour profile, as its last
+	// ColorProfileMsg said; until one arrives, a theme is drawn for a
+	// terminal of 256 colours or more.
+	profile colorprofile.Profile
+	outcome report.Outcome
+	title   string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
 	// fatal is the console's own bug, caught (contain), or the snapshot
@@ -369,6 +373,7 @@ func NewApp(opts Options, first Screen) *App {
 		a.title += ": " + opts.ClusterName
 	}
 	a.theme = initialTheme(opts)
+	a.profile = colorprofile.TrueColor
 	a.flog = openFrameLog()
 	return a
 }
@@ -573,7 +578,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		if !a.autoTheme() {
 			name = a.opts.Theme
 		}
-		t := themes.ForName(name, msg.IsDark())
+		t := themes.ForProfile(name, msg.IsDark(), a.profile)
 		a.theme = &t
 		return a.broadcast(ThemeMsg{a.theme})
 	case firstThemeMsg:
@@ -581,13 +586,22 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case tea.ColorProfileMsg:
 		// Any theme, not only auto's: --theme dark under NO_COLOR drew
 		// the cursor row with its colours stripped, as any other row.
+		prev := a.profile
+		a.profile = msg.Profile
 		a.colourless = msg.Profile <= colorprofile.ASCII
 		if a.colourless && a.theme.Name != themes.Mono {
 			t := themes.NewMono()
 			a.theme = &t
 			return a.broadcast(ThemeMsg{a.theme})
 		}
-		return a, nil
+		// A colour theme picks its colours by profile: the renderer's
+		// nearest of 16 drew warnings in the red of failures.
+		if a.colourless || a.theme.Name == themes.Mono || a.profile == prev {
+			return a, nil
+		}
+		t := themes.ForProfile(a.theme.Name, a.theme.Dark, a.profile)
+		a.theme = &t
+		return a.broadcast(ThemeMsg{a.theme})
 	case tea.KeyPressMsg:
 		a.notice = ""
 		if key.Matches(msg, a.suspendKey) {

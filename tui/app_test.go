@@ -70,6 +70,41 @@ func TestThemeFollowsTerminalBackground(t *testing.T) {
 	}
 }
 
+// A terminal of 16 colours draws the colour themes with the colours chosen
+// for it (themes.ForProfile), whichever of its profile and its background
+// the App hears first: the renderer's nearest of 16 drew the warnings in
+// the red of failures. One that says later it has true colour (tmux's RGB
+// capability) gets the full palette back.
+func TestThemeFollowsColourProfile(t *testing.T) {
+	ansi16 := tea.ColorProfileMsg{Profile: colorprofile.ANSI}
+	cases := []struct {
+		name string
+		opts Options
+		msgs []tea.Msg
+		want themes.Theme
+	}{
+		{"explicit dark", Options{Theme: themes.Dark}, []tea.Msg{ansi16}, themes.ForProfile(themes.Dark, true, colorprofile.ANSI)},
+		{"auto, profile then background", Options{Theme: themes.Auto}, []tea.Msg{ansi16, tea.BackgroundColorMsg{Color: white}}, themes.ForProfile(themes.Light, false, colorprofile.ANSI)},
+		{"auto, background then profile", Options{Theme: themes.Auto}, []tea.Msg{tea.BackgroundColorMsg{Color: white}, ansi16}, themes.ForProfile(themes.Light, false, colorprofile.ANSI)},
+		{"256 colours", Options{Theme: themes.Dark}, []tea.Msg{tea.ColorProfileMsg{Profile: colorprofile.ANSI256}}, themes.ForName(themes.Dark, true)},
+		{"true colour after 16", Options{Theme: themes.Light}, []tea.Msg{ansi16, tea.ColorProfileMsg{Profile: colorprofile.TrueColor}}, themes.ForName(themes.Light, false)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := newTestApp(c.opts)
+			for _, m := range c.msgs {
+				a.Update(m)
+			}
+			for who, th := range map[string]*themes.Theme{"app": a.Theme(), "dashboard": a.screens[0].(*Dashboard).st.th} {
+				if th.Name != c.want.Name || th.Stall != c.want.Stall || th.TableSelected != c.want.TableSelected {
+					t.Errorf("%s theme %s draws a stall %q and the cursor row %q, want %s's %q and %q", who, th.Name,
+						th.Stall.S("x"), th.TableSelected.S("x"), c.want.Name, c.want.Stall.S("x"), c.want.TableSelected.S("x"))
+				}
+			}
+		})
+	}
+}
+
 // A terminal that names itself dumb or not at all (kubectl exec -it without
 // TERM) is still drawn with the dashboard: its profile keeps the attributes
 // the monochrome theme marks the cursor row and the focused pane with.
