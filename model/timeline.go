@@ -80,6 +80,17 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		next.SpecChangedAt = t.SpecChangedAt
 	}
 	following := sameUpgrade && !t.Started.IsZero()
+	if sameUpgrade && t.doneAt() && progressUnderWay(p) {
+		// Seen done, and under way again in the same generation: a change
+		// to a machine or datacenter config alone, which moves no
+		// generation of the Cluster (nor its spec's write time), started a
+		// new upgrade. It starts when seen; kept as the one it followed,
+		// an open console timed it from the first upgrade's spec change
+		// (elapsed 1:48 of a 16 s rollout, hours on a console left open
+		// between two upgrades) and added the earlier run to its phases.
+		next.SpecChangedAt = now
+		following = false
+	}
 	underway := false
 	for i, ph := range Phases {
 		var e TimelineEntry
@@ -162,6 +173,30 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		next.Started = next.SpecChangedAt
 	}
 	return next
+}
+
+// doneAt reports whether the timeline last saw the upgrade done: finished,
+// with no phase under way (a failed one keeps its phase under way).
+func (t Timeline) doneAt() bool {
+	if t.Finished.IsZero() {
+		return false
+	}
+	for _, e := range t.Entries {
+		if underWay(e.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// progressUnderWay reports whether a phase of p is under way.
+func progressUnderWay(p Progress) bool {
+	for _, pp := range p.Phases {
+		if underWay(pp.Status) {
+			return true
+		}
+	}
+	return false
 }
 
 // underWay reports whether a phase status means the upgrade has reached the

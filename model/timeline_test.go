@@ -248,3 +248,55 @@ func TestTimelineDoesNotTimeWhatIsStillSyncing(t *testing.T) {
 		t.Errorf("a cluster at rest has no upgrade under way: started %v", tl.Started)
 	}
 }
+
+// A second upgrade that changes a machine config alone moves no generation
+// of the Cluster nor its spec's write time: seen done and then under way
+// again, the console left open must time it from when it began, not from
+// the first upgrade's spec change, and not add the first run's phases.
+func TestTimelineConfigOnlyChangeAfterDoneStartsAnew(t *testing.T) {
+	applied := t0
+	all := func(st PhaseStatus, over map[Phase]PhaseStatus) map[Phase]PhaseStatus {
+		m := map[Phase]PhaseStatus{}
+		for _, ph := range Phases {
+			m[ph] = st
+		}
+		for ph, s := range over {
+			m[ph] = s
+		}
+		return m
+	}
+	obs := func(tl Timeline, at time.Time, cur Phase, st map[Phase]PhaseStatus) Timeline {
+		p := progressWith(cur, st, nil)
+		p.Generation, p.SpecChangedAt = 2, applied
+		return tl.Observe(p, at)
+	}
+	tl := Timeline{Generation: 1}
+	tl = obs(tl, applied.Add(time.Second), PhaseEtcd, all(PhasePending, map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseActive}))
+	tl = obs(tl, applied.Add(40*time.Second), PhaseWorkers, all(PhaseOK, map[Phase]PhaseStatus{PhaseWorkers: PhaseActive}))
+	tl = obs(tl, applied.Add(50*time.Second), PhaseDone, all(PhaseOK, nil))
+	if got := tl.Finished.Sub(tl.Started); got != 50*time.Second {
+		t.Fatalf("first upgrade took %s, want 50s", got)
+	}
+	// An hour later, a machine config of md-1 changes: the workers roll.
+	second := applied.Add(time.Hour)
+	tl = obs(tl, second, PhaseWorkers, all(PhaseOK, map[Phase]PhaseStatus{PhaseWorkers: PhaseActive}))
+	tl = obs(tl, second.Add(16*time.Second), PhaseDone, all(PhaseOK, nil))
+	if got := tl.Finished.Sub(tl.Started); got != 16*time.Second {
+		t.Errorf("second upgrade's elapsed = %s, want 16s (timed from the first upgrade's spec change)", got)
+	}
+	if w, _ := tl.Entry(PhaseWorkers); w.Elapsed(second.Add(time.Hour)) != 16*time.Second {
+		t.Errorf("workers phase of the second upgrade = %s, want 16s", w.Elapsed(second.Add(time.Hour)))
+	}
+	if e, _ := tl.Entry(PhaseEtcd); e.Elapsed(second.Add(time.Hour)) != 0 {
+		t.Errorf("etcd phase shows %s: the first upgrade's run, not this one's", e.Elapsed(second.Add(time.Hour)))
+	}
+	// A third change starts another; its failure, and the recovery that
+	// puts it under way again, is the same upgrade going on: only a done
+	// upgrade followed by work is a new one.
+	tl = obs(tl, second.Add(time.Minute), PhaseWorkers, all(PhaseOK, map[Phase]PhaseStatus{PhaseWorkers: PhaseActive}))
+	tl = obs(tl, second.Add(2*time.Minute), PhaseFailed, all(PhaseOK, map[Phase]PhaseStatus{PhaseWorkers: PhaseBroken}))
+	tl = obs(tl, second.Add(3*time.Minute), PhaseWorkers, all(PhaseOK, map[Phase]PhaseStatus{PhaseWorkers: PhaseActive}))
+	if !tl.Started.Equal(second.Add(time.Minute)) {
+		t.Errorf("a failure it recovers from restarted the clock: started %v, want %v", tl.Started, second.Add(time.Minute))
+	}
+}
