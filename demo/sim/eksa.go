@@ -218,6 +218,16 @@ func (s *Simulator) reconcileEKSA(ctx context.Context, k string) (time.Duration,
 		if md == nil {
 			continue
 		}
+		// The group's count is the MachineDeployment's replicas, which
+		// CAPI scales the machines to.
+		if n, ok := workerCount(cl, g.worker); ok && num(md, "spec", "replicas") != n {
+			if _, err := s.patch(ctx, owner, compEKSA, kinds.MachineDeployment, sys, mdName, map[string]any{
+				"spec": map[string]any{"replicas": n},
+			}); err != nil {
+				return 0, err
+			}
+			st.outdatedWorkers(mdName)
+		}
 		cur := str(md, "spec", "template", "spec", "infrastructureRef", "name")
 		spec, _ := kids.template(g.key)
 		upgrade := str(md, "spec", "template", "spec", "version") != g.want.kubeadm
@@ -317,6 +327,19 @@ func workerGroups(cl *unstructured.Unstructured) []workerGroup {
 		out = append(out, workerGroup{n, k, c})
 	}
 	return out
+}
+
+// workerCount is the count of the worker node group named name.
+func workerCount(cl *unstructured.Unstructured, name string) (int64, bool) {
+	list, _, _ := unstructured.NestedSlice(cl.Object, "spec", "workerNodeGroupConfigurations")
+	for _, w := range list {
+		m, _ := w.(map[string]any)
+		if n, _ := m["name"].(string); n == name {
+			c, ok, _ := unstructured.NestedInt64(m, "count")
+			return c, ok
+		}
+	}
+	return 0, false
 }
 
 // groupWant is a machine group of the Cluster with what it runs.

@@ -133,29 +133,24 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 				ready--
 			}
 		}
-		hash := currentSet.GetLabels()[objects.LabelMachineTemplateHash]
 		for c := int64(len(current)); n < replicas+surge && c < replicas; n, c = n+1, c+1 {
-			create = append(create, objects.Machine(objects.MachineSpec{
-				Name: s.cfg.Names.Generate(currentSet.GetName()), Namespace: ns, Cluster: s.sc.ClusterName, Role: model.RoleWorker,
-				Owner: objects.OwnerOf(currentSet), Version: version, InfraTemplate: tmpl,
-				Deployment: name, MachineSet: currentSet.GetName(), TemplateHash: hash,
-			}))
+			create = append(create, s.newWorker(ns, name, currentSet, version, tmpl))
 		}
-		err := parallel(ctx, retire, func(ctx context.Context, m *unstructured.Unstructured) error {
-			_, _, err := s.retire(ctx, owner, compMD, m)
-			return err
-		})
-		if err != nil {
+		if err := s.scaleMD(ctx, owner, currentSet, retire, create); err != nil {
 			return 0, err
 		}
-		err = parallel(ctx, create, func(ctx context.Context, m *unstructured.Unstructured) error {
-			if _, err := s.create(ctx, owner, compMS, kinds.Machine, m); err != nil {
-				return err
-			}
-			s.emit(compMS, currentSet, false, "SuccessfulCreate", "Created machine %s", m.GetName())
-			return nil
-		})
-		if err != nil {
+	case currentSet != nil && int64(len(live)) != replicas:
+		// Scaled (the worker group's count changed): new machines on the
+		// current template, or the newest ones deleted, as a MachineSet
+		// with the Newest delete policy does.
+		var retire, create []*unstructured.Unstructured
+		for n := int64(len(live)); n < replicas; n++ {
+			create = append(create, s.newWorker(ns, name, currentSet, version, tmpl))
+		}
+		for i := len(live) - 1; i >= 0 && int64(len(live)-len(retire)) > replicas; i-- {
+			retire = append(retire, live[i])
+		}
+		if err := s.scaleMD(ctx, owner, currentSet, retire, create); err != nil {
 			return 0, err
 		}
 	}
@@ -163,6 +158,34 @@ func (s *Simulator) reconcileMD(ctx context.Context, k string) (time.Duration, e
 		return 0, err
 	}
 	return 0, s.setStatus(ctx, owner, compMD, kinds.MachineDeployment, md, objects.MDStatus(statusMap(md), st, now))
+}
+
+// newWorker is a new worker Machine of a MachineDeployment's current
+// MachineSet.
+func (s *Simulator) newWorker(ns, md string, set *unstructured.Unstructured, version, tmpl string) *unstructured.Unstructured {
+	return objects.Machine(objects.MachineSpec{
+		Name: s.cfg.Names.Generate(set.GetName()), Namespace: ns, Cluster: s.sc.ClusterName, Role: model.RoleWorker,
+		Owner: objects.OwnerOf(set), Version: version, InfraTemplate: tmpl,
+		Deployment: md, MachineSet: set.GetName(), TemplateHash: set.GetLabels()[objects.LabelMachineTemplateHash],
+	})
+}
+
+// scaleMD retires and creates a MachineDeployment's machines.
+func (s *Simulator) scaleMD(ctx context.Context, owner string, set *unstructured.Unstructured, retire, create []*unstructured.Unstructured) error {
+	err := parallel(ctx, retire, func(ctx context.Context, m *unstructured.Unstructured) error {
+		_, _, err := s.retire(ctx, owner, compMD, m)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return parallel(ctx, create, func(ctx context.Context, m *unstructured.Unstructured) error {
+		if _, err := s.create(ctx, owner, compMS, kinds.Machine, m); err != nil {
+			return err
+		}
+		s.emit(compMS, set, false, "SuccessfulCreate", "Created machine %s", m.GetName())
+		return nil
+	})
 }
 
 // syncSets keeps each MachineSet's replicas and status in line with its
