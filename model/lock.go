@@ -73,6 +73,26 @@ func (l *Lock) Expired(now time.Time) bool {
 	return l.Held() && (l.Kept != "" || now.After(l.ExpiresAt()))
 }
 
+// LockSeenAt is the latest moment the snapshot's view of the upgrade lock
+// holds for: now while the connection is live, and, while the console
+// reconnects to the API server, when it found the connection lost, since it
+// sees no renewal after that. Judged at now, a blind console called the
+// lease of a holder that renewed it all along "stale: not renewed for 1m",
+// with the command that clears it.
+func (s *ClusterState) LockSeenAt(now time.Time) time.Time {
+	if s != nil && s.Connection == Reconnecting && !s.ConnectionSince.IsZero() && s.ConnectionSince.Before(now) {
+		return s.ConnectionSince
+	}
+	return now
+}
+
+// LockExpired is Lock.Expired as far as the snapshot can tell (LockSeenAt):
+// a lease already stale when the connection was lost stays stale, one
+// renewed then is not called stale while the console cannot see it.
+func (s *ClusterState) LockExpired(now time.Time) bool {
+	return s != nil && s.Lock.Expired(s.LockSeenAt(now))
+}
+
 // LockOf reads the upgrade lock out of its Lease: the one translation the
 // watchers (for snapshots) and package upgrade (when it acts on the lock)
 // share.

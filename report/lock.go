@@ -18,10 +18,17 @@ type lockWatch struct {
 // cluster names the EKS-A Cluster in the fixes, and conn the console's
 // connection, so they can be pasted.
 func (w *lockWatch) observe(l *model.Lock, cluster string, conn model.ConnFlags, now time.Time) []Line {
+	return w.observeSeen(l, cluster, conn, now, now)
+}
+
+// observeSeen is observe with the lease judged at seen, the latest moment
+// the watch's view of it holds for (ClusterState.LockSeenAt): a watch that
+// reconnects sees no renewal, which does not make the lease stale.
+func (w *lockWatch) observeSeen(l *model.Lock, cluster string, conn model.ConnFlags, now, seen time.Time) []Line {
 	holder, stale := "", false
 	if l.Held() {
 		// Printed: whoever may update the Lease writes it.
-		holder, stale = model.Printable(l.HolderIdentity), l.Expired(now)
+		holder, stale = model.Printable(l.HolderIdentity), l.Expired(seen)
 	}
 	if holder == w.holder && stale == w.stale {
 		return nil

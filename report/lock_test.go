@@ -70,6 +70,31 @@ func TestWatchReportsStaleLockAsTimePasses(t *testing.T) {
 	waitOutput(t, w.out, "lock: held by alice@laptop/1, stale: not renewed for 1m")
 }
 
+// A watch that lost its connection sees no renewal: the lease of a holder
+// that goes on renewing it is not stale for that (the blind watch said
+// "stale: not renewed for 1m (if no upgrade is running, clear it …)" while
+// the holder's renewals went through). What it knew when the connection was
+// lost stands: a lease already stale then is still said stale.
+func TestWatchDoesNotCallTheLockStaleWhileItCannotSeeIt(t *testing.T) {
+	s := etcdRollout(1)
+	s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-time.Minute), RenewTime: t0, Duration: time.Minute}
+	s.Connection, s.ConnectionSince = model.Reconnecting, t0.Add(25*time.Second)
+	w := startWatch(t, WatchOptions{})
+	w.send(s)
+	w.advance(t, 2*time.Minute)
+	if got := w.out.String(); strings.Contains(got, "stale") {
+		t.Fatalf("a lease renewed when the connection was lost called stale while reconnecting:\n%s", got)
+	}
+
+	s = etcdRollout(1)
+	s.Lock = &model.Lock{HolderIdentity: "alice@laptop/1", AcquireTime: t0.Add(-5 * time.Minute), RenewTime: t0.Add(-3 * time.Minute), Duration: time.Minute}
+	s.Connection, s.ConnectionSince = model.Reconnecting, t0.Add(-10*time.Second)
+	w = startWatch(t, WatchOptions{})
+	w.send(s)
+	w.advance(t, time.Minute)
+	waitOutput(t, w.out, "lock: held by alice@laptop/1, stale: not renewed for")
+}
+
 func TestForbiddenLeaseIsNotAPane(t *testing.T) {
 	a := etcdRollout(1)
 	b := clone(a)

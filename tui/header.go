@@ -129,10 +129,10 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 	}
 	switch {
 	case ownLock || s == nil || !s.Lock.Held():
-	case opts.SelfHolder != "" && s.Lock.HolderIdentity == opts.SelfHolder && s.Lock.Kept == "" && !s.Lock.Expired(now):
+	case opts.SelfHolder != "" && s.Lock.HolderIdentity == opts.SelfHolder && s.Lock.Kept == "" && !s.LockExpired(now):
 		out = append(out, heldBadge(s.Lock.LastRenewed(), now))
 	default:
-		out = append(out, watchedLockBadge(sym, s.Lock, now))
+		out = append(out, watchedLockBadge(sym, s.Lock, s.LockSeenAt(now), now))
 	}
 	if p.Paused {
 		// Whatever the phases show, nothing moves until the pause goes;
@@ -223,7 +223,7 @@ func heldBadge(renewed, now time.Time) badge {
 // authenticated it as is in the full form only: on a shared bastion
 // user@host is root@bastion for everyone, but a ServiceAccount's name is
 // longer than the room the versions leave at 80 columns.
-func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
+func watchedLockBadge(sym themes.Symbols, l *model.Lock, seen, now time.Time) badge {
 	holder, _, _ := strings.Cut(model.Printable(l.HolderIdentity), "/")
 	full := holder
 	if l.AuthenticatedAs != "" {
@@ -236,7 +236,7 @@ func watchedLockBadge(sym themes.Symbols, l *model.Lock, now time.Time) badge {
 		t := sym.Warn + " lock: " + holder + " kept"
 		return badge{sym.Warn + " lock: " + full + " kept", t, t, rStale}
 	}
-	if l.Expired(now) {
+	if l.Expired(seen) {
 		t := sym.Warn + " lock: " + holder + " stale"
 		return badge{sym.Warn + " lock: " + full + " stale " + d, t + " " + d, t, rStale}
 	}

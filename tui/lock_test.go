@@ -249,6 +249,22 @@ func TestLeaseGoingStaleOffersRecoveryOnTheTick(t *testing.T) {
 	}
 }
 
+// TestLeaseNotCalledStaleWhileReconnecting: a console that lost its
+// connection to the API server sees no renewal; the holder may be renewing
+// all along. It called the lease stale ("⚠ lock: … stale 1m") and offered R
+// to clear it; judged when the connection was lost, it is not.
+func TestLeaseNotCalledStaleWhileReconnecting(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	s := withLock(fixtureHealthy(), foreignLock()) // renewed 3s ago, for a minute
+	s.Connection, s.ConnectionSince = model.Reconnecting, t0.Add(20*time.Second)
+	d := recoveryDashboard(clk, s, 120, 40)
+	clk.SetTime(t0.Add(90 * time.Second))
+	d.Update(clockMsg{})
+	if out := screenOf(d); strings.Contains(out, "R recover") || strings.Contains(out, "stale") {
+		t.Fatalf("reconnecting, the lease renewed when the connection was lost:\n%s", out)
+	}
+}
+
 // TestFlowStaleLeaseOffersRecovery runs the App: the first snapshot holds
 // only a stale lock, and the help shows R.
 func TestFlowStaleLeaseOffersRecovery(t *testing.T) {

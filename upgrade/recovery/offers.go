@@ -91,7 +91,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	// upgrade at work (ListMarkers calls them live, and the plan refuses
 	// them without --force, which the dialog has not): none is offered.
 	// The caller hides its own live lock (the TUI's ownLockHidden).
-	if !s.Lock.Held() || s.Lock.Expired(now) {
+	if !s.Lock.Held() || s.LockExpired(now) {
 		markers, kept = leftoverMarkers(s, nodeLabel)
 	}
 	if len(markers) > 0 {
@@ -102,7 +102,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	// An etcd rollback not finished takes a stale lease over as it goes
 	// on (the console that ran it was killed, say): finishing it is the
 	// offer, not clearing the lease apart.
-	if r, ok := s.Cluster.EtcdRollback(); s.Lock.Expired(now) && !(ok && r.Running()) {
+	if r, ok := s.Cluster.EtcdRollback(); s.LockExpired(now) && !(ok && r.Running()) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
 	}
 	return out
@@ -161,7 +161,7 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 	// offered only the pause it keeps, whose clearing it refuses ("run etcd
 	// rollback again to finish it"), a dead end in the dashboard. Not under
 	// another console's live lock: that console is running it.
-	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() && (!s.Lock.Held() || s.Lock.Expired(now)) {
+	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() && (!s.Lock.Held() || s.LockExpired(now)) {
 		why := "an etcd rollback is not finished"
 		if r.By != "" && !r.StartedAt.IsZero() {
 			why = fmt.Sprintf("the etcd rollback %s started %s ago is not finished", r.By, ago(now, r.StartedAt))
@@ -341,7 +341,7 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 		o.nodesFrom = s.Nodes
 	}
 	o.checked = true
-	if o.failedNode || s.Lock.Expired(now) {
+	if o.failedNode || s.LockExpired(now) {
 		return true
 	}
 	// The markers, by Offers' own rule (none under another console's live
