@@ -288,7 +288,8 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	tctx, limit, cancel := o.followLimit(sctx)
 	defer cancel()
 	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
-	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }}
+	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost },
+		renewNow: func() { s.RenewLockNow(tctx) }}
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress})
 	switch {
 	case outcome.Complete:
@@ -413,7 +414,13 @@ type followPrinter struct {
 	out io.Writer
 	// lock, when set, is the lock's last renewal error and whether it was
 	// lost; nil when this console holds no lock.
-	lock      func() (renewErr error, lost bool)
+	lock func() (renewErr error, lost bool)
+	// renewNow, when set, renews the lock at once (Session.RenewLockNow):
+	// asked when the connection comes back after a renewal failed. An
+	// outage longer than the Lease leaves it expired, and the next tick is
+	// up to 20 s away: meanwhile every other console calls it stale, and
+	// `lock clear --all` takes it for a leftover.
+	renewNow  func()
 	told      map[string]bool // stall sentences already printed
 	lastConn  model.ConnectionState
 	lastRenew string
@@ -421,14 +428,21 @@ type followPrinter struct {
 
 func (f *followPrinter) onPoll(st *model.ClusterState) {
 	at := time.Now().UTC().Format("15:04:05")
+	back := false
 	if st != nil && st.Connection != "" && st.Connection != f.lastConn {
 		if f.lastConn != "" || st.Connection != model.Live {
 			fmt.Fprintf(f.out, "  %s  %s\n", at, connectionLine(st))
 		}
+		back = f.lastConn != "" && st.Connection == model.Live
 		f.lastConn = st.Connection
 	}
 	if f.lock == nil {
 		return
+	}
+	if back && f.renewNow != nil {
+		if rerr, lost := f.lock(); rerr != nil && !lost {
+			f.renewNow()
+		}
 	}
 	renew := ""
 	if rerr, lost := f.lock(); lost {
