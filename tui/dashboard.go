@@ -189,8 +189,15 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		d.rebuild()
 		return d, nil
 	case SnapshotMsg:
+		back := d.state != nil && d.state.Connection != model.Live && msg.State != nil && msg.State.Connection == model.Live
 		d.state = msg.State
 		d.dirty = true
+		if back && d.opts.Lock != nil && d.opts.Lock().RenewErr != "" {
+			// Live again after a renewal failed: an outage longer than
+			// the Lease left it expired, and the next renewal is up to
+			// 20 s away, while other consoles call it stale.
+			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow())
+		}
 		return d, d.maybeRebuild()
 	case frameMsg:
 		d.pending = false
@@ -625,7 +632,7 @@ func (d *Dashboard) quitAsks() bool {
 type lockRenewedMsg struct{}
 
 // renewLockNow renews the lock this console holds at once, back from
-// ctrl+z: stopped, the process renewed nothing, and the Lease may have
+// ctrl+z or from a lost connection: stopped, the process renewed nothing, and the Lease may have
 // gone stale and been cleared or taken meanwhile. The header says what the
 // renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
 // a lost lock is no longer this console's to release (quitAsks).

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
@@ -193,5 +194,38 @@ func TestCtrlZRefusalGoesWithItsReason(t *testing.T) {
 	pa.Update(startedMsg{err: errors.New("refused")})
 	if pa.notice != "" {
 		t.Errorf("the refusal stays after the start ended: %q", pa.notice)
+	}
+}
+
+// Back from a lost connection after a renewal failed, the dashboard renews
+// the lock at once: an outage longer than the Lease left it expired, and
+// the next renewal was up to 20 s away, while other consoles called the
+// live upgrade's lock stale. Live all along, or with no renewal failing,
+// it asks nothing more than its ticker does.
+func TestReconnectionAfterAFailedRenewalRenewsAtOnce(t *testing.T) {
+	var renewErr atomic.Value
+	renewErr.Store("renew upgrade lock: no answer from the API server within 10s")
+	var renewals atomic.Int32
+	lock := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(70 * time.Second), RenewErr: renewErr.Load().(string)}
+	}
+	renew := func() { renewals.Add(1); renewErr.Store("") }
+	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew})
+	live := fixtureMidEtcd()
+	live.Connection = model.Live
+	blind := fixtureMidEtcd()
+	blind.Connection, blind.ConnectionSince = model.Reconnecting, t0
+	a.Update(SnapshotMsg{State: live})
+	if _, cmd := a.Update(SnapshotMsg{State: blind}); runBatch(cmd) != nil {
+		t.Fatal("renewed while reconnecting")
+	}
+	_, cmd := a.Update(SnapshotMsg{State: live})
+	if msg := runBatch(cmd); msg == nil || renewals.Load() != 1 {
+		t.Fatalf("back live after a failed renewal: %d renewals, renewal reported %v; want 1", renewals.Load(), msg != nil)
+	}
+	// Nothing failing: a reconnection renews nothing more.
+	a.Update(SnapshotMsg{State: blind})
+	if _, cmd := a.Update(SnapshotMsg{State: live}); runBatch(cmd) != nil || renewals.Load() != 1 {
+		t.Errorf("renewed again with no renewal failing (%d renewals)", renewals.Load())
 	}
 }
