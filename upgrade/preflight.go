@@ -689,7 +689,7 @@ func checkEtcd(_ context.Context, in *Inputs) model.CheckResult {
 	// condition (pkg/controller/clusters/controlplane.go).
 	if !e.Ready || e.Stale() {
 		return failed(fmt.Sprintf("EtcdadmCluster %s is not ready (%d/%d members healthy, ready=%t, generation %d, observed %d)", e.Name, e.ReadyReplicas, e.Replicas, e.Ready, e.Generation, e.ObservedGeneration),
-			"wait for etcd to become healthy; if it does not, see the etcdadm-controller logs and `upgrade-console watch"+in.conn().String()+"` for the member that is not ready")
+			"wait for etcd to become healthy; if it does not, see the etcdadm-controller logs and `upgrade-console watch "+in.clusterFlags()+"` for the member that is not ready")
 	}
 	return pass(fmt.Sprintf("EtcdadmCluster %s ready, %d/%d members healthy", e.Name, e.ReadyReplicas, e.Replicas))
 }
@@ -716,7 +716,7 @@ func checkControlPlane(_ context.Context, in *Inputs) model.CheckResult {
 	desired := deref(cp.Replicas.Desired, int32(c.ControlPlaneCount))
 	ready := deref(cp.Replicas.Ready, 0)
 	if ready < desired {
-		fix := "wait for the control plane to be ready; `upgrade-console watch" + in.conn().String() + "` shows which machine is not"
+		fix := "wait for the control plane to be ready; `upgrade-console watch " + in.clusterFlags() + "` shows which machine is not"
 		if s := in.CurrentSpec; s.Failure() != "" {
 			fix = failedFix(s, "the control plane ready")
 		}

@@ -50,3 +50,24 @@ func TestPreflightFixesCarryTheConnection(t *testing.T) {
 		t.Errorf("apply access: %q", r.Remediation)
 	}
 }
+
+// A fix that names `upgrade-console watch` names the EKS-A Cluster too: the
+// command refuses to run without --cluster, so pasted with the connection
+// flags alone it only printed a usage error.
+func TestPreflightWatchFixesNameTheCluster(t *testing.T) {
+	conn := model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}
+	const want = "`upgrade-console watch --cluster mgmt --kubeconfig /etc/kc --context prod`"
+	c := &model.EKSACluster{}
+	c.Name, c.Namespace, c.ControlPlaneCount = "mgmt", "default", 3
+	ctx := context.Background()
+
+	s := &model.ClusterState{Cluster: c, Conn: conn, Etcd: &model.EtcdCluster{Meta: model.Meta{Name: "mgmt-etcd"}, Replicas: 3, ReadyReplicas: 3}}
+	if r := checkEtcd(ctx, &Inputs{State: s}); !strings.Contains(r.Remediation, want) {
+		t.Errorf("etcd not ready: %q", r.Remediation)
+	}
+	three, two := int32(3), int32(2)
+	s = &model.ClusterState{Cluster: c, Conn: conn, ControlPlane: &model.ControlPlane{Meta: model.Meta{Name: "mgmt"}, Replicas: model.ReplicaCounts{Desired: &three, Ready: &two}}}
+	if r := checkControlPlane(ctx, &Inputs{State: s}); !strings.Contains(r.Remediation, want) {
+		t.Errorf("control plane not ready: %q", r.Remediation)
+	}
+}

@@ -80,7 +80,8 @@ func (r rollbackRecord) encode() string {
 	return string(b)
 }
 
-func readRollbackRecord(u *unstructured.Unstructured) (*rollbackRecord, error) {
+// env names the cluster and the connection in the command the error gives.
+func readRollbackRecord(u *unstructured.Unstructured, env *Env) (*rollbackRecord, error) {
 	v, ok := u.GetAnnotations()[AnnotationEtcdRollback]
 	if !ok {
 		return nil, nil
@@ -89,7 +90,7 @@ func readRollbackRecord(u *unstructured.Unstructured) (*rollbackRecord, error) {
 	if err := json.Unmarshal([]byte(v), &r); err != nil || r.NewMachine == "" {
 		return nil, &model.InputError{Source: ref("Cluster", u.GetNamespace(), u.GetName()), Field: "metadata.annotations." + AnnotationEtcdRollback,
 			Problem: "not a rollback record written by upgrade-console",
-			Fix:     "remove the annotation with `upgrade-console lock clear paused` once you know no rollback is running"}
+			Fix:     "remove the annotation with `upgrade-console lock clear paused " + env.clusterFlags() + "` once you know no rollback is running"}
 	}
 	return &r, nil
 }
@@ -157,7 +158,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	if err != nil {
 		return nil, err
 	}
-	rec, err := readRollbackRecord(cluster)
+	rec, err := readRollbackRecord(cluster, env)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +496,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			if err != nil {
 				return false, "", err
 			}
-			r, err := readRollbackRecord(u)
+			r, err := readRollbackRecord(u, env)
 			if err != nil {
 				return false, "", err
 			}
@@ -515,7 +516,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			}
 			// Finish the record as step 1 wrote it (its start time is
 			// when that step ran, after this plan was made).
-			if r, err := readRollbackRecord(u); err == nil && r != nil {
+			if r, err := readRollbackRecord(u, env); err == nil && r != nil {
 				doneRec = *r
 				doneRec.Phase = "done"
 			}
@@ -556,7 +557,7 @@ func resumeSafe(rec *rollbackRecord, machines []machine, e *Env) Precondition {
 	p := Precondition{Name: "resume-safe", Description: "the new member is still not ready and every old member is in place"}
 	p.OK, p.Detail = stuckAtNewMember(rec, machines, "while the rollback was interrupted")
 	if !p.OK {
-		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force" + e.Conn.String() + "` (recorded)"
+		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force " + e.clusterFlags() + "` (recorded)"
 	}
 	return p
 }
@@ -913,7 +914,7 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 				if errors.As(err, &ie) {
 					return snapshotSrc{}, &model.InputError{Source: path, Field: ie.Field,
 						Problem: started + ", and it cannot be used now: " + ie.Problem,
-						Fix:     "run it again with --snapshot-file naming a copy of that file (for instance from the machine that started the rollback); if the copy is lost and etcd is healthy, end the rollback with `upgrade-console lock clear paused --force" + e.Conn.String() + "` (recorded)"}
+						Fix:     "run it again with --snapshot-file naming a copy of that file (for instance from the machine that started the rollback); if the copy is lost and etcd is healthy, end the rollback with `upgrade-console lock clear paused --force " + e.clusterFlags() + "` (recorded)"}
 				}
 				return snapshotSrc{}, err
 			}

@@ -75,7 +75,7 @@ func (w *world) record() *rollbackRecord {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	r, err := readRollbackRecord(c)
+	r, err := readRollbackRecord(c, w.env)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	}
 	if c, err := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
-	} else if rec, err := readRollbackRecord(c); err != nil || rec == nil || !rec.StartedAt.Equal(w.now) {
+	} else if rec, err := readRollbackRecord(c, w.env); err != nil || rec == nil || !rec.StartedAt.Equal(w.now) {
 		t.Errorf("rollback record %+v (%v): startedAt should be when it ran, %s", rec, err, w.now.UTC())
 	}
 	got := w.rollbackState()

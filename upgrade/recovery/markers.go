@@ -202,7 +202,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	paused.confirm = env.Cluster
 	var rollbackRunning string // why, when an etcd rollback is not finished
 	if paused.State != MarkerNotSet {
-		rec, _ := readRollbackRecord(cluster)
+		rec, _ := readRollbackRecord(cluster, env)
 		if rec != nil && rec.Phase == "running" {
 			rollbackRunning = fmt.Sprintf("an etcd rollback started by %s at %s is not finished: it clears this marker at its end; run `etcd rollback` again to finish it", rec.By, rec.StartedAt.Format(time.RFC3339))
 		}
@@ -436,7 +436,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			if !ok {
 				if id == MarkerKCPPaused || id == MarkerEtcdUpgrading {
 					return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "the cluster has no object carrying this marker",
-						Fix: "see `upgrade-console lock status" + env.Conn.String() + "`"}
+						Fix: "see `upgrade-console lock status " + env.clusterFlags() + "`"}
 				}
 				return nil, markers, &model.InputError{Source: "lock clear " + id, Problem: "unknown marker",
 					Fix: "use one of " + strings.Join(MarkerIDs, ", ") + " or node-label/NODE"}
@@ -686,9 +686,9 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		}
 	}
 	if len(unread) > 0 {
-		out := []string{"Not readable with this identity: " + strings.Join(unread, ", ") + " (see `upgrade-console lock status" + env.Conn.String() + "`)."}
+		out := []string{"Not readable with this identity: " + strings.Join(unread, ", ") + " (see `upgrade-console lock status " + env.clusterFlags() + "`)."}
 		if len(left) > 0 {
-			out = append(out, "Still set: "+strings.Join(left, ", ")+" (see `upgrade-console lock status"+env.Conn.String()+"`).")
+			out = append(out, "Still set: "+strings.Join(left, ", ")+" (see `upgrade-console lock status "+env.clusterFlags()+"`).")
 		}
 		return out
 	}
@@ -704,7 +704,7 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		}
 		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
 	}
-	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status" + env.Conn.String() + "`)."}
+	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status " + env.clusterFlags() + "`)."}
 }
 
 // specNotReached is why the EKS-A Cluster has not reached its spec, by the

@@ -754,3 +754,23 @@ func TestLockClearPausedSaysItStartsAPendingSpec(t *testing.T) {
 		t.Errorf("--all: %v, notes %q %+v", err, all.Notes, markerStates(ms))
 	}
 }
+
+// What a partial clear leaves set is shown with a `lock status` that names
+// the cluster: without --cluster the command only printed a usage error.
+func TestLockClearClosingLockStatusNamesTheCluster(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	w.env.Conn = model.ConnFlags{{Name: "context", Value: "prod"}}
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	want := "`upgrade-console lock status --cluster " + w.cluster + " --context prod`"
+	if got := strings.Join(rep.Closing, "\n"); !strings.Contains(got, "Still set") || !strings.Contains(got, want) {
+		t.Errorf("closing = %q, want it to name %s", got, want)
+	}
+}

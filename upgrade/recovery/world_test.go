@@ -333,7 +333,7 @@ func (w *world) rollbackState() rollbackState {
 		w.t.Fatal(err)
 	}
 	s.EKSAPaused = c.GetAnnotations()[model.AnnotationEKSAPaused] == "true"
-	if r, _ := readRollbackRecord(c); r != nil {
+	if r, _ := readRollbackRecord(c, w.env); r != nil {
 		s.Record = r.Phase + " " + r.NewMachine + " " + strings.Join(r.OldMachines, ",")
 	}
 	ms, err := w.env.etcdMachines(w.ctx)
