@@ -145,14 +145,18 @@ func lockStatus(p *Progress) string {
 // ClusterFlags name the cluster in a command the operator pastes:
 // --cluster, -n outside the default namespace, and the connection flags.
 func (c *EKSACluster) ClusterFlags(conn ConnFlags) string {
-	return "--cluster " + c.Name + namespaceFlag(c) + conn.String()
+	return ClusterArgs(c.Name, c.Namespace, conn)
 }
 
-func namespaceFlag(c *EKSACluster) string {
-	if c.Namespace == "" || c.Namespace == "default" {
-		return ""
+// ClusterArgs name the EKS-A Cluster name in namespace, and the connection,
+// in a command the operator pastes: -n outside the default namespace, so
+// that the command reaches the same Cluster as the console that printed it.
+func ClusterArgs(name, namespace string, conn ConnFlags) string {
+	s := "--cluster " + name
+	if namespace != "" && namespace != "default" {
+		s += " -n " + namespace
 	}
-	return " -n " + c.Namespace
+	return s + conn.String()
 }
 
 func joinDetail(parts ...string) string {

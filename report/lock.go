@@ -15,16 +15,16 @@ type lockWatch struct {
 	stale  bool
 }
 
-// cluster names the EKS-A Cluster in the fixes, and conn the console's
-// connection, so they can be pasted.
-func (w *lockWatch) observe(l *model.Lock, cluster string, conn model.ConnFlags, now time.Time) []Line {
-	return w.observeSeen(l, cluster, conn, now, now)
+// cluster and namespace name the EKS-A Cluster in the fixes, and conn the
+// console's connection, so they can be pasted.
+func (w *lockWatch) observe(l *model.Lock, cluster, namespace string, conn model.ConnFlags, now time.Time) []Line {
+	return w.observeSeen(l, cluster, namespace, conn, now, now)
 }
 
 // observeSeen is observe with the lease judged at seen, the latest moment
 // the watch's view of it holds for (ClusterState.LockSeenAt): a watch that
 // reconnects sees no renewal, which does not make the lease stale.
-func (w *lockWatch) observeSeen(l *model.Lock, cluster string, conn model.ConnFlags, now, seen time.Time) []Line {
+func (w *lockWatch) observeSeen(l *model.Lock, cluster, namespace string, conn model.ConnFlags, now, seen time.Time) []Line {
 	holder, stale := "", false
 	if l.Held() {
 		// Printed: whoever may update the Lease writes it.
@@ -45,10 +45,10 @@ func (w *lockWatch) observeSeen(l *model.Lock, cluster string, conn model.ConnFl
 		text = "released by " + w.holder
 	case stale && l.Kept != "":
 		text = "held by " + named + ", kept when its console stopped following: " + l.Kept +
-			" (check the cluster, then clear it with `upgrade-console lock clear lease --cluster " + cluster + conn.String() + "`)"
+			" (check the cluster, then clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"
 	case stale:
 		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
-			" (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster " + cluster + conn.String() + "`)"
+			" (if no upgrade is running, clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"
 	case holder == w.holder:
 		text = "renewed again by " + holder
 	default:

@@ -32,7 +32,7 @@ func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
 	}
 	var w lockWatch
 	for i, st := range steps {
-		got := w.observe(st.lock, "mgmt", nil, st.now)
+		got := w.observe(st.lock, "mgmt", "", nil, st.now)
 		switch {
 		case st.want == "" && len(got) != 0:
 			t.Errorf("step %d: %v, want nothing", i, got)
@@ -47,11 +47,11 @@ func TestLockWatchSaysWhoHoldsItAndWhenItGoesStale(t *testing.T) {
 func TestLockWatchNamesWhoTheHolderIsAuthenticatedAs(t *testing.T) {
 	l := &model.Lock{HolderIdentity: "root@bastion/3f2a9c1e", AcquireTime: t0, RenewTime: t0, Duration: time.Minute, AuthenticatedAs: "system:serviceaccount:ops:alice"}
 	var w lockWatch
-	got := w.observe(l, "mgmt", nil, t0)
+	got := w.observe(l, "mgmt", "", nil, t0)
 	if want := "held by root@bastion/3f2a9c1e (authenticated as system:serviceaccount:ops:alice) since 2026-11-21T12:00:00Z"; len(got) != 1 || got[0].Text != want {
 		t.Errorf("%v, want %q", got, want)
 	}
-	if got := w.observe(&model.Lock{}, "mgmt", nil, t0); len(got) != 1 || got[0].Text != "released by root@bastion/3f2a9c1e" {
+	if got := w.observe(&model.Lock{}, "mgmt", "", nil, t0); len(got) != 1 || got[0].Text != "released by root@bastion/3f2a9c1e" {
 		t.Errorf("released: %v", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestForbiddenLeaseIsNotAPane(t *testing.T) {
 // its control characters are escaped.
 func TestLockWatchEscapesTheHolder(t *testing.T) {
 	var w lockWatch
-	got := w.observe(&model.Lock{HolderIdentity: "eve\r\x1b[2Klock: none@x/1", AcquireTime: t0, RenewTime: t0, Duration: time.Minute}, "mgmt", nil, t0)
+	got := w.observe(&model.Lock{HolderIdentity: "eve\r\x1b[2Klock: none@x/1", AcquireTime: t0, RenewTime: t0, Duration: time.Minute}, "mgmt", "", nil, t0)
 	if len(got) != 1 || strings.ContainsAny(got[0].Text, "\r\x1b") || !strings.Contains(got[0].Text, `eve\r\x1b[2Klock: none@x/1`) {
 		t.Errorf("lines %q, want the holder with its control characters escaped", got)
 	}

@@ -208,7 +208,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			// 10m ago") are the outcome line's.
 			if j, o := judge.Observe(prevP, now); o == outcome || o == Running {
 				judge, outcome = j, o
-				return emit(append(lock.observeSeen(cur.Lock, clusterName(cur), cur.Conn, now, cur.LockSeenAt(now)), outcomeLine(now)...))
+				return emit(append(lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now)), outcomeLine(now)...))
 			}
 		}
 		p := deriver.Derive(cur, popts, now)
@@ -245,7 +245,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			return emit(lines)
 		}
 		judge, outcome = judge.Observe(p, now)
-		lines = append(lines, lock.observeSeen(cur.Lock, clusterName(cur), cur.Conn, now, cur.LockSeenAt(now))...)
+		lines = append(lines, lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now))...)
 		decided := now
 		if outcome == Done && reported != Done && opts.Confirm != nil {
 			cctx, cancel := context.WithTimeout(ctx, model.ConfirmWithin)
@@ -385,4 +385,11 @@ func clusterName(s *model.ClusterState) string {
 		return ""
 	}
 	return s.Cluster.Name
+}
+
+func clusterNamespace(s *model.ClusterState) string {
+	if s == nil || s.Cluster == nil {
+		return ""
+	}
+	return s.Cluster.Namespace
 }

@@ -181,7 +181,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 			Object: object, Error: err.Error(),
 		}))
 	}()
-	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, Holder: d.Holder,
+	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, ClusterNamespace: plan.Namespace, Holder: d.Holder,
 		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit, Conn: d.Conn}
 	h, err := locker.Hold(ctx, d.clock())
 	if err != nil {

@@ -180,13 +180,15 @@ type LockHeldError struct {
 	// Cluster is the EKS-A Cluster the lock is for, and Conn the console's
 	// connection flags, so the fix can be pasted as it is.
 	Cluster string
-	Conn    model.ConnFlags
+	// ClusterNamespace is the EKS-A Cluster's namespace.
+	ClusterNamespace string
+	Conn             model.ConnFlags
 }
 
 func (e *LockHeldError) Error() string {
 	if e.Stale {
-		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster %s%s`",
-			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), e.Cluster, e.Conn)
+		return fmt.Sprintf("upgrade lock Lease %s/%s is stale: %s; if no upgrade is running, clear it with `upgrade-console lock clear lease %s`",
+			e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now), model.ClusterArgs(e.Cluster, e.ClusterNamespace, e.Conn))
 	}
 	return fmt.Sprintf("another console holds the upgrade lock (an upgrade or a recovery action of its own under way): Lease %s/%s %s",
 		e.Status.Namespace, e.Status.Name, e.Status.Describe(e.Now))
@@ -201,9 +203,12 @@ type Locker struct {
 	Kube      kubernetes.Interface
 	Namespace string // eksa-system
 	Cluster   string
-	Holder    Holder
-	Duration  time.Duration
-	Clock     clock.PassiveClock
+	// ClusterNamespace is the EKS-A Cluster's namespace, which the commands
+	// its messages suggest name (-n) outside the default one.
+	ClusterNamespace string
+	Holder           Holder
+	Duration         time.Duration
+	Clock            clock.PassiveClock
 	// Audit records every write to the Lease. Required for the writes
 	// (Acquire, Renew, Keep, Release): without it they are ErrNoAudit.
 	// When it knows who the API server authenticated the console as (an
@@ -221,7 +226,9 @@ func (l *Locker) name() string { return LockName(l.Cluster) }
 
 // clusterFlags name the cluster and the connection in a command the
 // operator pastes.
-func (l *Locker) clusterFlags() string { return "--cluster " + l.Cluster + l.Conn.String() }
+func (l *Locker) clusterFlags() string {
+	return model.ClusterArgs(l.Cluster, l.ClusterNamespace, l.Conn)
+}
 
 // identityRecorder is an audit log that knows who the API server
 // authenticated the console as: *Auditor.
@@ -396,7 +403,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	}
 	cur := statusFromLease(existing)
 	if cur.Held() && cur.HolderIdentity != l.Holder.String() {
-		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster, Conn: l.Conn}
+		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster, ClusterNamespace: l.ClusterNamespace, Conn: l.Conn}
 	}
 	// A released lease (no holder) or our own: take it over, conditional on
 	// the resourceVersion just read.
@@ -448,7 +455,7 @@ func (l *Locker) lostRace(ctx context.Context) error {
 	if st == nil {
 		return fmt.Errorf("upgrade lock Lease %s/%s changed while taking it (it was then released); try again", l.ns(), l.name())
 	}
-	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now()), Cluster: l.Cluster, Conn: l.Conn}
+	return &LockHeldError{Status: st, Now: l.now(), Stale: st.Expired(l.now()), Cluster: l.Cluster, ClusterNamespace: l.ClusterNamespace, Conn: l.Conn}
 }
 
 // Renew extends the lease. ErrLockLost when another holder is recorded or the

@@ -508,7 +508,11 @@ func (in *Inputs) clusterName() string {
 // clusterFlags name the cluster and the console's connection in a command
 // the operator pastes (not audit's: it reads a local file).
 func (in *Inputs) clusterFlags() string {
-	return "--cluster " + in.clusterName() + in.conn().String()
+	ns := ""
+	if in.State != nil && in.State.Cluster != nil {
+		ns = in.State.Cluster.Namespace
+	}
+	return model.ClusterArgs(in.clusterName(), ns, in.conn())
 }
 
 // conn are the console's connection flags, for the commands a fix names.

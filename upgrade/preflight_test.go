@@ -118,7 +118,7 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagedByCLI, "true"))
 		})
-		expectFail(t, CheckReconcileNotPaused, model.AnnotationManagedByCLI, "lock clear managed-by-cli paused --cluster "+name+" --force")
+		expectFail(t, CheckReconcileNotPaused, model.AnnotationManagedByCLI, "lock clear managed-by-cli paused --cluster "+name+" -n "+w.ns+" --force")
 		w.cluster(t, false, func(u *unstructured.Unstructured) {
 			u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagedByCLI, ""))
 		})
@@ -217,7 +217,7 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		w.labelNode(t, node, "true")
 		t.Cleanup(func() { w.labelNode(t, node, "") })
 		// The recorded command, not a kubectl label the audit log misses.
-		expectFail(t, CheckNodeUpgradeLabel, node, "`upgrade-console lock clear node-label/"+node+" --cluster "+w.cfg.ClusterName+"` (recorded)")
+		expectFail(t, CheckNodeUpgradeLabel, node, "`upgrade-console lock clear node-label/"+node+" --cluster "+w.cfg.ClusterName+" -n "+w.ns+"` (recorded)")
 		w.labelNode(t, node, "")
 		w.waitCheck(t, p, CheckNodeUpgradeLabel, model.CheckPass)
 	})

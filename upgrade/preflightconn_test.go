@@ -71,3 +71,18 @@ func TestPreflightWatchFixesNameTheCluster(t *testing.T) {
 		t.Errorf("control plane not ready: %q", r.Remediation)
 	}
 }
+
+// The commands a fix names reach the same EKS-A Cluster as the console: one
+// outside the default namespace is named with -n, in every command (the
+// lock's commands left it out, and pasted they read Cluster default/mgmt).
+func TestPreflightFixesNameTheClusterNamespace(t *testing.T) {
+	conn := model.ConnFlags{{Name: "context", Value: "prod"}}
+	c := &model.EKSACluster{}
+	c.Name, c.Namespace, c.Annotations = "mgmt", "clusters", map[string]string{model.AnnotationEKSAPaused: "true"}
+	r := checkPaused(context.Background(), &Inputs{State: &model.ClusterState{Cluster: c, Conn: conn}})
+	for _, want := range []string{"`upgrade-console lock status --cluster mgmt -n clusters --context prod`", "`upgrade-console lock clear paused --cluster mgmt -n clusters --context prod`"} {
+		if !strings.Contains(r.Remediation, want) {
+			t.Errorf("paused: %q, want %s", r.Remediation, want)
+		}
+	}
+}

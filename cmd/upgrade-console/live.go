@@ -63,7 +63,9 @@ func (lv *live) auditTarget() auditTarget { return auditTarget{lv.context, lv.cl
 
 // clusterFlags name the cluster and the connection in a command the
 // operator pastes.
-func (lv *live) clusterFlags(cluster string) string { return "--cluster " + cluster + lv.conn.String() }
+func (lv *live) clusterFlags(cluster string) string {
+	return model.ClusterArgs(cluster, lv.namespace, lv.conn)
+}
 
 // connect reads the spec, connects with the kubeconfig flags and waits for
 // the first complete snapshot.

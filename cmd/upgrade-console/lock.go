@@ -164,7 +164,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	writeMarkers(out, ms, now, "--cluster "+o.cluster+g.conn.String())
+	writeMarkers(out, ms, now, model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
 	return nil
 }
 
@@ -236,8 +236,8 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 				}
 			}
 			if len(others) > 0 {
-				fmt.Fprintf(out, "  stale: %s; clear them with `upgrade-console lock clear %s --cluster %s%s` (or --all)\n",
-					strings.Join(others, ", "), strings.Join(others, " "), o.cluster, g.conn)
+				fmt.Fprintf(out, "  stale: %s; clear them with `upgrade-console lock clear %s %s` (or --all)\n",
+					strings.Join(others, ", "), strings.Join(others, " "), model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
 			}
 		}
 		for _, n := range p.Notes {

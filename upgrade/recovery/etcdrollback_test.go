@@ -239,7 +239,7 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
 		// Quoted: the dialog keeps a quoted command on one line (it split
 		// it at 60 columns).
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+" --context prod`") ||
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+" -n "+w.ns+" --context prod`") ||
 		!strings.Contains(strings.Join(rep.Closing, "\n"), "etcdctl member remove") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
@@ -996,7 +996,7 @@ func TestRollbackClosingNamesAKeptLock(t *testing.T) {
 	w.lease("alice@laptop/3f2a9c1e", time.Now())
 	w.keepLease("upgrade failed: etcd")
 	got := strings.Join(w.env.rollbackClosing(w.ctx), "\n")
-	if !strings.Contains(got, "The upgrade lock is kept by alice@laptop") || !strings.Contains(got, "`upgrade-console lock clear lease --cluster "+w.cluster+"`") {
+	if !strings.Contains(got, "The upgrade lock is kept by alice@laptop") || !strings.Contains(got, "`upgrade-console lock clear lease --cluster "+w.cluster+" -n "+w.ns+"`") {
 		t.Errorf("closing does not name the kept lock:\n%s", got)
 	}
 }

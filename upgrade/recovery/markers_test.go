@@ -769,8 +769,21 @@ func TestLockClearClosingLockStatusNamesTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
 	}
-	want := "`upgrade-console lock status --cluster " + w.cluster + " --context prod`"
+	want := "`upgrade-console lock status --cluster " + w.cluster + " -n " + w.ns + " --context prod`"
 	if got := strings.Join(rep.Closing, "\n"); !strings.Contains(got, "Still set") || !strings.Contains(got, want) {
 		t.Errorf("closing = %q, want it to name %s", got, want)
+	}
+}
+
+// lock clear's closing names the Cluster's namespace: without -n, the
+// pasted lock status read the default namespace's Cluster of that name.
+func TestLockClearClosingNamesTheClusterNamespace(t *testing.T) {
+	env := &Env{Cluster: "mgmt", ClusterNamespace: "clusters", Conn: model.ConnFlags{{Name: "context", Value: "prod"}}}
+	if got, want := env.clusterFlags(), "--cluster mgmt -n clusters --context prod"; got != want {
+		t.Errorf("clusterFlags = %q, want %q", got, want)
+	}
+	env.ClusterNamespace = "default"
+	if got, want := env.clusterFlags(), "--cluster mgmt --context prod"; got != want {
+		t.Errorf("clusterFlags = %q, want %q", got, want)
 	}
 }

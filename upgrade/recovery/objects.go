@@ -54,7 +54,7 @@ type Env struct {
 
 // clusterFlags name the cluster and the connection in a command the
 // operator pastes.
-func (e *Env) clusterFlags() string { return "--cluster " + e.Cluster + e.Conn.String() }
+func (e *Env) clusterFlags() string { return model.ClusterArgs(e.Cluster, e.ClusterNamespace, e.Conn) }
 
 func (e *Env) holder() upgrade.Holder {
 	if e.Holder == (upgrade.Holder{}) {
@@ -69,7 +69,7 @@ func (e *Env) holder() upgrade.Holder {
 // failed and kept it) is taken over; one this console's own upgrade holds is
 // left to that upgrade, which renews and releases it.
 func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context.Context) error, error) {
-	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, Holder: e.holder(), Audit: audit, Conn: e.Conn}
+	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, ClusterNamespace: e.ClusterNamespace, Holder: e.holder(), Audit: audit, Conn: e.Conn}
 	st, err := locker.Status(ctx)
 	if err != nil {
 		return nil, err
