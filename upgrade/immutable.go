@@ -79,8 +79,8 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 		return pass("no field that EKS-A keeps for the cluster's life changes")
 	}
 	return failed(strings.Join(changed, "; "),
-		fmt.Sprintf("keep these fields in %s as the cluster has them (`kubectl get clusters.anywhere.eks.amazonaws.com %s -n %s -o yaml`): EKS-A's CLI refuses to upgrade a cluster they change, and its controller does not move a running cluster to new ones",
-			in.Target.Spec.Path, in.Current.Cluster.GetName(), in.Current.Cluster.GetNamespace()))
+		fmt.Sprintf("keep these fields in %s as the cluster has them (`kubectl%s get clusters.anywhere.eks.amazonaws.com %s -n %s -o yaml`): EKS-A's CLI refuses to upgrade a cluster they change, and its controller does not move a running cluster to new ones",
+			in.Target.Spec.Path, in.conn(), in.Current.Cluster.GetName(), in.Current.Cluster.GetNamespace()))
 }
 
 func valueAt(spec map[string]any, f immutableField) (any, bool) {

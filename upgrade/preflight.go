@@ -338,7 +338,7 @@ func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 		return failed(msg, fix)
 	}
 	if t.BundlesFile != "" && t.Bundles != nil {
-		if r := checkBundlesFile(t); r.Status != model.CheckPass {
+		if r := checkBundlesFile(t, in.conn()); r.Status != model.CheckPass {
 			return r
 		}
 	}
@@ -413,7 +413,8 @@ func joinLines(s string) string {
 // EKSARelease names: the plan shows the file's components, while the
 // controller installs the release's. Another release's file showed a real
 // upgrade as "all components are up to date" (or as a downgrade).
-func checkBundlesFile(t *Target) model.CheckResult {
+// conn are the console's connection flags, which its kubectl carries.
+func checkBundlesFile(t *Target, conn model.ConnFlags) model.CheckResult {
 	if t.Release.BundlesRefName == "" {
 		return pass("")
 	}
@@ -435,11 +436,11 @@ func checkBundlesFile(t *Target) model.CheckResult {
 		}
 		return failed(fmt.Sprintf("--to-bundles %s differs from the cluster's Bundles %s/%s, which the controller installs (here: the file; there: the cluster): %s%s",
 			t.BundlesFile, cmp.Or(t.Release.BundlesRefNamespace, "eksa-system"), t.Release.BundlesRefName, strings.Join(diff, "; "), more),
-			"leave --to-bundles out (the plan then reads the cluster's), or give it the cluster's copy (`kubectl -n "+cmp.Or(t.Release.BundlesRefNamespace, "eksa-system")+" get bundles "+t.Release.BundlesRefName+" -o yaml`)")
+			"leave --to-bundles out (the plan then reads the cluster's), or give it the cluster's copy (`kubectl"+conn.String()+" -n "+cmp.Or(t.Release.BundlesRefNamespace, "eksa-system")+" get bundles "+t.Release.BundlesRefName+" -o yaml`)")
 	}
 	return failed(fmt.Sprintf("--to-bundles %s is Bundles %s, but EKSARelease %s (spec.eksaVersion %s) names Bundles %s: the plan would not show what the controller installs",
 		t.BundlesFile, cmp.Or(t.Bundles.Name, "(unnamed)"), t.Release.Name, t.EksaVersion, t.Release.BundlesRefName),
-		fmt.Sprintf("give --to-bundles the Bundles %s (`kubectl -n %s get bundles %s -o yaml`), or leave --to-bundles out", t.Release.BundlesRefName, cmp.Or(t.Release.BundlesRefNamespace, "eksa-system"), t.Release.BundlesRefName))
+		fmt.Sprintf("give --to-bundles the Bundles %s (`kubectl%s -n %s get bundles %s -o yaml`), or leave --to-bundles out", t.Release.BundlesRefName, conn, cmp.Or(t.Release.BundlesRefNamespace, "eksa-system"), t.Release.BundlesRefName))
 }
 
 func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
@@ -447,7 +448,7 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 	_, tgt := in.eksaVersions()
 	if installed == "" || tgt == "" {
 		return warn("the management components' version is unknown (no "+model.AnnotationManagementComponentsVersion+" annotation and no spec.eksaVersion)",
-			"check the EKS-A controller's version: kubectl -n eksa-system get deploy eksa-controller-manager -o wide")
+			"check the EKS-A controller's version: `kubectl"+in.conn().String()+" -n eksa-system get deploy eksa-controller-manager -o wide`")
 	}
 	if err := in.Current.ManagementErr; err != nil {
 		// The diff's management rows then come from the cluster's release.
@@ -671,7 +672,7 @@ func checkFailure(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if cp := in.State.ControlPlane; cp != nil && cp.FailureMessage != "" {
 		return failed(fmt.Sprintf("KubeadmControlPlane %s reports a failure: %s", cp.Name, cp.FailureMessage),
-			"fix the control plane first (kubectl -n eksa-system describe kubeadmcontrolplane "+cp.Name+")")
+			"fix the control plane first (`kubectl"+in.conn().String()+" -n eksa-system describe kubeadmcontrolplane "+cp.Name+"`)")
 	}
 	return pass("no failureMessage on the Cluster or the control plane")
 }
@@ -790,7 +791,7 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 	sort.Strings(notReady)
 	if len(notReady) > 0 {
 		return failed(fmt.Sprintf("%d of %d nodes not Ready: %s", len(notReady), in.State.Nodes.Len(), strings.Join(notReady, ", ")),
-			"bring the nodes back (kubectl describe node), or skip this check if the upgrade replaces them")
+			"bring the nodes back (`kubectl"+in.conn().String()+" describe node`), or skip this check if the upgrade replaces them")
 	}
 	if in.State.Nodes.Len() == 0 {
 		return warn("no Node objects visible", "check the kubeconfig points at the management cluster itself")

@@ -86,3 +86,24 @@ func TestPreflightFixesNameTheClusterNamespace(t *testing.T) {
 		}
 	}
 }
+
+// The read-only kubectl a check's fix names reaches the same cluster as the
+// console: pasted into a shell on another context, it showed that cluster's
+// Bundles (to be given to --to-bundles) or its control plane.
+func TestPreflightKubectlFixesCarryTheConnection(t *testing.T) {
+	conn := model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}
+	const flags = " --kubeconfig /etc/kc --context prod"
+	tg := &Target{BundlesFile: "b.yaml", Bundles: &model.Bundles{Name: "bundles-78"},
+		Release: &model.EKSARelease{Name: "eksa-v0-21-2", BundlesRefName: "bundles-84", BundlesRefNamespace: "eksa-system"}}
+	if r := checkBundlesFile(tg, conn); !strings.Contains(r.Remediation, "`kubectl"+flags+" -n eksa-system get bundles bundles-84 -o yaml`") {
+		t.Errorf("bundles file: %q", r.Remediation)
+	}
+	c := &model.EKSACluster{}
+	c.Name, c.Namespace = "mgmt", "default"
+	cp := &model.ControlPlane{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}}
+	cp.FailureMessage = "boom"
+	s := &model.ClusterState{Cluster: c, Conn: conn, ControlPlane: cp}
+	if r := checkFailure(context.Background(), &Inputs{State: s}); !strings.Contains(r.Remediation, "`kubectl"+flags+" -n eksa-system describe kubeadmcontrolplane mgmt`") {
+		t.Errorf("control plane failure: %q", r.Remediation)
+	}
+}
