@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -116,7 +117,15 @@ type detailHistory struct {
 	err    error
 	// gen counts the replies taken, for detailKey.
 	gen int
+	// read numbers the detail's read (historyReads): the reply it takes.
+	read uint64
 }
+
+// historyReads numbers the details' reads. A detail closed and opened
+// again on the same machine names the same subject: the reply of the
+// earlier opening's read (one that failed on an API server that stopped
+// answering) must not stand for its own.
+var historyReads atomic.Uint64
 
 type historyState int
 
@@ -128,21 +137,21 @@ const (
 	historyFailed
 )
 
-// historyMsg is the reply to a detail's read. It names the detail's
-// subject: a reply that arrives once the detail closed, or was reopened on
-// another machine, is dropped.
+// historyMsg is the reply to a detail's read. It names the read: a reply
+// that arrives once the detail closed, or was reopened, on this machine or
+// another, is dropped.
 type historyMsg struct {
-	machine, node string
-	events        []model.Event
-	err           error
+	read   uint64
+	events []model.Event
+	err    error
 }
 
 // readHistory reads the subjects' events; it is given all it needs, as a
 // command must not read the model it runs beside.
-func readHistory(read func(context.Context, []model.EventSubject) ([]model.Event, error), machine, node string, subjects []model.EventSubject) tea.Cmd {
+func readHistory(read func(context.Context, []model.EventSubject) ([]model.Event, error), n uint64, subjects []model.EventSubject) tea.Cmd {
 	return func() tea.Msg {
 		evs, err := read(context.Background(), subjects)
-		return historyMsg{machine: machine, node: node, events: evs, err: err}
+		return historyMsg{read: n, events: evs, err: err}
 	}
 }
 
@@ -158,8 +167,8 @@ func newNodeDetail(src nodeDetailSource, r nodeRow, read func(context.Context, [
 	if read != nil && src != nil {
 		in := src.nodeDetailInput()
 		o, _ := v.find(in.state)
-		v.history.state = historyLoading
-		v.fetch = readHistory(read, v.machine, v.node, historySubjects(v.machine, v.node, o, in.state))
+		v.history.state, v.history.read = historyLoading, historyReads.Add(1)
+		v.fetch = readHistory(read, v.history.read, historySubjects(v.machine, v.node, o, in.state))
 	}
 	return v
 }
@@ -236,7 +245,7 @@ func (v *nodeDetail) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return v, v.handleKey(msg)
 	case historyMsg:
-		if msg.machine != v.machine || msg.node != v.node || v.history.state == historyNone {
+		if msg.read != v.history.read || v.history.state != historyLoading {
 			return v, nil
 		}
 		v.history.gen++

@@ -227,3 +227,30 @@ func TestHistorySubjectsFollowTheOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeDetailDropsTheReplyOfAnEarlierOpening: a detail closed and
+// opened again on the same machine takes the reply of its own read only.
+// The first read, stuck on an API server that stopped answering, fails
+// when its bound passes: taken by the second opening, it said its events
+// were not read while its own read was under way, or, arriving after it,
+// took back the events it had read.
+func TestNodeDetailDropsTheReplyOfAnEarlierOpening(t *testing.T) {
+	s, f := historyFixture()
+	app := historyApp(t, s, f)
+	f.err = errors.New("context deadline exceeded")
+	_, first := openHistory(t, app, "b8k4m")
+	pressRun(t, app, tea.KeyPressMsg{Code: tea.KeyEscape})
+	pressApp(t, app, tea.KeyPressMsg{Code: tea.KeyEscape}) // the filter
+	f.err = nil
+	v, own := openHistory(t, app, "b8k4m")
+
+	app.Update(first)
+	if body := detailBody(v); strings.Contains(body, "not read from the API server") || !strings.Contains(body, "loading events…") {
+		t.Fatalf("the reply of an earlier opening was taken while the detail's own read was under way:\n%s", body)
+	}
+	app.Update(own)
+	app.Update(first)
+	if body := detailBody(v); strings.Contains(body, "not read from the API server") || !strings.Contains(body, "NodeUpgradeStarted") {
+		t.Fatalf("the reply of an earlier opening took back the events the detail read:\n%s", body)
+	}
+}
