@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 )
 
 // Tracking follows the EKS-A controller after the apply, as the CLI's Applier
@@ -105,9 +106,20 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		lastSummary string
 		// last is the progress last judged: the judge words it.
 		last model.Progress
+		// resume tells a tracker that did not run for a while (Ctrl-Z,
+		// SIGSTOP, a laptop asleep), as watch --plain and the dashboard.
+		resume report.Resume
 	)
 	for {
 		now := clk.Now()
+		if gap, stopped := resume.Look(now); stopped && o.OnProgress != nil {
+			lastSummary = report.ResumedText(gap)
+			o.OnProgress(model.Progress{Summary: lastSummary})
+		}
+		// The source's cache is as old as the stop, and judged at the time
+		// now a failure seen a moment before it read as one that stayed
+		// the whole grace: nothing is judged until it has caught up.
+		catchingUp := resume.CatchingUp(now)
 		// Every poll is one observation, as every poll is one for the CLI's
 		// count of consecutive successes: a watch publishes nothing while
 		// nothing changes, so counting only new snapshots could wait forever
@@ -116,7 +128,7 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		if o.OnPoll != nil {
 			o.OnPoll(s)
 		}
-		if s != nil {
+		if s != nil && !catchingUp {
 			p := progressOf(s, o, now)
 			var outcome model.Outcome
 			judge, outcome = judge.Observe(p, now)
