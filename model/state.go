@@ -429,6 +429,29 @@ type Event struct {
 	ResourceVersion uint64
 }
 
+// Newer orders events newest first: by LastTimestamp, then, within the
+// same time (one second for most events), by resourceVersion, larger
+// (written later) first.
+func (e *Event) Newer(than *Event) bool {
+	if !e.LastTimestamp.Equal(than.LastTimestamp) {
+		return e.LastTimestamp.After(than.LastTimestamp)
+	}
+	return e.ResourceVersion > than.ResourceVersion
+}
+
+// Identity tells one Event object from another: its UID, else its
+// namespace and name (a source that left the UID out), else "" (no two
+// such are known to be the same).
+func (e *Event) Identity() string {
+	switch {
+	case e.UID != "":
+		return e.UID
+	case e.Name != "":
+		return e.Namespace + "/" + e.Name
+	}
+	return ""
+}
+
 // SourceStatus says how far the console can see one kind.
 type SourceStatus struct {
 	// Installed is false when the API server does not serve the kind (no

@@ -253,11 +253,6 @@ type App struct {
 	width   int
 	height  int
 	theme   *themes.Theme
-	// colourless: the renderer draws no colour (its profile is ASCII:
-	// NO_COLOR, or a terminal that names none), whatever the theme asked
-	// for. Only the monochrome theme reads there: the colour themes mark
-	// the cursor row by its background alone, which is dropped.
-	colourless bool
 	// profile is the renderer's colour profile, as its last
 	// ColorProfileMsg said; until one arrives, a theme is drawn for a
 	// terminal of 256 colours or more.
@@ -407,6 +402,12 @@ func (a *App) autoTheme() bool {
 func (a *App) followsBackground() bool {
 	return a.autoTheme() || (a.opts.Theme == themes.HighContrast && !a.opts.ColorOff)
 }
+
+// colourless: the renderer draws no colour (its profile is ASCII:
+// NO_COLOR, or a terminal that names none), whatever the theme asked for.
+// Only the monochrome theme reads there: the colour themes mark the cursor
+// row by its background alone, which is dropped.
+func (a *App) colourless() bool { return a.profile <= colorprofile.ASCII }
 
 // Init starts the snapshot subscription, asks the terminal for its
 // background colour when the theme follows it, and initialises the screen.
@@ -571,7 +572,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		// The background's answer comes after the colour profile: it
 		// must not put a colour theme back on a terminal without colour.
-		if !a.followsBackground() || a.colourless {
+		if !a.followsBackground() || a.colourless() {
 			return a, nil
 		}
 		name := themes.Auto
@@ -588,15 +589,14 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		// the cursor row with its colours stripped, as any other row.
 		prev := a.profile
 		a.profile = msg.Profile
-		a.colourless = msg.Profile <= colorprofile.ASCII
-		if a.colourless && a.theme.Name != themes.Mono {
+		if a.colourless() && a.theme.Name != themes.Mono {
 			t := themes.NewMono()
 			a.theme = &t
 			return a.broadcast(ThemeMsg{a.theme})
 		}
 		// A colour theme picks its colours by profile: the renderer's
 		// nearest of 16 drew warnings in the red of failures.
-		if a.colourless || a.theme.Name == themes.Mono || a.profile == prev {
+		if a.colourless() || a.theme.Name == themes.Mono || a.profile == prev {
 			return a, nil
 		}
 		t := themes.ForProfile(a.theme.Name, a.theme.Dark, a.profile)

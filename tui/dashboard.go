@@ -344,6 +344,7 @@ func (d *Dashboard) buildPanes() {
 // milliseconds).
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	var cmd tea.Cmd
+	catchingUp := d.state != nil && d.resume.CatchingUp(d.now)
 	if d.state != nil && snapshotChanged {
 		d.oldestKubelet = oldestKubelet(d.state)
 	}
@@ -355,7 +356,6 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			// as often, the status line does not lag them by seconds.
 			every = 0 // every clock tick: a tick can come a little early
 		}
-		catchingUp := d.resume.CatchingUp(d.now)
 		if catchingUp || snapshotChanged || d.now.Sub(d.derivedAt) >= every || d.now.Before(d.derivedAt) {
 			said := d.progress.Stalls
 			d.progress = d.deriver.Derive(d.state, model.ProgressOptions{StallAfter: d.opts.StallAfter}, d.now)
@@ -383,7 +383,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
-	if d.state != nil && d.resume.CatchingUp(d.now) {
+	if catchingUp {
 		d.stalls = append([]line{{segs: []seg{{" ◌ " + report.ResumedText(d.stoppedFor), rStall}}}}, d.stalls...)
 		d.stallCount++
 		if d.pauseLine >= 0 {

@@ -173,8 +173,11 @@ func newNodeDetail(src nodeDetailSource, r nodeRow, read func(context.Context, [
 	return v
 }
 
-// historySubjects are the objects whose events the detail lists, as
-// detailEvents picks them from the kept ones.
+// historySubjects are the objects whose events the detail lists: the
+// machine, its node, its in-place upgrade, and its owner (an EtcdadmCluster,
+// a KubeadmControlPlane, the one the nodes table files it under too, or a
+// MachineDeployment and the MachineSets CAPI names after it,
+// <deployment>-<hash>), whose events count when they name the machine.
 func historySubjects(machine, node string, o detailObjects, s *model.ClusterState) []model.EventSubject {
 	if machine == "" {
 		return []model.EventSubject{{Kind: string(model.KindNode), Name: node}}
@@ -549,7 +552,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		if v.history.state == historyLoaded {
 			pool = mergeEvents(v.history.events, pool)
 		}
-		evs := detailEvents(pool, in.state, m, n, nu)
+		evs := detailEvents(pool, historySubjects(v.machine, v.node, o, in.state))
 		kept := len(in.state.Events)
 		note := eventsKept(len(evs), kept)
 		switch v.history.state {
@@ -805,51 +808,23 @@ type detailEvent struct {
 	owner bool
 }
 
-// detailEvents are the events of evs (newest first) about the machine, its
-// node or its in-place upgrade, and those of its owner that name it. The
-// owner's are where etcdadm, KCP and the MachineSet say they created or
-// deleted the machine, or wait for it: nothing about it among its own
-// events says so.
-func detailEvents(evs []model.Event, s *model.ClusterState, m *model.Machine, n *model.Node, nu *model.NodeUpgrade) []detailEvent {
+// detailEvents are the events of evs (newest first) about the detail's
+// subjects (historySubjects: the machine, its node, its in-place upgrade,
+// and its owner's that name it), the same objects the read from the API
+// server asks about. The owner's are where etcdadm, KCP and the MachineSet
+// say they created or deleted the machine, or wait for it: nothing about
+// it among its own events says so.
+func detailEvents(evs []model.Event, subs []model.EventSubject) []detailEvent {
 	var out []detailEvent
 	for _, ev := range evs {
-		switch {
-		case m != nil && ev.ObjectKind == string(model.KindMachine) && ev.ObjectName == m.Name,
-			n != nil && ev.ObjectKind == string(model.KindNode) && ev.ObjectName == n.Name,
-			nu != nil && ev.ObjectKind == nu.Kind.Short() && ev.ObjectName == nu.Name:
-			out = append(out, detailEvent{Event: ev})
-		case m != nil && ownersEvent(ev, m, s) && model.NamesWhole(ev.Message, m.Name):
-			out = append(out, detailEvent{Event: ev, owner: true})
+		for _, sub := range subs {
+			if sub.Matches(ev.ObjectKind, ev.ObjectName, ev.Message) {
+				out = append(out, detailEvent{Event: ev, owner: sub.Naming != ""})
+				break
+			}
 		}
 	}
 	return out
-}
-
-// ownersEvent reports whether ev is about the object m belongs to: its
-// EtcdadmCluster, its KubeadmControlPlane (the one the nodes table files it
-// under too), or its MachineDeployment and the MachineSets CAPI names after
-// it (<deployment>-<hash>), the direct owners of a worker, which create and
-// delete its machines.
-func ownersEvent(ev model.Event, m *model.Machine, s *model.ClusterState) bool {
-	if m.Owner == "" {
-		return false
-	}
-	switch m.Role {
-	case model.RoleEtcd:
-		return ev.ObjectKind == string(model.KindEtcdadmCluster) && ev.ObjectName == m.Owner
-	case model.RoleControlPlane:
-		return ev.ObjectKind == string(model.KindKubeadmControlPlane) &&
-			(ev.ObjectName == m.Owner || s.ControlPlane != nil && ev.ObjectName == s.ControlPlane.Name)
-	}
-	switch ev.ObjectKind {
-	case string(model.KindMachineDeployment):
-		return ev.ObjectName == m.Owner
-	case kindMachineSet:
-		// A worker without the deployment-name label has its MachineSet
-		// as Owner (its controller reference).
-		return ev.ObjectName == m.Owner || strings.HasPrefix(ev.ObjectName, m.Owner+"-")
-	}
-	return false
 }
 
 // kindMachineSet is the involved-object kind of a MachineSet's events; the
@@ -864,10 +839,7 @@ func mergeEvents(read, kept []model.Event) []model.Event {
 	at := make(map[string]int, len(read)+len(kept))
 	for _, list := range [][]model.Event{read, kept} {
 		for _, e := range list {
-			k := e.UID
-			if k == "" && e.Name != "" {
-				k = e.Namespace + "/" + e.Name
-			}
+			k := e.Identity()
 			if i, ok := at[k]; ok && k != "" {
 				if e.ResourceVersion > out[i].ResourceVersion {
 					out[i] = e
@@ -878,13 +850,7 @@ func mergeEvents(read, kept []model.Event) []model.Event {
 			out = append(out, e)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := &out[i], &out[j]
-		if !a.LastTimestamp.Equal(b.LastTimestamp) {
-			return a.LastTimestamp.After(b.LastTimestamp)
-		}
-		return a.ResourceVersion > b.ResourceVersion
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Newer(&out[j]) })
 	return out
 }
 

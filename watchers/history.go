@@ -65,7 +65,7 @@ func EventHistory(ctx context.Context, c typedcorev1.EventsGetter, namespaces []
 		}
 		sortNewest(mine)
 		for _, e := range mine[:min(len(mine), model.EventHistoryPerSubject)] {
-			if k := eventKey(e); !seen[k] {
+			if k := e.Identity(); k == "" || !seen[k] {
 				seen[k] = true
 				out = append(out, e)
 			}
@@ -107,15 +107,6 @@ func subjectEvents(ctx context.Context, c typedcorev1.EventsGetter, ns, involved
 
 func sortNewest(evs []model.Event) {
 	sort.SliceStable(evs, func(i, j int) bool { return eventNewer(&evs[i], &evs[j]) })
-}
-
-// eventKey tells events apart: by UID, by name where a fake client left it
-// out.
-func eventKey(e model.Event) string {
-	if e.UID != "" {
-		return e.UID
-	}
-	return e.Namespace + "/" + e.Name
 }
 
 // EventHistory is the package's EventHistory on this watcher's client and

@@ -632,12 +632,6 @@ func seriesTime(s *corev1.EventSeries) time.Time {
 	return s.LastObservedTime.Time
 }
 
-// eventNewer orders events newest first: by LastTimestamp, then, within the
-// same time (one second for most events), by resourceVersion, larger (written
-// later) first. The store breaks the remaining ties by key.
-func eventNewer(a, b *model.Event) bool {
-	if !a.LastTimestamp.Equal(b.LastTimestamp) {
-		return a.LastTimestamp.After(b.LastTimestamp)
-	}
-	return a.ResourceVersion > b.ResourceVersion
-}
+// eventNewer is model.Event.Newer; the store breaks the remaining ties by
+// key.
+func eventNewer(a, b *model.Event) bool { return a.Newer(b) }
