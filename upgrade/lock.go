@@ -335,12 +335,12 @@ func (e *LockForbiddenError) Refusal() string { return refusal(e.Err) }
 // (plan, lock status), list and watch to follow it (watch, the dashboard),
 // update and delete to renew and release it, and create to take it, which
 // RBAC grants only without resourceNames.
-func (e *LockForbiddenError) Fix() string {
-	return fmt.Sprintf("`kubectl auth can-i get leases/%s -n %s` says whether the identity may read it (add --as as given to the console); "+
+func (e *LockForbiddenError) Fix(conn model.ConnFlags) string {
+	return fmt.Sprintf("`kubectl auth can-i get leases/%s -n %s%s` says whether the identity may read it; "+
 		"grant it with a Role in %s with the rule {apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [%s], verbs: [get, list, watch, update, delete]} "+
 		"and a RoleBinding to the identity (apply also needs {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]}: RBAC cannot limit create to a name), "+
 		"or use a kubeconfig that has them",
-		e.Name, e.Namespace, e.Namespace, e.Name)
+		e.Name, e.Namespace, conn, e.Namespace, e.Name)
 }
 
 // Acquire takes the lock for this console. It fails with a *LockHeldError when

@@ -114,6 +114,9 @@ type Planner struct {
 	// NodeLabel is the upgrade-in-progress node label key.
 	NodeLabel string
 	Clock     clock.PassiveClock
+	// Conn are the console's connection flags, for the commands the
+	// plan's errors name.
+	Conn model.ConnFlags
 }
 
 func (pl *Planner) now() time.Time {
@@ -149,7 +152,7 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	if err := req.Spec.For(req.Cluster, req.Namespace); err != nil {
 		return nil, err
 	}
-	r := &Resolver{Client: pl.Client}
+	r := &Resolver{Client: pl.Client, Conn: pl.Conn}
 	cur, err := r.Current(ctx, req.Namespace, req.Cluster)
 	if err != nil {
 		return nil, err
@@ -230,7 +233,7 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
 	cp := *p
 	if pl.State != nil && currentMoved(cp.Current, pl.State.Latest()) {
-		cur, err := (&Resolver{Client: pl.Client}).Current(ctx, cp.Namespace, cp.Cluster)
+		cur, err := (&Resolver{Client: pl.Client, Conn: pl.Conn}).Current(ctx, cp.Namespace, cp.Cluster)
 		if err != nil {
 			return nil, err
 		}

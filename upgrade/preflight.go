@@ -479,7 +479,7 @@ func checkLock(_ context.Context, in *Inputs) model.CheckResult {
 		// run beside another upgrade.
 		e := in.LockErr
 		return failed(fmt.Sprintf("cannot tell whether another console holds the upgrade lock: the console may not read Lease %s/%s (%s)", e.Namespace, e.Name, e.Refusal()),
-			e.Fix())
+			e.Fix(in.conn()))
 	case !l.Held():
 		return pass("no console holds the upgrade lock")
 	case l.Kept != "":

@@ -79,6 +79,9 @@ type Target struct {
 // Resolver reads the cluster.
 type Resolver struct {
 	Client *Client
+	// Conn are the console's connection flags, for the kubectl commands
+	// its errors name.
+	Conn model.ConnFlags
 }
 
 // Cluster reads the named EKS-A Cluster; a missing one, a missing kind or a
@@ -86,8 +89,8 @@ type Resolver struct {
 func (r *Resolver) Cluster(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
 	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, lookupError(err, fmt.Sprintf("Cluster %s/%s", namespace, name), "the EKS-A Cluster",
-			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A` lists them", "default"))
+		return nil, r.lookupError(err, fmt.Sprintf("Cluster %s/%s", namespace, name), "the EKS-A Cluster",
+			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A%s` lists them", "default", r.Conn))
 	}
 	return u, nil
 }
@@ -204,7 +207,7 @@ func (r *Resolver) release(ctx context.Context, version, from string) (*model.EK
 	src := fmt.Sprintf("EKSARelease %s/%s", r.Client.Sys(), name)
 	u, err := r.Client.Dynamic.Resource(GVREKSARelease).Namespace(r.Client.Sys()).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, nil, lookupError(err, src, fmt.Sprintf("the EKSARelease of EKS-A %s (from %s)", version, from),
+		return nil, nil, r.lookupError(err, src, fmt.Sprintf("the EKSARelease of EKS-A %s (from %s)", version, from),
 			fmt.Sprintf("EKS-A creates it when it installs the %s management components: install them first "+
 				"(eksctl anywhere upgrade management-components -f <cluster.yaml> with the %s CLI), "+
 				"or give the release's Bundles manifest with --to-bundles", version, version))
@@ -235,7 +238,7 @@ func (r *Resolver) bundles(ctx context.Context, namespace, name, from string) (*
 	src := fmt.Sprintf("Bundles %s/%s", namespace, name)
 	u, err := r.Client.Dynamic.Resource(GVRBundles).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, lookupError(err, src, "the Bundles "+from,
+		return nil, r.lookupError(err, src, "the Bundles "+from,
 			"the release's Bundles object is missing from the cluster: reinstall the release's management components, which bring it; "+
 				"for the target release alone, --to-bundles FILE gives its manifest; without --cluster, `plan --from-bundles FILE --to-bundles FILE --kubernetes-version X.Y` plans from two manifests")
 	}
@@ -248,7 +251,7 @@ func (r *Resolver) bundles(ctx context.Context, namespace, name, from string) (*
 
 // lookupError turns a failed GET into an error that names the object, why it
 // was looked up, and what to do.
-func lookupError(err error, src, what, fix string) error {
+func (r *Resolver) lookupError(err error, src, what, fix string) error {
 	switch {
 	case apierrors.IsNotFound(err) && isKindMissing(err):
 		return &model.InputError{Source: src, Problem: "the API server does not serve this kind: is this an EKS Anywhere management cluster?",
@@ -260,7 +263,7 @@ func lookupError(err error, src, what, fix string) error {
 		// another kubeconfig" missed it.
 		return &model.InputError{Source: src, Problem: "access denied: " + refusal(err),
 			Fix: "the identity the console connects as (the kubeconfig's user, or --as when given) may not read it: " +
-				canI(err, src) + "use one that may read the EKS-A objects (the cluster's admin kubeconfig, or grant get on them)"}
+				canI(err, src, r.Conn) + "use one that may read the EKS-A objects (the cluster's admin kubeconfig, or grant get on them)"}
 	case meta.IsNoMatchError(err):
 		return &model.InputError{Source: src, Problem: "the API server does not serve this kind", Fix: "check --kubeconfig and --context"}
 	}
@@ -315,8 +318,8 @@ func workerGroups(cluster *unstructured.Unstructured) []model.WorkerGroup {
 
 // canI is the kubectl command that asks whether the identity may read what
 // the API server refused (err, a Forbidden, of src, "Kind namespace/name"),
-// or "" when err does not say.
-func canI(err error, src string) string {
+// with the console's connection flags, or "" when err does not say.
+func canI(err error, src string, conn model.ConnFlags) string {
 	var st apierrors.APIStatus
 	if !errors.As(err, &st) || st.Status().Details == nil {
 		return ""
@@ -334,5 +337,5 @@ func canI(err error, src string) string {
 			res += " -n " + ns
 		}
 	}
-	return "`kubectl auth can-i get " + res + "` (with the same --kubeconfig, --context and --as) says whether it may; "
+	return "`kubectl auth can-i get " + res + conn.String() + "` says whether it may; "
 }

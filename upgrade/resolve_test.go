@@ -234,24 +234,26 @@ func TestLivePlanMarksWhatTheClusterDoesNotRun(t *testing.T) {
 func TestLookupErrorOfARequestTimedOut(t *testing.T) {
 	timedOut := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis/anywhere.eks.amazonaws.com/v1alpha1/namespaces/default/clusters/mgmt", Err: context.DeadlineExceeded}
 	var ie *model.InputError
-	if err := lookupError(timedOut, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || !strings.Contains(ie.Fix, "--request-timeout") || ie.Source != "API server https://10.0.0.1:6443" {
+	if err := (&Resolver{}).lookupError(timedOut, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || !strings.Contains(ie.Fix, "--request-timeout") || ie.Source != "API server https://10.0.0.1:6443" {
 		t.Errorf("timed out: %#v", err)
 	}
 	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
-	if err := lookupError(refused, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || strings.Contains(ie.Fix, "--request-timeout") {
+	if err := (&Resolver{}).lookupError(refused, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || strings.Contains(ie.Fix, "--request-timeout") {
 		t.Errorf("refused: %#v", err)
 	}
 }
 
 // Access denied names the identity as the console connects, --as included,
-// and the kubectl command that asks for it: "use a kubeconfig whose user
-// may read" missed an --as identity.
+// and the kubectl command that asks for it, with the console's connection
+// flags: "use a kubeconfig whose user may read" missed an --as identity,
+// and a bare can-i, pasted, asked the shell's current context.
 func TestLookupErrorOfAccessDeniedNamesTheIdentityAndTheCheck(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}, "mgmt", errors.New("no RBAC policy matched"))
 	var ie *model.InputError
-	if err := lookupError(forbidden, "Cluster default/mgmt", "the EKS-A Cluster", ""); !errors.As(err, &ie) ||
+	r := &Resolver{Conn: model.ConnFlags{{Name: "context", Value: "prod"}, {Name: "as", Value: "bob"}}}
+	if err := r.lookupError(forbidden, "Cluster default/mgmt", "the EKS-A Cluster", ""); !errors.As(err, &ie) ||
 		!strings.Contains(ie.Fix, "or --as when given") ||
-		!strings.Contains(ie.Fix, "`kubectl auth can-i get clusters.anywhere.eks.amazonaws.com/mgmt -n default` (with the same --kubeconfig, --context and --as)") {
+		!strings.Contains(ie.Fix, "`kubectl auth can-i get clusters.anywhere.eks.amazonaws.com/mgmt -n default --context prod --as bob` says whether it may") {
 		t.Errorf("forbidden: %v", err)
 	}
 }

@@ -147,7 +147,7 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 	// One read first: an API server that cannot be reached, or a Cluster
 	// that is not there, is said at once, not after --sync-timeout.
 	rctx, rcancel := context.WithTimeout(ctx, l.syncTimeout)
-	_, err = (&upgrade.Resolver{Client: client}).Cluster(rctx, ns, l.cluster)
+	_, err = (&upgrade.Resolver{Client: client, Conn: conn}).Cluster(rctx, ns, l.cluster)
 	expired := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	rcancel()
 	if err != nil && expired {
@@ -181,7 +181,7 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 		lv.close()
 		return nil, err
 	}
-	lv.planner = &upgrade.Planner{Client: client, State: w, Self: lv.holder, NodeLabel: l.nodeLabel}
+	lv.planner = &upgrade.Planner{Client: client, State: w, Self: lv.holder, NodeLabel: l.nodeLabel, Conn: conn}
 	return lv, nil
 }
 

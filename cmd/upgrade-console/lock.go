@@ -128,7 +128,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 	}
 	ms, err := recovery.ListMarkers(ctx, env, recovery.MarkerOptions{NodeLabel: o.nodeLabel})
 	if err != nil {
-		return lockUnreadable(unreachable(ctx, env, err))
+		return lockUnreadable(unreachable(ctx, env, err), env.Conn)
 	}
 	now := time.Now()
 	if o.output == "json" {
@@ -220,7 +220,7 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	p, markers, err := recovery.PlanClear(ctx, env, recovery.ClearOptions{IDs: ids, All: o.all, Force: o.force,
 		MarkerOptions: recovery.MarkerOptions{NodeLabel: o.nodeLabel}})
 	if err != nil {
-		return refusal(ctx, out, &o.recoveryOptions, at, lockUnreadable(unreachable(ctx, env, err)))
+		return refusal(ctx, out, &o.recoveryOptions, at, lockUnreadable(unreachable(ctx, env, err), env.Conn))
 	}
 	if len(p.Steps) == 0 {
 		if o.all {
@@ -251,11 +251,11 @@ func runLockClear(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 // lockUnreadable says a refused read of the upgrade lock Lease as the bad
 // input it is (exit 1), with the rights to check and grant: the API
 // server's "forbidden" alone left the operator to find them.
-func lockUnreadable(err error) error {
+func lockUnreadable(err error, conn model.ConnFlags) error {
 	var fe *upgrade.LockForbiddenError
 	if !errors.As(err, &fe) {
 		return err
 	}
 	return &model.InputError{Source: "Lease " + fe.Namespace + "/" + fe.Name,
-		Problem: "the console may not read the upgrade lock: " + fe.Refusal(), Fix: fe.Fix()}
+		Problem: "the console may not read the upgrade lock: " + fe.Refusal(), Fix: fe.Fix(conn)}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // editedSpec writes a copy of the demo's target spec whose Cluster document
@@ -102,7 +103,10 @@ func TestLivePlanProviderRefsAndLockRights(t *testing.T) {
 	}
 	rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"anywhere.eks.amazonaws.com"}, Resources: []string{"*"}, Verbs: []string{"patch"}})
 	cptest.Grant(t, w.Config, user, "", rules...)
-	const canI = "`kubectl auth can-i get leases/upgrade-console-mgmt -n eksa-system`"
+	// With the console's connection flags: a bare can-i, pasted, asks
+	// the shell's current context as its own user.
+	canI := "`kubectl auth can-i get leases/upgrade-console-mgmt -n eksa-system" +
+		model.ConnFlags{{Name: "kubeconfig", Value: w.KubeconfigPath}, {Name: "as", Value: user}}.String() + "`"
 
 	t.Run("plan may not read the lock", func(t *testing.T) {
 		out, errOut, code := plan(t, w.TargetSpecPath, "--as", user)

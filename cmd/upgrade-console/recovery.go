@@ -92,7 +92,7 @@ func unreachable(ctx context.Context, env *recovery.Env, err error) error {
 	if err == nil || !errors.As(err, &ue) || ctx.Err() != nil {
 		return err
 	}
-	_, cerr := (&upgrade.Resolver{Client: env.Client}).Cluster(ctx, env.ClusterNamespace, env.Cluster)
+	_, cerr := (&upgrade.Resolver{Client: env.Client, Conn: env.Conn}).Cluster(ctx, env.ClusterNamespace, env.Cluster)
 	var ie *model.InputError
 	if errors.As(cerr, &ie) {
 		return cerr

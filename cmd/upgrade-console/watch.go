@@ -172,7 +172,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := firstRead(ctx, cmd.OutOrStdout(), client, ns, o.cluster); err != nil {
+		if err := firstRead(ctx, cmd.OutOrStdout(), &upgrade.Resolver{Client: client, Conn: g.conn}, ns, o.cluster); err != nil {
 			if upgrade.DeadlineCut(ctx, err) {
 				return withCode(ExitTimeout, fmt.Errorf("--timeout %s passed before the API server answered the read of Cluster %s/%s: %w", o.timeout, ns, o.cluster, err))
 			}
@@ -204,10 +204,10 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 // after client-go's 10 s, as bad input. One that refuses the connection, or
 // a name that does not resolve, is a wrong --kubeconfig or --context, said
 // at once.
-func firstRead(ctx context.Context, out io.Writer, client *upgrade.Client, ns, cluster string) error {
+func firstRead(ctx context.Context, out io.Writer, r *upgrade.Resolver, ns, cluster string) error {
 	said := false
 	for {
-		_, err := (&upgrade.Resolver{Client: client}).Cluster(ctx, ns, cluster)
+		_, err := r.Cluster(ctx, ns, cluster)
 		var ue *url.Error
 		if err == nil || ctx.Err() != nil || !errors.As(err, &ue) || !ue.Timeout() {
 			return err
