@@ -65,6 +65,18 @@ func (t Timeline) Entry(ph Phase) (TimelineEntry, bool) {
 
 // Observe folds one derived Progress into the timeline.
 func (t Timeline) Observe(p Progress, now time.Time) Timeline {
+	return t.ObserveResumed(p, now, time.Time{})
+}
+
+// ObserveResumed is Observe for a console that did not run from seenAt
+// until a moment before now (ctrl+z, a laptop asleep) and is catching up: a
+// phase first seen done then ended while nobody looked, and its end is the
+// snapshot's time for it (PhaseProgress.Since, its condition's transition)
+// when that falls in the stop, marked Estimated. Timed at now, a control
+// plane done ten minutes into a night's sleep read as a phase of 8:10, and
+// the upgrade's elapsed time ran on to the morning. A zero seenAt is
+// Observe.
+func (t Timeline) ObserveResumed(p Progress, now, seenAt time.Time) Timeline {
 	if p.Syncing {
 		// A phase may look under way only because its objects are not
 		// listed yet: timed from that, a phase done before the console
@@ -140,6 +152,9 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		case PhaseOK:
 			if !e.Started.IsZero() && e.Finished.IsZero() {
 				e.Finished = now
+				if !seenAt.IsZero() && pp.Since.After(seenAt) && pp.Since.After(e.Started) && pp.Since.Before(now) {
+					e.Finished, e.Estimated = pp.Since, true
+				}
 			}
 		}
 		e.Status = pp.Status
@@ -155,6 +170,13 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 	case p.Current == PhaseDone || p.Current == PhaseFailed:
 		if next.Finished.IsZero() && !next.Started.IsZero() {
 			next.Finished = now
+			if !seenAt.IsZero() && p.Current == PhaseDone {
+				// Done while nobody looked: when its last phase ended,
+				// if that is known to fall in the stop.
+				if end := next.lastFinished(); end.After(seenAt) && end.Before(now) {
+					next.Finished = end
+				}
+			}
 		}
 	default:
 		next.Finished = time.Time{}
@@ -173,6 +195,17 @@ func (t Timeline) Observe(p Progress, now time.Time) Timeline {
 		next.Started = next.SpecChangedAt
 	}
 	return next
+}
+
+// lastFinished is the latest end of a phase, zero when none ended.
+func (t Timeline) lastFinished() time.Time {
+	var end time.Time
+	for _, e := range t.Entries {
+		if e.Finished.After(end) {
+			end = e.Finished
+		}
+	}
+	return end
 }
 
 // doneAt reports whether the timeline last saw the upgrade done: finished,

@@ -300,3 +300,53 @@ func TestTimelineConfigOnlyChangeAfterDoneStartsAnew(t *testing.T) {
 		t.Errorf("a failure it recovers from restarted the clock: started %v, want %v", tl.Started, second.Add(time.Minute))
 	}
 }
+
+// A console stopped (a laptop asleep) while the control plane finished and
+// then the whole upgrade: on resume each ends at its condition's time in the
+// stop, estimated, not at the resume; the elapsed time stops there too. An
+// end outside the stop, or none, is when seen.
+func TestTimelineResumedEndsPhasesWhenTheyEndedUnseen(t *testing.T) {
+	applied := t0
+	st := map[Phase]PhaseStatus{PhaseComponents: PhaseOK, PhaseEtcd: PhaseOK, PhaseControlPlane: PhaseActive}
+	p := progressWith(PhaseControlPlane, st, nil)
+	p.Generation, p.SpecChangedAt = 2, applied
+	tl := Timeline{Generation: 1}.Observe(p, applied.Add(time.Second))
+	seenAt := applied.Add(5 * time.Minute)
+	tl = tl.Observe(p, seenAt)
+
+	// Eight hours later: the control plane ended 10 minutes into the stop,
+	// the workers are under way.
+	cpEnd := seenAt.Add(10 * time.Minute)
+	st[PhaseControlPlane], st[PhaseCNI], st[PhaseWorkers] = PhaseOK, PhaseOK, PhaseActive
+	p = progressWith(PhaseWorkers, st, map[Phase]time.Time{PhaseControlPlane: cpEnd})
+	p.Generation, p.SpecChangedAt = 2, applied
+	now := seenAt.Add(8 * time.Hour)
+	resumed := tl.ObserveResumed(p, now, seenAt)
+	if cp, _ := resumed.Entry(PhaseControlPlane); cp.Finished != cpEnd || !cp.Estimated {
+		t.Errorf("control plane ended %v (estimated %v), want %v, estimated", cp.Finished, cp.Estimated, cpEnd)
+	}
+	// Observe alone knows of no stop: when seen.
+	if cp, _ := tl.Observe(p, now).Entry(PhaseControlPlane); cp.Finished != now || cp.Estimated {
+		t.Errorf("not resumed: control plane ended %v (estimated %v), want %v", cp.Finished, cp.Estimated, now)
+	}
+	// An end before the last look is no end in the stop: when seen.
+	early := progressWith(PhaseWorkers, st, map[Phase]time.Time{PhaseControlPlane: seenAt.Add(-time.Minute)})
+	early.Generation, early.SpecChangedAt = 2, applied
+	if cp, _ := tl.ObserveResumed(early, now, seenAt).Entry(PhaseControlPlane); cp.Finished != now {
+		t.Errorf("end before the stop: control plane ended %v, want %v", cp.Finished, now)
+	}
+
+	// Stopped again; the workers ended an hour in, and the upgrade with them.
+	seenAt2 := now.Add(time.Minute)
+	tl = resumed.Observe(p, seenAt2)
+	wEnd := seenAt2.Add(time.Hour)
+	for _, ph := range Phases {
+		st[ph] = PhaseOK
+	}
+	p = progressWith(PhaseDone, st, map[Phase]time.Time{PhaseWorkers: wEnd})
+	p.Generation, p.SpecChangedAt = 2, applied
+	tl = tl.ObserveResumed(p, seenAt2.Add(9*time.Hour), seenAt2)
+	if w, _ := tl.Entry(PhaseWorkers); w.Finished != wEnd || tl.Finished != wEnd {
+		t.Errorf("workers ended %v, the upgrade %v; want both %v", w.Finished, tl.Finished, wEnd)
+	}
+}

@@ -27,6 +27,8 @@ const CatchUpFor = 20 * time.Second
 // catch-up that follows them. Its zero value has seen no look.
 type Resume struct {
 	lookedAt, until time.Time
+	// seenAt is the last look before the latest stop.
+	seenAt time.Time
 }
 
 // Look records a look at now. It returns the gap since the last look when
@@ -40,8 +42,17 @@ func (r *Resume) Look(now time.Time) (gap time.Duration, stopped bool) {
 	if last.IsZero() || gap < StoppedAfter {
 		return 0, false
 	}
-	r.until = now.Add(CatchUpFor)
+	r.until, r.seenAt = now.Add(CatchUpFor), last.Round(0)
 	return gap, true
+}
+
+// SeenAt is, while catching up at now, the last look before the stop: what
+// changed between it and now changed unseen. Zero otherwise.
+func (r *Resume) SeenAt(now time.Time) time.Time {
+	if !r.CatchingUp(now) {
+		return time.Time{}
+	}
+	return r.seenAt
 }
 
 // Looked moves the last look to now without judging the gap: after a look

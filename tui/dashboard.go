@@ -372,7 +372,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 				d.buildPanes()
 			}
 		}
-		d.timeline = d.timeline.Observe(d.progress, d.now)
+		d.timeline = d.timeline.ObserveResumed(d.progress, d.now, d.resume.SeenAt(d.now))
 		if !catchingUp {
 			// The judge's holds and graces would count the time the
 			// console did not see: what it decides waits until then.

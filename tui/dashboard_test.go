@@ -953,3 +953,31 @@ func TestDashboardAfterAStopCatchesUpBeforeJudging(t *testing.T) {
 		}
 	}
 }
+
+// A control plane that finished while the console was stopped (a laptop
+// asleep overnight) is timed to its ControlPlaneReady condition, not to the
+// resume: "cp 8:10" of a ten-minute phase.
+func TestDashboardAfterAStopTimesPhasesThatEndedUnseen(t *testing.T) {
+	d, clk := clockedDashboard(160, 40)
+	d.Update(SnapshotMsg{State: fixtureMidControlPlane()})
+	d.Update(clockMsg{})
+	if cp, _ := d.timeline.Entry(model.PhaseControlPlane); cp.Started.IsZero() {
+		t.Fatalf("control plane not timed before the stop: %+v", cp)
+	}
+	cpEnd := t0.Add(10 * time.Minute)
+	s := fixtureMidWorkers()
+	s.Cluster.Generation = fixtureMidControlPlane().Cluster.Generation
+	s.Cluster.Conditions = slices.Clone(s.Cluster.Conditions)
+	for i := range s.Cluster.Conditions {
+		if c := &s.Cluster.Conditions[i]; c.Type == model.ConditionControlPlaneReady {
+			c.LastTransitionTime = cpEnd
+		}
+	}
+	clk.SetTime(t0.Add(8 * time.Hour))
+	d.Update(clockMsg{})
+	d.Update(SnapshotMsg{State: s})
+	d.Update(clockMsg{})
+	if cp, _ := d.timeline.Entry(model.PhaseControlPlane); cp.Status != model.PhaseOK || cp.Finished != cpEnd {
+		t.Errorf("control plane after the stop: %s, ended %v; want done, ended %v", cp.Status, cp.Finished, cpEnd)
+	}
+}
