@@ -47,6 +47,10 @@ const (
 	// AuditNotConfirmed: the action was planned and dry-run, and the typed
 	// confirmation was not given; nothing was changed.
 	AuditNotConfirmed = "not-confirmed"
+	// AuditAnnounced: a write about to be made, announced before it because
+	// the log had refused an entry (see Refusing); the entry after it says
+	// how the write went.
+	AuditAnnounced = "announced"
 )
 
 // AuditEntry is one line of the audit log: one change (or attempted change)
@@ -112,6 +116,8 @@ type Auditor struct {
 	authenticated *Authenticated
 
 	mu sync.Mutex
+	// refused: the last entry could not be written.
+	refused bool
 }
 
 // AuditorOption configures an Auditor.
@@ -283,6 +289,24 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	err = a.append(line)
+	a.refused = err != nil
+	return err
+}
+
+// Refusing reports whether the log refused the last entry it was given (a
+// full disk): a writer that records after its write (the lock's renewals,
+// every few seconds) then announces each write first, and makes it only
+// once the log took the announcement.
+func (a *Auditor) Refusing() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refused
+}
+
+// append writes one encoded entry at the end of the log, on disk when it
+// returns nil. Called with a.mu held.
+func (a *Auditor) append(line []byte) error {
 	// Opened per entry with O_APPEND: each line is a single write at the end of
 	// the file, so several consoles on one machine interleave whole lines.
 	f, created, err := openAppend(a.path)

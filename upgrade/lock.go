@@ -383,6 +383,9 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		if as != "" {
 			lease.Annotations = map[string]string{model.AnnotationLockAuthenticatedAs: as}
 		}
+		if err := l.announce(ctx, "lock-acquire", "create the Lease, "+holder); err != nil {
+			return nil, err
+		}
 		wctx, cancel := landing(ctx)
 		created, err := leases.Create(wctx, lease, metav1.CreateOptions{FieldManager: ManagerName})
 		cancel()
@@ -430,6 +433,9 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		existing.Annotations[model.AnnotationLockAuthenticatedAs] = as
 	} else {
 		delete(existing.Annotations, model.AnnotationLockAuthenticatedAs)
+	}
+	if err := l.announce(ctx, "lock-acquire", "take over a released Lease, "+holder); err != nil {
+		return nil, err
 	}
 	wctx, cancel := landing(ctx)
 	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
@@ -495,6 +501,9 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 	// Sent, the write is not cut by a Stop (it could land after the
 	// release that follows had read the Lease, which would then refuse
 	// to delete it as changed), only by the renewal's bound.
+	if err := l.announce(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339)); err != nil {
+		return nil, fmt.Errorf("renew upgrade lock: %w", err)
+	}
 	dl, _ := rctx.Deadline()
 	wctx, wcancel := context.WithDeadline(context.WithoutCancel(rctx), dl)
 	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
@@ -536,6 +545,9 @@ func (l *Locker) Keep(ctx context.Context, why string) error {
 		existing.Annotations = map[string]string{}
 	}
 	existing.Annotations[model.AnnotationLockKept] = why
+	if err := l.announce(ctx, "lock-keep", "annotate the Lease "+model.AnnotationLockKept+": "+why); err != nil {
+		return err
+	}
 	// Update carries the resourceVersion just read: a lease cleared or
 	// taken meanwhile is not marked.
 	_, err = leases.Update(rctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
@@ -567,6 +579,9 @@ func (l *Locker) Release(ctx context.Context) error {
 	}
 	if st == nil || st.HolderIdentity != l.Holder.String() {
 		return ErrLockLost
+	}
+	if err := l.announce(ctx, "lock-release", "delete the Lease"); err != nil {
+		return err
 	}
 	// Deleted rather than emptied: the holder and who it was
 	// authenticated as go in the one write.
@@ -601,6 +616,13 @@ func deleteLease(ctx context.Context, kube kubernetes.Interface, st *LockStatus)
 		return fmt.Errorf("delete upgrade lock Lease %s/%s: %w", st.Namespace, st.Name, err)
 	}
 	return nil
+}
+
+// announce records a write the Locker is about to make when the log
+// refused its last entry (see the package's announce).
+func (l *Locker) announce(ctx context.Context, action, msg string) error {
+	return announce(ctx, l.Audit, AuditEntry{Time: l.now(), Cluster: l.Cluster, Action: action,
+		Object: "Lease " + l.ns() + "/" + l.name(), Message: msg})
 }
 
 func (l *Locker) record(ctx context.Context, action, msg string, err error) error {

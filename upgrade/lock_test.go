@@ -3,6 +3,8 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -338,4 +340,73 @@ func TestHoldRenewNow(t *testing.T) {
 	}
 	var nilHold *Hold
 	nilHold.RenewNow(ctx)
+}
+
+// An audit log that refuses an entry (a full disk) stops the lock's writes
+// until it takes one again: a renewal made and not recorded makes the log
+// refuse, and from then each write is announced first, and made only when
+// the announcement is on disk. The renewals went on every few seconds
+// unrecorded, and the release at exit with them.
+func TestLockWritesStopWhileTheAuditLogRefuses(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	audit, err := NewAuditor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop", Instance: "1"}, nil, audit)
+	if _, err := l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The log refuses: its file is a directory now.
+	if err := os.Rename(path, path+".full"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var aw *AuditWriteError
+	if _, err := l.Renew(ctx); !errors.As(err, &aw) || !audit.Refusing() {
+		t.Fatalf("renewal the log refused: %v, refusing %t", err, audit.Refusing())
+	}
+	before, err := l.Status(ctx)
+	if err != nil || before == nil {
+		t.Fatal(before, err)
+	}
+	if _, err := l.Renew(ctx); !errors.As(err, &aw) {
+		t.Errorf("renewal while the log refuses: %v, want its AuditWriteError", err)
+	}
+	if err := l.Release(ctx); !errors.As(err, &aw) {
+		t.Errorf("release while the log refuses: %v, want its AuditWriteError", err)
+	}
+	if after, err := l.Status(ctx); err != nil || after == nil || after.ResourceVersion != before.ResourceVersion {
+		t.Fatalf("the Lease was written while the log refused: %+v → %+v (%v)", before, after, err)
+	}
+
+	// Space again: the release is announced, made and recorded.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".full", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.Status(ctx); err != nil || st != nil {
+		t.Fatalf("after the release: %+v %v", st, err)
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Entries {
+		got = append(got, e.Action+":"+e.Result)
+	}
+	if want := "lock-acquire:ok,lock-release:announced,lock-release:ok"; strings.Join(got, ",") != want || audit.Refusing() {
+		t.Errorf("audit log %q (refusing %t), want %q", got, audit.Refusing(), want)
+	}
 }

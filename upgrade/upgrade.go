@@ -60,6 +60,21 @@ func audit(ctx context.Context, r Recorder, e AuditEntry) error {
 	return nil
 }
 
+// announce records e, before the write it describes, as announced when the
+// recorder refused its last entry (a full disk). A writer records after its
+// write: against such a log each write would go unrecorded, and the lock's
+// would go on every few seconds (its renewals, then its release at exit).
+// A log that refuses the announcement too stops the write; one that takes
+// it lets the writers go on as before. A recorder that does not say
+// whether it refuses is not asked.
+func announce(ctx context.Context, r Recorder, e AuditEntry) error {
+	if rf, ok := r.(interface{ Refusing() bool }); !ok || !rf.Refusing() {
+		return nil
+	}
+	e.Result = AuditAnnounced
+	return audit(ctx, r, e)
+}
+
 // resultOf maps an error to an audit result.
 func resultOf(err error) (result, msg string) {
 	if err != nil {
