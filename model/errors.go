@@ -64,3 +64,16 @@ type ForbiddenError struct {
 
 func (e *ForbiddenError) Error() string { return "forbidden: " + e.Forbidden }
 func (e *ForbiddenError) Unwrap() error { return e.Err }
+
+// PartialHistoryError is an event history read in part: the API server
+// holds more events of Subjects than a read lists (Listed each), and lists
+// them in name order, not by time, so the newest of them may be among
+// those left. The events that were read come with it.
+type PartialHistoryError struct {
+	Subjects []string // "MachineSet mgmt-md-0-*"
+	Listed   int
+}
+
+func (e *PartialHistoryError) Error() string {
+	return fmt.Sprintf("read in part: more than %d events of %s; the newest may be among those not read", e.Listed, strings.Join(e.Subjects, ", "))
+}

@@ -20,6 +20,15 @@ type EventSubject struct {
 	Naming     string
 }
 
+// String names the subject's objects: "Machine mgmt-cp-1", or with a
+// prefix "MachineSet mgmt-md-0-*".
+func (s EventSubject) String() string {
+	if s.Prefix {
+		return s.Kind + " " + s.Name + "-*"
+	}
+	return s.Kind + " " + s.Name
+}
+
 // Matches reports whether an event's involved object and message are the
 // subject's.
 func (s EventSubject) Matches(kind, name, message string) bool {

@@ -253,7 +253,8 @@ func (v *nodeDetail) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		}
 		v.history.gen++
 		v.history.events, v.history.err, v.history.state = msg.events, msg.err, historyLoaded
-		if msg.err != nil {
+		var partial *model.PartialHistoryError
+		if msg.err != nil && !errors.As(msg.err, &partial) {
 			v.history.events, v.history.state = nil, historyFailed
 		}
 		v.refresh()
@@ -563,7 +564,8 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 				len(evs), model.EventHistoryPerSubject)
 		}
 		section("Events", seg{"  " + note, rMuted})
-		if v.history.state == historyFailed {
+		if v.history.err != nil {
+			// Failed, or loaded in part (PartialHistoryError).
 			wrapped(" "+sym.Warn+" ", historyFailure(v.history.err, in.state.Conn), rSevWarning)
 		}
 		switch {
@@ -854,10 +856,15 @@ func mergeEvents(read, kept []model.Event) []model.Event {
 	return out
 }
 
-// historyFailure says why the events were not read: a permission with the
-// rule that grants it, as the panes say it, or the error.
+// historyFailure says why the events were not read, or were read in part:
+// a permission with the rule that grants it, as the panes say it, a read
+// cut short, or the error.
 func historyFailure(err error, conn model.ConnFlags) string {
 	var fe *model.ForbiddenError
+	var pe *model.PartialHistoryError
+	if errors.As(err, &pe) {
+		return errText(pe)
+	}
 	if errors.As(err, &fe) {
 		text := "not read from the API server (forbidden: " + fe.Forbidden + ")"
 		if fix := model.GrantFor(fe.Forbidden, conn); fix != "" {

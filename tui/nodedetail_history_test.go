@@ -171,6 +171,23 @@ func TestNodeDetailHistoryFailureFallsBack(t *testing.T) {
 	}
 }
 
+// TestNodeDetailHistoryReadInPart: a read the API server had more events
+// for than it lists shows what it read, and says the rest was not read.
+func TestNodeDetailHistoryReadInPart(t *testing.T) {
+	s, f := historyFixture()
+	f.err = &model.PartialHistoryError{Subjects: []string{"KubeadmControlPlane mgmt"}, Listed: 5000}
+	app := historyApp(t, s, f)
+	v, reply := openHistory(t, app, "b8k4m")
+	app.Update(reply)
+	body := detailBody(v)
+	for _, w := range []string{"Events  5: the newest 50 of each object, read from the API server", "NodeUpgradeStarted",
+		"read in part: more than 5000 events of KubeadmControlPlane mgmt; the newest may be among those not read"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the detail lacks %q:\n%s", w, body)
+		}
+	}
+}
+
 // TestNodeDetailDropsAStaleHistory: a reply that arrives after its detail
 // closed changes nothing, and one for the machine a detail was open on
 // before is not shown in the detail of another: it stays loading until its

@@ -31,7 +31,9 @@ var (
 const historyWithin = 10 * time.Second
 
 // EventHistory lists the events about subjects from the API server, the
-// newest model.EventHistoryPerSubject of each, newest first, each once. A
+// newest model.EventHistoryPerSubject of each, newest first, each once.
+// With a subject that has more events than a read lists, what was read
+// comes with a *model.PartialHistoryError. A
 // Node's are looked for in default, when namespaces has it; the others' in
 // the first namespace, where the objects live. It is the node detail's read
 // on opening: the watch keeps the newest events of the whole cluster, and
@@ -44,6 +46,7 @@ func EventHistory(ctx context.Context, c typedcorev1.EventsGetter, namespaces []
 	defer cancel()
 	seen := map[string]bool{}
 	var out []model.Event
+	var partial []string
 	for _, s := range subjects {
 		in, involvedNS := namespaces[:1], namespaces[0]
 		if s.Kind == string(model.KindNode) {
@@ -57,9 +60,12 @@ func EventHistory(ctx context.Context, c typedcorev1.EventsGetter, namespaces []
 		}
 		var mine []model.Event
 		for _, ns := range in {
-			evs, err := subjectEvents(ctx, c, ns, involvedNS, s)
+			evs, more, err := subjectEvents(ctx, c, ns, involvedNS, s)
 			if err != nil {
 				return nil, err
+			}
+			if more {
+				partial = append(partial, s.String())
 			}
 			mine = append(mine, evs...)
 		}
@@ -72,11 +78,15 @@ func EventHistory(ctx context.Context, c typedcorev1.EventsGetter, namespaces []
 		}
 	}
 	sortNewest(out)
+	if len(partial) > 0 {
+		return out, &model.PartialHistoryError{Subjects: partial, Listed: int(historyPage) * historyPages}
+	}
 	return out, nil
 }
 
-// subjectEvents reads one subject's events in one namespace, page by page.
-func subjectEvents(ctx context.Context, c typedcorev1.EventsGetter, ns, involvedNS string, s model.EventSubject) ([]model.Event, error) {
+// subjectEvents reads one subject's events in one namespace, page by page;
+// more says pages were left unread.
+func subjectEvents(ctx context.Context, c typedcorev1.EventsGetter, ns, involvedNS string, s model.EventSubject) (_ []model.Event, more bool, _ error) {
 	sel := fields.Set{"involvedObject.kind": s.Kind, "involvedObject.namespace": involvedNS}
 	if !s.Prefix {
 		sel["involvedObject.name"] = s.Name
@@ -86,10 +96,10 @@ func subjectEvents(ctx context.Context, c typedcorev1.EventsGetter, ns, involved
 	for range historyPages {
 		list, err := c.Events(ns).List(ctx, opts)
 		if apierrors.IsForbidden(err) {
-			return nil, &model.ForbiddenError{Forbidden: "list events in " + ns, Err: err}
+			return nil, false, &model.ForbiddenError{Forbidden: "list events in " + ns, Err: err}
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for i := range list.Items {
 			e := &list.Items[i]
@@ -98,11 +108,11 @@ func subjectEvents(ctx context.Context, c typedcorev1.EventsGetter, ns, involved
 			}
 		}
 		if list.Continue == "" {
-			break
+			return out, false, nil
 		}
 		opts.Continue = list.Continue
 	}
-	return out, nil
+	return out, true, nil
 }
 
 func sortNewest(evs []model.Event) {

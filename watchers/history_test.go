@@ -88,6 +88,42 @@ func TestEventHistoryReadsTheSubjectsNewest(t *testing.T) {
 	}
 }
 
+// TestEventHistoryReadInPartSaysSo: a subject with more events than a read
+// lists (historyPage × historyPages) comes back with what was read and a
+// PartialHistoryError naming it: the server lists by name, not time, and
+// the newest may be among those left. Cut silently, the detail showed the
+// owner's oldest events as all there was.
+func TestEventHistoryReadInPartSaysSo(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	const m = testCluster + "-md-0-7d9f8-p4rt1"
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := range 7 {
+		at := base.Add(time.Duration(i) * time.Second)
+		if _, err := cs.CoreV1().Events(ns).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", m, at.UnixNano()), Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Machine", Name: m, Namespace: ns},
+			Type:           corev1.EventTypeNormal, Reason: "R", Message: fmt.Sprintf("event %d", i),
+			FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at),
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(p int64, n int) { historyPage, historyPages = p, n }(historyPage, historyPages)
+	historyPage, historyPages = 3, 2
+	got, err := EventHistory(ctx, cs.CoreV1(), []string{ns}, []model.EventSubject{{Kind: "Machine", Name: m}})
+	var pe *model.PartialHistoryError
+	if !errors.As(err, &pe) || pe.Listed != 6 || strings.Join(pe.Subjects, ",") != "Machine "+m || len(got) != 6 {
+		t.Fatalf("%d events, err %v; want 6 and read in part of Machine %s", len(got), err, m)
+	}
+	historyPages = 3
+	if got, err := EventHistory(ctx, cs.CoreV1(), []string{ns}, []model.EventSubject{{Kind: "Machine", Name: m}}); err != nil || len(got) != 7 {
+		t.Errorf("with room for all: %d events, err %v; want 7, none", len(got), err)
+	}
+}
+
 // TestEventHistoryForbiddenNamesTheRule: an identity that may not list
 // events gets the permission worded as the panes word it, so the detail
 // names the Role rule that grants it.
