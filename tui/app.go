@@ -275,6 +275,13 @@ type App struct {
 	// longer holds.
 	suspendKey key.Binding
 	notice     string
+	// copyKey is y (copyBinding); copied is what its last press did, shown
+	// where notice is, until the next key. copyNext is the command the
+	// next y copies: y again goes on to the next one the view shows, and
+	// any other key starts from the first again.
+	copyKey  key.Binding
+	copied   string
+	copyNext int
 	// st are the styles of stOf, for what the App draws itself.
 	st   *styles
 	stOf *themes.Theme
@@ -363,7 +370,7 @@ func guardList(msg tea.Msg) tea.Msg {
 
 // NewApp returns an App showing the given screen first.
 func NewApp(opts Options, first Screen) *App {
-	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console", suspendKey: suspendBinding()}
+	a := &App{opts: opts, screens: []Screen{first}, title: "upgrade-console", suspendKey: suspendBinding(), copyKey: copyBinding()}
 	if opts.ClusterName != "" {
 		a.title += ": " + opts.ClusterName
 	}
@@ -603,7 +610,10 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		a.theme = &t
 		return a.broadcast(ThemeMsg{a.theme})
 	case tea.KeyPressMsg:
-		a.notice = ""
+		a.notice, a.copied = "", ""
+		if !key.Matches(msg, a.copyKey) {
+			a.copyNext = 0
+		}
 		if key.Matches(msg, a.suspendKey) {
 			return a, a.suspend()
 		}
@@ -628,6 +638,11 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		if a.hidden != nil && len(a.dialogs) == 0 && (msg.String() == "R" || msg.String() == "q") {
 			a.unhide()
 			return a, nil
+		}
+		if key.Matches(msg, a.copyKey) {
+			if cmd, ok := a.copy(); ok {
+				return a, cmd
+			}
 		}
 		return a.routeKey(msg)
 	case SnapshotMsg:
@@ -692,6 +707,43 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		return a, tea.Quit
 	}
 	return a.broadcast(msg)
+}
+
+// copy answers y over a view that shows commands (commandShower): the
+// next of them goes to the terminal's clipboard by OSC 52, whole, and the
+// last line says which. ok is false where y is typed or the view shows
+// none, and the view gets the key.
+func (a *App) copy() (cmd tea.Cmd, ok bool) {
+	var top any
+	if n := len(a.dialogs); n > 0 {
+		top = a.dialogs[n-1]
+	} else if n := len(a.screens); n > 0 {
+		top = a.screens[n-1]
+	}
+	s, ok := top.(commandShower)
+	if !ok {
+		return nil, false
+	}
+	cmds, ok := s.shownCommands()
+	if !ok {
+		return nil, false
+	}
+	if len(cmds) == 0 {
+		a.copied = copiedNotice(nil, 0)
+		return nil, true
+	}
+	i := a.copyNext % len(cmds)
+	a.copyNext = i + 1
+	a.copied = copiedNotice(cmds, i)
+	return tea.SetClipboard(cmds[i]), true
+}
+
+// lastLine is what the App says on the screen's last row ("" for nothing).
+func (a *App) lastLine() string {
+	if a.notice != "" {
+		return a.notice
+	}
+	return a.copied
 }
 
 func (a *App) routeKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -795,8 +847,8 @@ func (a *App) View() (v tea.View) {
 	if h, ok := a.hidden.(hider); ok && len(a.dialogs) == 0 {
 		base = a.withLastLine(base, h.hiddenLine())
 	}
-	if a.notice != "" && len(a.dialogs) == 0 {
-		base = a.withLastLine(base, a.notice)
+	if n := a.lastLine(); n != "" && len(a.dialogs) == 0 {
+		base = a.withLastLine(base, n)
 	}
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
@@ -814,8 +866,8 @@ func (a *App) View() (v tea.View) {
 	// next pane"). The dialog lists its own.
 	if i := strings.LastIndexByte(base, '\n'); i >= 0 {
 		base = base[:i+1] + a.blankRows(1)
-		if a.notice != "" {
-			base = a.withLastLine(base, a.notice)
+		if n := a.lastLine(); n != "" {
+			base = a.withLastLine(base, n)
 		}
 	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}

@@ -122,6 +122,7 @@ type helpKey struct {
 	actions   uint64 // actionsGen
 	describe  bool   // d describes the row under the cursor
 	member    bool   // an etcd member's (the etcd pane focused)
+	copy      bool   // y copies a command of the status lines
 }
 
 // NewDashboard returns the dashboard screen.
@@ -555,8 +556,9 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		// left so, CAPI rolls no machine, and the stalls below said only
 		// that nothing moved (preflight's eksa-reconcile-not-paused).
 		total++
+		resume := cc.ResumeCommand(s.Conn)
 		out = append(out, line{segs: []seg{{pausePrefix + "Cluster API paused: spec.paused is true on Cluster " + cc.Namespace + "/" + cc.Name +
-			"; it rolls no machine until resumed (" + cc.ResumeCommand(s.Conn) + ")", rPaused}}})
+			"; it rolls no machine until resumed (" + resume + ")", rPaused}}, cmd: resume})
 	}
 	for _, sl := range stalls {
 		if len(out) == maxStallLines {
@@ -613,6 +615,30 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 		out = append(out, status)
 	}
 	return out, total, pause
+}
+
+// shownCommands are the commands of the status lines shown (y). While the
+// filter is typed y is a letter of it, and while the footer asks to
+// confirm a quit it is one of the "other keys" that keep the console.
+func (d *Dashboard) shownCommands() ([]string, bool) {
+	if d.filtering || d.quitPrompt() {
+		return nil, false
+	}
+	return d.statusCommands(d.plan.stallShown), true
+}
+
+// statusCommands are the commands of the first n status lines: those the
+// layout shows, whole or cut at the width (the pause's "lock clear paused",
+// the Cluster API resume), whole whatever the rows show of them.
+func (d *Dashboard) statusCommands(n int) []string {
+	var cmds []string
+	for _, ln := range d.stalls[:min(n, len(d.stalls))] {
+		for _, s := range ln.segs {
+			cmds = addCommandsOf(cmds, s.text)
+		}
+		cmds = addCommand(cmds, ln.cmd)
+	}
+	return cmds
 }
 
 // quitAsks reports whether q should ask once more before quitting: this

@@ -32,6 +32,9 @@ type KeyMap struct {
 	Help     key.Binding
 	Suspend  key.Binding
 	Quit     key.Binding
+	// Copy is y, which the App takes (copyBinding); it is enabled, and
+	// listed, while the status lines show a command.
+	Copy key.Binding
 
 	// Bindings active while the node filter is being typed.
 	AcceptFilter key.Binding
@@ -61,6 +64,7 @@ func DefaultKeyMap() KeyMap {
 		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Suspend:      suspendBinding(),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
+		Copy:         copyBinding(),
 		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 	}
@@ -71,7 +75,7 @@ func DefaultKeyMap() KeyMap {
 func (k KeyMap) ShortHelp() []key.Binding {
 	b := []key.Binding{k.NextPane, firstKey(k.Zoom), k.Filter, k.Expand, k.Describe}
 	b = append(b, k.Actions...)
-	return append(b, k.Help, firstKey(k.Quit))
+	return append(b, k.Copy, k.Help, firstKey(k.Quit))
 }
 
 // firstKey is b with its help naming only the first of its keys ("enter"
@@ -92,8 +96,12 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
 		{k.Filter, k.AcceptFilter, k.ClearFilter},
 	}
-	if len(k.Actions) > 0 {
-		cols = append(cols, k.Actions)
+	acts := k.Actions
+	if k.Copy.Enabled() {
+		acts = append(slices.Clip(acts), k.Copy)
+	}
+	if len(acts) > 0 {
+		cols = append(cols, acts)
 	}
 	return append(cols, []key.Binding{k.Help, k.Suspend, k.Quit})
 }

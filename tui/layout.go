@@ -42,6 +42,9 @@ type layoutPlan struct {
 	// stallMore how many status lines did not fit, counted on the last.
 	stalls    []line
 	stallMore int
+	// stallShown is how many of the dashboard's status lines the rows
+	// show, whole or cut: y copies their commands.
+	stallShown int
 }
 
 const noPane paneID = -1
@@ -63,13 +66,6 @@ func (d *Dashboard) relayout() {
 		d.plan = p
 		return
 	}
-	d.refreshHelp()
-	p.helpLines = strings.Count(d.helpOut, "\n") + 1
-	if d.filtering {
-		p.helpLines = 1
-	} else if h < 10 && !d.helpKey.quit {
-		p.helpLines = 0
-	}
 	// Zoomed, one pane takes the body and has rows to spare: the status
 	// lines "(+N more)" hid get them (no key showed them at 80×24).
 	budget := 1
@@ -80,6 +76,16 @@ func (d *Dashboard) relayout() {
 	// of the screen: at 80×24 it takes two or three rows of the 24 and
 	// every pane keeps its minimum; on a tiny screen it is cut instead.
 	d.layoutStalls(&p, w, budget, max(budget, h/3))
+	// Laid out before the help, which lists y only while a status line
+	// shown names a command.
+	d.keys.Copy.SetEnabled(len(d.statusCommands(p.stallShown)) > 0)
+	d.refreshHelp()
+	p.helpLines = strings.Count(d.helpOut, "\n") + 1
+	if d.filtering {
+		p.helpLines = 1
+	} else if h < 10 && !d.helpKey.quit {
+		p.helpLines = 0
+	}
 	switch {
 	case h >= 12:
 		p.headerLines = 2
@@ -298,7 +304,7 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 		rows = append(rows, line{})
 	}
 	d.stallRowBuf = rows
-	p.stalls, p.stallMore, p.stallLines = rows, max(more, 0), len(rows)
+	p.stalls, p.stallMore, p.stallLines, p.stallShown = rows, max(more, 0), len(rows), shown
 }
 
 // failureRows is a failure's status line wrapped to w cells, its rows after
@@ -383,7 +389,8 @@ func (d *Dashboard) refreshHelp() {
 		what = "describe member"
 	}
 	d.keys.Describe.SetHelp(d.keys.Describe.Help().Key, what)
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member}
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member,
+		copy: d.keys.Copy.Enabled()}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}
@@ -407,9 +414,9 @@ func (d *Dashboard) refreshHelp() {
 	// Expand goes before describe: every group row says "e to expand",
 	// and nothing on the screen tells of d. On the etcd pane the nodes'
 	// filter goes before it: at 80 columns "d describe member" did not
-	// fit beside it.
+	// fit beside it. y goes last of them: the full help names it.
 	km := d.keys
-	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane}
+	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, km.Copy}
 	if member {
 		drop[1], drop[2] = drop[2], drop[1]
 	}

@@ -34,9 +34,10 @@ type nodeDetailSource interface {
 	nodeDetailInput() nodeDetailInput
 }
 
-// nodeDetailKeys are the detail's bindings: it only scrolls and closes.
+// nodeDetailKeys are the detail's bindings: it scrolls and closes, and
+// Copy (y, taken by the App) is enabled while it shows a command.
 type nodeDetailKeys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Close key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom, Close, Copy key.Binding
 }
 
 // defaultNodeDetailKeys scrolls with the dashboard's own bindings: a copy
@@ -49,6 +50,7 @@ func defaultNodeDetailKeys() nodeDetailKeys {
 		// and a q meant for the view that quit the console mid-upgrade
 		// would be the costlier mistake.
 		Close: key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "close")),
+		Copy:  k.Copy,
 	}
 }
 
@@ -83,6 +85,9 @@ type nodeDetail struct {
 	built detailKey
 	head  []line
 	body  []line
+	// cmds are the commands body shows (the failing container's logs, the
+	// can-i check of a refused read), for y.
+	cmds []string
 	// offset is the first body row shown; maxOffset is as far as it goes
 	// at the last View.
 	offset, maxOffset int
@@ -230,8 +235,11 @@ func (v *nodeDetail) SetSize(w, h int) {
 func (v *nodeDetail) innerWidth() int { return max(v.w-4, 20) }
 
 func (v *nodeDetail) ShortHelp() []key.Binding {
-	return []key.Binding{v.keys.Up, v.keys.Down, v.keys.PageUp, v.keys.PageDown, v.keys.Top, v.keys.Bottom, v.keys.Close}
+	return []key.Binding{v.keys.Up, v.keys.Down, v.keys.PageUp, v.keys.PageDown, v.keys.Top, v.keys.Bottom, v.keys.Copy, v.keys.Close}
 }
+
+// shownCommands are the commands the detail shows (y).
+func (v *nodeDetail) shownCommands() ([]string, bool) { return v.cmds, true }
 
 func (v *nodeDetail) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.ShortHelp(), {suspendBinding()}}
@@ -380,6 +388,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 	v.head[0].segs = append([]seg{{kind + " ", rTitle}}, seg{strings.TrimPrefix(v.head[0].segs[0].text, kind+" "), rBold})
 
 	var body []line
+	var cmds []string
 	add := func(segs ...seg) { body = append(body, line{segs: segs}) }
 	blank := func() { body = append(body, line{}) }
 	wrapped := func(prefix, text string, r role) {
@@ -501,8 +510,10 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		}
 		blank()
 		wrapped(" "+mark+" ", sl.Sentence, r)
+		cmds = addCommandsOf(cmds, sl.Sentence)
 		if sl.Resume != "" {
 			wrapped("   ", sl.Resume, rMuted)
+			cmds = addCommandsOf(cmds, sl.Resume)
 		}
 	}
 
@@ -545,7 +556,11 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			node = n.Name
 		}
 		blank()
-		body = append(body, detailUpgraderPod(v.st, in.state, node, iw)...)
+		pod, podCmds := detailUpgraderPod(v.st, in.state, node, iw)
+		body = append(body, pod...)
+		for _, c := range podCmds {
+			cmds = addCommand(cmds, c)
+		}
 	}
 
 	if in.state != nil {
@@ -566,7 +581,9 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		section("Events", seg{"  " + note, rMuted})
 		if v.history.err != nil {
 			// Failed, or loaded in part (PartialHistoryError).
-			wrapped(" "+sym.Warn+" ", historyFailure(v.history.err, in.state.Conn), rSevWarning)
+			text := historyFailure(v.history.err, in.state.Conn)
+			wrapped(" "+sym.Warn+" ", text, rSevWarning)
+			cmds = addCommandsOf(cmds, text)
 		}
 		switch {
 		case len(evs) > 0:
@@ -605,7 +622,8 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			}
 		}
 	}
-	v.body = body
+	v.body, v.cmds = body, cmds
+	v.keys.Copy.SetEnabled(len(cmds) > 0)
 }
 
 // detailLabelW is the width of the labels' column.
@@ -718,10 +736,10 @@ func detailCondition(out []line, mark seg, typ, status string, c model.Condition
 // detailUpgraderPod shows the upgrader pod under the steps its containers
 // report: each container in the order the pod runs them, its state, and
 // for the one that failed what it exited with and the command that reads
-// its log. The steps say which failed; this says why.
-func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) []line {
+// its log. The steps say which failed; this says why. cmds are the commands
+// the lines show, whole.
+func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) (out []line, cmds []string) {
 	sym := st.th.Sym
-	var out []line
 	wrapped := func(prefix, text string, r role) {
 		out = append(out, wrapTagged(prefix, text, r, "", rText, iw)...)
 	}
@@ -735,15 +753,15 @@ func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) [
 			text += "; fix: " + fix
 		}
 		wrapped(label, text, rSevWarning)
-		return out
+		return out, backquoted(text)
 	case s.Sources != nil && src.Installed && !src.Synced:
 		wrapped(label, "not listed yet", rMuted)
-		return out
+		return out, nil
 	}
 	p := s.UpgraderPodOf(node)
 	if p == nil {
 		wrapped(label, "none on node "+node+" (not created yet, or deleted by a retry)", rMuted)
-		return out
+		return out, nil
 	}
 	phase := p.Phase
 	if phase == "" {
@@ -776,10 +794,12 @@ func detailUpgraderPod(st *styles, s *model.ClusterState, node string, iw int) [
 			wrapped("       last ", c.Last.String(), r)
 		}
 		if c == failing {
-			wrapped("       logs ", p.LogsCommand(c.Name, s.Conn), rBold)
+			logs := p.LogsCommand(c.Name, s.Conn)
+			wrapped("       logs ", logs, rBold)
+			cmds = append(cmds, logs)
 		}
 	}
-	return out
+	return out, cmds
 }
 
 // detailNodeConditions lists the node's abnormal conditions (DiskPressure
@@ -897,7 +917,17 @@ func (v *nodeDetail) View() string {
 	vis := v.visible()
 	footer := "esc/q close"
 	if v.maxOffset > 0 {
-		footer = fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below) · esc/q close", v.offset, v.maxOffset-v.offset)
+		footer = fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below) · %s", v.offset, v.maxOffset-v.offset, footer)
+	}
+	if len(v.cmds) > 0 {
+		// Shorter where the width would cut it, or left out:
+		// the keys that close the view end the line and stay in view.
+		for _, y := range []string{"y copy command · ", "y copy · "} {
+			if width(y+footer) <= iw {
+				footer = y + footer
+				break
+			}
+		}
 	}
 	var b strings.Builder
 	n := 0

@@ -417,7 +417,8 @@ func TestNodeDetailScrolls(t *testing.T) {
 func TestNodeDetailUpgraderPodForbiddenOrMissing(t *testing.T) {
 	text := func(s *model.ClusterState) string {
 		var b strings.Builder
-		for _, l := range detailUpgraderPod(newStyles(initialTheme(Options{Theme: themes.Mono})), s, "mgmt-cp-b8k4m", 200) {
+		lines, _ := detailUpgraderPod(newStyles(initialTheme(Options{Theme: themes.Mono})), s, "mgmt-cp-b8k4m", 200)
+		for _, l := range lines {
 			for _, sg := range l.segs {
 				b.WriteString(sg.text)
 			}

@@ -78,6 +78,9 @@ type line struct {
 	// machine is the Machine the line is about (an etcd member): d on it
 	// opens the node detail.
 	machine string
+	// cmd is a command the line shows without backquotes (the Cluster API
+	// resume, in parentheses): y copies it too.
+	cmd string
 }
 
 // renderKey is everything a pane's output depends on. A pane re-renders only

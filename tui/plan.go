@@ -109,6 +109,9 @@ type planKeys struct {
 	Close   key.Binding
 	Suspend key.Binding
 	Quit    key.Binding
+	// Copy is y, which the App takes (copyBinding); enabled, and listed,
+	// while the plan shows a command.
+	Copy key.Binding
 }
 
 func defaultPlanKeys(readOnly bool) planKeys {
@@ -129,6 +132,7 @@ func defaultPlanKeys(readOnly bool) planKeys {
 		Close:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
 		Suspend: suspendBinding(),
 		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit")),
+		Copy:    copyBinding(),
 	}
 	if readOnly {
 		// Not bound at all, as k9s does with dangerous actions.
@@ -281,11 +285,14 @@ func (p *PlanScreen) SetSize(w, h int) {
 func (p *PlanScreen) ShortHelp() []key.Binding {
 	out := []key.Binding{p.keys.Apply, p.keys.DryRun, p.keys.All, p.keys.Recheck}
 	out = append(out, p.offered...)
-	return append(out, p.keys.Help, firstKey(p.keys.Quit))
+	return append(out, p.keys.Copy, p.keys.Help, firstKey(p.keys.Quit))
 }
 
 func (p *PlanScreen) FullHelp() [][]key.Binding {
 	out := [][]key.Binding{{p.keys.Apply, p.keys.DryRun, p.keys.Recheck, p.keys.All}}
+	if p.keys.Copy.Enabled() {
+		out[0] = append(out[0], p.keys.Copy)
+	}
 	if len(p.offered) > 0 {
 		out = append(out, p.offered)
 	}
@@ -295,13 +302,13 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 // helpView is the help: on a narrow screen the short one keeps the apply,
 // the recovery, ? and q, and drops what the body also says (a, d: the
 // dry-run runs before any apply) or what has a default (r: the checks re-run
-// as the cluster changes).
+// as the cluster changes), then y, which the ? help still names.
 func (p *PlanScreen) helpView() string {
 	if p.help.ShowAll {
 		return fullHelpFitting(p.help, p.FullHelp(), p.help.Width())
 	}
 	k := p.keys
-	return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck)
+	return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
 }
 
 // refreshActions updates the offered keys, and the help when they changed.
@@ -909,9 +916,33 @@ func (p *PlanScreen) rebuild() {
 	if p.st == nil || p.plan == nil {
 		return
 	}
+	p.keys.Copy.SetEnabled(len(p.commands()) > 0)
 	p.helpOut = strings.Split(p.helpView(), "\n")
 	p.body = buildPlanBody(p.st, p.plan, p.all, p.dry, p.dryErr, p.dryRunning, p.checkErr, p.opts.ReadOnly, p.w)
 	p.restatus()
+}
+
+// shownCommands are the commands the plan shows (y).
+func (p *PlanScreen) shownCommands() ([]string, bool) { return p.commands(), true }
+
+// commands are the commands of the plan's text, in the order the screen
+// shows them: the unreached spec's next step, the checks' messages and
+// fixes, then the status line's.
+func (p *PlanScreen) commands() []string {
+	if p.plan == nil || p.st == nil {
+		return nil
+	}
+	var cmds []string
+	if p.plan.CurrentSpec.Note() != "" {
+		cmds = addCommandsOf(cmds, p.plan.CurrentSpec.Next)
+	}
+	for _, r := range failedFirst(p.plan.Preflight) {
+		cmds = addCommandsOf(cmds, r.Message)
+		if r.Status != model.CheckPass {
+			cmds = addCommandsOf(cmds, r.Remediation)
+		}
+	}
+	return addCommandsOf(cmds, p.statusLine().text)
 }
 
 // maxStatusLines bounds the status so that the plan keeps rows on a short

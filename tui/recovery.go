@@ -272,6 +272,8 @@ type (
 
 type recoveryKeys struct {
 	Up, Down, PageUp, PageDown, Select, Back, File, Quit, Suspend key.Binding
+	// Copy is y, which the App takes (copyBinding) where nothing is typed.
+	Copy key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -337,6 +339,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			Quit: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 			// Not while the run is under way (suspendRefused).
 			Suspend: key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (not while a run is under way)")),
+			Copy:    copyBinding(),
 		}}
 	d.input = textinput.New()
 	d.input.Prompt = "> "
@@ -368,7 +371,21 @@ func (d *recoveryDialog) ShortHelp() []key.Binding {
 
 func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	k := d.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Suspend, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}}
+}
+
+// typing says whether the stage reads text (the typed confirmation, the
+// snapshot file's path): y is a letter there.
+func (d *recoveryDialog) typing() bool { return d.stage == recConfirm || d.stage == recFile }
+
+// shownCommands are the commands the dialog's body shows (y): the closing
+// message's (the lock to clear, EKS-A's reconcile to resume), a refusal's.
+func (d *recoveryDialog) shownCommands() ([]string, bool) {
+	if d.typing() {
+		return nil, false
+	}
+	_, cmds := d.bodyLines()
+	return cmds, true
 }
 
 // Stage names the dialog's stage (tests).
@@ -439,7 +456,7 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if d.stage != recMenu {
 		page := max(d.h/2, 1)
 		// While the operator types, k and j are letters.
-		typing := d.stage == recConfirm || d.stage == recFile
+		typing := d.typing()
 		switch {
 		case key.Matches(msg, k.Up):
 			if !typing || msg.String() == "up" {
@@ -758,21 +775,26 @@ func waitRecStep(ch <-chan recovery.StepResult) tea.Cmd {
 	}
 }
 
-func (d *recoveryDialog) View() string {
-	st := d.st
+// cluster is the cluster's name, "" when not known.
+func (d *recoveryDialog) cluster() string {
+	if d.o.Env == nil {
+		return ""
+	}
+	return d.o.Env.Cluster
+}
+
+// bodyLines are the stage's lines under the title, and the commands in
+// the text they wrap, whole.
+func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 	iw := d.innerWidth()
-	var body []line
 	add := func(segs ...seg) { body = append(body, line{segs: segs}) }
 	wrapAdd := func(text string, r role, indent string) {
 		for _, l := range wrap(text, iw-width(indent)) {
 			add(seg{indent + l, r})
 		}
+		cmds = addCommandsOf(cmds, text)
 	}
-	cluster := ""
-	if d.o.Env != nil {
-		cluster = d.o.Env.Cluster
-	}
-	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + cluster, rCluster}}}, {}}
+	cluster := d.cluster()
 	switch d.stage {
 	case recMenu:
 		if len(d.offers) == 0 {
@@ -795,6 +817,14 @@ func (d *recoveryDialog) View() string {
 	case recFile:
 		d.fileLines(add, wrapAdd, cluster)
 	}
+	return body, cmds
+}
+
+func (d *recoveryDialog) View() string {
+	st := d.st
+	iw := d.innerWidth()
+	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
+	body, cmds := d.bodyLines()
 
 	// The prompt and the keys stay in view; the body scrolls.
 	var tail []line
@@ -821,6 +851,9 @@ func (d *recoveryDialog) View() string {
 	if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+visible, len(body))]
 		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
+	}
+	if len(cmds) > 0 && !d.typing() {
+		footer += " · y copy command"
 	}
 	if d.quits() {
 		footer += " · q quit"

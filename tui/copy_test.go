@@ -1,0 +1,187 @@
+package tui
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+var keyY = tea.KeyPressMsg{Code: 'y', Text: "y"}
+
+// clipboardOf runs cmd and reports whether its message is tea.SetClipboard's
+// of want (Bubble Tea does not export its type: compared whole).
+func clipboardOf(cmd tea.Cmd, want string) (got tea.Msg, ok bool) {
+	if cmd == nil {
+		return nil, false
+	}
+	got = cmd()
+	return got, reflect.TypeOf(got) == reflect.TypeOf(tea.SetClipboard("")()) && got == tea.SetClipboard(want)()
+}
+
+// The commands of a line are its backquoted spans, whole, taken from the
+// text before it wraps: wrapWords breaks a span wider than the rows.
+func TestBackquotedCommandsAreWholeWhereTheRowsWrap(t *testing.T) {
+	lease := "upgrade-console lock clear lease --cluster mgmt --kubeconfig '/etc/eksa/mgmt/mgmt-eks-a-cluster.kubeconfig' --context prod"
+	text := "make sure no upgrade is running, then `" + lease + "`; see `upgrade-console lock status --cluster mgmt` and again `" + lease + "`"
+	rows := wrapWords(text, 60)
+	if slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, lease) }) {
+		t.Fatalf("the test wants the command split over rows at 60 columns: %q", rows)
+	}
+	want := []string{lease, "upgrade-console lock status --cluster mgmt"}
+	if got := backquoted(text); !slices.Equal(got, want) {
+		t.Errorf("backquoted = %q, want %q", got, want)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"no command here", ""},
+		{"an open `kubectl get pods", ""},
+		{"a `kubectl get\n  pods` across lines", "kubectl get pods"},
+		{"empty `` and `  `", ""},
+	} {
+		if got := strings.Join(backquoted(c.text), "|"); got != c.want {
+			t.Errorf("backquoted(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// y in the node detail puts the stall's retry, then the failing container's
+// logs command, on the clipboard whole, with the connection flags, though
+// the dialog wraps it over rows at 80 columns; the last line says what was
+// sent, and how.
+func TestYCopiesTheNodeDetailsLogsCommand(t *testing.T) {
+	s := fixtureDetail()
+	s.Conn = model.ConnFlags{{Name: "kubeconfig", Value: "/etc/eksa/mgmt/mgmt-eks-a-cluster.kubeconfig"}, {Name: "context", Value: "prod"}}
+	logs := s.UpgraderPodOf("mgmt-cp-b8k4m").LogsCommand("kubeadm-upgrader", s.Conn)
+	app := detailApp(t, s, 80, 24)
+	filterTo(t, app, "b8k4m")
+	pressRun(t, app, keyD)
+	pressApp(t, app, tea.KeyPressMsg{Code: 'G', Text: "G"})
+	screen := ansi.Strip(app.View().Content)
+	if !strings.Contains(screen, "logs kubectl --kubeconfig") || strings.Contains(screen, logs) {
+		t.Fatalf("the test wants the logs command shown wrapped at 80 columns:\n%s", screen)
+	}
+	if !strings.Contains(screen, "y copy") {
+		t.Errorf("the detail's keys do not name y:\n%s", screen)
+	}
+	// The stall's retry comes first, as the detail shows it; y again
+	// goes on to the logs.
+	retry := "upgrade-console node retry mgmt-cp-b8k4m --cluster mgmt" + s.Conn.String()
+	for _, want := range []string{retry, logs} {
+		_, cmd := app.Update(keyY)
+		if got, ok := clipboardOf(cmd, want); !ok {
+			t.Fatalf("y gave %#v, want the clipboard set to %q", got, want)
+		}
+	}
+	last := lastRow(app)
+	if !strings.Contains(last, "copied 2 of 2") || !strings.Contains(last, "OSC 52") || !strings.Contains(last, "kubectl --kubeconfig") {
+		t.Errorf("the last line says %q", last)
+	}
+	topDetail(t, app) // y left the detail open
+	pressApp(t, app, tea.KeyPressMsg{Code: 'k', Text: "k"})
+	if last := lastRow(app); strings.Contains(last, "copied") {
+		t.Errorf("the notice outlives the next key: %q", last)
+	}
+}
+
+func lastRow(app *App) string {
+	rows := strings.Split(ansi.Strip(app.View().Content), "\n")
+	return rows[len(rows)-1]
+}
+
+// On the dashboard y copies the commands of the status lines shown, the
+// next one on each press: the pause's (backquoted) and the Cluster API
+// resume (in parentheses). The help names y
+// only while there is one; with none, y says so and sends nothing; while
+// the filter is typed, y is a letter of it.
+func TestYCopiesTheDashboardsStatusCommandsInTurn(t *testing.T) {
+	s := fixturePausedAfterRollback()
+	s.Conn = model.ConnFlags{{Name: "context", Value: "prod"}}
+	s.CAPICluster = &model.CAPICluster{Meta: model.Meta{Name: "mgmt", Namespace: "eksa-system"}, Paused: true}
+	resume := s.CAPICluster.ResumeCommand(s.Conn)
+	opts := Options{Theme: themes.Mono, ClusterName: "mgmt"}
+	app := newTestApp(opts)
+	app.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	app.Update(SnapshotMsg{State: s})
+	if !strings.Contains(ansi.Strip(app.View().Content), "y copy command") {
+		t.Errorf("the help does not name y:\n%s", ansi.Strip(app.View().Content))
+	}
+	d := app.screens[0].(*Dashboard)
+	cmds, _ := d.shownCommands()
+	if len(cmds) != 2 || !strings.HasPrefix(cmds[0], "upgrade-console lock clear paused") || cmds[1] != resume {
+		t.Fatalf("commands shown: %q", cmds)
+	}
+	for i, want := range []string{cmds[0], resume, cmds[0]} {
+		_, cmd := app.Update(keyY)
+		if got, ok := clipboardOf(cmd, want); !ok {
+			t.Fatalf("y #%d gave %#v, want %q", i+1, got, want)
+		}
+	}
+	if last := lastRow(app); !strings.Contains(last, "copied 1 of 2") {
+		t.Errorf("the last line says %q", last)
+	}
+
+	pressApp(t, app, tea.KeyPressMsg{Code: '/', Text: "/"}, keyY)
+	if d.filter.Value() != "y" || app.copied != "" {
+		t.Errorf("the filter reads %q, want the y typed; the App says %q", d.filter.Value(), app.copied)
+	}
+
+	healthy := newTestApp(opts)
+	healthy.Update(SnapshotMsg{State: fixtureHealthy()})
+	if out := ansi.Strip(healthy.View().Content); strings.Contains(out, "copy command") {
+		t.Errorf("the help names y with no command shown:\n%s", out)
+	}
+	if _, cmd := healthy.Update(keyY); cmd != nil {
+		t.Errorf("y with no command shown gave %#v", cmd())
+	}
+	if last := lastRow(healthy); !strings.Contains(last, "no command shown to copy") {
+		t.Errorf("the last line says %q", last)
+	}
+}
+
+// In the recovery dialog the typed confirmation takes y as a letter; done,
+// y copies the closing message's command.
+func TestYInTheRecoveryDialog(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter)
+	if d.Stage() != "confirm" {
+		t.Fatalf("stage %s, want confirm", d.Stage())
+	}
+	app := newTestApp(Options{Theme: themes.Mono})
+	app.Update(OpenDialogMsg{Dialog: d})
+	pressApp(t, app, keyY)
+	if d.input.Value() != "y" || app.copied != "" {
+		t.Fatalf("the confirmation reads %q, want the y typed; the App says %q", d.input.Value(), app.copied)
+	}
+
+	resume := "upgrade-console lock clear paused --cluster mgmt --context prod"
+	d.leaveInput(recDone)
+	d.done = recovery.Report{Closing: []string{"etcd ready on the old version", "then resume EKS-A reconcile with: `" + resume + "`"}}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "y copy command") {
+		t.Errorf("the done view's keys do not name y:\n%s", v)
+	}
+	_, cmd := app.Update(keyY)
+	if got, ok := clipboardOf(cmd, resume); !ok {
+		t.Fatalf("y gave %#v, want %q", got, resume)
+	}
+}
+
+// The plan screen's commands are its fixes', whole: y copies the stale
+// lock's clear, and its help names y.
+func TestPlanScreenShowsItsFixesCommands(t *testing.T) {
+	p := newTestPlanScreen(t, fixtureStaleLockPlan(), Options{}, PlanActions{}, 80, 24)
+	cmds, ok := p.shownCommands()
+	if !ok || !slices.Contains(cmds, "upgrade-console lock clear lease --cluster mgmt") {
+		t.Errorf("commands shown: %q", cmds)
+	}
+	if v := ansi.Strip(p.View()); !strings.Contains(v, "y copy command") {
+		t.Errorf("the help does not name y:\n%s", v)
+	}
+}
