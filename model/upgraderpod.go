@@ -129,6 +129,15 @@ func (s ContainerState) String() string {
 	return b.String()
 }
 
+// upgraderSuffix ends the names EKS-A gives a machine's NodeUpgrade
+// (<machine>-node-upgrader) and the upgrader Pod on its node
+// (<node>-node-upgrader).
+const upgraderSuffix = "-node-upgrader"
+
+// NodeUpgradeName is the name of the NodeUpgrade EKS-A creates for a
+// machine it upgrades in place.
+func NodeUpgradeName(machine string) string { return machine + upgraderSuffix }
+
 // UpgraderPodOf is the upgrader pod running on a node, nil when there is
 // none in the snapshot.
 func (s *ClusterState) UpgraderPodOf(node string) *UpgraderPod {
@@ -136,7 +145,7 @@ func (s *ClusterState) UpgraderPodOf(node string) *UpgraderPod {
 		return nil
 	}
 	for i := range s.UpgraderPods {
-		if p := &s.UpgraderPods[i]; p.NodeName == node || (p.NodeName == "" && p.Name == node+"-node-upgrader") {
+		if p := &s.UpgraderPods[i]; p.NodeName == node || (p.NodeName == "" && p.Name == node+upgraderSuffix) {
 			return p
 		}
 	}

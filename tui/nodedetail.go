@@ -179,7 +179,8 @@ func newNodeDetail(src nodeDetailSource, r nodeRow, read func(context.Context, [
 }
 
 // historySubjects are the objects whose events the detail lists: the
-// machine, its node, its in-place upgrade, and its owner (an EtcdadmCluster,
+// machine, its node, its in-place upgrade (or, where EKS-A serves them, the
+// one it deleted once done), and its owner (an EtcdadmCluster,
 // a KubeadmControlPlane, the one the nodes table files it under too, or a
 // MachineDeployment and the MachineSets CAPI names after it,
 // <deployment>-<hash>), whose events count when they name the machine.
@@ -198,8 +199,14 @@ func historySubjects(machine, node string, o detailObjects, s *model.ClusterStat
 	case m.NodeName != "":
 		subs = append(subs, model.EventSubject{Kind: string(model.KindNode), Name: m.NodeName})
 	}
-	if o.nu != nil {
+	switch {
+	case o.nu != nil:
 		subs = append(subs, model.EventSubject{Kind: o.nu.Kind.Short(), Name: o.nu.Name})
+	case m.Role != model.RoleEtcd && s != nil && s.Sources[model.KindNodeUpgrade].Installed:
+		// EKS-A deletes a node's NodeUpgrade with its upgrade, once done;
+		// its events (the failed attempts before it succeeded) outlive
+		// it, under the name EKS-A gives it.
+		subs = append(subs, model.EventSubject{Kind: string(model.KindNodeUpgrade), Name: model.NodeUpgradeName(machine)})
 	}
 	if m.Owner == "" {
 		return subs

@@ -243,6 +243,29 @@ func TestHistorySubjectsFollowTheOwner(t *testing.T) {
 			t.Errorf("%s: subjects %+v, want %+v", c.name, got, c.want)
 		}
 	}
+	// Where EKS-A serves NodeUpgrades, a machine with none now may have
+	// had one: EKS-A deletes it once the node is upgraded, and its events
+	// (the attempts that failed first) outlive it. Not an etcd member's:
+	// etcd is never upgraded in place.
+	inPlace := &model.ClusterState{Sources: map[model.Kind]model.SourceStatus{model.KindNodeUpgrade: {Installed: true}}}
+	for _, c := range []struct {
+		name    string
+		machine string
+		o       detailObjects
+		want    []model.EventSubject
+	}{
+		{"worker", worker.Name, detailObjects{m: worker}, []model.EventSubject{
+			{Kind: "Machine", Name: worker.Name}, {Kind: "Node", Name: worker.Name},
+			{Kind: "NodeUpgrade", Name: worker.Name + "-node-upgrader"},
+			{Kind: "MachineDeployment", Name: "mgmt-md-0", Naming: worker.Name},
+			{Kind: "MachineSet", Name: "mgmt-md-0", Prefix: true, Naming: worker.Name}}},
+		{"etcd", etcd.Name, detailObjects{m: etcd}, []model.EventSubject{
+			{Kind: "Machine", Name: etcd.Name}, {Kind: "EtcdadmCluster", Name: "mgmt-etcd", Naming: etcd.Name}}},
+	} {
+		if got := historySubjects(c.machine, "", c.o, inPlace); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: subjects %+v, want %+v", c.name, got, c.want)
+		}
+	}
 }
 
 // TestNodeDetailDropsTheReplyOfAnEarlierOpening: a detail closed and
