@@ -498,12 +498,12 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 	existing = existing.DeepCopy()
 	now := metav1.NewMicroTime(l.now())
 	existing.Spec.RenewTime = &now
-	// Sent, the write is not cut by a Stop (it could land after the
-	// release that follows had read the Lease, which would then refuse
-	// to delete it as changed), only by the renewal's bound.
 	if err := l.announce(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339)); err != nil {
 		return nil, fmt.Errorf("renew upgrade lock: %w", err)
 	}
+	// Sent, the write is not cut by a Stop (it could land after the
+	// release that follows had read the Lease, which would then refuse
+	// to delete it as changed), only by the renewal's bound.
 	dl, _ := rctx.Deadline()
 	wctx, wcancel := context.WithDeadline(context.WithoutCancel(rctx), dl)
 	updated, err := leases.Update(wctx, existing, metav1.UpdateOptions{FieldManager: ManagerName})
