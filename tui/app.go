@@ -729,12 +729,12 @@ func (a *App) copy() (cmd tea.Cmd, ok bool) {
 		return nil, false
 	}
 	if len(cmds) == 0 {
-		a.copied = copiedNotice(nil, 0)
+		a.copied = copiedNotice(nil, 0, 0)
 		return nil, true
 	}
 	i := a.copyNext % len(cmds)
 	a.copyNext = i + 1
-	a.copied = copiedNotice(cmds, i)
+	a.copied = copiedNotice(cmds, i, a.width-4)
 	return tea.SetClipboard(cmds[i]), true
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // copyBinding is y, which puts a command the view shows on the clipboard.
@@ -48,12 +49,38 @@ func backquoted(text string) []string {
 			// As wrapWords shows it: a line break pasted runs half of it.
 			span = strings.Join(strings.Fields(span), " ")
 		}
-		if span = strings.TrimSpace(span); span != "" {
+		if span = strings.TrimSpace(span); pasteable(span) {
 			out = addCommand(out, span)
 		}
 		text = after
 	}
 }
+
+// pasteable reports whether a backquoted span is a command to run as it
+// is: it starts with a program the console's commands name, and holds no
+// <placeholder> outside single quotes (`etcdctl member remove <its id>`
+// is an instruction; pasted, the shell reads <its as a redirection). A
+// quoted placeholder ('<token>') fails loudly where it stands, as meant.
+// Partial commands (`plan --cluster`, `--snapshot-file <path>`) are text.
+func pasteable(span string) bool {
+	prog, _, _ := strings.Cut(span, " ")
+	if !slices.Contains(pastePrograms, prog) {
+		return false
+	}
+	quoted := false
+	for _, c := range span {
+		switch {
+		case c == '\'':
+			quoted = !quoted
+		case c == '<' && !quoted:
+			return false
+		}
+	}
+	return true
+}
+
+// pastePrograms are the programs of the commands the console prints.
+var pastePrograms = []string{"upgrade-console", "kubectl", "eksctl", "clusterctl", "etcdctl"}
 
 // addCommand appends cmd to cmds unless it is there already: two lines
 // naming the same command offer it once.
@@ -72,16 +99,33 @@ func addCommandsOf(cmds []string, text string) []string {
 	return cmds
 }
 
-// copiedNotice is what the last line says once y sent cmds[i]: that the
-// terminal was asked by OSC 52, which some ignore (tmux without
-// set-clipboard on), so that a paste of something else is not a surprise.
-func copiedNotice(cmds []string, i int) string {
+// copiedNotice is what the last line says once y sent cmds[i], in w cells:
+// which command, with as much of it as fits, its start and its end (two
+// lock clear commands differ only past the width), and that it went by
+// OSC 52, which some terminals ignore (tmux without set-clipboard on), so
+// that a paste of something else is not a surprise.
+func copiedNotice(cmds []string, i, w int) string {
 	if len(cmds) == 0 {
 		return "y: no command shown to copy"
 	}
-	which := ""
+	lead := "copied (OSC 52): "
 	if len(cmds) > 1 {
-		which = " " + strconv.Itoa(i+1) + " of " + strconv.Itoa(len(cmds))
+		lead = "copied " + strconv.Itoa(i+1) + "/" + strconv.Itoa(len(cmds)) + " (OSC 52): "
 	}
-	return "copied" + which + " by OSC 52 (if the terminal allows it): " + cmds[i]
+	return lead + cutMiddle(cmds[i], w-width(lead))
+}
+
+// cutMiddle cuts plain text to at most w cells by taking out its middle:
+// a command's program and verb stay, and so does its end.
+func cutMiddle(s string, w int) string {
+	sw := width(s)
+	if sw <= w {
+		return s
+	}
+	if w < 8 {
+		return truncate(s, w)
+	}
+	head := (w - 1) * 2 / 3
+	tail := w - 1 - head
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
 }

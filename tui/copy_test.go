@@ -44,6 +44,11 @@ func TestBackquotedCommandsAreWholeWhereTheRowsWrap(t *testing.T) {
 		{"an open `kubectl get pods", ""},
 		{"a `kubectl get\n  pods` across lines", "kubectl get pods"},
 		{"empty `` and `  `", ""},
+		// Instructions and partial commands are not offered: pasted, the
+		// shell reads <its as a redirection, and plan is no program.
+		{"then `etcdctl member remove <its id>` on a member", ""},
+		{"`plan --cluster` checks it, as `--snapshot-file <path>` does", ""},
+		{"`kubectl get pods --token '<token>'`", "kubectl get pods --token '<token>'"},
 	} {
 		if got := strings.Join(backquoted(c.text), "|"); got != c.want {
 			t.Errorf("backquoted(%q) = %q, want %q", c.text, got, c.want)
@@ -80,7 +85,9 @@ func TestYCopiesTheNodeDetailsLogsCommand(t *testing.T) {
 		}
 	}
 	last := lastRow(app)
-	if !strings.Contains(last, "copied 2 of 2") || !strings.Contains(last, "OSC 52") || !strings.Contains(last, "kubectl --kubeconfig") {
+	// At 80 columns the notice keeps the command's start and its end: two
+	// commands that differ past the width read apart.
+	if !strings.Contains(last, "copied 2/2 (OSC 52): kubectl --kubeconfig") || !strings.HasSuffix(strings.TrimSpace(last), "kubeadm-upgrader") {
 		t.Errorf("the last line says %q", last)
 	}
 	topDetail(t, app) // y left the detail open
@@ -123,7 +130,7 @@ func TestYCopiesTheDashboardsStatusCommandsInTurn(t *testing.T) {
 			t.Fatalf("y #%d gave %#v, want %q", i+1, got, want)
 		}
 	}
-	if last := lastRow(app); !strings.Contains(last, "copied 1 of 2") {
+	if last := lastRow(app); !strings.Contains(last, "copied 1/2 (OSC 52): ") {
 		t.Errorf("the last line says %q", last)
 	}
 
@@ -183,5 +190,56 @@ func TestPlanScreenShowsItsFixesCommands(t *testing.T) {
 	}
 	if v := ansi.Strip(p.View()); !strings.Contains(v, "y copy command") {
 		t.Errorf("the help does not name y:\n%s", v)
+	}
+}
+
+func TestCutMiddleKeepsTheStartAndTheEnd(t *testing.T) {
+	const cmd = "upgrade-console lock clear paused --cluster mgmt --kubeconfig /etc/eksa/mgmt.kubeconfig"
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{200, cmd},
+		{40, "upgrade-console lock clear…mt.kubeconfig"},
+		{5, "upgr…"},
+	} {
+		got := cutMiddle(cmd, c.w)
+		if got != c.want || width(got) > c.w {
+			t.Errorf("cutMiddle(%d) = %q (%d cells), want %q", c.w, got, width(got), c.want)
+		}
+	}
+}
+
+// Where the width would cut the recovery dialog's footer, y's key is said
+// shorter, or not at all: q quit stays in view (at 80 columns a scrolled
+// plan read "… · y copy co…" and lost it).
+func TestRecoveryFooterKeepsQuitBeforeY(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{}, f)
+	d.leaveInput(recDone)
+	closing := []string{"then resume EKS-A reconcile with: `upgrade-console lock clear paused --cluster mgmt --context prod`"}
+	for range 30 {
+		closing = append(closing, "a line of the report")
+	}
+	d.done = recovery.Report{Closing: closing}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{120, "· y copy command · q quit"},
+		{74, "· y copy · q quit"},
+		{64, "below) · q quit"},
+	} {
+		d.SetSize(c.w, 16)
+		rows := strings.Split(ansi.Strip(d.View()), "\n")
+		footer := ""
+		for _, r := range rows {
+			if strings.Contains(r, "enter/esc close") {
+				footer = r
+			}
+		}
+		if !strings.Contains(footer, c.want) {
+			t.Errorf("at %d columns the footer reads %q, want it to hold %q", c.w, footer, c.want)
+		}
 	}
 }

@@ -852,12 +852,21 @@ func (d *recoveryDialog) View() string {
 		body = body[d.offset:min(d.offset+visible, len(body))]
 		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
 	}
-	if len(cmds) > 0 && !d.typing() {
-		footer += " · y copy command"
-	}
+	end := ""
 	if d.quits() {
-		footer += " · q quit"
+		end = " · q quit"
 	}
+	if len(cmds) > 0 && !d.typing() {
+		// Shorter, or left out, where the width would cut the footer:
+		// q quit stays in view.
+		for _, y := range []string{" · y copy command", " · y copy"} {
+			if width(footer+y+end) <= iw {
+				footer += y
+				break
+			}
+		}
+	}
+	footer += end
 	tail = append(tail, line{}, line{segs: []seg{{footer, rMuted}}})
 
 	var b strings.Builder
