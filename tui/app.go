@@ -28,6 +28,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -276,12 +277,14 @@ type App struct {
 	suspendKey key.Binding
 	notice     string
 	// copyKey is y (copyBinding); copied is what its last press did, shown
-	// where notice is, until the next key. copyNext is the command the
-	// next y copies: y again goes on to the next one the view shows, and
-	// any other key starts from the first again.
+	// where notice is, until the next key. copyNext counts the presses of
+	// a run of y: y again goes on to the next command the view holds, and
+	// any other key ends the run.
 	copyKey  key.Binding
 	copied   string
 	copyNext int
+	// copyFrom is the command a run of y starts at (firstInView).
+	copyFrom int
 	// st are the styles of stOf, for what the App draws itself.
 	st   *styles
 	stOf *themes.Theme
@@ -732,8 +735,13 @@ func (a *App) copy() (cmd tea.Cmd, ok bool) {
 		a.copied = copiedNotice(nil, 0, 0)
 		return nil, true
 	}
-	i := a.copyNext % len(cmds)
-	a.copyNext = i + 1
+	if a.copyNext == 0 {
+		// A run of y starts at the command the operator scrolled to:
+		// the first the screen shows, not the first the view holds.
+		a.copyFrom = firstInView(cmds, ansi.Strip(a.View().Content))
+	}
+	i := (a.copyFrom + a.copyNext) % len(cmds)
+	a.copyNext++
 	a.copied = copiedNotice(cmds, i, a.width-4)
 	return tea.SetClipboard(cmds[i]), true
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
@@ -129,3 +130,33 @@ func cutMiddle(s string, w int) string {
 	tail := w - 1 - head
 	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
 }
+
+// firstInView is the index of the first of cmds the screen shows whole, or
+// else the first whose start it shows (its rows cut at the bottom, or its
+// line at the width), or else 0. screen is the frame's text: rows, and a
+// dialog's borders, are read as the spaces they stand for, so a command
+// wrapped over rows reads whole again.
+func firstInView(cmds []string, screen string) int {
+	flat := " " + strings.Join(strings.FieldsFunc(screen, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(borderRunes, r)
+	}), " ") + " "
+	for _, whole := range []bool{true, false} {
+		for i, c := range cmds {
+			words := strings.Fields(c)
+			if !whole {
+				words = words[:min(len(words), startWords)]
+			}
+			if strings.Contains(flat, strings.Join(words, " ")) {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// startWords is how much of a command tells where it starts: its program,
+// its verb and their first arguments ("upgrade-console lock clear lease").
+const startWords = 4
+
+// borderRunes are the box-drawing runes dialogs and panes draw around text.
+const borderRunes = "│┃║─━═┌┐└┘╭╮╰╯├┤┬┴┼"

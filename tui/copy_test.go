@@ -75,20 +75,31 @@ func TestYCopiesTheNodeDetailsLogsCommand(t *testing.T) {
 	if !strings.Contains(screen, "y copy") {
 		t.Errorf("the detail's keys do not name y:\n%s", screen)
 	}
-	// The stall's retry comes first, as the detail shows it; y again
-	// goes on to the logs.
+	// Scrolled to the bottom, y starts at the logs command the screen
+	// shows, not at the stall's retry scrolled out above it; y again goes
+	// on to the retry. The notice numbers them in the detail's order.
 	retry := "upgrade-console node retry mgmt-cp-b8k4m --cluster mgmt" + s.Conn.String()
-	for _, want := range []string{retry, logs} {
+	if strings.Contains(strings.Join(strings.Fields(screen), " "), "node retry") {
+		t.Fatalf("the test wants the retry scrolled out of view:\n%s", screen)
+	}
+	for i, want := range []string{logs, retry} {
 		_, cmd := app.Update(keyY)
 		if got, ok := clipboardOf(cmd, want); !ok {
-			t.Fatalf("y gave %#v, want the clipboard set to %q", got, want)
+			t.Fatalf("y #%d gave %#v, want the clipboard set to %q", i+1, got, want)
+		}
+		if i == 0 {
+			// At 80 columns the notice keeps the command's start and
+			// its end: two commands that differ past the width read
+			// apart.
+			if last := lastRow(app); !strings.Contains(last, "copied 2/2 (OSC 52): kubectl --kubeconfig") || !strings.HasSuffix(strings.TrimSpace(last), "kubeadm-upgrader") {
+				t.Errorf("the last line says %q", last)
+			}
 		}
 	}
-	last := lastRow(app)
-	// At 80 columns the notice keeps the command's start and its end: two
-	// commands that differ past the width read apart.
-	if !strings.Contains(last, "copied 2/2 (OSC 52): kubectl --kubeconfig") || !strings.HasSuffix(strings.TrimSpace(last), "kubeadm-upgrader") {
-		t.Errorf("the last line says %q", last)
+	// Back at the top, after another key, a run starts at the retry.
+	pressApp(t, app, tea.KeyPressMsg{Code: 'g', Text: "g"})
+	if _, cmd := app.Update(keyY); func() bool { _, ok := clipboardOf(cmd, retry); return !ok }() {
+		t.Errorf("at the top y did not start at the retry")
 	}
 	topDetail(t, app) // y left the detail open
 	pressApp(t, app, tea.KeyPressMsg{Code: 'k', Text: "k"})
@@ -240,6 +251,26 @@ func TestRecoveryFooterKeepsQuitBeforeY(t *testing.T) {
 		}
 		if !strings.Contains(footer, c.want) {
 			t.Errorf("at %d columns the footer reads %q, want it to hold %q", c.w, footer, c.want)
+		}
+	}
+}
+
+// firstInView reads the frame's rows and borders as spaces: a command
+// wrapped over a dialog's rows is whole again; one whose rows are cut at
+// the bottom counts by its start; none on screen is the first.
+func TestFirstInView(t *testing.T) {
+	cmds := []string{"upgrade-console lock clear lease --cluster mgmt", "upgrade-console lock clear paused --cluster mgmt --context prod"}
+	for _, c := range []struct {
+		name, screen string
+		want         int
+	}{
+		{"wrapped in a dialog", "│ then `upgrade-console lock clear   │\n│ paused --cluster mgmt --context prod` │", 1},
+		{"cut at the bottom", "│ lease first                         │\n│ `upgrade-console lock clear paused   │", 1},
+		{"both whole", "`upgrade-console lock clear lease --cluster mgmt` and `upgrade-console lock clear paused --cluster mgmt --context prod`", 0},
+		{"neither", "nothing here", 0},
+	} {
+		if got := firstInView(cmds, c.screen); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
 }
