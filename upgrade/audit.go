@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -95,6 +97,9 @@ type AuditEntry struct {
 	Forced bool `json:"forced,omitempty"`
 	// Skipped lists the preflight checks the operator skipped by name.
 	Skipped []string `json:"skipped,omitempty"`
+	// Delayed: the log refused the entry at its Time (a full disk), and
+	// the console kept it and wrote it with the next entry the log took.
+	Delayed bool `json:"delayed,omitempty"`
 }
 
 // Auditor appends entries to the audit log. It is safe for concurrent use, and
@@ -118,7 +123,18 @@ type Auditor struct {
 	mu sync.Mutex
 	// refused: the last entry could not be written.
 	refused bool
+	// held are the entries the log refused, encoded and marked Delayed,
+	// written before the next entry it takes: a write recorded after it
+	// was made (a lock renewal that met a full disk) is then on record
+	// once space comes back. At most maxHeld; lost counts those dropped.
+	held [][]byte
+	lost int
 }
+
+// maxHeld bounds the refused entries kept in memory: once the log refuses,
+// the lock's writes stop (announce), so few come; a log that refuses for
+// hours must not grow the console without bound.
+const maxHeld = 256
 
 // AuditorOption configures an Auditor.
 type AuditorOption func(*Auditor)
@@ -289,9 +305,58 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	err = a.append(line)
+	// The entries refused before go first, in the one write: on disk in
+	// their order, or all held again.
+	batch := a.held
+	if a.lost > 0 {
+		note, _ := json.Marshal(AuditEntry{Time: e.Time, User: e.User, Host: e.Host, Console: e.Console, Context: e.Context,
+			Cluster: e.Cluster, Action: "audit", Result: AuditFailed, Delayed: true,
+			Message: fmt.Sprintf("%d entries the log refused (a full disk) were not kept: the console kept the first %d", a.lost, maxHeld)})
+		batch = append([][]byte{append(note, '\n')}, batch...)
+	}
+	batch = append(slices.Clip(batch), line)
+	written, err := a.append(bytes.Join(batch, nil))
 	a.refused = err != nil
+	// The lines the file took whole are on record (a full disk takes
+	// part of a write): written again, they would be there twice.
+	done := 0
+	for _, l := range batch {
+		if written < len(l) {
+			break
+		}
+		written -= len(l)
+		done++
+	}
+	if a.lost > 0 && done > 0 {
+		a.lost, done = 0, done-1
+	}
+	if done > len(a.held) {
+		a.held = nil
+		return err // the entry itself is in the file; only its flush failed
+	}
+	a.held = a.held[done:]
+	if err != nil {
+		a.hold(e)
+	}
 	return err
+}
+
+// hold keeps a refused entry, marked Delayed, for the next write. An
+// announcement is not kept: the write it announced was not made.
+func (a *Auditor) hold(e AuditEntry) {
+	if e.Result == AuditAnnounced {
+		return
+	}
+	if len(a.held) >= maxHeld {
+		a.lost++
+		return
+	}
+	e.Delayed = true
+	line, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	a.held = append(a.held, append(line, '\n'))
 }
 
 // Refusing reports whether the log refused the last entry it was given (a
@@ -304,14 +369,15 @@ func (a *Auditor) Refusing() bool {
 	return a.refused
 }
 
-// append writes one encoded entry at the end of the log, on disk when it
-// returns nil. Called with a.mu held.
-func (a *Auditor) append(line []byte) error {
+// append writes encoded entries at the end of the log, on disk when it
+// returns nil; written is how many bytes of lines the file took (a full
+// disk takes part of a write). Called with a.mu held.
+func (a *Auditor) append(lines []byte) (written int, _ error) {
 	// Opened per entry with O_APPEND: each line is a single write at the end of
 	// the file, so several consoles on one machine interleave whole lines.
 	f, created, err := openAppend(a.path)
 	if err != nil {
-		return &AuditWriteError{Path: a.path, Err: err}
+		return 0, &AuditWriteError{Path: a.path, Err: err}
 	}
 	// A line torn by a crash or a full disk mid-write leaves the file without
 	// its final newline: end the torn line first, in the same write, so that
@@ -319,26 +385,31 @@ func (a *Auditor) append(line []byte) error {
 	torn, err := endsTorn(f)
 	if err != nil {
 		f.Close()
-		return &AuditWriteError{Path: a.path, Err: err}
+		return 0, &AuditWriteError{Path: a.path, Err: err}
 	}
+	buf := lines
 	if torn {
-		line = append([]byte{'\n'}, line...)
+		buf = append([]byte{'\n'}, lines...)
 	}
-	if _, err := f.Write(line); err != nil {
+	n, err := f.Write(buf)
+	if torn {
+		n = max(n-1, 0)
+	}
+	if err != nil {
 		f.Close()
-		return &AuditWriteError{Path: a.path, Err: err}
+		return n, &AuditWriteError{Path: a.path, Err: err}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return &AuditWriteError{Path: a.path, Err: fmt.Errorf("flush to disk: %w", err)}
+		return n, &AuditWriteError{Path: a.path, Err: fmt.Errorf("flush to disk: %w", err)}
 	}
 	if err := f.Close(); err != nil {
-		return &AuditWriteError{Path: a.path, Err: err}
+		return n, &AuditWriteError{Path: a.path, Err: err}
 	}
 	if created {
 		syncDir(filepath.Dir(a.path))
 	}
-	return nil
+	return n, nil
 }
 
 // AuditWriteError is an entry the audit log could not take (a full disk, a

@@ -265,3 +265,54 @@ func TestAuditWriteErrorFitsTheCause(t *testing.T) {
 		t.Errorf("disk full: %s", full)
 	}
 }
+
+// Entries the log refused are kept and written, marked delayed, before the
+// next entry it takes, in their order; announcements are not kept (their
+// write was not made), and past maxHeld the rest are counted in a note.
+func TestAuditorWritesRefusedEntriesLate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := NewAuditor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxHeld + 3 {
+		if err := a.Record(ctx, AuditEntry{Cluster: "mgmt", Action: "lock-renew", Result: AuditOK, Message: fmt.Sprint(i)}); err == nil || !a.Refusing() {
+			t.Fatalf("entry %d: %v, refusing %t; want refused", i, err, a.Refusing())
+		}
+	}
+	if err := a.Record(ctx, AuditEntry{Cluster: "mgmt", Action: "lock-release", Result: AuditAnnounced}); err == nil {
+		t.Fatal("an announcement the log refused was taken")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(ctx, AuditEntry{Cluster: "mgmt", Action: "lock-release", Result: AuditOK}); err != nil || a.Refusing() {
+		t.Fatalf("with space again: %v, refusing %t", err, a.Refusing())
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Entries); n != 1+maxHeld+1 {
+		t.Fatalf("%d entries, want the note, %d kept and the last", n, maxHeld)
+	}
+	first, last := res.Entries[0], res.Entries[len(res.Entries)-1]
+	if first.Action != "audit" || !strings.HasPrefix(first.Message, "3 entries the log refused") {
+		t.Errorf("first entry %+v, want the note of the 3 not kept", first)
+	}
+	for i, e := range res.Entries[1 : 1+maxHeld] {
+		if e.Message != fmt.Sprint(i) || !e.Delayed || e.Result != AuditOK {
+			t.Fatalf("kept entry %d: %+v, want message %d, delayed", i, e, i)
+		}
+	}
+	if last.Action != "lock-release" || last.Result != AuditOK || last.Delayed {
+		t.Errorf("last entry %+v, want the release, not delayed", last)
+	}
+}

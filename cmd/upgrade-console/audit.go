@@ -147,6 +147,9 @@ func auditNotes(e upgrade.AuditEntry) string {
 	if e.Forced {
 		n = append(n, "FORCED")
 	}
+	if e.Delayed {
+		n = append(n, "written late (the log refused it then)")
+	}
 	if len(e.Skipped) > 0 {
 		n = append(n, "skipped "+strings.Join(e.Skipped, ","))
 	}
