@@ -239,3 +239,30 @@ func TestWritersWithoutAnAuditLogWriteNothing(t *testing.T) {
 		t.Errorf("snapshot ConfigMaps without an audit log: %v %v", cms, err)
 	}
 }
+
+// The entry that ends an upgrade, refused by the log, is said as refused
+// (EndUnrecorded): the console's farewell said "the upgrade completed
+// (recorded in the audit log)" of an entry never written.
+func TestSessionSaysItsEndWasNotRecorded(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	client, _ := w.watchedClient(t)
+	audit := &failingAudit{}
+	d := &Driver{Client: client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	ctx := context.Background()
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.EndUnrecorded() != nil {
+		t.Fatalf("before the end: %v", s.EndUnrecorded())
+	}
+	audit.mu.Lock()
+	audit.broken = true
+	audit.mu.Unlock()
+	if err := s.Finish(ctx, Outcome{Complete: true}); !errors.Is(err, errAuditBroken) {
+		t.Errorf("finish: %v, want its audit failure", err)
+	}
+	if !s.Completed() || !errors.Is(s.EndUnrecorded(), errAuditBroken) {
+		t.Errorf("completed %t, end unrecorded %v; want true and the audit failure", s.Completed(), s.EndUnrecorded())
+	}
+}

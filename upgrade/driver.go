@@ -119,6 +119,28 @@ type Session struct {
 	// followed: Track began, so a Detach is the console stopping to
 	// follow, not an apply nobody followed.
 	followed bool
+	// endErr is why the audit log did not take the upgrade's last end
+	// entry (Finish's, or the completion after it); nil when it did.
+	endErr error
+}
+
+// EndUnrecorded is why the audit log did not take the entry that ends the
+// upgrade (a full disk), nil when it took it: a farewell that says
+// "recorded in the audit log" must not be said of an entry never written.
+func (s *Session) EndUnrecorded() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endErr
+}
+
+// recordEnd writes the upgrade's end entry and remembers whether the log
+// took it.
+func (s *Session) recordEnd(ctx context.Context, e AuditEntry) error {
+	err := audit(ctx, s.audit, e)
+	s.mu.Lock()
+	s.endErr = err
+	s.mu.Unlock()
+	return err
 }
 
 // Completed reports whether the upgrade the session started completed
@@ -397,7 +419,7 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 		}
 	}
 	s.mu.Unlock()
-	return errors.Join(err, audit(ctx, s.audit, e))
+	return errors.Join(err, s.recordEnd(ctx, e))
 }
 
 // CompletedAfterFailure reports whether the upgrade completed after Finish
@@ -462,7 +484,7 @@ func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o Tra
 			e.Message += "; kept lock released"
 		}
 	}
-	return out, errors.Join(rerr, audit(ctx, s.audit, e))
+	return out, errors.Join(rerr, s.recordEnd(ctx, e))
 }
 
 // Detach ends the session right after the apply, for a caller that does not
@@ -494,7 +516,7 @@ func (s *Session) Detach(ctx context.Context) error {
 		err = fmt.Errorf("releasing the upgrade lock: %w", err)
 		msg = what + "; the lock was NOT released: " + err.Error()
 	}
-	return errors.Join(err, audit(ctx, s.audit, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
+	return errors.Join(err, s.recordEnd(ctx, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
 		Result: AuditDetached, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster, Message: msg}))
 }
 

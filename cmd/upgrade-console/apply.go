@@ -294,8 +294,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	switch {
 	case outcome.Complete:
 		// The upgrade is done whatever became of the lock: a release the
-		// API server refused is said, not turned into a failed exit.
-		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.TotalDuration(outcome.Elapsed), s.LockReleasedMessage(err))
+		// API server refused is said, not turned into a failed exit. The
+		// lock's own error is the hold's; err also holds the completion's
+		// entry, which the audit log may have refused, said apart.
+		fmt.Fprintf(out, "\nupgrade complete in %s; %s\n", model.TotalDuration(outcome.Elapsed), s.LockReleasedMessage(nil))
+		if uerr := s.EndUnrecorded(); uerr != nil {
+			fmt.Fprintf(out, "the completion is NOT recorded in the audit log: %v\n", uerr)
+		}
 		return nil
 	case outcome.TimedOut:
 		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch %s` follows it); %s",
@@ -303,20 +308,15 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
-		lock := "the upgrade lock is released"
-		if _, _, lost := s.Lock(); lost {
-			lock = "the upgrade lock was no longer this console's (cleared or taken by someone else)"
-		} else if !s.LockReleased() {
-			lock = fmt.Sprintf("the upgrade lock could NOT be released (it turns stale %s after its last renewal; `upgrade-console lock clear lease %s` clears it)",
-				upgrade.DefaultLeaseDuration, lv.clusterFlags(p.Cluster))
+		// The lock's words are the completion's: why a release failed,
+		// and when the lock turns stale (it said neither, and then the
+		// whole joined error after "context canceled").
+		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch %s\n",
+			outcome.Progress.Summary, s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
+		if uerr := s.EndUnrecorded(); uerr != nil {
+			fmt.Fprintf(out, "the stop is NOT recorded in the audit log: %v\n", uerr)
 		}
-		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster and %s; follow it with\n  upgrade-console watch %s\n",
-			outcome.Progress.Summary, lock, lv.clusterFlags(p.Cluster))
-		stopErr := errStoppedFollowing
-		if _, _, lost := s.Lock(); !lost && !s.LockReleased() {
-			stopErr = fmt.Errorf("%w: %v", stopErr, err)
-		}
-		return withCode(ExitTimeout, stopErr)
+		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 	return err
 }
@@ -447,6 +447,10 @@ func (f *followPrinter) onPoll(st *model.ClusterState) {
 	renew := ""
 	if rerr, lost := f.lock(); lost {
 		renew = "the upgrade lock was cleared or taken by someone else"
+	} else if aw := (*upgrade.AuditWriteError)(nil); errors.As(rerr, &aw) {
+		// The write that met the refusal may have landed (it is recorded
+		// late); the next ones are not made until the log takes entries.
+		renew = "the audit log refuses entries, so the upgrade lock is not renewed until it takes them again: " + aw.Error()
 	} else if rerr != nil {
 		renew = "renewing the upgrade lock failed: " + rerr.Error()
 	}

@@ -363,7 +363,7 @@ func TestApplyDemoInterruptedWhileFollowing(t *testing.T) {
 		!strings.Contains(fmt.Sprint(err), "the upgrade goes on in the cluster") {
 		t.Fatalf("exit %d (%v), want %d saying it stopped following\n%s", code, err, ExitTimeout, out.String())
 	}
-	if !strings.Contains(out.String(), "the upgrade goes on in the cluster and the upgrade lock is released") {
+	if !strings.Contains(out.String(), "the upgrade goes on in the cluster; the upgrade lock is released; follow it with") {
 		t.Errorf("output lacks what became of the upgrade and the lock:\n%s", out.String())
 	}
 }

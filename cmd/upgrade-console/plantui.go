@@ -137,11 +137,15 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 		return
 	}
 	fmt.Fprintf(out, "snapshot saved: %s\n", s.Snapshot.Where())
+	recorded := "recorded in the audit log"
+	if err := s.EndUnrecorded(); err != nil {
+		recorded = "NOT recorded in the audit log: " + err.Error()
+	}
 	switch {
 	case s.CompletedAfterFailure():
-		fmt.Fprintln(out, "the upgrade completed after the failure the console had declared (recorded in the audit log)")
+		fmt.Fprintf(out, "the upgrade completed after the failure the console had declared (%s)\n", recorded)
 	case s.Completed():
-		fmt.Fprintln(out, "the upgrade completed (recorded in the audit log)")
+		fmt.Fprintf(out, "the upgrade completed (%s)\n", recorded)
 	case s.Detached():
 		failed := failedSteps(latest)
 		if len(failed) == 0 {
