@@ -391,6 +391,17 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 			d.pauseLine++
 		}
 	}
+	if d.opts.Lock != nil && d.st != nil {
+		// The header says "renewal failing"; why (a full disk under the
+		// audit log, a refusal) fits only here, wrapped as a failure is.
+		if l := d.opts.Lock(); l.RenewErr != "" && !l.Lost && !l.Kept {
+			d.stalls = append([]line{{segs: []seg{{" " + d.st.th.Sym.Warn + " this console's upgrade lock is not renewed: " + l.RenewErr, rFailure}}}}, d.stalls...)
+			d.stallCount++
+			if d.pauseLine >= 0 {
+				d.pauseLine++
+			}
+		}
+	}
 	return cmd
 }
 

@@ -981,3 +981,20 @@ func TestDashboardAfterAStopTimesPhasesThatEndedUnseen(t *testing.T) {
 		t.Errorf("control plane after the stop: %s, ended %v; want done, ended %v", cp.Status, cp.Finished, cpEnd)
 	}
 }
+
+// A renewal of this console's lock that fails says why on the status
+// lines, wrapped as a failure is: the header's badge has room for
+// "renewal failing" alone, and the cause (a full disk under the audit log)
+// showed only at 400 columns.
+func TestDashboardSaysWhyItsLockIsNotRenewed(t *testing.T) {
+	const why = "the audit log refuses entries: audit log /var/lib/state/upgrade-console/audit.log: write: no space left on device (free space on its disk)"
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0),
+		Lock: func() LockInfo { return LockInfo{Holder: "ops@bastion", Renewed: t0.Add(-time.Minute), RenewErr: why} }})
+	d.SetSize(100, 30)
+	d.Update(SnapshotMsg{State: fixtureMidWorkers()})
+	d.Update(clockMsg{})
+	out := strings.Join(strings.Fields(statusRows(d)), " ")
+	if !strings.Contains(out, "this console's upgrade lock is not renewed: "+why) {
+		t.Errorf("the status lines do not say why the lock is not renewed:\n%s", statusRows(d))
+	}
+}

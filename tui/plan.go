@@ -753,7 +753,14 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 			return LockInfo{Lost: lost}
 		}
 		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost, Kept: s.Kept()}
-		if renewErr != nil {
+		var aw *upgrade.AuditWriteError
+		switch {
+		case errors.As(renewErr, &aw):
+			// The write that met the refusal may have landed; the next
+			// are not made until the log takes entries (the cause first:
+			// the chain of wrappers hid it past the width).
+			l.RenewErr = "the audit log refuses entries: " + firstLine(errText(aw))
+		case renewErr != nil:
 			l.RenewErr = firstLine(errText(renewErr))
 		}
 		return l
