@@ -118,6 +118,8 @@ type LockInfo struct {
 	Lost bool
 	// RenewErr is why the last renewal failed; empty when it succeeded.
 	RenewErr string
+	// Expires is when the lease runs out unless renewed (zero: unknown).
+	Expires time.Time
 	// Kept: the upgrade failed or timed out and the lock is kept, no longer
 	// renewed, to block further upgrades until the cluster is checked.
 	Kept bool

@@ -119,7 +119,13 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 			// this console's id) would read as someone else's, the way
 			// another console's lock is shown.
 			b := heldBadge(l.Renewed, now)
-			if l.RenewErr != "" {
+			switch {
+			case l.RenewErr != "" && !l.Expires.IsZero() && !now.Before(l.Expires):
+				// Run out: another console may clear it, or take it, and
+				// "renewal failing" read as a lock still held.
+				stale := " " + sym.Warn + " stale, not renewed"
+				b = badge{"lock: this console's" + stale + ": " + l.RenewErr, "lock: this console's" + stale, sym.Warn + " lock stale", rFailure}
+			case l.RenewErr != "":
 				// The lease runs out unless a renewal succeeds.
 				failing := " " + sym.Warn + " renewal failing"
 				b = badge{b.full + failing + ": " + l.RenewErr, b.short + failing, "lock" + failing, rFailure}

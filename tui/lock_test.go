@@ -90,6 +90,12 @@ func TestHeaderKeepsTheKubernetesVersionBesideALock(t *testing.T) {
 		{"stale", staleLock(), nil, "⚠ lock: ops@bastion-1 stale 3h00m"},
 		{"own", nil, own(""), "lock: this console"},
 		{"own-renewal-failing", nil, own("leases.coordination.k8s.io \"upgrade-console-mgmt\" is forbidden"), "lock: this console ⚠ renewal failing"},
+		// Unrenewed past its lease: another console may clear or take
+		// it, and "renewal failing" read as a lock still held.
+		{"own-stale", nil, func() LockInfo {
+			return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Minute), Expires: ago(time.Minute),
+				RenewErr: "the audit log refuses entries: audit log /var/lib/audit.log: no space left on device"}
+		}, "stale"},
 	} {
 		for _, f := range []struct {
 			name  string

@@ -753,6 +753,9 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 			return LockInfo{Lost: lost}
 		}
 		l := LockInfo{Holder: st.Holder.Display(), Renewed: st.RenewTime, Lost: lost, Kept: s.Kept()}
+		if st.Duration > 0 {
+			l.Expires = st.ExpiresAt()
+		}
 		var aw *upgrade.AuditWriteError
 		switch {
 		case errors.As(renewErr, &aw):
