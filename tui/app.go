@@ -285,8 +285,11 @@ type App struct {
 	copyKey  key.Binding
 	copied   string
 	copyNext int
-	// copyFrom is the command a run of y starts at (firstInView).
+	// copyFrom is the command a run of y starts at (firstInView), read
+	// from shown, the frame the last View drew: the screen the operator
+	// pressed y on, not a second rendering of it.
 	copyFrom int
+	shown    string
 	// st are the styles of stOf, for what the App draws itself.
 	st   *styles
 	stOf *themes.Theme
@@ -740,7 +743,7 @@ func (a *App) copy() (cmd tea.Cmd, ok bool) {
 	if a.copyNext == 0 {
 		// A run of y starts at the command the operator scrolled to:
 		// the first the screen shows, not the first the view holds.
-		a.copyFrom = firstInView(cmds, ansi.Strip(a.View().Content))
+		a.copyFrom = firstInView(cmds, ansi.Strip(a.shown))
 	}
 	i := (a.copyFrom + a.copyNext) % len(cmds)
 	a.copyNext++
@@ -839,6 +842,8 @@ func (a *App) dialogSize() (int, int) {
 func (a *App) View() (v tea.View) {
 	v.AltScreen = true
 	v.WindowTitle = a.title
+	// Run last, after the recovery below: what the screen shows.
+	defer func() { a.shown = v.Content }()
 	// A panic here shows the error instead of a frame; the next message
 	// (the clock's, within a second) quits.
 	defer func() {

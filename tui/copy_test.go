@@ -98,6 +98,7 @@ func TestYCopiesTheNodeDetailsLogsCommand(t *testing.T) {
 	}
 	// Back at the top, after another key, a run starts at the retry.
 	pressApp(t, app, tea.KeyPressMsg{Code: 'g', Text: "g"})
+	app.View() // as Bubble Tea draws after each message
 	if _, cmd := app.Update(keyY); func() bool { _, ok := clipboardOf(cmd, retry); return !ok }() {
 		t.Errorf("at the top y did not start at the retry")
 	}
