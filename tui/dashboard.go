@@ -385,24 +385,26 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
 	if catchingUp {
-		d.stalls = append([]line{{segs: []seg{{" ◌ " + report.ResumedText(d.stoppedFor), rStall}}}}, d.stalls...)
-		d.stallCount++
-		if d.pauseLine >= 0 {
-			d.pauseLine++
-		}
+		d.prependStatus(seg{" ◌ " + report.ResumedText(d.stoppedFor), rStall})
 	}
 	if d.opts.Lock != nil && d.st != nil {
 		// The header says "renewal failing"; why (a full disk under the
 		// audit log, a refusal) fits only here, wrapped as a failure is.
 		if l := d.opts.Lock(); l.RenewErr != "" && !l.Lost && !l.Kept {
-			d.stalls = append([]line{{segs: []seg{{" " + d.st.th.Sym.Warn + " this console's upgrade lock is not renewed: " + l.RenewErr, rFailure}}}}, d.stalls...)
-			d.stallCount++
-			if d.pauseLine >= 0 {
-				d.pauseLine++
-			}
+			d.prependStatus(seg{" " + d.st.th.Sym.Warn + " this console's upgrade lock is not renewed: " + l.RenewErr, rFailure})
 		}
 	}
 	return cmd
+}
+
+// prependStatus puts a line of one segment first among the status lines,
+// before the stalls and the pause, counted with them.
+func (d *Dashboard) prependStatus(s seg) {
+	d.stalls = append([]line{{segs: []seg{s}}}, d.stalls...)
+	d.stallCount++
+	if d.pauseLine >= 0 {
+		d.pauseLine++
+	}
 }
 
 // judgeOutcome judges the outcome of the progress derived: on every
