@@ -102,12 +102,16 @@ type Options struct {
 	// newest first, within a bound of its own (watchers.EventHistory). It
 	// does I/O: the node detail calls it in a command, once each time it
 	// opens, for the events the dashboard's buffer no longer keeps.
-	EventHistory func(ctx context.Context, subjects []model.EventSubject) ([]model.Event, error)
+	EventHistory EventHistoryFunc
 	// Background, when set, runs once at start beside the App's own
 	// commands: I/O no screen waits for (asking the API server who the
 	// console is, for the audit log). Its message, if any, is ignored.
 	Background tea.Cmd
 }
+
+// EventHistoryFunc reads the events about subjects from the API server
+// (Options.EventHistory).
+type EventHistoryFunc func(ctx context.Context, subjects []model.EventSubject) ([]model.Event, error)
 
 // LockInfo is the upgrade lock as the console holding it last saw it.
 type LockInfo struct {

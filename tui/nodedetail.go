@@ -153,7 +153,7 @@ type historyMsg struct {
 
 // readHistory reads the subjects' events; it is given all it needs, as a
 // command must not read the model it runs beside.
-func readHistory(read func(context.Context, []model.EventSubject) ([]model.Event, error), n uint64, subjects []model.EventSubject) tea.Cmd {
+func readHistory(read EventHistoryFunc, n uint64, subjects []model.EventSubject) tea.Cmd {
 	return func() tea.Msg {
 		evs, err := read(context.Background(), subjects)
 		return historyMsg{read: n, events: evs, err: err}
@@ -163,7 +163,7 @@ func readHistory(read func(context.Context, []model.EventSubject) ([]model.Event
 // newNodeDetail opens on the row r; with read set, its events are read
 // from the API server (Init), about the objects the dashboard knows it by
 // now.
-func newNodeDetail(src nodeDetailSource, r nodeRow, read func(context.Context, []model.EventSubject) ([]model.Event, error)) *nodeDetail {
+func newNodeDetail(src nodeDetailSource, r nodeRow, read EventHistoryFunc) *nodeDetail {
 	v := &nodeDetail{src: src, keys: defaultNodeDetailKeys(), machine: r.machine, group: r.group}
 	if r.machine == "" {
 		v.node = r.name
