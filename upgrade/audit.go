@@ -129,6 +129,9 @@ type Auditor struct {
 	// once space comes back. At most maxHeld; lost counts those dropped.
 	held [][]byte
 	lost int
+	// heldCluster is the cluster of the last entry held: the note of the
+	// entries not kept names it when no new entry comes to stamp it.
+	heldCluster string
 }
 
 // maxHeld bounds the refused entries kept in memory: once the log refuses,
@@ -305,16 +308,28 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// The entries refused before go first, in the one write: on disk in
-	// their order, or all held again.
+	taken, err := a.write(e, line)
+	if !taken {
+		a.hold(e)
+	}
+	return err
+}
+
+// write appends the entries refused before, then line (none when nil), in
+// the one write: on disk in their order, or held again; taken is whether
+// the file took all of the batch. Called with a.mu held; e stamps the note
+// of the entries not kept.
+func (a *Auditor) write(e AuditEntry, line []byte) (taken bool, _ error) {
 	batch := a.held
 	if a.lost > 0 {
-		note, _ := json.Marshal(AuditEntry{Time: e.Time, User: e.User, Host: e.Host, Console: e.Console, Context: e.Context,
-			Cluster: e.Cluster, Action: "audit", Result: AuditFailed, Delayed: true,
-			Message: fmt.Sprintf("%d entries the log refused (a full disk) were not kept: the console kept the first %d", a.lost, maxHeld)})
-		batch = append([][]byte{append(note, '\n')}, batch...)
+		batch = append([][]byte{a.lostNote(e)}, batch...)
 	}
-	batch = append(slices.Clip(batch), line)
+	if line != nil {
+		batch = append(slices.Clip(batch), line)
+	}
+	if len(batch) == 0 {
+		return true, nil
+	}
 	written, err := a.append(bytes.Join(batch, nil))
 	a.refused = err != nil
 	// The lines the file took whole are on record (a full disk takes
@@ -327,18 +342,21 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 		written -= len(l)
 		done++
 	}
+	taken = done == len(batch) // with an error: only its flush failed
 	if a.lost > 0 && done > 0 {
 		a.lost, done = 0, done-1
 	}
-	if done > len(a.held) {
-		a.held = nil
-		return err // the entry itself is in the file; only its flush failed
-	}
-	a.held = a.held[done:]
-	if err != nil {
-		a.hold(e)
-	}
-	return err
+	a.held = a.held[min(done, len(a.held)):]
+	return taken, err
+}
+
+// lostNote is the line that says how many refused entries were not kept,
+// stamped as e.
+func (a *Auditor) lostNote(e AuditEntry) []byte {
+	note, _ := json.Marshal(AuditEntry{Time: e.Time, User: e.User, Host: e.Host, Console: e.Console, Context: e.Context,
+		Cluster: e.Cluster, Action: "audit", Result: AuditFailed, Delayed: true,
+		Message: fmt.Sprintf("%d entries the log refused (a full disk) were not kept: the console kept the first %d", a.lost, maxHeld)})
+	return append(note, '\n')
 }
 
 // hold keeps a refused entry, marked Delayed, for the next write. An
@@ -357,6 +375,34 @@ func (a *Auditor) hold(e AuditEntry) {
 		return
 	}
 	a.held = append(a.held, append(line, '\n'))
+	a.heldCluster = e.Cluster
+}
+
+// Unwritten writes the entries the log refused, if it takes them now, and
+// returns those it still does not: their lines (JSON, marked delayed, after
+// a note of the entries not kept when there were more than maxHeld), how
+// many are held and how many were not kept, and why the log refused them.
+// A console that exits must not take its record with it: the caller
+// prints the lines for the operator to append to the log.
+func (a *Auditor) Unwritten() (lines []byte, held, lost int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.held) == 0 && a.lost == 0 {
+		return nil, 0, 0, nil
+	}
+	e := AuditEntry{Time: a.now().UTC(), User: a.user, Host: a.host, Console: a.console, Context: a.context, Cluster: a.heldCluster}
+	_, err = a.write(e, nil)
+	if len(a.held) == 0 && a.lost == 0 {
+		return nil, 0, 0, err // taken; with an error, only its flush failed
+	}
+	var buf bytes.Buffer
+	if a.lost > 0 {
+		buf.Write(a.lostNote(e))
+	}
+	for _, l := range a.held {
+		buf.Write(l)
+	}
+	return buf.Bytes(), len(a.held), a.lost, err
 }
 
 // Refusing reports whether the log refused the last entry it was given (a

@@ -2,10 +2,12 @@ package upgrade
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,5 +316,62 @@ func TestAuditorWritesRefusedEntriesLate(t *testing.T) {
 	}
 	if last.Action != "lock-release" || last.Result != AuditOK || last.Delayed {
 		t.Errorf("last entry %+v, want the release, not delayed", last)
+	}
+}
+
+// A console that exits while the log refuses hands its held entries back
+// to be printed; once the log takes them, Unwritten writes them and hands
+// back nothing.
+func TestAuditorHandsBackTheEntriesItCouldNotWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := NewAuditor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines, held, lost, err := a.Unwritten(); lines != nil || held != 0 || lost != 0 || err != nil {
+		t.Fatalf("nothing refused: %q, %d, %d, %v", lines, held, lost, err)
+	}
+	ctx := context.Background()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"first", "second"} {
+		if err := a.Record(ctx, AuditEntry{Cluster: "mgmt", Action: "lock-renew", Step: step, Result: AuditOK}); err == nil {
+			t.Fatalf("%s entry taken by a directory", step)
+		}
+	}
+	lines, held, lost, err := a.Unwritten()
+	if err == nil || held != 2 || lost != 0 {
+		t.Fatalf("refusing: held %d, lost %d, err %v; want 2, 0 and the refusal", held, lost, err)
+	}
+	var steps []string
+	for l := range strings.Lines(string(lines)) {
+		var e AuditEntry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if !e.Delayed || e.Cluster != "mgmt" {
+			t.Errorf("line %q: want delayed, of mgmt", l)
+		}
+		steps = append(steps, e.Step)
+	}
+	if !slices.Equal(steps, []string{"first", "second"}) {
+		t.Fatalf("handed back %v, want first, second", steps)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if lines, held, _, err := a.Unwritten(); lines != nil || held != 0 || err != nil {
+		t.Fatalf("with space again: %q, held %d, %v; want written", lines, held, err)
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 2 || res.Entries[0].Step != "first" || !res.Entries[1].Delayed {
+		t.Fatalf("log holds %+v, want the two, delayed", res.Entries)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,5 +320,61 @@ func TestAFlagThatTookTheNextFlagIsAUsageError(t *testing.T) {
 	_, errOut, code := runCapturedIn(t, dir, "apply", "--cluster", "mgmt", "-f", "--yes")
 	if code != ExitUsage || !strings.Contains(errOut, `--filename took "--yes" as its value`) {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// The entries a refusing log held are printed at the run's end, whole and
+// in order, with where to append them; a log that takes them again by then
+// gets them, and nothing is printed.
+func TestUnwrittenEntriesArePrintedAtTheEnd(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	opened.take()
+	a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := a.Path()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, step := range []string{"renew", "release"} {
+		if err := a.Record(ctx, upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-" + step, Result: upgrade.AuditOK}); err == nil {
+			t.Fatalf("lock-%s taken by a directory", step)
+		}
+	}
+	var out bytes.Buffer
+	sayUnwritten(&out, opened.take())
+	head, rest, _ := strings.Cut(out.String(), "\n")
+	if !strings.Contains(head, "did not take 2 entries of this run") || !strings.HasSuffix(head, "append them to "+path+" once it has space") {
+		t.Errorf("first line %q", head)
+	}
+	var actions []string
+	for l := range strings.Lines(rest) {
+		var e upgrade.AuditEntry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		actions = append(actions, e.Action)
+	}
+	if !slices.Equal(actions, []string{"lock-renew", "lock-release"}) {
+		t.Errorf("printed %v, want lock-renew, lock-release", actions)
+	}
+
+	opened.add(a)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	sayUnwritten(&out, opened.take())
+	if out.Len() != 0 {
+		t.Errorf("with space again, printed %q", out.String())
+	}
+	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 2 {
+		t.Fatalf("log: %v, %d entries; want the two", err, len(res.Entries))
 	}
 }

@@ -31,6 +31,9 @@ func run(args []string) (code int) {
 	quickHealthCheck()
 	watchers.ContainClientGo()
 	defer startProfiles()()
+	opened.take() // another run's, in tests
+	// After the recovery below: a run that panicked prints its record too.
+	defer func() { sayUnwritten(os.Stderr, opened.take()) }()
 	defer func() {
 		if r := recover(); r != nil {
 			if loggingToFile.Load() {

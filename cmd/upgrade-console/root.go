@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -225,7 +227,64 @@ func openAuditor(at auditTarget) (*upgrade.Auditor, error) {
 	if at.kube != nil {
 		opts = append(opts, upgrade.WithAuditReview(at.kube))
 	}
-	return upgrade.NewAuditor("", opts...)
+	a, err := upgrade.NewAuditor("", opts...)
+	if err == nil {
+		opened.add(a)
+	}
+	return a, err
+}
+
+// opened are the audit logs this run opened: at its end, the entries a log
+// refused (a full disk) and still does not take are printed, not lost with
+// the process (sayUnwritten).
+var opened auditors
+
+type auditors struct {
+	mu   sync.Mutex
+	list []*upgrade.Auditor
+}
+
+func (o *auditors) add(a *upgrade.Auditor) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.list = append(o.list, a)
+}
+
+// take returns the auditors opened since the last take, and forgets them.
+func (o *auditors) take() []*upgrade.Auditor {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.list
+	o.list = nil
+	return l
+}
+
+// sayUnwritten prints, after the command (and its screen) ended, the entries
+// the audit log refused and does not take now either: the record of what
+// the console did is then on the operator's terminal, to append to the log
+// once it has space. The lines are JSON as the log holds them, control
+// characters escaped: safe to print.
+func sayUnwritten(out io.Writer, list []*upgrade.Auditor) {
+	for _, a := range list {
+		lines, held, lost, err := a.Unwritten()
+		if held == 0 && lost == 0 {
+			continue
+		}
+		why := ""
+		if err != nil {
+			why = " (" + err.Error() + ")"
+		}
+		what, here, it := fmt.Sprintf("%d entries of this run", held), "here they are", "them"
+		if held == 1 {
+			what, here, it = "1 entry of this run", "here it is", "it"
+		}
+		fmt.Fprintf(out, "upgrade-console: the audit log did not take %s%s; %s, as the log would hold %s: append %s to %s once it has space\n",
+			what, model.Printable(why), here, it, it, a.Path())
+		if lost > 0 {
+			fmt.Fprintf(out, "(%d more were refused and not kept: the first line says so)\n", lost)
+		}
+		out.Write(lines)
+	}
 }
 
 // authenticateCmd asks the API server who the console is for the audit log,
