@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ConnFlag is one connection flag the operator gave the console, by its
 // long name without dashes ("context", "as-group").
@@ -15,7 +18,36 @@ type ConnFlag struct {
 // context is another cluster's, a bare `kubectl patch` would change that
 // cluster. Flags left unset are absent, as is $KUBECONFIG, which the
 // operator's shell passes on by itself.
+//
+// They may also hold the namespace of the kubeconfig context they reach
+// (WithContextNamespace), which is no flag and is not printed.
 type ConnFlags []ConnFlag
+
+// contextNamespace names the entry that holds the context's namespace: no
+// flag has a name with a space.
+const contextNamespace = "context namespace"
+
+// WithContextNamespace is f noting the namespace of the kubeconfig context
+// the flags reach: a pasted command without -n works there, so
+// ClusterArgs names a Cluster in any other with -n, "default" included.
+func (f ConnFlags) WithContextNamespace(ns string) ConnFlags {
+	f = slices.DeleteFunc(slices.Clone(f), func(fl ConnFlag) bool { return fl.Name == contextNamespace })
+	if ns == "" || ns == "default" {
+		return f
+	}
+	return append(f, ConnFlag{Name: contextNamespace, Value: ns})
+}
+
+// ContextNamespace is the namespace a pasted command without -n works in:
+// the kubeconfig context's, "default" when it names none or is not known.
+func (f ConnFlags) ContextNamespace() string {
+	for _, fl := range f {
+		if fl.Name == contextNamespace {
+			return fl.Value
+		}
+	}
+	return "default"
+}
 
 // secretFlag reports whether a flag's value is never printed: a screen, a
 // scrollback or a log that shows the command would show the credential.
@@ -31,6 +63,9 @@ func secretFlag(name string) bool {
 func (f ConnFlags) String() string {
 	var b strings.Builder
 	for _, fl := range f {
+		if fl.Name == contextNamespace {
+			continue
+		}
 		b.WriteString(" --" + fl.Name)
 		switch {
 		case secretFlag(fl.Name):

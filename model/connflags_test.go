@@ -65,3 +65,28 @@ func TestModelCommandsCarryTheConnection(t *testing.T) {
 		t.Errorf("outcome: %s", j.Reason())
 	}
 }
+
+// A printed command names the Cluster's namespace when a command without
+// -n would work in another: outside "default", and in "default" too under
+// a context whose namespace is another. The context's namespace is no flag
+// and is not printed.
+func TestClusterArgsNameTheNamespaceOffTheContexts(t *testing.T) {
+	conn := ConnFlags{{"context", "prod"}}
+	for _, c := range []struct {
+		ns, contextNS, want string
+	}{
+		{"default", "", "--cluster mgmt --context prod"},
+		{"ops", "", "--cluster mgmt -n ops --context prod"},
+		{"default", "default", "--cluster mgmt --context prod"},
+		{"default", "ops", "--cluster mgmt -n default --context prod"},
+		{"ops", "ops", "--cluster mgmt --context prod"},
+	} {
+		if got := ClusterArgs("mgmt", c.ns, conn.WithContextNamespace(c.contextNS)); got != c.want {
+			t.Errorf("Cluster in %q, context in %q: %q, want %q", c.ns, c.contextNS, got, c.want)
+		}
+	}
+	twice := conn.WithContextNamespace("ops").WithContextNamespace("")
+	if got := twice.ContextNamespace(); got != "default" || len(twice) != 1 {
+		t.Errorf("context namespace set then unset: %q, %+v", got, twice)
+	}
+}

@@ -149,11 +149,12 @@ func (c *EKSACluster) ClusterFlags(conn ConnFlags) string {
 }
 
 // ClusterArgs name the EKS-A Cluster name in namespace, and the connection,
-// in a command the operator pastes: -n outside the default namespace, so
+// in a command the operator pastes: -n outside the namespace the command
+// works in without it (the context's, "default" when it names none), so
 // that the command reaches the same Cluster as the console that printed it.
 func ClusterArgs(name, namespace string, conn ConnFlags) string {
 	s := "--cluster " + name
-	if namespace != "" && namespace != "default" {
+	if namespace != "" && namespace != conn.ContextNamespace() {
 		s += " -n " + namespace
 	}
 	return s + conn.String()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
@@ -88,5 +90,23 @@ func TestPrintedCommandsCarryTheConsolesKubeconfig(t *testing.T) {
 	out, errOut, code = runCaptured(t, "lock", "status", "--cluster", w.ClusterName)
 	if code != ExitOK || !strings.Contains(out, "\n  upgrade-console lock clear --all --cluster "+w.ClusterName+"\n") {
 		t.Errorf("lock status with $KUBECONFIG: exit %d, %s\n%s", code, errOut, out)
+	}
+
+	// Under a context whose namespace is another, the Cluster reached with
+	// -n default is printed with it: without, the pasted command would
+	// look in the context's.
+	kc2 := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg, err := clientcmd.LoadFromFile(w.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts[cfg.CurrentContext].Namespace = "ops"
+	if err := clientcmd.WriteToFile(*cfg, kc2); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc2)
+	out, errOut, code = runCaptured(t, "lock", "status", "--cluster", w.ClusterName, "-n", w.ClusterNamespace)
+	if code != ExitOK || !strings.Contains(out, "\n  upgrade-console lock clear --all --cluster "+w.ClusterName+" -n "+w.ClusterNamespace+"\n") {
+		t.Errorf("lock status under a context in another namespace: exit %d, %s\n%s", code, errOut, out)
 	}
 }

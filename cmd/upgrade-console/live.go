@@ -96,11 +96,7 @@ func connect(ctx context.Context, g *globalOptions, l *liveOptions) (*live, erro
 	if err != nil {
 		return nil, err
 	}
-	raw, _ := loader.RawConfig()
-	kubeContext := raw.CurrentContext
-	if g.kube.Context != nil && *g.kube.Context != "" {
-		kubeContext = *g.kube.Context
-	}
+	kubeContext := g.reach(loader)
 	return connectConfig(ctx, cfg, kubeContext, g.conn, ns, l)
 }
 

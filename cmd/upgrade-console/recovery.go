@@ -72,13 +72,7 @@ func recoveryEnv(g *globalOptions, cluster string) (*recovery.Env, auditTarget, 
 	if err != nil {
 		return nil, auditTarget{}, err
 	}
-	kubeContext := ""
-	if raw, err := loader.RawConfig(); err == nil {
-		kubeContext = raw.CurrentContext
-		if g.kube.Context != nil && *g.kube.Context != "" {
-			kubeContext = *g.kube.Context
-		}
-	}
+	kubeContext := g.reach(loader)
 	return &recovery.Env{Client: client, Cluster: cluster, ClusterNamespace: ns, Holder: upgrade.LocalHolder(), Conn: g.conn}, auditTarget{kubeContext, client.Kube}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -176,6 +177,22 @@ func connFlags(fs *pflag.FlagSet) model.ConnFlags {
 		out = append(out, model.ConnFlag{Name: name, Value: v})
 	}
 	return out
+}
+
+// reach is the kubeconfig context the command reaches (--context, or the
+// kubeconfig's current one, "" when neither is known), and notes that
+// context's namespace in g.conn: a printed command without -n works there,
+// so a Cluster outside it is printed with -n (-n default too).
+func (g *globalOptions) reach(loader clientcmd.ClientConfig) string {
+	raw, _ := loader.RawConfig()
+	name := raw.CurrentContext
+	if g.kube.Context != nil && *g.kube.Context != "" {
+		name = *g.kube.Context
+	}
+	if c := raw.Contexts[name]; c != nil {
+		g.conn = g.conn.WithContextNamespace(c.Namespace)
+	}
+	return name
 }
 
 // pathFlags are the connection flags that name a file.

@@ -144,11 +144,7 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	raw, _ := loader.RawConfig()
-	kubeContext := raw.CurrentContext
-	if g.kube.Context != nil && *g.kube.Context != "" {
-		kubeContext = *g.kube.Context
-	}
+	kubeContext := g.reach(loader)
 	// As the other commands: SIGHUP too (the dashboard's recovery actions
 	// write to the cluster), and a SIGINT the console was started ignoring
 	// (a script's background `watch --plain`) stays ignored.
