@@ -77,7 +77,8 @@ type AuditEntry struct {
 	Authenticated *Authenticated `json:"authenticated,omitempty"`
 	Cluster       string         `json:"cluster"`
 	// Action is what the operator asked for: "apply", "lock-acquire",
-	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry".
+	// "lock-release", "snapshot", "etcd-rollback", "lock-clear", "node-retry",
+	// "snapshot-prune".
 	Action string `json:"action"`
 	// Step names the step of a multi-step action ("pause-eksa-reconcile").
 	Step string `json:"step,omitempty"`

@@ -412,12 +412,18 @@ func LoadSnapshot(ctx context.Context, kube kubernetes.Interface, namespace, nam
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot ConfigMap %s/%s: %w", namespace, name, err)
 	}
+	return SnapshotOf(cm)
+}
+
+// SnapshotOf decodes the snapshot a ConfigMap holds.
+func SnapshotOf(cm *corev1.ConfigMap) (*Snapshot, error) {
+	source := "ConfigMap " + cm.Namespace + "/" + cm.Name
 	data, ok := cm.Data[SnapshotDataKey]
 	if !ok {
-		return nil, &model.InputError{Source: "ConfigMap " + namespace + "/" + name, Field: "data." + SnapshotDataKey,
+		return nil, &model.InputError{Source: source, Field: "data." + SnapshotDataKey,
 			Problem: "missing: this ConfigMap is not an upgrade-console snapshot"}
 	}
-	return decodeSnapshot("ConfigMap "+namespace+"/"+name, []byte(data))
+	return decodeSnapshot(source, []byte(data))
 }
 
 // LocalSnapshotCopies lists the local copies of a cluster's snapshots that

@@ -227,7 +227,7 @@ func TestConnectionFlagsOnlyOnCommandsThatConnect(t *testing.T) {
 		}
 	}
 	root := newRootCmd()
-	for _, path := range [][]string{{"plan"}, {"apply"}, {"watch"}, {"lock", "status"}, {"lock", "clear"}, {"etcd", "rollback"}, {"node", "retry"}} {
+	for _, path := range [][]string{{"plan"}, {"apply"}, {"watch"}, {"lock", "status"}, {"lock", "clear"}, {"etcd", "rollback"}, {"node", "retry"}, {"snapshot", "list"}, {"snapshot", "prune"}} {
 		c, _, err := root.Find(path)
 		if err != nil {
 			t.Fatal(err)

@@ -45,7 +45,7 @@ It shows what an upgrade changes (the bundle version diff and preflight checks),
 upgrade lock and applies the new cluster spec, follows the EKS-A controller live, and guides
 recovery when an upgrade fails. Every screen has a headless twin for scripts and CI.
 
-The commands that reach a cluster (plan --cluster, apply, watch, lock, etcd, node) take
+The commands that reach a cluster (plan --cluster, apply, watch, lock, etcd, node, snapshot) take
 kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see their --help).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -81,6 +81,7 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 		newLockCmd(g),
 		newEtcdCmd(g),
 		newNodeCmd(g),
+		newSnapshotCmd(g),
 		newWatchCmd(g),
 	}
 	for _, c := range connecting {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
+)
+
+type snapshotOptions struct {
+	recoveryOptions
+	keep   int
+	output string
+}
+
+func (o *snapshotOptions) addKeep(f *pflag.FlagSet) {
+	f.IntVar(&o.keep, "keep", 1, "how many of the newest snapshots to keep (at least 1: the newest is the one an etcd rollback restores)")
+}
+
+func (o *snapshotOptions) checkKeep() error {
+	if o.keep < 1 {
+		return badFlag("--keep", fmt.Errorf("must be at least 1, got %d", o.keep), "keep the newest snapshot at least: it is the one an etcd rollback restores")
+	}
+	return nil
+}
+
+func newSnapshotCmd(g *globalOptions) *cobra.Command {
+	return groupCmd("snapshot", "List and prune the pre-upgrade snapshots kept in the cluster",
+		newSnapshotListCmd(g), newSnapshotPruneCmd(g))
+}
+
+func newSnapshotListCmd(g *globalOptions) *cobra.Command {
+	o := &snapshotOptions{}
+	cmd := &cobra.Command{
+		Use:   "list --cluster NAME",
+		Short: "List the cluster's snapshot ConfigMaps, newest first, and which a prune keeps",
+		Long: `List the snapshots apply took of the cluster (ConfigMaps upgrade-console-snapshot-<cluster>-<time>
+in eksa-system), newest first, with who took them, their size, and whether 'snapshot prune'
+keeps them: the --keep newest, the one an etcd rollback recorded on the Cluster restores, and
+any that does not read as a snapshot. Snapshots of a Cluster of the same name in another
+namespace are not listed.`,
+		Example: `  upgrade-console snapshot list --cluster mgmt
+  upgrade-console snapshot list --cluster mgmt -o json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := interruptible(cmdContext(cmd))
+			defer stop()
+			return signalled(ctx, runSnapshotList(ctx, cmd.OutOrStdout(), g, o))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	o.addKeep(f)
+	return cmd
+}
+
+func newSnapshotPruneCmd(g *globalOptions) *cobra.Command {
+	o := &snapshotOptions{}
+	cmd := &cobra.Command{
+		Use:   "prune --cluster NAME",
+		Short: "Delete the snapshot ConfigMaps no rollback restores, keeping the newest",
+		Long: `Delete the cluster's snapshot ConfigMaps that no rollback restores: an etcd rollback restores
+the newest snapshot of an upgrade and refuses an earlier one's, so all but the newest serve
+none. Kept: the --keep newest (1 by default), the one an etcd rollback recorded on the Cluster
+restores, and any ConfigMap that does not read as a snapshot. Each delete is guarded by the
+ConfigMap's UID and resourceVersion: one changed since it was listed is not deleted. The local
+copies on this machine ($XDG_STATE_HOME/upgrade-console/snapshots) are not touched.
+
+The plan and the server's dry run are shown, then the operator types the cluster's name
+unless --yes; every delete is recorded in the audit log.
+
+Exit codes: 0 pruned (or nothing to prune), 1 bad input or not confirmed, 2 wrong command line
+(or no terminal for the typed confirmation and no --yes), 3 the dry run failed or a snapshot
+changed since it was listed before anything was deleted, 4 a delete failed or met such a change
+after others, 5 interrupted (run it again to continue).`,
+		Example: `  upgrade-console snapshot prune --cluster mgmt
+  upgrade-console snapshot prune --cluster mgmt --keep 2 --dry-run`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			survivesClosedOutput()
+			ctx, stop := interruptible(cmdContext(cmd))
+			defer stop()
+			return signalled(ctx, runSnapshotPrune(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o))
+		},
+	}
+	o.addFlags(cmd.Flags())
+	o.addKeep(cmd.Flags())
+	return cmd
+}
+
+func runSnapshotList(ctx context.Context, out io.Writer, g *globalOptions, o *snapshotOptions) error {
+	if o.output != "table" && o.output != "json" {
+		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	}
+	if err := o.checkKeep(); err != nil {
+		return err
+	}
+	env, _, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	entries, err := recovery.ListSnapshots(ctx, env, o.keep)
+	if err != nil {
+		return unreachable(ctx, env, err)
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if entries == nil {
+			entries = []recovery.SnapshotEntry{}
+		}
+		return enc.Encode(entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(out, "No snapshot of %s in the cluster.\n", o.cluster)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SNAPSHOT\tTAKEN\tBY\tSIZE\tPRUNE")
+	prunable := 0
+	for _, e := range entries {
+		prune := "deletes"
+		if e.Kept != "" {
+			prune = "keeps: " + e.Kept
+		} else {
+			prunable++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.TakenAt.UTC().Format("2006-01-02 15:04:05Z"), dash(e.TakenBy),
+			kib(e.Bytes), model.Printable(prune))
+	}
+	tw.Flush()
+	if prunable > 0 {
+		keep := ""
+		if o.keep != 1 {
+			keep = fmt.Sprintf(" --keep %d", o.keep)
+		}
+		fmt.Fprintf(out, "\n%d of them serve no rollback: delete them with\n  upgrade-console snapshot prune%s %s\n",
+			prunable, keep, model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
+	}
+	return nil
+}
+
+// kib is a size as the table shows it.
+func kib(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+}
+
+func runSnapshotPrune(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *snapshotOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.checkKeep(); err != nil {
+		return err
+	}
+	env, at, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	p, entries, err := recovery.PlanSnapshotPrune(ctx, env, o.keep)
+	if err != nil {
+		return unreachable(ctx, env, err)
+	}
+	if len(p.Steps) == 0 {
+		n := fmt.Sprintf("%d snapshots", len(entries))
+		if len(entries) == 1 {
+			n = "1 snapshot"
+		}
+		fmt.Fprintf(out, "Nothing to prune: %s has %s in the cluster, all kept (--keep %d).\n", o.cluster, n, o.keep)
+		return nil
+	}
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
+}
