@@ -651,8 +651,13 @@ func checkGeneration(_ context.Context, in *Inputs) model.CheckResult {
 		}
 	}
 	if len(stale) > 0 {
-		return failed("the controllers have not caught up with the last change: "+strings.Join(stale, "; "),
-			"wait for the running reconcile to finish (a previous change is still being applied); if it never does, check the eksa-controller-manager and CAPI controller logs")
+		fix := "wait for the running reconcile to finish (a previous change is still being applied); if it never does, check the eksa-controller-manager and CAPI controller logs"
+		if c.Paused() || c.ManagedByCLI() {
+			// Waiting never ends while nothing reconciles: the pause is
+			// the fix, as for the checks that wait on EKS-A's reports.
+			fix = waitFix(c, in.conn(), in.CurrentSpec, "the last change observed")
+		}
+		return failed("the controllers have not caught up with the last change: "+strings.Join(stale, "; "), fix)
 	}
 	return pass(fmt.Sprintf("every object's status describes its current spec (Cluster generation %d)", c.Generation))
 }

@@ -188,6 +188,22 @@ func TestWaitingFixesWhileEKSAIsPaused(t *testing.T) {
 			}
 		})
 	}
+	// A change EKS-A has not observed is not caught up with by waiting
+	// while it is paused either.
+	for paused, want := range map[bool]string{
+		false: "wait for the running reconcile to finish",
+		true:  "EKS-A will not report the last change observed while its reconcile is paused (anywhere.eks.amazonaws.com/paused): see eksa-reconcile-not-paused",
+	} {
+		a := map[string]string{}
+		if paused {
+			a[model.AnnotationEKSAPaused] = "true"
+		}
+		st := state(a)
+		st.Cluster.Generation, st.Cluster.ObservedGeneration = 3, 2
+		if r := checkGeneration(context.Background(), &Inputs{State: st}); r.Status != model.CheckFail || !strings.HasPrefix(r.Remediation, want) {
+			t.Errorf("generation-observed, paused %t: %s, fix %q, want %q", paused, r.Status, r.Remediation, want)
+		}
+	}
 	// The pause check on a rollback still under way: finish it first.
 	in := &Inputs{State: state(map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"running","by":"ops@bastion-1"}`})}
 	if r := checkPaused(context.Background(), in); !strings.Contains(r.Message, "etcd rollback by ops@bastion-1 is not finished") ||
