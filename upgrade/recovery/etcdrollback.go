@@ -203,6 +203,16 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			oldEtcd = nil
 		}
 	}
+	if oldEtcd == nil {
+		// Without the snapshot the spec cannot be compared; a settled
+		// etcd not marked upgrading has no rollout either way, and that
+		// is the refusal's first reason: it read as a missing snapshot
+		// alone, with the way to restore from a copy.
+		if st := readEtcdStatus(etcd); etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] == "" && st.settled() {
+			pre = append(pre, Precondition{Name: "rollout-in-progress", Description: "an etcd rollout is in progress",
+				Detail: fmt.Sprintf("etcd is settled (%s) and not marked upgrading: there is no etcd rollout to roll back", st)})
+		}
+	}
 	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",
 		OK: oldEtcd != nil, Detail: snapDetail})
 	if oldEtcd == nil {

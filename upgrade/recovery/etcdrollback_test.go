@@ -58,6 +58,20 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "snapshot"},
+		// No snapshot and no rollout either: the refusal says the latter
+		// first, not only how to restore from a copy.
+		{"no snapshot, etcd settled", func(w *world) {
+			if err := w.client.Kube.CoreV1().ConfigMaps(w.sys).DeleteCollection(w.ctx, metav1.DeleteOptions{},
+				metav1.ListOptions{LabelSelector: upgrade.LabelCluster + "=" + w.cluster}); err != nil {
+				t.Fatal(err)
+			}
+			w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"metadata":{"annotations":{"`+model.AnnotationEtcdUpgrading+`":null}}}`)
+			etcd, err := w.client.Dynamic.Resource(upgrade.GVREtcdadmCluster).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.setStatus(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", map[string]any{"ready": true, "replicas": int64(3), "observedGeneration": etcd.GetGeneration()})
+		}, "rollout-in-progress"},
 		{"another console holds a live lock", func(w *world) { w.lease("alice@laptop/1234", w.now) }, "no-live-lock"},
 		// The newest snapshot is an earlier upgrade's: restored, its spec
 		// would replace every member.
