@@ -98,8 +98,8 @@ func (s *SpecFile) For(cluster, namespace string) error {
 	}
 	if ns := s.Cluster.GetNamespace(); ns != namespace {
 		return &model.InputError{Source: s.Path, Field: "Cluster metadata.namespace",
-			Problem: fmt.Sprintf("the spec's Cluster is in namespace %q, the cluster in %q", ns, namespace),
-			Fix:     "set metadata.namespace in the spec, or give --namespace"}
+			Problem: fmt.Sprintf("the spec's Cluster is in namespace %q, and the console looks for the Cluster in %q (-n, default: the kubeconfig context's namespace)", ns, namespace),
+			Fix:     fmt.Sprintf("give -n %s if the Cluster is there, or set metadata.namespace in the spec to the Cluster's namespace", model.ShellQuote(ns))}
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func (r *Resolver) Cluster(ctx context.Context, namespace, name string) (*unstru
 	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, r.lookupError(err, fmt.Sprintf("Cluster %s/%s", namespace, name), "the EKS-A Cluster",
-			fmt.Sprintf("check --cluster and --namespace (the EKS-A Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A%s` lists them", "default", r.Conn))
+			fmt.Sprintf("check --cluster, and give the Cluster's namespace with -n (default: the kubeconfig context's; EKS-A's Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A%s` lists them", "default", r.Conn))
 	}
 	return u, nil
 }

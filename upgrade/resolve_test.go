@@ -126,7 +126,7 @@ func TestResolveErrors(t *testing.T) {
 	_, err = w.planner.Plan(ctx, PlanRequest{Cluster: "other", Namespace: w.ns, Spec: w.spec})
 	expect(t, err, "target.yaml", `the spec is for cluster "mgmt", not "other"`)
 	_, err = w.planner.Plan(ctx, PlanRequest{Cluster: "mgmt", Namespace: "elsewhere", Spec: w.spec})
-	expect(t, err, "metadata.namespace", "--namespace")
+	expect(t, err, "metadata.namespace", "give -n "+w.ns+" if the Cluster is there")
 
 	// No eksaVersion in the spec and no --to-bundles.
 	unstructured.RemoveNestedField(spec.Object, "spec", "eksaVersion")

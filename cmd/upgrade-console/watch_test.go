@@ -78,7 +78,7 @@ func TestWatchPlainFollowsDemoUpgrade(t *testing.T) {
 	t.Run("no such cluster", func(t *testing.T) {
 		for _, a := range [][]string{{"--cluster", "nope"}, {"-n", "nope"}} {
 			out, errOut, code := runCaptured(t, append(args("--plain"), a...)...)
-			if code != ExitBadInput || !strings.Contains(errOut, "not found") || !strings.Contains(errOut, "check --cluster and --namespace") {
+			if code != ExitBadInput || !strings.Contains(errOut, "not found") || !strings.Contains(errOut, "check --cluster, and give the Cluster's namespace with -n") {
 				t.Errorf("%v: exit %d, want %d naming the missing Cluster\n%s\n%s", a, code, ExitBadInput, out, errOut)
 			}
 		}
