@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,11 +92,11 @@ no --all, a marker it does not know, or no terminal for the typed confirmation a
   upgrade-console lock clear lease --force --cluster mgmt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.all {
-				return usageError{errors.New("lock clear needs the markers to clear (" + markerNames + ") or --all; 'upgrade-console lock status' lists them")}
+				return usageError{errors.New("lock clear needs the markers to clear (" + markerNames + ") or --all; `" + lockStatusCommand(g, o) + "` lists them")}
 			}
 			for _, id := range args {
 				if !recovery.KnownMarkerID(id) {
-					return usageError{fmt.Errorf("lock clear: unknown marker %q: name one of %s, or use --all for every stale one; 'upgrade-console lock status' lists them", id, markerNames)}
+					return usageError{fmt.Errorf("lock clear: unknown marker %q: name one of %s, or use --all for every stale one; `%s` lists them", id, markerNames, lockStatusCommand(g, o))}
 				}
 			}
 			survivesClosedOutput()
@@ -110,6 +111,17 @@ no --all, a marker it does not know, or no terminal for the typed confirmation a
 	f.BoolVar(&o.force, "force", false, "clear named markers even when live (recorded in the audit log)")
 	f.StringVar(&o.nodeLabel, "node-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
 	return cmd
+}
+
+// lockStatusCommand is the lock status of the cluster and connection a
+// lock clear was given, to paste: "--cluster NAME" when none was.
+func lockStatusCommand(g *globalOptions, o *lockOptions) string {
+	cluster := cmp.Or(o.cluster, "NAME")
+	ns := ""
+	if g.kube.Namespace != nil {
+		ns = *g.kube.Namespace
+	}
+	return "upgrade-console lock status " + model.ClusterArgs(model.ShellQuote(cluster), ns, g.conn)
 }
 
 // markerNames are the markers `lock clear` takes, as its messages list them.
@@ -175,8 +187,11 @@ func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, flags stri
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MARKER\tSTATE\tHOLDER\tAGE\tOBJECT")
 	stale := 0
-	var others []string
+	var others, kept []string
 	for _, m := range ms {
+		if m.State == recovery.MarkerKept {
+			kept = append(kept, m.ID)
+		}
 		holder, age := dash(m.Holder), "-"
 		if m.State != recovery.MarkerNotSet {
 			age = m.Age(now)
@@ -203,6 +218,12 @@ func writeMarkers(out io.Writer, ms []recovery.Marker, now time.Time, flags stri
 			stale, len(others), strings.Join(others, ", "), flags)
 	case stale > 0:
 		fmt.Fprintf(out, "\n%d stale marker(s): clear them with\n  upgrade-console lock clear --all %s\n", stale, flags)
+	}
+	if len(kept) > 0 {
+		// --all leaves them: the command that clears them was nowhere
+		// on the lock commands' path.
+		fmt.Fprintf(out, "\n%d kept marker(s), left by --all: once the cluster is checked, clear them by name with\n  upgrade-console lock clear %s %s\n",
+			len(kept), strings.Join(kept, " "), flags)
 	}
 }
 

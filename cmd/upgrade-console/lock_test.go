@@ -31,3 +31,22 @@ func TestLockStatusAsksBeforeClearingMarkersOthersSet(t *testing.T) {
 		t.Errorf("console's own markers:\n%s", out.String())
 	}
 }
+
+// Kept markers, which --all leaves, are named with the command that clears
+// them by name; and a lock clear without a marker names the lock status of
+// the cluster and connection it was given.
+func TestLockCommandsNameHowKeptMarkersAreCleared(t *testing.T) {
+	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	writeMarkers(&out, []recovery.Marker{
+		{ID: recovery.MarkerLease, Holder: "alice@laptop", State: recovery.MarkerKept, Since: now.Add(-time.Hour), Object: "Lease eksa-system/upgrade-console-mgmt"},
+		{ID: recovery.MarkerPaused, Holder: "upgrade-console", State: recovery.MarkerKept, Since: now.Add(-time.Hour), Object: "Cluster default/mgmt"},
+	}, now, "--cluster mgmt --context prod")
+	if want := "2 kept marker(s), left by --all: once the cluster is checked, clear them by name with\n  upgrade-console lock clear lease paused --cluster mgmt --context prod\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("lock status:\n%s\nwant %q", out.String(), want)
+	}
+	_, errOut, code := runCaptured(t, "lock", "clear", "--cluster", "mgmt", "--context", "prod")
+	if code != ExitUsage || !strings.Contains(errOut, "`upgrade-console lock status --cluster mgmt --context prod` lists them") {
+		t.Errorf("lock clear with no marker: exit %d, %s", code, errOut)
+	}
+}

@@ -473,7 +473,12 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 					notes = append(notes, m.pending)
 				}
 				pick(m)
-			case MarkerKept, MarkerLive:
+			case MarkerKept:
+				if !seen[m.ID] {
+					notes = append(notes, fmt.Sprintf("%s left as it is (%s): %s; once the cluster is checked, clear it by name: `upgrade-console lock clear %s %s`",
+						m.ID, m.State, m.Reason, m.ID, env.clusterFlags()))
+				}
+			case MarkerLive:
 				if !seen[m.ID] {
 					notes = append(notes, fmt.Sprintf("%s left as it is (%s): %s", m.ID, m.State, m.Reason))
 				}

@@ -645,8 +645,9 @@ func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
 		t.Errorf("%s blocks %q", ms[0].ID, b)
 	}
 	p := w.planAllKeeping("", MarkerLease)
-	if !strings.Contains(strings.Join(p.Notes, " "), "lease left as it is (kept)") {
-		t.Errorf("--all: notes %q", p.Notes)
+	if n := strings.Join(p.Notes, " "); !strings.Contains(n, "lease left as it is (kept)") ||
+		!strings.Contains(n, "clear it by name: `upgrade-console lock clear lease --cluster "+w.cluster+" -n "+w.ns+"`") {
+		t.Errorf("--all: notes %q, want the kept lease and the command that clears it", p.Notes)
 	}
 	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}})
 	if err != nil {
