@@ -167,15 +167,18 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	writeLivePlan(out, p, false)
 	if p.Blocked() {
-		if p.CurrentSpec.NotReached() && specUnchanged(p) {
+		if specUnchanged(p) {
 			// A rerun mid-rollout: the checks that fail (the control plane
 			// or etcd not ready) block starting an upgrade, and this one
 			// starts none, it is the upgrade under way; --wait follows it.
-			// Without --wait it ends as any apply of a spec the Cluster
-			// has: nothing to apply. Refused, it was recorded as an
-			// attempt at a blocked upgrade.
+			// Without --wait, or once the cluster runs the spec (a rerun
+			// after a timed-out --wait whose lock is kept), it ends as
+			// any apply of a spec the Cluster has: nothing to apply.
+			// Refused, it was recorded as an attempt at a blocked
+			// upgrade, and its exit code hung on whether the rollout had
+			// finished.
 			fmt.Fprintln(out, "\n"+p.CurrentSpec.NothingToApply())
-			if !o.wait {
+			if !o.wait || !p.CurrentSpec.NotReached() {
 				fmt.Fprintln(out, "the failed checks would block a new upgrade; this spec starts none, and nothing was changed")
 				return nil
 			}

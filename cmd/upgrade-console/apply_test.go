@@ -112,6 +112,17 @@ func TestApplyDemoRolling(t *testing.T) {
 		if code != ExitPreflight || !strings.Contains(out+errOut, "alice@laptop (console 0a1b2c3d)") {
 			t.Errorf("exit %d, want %d naming the holder:\n%s\n%s", code, ExitPreflight, out, errOut)
 		}
+		// The spec the cluster runs starts no upgrade: the lock that
+		// would block one does not make its apply a refusal (exit 3,
+		// recorded), it has nothing to apply.
+		state := t.TempDir()
+		out, errOut, code = runCapturedIn(t, state, "apply", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "-f", w.CurrentSpecPath, "--yes")
+		if code != ExitOK || !strings.Contains(out, "the cluster already runs this spec: nothing to apply") || !strings.Contains(out, "this spec starts none, and nothing was changed") {
+			t.Errorf("the current spec: exit %d, want %d, nothing to apply:\n%s\n%s", code, ExitOK, out, errOut)
+		}
+		if res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{}); err == nil && len(res.Entries) > 0 {
+			t.Errorf("the current spec: recorded %+v", res.Entries)
+		}
 		if err := kube.CoordinationV1().Leases("eksa-system").Delete(ctx, upgrade.LockName(w.ClusterName), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
