@@ -108,9 +108,10 @@ type Session struct {
 	// failedAt is when Finish declared the upgrade failed or timed out;
 	// kept, that it kept the lock then.
 	failedAt time.Time
-	// endedAs is what Finish recorded then: "failure" or "timeout".
-	endedAs string
-	kept    bool
+	// endedAs is what Finish recorded then: "failure" or "timeout", and
+	// endReason why.
+	endedAs, endReason string
+	kept               bool
 	// lateDone: the upgrade completed after Finish had declared it failed.
 	lateDone bool
 	// completed: Finish saw the upgrade complete; detached: Detach ended
@@ -413,13 +414,22 @@ func (s *Session) Finish(ctx context.Context, out Outcome) error {
 	if out.Complete {
 		s.completed = true
 	} else {
-		s.failedAt, s.endedAs = e.Time, "failure"
+		s.failedAt, s.endedAs, s.endReason = e.Time, "failure", out.Reason
 		if out.TimedOut {
 			s.endedAs = "timeout"
 		}
 	}
 	s.mu.Unlock()
 	return errors.Join(err, s.recordEnd(ctx, e))
+}
+
+// Failure is how Finish ended a session that did not complete: "failure"
+// or "timeout", and why; empty when it did not end so (completed, detached,
+// or not ended).
+func (s *Session) Failure() (endedAs, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endedAs, s.endReason
 }
 
 // CompletedAfterFailure reports whether the upgrade completed after Finish

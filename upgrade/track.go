@@ -162,6 +162,17 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		select {
 		case <-ctx.Done():
 			now := clk.Now()
+			if s := src.Latest(); s != nil && !o.UntilComplete && !resume.CatchingUp(now) && errors.Is(ctx.Err(), context.Canceled) {
+				// A last look: stopped within a poll of a failure the
+				// screen already declared (q as an etcd rollback ended),
+				// the upgrade was detached as one that "goes on", and
+				// its lock released, on a cluster rolled back and paused.
+				p := progressOf(s, o, now)
+				if j, outcome := judge.Observe(p, now); outcome == model.OutcomeFailed {
+					p.Summary = j.Summary(p)
+					return Outcome{Failed: true, Progress: p, Elapsed: now.Sub(start), Reason: j.Reason()}, nil
+				}
+			}
 			out := Outcome{Elapsed: now.Sub(start), Progress: last}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				// Ended while the gate held, it is neither done nor

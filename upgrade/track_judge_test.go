@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -231,5 +232,53 @@ func TestFollowAfterFailureRecordsTheCompletionAndReleasesTheLock(t *testing.T) 
 	}
 	if last.Result != AuditFinished || !strings.Contains(last.Message, "completion rule held, after the failure recorded at ") || !strings.HasSuffix(last.Message, "; kept lock released") {
 		t.Errorf("last upgrade entry %+v, want the completion after the failure", last)
+	}
+}
+
+// Stopped within a poll of a failure the dashboard has already declared
+// (q as an etcd rollback ended), the tracker takes a last look: the upgrade
+// failed, and is not detached as one that goes on (its lock released on a
+// cluster rolled back and paused).
+func TestTrackStoppedJustAfterAFailureReportsTheFailure(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+	running := settled()
+	running.Cluster.ObservedGeneration = 1
+	src := &fixedSource{s: running}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := make(chan struct {
+		out Outcome
+		err error
+	}, 1)
+	go func() {
+		out, err := Track(ctx, src, clk, TrackOptions{AppliedGeneration: 2})
+		run <- struct {
+			out Outcome
+			err error
+		}{out, err}
+	}()
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return src.looks() > 0 && clk.HasWaiters(), nil
+	}); err != nil {
+		t.Fatal("the tracker did not look")
+	}
+	rolledBack := settled()
+	rolledBack.Cluster.ObservedGeneration = 1
+	rolledBack.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true",
+		model.AnnotationEtcdRollbackRecord: `{"phase":"done","newMachine":"mgmt-etcd-z","by":"ops@bastion"}`}
+	src.mu.Lock()
+	src.s = rolledBack
+	src.mu.Unlock()
+	cancel()
+	r := <-run
+	if r.err != nil || !r.out.Failed || !strings.Contains(r.out.Reason, "etcd was rolled back") {
+		t.Fatalf("outcome %+v, %v; want the rollback's failure", r.out, r.err)
+	}
+
+	// Stopped on an upgrade still under way, it stops as before.
+	src = &fixedSource{s: running}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	if out, err := Track(ctx, src, clk, TrackOptions{AppliedGeneration: 2}); !errors.Is(err, context.Canceled) || out.Failed {
+		t.Errorf("under way: %+v, %v; want stopped", out, err)
 	}
 }

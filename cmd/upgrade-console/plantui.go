@@ -141,11 +141,23 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 	if err := s.EndUnrecorded(); err != nil {
 		recorded = "NOT recorded in the audit log: " + err.Error()
 	}
+	endedAs, why := s.Failure()
 	switch {
 	case s.CompletedAfterFailure():
 		fmt.Fprintf(out, "the upgrade completed after the failure the console had declared (%s)\n", recorded)
 	case s.Completed():
 		fmt.Fprintf(out, "the upgrade completed (%s)\n", recorded)
+	case endedAs != "":
+		// The lock line below said the lock is kept, and nothing of why
+		// nor of what holds the cluster (EKS-A paused by a rollback).
+		verb := "failed"
+		if endedAs == "timeout" {
+			verb = "timed out"
+		}
+		fmt.Fprintf(out, "the upgrade %s (%s): %s\n", verb, recorded, model.Printable(why))
+		if st := model.SpecStatusOf(latest, time.Now()); st.NotReached() && st.Next != "" {
+			fmt.Fprintf(out, "  next: %s\n", model.Printable(st.Next))
+		}
 	case s.Detached():
 		failed := failedSteps(latest)
 		if len(failed) == 0 {

@@ -189,3 +189,46 @@ func TestFailedStepsSaidAtQuit(t *testing.T) {
 		t.Error("failed steps of a cluster not seen")
 	}
 }
+
+// A console quit after the upgrade it started failed (an etcd rollback in
+// it) says so, why, and what holds the cluster now, beside the kept lock:
+// it said only that the lock was kept.
+func TestFailedUpgradeSaidAtQuit(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	_, l, lv := connectDemo(t)
+	plan, err := lv.plan(ctx, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := openAuditor(lv.auditTarget())
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner, Conn: lv.conn}
+	s, err := driver.Start(ctx, plan, upgrade.StartOptions{ForceConflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "etcd was rolled back by upgrade-console (ops@bastion): EKS-A reconcile stays paused and the upgrade does not go on"
+	if err := s.Finish(ctx, upgrade.Outcome{Failed: true, Reason: why}); err != nil {
+		t.Fatal(err)
+	}
+	rolledBack := &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Namespace: "default", Generation: 2,
+		Annotations: map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"done","newMachine":"mgmt-etcd-z"}`}},
+		ObservedGeneration: 1}}
+	var out bytes.Buffer
+	sayPlanTUIEnd(&out, s, false, rolledBack)
+	for _, want := range []string{
+		"the upgrade failed (recorded in the audit log): " + why + "\n",
+		"  next: find and fix why the new etcd member did not come up, then `upgrade-console lock clear paused --cluster mgmt`\n",
+		"is kept: it blocks further upgrades",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "goes on") {
+		t.Errorf("says the upgrade goes on:\n%s", out.String())
+	}
+}
