@@ -73,6 +73,15 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool, utd c
 	case utd.live > 0:
 		n := int32(utd.upToDate)
 		r.UpToDate = &n
+		if utd.target.OwnerBehind() && n == 0 && cp.Replicas.UpToDate != nil && *cp.Replicas.UpToDate > 0 && s.Cluster != nil && s.Cluster.Paused() {
+			// "0 up to date" beside kubectl's UP-TO-DATE 3 and a healthy
+			// MachinesUpToDate, with EKS-A paused (after an etcd rollback
+			// left the KCP where it was) and nothing moving, read as a
+			// contradiction: say against what. Mid-upgrade the phases
+			// say it.
+			note = append(note, line{segs: []seg{{fmt.Sprintf(" up to date with Kubernetes %s; the KubeadmControlPlane counts %d on its %s",
+				utd.target.Kubernetes, *cp.Replicas.UpToDate, cp.Version), rMuted}}})
+		}
 	case r.UpToDate != nil:
 		// No machine to judge (forbidden, still listing): the KCP's count
 		// stands in, as it does in the phase counts (model's
