@@ -71,7 +71,11 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		detachErr = s.Detach(context.WithoutCancel(ctx))
 	}
 	if err == nil || s != nil {
-		sayPlanTUIEnd(out, s, display.readOnly, lv.watcher.Latest())
+		if demoWorld {
+			sayDemoEnd(out, s)
+		} else {
+			sayPlanTUIEnd(out, s, display.readOnly, lv.watcher.Latest())
+		}
 	}
 	if serr := screen.StartErr(); s == nil && serr != nil && !display.readOnly {
 		// A start that applied nothing may still have left its lock (a
@@ -181,6 +185,27 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 	default:
 		fmt.Fprintln(out, s.LockKeptMessage())
 	}
+}
+
+// sayDemoEnd is sayPlanTUIEnd for the demo: its world stops with the
+// console, so nothing goes on in it, and no command reaches it any more
+// (they were printed, and failed on a control plane gone, a kubeconfig
+// removed with its directory).
+func sayDemoEnd(out io.Writer, s *upgrade.Session) {
+	what := "no upgrade was started"
+	if s == nil {
+		fmt.Fprintf(out, "%s; the demo's world stops with the console\n", what)
+		return
+	}
+	switch endedAs, why := s.Failure(); {
+	case s.Completed():
+		what = "the upgrade completed"
+	case endedAs == "failure":
+		what = "the upgrade failed (" + model.Printable(why) + ")"
+	default:
+		what = "the upgrade was under way"
+	}
+	fmt.Fprintf(out, "%s; the demo's world (its control plane and simulated controllers) stops with the console, so nothing goes on in it and no command reaches it now (`upgrade-console demo --serve --dir DIR` keeps a world running)\n", what)
 }
 
 // newPlanApp builds the App with the plan screen first.

@@ -231,4 +231,15 @@ func TestFailedUpgradeSaidAtQuit(t *testing.T) {
 	if strings.Contains(out.String(), "goes on") {
 		t.Errorf("says the upgrade goes on:\n%s", out.String())
 	}
+	// The demo's world stops with the console: no command to paste.
+	out.Reset()
+	sayDemoEnd(&out, s)
+	if got := out.String(); !strings.HasPrefix(got, "the upgrade failed ("+why+"); the demo's world") || strings.Contains(got, "--cluster") {
+		t.Errorf("demo: %s", got)
+	}
+	out.Reset()
+	sayDemoEnd(&out, nil)
+	if got := out.String(); !strings.HasPrefix(got, "no upgrade was started; the demo's world stops with the console") {
+		t.Errorf("demo, no start: %s", got)
+	}
 }
