@@ -968,7 +968,11 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 				wrapAdd("Stopped by ctrl+c; the audit log records where.", rFailure, "")
 			}
 			wrapAdd(errText(d.err), rFailure, "")
-			wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
+			if d.done.Refused(d.err) {
+				wrapAdd("Refused, nothing was written: open the recovery menu again for a plan of the cluster as it is now.", rMuted, "")
+			} else {
+				wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")
+			}
 		} else {
 			for _, l := range d.done.Closing {
 				wrapAdd(l, rText, "")

@@ -31,6 +31,7 @@ type fakeRecovery struct {
 	dryRuns  int
 	runs     int
 	failStep int // 1-based; 0: none
+	failErr  error // the failed step's error (errors.New("boom") when nil)
 	// planFor, when set, answers the plan instead of p and planErr.
 	planFor func(recovery.Offer) (*recovery.Plan, error)
 	offers  []recovery.Offer // the offers planned, in order
@@ -94,7 +95,10 @@ func (f *fakeRecovery) run(ctx context.Context, p *recovery.Plan, progress func(
 		}
 		r := recovery.StepResult{Index: i, Step: s.Name, Title: s.Title, Status: recovery.StepDone, Detail: "ok " + s.Name}
 		if i+1 == f.failStep {
-			r.Status, r.Err = recovery.StepFailed, errors.New("boom")
+			r.Status, r.Err = recovery.StepFailed, f.failErr
+			if r.Err == nil {
+				r.Err = errors.New("boom")
+			}
 		}
 		progress(r)
 		rep.Steps = append(rep.Steps, r)
@@ -524,6 +528,18 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 	v = ansi.Strip(d.View())
 	if !strings.Contains(v, "failed: boom") || !strings.Contains(v, "resumable") {
 		t.Errorf("failure view:\n%s", v)
+	}
+
+	// The cluster changed since the plan, before any write: refused,
+	// not a run to resume.
+	f = &fakeRecovery{p: planFixture(), failStep: 1, failErr: &recovery.ConcurrentChangeError{Object: "EtcdadmCluster eksa-system/mgmt-etcd", What: "its spec changed"}}
+	d = testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	press(t, d, enter)
+	v = ansi.Strip(d.View())
+	if !strings.Contains(v, "Refused, nothing was written") || strings.Contains(v, "resumable") {
+		t.Errorf("refused run view:\n%s", v)
 	}
 }
 

@@ -174,7 +174,7 @@ func runError(rep recovery.Report, err error) error {
 		// Stopped, not failed: the code of a wait that timed out, and the
 		// same way on.
 		return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the action completed (interrupted); it is resumable: run the same command again to continue from where the cluster is", err))
-	case errors.As(err, &cc) && wroteNothing(rep):
+	case rep.Refused(err):
 		// The plan went stale before the run's first write: refused, as
 		// a plan the checks block (3), not an action that failed part way.
 		return withCode(ExitPreflight, err)
@@ -182,17 +182,6 @@ func runError(rep recovery.Report, err error) error {
 		return withCode(ExitUpgradeFail, err)
 	}
 	return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))
-}
-
-// wroteNothing says whether a run stopped before any step of it wrote: each
-// step it reached found its effect in place, or stopped before its write.
-func wroteNothing(rep recovery.Report) bool {
-	for _, s := range rep.Steps {
-		if s.Status == recovery.StepDone {
-			return false
-		}
-	}
-	return true
 }
 
 func detailSuffix(r recovery.StepResult) string {

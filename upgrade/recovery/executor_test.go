@@ -129,9 +129,27 @@ func TestAFailedWriteIsNotRecordedAsDone(t *testing.T) {
 	if err == nil || rep.Steps[0].Status != StepFailed || rep.Steps[0].Detail != "" {
 		t.Fatalf("run: %v %+v", err, rep.Steps)
 	}
+	// Refused by a change since the plan, before anything was written:
+	// a refusal, as a precondition's, not a run stopped part way.
 	for _, e := range audit.entries {
-		if e.Step == "clear-lease" && (e.Result != upgrade.AuditFailed || e.Message != "" || !strings.Contains(e.Error, "changed since the plan was made")) {
+		if e.Step == "clear-lease" && (e.Result != upgrade.AuditRefused || e.Message != "" || !strings.Contains(e.Error, "changed since the plan was made")) {
 			t.Errorf("entry %+v", e)
 		}
+	}
+	if got := audit.results(); !strings.HasSuffix(got, " clear-lease:refused :refused") || !rep.Refused(err) {
+		t.Errorf("audit = %s, refused %t; want the step and the run refused", got, rep.Refused(err))
+	}
+
+	// After a step that wrote, the same change stops the run part way.
+	p.Steps = append([]Step{{Name: "first",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do:   func(context.Context, bool) (string, error) { return "written", nil },
+	}}, p.Steps...)
+	done := false
+	p.Steps[0].done = func(context.Context) (bool, string, error) { d := done; done = true; return d, "", nil }
+	audit = &recorded{}
+	rep, err = (&Executor{Audit: audit}).Run(context.Background(), p)
+	if got := audit.results(); err == nil || rep.Refused(err) || !strings.HasSuffix(got, " clear-lease:failed :failed") {
+		t.Errorf("after a write: %v, audit = %s; want the run stopped", err, got)
 	}
 }

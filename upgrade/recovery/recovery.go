@@ -273,6 +273,26 @@ type Report struct {
 	Closing []string
 }
 
+// WroteNothing reports whether the run stopped before any step of it
+// wrote: each step it reached found its effect in place, or stopped before
+// its write (the server refused it).
+func (r Report) WroteNothing() bool {
+	for _, s := range r.Steps {
+		if s.Status == StepDone {
+			return false
+		}
+	}
+	return true
+}
+
+// Refused reports whether the run was refused rather than stopped part way:
+// the cluster changed since the plan was made (err a ConcurrentChangeError),
+// before any step wrote.
+func (r Report) Refused(err error) bool {
+	var cc *ConcurrentChangeError
+	return errors.As(err, &cc) && r.WroteNothing()
+}
+
 // AllAlreadyDone reports whether the report found every step of its plan in
 // effect already: a dry run of a recovery that has nothing left to do.
 func (r Report) AllAlreadyDone() bool {
@@ -485,6 +505,9 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 
 		e := upgrade.AuditEntry{Step: s.Name, Object: s.Object, Message: r.Detail}
 		switch {
+		case rep.Refused(r.Err):
+			// The server refused the write: nothing was written.
+			e.Result, e.Error, e.Before, e.After = upgrade.AuditRefused, r.Err.Error(), s.Before, s.After
 		case r.Err != nil:
 			e.Result, e.Error, e.Before, e.After = upgrade.AuditFailed, r.Err.Error(), s.Before, s.After
 		case r.Status == StepAlreadyDone:
@@ -505,6 +528,12 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 				// API server hung, the write then failed): the run was
 				// stopped, not a failure of the action's own.
 				return rep, x.stop(ctx, p, fmt.Errorf("interrupted during step %d (%s), whose write then failed: %w: %w", i+1, s.Title, r.Err, ctx.Err()))
+			}
+			if rep.Refused(r.Err) {
+				// A refusal, as a plan whose preconditions fail: not a
+				// run that stopped part way and resumes.
+				return rep, x.end(p, upgrade.AuditRefused, "not run, nothing was changed: the cluster changed since the plan was made; plan the action again",
+					fmt.Errorf("step %d (%s) refused: %w", i+1, s.Title, r.Err))
 			}
 			return rep, x.stop(ctx, p, fmt.Errorf("step %d (%s) failed: %w", i+1, s.Title, r.Err))
 		}
