@@ -97,6 +97,10 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 	ownLock := false
 	if opts.Lock != nil {
 		switch l := opts.Lock(); {
+		case l.Kept && (l.Lost || keptLockGone(s)) && p.Complete:
+			// Cleared, and the upgrade completed since: the lock kept
+			// after the failure has served its purpose (a warning beside
+			// "upgrade complete" read as something left to do).
 		case l.Kept && (l.Lost || keptLockGone(s)):
 			// Cleared (from R, or `lock clear lease`): the Lease says so
 			// before the session does (it learns it when its release on

@@ -169,6 +169,16 @@ func TestHeaderKeptLockLostOnRelease(t *testing.T) {
 	if out := ansi.Strip(b.String()); !strings.Contains(out, "lock: this console's kept lock was cleared") || strings.Contains(out, "lock lost") {
 		t.Errorf("header:\n%s", out)
 	}
+	// Once the upgrade completed, the lock kept for its failure has
+	// served: no warning beside "upgrade complete".
+	h = buildHeader(st, fixtureHealthy(), "", model.Progress{Complete: true}, model.Timeline{}, Options{Lock: func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Kept: true, Lost: true}
+	}}, t0)
+	b.Reset()
+	h.render(&b, st, 160, t0)
+	if out := ansi.Strip(b.String()); strings.Contains(out, "lock") {
+		t.Errorf("header after completion:\n%s", out)
+	}
 }
 
 // The quit prompt does not say the upgrade "goes on" while a failed step

@@ -448,6 +448,15 @@ func (s *Session) Kept() bool {
 	return s.kept && !s.hold.Released()
 }
 
+// WasKept reports whether Finish kept the session's lock after a failure
+// or a timeout, whatever became of it since (cleared, released on a late
+// completion).
+func (s *Session) WasKept() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kept
+}
+
 // FollowAfterFailure goes on following an upgrade that Finish declared
 // failed or timed out, for a console that stays open on it (the dashboard):
 // the operator's recovery (`node retry`, say) can still let it complete.

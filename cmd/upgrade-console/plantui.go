@@ -178,6 +178,10 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 		fmt.Fprintf(out, "follow it with\n  upgrade-console watch %s\n", s.ClusterFlags())
 	}
 	switch _, _, lost := s.Lock(); {
+	case lost && s.WasKept():
+		// Cleared on purpose once the cluster was checked, often from
+		// this console's own R menu: not something taken away.
+		fmt.Fprintln(out, "the upgrade lock this console kept after the failure was cleared (`lock clear lease`, from the R menu or a shell): nothing blocks a new upgrade now")
 	case lost:
 		fmt.Fprintln(out, "the upgrade lock was taken away while the console followed (cleared by an operator?)")
 	case s.LockReleased():
