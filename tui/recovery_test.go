@@ -30,7 +30,7 @@ type fakeRecovery struct {
 	planErr  error
 	dryRuns  int
 	runs     int
-	failStep int // 1-based; 0: none
+	failStep int   // 1-based; 0: none
 	failErr  error // the failed step's error (errors.New("boom") when nil)
 	// planFor, when set, answers the plan instead of p and planErr.
 	planFor func(recovery.Offer) (*recovery.Plan, error)
