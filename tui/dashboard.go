@@ -160,8 +160,18 @@ func (d *Dashboard) SetSize(w, h int) {
 }
 
 // ShortHelp and FullHelp make the dashboard a help.KeyMap.
-func (d *Dashboard) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
-func (d *Dashboard) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+func (d *Dashboard) ShortHelp() []key.Binding  { return d.zoomKeys().ShortHelp() }
+func (d *Dashboard) FullHelp() [][]key.Binding { return d.zoomKeys().FullHelp() }
+
+// zoomKeys is the key map as the help shows it: zoomed, enter unzooms
+// (the footer said "enter zoom" over a pane that filled the screen).
+func (d *Dashboard) zoomKeys() KeyMap {
+	k := d.keys
+	if d.zoom {
+		k.Zoom.SetHelp(k.Zoom.Help().Key, "unzoom")
+	}
+	return k
+}
 
 // State is the newest snapshot the dashboard holds.
 func (d *Dashboard) State() *model.ClusterState { return d.state }

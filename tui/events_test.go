@@ -43,6 +43,10 @@ func TestZoomedEventsShowWholeMessages(t *testing.T) {
 			t.Errorf("zoomed events lack %q:\n%s", want, out)
 		}
 	}
+	// The footer says what enter does now.
+	if !strings.Contains(out, "enter unzoom") || strings.Contains(out, "enter zoom") {
+		t.Errorf("zoomed footer:\n%s", out)
+	}
 
 	// Zoomed out, an event is one row again.
 	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})

@@ -406,7 +406,7 @@ func (d *Dashboard) refreshHelp() {
 	// View puts a space before each row of the help: it has a cell less.
 	hw := max(d.w-1, 0)
 	if d.help.ShowAll {
-		d.helpOut = fullHelpFitting(d.help, d.keys.FullHelp(), hw)
+		d.helpOut = fullHelpFitting(d.help, d.zoomKeys().FullHelp(), hw)
 		return
 	}
 	// On a narrow screen the pane keys give way before an offered action
@@ -415,7 +415,7 @@ func (d *Dashboard) refreshHelp() {
 	// and nothing on the screen tells of d. On the etcd pane the nodes'
 	// filter goes before it: at 80 columns "d describe member" did not
 	// fit beside it. y goes last of them: the full help names it.
-	km := d.keys
+	km := d.zoomKeys()
 	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, km.Copy}
 	if member {
 		drop[1], drop[2] = drop[2], drop[1]
