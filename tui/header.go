@@ -447,10 +447,13 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 	}
 	// A failed in-place step holds up the phase under way until an
 	// operator acts: before the waiters call the upgrade failed (after the
-	// grace), "● cp" read as moving beside a ✗ row and "R recover".
+	// grace), "● cp" read as moving beside a ✗ row and "R recover". So
+	// does a stall (an etcd member not ready past --stall-after, the
+	// rollback offered): "● etcd" read as moving beside "⚠ stalled". Not
+	// the Cluster's own (its spec not yet observed), which is no phase's.
 	stepFailed := false
 	for _, st := range p.Stalls {
-		stepFailed = stepFailed || st.Failed
+		stepFailed = stepFailed || st.Failed || st.Kind != model.KindEKSACluster
 	}
 	for i, pp := range p.Phases {
 		if i > 0 {

@@ -211,3 +211,28 @@ func TestHeaderManagementComponentsAhead(t *testing.T) {
 		t.Errorf("header %q", first)
 	}
 }
+
+// A phase held up by a stall (an etcd member not ready past --stall-after,
+// the rollback offered) is marked ⚠, not ● as if it moved; the Cluster's
+// own stall (its spec not yet observed) marks no phase.
+func TestPhaseHeldByAStallIsMarked(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	render := func(p model.Progress) string {
+		h := buildHeader(st, fixtureHealthy(), "", p, model.Timeline{}, Options{}, t0)
+		var b strings.Builder
+		h.render(&b, st, 160, t0)
+		return ansi.Strip(b.String())
+	}
+	p := model.Progress{Phases: []model.PhaseProgress{{Phase: model.PhaseComponents, Status: model.PhaseOK}, {Phase: model.PhaseEtcd, Status: model.PhaseActive}}}
+	if out := render(p); !strings.Contains(out, "etcd ●") {
+		t.Fatalf("moving:\n%s", out)
+	}
+	p.Stalls = []model.Stall{{Kind: model.KindEKSACluster, Name: "mgmt"}}
+	if out := render(p); !strings.Contains(out, "etcd ●") {
+		t.Errorf("the Cluster's stall marked the phase:\n%s", out)
+	}
+	p.Stalls = []model.Stall{{Kind: model.KindMachine, Name: "mgmt-etcd-z"}}
+	if out := render(p); !strings.Contains(out, "etcd ⚠") {
+		t.Errorf("a stalled member:\n%s", out)
+	}
+}
