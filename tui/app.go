@@ -567,6 +567,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		if a.notice != "" && a.suspendRefused() == "" {
 			a.notice = ""
 		}
+		a.syncOverlay()
 		cmd = guard(cmd)
 	}()
 	if e, ok := msg.(internalErrorMsg); ok && a.fatal == nil {
@@ -835,6 +836,21 @@ func (a *App) withLastLine(base, text string) string {
 // blankRows is h rows of spaces the width of the screen.
 func (a *App) blankRows(h int) string {
 	return strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", a.width)+"\n", h), "\n")
+}
+
+// overlaidScreen is a screen that lays itself out differently under a
+// dialog: the dialog's margin leaves it its last rows only.
+type overlaidScreen interface {
+	setOverlaid(bool)
+}
+
+// syncOverlay tells the top screen whether a dialog covers it.
+func (a *App) syncOverlay() {
+	if n := len(a.screens); n > 0 {
+		if o, ok := a.screens[n-1].(overlaidScreen); ok {
+			o.setOverlaid(len(a.dialogs) > 0)
+		}
+	}
 }
 
 // dialogSize leaves a margin around dialogs so the dashboard stays visible.

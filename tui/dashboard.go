@@ -90,6 +90,8 @@ type Dashboard struct {
 	focus  paneID
 	zoom   bool
 	expand bool
+	// overlaid: a dialog covers the dashboard (setOverlaid).
+	overlaid bool
 
 	header headerModel
 	// headerGen counts header rebuilds; headerCache holds its rendering.
@@ -162,6 +164,18 @@ func (d *Dashboard) SetSize(w, h int) {
 // ShortHelp and FullHelp make the dashboard a help.KeyMap.
 func (d *Dashboard) ShortHelp() []key.Binding  { return d.zoomKeys().ShortHelp() }
 func (d *Dashboard) FullHelp() [][]key.Binding { return d.zoomKeys().FullHelp() }
+
+// setOverlaid lays the status out for a dialog over the dashboard: the
+// dialog's margin leaves the last status row and the footer in view, so a
+// status of several rows (a pause wrapped with its resume command) showed
+// its last row alone, a sentence's end. Under a dialog it takes one row,
+// from its start.
+func (d *Dashboard) setOverlaid(on bool) {
+	if d.overlaid != on {
+		d.overlaid = on
+		d.relayout()
+	}
+}
 
 // zoomKeys is the key map as the help shows it: zoomed, enter unzooms
 // (the footer said "enter zoom" over a pane that filled the screen).

@@ -75,7 +75,11 @@ func (d *Dashboard) relayout() {
 	// The pause may run past the budget, to be read whole, up to a third
 	// of the screen: at 80×24 it takes two or three rows of the 24 and
 	// every pane keeps its minimum; on a tiny screen it is cut instead.
-	d.layoutStalls(&p, w, budget, max(budget, h/3))
+	limit := max(budget, h/3)
+	if d.overlaid {
+		budget, limit = 1, 1
+	}
+	d.layoutStalls(&p, w, budget, limit)
 	// Laid out before the help, which lists y only while a status line
 	// shown names a command.
 	d.keys.Copy.SetEnabled(len(d.statusCommands(p.stallShown)) > 0)
