@@ -342,9 +342,21 @@ func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
 	// sees it (ClusterSpecStatus reports it at once), an etcd rollback is
 	// reported above; what the judge can fail on here is a failed step,
 	// timed from its own condition.
-	j, outcome := NewJudge().Observe(DeriveProgress(s, ProgressOptions{}, now), now)
+	p := DeriveProgress(s, ProgressOptions{}, now)
+	j, outcome := NewJudge().Observe(p, now)
 	failed, ok := j.FailedOn()
 	if outcome != OutcomeFailed || !ok {
+		if fs := p.FailedStalls(); len(fs) > 0 {
+			// Within the grace the upgrade is not yet called failed,
+			// but nothing in EKS-A retries the step: "still under way,
+			// follow it" sent the operator to wait for a control plane
+			// that would never be ready without the retry.
+			next := fs[0].Resume
+			if next == "" {
+				next = st.Next
+			}
+			return &SpecStatus{Reason: SpecUnderWay, Message: specHeldPrefix + fs[0].Sentence, Next: next}
+		}
 		return st
 	}
 	next := failed.Resume
@@ -357,6 +369,23 @@ func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
 // specFailedPrefix begins the message of an upgrade failed by the waiters'
 // rule (SpecStatusOf), as opposed to EKS-A's failureMessage.
 const specFailedPrefix = "the upgrade to it failed: "
+
+// specHeldPrefix begins the message of an upgrade under way that a failed
+// step holds, within the waiters' grace (SpecStatusOf).
+const specHeldPrefix = "the upgrade to it is held up by a failed step, which nothing retries on its own: "
+
+// HeldBy is the failed step that holds an upgrade under way (within the
+// waiters' grace, before they call it failed), "" for any other status.
+func (s *SpecStatus) HeldBy() string {
+	if !s.NotReached() || s.Reason != SpecUnderWay {
+		return ""
+	}
+	held, ok := strings.CutPrefix(s.Message, specHeldPrefix)
+	if !ok {
+		return ""
+	}
+	return held
+}
 
 // Failure is what failed, for a status whose upgrade failed (SpecFailed):
 // the message without its "the upgrade to it failed: " ("node mgmt-lvn8n
@@ -401,6 +430,8 @@ func (s *SpecStatus) Brief() string {
 		return "EKS-A reconcile is paused"
 	case s.Reason == SpecEtcdRollback:
 		return "EKS-A reconcile is paused by the etcd rollback"
+	case s.HeldBy() != "":
+		return "a failed step holds the upgrade"
 	}
 	return "the upgrade is still under way"
 }

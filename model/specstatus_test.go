@@ -192,13 +192,16 @@ func TestSpecStatusOfAFailedInPlaceStep(t *testing.T) {
 	}
 
 	// Failed 3 minutes ago: within the grace the watch has not called the
-	// upgrade failed either; the plan says it is under way.
+	// upgrade failed either; the plan says it is under way, held up by the
+	// failed step, and names the retry (it said to follow it, as if it
+	// would end without one).
 	s = inPlaceStepFailed(t0.Add(-3 * time.Minute))
 	if o := judged(s); o != OutcomeRunning {
 		t.Fatalf("within the grace: the judge says %s, want running", o)
 	}
-	if st := SpecStatusOf(s, t0); st.Reason != SpecUnderWay || !strings.Contains(st.Next, "upgrade-console watch --cluster mgmt") || st.Failure() != "" {
-		t.Errorf("within the grace: %+v, want under way", st)
+	if st := SpecStatusOf(s, t0); st.Reason != SpecUnderWay || !strings.Contains(st.Next, "upgrade-console node retry mgmt-lvn8n --cluster mgmt") ||
+		st.Failure() != "" || !strings.HasPrefix(st.HeldBy(), "node mgmt-lvn8n in-place step KubeadmUpgraded failed 3m ago") {
+		t.Errorf("within the grace: %+v, want under way, held by the step, with its retry", st)
 	}
 
 	// What the Cluster says first stays first: EKS-A's failureMessage, a

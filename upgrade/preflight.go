@@ -610,6 +610,8 @@ func waitFix(c *model.EKSACluster, conn model.ConnFlags, spec *model.SpecStatus,
 		return fmt.Sprintf("EKS-A will not report %s while the EKS-A CLI holds the cluster (%s): the controller takes no action; see eksa-reconcile-not-paused", what, model.AnnotationManagedByCLI)
 	case spec.Failure() != "":
 		return failedFix(spec, what)
+	case spec.HeldBy() != "":
+		return fmt.Sprintf("EKS-A will not report %s while a failed step holds the upgrade (%s): %s", what, spec.HeldBy(), spec.Next)
 	case !c.Paused():
 		return "wait for EKS-A to report " + what
 	}
