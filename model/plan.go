@@ -162,6 +162,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		p.Preflight = append(p.Preflight, r)
 	}
 	WarnDowngrades(p.Preflight, p.Components, false)
+	WarnUnversioned(p.Preflight, p.Components, false)
 	return p, nil
 }
 
@@ -225,6 +226,36 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 		c.Status = CheckWarn
 		c.Message = fmt.Sprintf("%s; but %d component(s) go down: %s", c.Message, len(down), what)
 		c.Remediation = fix
+	}
+}
+
+// WarnUnversioned makes a passed or skipped eksa-version-skew check a
+// warning when a component's target version is not a version where its
+// current one is (v1.8.5+abcdef1 → banana): a Bundles manifest edited or
+// broken, which the plan showed as "changed" with exit 0. Components
+// whose two sides are both not versions (image URIs) are not flagged.
+func WarnUnversioned(checks []CheckResult, rows []ComponentDiff, live bool) {
+	var bad []string
+	for _, r := range rows {
+		if r.Change == ChangeChanged && coreVersion(r.OldVersion) != nil && coreVersion(r.NewVersion) == nil {
+			bad = append(bad, fmt.Sprintf("%s %s → %q", r.Name, r.OldVersion, Printable(r.NewVersion)))
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	fix := "check the target Bundles file: each component's version is a vX.Y.Z… in a release's Bundles"
+	if live {
+		fix = "check the target release's Bundles (--to-bundles when given): each component's version is a vX.Y.Z… in a release's Bundles"
+	}
+	for i := range checks {
+		c := &checks[i]
+		if c.Name != CheckNameEKSAVersionSkew || (c.Status != CheckPass && c.Status != CheckSkipped && c.Status != CheckWarn) {
+			continue
+		}
+		c.Status = CheckWarn
+		c.Message = fmt.Sprintf("%s; but %d component(s) have a target version that is not a version: %s", c.Message, len(bad), strings.Join(bad, ", "))
+		c.Remediation = strings.TrimPrefix(c.Remediation+"; "+fix, "; ")
 	}
 }
 

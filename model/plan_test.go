@@ -339,3 +339,24 @@ func TestPlanTargetBundlesOfTheSpecsRelease(t *testing.T) {
 		}
 	}
 }
+
+// A target version that is not a version where the current one is (a
+// Bundles manifest edited by hand) warns: the row read "changed" and the
+// plan exited 0. Image URIs on both sides are no such thing.
+func TestWarnUnversionedTargets(t *testing.T) {
+	rows := []ComponentDiff{
+		{Key: "kubeadmBootstrap", Name: "kubeadm bootstrap", OldVersion: "v1.8.5+abcdef1", NewVersion: "banana", Change: Classify("v1.8.5+abcdef1", "banana")},
+		{Key: "upgrader", Name: "upgrader", OldVersion: "public.ecr.aws/a/upgrader:x", NewVersion: "public.ecr.aws/a/upgrader:y", Change: ChangeChanged},
+	}
+	c := []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"}}
+	WarnUnversioned(c, rows, false)
+	if c[0].Status != CheckWarn || !strings.Contains(c[0].Message, `1 component(s) have a target version that is not a version: kubeadm bootstrap v1.8.5+abcdef1 → "banana"`) ||
+		!strings.HasPrefix(c[0].Remediation, "check the target Bundles file") {
+		t.Errorf("%+v", c[0])
+	}
+	c = []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass}}
+	WarnUnversioned(c, rows[1:], false)
+	if c[0].Status != CheckPass {
+		t.Errorf("image URIs warned: %+v", c[0])
+	}
+}

@@ -219,6 +219,7 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	in := p.inputs(pl)
 	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
 	model.WarnDowngrades(p.Preflight, p.Components, true)
+	model.WarnUnversioned(p.Preflight, p.Components, true)
 	p.CurrentSpec = in.CurrentSpec
 	return nil
 }
