@@ -173,7 +173,9 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		return Offer{}, false
 	}
 	return Offer{Action: ActionEtcdRollback, Title: "Roll back the etcd rollout",
-		Why: fmt.Sprintf("new etcd member %s not ready %s after its creation", newest.Name, ago(now, newest.CreationTimestamp))}, true
+		// A time, not an age: the menu stays open while the age grows,
+		// and the status line beneath it counted on ("14s" above "16s").
+		Why: fmt.Sprintf("new etcd member %s not ready since its creation at %s", newest.Name, newest.CreationTimestamp.UTC().Format("15:04:05 UTC"))}, true
 }
 
 // EtcdRollbackMember is the new member of an etcd rollout the rollback
