@@ -205,6 +205,8 @@ type PlanScreen struct {
 	status    seg
 	statusOf  statusKind
 	statusOut []line
+	// overlaid: a dialog covers the screen (setOverlaid).
+	overlaid bool
 
 	all     bool
 	offset  int
@@ -955,6 +957,15 @@ func (p *PlanScreen) commands() []string {
 	return addCommandsOf(cmds, p.statusLine().text)
 }
 
+// setOverlaid lays the status out for a dialog over the screen (see
+// Dashboard.setOverlaid).
+func (p *PlanScreen) setOverlaid(on bool) {
+	if p.overlaid != on {
+		p.overlaid = on
+		p.restatus()
+	}
+}
+
 // maxStatusLines bounds the status so that the plan keeps rows on a short
 // terminal; the last line is cut when the message is longer still.
 const maxStatusLines = 3
@@ -968,8 +979,14 @@ func (p *PlanScreen) restatus() {
 	s := p.statusLine()
 	// Continuation lines hang under the text after the leading mark.
 	text := wrap(s.text, max(p.w-3, 10))
-	if len(text) > maxStatusLines {
-		text = append(text[:maxStatusLines-1], strings.Join(text[maxStatusLines-1:], " "))
+	limit := maxStatusLines
+	if p.overlaid {
+		// Under a dialog only the last rows show: one row, from the
+		// start, not a sentence's end.
+		limit = 1
+	}
+	if len(text) > limit {
+		text = append(text[:limit-1], strings.Join(text[limit-1:], " "))
 	}
 	p.statusOut = p.statusOut[:0]
 	for i, l := range text {

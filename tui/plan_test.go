@@ -1463,3 +1463,23 @@ func TestPlanHeaderShortensTheContext(t *testing.T) {
 		}
 	}
 }
+
+// Under a dialog the plan screen's status takes one row from its start:
+// the dialog's margin left its last row in view, "   typed confirmation)".
+func TestPlanStatusUnderADialogIsOneRowFromItsStart(t *testing.T) {
+	p := newTestPlanScreen(t, fixturePlan(true), Options{}, PlanActions{}, 60, 20)
+	p.setStatus(statusEvent, seg{" " + strings.Repeat("a long status that wraps ", 8), rText})
+	p.restatus()
+	if len(p.statusOut) < 2 {
+		t.Fatalf("the status takes %d rows at 60 columns: the test shows nothing", len(p.statusOut))
+	}
+	first := p.statusOut[0]
+	p.setOverlaid(true)
+	if len(p.statusOut) != 1 || !strings.HasPrefix(p.statusOut[0].segs[0].text, first.segs[0].text) {
+		t.Errorf("under a dialog: %+v", p.statusOut)
+	}
+	p.setOverlaid(false)
+	if len(p.statusOut) < 2 {
+		t.Errorf("the dialog closed: %d rows", len(p.statusOut))
+	}
+}
