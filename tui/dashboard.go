@@ -125,6 +125,7 @@ type helpKey struct {
 	describe  bool   // d describes the row under the cursor
 	member    bool   // an etcd member's (the etcd pane focused)
 	copy      bool   // y copies a command of the status lines
+	zoom      bool   // enter unzooms (zoomKeys)
 }
 
 // NewDashboard returns the dashboard screen.

@@ -108,3 +108,18 @@ func TestEventsTitleSaysOlderWereDropped(t *testing.T) {
 		}
 	}
 }
+
+// The footer is cached by what it depends on: zooming a pane whose keys
+// are otherwise the same (the cluster pane) must redraw it as "unzoom".
+func TestZoomedFooterSaysUnzoomOnEveryPane(t *testing.T) {
+	d := newTestDashboard(t, fixtureHealthy(), themes.Mono, 80, 24)
+	d.focus = paneCluster
+	d.relayout()
+	if out := ansi.Strip(d.View()); !strings.Contains(out, "enter zoom") {
+		t.Fatalf("footer before zooming:\n%s", out)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if out := ansi.Strip(d.View()); !d.Zoomed() || !strings.Contains(out, "enter unzoom") {
+		t.Errorf("zoomed %t, footer:\n%s", d.Zoomed(), out)
+	}
+}

@@ -393,7 +393,7 @@ func (d *Dashboard) refreshHelp() {
 		what = "describe member"
 	}
 	d.keys.Describe.SetHelp(d.keys.Describe.Help().Key, what)
-	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member,
+	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member, zoom: d.zoom,
 		copy: d.keys.Copy.Enabled()}
 	if k == d.helpKey && d.helpOut != "" {
 		return
