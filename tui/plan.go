@@ -198,6 +198,9 @@ type PlanScreen struct {
 	// of a start that made no session (StartErr).
 	startsRunning *atomic.Int32
 	startErr      *atomic.Pointer[error]
+	// following counts the follows (Track, FollowAfterFailure) whose
+	// command is running, for WaitFollow.
+	following *atomic.Int32
 	// status is the last outcome of a key or a command (empty: the line
 	// says where the plan stands); statusOf says what it reports, so that
 	// it goes once that is no longer true. statusOut is the line wrapped
@@ -222,7 +225,7 @@ type PlanScreen struct {
 // NewPlanScreen returns the plan screen for a computed plan.
 func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
 	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New(),
-		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}, startErr: &atomic.Pointer[error]{}}
+		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}, startErr: &atomic.Pointer[error]{}, following: &atomic.Int32{}}
 	p.setTheme(initialTheme(opts))
 	return p
 }
@@ -255,6 +258,19 @@ func (p *PlanScreen) StartUnderWay() bool { return p.startsRunning.Load() > 0 }
 // WaitStart waits for a start under way (the program has ended: nothing
 // else reads the screen).
 func (p *PlanScreen) WaitStart() { p.starts.Wait() }
+
+// WaitFollow waits, at most limit, for the follow of the upgrade to return
+// once the context it runs in was cancelled (the program has ended): it
+// takes a last look before it returns, and a failure the dashboard showed
+// as the operator quit ends the session as failed, its lock kept. Ended
+// before it (Detach), the session was detached as an upgrade that "goes
+// on", its lock released, on a cluster an etcd rollback had left paused.
+// A follow whose command never started is not waited for.
+func (p *PlanScreen) WaitFollow(limit time.Duration) {
+	for end := time.Now().Add(limit); p.following.Load() > 0 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 func (p *PlanScreen) setTheme(th *themes.Theme) {
 	p.st = newStyles(th)
@@ -428,8 +444,10 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			// the dashboard recorded first.
 			return p, func() tea.Msg { return OutcomeMsg{report.Done} }
 		case (msg.out.Failed || msg.out.TimedOut) && p.actions.FollowAfterFailure != nil:
-			ctx, s, follow := p.ctx, p.session, p.actions.FollowAfterFailure
+			ctx, s, follow, following := p.ctx, p.session, p.actions.FollowAfterFailure, p.following
 			return p, func() tea.Msg {
+				following.Add(1)
+				defer following.Add(-1)
 				out, err := follow(ctx, s)
 				return trackedMsg{out: out, err: err, late: true}
 			}
@@ -776,8 +794,10 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		cmds = append(cmds, func() tea.Msg { return SnapshotMsg{State: st} })
 	}
 	if p.actions.Track != nil {
-		ctx, s, run := p.ctx, msg.session, p.actions.Track
+		ctx, s, run, following := p.ctx, msg.session, p.actions.Track, p.following
 		cmds = append(cmds, func() tea.Msg {
+			following.Add(1)
+			defer following.Add(-1)
 			out, err := run(ctx, s)
 			return trackedMsg{out: out, err: err}
 		})

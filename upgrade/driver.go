@@ -123,6 +123,8 @@ type Session struct {
 	// endErr is why the audit log did not take the upgrade's last end
 	// entry (Finish's, or the completion after it); nil when it did.
 	endErr error
+	// detachErr is what Detach returned (guarded by ending).
+	detachErr error
 }
 
 // EndUnrecorded is why the audit log did not take the entry that ends the
@@ -516,7 +518,10 @@ func (s *Session) Detach(ctx context.Context) error {
 	defer s.ending.Unlock()
 	first, lost := s.end()
 	if !first {
-		return nil
+		// Detached already (the follow, stopped, ended it so): the same
+		// error, for a caller that says it (a release refused); nil after
+		// Finish.
+		return s.detachErr
 	}
 	s.mu.Lock()
 	s.detached = true
@@ -535,8 +540,9 @@ func (s *Session) Detach(ctx context.Context) error {
 		err = fmt.Errorf("releasing the upgrade lock: %w", err)
 		msg = what + "; the lock was NOT released: " + err.Error()
 	}
-	return errors.Join(err, s.recordEnd(ctx, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
+	s.detachErr = errors.Join(err, s.recordEnd(ctx, AuditEntry{Time: s.clk.Now(), Cluster: s.Plan.Cluster, Action: "upgrade",
 		Result: AuditDetached, Object: "Cluster " + s.Plan.Namespace + "/" + s.Plan.Cluster, Message: msg}))
+	return s.detachErr
 }
 
 // end stops the renew loop and marks the session finished; first is false

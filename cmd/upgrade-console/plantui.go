@@ -33,7 +33,11 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	// before the first write or runs the rest to its end.
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	app, screen, err := newPlanApp(ctx, lv, l, display, theme)
+	// The screen's work (the start, the follow) runs under sctx: the
+	// follow is stopped once the screen is gone, and waited for.
+	sctx, stopScreen := context.WithCancel(ctx)
+	defer stopScreen()
+	app, screen, err := newPlanApp(sctx, lv, l, display, theme)
 	if err != nil {
 		return report.Running, err
 	}
@@ -65,9 +69,14 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	}
 	var detachErr error
 	if s != nil {
-		// Quitting while the upgrade rolls: the console stops following,
-		// and with nobody to renew it the lock is released (a no-op when
-		// the tracker already finished the session).
+		// The follow first: stopped, it takes a last look, and a failure
+		// the dashboard showed as the operator quit (q as an etcd
+		// rollback's result appeared) ends the session as failed, the
+		// lock kept. Then, quitting while the upgrade rolls, the console
+		// stops following, and with nobody to renew it the lock is
+		// released (a no-op when the follow already ended the session).
+		stopScreen()
+		screen.WaitFollow(10 * time.Second)
 		detachErr = s.Detach(context.WithoutCancel(ctx))
 	}
 	if err == nil || s != nil {
