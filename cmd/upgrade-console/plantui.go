@@ -214,7 +214,10 @@ func sayDemoEnd(out io.Writer, s *upgrade.Session) {
 	case s.Completed():
 		what = "the upgrade completed"
 	case endedAs == "failure":
-		what = "the upgrade failed (" + model.Printable(why) + ")"
+		// Its first clause: the rest names commands (`lock clear
+		// paused …` resumes it) that reach nothing once the world stops.
+		what, _, _ = strings.Cut(why, ": ")
+		what = "the upgrade failed (" + model.Printable(what) + ")"
 	default:
 		what = "the upgrade was under way"
 	}

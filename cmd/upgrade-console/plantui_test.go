@@ -234,7 +234,7 @@ func TestFailedUpgradeSaidAtQuit(t *testing.T) {
 	// The demo's world stops with the console: no command to paste.
 	out.Reset()
 	sayDemoEnd(&out, s)
-	if got := out.String(); !strings.HasPrefix(got, "the upgrade failed ("+why+"); the demo's world") || strings.Contains(got, "--cluster") {
+	if got := out.String(); !strings.HasPrefix(got, "the upgrade failed (etcd was rolled back by upgrade-console (ops@bastion)); the demo's world") || strings.Contains(got, "--cluster") {
 		t.Errorf("demo: %s", got)
 	}
 	out.Reset()
