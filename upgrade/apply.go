@@ -550,7 +550,10 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // render shows a value on one line: strings bare, the rest as JSON, long
-// values cut.
+// values cut in the middle: two URLs or images of one release differ at
+// their end (…/v3.5.15/etcd-linux-amd64.tar.gz → …/v3.5.16/…), which a cut
+// at the end hid on both sides of the arrow. Cut by runes, never inside
+// one.
 func render(v any) string {
 	var s string
 	if str, ok := v.(string); ok {
@@ -564,8 +567,8 @@ func render(v any) string {
 		}
 	}
 	s = strings.ReplaceAll(s, "\n", `\n`)
-	if len(s) > 80 {
-		s = s[:77] + "…"
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:38]) + "…" + string(r[len(r)-41:])
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -277,5 +278,20 @@ func TestDiffObjectsMatchesNamedLists(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("change %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// A long value is cut in the middle, by runes: two release URLs differ at
+// their end, which a cut at the end hid on both sides of the arrow.
+func TestRenderCutsLongValuesInTheMiddle(t *testing.T) {
+	url := func(v string) string {
+		return "https://anywhere-assets.eks.amazonaws.com/releases/eks-a/etcd/" + v + "/etcd-linux-amd64-" + v + ".tar.gz"
+	}
+	before, after := render(url("v3.5.15")), render(url("v3.5.16"))
+	if before == after || !strings.HasSuffix(after, "v3.5.16.tar.gz") || utf8.RuneCountInString(after) != 80 {
+		t.Errorf("before %q\nafter %q", before, after)
+	}
+	if s := render(strings.Repeat("é", 100)); !utf8.ValidString(s) {
+		t.Errorf("cut inside a rune: %q", s)
 	}
 }
