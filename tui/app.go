@@ -93,6 +93,9 @@ type Options struct {
 	// does I/O: call it in a command. The dashboard calls it on resuming
 	// from ctrl+z, as nothing was renewed while the process was stopped.
 	RenewLock func()
+	// Demo: the world is the demo's, stopped with the console: a quit
+	// leaves nothing going on, whatever the upgrade's state.
+	Demo bool
 	// SelfHolder is this console's holder identity in the upgrade lock
 	// Lease: a lock it holds for a recovery action (an etcd rollback) reads
 	// "held by this console", not as another console's ("lock: root@vm").

@@ -185,12 +185,18 @@ func TestHeaderKeptLockLostOnRelease(t *testing.T) {
 // holds it.
 func TestQuitPromptWhenAFailedStepHoldsTheUpgrade(t *testing.T) {
 	for _, w := range []int{200, 90, 75} {
-		held := quitPromptText(w, true)
+		held := quitPromptText(w, true, false)
 		if strings.Contains(held, "goes on") || !strings.Contains(held, "fail") {
 			t.Errorf("%d columns, held up: %q", w, held)
 		}
-		if free := quitPromptText(w, false); !strings.Contains(free, "goes on") {
+		if free := quitPromptText(w, false, false); !strings.Contains(free, "goes on") {
 			t.Errorf("%d columns: %q", w, free)
+		}
+		// The demo's world stops with the console: nothing goes on.
+		for _, held := range []bool{false, true} {
+			if demo := quitPromptText(w, held, true); strings.Contains(demo, "goes on") || strings.Contains(demo, "lock") || !strings.Contains(demo, "demo") {
+				t.Errorf("%d columns, demo: %q", w, demo)
+			}
 		}
 	}
 }

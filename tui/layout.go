@@ -400,7 +400,7 @@ func (d *Dashboard) refreshHelp() {
 	}
 	d.helpKey = k
 	if k.quit {
-		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0), len(d.progress.FailedStalls()) > 0), max(d.w-1, 0)))
+		d.helpOut = d.st.paint(rStall, truncate(quitPromptText(max(d.w-1, 0), len(d.progress.FailedStalls()) > 0, d.opts.Demo), max(d.w-1, 0)))
 		return
 	}
 	if d.filtering {
@@ -431,13 +431,21 @@ func (d *Dashboard) refreshHelp() {
 // of an upgrade under way, in the words that fit w cells. heldUp: a failed
 // step holds the upgrade, which then does not simply "go on" (nothing in
 // EKS-A retries it).
-func quitPromptText(w int, heldUp bool) string {
+func quitPromptText(w int, heldUp, demo bool) string {
 	texts := []string{
 		"Quit? The upgrade goes on in the cluster, and this console releases its upgrade lock: q again quits, any other key stays",
 		"q again quits (the upgrade goes on; the upgrade lock is released) • any other key stays",
 		"q again quits (the upgrade goes on; the lock is released) • other keys stay",
 	}
-	if heldUp {
+	switch {
+	case demo:
+		// Nothing goes on: the demo's world stops with the console.
+		texts = []string{
+			"Quit? The demo's world (its control plane and controllers) stops with the console, mid-upgrade: q again quits, any other key stays",
+			"q again quits (the demo's world stops with it, mid-upgrade) • any other key stays",
+			"q again quits (the demo stops) • other keys stay",
+		}
+	case heldUp:
 		texts = []string{
 			"Quit? A failed step holds the upgrade (R offers its retry), and this console releases its upgrade lock: q again quits, any other key stays",
 			"q again quits (a failed step holds the upgrade; the upgrade lock is released) • any other key stays",

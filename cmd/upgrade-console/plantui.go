@@ -37,7 +37,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	// follow is stopped once the screen is gone, and waited for.
 	sctx, stopScreen := context.WithCancel(ctx)
 	defer stopScreen()
-	app, screen, err := newPlanApp(sctx, lv, l, display, theme)
+	app, screen, err := newPlanApp(sctx, lv, l, display, theme, demoWorld)
 	if err != nil {
 		return report.Running, err
 	}
@@ -225,7 +225,7 @@ func sayDemoEnd(out io.Writer, s *upgrade.Session) {
 }
 
 // newPlanApp builds the App with the plan screen first.
-func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name) (*tui.App, *tui.PlanScreen, error) {
+func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOptions, theme themes.Name, demoWorld bool) (*tui.App, *tui.PlanScreen, error) {
 	plan, err := lv.plan(ctx, l)
 	if err != nil {
 		return nil, nil, err
@@ -243,6 +243,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		Confirm:           upgrade.ConfirmCluster(lv.client, lv.namespace, l.cluster),
 		ForceConflicts:    display.forceConflicts,
 		SelfHolder:        lv.holder.String(),
+		Demo:              demoWorld,
 		EventHistory:      lv.watcher.EventHistory,
 	}
 	var actions tui.PlanActions

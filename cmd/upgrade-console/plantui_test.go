@@ -29,7 +29,7 @@ func TestPlanTUIToDone(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", state)
 	ctx := context.Background()
 	w, l, lv := connectDemo(t)
-	app, screen, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono)
+	app, screen, err := newPlanApp(ctx, lv, l, &watchOptions{}, themes.Mono, false)
 	if err != nil {
 		t.Fatal(err)
 	}
