@@ -366,7 +366,7 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 			},
 			Annotations: map[string]string{
 				"upgrade-console/taken-by": snap.TakenBy,
-				"upgrade-console/taken-at": snap.TakenAt.Format(time.RFC3339),
+				annotationTakenAt:          snap.TakenAt.Format(time.RFC3339),
 			},
 		},
 		Data: map[string]string{SnapshotDataKey: string(data)},
@@ -569,28 +569,34 @@ func checkSnapshotObject(source string, i int, o SnapshotObject) error {
 	return nil
 }
 
-// ListSnapshots returns the snapshots of a cluster saved in the cluster,
-// newest first.
-func ListSnapshots(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) ([]SnapshotRef, error) {
+// SnapshotConfigMaps lists the snapshot ConfigMaps labelled for cluster in
+// namespace, newest first (SnapshotTakenAt): the etcd rollback restores the
+// first, and a prune keeps it, so both must read "newest" alike. The error
+// is the API server's, as it came (a Forbidden the callers tell apart).
+func SnapshotConfigMaps(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) ([]corev1.ConfigMap, error) {
 	list, err := kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: LabelSnapshot + "=true," + LabelCluster + "=" + cluster,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list snapshots of %s in %s: %w", cluster, namespace, err)
+		return nil, err
 	}
-	refs := make([]SnapshotRef, 0, len(list.Items))
-	for _, cm := range list.Items {
-		r := SnapshotRef{Namespace: cm.Namespace, Name: cm.Name}
-		if t, err := time.Parse(time.RFC3339, cm.Annotations["upgrade-console/taken-at"]); err == nil {
-			r.TakenAt = t
-		} else {
-			r.TakenAt = cm.CreationTimestamp.Time
-		}
-		refs = append(refs, r)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].TakenAt.After(refs[j].TakenAt) })
-	return refs, nil
+	sort.SliceStable(list.Items, func(i, j int) bool {
+		return SnapshotTakenAt(&list.Items[i]).After(SnapshotTakenAt(&list.Items[j]))
+	})
+	return list.Items, nil
 }
+
+// SnapshotTakenAt is when the snapshot a ConfigMap holds was taken: its
+// taken-at annotation, else the ConfigMap's creation.
+func SnapshotTakenAt(cm *corev1.ConfigMap) time.Time {
+	if t, err := time.Parse(time.RFC3339, cm.Annotations[annotationTakenAt]); err == nil {
+		return t
+	}
+	return cm.CreationTimestamp.Time
+}
+
+// annotationTakenAt on a snapshot ConfigMap is when it was taken (RFC 3339).
+const annotationTakenAt = "upgrade-console/taken-at"
 
 // writeNewFile writes data to base+ext, or, when a file has that name
 // already, to base-2+ext, base-3+ext…, and returns the path it wrote: a

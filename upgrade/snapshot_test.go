@@ -103,9 +103,9 @@ func TestSnapshotContents(t *testing.T) {
 	if _, err := LoadSnapshotFile(edited); !errors.As(err, &ie) || ie.Field != "checksum" {
 		t.Errorf("an edited copy: %v", err)
 	}
-	refs, err := ListSnapshots(ctx, w.client.Kube, w.ns, "mgmt")
-	if err != nil || len(refs) != 1 || refs[0].Name != ref.Name || !refs[0].TakenAt.Equal(at) {
-		t.Errorf("list: %+v %v", refs, err)
+	cms, err := SnapshotConfigMaps(ctx, w.client.Kube, w.ns, "mgmt")
+	if err != nil || len(cms) != 1 || cms[0].Name != ref.Name || !SnapshotTakenAt(&cms[0]).Equal(at) {
+		t.Errorf("list: %d %v", len(cms), err)
 	}
 	cm, err := w.client.Kube.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {

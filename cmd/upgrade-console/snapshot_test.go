@@ -36,8 +36,9 @@ func TestSnapshotListAndPrune(t *testing.T) {
 		data, _ := json.Marshal(snap)
 		name := upgrade.SnapshotName(w.ClusterName, at)
 		if _, err := cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{upgrade.LabelSnapshot: "true", upgrade.LabelCluster: w.ClusterName}},
-			Data:       map[string]string{upgrade.SnapshotDataKey: string(data)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{upgrade.LabelSnapshot: "true", upgrade.LabelCluster: w.ClusterName},
+				Annotations: map[string]string{"upgrade-console/taken-at": at.Format(time.RFC3339)}},
+			Data: map[string]string{upgrade.SnapshotDataKey: string(data)},
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -1043,23 +1041,20 @@ func (e *Env) readSnapshotFile(path, source string) (*fileSnapshot, error) {
 func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error) {
 	kube := e.Client.Kube
 	if name == "" {
-		list, err := kube.CoreV1().ConfigMaps(e.systemNS()).List(ctx, metav1.ListOptions{
-			LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + e.Cluster,
-		})
+		snapshots, err := upgrade.SnapshotConfigMaps(ctx, kube, e.systemNS(), e.Cluster)
 		if apierrors.IsForbidden(err) {
 			return e.snapshotsForbidden(ctx, "", "list", err), nil
 		}
 		if err != nil {
 			return snapshotSrc{}, fmt.Errorf("list snapshots of %s in %s: %w", e.Cluster, e.systemNS(), err)
 		}
-		if len(list.Items) == 0 {
+		if len(snapshots) == 0 {
 			return snapshotSrc{detail: fmt.Sprintf("no snapshot ConfigMap labelled %s=%s in %s: its snapshot was deleted, or the upgrade was not started by upgrade-console. "+
 				"The console that started the upgrade also kept a local copy: restore from it with --snapshot-file, giving upgrade-console-snapshot-%s-<time>.json in %s (or a copy of it). "+
 				"Without one, the previous etcd spec is unknown: to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
 				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster) + e.localCopiesHint(ctx, "")}, nil
 		}
-		sort.Slice(list.Items, func(i, j int) bool { return snapshotTime(&list.Items[i]).After(snapshotTime(&list.Items[j])) })
-		name = list.Items[0].Name
+		name = snapshots[0].Name
 	}
 	src := snapshotSrc{record: name, label: "snapshot " + name}
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)
@@ -1150,13 +1145,6 @@ func (e *Env) localCopiesHint(ctx context.Context, name string) string {
 		}
 	}
 	return ""
-}
-
-func snapshotTime(cm *corev1.ConfigMap) time.Time {
-	if t, err := time.Parse(time.RFC3339, cm.Annotations["upgrade-console/taken-at"]); err == nil {
-		return t
-	}
-	return cm.CreationTimestamp.Time
 }
 
 // lockPrecondition: the console's upgrade lock must not be live in another

@@ -3,14 +3,13 @@ package recovery
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -54,9 +53,7 @@ func ListSnapshots(ctx context.Context, env *Env, keep int) ([]SnapshotEntry, er
 	if keep < 1 {
 		return nil, fmt.Errorf("keep must be at least 1, got %d: the newest snapshot is the one an etcd rollback restores", keep)
 	}
-	list, err := env.Client.Kube.CoreV1().ConfigMaps(env.systemNS()).List(ctx, metav1.ListOptions{
-		LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + env.Cluster,
-	})
+	cms, err := upgrade.SnapshotConfigMaps(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
 	if err != nil {
 		return nil, fmt.Errorf("list the snapshots of %s in %s: %w", env.Cluster, env.systemNS(), err)
 	}
@@ -77,9 +74,9 @@ func ListSnapshots(ctx context.Context, env *Env, keep int) ([]SnapshotEntry, er
 		}
 	}
 	var out []SnapshotEntry
-	for i := range list.Items {
-		cm := &list.Items[i]
-		e := SnapshotEntry{Name: cm.Name, Namespace: cm.Namespace, TakenAt: snapshotTime(cm),
+	for i := range cms {
+		cm := &cms[i]
+		e := SnapshotEntry{Name: cm.Name, Namespace: cm.Namespace, TakenAt: upgrade.SnapshotTakenAt(cm),
 			Bytes: len(cm.Data[upgrade.SnapshotDataKey]), uid: string(cm.UID), resourceVersion: cm.ResourceVersion}
 		snap, err := upgrade.SnapshotOf(cm)
 		switch {
@@ -93,13 +90,11 @@ func ListSnapshots(ctx context.Context, env *Env, keep int) ([]SnapshotEntry, er
 			continue
 		default:
 			e.TakenBy = snap.TakenBy
-			if !snap.TakenAt.IsZero() {
-				e.TakenAt = snap.TakenAt
-			}
 		}
 		out = append(out, e)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].TakenAt.After(out[j].TakenAt) })
+	// Newest first, as SnapshotConfigMaps orders them: the etcd rollback
+	// restores the first, and that one must be kept.
 	newest := 0
 	for i := range out {
 		switch {
@@ -154,11 +149,6 @@ func PlanSnapshotPrune(ctx context.Context, env *Env, keep int) (*Plan, []Snapsh
 	return p, entries, nil
 }
 
-type configMaps interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
-	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
-}
-
 // count is n and the noun for it: "1 snapshot", "3 snapshots".
 func count(n int, one, many string) string {
 	if n == 1 {
@@ -167,7 +157,7 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func deleteSnapshotStep(cms configMaps, e SnapshotEntry) Step {
+func deleteSnapshotStep(cms typedcorev1.ConfigMapInterface, e SnapshotEntry) Step {
 	object := ref("ConfigMap", e.Namespace, e.Name)
 	return Step{
 		Name:   "delete-snapshot/" + e.Name,
