@@ -207,25 +207,32 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
 		}
 	}
-	if len(down) == 0 {
-		return
-	}
 	fix := "EKS-A never downgrades a component: check that the target Bundles is the newer release's (not the two files the wrong way round)"
 	if live {
 		fix = "EKS-A never downgrades a component: check spec.eksaVersion, and --to-bundles when given: the target release's Bundles carry older versions than the cluster runs"
 	}
+	warnSkew(checks, "go down", down, fix)
+}
+
+// warnSkew makes the eksa-version-skew check of checks (passed, skipped,
+// or a warning already) a warning: its message adds that comps (the first
+// three named) <finding>, its remediation fix.
+func warnSkew(checks []CheckResult, finding string, comps []string, fix string) {
+	if len(comps) == 0 {
+		return
+	}
+	what := strings.Join(comps, ", ")
+	if len(comps) > 3 {
+		what = strings.Join(comps[:3], ", ") + fmt.Sprintf(" and %d more", len(comps)-3)
+	}
 	for i := range checks {
 		c := &checks[i]
-		if c.Name != CheckNameEKSAVersionSkew || (c.Status != CheckPass && c.Status != CheckSkipped) {
+		if c.Name != CheckNameEKSAVersionSkew || (c.Status != CheckPass && c.Status != CheckSkipped && c.Status != CheckWarn) {
 			continue
 		}
-		what := strings.Join(down, ", ")
-		if len(down) > 3 {
-			what = strings.Join(down[:3], ", ") + fmt.Sprintf(" and %d more", len(down)-3)
-		}
 		c.Status = CheckWarn
-		c.Message = fmt.Sprintf("%s; but %d component(s) go down: %s", c.Message, len(down), what)
-		c.Remediation = fix
+		c.Message = fmt.Sprintf("%s; but %d component(s) %s: %s", c.Message, len(comps), finding, what)
+		c.Remediation = strings.TrimPrefix(c.Remediation+"; "+fix, "; ")
 	}
 }
 
@@ -241,22 +248,11 @@ func WarnUnversioned(checks []CheckResult, rows []ComponentDiff, live bool) {
 			bad = append(bad, fmt.Sprintf("%s %s → %q", r.Name, r.OldVersion, Printable(r.NewVersion)))
 		}
 	}
-	if len(bad) == 0 {
-		return
-	}
 	fix := "check the target Bundles file: each component's version is a vX.Y.Z… in a release's Bundles"
 	if live {
 		fix = "check the target release's Bundles (--to-bundles when given): each component's version is a vX.Y.Z… in a release's Bundles"
 	}
-	for i := range checks {
-		c := &checks[i]
-		if c.Name != CheckNameEKSAVersionSkew || (c.Status != CheckPass && c.Status != CheckSkipped && c.Status != CheckWarn) {
-			continue
-		}
-		c.Status = CheckWarn
-		c.Message = fmt.Sprintf("%s; but %d component(s) have a target version that is not a version: %s", c.Message, len(bad), strings.Join(bad, ", "))
-		c.Remediation = strings.TrimPrefix(c.Remediation+"; "+fix, "; ")
-	}
+	warnSkew(checks, "have a target version that is not a version", bad, fix)
 }
 
 // SpecReason says why a cluster has not reached its EKS-A Cluster's spec.
