@@ -321,10 +321,7 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 // the file took all of the batch. Called with a.mu held; e stamps the note
 // of the entries not kept.
 func (a *Auditor) write(e AuditEntry, line []byte) (taken bool, _ error) {
-	batch := a.held
-	if a.lost > 0 {
-		batch = append([][]byte{a.lostNote(e)}, batch...)
-	}
+	batch := a.pending(e)
 	if line != nil {
 		batch = append(slices.Clip(batch), line)
 	}
@@ -349,6 +346,15 @@ func (a *Auditor) write(e AuditEntry, line []byte) (taken bool, _ error) {
 	}
 	a.held = a.held[min(done, len(a.held)):]
 	return taken, err
+}
+
+// pending are the lines the log has yet to take: the note of the entries
+// not kept, stamped as e, then the held ones. Called with a.mu held.
+func (a *Auditor) pending(e AuditEntry) [][]byte {
+	if a.lost == 0 {
+		return a.held
+	}
+	return append([][]byte{a.lostNote(e)}, a.held...)
 }
 
 // lostNote is the line that says how many refused entries were not kept,
@@ -396,14 +402,7 @@ func (a *Auditor) Unwritten() (lines []byte, held, lost int, err error) {
 	if len(a.held) == 0 && a.lost == 0 {
 		return nil, 0, 0, err // taken; with an error, only its flush failed
 	}
-	var buf bytes.Buffer
-	if a.lost > 0 {
-		buf.Write(a.lostNote(e))
-	}
-	for _, l := range a.held {
-		buf.Write(l)
-	}
-	return buf.Bytes(), len(a.held), a.lost, err
+	return bytes.Join(a.pending(e), nil), len(a.held), a.lost, err
 }
 
 // Refusing reports whether the log refused the last entry it was given (a
