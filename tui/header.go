@@ -451,16 +451,16 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 	// does a stall (an etcd member not ready past --stall-after, the
 	// rollback offered): "● etcd" read as moving beside "⚠ stalled". Not
 	// the Cluster's own (its spec not yet observed), which is no phase's.
-	stepFailed := false
+	held := false
 	for _, st := range p.Stalls {
-		stepFailed = stepFailed || st.Failed || st.Kind != model.KindEKSACluster
+		held = held || st.Failed || st.Kind != model.KindEKSACluster
 	}
 	for i, pp := range p.Phases {
 		if i > 0 {
 			segs = append(segs, sep)
 		}
 		mark, r := phaseMark(sym, pp.Status)
-		if stepFailed && pp.Status == model.PhaseActive {
+		if held && pp.Status == model.PhaseActive {
 			mark, r = sym.Warn, rStall
 		}
 		name := string(pp.Phase)
