@@ -205,11 +205,11 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 // (they were printed, and failed on a control plane gone, a kubeconfig
 // removed with its directory).
 func sayDemoEnd(out io.Writer, s *upgrade.Session) {
-	what := "no upgrade was started"
 	if s == nil {
-		fmt.Fprintf(out, "%s; the demo's world stops with the console\n", what)
+		fmt.Fprintln(out, "no upgrade was started; the demo's world stops with the console")
 		return
 	}
+	var what string
 	switch endedAs, why := s.Failure(); {
 	case s.Completed():
 		what = "the upgrade completed"
