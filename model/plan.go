@@ -291,6 +291,9 @@ type SpecStatus struct {
 	Reason  SpecReason `json:"reason,omitempty"`
 	Message string     `json:"message,omitempty"`
 	Next    string     `json:"next,omitempty"`
+	// heldBy is the failed step that holds an upgrade under way (HeldBy):
+	// said in Message, not a field of the plan's JSON contract.
+	heldBy string
 }
 
 // NotReached reports whether the cluster is known not to have reached its
@@ -382,7 +385,7 @@ func SpecStatusOf(s *ClusterState, now time.Time) *SpecStatus {
 			if next == "" {
 				next = st.Next
 			}
-			return &SpecStatus{Reason: SpecUnderWay, Message: specHeldPrefix + fs[0].Sentence, Next: next}
+			return &SpecStatus{Reason: SpecUnderWay, Message: specHeldPrefix + fs[0].Sentence, Next: next, heldBy: fs[0].Sentence}
 		}
 		return st
 	}
@@ -404,14 +407,10 @@ const specHeldPrefix = "the upgrade to it is held up by a failed step, which not
 // HeldBy is the failed step that holds an upgrade under way (within the
 // waiters' grace, before they call it failed), "" for any other status.
 func (s *SpecStatus) HeldBy() string {
-	if !s.NotReached() || s.Reason != SpecUnderWay {
+	if !s.NotReached() {
 		return ""
 	}
-	held, ok := strings.CutPrefix(s.Message, specHeldPrefix)
-	if !ok {
-		return ""
-	}
-	return held
+	return s.heldBy
 }
 
 // Failure is what failed, for a status whose upgrade failed (SpecFailed):
