@@ -38,6 +38,10 @@ type Driver struct {
 	// Conn are the console's connection flags, for the commands its
 	// messages suggest.
 	Conn model.ConnFlags
+	// StopsWithConsole: the cluster is the demo's, whose control plane
+	// stops when the console does, so a quit mid-upgrade leaves nothing
+	// going on in it, and the audit log must not say the upgrade does.
+	StopsWithConsole bool
 }
 
 func (d *Driver) clock() clock.WithTicker {
@@ -120,6 +124,8 @@ type Session struct {
 	// followed: Track began, so a Detach is the console stopping to
 	// follow, not an apply nobody followed.
 	followed bool
+	// stopsWithConsole: see Driver.StopsWithConsole.
+	stopsWithConsole bool
 	// endErr is why the audit log did not take the upgrade's last end
 	// entry (Finish's, or the completion after it); nil when it did.
 	endErr error
@@ -212,7 +218,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit, client: d.Client}
+	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit, client: d.Client, stopsWithConsole: d.StopsWithConsole}
 	release := func(cause error) error {
 		return errors.Join(cause, h.Release(context.WithoutCancel(ctx)))
 	}
@@ -526,7 +532,10 @@ func (s *Session) Detach(ctx context.Context) error {
 	s.mu.Lock()
 	s.detached = true
 	what := "applied; not followed by the console"
-	if s.followed {
+	switch {
+	case s.stopsWithConsole:
+		what = "applied; the console quit before the upgrade completed, and the cluster (the demo's local control plane) stopped with it"
+	case s.followed:
 		what = "applied; the console stopped following before the upgrade completed, which goes on in the cluster"
 	}
 	s.mu.Unlock()

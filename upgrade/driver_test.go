@@ -403,3 +403,24 @@ func TestStartRefusesWhenTheDryRunNoLongerAgrees(t *testing.T) {
 		t.Errorf("start on the new dry run: %v", err)
 	}
 }
+
+// The demo's cluster stops with its console: a quit mid-upgrade recorded
+// "which goes on in the cluster", of a control plane that was gone.
+func TestDetachOfAClusterThatStopsWithTheConsole(t *testing.T) {
+	ctx := context.Background()
+	for _, stops := range []bool{false, true} {
+		w, audit := newWorld(t, scenario.Rolling), &memAudit{}
+		d := &Driver{Client: w.client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir(), StopsWithConsole: stops}
+		s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Detach(ctx); err != nil {
+			t.Fatal(err)
+		}
+		last := audit.entries[len(audit.entries)-1]
+		if last.Result != AuditDetached || strings.Contains(last.Message, "goes on") || strings.Contains(last.Message, "demo") != stops {
+			t.Errorf("StopsWithConsole %v: end entry %s %q", stops, last.Result, last.Message)
+		}
+	}
+}

@@ -258,7 +258,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 			return nil, nil, err
 		}
 		opts.Background = authenticateCmd(audit)
-		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner, Conn: lv.conn}
+		driver := &upgrade.Driver{Client: lv.client, Audit: audit, Holder: lv.holder, Planner: lv.planner, Conn: lv.conn, StopsWithConsole: demoWorld}
 		opts.Actions = planRecoveryActions(lv, l, audit, display)
 		actions.Start = driver.Start
 		actions.NotConfirmed = func(ctx context.Context, p *upgrade.Plan, why string) error {
