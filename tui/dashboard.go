@@ -407,6 +407,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	}
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
+	d.header.etcdOffered = etcdOfferOf(d.state, d.rollbackAfter(), d.now).offered
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
 	if catchingUp {

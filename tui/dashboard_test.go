@@ -393,6 +393,23 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 	}
 }
 
+// The phase strip flags etcd held when R offers the rollback, which its own
+// threshold may do before --stall-after: "etcd ●" read as moving for
+// seconds beside "R: etcd rollback offered".
+func TestPhaseStripHeldWhenTheEtcdRollbackIsOffered(t *testing.T) {
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{{15 * time.Minute, "etcd ⚠"}, {30 * time.Minute, "etcd ●"}} {
+		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: time.Hour, EtcdRollbackAfter: tc.after})
+		d.SetSize(200, 40)
+		d.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+		if strip := strings.SplitN(ansi.Strip(d.View()), "\n", 3)[1]; !strings.Contains(strip, tc.want) {
+			t.Errorf("rollback offered after %s: want %q in the strip %q", tc.after, tc.want, strip)
+		}
+	}
+}
+
 // TestManyStallsDrawTheFirstAndCountTheRest: with hundreds of machines
 // stuck, the dashboard draws the few stall lines it has room for and says
 // how many more there are, building no line for the others.

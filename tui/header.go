@@ -28,6 +28,10 @@ type headerModel struct {
 
 	timeline model.Timeline
 	progress model.Progress
+	// etcdOffered: R offers the etcd rollback (its own threshold, which
+	// may come before --stall-after): the strip flags the phase held, as
+	// the status line does, rather than seconds later.
+	etcdOffered bool
 }
 
 // running is the oldest Kubernetes minor the nodes run ("" when unknown):
@@ -448,10 +452,10 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 	// A failed in-place step holds up the phase under way until an
 	// operator acts: before the waiters call the upgrade failed (after the
 	// grace), "● cp" read as moving beside a ✗ row and "R recover". So
-	// does a stall (an etcd member not ready past --stall-after, the
+	// does a stall (an etcd member not ready past --stall-after, or the
 	// rollback offered): "● etcd" read as moving beside "⚠ stalled". Not
 	// the Cluster's own (its spec not yet observed), which is no phase's.
-	held := false
+	held := h.etcdOffered
 	for _, st := range p.Stalls {
 		held = held || st.Failed || st.Kind != model.KindEKSACluster
 	}
