@@ -339,6 +339,13 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			return false, "", nil
 		},
 		do: func(ctx context.Context, dry bool) (string, error) {
+			// The first write of a rollback resumed after the pause: the
+			// rollout may have gone past its first member while the
+			// confirmation waited, and the old spec would roll every
+			// member back.
+			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
+				return "", err
+			}
 			var ops []patchOp
 			for _, path := range etcdSpecPaths {
 				ptr := "/" + strings.Join(path, "/")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -510,6 +511,38 @@ func TestEtcdRollbackRunChecksAgainThatTheRolloutIsStuck(t *testing.T) {
 				t.Errorf("EKS-A paused %v: the refused first step must write nothing", paused)
 			}
 		})
+	}
+}
+
+// A rollback resumed after its pause, whose rollout went on while the
+// confirmation waited: the restore was its first write, unchecked, and put
+// the old etcd spec back over a rollout past its first member.
+func TestEtcdRollbackResumedChecksAgainBeforeTheRestore(t *testing.T) {
+	w := interruptedAfterThePause(t)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdSpec := func() any {
+		u, err := w.res(upgrade.GVREtcdadmCluster, w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := unstructured.NestedFieldCopy(u.Object, "spec")
+		return v
+	}
+	before := etcdSpec()
+	w.patch(gvrMachine, w.sys, w.cluster+"-etcd-z", `{"metadata":{"labels":{"`+model.LabelEtcdReady+`":"true"}}}`)
+	w.patch(gvrMachine, w.sys, w.cluster+"-etcd-a", `{"metadata":{"ownerReferences":null}}`)
+	ctx, cancel := context.WithTimeout(w.ctx, 15*time.Second)
+	defer cancel()
+	rep, err := (&Executor{Audit: w.audit}).Run(ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) || !rep.Refused(err) {
+		t.Fatalf("run: %v, want refused before any write\n%s", err, describeSteps(rep))
+	}
+	if after := etcdSpec(); !reflect.DeepEqual(after, before) {
+		t.Errorf("the etcd spec was restored over a rollout that went on:\nbefore %v\nafter  %v", before, after)
 	}
 }
 
