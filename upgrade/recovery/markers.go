@@ -502,7 +502,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 		ConfirmObject: ref("Cluster", env.clusterNS(), env.Cluster),
 	}
 	for _, m := range chosen {
-		p.Steps = append(p.Steps, clearStep(env, m))
+		p.Steps = append(p.Steps, clearStep(env, m, o))
 	}
 	if len(chosen) == 1 {
 		p.Confirm, p.ConfirmObject = chosen[0].confirm, chosen[0].Object
@@ -519,7 +519,7 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 	return p, markers, nil
 }
 
-func clearStep(env *Env, m Marker) Step {
+func clearStep(env *Env, m Marker, o ClearOptions) Step {
 	if m.ID == MarkerLease {
 		return leaseClearStep(env, m)
 	}
@@ -572,6 +572,10 @@ func clearStep(env *Env, m Marker) Step {
 	}
 	s.done = done
 	s.do = func(ctx context.Context, dry bool) (string, error) {
+		forcedNow, err := turnedLive(ctx, env, m, o)
+		if err != nil {
+			return "", err
+		}
 		base := "/metadata/" + field + "/"
 		var ops []patchOp
 		u, err := m.res.Get(ctx, m.name, metav1.GetOptions{})
@@ -601,13 +605,44 @@ func clearStep(env *Env, m Marker) Step {
 			// Another run (a second `lock clear`) removed it between
 			// the read and the write: what this step is for holds.
 			if ok, detail, derr := done(ctx); derr == nil && ok {
+				if !apierrors.IsInvalid(err) && !apierrors.IsConflict(err) {
+					// Not its test refused: the answer was lost (a
+					// timeout), and the write most likely this one.
+					return what + " " + m.Key + " removed (the API server's answer was lost: " + err.Error() + "; read again, it is gone)" + forcedNow, nil
+				}
 				return detail + " (removed meanwhile by another writer)", errNoWrite
 			}
 		}
-		return what + " " + m.Key + " removed", guarded(ctx, err, m.Object, fmt.Sprintf("%s %s is no longer %q", what, m.Key, m.Value),
+		return what + " " + m.Key + " removed" + forcedNow, guarded(ctx, err, m.Object, fmt.Sprintf("%s %s is no longer %q", what, m.Key, m.Value),
 			metaKeyIs(m.res, m.name, field, m.Key, m.Value))
 	}
 	return s
+}
+
+// turnedLive reads the markers again just before a clear: one stale (or
+// kept) when the plan was made may have turned live while the confirmation
+// waited (the EKS-A CLI starting an operation sets paused and managed-by-cli;
+// another console's etcd rollback pauses EKS-A), and its value, which the
+// patch tests, is the same. Refused unless --force, and said when forced; one
+// live at the plan was forced there.
+func turnedLive(ctx context.Context, env *Env, m Marker, o ClearOptions) (forced string, err error) {
+	if m.State == MarkerLive || m.State == MarkerNotSet {
+		return "", nil
+	}
+	ms, err := ListMarkers(ctx, env, o.MarkerOptions)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range ms {
+		if n.ID != m.ID || n.State != MarkerLive {
+			continue
+		}
+		if o.Force {
+			return " (live since the plan: " + n.Reason + "; cleared under --force)", nil
+		}
+		return "", &ConcurrentChangeError{Object: m.Object, What: m.ID + " is live now: " + n.Reason + "; clear it anyway with --force (recorded)"}
+	}
+	return "", nil
 }
 
 func leaseClearStep(env *Env, m Marker) Step {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -786,5 +788,74 @@ func TestLockClearClosingNamesTheClusterNamespace(t *testing.T) {
 	env.ClusterNamespace = "default"
 	if got, want := env.clusterFlags(), "--cluster mgmt --context prod"; got != want {
 		t.Errorf("clusterFlags = %q, want %q", got, want)
+	}
+}
+
+// A stale pause planned for clearing turns live while the confirmation
+// waits (the EKS-A CLI starts an operation: managed-by-cli and paused set
+// again, the same value the patch tests): the clear is refused, nothing
+// written; under --force it goes on, and says the marker was live.
+func TestClearRefusesAMarkerThatTurnedLiveSinceThePlan(t *testing.T) {
+	for _, force := range []bool{false, true} {
+		t.Run(fmt.Sprintf("force=%v", force), func(t *testing.T) {
+			w := newWorld(t)
+			label := w.seedStaleLock()
+			o := ClearOptions{IDs: []string{MarkerPaused}, Force: force, MarkerOptions: MarkerOptions{NodeLabel: label}}
+			p, _, err := PlanClear(w.ctx, w.env, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationManagedByCLI+`":"true"}}}`)
+			rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+			c, gerr := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			_, stillPaused := c.GetAnnotations()[model.AnnotationEKSAPaused]
+			if !force {
+				var cc *ConcurrentChangeError
+				if !errors.As(err, &cc) || !rep.Refused(err) || !strings.Contains(cc.What, "--force") || !stillPaused {
+					t.Fatalf("run: %v (paused still set: %v), want refused naming --force, nothing written\n%s", err, stillPaused, describeSteps(rep))
+				}
+				return
+			}
+			if err != nil || stillPaused || !strings.Contains(rep.Steps[0].Detail, "live since the plan") {
+				t.Fatalf("forced run: %v (paused still set: %v)\n%s", err, stillPaused, describeSteps(rep))
+			}
+		})
+	}
+}
+
+// A clear whose write landed but whose answer was lost (a timeout): read
+// again, the marker is gone, and the step is this write's, recorded with
+// what it removed; it read as another writer's change, with no values.
+func TestClearWhoseAnswerWasLostIsItsOwnWrite(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	cfg := rest.CopyConfig(w.cfg)
+	var lost atomic.Bool
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" && lost.CompareAndSwap(false, true) {
+				resp.Body.Close()
+				return nil, errors.New("net/http: request canceled (Client.Timeout exceeded while awaiting headers)")
+			}
+			return resp, err
+		})
+	})
+	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := *w.env
+	env.Client = client
+	p, _, err := PlanClear(w.ctx, &env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil || !lost.Load() || rep.Steps[0].Status != StepDone || !strings.Contains(rep.Steps[0].Detail, "answer was lost") {
+		t.Fatalf("run: %v (answer lost: %v)\n%s", err, lost.Load(), describeSteps(rep))
 	}
 }
