@@ -444,3 +444,35 @@ func TestNodeRetryIsNotOfferedWhileTheStepsRunAgain(t *testing.T) {
 		t.Fatalf("the new pod failed too: err %v, rerunning %t; want the retry offered", err, f.Rerunning)
 	}
 }
+
+// The kubelet restarts the failed container in the same pod (same UID)
+// while the confirmation waits: the retry must not delete a pod whose step
+// runs again (killing kubeadm mid-upgrade), which a UID alone allowed.
+func TestNodeRetryRefusesOnceTheStepRunsAgainInTheSamePod(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	p, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{WaitTimeout: 2 * time.Second})
+	if err != nil || len(p.Steps) == 0 {
+		t.Fatalf("plan: %v", err)
+	}
+	pods := w.client.Kube.CoreV1().Pods(w.sys)
+	pod, err := pods.Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := pod.Status.InitContainerStatuses[0]
+	cs.LastTerminationState, cs.RestartCount = cs.State, 1
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+	pod.Status.InitContainerStatuses[0] = cs
+	if _, err := pods.UpdateStatus(w.ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) || !rep.Refused(err) || !strings.Contains(cc.What, "running the step again") {
+		t.Fatalf("run: %v, want refused: the step runs again\n%s", err, describeSteps(rep))
+	}
+	if cur, err := pods.Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{}); err != nil || cur.DeletionTimestamp != nil {
+		t.Errorf("the upgrader pod was deleted (%v)", err)
+	}
+}
