@@ -132,7 +132,7 @@ func PlanSnapshotPrune(ctx context.Context, env *Env, keep int) (*Plan, []Snapsh
 			kept = append(kept, e.Name+" ("+e.Kept+")")
 			continue
 		}
-		p.Steps = append(p.Steps, deleteSnapshotStep(cms, e))
+		p.Steps = append(p.Steps, deleteSnapshotStep(env, cms, e))
 	}
 	p.Title = fmt.Sprintf("Delete %s of %s, keeping %s", count(len(p.Steps), "snapshot", "snapshots"), env.Cluster, strings.Join(kept, ", "))
 	p.Notes = []string{
@@ -157,7 +157,7 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func deleteSnapshotStep(cms typedcorev1.ConfigMapInterface, e SnapshotEntry) Step {
+func deleteSnapshotStep(env *Env, cms typedcorev1.ConfigMapInterface, e SnapshotEntry) Step {
 	object := ref("ConfigMap", e.Namespace, e.Name)
 	return Step{
 		Name:   "delete-snapshot/" + e.Name,
@@ -180,8 +180,23 @@ func deleteSnapshotStep(cms typedcorev1.ConfigMapInterface, e SnapshotEntry) Ste
 			return false, "", nil
 		},
 		do: func(ctx context.Context, dry bool) (string, error) {
+			// An etcd rollback planned on this snapshot (--snapshot)
+			// may have recorded it on the Cluster since the list, which
+			// its ConfigMap's UID and resourceVersion do not tell: a
+			// resume of that rollback reads it.
+			cluster, err := getOpt(ctx, env.eksaCluster(), env.Cluster)
+			if err != nil {
+				return "", fmt.Errorf("read Cluster %s/%s: %w", env.clusterNS(), env.Cluster, err)
+			}
+			if cluster != nil {
+				if rec, err := readRollbackRecord(cluster, env); err != nil {
+					return "", err
+				} else if rec != nil && rec.Snapshot == e.Name {
+					return "", &ConcurrentChangeError{Object: object, What: "an etcd rollback recorded on the Cluster since the list restores it"}
+				}
+			}
 			uid, rv := types.UID(e.uid), e.resourceVersion
-			err := cms.Delete(ctx, e.Name, metav1.DeleteOptions{
+			err = cms.Delete(ctx, e.Name, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry)})
 			if apierrors.IsNotFound(err) {
 				return "already gone", errNoWrite

@@ -159,3 +159,29 @@ func TestSnapshotPruneLeavesASnapshotChangedSinceListed(t *testing.T) {
 		t.Error("keep 0 taken: it would delete the snapshot a rollback restores")
 	}
 }
+
+// An etcd rollback planned on an older snapshot (--snapshot) records it on
+// the Cluster while the prune's confirmation waits: its ConfigMap is
+// unchanged, and the prune deleted what a resume of the rollback reads.
+func TestSnapshotPruneLeavesASnapshotARollbackRecordedSinceListed(t *testing.T) {
+	w := newWorld(t)
+	base := time.Now().UTC().Truncate(time.Second).Add(-3 * time.Hour)
+	old := w.snapshotCM(base, w.ns, "")
+	w.snapshotCM(base.Add(time.Hour), w.ns, "")
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.31"}))
+	p, _, err := PlanSnapshotPrune(w.ctx, w.env, 1)
+	if err != nil || len(p.Steps) != 1 {
+		t.Fatalf("plan: %v", err)
+	}
+	rec := rollbackRecord{Phase: "running", NewMachine: w.cluster + "-etcd-z", Snapshot: old}
+	enc, err := json.Marshal(rec.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+AnnotationEtcdRollback+`":`+string(enc)+`}}}`)
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) || !rep.Refused(err) || !w.configMapExists(old) {
+		t.Fatalf("run: %v, still there %t; want refused, and the recorded snapshot kept\n%s", err, w.configMapExists(old), describeSteps(rep))
+	}
+}
