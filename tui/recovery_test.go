@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -540,6 +541,18 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 	v = ansi.Strip(d.View())
 	if !strings.Contains(v, "Refused, nothing was written") || strings.Contains(v, "resumable") {
 		t.Errorf("refused run view:\n%s", v)
+	}
+
+	// The audit log refused the run's start: nothing ran, and it is the
+	// log to fix, not an action to resume.
+	f = &fakeRecovery{p: planFixture(), failStep: 1, failErr: &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}}
+	d = testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	press(t, d, enter)
+	v = ansi.Strip(d.View())
+	if !strings.Contains(v, "Nothing was written: the audit log refused") || strings.Contains(v, "resumable") {
+		t.Errorf("audit refused view:\n%s", v)
 	}
 }
 

@@ -165,7 +165,13 @@ func runError(rep recovery.Report, err error) error {
 	var cc *recovery.ConcurrentChangeError
 	var wt *recovery.WaitTimeoutError
 	var held *upgrade.LockHeldError
+	var aw *upgrade.AuditWriteError
 	switch {
+	case errors.As(err, &aw) && rep.WroteNothing():
+		// The log refused the run's start (a disk filled at the
+		// prompt): no step ran. The environment's fault, exit 1 as in
+		// the dry run, not an action that failed part way.
+		return withCode(ExitBadInput, fmt.Errorf("nothing was changed: %w", err))
 	case errors.As(err, &held):
 		return withCode(ExitPreflight, err) // refused: another console's action runs
 	case errors.As(err, &wt):

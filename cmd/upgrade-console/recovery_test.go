@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,6 +145,10 @@ func TestRecoveryRunErrorCodes(t *testing.T) {
 		// After a write, the same is an action stopped part way.
 		{[]recovery.StepResult{done(0), failed(1)}, fmt.Errorf("step 2 failed: %w", &recovery.ConcurrentChangeError{Object: "Machine eksa-system/x"}), ExitUpgradeFail, "Machine eksa-system/x"},
 		{[]recovery.StepResult{failed(0)}, errors.New("step 1 failed: forbidden"), ExitUpgradeFail, "resumable"},
+		// The log refused the run's start (a disk filled at the prompt):
+		// no step ran, the environment's fault, as in the dry run (1).
+		{nil, &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}, ExitBadInput, "nothing was changed"},
+		{[]recovery.StepResult{done(0)}, fmt.Errorf("step 2: %w", &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}), ExitUpgradeFail, "resumable"},
 	} {
 		err := runError(recovery.Report{Steps: c.steps}, c.err)
 		if exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
