@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -521,38 +521,32 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 		t.Error("a refused action was dry-run")
 	}
 
-	f = &fakeRecovery{p: planFixture(), failStep: 2}
-	d = testDialog(RecoveryOptions{}, f)
-	press(t, d, enter, enter)
-	press(t, d, typeText("mgmt-etcd")...)
-	press(t, d, enter)
-	v = ansi.Strip(d.View())
-	if !strings.Contains(v, "failed: boom") || !strings.Contains(v, "resumable") {
-		t.Errorf("failure view:\n%s", v)
+	// A run that fails at step failStep with err, as the dialog ends it.
+	ran := func(failStep int, err error) string {
+		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture(), failStep: failStep, failErr: err})
+		press(t, d, enter, enter)
+		press(t, d, typeText("mgmt-etcd")...)
+		press(t, d, enter)
+		return ansi.Strip(d.View())
 	}
-
-	// The cluster changed since the plan, before any write: refused,
-	// not a run to resume.
-	f = &fakeRecovery{p: planFixture(), failStep: 1, failErr: &recovery.ConcurrentChangeError{Object: "EtcdadmCluster eksa-system/mgmt-etcd", What: "its spec changed"}}
-	d = testDialog(RecoveryOptions{}, f)
-	press(t, d, enter, enter)
-	press(t, d, typeText("mgmt-etcd")...)
-	press(t, d, enter)
-	v = ansi.Strip(d.View())
-	if !strings.Contains(v, "Refused, nothing was written") || strings.Contains(v, "resumable") {
-		t.Errorf("refused run view:\n%s", v)
-	}
-
-	// The audit log refused the run's start: nothing ran, and it is the
-	// log to fix, not an action to resume.
-	f = &fakeRecovery{p: planFixture(), failStep: 1, failErr: &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}}
-	d = testDialog(RecoveryOptions{}, f)
-	press(t, d, enter, enter)
-	press(t, d, typeText("mgmt-etcd")...)
-	press(t, d, enter)
-	v = ansi.Strip(d.View())
-	if !strings.Contains(v, "Nothing was written: the audit log refused") || strings.Contains(v, "resumable") {
-		t.Errorf("audit refused view:\n%s", v)
+	for _, c := range []struct {
+		name     string
+		failStep int
+		err      error
+		want     string
+		resume   bool
+	}{
+		{"failure", 2, nil, "failed: boom", true},
+		// The cluster changed since the plan, before any write: refused,
+		// not a run to resume.
+		{"refused run", 1, &recovery.ConcurrentChangeError{Object: "EtcdadmCluster eksa-system/mgmt-etcd", What: "its spec changed"}, "Refused, nothing was written", false},
+		// The audit log refused the run's start: nothing ran, and it is
+		// the log to fix, not an action to resume.
+		{"audit refused", 1, &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}, "Nothing was written: the audit log refused", false},
+	} {
+		if v := ran(c.failStep, c.err); !strings.Contains(v, c.want) || strings.Contains(v, "resumable") != c.resume {
+			t.Errorf("%s view:\n%s", c.name, v)
+		}
 	}
 }
 
