@@ -184,7 +184,9 @@ func runError(rep recovery.Report, err error) error {
 		// The plan went stale before the run's first write: refused, as
 		// a plan the checks block (3), not an action that failed part way.
 		return withCode(ExitPreflight, err)
-	case errors.As(err, &cc):
+	case errors.As(err, &cc), errors.As(err, new(*recovery.RolledForwardError)):
+		// Each says what to do next; "resumable" would add a second,
+		// other, next step.
 		return withCode(ExitUpgradeFail, err)
 	}
 	return withCode(ExitUpgradeFail, fmt.Errorf("%w\nthe action is resumable: run the same command again to continue from where the cluster is", err))

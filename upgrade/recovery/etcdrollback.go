@@ -1,12 +1,14 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -280,6 +282,32 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		Preconditions: pre,
 	}
 	paused := cluster.GetAnnotations()[model.AnnotationEKSAPaused]
+	// pausedAt is when this run paused EKS-A (zero when an earlier run
+	// did): the restore waits for the controller to have seen it.
+	var pausedAt time.Time
+	// holds says whether the restore still holds. EKS-A's controller reads
+	// the Cluster from its cache, and a reconcile that did not yet see the
+	// pause (one under way, or one the restore itself triggered) writes the
+	// new etcd spec again: etcdadm then rolls forward and releases the old
+	// members, which the wait read, about to go, as "ready" (the demo did it
+	// 2 times in 4 at --speed 1).
+	holds := func(u *unstructured.Unstructured, ms []machine) error {
+		again := "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member (EKS-A is paused now, so the restore holds), and otherwise refuses, saying how to end the rollback"
+		if ch := etcdSpecChanges(u, oldEtcd); len(ch) > 0 {
+			by := ""
+			if w := specWriter(u); w.Manager != "" {
+				by = fmt.Sprintf(" (written by %s at %s)", w.Manager, w.Time.UTC().Format(time.RFC3339))
+			}
+			return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)) +
+				"; an EKS-A reconcile that had not yet seen the pause wrote it again", Next: again}
+		}
+		for _, m := range ms {
+			if !m.Owned && slices.Contains(rec.OldMachines, m.Name) {
+				return &RolledForwardError{What: "etcdadm released old member " + m.Name + ": the rollout goes on with the new etcd spec", Next: again}
+			}
+		}
+		return nil
+	}
 	p.Steps = append(p.Steps, Step{
 		Name:   "pause-eksa-reconcile",
 		Title:  "Pause EKS-A reconcile of the Cluster, so its controller does not apply the new etcd spec again",
@@ -311,6 +339,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				model.AnnotationEKSAPaused: "true",
 				AnnotationEtcdRollback:     rec.encode(),
 			}, dry)
+			if err == nil && !dry {
+				pausedAt = time.Now()
+			}
 			return "EKS-A reconcile paused", err
 		},
 	})
@@ -343,6 +374,13 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			// rollout may have gone past its first member while the
 			// confirmation waited, and the old spec would roll every
 			// member back.
+			if wait := env.pauseSettle() - time.Since(pausedAt); !dry && !pausedAt.IsZero() && wait > 0 {
+				select {
+				case <-ctx.Done():
+					return "", ctx.Err()
+				case <-time.After(wait):
+				}
+			}
 			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
 				return "", err
 			}
@@ -409,6 +447,17 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
 				return "", err
 			}
+			if !dry {
+				// Deleted under the new spec, the member is replaced by
+				// another on it: the rollout goes on.
+				u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				if err := holds(u, nil); err != nil {
+					return "", err
+				}
+			}
 			uid := types.UID(rec.NewMachineUID)
 			err := machineRes.Delete(ctx, rec.NewMachine, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRunOpt(dry),
@@ -421,44 +470,55 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	})
 
 	blocker := waitBlocker{what: "etcd not ready", hint: "check the etcdadm-controller logs"}
-	etcdReady := func(ctx context.Context) (bool, string, error) {
-		u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		st := readEtcdStatus(u)
-		ms, err := env.etcdMachines(ctx)
-		if err != nil {
-			return false, "", err
-		}
-		byName := map[string]machine{}
-		for _, m := range ms {
-			byName[m.Name] = m
-		}
-		var missing []string
-		for _, n := range rec.OldMachines {
-			if m, ok := byName[n]; !ok || !m.EtcdReady || m.Deleting {
-				missing = append(missing, n)
+	// etcdReady is the wait's condition; waiting, a restore that does not
+	// hold ends it (no wait would), where the step's check before it runs
+	// (a dry run's too, before any restore) only finds it not done.
+	etcdReady := func(waiting bool) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			u, err := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
 			}
+			st := readEtcdStatus(u)
+			ms, err := env.etcdMachines(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			if err := holds(u, ms); err != nil {
+				if !waiting {
+					return false, err.Error(), nil
+				}
+				return false, "", err
+			}
+			byName := map[string]machine{}
+			for _, m := range ms {
+				byName[m.Name] = m
+			}
+			var missing []string
+			for _, n := range rec.OldMachines {
+				if m, ok := byName[n]; !ok || !m.EtcdReady || m.Deleting {
+					missing = append(missing, n)
+				}
+			}
+			newLeft := false
+			if m, ok := byName[rec.NewMachine]; ok && m.UID == rec.NewMachineUID {
+				newLeft = true
+			}
+			switch {
+			case newLeft:
+				blocker = waitBlocker{what: "machine " + rec.NewMachine + " not deleted",
+					hint: fmt.Sprintf("its deletion waits on its finalizers (kubectl%s get machine -n %s %s -o jsonpath='{.metadata.finalizers}'): the infrastructure provider removes them once the VM is gone, so check that provider's controller logs and the VM",
+						env.Conn, env.systemNS(), rec.NewMachine)}
+				return false, fmt.Sprintf("machine %s still exists (deletion in progress); %s", rec.NewMachine, st), nil
+			case len(missing) > 0:
+				blocker = waitBlocker{what: "etcd members not ready", hint: "check the etcdadm-controller logs"}
+				return false, fmt.Sprintf("members not ready: %s; %s", strings.Join(missing, ", "), st), nil
+			case !st.settled() || st.ReadyReplicas < int64(len(rec.OldMachines)):
+				blocker = waitBlocker{what: "etcd not ready", hint: "check the etcdadm-controller logs"}
+				return false, st.String(), nil
+			}
+			return true, fmt.Sprintf("etcd ready with its %d members (%s)", len(rec.OldMachines), strings.Join(rec.OldMachines, ", ")), nil
 		}
-		newLeft := false
-		if m, ok := byName[rec.NewMachine]; ok && m.UID == rec.NewMachineUID {
-			newLeft = true
-		}
-		switch {
-		case newLeft:
-			blocker = waitBlocker{what: "machine " + rec.NewMachine + " not deleted",
-				hint: fmt.Sprintf("its deletion waits on its finalizers (kubectl%s get machine -n %s %s -o jsonpath='{.metadata.finalizers}'): the infrastructure provider removes them once the VM is gone, so check that provider's controller logs and the VM",
-					env.Conn, env.systemNS(), rec.NewMachine)}
-			return false, fmt.Sprintf("machine %s still exists (deletion in progress); %s", rec.NewMachine, st), nil
-		case len(missing) > 0:
-			blocker = waitBlocker{what: "etcd members not ready", hint: "check the etcdadm-controller logs"}
-			return false, fmt.Sprintf("members not ready: %s; %s", strings.Join(missing, ", "), st), nil
-		case !st.settled() || st.ReadyReplicas < int64(len(rec.OldMachines)):
-			blocker = waitBlocker{what: "etcd not ready", hint: "check the etcdadm-controller logs"}
-			return false, st.String(), nil
-		}
-		return true, fmt.Sprintf("etcd ready with its %d members (%s)", len(rec.OldMachines), strings.Join(rec.OldMachines, ", ")), nil
 	}
 	p.Steps = append(p.Steps, Step{
 		Name:   "wait-etcd-ready",
@@ -466,10 +526,13 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		Object: etcdRef,
 		Change: fmt.Sprintf("none (waits up to %s for status.ready on an observed generation, members %s, and no machine %s)", o.WaitTimeout, strings.Join(rec.OldMachines, ", "), rec.NewMachine),
 		Wait:   true,
-		done:   etcdReady,
+		done:   etcdReady(false),
 		do: func(ctx context.Context, _ bool) (string, error) {
-			last, err := pollState(ctx, env.poll(), o.WaitTimeout, etcdReady)
+			last, err := pollState(ctx, env.poll(), o.WaitTimeout, etcdReady(true))
 			if err != nil {
+				if rf := (*RolledForwardError)(nil); errors.As(err, &rf) {
+					return "", err
+				}
 				if ctx.Err() != nil {
 					return last, ctx.Err()
 				}
@@ -553,6 +616,32 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	return p, nil
 }
 
+// RolledForwardError says the etcd rollout went on after the rollback
+// restored its spec: the rollback does not hold, and Next says what to do.
+type RolledForwardError struct {
+	What string
+	Next string
+}
+
+func (e *RolledForwardError) Error() string {
+	return "the rollback does not hold: " + e.What + "; " + e.Next
+}
+
+// specWriter is the manager that last wrote the object's spec, from its
+// managedFields.
+func specWriter(u *unstructured.Unstructured) Writer {
+	var best Writer
+	for _, mf := range u.GetManagedFields() {
+		if mf.FieldsV1 == nil || mf.Subresource != "" || mf.Time == nil || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
+			continue
+		}
+		if best.Manager == "" || mf.Time.After(best.Time) {
+			best = Writer{Manager: mf.Manager, Time: mf.Time.Time}
+		}
+	}
+	return best
+}
+
 // waitBlocker is what a wait step last found in its way, and where to look.
 type waitBlocker struct{ what, hint string }
 
@@ -570,7 +659,7 @@ const memberNote = "Deleting the new Machine does not remove its etcd member if 
 // member could break quorum.
 func resumeSafe(rec *rollbackRecord, machines []machine, e *Env) Precondition {
 	p := Precondition{Name: "resume-safe", Description: "the new member is still not ready and every old member is in place"}
-	p.OK, p.Detail = stuckAtNewMember(rec, machines, "while the rollback was interrupted")
+	p.OK, p.Detail = stuckAtNewMember(rec, machines, "since the rollback started")
 	if !p.OK {
 		p.Detail += "; the rollback cannot continue safely. If etcd is healthy, end it and resume EKS-A with `upgrade-console lock clear paused --force " + e.clusterFlags() + "` (recorded)"
 	}

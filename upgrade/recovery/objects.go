@@ -46,6 +46,10 @@ type Env struct {
 	Now func() time.Time
 	// PollInterval is how often wait steps read the cluster (2s when zero).
 	PollInterval time.Duration
+	// PauseSettle is how long an etcd rollback lets EKS-A's controller see
+	// its pause before it restores the etcd spec (3s when zero): a
+	// reconcile on a cache without the pause writes the new spec again.
+	PauseSettle time.Duration
 	// Conn are the console's connection flags: the commands an action's
 	// notes and fixes suggest carry them, so that, pasted, they reach this
 	// cluster.
@@ -142,6 +146,13 @@ func (e *Env) poll() time.Duration {
 		return 2 * time.Second
 	}
 	return e.PollInterval
+}
+
+func (e *Env) pauseSettle() time.Duration {
+	if e.PauseSettle <= 0 {
+		return 3 * time.Second
+	}
+	return e.PauseSettle
 }
 
 func (e *Env) etcdName() string { return e.Cluster + "-etcd" }

@@ -643,6 +643,9 @@ func pollState(ctx context.Context, interval, timeout time.Duration, check func(
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, detail, err := check(ctx)
+		if rf := (*RolledForwardError)(nil); errors.As(err, &rf) {
+			return false, err // no wait ends it
+		}
 		if err != nil {
 			if dl, has := ctx.Deadline(); ctx.Err() == nil && (!has || time.Until(dl) > time.Second) {
 				last = err.Error()

@@ -81,7 +81,7 @@ func newWorldOn(t *testing.T, cp *controlplane.Env, v1beta1 bool) *world {
 		now: time.Now().Add(time.Hour), v1beta1: v1beta1,
 	}
 	w.env = &Env{Client: client, Cluster: w.cluster, ClusterNamespace: w.ns,
-		Now: func() time.Time { return w.now }, PollInterval: 20 * time.Millisecond}
+		Now: func() time.Time { return w.now }, PollInterval: 20 * time.Millisecond, PauseSettle: 20 * time.Millisecond}
 	w.audit, err = upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"), upgrade.WithAuditIdentity("ops", "bastion"))
 	if err != nil {
 		t.Fatal(err)
