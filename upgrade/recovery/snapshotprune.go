@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -92,6 +93,13 @@ func ListSnapshots(ctx context.Context, env *Env, keep int) ([]SnapshotEntry, er
 			e.TakenBy = snap.TakenBy
 		}
 		out = append(out, e)
+	}
+	if cluster == nil && len(out) == 0 {
+		// A --cluster or -n that names nothing, said as the other
+		// commands say it: "no snapshot" read as no rollback possible.
+		// A Cluster deleted after its upgrades has its snapshots listed.
+		return nil, &model.InputError{Source: ref("Cluster", env.clusterNS(), env.Cluster), Problem: "not found, and no snapshot of it in " + env.systemNS(),
+			Fix: "check --cluster, and give the Cluster's namespace with -n (default: the kubeconfig context's)"}
 	}
 	// Newest first, as SnapshotConfigMaps orders them: the etcd rollback
 	// restores the first, and that one must be kept.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -183,5 +185,34 @@ func TestSnapshotPruneLeavesASnapshotARollbackRecordedSinceListed(t *testing.T) 
 	var cc *ConcurrentChangeError
 	if !errors.As(err, &cc) || !rep.Refused(err) || !w.configMapExists(old) {
 		t.Fatalf("run: %v, still there %t; want refused, and the recorded snapshot kept\n%s", err, w.configMapExists(old), describeSteps(rep))
+	}
+}
+
+// A --cluster or -n that names no Cluster read "no snapshot of mgmt" (exit
+// 0), as if no rollback were possible, where every other command says the
+// Cluster is not found. A Cluster deleted after its upgrades still has its
+// snapshots listed.
+func TestSnapshotListOfNoClusterSaysNotFound(t *testing.T) {
+	w := newWorld(t)
+	w.snapshotCM(time.Now().UTC().Truncate(time.Second).Add(-time.Hour), w.ns, "")
+	if got, err := ListSnapshots(w.ctx, w.env, 1); err != nil || len(got) != 1 {
+		t.Fatalf("the snapshots of a deleted Cluster: %v, %d listed", err, len(got))
+	}
+	for name, env := range map[string]Env{"another namespace": {ClusterNamespace: "elsewhere"}, "another name": {Cluster: "nope"}} {
+		e := *w.env
+		if env.ClusterNamespace != "" {
+			e.ClusterNamespace = env.ClusterNamespace
+		}
+		if env.Cluster != "" {
+			e.Cluster = env.Cluster
+		}
+		_, err := ListSnapshots(w.ctx, &e, 1)
+		var ie *model.InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "not found") || !strings.Contains(ie.Fix, "-n") {
+			t.Errorf("%s: %v, want the Cluster not found, with the fix", name, err)
+		}
+		if _, _, err := PlanSnapshotPrune(w.ctx, &e, 1); !errors.As(err, &ie) {
+			t.Errorf("%s: prune planned (%v), want the Cluster not found", name, err)
+		}
 	}
 }
