@@ -560,7 +560,7 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 				fmt.Sprintf("finish it: run `upgrade-console etcd rollback %s` again; then find and fix why the new etcd member did not come up before resuming EKS-A", c.ClusterFlags(in.conn())))
 		}
 		return failed(fmt.Sprintf("%s=true on Cluster %s: kept by the etcd rollback%s until the cause of the failed etcd member is fixed; resuming EKS-A reconcile makes it apply the new etcd spec again", model.AnnotationEKSAPaused, c.Name, rollbackOf(r)),
-			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret), or change the Cluster spec; then `upgrade-console lock clear paused %s` (recorded)", machineOf(r), c.Name, c.ClusterFlags(in.conn())))
+			fmt.Sprintf("first find and fix why the new etcd member%s did not come up (etcdadm-controller logs, the machine's infrastructure status, the %s-etcd-init Secret); then `upgrade-console lock clear paused %s` (recorded), which starts the same etcd rollout again. A spec to change first (an etcd machine config) is applied while paused with kubectl, not this console", machineOf(r), c.Name, c.ClusterFlags(in.conn())))
 	}
 	if c.Paused() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A controller ignores the cluster, the new spec would never be reconciled", model.AnnotationEKSAPaused, c.Name),

@@ -1302,8 +1302,12 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 		fmt.Sprintf("EKS-A reconcile of Cluster %s/%s stays paused (%s=\"true\"): resumed as it is, the controller would apply the new etcd spec again.",
 			e.clusterNS(), e.Cluster, model.AnnotationEKSAPaused),
 		memberNote,
-		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret), fix it or change the Cluster spec,",
-		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused %s`", e.clusterFlags()))
+		"Next: find why the new etcd member did not come up (etcdadm-controller logs, the machine's infrastructure status, the "+e.Cluster+"-etcd-init Secret) and fix it where it failed (the VM, its network, its template),",
+		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused %s`: it starts the same etcd rollout again.", e.clusterFlags()),
+		// The console's apply refuses a paused Cluster, and EKS-A's
+		// webhook a version going back: "or change the Cluster spec" named
+		// a way the console does not offer.
+		"To change the spec first instead (an etcd machine config, say), apply it while EKS-A stays paused with `kubectl"+e.Conn.String()+" apply --server-side -f <spec file>` (the console's apply refuses a paused Cluster, and EKS-A's webhook a version going back), then resume as above.")
 	// The upgrade that failed kept its lock (the rollback took it over and
 	// gave it back, or found it kept): it blocks the next upgrade, and
 	// nothing above named it.

@@ -254,7 +254,10 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 	if len(rep.Closing) < 3 || !strings.Contains(rep.Closing[0], "ready, 3/3 members ready, etcd "+oldEtcdVersion) ||
 		// Quoted: the dialog keeps a quoted command on one line (it split
 		// it at 60 columns).
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`upgrade-console lock clear paused --cluster "+w.cluster+" -n "+w.ns+" --context prod`") ||
+		!strings.Contains(strings.Join(rep.Closing, "\n"), "`upgrade-console lock clear paused --cluster "+w.cluster+" -n "+w.ns+" --context prod`") ||
+		// The way to change the spec while paused, which the console's
+		// apply refuses, reaching the same cluster.
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`kubectl --context prod apply --server-side -f <spec file>`") ||
 		!strings.Contains(strings.Join(rep.Closing, "\n"), "etcdctl member remove") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
