@@ -93,6 +93,10 @@ type Options struct {
 	// does I/O: call it in a command. The dashboard calls it on resuming
 	// from ctrl+z, as nothing was renewed while the process was stopped.
 	RenewLock func()
+	// NoSuspend is why ctrl+z may not suspend the console here ("" when it
+	// may): with no job-control shell to resume it, the stop never came
+	// and the console hung waiting for it.
+	NoSuspend string
 	// Demo: the world is the demo's, stopped with the console: a quit
 	// leaves nothing going on, whatever the upgrade's state.
 	Demo bool
@@ -527,6 +531,9 @@ func (a *App) suspend() tea.Cmd {
 // suspendRefused is why ctrl+z is refused now: the first screen's or
 // dialog's, shown or set aside, that refuses; "" when none does.
 func (a *App) suspendRefused() string {
+	if a.opts.NoSuspend != "" {
+		return a.opts.NoSuspend
+	}
 	var all []any
 	for _, s := range a.screens {
 		all = append(all, s)

@@ -56,6 +56,21 @@ func TestCtrlZSuspends(t *testing.T) {
 	}
 }
 
+// With no job-control shell to resume it (NoSuspend), ctrl+z is refused
+// and says why: the stop never came, and the console hung deaf to every
+// key and signal, still renewing its lock.
+func TestCtrlZOffWithoutJobControl(t *testing.T) {
+	const why = "ctrl+z is off here: no shell with job control started the console"
+	a := newTestApp(Options{Theme: themes.Mono, NoSuspend: why})
+	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	if _, cmd := a.Update(ctrlZ); suspends(cmd) {
+		t.Fatal("ctrl+z suspended a console nothing would resume")
+	}
+	if v := ansi.Strip(a.View().Content); !strings.Contains(v, why) {
+		t.Errorf("the refusal is not said:\n%s", v)
+	}
+}
+
 // While a recovery run is under way, shown or set aside, ctrl+z is
 // refused, and the last row says why until the next key: stopped mid-run,
 // its lock goes unrenewed and another console may act while the step under

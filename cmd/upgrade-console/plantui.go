@@ -244,6 +244,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		ForceConflicts:    display.forceConflicts,
 		SelfHolder:        lv.holder.String(),
 		Demo:              demoWorld,
+		NoSuspend:         suspendUnavailable(),
 		EventHistory:      lv.watcher.EventHistory,
 	}
 	var actions tui.PlanActions

@@ -295,6 +295,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		Background:        authenticate,
 		Confirm:           lazyConfirm(t),
 		EventHistory:      w.EventHistory,
+		NoSuspend:         suspendUnavailable(),
 	}
 	// tui.Run, keeping the App: it returns no outcome with the deadline's
 	// error, and a timeout must not hide a failure the dashboard showed.
