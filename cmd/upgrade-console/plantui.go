@@ -81,7 +81,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	}
 	if err == nil || s != nil {
 		if demoWorld {
-			sayDemoEnd(out, s)
+			sayDemoEnd(out, s, lv.watcher.Latest())
 		} else {
 			sayPlanTUIEnd(out, s, display.readOnly, lv.watcher.Latest())
 		}
@@ -204,7 +204,7 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 // console, so nothing goes on in it, and no command reaches it any more
 // (they were printed, and failed on a control plane gone, a kubeconfig
 // removed with its directory).
-func sayDemoEnd(out io.Writer, s *upgrade.Session) {
+func sayDemoEnd(out io.Writer, s *upgrade.Session, latest *model.ClusterState) {
 	if s == nil {
 		fmt.Fprintln(out, "no upgrade was started; the demo's world stops with the console")
 		return
@@ -219,7 +219,7 @@ func sayDemoEnd(out io.Writer, s *upgrade.Session) {
 		what, _, _ = strings.Cut(why, ": ")
 		what = "the upgrade failed (" + model.Printable(what) + ")"
 	default:
-		what = "the upgrade was under way"
+		what = "the upgrade was under way" + heldUpBy(latest)
 	}
 	fmt.Fprintf(out, "%s; the demo's world (its control plane and simulated controllers) stops with the console, so nothing goes on in it and no command reaches it now (`upgrade-console demo --serve --dir DIR` keeps a world running)\n", what)
 }
@@ -308,6 +308,21 @@ func planDemo(ctx context.Context, out io.Writer, w *demo.World, display *watchO
 
 // failedSteps are the failed stalls of the cluster as last seen (none when
 // it was not seen).
+// heldUpBy is what the demo's farewell adds to "the upgrade was under
+// way" when a failed step held it: a node step failing for a minute read
+// as an upgrade going fine.
+func heldUpBy(latest *model.ClusterState) string {
+	failed := failedSteps(latest)
+	if len(failed) == 0 {
+		return ""
+	}
+	s := ", held up by a failed step that nothing retries on its own (" + model.Printable(failed[0].Sentence)
+	if len(failed) > 1 {
+		s += fmt.Sprintf(", and %d more", len(failed)-1)
+	}
+	return s + ")"
+}
+
 func failedSteps(latest *model.ClusterState) []model.Stall {
 	if latest == nil || latest.Cluster == nil {
 		return nil

@@ -188,6 +188,13 @@ func TestFailedStepsSaidAtQuit(t *testing.T) {
 	if failedSteps(nil) != nil || failedSteps(&model.ClusterState{}) != nil {
 		t.Error("failed steps of a cluster not seen")
 	}
+	// The demo's farewell: "under way" alone read as going fine.
+	if held := heldUpBy(s); !strings.HasPrefix(held, ", held up by a failed step") || !strings.Contains(held, "KubeadmUpgraded") {
+		t.Errorf("demo farewell addition %q", held)
+	}
+	if held := heldUpBy(&model.ClusterState{Cluster: s.Cluster}); held != "" {
+		t.Errorf("nothing failed, yet %q", held)
+	}
 }
 
 // A console quit after the upgrade it started failed (an etcd rollback in
@@ -233,12 +240,12 @@ func TestFailedUpgradeSaidAtQuit(t *testing.T) {
 	}
 	// The demo's world stops with the console: no command to paste.
 	out.Reset()
-	sayDemoEnd(&out, s)
+	sayDemoEnd(&out, s, rolledBack)
 	if got := out.String(); !strings.HasPrefix(got, "the upgrade failed (etcd was rolled back by upgrade-console (ops@bastion)); the demo's world") || strings.Contains(got, "--cluster") {
 		t.Errorf("demo: %s", got)
 	}
 	out.Reset()
-	sayDemoEnd(&out, nil)
+	sayDemoEnd(&out, nil, nil)
 	if got := out.String(); !strings.HasPrefix(got, "no upgrade was started; the demo's world stops with the console") {
 		t.Errorf("demo, no start: %s", got)
 	}
