@@ -306,22 +306,34 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		}
 		return nil
 	case outcome.TimedOut:
-		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (`upgrade-console watch %s` follows it); %s",
-			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, lv.clusterFlags(p.Cluster), s.LockKeptMessage()))
+		// The failed in-place step and its `node retry` were said once,
+		// minutes before; the last lines steered to the lock alone.
+		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\n%sthe upgrade may still be running in the cluster (`upgrade-console watch %s` follows it); %s",
+			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, failedStepsText(failedSteps(lv.watcher.Latest())), lv.clusterFlags(p.Cluster), s.LockKeptMessage()))
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, s.LockKeptMessage()))
 	case errors.Is(err, context.Canceled):
 		// The lock's words are the completion's: why a release failed,
 		// and when the lock turns stale (it said neither, and then the
 		// whole joined error after "context canceled").
-		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch %s\n",
-			outcome.Progress.Summary, s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
+		fmt.Fprintf(out, "\nstopped following at: %s\n%s%s; follow it with\n  upgrade-console watch %s\n",
+			outcome.Progress.Summary, goesOn(lv.watcher.Latest()), s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
 		if uerr := s.EndUnrecorded(); uerr != nil {
 			fmt.Fprintf(out, "the stop is NOT recorded in the audit log: %v\n", uerr)
 		}
 		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 	return err
+}
+
+// goesOn is what a console that stops following says of the upgrade: that
+// it goes on in the cluster, or what holds it (a failed in-place step,
+// which nothing retries on its own, with its next step).
+func goesOn(latest *model.ClusterState) string {
+	if held := failedStepsText(failedSteps(latest)); held != "" {
+		return held
+	}
+	return "the upgrade goes on in the cluster; "
 }
 
 // errStoppedBeforeStart ends an apply interrupted before it wrote anything.
@@ -399,12 +411,12 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 		}
 		return nil
 	case outcome.TimedOut:
-		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\nthe upgrade may still be running in the cluster (%s)",
-			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, watch))
+		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\n%sthe upgrade may still be running in the cluster (%s)",
+			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, failedStepsText(failedSteps(lv.watcher.Latest())), watch))
 	case outcome.Failed:
 		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, p.CurrentSpec.Next))
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(out, "\nstopped following at: %s\nthe upgrade goes on in the cluster; %s\n", outcome.Progress.Summary, watch)
+		fmt.Fprintf(out, "\nstopped following at: %s\n%s%s\n", outcome.Progress.Summary, goesOn(lv.watcher.Latest()), watch)
 		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 	return err

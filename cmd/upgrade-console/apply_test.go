@@ -241,6 +241,20 @@ func applyToCompletion(t *testing.T, w *demo.World) {
 	}
 }
 
+// A timeout while an in-place step has failed names the failed node and
+// its `node retry` in the last lines: they said only that the upgrade may
+// still be running and how to clear the lock, and the retry had been said
+// once, minutes before.
+func TestApplyTimeoutNamesTheFailedStep(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	w := startDemo(t, scenario.InPlaceNodeStepFails)
+	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "20s")...)
+	if code != ExitTimeout || !strings.Contains(errOut, "held up by a failed step that nothing retries on its own:\n  ! ") ||
+		!strings.Contains(errOut, "KubeadmUpgraded") || !strings.Contains(errOut, "    next: ") || !strings.Contains(errOut, "upgrade-console node retry ") {
+		t.Fatalf("exit %d, want %d naming the failed step and its retry:\n%s\n%s", code, ExitTimeout, out, errOut)
+	}
+}
+
 func kubeDynamic(t *testing.T, w *demo.World) dynamic.Interface {
 	t.Helper()
 	return dynamic.NewForConfigOrDie(w.Config)

@@ -177,13 +177,7 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 			fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied and the upgrade goes on in the cluster; follow it with\n  upgrade-console watch %s\n", s.ClusterFlags())
 			break
 		}
-		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied, and the upgrade is held up by a failed step that nothing retries on its own:\n")
-		for _, st := range failed {
-			fmt.Fprintf(out, "  ! %s\n", st.Sentence)
-			if st.Resume != "" {
-				fmt.Fprintf(out, "    next: %s\n", st.Resume)
-			}
-		}
+		fmt.Fprintf(out, "the console stopped following before the upgrade completed: the spec is applied, and %s", failedStepsText(failed))
 		fmt.Fprintf(out, "follow it with\n  upgrade-console watch %s\n", s.ClusterFlags())
 	}
 	switch _, _, lost := s.Lock(); {
@@ -321,6 +315,23 @@ func heldUpBy(latest *model.ClusterState) string {
 		s += fmt.Sprintf(", and %d more", len(failed)-1)
 	}
 	return s + ")"
+}
+
+// failedStepsText says the failed steps that hold an upgrade, a line each
+// with its next step, after "the upgrade is held up by …"; "" when none.
+func failedStepsText(failed []model.Stall) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("the upgrade is held up by a failed step that nothing retries on its own:\n")
+	for _, st := range failed {
+		fmt.Fprintf(&b, "  ! %s\n", model.Printable(st.Sentence))
+		if st.Resume != "" {
+			fmt.Fprintf(&b, "    next: %s\n", model.Printable(st.Resume))
+		}
+	}
+	return b.String()
 }
 
 func failedSteps(latest *model.ClusterState) []model.Stall {
