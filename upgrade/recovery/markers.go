@@ -515,7 +515,11 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 		ids = append(ids, m.ID)
 	}
 	p.Title = fmt.Sprintf("Clear upgrade lock markers of %s: %s", env.Cluster, strings.Join(ids, ", "))
-	p.closing = func(ctx context.Context) []string { return clearClosing(ctx, env, o.MarkerOptions) }
+	resumes := false
+	for _, m := range chosen {
+		resumes = resumes || (m.ID == MarkerPaused && m.State != MarkerNotSet)
+	}
+	p.closing = func(ctx context.Context) []string { return clearClosing(ctx, env, o.MarkerOptions, resumes) }
 	return p, markers, nil
 }
 
@@ -710,11 +714,33 @@ func leaseClearStep(env *Env, m Marker) Step {
 	return s
 }
 
-func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
+func clearClosing(ctx context.Context, env *Env, o MarkerOptions, resumed bool) []string {
 	ms, err := ListMarkers(ctx, env, o)
 	if err != nil {
 		return []string{"Could not read the markers back: " + err.Error()}
 	}
+	var out []string
+	pausedLeft := false
+	for _, m := range ms {
+		pausedLeft = pausedLeft || (m.ID == MarkerPaused && m.State != MarkerNotSet)
+	}
+	if resumed && !pausedLeft {
+		// EKS-A acts on the spec at once (the etcd rollout a rollback
+		// undid starts again), and "Still set: kcp-paused (live)" did not
+		// say that an upgrade was under way that no console follows.
+		if cluster, err := env.readCluster(ctx); err == nil {
+			if st := specNotReached(cluster, env.Conn); st != nil {
+				out = append(out, fmt.Sprintf("EKS-A reconcile of %s is resumed and works on its spec now (%s), with no console following it and no upgrade lock: follow it with `upgrade-console watch %s`.",
+					env.Cluster, st.Message, env.clusterFlags()))
+			}
+		}
+	}
+	return append(out, markersLeft(ctx, env, ms, len(out) > 0)...)
+}
+
+// markersLeft is what clearClosing says of the markers left; underWay: it
+// already said that an upgrade is under way.
+func markersLeft(ctx context.Context, env *Env, ms []Marker, underWay bool) []string {
 	var left, unread []string
 	for _, m := range ms {
 		switch m.State {
@@ -733,6 +759,9 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions) []string {
 		return out
 	}
 	if len(left) == 0 {
+		if underWay {
+			return []string{"No upgrade lock or marker remains on " + env.Cluster + "."}
+		}
 		// Nothing is held, which is not the same as nothing going on: a
 		// lock cleared while EKS-A still reconciles leaves an upgrade under
 		// way that no console follows.

@@ -756,6 +756,15 @@ func TestLockClearPausedSaysItStartsAPendingSpec(t *testing.T) {
 	if err != nil || !strings.Contains(strings.Join(all.Notes, " "), says) {
 		t.Errorf("--all: %v, notes %q %+v", err, all.Notes, markerStates(ms))
 	}
+	// Cleared, its end says that EKS-A now upgrades the cluster with
+	// nobody following: "Still set: kcp-paused (live)" did not.
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if got := strings.Join(rep.Closing, "\n"); !strings.Contains(got, "is resumed and works on its spec now") || !strings.Contains(got, "`upgrade-console watch --cluster "+w.cluster) {
+		t.Errorf("closing = %q", got)
+	}
 }
 
 // What a partial clear leaves set is shown with a `lock status` that names
