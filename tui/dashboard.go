@@ -743,6 +743,13 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	if d.plan.helpCut && !key.Matches(msg, k.Quit) {
+		// The help covers the panes: a key closes it rather than move
+		// a pane out of sight (the failed node scrolled away behind it).
+		d.help.ShowAll = false
+		d.relayout()
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		if msg.String() == "ctrl+c" {

@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/themes"
 )
 
 // TestFullHelpShowsEveryKey: the full help (?) lists every binding, R
@@ -126,5 +128,23 @@ func TestDashboardEscUndoesOneThingAtATime(t *testing.T) {
 	}
 	if !strings.Contains(screenOf(d), "NODES") {
 		t.Errorf("the nodes pane is gone:\n%s", screenOf(d))
+	}
+}
+
+// A full help taller than the screen covers the panes: it says that rows
+// are left out, and the next key closes it instead of scrolling a pane
+// nobody can see (the failed node scrolled away behind it at 60×20).
+func TestFullHelpThatCoversThePanesTakesTheNextKey(t *testing.T) {
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)})
+	d.SetSize(60, 14)
+	d.Update(SnapshotMsg{State: fixtureLarge(100)})
+	before := ansi.Strip(d.View())
+	d.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "more rows of help") {
+		t.Fatalf("the cut help does not say so:\n%s", v)
+	}
+	d.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	if after := ansi.Strip(d.View()); after != before {
+		t.Errorf("the key did more than close the help:\nbefore\n%s\nafter\n%s", before, after)
 	}
 }

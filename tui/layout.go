@@ -42,6 +42,10 @@ type layoutPlan struct {
 	// stallMore how many status lines did not fit, counted on the last.
 	stalls    []line
 	stallMore int
+	// helpCut: the full help is taller than the screen leaves it, and
+	// covers the panes; its last row says so, and a key closes it first
+	// (it scrolled a pane nobody could see).
+	helpCut bool
 	// stallShown is how many of the dashboard's status lines the rows
 	// show, whole or cut: y copies their commands.
 	stallShown int
@@ -108,6 +112,7 @@ func (d *Dashboard) relayout() {
 		}
 		body++
 	}
+	p.helpCut = d.help.ShowAll && !d.filtering && !d.helpKey.quit && p.helpLines < strings.Count(d.helpOut, "\n")+1
 	if p.stallLines < len(p.stalls) {
 		d.layoutStalls(&p, w, min(budget, p.stallLines), p.stallLines)
 		body = h - p.headerLines - p.stallLines - p.helpLines
@@ -526,6 +531,10 @@ func (d *Dashboard) View() string {
 			for i := 0; i < p.helpLines && i < len(hl); i++ {
 				if i > 0 {
 					nl()
+				}
+				if p.helpCut && i == p.helpLines-1 && p.helpLines > 1 {
+					b.WriteString(" " + d.st.paint(rMuted, truncate("… "+strconv.Itoa(len(hl)-i)+" more rows of help: a taller terminal shows them; any key closes it", max(w-1, 0))))
+					break
 				}
 				b.WriteString(" " + hl[i])
 			}
