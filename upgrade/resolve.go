@@ -2,6 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -272,6 +274,18 @@ func (r *Resolver) lookupError(err error, src, what, fix string) error {
 		server := ue.URL
 		if u, perr := url.Parse(ue.URL); perr == nil {
 			server = u.Scheme + "://" + u.Host
+		}
+		// The server answered, with a certificate the client refused:
+		// "cannot be reached … is the API server up" sent the operator
+		// to a server that was up.
+		var verr *tls.CertificateVerificationError
+		if errors.As(err, &verr) {
+			fix := "check that --kubeconfig and --context name this cluster, and that its certificate-authority-data (or --certificate-authority) is the CA of this API server"
+			var host x509.HostnameError
+			if errors.As(err, &host) {
+				fix = "connect by a name or address the certificate lists (--server, or --tls-server-name with one of its names), as the cluster's own kubeconfig does"
+			}
+			return &model.InputError{Source: "API server " + server, Problem: "answered, but its certificate is not trusted (reading " + src + "): " + verr.Err.Error(), Fix: fix, Cause: ue}
 		}
 		fix := "check --kubeconfig and --context (the server they name), and that the management cluster's API server is up"
 		if ue.Timeout() {

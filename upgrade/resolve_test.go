@@ -2,6 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net/url"
 	"os"
@@ -240,6 +242,25 @@ func TestLookupErrorOfARequestTimedOut(t *testing.T) {
 	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
 	if err := (&Resolver{}).lookupError(refused, "Cluster default/mgmt", "", ""); !errors.As(err, &ie) || strings.Contains(ie.Fix, "--request-timeout") {
 		t.Errorf("refused: %#v", err)
+	}
+}
+
+// A server whose certificate the client refuses answered: "cannot be
+// reached … that the API server is up" sent the operator to a server that
+// was up. It says the certificate, and for a name the certificate lacks,
+// how to connect by one it lists.
+func TestLookupErrorOfAnUntrustedCertificate(t *testing.T) {
+	tlsErr := func(err error) error {
+		return &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: &tls.CertificateVerificationError{Err: err}}
+	}
+	var ie *model.InputError
+	err := (&Resolver{}).lookupError(tlsErr(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.0.0.1"}), "Cluster default/mgmt", "", "")
+	if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "answered, but its certificate is not trusted") || !strings.Contains(ie.Fix, "--tls-server-name") || strings.Contains(ie.Fix, " is up") {
+		t.Errorf("a name the certificate lacks: %v", err)
+	}
+	err = (&Resolver{}).lookupError(tlsErr(x509.UnknownAuthorityError{}), "Cluster default/mgmt", "", "")
+	if !errors.As(err, &ie) || !strings.Contains(ie.Problem, "not trusted") || !strings.Contains(ie.Fix, "certificate-authority") {
+		t.Errorf("another CA: %v", err)
 	}
 }
 
