@@ -136,15 +136,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 			return errors.Join(err, recovery.RecordNotConfirmed(ctx, audit, p, err))
 		}
 	}
-	fmt.Fprintln(out, "\nRunning:")
-	n := len(p.Steps)
-	x.Progress = func(r recovery.StepResult) {
-		if r.Status == recovery.StepRunning {
-			fmt.Fprintf(out, "  [%d/%d] %s …\n", r.Index+1, n, r.Title)
-			return
-		}
-		fmt.Fprintf(out, "        %s%s (%s)\n", r.Status, detailSuffix(r), tookText(r.Took))
-	}
+	x.Progress = runProgress(out, len(p.Steps))
 	rep, err := x.Run(ctx, p)
 	if err != nil {
 		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
@@ -158,6 +150,30 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	}
 	fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
 	return nil
+}
+
+// runProgress prints a recovery run's steps as they start and end.
+// "Running:" comes with the first step: a run the lock turns away (another
+// console's rollback) ran nothing, and the heading read as a start.
+func runProgress(out io.Writer, n int) func(recovery.StepResult) {
+	said := false
+	return func(r recovery.StepResult) {
+		if !said {
+			said = true
+			fmt.Fprintln(out, "\nRunning:")
+		}
+		if r.Status == recovery.StepRunning {
+			fmt.Fprintf(out, "  [%d/%d] %s …\n", r.Index+1, n, r.Title)
+			return
+		}
+		status := string(r.Status)
+		if r.Status == recovery.StepFailed && errors.Is(r.Err, context.Canceled) {
+			// A clean stop that running again continues: "failed"
+			// alarmed, beside exit 5 and how to resume.
+			status = "stopped"
+		}
+		fmt.Fprintf(out, "        %s%s (%s)\n", status, detailSuffix(r), tookText(r.Took))
+	}
 }
 
 // runError gives a recovery run that did not finish its exit code.

@@ -327,3 +327,19 @@ func TestTookText(t *testing.T) {
 		}
 	}
 }
+
+// "Running:" comes with the first step, not before a run the lock turns
+// away; a step an interrupt stopped reads "stopped", not "failed".
+func TestRunProgress(t *testing.T) {
+	var out bytes.Buffer
+	progress := runProgress(&out, 2)
+	if out.Len() != 0 {
+		t.Fatalf("said before any step: %q", out.String())
+	}
+	progress(recovery.StepResult{Index: 0, Title: "Pause", Status: recovery.StepRunning})
+	progress(recovery.StepResult{Index: 0, Title: "Pause", Status: recovery.StepFailed, Err: fmt.Errorf("interrupted: %w", context.Canceled)})
+	got := out.String()
+	if !strings.HasPrefix(got, "\nRunning:\n  [1/2] Pause …\n") || !strings.Contains(got, "        stopped: interrupted") || strings.Count(got, "Running:") != 1 {
+		t.Errorf("progress:\n%s", got)
+	}
+}
