@@ -88,7 +88,7 @@ func TestDriverLockLifecycle(t *testing.T) {
 	// Kept on purpose, it reads as left behind at once (the fake clock has
 	// not moved past its lease), so `lock clear lease` needs no --force and
 	// the next console is told it is stale.
-	if !strings.Contains(st.Kept, "upgrade failed: boom") || !st.Expired(clk.Now()) || !strings.Contains(st.Describe(clk.Now()), "kept by its console") {
+	if !strings.Contains(st.Kept, "upgrade failed: boom") || !st.Expired(clk.Now()) || !strings.Contains(st.Describe(clk.Now()), "kept on purpose by its console") {
 		t.Errorf("kept lock: %+v; %s", st.Lock, st.Describe(clk.Now()))
 	}
 	other := &Locker{Kube: w.client.Kube, Namespace: w.ns, Cluster: "mgmt", Holder: Holder{User: "bob", Host: "desk", Instance: "b0b"}, Clock: clk, Audit: &memAudit{}}

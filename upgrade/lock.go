@@ -139,7 +139,7 @@ func (s *LockStatus) Describe(now time.Time) string {
 		s.AcquireTime.UTC().Format(time.RFC3339), roundAgo(now.Sub(s.AcquireTime)))
 	switch {
 	case s.Kept != "":
-		line += "; kept by its console when it stopped following: " + s.Kept
+		line += "; kept on purpose by its console, which stopped renewing it: " + s.Kept
 	case s.Expired(now):
 		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.LastRenewed())))
 	}
