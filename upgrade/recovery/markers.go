@@ -669,6 +669,10 @@ func leaseClearStep(env *Env, m Marker) Step {
 		}
 		s.Before = before
 		s.After = map[string]any{"lease": nil}
+	} else if m.State == MarkerNotSet {
+		// A rerun: "delete (only if not renewed …)" planned the delete
+		// of a Lease that is not there; clear paused says "none".
+		s.Change = "none: there is no upgrade lock Lease"
 	}
 	s.done = func(ctx context.Context) (bool, string, error) {
 		l, err := leases.Get(ctx, name, metav1.GetOptions{})

@@ -664,6 +664,14 @@ func TestLockClearLeavesAKeptLeaseToBeClearedByName(t *testing.T) {
 	if st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster); err != nil || st.Held() {
 		t.Errorf("lease after the clear: %v %+v", err, st)
 	}
+	// Again: nothing to delete, said as clear paused says it.
+	p, _, err = PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerLease}})
+	if err != nil || len(p.Steps) != 1 || p.Steps[0].Change != "none: there is no upgrade lock Lease" {
+		t.Fatalf("clear lease again: %v, steps %+v", err, p.Steps)
+	}
+	if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil || rep.Steps[0].Status != StepAlreadyDone {
+		t.Errorf("clear lease again: %v\n%s", err, describeSteps(rep))
+	}
 }
 
 // A name `lock clear` does not know is told apart without a cluster: the
