@@ -261,8 +261,12 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	} else {
 		// snapshotSource checked that the snapshot is the one the rollback
 		// started with.
-		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded",
-			OK: true, Detail: fmt.Sprintf("started by %s at %s from %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec), rec.Phase)})
+		detail := fmt.Sprintf("started by %s at %s from %s (phase %s): resuming from the cluster's current state", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec), rec.Phase)
+		if rec.Phase == "done" {
+			// "resuming" of a rollback that finished read as one cut short.
+			detail = fmt.Sprintf("started by %s at %s from %s, and finished: each step is checked against the cluster as it is now", rec.By, rec.StartedAt.Format(time.RFC3339), recordedSource(rec))
+		}
+		pre = append(pre, Precondition{Name: "resume", Description: "a rollback of this cluster is recorded", OK: true, Detail: detail})
 		pre = append(pre, resumeSafe(rec, machines, env))
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {

@@ -321,6 +321,12 @@ func requireNothingLeft(t *testing.T, w *world, x *Executor) {
 	if err != nil {
 		t.Fatalf("replan after a finished rollback: %v", err)
 	}
+	// Not "resuming": it read as a rollback cut short.
+	for _, c := range p.Preconditions {
+		if c.Name == "resume" && (!strings.Contains(c.Detail, "and finished") || strings.Contains(c.Detail, "resuming")) {
+			t.Errorf("a finished rollback planned again: %s", c.Detail)
+		}
+	}
 	rep, err := x.Run(w.ctx, p)
 	if err != nil {
 		t.Fatal(err)
