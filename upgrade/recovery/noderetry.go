@@ -69,6 +69,9 @@ type NodeFailure struct {
 	// failed (yet). The NodeUpgrade keeps the old condition until the new
 	// pod's steps report.
 	Rerunning bool
+	// HeldBy are the nodes whose failed in-place step holds the upgrade,
+	// for a node no NodeUpgrade upgrades yet: its turn waits on them.
+	HeldBy []HeldBy
 	// ContainerState is the container's state from the pod status
 	// ("terminated: exit code 1, reason Error"), when the pod reports it.
 	ContainerState string
@@ -163,6 +166,24 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		}
 		f.readGroup(env, cluster, m)
 		f.Events = recentEvents(ctx, env, node+"-node-upgrader")
+		// EKS-A upgrades one node at a time: a failed step on another
+		// node holds this one's turn, and the refusal said only to
+		// wait for it.
+		for i := range nus.Items {
+			c, ok := model.FailedStep(nodeUpgradeSteps(&nus.Items[i]))
+			if !ok {
+				continue
+			}
+			mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
+			other, err := getOpt(ctx, machines, mname)
+			if err != nil {
+				return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
+			}
+			if clusterOf(other) != env.Cluster {
+				continue // another cluster's, in the same namespace
+			}
+			f.HeldBy = append(f.HeldBy, HeldBy{Node: nodeOf(other, mname), Step: c.Type})
+		}
 		return f, nil
 	}
 	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), NodeUpgradeUID: string(nu.GetUID()), Pod: sys + "/" + node + "-node-upgrader"}
@@ -179,24 +200,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		}
 	}
 	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
-	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
-	var steps model.Conditions
-	for _, raw := range conds {
-		c, ok := raw.(map[string]any)
-		if !ok {
-			continue
-		}
-		var mc model.Condition
-		mc.Type, _ = c["type"].(string)
-		mc.Status, _ = c["status"].(string)
-		sev, _ := c["severity"].(string)
-		mc.Severity = model.ConditionSeverity(sev)
-		mc.Reason, _ = c["reason"].(string)
-		if ts, _ := c["lastTransitionTime"].(string); ts != "" {
-			mc.LastTransitionTime, _ = time.Parse(time.RFC3339, ts)
-		}
-		steps = append(steps, mc)
-	}
+	steps := nodeUpgradeSteps(nu)
 	if c, ok := model.FailedStep(steps); ok {
 		f.Step, f.Container, f.Reason, f.FailedAt = c.Type, StepContainers[c.Type], c.Reason, c.LastTransitionTime
 	}
@@ -226,6 +230,32 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	}
 	f.Events = recentEvents(ctx, env, nu.GetName(), node+"-node-upgrader")
 	return f, nil
+}
+
+// HeldBy is a node whose in-place step failed.
+type HeldBy struct{ Node, Step string }
+
+// nodeUpgradeSteps are a NodeUpgrade's step conditions.
+func nodeUpgradeSteps(nu *unstructured.Unstructured) model.Conditions {
+	conds, _, _ := unstructured.NestedSlice(nu.Object, "status", "conditions")
+	var steps model.Conditions
+	for _, raw := range conds {
+		c, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		var mc model.Condition
+		mc.Type, _ = c["type"].(string)
+		mc.Status, _ = c["status"].(string)
+		sev, _ := c["severity"].(string)
+		mc.Severity = model.ConditionSeverity(sev)
+		mc.Reason, _ = c["reason"].(string)
+		if ts, _ := c["lastTransitionTime"].(string); ts != "" {
+			mc.LastTransitionTime, _ = time.Parse(time.RFC3339, ts)
+		}
+		steps = append(steps, mc)
+	}
+	return steps
 }
 
 // clusterOf is the CAPI cluster a Machine belongs to ("" when unknown).
@@ -819,6 +849,10 @@ func planWithoutNodeUpgrade(env *Env, f *NodeFailure) (*Plan, *NodeFailure, erro
 	case runsVersion(f.KubeletVersion, f.TargetVersion):
 		return nothingToRetryPlan(env, f, fmt.Sprintf("no NodeUpgrade upgrades it, and it runs %s, the Kubernetes %s that %s asks for (EKS-A removes a node's NodeUpgrade once its in-place upgrade is done)",
 			f.KubeletVersion, f.TargetVersion, f.TargetSource)), f, nil
+	case len(f.HeldBy) > 0:
+		h := f.HeldBy[0]
+		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s yet (it runs %s, not the Kubernetes %s that %s asks for): EKS-A upgrades one node at a time, and node %s's step %s failed, which holds the upgrade; nothing to retry here. Retry that node once the cause is fixed: `upgrade-console node retry %s %s`",
+			sys, f.Node, orUnknown(f.KubeletVersion), orUnknown(f.TargetVersion), f.TargetSource, h.Node, h.Step, h.Node, env.clusterFlags())
 	default:
 		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s, and it still runs %s, not the Kubernetes %s that %s asks for: its in-place upgrade has not started (EKS-A upgrades one node at a time), or its NodeUpgrade was removed before it finished; nothing to retry. %s",
 			sys, f.Node, orUnknown(f.KubeletVersion), orUnknown(f.TargetVersion), f.TargetSource, notUpgradedAdvice(env))

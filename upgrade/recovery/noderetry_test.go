@@ -38,13 +38,7 @@ func (w *world) seedFailedNode() (node string) {
 		"controlPlaneConfiguration": map[string]any{"count": int64(3), "upgradeRolloutStrategy": map[string]any{"type": StrategyInPlace}}}))
 	machine := w.cluster + "-cp-x1"
 	node = machine
-	w.createNode(node, oldKubelet)
-	m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, machine, map[string]any{model.LabelClusterName: w.cluster, model.LabelControlPlane: ""}, nil,
-		map[string]any{"clusterName": w.cluster, "version": "v1.30.14-eks-1-30-58",
-			"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": machine}},
-			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": machine}})
-	w.create(gvrMachine, m)
-	w.setStatus(gvrMachine, w.sys, machine, map[string]any{"phase": "Running", "nodeRef": map[string]any{"name": node}})
+	w.createCPNode(node)
 	nu := obj("anywhere.eks.amazonaws.com/v1alpha1", "NodeUpgrade", w.sys, machine+"-node-upgrader", nil, nil,
 		map[string]any{"kubernetesVersion": targetKubeadm, "machine": map[string]any{"kind": "Machine", "name": machine, "namespace": w.sys}})
 	w.create(gvrNodeUpgrade, nu)
@@ -63,6 +57,19 @@ func (w *world) seedFailedNode() (node string) {
 	w.setStatus(gvrNodeUpgrade, w.sys, machine+"-node-upgrader", map[string]any{"conditions": conds, "completed": false})
 	w.createUpgraderPod(node)
 	return node
+}
+
+// createCPNode creates a control-plane Machine of the world's cluster and
+// its Node of the same name, on the old kubelet.
+func (w *world) createCPNode(name string) {
+	w.t.Helper()
+	w.createNode(name, oldKubelet)
+	m := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, name, map[string]any{model.LabelClusterName: w.cluster, model.LabelControlPlane: ""}, nil,
+		map[string]any{"clusterName": w.cluster, "version": "v1.30.14-eks-1-30-58",
+			"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": name}},
+			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": name}})
+	w.create(gvrMachine, m)
+	w.setStatus(gvrMachine, w.sys, name, map[string]any{"phase": "Running", "nodeRef": map[string]any{"name": name}})
 }
 
 // createNode creates a Node (cluster-scoped: named after the world's
@@ -474,5 +481,24 @@ func TestNodeRetryRefusesOnceTheStepRunsAgainInTheSamePod(t *testing.T) {
 	}
 	if cur, err := pods.Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{}); err != nil || cur.DeletionTimestamp != nil {
 		t.Errorf("the upgrader pod was deleted (%v)", err)
+	}
+}
+
+// A node whose turn has not come, while another node's step has failed:
+// the refusal said only that EKS-A creates its NodeUpgrade when its turn
+// comes, and the turn waits on the failed node, which it now names with
+// its retry.
+func TestNodeRetryOfANodeWaitingNamesTheFailedOne(t *testing.T) {
+	w := newWorld(t)
+	failed := w.seedFailedNode()
+	waiting := w.cluster + "-cp-x2"
+	w.createCPNode(waiting)
+	_, f, err := PlanNodeRetry(w.ctx, w.env, waiting, NodeRetryOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(f.HeldBy) != 1 || f.HeldBy[0].Node != failed {
+		t.Fatalf("plan: %v, held by %+v; want a refusal naming %s", err, f, failed)
+	}
+	if d := refused.Failed()[0].Detail; !strings.Contains(d, "node "+failed+"'s step KubeadmUpgraded failed") || !strings.Contains(d, "`upgrade-console node retry "+failed+" --cluster "+w.cluster) {
+		t.Errorf("refusal %q", d)
 	}
 }
