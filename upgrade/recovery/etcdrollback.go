@@ -296,14 +296,17 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	// members, which the wait read, about to go, as "ready" (the demo did it
 	// 2 times in 4 at --speed 1).
 	holds := func(u *unstructured.Unstructured, ms []machine) error {
-		again := "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member (EKS-A is paused now, so the restore holds), and otherwise refuses, saying how to end the rollback"
+		again := "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member, and otherwise refuses, saying how to end the rollback"
 		if ch := etcdSpecChanges(u, oldEtcd); len(ch) > 0 {
-			by := ""
+			// Who wrote it is read, not assumed: a reconcile of EKS-A
+			// that had not seen the pause, or a person or tool, whom a
+			// second restore does not stop.
+			by, next := "", again
 			if w := specWriter(u); w.Manager != "" {
-				by = fmt.Sprintf(" (written by %s at %s)", w.Manager, w.Time.UTC().Format(time.RFC3339))
+				by = fmt.Sprintf(", written again by %s at %s", w.Manager, w.Time.UTC().Format(time.RFC3339))
+				next = "if " + w.Manager + " is not EKS-A's controller (paused now, it writes no more), stop it first; then " + again
 			}
-			return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)) +
-				"; an EKS-A reconcile that had not yet seen the pause wrote it again", Next: again}
+			return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)), Next: next}
 		}
 		for _, m := range ms {
 			if !m.Owned && slices.Contains(rec.OldMachines, m.Name) {
@@ -418,6 +421,18 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 					}
 				}
 				return true
+			}
+			if err == nil && !dry {
+				// Written again within moments (a reconcile the restore
+				// itself set off, on a cache without the pause): said
+				// as such, where the read-back said "not in place: ".
+				u, gerr := etcdRes.Get(ctx, env.etcdName(), metav1.GetOptions{})
+				if gerr != nil {
+					return "", gerr
+				}
+				if herr := holds(u, nil); herr != nil {
+					return "", herr
+				}
 			}
 			return fmt.Sprintf("%d field(s) restored", len(changes)), guarded(ctx, err, etcdRef, "its etcd spec is no longer the one the plan read", same)
 		},

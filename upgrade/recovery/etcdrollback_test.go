@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1100,7 +1102,7 @@ func TestEtcdRollbackSaysWhenTheRolloutWentOnAfterTheRestore(t *testing.T) {
 		}}
 		rep, err := x.Run(w.ctx, p)
 		var rf *RolledForwardError
-		if !errors.As(err, &rf) || !strings.Contains(rf.What, "written by eksa-controller") || !strings.Contains(rf.Next, "etcd rollback") {
+		if !errors.As(err, &rf) || !strings.Contains(rf.What, "written again by eksa-controller") || !strings.Contains(rf.Next, "etcd rollback") {
 			t.Fatalf("run: %v, want the rollback said not to hold, naming who wrote the spec\n%s", err, describeSteps(rep))
 		}
 		if _, err := w.client.Dynamic.Resource(w.capi(gvrMachine)).Namespace(w.sys).Get(w.ctx, w.cluster+"-etcd-z", metav1.GetOptions{}); err != nil {
@@ -1115,6 +1117,31 @@ func TestEtcdRollbackSaysWhenTheRolloutWentOnAfterTheRestore(t *testing.T) {
 		}
 		if got := w.rollbackState(); got.Version != oldEtcdVersion || !got.EtcdReady || !strings.HasPrefix(got.Record, "done ") {
 			t.Fatalf("after the second run: %+v", got)
+		}
+	})
+	t.Run("spec written again at once", func(t *testing.T) {
+		// Within moments of the restore, before its read-back: that
+		// failed "not in place: " with nothing after it.
+		w := newWorld(t)
+		w.seedEtcdRollout(true)
+		var rewrote atomic.Bool
+		env := w.envAnswered(func(r *http.Request) error {
+			if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/etcdadmclusters/") && r.URL.Query().Get("dryRun") == "" &&
+				r.Header.Get("Content-Type") == string(types.JSONPatchType) && rewrote.CompareAndSwap(false, true) {
+				_, err := w.client.Dynamic.Resource(upgrade.GVREtcdadmCluster).Namespace(w.sys).Patch(context.Background(), w.cluster+"-etcd", types.MergePatchType, newSpec,
+					metav1.PatchOptions{FieldManager: "eksa-controller"})
+				return err
+			}
+			return nil
+		})
+		p, err := PlanEtcdRollback(w.ctx, env, EtcdRollbackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+		var rf *RolledForwardError
+		if !rewrote.Load() || !errors.As(err, &rf) || !strings.Contains(rf.What, "written again by eksa-controller") {
+			t.Fatalf("run: %v (rewritten: %v), want the rollback said not to hold\n%s", err, rewrote.Load(), describeSteps(rep))
 		}
 	})
 	t.Run("old member released during the wait", func(t *testing.T) {

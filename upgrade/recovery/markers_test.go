@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -849,25 +848,14 @@ func TestClearRefusesAMarkerThatTurnedLiveSinceThePlan(t *testing.T) {
 func TestClearWhoseAnswerWasLostIsItsOwnWrite(t *testing.T) {
 	w := newWorld(t)
 	label := w.seedStaleLock()
-	cfg := rest.CopyConfig(w.cfg)
 	var lost atomic.Bool
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(r)
-			if err == nil && r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" && lost.CompareAndSwap(false, true) {
-				resp.Body.Close()
-				return nil, errors.New("net/http: request canceled (Client.Timeout exceeded while awaiting headers)")
-			}
-			return resp, err
-		})
+	env := w.envAnswered(func(r *http.Request) error {
+		if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" && lost.CompareAndSwap(false, true) {
+			return errors.New("net/http: request canceled (Client.Timeout exceeded while awaiting headers)")
+		}
+		return nil
 	})
-	client, err := upgrade.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := *w.env
-	env.Client = client
-	p, _, err := PlanClear(w.ctx, &env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	p, _, err := PlanClear(w.ctx, env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
 	if err != nil {
 		t.Fatal(err)
 	}

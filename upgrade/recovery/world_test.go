@@ -105,6 +105,35 @@ func countingConfig(base *rest.Config) (*rest.Config, *atomic.Int64) {
 	return cfg, n
 }
 
+// envAnswered is the world's Env on a client that calls answered with each
+// request the API server answered, after it did: an error it returns is the
+// client's instead of the answer (an answer lost), and a write it makes
+// lands before the console reads again.
+func (w *world) envAnswered(answered func(*http.Request) error) *Env {
+	w.t.Helper()
+	cfg := rest.CopyConfig(w.cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err != nil {
+				return resp, err
+			}
+			if herr := answered(r); herr != nil {
+				resp.Body.Close()
+				return nil, herr
+			}
+			return resp, nil
+		})
+	})
+	client, err := upgrade.NewClient(cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	env := *w.env
+	env.Client = client
+	return &env
+}
+
 // capi is a Cluster API resource at the version the world writes.
 func (w *world) capi(gvr schema.GroupVersionResource) schema.GroupVersionResource {
 	if w.v1beta1 {
