@@ -151,7 +151,17 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 	// observed the spec, the ready ones may run the old one, and
 	// "3/3 ready  3.5.16  upgrading" read as three members on 3.5.16 while
 	// the only one on it was stuck provisioning: there it is the target.
+	// Under upgrade-console's etcd rollback the spec is the previous one
+	// again: "upgrading to 3.5.15" and the old members marked "new spec"
+	// read as new members having joined.
+	rec, recorded := s.Cluster.EtcdRollback()
+	rollingBack := recorded && rec.Running()
 	switch {
+	case e.Upgrading() && rollingBack:
+		title = append(title, seg{"  rolling back", rSevInfo})
+		if e.EtcdVersion != "" {
+			title = append(title, seg{" to " + e.EtcdVersion, rMuted})
+		}
 	case e.Upgrading():
 		title = append(title, seg{"  upgrading", rSevInfo})
 		if e.EtcdVersion != "" {
@@ -189,7 +199,7 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 		}
 		slices.SortStableFunc(ms, func(a, b member) int { return a.rank - b.rank })
 		for _, x := range ms {
-			lines = append(lines, etcdMemberLine(st, x.m, e, x.stalled))
+			lines = append(lines, etcdMemberLine(st, x.m, e, x.stalled, rollingBack))
 		}
 	}
 	lines = append(lines, conditionLines(st, e.Conditions, expand)...)
@@ -212,7 +222,7 @@ func etcdMemberRank(m *model.Machine, stalled bool) int {
 	return 4
 }
 
-func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled bool) line {
+func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled, rollingBack bool) line {
 	sym := st.th.Sym
 	mark := seg{sym.Active, rSevInfo}
 	switch {
@@ -247,6 +257,10 @@ func etcdMemberLine(st *styles, m *model.Machine, e *model.EtcdCluster, stalled 
 	switch newSpec, rollout := model.EtcdMemberSpec(m, e); {
 	case !m.Owned:
 		segs = append(segs, seg{"  outdated, leaving", rMuted})
+	case rollout && rollingBack && newSpec:
+		segs = append(segs, seg{"  restored spec", rSevInfo})
+	case rollout && rollingBack:
+		segs = append(segs, seg{"  spec rolled back", rMuted})
 	case rollout && newSpec:
 		segs = append(segs, seg{"  new spec", rSevInfo})
 	case rollout:

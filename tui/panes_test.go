@@ -50,6 +50,32 @@ func TestEtcdTitleSaysTheTargetWhileItRollsOut(t *testing.T) {
 	}
 }
 
+// During upgrade-console's etcd rollback the spec is the previous one
+// again: "upgrading to 3.5.15" and the old members marked "new spec" read
+// as new members having joined.
+func TestEtcdPaneDuringARollback(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	s := fixtureMidEtcd()
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"running","newMachine":"mgmt-etcd-x","by":"ops@bastion"}`
+	title, _, lines := buildEtcdPane(st, s, false, stallSet{})
+	var b strings.Builder
+	for _, sg := range title {
+		b.WriteString(sg.text)
+	}
+	for _, l := range lines {
+		b.WriteString("\n")
+		for _, sg := range l.segs {
+			b.WriteString(sg.text)
+		}
+	}
+	got := b.String()
+	if !strings.Contains(got, "rolling back to") || strings.Contains(got, "upgrading") || strings.Contains(got, "new spec") || strings.Contains(got, "old spec") ||
+		!strings.Contains(got, "restored spec") {
+		t.Errorf("etcd pane during a rollback:\n%s", got)
+	}
+}
+
 // TestEtcdMemberCAPIFailure: an etcd member whose Machine CAPI reports
 // failed reads as failed, and first, in the etcd pane, as in the nodes
 // pane, though its phase and etcd-ready label still say it runs.
@@ -57,7 +83,7 @@ func TestEtcdMemberCAPIFailure(t *testing.T) {
 	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
 	m := etcdMachine("mgmt-etcd-4xk2q", ago(time.Hour), true, true, "Running")
 	m.FailureReason, m.FailureMessage = "UpdateError", "etcd member failed to join"
-	l := etcdMemberLine(st, m, &model.EtcdCluster{}, false)
+	l := etcdMemberLine(st, m, &model.EtcdCluster{}, false, false)
 	if l.segs[0].r != rSevError || !strings.Contains(l.segs[0].text, st.th.Sym.Fail) || !strings.Contains(l.segs[2].text, "failed") {
 		t.Errorf("member line %+v, want it marked and said failed", l.segs)
 	}
