@@ -126,6 +126,7 @@ type helpKey struct {
 	member    bool   // an etcd member's (the etcd pane focused)
 	copy      bool   // y copies a command of the status lines
 	zoom      bool   // enter unzooms (zoomKeys)
+	expand    bool   // e collapses the groups
 }
 
 // NewDashboard returns the dashboard screen.

@@ -148,3 +148,19 @@ func TestFullHelpThatCoversThePanesTakesTheNextKey(t *testing.T) {
 		t.Errorf("the key did more than close the help:\nbefore\n%s\nafter\n%s", before, after)
 	}
 }
+
+// e toggles the groups: its help says which way it goes now ("expand
+// groups" said nothing of the way back).
+func TestExpandHelpSaysWhichWay(t *testing.T) {
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)})
+	d.SetSize(200, 50)
+	d.Update(SnapshotMsg{State: fixtureLarge(20)})
+	d.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "expand groups") {
+		t.Fatalf("help before e:\n%s", v)
+	}
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "collapse groups") || strings.Contains(v, "expand groups") {
+		t.Errorf("help after e:\n%s", v)
+	}
+}

@@ -398,8 +398,14 @@ func (d *Dashboard) refreshHelp() {
 		what = "describe member"
 	}
 	d.keys.Describe.SetHelp(d.keys.Describe.Help().Key, what)
+	// e toggles: "expand groups" said nothing of the way back.
+	groups := "expand groups"
+	if d.expand {
+		groups = "collapse groups"
+	}
+	d.keys.Expand.SetHelp(d.keys.Expand.Help().Key, groups)
 	k := helpKey{w: d.w, all: d.help.ShowAll, filtering: d.filtering, quit: d.quitPrompt(), st: d.st, actions: d.actionsGen, describe: describe, member: member, zoom: d.zoom,
-		copy: d.keys.Copy.Enabled()}
+		copy: d.keys.Copy.Enabled(), expand: d.expand}
 	if k == d.helpKey && d.helpOut != "" {
 		return
 	}
