@@ -746,6 +746,7 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions, resumed bool) 
 // already said that an upgrade is under way.
 func markersLeft(ctx context.Context, env *Env, ms []Marker, underWay bool) []string {
 	var left, unread []string
+	controllers := true
 	for _, m := range ms {
 		switch m.State {
 		case MarkerNotSet:
@@ -753,6 +754,9 @@ func markersLeft(ctx context.Context, env *Env, ms []Marker, underWay bool) []st
 			unread = append(unread, m.ID)
 		default:
 			left = append(left, fmt.Sprintf("%s (%s)", m.ID, m.State))
+			// Those the controllers set for a rollout (the KCP paused
+			// while etcd rolls, etcd marked upgrading), and live.
+			controllers = controllers && m.State == MarkerLive && (m.ID == MarkerKCPPaused || m.ID == MarkerEtcdUpgrading)
 		}
 	}
 	if len(unread) > 0 {
@@ -776,6 +780,12 @@ func markersLeft(ctx context.Context, env *Env, ms []Marker, underWay bool) []st
 			}
 		}
 		return []string{"No upgrade lock or marker remains on " + env.Cluster + ": a new upgrade can start."}
+	}
+	if underWay && controllers {
+		// The controllers' own, for the rollout the resume started
+		// (EKS-A pauses the control plane while etcd rolls): "Still
+		// set" alone read as more to clear.
+		return []string{"Set by the controllers for the rollout now under way, as they should be: " + strings.Join(left, ", ") + " (see `upgrade-console lock status " + env.clusterFlags() + "`)."}
 	}
 	return []string{"Still set: " + strings.Join(left, ", ") + " (see `upgrade-console lock status " + env.clusterFlags() + "`)."}
 }

@@ -864,3 +864,25 @@ func TestClearWhoseAnswerWasLostIsItsOwnWrite(t *testing.T) {
 		t.Fatalf("run: %v (answer lost: %v)\n%s", err, lost.Load(), describeSteps(rep))
 	}
 }
+
+// After a clear that resumed EKS-A, the markers the controllers set for the
+// rollout it started are said as theirs: "Still set: kcp-paused (live)"
+// read as more to clear. Any other marker left is still "Still set".
+func TestMarkersLeftAfterAResume(t *testing.T) {
+	env := &Env{Cluster: "mgmt"}
+	kcp := Marker{ID: MarkerKCPPaused, State: MarkerLive}
+	if got := markersLeft(context.Background(), env, []Marker{kcp, {ID: MarkerPaused, State: MarkerNotSet}}, true); len(got) != 1 || !strings.HasPrefix(got[0], "Set by the controllers for the rollout now under way") {
+		t.Errorf("controllers' markers: %q", got)
+	}
+	for name, ms := range map[string][]Marker{
+		"a live lease":      {kcp, {ID: MarkerLease, State: MarkerLive}},
+		"a stale KCP pause": {{ID: MarkerKCPPaused, State: MarkerStale}},
+	} {
+		if got := markersLeft(context.Background(), env, ms, true); len(got) != 1 || !strings.HasPrefix(got[0], "Still set: ") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if got := markersLeft(context.Background(), env, []Marker{kcp}, false); len(got) != 1 || !strings.HasPrefix(got[0], "Still set: ") {
+		t.Errorf("no resume: %q", got)
+	}
+}
