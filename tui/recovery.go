@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -1135,8 +1136,27 @@ func logTail(log []string, w, n int) (rows []string, note string) {
 	case k > 0:
 		note = fmt.Sprintf("… %d earlier %s left out", k, plural(k, "line", "lines"))
 	}
+	// In a narrow dialog kubeadm's own error ("[upgrade/health] FATAL:
+	// …") was among the lines left out, and the rows kept only said that
+	// the container exited: the note's row shows it instead of the count,
+	// its "…" saying that lines are left out.
+	for i := k - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(ansi.Strip(log[i])); errorLine.MatchString(l) {
+			if long := note + "; the last error: "; w-width(long) >= 20 {
+				note = ansi.Truncate(long+l, w, "…")
+			} else {
+				note = ansi.Truncate("… "+l, w, "…")
+			}
+			break
+		}
+	}
 	return rows, note
 }
+
+// errorLine is a log line that states an error: kubeadm's [ERROR …] and
+// FATAL lines, and "error:" (not its "To see the stack trace of this
+// error …").
+var errorLine = regexp.MustCompile(`\[ERROR|FATAL|(?i:\berror:)`)
 
 // wrapLogLine wraps one log line to w cells, its indentation (a tab is two
 // cells) kept on every row. Escape sequences are dropped: the log is the

@@ -1216,6 +1216,16 @@ func TestLogTailKeepsTheLastRows(t *testing.T) {
 	if strings.Join(rows, ",") != "d,e" || note != "… 3 earlier lines left out" {
 		t.Errorf("rows %q note %q", rows, note)
 	}
+	// A narrow dialog left kubeadm's error out: the note quotes it, cut
+	// to the row.
+	kubeadm := []string{"[preflight] Running checks", "[upgrade/health] FATAL: [preflight] Some fatal errors occurred", "  job failed", "E1125 upgrader: kubeadm-upgrader failed: exit status 1"}
+	rows, note = logTail(kubeadm, 60, 3)
+	if want := "… [upgrade/health] FATAL: [preflight] Some fatal errors"; !strings.HasPrefix(note, want) || width(note) > 60 || len(rows) != 2 {
+		t.Errorf("rows %q note %q, want it to start %q within 60 cells", rows, note, want)
+	}
+	if _, note = logTail(kubeadm, 60, 10); note != "" {
+		t.Errorf("a log that fits: note %q", note)
+	}
 	if rows := strings.Join(wrapLogLine("\t\x1b[31m[ERROR] a b\x1b[0m", 10), "|"); rows != "  [ERROR]|  a b" {
 		t.Errorf("indented, coloured line wrapped as %q", rows)
 	}
