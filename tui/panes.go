@@ -156,6 +156,19 @@ func buildEtcdPane(st *styles, s *model.ClusterState, expand bool, stalled stall
 	// read as new members having joined.
 	rec, recorded := s.Cluster.EtcdRollback()
 	rollingBack := recorded && rec.Running()
+	if rollingBack {
+		// Only once the spec is put back: between the pause and the
+		// restore the spec is still the rollout's, and the new member
+		// read as the "restored" one.
+		for _, m := range s.Machines.All() {
+			if m.Name == rec.NewMachine {
+				if newSpec, rollout := model.EtcdMemberSpec(m, e); rollout && newSpec {
+					rollingBack = false
+				}
+				break
+			}
+		}
+	}
 	switch {
 	case e.Upgrading() && rollingBack:
 		title = append(title, seg{"  rolling back", rSevInfo})

@@ -55,24 +55,33 @@ func TestEtcdTitleSaysTheTargetWhileItRollsOut(t *testing.T) {
 // as new members having joined.
 func TestEtcdPaneDuringARollback(t *testing.T) {
 	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
-	s := fixtureMidEtcd()
-	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
-	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"running","newMachine":"mgmt-etcd-x","by":"ops@bastion"}`
-	title, _, lines := buildEtcdPane(st, s, false, stallSet{})
-	var b strings.Builder
-	for _, sg := range title {
-		b.WriteString(sg.text)
-	}
-	for _, l := range lines {
-		b.WriteString("\n")
-		for _, sg := range l.segs {
+	pane := func(newMachine string) string {
+		s := fixtureMidEtcd()
+		s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+		s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"phase":"running","newMachine":"` + newMachine + `","by":"ops@bastion"}`
+		title, _, lines := buildEtcdPane(st, s, false, stallSet{})
+		var b strings.Builder
+		for _, sg := range title {
 			b.WriteString(sg.text)
 		}
+		for _, l := range lines {
+			b.WriteString("\n")
+			for _, sg := range l.segs {
+				b.WriteString(sg.text)
+			}
+		}
+		return b.String()
 	}
-	got := b.String()
-	if !strings.Contains(got, "rolling back to") || strings.Contains(got, "upgrading") || strings.Contains(got, "new spec") || strings.Contains(got, "old spec") ||
-		!strings.Contains(got, "restored spec") {
+	// The spec restored: the new member (deleted, or on another spec now)
+	// is not the one on it.
+	if got := pane("mgmt-etcd-x"); !strings.Contains(got, "rolling back to") || strings.Contains(got, "upgrading") || strings.Contains(got, "new spec") ||
+		strings.Contains(got, "old spec") || !strings.Contains(got, "restored spec") {
 		t.Errorf("etcd pane during a rollback:\n%s", got)
+	}
+	// Paused, the spec not yet put back: the new member is still on the
+	// rollout's spec, and it read as the "restored" one.
+	if got := pane("mgmt-etcd-h2v8d"); strings.Contains(got, "rolling back") || strings.Contains(got, "restored spec") || !strings.Contains(got, "upgrading to") {
+		t.Errorf("etcd pane before the restore:\n%s", got)
 	}
 }
 
