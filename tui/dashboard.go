@@ -687,7 +687,15 @@ func (d *Dashboard) statusCommands(n int) []string {
 // already kept (the upgrade failed) or lost is left as it is by a quit, and
 // watch holds no lock: q quits at once there.
 func (d *Dashboard) quitAsks() bool {
-	if d.opts.Lock == nil || d.outcome != report.Running {
+	if d.outcome != report.Running {
+		return false
+	}
+	if d.opts.Demo && d.state != nil && !d.progress.Complete {
+		// The demo's world stops with the console, mid-upgrade, whoever
+		// started it (--auto-start's scripted operator holds no lock).
+		return true
+	}
+	if d.opts.Lock == nil {
 		return false
 	}
 	l := d.opts.Lock()

@@ -392,6 +392,23 @@ func TestQuitAsksWhileHoldingTheLock(t *testing.T) {
 			t.Error("ctrl+c did not quit at once")
 		}
 	})
+	// The demo's world stops with the console: --auto-start's dashboard
+	// holds no lock, and one q ended it mid-upgrade without a word. At
+	// rest (no upgrade) q quits at once.
+	t.Run("demo, no lock", func(t *testing.T) {
+		for _, c := range []struct {
+			state *model.ClusterState
+			asks  bool
+		}{{fixtureMidEtcd(), true}, {fixtureHealthy(), false}} {
+			d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Demo: true})
+			d.SetSize(120, 40)
+			d.Update(SnapshotMsg{State: c.state})
+			_, cmd := d.Update(q)
+			if quits(cmd) == c.asks || strings.Contains(screenOf(d), "the demo's world") != c.asks {
+				t.Errorf("under way %v: quit at once %v:\n%s", c.asks, quits(cmd), screenOf(d))
+			}
+		}
+	})
 }
 
 // TestQuitFromTheRecoveryDialogAsksToo: q in the R menu, over the dashboard

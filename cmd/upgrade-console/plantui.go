@@ -81,7 +81,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	}
 	if err == nil || s != nil {
 		if demoWorld {
-			sayDemoEnd(out, s, lv.watcher.Latest())
+			sayDemoEnd(out, demoSessionEnd(s, lv.watcher.Latest()))
 		} else {
 			sayPlanTUIEnd(out, s, display.readOnly, lv.watcher.Latest())
 		}
@@ -198,24 +198,43 @@ func sayPlanTUIEnd(out io.Writer, s *upgrade.Session, readOnly bool, latest *mod
 // console, so nothing goes on in it, and no command reaches it any more
 // (they were printed, and failed on a control plane gone, a kubeconfig
 // removed with its directory).
-func sayDemoEnd(out io.Writer, s *upgrade.Session, latest *model.ClusterState) {
+func sayDemoEnd(out io.Writer, what string) {
+	fmt.Fprintf(out, "%s; the demo's world (its control plane and simulated controllers) stops with the console, so nothing goes on in it and no command reaches it now (`upgrade-console demo --serve --dir DIR` keeps a world running)\n", what)
+}
+
+// demoSessionEnd is how the upgrade the demo's plan screen started stood
+// when the console quit ("no upgrade was started" when none was).
+func demoSessionEnd(s *upgrade.Session, latest *model.ClusterState) string {
 	if s == nil {
-		fmt.Fprintln(out, "no upgrade was started; the demo's world stops with the console")
-		return
+		return "no upgrade was started"
 	}
-	var what string
 	switch endedAs, why := s.Failure(); {
 	case s.Completed():
-		what = "the upgrade completed"
+		return "the upgrade completed"
 	case endedAs == "failure":
 		// Its first clause: the rest names commands (`lock clear
 		// paused …` resumes it) that reach nothing once the world stops.
-		what, _, _ = strings.Cut(why, ": ")
-		what = "the upgrade failed (" + model.Printable(what) + ")"
-	default:
-		what = "the upgrade was under way" + heldUpBy(latest)
+		what, _, _ := strings.Cut(why, ": ")
+		return "the upgrade failed (" + model.Printable(what) + ")"
 	}
-	fmt.Fprintf(out, "%s; the demo's world (its control plane and simulated controllers) stops with the console, so nothing goes on in it and no command reaches it now (`upgrade-console demo --serve --dir DIR` keeps a world running)\n", what)
+	return "the upgrade was under way" + heldUpBy(latest)
+}
+
+// demoEndOf is how the upgrade stood when the dashboard of a demo it did
+// not start (--auto-start) quit.
+func demoEndOf(outcome report.Outcome, latest *model.ClusterState) string {
+	switch {
+	case outcome == report.Done:
+		return "the upgrade completed"
+	case outcome == report.Failed:
+		return "the upgrade failed"
+	case latest == nil || latest.Cluster == nil:
+		return "the console quit before it saw the cluster"
+	}
+	if _, complete := model.Completion(latest.Cluster); complete {
+		return "no upgrade was under way"
+	}
+	return "the upgrade was under way" + heldUpBy(latest)
 }
 
 // newPlanApp builds the App with the plan screen first.

@@ -17,6 +17,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
@@ -195,6 +196,22 @@ func TestFailedStepsSaidAtQuit(t *testing.T) {
 	if held := heldUpBy(&model.ClusterState{Cluster: s.Cluster}); held != "" {
 		t.Errorf("nothing failed, yet %q", held)
 	}
+	// The dashboard of a demo it did not start (--auto-start): how the
+	// upgrade stood, from what it last saw.
+	for _, c := range []struct {
+		outcome report.Outcome
+		latest  *model.ClusterState
+		want    string
+	}{
+		{report.Running, s, "the upgrade was under way, held up by a failed step"},
+		{report.Done, s, "the upgrade completed"},
+		{report.Failed, s, "the upgrade failed"},
+		{report.Running, nil, "the console quit before it saw the cluster"},
+	} {
+		if got := demoEndOf(c.outcome, c.latest); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.outcome, got, c.want)
+		}
+	}
 }
 
 // A console quit after the upgrade it started failed (an etcd rollback in
@@ -240,13 +257,13 @@ func TestFailedUpgradeSaidAtQuit(t *testing.T) {
 	}
 	// The demo's world stops with the console: no command to paste.
 	out.Reset()
-	sayDemoEnd(&out, s, rolledBack)
+	sayDemoEnd(&out, demoSessionEnd(s, rolledBack))
 	if got := out.String(); !strings.HasPrefix(got, "the upgrade failed (etcd was rolled back by upgrade-console (ops@bastion)); the demo's world") || strings.Contains(got, "--cluster") {
 		t.Errorf("demo: %s", got)
 	}
 	out.Reset()
-	sayDemoEnd(&out, nil, nil)
-	if got := out.String(); !strings.HasPrefix(got, "no upgrade was started; the demo's world stops with the console") {
+	sayDemoEnd(&out, demoSessionEnd(nil, nil))
+	if got := out.String(); !strings.HasPrefix(got, "no upgrade was started; the demo's world (its control plane and simulated controllers) stops with the console") {
 		t.Errorf("demo, no start: %s", got)
 	}
 }

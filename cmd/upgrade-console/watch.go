@@ -232,6 +232,8 @@ type followTarget struct {
 	// confirm, when set, confirms with the API server that the upgrade is
 	// done before the plain watch says so (report.WatchOptions.Confirm).
 	confirm func(context.Context, *model.ClusterState) error
+	// demo: the cluster is the demo's, which stops with the console.
+	demo bool
 }
 
 // follow runs a watcher on the cluster and shows its snapshots, in the
@@ -296,11 +298,17 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		Confirm:           lazyConfirm(t),
 		EventHistory:      w.EventHistory,
 		NoSuspend:         suspendUnavailable(),
+		Demo:              t.demo,
 	}
 	// tui.Run, keeping the App: it returns no outcome with the deadline's
 	// error, and a timeout must not hide a failure the dashboard showed.
 	app := tui.NewApp(topts, tui.NewDashboard(topts))
 	_, err = tui.RunApp(ctx, app)
+	if t.demo {
+		// --auto-start's world stopped with a single q and without a
+		// word, in the middle of the upgrade.
+		sayDemoEnd(out, demoEndOf(app.Outcome(), w.Latest()))
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return report.Result{Outcome: app.Outcome()}, err
 	}
@@ -377,7 +385,7 @@ func followDemo(ctx context.Context, out io.Writer, w *demo.World, o *watchOptio
 	if kc, err := clientcmd.LoadFromFile(w.KubeconfigPath); err == nil && kc.CurrentContext != "" {
 		kubeContext = kc.CurrentContext
 	}
-	_, err := follow(ctx, out, followTarget{config: w.Config, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: kubeContext, conn: demoConn(w)}, o, theme)
+	_, err := follow(ctx, out, followTarget{config: w.Config, cluster: w.ClusterName, namespace: w.ClusterNamespace, context: kubeContext, conn: demoConn(w), demo: true}, o, theme)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
