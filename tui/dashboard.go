@@ -507,6 +507,7 @@ func (d *Dashboard) rollbackAfter() time.Duration {
 type etcdOffer struct {
 	newest  *model.Machine // nil: no rollback to offer
 	offered bool
+	running bool // its rollback is recorded on the Cluster, not finished
 }
 
 func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcdOffer {
@@ -514,7 +515,13 @@ func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcd
 		return etcdOffer{}
 	}
 	m, due := recovery.EtcdRollbackMember(s, now, after)
-	return etcdOffer{newest: m, offered: due}
+	o := etcdOffer{newest: m, offered: due}
+	if rec, ok := s.Cluster.EtcdRollback(); ok && rec.Running() && m != nil && rec.NewMachine == m.Name {
+		// The rollback of this member is under way (or was cut short):
+		// "offered" read as one yet to start.
+		o.running = true
+	}
+	return o
 }
 
 // when is what the stall line of the new member adds, before its details:
@@ -524,6 +531,8 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	switch {
 	case o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
 		return ""
+	case o.running:
+		return "its etcd rollback is under way, or was cut short: R shows it"
 	case o.offered:
 		return "R: etcd rollback offered"
 	}
@@ -625,8 +634,12 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	if m := offer.newest; offer.offered && len(out) < maxStallLines &&
 		!slices.ContainsFunc(stalls, func(sl model.Stall) bool { return sl.Kind == model.KindMachine && sl.Name == m.Name }) {
 		total++
+		when := "R: etcd rollback offered"
+		if offer.running {
+			when = offer.when(model.Stall{Kind: model.KindMachine, Name: m.Name}, rollbackAfter)
+		}
 		out = append(out, line{segs: []seg{{" " + sym.Warn + " etcd machine " + m.Name + " not ready " + model.ShortDuration(now.Sub(m.CreationTimestamp)) +
-			" after its creation (R: etcd rollback offered)", rStall}}})
+			" after its creation (" + when + ")", rStall}}})
 	}
 	var status line
 	switch {

@@ -379,6 +379,13 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 			return s
 		}, 2 * time.Minute, 15 * time.Minute, false, ""},
 		{"not offered: no member more than the spec", fixtureMidEtcd, 2 * time.Minute, 3 * time.Minute, false, ""},
+		// Its rollback recorded, not finished: "offered" read as one yet
+		// to start while it ran.
+		{"its rollback under way", func() *model.ClusterState {
+			s := stuckEtcdState(t0)
+			s.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true", model.AnnotationEtcdRollbackRecord: `{"phase":"running","newMachine":"e-new"}`}
+			return s
+		}, 2 * time.Minute, 15 * time.Minute, false, "(its etcd rollback is under way, or was cut short: R shows it)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), StallAfter: tc.stall,
