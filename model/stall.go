@@ -299,6 +299,11 @@ func etcdRolloutStall(s *ClusterState, ix *index, after time.Duration, now time.
 	}
 	d := now.Sub(t)
 	ph := etcdPhase(s, ix)
+	if r, ok := s.Cluster.EtcdRollback(); ok {
+		// Its members match the spec put back, which the phase alone
+		// counted as "3/3 members upgraded".
+		rolledBack(&ph, &r)
+	}
 	why := ph.Detail
 	if hasCond && !cond.IsTrue() {
 		why += "; " + EtcdConditionMachinesSpecUpToDate + " " + oneLine(reasonText(cond))

@@ -33,17 +33,31 @@ func TestStallMachineTimedFromItsReadyTransition(t *testing.T) {
 }
 
 // An EtcdadmCluster whose new spec its controller has not observed is not at
-// rest, however ready its old status says it is.
+// rest, however ready its old status says it is. Under upgrade-console's
+// etcd rollback the members match the spec put back: the stall said "3/3
+// members upgraded" of a rollout undone.
 func TestStallEtcdSpecNotObserved(t *testing.T) {
-	s := readyCluster()
-	s.Etcd.Generation = 3 // observed 2
-	for _, m := range s.Machines.All() {
-		if m.Role == RoleEtcd {
-			m.CreationTimestamp = t0.Add(-20 * time.Minute)
+	for _, rollback := range []bool{false, true} {
+		s := readyCluster()
+		s.Etcd.Generation = 3 // observed 2
+		etcdCreatedAt(s, t0.Add(-20*time.Minute))
+		if rollback {
+			s.Cluster.Annotations = map[string]string{AnnotationEKSAPaused: "true", AnnotationEtcdRollbackRecord: `{"phase":"running","newMachine":"x"}`}
+		}
+		got := stallSentences(s, KindEtcdadmCluster)
+		if len(got) != 1 || !strings.Contains(got[0], "rollout waiting for 20m") ||
+			strings.Contains(got[0], "rollback to the previous spec by upgrade-console in progress") != rollback || (rollback && strings.Contains(got[0], "upgraded")) {
+			t.Errorf("rollback %v: etcd stalls = %q", rollback, got)
 		}
 	}
-	if got := stallSentences(s, KindEtcdadmCluster); len(got) != 1 || !strings.Contains(got[0], "rollout waiting for 20m") {
-		t.Errorf("etcd stalls = %q, want one waiting for 20m", got)
+}
+
+// etcdCreatedAt dates every etcd member's creation.
+func etcdCreatedAt(s *ClusterState, at time.Time) {
+	for _, m := range s.Machines.All() {
+		if m.Role == RoleEtcd {
+			m.CreationTimestamp = at
+		}
 	}
 }
 
