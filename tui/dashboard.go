@@ -132,6 +132,7 @@ type helpKey struct {
 // NewDashboard returns the dashboard screen.
 func NewDashboard(opts Options) *Dashboard {
 	d := &Dashboard{opts: opts, keys: DefaultKeyMap(), help: help.New(), focus: paneNodes, judge: report.NewJudge(), pauseLine: -1}
+	suspendOff(&d.keys.Suspend, opts)
 	d.refreshActions()
 	d.cluster = textPane{id: paneCluster, usesClock: true}
 	d.etcd = textPane{id: paneEtcd, usesClock: true, selectable: true}

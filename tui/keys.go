@@ -115,6 +115,14 @@ func suspendBinding() key.Binding {
 	return key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (fg resumes)"))
 }
 
+// suspendOff words b's help where ctrl+z is off (Options.NoSuspend): the
+// help listed "suspend (fg resumes)" beside the line saying it was off.
+func suspendOff(b *key.Binding, opts Options) {
+	if opts.NoSuspend != "" {
+		b.SetHelp("ctrl+z", "suspend: off here (no job control)")
+	}
+}
+
 // filterKeys is the help shown while the filter is being typed.
 type filterKeys struct{ k KeyMap }
 

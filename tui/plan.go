@@ -226,6 +226,7 @@ type PlanScreen struct {
 func NewPlanScreen(ctx context.Context, opts Options, plan *upgrade.Plan, actions PlanActions) *PlanScreen {
 	p := &PlanScreen{opts: opts, ctx: ctx, actions: actions, plan: plan, keys: defaultPlanKeys(opts.ReadOnly), help: help.New(),
 		starts: &sync.WaitGroup{}, startedSession: &atomic.Pointer[upgrade.Session]{}, startsRunning: &atomic.Int32{}, startErr: &atomic.Pointer[error]{}, following: &atomic.Int32{}}
+	suspendOff(&p.keys.Suspend, opts)
 	p.setTheme(initialTheme(opts))
 	return p
 }

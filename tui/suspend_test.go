@@ -69,6 +69,11 @@ func TestCtrlZOffWithoutJobControl(t *testing.T) {
 	if v := ansi.Strip(a.View().Content); !strings.Contains(v, why) {
 		t.Errorf("the refusal is not said:\n%s", v)
 	}
+	// The help does not offer what is off.
+	a.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	if v := ansi.Strip(a.View().Content); !strings.Contains(v, "suspend: off here") || strings.Contains(v, "fg resumes") {
+		t.Errorf("the help:\n%s", v)
+	}
 }
 
 // While a recovery run is under way, shown or set aside, ctrl+z is
