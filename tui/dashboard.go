@@ -904,6 +904,12 @@ func (d *Dashboard) setFilter(f string) {
 }
 
 func (d *Dashboard) cycleFocus(dir int) {
+	if d.zoom {
+		// Zoomed, the next pane takes the zoom: the footer offered tab,
+		// and with one pane visible it did nothing.
+		d.focus = paneID((int(d.focus) + dir + int(paneCount)) % int(paneCount))
+		return
+	}
 	for i := 1; i <= int(paneCount); i++ {
 		next := paneID((int(d.focus) + dir*i + 2*int(paneCount)) % int(paneCount))
 		if d.plan.visible[next] {

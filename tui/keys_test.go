@@ -164,3 +164,24 @@ func TestExpandHelpSaysWhichWay(t *testing.T) {
 		t.Errorf("help after e:\n%s", v)
 	}
 }
+
+// Zoomed, tab zooms the next pane: the footer offered it, and with one pane
+// visible it did nothing.
+func TestTabWhileZoomedZoomsTheNextPane(t *testing.T) {
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)})
+	d.SetSize(100, 30)
+	d.Update(SnapshotMsg{State: fixtureMidEtcd()})
+	d.Update(tea.KeyPressMsg{Code: 'z', Text: "z"})
+	before := d.Focus()
+	d.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+	if !d.Zoomed() || d.Focus() == before {
+		t.Fatalf("zoomed %v, focus %s → %s", d.Zoomed(), before, d.Focus())
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, d.Focus()) {
+		t.Errorf("the zoomed pane is not %s:\n%s", d.Focus(), v)
+	}
+	d.Update(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+	if d.Focus() != before {
+		t.Errorf("shift+tab: focus %s, want %s back", d.Focus(), before)
+	}
+}
