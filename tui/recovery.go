@@ -969,11 +969,11 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 				wrapAdd("Stopped by ctrl+c; the audit log records where.", rFailure, "")
 			}
 			wrapAdd(errText(d.err), rFailure, "")
-			var aw *upgrade.AuditWriteError
+			var ns *recovery.NotStartedError
 			switch {
 			case d.done.Refused(d.err):
 				wrapAdd("Refused, nothing was written: open the recovery menu again for a plan of the cluster as it is now.", rMuted, "")
-			case errors.As(d.err, &aw) && d.done.WroteNothing():
+			case errors.As(d.err, &ns):
 				wrapAdd("Nothing was written: the audit log refused the run's first entry. Fix the log (above), then open the recovery menu again.", rMuted, "")
 			default:
 				wrapAdd("The action is resumable: open the recovery menu again to continue from where the cluster is.", rMuted, "")

@@ -542,7 +542,7 @@ func TestRecoveryDialogShowsRefusalAndFailure(t *testing.T) {
 		{"refused run", 1, &recovery.ConcurrentChangeError{Object: "EtcdadmCluster eksa-system/mgmt-etcd", What: "its spec changed"}, "Refused, nothing was written", false},
 		// The audit log refused the run's start: nothing ran, and it is
 		// the log to fix, not an action to resume.
-		{"audit refused", 1, &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}, "Nothing was written: the audit log refused", false},
+		{"audit refused", 1, &recovery.NotStartedError{Err: &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}}, "Nothing was written: the audit log refused", false},
 	} {
 		if v := ran(c.failStep, c.err); !strings.Contains(v, c.want) || strings.Contains(v, "resumable") != c.resume {
 			t.Errorf("%s view:\n%s", c.name, v)

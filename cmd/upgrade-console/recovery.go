@@ -181,12 +181,13 @@ func runError(rep recovery.Report, err error) error {
 	var cc *recovery.ConcurrentChangeError
 	var wt *recovery.WaitTimeoutError
 	var held *upgrade.LockHeldError
-	var aw *upgrade.AuditWriteError
+	var ns *recovery.NotStartedError
 	switch {
-	case errors.As(err, &aw) && rep.WroteNothing():
+	case errors.As(err, &ns):
 		// The log refused the run's start (a disk filled at the
 		// prompt): no step ran. The environment's fault, exit 1 as in
-		// the dry run, not an action that failed part way.
+		// the dry run, not an action that failed part way. A refusal
+		// after a write (a lock taken over, a step) is not this.
 		return withCode(ExitBadInput, fmt.Errorf("nothing was changed: %w", err))
 	case errors.As(err, &held):
 		return withCode(ExitPreflight, err) // refused: another console's action runs

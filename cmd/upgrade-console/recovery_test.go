@@ -148,7 +148,10 @@ func TestRecoveryRunErrorCodes(t *testing.T) {
 		{[]recovery.StepResult{done(0), done(1), failed(2)}, fmt.Errorf("step 3 failed: %w", &recovery.RolledForwardError{What: "the etcd spec is no longer the snapshot's", Next: "run it again"}), ExitUpgradeFail, "does not hold"},
 		// The log refused the run's start (a disk filled at the prompt):
 		// no step ran, the environment's fault, as in the dry run (1).
-		{nil, &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}, ExitBadInput, "nothing was changed"},
+		{nil, &recovery.NotStartedError{Err: &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}}, ExitBadInput, "nothing was changed"},
+		// Refused after a write (the lock taken over, before any step):
+		// not "nothing was changed".
+		{nil, fmt.Errorf("taking the upgrade lock: %w", &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}), ExitUpgradeFail, "resumable"},
 		{[]recovery.StepResult{done(0)}, fmt.Errorf("step 2: %w", &upgrade.AuditWriteError{Path: "audit.log", Err: syscall.ENOSPC}), ExitUpgradeFail, "resumable"},
 	} {
 		err := runError(recovery.Report{Steps: c.steps}, c.err)

@@ -88,8 +88,9 @@ func TestExecutorWritesNothingWhenStartedCannotBeRecorded(t *testing.T) {
 	w, p := plannedRollback(t)
 	before, state := w.writes.Load(), w.rollbackState()
 	audit := &failingAudit{failAt: 1}
-	if _, err := (&Executor{Audit: audit}).Run(w.ctx, p); !errors.Is(err, errAuditBroken) {
-		t.Fatalf("run with a failing audit log: %v, want its failure", err)
+	_, err := (&Executor{Audit: audit}).Run(w.ctx, p)
+	if ns := (*NotStartedError)(nil); !errors.Is(err, errAuditBroken) || !errors.As(err, &ns) {
+		t.Fatalf("run with a failing audit log: %v, want its failure, as a run not started", err)
 	}
 	if n := w.writes.Load() - before; n != 0 {
 		t.Errorf("%d write(s) reached the API server after the started entry failed", n)
@@ -117,6 +118,10 @@ func TestExecutorStopsAtTheStepItCannotRecord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(w.ctx, 20*time.Second)
 	defer cancel()
 	rep, err := (&Executor{Audit: audit}).Run(ctx, p)
+	if ns := (*NotStartedError)(nil); errors.As(err, &ns) {
+		// The run took the lock and stopped at a step: it started.
+		t.Errorf("a run stopped at a step reads as not started: %v", err)
+	}
 	if !errors.Is(err, errAuditBroken) {
 		t.Fatalf("run with a failing audit log: %v, want its failure\n%s", err, describeSteps(rep))
 	}

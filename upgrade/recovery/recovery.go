@@ -452,6 +452,14 @@ func (e *interruptedError) Error() string {
 
 func (e *interruptedError) Unwrap() error { return e.cause }
 
+// NotStartedError is a run that did not start because the audit log refused
+// its start entry: nothing was written. Any later refusal (the lock taken
+// over, a step's entry) comes after a write, and is not this.
+type NotStartedError struct{ Err error }
+
+func (e *NotStartedError) Error() string { return e.Err.Error() }
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
 // Run executes the plan step by step. A step whose effect is in place is
 // skipped as "already done"; the first failure stops the run (the cluster is
 // left as the finished steps made it; planning and running again resumes).
@@ -468,7 +476,7 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	before, after := planned(p)
 	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
 		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps)), Before: before, After: after}); err != nil {
-		return rep, err
+		return rep, &NotStartedError{Err: err}
 	}
 	if p.lock != nil {
 		release, lerr := p.lock(ctx, x.Audit)
