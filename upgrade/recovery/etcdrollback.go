@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -295,7 +294,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	// new etcd spec again: etcdadm then rolls forward and releases the old
 	// members, which the wait read, about to go, as "ready" (the demo did it
 	// 2 times in 4 at --speed 1).
-	holds := func(u *unstructured.Unstructured, ms []machine) error {
+	holds := func(u *unstructured.Unstructured, ms []machine, members bool) error {
 		again := "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member, and otherwise refuses, saying how to end the rollback"
 		if ch := etcdSpecChanges(u, oldEtcd); len(ch) > 0 {
 			// Who wrote it is read, not assumed: a reconcile of EKS-A
@@ -308,9 +307,19 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			}
 			return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)), Next: next}
 		}
+		if !members {
+			return nil
+		}
+		byName := map[string]machine{}
 		for _, m := range ms {
-			if !m.Owned && slices.Contains(rec.OldMachines, m.Name) {
-				return &RolledForwardError{What: "etcdadm released old member " + m.Name + ": the rollout goes on with the new etcd spec", Next: again}
+			byName[m.Name] = m
+		}
+		for _, n := range rec.OldMachines {
+			// Released, being deleted or gone: all the rollout's doing
+			// (stuckAtNewMember reads them so too); the wait ran out its
+			// time on a member that would not come back.
+			if m, ok := byName[n]; !ok || !m.Owned || m.Deleting {
+				return &RolledForwardError{What: "etcdadm released or removed old member " + n + ": the rollout goes on with the new etcd spec", Next: again}
 			}
 		}
 		return nil
@@ -430,8 +439,10 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if gerr != nil {
 					return "", gerr
 				}
-				if herr := holds(u, nil); herr != nil {
-					return "", herr
+				if herr := holds(u, nil, false); herr != nil {
+					// Its own write landed: the record says so, not
+					// a restore that failed.
+					return "", fmt.Errorf("the snapshot's spec was written, then: %w", herr)
 				}
 			}
 			return fmt.Sprintf("%d field(s) restored", len(changes)), guarded(ctx, err, etcdRef, "its etcd spec is no longer the one the plan read", same)
@@ -473,7 +484,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if err != nil {
 					return "", err
 				}
-				if err := holds(u, nil); err != nil {
+				if err := holds(u, nil, false); err != nil {
 					return "", err
 				}
 			}
@@ -503,7 +514,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			if err != nil {
 				return false, "", err
 			}
-			if err := holds(u, ms); err != nil {
+			if err := holds(u, ms, true); err != nil {
 				if !waiting {
 					return false, err.Error(), nil
 				}
@@ -651,7 +662,8 @@ func (e *RolledForwardError) Error() string {
 func specWriter(u *unstructured.Unstructured) Writer {
 	var best Writer
 	for _, mf := range u.GetManagedFields() {
-		if mf.FieldsV1 == nil || mf.Subresource != "" || mf.Time == nil || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
+		// The console's own restore is not who wrote the spec again.
+		if mf.FieldsV1 == nil || mf.Subresource != "" || mf.Time == nil || mf.Manager == upgrade.ManagerName || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
 			continue
 		}
 		if best.Manager == "" || mf.Time.After(best.Time) {
