@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -609,9 +610,11 @@ func clearStep(env *Env, m Marker, o ClearOptions) Step {
 			// Another run (a second `lock clear`) removed it between
 			// the read and the write: what this step is for holds.
 			if ok, detail, derr := done(ctx); derr == nil && ok {
-				if !apierrors.IsInvalid(err) && !apierrors.IsConflict(err) {
-					// Not its test refused: the answer was lost (a
-					// timeout), and the write most likely this one.
+				if st := apierrors.APIStatus(nil); !errors.As(err, &st) {
+					// No answer at all (a timeout, a connection cut):
+					// the write most likely landed, and was this one.
+					// An answer (its test refused, the object gone) says
+					// it did not.
 					return what + " " + m.Key + " removed (the API server's answer was lost: " + err.Error() + "; read again, it is gone)" + forcedNow, nil
 				}
 				return detail + " (removed meanwhile by another writer)", errNoWrite
@@ -633,18 +636,36 @@ func turnedLive(ctx context.Context, env *Env, m Marker, o ClearOptions) (forced
 	if m.State == MarkerLive || m.State == MarkerNotSet {
 		return "", nil
 	}
+	reason, err := liveReasonNow(ctx, env, m, o)
+	switch {
+	case err != nil || reason == "":
+		return "", err
+	case o.Force:
+		return " (live since the plan: " + reason + "; cleared under --force)", nil
+	}
+	return "", &ConcurrentChangeError{Object: m.Object, What: m.ID + " is live now: " + reason + "; clear it anyway with --force (recorded)"}
+}
+
+// liveReasonNow is why marker m is live now ("" when it is not).
+func liveReasonNow(ctx context.Context, env *Env, m Marker, o ClearOptions) (string, error) {
+	if strings.HasPrefix(m.ID, MarkerNodeLabel+"/") {
+		// A node label turns live with a live lock alone: read it, not
+		// every marker (a LIST of the labelled nodes per node, at fleet
+		// scale, on the API server of an incident).
+		st, err := upgrade.ReadLock(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
+		if err != nil || !st.Held() || st.Kept != "" || st.Expired(env.now()) || st.HolderIdentity == env.Holder.String() {
+			return "", err
+		}
+		return "a console holds a live upgrade lock (" + st.Holder.Display() + "): an upgrade is being driven", nil
+	}
 	ms, err := ListMarkers(ctx, env, o.MarkerOptions)
 	if err != nil {
 		return "", err
 	}
 	for _, n := range ms {
-		if n.ID != m.ID || n.State != MarkerLive {
-			continue
+		if n.ID == m.ID && n.State == MarkerLive {
+			return n.Reason, nil
 		}
-		if o.Force {
-			return " (live since the plan: " + n.Reason + "; cleared under --force)", nil
-		}
-		return "", &ConcurrentChangeError{Object: m.Object, What: m.ID + " is live now: " + n.Reason + "; clear it anyway with --force (recorded)"}
 	}
 	return "", nil
 }

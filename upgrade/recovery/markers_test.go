@@ -14,6 +14,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -842,6 +843,28 @@ func TestClearRefusesAMarkerThatTurnedLiveSinceThePlan(t *testing.T) {
 	}
 }
 
+// A node label planned stale turns live when a console takes the lock
+// while the confirmation waits: the clear reads the lock alone (not every
+// marker, a LIST of the labelled nodes per node) and refuses.
+func TestClearRefusesANodeLabelOnceALockIsLive(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	id := MarkerNodeLabel + "/" + w.cluster + "-n1"
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{id}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.client.Kube.CoordinationV1().Leases(w.sys).Delete(w.ctx, upgrade.LockName(w.cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.lease("carol@desk/c4r0", w.now)
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) || !rep.Refused(err) || !strings.Contains(cc.What, "a console holds a live upgrade lock (carol@desk") {
+		t.Fatalf("run: %v, want refused naming the live lock\n%s", err, describeSteps(rep))
+	}
+}
+
 // A clear whose write landed but whose answer was lost (a timeout): read
 // again, the marker is gone, and the step is this write's, recorded with
 // what it removed; it read as another writer's change, with no values.
@@ -862,6 +885,26 @@ func TestClearWhoseAnswerWasLostIsItsOwnWrite(t *testing.T) {
 	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
 	if err != nil || !lost.Load() || rep.Steps[0].Status != StepDone || !strings.Contains(rep.Steps[0].Detail, "answer was lost") {
 		t.Fatalf("run: %v (answer lost: %v)\n%s", err, lost.Load(), describeSteps(rep))
+	}
+
+	// An answer (the object not found, its test refused) says the write
+	// did not land: another writer's removal, recorded as no write.
+	w2 := newWorld(t)
+	label = w2.seedStaleLock()
+	var answered atomic.Bool
+	env = w2.envAnswered(func(r *http.Request) error {
+		if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" && answered.CompareAndSwap(false, true) {
+			return apierrors.NewNotFound(schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}, w2.cluster)
+		}
+		return nil
+	})
+	p, _, err = PlanClear(w2.ctx, env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = (&Executor{Audit: w2.audit}).Run(w2.ctx, p)
+	if err != nil || rep.Steps[0].Status != StepAlreadyDone || !strings.Contains(rep.Steps[0].Detail, "removed meanwhile by another writer") {
+		t.Fatalf("an answer: %v\n%s", err, describeSteps(rep))
 	}
 }
 
