@@ -175,6 +175,9 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 				continue
 			}
 			mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
+			if mname == "" {
+				continue
+			}
 			other, err := getOpt(ctx, machines, mname)
 			if err != nil {
 				return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
@@ -182,7 +185,15 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 			if clusterOf(other) != env.Cluster {
 				continue // another cluster's, in the same namespace
 			}
-			f.HeldBy = append(f.HeldBy, HeldBy{Node: nodeOf(other, mname), Step: c.Type})
+			held := nodeOf(other, mname)
+			// Its pod recreated since (a retry under way): the
+			// NodeUpgrade keeps the old condition until the new pod's
+			// steps report, and naming it sent the operator to retry
+			// it again.
+			if pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, held+"-node-upgrader", metav1.GetOptions{}); err == nil && !failedInPod(pod, StepContainers[c.Type], c.LastTransitionTime) {
+				continue
+			}
+			f.HeldBy = append(f.HeldBy, HeldBy{Node: held, Step: c.Type})
 		}
 		return f, nil
 	}

@@ -463,17 +463,7 @@ func TestNodeRetryRefusesOnceTheStepRunsAgainInTheSamePod(t *testing.T) {
 		t.Fatalf("plan: %v", err)
 	}
 	pods := w.client.Kube.CoreV1().Pods(w.sys)
-	pod, err := pods.Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := pod.Status.InitContainerStatuses[0]
-	cs.LastTerminationState, cs.RestartCount = cs.State, 1
-	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
-	pod.Status.InitContainerStatuses[0] = cs
-	if _, err := pods.UpdateStatus(w.ctx, pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	w.rerunStep(node)
 	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
 	var cc *ConcurrentChangeError
 	if !errors.As(err, &cc) || !rep.Refused(err) || !strings.Contains(cc.What, "running the step again") {
@@ -500,5 +490,28 @@ func TestNodeRetryOfANodeWaitingNamesTheFailedOne(t *testing.T) {
 	}
 	if d := refused.Failed()[0].Detail; !strings.Contains(d, "node "+failed+"'s step KubeadmUpgraded failed") || !strings.Contains(d, "`upgrade-console node retry "+failed+" --cluster "+w.cluster) {
 		t.Errorf("refusal %q", d)
+	}
+	// Its step runs again (a retry under way): not named, nor its retry.
+	w.rerunStep(failed)
+	if _, f, err = PlanNodeRetry(w.ctx, w.env, waiting, NodeRetryOptions{}); !errors.As(err, &refused) || len(f.HeldBy) != 0 {
+		t.Errorf("with the failed node's step running again: %v, held by %+v", err, f.HeldBy)
+	}
+}
+
+// rerunStep plays the kubelet restarting the failed container of node's
+// upgrader pod: the step runs again in the same pod.
+func (w *world) rerunStep(node string) {
+	w.t.Helper()
+	pods := w.client.Kube.CoreV1().Pods(w.sys)
+	pod, err := pods.Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cs := pod.Status.InitContainerStatuses[0]
+	cs.LastTerminationState, cs.RestartCount = cs.State, 1
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+	pod.Status.InitContainerStatuses[0] = cs
+	if _, err := pods.UpdateStatus(w.ctx, pod, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
 	}
 }
