@@ -274,7 +274,9 @@ type ConcurrentChangeError struct {
 }
 
 func (e *ConcurrentChangeError) Error() string {
-	return fmt.Sprintf("%s changed since the plan was made (%s); nothing was written: plan the action again to see the new state", e.Object, e.What)
+	// "Nothing was written" was untrue of a run whose earlier steps had
+	// written; the step that met the change wrote nothing.
+	return fmt.Sprintf("%s changed since the plan was made (%s); this step wrote nothing: plan the action again to see the new state", e.Object, e.What)
 }
 
 // guarded interprets the error of a guarded write. A Conflict is a failed
