@@ -1079,9 +1079,9 @@ func TestSpecWriterSkipsTheConsole(t *testing.T) {
 	at := func(m int) *metav1.Time { return &metav1.Time{Time: time.Date(2026, 11, 25, 3, m, 0, 0, time.UTC)} }
 	u := &unstructured.Unstructured{}
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: "eksa-controller", Operation: metav1.ManagedFieldsOperationApply, Time: at(1), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:etcdadmConfigSpec":{}}}`)}},
-		{Manager: upgrade.ManagerName, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:infrastructureTemplate":{}}}`)}},
-		{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(3), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{}}}`)}},
+		{Manager: "eksa-controller", Operation: metav1.ManagedFieldsOperationApply, Time: at(1), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:etcdadmConfigSpec":{}}}`)},
+		{Manager: upgrade.ManagerName, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:infrastructureTemplate":{}}}`)},
+		{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(3), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{}}}`)},
 	})
 	if w := specWriter(u); w.Manager != "eksa-controller" {
 		t.Errorf("spec writer %+v, want eksa-controller", w)
