@@ -56,8 +56,11 @@ func trackSteps(t *testing.T, ctx context.Context, src *fixedSource, clk *clockt
 		done <- result{out, err}
 	}()
 	end := clk.Now().Add(limit)
+	// The looks counted before each step of the clock: read after it, a
+	// look the step's tick set off before the read was waited for again,
+	// and never came (the tracker waited for the next tick).
+	n := src.looks()
 	for {
-		n := src.looks()
 		if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 			return src.looks() > n || len(done) > 0, nil
 		}); err != nil {
@@ -78,6 +81,7 @@ func trackSteps(t *testing.T, ctx context.Context, src *fixedSource, clk *clockt
 		}); err != nil {
 			t.Fatal("the tracker waits on no tick")
 		}
+		n = src.looks()
 		clk.Step(time.Second)
 	}
 }
