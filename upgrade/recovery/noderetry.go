@@ -651,25 +651,35 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			// Read again just before the delete, which is guarded by
 			// what this read saw: the kubelet restarts a failed init
 			// container in the same pod (same UID), and a confirmation
-			// that waited would kill kubeadm running the step again.
-			cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				return "already gone", errNoWrite
-			case err != nil:
-				return "", err
-			case string(cur.UID) != failedUID:
-				return "", &ConcurrentChangeError{Object: podRef, What: "a different pod now has this name"}
-			case !failedInPod(cur, f.Container, f.FailedAt):
-				return "", &ConcurrentChangeError{Object: podRef, What: "its " + f.Container + " container is running the step again (" +
-					orUnknown(containerState(cur, f.Container)) + "): nothing to retry while it runs"}
+			// that waited would kill kubeadm running the step again. A
+			// status written between the read and the delete (the
+			// kubelet's back-off) is read again, a few times: it refused
+			// a retry of a pod still failed.
+			var err error
+			for range 5 {
+				var cur *corev1.Pod
+				cur, err = pods.Get(ctx, podName, metav1.GetOptions{})
+				switch {
+				case apierrors.IsNotFound(err):
+					return "already gone", errNoWrite
+				case err != nil:
+					return "", err
+				case string(cur.UID) != failedUID:
+					return "", &ConcurrentChangeError{Object: podRef, What: "a different pod now has this name"}
+				case !failedInPod(cur, f.Container, f.FailedAt):
+					return "", &ConcurrentChangeError{Object: podRef, What: "its " + f.Container + " container is running the step again (" +
+						orUnknown(containerState(cur, f.Container)) + "): nothing to retry while it runs"}
+				}
+				uid, rv := cur.UID, cur.ResourceVersion
+				err = pods.Delete(ctx, podName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry)})
+				if !apierrors.IsConflict(err) {
+					break
+				}
 			}
-			uid, rv := cur.UID, cur.ResourceVersion
-			err = pods.Delete(ctx, podName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, DryRun: dryRunOpt(dry)})
 			if apierrors.IsNotFound(err) {
 				return "already gone", errNoWrite
 			}
-			return "pod deleted", guarded(ctx, err, podRef, "the pod changed as it was deleted (the kubelet restarting its container?)", nil)
+			return "pod deleted", guarded(ctx, err, podRef, "the pod kept changing as it was deleted (the kubelet restarting its container?)", nil)
 		},
 	})
 	nuName := strings.TrimPrefix(f.NodeUpgrade, env.systemNS()+"/")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
@@ -513,5 +516,36 @@ func (w *world) rerunStep(node string) {
 	pod.Status.InitContainerStatuses[0] = cs
 	if _, err := pods.UpdateStatus(w.ctx, pod, metav1.UpdateOptions{}); err != nil {
 		w.t.Fatal(err)
+	}
+}
+
+// The kubelet writes the failed pod's status between the retry's read and
+// its delete (its back-off): the delete's resourceVersion no longer holds,
+// and the retry read the pod again rather than refuse a pod still failed
+// (the demo's kubelet did it in 1 CI run of 3).
+func TestNodeRetryReadsAgainAPodWrittenBeforeItsDelete(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	// The step's read of the pod before its delete is the run's second
+	// (its done check reads it first).
+	var reads atomic.Int32
+	var written atomic.Bool
+	env := w.envAnswered(func(r *http.Request) error {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pods/"+node+"-node-upgrader") && reads.Add(1) == 2 {
+			written.Store(true)
+			_, err := w.client.Kube.CoreV1().Pods(w.sys).Patch(context.Background(), node+"-node-upgrader", types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":{"kubelet.test/backoff":"1"}}}`), metav1.PatchOptions{})
+			return err
+		}
+		return nil
+	})
+	p, _, err := PlanNodeRetry(w.ctx, env, node, NodeRetryOptions{WaitTimeout: 2 * time.Second})
+	if err != nil || len(p.Steps) == 0 {
+		t.Fatalf("plan: %v", err)
+	}
+	reads.Store(0) // the plan's reads are past
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	if !written.Load() || rep.Steps[0].Status != StepDone {
+		t.Fatalf("run: %v (written between: %v), want the pod deleted\n%s", err, written.Load(), describeSteps(rep))
 	}
 }
