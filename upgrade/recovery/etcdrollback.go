@@ -294,35 +294,20 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	// new etcd spec again: etcdadm then rolls forward and releases the old
 	// members, which the wait read, about to go, as "ready" (the demo did it
 	// 2 times in 4 at --speed 1).
-	holds := func(u *unstructured.Unstructured, ms []machine, members bool) error {
-		again := "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member, and otherwise refuses, saying how to end the rollback"
-		if ch := etcdSpecChanges(u, oldEtcd); len(ch) > 0 {
-			// Who wrote it is read, not assumed: a reconcile of EKS-A
-			// that had not seen the pause, or a person or tool, whom a
-			// second restore does not stop.
-			by, next := "", again
-			if w := specWriter(u); w.Manager != "" {
-				by = fmt.Sprintf(", written again by %s at %s", w.Manager, w.Time.UTC().Format(time.RFC3339))
-				next = "if " + w.Manager + " is not EKS-A's controller (paused now, it writes no more), stop it first; then " + again
-			}
-			return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)), Next: next}
-		}
-		if !members {
+	holds := func(u *unstructured.Unstructured) error {
+		ch := etcdSpecChanges(u, oldEtcd)
+		if len(ch) == 0 {
 			return nil
 		}
-		byName := map[string]machine{}
-		for _, m := range ms {
-			byName[m.Name] = m
+		// Who wrote it is read, not assumed: a reconcile of EKS-A that
+		// had not seen the pause, or a person or tool, whom a second
+		// restore does not stop.
+		by, next := "", rollbackAgain(env)
+		if w := specWriter(u); w.Manager != "" {
+			by = fmt.Sprintf(", written again by %s at %s", w.Manager, w.Time.UTC().Format(time.RFC3339))
+			next = "if " + w.Manager + " is not EKS-A's controller (paused now, it writes no more), stop it first; then " + next
 		}
-		for _, n := range rec.OldMachines {
-			// Released, being deleted or gone: all the rollout's doing
-			// (stuckAtNewMember reads them so too); the wait ran out its
-			// time on a member that would not come back.
-			if m, ok := byName[n]; !ok || !m.Owned || m.Deleting {
-				return &RolledForwardError{What: "etcdadm released or removed old member " + n + ": the rollout goes on with the new etcd spec", Next: again}
-			}
-		}
-		return nil
+		return &RolledForwardError{What: "the etcd spec is no longer the snapshot's" + by + ": " + describeChanges(rolledOut(ch)), Next: next}
 	}
 	p.Steps = append(p.Steps, Step{
 		Name:   "pause-eksa-reconcile",
@@ -439,7 +424,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if gerr != nil {
 					return "", gerr
 				}
-				if herr := holds(u, nil, false); herr != nil {
+				if herr := holds(u); herr != nil {
 					// Its own write landed: the record says so, not
 					// a restore that failed.
 					return "", fmt.Errorf("the snapshot's spec was written, then: %w", herr)
@@ -484,7 +469,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				if err != nil {
 					return "", err
 				}
-				if err := holds(u, nil, false); err != nil {
+				if err := holds(u); err != nil {
 					return "", err
 				}
 			}
@@ -514,15 +499,19 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 			if err != nil {
 				return false, "", err
 			}
-			if err := holds(u, ms, true); err != nil {
-				if !waiting {
-					return false, err.Error(), nil
-				}
-				return false, "", err
+			byName := machinesByName(ms)
+			herr := holds(u)
+			if rel := rec.released(byName); herr == nil && len(rel) > 0 {
+				// Released, being deleted or gone: the rollout's doing
+				// (stillStuck reads them so too); the wait ran out its
+				// time on members that would not come back.
+				herr = &RolledForwardError{What: "etcdadm released or removed old member(s) " + strings.Join(rel, ", ") + ": the rollout goes on with the new etcd spec", Next: rollbackAgain(env)}
 			}
-			byName := map[string]machine{}
-			for _, m := range ms {
-				byName[m.Name] = m
+			if herr != nil {
+				if !waiting {
+					return false, herr.Error(), nil
+				}
+				return false, "", herr
 			}
 			var missing []string
 			for _, n := range rec.OldMachines {
@@ -697,21 +686,38 @@ func resumeSafe(rec *rollbackRecord, machines []machine, e *Env) Precondition {
 	return p
 }
 
+func machinesByName(ms []machine) map[string]machine {
+	byName := make(map[string]machine, len(ms))
+	for _, m := range ms {
+		byName[m.Name] = m
+	}
+	return byName
+}
+
+// released are the old members the etcdadm controller has released, is
+// deleting or has removed: the rollout went past them.
+func (r *rollbackRecord) released(byName map[string]machine) []string {
+	var out []string
+	for _, n := range r.OldMachines {
+		if m, ok := byName[n]; !ok || !m.Owned || m.Deleting {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// rollbackAgain is what to do once the rollback does not hold: run it again.
+func rollbackAgain(env *Env) string {
+	return "run `upgrade-console etcd rollback " + env.clusterFlags() + "` again: it restores the snapshot's spec once more while the rollout is still at its first new member, and otherwise refuses, saying how to end the rollback"
+}
+
 // stuckAtNewMember says whether the rollout is still where the rollback
 // found it: every old member owned and in place, and the new member not
 // ready or already gone (the rollback deletes it). while says since when it
 // is judged, for the reason when it is not.
 func stuckAtNewMember(rec *rollbackRecord, machines []machine, while string) (bool, string) {
-	byName := map[string]machine{}
-	for _, m := range machines {
-		byName[m.Name] = m
-	}
-	var released []string
-	for _, n := range rec.OldMachines {
-		if m, ok := byName[n]; !ok || !m.Owned || m.Deleting {
-			released = append(released, n)
-		}
-	}
+	byName := machinesByName(machines)
+	released := rec.released(byName)
 	nm, ok := byName[rec.NewMachine]
 	gone := !ok || nm.UID != rec.NewMachineUID || nm.Deleting
 	switch {

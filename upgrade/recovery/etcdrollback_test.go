@@ -1100,13 +1100,8 @@ func TestEtcdRollbackSaysWhenTheRolloutWentOnAfterTheRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("spec written again", func(t *testing.T) {
-		w := newWorld(t)
-		w.seedEtcdRollout(true)
+		w, p := plannedRollback(t)
 		w.playEtcdadm()
-		p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		x := &Executor{Audit: w.audit, afterStep: func(i int) {
 			if i == 1 { // the spec was restored
 				if _, err := w.client.Dynamic.Resource(upgrade.GVREtcdadmCluster).Namespace(w.sys).Patch(w.ctx, w.cluster+"-etcd", types.MergePatchType, newSpec,
@@ -1174,7 +1169,7 @@ func TestEtcdRollbackSaysWhenTheRolloutWentOnAfterTheRestore(t *testing.T) {
 		start := time.Now()
 		rep, err := x.Run(w.ctx, p)
 		var rf *RolledForwardError
-		if !errors.As(err, &rf) || !strings.Contains(rf.What, "released or removed old member "+w.cluster+"-etcd-a") {
+		if !errors.As(err, &rf) || !strings.Contains(rf.What, "released or removed old member(s) "+w.cluster+"-etcd-a") {
 			t.Fatalf("run: %v, want the rollback said not to hold\n%s", err, describeSteps(rep))
 		}
 		if took := time.Since(start); took > 30*time.Second {
