@@ -409,9 +409,11 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	}
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
-	d.header.etcdOffered = etcdOfferOf(d.state, d.rollbackAfter(), d.now).offered
+	// Read once: at fleet scale it walks every Machine mid-rollout.
+	offer := etcdOfferOf(d.state, d.rollbackAfter(), d.now)
+	d.header.etcdOffered = offer.offered
 	d.headerGen++
-	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), d.rollbackAfter(), d.now)
+	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), offer, d.rollbackAfter(), d.now)
 	if catchingUp {
 		d.prependStatus(seg{" ◌ " + report.ResumedText(d.stoppedFor), rStall})
 	}
@@ -489,7 +491,7 @@ const pausePrefix = " " + markHeld + " "
 
 // buildStallLines is statusLines of a progress no judge has seen.
 func buildStallLines(st *styles, s *model.ClusterState, p model.Progress) ([]line, int, int) {
-	return statusLines(st, s, p, report.Judge{}, "", 0, time.Time{})
+	return statusLines(st, s, p, report.Judge{}, "", etcdOffer{}, 0, time.Time{})
 }
 
 // rollbackAfter is when R offers the etcd rollback, zero when it never does
@@ -548,13 +550,12 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 // the plain watch and apply --wait do.
 //
 // unconfirmed, when set, is said instead of "upgrade complete" while the API
-// server has not confirmed it (completionConfirm.words); rollbackAfter and
-// now place the etcd rollback's hints (etcdOffer).
-func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, rollbackAfter time.Duration, now time.Time) ([]line, int, int) {
+// server has not confirmed it (completionConfirm.words); offer (etcdOfferOf),
+// rollbackAfter and now place the etcd rollback's hints.
+func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.Judge, unconfirmed string, offer etcdOffer, rollbackAfter time.Duration, now time.Time) ([]line, int, int) {
 	sym := st.th.Sym
 	var out []line
 	pause := -1
-	offer := etcdOfferOf(s, rollbackAfter, now)
 	stalls := p.Stalls
 	if sl, ok := j.FailedOn(); ok && !p.Failed {
 		// The failure line below says it, with what resumes it: the
