@@ -528,8 +528,10 @@ func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcd
 }
 
 // when is what the stall line of the new member adds, before its details:
-// when R offers the rollback ("R offers the etcd rollback at 15m"), or that
-// it does now. R pressed before then did nothing, and nothing said why.
+// when R offers the rollback ("R offers rollback at 15m"), or that it does
+// now. R pressed before then did nothing, and nothing said why. Short: at
+// 80 columns "(R: etcd rollback offered)" beside the machine's name and
+// the "(+1 more)" count was cut to "(R: etcd rollba…".
 func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	switch {
 	case o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
@@ -537,9 +539,9 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	case o.running:
 		return "its etcd rollback is under way, or was cut short: R shows it"
 	case o.offered:
-		return "R: etcd rollback offered"
+		return "R: roll back"
 	}
-	return "R offers the etcd rollback at " + model.ShortDuration(after)
+	return "R offers rollback at " + model.ShortDuration(after)
 }
 
 // statusLines returns the first maxStallLines lines of the stall list, how
@@ -636,7 +638,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	if m := offer.newest; offer.offered && len(out) < maxStallLines &&
 		!slices.ContainsFunc(stalls, func(sl model.Stall) bool { return sl.Kind == model.KindMachine && sl.Name == m.Name }) {
 		total++
-		when := "R: etcd rollback offered"
+		when := "R: roll back"
 		if offer.running {
 			when = offer.when(model.Stall{Kind: model.KindMachine, Name: m.Name}, rollbackAfter)
 		}

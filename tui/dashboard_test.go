@@ -368,10 +368,10 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 		readOnly     bool
 		want         string
 	}{
-		{"before the threshold", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 30 * time.Minute, false, "(R offers the etcd rollback at 30m)"},
-		{"past it", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 15 * time.Minute, false, "(R: etcd rollback offered)"},
+		{"before the threshold", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 30 * time.Minute, false, "(R offers rollback at 30m)"},
+		{"past it", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 15 * time.Minute, false, "(R: roll back)"},
 		{"past it, no stall yet", func() *model.ClusterState { return stuckEtcdState(t0) }, time.Hour, 15 * time.Minute, false,
-			"etcd machine e-new not ready 20m after its creation (R: etcd rollback offered)"},
+			"etcd machine e-new not ready 20m after its creation (R: roll back)"},
 		{"read-only", func() *model.ClusterState { return stuckEtcdState(t0) }, 2 * time.Minute, 15 * time.Minute, true, ""},
 		{"not offered: an old member released", func() *model.ClusterState {
 			s := stuckEtcdState(t0)
@@ -393,7 +393,7 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 			d.SetSize(200, 40)
 			d.Update(SnapshotMsg{State: tc.state()})
 			rows := statusRows(d)
-			if got := strings.Contains(rows, "etcd rollback"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(rows, tc.want)) {
+			if got := strings.Contains(rows, "roll back") || strings.Contains(rows, "rollback"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(rows, tc.want)) {
 				t.Errorf("want %q:\n%s", tc.want, rows)
 			}
 		})
@@ -402,7 +402,7 @@ func TestEtcdStallSaysWhenTheRollbackIsOffered(t *testing.T) {
 
 // The phase strip flags etcd held when R offers the rollback, which its own
 // threshold may do before --stall-after: "etcd ●" read as moving for
-// seconds beside "R: etcd rollback offered".
+// seconds beside "R: roll back".
 func TestPhaseStripHeldWhenTheEtcdRollbackIsOffered(t *testing.T) {
 	for _, tc := range []struct {
 		after time.Duration
