@@ -313,6 +313,9 @@ type recoveryDialog struct {
 	// scrolls. View computes maxOffset for the keys.
 	offset, maxOffset int
 	follow            bool
+	// selFrom and selTo are the body lines of the offer the menu's cursor
+	// is on, set by bodyLines.
+	selFrom, selTo int
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
@@ -805,9 +808,17 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 			mark, r := "  ", rText
 			if i == d.cursor {
 				mark, r = "› ", rSelected
+				d.selFrom = len(body)
 			}
 			add(seg{mark + o.Title, r})
-			add(seg{"    " + o.Why, rMuted})
+			// Wrapped: cut at 80 columns, "kept when it sto…" lost why
+			// the lock was kept, and the member's creation time.
+			for _, l := range wrap(o.Why, iw-4) {
+				add(seg{"    " + l, rMuted})
+			}
+			if i == d.cursor {
+				d.selTo = len(body)
+			}
 		}
 	case recPlanning:
 		add(seg{"reading the cluster and the pre-upgrade snapshot…", rMuted})
@@ -847,9 +858,23 @@ func (d *recoveryDialog) View() string {
 	if d.follow {
 		d.offset = d.maxOffset
 	}
+	if d.stage == recMenu {
+		// ↑/↓ choose an offer here: the chosen one stays in view.
+		d.offset = min(d.offset, d.selFrom)
+		d.offset = max(d.offset, d.selTo-visible)
+	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
 	footer := d.footer()
-	if d.maxOffset > 0 {
+	if d.maxOffset > 0 && d.stage == recMenu {
+		var more []string
+		if d.offset > 0 {
+			more = append(more, fmt.Sprintf("%d above", d.offset))
+		}
+		if below := d.maxOffset - d.offset; below > 0 {
+			more = append(more, fmt.Sprintf("%d below", below))
+		}
+		footer += " (" + strings.Join(more, ", ") + ")"
+	} else if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+visible, len(body))]
 		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
 	}

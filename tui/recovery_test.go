@@ -1295,3 +1295,42 @@ func TestFileStageWithNoCopySaysSo(t *testing.T) {
 		t.Errorf("file stage with no copy:\n%s", v)
 	}
 }
+
+// The menu wraps each offer's reason: cut at 80 columns, "kept when it
+// sto…" lost why the lock was kept. On a short terminal the offer the
+// cursor is on stays in view.
+func TestRecoveryMenuWrapsReasonsAndFollowsTheCursor(t *testing.T) {
+	offers := []recovery.Offer{
+		{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout",
+			Why: "new etcd member mgmt-etcd-4f5pw not ready since its creation at 01:02:03 UTC"},
+		{Action: recovery.ActionLockClear, Title: "Clear the upgrade lock",
+			Why: "kept upgrade lock: this console's, taken 1m0s ago; kept when it stopped following: interrupted by SIGTERM"},
+		{Action: recovery.ActionLockClear, Title: "Remove the paused annotation", Why: "EKS-A skips every reconcile of mgmt"},
+		{Action: recovery.ActionNodeRetry, Title: "Retry the failed in-place node", Why: "node mgmt-cp-2 step KubeadmUpgraded failed"},
+	}
+	d := newRecoveryDialog(RecoveryOptions{}, offers)
+	d.backend = &fakeRecovery{p: planFixture()}
+	d.setTheme(ptrTheme(themes.NewMono()))
+	noBlink(d)
+	d.SetSize(76, 40)
+	v := ansi.Strip(d.View())
+	for _, want := range []string{"01:02:03 UTC", "interrupted by SIGTERM"} {
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+			t.Errorf("the menu at 80 columns lost %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "…") {
+		t.Errorf("a reason is cut:\n%s", v)
+	}
+	d.SetSize(56, 14)
+	for i := range offers {
+		v := ansi.Strip(d.View())
+		if !strings.Contains(v, "› "+offers[i].Title) {
+			t.Fatalf("offer %d chosen is out of view:\n%s", i, v)
+		}
+		press(t, d, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "(3 above)") || strings.Contains(v, "pgup") {
+		t.Errorf("the footer should count the offers above, without scroll keys the menu does not take:\n%s", v)
+	}
+}
