@@ -303,6 +303,12 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 			return applied, err
 		}
 		ref := docRef(u)
+		// A log that refused the last entry takes this one's announcement
+		// first, or the write is not made (the Locker's rule).
+		if err := announce(ctx, a.Audit, AuditEntry{Time: a.now(), Cluster: a.Cluster, Action: "apply", Step: "server-side-apply",
+			Object: ref, After: o.changesOf(ref), Forced: o.forcedOn(ref), Skipped: o.Skipped}); err != nil {
+			return applied, err
+		}
 		wctx, cancel := landing(ctx)
 		out, err := ri.Apply(wctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts})
 		cancel()
@@ -322,6 +328,14 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		entry.Result, entry.Error = resultOf(err)
 		if err == nil {
 			entry.Message = fmt.Sprintf("generation %d", out.GetGeneration())
+			// Applied whatever becomes of its record: the server took it.
+			// Left out when the log refused the entry, the start said
+			// "nothing was applied" over a Cluster already on the new
+			// spec, and released the lock of an upgrade under way.
+			applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
+			if o.OnApplied != nil {
+				o.OnApplied(applied[len(applied)-1])
+			}
 		}
 		if aerr := audit(ctx, a.Audit, entry); aerr != nil {
 			return applied, errors.Join(err, aerr)
@@ -332,10 +346,6 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 				return applied, err
 			}
 			return applied, fmt.Errorf("apply %s: %s", ref, refusal(err))
-		}
-		applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
-		if o.OnApplied != nil {
-			o.OnApplied(applied[len(applied)-1])
 		}
 	}
 	return applied, nil

@@ -261,7 +261,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		switch {
 		case s == nil && errors.As(err, &aw) && sctx.Err() == nil:
 			// No write goes unrecorded: the start stopped before the spec.
-			return fmt.Errorf("nothing was applied: %w", err)
+			// The lock it took may stay: its release is a write the
+			// refusing log did not take either.
+			return fmt.Errorf("nothing was applied: %w\n%s", err, lockAfterStart(ctx, lv, p.Cluster))
 		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
