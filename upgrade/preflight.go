@@ -318,6 +318,10 @@ func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {
 
 func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {
 	t := in.Target
+	if t.BundlesVia == BundlesViaRef && t.BundlesFile == "" {
+		return warn(fmt.Sprintf("the spec sets the deprecated spec.bundlesRef (%s), which EKS-A reads before spec.eksaVersion: the plan shows that Bundles' components", t.Bundles.Source),
+			"remove spec.bundlesRef from the spec file so that EKS-A reads the Bundles of the release spec.eksaVersion names")
+	}
 	if t.EksaVersion == "" {
 		return warn("the spec file sets no spec.eksaVersion; the cluster keeps its release", "")
 	}

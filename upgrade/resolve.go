@@ -120,7 +120,7 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 			refNS = namespace
 		}
 		c.Bundles, err = r.bundles(ctx, refNS, refName, fmt.Sprintf("named by %s spec.bundlesRef", src))
-		c.BundlesVia = "spec.bundlesRef (deprecated)"
+		c.BundlesVia = BundlesViaRef
 	case c.EksaVersion != "":
 		var rel *model.EKSARelease
 		rel, c.Bundles, err = r.release(ctx, c.EksaVersion, src+" spec.eksaVersion")
@@ -152,6 +152,10 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 	}
 	return c, nil
 }
+
+// BundlesViaRef is Current's and Target's BundlesVia when the Cluster's
+// deprecated spec.bundlesRef names the Bundles.
+const BundlesViaRef = "spec.bundlesRef (deprecated)"
 
 // Target resolves the target of an upgrade from a spec file: its Bundles come
 // from toBundles (a file) when given, else from the EKSARelease of the spec's
@@ -187,9 +191,30 @@ func (r *Resolver) Target(ctx context.Context, spec *SpecFile, toBundles string)
 			t.BundlesVia = "EKSARelease " + r.Client.Sys() + "/" + t.Release.Name
 		}
 	}
+	// EKS-A reads the deprecated spec.bundlesRef first, as Current does: a
+	// spec exported from an old cluster keeps it beside a new eksaVersion,
+	// and the plan showed the release's components where EKS-A would keep
+	// the Bundles it names.
+	if refName, _, _ := unstructured.NestedString(spec.Cluster.Object, "spec", "bundlesRef", "name"); refName != "" {
+		refNS, _, _ := unstructured.NestedString(spec.Cluster.Object, "spec", "bundlesRef", "namespace")
+		if refNS == "" {
+			refNS = spec.Cluster.GetNamespace()
+		}
+		if refNS == "" {
+			refNS = "default"
+		}
+		bundles, err := r.bundles(ctx, refNS, refName, "named by "+src+" spec.bundlesRef")
+		if err != nil && fileBundles == nil {
+			return nil, err
+		}
+		t.Bundles, t.BundlesVia, t.ReleaseErr = bundles, BundlesViaRef, nil
+	}
 	if fileBundles != nil {
 		t.ClusterBundles = t.Bundles
 		t.Bundles, t.BundlesVia, t.BundlesFile = fileBundles, toBundles, toBundles
+		return t, nil
+	}
+	if t.BundlesVia == BundlesViaRef {
 		return t, nil
 	}
 	if t.EksaVersion == "" {

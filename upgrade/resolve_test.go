@@ -54,6 +54,22 @@ func TestResolveCurrentAndTarget(t *testing.T) {
 	if cur.Bundles.Name != release.Target.BundlesName() || !strings.Contains(cur.BundlesVia, "bundlesRef") {
 		t.Errorf("with bundlesRef: bundles %s via %s", cur.Bundles.Name, cur.BundlesVia)
 	}
+
+	// In the target spec too: a spec exported from an old cluster keeps
+	// its bundlesRef beside the new eksaVersion, and EKS-A reads the
+	// Bundles it names. The plan showed the release's.
+	spec := w.spec.Cluster.DeepCopy()
+	setNested(spec, map[string]any{"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "name": release.Current.BundlesName(), "namespace": w.ns}, "spec", "bundlesRef")
+	tgt, err = r.Target(ctx, &SpecFile{Path: "up.yaml", Docs: []*unstructured.Unstructured{spec}, Cluster: spec}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tgt.Bundles.Name != release.Current.BundlesName() || tgt.BundlesVia != BundlesViaRef {
+		t.Errorf("target with bundlesRef: bundles %s via %s", tgt.Bundles.Name, tgt.BundlesVia)
+	}
+	if r := checkTargetRelease(ctx, &Inputs{Target: tgt}); r.Status != model.CheckWarn || !strings.Contains(r.Message, "bundlesRef") || r.Remediation == "" {
+		t.Errorf("target-release with bundlesRef: %+v", r)
+	}
 }
 
 // Every failing lookup names the missing object and what to do.
