@@ -551,6 +551,9 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 	if bad != nil {
 		return *bad
 	}
+	if r, ok := pausedBySpec(in.Target); ok {
+		return r
+	}
 	if c.ManagedByCLI() {
 		return failed(fmt.Sprintf("%s=true on Cluster %s: the EKS-A CLI (eksctl anywhere) is driving an operation and the controller takes no action, so the new spec would not be reconciled", model.AnnotationManagedByCLI, c.Name),
 			fmt.Sprintf("wait for that eksctl anywhere run to end; if none runs (an interrupted one leaves it behind), clear it with `upgrade-console lock clear managed-by-cli paused %s --force` (recorded)", in.clusterFlags()))
@@ -579,6 +582,24 @@ func checkPaused(_ context.Context, in *Inputs) model.CheckResult {
 			fmt.Sprintf("find who paused it (an etcd restore, a backup, `clusterctl move`) and let that finish; if nothing is working on the cluster, resume it: `%s`", cc.ResumeCommand(in.conn())))
 	}
 	return pass("the EKS-A controller reconciles the cluster")
+}
+
+// pausedBySpec fails the check when the spec file itself sets an annotation
+// that stops EKS-A: a `kubectl get -o yaml` of a cluster a failed eksctl run
+// left paused carries it, and applied, the console paused EKS-A itself, then
+// watched an upgrade that could not move.
+func pausedBySpec(t *Target) (model.CheckResult, bool) {
+	if t == nil || t.Spec == nil || t.Spec.Cluster == nil {
+		return model.CheckResult{}, false
+	}
+	a := t.Spec.Cluster.GetAnnotations()
+	for _, k := range []string{model.AnnotationEKSAPaused, model.AnnotationManagedByCLI} {
+		if v, ok := a[k]; ok && v == "true" {
+			return failed(fmt.Sprintf("%s: Cluster %s: metadata.annotations sets %s=%q: applied, it stops the EKS-A controller, so the new spec would never be reconciled", t.Spec.Path, t.Spec.Cluster.GetName(), k, v),
+				fmt.Sprintf("remove the annotation %s from the spec file (an exported paused cluster carries it); to pause EKS-A on purpose, annotate the cluster with kubectl instead", k)), true
+		}
+	}
+	return model.CheckResult{}, false
 }
 
 // rollbackOf is " of <when> by <who>" for an etcd rollback record, as much

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -105,5 +107,27 @@ func TestPreflightKubectlFixesCarryTheConnection(t *testing.T) {
 	s := &model.ClusterState{Cluster: c, Conn: conn, ControlPlane: cp}
 	if r := checkFailure(context.Background(), &Inputs{State: s}); !strings.Contains(r.Remediation, "`kubectl"+flags+" -n eksa-system describe kubeadmcontrolplane mgmt`") {
 		t.Errorf("control plane failure: %q", r.Remediation)
+	}
+}
+
+// A spec file that sets EKS-A's paused (or managed-by-cli) annotation
+// fails the check, naming the file and the annotation: an exported paused
+// cluster carries it, and the console applied it, pausing EKS-A itself and
+// then watching an upgrade that could not move.
+func TestPausedCheckReadsTheSpecFile(t *testing.T) {
+	c := &model.EKSACluster{}
+	c.Name, c.Namespace = "mgmt", "default"
+	for _, k := range []string{model.AnnotationEKSAPaused, model.AnnotationManagedByCLI} {
+		spec := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "anywhere.eks.amazonaws.com/v1alpha1", "kind": "Cluster",
+			"metadata": map[string]any{"name": "mgmt", "annotations": map[string]any{k: "true"}}}}
+		in := &Inputs{State: &model.ClusterState{Cluster: c}, Target: &Target{Spec: &SpecFile{Path: "up.yaml", Cluster: spec, Docs: []*unstructured.Unstructured{spec}}}}
+		r := checkPaused(context.Background(), in)
+		if r.Status != model.CheckFail || !strings.Contains(r.Message, "up.yaml") || !strings.Contains(r.Message, k) || !strings.Contains(r.Remediation, "remove the annotation "+k) {
+			t.Errorf("%s in the spec: %+v", k, r)
+		}
+	}
+	spec := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "mgmt", "annotations": map[string]any{model.AnnotationEKSAPaused: "false"}}}}
+	if r := checkPaused(context.Background(), &Inputs{State: &model.ClusterState{Cluster: c}, Target: &Target{Spec: &SpecFile{Path: "up.yaml", Cluster: spec}}}); r.Status != model.CheckPass {
+		t.Errorf("paused: \"false\" in the spec: %+v", r)
 	}
 }
