@@ -112,7 +112,10 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 		// kubernetesVersion is to be reported as the misspelling, not as
 		// kubernetesVersion missing. Objects of other groups are refused
 		// further down, whatever their fields.
-		if gv.Group == GVREKSACluster.Group {
+		// "apiVersion: anywhere.eks.amazonaws.com" parses as a core version
+		// of that name: checkSchema says the version is missing, where the
+		// file read as having no EKS-A Cluster.
+		if gv.Group == GVREKSACluster.Group || (gv.Group == "" && gv.Version == GVREKSACluster.Group) {
 			if err := checkSchema(source, i+1, u, schemas); err != nil {
 				return nil, err
 			}

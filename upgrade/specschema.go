@@ -195,6 +195,31 @@ func checkSchema(source string, n int, u *unstructured.Unstructured, all Schemas
 			}
 		}
 		slices.Sort(kinds)
+		// A known kind at a version nobody serves (anywhere.eks.amazonaws.com/v1beta1):
+		// left to the dry run, the document went unchecked offline (a
+		// typo in it passed) and live the refusal named no file or field.
+		want := gvk.GroupKind()
+		if gvk.Group == "" {
+			// "apiVersion: anywhere.eks.amazonaws.com" reads as a core
+			// version of that name.
+			want.Group = gvk.Version
+		}
+		var versions []string
+		for k := range all.byKind {
+			if k.GroupKind() == want {
+				versions = append(versions, k.Version)
+			}
+		}
+		if len(versions) > 0 {
+			slices.Sort(versions)
+			served := make([]string, len(versions))
+			for i, v := range versions {
+				served[i] = schema.GroupVersion{Group: want.Group, Version: v}.String()
+			}
+			return &model.InputError{Source: source, Field: docLabel(n, u.Object) + ": apiVersion",
+				Problem: fmt.Sprintf("%s is not a version of %s that EKS Anywhere serves (%s)", u.GetAPIVersion(), gvk.Kind, strings.Join(served, ", ")),
+				Fix:     "set apiVersion: " + served[len(served)-1]}
+		}
 		if c := closest(gvk.Kind, kinds); c != "" && c != gvk.Kind {
 			return &model.InputError{Source: source, Field: docLabel(n, u.Object) + ": kind",
 				Problem: fmt.Sprintf("%s is not an EKS Anywhere kind (did you mean %s?)", gvk.Kind, c), Fix: "set kind: " + c}

@@ -131,6 +131,13 @@ func TestSpecSchemaProblems(t *testing.T) {
 		// A misspelt kind: it read as "no EKS-A Cluster in the file".
 		{"kind typo", "kind: Cluster\n", "kind: Clustr\n",
 			"document 1 (Clustr mgmt): kind", "Clustr is not an EKS Anywhere kind (did you mean Cluster?)", "set kind: Cluster"},
+		// A known kind at a version nobody serves: the document went
+		// unchecked offline, and live the dry run's refusal (exit 3) named
+		// no file or field.
+		{"version typo", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\n", "apiVersion: anywhere.eks.amazonaws.com/v1beta1\nkind: Cluster\n",
+			"document 1 (Cluster mgmt): apiVersion", "anywhere.eks.amazonaws.com/v1beta1 is not a version of Cluster that EKS Anywhere serves (anywhere.eks.amazonaws.com/v1alpha1)", "set apiVersion: anywhere.eks.amazonaws.com/v1alpha1"},
+		{"no version", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: VSphereMachineConfig\n", "apiVersion: anywhere.eks.amazonaws.com\nkind: VSphereMachineConfig\n",
+			"document 2 (VSphereMachineConfig mgmt-cp): apiVersion", "anywhere.eks.amazonaws.com is not a version of VSphereMachineConfig", "set apiVersion: anywhere.eks.amazonaws.com/v1alpha1"},
 		{"list for a string", "  numCPUs: 4", "  numCPUs: 4\n  cloneMode: [fullClone]",
 			"document 2 (VSphereMachineConfig mgmt-cp): spec.cloneMode", "must be a string, got a list", "give a single value"},
 	} {
