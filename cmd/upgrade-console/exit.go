@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -115,14 +117,20 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	if kube.APIServer != nil && *kube.APIServer != "" {
 		return cfg, nil
 	}
+	defaulted := cfg.Host == "http://localhost:8080" || cfg.Host == "localhost:8080"
 	if kube.KubeConfig != nil && *kube.KubeConfig != "" {
-		return cfg, nil // read, or refused by ToRESTConfig naming it
+		// Read, or refused by ToRESTConfig naming it.
+		return cfg, noServerError(kube, defaulted, []string{*kube.KubeConfig})
 	}
 	files := kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
+	var found []string
 	for _, f := range files {
 		if _, serr := os.Stat(f); serr == nil {
-			return cfg, nil
+			found = append(found, f)
 		}
+	}
+	if len(found) > 0 {
+		return cfg, noServerError(kube, defaulted, found)
 	}
 	if len(files) == 0 || (cfg.Host != "http://localhost:8080" && cfg.Host != "localhost:8080") {
 		return cfg, nil // in-cluster, or another source of the server
@@ -133,6 +141,44 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	}
 	return nil, &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + where,
 		Fix: "give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig, and --context where it has several"}
+}
+
+// noServerError says why a kubeconfig that was read gave no API server
+// (client-go then falls back to http://localhost:8080, and the operator
+// read "cannot be reached" of a server nobody named): it names no current
+// context (an empty file, or current-context ""), or its context's cluster
+// names no server. Nil where the server came from the kubeconfig.
+func noServerError(kube *genericclioptions.ConfigFlags, defaulted bool, files []string) error {
+	if !defaulted {
+		return nil
+	}
+	raw, err := kube.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil // ToRESTConfig read it; the connection error says the rest
+	}
+	source := strings.Join(files, ", ")
+	name := raw.CurrentContext
+	if kube.Context != nil && *kube.Context != "" {
+		name = *kube.Context
+	}
+	contexts := slices.Sorted(maps.Keys(raw.Contexts))
+	if name == "" {
+		fix := "the kubeconfig has no contexts: give --kubeconfig the management cluster's kubeconfig"
+		if len(contexts) > 0 {
+			fix = "give --context with one of its contexts (" + strings.Join(contexts, ", ") + "), or set one with `kubectl config use-context NAME`"
+		}
+		return &model.InputError{Source: source, Field: "current-context", Problem: "names no context to use, so no API server", Fix: fix}
+	}
+	c, ok := raw.Contexts[name]
+	if !ok {
+		return nil // ToRESTConfig refuses an unknown context
+	}
+	cluster := "(none)"
+	if c.Cluster != "" {
+		cluster = c.Cluster
+	}
+	return &model.InputError{Source: source, Field: "clusters[" + cluster + "].cluster.server",
+		Problem: "context " + name + " names no API server", Fix: "give the context a cluster with its server: the management cluster's kubeconfig has both"}
 }
 
 // kubeconfigError is a REST configuration that could not be built from the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,6 +71,56 @@ func TestMissingKubeconfigFileIsNamed(t *testing.T) {
 		_, errOut, code := runCaptured(t, args...)
 		if code != ExitBadInput || !strings.Contains(errOut, "no kubeconfig was found: KUBECONFIG="+missing+" names no file that exists") || strings.Contains(errOut, "localhost:8080") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// A kubeconfig that names no current context (an empty ~/.kube/config,
+// current-context "") gives client-go no server, and it fell back to
+// http://localhost:8080: "cannot be reached" of a server nobody named,
+// where anything answering there was taken for the management cluster.
+func TestKubeconfigWithoutAContextIsSaid(t *testing.T) {
+	dir := t.TempDir()
+	noCurrent := filepath.Join(dir, "nocurrent")
+	if err := os.WriteFile(noCurrent, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: mgmt
+  cluster: {server: "https://10.0.0.1:6443"}
+contexts:
+- name: admin@mgmt
+  context: {cluster: mgmt, user: admin}
+- name: other
+  context: {cluster: mgmt, user: admin}
+users:
+- name: admin
+  user: {token: abc}
+current-context: ""
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want []string
+	}{
+		{[]string{"--kubeconfig", noCurrent}, "", []string{noCurrent + ": current-context: names no context to use", "give --context with one of its contexts (admin@mgmt, other)"}},
+		{nil, noCurrent, []string{noCurrent + ": current-context"}},
+		{[]string{"--kubeconfig", empty}, "", []string{empty + ": current-context", "the kubeconfig has no contexts"}},
+	} {
+		t.Setenv("KUBECONFIG", c.env)
+		_, errOut, code := runCaptured(t, append([]string{"lock", "status", "--cluster", "mgmt"}, c.args...)...)
+		if code != ExitBadInput || strings.Contains(errOut, "localhost:8080") {
+			t.Errorf("%v KUBECONFIG=%q: exit %d, stderr %q", c.args, c.env, code, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v KUBECONFIG=%q: stderr %q lacks %q", c.args, c.env, errOut, w)
+			}
 		}
 	}
 }
