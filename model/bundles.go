@@ -306,6 +306,12 @@ func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (Ve
 		if known && (!ok || v == "") {
 			return vb, broken("has no version")
 		}
+		if _, readable := eksaSemver(v); k == "eksa" && !readable {
+			// The version-skew check reads it: unreadable, the plan
+			// failed that check (exit 3) with a fix for a spec file.
+			return vb, &InputError{Source: source, Field: field + ".eksa.version",
+				Problem: fmt.Sprintf("%q is not a version (like v0.21.2)", v), Fix: bundlesFix}
+		}
 		if ok && v != "" {
 			vb.Components[k] = v
 		}

@@ -239,6 +239,9 @@ func TestParseBundlesErrors(t *testing.T) {
 		{"known component null", edit("    certManager:\n      version: v1.16.1+abcdef1\n", "    certManager: null\n"), "spec.versionsBundles[0].certManager", "must be a mapping"},
 		{"known component list", edit("    certManager:\n      version: v1.16.1+abcdef1\n", "    certManager: [1]\n"), "spec.versionsBundles[0].certManager", "must be a mapping"},
 		{"known component without version", edit("      version: v1.16.1+abcdef1\n", "      image: x\n"), "spec.versionsBundles[0].certManager", "has no version"},
+		// The version-skew check reads it: unreadable, the plan failed
+		// that check (exit 3) with a fix for a spec file.
+		{"eksa version not a version", edit("    eksD:\n", "    eksa:\n      version: banana\n    eksD:\n"), "spec.versionsBundles[0].eksa.version", `"banana" is not a version`},
 		{"duplicate kubeVersion", minimalBundles + strings.SplitAfterN(minimalBundles, "versionsBundles:\n", 2)[1], "spec.versionsBundles[1].kubeVersion", "appears twice"},
 		{"apiVersion not string", edit("apiVersion: anywhere.eks.amazonaws.com/v1alpha1", "apiVersion: {a: 1}"), "apiVersion", "must be a string"},
 		{"metadata not mapping", edit("metadata:\n  name: bundles-1\n", "metadata: [a]\n"), "metadata", "must be a mapping"},
