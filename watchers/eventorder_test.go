@@ -58,8 +58,8 @@ func TestEventsSameSecondNewestByResourceVersion(t *testing.T) {
 		coreEvent("b-mgmt.2", "1002", "KubeadmControlPlane", "mgmt", "Paused", sec),
 		coreEvent("c-mgmt-etcd.3", "1003", "EtcdadmCluster", "mgmt-etcd", "EtcdUpgradeStarted", sec),
 		coreEvent("d-mgmt.4", "1004", "KubeadmControlPlane", "mgmt", "ScalingUp", sec),
-		coreEvent("e-mgmt-cp-x.5", "1005", "Machine", "mgmt-cp-x", "Provisioning", sec),
-		coreEvent("f-mgmt-cp-x.6", "1006", "Machine", "mgmt-cp-x", "WaitingForIPAddress", sec),
+		coreEvent("e-mgmt-x2k4q.5", "1005", "Machine", "mgmt-x2k4q", "Provisioning", sec),
+		coreEvent("f-mgmt-x2k4q.6", "1006", "Machine", "mgmt-x2k4q", "WaitingForIPAddress", sec),
 		// A second earlier but written later (a larger version): time wins.
 		coreEvent("g-mgmt.7", "2000", "Cluster", "mgmt", "Earlier", sec.Add(-time.Second)),
 		// A second later with a smaller version: time wins.
@@ -115,19 +115,19 @@ func TestEventsMicroTimeOrdersWithinSecond(t *testing.T) {
 	// events.k8s.io style: eventTime only. Versions run against the times,
 	// so only the MicroTime can give this order.
 	newStyle := func(name, rv, reason string, d time.Duration) *corev1.Event {
-		e := coreEvent(name, rv, "Machine", "mgmt-cp-x", reason, time.Time{})
+		e := coreEvent(name, rv, "Machine", "mgmt-x2k4q", reason, time.Time{})
 		e.FirstTimestamp, e.LastTimestamp, e.EventTime = metav1.Time{}, metav1.Time{}, micro(d)
 		e.CreationTimestamp = metav1.NewTime(sec)
 		return e
 	}
 	// Both: lastTimestamp truncated to the second, eventTime inside it.
-	both := coreEvent("both", "100", "Machine", "mgmt-cp-x", "Both700ms", sec)
+	both := coreEvent("both", "100", "Machine", "mgmt-x2k4q", "Both700ms", sec)
 	both.EventTime = micro(700 * time.Millisecond)
 	// A series observed again inside the second.
 	series := newStyle("series", "101", "Series900ms", 100*time.Millisecond)
 	series.Series = &corev1.EventSeries{Count: 3, LastObservedTime: micro(900 * time.Millisecond)}
 	// Fired first a second earlier, again in this second: lastTimestamp wins.
-	refired := coreEvent("refired", "102", "Machine", "mgmt-cp-x", "Refired0ms", sec)
+	refired := coreEvent("refired", "102", "Machine", "mgmt-x2k4q", "Refired0ms", sec)
 	refired.EventTime = metav1.NewMicroTime(sec.Add(-100 * time.Millisecond))
 	refired.Count, refired.FirstTimestamp = 2, metav1.NewTime(sec.Add(-time.Second))
 	for _, e := range []*corev1.Event{

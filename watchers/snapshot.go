@@ -29,6 +29,17 @@ type stores struct {
 	reqFrom, reqOut []model.UpgradeRequest
 	machinesEpoch   uint64
 	mdsEpoch        uint64
+	// Whether the membership side was synced when each was filtered: a
+	// list filtered while Machines were not (keep all) stayed so after
+	// they synced, with another cluster's NodeUpgrade (a failed one read
+	// as this upgrade failing) for as long as nothing else changed.
+	nuVisible, reqVisible bool
+	// Events of this cluster's objects, filtered from evFrom (see
+	// eventOfCluster) with the MachineDeployments of mdsEpoch.
+	evFrom, evOut   []model.Event
+	evEpoch         uint64
+	evMachinesEpoch uint64
+	evVisible       bool
 }
 
 func byName[T any](name func(*T) string) func(a, b *T) bool {
@@ -133,8 +144,8 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 	machinesVisible := s.Source(model.KindMachine).Synced
 	nus := st.nodeUpgrades.list()
-	if !nus.Same(st.nuFrom) || st.machines.epoch != st.machinesEpoch {
-		st.nuFrom = nus
+	if !nus.Same(st.nuFrom) || st.machines.epoch != st.machinesEpoch || machinesVisible != st.nuVisible {
+		st.nuFrom, st.nuVisible = nus, machinesVisible
 		st.nuOut = filterList(nus, func(n *model.NodeUpgrade) bool {
 			return !machinesVisible || st.machines.get(key(n.Namespace, n.MachineName)) != nil
 		})
@@ -143,8 +154,8 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 	mdsVisible := s.Source(model.KindMachineDeployment).Synced
 	reqs := st.requests.values()
-	if !same(reqs, st.reqFrom) || st.mds.epoch != st.mdsEpoch {
-		st.reqFrom = reqs
+	if !same(reqs, st.reqFrom) || st.mds.epoch != st.mdsEpoch || mdsVisible != st.reqVisible {
+		st.reqFrom, st.reqVisible = reqs, mdsVisible
 		st.reqOut = filter(reqs, func(r model.UpgradeRequest) bool {
 			if r.Kind == model.KindControlPlaneUpgrade {
 				return r.Target == o.ClusterName
@@ -160,8 +171,101 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		st.events.truncate(o.MaxEvents)
 		evs = st.events.values()
 	}
+	if !same(evs, st.evFrom) || st.mds.epoch != st.evEpoch || st.machines.epoch != st.evMachinesEpoch || mdsVisible != st.evVisible {
+		st.evFrom, st.evEpoch, st.evMachinesEpoch, st.evVisible = evs, st.mds.epoch, st.machines.epoch, mdsVisible
+		mds := s.MachineDeployments
+		// The Machines are watched by the cluster's label: one listed is
+		// this cluster's, however it is named.
+		listed := func(ns, name string) bool { return st.machines.get(key(ns, name)) != nil }
+		st.evOut = filter(evs, func(e model.Event) bool { return eventOfCluster(&e, o.ClusterName, mds, mdsVisible, listed) })
+	}
+	evs = st.evOut
 	s.Events = evs[:min(len(evs), o.MaxEvents)]
 	return s
+}
+
+// eventOfCluster tells this cluster's objects from a workload cluster's
+// whose name begins with this one's (cluster "mgmt-w1" managed by "mgmt",
+// its CAPI objects in the same namespace): translateEvent keeps any name
+// with the cluster's prefix, and a drain failure of mgmt-w1's machine read
+// as mgmt's. EKS-A, CAPI and etcdadm name the objects after the cluster:
+// the Cluster, the KubeadmControlPlane and its machines (<cluster>-xxxxx),
+// the EtcdadmCluster <cluster>-etcd and its machines (<cluster>-etcd-xxxxx),
+// the ControlPlaneUpgrade <cluster>-cp-upgrade, and, after a worker group's
+// MachineDeployment (<cluster>-<group>), its MachineSets, machines and
+// MachineDeploymentUpgrade; a NodeUpgrade after its machine. A Machine
+// listed (by the cluster's label) is the cluster's whatever its name. Until
+// the MachineDeployments are synced, a name with the cluster's prefix is kept.
+func eventOfCluster(e *model.Event, cluster string, mds []model.MachineDeployment, mdsSynced bool, listed func(ns, name string) bool) bool {
+	name := e.ObjectName
+	if e.ObjectKind == "Node" {
+		return true
+	}
+	if e.ObjectKind == "Machine" && listed != nil && listed(e.Namespace, name) {
+		return true
+	}
+	if name == cluster {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, cluster+"-")
+	if !ok {
+		return false
+	}
+	if !mdsSynced {
+		return true
+	}
+	machine := func(rest string) bool {
+		if generated(rest) {
+			return true // the control plane's
+		}
+		if r, ok := strings.CutPrefix(rest, "etcd-"); ok && generated(r) {
+			return true
+		}
+		return ofWorkerGroup(cluster+"-"+rest, mds)
+	}
+	switch e.ObjectKind {
+	case "Cluster", "KubeadmControlPlane":
+		return false // the cluster's own name, above
+	case "EtcdadmCluster":
+		return rest == "etcd"
+	case "ControlPlaneUpgrade":
+		return rest == "cp-upgrade"
+	case "NodeUpgrade", "NodeKubeadmUpgrade":
+		if m, ok := strings.CutSuffix(rest, "-node-upgrader"); ok {
+			return machine(m)
+		}
+		return machine(rest)
+	case "Machine":
+		return machine(rest)
+	}
+	// MachineDeployment, MachineSet, MachineDeploymentUpgrade.
+	return ofWorkerGroup(name, mds)
+}
+
+// generated reports whether s is the five-character suffix Kubernetes'
+// GenerateName adds (lower-case letters and digits).
+func generated(s string) bool {
+	if len(s) != 5 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ofWorkerGroup reports whether name is a MachineDeployment of mds or
+// named after one (<md>-…).
+func ofWorkerGroup(name string, mds []model.MachineDeployment) bool {
+	for i := range mds {
+		md := mds[i].Name
+		if name == md || (strings.HasPrefix(name, md) && name[len(md)] == '-') {
+			return true
+		}
+	}
+	return false
 }
 
 // filter returns l itself when every element is kept (no copy), else the
