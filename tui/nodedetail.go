@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -554,7 +555,7 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		if nu.Deleting() {
 			field("deleting", stamp(nu.DeletionTimestamp, now), rSevWarning)
 		}
-		body = append(body, detailConditions(v.st, nu.Conditions, now, iw)...)
+		body = append(body, detailConditions(v.st, stepOrder(nu.Conditions), now, iw)...)
 		node := ""
 		switch {
 		case m != nil:
@@ -638,10 +639,12 @@ const detailLabelW = 11
 
 // ownerText names the machine's owner by kind.
 func ownerText(m *model.Machine, s *model.ClusterState) string {
+	// Owner comes from the etcd-cluster label, which a disowned member
+	// keeps: the detail named an owner the Machine no longer had.
+	if m.Role == model.RoleEtcd && !m.Owned {
+		return "none: etcdadm removed its owner reference (an outdated member, leaving)"
+	}
 	if m.Owner == "" {
-		if m.Role == model.RoleEtcd && !m.Owned {
-			return "none: etcdadm removed its owner reference (an outdated member, leaving)"
-		}
 		return "none"
 	}
 	switch m.Role {
@@ -695,6 +698,25 @@ func stallOf(sl model.Stall, m *model.Machine, n *model.Node, nu *model.NodeUpgr
 // detailConditions lists every condition as the model holds it, healthy
 // ones too: type, status and severity, when it last changed, then its
 // reason and message whole.
+// stepOrder is a NodeUpgrade's conditions in the order its steps run, Ready
+// (the summary) first and any others last: stored, they come in
+// alphabetical order, and a step that ran after a failed one showed above
+// it, against the pod's containers just below, listed in run order.
+func stepOrder(cs model.Conditions) model.Conditions {
+	rank := func(t string) int {
+		if t == model.ConditionReady {
+			return -1
+		}
+		if i := slices.Index(model.NodeUpgradeSteps, t); i >= 0 {
+			return i
+		}
+		return len(model.NodeUpgradeSteps)
+	}
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b model.Condition) int { return rank(a.Type) - rank(b.Type) })
+	return out
+}
+
 func detailConditions(st *styles, cs model.Conditions, now time.Time, iw int) []line {
 	if len(cs) == 0 {
 		return []line{{segs: []seg{{" none reported", rMuted}}}}

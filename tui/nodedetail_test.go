@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -507,5 +508,35 @@ func TestNodeDetailListsItsOwnersEventsAboutIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An etcd member etcdadm disowned keeps its etcd-cluster label: the detail
+// named the EtcdadmCluster as its owner, where the Machine had none.
+func TestOwnerTextOfADisownedEtcdMember(t *testing.T) {
+	m := &model.Machine{Role: model.RoleEtcd, Owner: "mgmt-etcd", Owned: false}
+	if got := ownerText(m, nil); !strings.HasPrefix(got, "none: etcdadm removed its owner reference") {
+		t.Errorf("disowned: %q", got)
+	}
+	m.Owned = true
+	if got := ownerText(m, nil); got != "EtcdadmCluster mgmt-etcd" {
+		t.Errorf("owned: %q", got)
+	}
+}
+
+// A NodeUpgrade's conditions come stored in alphabetical order; the detail
+// lists its steps in the order they run, Ready first.
+func TestNodeUpgradeStepsInRunOrder(t *testing.T) {
+	var cs model.Conditions
+	for _, typ := range []string{"BinariesCopied", "CNIPluginsUpgraded", "ContainerdUpgraded", "KubeadmUpgraded", "KubeletUpgraded", "PostUpgradeCleanupCompleted", "Ready", "Something", "UpgraderPodCreated"} {
+		cs = append(cs, model.Condition{Type: typ})
+	}
+	var got []string
+	for _, c := range stepOrder(cs) {
+		got = append(got, c.Type)
+	}
+	want := append(append([]string{"Ready"}, model.NodeUpgradeSteps...), "Something")
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }
