@@ -736,7 +736,7 @@ func checkEtcdMarker(_ context.Context, in *Inputs) model.CheckResult {
 	if e == nil || !e.Upgrading() {
 		return pass("no " + model.AnnotationEtcdUpgrading + " annotation")
 	}
-	return failed(fmt.Sprintf("EtcdadmCluster %s still carries %s: an earlier etcd rollout did not finish", e.Name, model.AnnotationEtcdUpgrading),
+	return failed(fmt.Sprintf("EtcdadmCluster %s still carries %s: an etcd rollout is under way, or an earlier one did not finish", e.Name, model.AnnotationEtcdUpgrading),
 		fmt.Sprintf("check that no etcd rollout is running (`upgrade-console watch %s`); if none is, see `upgrade-console lock status %s` and clear it with `upgrade-console lock clear etcd-upgrading %s` (recorded)", in.clusterFlags(), in.clusterFlags(), in.clusterFlags()))
 }
 
