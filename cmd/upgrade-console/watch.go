@@ -304,6 +304,12 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	// error, and a timeout must not hide a failure the dashboard showed.
 	app := tui.NewApp(topts, tui.NewDashboard(topts))
 	_, err = tui.RunApp(ctx, app)
+	if !t.demo && app.Outcome() == report.Done && err == nil {
+		// The dashboard closed on the outcome (--exit-on-done), or was
+		// quit after it: the alternate screen took the outcome with it,
+		// and the terminal showed nothing of it.
+		fmt.Fprintf(out, "outcome: done: every completion milestone of Cluster %s/%s met and confirmed by the API server\n", t.namespace, t.cluster)
+	}
 	if t.demo {
 		// --auto-start's world stopped with a single q and without a
 		// word, in the middle of the upgrade.
