@@ -420,7 +420,7 @@ func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Tim
 		b.WriteByte(' ')
 	}
 	b.WriteByte('\n')
-	for _, form := range []int{timelineFull, timelineShort, timelineSymbols} {
+	for _, form := range []int{timelineFull, timelineShort, timelineNamed, timelineSymbols} {
 		segs := h.timelineSegs(st, form, now)
 		if segsWidth(segs) <= w || form == timelineSymbols {
 			st.paintSegs(b, segs, w)
@@ -432,6 +432,10 @@ func (h *headerModel) render(b *strings.Builder, st *styles, w int, now time.Tim
 const (
 	timelineFull = iota
 	timelineShort
+	// timelineNamed is the short names with the time of the phase under
+	// way (or failed) alone: at 60 columns a finished upgrade fell from
+	// the short form, with its six times, to six bare ✓ and no name.
+	timelineNamed
 	timelineSymbols
 )
 
@@ -468,11 +472,11 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 			mark, r = sym.Warn, rStall
 		}
 		name := string(pp.Phase)
-		if form == timelineShort {
+		if form == timelineShort || form == timelineNamed {
 			name = shortPhase[pp.Phase]
 		}
 		el := ""
-		if e, ok := h.timeline.Entry(pp.Phase); ok && pp.Status != model.PhasePending && pp.Status != model.PhaseSkipped {
+		if e, ok := h.timeline.Entry(pp.Phase); ok && (form != timelineNamed || named(pp.Status)) && pp.Status != model.PhasePending && pp.Status != model.PhaseSkipped {
 			if d := e.Elapsed(now); d > 0 {
 				el = clockDuration(d)
 			}

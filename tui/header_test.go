@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,36 @@ func TestPhaseHeldByAStallIsMarked(t *testing.T) {
 	p.Stalls = []model.Stall{{Kind: model.KindMachine, Name: "mgmt-etcd-z"}}
 	if out := render(p); !strings.Contains(out, "etcd ⚠") {
 		t.Errorf("a stalled member:\n%s", out)
+	}
+}
+
+// At 60 columns a finished upgrade's phase strip keeps the phases' names:
+// it fell from the short form, with six times, to six bare ✓.
+func TestFinishedPhaseStripKeepsItsNamesAt60(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	var p model.Progress
+	var tl model.Timeline
+	for _, ph := range []model.Phase{model.PhaseComponents, model.PhaseEtcd, model.PhaseControlPlane, model.PhaseCNI, model.PhaseWorkers} {
+		p.Phases = append(p.Phases, model.PhaseProgress{Phase: ph, Status: model.PhaseOK})
+	}
+	// Each phase under way a minute, then done.
+	at := t0
+	for i := range p.Phases {
+		running := p
+		running.Phases = slices.Clone(p.Phases)
+		for j := i; j < len(running.Phases); j++ {
+			running.Phases[j].Status = model.PhasePending
+		}
+		running.Phases[i].Status = model.PhaseActive
+		tl = tl.Observe(running, at)
+		at = at.Add(time.Minute)
+	}
+	p.Complete = true
+	tl = tl.Observe(p, at)
+	h := buildHeader(st, fixtureHealthy(), "", p, tl, Options{}, at)
+	var b strings.Builder
+	h.render(&b, st, 60, at)
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "comp ✓ etcd ✓ cp ✓ cni ✓ wrk ✓ ready ✓") {
+		t.Errorf("the finished strip at 60 columns:\n%s", out)
 	}
 }
