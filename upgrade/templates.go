@@ -54,6 +54,7 @@ func checkMachineTemplates(ctx context.Context, in *Inputs) model.CheckResult {
 		configs, names []string
 	}
 	var wrong []*mismatch
+	var blank []string
 	named := 0
 	for i, d := range append(slices.Clone(t.Spec.Docs), t.ClusterMachineConfigs...) {
 		if !strings.HasSuffix(d.GetKind(), "MachineConfig") {
@@ -73,6 +74,12 @@ func checkMachineTemplates(ctx context.Context, in *Inputs) model.CheckResult {
 				image = s
 				break
 			}
+		}
+		if tmpl, set, _ := unstructured.NestedString(d.Object, "spec", "template"); image == "" && set && tmpl == "" && d.GetKind() == "VSphereMachineConfig" {
+			// Blanked in the spec: it was not counted, and the check
+			// passed naming the others.
+			blank = append(blank, label)
+			continue
 		}
 		m := templateKube.FindStringSubmatch(path.Base(image))
 		if m == nil {
@@ -94,6 +101,10 @@ func checkMachineTemplates(ctx context.Context, in *Inputs) model.CheckResult {
 		if b := path.Base(image); !slices.Contains(w.names, b) {
 			w.names = append(w.names, b)
 		}
+	}
+	if len(blank) > 0 && len(wrong) == 0 {
+		return warn(fmt.Sprintf("%s: spec.template is empty, so the machines name no OS image", strings.Join(blank, ", ")),
+			"set spec.template to the vSphere template built for Kubernetes "+t.KubernetesVersion+" (the cluster's own value: `kubectl get vspheremachineconfigs -A -o yaml`)")
 	}
 	if len(wrong) > 0 {
 		refused := refusedKube(ctx, in)

@@ -76,6 +76,19 @@ func TestCheckMachineTemplates(t *testing.T) {
 			t.Errorf("fix %q does not name the version to build for", r.Remediation)
 		}
 	})
+	// A template blanked in the spec was not counted, and the check
+	// passed naming the other three.
+	t.Run("a blank template", func(t *testing.T) {
+		yaml := strings.Replace(strings.Replace(templatesSpec, "/SDDC-Datacenter/vm/Templates/ubuntu-2204-kube-CP", `""`, 1), "kube-ETCD", "kube-1.31", 1)
+		spec, err := ParseSpec("cluster.yaml", []byte(yaml), "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := checkMachineTemplates(context.Background(), &Inputs{Target: &Target{Spec: spec, KubernetesVersion: "1.31"}})
+		if r.Status != model.CheckWarn || !strings.Contains(r.Message, "VSphereMachineConfig mgmt-cp: spec.template is empty") || !strings.Contains(r.Remediation, "Kubernetes 1.31") {
+			t.Errorf("%s %q fix %q, want a warning naming mgmt-cp", r.Status, r.Message, r.Remediation)
+		}
+	})
 	t.Run("images not named for a version", func(t *testing.T) {
 		r := run(t, "golden", "golden")
 		if r.Status != model.CheckPass {
