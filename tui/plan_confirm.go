@@ -226,8 +226,10 @@ func (d *confirmDialog) relayout() {
 	v := d.plan.Versions
 	add(&head, seg{"Apply the new spec to cluster ", rText}, seg{d.cluster, rCluster})
 	add(&head, seg{"EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA + "   Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes, rVersion})
-	wrapAdd(&body, "The upgrade lock is taken and a snapshot saved first;", rMuted)
-	wrapAdd(&body, "then the EKS-A controller rolls the cluster while the dashboard follows.", rMuted)
+	// One sentence, wrapped whole: two, each wrapped, read ragged at 60
+	// columns. "Upgrades", not "rolls": an in-place upgrade replaces no
+	// machine.
+	wrapAdd(&body, "The upgrade lock is taken and a snapshot saved first; then the EKS-A controller upgrades the cluster while the dashboard follows.", rMuted)
 	if len(d.plan.Skipped) > 0 {
 		wrapAdd(&body, "Skipped checks (recorded): "+strings.Join(d.plan.Skipped, ", "), rSevWarning)
 	}
