@@ -141,6 +141,10 @@ func TestExplainAddsTheFix(t *testing.T) {
 	if got := explain(deadline).Error(); !strings.Contains(got, "--request-timeout or --sync-timeout") {
 		t.Errorf("deadline: %s", got)
 	}
+	allotted := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewTimeoutError("the server was unable to return a response in the time allotted, but may still be processing the request", 0))
+	if got := explain(allotted).Error(); !strings.Contains(got, "give --request-timeout more time") {
+		t.Errorf("timeout: %s", got)
+	}
 	coded := withCode(ExitTimeout, fmt.Errorf("stopped following: --timeout 3s passed: %w", context.DeadlineExceeded))
 	if got := explain(coded).Error(); strings.Contains(got, "fix: a time bound") {
 		t.Errorf("a coded deadline gained a second fix: %s", got)
