@@ -263,7 +263,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			// No write goes unrecorded: the start stopped before the spec.
 			// The lock it took may stay: its release is a write the
 			// refusing log did not take either.
-			return fmt.Errorf("nothing was applied: %w\n%s", err, lockAfterStart(ctx, lv, p.Cluster))
+			lock := lockAfterStart(ctx, lv, p.Cluster)
+			if strings.Contains(lock, "could NOT be released") {
+				lock += " (its release is a write too, and the console makes none the audit log does not take: free the log's disk, then clear it)"
+			}
+			return fmt.Errorf("nothing was applied: %w\n%s", err, lock)
 		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
