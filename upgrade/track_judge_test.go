@@ -51,15 +51,17 @@ func trackSteps(t *testing.T, ctx context.Context, src *fixedSource, clk *clockt
 		err error
 	}
 	done := make(chan result, 1)
+	// The looks counted before each step of the clock: read after it, a
+	// look the step's tick set off before the read was waited for again,
+	// and never came (the tracker waited for the next tick). The first
+	// count too is read before the tracker starts: read after, a first
+	// look made meanwhile (a busy CI machine) was waited for again.
+	n := src.looks()
 	go func() {
 		out, err := Track(ctx, src, clk, o)
 		done <- result{out, err}
 	}()
 	end := clk.Now().Add(limit)
-	// The looks counted before each step of the clock: read after it, a
-	// look the step's tick set off before the read was waited for again,
-	// and never came (the tracker waited for the next tick).
-	n := src.looks()
 	for {
 		if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 			return src.looks() > n || len(done) > 0, nil
