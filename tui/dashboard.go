@@ -638,10 +638,7 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	if m := offer.newest; offer.offered && len(out) < maxStallLines &&
 		!slices.ContainsFunc(stalls, func(sl model.Stall) bool { return sl.Kind == model.KindMachine && sl.Name == m.Name }) {
 		total++
-		when := "R: roll back"
-		if offer.running {
-			when = offer.when(model.Stall{Kind: model.KindMachine, Name: m.Name}, rollbackAfter)
-		}
+		when := offer.when(model.Stall{Kind: model.KindMachine, Name: m.Name}, rollbackAfter)
 		out = append(out, line{segs: []seg{{" " + sym.Warn + " etcd machine " + m.Name + " not ready " + model.ShortDuration(now.Sub(m.CreationTimestamp)) +
 			" after its creation (" + when + ")", rStall}}})
 	}

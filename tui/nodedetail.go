@@ -695,9 +695,6 @@ func stallOf(sl model.Stall, m *model.Machine, n *model.Node, nu *model.NodeUpgr
 	return false
 }
 
-// detailConditions lists every condition as the model holds it, healthy
-// ones too: type, status and severity, when it last changed, then its
-// reason and message whole.
 // stepOrder is a NodeUpgrade's conditions in the order its steps run, Ready
 // (the summary) first and any others last: stored, they come in
 // alphabetical order, and a step that ran after a failed one showed above
@@ -717,6 +714,9 @@ func stepOrder(cs model.Conditions) model.Conditions {
 	return out
 }
 
+// detailConditions lists every condition as the model holds it, healthy
+// ones too: type, status and severity, when it last changed, then its
+// reason and message whole.
 func detailConditions(st *styles, cs model.Conditions, now time.Time, iw int) []line {
 	if len(cs) == 0 {
 		return []line{{segs: []seg{{" none reported", rMuted}}}}

@@ -801,6 +801,7 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 	cluster := d.cluster()
 	switch d.stage {
 	case recMenu:
+		d.selFrom, d.selTo = 0, 0
 		if len(d.offers) == 0 {
 			wrapAdd(d.nothing, rText, "")
 		}

@@ -263,17 +263,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			// No write goes unrecorded: the start stopped before the spec.
 			// The lock it took may stay: its release is a write the
 			// refusing log did not take either.
-			lock := lockAfterStart(ctx, lv, p.Cluster)
-			if strings.Contains(lock, "could NOT be released") {
-				lock += " (its release is a write too, and the console makes none the audit log does not take: free the log's disk, then clear it)"
-			}
-			return fmt.Errorf("nothing was applied: %w\n%s", err, lock)
+			return fmt.Errorf("nothing was applied: %w\n%s", err, lockAfterStart(ctx, lv, p.Cluster, err))
 		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
 		case sctx.Err() != nil:
-			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running; %s", err, lockAfterStart(ctx, lv, p.Cluster)))
+			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running; %s", err, lockAfterStart(ctx, lv, p.Cluster, err)))
 		}
 		return err
 	}
@@ -595,7 +591,9 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 // as the cluster has it: the start released it, unless the release itself
 // failed (an API server that stopped answering), which the operator must
 // hear of, since the Lease blocks the next upgrade until it turns stale.
-func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
+// startErr is why the start stopped: an audit log that refused an entry
+// refuses the release too (no write goes unrecorded), which is said.
+func lockAfterStart(ctx context.Context, lv *live, cluster string, startErr error) string {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	st, err := upgrade.ReadLock(rctx, lv.client.Kube, lv.client.Sys(), cluster)
@@ -603,8 +601,13 @@ func lockAfterStart(ctx context.Context, lv *live, cluster string) string {
 	case err != nil:
 		return fmt.Sprintf("what became of the upgrade lock could not be read (%v): `upgrade-console lock status %s` shows it", err, lv.clusterFlags(cluster))
 	case st != nil && st.Held() && st.HolderIdentity == lv.holder.String():
-		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s): it blocks further upgrades until it turns stale; `upgrade-console lock clear lease %s` clears it then",
-			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), lv.clusterFlags(cluster))
+		why := ""
+		var aw *upgrade.AuditWriteError
+		if errors.As(startErr, &aw) {
+			why = " (its release is a write too, and the console makes none the audit log does not take: free the log's disk, then clear it)"
+		}
+		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s)%s: it blocks further upgrades until it turns stale; `upgrade-console lock clear lease %s` clears it then",
+			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), why, lv.clusterFlags(cluster))
 	}
 	return "the upgrade lock is released"
 }

@@ -118,22 +118,20 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 		}
 	}()
 	// On a terminal the demo opens on the plan screen: the operator
-	// starts the upgrade from the console. Scripted runs (--auto-start,
-	// --plain, no terminal) follow the dashboard or plain lines.
+	// starts the upgrade from the console (enter), and scripted runs
+	// (--auto-start, --plain, no terminal) follow the dashboard or plain
+	// lines. The plan screen gets neither the kubectl hint nor the paths,
+	// unless --dir keeps them: its directory goes with it, and both were
+	// left on the terminal, contradicted by the farewell below them.
 	planScreen := !o.serve && !o.autoStart && !o.display.plain && isTerminal(out)
+	if !planScreen || o.dir != "" {
+		fmt.Fprintf(out, "KUBECONFIG=%s\nCLUSTER=%s\nCURRENT_SPEC=%s\nTARGET_SPEC=%s\n", w.KubeconfigPath, w.ClusterName, w.CurrentSpecPath, w.TargetSpecPath)
+	}
 	if planScreen {
-		// The plan screen starts the upgrade (enter), and the demo's
-		// directory goes with it unless --dir keeps it: the kubectl hint
-		// and the paths were left on the terminal, contradicted by the
-		// farewell below them.
-		if o.dir != "" {
-			fmt.Fprintf(out, "KUBECONFIG=%s\nCLUSTER=%s\nCURRENT_SPEC=%s\nTARGET_SPEC=%s\n", w.KubeconfigPath, w.ClusterName, w.CurrentSpecPath, w.TargetSpecPath)
-		}
 		uiRunning.Store(true)
 		defer uiRunning.Store(false)
 		return planDemo(ctx, out, w, &o.display, theme)
 	}
-	fmt.Fprintf(out, "KUBECONFIG=%s\nCLUSTER=%s\nCURRENT_SPEC=%s\nTARGET_SPEC=%s\n", w.KubeconfigPath, w.ClusterName, w.CurrentSpecPath, w.TargetSpecPath)
 	if !o.serve && o.autoStart {
 		fmt.Fprintf(errOut, "demo: --auto-start applies %s in a few seconds; Ctrl-C stops\n", w.TargetSpecPath)
 	} else if !o.serve {

@@ -132,7 +132,7 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	if len(found) > 0 {
 		return cfg, noServerError(kube, defaulted, found)
 	}
-	if len(files) == 0 || (cfg.Host != "http://localhost:8080" && cfg.Host != "localhost:8080") {
+	if len(files) == 0 || !defaulted {
 		return cfg, nil // in-cluster, or another source of the server
 	}
 	where := "KUBECONFIG is not set and " + strings.Join(files, ", ") + " does not exist"

@@ -89,7 +89,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	if serr := screen.StartErr(); s == nil && serr != nil && !display.readOnly {
 		// A start that applied nothing may still have left its lock (a
 		// release the API server did not answer): said from the cluster.
-		fmt.Fprintf(out, "the start failed: %s\n%s\n", strings.SplitN(serr.Error(), "\n", 2)[0], lockAfterStart(ctx, lv, l.cluster))
+		fmt.Fprintf(out, "the start failed: %s\n%s\n", strings.SplitN(serr.Error(), "\n", 2)[0], lockAfterStart(ctx, lv, l.cluster, serr))
 		if err == nil && errors.Is(serr, context.Canceled) && !demoWorld {
 			err = withCode(ExitTimeout, errors.New("stopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running"))
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,7 +136,7 @@ func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
 	w, _, lv := connectDemo(t)
-	if got := lockAfterStart(ctx, lv, w.ClusterName); got != "the upgrade lock is released" {
+	if got := lockAfterStart(ctx, lv, w.ClusterName, nil); got != "the upgrade lock is released" {
 		t.Errorf("no lock: %q", got)
 	}
 	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"))
@@ -145,8 +147,16 @@ func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
 	if _, err := locker.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := lockAfterStart(ctx, lv, w.ClusterName); !strings.Contains(got, "could NOT be released") || !strings.Contains(got, "lock clear lease --cluster "+w.ClusterName) {
+	if got := lockAfterStart(ctx, lv, w.ClusterName, nil); !strings.Contains(got, "could NOT be released") || !strings.Contains(got, "lock clear lease --cluster "+w.ClusterName) {
 		t.Errorf("this console's lock left: %q", got)
+	} else if strings.Contains(got, "audit log") {
+		t.Errorf("a release refused for no audit reason blames the log: %q", got)
+	}
+	// Stopped by an audit log that refused an entry: the release was
+	// refused too, and that is why the lock stays.
+	refused := fmt.Errorf("write audit log: %w", &upgrade.AuditWriteError{Path: "audit.log", Err: errors.New("file too large")})
+	if got := lockAfterStart(ctx, lv, w.ClusterName, refused); !strings.Contains(got, "could NOT be released") || !strings.Contains(got, "the audit log does not take") {
+		t.Errorf("lock left by a refusing log: %q", got)
 	}
 }
 
