@@ -23,9 +23,15 @@ import (
 const (
 	LabelMachineTemplateHash = "machine-template-hash"
 	LabelSetName             = "cluster.x-k8s.io/set-name"
-	AnnotationClonedFromName = "cluster.x-k8s.io/cloned-from-name"
-	AnnotationClonedFromGK   = "cluster.x-k8s.io/cloned-from-groupkind"
-	AnnotationMDRevision     = "machinedeployment.clusters.x-k8s.io/revision"
+	// AnnotationSimTemplate is the simulated controllers' own record of the
+	// infrastructure template a Machine was cloned from. Real CAPI writes
+	// cluster.x-k8s.io/cloned-from-name on the infrastructure machine
+	// (a VSphereMachine), never on the Machine, and the demo creates no
+	// infrastructure machines: under that key here, the console read it and
+	// told new etcd members by template, a path no real cluster takes (it
+	// goes by creation time there).
+	AnnotationSimTemplate = "demo.upgrade-console/infra-template"
+	AnnotationMDRevision  = "machinedeployment.clusters.x-k8s.io/revision"
 	// InfraTemplateKind is the infrastructure template kind of the world:
 	// a vSphere cluster.
 	InfraTemplateKind = "VSphereMachineTemplate"
@@ -178,8 +184,7 @@ func Machine(s MachineSpec) *unstructured.Unstructured {
 			"namespace": s.Namespace,
 			"labels":    labels,
 			"annotations": map[string]any{
-				AnnotationClonedFromName: s.InfraTemplate,
-				AnnotationClonedFromGK:   InfraTemplateKind + "." + kinds.InfraGroup,
+				AnnotationSimTemplate: s.InfraTemplate,
 			},
 			"ownerReferences": []any{s.Owner.Ref()},
 		},

@@ -27,7 +27,7 @@ func TestEtcdFirstMemberFailsThenRecovers(t *testing.T) {
 		ec := w.get(kinds.EtcdadmCluster, ecName)
 		var out []string
 		for _, m := range w.machines(model.LabelEtcdCluster + "=" + ecName) {
-			if m.GetAnnotations()[objects.AnnotationClonedFromName] == str(ec, "spec", "infrastructureTemplate", "name") {
+			if m.GetAnnotations()[objects.AnnotationSimTemplate] == str(ec, "spec", "infrastructureTemplate", "name") {
 				out = append(out, m.GetName())
 			}
 		}

@@ -61,7 +61,7 @@ func TestWorkerMachineConfigChangeRollsItsGroup(t *testing.T) {
 		ms := w.machines(model.LabelDeploymentName + "=" + mdName)
 		tmpl := w.templates()[mdName]
 		for _, m := range ms {
-			if m.GetAnnotations()[objects.AnnotationClonedFromName] != tmpl || str(&m, "status", "phase") != objects.PhaseRunning {
+			if m.GetAnnotations()[objects.AnnotationSimTemplate] != tmpl || str(&m, "status", "phase") != objects.PhaseRunning {
 				return false
 			}
 		}
@@ -100,7 +100,7 @@ func TestWorkerMachineConfigChangeRollsItsGroup(t *testing.T) {
 		for _, other := range w.sc.Workers[1:] {
 			md := w.sc.ClusterName + "-" + other.Name
 			for _, m := range w.machines(model.LabelDeploymentName + "=" + md) {
-				if tmpl := m.GetAnnotations()[objects.AnnotationClonedFromName]; tmpl != before[md] {
+				if tmpl := m.GetAnnotations()[objects.AnnotationSimTemplate]; tmpl != before[md] {
 					t.Errorf("machine %s of %s on template %s, want %s", m.GetName(), md, tmpl, before[md])
 				}
 			}
@@ -202,7 +202,7 @@ func TestControlPlaneAndEtcdMachineConfigChangesRollThem(t *testing.T) {
 				return false
 			}
 			for _, m := range ms {
-				if m.GetAnnotations()[objects.AnnotationClonedFromName] != tmpl[owner] {
+				if m.GetAnnotations()[objects.AnnotationSimTemplate] != tmpl[owner] {
 					return false
 				}
 			}

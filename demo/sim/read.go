@@ -82,7 +82,7 @@ func byAge(list []*unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 func template(u *unstructured.Unstructured) string {
-	return annotation(u, objects.AnnotationClonedFromName)
+	return annotation(u, objects.AnnotationSimTemplate)
 }
 
 func address(u *unstructured.Unstructured) string {

@@ -62,8 +62,8 @@ func TestRollingUpgrade(t *testing.T) {
 			t.Errorf("etcd version %s", str(ec, "spec", "etcdadmConfigSpec", "cloudInitConfig", "version"))
 		}
 		for _, m := range w.machines(model.LabelEtcdCluster) {
-			if objects.AnnotationClonedFromName == "" || m.GetAnnotations()[objects.AnnotationClonedFromName] != str(ec, "spec", "infrastructureTemplate", "name") {
-				t.Errorf("etcd machine %s from template %s", m.GetName(), m.GetAnnotations()[objects.AnnotationClonedFromName])
+			if objects.AnnotationSimTemplate == "" || m.GetAnnotations()[objects.AnnotationSimTemplate] != str(ec, "spec", "infrastructureTemplate", "name") {
+				t.Errorf("etcd machine %s from template %s", m.GetName(), m.GetAnnotations()[objects.AnnotationSimTemplate])
 			}
 		}
 		kcp := w.get(kindsKCP, w.sc.ClusterName)
@@ -137,7 +137,7 @@ func TestRollingUpgrade(t *testing.T) {
 					gone[name] = true
 					continue
 				}
-				etcdTemplate[name] = o.obj.GetAnnotations()[objects.AnnotationClonedFromName]
+				etcdTemplate[name] = o.obj.GetAnnotations()[objects.AnnotationSimTemplate]
 				if oldTemplate == "" {
 					oldTemplate = etcdTemplate[name]
 				}
@@ -167,7 +167,7 @@ func TestRollingUpgrade(t *testing.T) {
 			if newNotReady > 1 {
 				for _, x := range h[:o.seq+1] {
 					if x.res == "machines" && x.obj.GetLabels()[model.LabelEtcdCluster] != "" {
-						t.Logf("#%d %s rv=%s deleted=%v owners=%d tmpl=%s labels=%v phase=%s", x.seq, x.obj.GetName(), x.obj.GetResourceVersion(), x.deleted, len(x.obj.GetOwnerReferences()), x.obj.GetAnnotations()[objects.AnnotationClonedFromName], x.obj.GetLabels(), str(x.obj, "status", "phase"))
+						t.Logf("#%d %s rv=%s deleted=%v owners=%d tmpl=%s labels=%v phase=%s", x.seq, x.obj.GetName(), x.obj.GetResourceVersion(), x.deleted, len(x.obj.GetOwnerReferences()), x.obj.GetAnnotations()[objects.AnnotationSimTemplate], x.obj.GetLabels(), str(x.obj, "status", "phase"))
 					}
 				}
 				t.Fatalf("#%d: %d new etcd members not ready at once", o.seq, newNotReady)
