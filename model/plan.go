@@ -163,6 +163,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	}
 	WarnDowngrades(p.Preflight, p.Components, false)
 	WarnUnversioned(p.Preflight, p.Components, false)
+	WarnRemoved(p.Preflight, p.Components, false)
 	return p, nil
 }
 
@@ -253,6 +254,27 @@ func WarnUnversioned(checks []CheckResult, rows []ComponentDiff, live bool) {
 		fix = "check the target release's Bundles (--to-bundles when given): each component's version is a vX.Y.Z… in a release's Bundles"
 	}
 	warnSkew(checks, "have a target version that is not a version", bad, fix)
+}
+
+// WarnRemoved makes a passed or skipped eksa-version-skew check a warning
+// when the target Bundles lack a component the current ones carry: a
+// Bundles manifest cut short or edited by hand (cilium deleted from it),
+// which the plan showed as a "removed" row with exit 0. EKS-A reads each
+// component it upgrades from the target Bundles, and stops at the one they
+// lack. A component the plan knows the cluster does not run is "unused",
+// not "removed", and is not named.
+func WarnRemoved(checks []CheckResult, rows []ComponentDiff, live bool) {
+	var gone []string
+	for _, r := range rows {
+		if r.Change == ChangeRemoved {
+			gone = append(gone, r.Name+" "+r.OldVersion)
+		}
+	}
+	fix := "check the target Bundles file: a release's Bundles carry every component the current ones do"
+	if live {
+		fix = "check the target release's Bundles (--to-bundles when given): a release's Bundles carry every component the current ones do"
+	}
+	warnSkew(checks, "are missing from the target Bundles", gone, fix)
 }
 
 // SpecReason says why a cluster has not reached its EKS-A Cluster's spec.

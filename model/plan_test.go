@@ -360,3 +360,29 @@ func TestWarnUnversionedTargets(t *testing.T) {
 		t.Errorf("image URIs warned: %+v", c[0])
 	}
 }
+
+// A target Bundles without a component the current ones carry (cilium cut
+// from the file) warns: the row read "removed" and the plan exited 0, and
+// EKS-A stops at the component it cannot find. Unused rows are not named.
+func TestWarnRemovedComponents(t *testing.T) {
+	rows := []ComponentDiff{
+		{Key: "cilium", Name: "cilium", OldVersion: "v1.15.14-eksa.9", Change: Classify("v1.15.14-eksa.9", "")},
+		{Key: "flux", Name: "flux", OldVersion: "v2.5.1", Change: ChangeUnused},
+	}
+	c := []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"}}
+	WarnRemoved(c, rows, false)
+	if c[0].Status != CheckWarn || !strings.HasSuffix(c[0].Message, "; but 1 component(s) are missing from the target Bundles: cilium v1.15.14-eksa.9") ||
+		!strings.HasPrefix(c[0].Remediation, "check the target Bundles file") {
+		t.Errorf("offline: %+v", c[0])
+	}
+	c = []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass}}
+	WarnRemoved(c, rows, true)
+	if c[0].Status != CheckWarn || !strings.Contains(c[0].Remediation, "--to-bundles") {
+		t.Errorf("live: %+v", c[0])
+	}
+	c = []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass}}
+	WarnRemoved(c, rows[1:], false)
+	if c[0].Status != CheckPass {
+		t.Errorf("an unused component warned: %+v", c[0])
+	}
+}

@@ -220,6 +220,7 @@ func (pl *Planner) Recheck(ctx context.Context, p *Plan) error {
 	p.Preflight = RunChecks(ctx, Checks, in, p.Skipped)
 	model.WarnDowngrades(p.Preflight, p.Components, true)
 	model.WarnUnversioned(p.Preflight, p.Components, true)
+	model.WarnRemoved(p.Preflight, p.Components, true)
 	p.CurrentSpec = in.CurrentSpec
 	return nil
 }
