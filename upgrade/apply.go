@@ -59,6 +59,21 @@ type ObjectChange struct {
 	// NotServed: the API server serves no such kind (its CRD is not
 	// installed, or the kind or apiVersion is misspelt).
 	NotServed bool `json:"notServed,omitempty"`
+	// resource and namespace name what a Forbidden refusal was of
+	// ("vspheremachineconfigs.anywhere.eks.amazonaws.com", "default"), for
+	// the `kubectl auth can-i` its fix gives.
+	resource, namespace string
+}
+
+// refusedResource is the resource an API server refusal names
+// ("vspheremachineconfigs.anywhere.eks.amazonaws.com"), "" when it names none.
+func refusedResource(err error) string {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) || se.Status().Details == nil || se.Status().Details.Kind == "" {
+		return ""
+	}
+	d := se.Status().Details
+	return strings.TrimSuffix(d.Kind+"."+d.Group, ".")
 }
 
 // Unchanged reports an object the apply leaves as it is.
@@ -202,7 +217,8 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 			out, err = ri.Apply(ctx, u.GetName(), u, opts)
 		}
 		if err != nil {
-			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err)})
+			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err),
+				resource: refusedResource(err), namespace: u.GetNamespace()})
 			continue
 		}
 		oc := ObjectChange{Object: ref, Create: live == nil}

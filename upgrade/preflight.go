@@ -365,17 +365,23 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
 		msgs := make([]string, 0, len(rej))
 		forbidden, notServed := true, true
-		for _, o := range rej {
+		// The can-i the fix gives is of the first refused object: a
+		// refused VSphereMachineConfig was sent to check clusters.
+		resource, ns := GVREKSACluster.Resource+"."+GVREKSACluster.Group, t.Spec.Cluster.GetNamespace()
+		for i, o := range rej {
 			msgs = append(msgs, o.Object+": "+joinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
 			forbidden = forbidden && o.Forbidden
 			notServed = notServed && o.NotServed
+			if i == 0 && o.resource != "" {
+				resource, ns = o.resource, o.namespace
+			}
 		}
 		fix := "fix " + t.Spec.Path + " where the API server says (a field of the wrong type or outside its allowed values), then plan again"
 		switch {
 		case notServed:
 			fix = "check the kind and apiVersion of those documents against what the cluster serves (`kubectl" + in.conn().String() + " api-resources --api-group " + GVREKSACluster.Group + "`): a misspelt kind, or a provider's kind that is not installed in this cluster, is never applied"
 		case forbidden:
-			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl" + in.conn().String() + " auth can-i patch clusters.anywhere.eks.amazonaws.com -n " + t.Spec.Cluster.GetNamespace() + "`)"
+			fix = "the identity the console connects as may not write these objects: use a kubeconfig, --context or --as with the rights to patch them (`kubectl" + in.conn().String() + " auth can-i patch " + resource + nsFlag(ns) + "`)"
 		}
 		return failed("the API server refuses "+strings.Join(msgs, "; "), fix)
 	}
@@ -881,4 +887,13 @@ func deref(p *int32, def int32) int32 {
 		return def
 	}
 	return *p
+}
+
+// nsFlag is the -n of a command the operator pastes, none for a
+// cluster-scoped object.
+func nsFlag(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " -n " + ns
 }

@@ -542,13 +542,15 @@ func TestRunChecksWithoutSnapshot(t *testing.T) {
 
 // A console whose identity may read the cluster but not write it: the dry
 // run is refused by authorization, and the fix says so, not "a field of the
-// wrong type".
+// wrong type". The can-i it gives is of a refused kind: one that may patch
+// Clusters but not machine configs was sent to check clusters.
 func TestSpecAcceptedForbiddenNamesTheRights(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
 	ctx := context.Background()
 	user := "reader-" + w.ns
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}}}
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{GVREKSACluster.Group}, Resources: []string{"clusters"}, Verbs: []string{"patch"}}}}
 	if _, err := w.client.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -574,6 +576,10 @@ func TestSpecAcceptedForbiddenNamesTheRights(t *testing.T) {
 	r := result(p, CheckSpecAccepted)
 	if r.Status != model.CheckFail || !strings.Contains(r.Message, "forbidden") || !strings.Contains(r.Remediation, "may not write these objects") {
 		t.Errorf("spec-accepted %s %q, fix %q; want a failure whose fix names the rights", r.Status, r.Message, r.Remediation)
+	}
+	if strings.Contains(r.Message, "Cluster "+w.ns+"/") || !strings.Contains(r.Remediation, "auth can-i patch vsphere") ||
+		!strings.Contains(r.Remediation, ".anywhere.eks.amazonaws.com -n "+w.ns+"`") {
+		t.Errorf("spec-accepted %q, fix %q; want the Cluster accepted and the can-i of a refused machine or datacenter config", r.Message, r.Remediation)
 	}
 }
 
