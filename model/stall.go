@@ -208,6 +208,8 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 	if nu.Completed || nu.Deleting() {
 		return Stall{}, false
 	}
+	node := ix.nodeOf(nu)
+	failure, failed := ix.s.NodeStepFailure(nu, node)
 	prev := nu.CreationTimestamp // when the previous step finished
 	for _, step := range NodeUpgradeSteps {
 		c, ok := nu.Conditions.Get(step)
@@ -217,6 +219,19 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			}
 			continue
 		}
+		if failed && failure.Step == step && failure.Container != nil {
+			// The kubelet reruns the container: the condition's time
+			// restarts at each run, and the pod keeps no time of the
+			// first failure. The step's start is the one that holds.
+			since := prev
+			if failure.Pod.CreationTimestamp.After(since) {
+				since = failure.Pod.CreationTimestamp
+			}
+			d := now.Sub(since)
+			return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
+				Sentence: fmt.Sprintf("node %s in-place step %s failed (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason()),
+				Resume:   nodeRetry(ix.s.Cluster, ix.s.Conn, node)}, true
+		}
 		since := prev
 		why := "not reported yet"
 		if ok {
@@ -224,9 +239,8 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			if c.LastTransitionTime.After(since) {
 				since = c.LastTransitionTime
 			}
-			if StepFailed(nu.Conditions, c) {
+			if failed && failure.Step == step {
 				d := now.Sub(since)
-				node := ix.nodeOf(nu)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
 					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why),
 					Resume:   nodeRetry(ix.s.Cluster, ix.s.Conn, node)}, true
@@ -240,7 +254,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			return Stall{}, false
 		}
 		return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d,
-			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", ix.nodeOf(nu), step, ShortDuration(d), why)}, true
+			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", node, step, ShortDuration(d), why)}, true
 	}
 	return Stall{}, false
 }

@@ -487,3 +487,82 @@ func TestStallMachineNodeMissingOrUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// Through the kubelet's restarts of a failed container (restartPolicy
+// OnFailure), EKS-A's NodeUpgrade reads "Container is waiting to be
+// initialized" (Info) in each back-off and "Container is still running" in
+// each run, and the condition's time restarts at each: read from the
+// NodeUpgrade alone, the node was never failed, and the step's wait
+// started over at every run. The upgrader pod says it failed, and the
+// step's start is the time that holds.
+func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
+	s := readyCluster()
+	var node string
+	for _, m := range s.Machines.All() {
+		if m.Name == "mgmt-md-0-a" {
+			node = m.NodeName
+		}
+	}
+	began := t0.Add(-4 * time.Minute)
+	nu := &NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader", CreationTimestamp: t0.Add(-5 * time.Minute)}, Kind: KindNodeUpgrade,
+		MachineName: "mgmt-md-0-a", Conditions: Conditions{
+			{Type: "UpgraderPodCreated", Status: "True", LastTransitionTime: t0.Add(-5 * time.Minute)},
+			{Type: "BinariesCopied", Status: "True", LastTransitionTime: t0.Add(-5 * time.Minute)},
+			{Type: "ContainerdUpgraded", Status: "True", LastTransitionTime: t0.Add(-5 * time.Minute)},
+			{Type: "CNIPluginsUpgraded", Status: "True", LastTransitionTime: began},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized", LastTransitionTime: t0.Add(-2 * time.Second)},
+		}}
+	s.NodeUpgrades = ListOf(nu)
+	exited := &ContainerState{Terminated: true, ExitCode: 1, Reason: "Error"}
+	kubeadm := UpgraderContainer{Name: "kubeadm-upgrader", Init: true, State: ContainerState{Waiting: true, Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"},
+		Last: exited, RestartCount: 3}
+	s.UpgraderPods = []UpgraderPod{{Meta: Meta{Name: node + "-node-upgrader", CreationTimestamp: t0.Add(-5 * time.Minute)}, NodeName: node,
+		Containers: []UpgraderContainer{
+			{Name: "components-copier", Init: true, State: ContainerState{Terminated: true}},
+			{Name: "containerd-upgrader", Init: true, State: ContainerState{Terminated: true}},
+			{Name: "cni-plugins-upgrader", Init: true, State: ContainerState{Terminated: true}},
+			kubeadm,
+			{Name: "kubelet-kubectl-upgrader", Init: true, State: ContainerState{Waiting: true, Reason: "PodInitializing"}},
+			{Name: "post-upgrade-status", State: ContainerState{Waiting: true, Reason: "PodInitializing"}},
+		}}}
+	check := func(what string) {
+		t.Helper()
+		got := Stalls(s, ProgressOptions{}, t0)
+		if len(got) != 1 || !got[0].Failed || !got[0].Since.Equal(began) || !strings.Contains(got[0].Sentence, "step KubeadmUpgraded failed (the step began 4m ago): container kubeadm-upgrader") ||
+			!strings.Contains(got[0].Sentence, "exit code 1 (Error)") || !strings.Contains(got[0].Sentence, "(3 restarts)") {
+			t.Errorf("%s: stalls %+v, want KubeadmUpgraded failed since the step began", what, got)
+		}
+		if f, ok := s.NodeStepFailure(nu, node); !ok || f.Step != "KubeadmUpgraded" {
+			t.Errorf("%s: NodeStepFailure %+v %v", what, f, ok)
+		}
+	}
+	check("backed off")
+	s.UpgraderPods[0].Containers[3].State = ContainerState{Running: true}
+	nu.Conditions[4].Reason = "Container is still running"
+	check("running again")
+	s.UpgraderPods[0].Containers[3].State = *exited
+	s.UpgraderPods[0].Containers[3].Last = nil
+	check("exited")
+	if !strings.Contains(Stalls(s, ProgressOptions{}, t0)[0].Sentence, "container kubeadm-upgrader terminated: exit code 1 (Error)") {
+		t.Errorf("exited: %q", Stalls(s, ProgressOptions{}, t0)[0].Sentence)
+	}
+
+	// Its run after the failures succeeded: the step is done, not failed.
+	s.UpgraderPods[0].Containers[3] = UpgraderContainer{Name: "kubeadm-upgrader", Init: true, State: ContainerState{Terminated: true}, Last: exited, RestartCount: 4}
+	if f, ok := s.NodeStepFailure(nu, node); ok {
+		t.Errorf("a container that succeeded on its rerun: failure %+v", f)
+	}
+	// Another upgrade's pod (older than the NodeUpgrade), or one being
+	// deleted (a retry), says nothing of this one.
+	s.UpgraderPods[0].Containers[3] = kubeadm
+	for name, mutate := range map[string]func(p *UpgraderPod){
+		"older":    func(p *UpgraderPod) { p.CreationTimestamp = nu.CreationTimestamp.Add(-time.Hour) },
+		"deleting": func(p *UpgraderPod) { p.DeletionTimestamp = t0 },
+	} {
+		p := s.UpgraderPods[0]
+		mutate(&p)
+		if f, ok := StepFailureOf(nu, &p); ok {
+			t.Errorf("%s pod: failure %+v", name, f)
+		}
+	}
+}

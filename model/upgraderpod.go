@@ -83,6 +83,119 @@ func (c *UpgraderContainer) Failing() bool {
 	return (s.Terminated && s.ExitCode != 0) || (s.Waiting && waitingFailures[s.Reason])
 }
 
+// StepFailing reports whether the container failed and has not succeeded
+// since: it failed (Failing), or it runs again after a run that exited
+// non-zero. The upgrader pod's restartPolicy is OnFailure: the kubelet
+// runs a failed container again and again, backing off up to 5 minutes,
+// and EKS-A's NodeUpgrade reads the container's state alone: "Container is
+// waiting to be initialized" (Info) through each back-off and "Container is
+// still running" through each run. Only the moment between a run's exit
+// and the next back-off shows "exited with a non-zero exit code" (Error),
+// and the condition's lastTransitionTime restarts at each change.
+func (c *UpgraderContainer) StepFailing() bool {
+	if c.State.Terminated {
+		return c.State.ExitCode != 0
+	}
+	return c.Failing() || (c.Last != nil && c.Last.ExitCode != 0)
+}
+
+// FailureText says how a failing container failed, on one line: its
+// state, the run that failed before it (backed off, or running again) and
+// its restarts: "waiting: CrashLoopBackOff after terminated: exit code 1
+// (Error): … (3 restarts)".
+func (c *UpgraderContainer) FailureText() string {
+	s := c.State
+	var b strings.Builder
+	switch {
+	case s.Terminated:
+		b.WriteString(s.String())
+	case s.Running:
+		b.WriteString("running again")
+	case s.Waiting:
+		// The back-off's message repeats the pod's name and UID.
+		b.WriteString(ContainerState{Waiting: true, Reason: s.Reason}.String())
+	default:
+		b.WriteString(s.String())
+	}
+	if !s.Terminated && c.Last != nil {
+		b.WriteString(" after " + c.Last.String())
+	}
+	if c.RestartCount > 0 {
+		b.WriteString(" (" + Restarts(c.RestartCount) + ")")
+	}
+	return b.String()
+}
+
+// StepContainer is the container of p that runs an in-place step, nil when
+// p has none (UpgraderPodCreated, which no container reports).
+func (p *UpgraderPod) StepContainer(step string) *UpgraderContainer {
+	for i := range p.Containers {
+		if UpgraderContainerSteps[p.Containers[i].Name] == step {
+			return &p.Containers[i]
+		}
+	}
+	return nil
+}
+
+// StepFailure is an in-place step that failed.
+type StepFailure struct {
+	Step string
+	// Condition is the step's condition on the NodeUpgrade (zero when it
+	// reports none).
+	Condition Condition
+	// Container is the step's container when the upgrader pod says it
+	// failed; nil when the NodeUpgrade alone does.
+	Container *UpgraderContainer
+	// Pod is the upgrader pod Container is of.
+	Pod *UpgraderPod
+}
+
+// Rerun reports whether the kubelet runs the failed container again: the
+// step may yet succeed, and deleting its pod (a retry) would kill it
+// mid-run.
+func (f StepFailure) Rerun() bool { return f.Container != nil && f.Container.State.Running }
+
+// Reason says why the step failed, on one line.
+func (f StepFailure) Reason() string {
+	if f.Container != nil {
+		return "container " + f.Container.Name + " " + f.Container.FailureText()
+	}
+	return oneLine(reasonText(f.Condition))
+}
+
+// NodeStepFailure is the first in-place step of nu, which upgrades node,
+// that failed: its container failed in the node's upgrader pod
+// (StepFailing), or the NodeUpgrade says so (StepFailed). The pod is read
+// first: through the kubelet's restarts the NodeUpgrade mostly reads
+// "waiting" or "running" (see StepFailing). A pod older than nu (another
+// upgrade's) or being deleted (a retry) says nothing of nu.
+func (s *ClusterState) NodeStepFailure(nu *NodeUpgrade, node string) (StepFailure, bool) {
+	return StepFailureOf(nu, s.UpgraderPodOf(node))
+}
+
+// StepFailureOf is NodeStepFailure with the node's upgrader pod found (nil
+// when there is none).
+func StepFailureOf(nu *NodeUpgrade, pod *UpgraderPod) (StepFailure, bool) {
+	if pod != nil && (pod.CreationTimestamp.Before(nu.CreationTimestamp) || !pod.DeletionTimestamp.IsZero()) {
+		pod = nil
+	}
+	for _, step := range NodeUpgradeSteps {
+		c, ok := nu.Conditions.Get(step)
+		if ok && c.IsTrue() {
+			continue
+		}
+		if pod != nil {
+			if uc := pod.StepContainer(step); uc != nil && uc.StepFailing() {
+				return StepFailure{Step: step, Condition: c, Container: uc, Pod: pod}, true
+			}
+		}
+		if ok && StepFailed(nu.Conditions, c) {
+			return StepFailure{Step: step, Condition: c}, true
+		}
+	}
+	return StepFailure{}, false
+}
+
 // Failing is the pod's first failing container, nil when none is.
 func (p *UpgraderPod) Failing() *UpgraderContainer {
 	for i := range p.Containers {

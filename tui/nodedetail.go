@@ -536,7 +536,14 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 		if nu.KubernetesVersion != "" {
 			field("to", nu.KubernetesVersion, rText)
 		}
-		done, step, failed, _ := stepProgress(nu, time.Time{})
+		node := ""
+		switch {
+		case m != nil:
+			node = nodeOf(m)
+		case n != nil:
+			node = n.Name
+		}
+		done, step, failed, _ := stepProgress(nu, in.state.UpgraderPodOf(node), time.Time{})
 		progress := fmt.Sprintf("%d of %d steps done", done, len(model.NodeUpgradeSteps))
 		pr := rSevInfo
 		switch {
@@ -556,13 +563,6 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			field("deleting", stamp(nu.DeletionTimestamp, now), rSevWarning)
 		}
 		body = append(body, detailConditions(v.st, stepOrder(nu.Conditions), now, iw)...)
-		node := ""
-		switch {
-		case m != nil:
-			node = nodeOf(m)
-		case n != nil:
-			node = n.Name
-		}
 		blank()
 		pod, podCmds := detailUpgraderPod(v.st, in.state, node, iw)
 		body = append(body, pod...)

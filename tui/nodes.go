@@ -140,10 +140,13 @@ type targetInputs struct {
 
 // rowSrc is everything a row is a function of.
 type rowSrc struct {
-	m       *model.Machine
-	n       *model.Node
-	nodeAt  int // index of n in the node list, -1 without one
-	nu      *model.NodeUpgrade
+	m      *model.Machine
+	n      *model.Node
+	nodeAt int // index of n in the node list, -1 without one
+	nu     *model.NodeUpgrade
+	// pod is the node's upgrader pod while nu runs: whether a step failed
+	// is read from it first (model.StepFailureOf).
+	pod     *model.UpgraderPod
 	tg      target
 	stalled bool
 }
@@ -200,6 +203,9 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 			if j.upgrades != nil {
 				src.nu = j.upgrades[m.Name]
 			}
+		}
+		if src.nu != nil && !src.nu.Completed {
+			src.pod = s.UpgraderPodOf(nodeOf(m))
 		}
 		if src.nodeAt >= 0 {
 			j.seen[src.nodeAt] = true
@@ -315,7 +321,7 @@ func (j *rowJoin) put(k int, src rowSrc, prefix string) {
 }
 
 func (j *rowJoin) build(src rowSrc, prefix string) nodeRow {
-	r := machineRow(j.st, src.m, src.n, src.nu, src.tg, prefix)
+	r := machineRow(j.st, src.m, src.n, src.nu, src.pod, src.tg, prefix)
 	if src.stalled && r.mark.r != rSevError {
 		r.mark, r.fold = seg{j.st.th.Sym.Warn, rStall}, foldNone
 	}
@@ -344,7 +350,7 @@ type target struct {
 	inPlace bool
 }
 
-func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, tg target, prefix string) nodeRow {
+func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, pod *model.UpgraderPod, tg target, prefix string) nodeRow {
 	sym := st.th.Sym
 	r := nodeRow{phaseRole: rText}
 	switch {
@@ -393,7 +399,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 	inProgress := false
 	if steps {
 		r.stepsTotal = len(model.NodeUpgradeSteps)
-		r.stepsDone, r.stepText, r.stepFailed, r.since = stepProgress(nu, r.since)
+		r.stepsDone, r.stepText, r.stepFailed, r.since = stepProgress(nu, pod, r.since)
 		inProgress = !nu.Completed
 	} else if m != nil && !onTarget {
 		// Not started: how long it has been running its old version says
@@ -446,7 +452,7 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 
 // stepProgress reads a NodeUpgrade's step conditions: how many steps are
 // done, the step it is on (or failed at), and when its latest step changed.
-func stepProgress(nu *model.NodeUpgrade, fallback time.Time) (done int, text string, failed bool, since time.Time) {
+func stepProgress(nu *model.NodeUpgrade, pod *model.UpgraderPod, fallback time.Time) (done int, text string, failed bool, since time.Time) {
 	since = fallback
 	if nu.CreationTimestamp.After(since) {
 		// A NodeUpgrade with no condition yet: its step began when it was
@@ -468,10 +474,8 @@ func stepProgress(nu *model.NodeUpgrade, fallback time.Time) (done int, text str
 			continue
 		}
 		text = step
-		if ok && model.StepFailed(nu.Conditions, c) {
-			failed = true
-		}
-		return done, text, failed, since
+		f, ok := model.StepFailureOf(nu, pod)
+		return done, text, ok && f.Step == step, since
 	}
 	return done, "finishing", false, since
 }

@@ -543,7 +543,7 @@ func TestStepSinceStartsAtTheNodeUpgrade(t *testing.T) {
 	readySince := t0.Add(-40 * 24 * time.Hour)
 	created := t0.Add(-2 * time.Second)
 	nu := &model.NodeUpgrade{Meta: model.Meta{Name: "n-node-upgrader", CreationTimestamp: created}}
-	if _, text, _, since := stepProgress(nu, readySince); !since.Equal(created) || text != model.NodeUpgradeSteps[0] {
+	if _, text, _, since := stepProgress(nu, nil, readySince); !since.Equal(created) || text != model.NodeUpgradeSteps[0] {
 		t.Errorf("since %s, step %q; want the NodeUpgrade's creation and its first step", since, text)
 	}
 }

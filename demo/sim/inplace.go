@@ -250,14 +250,29 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 	return 0, s.setStatus(ctx, owner, comp, p.request, req, st)
 }
 
+// crashPhase is where a failed container is in the kubelet's restarts.
+type crashPhase int
+
+const (
+	crashExited  crashPhase = iota // terminated, exit code 1
+	crashBackOff                   // waiting: CrashLoopBackOff
+	crashRerun                     // running again after the failure
+)
+
+// maxBackOffSteps caps the kubelet's back-off, which doubles from 10s to
+// 5 minutes, in demo steps.
+const maxBackOffSteps = 8
+
 // nuProgress is where one NodeUpgrade's upgrader pod stands.
 type nuProgress struct {
 	done    int  // steps finished (conditions True)
 	running bool // steps[done] is running
 	failed  bool // steps[done] exited non-zero; the pod must be deleted
-	// backedOff: the kubelet restarted the failed container, which failed
-	// again and waits in CrashLoopBackOff (restartPolicy OnFailure).
-	backedOff  bool
+	// crash is where the failed container is in the kubelet's restarts
+	// (restartPolicy OnFailure): it exited, waits in CrashLoopBackOff, or
+	// runs again (and fails again); restarts counts the reruns.
+	crash      crashPhase
+	restarts   int32
 	failedOnce bool
 	attempt    int
 }
@@ -321,19 +336,31 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 	}
 	if p.failed {
-		if p.backedOff {
-			return 0, nil
+		// The kubelet restarts the failed container for ever, backing off
+		// longer each time (restartPolicy OnFailure), and EKS-A's
+		// NodeUpgrade reads each state as it comes: "exited with a
+		// non-zero exit code" (Error) only between a run's end and the
+		// next back-off, "waiting to be initialized" (Info) through the
+		// back-off, "still running" (Info) through the run.
+		wait := s.t.Step
+		if p.crash == crashBackOff {
+			wait *= time.Duration(min(1<<(p.restarts-1), maxBackOffSteps))
 		}
-		// The failed container first reads terminated (exit code 1), then,
-		// restarted by the kubelet and failed again, backed off.
-		if left, ok := s.pace.wait(fmt.Sprintf("%s/backoff/%d", k, p.attempt), s.t.Step); !ok {
+		if left, ok := s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), wait); !ok {
 			return left, nil
 		}
-		p.backedOff = true
-		if err := s.syncUpgraderPod(ctx, ns, name, p, false); err != nil {
-			klog.V(2).InfoS("simulated kubelet: upgrader pod status not written", "pod", name, "err", err)
+		switch {
+		case p.crash == crashExited && p.restarts == 0:
+			// The kubelet restarts a container at once the first time.
+			p.crash, p.restarts = crashRerun, 1
+		case p.crash == crashExited:
+			p.crash = crashBackOff
+		case p.crash == crashBackOff:
+			p.crash, p.restarts = crashRerun, p.restarts+1
+		default:
+			p.crash = crashExited
 		}
-		return 0, nil
+		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 	}
 	if p.done == 0 {
 		p.done = 1
@@ -385,8 +412,10 @@ func (s *Simulator) writeNU(ctx context.Context, owner string, nu *unstructured.
 		switch {
 		case i < p.done:
 			c = objects.V1beta1(step, true, "", "", "", now)
-		case i == p.done && p.failed:
+		case i == p.done && p.failed && p.crash == crashExited:
 			c = objects.V1beta1(step, false, "Error", stepFailedReason, "", now)
+		case i == p.done && p.failed && p.crash == crashRerun:
+			c = objects.V1beta1(step, false, "Info", "Container is still running", "", now)
 		case i == p.done && p.running:
 			c = objects.V1beta1(step, false, "Info", "Container is still running", "", now)
 		default:
@@ -552,9 +581,11 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		switch {
 		case step < p.done || completed:
 			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
-		case step == p.done && p.failed && p.backedOff:
+		case step == p.done && p.failed && p.crash == crashBackOff:
 			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: fmt.Sprintf("back-off 10s restarting failed container=%s pod=%s_%s(%s)", containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", min(10*time.Second<<(p.restarts-1), 5*time.Minute), containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
+		case step == p.done && p.failed && p.crash == crashRerun:
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		case step == p.done && p.failed:
 			return failedExit(now)
 		case step == p.done && p.running:
@@ -567,9 +598,11 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		st := state(step)
 		cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: st,
 			Ready: st.Running != nil, Started: ptr.To(st.Running != nil)}
-		if step == p.done && p.failed && p.backedOff {
-			cs.RestartCount = 1
-			cs.LastTerminationState = failedExit(now)
+		if step == p.done && p.failed {
+			cs.RestartCount = p.restarts
+			if p.crash != crashExited || p.restarts > 0 {
+				cs.LastTerminationState = failedExit(now)
+			}
 		}
 		return cs
 	}

@@ -227,11 +227,13 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 	}
 	if pod != nil && f.Step == "" && !f.Completed {
 		// Read as "nothing failed", a pod that did fail would make a retry
-		// report success: a NodeUpgrade made anew, or whose controller
-		// lags, does not report the failure its pod shows.
+		// report success: the NodeUpgrade reads a container the kubelet
+		// restarts after a failure as waiting (its back-off) or running
+		// (the rerun), and one made anew, or whose controller lags, does
+		// not report the failure its pod shows.
 		if step, container, at := podFailure(pod); step != "" {
 			f.Step, f.Container, f.FailedAt = step, container, at
-			f.Reason = "container " + container + " exited non-zero in the upgrader pod (the NodeUpgrade does not report it yet)"
+			f.Reason = "container " + container + " exited non-zero in the upgrader pod (the NodeUpgrade reads a container the kubelet backs off as waiting, or does not report it yet)"
 		}
 	}
 	if pod != nil && f.Container != "" {
@@ -453,7 +455,8 @@ func containerState(pod *corev1.Pod, name string) string {
 }
 
 // podFailure is the first step whose container exited non-zero in the
-// upgrader pod, with when; empty when none did.
+// upgrader pod and is not running again (a rerun by the kubelet may still
+// succeed, and a retry would kill it), with when; empty when none did.
 func podFailure(pod *corev1.Pod) (step, container string, at time.Time) {
 	for _, step := range model.NodeUpgradeSteps {
 		name, ok := StepContainers[step]

@@ -393,7 +393,7 @@ func TestNodeRetryReadsAFailureTheNodeUpgradeDoesNotReportYet(t *testing.T) {
 	if err != nil || len(p.Steps) != 2 {
 		t.Fatalf("plan %+v, err %v; want the retry offered", p, err)
 	}
-	if f.Step != "KubeadmUpgraded" || f.Container != "kubeadm-upgrader" || f.Rerunning || !strings.Contains(f.Reason, "does not report it yet") {
+	if f.Step != "KubeadmUpgraded" || f.Container != "kubeadm-upgrader" || f.Rerunning || !strings.Contains(f.Reason, "exited non-zero in the upgrader pod") {
 		t.Errorf("inspection %+v", f)
 	}
 }

@@ -72,18 +72,19 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 		if nu.Completed {
 			continue
 		}
-		step := failedStep(nu)
-		if step == "" {
-			continue
-		}
-		c, _ := nu.Conditions.Get(step)
 		node := nodeOf[nu.MachineName]
 		if node == "" {
 			node = nu.MachineName
 		}
+		// Not while the kubelet runs the failed container again: the
+		// retry (deleting the pod) would kill it mid-run, and refuses to.
+		f, failed := s.NodeStepFailure(nu, node)
+		if !failed || f.Rerun() {
+			continue
+		}
 		out = append(out, Offer{Action: ActionNodeRetry, Node: node,
 			Title: "Retry the in-place upgrade of node " + node,
-			Why:   fmt.Sprintf("step %s failed: %s", step, c.Reason)})
+			Why:   fmt.Sprintf("step %s failed: %s", f.Step, f.Reason())})
 	}
 	var markers []string
 	var kept string
@@ -146,13 +147,6 @@ func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 		markers = append(markers, MarkerEtcdUpgrading)
 	}
 	return markers, kept
-}
-
-// failedStep is the first step of an in-place upgrade whose container
-// failed, or "".
-func failedStep(nu *model.NodeUpgrade) string {
-	c, _ := model.FailedStep(nu.Conditions)
-	return c.Type
 }
 
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
@@ -307,6 +301,7 @@ type Offerer struct {
 	NodeLabel string
 
 	nusFrom     model.List[model.NodeUpgrade]
+	podsFrom    []model.UpgraderPod
 	nodesFrom   model.List[model.Node]
 	failedNode  bool
 	labeledNode bool
@@ -322,15 +317,29 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	if label == "" {
 		label = model.LabelUpgradeInProgress
 	}
-	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) {
+	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) || !samePods(s.UpgraderPods, o.podsFrom) {
 		o.failedNode = false
+		var nodeOf map[string]string
 		for _, nu := range s.NodeUpgrades.All() {
-			if !nu.Completed && failedStep(nu) != "" {
+			if nu.Completed {
+				continue
+			}
+			if nodeOf == nil {
+				nodeOf = map[string]string{}
+				for _, m := range s.Machines.All() {
+					nodeOf[m.Name] = m.NodeName
+				}
+			}
+			node := nodeOf[nu.MachineName]
+			if node == "" {
+				node = nu.MachineName
+			}
+			if f, failed := s.NodeStepFailure(nu, node); failed && !f.Rerun() {
 				o.failedNode = true
 				break
 			}
 		}
-		o.nusFrom = s.NodeUpgrades
+		o.nusFrom, o.podsFrom = s.NodeUpgrades, s.UpgraderPods
 	}
 	if !o.checked || !s.Nodes.Same(o.nodesFrom) {
 		o.labeledNode = false
@@ -359,4 +368,10 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	}
 	_, ok := etcdOffer(s, now, threshold)
 	return ok
+}
+
+// samePods reports whether two snapshots hold the same list of upgrader
+// pods: a snapshot makes a new one when a pod changes.
+func samePods(a, b []model.UpgraderPod) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -405,3 +405,37 @@ func TestFreshRollbackChecksWithoutMembers(t *testing.T) {
 		}
 	}
 }
+
+// Through the kubelet's restarts the NodeUpgrade reads the failed step as
+// "waiting to be initialized" (Info): the retry is offered from the
+// upgrader pod's back-off, and not while the container runs again (the
+// retry would kill it, and refuses to).
+func TestNodeRetryOfferedFromTheUpgraderPod(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	s := offerState(now)
+	s.Machines = withoutNewMember(s.Machines)
+	s.Etcd.Ready = true
+	s.Etcd.Annotations = map[string]string{}
+	s.ControlPlane.Annotations = map[string]string{}
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "cp-1-node-upgrader", CreationTimestamp: now.Add(-time.Hour)}, MachineName: "cp-1",
+		Conditions: model.Conditions{{Type: "BinariesCopied", Status: "True"},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityInfo, Reason: "Container is waiting to be initialized"}}})
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 {
+		t.Fatalf("without the pod: offers %v", actions(got))
+	}
+	exited := model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error"}
+	s.UpgraderPods = []model.UpgraderPod{{Meta: model.Meta{Name: "node-cp-1-node-upgrader", CreationTimestamp: now.Add(-time.Hour)}, NodeName: "node-cp-1",
+		Containers: []model.UpgraderContainer{{Name: "kubeadm-upgrader", Init: true,
+			State: model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff"}, Last: &exited, RestartCount: 2}}}}
+	o := &Offerer{Threshold: 15 * time.Minute}
+	got := Offers(s, now, 15*time.Minute, "")
+	if len(got) != 1 || got[0].Action != ActionNodeRetry || got[0].Node != "node-cp-1" ||
+		got[0].Why != "step KubeadmUpgraded failed: container kubeadm-upgrader waiting: CrashLoopBackOff after terminated: exit code 1 (Error) (2 restarts)" || !o.Any(s, now) {
+		t.Fatalf("backed off: offers %+v, any %v", got, o.Any(s, now))
+	}
+	s.UpgraderPods = []model.UpgraderPod{s.UpgraderPods[0]}
+	s.UpgraderPods[0].Containers = []model.UpgraderContainer{{Name: "kubeadm-upgrader", Init: true, State: model.ContainerState{Running: true}, Last: &exited, RestartCount: 3}}
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 || o.Any(s, now) {
+		t.Errorf("running again: offers %v, any %v", actions(got), o.Any(s, now))
+	}
+}
