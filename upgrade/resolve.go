@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -313,6 +314,9 @@ func (r *Resolver) lookupError(err error, src, what, fix string) error {
 			return &model.InputError{Source: "API server " + server, Problem: "answered, but its certificate is not trusted (reading " + src + "): " + verr.Err.Error(), Fix: fix, Cause: ue}
 		}
 		fix := "check --kubeconfig and --context (the server they name), and that the management cluster's API server is up"
+		if slices.ContainsFunc(r.Conn, func(f model.ConnFlag) bool { return f.Name == "server" }) {
+			fix = "check --server (the address given), and that the management cluster's API server is up"
+		}
 		if ue.Timeout() {
 			// A client-side bound that cut the request (--request-timeout
 			// too short for the server) reads as the same error.

@@ -64,16 +64,19 @@ the typed confirmation included), 2 wrong command line (no terminal for the type
 confirmation and no --yes included),
 3 a blocking preflight check failed or unforced field conflicts, 4 the upgrade failed,
 5 the console stopped before the upgrade completed: --timeout passed, or it was
-interrupted (ctrl-c, SIGTERM; before the first write nothing is changed); the upgrade may
+interrupted (ctrl-c, SIGTERM, SIGHUP; before the first write nothing is changed); the upgrade may
 still be running (the message says whether it started), and 'upgrade-console watch'
 follows it. With --wait on a spec the Cluster already has and the cluster has not
 reached, the console applies nothing and follows that upgrade, with the same codes,
-even when checks fail that would block a new upgrade (a rerun mid-rollout).`,
-		Example: `  # See what would change, without changing anything
-  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run
+even when checks fail that would block a new upgrade (a rerun mid-rollout). 70 is a bug of
+the console's own (a panic caught; the stack goes to the log file).`,
+		Example: `  # See what would change, without changing anything. On a cluster the EKS-A CLI made,
+  # its field manager eks-a-cli owns spec.eksaVersion and the versions: --force-conflicts
+  # takes them over, as its own upgrade does (without it, exit 3 naming them)
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --dry-run --force-conflicts
 
   # Upgrade and follow to the end, for CI
-  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --yes --wait --timeout 90m
+  upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --force-conflicts --yes --wait --timeout 90m
 
   # The same from the plan screen
   upgrade-console apply --cluster mgmt -f mgmt-v0.21.yaml --tui`,

@@ -38,8 +38,10 @@ runs simulated EKS-A, Cluster API and etcdadm controllers that upgrade it when i
 
 With --serve it runs without the UI until interrupted and prints, once ready:
   KUBECONFIG=<path>  CLUSTER=<name>  CURRENT_SPEC=<path>  TARGET_SPEC=<path>
-so kubectl or the console can be pointed at it. Without --serve it opens the dashboard on the
-world (with --plain, or when stdout is not a terminal, one line per change instead).
+so kubectl or the console can be pointed at it. Without --serve it opens the plan screen on
+the world's upgrade (apply --tui's): enter applies it, then the dashboard follows it (with
+--plain, or when stdout is not a terminal, the world is watched as watch --plain does, one
+line per change).
 
 Scenarios: ` + strings.Join(scenario.Names(), ", "),
 		Args: cobra.NoArgs,

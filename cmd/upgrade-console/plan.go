@@ -80,7 +80,9 @@ reconcile not paused, no other upgrade lock, no leftover upgrade markers. Skippa
 may be skipped by name with --skip (repeatable).
 
 Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
-3 a blocking preflight check failed (the plan is still printed).`,
+3 a blocking preflight check failed (the plan is still printed), 5 interrupted (ctrl-c,
+SIGTERM, SIGHUP) before the API server answered (nothing is changed), 70 a bug of the
+console's own (a panic caught; the stack goes to the log file).`,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
   upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml --kubernetes-version 1.30
 

@@ -86,6 +86,12 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 	}
 	for _, c := range connecting {
 		g.kube.AddFlags(c.PersistentFlags())
+		// kubectl's text ("the namespace scope for this CLI request") said
+		// more than it does here: the objects EKS-A generates are read in
+		// eksa-system whatever -n says.
+		if f := c.PersistentFlags().Lookup("namespace"); f != nil {
+			f.Usage = "namespace of the EKS-A Cluster (default: the kubeconfig context's, else default); the objects EKS-A generates are read in eksa-system"
+		}
 	}
 	root.AddCommand(connecting...)
 	root.AddCommand(newVersionCmd(), newAuditCmd(), newDemoCmd())

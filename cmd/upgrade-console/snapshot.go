@@ -142,8 +142,12 @@ func runSnapshotList(ctx context.Context, out io.Writer, g *globalOptions, o *sn
 		if o.keep != 1 {
 			keep = fmt.Sprintf(" --keep %d", o.keep)
 		}
-		fmt.Fprintf(out, "\n%d of them serve no rollback: delete them with\n  upgrade-console snapshot prune%s %s\n",
-			prunable, keep, model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
+		which := fmt.Sprintf("%d of them serve", prunable)
+		if prunable == 1 {
+			which = "1 of them serves"
+		}
+		fmt.Fprintf(out, "\n%s no rollback: delete them with\n  upgrade-console snapshot prune%s %s\n",
+			which, keep, model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
 	}
 	return nil
 }
@@ -172,11 +176,14 @@ func runSnapshotPrune(ctx context.Context, in io.Reader, out io.Writer, g *globa
 		return unreachable(ctx, env, err)
 	}
 	if len(p.Steps) == 0 {
-		n := fmt.Sprintf("%d snapshots", len(entries))
-		if len(entries) == 1 {
-			n = "1 snapshot"
+		switch len(entries) {
+		case 0:
+			fmt.Fprintf(out, "Nothing to prune: %s has no snapshot in the cluster.\n", o.cluster)
+		case 1:
+			fmt.Fprintf(out, "Nothing to prune: %s has 1 snapshot in the cluster, kept (--keep %d).\n", o.cluster, o.keep)
+		default:
+			fmt.Fprintf(out, "Nothing to prune: %s has %d snapshots in the cluster, all kept (--keep %d).\n", o.cluster, len(entries), o.keep)
 		}
-		fmt.Fprintf(out, "Nothing to prune: %s has %s in the cluster, all kept (--keep %d).\n", o.cluster, n, o.keep)
 		return nil
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
