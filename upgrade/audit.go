@@ -46,6 +46,10 @@ const (
 	// a failure (exit 5, not 4); the upgrade may go on in the cluster, and
 	// the lock is kept until someone has looked.
 	AuditTimedOut = "timed-out"
+	// AuditInterrupted ends an upgrade stopped (a signal) after its start
+	// but before its first write of the spec: nothing of the spec was
+	// applied, and the lock was released. Not a failure (exit 5, not 4).
+	AuditInterrupted = "interrupted"
 	// AuditNotConfirmed: the action was planned and dry-run, and the typed
 	// confirmation was not given; nothing was changed.
 	AuditNotConfirmed = "not-confirmed"
@@ -623,7 +627,8 @@ func Unended(entries []AuditEntry) []bool {
 		case e.Result == AuditStarted:
 			open[k] = i
 			out[i] = true
-		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed || e.Result == AuditRefused || e.Result == AuditTimedOut):
+		case e.Step == "" && (e.Result == AuditFinished || e.Result == AuditDetached || e.Result == AuditFailed || e.Result == AuditRefused ||
+			e.Result == AuditTimedOut || e.Result == AuditInterrupted):
 			if j, ok := open[k]; ok {
 				out[j] = false
 				delete(open, k)

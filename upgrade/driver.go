@@ -195,6 +195,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	}
 	// Close the "started" entry when the start itself fails, so the log
 	// never shows an upgrade that seems interrupted when it was refused.
+	anyApplied := false
 	defer func() {
 		if err == nil {
 			return
@@ -204,8 +205,14 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		var pre *PreflightError
 		var conflicts *ConflictsError
 		var changed *DryRunChangedError
-		if errors.As(err, &held) || errors.As(err, &pre) || errors.As(err, &conflicts) || errors.As(err, &changed) {
+		switch {
+		case errors.As(err, &held) || errors.As(err, &pre) || errors.As(err, &conflicts) || errors.As(err, &changed):
 			result = AuditRefused
+		case ctx.Err() != nil && !anyApplied:
+			// A signal before the first write of the spec: recorded
+			// "failed", the incident's record read as an upgrade that
+			// failed where none ran.
+			result = AuditInterrupted
 		}
 		err = errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
 			Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: result,
@@ -257,6 +264,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	s.Applied, err = applier.Apply(ctx, plan.Target.Spec, ApplyOptions{
 		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun, OnApplied: o.OnApplied,
 	})
+	anyApplied = len(s.Applied) > 0
 	if err != nil {
 		if len(s.Applied) == 0 {
 			if ctx.Err() != nil {

@@ -536,9 +536,18 @@ func confirm(ctx context.Context, in io.Reader, out io.Writer, cluster string) e
 // process, unsaid and unrecorded): the read is not tied to the signal, so it
 // runs aside and is abandoned (the process exits soon after).
 func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want string) error {
-	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+	f, ok := in.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
 		return usageError{&model.InputError{Source: "confirmation", Problem: "not confirmed: there is no terminal to type the name on",
 			Fix: "pass --yes to go on without the typed confirmation, or run it in a terminal"}}
+	}
+	if !isTerminal(out) {
+		// Output redirected to a log (apply > upgrade.log): the prompt
+		// went into the file, and the command waited for an answer to a
+		// question the operator never saw. It is asked on the terminal the
+		// answer is typed on; the log keeps the question.
+		fmt.Fprintln(out, strings.TrimSpace(prompt)+" (asked on the terminal)")
+		out = terminalOf(f)
 	}
 	fmt.Fprint(out, prompt)
 	type answer struct {
@@ -565,6 +574,26 @@ func confirmName(ctx context.Context, in io.Reader, out io.Writer, prompt, want 
 			Fix: "run it again and type " + want + " exactly, or pass --yes in a script"}
 	}
 	return nil
+}
+
+// terminalOf writes to the terminal in reads from: in itself, where the
+// terminal was opened read-write (as shells and ptys open it), else the
+// process's controlling terminal.
+func terminalOf(in *os.File) io.Writer { return ttyWriter{in} }
+
+type ttyWriter struct{ in *os.File }
+
+func (w ttyWriter) Write(p []byte) (int, error) {
+	n, err := w.in.Write(p)
+	if err == nil {
+		return n, nil
+	}
+	tty, terr := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if terr != nil {
+		return n, err
+	}
+	defer tty.Close()
+	return tty.Write(p)
 }
 
 // runApplyTUI is apply --tui: the plan screen, from which the operator

@@ -33,12 +33,25 @@ func TestConfirmTypedClusterName(t *testing.T) {
 		if _, err := ptmx.Write([]byte(c.typed)); err != nil {
 			t.Fatal(err)
 		}
+		// The output is not the terminal (apply > upgrade.log): the
+		// prompt is asked on the terminal, and the log keeps it.
 		var out bytes.Buffer
 		err = confirm(context.Background(), tty, &out, "mgmt")
+		shown := make(chan string, 1)
+		go func() {
+			b := make([]byte, 4096)
+			n, _ := ptmx.Read(b)
+			shown <- string(b[:n])
+		}()
+		var screen string
+		select {
+		case screen = <-shown:
+		case <-time.After(5 * time.Second):
+		}
 		_ = ptmx.Close()
 		_ = tty.Close()
-		if !strings.Contains(out.String(), "type the cluster name to confirm") {
-			t.Errorf("%q: prompt %q", c.typed, out.String())
+		if !strings.Contains(out.String(), "type the cluster name to confirm: (asked on the terminal)") || !strings.Contains(screen, "type the cluster name to confirm: ") {
+			t.Errorf("%q: output %q, terminal %q", c.typed, out.String(), screen)
 		}
 		var ie *model.InputError
 		switch {

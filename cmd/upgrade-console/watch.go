@@ -176,7 +176,10 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 				// SIGINT/SIGTERM while the API server had not answered:
 				// a stop, as q is (0; 5 with --exit-on-done), not bad
 				// input with client-go's words.
-				fmt.Fprintf(cmd.OutOrStdout(), "stopped (interrupted) before the API server answered the read of Cluster %s/%s\n", ns, o.cluster)
+				// An outcome line as every other end of a plain watch
+				// has: a script reads the last one.
+				fmt.Fprintln(cmd.OutOrStdout(), report.Line{At: time.Now(), Subject: "outcome",
+					Text: fmt.Sprintf("stopped (interrupted) before the API server answered the read of Cluster %s/%s", ns, o.cluster)})
 				if o.exitOnDone {
 					return withCode(ExitTimeout, errors.New("stopped before the upgrade was seen to end"))
 				}
