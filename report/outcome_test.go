@@ -33,25 +33,36 @@ type watching struct {
 	clk  *clocktesting.FakeClock
 	stop context.CancelFunc
 	done chan Result
+	// returned closes when Watch returns: a send after it has no taker, and
+	// blocked the test until the package's timeout instead of failing it.
+	returned chan struct{}
 }
 
 func startWatch(t *testing.T, opts WatchOptions) *watching {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watching{ch: make(chan *model.ClusterState), out: &syncBuffer{}, clk: clocktesting.NewFakeClock(t0), stop: cancel, done: make(chan Result, 1)}
+	w := &watching{ch: make(chan *model.ClusterState), out: &syncBuffer{}, clk: clocktesting.NewFakeClock(t0), stop: cancel, done: make(chan Result, 1), returned: make(chan struct{})}
 	opts.Out, opts.Clock = w.out, w.clk
 	go func() {
 		r, _ := WatchResult(ctx, w.ch, opts)
 		w.done <- r
+		close(w.returned)
 	}()
 	t.Cleanup(cancel)
 	return w
 }
 
-// send hands a snapshot over and waits until Watch has taken it in.
+// send hands a snapshot over and waits until Watch has taken it in; once
+// Watch has returned it sends nothing (the test's result says how it
+// ended).
 func (w *watching) send(s *model.ClusterState) {
-	w.ch <- s
-	w.ch <- s // the second receive proves the first was processed
+	for range 2 { // the second receive proves the first was processed
+		select {
+		case w.ch <- s:
+		case <-w.returned:
+			return
+		}
+	}
 }
 
 // advance moves the clock a second at a time, each tick judged.

@@ -80,9 +80,12 @@ func TestMonoHasNoColour(t *testing.T) {
 }
 
 func TestColourThemesDistinguishStates(t *testing.T) {
-	for _, th := range []Theme{NewDark(), NewLight(), NewHighContrast()} {
+	for _, th := range []Theme{NewDark(), NewLight(), NewHighContrast(), NewHighContrastFor(false)} {
 		if th.CondTrue.S("x") == th.CondFalse.S("x") {
 			t.Errorf("%s: True and False conditions look the same", th.Name)
+		}
+		if th.CondTrue.S("x") == th.Text.S("x") {
+			t.Errorf("%s (dark %v): a True condition looks like plain text", th.Name, th.Dark)
 		}
 		if th.Failure.S("x") == th.Text.S("x") {
 			t.Errorf("%s: failure looks like plain text", th.Name)

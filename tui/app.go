@@ -154,9 +154,10 @@ type Action struct {
 	// Offered, when set, tells whether the action has anything to do for a
 	// snapshot: the help shows its key only then. It is asked once per new
 	// snapshot and on every clock tick (what is offered can depend on time
-	// alone: a lease goes stale without a write), so it must be cheap. The
-	// key stays bound either way (Run may find what the snapshot cannot
-	// show, such as a stale lock the watchers may not read).
+	// alone: a lease goes stale without a write), so it must be cheap.
+	// While it says no, the key does nothing (matchAction): R opened
+	// "Nothing to recover" on a cluster that never showed anything to
+	// recover.
 	Offered func(s *model.ClusterState) bool
 }
 
@@ -511,6 +512,20 @@ func (a *App) settle(ctx context.Context, waiting func()) (notes []string, err e
 	return notes, errors.Join(errs...)
 }
 
+// textTaker is a screen that may be taking typed text (the dashboard's
+// node filter), which the App's own letter keys must leave to it.
+type textTaker interface{ takingText() bool }
+
+// topTakesText reports whether the top screen takes typed text now.
+func (a *App) topTakesText() bool {
+	if n := len(a.screens); n > 0 {
+		if t, ok := a.screens[n-1].(textTaker); ok {
+			return t.takingText()
+		}
+	}
+	return false
+}
+
 // suspendRefuser is a screen or dialog with work that ctrl+z must not stop:
 // suspendRefused says why while it is under way ("" otherwise).
 type suspendRefuser interface{ suspendRefused() string }
@@ -657,8 +672,9 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 			return a, tea.Quit
 		}
 		// q too: a run under way is stopped by ctrl+c, not by a quit that
-		// forgets it is there.
-		if a.hidden != nil && len(a.dialogs) == 0 && (msg.String() == "R" || msg.String() == "q") {
+		// forgets it is there. Not while the screen takes text (the node
+		// filter): CAPI's machine names hold q, and the filter lost it.
+		if a.hidden != nil && len(a.dialogs) == 0 && (msg.String() == "R" || msg.String() == "q") && !a.topTakesText() {
 			a.unhide()
 			return a, nil
 		}

@@ -357,6 +357,7 @@ func (d *Dashboard) buildPanes() {
 	// counts up-to-date machines from the table's join.
 	d.nodes.expand = d.expand
 	d.nodes.set(d.st, s, d.stalled)
+	d.nodes.follow()
 	d.cp.set(buildControlPlanePane(d.st, s, d.expand, d.nodes.join.controlPlaneCount(s)))
 	d.etcd.set(buildEtcdPane(d.st, s, d.expand, d.stalled))
 	d.events.set(buildEventsPane(d.st, s))
@@ -670,6 +671,9 @@ func statusLines(st *styles, s *model.ClusterState, p model.Progress, j report.J
 	}
 	return out, total, pause
 }
+
+// takingText reports whether the node filter is being typed.
+func (d *Dashboard) takingText() bool { return d.filtering }
 
 // shownCommands are the commands of the status lines shown (y). While the
 // filter is typed y is a letter of it, and while the footer asks to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -117,5 +118,20 @@ func TestMonoFilterPlaceholderIsFaint(t *testing.T) {
 	}
 	if l := line(); strings.Contains(l, "\x1b[2m") {
 		t.Errorf("typed filter drawn faint: %q", l)
+	}
+}
+
+// The filter row keeps its input 8 columns wide: on a terminal of 12 or
+// fewer, with its margins, it ran past the right edge.
+func TestFilterRowFitsATinyTerminal(t *testing.T) {
+	for w := 1; w <= 20; w++ {
+		d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, w, 3)
+		d.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+		d.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+		for i, l := range strings.Split(screenOf(d), "\n") {
+			if lw := ansi.StringWidth(l); lw > w {
+				t.Errorf("%dx3: line %d is %d wide: %q", w, i, lw, l)
+			}
+		}
 	}
 }

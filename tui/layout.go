@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // This file decides where every pane goes (in Update, after data, size,
@@ -131,6 +132,9 @@ func (d *Dashboard) relayout() {
 		p.leftW = w
 		d.plan = p
 		d.etcd.moveCursor(0, p.height[paneEtcd])
+		if d.focus == paneNodes {
+			d.nodes.setHeight(p.height[paneNodes])
+		}
 		return
 	}
 	items := d.allocate(body, w >= wideLayout)
@@ -158,6 +162,11 @@ func (d *Dashboard) relayout() {
 	// The etcd pane's height moves with the others' content: its cursor
 	// stays in view.
 	d.etcd.moveCursor(0, p.height[paneEtcd])
+	if p.visible[paneNodes] {
+		// Hidden (another pane zoomed, a screen too short), it keeps its
+		// place for when it shows again.
+		d.nodes.setHeight(p.height[paneNodes])
+	}
 }
 
 // allocate shares the body's rows between the panes: everyone gets a
@@ -531,7 +540,9 @@ func (d *Dashboard) View() string {
 	if p.helpLines > 0 {
 		nl()
 		if d.filtering {
-			b.WriteString(" " + d.filter.View() + "  " + d.helpOut)
+			// Cut to the width: the filter keeps 8 columns, wider than a
+			// terminal of 12 or fewer with its margins.
+			b.WriteString(ansi.Truncate(" "+d.filter.View()+"  "+d.helpOut, w, ""))
 		} else {
 			hl := strings.Split(d.helpOut, "\n")
 			for i := 0; i < p.helpLines && i < len(hl); i++ {

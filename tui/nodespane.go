@@ -349,12 +349,18 @@ func layoutNodeColumns(w int) nodeLayout {
 	return l
 }
 
+// setHeight takes the pane's height from the layout (in Update, never in
+// View): the rows the table shows, less its title and header, which the
+// cursor's moves and pages scroll by.
+func (p *nodesPane) setHeight(h int) {
+	p.height = max(h-2, 1)
+	p.follow()
+}
+
 func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	p.height = max(h-2, 1)
-	p.follow()
 	k := renderKey{gen: p.gen, w: w, h: h, focused: focused, offset: p.offset, cursor: p.cursor, nowSec: now.Unix(), styles: st}
 	if out, ok := p.cache.get(k); ok {
 		return out
@@ -366,7 +372,7 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 	b.Grow(max((w+16)*h*2, len(p.drawnOut)+2*w))
 	below := 0
 	if p.avail.msg == "" {
-		below = max(len(p.rows)-p.offset-p.height, 0)
+		below = max(len(p.rows)-p.offset-max(h-2, 1), 0)
 	}
 	writeTitle(&b, st, paneNodes, p.title, w, focused, p.offset, below)
 	if h == 1 {

@@ -400,6 +400,29 @@ func TestARunningRecoveryDialogCanBeSetAside(t *testing.T) {
 	}
 }
 
+// While the node filter is typed, R and q are letters of it (CAPI's machine
+// names hold q), not the keys that bring a run set aside back.
+func TestARunSetAsideLeavesTheFilterItsLetters(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), hold: true}
+	d, done := runningDialog(t, f)
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	a.Update(OpenDialogMsg{Dialog: d})
+	a.Update(cmdMsg(t, a, tea.KeyPressMsg{Code: tea.KeyEscape}))
+	if a.hidden != d {
+		t.Fatal("esc did not set the dialog aside")
+	}
+	for _, k := range []rune{'/', 'q', 'R'} {
+		a.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+	}
+	dash := a.screens[0].(*Dashboard)
+	if len(a.dialogs) != 0 || a.hidden != d || !dash.filtering || dash.filter.Value() != "qR" {
+		t.Errorf("filter %q (filtering %v), %d dialogs, hidden %v: want the letters typed into the filter", dash.filter.Value(), dash.filtering, len(a.dialogs), a.hidden != nil)
+	}
+	d.cancel()
+	a.Update(<-done)
+}
+
 // cmdMsg sends msg to a and returns the message its command yields.
 func cmdMsg(t *testing.T, a *App, msg tea.Msg) tea.Msg {
 	t.Helper()

@@ -37,7 +37,10 @@ func fit(s string, w int) string {
 	case sw < w:
 		return s + spaces(w-sw)
 	default:
-		return truncate(s, w)
+		// A wide rune (CJK) that would straddle the edge is dropped
+		// whole: the cut is a cell short, and the column after it moved.
+		t := truncate(s, w)
+		return t + spaces(w-width(t))
 	}
 }
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -80,6 +81,15 @@ func TestFitMiddle(t *testing.T) {
 	} {
 		if got := fitMiddle(c.in, c.w); got != c.want || width(got) != c.w {
 			t.Errorf("fitMiddle(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+	// Not plain ASCII (a version from a hand-edited Bundles): cut by
+	// width, never inside a rune.
+	for _, in := range []string{"v1.15.14-éksa.10-ü", "v1.30.5-日本語-1-30-22"} {
+		for w := 5; w <= 16; w++ {
+			if got := fitMiddle(in, w); !utf8.ValidString(got) || width(got) != w {
+				t.Errorf("fitMiddle(%q, %d) = %q (valid %v, width %d)", in, w, got, utf8.ValidString(got), width(got))
+			}
 		}
 	}
 }
