@@ -361,11 +361,7 @@ func TestQuitOnDoneWaitsForARecoveryRun(t *testing.T) {
 // esc sets the dialog aside while the run goes on (the last line says so), R
 // brings it back, and the run's end brings it back by itself.
 func TestARunningRecoveryDialogCanBeSetAside(t *testing.T) {
-	f := &fakeRecovery{p: planFixture(), hold: true}
-	d, done := runningDialog(t, f)
-	a := newTestApp(Options{Theme: themes.Mono})
-	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	a.Update(OpenDialogMsg{Dialog: d})
+	a, d, done := runningInApp(t)
 	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
 	_, cmd := a.Update(esc)
 	if cmd == nil {
@@ -403,11 +399,7 @@ func TestARunningRecoveryDialogCanBeSetAside(t *testing.T) {
 // While the node filter is typed, R and q are letters of it (CAPI's machine
 // names hold q), not the keys that bring a run set aside back.
 func TestARunSetAsideLeavesTheFilterItsLetters(t *testing.T) {
-	f := &fakeRecovery{p: planFixture(), hold: true}
-	d, done := runningDialog(t, f)
-	a := newTestApp(Options{Theme: themes.Mono})
-	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	a.Update(OpenDialogMsg{Dialog: d})
+	a, d, done := runningInApp(t)
 	a.Update(cmdMsg(t, a, tea.KeyPressMsg{Code: tea.KeyEscape}))
 	if a.hidden != d {
 		t.Fatal("esc did not set the dialog aside")
@@ -421,6 +413,16 @@ func TestARunSetAsideLeavesTheFilterItsLetters(t *testing.T) {
 	}
 	d.cancel()
 	a.Update(<-done)
+}
+
+// runningInApp opens a dialog whose run waits, in an App at 100×30.
+func runningInApp(t *testing.T) (*App, *recoveryDialog, <-chan tea.Msg) {
+	t.Helper()
+	d, done := runningDialog(t, &fakeRecovery{p: planFixture(), hold: true})
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	a.Update(OpenDialogMsg{Dialog: d})
+	return a, d, done
 }
 
 // cmdMsg sends msg to a and returns the message its command yields.
