@@ -271,8 +271,12 @@ type nuProgress struct {
 	// crash is where the failed container is in the kubelet's restarts
 	// (restartPolicy OnFailure): it exited, waits in CrashLoopBackOff, or
 	// runs again (and fails again); restarts counts the reruns.
-	crash      crashPhase
-	restarts   int32
+	crash    crashPhase
+	restarts int32
+	// podMissing: the pod was deleted (a retry) and is not made again
+	// yet: EKS-A marks every step False, "Upgrader pod does not exist",
+	// and creates the pod at its next reconcile (within 10 s).
+	podMissing bool
 	failedOnce bool
 	attempt    int
 }
@@ -323,10 +327,17 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 	}
 	if !exists {
 		if p.done > 0 {
-			// The pod was deleted: EKS-A's retry. Until the new pod runs,
-			// every step reads as not started.
-			*p = nuProgress{failedOnce: p.failedOnce, attempt: p.attempt + 1}
+			// The pod was deleted: EKS-A's retry. It marks every step
+			// False at once and makes the pod again at its next reconcile.
+			*p = nuProgress{failedOnce: p.failedOnce, attempt: p.attempt + 1, podMissing: true}
 			s.emit(compNodeUpg, nu, false, "UpgraderPodDeleted", "Upgrader pod %s was deleted; recreating it to retry the upgrade of %s", podName, node)
+			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
+		}
+		if p.podMissing {
+			if left, ok := s.pace.wait(fmt.Sprintf("%s/recreate/%d", k, p.attempt), s.t.Step); !ok {
+				return left, nil
+			}
+			p.podMissing = false
 		}
 		if err := s.createUpgraderPod(ctx, nu, m, node, podName, want); err != nil && !isAlreadyExists(err) {
 			return 0, err
@@ -410,6 +421,8 @@ func (s *Simulator) writeNU(ctx context.Context, owner string, nu *unstructured.
 	for i, step := range model.NodeUpgradeSteps {
 		var c map[string]any
 		switch {
+		case p.podMissing:
+			c = objects.V1beta1(step, false, "Error", "Upgrader pod does not exist", "", now)
 		case i < p.done:
 			c = objects.V1beta1(step, true, "", "", "", now)
 		case i == p.done && p.failed && p.crash == crashExited:
