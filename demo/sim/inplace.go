@@ -213,7 +213,18 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 			continue
 		}
 		if nu != nil {
-			break
+			// Completed: EKS-A updates the Machine when it next sees it
+			// (it requeues every 10 s), and creates the next NodeUpgrade
+			// in that same reconcile. Meanwhile the NodeUpgrade says
+			// completed and the Machine its old version.
+			if left, ok := s.pace.wait(fmt.Sprintf("%s/machine/%s", k, nu.GetUID()), s.t.Step); !ok {
+				return left, nil
+			}
+			if err := s.finishMachine(ctx, owner, comp, m, want); err != nil {
+				return 0, err
+			}
+			upgraded++
+			continue
 		}
 		spec := map[string]any{
 			"machine":               map[string]any{"apiVersion": kinds.CAPIVersion, "kind": "Machine", "name": mname, "namespace": ns},
@@ -396,8 +407,10 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 			return 0, s.writeNU(ctx, owner, nu, p, false)
 		}
 	}
-	// Every step succeeded: the node runs the new version.
-	if err := s.finishNodeUpgrade(ctx, owner, m, node, want); err != nil {
+	// Every step succeeded: the node's kubelet runs the new version. The
+	// Machine is EKS-A's upgrade request controller's to update, once it
+	// sees the NodeUpgrade completed (reconcileUpgradeRequest).
+	if err := s.upgradeKubelet(ctx, node, want); err != nil {
 		return 0, err
 	}
 	s.emit(compNodeUpg, nu, false, "NodeUpgraded", "Node %s upgraded in place to %s", node, want)
@@ -503,25 +516,33 @@ func (s *Simulator) createUpgraderPod(ctx context.Context, nu, m *unstructured.U
 	return err
 }
 
-// finishNodeUpgrade records the upgraded node: the Machine's version and
-// UpToDate condition, and the kubelet version the Node reports.
-func (s *Simulator) finishNodeUpgrade(ctx context.Context, owner string, m *unstructured.Unstructured, node, version string) error {
-	if _, err := s.patch(ctx, owner, compNodeUpg, kinds.Machine, m.GetNamespace(), m.GetName(), map[string]any{
+// kubeletOf is the kubelet version a node upgraded to version reports.
+func kubeletOf(version string) string {
+	if k, ok := release.ByKubeadmVersion(version); ok {
+		return k.KubeletVersion()
+	}
+	return version
+}
+
+// finishMachine records an upgraded node on its Machine, as EKS-A's
+// ControlPlaneUpgrade and MachineDeploymentUpgrade controllers do once they
+// see its NodeUpgrade completed: the version and UpToDate condition.
+func (s *Simulator) finishMachine(ctx context.Context, owner, comp string, m *unstructured.Unstructured, version string) error {
+	if _, err := s.patch(ctx, owner, comp, kinds.Machine, m.GetNamespace(), m.GetName(), map[string]any{
 		"spec": map[string]any{"version": version},
 	}); err != nil {
 		return err
 	}
-	kubelet := version
-	if k, ok := release.ByKubeadmVersion(version); ok {
-		kubelet = k.KubeletVersion()
-	}
 	st := copyStatus(statusMap(m))
 	conds, _ := st["conditions"].([]any)
 	st["conditions"] = objects.SetCondition(conds, objects.V1beta2("UpToDate", true, "UpToDate", "", m.GetGeneration()+1, s.clock.Now()))
-	st["nodeInfo"] = objects.NodeInfo(kubelet)
-	if err := s.setStatus(ctx, owner, compNodeUpg, kinds.Machine, m, st); err != nil {
-		return err
-	}
+	st["nodeInfo"] = objects.NodeInfo(kubeletOf(version))
+	return s.setStatus(ctx, owner, comp, kinds.Machine, m, st)
+}
+
+// upgradeKubelet records the kubelet version an upgraded node reports.
+func (s *Simulator) upgradeKubelet(ctx context.Context, node, version string) error {
+	kubelet := kubeletOf(version)
 	n, err := s.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return err

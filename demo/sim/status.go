@@ -120,10 +120,10 @@ func (c *clusterStatus) workers(mds []*unstructured.Unstructured) {
 
 // inPlaceUnfinished reports an in-place upgrade still under way on a KCP or
 // MachineDeployment: the mark stays until EKS-A has seen every NodeUpgrade
-// complete, deleted the request and resumed the health check. A machine's
-// version changes before its NodeUpgrade reports completed, so the replica
-// counters alone would call the nodes up to date (and the Cluster Ready) while
-// that bookkeeping is still running. How the forked CAPI controllers count
+// complete, deleted the request and resumed the health check. The last
+// machine's version changes once its NodeUpgrade has completed, while the
+// request's own bookkeeping still runs: the replica counters alone would
+// call the nodes up to date (and the Cluster Ready) before it ends. How the forked CAPI controllers count
 // in-place machines is not in the facts we have; holding the verdict on the
 // mark keeps the simulated Ready behind EKS-A's own in-place completion.
 func inPlaceUnfinished(obj *unstructured.Unstructured, mark string) bool {

@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -237,10 +238,18 @@ func TestDemoInPlaceNodeStepFailsIsRetried(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d NodeUpgrades, none failed", len(list.Items))
 	})
-	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{WaitTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The kubelet runs the failed container again (at once the first
+	// time, then after each back-off): no retry is offered while it runs.
+	var p *Plan
+	var f *NodeFailure
+	w.eventually("a retry offered (the container backed off)", time.Minute, func(ctx context.Context) (bool, string) {
+		var err error
+		p, f, err = PlanNodeRetry(ctx, w.env, node, NodeRetryOptions{WaitTimeout: time.Minute})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(p.Steps) > 0, p.Title
+	})
 	if f.Step != "KubeadmUpgraded" || f.Container != "kubeadm-upgrader" {
 		t.Errorf("failure = %+v", f)
 	}
@@ -250,9 +259,22 @@ func TestDemoInPlaceNodeStepFailsIsRetried(t *testing.T) {
 		t.Errorf("log = %q from %q (%s), want the simulated kubeadm-upgrader log", f.Log, f.LogSource, f.LogError)
 	}
 	w.playKubelet(node + "-node-upgrader")
-	if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
-		t.Fatalf("retry: %v\n%s", err, describeSteps(rep))
-	}
+	// A rerun that began since the plan refuses the run (it would kill
+	// the container): planned again in the next back-off.
+	w.eventually("the retry run", time.Minute, func(ctx context.Context) (bool, string) {
+		rep, err := (&Executor{Audit: w.audit}).Run(ctx, p)
+		var cc *ConcurrentChangeError
+		if errors.As(err, &cc) && rep.Refused(err) {
+			if again, _, perr := PlanNodeRetry(ctx, w.env, node, NodeRetryOptions{WaitTimeout: time.Minute}); perr == nil && len(again.Steps) > 0 {
+				p = again
+			}
+			return false, err.Error()
+		}
+		if err != nil {
+			t.Fatalf("retry: %v\n%s", err, describeSteps(rep))
+		}
+		return true, ""
+	})
 	w.eventually("the node's upgrade completes", 2*time.Minute, func(ctx context.Context) (bool, string) {
 		g, err := InspectNode(ctx, w.env, node, 1)
 		if err != nil {
