@@ -42,8 +42,10 @@ func (o Outcome) String() string {
 // failure that stays for the grace, as EKS-A's CLI gives a failureMessage
 // 10 minutes to clear: a status.failureMessage, timed from when the judge
 // first saw it (it carries no time of its own), or an in-place step failed
-// with severity Error, timed from its condition's transition (nothing in
-// EKS-A retries the step: only `node retry` gets the upgrade past it).
+// with severity Error, timed from its condition's transition, or read from
+// its upgrader pod, timed from when the judge first saw it (the kubelet's
+// reruns keep no time of the first failure); nothing in EKS-A retries the
+// step: only `node retry` gets the upgrade past it.
 type Judge struct {
 	gate  CompletionGate
 	grace time.Duration
@@ -58,6 +60,10 @@ type Judge struct {
 	// failedOn is the failed step whose staying failed is the outcome's
 	// reason; its Name is empty otherwise.
 	failedOn Stall
+	// stepFailuresSeen is when the judge first saw each failed stall that
+	// carries no time of its failure (Stall.SinceStep), by kind and name.
+	// Replaced, never changed in place: a Judge is a value.
+	stepFailureSeen map[string]time.Time
 }
 
 // JudgeOptions tune a Judge; the zero value is EKS-A's rule.
@@ -96,6 +102,7 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	}
 	var done bool
 	j.gate, done = j.gate.Observe(p, now)
+	j.stepFailureSeen = stepFailuresSeen(j.stepFailureSeen, p.Stalls, now)
 	j.outcome, j.reason, j.failedOn = OutcomeRunning, "", Stall{}
 	if p.Failed {
 		if j.failingSince.IsZero() {
@@ -125,7 +132,11 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 		j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(j.failingSince)), p.FailureMessage)
 	default:
 		for _, st := range p.Stalls {
-			if st.Failed && now.Sub(st.Since) >= j.grace {
+			since := st.Since
+			if st.Failed && st.SinceStep {
+				since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
+			}
+			if st.Failed && now.Sub(since) >= j.grace {
 				j.outcome, j.reason, j.failedOn = OutcomeFailed, st.Sentence, st
 				if st.Resume != "" {
 					j.reason += "; " + st.Resume
@@ -230,3 +241,25 @@ const RestNote = " with the cluster at rest: no upgrade was under way"
 // can report Done (so a waiter knows when to look again without a new
 // snapshot).
 func (j Judge) Remaining(now time.Time) time.Duration { return j.gate.Remaining(now) }
+
+// stepFailuresSeen is seen for the failed stalls of stalls that carry no
+// time of their failure: the time each was first seen (now for a new one),
+// the others dropped. seen itself is not changed.
+func stepFailuresSeen(seen map[string]time.Time, stalls []Stall, now time.Time) map[string]time.Time {
+	var out map[string]time.Time
+	for _, st := range stalls {
+		if !st.Failed || !st.SinceStep {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]time.Time, len(seen)+1)
+		}
+		k := string(st.Kind) + "/" + st.Name
+		if t, ok := seen[k]; ok {
+			out[k] = t
+		} else {
+			out[k] = now
+		}
+	}
+	return out
+}

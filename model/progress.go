@@ -101,8 +101,13 @@ type Stall struct {
 	// stall is reported at once, without waiting for StallAfter, and the
 	// summary counts it as failed, not stalled. One that stays failed for DefaultFailureGrace
 	// fails the upgrade (Judge): nothing in EKS-A retries a failed step, so
-	// it will not clear.
+	// it will not clear (the kubelet reruns its container, and a rerun is
+	// no failure while it runs, but the step fails again).
 	Failed bool
+	// SinceStep: Since is when the failed step began, not when it failed:
+	// a container the kubelet restarts keeps no time of its first failure.
+	// The judge times such a failure from when it first saw it.
+	SinceStep bool
 	// Resume, for a failed stall that a recovery action gets past, is the
 	// command and what it does ("`upgrade-console node retry …` runs the
 	// node's steps again"); empty otherwise.

@@ -222,20 +222,37 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 		if failed && failure.Step == step && failure.Container != nil {
 			// The kubelet reruns the container: the condition's time
 			// restarts at each run, and the pod keeps no time of the
-			// first failure. The step's start is the one that holds.
+			// first failure. Since is the step's start, for the sentence;
+			// the judge times the failure from when it first saw it.
 			since := prev
 			if failure.Pod.CreationTimestamp.After(since) {
 				since = failure.Pod.CreationTimestamp
 			}
 			d := now.Sub(since)
-			return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
-				Sentence: fmt.Sprintf("node %s in-place step %s failed (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason()),
-				Resume:   nodeRetry(ix.s.Cluster, ix.s.Conn, node)}, true
+			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true}
+			if failure.Rerun() {
+				// No retry while it runs: deleting the pod would kill
+				// the rerun, and node retry refuses to.
+				st.Sentence = fmt.Sprintf("node %s in-place step %s failed and runs again (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason())
+			} else {
+				st.Sentence = fmt.Sprintf("node %s in-place step %s failed (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason())
+				st.Resume = nodeRetry(ix.s.Cluster, ix.s.Conn, node)
+			}
+			return st, true
 		}
 		since := prev
 		why := "not reported yet"
+		if p := podOf(nu, ix.s.UpgraderPodOf(node)); p != nil {
+			// A wait the NodeUpgrade reads as "waiting to be initialized"
+			// (an image that cannot be pulled) says why in the pod.
+			if uc := p.StepContainer(step); uc != nil && uc.Failing() {
+				why = "container " + uc.Name + " " + uc.State.String()
+			}
+		}
 		if ok {
-			why = oneLine(reasonText(c))
+			if why == "not reported yet" {
+				why = oneLine(reasonText(c))
+			}
 			if c.LastTransitionTime.After(since) {
 				since = c.LastTransitionTime
 			}

@@ -527,8 +527,13 @@ func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
 		}}}
 	check := func(what string) {
 		t.Helper()
+		phrase := "step KubeadmUpgraded failed (the step began 4m ago): container kubeadm-upgrader"
+		if what == "running again" {
+			phrase = "step KubeadmUpgraded failed and runs again (the step began 4m ago): container kubeadm-upgrader running again"
+		}
 		got := Stalls(s, ProgressOptions{}, t0)
-		if len(got) != 1 || !got[0].Failed || !got[0].Since.Equal(began) || !strings.Contains(got[0].Sentence, "step KubeadmUpgraded failed (the step began 4m ago): container kubeadm-upgrader") ||
+		if len(got) != 1 || !got[0].Failed || !got[0].SinceStep || !got[0].Since.Equal(began) || !strings.Contains(got[0].Sentence, phrase) ||
+			(what == "running again") != (got[0].Resume == "") ||
 			!strings.Contains(got[0].Sentence, "exit code 1 (Error)") || !strings.Contains(got[0].Sentence, "(3 restarts)") {
 			t.Errorf("%s: stalls %+v, want KubeadmUpgraded failed since the step began", what, got)
 		}
@@ -564,5 +569,81 @@ func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
 		if f, ok := StepFailureOf(nu, &p); ok {
 			t.Errorf("%s pod: failure %+v", name, f)
 		}
+	}
+}
+
+// A failure read from the upgrader pod has no time of its own (Since is the
+// step's start): the judge times it from when it first saw it, through the
+// kubelet's reruns. A step that began 11 minutes ago and failed once was
+// judged failed at the first look, while its container ran again.
+func TestJudgeTimesAPodFailureFromWhenItSawIt(t *testing.T) {
+	st := func(rerun bool) Progress {
+		s := Stall{Kind: KindNodeUpgrade, Name: "n", Since: t0.Add(-11 * time.Minute), Failed: true, SinceStep: true}
+		if rerun {
+			s.Sentence = "runs again"
+		}
+		return Progress{Generation: 2, Stalls: []Stall{s}}
+	}
+	j := NewJudge()
+	var o Outcome
+	for i := 0; i <= 9; i++ {
+		if j, o = j.Observe(st(i%2 == 0), t0.Add(time.Duration(i)*time.Minute)); o == OutcomeFailed {
+			t.Fatalf("failed after %dm of a failure first seen at t0", i)
+		}
+	}
+	if _, o = j.Observe(st(false), t0.Add(10*time.Minute)); o != OutcomeFailed {
+		t.Errorf("a failure seen for 10m: %v, want failed", o)
+	}
+	// Gone for one look (the step succeeded, or the pod was retried):
+	// seen again, it is timed anew.
+	j, _ = j.Observe(Progress{Generation: 2}, t0.Add(11*time.Minute))
+	if _, o = j.Observe(st(false), t0.Add(12*time.Minute)); o == OutcomeFailed {
+		t.Error("a failure seen again was timed from its first sighting before it cleared")
+	}
+}
+
+// Right after a retry the NodeUpgrade still shows the old pod's failure
+// until EKS-A's next reconcile: a pod made after the condition failed
+// runs the step again, and is not failed until it says so. A wait the
+// pod cannot get past by a rerun (an image it cannot pull) is a stall, not
+// a failed step, and says why.
+func TestANewerPodAndAStuckWaitAreNotFailedSteps(t *testing.T) {
+	failedAt := t0.Add(-5 * time.Minute)
+	nu := &NodeUpgrade{Meta: Meta{Name: "n-node-upgrader", CreationTimestamp: t0.Add(-time.Hour)}, Kind: KindNodeUpgrade, MachineName: "n",
+		Conditions: Conditions{{Type: "UpgraderPodCreated", Status: "True", LastTransitionTime: t0.Add(-time.Hour)},
+			{Type: "BinariesCopied", Status: "True", LastTransitionTime: t0.Add(-time.Hour)},
+			{Type: "ContainerdUpgraded", Status: "True", LastTransitionTime: t0.Add(-time.Hour)},
+			{Type: "CNIPluginsUpgraded", Status: "True", LastTransitionTime: t0.Add(-time.Hour)},
+			{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error", LastTransitionTime: failedAt}}}
+	pod := &UpgraderPod{Meta: Meta{Name: "n-node-upgrader", CreationTimestamp: t0.Add(-5 * time.Second)}, NodeName: "n",
+		Containers: []UpgraderContainer{{Name: "kubeadm-upgrader", Init: true, State: ContainerState{Waiting: true, Reason: "PodInitializing"}}}}
+	if f, ok := StepFailureOf(nu, pod); ok {
+		t.Errorf("a pod made after the failure, not failed itself: %+v", f)
+	}
+	if _, ok := StepFailureOf(nu, nil); !ok {
+		t.Error("without a pod the condition's failure is lost")
+	}
+	old := *pod
+	old.CreationTimestamp = failedAt.Add(-time.Minute)
+	if _, ok := StepFailureOf(nu, &old); !ok {
+		t.Error("the failed pod's own condition is not a failure")
+	}
+	nu.Conditions[4] = Condition{Type: "KubeadmUpgraded", Status: "False", Severity: SeverityInfo, Reason: "Container is waiting to be initialized", LastTransitionTime: failedAt}
+	pod.Containers[0].State = ContainerState{Waiting: true, Reason: "ImagePullBackOff", Message: "Back-off pulling image"}
+	if f, ok := StepFailureOf(nu, pod); ok {
+		t.Errorf("an image it cannot pull is a failed step: %+v", f)
+	}
+	s := readyCluster()
+	var node string
+	for _, m := range s.Machines.All() {
+		if m.Name == "mgmt-md-0-a" {
+			node = m.NodeName
+		}
+	}
+	nu.MachineName, pod.NodeName = "mgmt-md-0-a", node
+	s.NodeUpgrades, s.UpgraderPods = ListOf(nu), []UpgraderPod{*pod}
+	got := Stalls(s, ProgressOptions{StallAfter: time.Minute}, t0)
+	if len(got) != 1 || got[0].Failed || !strings.Contains(got[0].Sentence, "waiting for 5m: container kubeadm-upgrader waiting: ImagePullBackOff") {
+		t.Errorf("stalls %+v, want a wait naming the image pull", got)
 	}
 }

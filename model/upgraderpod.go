@@ -83,9 +83,11 @@ func (c *UpgraderContainer) Failing() bool {
 	return (s.Terminated && s.ExitCode != 0) || (s.Waiting && waitingFailures[s.Reason])
 }
 
-// StepFailing reports whether the container failed and has not succeeded
-// since: it failed (Failing), or it runs again after a run that exited
-// non-zero. The upgrader pod's restartPolicy is OnFailure: the kubelet
+// StepFailing reports whether the container's step failed and has not
+// succeeded since: it exited non-zero, or waits (backed off) or runs again
+// after a run that did. A wait that is not an exit (ImagePullBackOff) is a
+// stall, not a failed step: a retry (node retry) would not get past it, and
+// refuses it. The upgrader pod's restartPolicy is OnFailure: the kubelet
 // runs a failed container again and again, backing off up to 5 minutes,
 // and EKS-A's NodeUpgrade reads the container's state alone: "Container is
 // waiting to be initialized" (Info) through each back-off and "Container is
@@ -96,7 +98,7 @@ func (c *UpgraderContainer) StepFailing() bool {
 	if c.State.Terminated {
 		return c.State.ExitCode != 0
 	}
-	return c.Failing() || (c.Last != nil && c.Last.ExitCode != 0)
+	return c.Last != nil && c.Last.ExitCode != 0
 }
 
 // FailureText says how a failing container failed, on one line: its
@@ -176,9 +178,7 @@ func (s *ClusterState) NodeStepFailure(nu *NodeUpgrade, node string) (StepFailur
 // StepFailureOf is NodeStepFailure with the node's upgrader pod found (nil
 // when there is none).
 func StepFailureOf(nu *NodeUpgrade, pod *UpgraderPod) (StepFailure, bool) {
-	if pod != nil && (pod.CreationTimestamp.Before(nu.CreationTimestamp) || !pod.DeletionTimestamp.IsZero()) {
-		pod = nil
-	}
+	pod = podOf(nu, pod)
 	for _, step := range NodeUpgradeSteps {
 		c, ok := nu.Conditions.Get(step)
 		if ok && c.IsTrue() {
@@ -189,11 +189,23 @@ func StepFailureOf(nu *NodeUpgrade, pod *UpgraderPod) (StepFailure, bool) {
 				return StepFailure{Step: step, Condition: c, Container: uc, Pod: pod}, true
 			}
 		}
-		if ok && StepFailed(nu.Conditions, c) {
+		// A pod made after the condition failed (a retry) runs the step
+		// again: the condition is the old pod's until EKS-A's next
+		// reconcile reads the new one.
+		if ok && StepFailed(nu.Conditions, c) && (pod == nil || !pod.CreationTimestamp.After(c.LastTransitionTime)) {
 			return StepFailure{Step: step, Condition: c}, true
 		}
 	}
 	return StepFailure{}, false
+}
+
+// podOf is pod when it is nu's: nil when it is older than nu (another
+// upgrade's) or being deleted (a retry), which says nothing of nu.
+func podOf(nu *NodeUpgrade, pod *UpgraderPod) *UpgraderPod {
+	if pod == nil || pod.CreationTimestamp.Before(nu.CreationTimestamp) || !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return pod
 }
 
 // Failing is the pod's first failing container, nil when none is.

@@ -366,7 +366,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		// back-off, "still running" (Info) through the run.
 		wait := s.t.Step
 		if p.crash == crashBackOff {
-			wait *= time.Duration(min(1<<(p.restarts-1), maxBackOffSteps))
+			wait *= time.Duration(min(1<<min(p.restarts-1, 3), maxBackOffSteps))
 		}
 		if left, ok := s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), wait); !ok {
 			return left, nil
@@ -617,7 +617,7 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
 		case step == p.done && p.failed && p.crash == crashBackOff:
 			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", min(10*time.Second<<(p.restarts-1), 5*time.Minute), containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", min(10*time.Second<<min(p.restarts-1, 5), 5*time.Minute), containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
 		case step == p.done && p.failed && p.crash == crashRerun:
 			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		case step == p.done && p.failed:

@@ -300,12 +300,13 @@ type Offerer struct {
 	Threshold time.Duration
 	NodeLabel string
 
-	nusFrom     model.List[model.NodeUpgrade]
-	podsFrom    []model.UpgraderPod
-	nodesFrom   model.List[model.Node]
-	failedNode  bool
-	labeledNode bool
-	checked     bool
+	nusFrom      model.List[model.NodeUpgrade]
+	podsFrom     []model.UpgraderPod
+	machinesFrom model.List[model.Machine]
+	nodesFrom    model.List[model.Node]
+	failedNode   bool
+	labeledNode  bool
+	checked      bool
 }
 
 // Any reports whether Offers(s, now, o.Threshold, o.NodeLabel) is not empty.
@@ -317,7 +318,9 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	if label == "" {
 		label = model.LabelUpgradeInProgress
 	}
-	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) || !samePods(s.UpgraderPods, o.podsFrom) {
+	// Machines too: they name the nodes whose pods say a step failed, and
+	// sync after the NodeUpgrades (the list then stays the same one).
+	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) || !samePods(s.UpgraderPods, o.podsFrom) || !s.Machines.Same(o.machinesFrom) {
 		o.failedNode = false
 		var nodeOf map[string]string
 		for _, nu := range s.NodeUpgrades.All() {
@@ -339,7 +342,7 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 				break
 			}
 		}
-		o.nusFrom, o.podsFrom = s.NodeUpgrades, s.UpgraderPods
+		o.nusFrom, o.podsFrom, o.machinesFrom = s.NodeUpgrades, s.UpgraderPods, s.Machines
 	}
 	if !o.checked || !s.Nodes.Same(o.nodesFrom) {
 		o.labeledNode = false

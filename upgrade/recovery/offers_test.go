@@ -439,3 +439,28 @@ func TestNodeRetryOfferedFromTheUpgraderPod(t *testing.T) {
 		t.Errorf("running again: offers %v, any %v", actions(got), o.Any(s, now))
 	}
 }
+
+// The Machines name the nodes whose upgrader pods say a step failed, and
+// sync after the NodeUpgrades: the cached answer behind R followed them.
+func TestOffererFollowsTheMachines(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	s := offerState(now)
+	s.Etcd.Ready = true
+	s.Etcd.Annotations = map[string]string{}
+	s.ControlPlane.Annotations = map[string]string{}
+	all := withoutNewMember(s.Machines)
+	s.Machines = model.ListOf[model.Machine]()
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "cp-1-node-upgrader", CreationTimestamp: now.Add(-time.Hour)}, MachineName: "cp-1",
+		Conditions: model.Conditions{{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityInfo, Reason: "Container is waiting to be initialized"}}})
+	exited := model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error"}
+	s.UpgraderPods = []model.UpgraderPod{{Meta: model.Meta{Name: "node-cp-1-node-upgrader", CreationTimestamp: now.Add(-time.Hour)}, NodeName: "node-cp-1",
+		Containers: []model.UpgraderContainer{{Name: "kubeadm-upgrader", Init: true, State: model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff"}, Last: &exited, RestartCount: 2}}}}
+	o := &Offerer{Threshold: 15 * time.Minute}
+	if o.Any(s, now) {
+		t.Fatal("offered before the Machines name the node")
+	}
+	s.Machines = all
+	if !o.Any(s, now) || len(Offers(s, now, 15*time.Minute, "")) != 1 {
+		t.Errorf("the Machines synced: any %v, offers %v", o.Any(s, now), actions(Offers(s, now, 15*time.Minute, "")))
+	}
+}
