@@ -254,7 +254,11 @@ func (d *differ) stalls(prev, cur *model.Progress) {
 		if !now[string(s.Kind)+"/"+s.Name] {
 			// "moving again" was said of a machine the rollback had
 			// deleted: gone is no longer stalled too.
-			d.add("progressing", "%s %s no longer stalled", s.Kind.Short(), s.Name)
+			was := "stalled"
+			if s.Failed {
+				was = "failed" // said "failed:", never "stalled:"
+			}
+			d.add("progressing", "%s %s no longer %s", s.Kind.Short(), s.Name, was)
 		}
 	}
 }
@@ -700,10 +704,13 @@ func (d *differ) upgraderPods(prev, cur []model.UpgraderPod) {
 	}
 }
 
+// containerFailing reports whether the container was failing in p: failed,
+// or run again by the kubelet after a failure (StepFailing), whose next
+// exit is the same failure, not one to say again on every rerun.
 func containerFailing(p *model.UpgraderPod, name string) bool {
 	for i := range p.Containers {
-		if p.Containers[i].Name == name {
-			return p.Containers[i].Failing()
+		if c := &p.Containers[i]; c.Name == name {
+			return c.Failing() || c.StepFailing()
 		}
 	}
 	return false

@@ -40,7 +40,11 @@ func TestChangesSayAFailedUpgraderContainerOnce(t *testing.T) {
 	b.UpgraderPods = []model.UpgraderPod{failed}
 	c := clone(b)
 	c.UpgraderPods = []model.UpgraderPod{backOff}
-	d := clone(c)
+	// The kubelet's rerun after the back-off (running, the failure its
+	// last run), then the same failure again.
+	rerun := clone(c)
+	rerun.UpgraderPods = []model.UpgraderPod{upgraderPod("u1", model.ContainerState{Running: true}, &exited, 2)}
+	d := clone(rerun)
 	d.UpgraderPods = []model.UpgraderPod{upgraderPod("u1", exited, &exited, 2)}
 
 	if out := texts(Changes(a, a, derive(a), derive(a), t0)); strings.Contains(out, "Pod ") {
@@ -53,7 +57,7 @@ func TestChangesSayAFailedUpgraderContainerOnce(t *testing.T) {
 	if n := strings.Count(out, "FAILED (terminated"); n != 1 {
 		t.Errorf("the failure said %d times:\n%s", n, out)
 	}
-	for _, step := range [][2]*model.ClusterState{{b, b}, {b, c}, {c, d}} {
+	for _, step := range [][2]*model.ClusterState{{b, b}, {b, c}, {c, rerun}, {rerun, d}} {
 		if out := texts(Changes(step[0], step[1], derive(step[0]), derive(step[1]), t0)); strings.Contains(out, "Pod ") {
 			t.Errorf("the same failure said again:\n%s", out)
 		}
@@ -95,4 +99,18 @@ func TestWatchCommandsCarryTheConnection(t *testing.T) {
 	requireAll(t, out,
 		"logs: kubectl --kubeconfig /etc/kc --context prod logs -n eksa-system mgmt-md-0-0000-node-upgrader -c kubeadm-upgrader",
 		"clear it with `upgrade-console lock clear lease --cluster mgmt --kubeconfig /etc/kc --context prod`")
+}
+
+// A failed stall that goes (a retry) was said "failed:", never
+// "stalled:": its end says it is no longer failed.
+func TestChangesSayAFailedStallNoLongerFailed(t *testing.T) {
+	a := etcdRollout(2)
+	pa, pb := derive(a), derive(a)
+	pa.Stalls = []model.Stall{{Kind: model.KindNodeUpgrade, Name: "n-node-upgrader", Failed: true, Sentence: "node n in-place step KubeadmUpgraded failed"}}
+	pb.Stalls = nil
+	out := texts(Changes(a, a, pa, pb, t0))
+	requireAll(t, out, "NodeUpgrade n-node-upgrader no longer failed")
+	if strings.Contains(out, "no longer stalled") {
+		t.Errorf("a failed stall said no longer stalled:\n%s", out)
+	}
 }

@@ -61,8 +61,8 @@ preflight re-run live, the dry-run), the typed confirmation, then the dashboard.
 
 Exit codes: 0 done (or applied, without --wait), 1 bad input or not confirmed (ctrl-c at
 the typed confirmation included), 2 wrong command line (no terminal for the typed
-confirmation and no --yes included),
-3 a blocking preflight check failed or unforced field conflicts, 4 the upgrade failed,
+confirmation and no --yes included), 3 a blocking preflight check failed or unforced
+field conflicts, 4 the upgrade failed,
 5 the console stopped before the upgrade completed: --timeout passed, or it was
 interrupted (ctrl-c, SIGTERM, SIGHUP; before the first write nothing is changed); the upgrade may
 still be running (the message says whether it started), and 'upgrade-console watch'

@@ -98,8 +98,10 @@ line per meaningful change instead.
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
 still be running). Without --exit-on-done, --timeout gives up with 5 all the same, and a
-stop (q, a signal) exits 0, but both exit 4 after a failure the watch showed, and the
-timeout exits 0 after an upgrade the plain watch saw complete. A cluster at
+stop (q, a signal) exits 0, but both exit 4 once the watch called the upgrade failed (the
+plain watch's "outcome: failed" line: a failure that stayed 10 minutes, or an etcd
+rollback; a "failed:" line before it is not yet that verdict), and the timeout exits 0
+after an upgrade the plain watch saw complete. A cluster at
 rest meets the rule once it has held for 5 s and the API server has confirmed it (so a
 --timeout under that ends with 5): the plain outcome line then says that no upgrade was
 under way.`,

@@ -69,6 +69,10 @@ type NodeFailure struct {
 	// failed (yet). The NodeUpgrade keeps the old condition until the new
 	// pod's steps report.
 	Rerunning bool
+	// RerunStep and RerunContainer name a step whose container failed and
+	// that the kubelet runs again in the same pod (restartPolicy
+	// OnFailure): not retried while it runs, which would kill that run.
+	RerunStep, RerunContainer string
 	// HeldBy are the nodes whose failed in-place step holds the upgrade,
 	// for a node no NodeUpgrade upgrades yet: its turn waits on them.
 	HeldBy []HeldBy
@@ -234,6 +238,12 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		if step, container, at := podFailure(pod); step != "" {
 			f.Step, f.Container, f.FailedAt = step, container, at
 			f.Reason = "container " + container + " exited non-zero in the upgrader pod (the NodeUpgrade reads a container the kubelet backs off as waiting, or does not report it yet)"
+		}
+	}
+	if pod != nil && !f.Completed {
+		if step, container := podRerun(pod); step != "" && (f.Step == "" || step == f.Step) {
+			f.RerunStep, f.RerunContainer = step, container
+			f.ContainerState = containerState(pod, container)
 		}
 	}
 	if pod != nil && f.Container != "" {
@@ -437,27 +447,29 @@ func containerState(pod *corev1.Pod, name string) string {
 			if cs.Name != name {
 				continue
 			}
-			st := cs.State
-			if st.Terminated == nil && cs.LastTerminationState.Terminated != nil {
-				st = cs.LastTerminationState
+			// The state it is in, then the run that failed before it
+			// (a back-off, or the kubelet's rerun): the last run alone
+			// read "terminated" of a container in CrashLoopBackOff.
+			last := ""
+			if t := cs.LastTerminationState.Terminated; t != nil && cs.State.Terminated == nil {
+				last = fmt.Sprintf(", after exit code %d, reason %s", t.ExitCode, t.Reason)
 			}
-			switch {
+			switch st := cs.State; {
 			case st.Terminated != nil:
 				return fmt.Sprintf("terminated: exit code %d, reason %s, restarts %d", st.Terminated.ExitCode, st.Terminated.Reason, cs.RestartCount)
 			case st.Waiting != nil:
-				return fmt.Sprintf("waiting: %s %s", st.Waiting.Reason, st.Waiting.Message)
+				return fmt.Sprintf("waiting: %s%s, restarts %d", st.Waiting.Reason, last, cs.RestartCount)
 			case st.Running != nil:
-				return "running"
+				return fmt.Sprintf("running%s, restarts %d", last, cs.RestartCount)
 			}
 		}
 	}
 	return ""
 }
 
-// podFailure is the first step whose container exited non-zero in the
-// upgrader pod and is not running again (a rerun by the kubelet may still
-// succeed, and a retry would kill it), with when; empty when none did.
-func podFailure(pod *corev1.Pod) (step, container string, at time.Time) {
+// firstStep is the first step, in run order, whose container's status in
+// pod matches; empty when none does.
+func firstStep(pod *corev1.Pod, match func(corev1.ContainerStatus) bool) (step string, cs corev1.ContainerStatus) {
 	for _, step := range model.NodeUpgradeSteps {
 		name, ok := StepContainers[step]
 		if !ok {
@@ -465,20 +477,44 @@ func podFailure(pod *corev1.Pod) (step, container string, at time.Time) {
 		}
 		for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 			for _, cs := range list {
-				if cs.Name != name {
-					continue
-				}
-				t := cs.State.Terminated
-				if t == nil && cs.State.Waiting != nil {
-					t = cs.LastTerminationState.Terminated // restart back-off after a failure
-				}
-				if t != nil && t.ExitCode != 0 {
-					return step, name, t.FinishedAt.Time
+				if cs.Name == name && match(cs) {
+					return step, cs
 				}
 			}
 		}
 	}
-	return "", "", time.Time{}
+	return "", corev1.ContainerStatus{}
+}
+
+// podFailure is the first step whose container exited non-zero in the
+// upgrader pod and is not running again (a rerun by the kubelet may still
+// succeed, and a retry would kill it), with when; empty when none did.
+func podFailure(pod *corev1.Pod) (step, container string, at time.Time) {
+	exited := func(cs corev1.ContainerStatus) *corev1.ContainerStateTerminated {
+		t := cs.State.Terminated
+		if t == nil && cs.State.Waiting != nil {
+			t = cs.LastTerminationState.Terminated // restart back-off after a failure
+		}
+		if t != nil && t.ExitCode != 0 {
+			return t
+		}
+		return nil
+	}
+	step, cs := firstStep(pod, func(cs corev1.ContainerStatus) bool { return exited(cs) != nil })
+	if step == "" {
+		return "", "", time.Time{}
+	}
+	return step, cs.Name, exited(cs).FinishedAt.Time
+}
+
+// podRerun is the first step whose container the kubelet runs again after
+// it exited non-zero; empty when none does.
+func podRerun(pod *corev1.Pod) (step, container string) {
+	step, cs := firstStep(pod, func(cs corev1.ContainerStatus) bool {
+		last := cs.LastTerminationState.Terminated
+		return cs.State.Running != nil && last != nil && last.ExitCode != 0
+	})
+	return step, cs.Name
 }
 
 // failedInPod reports whether the failure of container, seen on the
@@ -831,6 +867,9 @@ func (f *NodeFailure) nothingToRetry(now time.Time) string {
 			s += " and the node runs " + f.KubeletVersion
 		}
 		return s
+	case f.RerunContainer != "":
+		return fmt.Sprintf("step %s failed in pod %s, and the kubelet runs its container %s again (%s): a retry now would kill that run; run node retry again if it fails again",
+			f.RerunStep, f.Pod, f.RerunContainer, orUnknown(f.ContainerState))
 	case f.Rerunning:
 		return fmt.Sprintf("%s failed at %s, but the upgrader pod %s was recreated %s ago and runs the steps again (%s: %s)",
 			f.Step, f.FailedAt.UTC().Format(time.RFC3339), f.Pod, ago(now, f.PodCreated), f.Container, orUnknown(f.ContainerState))

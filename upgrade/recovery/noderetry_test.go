@@ -549,3 +549,20 @@ func TestNodeRetryReadsAgainAPodWrittenBeforeItsDelete(t *testing.T) {
 		t.Fatalf("run: %v (written between: %v), want the pod deleted\n%s", err, written.Load(), describeSteps(rep))
 	}
 }
+
+// The kubelet runs the failed container again in the same pod: nothing to
+// retry while it runs (the retry would kill that run), said as such, not
+// as a pod "recreated" or a step that never failed.
+func TestNodeRetryNamesTheKubeletsRerun(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	w.rerunStep(node)
+	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || len(p.Steps) != 0 || f.RerunContainer == "" {
+		t.Fatalf("plan %+v, inspection %+v, err %v; want nothing to retry", p, f, err)
+	}
+	if !strings.Contains(p.Title, "the kubelet runs its container "+f.RerunContainer+" again (running, after exit code") ||
+		!strings.Contains(p.Title, "a retry now would kill that run") || strings.Contains(p.Title, "recreated") {
+		t.Errorf("title %q", p.Title)
+	}
+}
