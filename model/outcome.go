@@ -60,7 +60,7 @@ type Judge struct {
 	// failedOn is the failed step whose staying failed is the outcome's
 	// reason; its Name is empty otherwise.
 	failedOn Stall
-	// stepFailuresSeen is when the judge first saw each failed stall that
+	// stepFailureSeen is when the judge first saw each failed stall that
 	// carries no time of its failure (Stall.SinceStep), by kind and name.
 	// Replaced, never changed in place: a Judge is a value.
 	stepFailureSeen map[string]time.Time

@@ -101,8 +101,8 @@ type Stall struct {
 	// stall is reported at once, without waiting for StallAfter, and the
 	// summary counts it as failed, not stalled. One that stays failed for DefaultFailureGrace
 	// fails the upgrade (Judge): nothing in EKS-A retries a failed step, so
-	// it will not clear (the kubelet reruns its container, and a rerun is
-	// no failure while it runs, but the step fails again).
+	// it will not clear (the kubelet reruns its container, and the step
+	// stays failed through the rerun: it fails again).
 	Failed bool
 	// SinceStep: Since is when the failed step began, not when it failed:
 	// a container the kubelet restarts keeps no time of its first failure.

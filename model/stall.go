@@ -230,29 +230,21 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			}
 			d := now.Sub(since)
 			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true}
+			failedHow := "failed"
 			if failure.Rerun() {
 				// No retry while it runs: deleting the pod would kill
 				// the rerun, and node retry refuses to.
-				st.Sentence = fmt.Sprintf("node %s in-place step %s failed and runs again (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason())
+				failedHow = "failed and runs again"
 			} else {
-				st.Sentence = fmt.Sprintf("node %s in-place step %s failed (the step began %s ago): %s", node, step, ShortDuration(d), failure.Reason())
 				st.Resume = nodeRetry(ix.s.Cluster, ix.s.Conn, node)
 			}
+			st.Sentence = fmt.Sprintf("node %s in-place step %s %s (the step began %s ago): %s", node, step, failedHow, ShortDuration(d), failure.Reason())
 			return st, true
 		}
 		since := prev
 		why := "not reported yet"
-		if p := podOf(nu, ix.s.UpgraderPodOf(node)); p != nil {
-			// A wait the NodeUpgrade reads as "waiting to be initialized"
-			// (an image that cannot be pulled) says why in the pod.
-			if uc := p.StepContainer(step); uc != nil && uc.Failing() {
-				why = "container " + uc.Name + " " + uc.State.String()
-			}
-		}
 		if ok {
-			if why == "not reported yet" {
-				why = oneLine(reasonText(c))
-			}
+			why = oneLine(reasonText(c))
 			if c.LastTransitionTime.After(since) {
 				since = c.LastTransitionTime
 			}
@@ -269,6 +261,13 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 		d := now.Sub(since)
 		if d <= after {
 			return Stall{}, false
+		}
+		if p := podOf(nu, ix.s.UpgraderPodOf(node)); p != nil {
+			// A wait the NodeUpgrade reads as "waiting to be initialized"
+			// (an image that cannot be pulled) says why in the pod.
+			if uc := p.StepContainer(step); uc != nil && uc.Failing() {
+				why = "container " + uc.Name + " " + uc.State.String()
+			}
 		}
 		return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d,
 			Sentence: fmt.Sprintf("node %s in-place step %s waiting for %s: %s", node, step, ShortDuration(d), why)}, true

@@ -109,8 +109,6 @@ func (c *UpgraderContainer) FailureText() string {
 	s := c.State
 	var b strings.Builder
 	switch {
-	case s.Terminated:
-		b.WriteString(s.String())
 	case s.Running:
 		b.WriteString("running again")
 	case s.Waiting:

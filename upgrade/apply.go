@@ -69,7 +69,7 @@ type ObjectChange struct {
 // ("vspheremachineconfigs.anywhere.eks.amazonaws.com"), "" when it names none.
 func refusedResource(err error) string {
 	var se apierrors.APIStatus
-	if !errors.As(err, &se) || se.Status().Details == nil || se.Status().Details.Kind == "" {
+	if !asStatus(err, &se) || se.Status().Details == nil || se.Status().Details.Kind == "" {
 		return ""
 	}
 	d := se.Status().Details

@@ -261,7 +261,7 @@ func generated(s string) bool {
 func ofWorkerGroup(name string, mds []model.MachineDeployment) bool {
 	for i := range mds {
 		md := mds[i].Name
-		if name == md || (strings.HasPrefix(name, md) && name[len(md)] == '-') {
+		if name == md || strings.HasPrefix(name, md+"-") {
 			return true
 		}
 	}

@@ -440,9 +440,7 @@ func (s *Simulator) writeNU(ctx context.Context, owner string, nu *unstructured.
 			c = objects.V1beta1(step, true, "", "", "", now)
 		case i == p.done && p.failed && p.crash == crashExited:
 			c = objects.V1beta1(step, false, "Error", stepFailedReason, "", now)
-		case i == p.done && p.failed && p.crash == crashRerun:
-			c = objects.V1beta1(step, false, "Info", "Container is still running", "", now)
-		case i == p.done && p.running:
+		case i == p.done && (p.running || p.failed && p.crash == crashRerun):
 			c = objects.V1beta1(step, false, "Info", "Container is still running", "", now)
 		default:
 			c = objects.V1beta1(step, false, "Info", "Container is waiting to be initialized", "", now)

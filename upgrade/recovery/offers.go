@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -64,24 +65,7 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	if o, ok := etcdOffer(s, now, threshold); ok {
 		out = append(out, o)
 	}
-	nodeOf := map[string]string{}
-	for _, m := range s.Machines.All() {
-		nodeOf[m.Name] = m.NodeName
-	}
-	for _, nu := range s.NodeUpgrades.All() {
-		if nu.Completed {
-			continue
-		}
-		node := nodeOf[nu.MachineName]
-		if node == "" {
-			node = nu.MachineName
-		}
-		// Not while the kubelet runs the failed container again: the
-		// retry (deleting the pod) would kill it mid-run, and refuses to.
-		f, failed := s.NodeStepFailure(nu, node)
-		if !failed || f.Rerun() {
-			continue
-		}
+	for node, f := range retryableSteps(s) {
 		out = append(out, Offer{Action: ActionNodeRetry, Node: node,
 			Title: "Retry the in-place upgrade of node " + node,
 			Why:   fmt.Sprintf("step %s failed: %s", f.Step, f.Reason())})
@@ -147,6 +131,33 @@ func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 		markers = append(markers, MarkerEtcdUpgrading)
 	}
 	return markers, kept
+}
+
+// retryableSteps yields, by node, the failed in-place steps node retry gets
+// past: not while the kubelet runs the failed container again (the retry,
+// deleting the pod, would kill it mid-run, and refuses to).
+func retryableSteps(s *model.ClusterState) iter.Seq2[string, model.StepFailure] {
+	return func(yield func(string, model.StepFailure) bool) {
+		var nodeOf map[string]string // built once a NodeUpgrade runs
+		for _, nu := range s.NodeUpgrades.All() {
+			if nu.Completed {
+				continue
+			}
+			if nodeOf == nil {
+				nodeOf = map[string]string{}
+				for _, m := range s.Machines.All() {
+					nodeOf[m.Name] = m.NodeName
+				}
+			}
+			node := nodeOf[nu.MachineName]
+			if node == "" {
+				node = nu.MachineName
+			}
+			if f, failed := s.NodeStepFailure(nu, node); failed && !f.Rerun() && !yield(node, f) {
+				return
+			}
+		}
+	}
 }
 
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
@@ -322,25 +333,9 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 	// sync after the NodeUpgrades (the list then stays the same one).
 	if !o.checked || !s.NodeUpgrades.Same(o.nusFrom) || !samePods(s.UpgraderPods, o.podsFrom) || !s.Machines.Same(o.machinesFrom) {
 		o.failedNode = false
-		var nodeOf map[string]string
-		for _, nu := range s.NodeUpgrades.All() {
-			if nu.Completed {
-				continue
-			}
-			if nodeOf == nil {
-				nodeOf = map[string]string{}
-				for _, m := range s.Machines.All() {
-					nodeOf[m.Name] = m.NodeName
-				}
-			}
-			node := nodeOf[nu.MachineName]
-			if node == "" {
-				node = nu.MachineName
-			}
-			if f, failed := s.NodeStepFailure(nu, node); failed && !f.Rerun() {
-				o.failedNode = true
-				break
-			}
+		for range retryableSteps(s) {
+			o.failedNode = true
+			break
 		}
 		o.nusFrom, o.podsFrom, o.machinesFrom = s.NodeUpgrades, s.UpgraderPods, s.Machines
 	}
