@@ -183,6 +183,7 @@ func TestYInTheRecoveryDialog(t *testing.T) {
 	resume := "upgrade-console lock clear paused --cluster mgmt --context prod"
 	d.leaveInput(recDone)
 	d.done = recovery.Report{Closing: []string{"etcd ready on the old version", "then resume EKS-A reconcile with: `" + resume + "`"}}
+	d.relayout() // as the run's last message leaves it
 	if v := ansi.Strip(d.View()); !strings.Contains(v, "y copy command") {
 		t.Errorf("the done view's keys do not name y:\n%s", v)
 	}

@@ -310,12 +310,18 @@ type recoveryDialog struct {
 	keys    recoveryKeys
 	// offset scrolls the body when it is taller than the dialog; follow
 	// keeps the end in view (the steps as they run) until the operator
-	// scrolls. View computes maxOffset for the keys.
+	// scrolls. relayout computes maxOffset for the keys.
 	offset, maxOffset int
 	follow            bool
 	// selFrom and selTo are the body lines of the offer the menu's cursor
-	// is on, set by bodyLines.
+	// is on, and offerEnds the line after each offer's, set by bodyLines.
 	selFrom, selTo int
+	offerEnds      []int
+	// body and cmds are the stage's lines and the commands in them, laid
+	// out by relayout after each Update and SetSize: View only paints.
+	body    []line
+	cmds    []string
+	visible int
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
@@ -362,6 +368,7 @@ func (d *recoveryDialog) Init() tea.Cmd { return nil }
 func (d *recoveryDialog) SetSize(w, h int) {
 	d.w, d.h = w, h
 	d.input.SetWidth(max(d.innerWidth()-4, 10))
+	d.relayout()
 }
 
 // innerWidth is the text's width: all the App gives the dialog (the window
@@ -388,8 +395,7 @@ func (d *recoveryDialog) shownCommands() ([]string, bool) {
 	if d.typing() {
 		return nil, false
 	}
-	_, cmds := d.bodyLines()
-	return cmds, true
+	return d.cmds, true
 }
 
 // Stage names the dialog's stage (tests).
@@ -398,6 +404,12 @@ func (d *recoveryDialog) Stage() string {
 }
 
 func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	s, cmd := d.update(msg)
+	d.relayout()
+	return s, cmd
+}
+
+func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case ThemeMsg:
 		d.setTheme(msg.Theme)
@@ -801,7 +813,7 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 	cluster := d.cluster()
 	switch d.stage {
 	case recMenu:
-		d.selFrom, d.selTo = 0, 0
+		d.selFrom, d.selTo, d.offerEnds = 0, 0, d.offerEnds[:0]
 		if len(d.offers) == 0 {
 			wrapAdd(d.nothing, rText, "")
 		}
@@ -820,6 +832,7 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 			if i == d.cursor {
 				d.selTo = len(body)
 			}
+			d.offerEnds = append(d.offerEnds, len(body))
 		}
 	case recPlanning:
 		add(seg{"reading the cluster and the pre-upgrade snapshot…", rMuted})
@@ -833,15 +846,10 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 	return body, cmds
 }
 
-func (d *recoveryDialog) View() string {
-	st := d.st
-	iw := d.innerWidth()
-	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
-	body, cmds := d.bodyLines()
-
-	// The prompt and the keys stay in view; the body scrolls.
-	var tail []line
-	inputAt := -1
+// tail is what goes under the body: the prompt of a stage that reads text
+// (inputAt is the row of its input, -1 when none), then the keys.
+func (d *recoveryDialog) tail() (tail []line, inputAt int) {
+	inputAt = -1
 	if d.stage == recConfirm {
 		tail = append(tail, line{},
 			line{segs: []seg{{"The API server accepted every write (dry run, nothing persisted).", rCondTrue}}},
@@ -854,34 +862,80 @@ func (d *recoveryDialog) View() string {
 		inputAt = len(tail)
 		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
 	}
-	visible := max(d.h-2-len(head)-len(tail)-2, 3)
-	d.maxOffset = max(len(body)-visible, 0)
+	return tail, inputAt
+}
+
+// dialogHead is the title and the blank line under it.
+const dialogHead = 2
+
+// relayout lays the stage's body out for the size and sets the scroll
+// bounds the keys use, so that View only paints.
+func (d *recoveryDialog) relayout() {
+	d.body, d.cmds = d.bodyLines()
+	tail, _ := d.tail()
+	// The prompt and the keys (two rows) stay in view; the body scrolls.
+	d.visible = max(d.h-2-dialogHead-len(tail)-2, 3)
+	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
 		d.offset = d.maxOffset
 	}
 	if d.stage == recMenu {
 		// ↑/↓ choose an offer here: the chosen one stays in view.
 		d.offset = min(d.offset, d.selFrom)
-		d.offset = max(d.offset, d.selTo-visible)
+		d.offset = max(d.offset, d.selTo-d.visible)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
-	footer := d.footer()
-	if d.maxOffset > 0 && d.stage == recMenu {
-		var more []string
-		if d.offset > 0 {
-			more = append(more, fmt.Sprintf("%d above", d.offset))
+}
+
+// offersOutOfView counts the menu's offers wholly above and wholly below
+// the lines in view.
+func (d *recoveryDialog) offersOutOfView() (above, below int) {
+	start := 0
+	for _, end := range d.offerEnds {
+		switch {
+		case end <= d.offset:
+			above++
+		case start >= d.offset+d.visible:
+			below++
 		}
-		if below := d.maxOffset - d.offset; below > 0 {
-			more = append(more, fmt.Sprintf("%d below", below))
-		}
-		footer += " (" + strings.Join(more, ", ") + ")"
-	} else if d.maxOffset > 0 {
-		body = body[d.offset:min(d.offset+visible, len(body))]
-		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
+		start = end
 	}
+	return above, below
+}
+
+func (d *recoveryDialog) View() string {
+	st := d.st
+	iw := d.innerWidth()
+	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
+	body, cmds := d.body, d.cmds
+	tail, inputAt := d.tail()
+	footer := d.footer()
 	end := ""
 	if d.quits() {
 		end = " · q quit"
+	}
+	if d.maxOffset > 0 {
+		body = body[d.offset:min(d.offset+d.visible, len(body))]
+	}
+	if d.maxOffset > 0 && d.stage == recMenu {
+		// The menu counts offers, the way the operator moves through it;
+		// shorter where the width would cut q quit.
+		above, below := d.offersOutOfView()
+		long, short := []string{}, []string{}
+		if above > 0 {
+			long, short = append(long, fmt.Sprintf("%d %s", above, plural(above, "offer above", "offers above"))), append(short, fmt.Sprintf("%d↑", above))
+		}
+		if below > 0 {
+			long, short = append(long, fmt.Sprintf("%d %s", below, plural(below, "offer below", "offers below"))), append(short, fmt.Sprintf("%d↓", below))
+		}
+		for _, more := range []string{" (" + strings.Join(long, ", ") + ")", " (" + strings.Join(short, " ") + ")"} {
+			if width(footer+more+end) <= iw {
+				footer += more
+				break
+			}
+		}
+	} else if d.maxOffset > 0 {
+		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
 	}
 	if len(cmds) > 0 && !d.typing() {
 		// Shorter, or left out, where the width would cut the footer:

@@ -1316,6 +1316,7 @@ func TestFileStageWithNoCopySaysSo(t *testing.T) {
 	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back"}})
 	d.SetSize(100, 30)
 	d.stage, d.copies = recFile, []string{}
+	d.relayout()
 	if v := ansi.Strip(d.View()); !strings.Contains(v, "No local copy of") || strings.Contains(v, "newest first") {
 		t.Errorf("file stage with no copy:\n%s", v)
 	}
@@ -1355,7 +1356,21 @@ func TestRecoveryMenuWrapsReasonsAndFollowsTheCursor(t *testing.T) {
 		}
 		press(t, d, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-	if v := ansi.Strip(d.View()); !strings.Contains(v, "(3 above)") || strings.Contains(v, "pgup") {
+	// Offers are counted, not lines: the first is wholly above, the
+	// second in part; the dialog keeps to its 14 rows.
+	v = ansi.Strip(d.View())
+	if !strings.Contains(v, "(1↑) · q quit") || strings.Contains(v, "pgup") || strings.Contains(v, offers[0].Title) {
 		t.Errorf("the footer should count the offers above, without scroll keys the menu does not take:\n%s", v)
+	}
+	if rows := strings.Count(v, "\n") + 1; rows > 14 {
+		t.Errorf("the menu takes %d rows of 14:\n%s", rows, v)
+	}
+	d.SetSize(120, 12)
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer above) · q quit") {
+		t.Errorf("a wide menu says what is above in words:\n%s", v)
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp})
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer below) · q quit") {
+		t.Errorf("the menu back at its first offer:\n%s", v)
 	}
 }
