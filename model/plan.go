@@ -117,6 +117,11 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 	known := CheckTargetKubernetesKnownFrom(in.Target, in.TargetKube, in.CurrentKube)
 	if !known.Failed() {
 		tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
+		// The control plane's rows can be planned; a worker group pinned
+		// to a version the Bundles lack still blocks the upgrade.
+		if w := CheckWorkerKubernetesKnown(in.Target, in.WorkerGroups); w != nil {
+			known = *w
+		}
 	}
 	rows := diffResolved(cur, tgt)
 	for i := range rows {

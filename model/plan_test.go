@@ -55,6 +55,34 @@ func TestBuildPlanLiveInputs(t *testing.T) {
 	}
 }
 
+// A worker group pinned to a version the target Bundles have no bundle for:
+// EKS-A fails the upgrade after the apply, so the plan blocks, naming the
+// group, while the control plane's rows are still planned.
+func TestBuildPlanWorkerPinnedToAnUnknownVersion(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	in := PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31",
+		WorkerGroups: []WorkerGroup{{Name: "md-0"}, {Name: "md-1", KubernetesVersion: "1.29"}}}
+	p, err := BuildPlan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Preflight[0]
+	if r.Name != CheckNameTargetKubernetesKnown || r.Status != CheckFail || !p.Blocked() ||
+		!strings.Contains(r.Message, "worker group md-1 is pinned to Kubernetes 1.29") || strings.Contains(r.Message, "md-0") ||
+		!strings.Contains(r.Remediation, "md-1 to one of 1.30, 1.31, 1.32") {
+		t.Errorf("target-kubernetes-known = %+v, blocked %v", r, p.Blocked())
+	}
+	for _, d := range p.Components {
+		if d.Key == "kubernetes" && (d.Change == ChangeUnknown || d.NewVersion == "") {
+			t.Errorf("the control plane's kubernetes row is not planned: %+v", d)
+		}
+	}
+	in.WorkerGroups[1].KubernetesVersion = "1.30"
+	if p, err := BuildPlan(in); err != nil || p.Preflight[0].Status != CheckPass {
+		t.Errorf("pinned to a version the Bundles carry: %v, %+v", err, p.Preflight[0])
+	}
+}
+
 func TestBuildPlanTargetUnknown(t *testing.T) {
 	b, c := parseFixture(t, "bundles-2025-03.yaml"), parseFixture(t, "bundles-synthetic-next.yaml")
 	p, err := BuildPlan(PlanInput{Current: b, Target: c, CurrentKube: "1.32", TargetKube: "1.33"})

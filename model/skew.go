@@ -460,6 +460,36 @@ func CheckTargetKubernetesKnownFrom(target *Bundles, kube, current string) Check
 		fix)
 }
 
+// CheckWorkerKubernetesKnown fails target-kubernetes-known for a worker
+// group pinned to a Kubernetes version the target Bundles have no bundle
+// for: EKS-A builds each group from the bundle of its own version, and the
+// upgrade fails after the apply ("kubernetes version 1.27 is not supported
+// by bundles manifest"). Nil when every pinned version is there.
+func CheckWorkerKubernetesKnown(target *Bundles, groups []WorkerGroup) *CheckResult {
+	if target == nil {
+		return nil
+	}
+	var missing, names []string
+	for _, g := range groups {
+		if g.KubernetesVersion == "" {
+			continue
+		}
+		if _, err := target.ForKubernetes(g.KubernetesVersion); err == nil {
+			continue
+		}
+		missing = append(missing, fmt.Sprintf("worker group %s is pinned to Kubernetes %s", g.Name, g.KubernetesVersion))
+		names = append(names, g.Name)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	r := fail(CheckNameTargetKubernetesKnown,
+		fmt.Sprintf("%s, which %s has no bundle for (it has %s): EKS-A builds each worker group from the bundle of its own version, and would fail the upgrade after the apply",
+			strings.Join(missing, "; "), target.describe(), strings.Join(target.KubernetesVersions(), ", ")),
+		fmt.Sprintf("set the kubernetesVersion of %s to one of %s within two minors of the control plane, or remove it to follow the control plane", strings.Join(names, ", "), strings.Join(target.KubernetesVersions(), ", ")))
+	return &r
+}
+
 // reachableFrom keeps the versions an upgrade from current may target: the
 // same minor or the next. Nil when current is unknown or unreadable.
 func reachableFrom(versions []string, current string) []string {

@@ -313,7 +313,13 @@ func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {
 	if in.Current != nil {
 		current = in.Current.KubernetesVersion
 	}
-	return model.CheckTargetKubernetesKnownFrom(in.Target.Bundles, in.Target.KubernetesVersion, current)
+	r := model.CheckTargetKubernetesKnownFrom(in.Target.Bundles, in.Target.KubernetesVersion, current)
+	if !r.Failed() {
+		if w := model.CheckWorkerKubernetesKnown(in.Target.Bundles, in.Target.WorkerGroups); w != nil {
+			return *w
+		}
+	}
+	return r
 }
 
 func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {

@@ -337,6 +337,8 @@ func TestPreflightVersionRules(t *testing.T) {
 		})
 		// From the 1.30 it runs: a downgrade, before being too far behind.
 		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "would go down from 1.30 to 1.28")
+		// And the target Bundles have no 1.28 bundle to build it from.
+		check(t, p, model.CheckNameTargetKubernetesKnown, model.CheckFail, "worker group md-0 is pinned to Kubernetes 1.28, which Bundles ")
 	})
 	// A machine config nobody holds passed the plan, and EKS-A failed on it.
 	t.Run("a worker group refers to a machine config that is nowhere", func(t *testing.T) {
