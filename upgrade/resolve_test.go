@@ -195,6 +195,9 @@ metadata:
 		{"unquoted kubernetesVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: 1.30}\n", "spec.kubernetesVersion: must be a string, got 1.3"},
 		{"a patch version", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.31.2'}\n", `spec.kubernetesVersion: "1.31.2" is not a Kubernetes minor version`},
 		{"unquoted eksaVersion", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 21}\n", "spec.eksaVersion: must be a string, got 21"},
+		{"eksaVersion without its v", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: '0.21.2'}\n",
+			`spec.eksaVersion: "0.21.2" has no leading v: EKS-A looks the release up as EKSARelease eksa-0-21-2, and releases are named from their version with the v (eksa-v0-21-2) (fix: write eksaVersion: "v0.21.2")`},
+		{"eksaVersion not a version", "apiVersion: anywhere.eks.amazonaws.com/v1alpha1\nkind: Cluster\nmetadata: {name: a}\nspec: {kubernetesVersion: '1.30', eksaVersion: 'v0.21'}\n", `spec.eksaVersion: "v0.21" is not an EKS-A release version`},
 	} {
 		_, err := ParseSpec("c.yaml", []byte(c.doc), "default")
 		var ie *model.InputError

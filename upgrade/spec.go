@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -177,14 +178,27 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 		f, example := fe[0], fe[1]
 		v, found, _ := unstructured.NestedFieldNoCopy(spec.Cluster.Object, "spec", f)
 		field := "Cluster " + spec.Cluster.GetName() + ": spec." + f
-		switch _, isString := v.(string); {
+		str, isString := v.(string)
+		switch {
 		case !found && f == "kubernetesVersion":
 			return nil, &model.InputError{Source: source, Field: field, Problem: "missing",
 				Fix: `set the Kubernetes version the cluster should run, e.g. kubernetesVersion: "1.31"`}
 		case found && !isString:
 			return nil, &model.InputError{Source: source, Field: field, Problem: fmt.Sprintf("must be a string, got %v (%T)", v, v),
 				Fix: fmt.Sprintf("quote the value, e.g. %s: %s", f, example)}
-		case f == "kubernetesVersion" && !minorOnly.MatchString(v.(string)):
+		case f == "eksaVersion" && str != "" && !strings.HasPrefix(str, "v"):
+			// EKS-A looks the release up by a name made of this string:
+			// "0.21.2" names EKSARelease eksa-0-21-2, which no release
+			// is, and the upgrade stops after the apply.
+			return nil, &model.InputError{Source: source, Field: field,
+				Problem: fmt.Sprintf("%q has no leading v: EKS-A looks the release up as EKSARelease %s, and releases are named from their version with the v (%s)",
+					str, model.EKSAReleaseName(str), model.EKSAReleaseName("v"+str)),
+				Fix: fmt.Sprintf(`write eksaVersion: "v%s"`, str)}
+		case f == "eksaVersion" && str != "" && !validEKSAVersion(str):
+			return nil, &model.InputError{Source: source, Field: field,
+				Problem: fmt.Sprintf("%q is not an EKS-A release version (v, then MAJOR.MINOR.PATCH)", v),
+				Fix:     `give the version of the EKS-A release to upgrade to, e.g. eksaVersion: "v0.21.2"`}
+		case f == "kubernetesVersion" && !minorOnly.MatchString(str):
 			// EKS-A names a Kubernetes minor; "1.31.2" read as a version
 			// newer than every bundle, with the wrong fix.
 			return nil, &model.InputError{Source: source, Field: field, Problem: fmt.Sprintf("%q is not a Kubernetes minor version", v),
@@ -192,6 +206,13 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 		}
 	}
 	return spec, nil
+}
+
+// validEKSAVersion: v and a whole semantic version, as EKS-A names its
+// releases (a development build's pre-release and build metadata included).
+func validEKSAVersion(v string) bool {
+	_, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v"))
+	return err == nil
 }
 
 // specFileFix is what to give instead of a file that is not a cluster spec.
