@@ -281,6 +281,13 @@ type ApplyOptions struct {
 	// OnApplied, when set, hears of each document as it is applied, so
 	// that an operator sees the writes as they land.
 	OnApplied func(AppliedObject)
+	// Announced: every write of the spec is already on record (the
+	// upgrade's started entry lists them). A log that refuses a
+	// document's entry (a full disk) then no longer stops the writes:
+	// stopping there left machine configs on the new template under a
+	// Cluster still on the old version, which EKS-A fails. The entry is
+	// held by the log and the document's Unrecorded says so.
+	Announced bool
 }
 
 // AppliedObject is a document as the API server stored it.
@@ -288,6 +295,10 @@ type AppliedObject struct {
 	Object          string
 	Generation      int64
 	ResourceVersion string
+	// Unrecorded is why the log did not take the write's entry (with
+	// ApplyOptions.Announced, whose writes go on): the log holds it, to
+	// write with its next entry or print at exit.
+	Unrecorded error
 }
 
 // Apply server-side applies every document (the EKS-A Cluster last) and
@@ -320,10 +331,13 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		}
 		ref := docRef(u)
 		// A log that refused the last entry takes this one's announcement
-		// first, or the write is not made (the Locker's rule).
-		if err := announce(ctx, a.Audit, AuditEntry{Time: a.now(), Cluster: a.Cluster, Action: "apply", Step: "server-side-apply",
-			Object: ref, After: o.changesOf(ref), Forced: o.forcedOn(ref), Skipped: o.Skipped}); err != nil {
-			return applied, err
+		// first, or the write is not made (the Locker's rule), unless the
+		// write is on record already.
+		if !o.Announced {
+			if err := announce(ctx, a.Audit, AuditEntry{Time: a.now(), Cluster: a.Cluster, Action: "apply", Step: "server-side-apply",
+				Object: ref, After: o.changesOf(ref), Forced: o.forcedOn(ref), Skipped: o.Skipped}); err != nil {
+				return applied, err
+			}
 		}
 		wctx, cancel := landing(ctx)
 		out, err := ri.Apply(wctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ManagerName, Force: o.ForceConflicts})
@@ -344,16 +358,19 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		entry.Result, entry.Error = resultOf(err)
 		if err == nil {
 			entry.Message = fmt.Sprintf("generation %d", out.GetGeneration())
+		}
+		aerr := audit(ctx, a.Audit, entry)
+		if err == nil {
 			// Applied whatever becomes of its record: the server took it.
 			// Left out when the log refused the entry, the start said
 			// "nothing was applied" over a Cluster already on the new
 			// spec, and released the lock of an upgrade under way.
-			applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion()})
+			applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion(), Unrecorded: aerr})
 			if o.OnApplied != nil {
 				o.OnApplied(applied[len(applied)-1])
 			}
 		}
-		if aerr := audit(ctx, a.Audit, entry); aerr != nil {
+		if aerr != nil && (err != nil || !o.Announced) {
 			return applied, errors.Join(err, aerr)
 		}
 		if err != nil {

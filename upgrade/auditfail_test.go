@@ -140,6 +140,40 @@ func TestApplyStopsAtTheFirstWriteItCannotRecord(t *testing.T) {
 	}
 }
 
+// A log that fills up during a start's writes does not stop the spec half
+// applied (machine configs on the new template under a Cluster still on the
+// old version, which EKS-A fails): the started entry lists every write, so
+// each goes on, its own entry held and said unrecorded.
+func TestStartWritesTheWholeSpecWhenTheLogFillsUpDuringTheWrites(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	client, writes := w.watchedClient(t)
+	audit := &failingAudit{failAction: "apply"}
+	d := &Driver{Client: client, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	s, err := d.Start(context.Background(), w.plan(t), StartOptions{ForceConflicts: true})
+	if err != nil || s == nil {
+		t.Fatalf("start: %v, %v; want the upgrade started, its records held", s, err)
+	}
+	docs := ordered(w.spec)
+	if got := writes.with(http.MethodPatch); len(got) != len(docs) {
+		t.Errorf("applied %q, want all %d documents", got, len(docs))
+	}
+	if len(s.Applied) != len(docs) {
+		t.Fatalf("applied %+v, want all %d documents", s.Applied, len(docs))
+	}
+	for _, a := range s.Applied {
+		if !errors.Is(a.Unrecorded, errAuditBroken) {
+			t.Errorf("%s: unrecorded %v, want the log's refusal", a.Object, a.Unrecorded)
+		}
+	}
+	started := audit.asked[0]
+	listed, _ := started.After.(map[string]string)["writes"]
+	for _, doc := range docs {
+		if started.Result != AuditStarted || !strings.Contains(listed, "server-side apply "+docRef(doc)) {
+			t.Errorf("the started entry %+v does not list the write of %s", started, docRef(doc))
+		}
+	}
+}
+
 // A Driver whose audit log cannot take the upgrade's "started" entry starts
 // nothing: no lock, no snapshot, no apply. An upgrade missing from the log
 // is one the next operator cannot know happened.

@@ -187,7 +187,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: AuditStarted,
 		Object:  object,
 		Before:  map[string]string{"eksaVersion": plan.Versions.CurrentEKSA, "kubernetesVersion": plan.Versions.CurrentKubernetes},
-		After:   map[string]string{"eksaVersion": plan.Versions.TargetEKSA, "kubernetesVersion": plan.Versions.TargetKubernetes},
+		After:   map[string]string{"eksaVersion": plan.Versions.TargetEKSA, "kubernetesVersion": plan.Versions.TargetKubernetes, "writes": specWrites(plan.Target.Spec)},
 		Skipped: plan.Skipped, Forced: o.ForceConflicts,
 		Message: "spec " + SpecPathForLog(plan.Target.Spec.Path),
 	}); err != nil {
@@ -263,6 +263,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	applier := &Applier{Client: d.Client, Audit: d.Audit, Cluster: plan.Cluster, Now: d.clock().Now}
 	s.Applied, err = applier.Apply(ctx, plan.Target.Spec, ApplyOptions{
 		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun, OnApplied: o.OnApplied,
+		Announced: true, // the started entry lists the writes
 	})
 	anyApplied = len(s.Applied) > 0
 	if err != nil {
@@ -291,6 +292,20 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		s.ChildrenBefore, _, _ = unstructured.NestedInt64(plan.Current.Cluster.Object, "status", "childrenReconciledGeneration")
 	}
 	return s, nil
+}
+
+// specWrites lists the writes a start makes, in their order: the started
+// entry carries them, so that a log that fills up during the writes does
+// not stop the spec half applied (ApplyOptions.Announced).
+func specWrites(spec *SpecFile) string {
+	if spec == nil || spec.Cluster == nil {
+		return ""
+	}
+	var refs []string
+	for _, d := range ordered(spec) {
+		refs = append(refs, "server-side apply "+docRef(d))
+	}
+	return strings.Join(refs, "; ")
 }
 
 // childrenChanged reports whether the dry-run the operator confirmed changes

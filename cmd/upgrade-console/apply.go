@@ -253,6 +253,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		OnSnapshot: func(ref upgrade.SnapshotRef) { fmt.Fprintf(out, "snapshot saved: %s\n", ref.Where()) },
 		OnApplied: func(a upgrade.AppliedObject) {
 			fmt.Fprintf(out, "applied %s (generation %d)%s\n", a.Object, a.Generation, forcedNote(o.forceConflicts && conflicted[a.Object]))
+			if a.Unrecorded != nil {
+				// On record in the started entry; the rest of the spec
+				// is written, not left half applied.
+				fmt.Fprintf(out, "  its audit entry is held, not yet in the log (%v): the upgrade's started entry lists the write; the entry is written with the next one the log takes, or printed at exit\n", a.Unrecorded)
+			}
 		},
 	})
 	if err != nil {
@@ -641,7 +646,9 @@ func lockAfterStart(ctx context.Context, lv *live, cluster string, startErr erro
 		return fmt.Sprintf("the upgrade lock Lease %s/%s could NOT be released (%s)%s: it blocks further upgrades until it turns stale; `upgrade-console lock clear lease %s` clears it then",
 			lv.client.Sys(), upgrade.LockName(cluster), st.Describe(time.Now()), why, lv.clusterFlags(cluster))
 	}
-	return "the upgrade lock is released"
+	// Released, or never taken (interrupted before the lock): "released"
+	// told of a lock the console never had.
+	return "this console holds no upgrade lock"
 }
 
 // keptLockNote is what a follow that took no lock says, once the upgrade
