@@ -432,7 +432,7 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 	// A line torn by a crash or a full disk mid-write leaves the file without
 	// its final newline: end the torn line first, in the same write, so that
 	// this entry is a line of its own rather than glued to the torn text.
-	torn, err := endsTorn(f)
+	size, torn, err := endsTorn(f)
 	if err != nil {
 		f.Close()
 		return 0, &AuditWriteError{Path: a.path, Err: err}
@@ -442,6 +442,17 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 		buf = append([]byte{'\n'}, lines...)
 	}
 	n, err := f.Write(buf)
+	if err != nil {
+		// A full disk takes part of a line: cut it off, so that the file
+		// ends whole and the lines printed at exit can be appended as
+		// they are (glued to the fragment, both were lost).
+		whole := bytes.LastIndexByte(buf[:n], '\n') + 1
+		if whole < n {
+			if fi, serr := f.Stat(); serr == nil && fi.Size() == size+int64(n) && f.Truncate(size+int64(whole)) == nil {
+				n = whole
+			}
+		}
+	}
 	if torn {
 		n = max(n-1, 0)
 	}
@@ -464,8 +475,9 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 
 // AuditWriteError is an entry the audit log could not take (a full disk, a
 // file or directory not writable). What needed the entry does not go ahead:
-// the commands say so as bad input from the environment (exit 1), whichever
-// step met it.
+// before the first write, the commands say so as bad input from the
+// environment (exit 1); after one (a recovery that ran a step), the action
+// stopped part way and resumes, and exits as one that ran and failed (4).
 type AuditWriteError struct {
 	Path string
 	Err  error
@@ -487,19 +499,19 @@ func (e *AuditWriteError) Unwrap() error { return e.Err }
 
 // endsTorn reports whether the file is not empty and does not end with a
 // newline (its last line was torn mid-write).
-func endsTorn(f *os.File) (bool, error) {
+func endsTorn(f *os.File) (size int64, torn bool, _ error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	if fi.Size() == 0 {
-		return false, nil
+		return 0, false, nil
 	}
 	var last [1]byte
 	if _, err := f.ReadAt(last[:], fi.Size()-1); err != nil {
-		return false, fmt.Errorf("read its last byte: %w", err)
+		return 0, false, fmt.Errorf("read its last byte: %w", err)
 	}
-	return last[0] != '\n', nil
+	return fi.Size(), last[0] != '\n', nil
 }
 
 // openAppend opens the log for appending; read too, so that Record can check

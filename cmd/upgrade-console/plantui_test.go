@@ -136,7 +136,7 @@ func TestLockAfterStartIsReadFromTheCluster(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
 	w, _, lv := connectDemo(t)
-	if got := lockAfterStart(ctx, lv, w.ClusterName, nil); got != "the upgrade lock is released" {
+	if got := lockAfterStart(ctx, lv, w.ClusterName, nil); got != "this console holds no upgrade lock" {
 		t.Errorf("no lock: %q", got)
 	}
 	audit, err := upgrade.NewAuditor(filepath.Join(t.TempDir(), "audit.log"))
