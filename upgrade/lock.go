@@ -585,9 +585,19 @@ func (l *Locker) Release(ctx context.Context) error {
 	}
 	// Deleted rather than emptied: the holder and who it was
 	// authenticated as go in the one write.
-	err = unanswered(rctx, within, deleteLease(rctx, l.Kube, st))
+	err = deleteLease(rctx, l.Kube, st)
+	if errors.Is(err, errLeaseGone) {
+		// Cleared by another console between the read and the delete:
+		// lost, as when it was gone at the read ("deleted the Lease"
+		// recorded a release this console did not make).
+		return ErrLockLost
+	}
+	err = unanswered(rctx, within, err)
 	return errors.Join(err, l.record(ctx, "lock-release", "deleted the Lease", err))
 }
+
+// errLeaseGone is a delete of a Lease that no longer exists.
+var errLeaseGone = errors.New("the Lease is gone")
 
 // BreakLock deletes the lease that was read as st, and only that one: if it was
 // renewed or changed hands since, the API server refuses (Conflict), so a
@@ -597,7 +607,10 @@ func BreakLock(ctx context.Context, kube kubernetes.Interface, st *LockStatus) e
 	if st == nil {
 		return nil
 	}
-	return deleteLease(ctx, kube, st)
+	if err := deleteLease(ctx, kube, st); !errors.Is(err, errLeaseGone) {
+		return err
+	}
+	return nil
 }
 
 func deleteLease(ctx context.Context, kube kubernetes.Interface, st *LockStatus) error {
@@ -607,7 +620,7 @@ func deleteLease(ctx context.Context, kube kubernetes.Interface, st *LockStatus)
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 	})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return errLeaseGone
 	}
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("upgrade lock Lease %s/%s changed since it was read (renewed or taken); read it again: %w", st.Namespace, st.Name, err)

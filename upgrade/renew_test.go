@@ -10,6 +10,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -259,4 +260,26 @@ func TestLockKeptMessageSaysWhatTheAPIServerConfirmed(t *testing.T) {
 			t.Errorf("a lock marked kept:\n%s", m)
 		}
 	})
+}
+
+// A Lease cleared by another console between the release's read and its
+// delete is lost, not released: "deleted the Lease" was recorded of a
+// delete the API server answered NotFound.
+func TestReleaseRacedByAClearRecordsNoRelease(t *testing.T) {
+	holder := Holder{User: "a", Host: "h", Instance: "1"}
+	kube := fake.NewClientset(&coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder.String())},
+	})
+	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(coordinationv1.Resource("leases"), LockName("mgmt"))
+	})
+	audit := &memAudit{}
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: holder, Audit: audit}
+	if err := locker.Release(context.Background()); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("release raced by a clear: %v, want ErrLockLost", err)
+	}
+	if got := strings.Join(audit.actions(), " "); strings.Contains(got, "lock-release") {
+		t.Errorf("a release recorded of a Lease someone else deleted: %s", got)
+	}
 }
