@@ -195,8 +195,14 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 	res := &DryRunResult{}
 	for _, doc := range ordered(spec) {
 		ri, u, err := a.Client.resource(doc)
+		if err != nil && !errors.Is(err, errNotServed) {
+			// Discovery not answered (the API server gone): a failure
+			// to ask, not the server refusing the document (read as the
+			// cluster having changed since the dry run confirmed).
+			return nil, fmt.Errorf("read the API server's resources for %w", err)
+		}
 		if err != nil {
-			res.Objects = append(res.Objects, ObjectChange{Object: docRef(doc), Error: err.Error(), NotServed: errors.Is(err, errNotServed)})
+			res.Objects = append(res.Objects, ObjectChange{Object: docRef(doc), Error: err.Error(), NotServed: true})
 			continue
 		}
 		ref := docRef(u)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,5 +301,47 @@ func TestSessionSaysItsEndWasNotRecorded(t *testing.T) {
 	}
 	if !s.Completed() || !errors.Is(s.EndUnrecorded(), errAuditBroken) {
 		t.Errorf("completed %t, end unrecorded %v; want true and the audit failure", s.Completed(), s.EndUnrecorded())
+	}
+}
+
+// A start that fails under the lock before the spec, with the API server
+// gone, cannot release the lock: it says so, what the Lease blocks and how
+// to clear it, rather than a bare read error after the cause.
+func TestStartThatCannotReleaseTheLockSaysHowToClearIt(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	dry, err := (&Applier{Client: w.client, Cluster: "mgmt"}).DryRun(ctx, w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	var gone atomic.Bool
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if gone.Load() {
+				return nil, errors.New("dial tcp: connect: connection refused")
+			}
+			resp, err := rt.RoundTrip(r)
+			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/leases") {
+				gone.Store(true) // the lock taken, the API server goes
+			}
+			return resp, err
+		})
+	})
+	client, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.System = w.ns
+	d := &Driver{Client: client, Audit: &memAudit{}, Holder: w.planner.Self, SnapshotDir: t.TempDir()}
+	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, DryRun: dry})
+	var nr *LockNotReleasedError
+	if s != nil || !errors.As(err, &nr) {
+		t.Fatalf("start: %v, %v; want a start that says the lock was not released", s, err)
+	}
+	for _, want := range []string{"the dry run under the upgrade lock failed, nothing was applied", "the upgrade lock could NOT be released", "it blocks further upgrades", "`upgrade-console lock clear lease"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the start's error lacks %q:\n%v", want, err)
+		}
 	}
 }

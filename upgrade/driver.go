@@ -227,7 +227,15 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	}
 	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit, client: d.Client, stopsWithConsole: d.StopsWithConsole}
 	release := func(cause error) error {
-		return errors.Join(cause, h.Release(context.WithoutCancel(ctx)))
+		rerr := h.Release(context.WithoutCancel(ctx))
+		if rerr == nil || errors.Is(rerr, ErrLockLost) || errors.As(rerr, new(*AuditWriteError)) {
+			// Released, lost, or its record refused (whether the delete
+			// was made, the caller reads from the cluster).
+			return errors.Join(cause, rerr)
+		}
+		// Left behind (the API server gone): it blocks the next upgrade
+		// until it turns stale, and the operator is told how to clear it.
+		return errors.Join(cause, &LockNotReleasedError{Err: rerr, Message: s.LockReleasedMessage(rerr)})
 	}
 
 	// Between the plan and the lock another console may have upgraded, or
@@ -307,6 +315,16 @@ func specWrites(spec *SpecFile) string {
 	}
 	return strings.Join(refs, "; ")
 }
+
+// LockNotReleasedError is a start that stopped before the spec and could not
+// release the lock it took: Message says what it blocks and how to clear it.
+type LockNotReleasedError struct {
+	Err     error
+	Message string
+}
+
+func (e *LockNotReleasedError) Error() string { return e.Message }
+func (e *LockNotReleasedError) Unwrap() error { return e.Err }
 
 // childrenChanged reports whether the dry-run the operator confirmed changes
 // the spec of an object other than the EKS-A Cluster.

@@ -271,13 +271,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			// No write goes unrecorded: the start stopped before the spec.
 			// The lock it took may stay: its release is a write the
 			// refusing log did not take either.
-			return fmt.Errorf("nothing was applied: %w\n%s", err, lockAfterStart(ctx, lv, p.Cluster, err))
+			return fmt.Errorf("nothing was applied: %w%s", err, lockNote(ctx, lv, p.Cluster, err, "\n"))
 		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
 			return withCode(ExitPreflight, err)
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
 		case sctx.Err() != nil:
-			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running; %s", err, lockAfterStart(ctx, lv, p.Cluster, err)))
+			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running%s", err, lockNote(ctx, lv, p.Cluster, err, "; ")))
 		}
 		return err
 	}
@@ -624,6 +624,15 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 	return nil
 }
 
+// lockNote is lockAfterStart after sep, or nothing when the start's error
+// says it already (a release that failed).
+func lockNote(ctx context.Context, lv *live, cluster string, startErr error, sep string) string {
+	if errors.As(startErr, new(*upgrade.LockNotReleasedError)) {
+		return ""
+	}
+	return sep + lockAfterStart(ctx, lv, cluster, startErr)
+}
+
 // lockAfterStart says what a start that applied nothing left of the lock,
 // as the cluster has it: the start released it, unless the release itself
 // failed (an API server that stopped answering), which the operator must
@@ -631,6 +640,9 @@ func runApplyTUI(ctx context.Context, out io.Writer, lv *live, o *applyOptions) 
 // startErr is why the start stopped: an audit log that refused an entry
 // refuses the release too (no write goes unrecorded), which is said.
 func lockAfterStart(ctx context.Context, lv *live, cluster string, startErr error) string {
+	if nr := new(upgrade.LockNotReleasedError); errors.As(startErr, &nr) {
+		return nr.Message // from the release that failed
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	st, err := upgrade.ReadLock(rctx, lv.client.Kube, lv.client.Sys(), cluster)
