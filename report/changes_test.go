@@ -483,6 +483,25 @@ func TestWatchWaitsForTheClusterToSync(t *testing.T) {
 	}
 }
 
+// A Cluster the identity may get but not list or watch is never synced: the
+// watch said "connection: live" and then nothing until its timeout. It says
+// the refusal once, with the grant that fixes it.
+func TestWatchSaysAForbiddenClusterBeforeItSyncs(t *testing.T) {
+	forbidden := etcdRollout(3)
+	forbidden.Connection = model.Live
+	forbidden.Sources = map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true,
+		Forbidden: "list clusters.anywhere.eks.amazonaws.com in default"}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // never synced: it stops at the deadline
+	defer cancel()
+	_, out, _ := runWatch(t, ctx, WatchOptions{}, forbidden, clone(forbidden))
+	if n := strings.Count(out, "access: forbidden: list clusters.anywhere.eks.amazonaws.com in default (the EKS-A Cluster cannot be followed"); n != 1 {
+		t.Fatalf("the forbidden Cluster said %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "fix: ") || strings.Contains(out, "phase") {
+		t.Errorf("want the grant, and no phase of a cluster not seen:\n%s", out)
+	}
+}
+
 // atRest is a management cluster at rest with `workers` Ready workers whose
 // Node list is on its way: `arrived` nodes so far.
 func atRest(workers, arrived int) *model.ClusterState {

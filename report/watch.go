@@ -140,6 +140,9 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		outcome  = Running
 		reported = Running
 		lastConn model.ConnectionState
+		// clusterForbidden is the refusal of the EKS-A Cluster's watch
+		// last said while the Cluster was not yet seen.
+		clusterForbidden string
 		// conn is the connection of the newest snapshot, synced or not;
 		// lostAt is when it was last lost (model.Reconnecting).
 		conn   model.ConnectionState
@@ -335,6 +338,14 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 						return result(), err
 					}
 				}
+				// A Cluster the identity may get but not list or watch is
+				// never seen: said, or the watch stayed silent for ever.
+				if f := clusterRefusal(s); f != "" && f != clusterForbidden {
+					clusterForbidden = f
+					if err := emit([]Line{{At: clk.Now(), Subject: "access", Text: f}}); err != nil {
+						return result(), err
+					}
+				}
 				continue
 			}
 			cur = s
@@ -361,6 +372,23 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 // clusterSynced reports whether a snapshot has seen the EKS-A Cluster's
 // informer sync (snapshots without source status, from tests or tools, count
 // as synced).
+// clusterRefusal is the access line for an EKS-A Cluster whose watch the
+// API server refuses, "" when it does not.
+func clusterRefusal(s *model.ClusterState) string {
+	if s == nil {
+		return ""
+	}
+	c := s.Sources[model.KindEKSACluster]
+	if c.Forbidden == "" {
+		return ""
+	}
+	text := "forbidden: " + c.Forbidden + " (the EKS-A Cluster cannot be followed: nothing else is said until it can"
+	if fix := model.GrantFor(c.Forbidden, s.Conn); fix != "" {
+		text += "; fix: " + fix
+	}
+	return text + ")"
+}
+
 func clusterSynced(s *model.ClusterState) bool {
 	if s == nil {
 		return false
