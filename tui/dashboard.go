@@ -411,7 +411,7 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	hp, htl := failedStrip(d.progress, d.timeline, d.judge, d.failedAt)
 	d.header = buildHeader(d.st, d.state, d.oldestKubelet, hp, htl, d.opts, d.now)
 	// Read once: at fleet scale it walks every Machine mid-rollout.
-	offer := etcdOfferOf(d.state, d.rollbackAfter(), d.now)
+	offer := etcdOfferOf(d.state, d.rollbackAfter(), d.now, d.opts.SelfHolder)
 	d.header.etcdOffered = offer.offered
 	d.headerGen++
 	d.stalls, d.stallCount, d.pauseLine = statusLines(d.st, d.state, d.progress, d.judge, d.confirm.words(), offer, d.rollbackAfter(), d.now)
@@ -512,14 +512,20 @@ type etcdOffer struct {
 	newest  *model.Machine // nil: no rollback to offer
 	offered bool
 	running bool // its rollback is recorded on the Cluster, not finished
+	// locked: due, but another console holds a live upgrade lock, and the
+	// menu does not offer it.
+	locked bool
 }
 
-func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time) etcdOffer {
+func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time, self string) etcdOffer {
 	if after <= 0 || s == nil || now.IsZero() {
 		return etcdOffer{}
 	}
 	m, due := recovery.EtcdRollbackMember(s, now, after)
 	o := etcdOffer{newest: m, offered: due}
+	if due && s.Lock != nil && s.Lock.HolderIdentity != self && recovery.LiveLockOfAnother(s, now) {
+		o.offered, o.locked = false, true
+	}
 	if rec, ok := s.Cluster.EtcdRollback(); ok && rec.Running() && m != nil && rec.NewMachine == m.Name {
 		// The rollback of this member is under way (or was cut short):
 		// "offered" read as one yet to start.
@@ -539,6 +545,8 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 		return ""
 	case o.running:
 		return "its etcd rollback is under way, or was cut short: R shows it"
+	case o.locked:
+		return "no rollback while another console holds the upgrade lock"
 	case o.offered:
 		return "R: roll back"
 	}

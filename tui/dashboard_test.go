@@ -1024,3 +1024,23 @@ func TestDashboardSaysWhyItsLockIsNotRenewed(t *testing.T) {
 		t.Errorf("the status lines do not say why the lock is not renewed:\n%s", statusRows(d))
 	}
 }
+
+// Another console's live lock: the menu does not offer the rollback (the
+// plan refuses it), and the hint said "R: roll back" all the same.
+func TestEtcdHintUnderAnotherConsolesLock(t *testing.T) {
+	s := stuckEtcdState(t0)
+	now := t0
+	o := etcdOfferOf(s, time.Second, now, "alice@laptop/1")
+	if o.newest == nil || !o.offered {
+		t.Fatalf("the fixture's new member is not due: %+v", o)
+	}
+	s.Lock = &model.Lock{HolderIdentity: "bob@desk/2", Duration: time.Minute, RenewTime: now.Add(-5 * time.Second)}
+	o = etcdOfferOf(s, time.Second, now, "alice@laptop/1")
+	sl := model.Stall{Kind: model.KindMachine, Name: o.newest.Name}
+	if o.offered || !strings.Contains(o.when(sl, time.Second), "another console holds the upgrade lock") {
+		t.Errorf("under bob's live lock: %+v, %q", o, o.when(sl, time.Second))
+	}
+	if o := etcdOfferOf(s, time.Second, now, "bob@desk/2"); !o.offered || o.when(sl, time.Second) != "R: roll back" {
+		t.Errorf("under this console's own lock: %+v", o)
+	}
+}

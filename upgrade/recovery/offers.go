@@ -160,13 +160,20 @@ func retryableSteps(s *model.ClusterState) iter.Seq2[string, model.StepFailure] 
 	}
 }
 
+// LiveLockOfAnother says whether s shows an upgrade lock held and renewed,
+// neither kept nor stale: another console's, since the caller's own is
+// hidden from s (the dashboard's ownLockHidden).
+func LiveLockOfAnother(s *model.ClusterState, now time.Time) bool {
+	return s.Lock.Held() && !s.LockExpired(now)
+}
+
 func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (Offer, bool) {
 	// An interrupted rollback is finished the way it was started: once its
 	// new machine is gone the rollout no longer looks stuck, and the menu
 	// offered only the pause it keeps, whose clearing it refuses ("run etcd
 	// rollback again to finish it"), a dead end in the dashboard. Not under
 	// another console's live lock: that console is running it.
-	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() && (!s.Lock.Held() || s.LockExpired(now)) {
+	if r, ok := s.Cluster.EtcdRollback(); ok && r.Running() && !LiveLockOfAnother(s, now) {
 		why := "an etcd rollback is not finished"
 		if r.By != "" && !r.StartedAt.IsZero() {
 			why = fmt.Sprintf("the etcd rollback %s started %s ago is not finished", r.By, ago(now, r.StartedAt))
@@ -174,7 +181,9 @@ func etcdOffer(s *model.ClusterState, now time.Time, threshold time.Duration) (O
 		return Offer{Action: ActionEtcdRollback, Title: "Finish the etcd rollback", Why: why + ": it resumes where it stopped"}, true
 	}
 	newest, due := EtcdRollbackMember(s, now, threshold)
-	if !due {
+	if !due || LiveLockOfAnother(s, now) {
+		// Under another console's live lock the plan refuses it
+		// (no-live-lock): that console runs the upgrade, or its rollback.
 		return Offer{}, false
 	}
 	return Offer{Action: ActionEtcdRollback, Title: "Roll back the etcd rollout",

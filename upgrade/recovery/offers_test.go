@@ -89,6 +89,18 @@ func TestOffers(t *testing.T) {
 		t.Error("offers without a cluster")
 	}
 
+	// Another console's live lock: its upgrade, or its rollback, runs;
+	// the plan refuses a rollback (no-live-lock), and the menu offered it.
+	s = offerState(now)
+	s.Lock = &model.Lock{HolderIdentity: "bob@laptop/2", Duration: time.Minute, RenewTime: now.Add(-5 * time.Second)}
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 {
+		t.Errorf("under another console's live lock: offers %v, want none", actions(got))
+	}
+	s.Lock.RenewTime = now.Add(-2 * time.Minute) // stale
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) == 0 || got[0].Action != ActionEtcdRollback {
+		t.Errorf("under a stale lock: offers %v, want the rollback first (it takes the lock over)", actions(got))
+	}
+
 	// The CRD sets no minimum on replicas: -1 with no etcd Machine seen
 	// (forbidden, or not made yet) indexed an empty list.
 	s = offerState(now)
