@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -266,11 +267,19 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	if held.Status.Kept != "" {
 		state = "kept"
 	}
-	if rerr := l.record(ctx, "lock-takeover", "deleted the "+state+" Lease of "+held.Status.Holder.Display()+" ("+held.Status.Describe(l.now())+")", err); rerr != nil {
+	msg := "deleted the " + state + " Lease of " + held.Status.Holder.Display() + " (" + held.Status.Describe(l.now()) + ")"
+	changed := apierrors.IsConflict(err)
+	if changed {
+		msg = "did not delete the " + state + " Lease of " + held.Status.Holder.Display() + ": it changed since it was read (renewed, or taken by another console)"
+	}
+	if rerr := l.record(ctx, "lock-takeover", msg, err); rerr != nil {
 		return nil, errors.Join(err, rerr)
 	}
-	if err != nil {
+	if err != nil && !changed {
 		return nil, err
 	}
+	// Changed meanwhile (another console took it over first): read again,
+	// a live lock of another console is refused as such (exit 3), not a
+	// failure to resume.
 	return l.Hold(ctx, clk)
 }

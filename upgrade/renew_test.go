@@ -283,3 +283,37 @@ func TestReleaseRacedByAClearRecordsNoRelease(t *testing.T) {
 		t.Errorf("a release recorded of a Lease someone else deleted: %s", got)
 	}
 }
+
+// Two consoles take over the same stale Lease: the one whose conditional
+// delete finds it changed (the other took it first) reads it again and is
+// refused as under a live lock (exit 3), not failed ("resumable", exit 4).
+func TestTakeOverRacedByAnotherConsoleIsRefused(t *testing.T) {
+	now := time.Now()
+	stale := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
+			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
+	}
+	kube := fake.NewClientset(stale)
+	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		// Carol took it over first: her Lease, live, in its place.
+		carol := stale.DeepCopy()
+		carol.UID, carol.ResourceVersion = "u2", "9"
+		carol.Spec.HolderIdentity = ptr.To("carol@desk/3")
+		carol.Spec.RenewTime = &metav1.MicroTime{Time: now}
+		if err := kube.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), carol, "eksa-system"); err != nil {
+			t.Error(err)
+		}
+		return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), LockName("mgmt"), errors.New("the UID in the precondition does not match"))
+	})
+	audit := &memAudit{}
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "bob", Host: "laptop", Instance: "2"}, Audit: audit}
+	h, err := locker.TakeOver(context.Background(), clocktesting.NewFakeClock(now))
+	var held *LockHeldError
+	if h != nil || !errors.As(err, &held) || held.Stale || held.Status.HolderIdentity != "carol@desk/3" {
+		t.Fatalf("takeover raced by carol: %v, %v; want carol's live lock refused", h, err)
+	}
+	if got := strings.Join(audit.actions(), " "); got != "lock-takeover:failed" || !strings.Contains(audit.entries[0].Message, "changed since it was read") {
+		t.Errorf("audit = %s %q", got, audit.entries[0].Message)
+	}
+}
