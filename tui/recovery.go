@@ -325,6 +325,11 @@ type recoveryDialog struct {
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
+	// replanned: the dry run found every step done, and the action is
+	// planned again (the cluster moved on since the plan). allDone: that
+	// plan still lists the steps (a finished rollback's record keeps
+	// them): nothing to run, where enter ran the same dry run again.
+	replanned, allDone bool
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
@@ -385,6 +390,11 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}}
 }
 
+// runnable says whether the plan on screen can go on to its dry run.
+func (d *recoveryDialog) runnable() bool {
+	return d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly && !d.allDone
+}
+
 // typing says whether the stage reads text (the typed confirmation, the
 // snapshot file's path): y is a letter there.
 func (d *recoveryDialog) typing() bool { return d.stage == recConfirm || d.stage == recFile }
@@ -416,6 +426,8 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 	case recPlanMsg:
 		if d.stage == recPlanning {
 			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, upgrade.ExplainAPIError(msg.err), recPlan
+			d.allDone = d.replanned && d.err == nil && d.plan != nil && len(d.plan.Steps) > 0
+			d.replanned = false
 		}
 	case recDryMsg:
 		if d.stage == recDryRunning {
@@ -430,7 +442,7 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 				// the controller): planned again, it says there is
 				// nothing to do, and is recorded as the command line
 				// records it, rather than asked for a run of no-ops.
-				d.stage, d.dry, d.offset = recPlanning, recovery.Report{}, 0
+				d.stage, d.dry, d.offset, d.replanned = recPlanning, recovery.Report{}, 0, true
 				return d, d.planCmd(d.offers[d.cursor])
 			}
 			d.input.Placeholder = confirmPlaceholder(d.plan.ConfirmObject)
@@ -519,8 +531,8 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case recPlan:
 		switch {
 		case key.Matches(msg, k.Back):
-			d.stage, d.plan, d.err, d.failure = recMenu, nil, nil, nil
-		case key.Matches(msg, k.Select) && d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly:
+			d.stage, d.plan, d.err, d.failure, d.allDone = recMenu, nil, nil, nil, false
+		case key.Matches(msg, k.Select) && d.runnable():
 			d.stage = recDryRunning
 			return d.dryRunCmd()
 		case key.Matches(msg, k.File) && d.fileOffered():
@@ -1129,6 +1141,11 @@ func (d *recoveryDialog) planLines(add func(...seg), wrapAdd func(string, role, 
 		return
 	}
 	wrapAdd(p.Title, rBold, "")
+	if d.allDone {
+		add()
+		wrapAdd("Nothing to do: the dry run found every step already done; nothing was changed (the dry run is recorded in the audit log).", rCondTrue, "")
+		return
+	}
 	if len(p.Steps) == 0 {
 		add(seg{"Nothing to do.", rText})
 		for _, n := range p.Notes {
@@ -1301,7 +1318,7 @@ func (d *recoveryDialog) footer() string {
 		}
 		return "↑/↓ choose · enter plan · esc close"
 	case recPlan:
-		if d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly {
+		if d.runnable() {
 			return "enter dry run · esc back"
 		}
 		if d.o.ReadOnly {

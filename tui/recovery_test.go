@@ -1374,3 +1374,29 @@ func TestRecoveryMenuWrapsReasonsAndFollowsTheCursor(t *testing.T) {
 		t.Errorf("the menu back at its first offer:\n%s", v)
 	}
 }
+
+// A rollback another console finished since the menu opened: the dry run
+// finds every step done, and the plan made again still lists them (the
+// finished record keeps them). The dialog says there is nothing to do, as
+// the command line does; enter ran the same dry run again, silently, each
+// press writing its entries to the audit log.
+func TestRecoveryWithEveryStepDoneSaysNothingToDo(t *testing.T) {
+	f := &fakeRecovery{p: planFixture(), dryStatus: recovery.StepAlreadyDone}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter) // plan, dry run
+	v := ansi.Strip(d.View())
+	if f.dryRuns != 1 || d.Stage() != "plan" || !strings.Contains(strings.Join(strings.Fields(v), " "), "Nothing to do: the dry run found every step already done") {
+		t.Fatalf("dry runs %d, stage %s:\n%s", f.dryRuns, d.Stage(), v)
+	}
+	if strings.Contains(v, "enter dry run") {
+		t.Errorf("the footer offers another dry run:\n%s", v)
+	}
+	press(t, d, enter, enter)
+	if f.dryRuns != 1 || f.runs != 0 {
+		t.Errorf("enter ran %d dry runs and %d runs, want none more", f.dryRuns-1, f.runs)
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyEscape})
+	if d.Stage() != "menu" {
+		t.Errorf("esc: stage %s, want the menu", d.Stage())
+	}
+}
