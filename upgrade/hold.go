@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -89,17 +90,46 @@ func (h *Hold) start(every time.Duration) {
 		}()
 		t := h.clk.NewTicker(every)
 		defer t.Stop()
+		// After a failed renewal the API server is probed every few
+		// seconds, a read the log need not record, and the lock renewed
+		// as soon as it answers: at the next tick, a third of the Lease
+		// away, a lock that expired during an outage stayed expired (and
+		// clearable as a dead console's) for up to 20 s with the server
+		// back.
+		var retry clock.Timer
+		defer func() {
+			if retry != nil {
+				retry.Stop()
+			}
+		}()
 		for {
 			var asked chan struct{}
+			var retryC <-chan time.Time
+			if retry != nil {
+				retryC = retry.C()
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C():
+			case <-retryC:
+				retry = nil
+				if !h.locker.answers(ctx, within) {
+					retry = h.clk.NewTimer(retryEvery(every))
+					continue
+				}
 			case asked = <-h.kick:
 			}
 			st, err := h.locker.renew(ctx, within)
 			if ctx.Err() != nil {
 				return
+			}
+			if retry != nil {
+				retry.Stop()
+				retry = nil
+			}
+			if err != nil && !errors.Is(err, ErrLockLost) {
+				retry = h.clk.NewTimer(retryEvery(every))
 			}
 			h.mu.Lock()
 			h.renewErr = err
@@ -118,6 +148,19 @@ func (h *Hold) start(every time.Duration) {
 			}
 		}
 	}()
+}
+
+// retryEvery is how often a failed renewal probes the API server: a tenth
+// of the renewal period, at least a second.
+func retryEvery(every time.Duration) time.Duration { return max(every/10, time.Second) }
+
+// answers reports whether the API server answers a read of the Lease
+// (found or not) within the bound.
+func (l *Locker) answers(ctx context.Context, within time.Duration) bool {
+	rctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	_, err := l.Kube.CoordinationV1().Leases(l.ns()).Get(rctx, l.name(), metav1.GetOptions{})
+	return err == nil || apierrors.IsNotFound(err)
 }
 
 // RenewNow renews the lock at once, in the renewing goroutine, as its next

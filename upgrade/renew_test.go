@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -315,5 +316,54 @@ func TestTakeOverRacedByAnotherConsoleIsRefused(t *testing.T) {
 	}
 	if got := strings.Join(audit.actions(), " "); got != "lock-takeover:failed" || !strings.Contains(audit.entries[0].Message, "changed since it was read") {
 		t.Errorf("audit = %s %q", got, audit.entries[0].Message)
+	}
+}
+
+// A renewal that failed (the API server gone) is tried again as soon as the
+// server answers a read, not at the next tick a third of the Lease away: a
+// lock that expired during the outage stayed clearable as a dead console's
+// for up to 20 s with the server back.
+func TestFailedRenewalIsRetriedOnceTheServerAnswers(t *testing.T) {
+	var down atomic.Bool
+	kube := fake.NewClientset()
+	kube.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if down.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	fc := clocktesting.NewFakeClock(time.Now())
+	audit := &memAudit{}
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
+		Duration: time.Minute, Clock: fc, Audit: audit}
+	h, err := locker.Hold(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	every := locker.duration() / 3
+	waitFor := func(what string, ok func(error) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, rerr, _ := h.State(); ok(rerr) {
+				return
+			}
+		}
+		t.Fatalf("%s: never", what)
+	}
+	for !fc.HasWaiters() { // the renewing goroutine's ticker
+		time.Sleep(time.Millisecond)
+	}
+	down.Store(true)
+	fc.Step(every)
+	waitFor("the renewal failed", func(err error) bool { return err != nil })
+	fc.Step(retryEvery(every)) // the server still gone: probed, nothing recorded
+	time.Sleep(50 * time.Millisecond)
+	failed := len(audit.actions())
+	down.Store(false)
+	fc.Step(retryEvery(every))
+	waitFor("renewed once the server answers", func(err error) bool { return err == nil })
+	if got := audit.actions(); len(got) != failed+1 || got[len(got)-1] != "lock-renew:ok" {
+		t.Errorf("audit = %v, want one renewal recorded after the failure", got)
 	}
 }
