@@ -64,6 +64,11 @@ type Judge struct {
 	// carries no time of its failure (Stall.SinceStep), by kind and name.
 	// Replaced, never changed in place: a Judge is a value.
 	stepFailureSeen map[string]time.Time
+	// unconfirmed is what the last completion the API server did not
+	// confirm said (NotConfirmed), while the rule goes on holding: said
+	// once, where a refusal that does not pass (403) was said again, with
+	// "confirming it holds", every few seconds until the timeout.
+	unconfirmed string
 }
 
 // JudgeOptions tune a Judge; the zero value is EKS-A's rule.
@@ -102,6 +107,9 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 	}
 	var done bool
 	j.gate, done = j.gate.Observe(p, now)
+	if !p.Complete && !p.Blind {
+		j.unconfirmed = "" // the rule stopped holding: a new completion
+	}
 	j.stepFailureSeen = stepFailuresSeen(j.stepFailureSeen, p.Stalls, now)
 	j.outcome, j.reason, j.failedOn = OutcomeRunning, "", Stall{}
 	if p.Failed {
@@ -159,14 +167,20 @@ func NotConfirmed(err error) string {
 	return "every completion milestone met, but the API server did not confirm it (" + err.Error() + "); confirming it holds again"
 }
 
-// Unconfirmed is the judge after the API server did not confirm the
+// Unconfirmed is the judge after the API server did not confirm (err) the
 // completion it judged on p: observed as through a lost connection, the
-// rule holds its time again before it is done.
-func (j Judge) Unconfirmed(p Progress, now time.Time) Judge {
+// rule holds its time again before it is done. Its summary says why until
+// the rule stops holding or a confirmation goes through.
+func (j Judge) Unconfirmed(p Progress, now time.Time, err error) Judge {
 	p.Blind = true
 	j, _ = j.Observe(p, now)
+	j.unconfirmed = NotConfirmed(err)
 	return j
 }
+
+// UnconfirmedText is what the last unconfirmed completion said, "" when
+// the rule stopped holding since, or none went unconfirmed.
+func (j Judge) UnconfirmedText() string { return j.unconfirmed }
 
 // Reason says why the upgrade failed (empty unless the outcome is Failed).
 func (j Judge) Reason() string { return j.reason }
@@ -202,6 +216,8 @@ func (j Judge) Summary(p Progress) string {
 		return atRestSummary(p)
 	case j.outcome == OutcomeDone:
 		return "done: every completion milestone met"
+	case j.unconfirmed != "":
+		return j.unconfirmed
 	default:
 		return "every completion milestone met; confirming it holds for " + ShortDuration(j.gate.Hold)
 	}

@@ -316,6 +316,11 @@ func TestWatchDoneWaitsForTheAPIServer(t *testing.T) {
 	if got := w.out.String(); strings.Contains(got, "outcome: ") || !strings.Contains(got, "upgrade: every completion milestone met, but the API server did not confirm it (no answer within 10s)") {
 		t.Errorf("with the API server not answering:\n%s", got)
 	}
+	// Said once: the same refusal (a 403 does not pass) was said again
+	// after every 5 s hold until the timeout.
+	if got := w.out.String(); strings.Count(got, "did not confirm it") != 1 {
+		t.Errorf("the unconfirmed completion said %d times in %d tries, want once:\n%s", strings.Count(got, "did not confirm it"), n, got)
+	}
 	if o := w.untilEnded(t, w.clk.Now().Add(10*time.Second)); o.Outcome != Done {
 		t.Errorf("outcome %s once confirmed:\n%s", o.Outcome, w.out.String())
 	}

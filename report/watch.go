@@ -263,9 +263,13 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 				// starts its hold again.
 				// Not an outcome: "outcome:" lines are the verdicts a
 				// script greps for, and this one is taken back.
-				judge, outcome = judge.Unconfirmed(p, decided), Running
-				lines = append(lines, Line{At: decided, Subject: "upgrade",
-					Text: model.NotConfirmed(err)})
+				said := judge.UnconfirmedText()
+				judge, outcome = judge.Unconfirmed(p, decided, err), Running
+				if text := judge.UnconfirmedText(); text != said {
+					// Once: a refusal that does not pass (403) was
+					// said every few seconds until the timeout.
+					lines = append(lines, Line{At: decided, Subject: "upgrade", Text: text})
+				}
 			}
 		}
 		return emit(append(lines, outcomeLine(decided)...))

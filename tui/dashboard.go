@@ -235,7 +235,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, nil
 	case confirmedMsg:
 		if d.confirm.answered(msg) {
-			d.judge = d.judge.Unconfirmed(d.progress, d.now)
+			d.judge = d.judge.Unconfirmed(d.progress, d.now, msg.err)
 		}
 		cmd := d.refreshProgress(false)
 		d.relayout()

@@ -140,8 +140,8 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 				err := o.Confirm(cctx, s)
 				cancel()
 				if err != nil {
-					judge, outcome = judge.Unconfirmed(p, clk.Now()), model.OutcomeRunning
-					p.Summary = model.NotConfirmed(err)
+					judge, outcome = judge.Unconfirmed(p, clk.Now(), err), model.OutcomeRunning
+					p.Summary = judge.UnconfirmedText()
 				}
 			}
 			last = p
