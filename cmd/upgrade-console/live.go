@@ -126,7 +126,11 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 	// by the read of the Cluster below.
 	// The CRDs are read as the spec's kinds are checked: the context lasts
 	// through the read of the file.
-	sctx, scancel := context.WithTimeout(ctx, min(l.syncTimeout, 5*time.Second))
+	// --sync-timeout bounds both reads together: the Cluster's read had the
+	// whole of it after the CRDs' 5 s, and a silent API server took 5 s
+	// longer than the flag said.
+	deadline := time.Now().Add(l.syncTimeout)
+	sctx, scancel := context.WithDeadline(ctx, time.Now().Add(min(l.syncTimeout, 5*time.Second)))
 	schemas, err := upgrade.ClusterSchemas(sctx, client)
 	if err != nil {
 		scancel()
@@ -142,7 +146,7 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 	}
 	// One read first: an API server that cannot be reached, or a Cluster
 	// that is not there, is said at once, not after --sync-timeout.
-	rctx, rcancel := context.WithTimeout(ctx, l.syncTimeout)
+	rctx, rcancel := context.WithDeadline(ctx, deadline)
 	_, err = (&upgrade.Resolver{Client: client, Conn: conn}).Cluster(rctx, ns, l.cluster)
 	expired := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	rcancel()
