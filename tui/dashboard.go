@@ -113,6 +113,9 @@ type Dashboard struct {
 	// quitArmed: q was pressed while quitAsks, and the footer asks for it
 	// again.
 	quitArmed bool
+	// leaseGoneAsked: a renewal was asked of a watched Lease that no
+	// longer names this console (ownLeaseGone).
+	leaseGoneAsked bool
 }
 
 type helpKey struct {
@@ -224,6 +227,13 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			// Live again after a renewal failed: an outage longer than
 			// the Lease left it expired, and the next renewal is up to
 			// 20 s away, while other consoles call it stale.
+			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow())
+		}
+		if d.ownLeaseGone() {
+			// The watched Lease no longer names this console (cleared by
+			// `lock clear lease --force`, taken by another console): a
+			// renewal now says the lock is lost, where the header said
+			// "held by this console" until the next renewal, 20 s away.
 			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow())
 		}
 		return d, d.maybeRebuild()
@@ -736,6 +746,22 @@ type lockRenewedMsg struct{}
 // gone stale and been cleared or taken meanwhile. The header says what the
 // renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
 // a lost lock is no longer this console's to release (quitAsks).
+// ownLeaseGone says whether this console holds its lock, renewed, while
+// the watched Lease, its list synced, is gone or another's. Asked once per
+// disagreement: the renewal settles it (lost), or the watch catches up.
+func (d *Dashboard) ownLeaseGone() bool {
+	s := d.state
+	gone := d.opts.Lock != nil && d.opts.SelfHolder != "" && s != nil && s.LockKnown() &&
+		(!s.Lock.Held() || s.Lock.HolderIdentity != d.opts.SelfHolder)
+	if gone {
+		l := d.opts.Lock()
+		gone = l.Holder != "" && !l.Lost && !l.Kept
+	}
+	ask := gone && !d.leaseGoneAsked
+	d.leaseGoneAsked = gone
+	return ask
+}
+
 func (d *Dashboard) renewLockNow() tea.Cmd {
 	if d.opts.RenewLock == nil || d.opts.Lock == nil {
 		return nil

@@ -114,8 +114,10 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 			w := sym.Warn + " "
 			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
 		case l.Lost:
+			// What it means: the upgrade goes on without this console's
+			// lock, and another console may start one.
 			t := sym.Fail + " lock lost"
-			out = append(out, badge{t, t, t, rFailure})
+			out = append(out, badge{t + ": cleared or taken by another console", t + ": cleared or taken", t, rFailure})
 		case l.Holder != "" && l.Kept:
 			ownLock = true
 			// No longer renewed: an age would only grow.

@@ -249,3 +249,41 @@ func TestReconnectionAfterAFailedRenewalRenewsAtOnce(t *testing.T) {
 		t.Errorf("renewed again with no renewal failing (%d renewals)", renewals.Load())
 	}
 }
+
+// The watched Lease no longer names this console (cleared with --force,
+// taken by another): the dashboard renews at once, and the header says the
+// lock is lost, where it said "held by this console" until the next
+// renewal, 20 s away. Asked once per disagreement.
+func TestOwnLeaseGoneFromTheWatchRenewsAtOnce(t *testing.T) {
+	const self = "alice@laptop/3f2a9c1e"
+	var lost atomic.Bool
+	var renewals atomic.Int32
+	lock := func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
+	}
+	renew := func() {
+		renewals.Add(1)
+		lost.Store(true) // the renewal finds it gone
+	}
+	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew, SelfHolder: self})
+	held := fixtureMidEtcd()
+	held.Sources[model.KindLease] = model.SourceStatus{Installed: true, Synced: true}
+	held.Lock = &model.Lock{HolderIdentity: self, Duration: time.Minute, RenewTime: ago(2 * time.Second)}
+	if _, cmd := a.Update(SnapshotMsg{State: held}); runBatch(cmd) != nil || renewals.Load() != 0 {
+		t.Fatalf("renewed while the watched Lease is this console's (%d)", renewals.Load())
+	}
+	gone := fixtureMidEtcd()
+	gone.Sources[model.KindLease] = model.SourceStatus{Installed: true, Synced: true}
+	_, cmd := a.Update(SnapshotMsg{State: gone})
+	msg := runBatch(cmd)
+	if renewals.Load() != 1 || msg == nil {
+		t.Fatalf("%d renewals once the Lease was gone, want 1", renewals.Load())
+	}
+	a.Update(msg)
+	if out := ansi.Strip(a.View().Content); !strings.Contains(out, "✗ lock lost") {
+		t.Errorf("the header does not say the lock is lost:\n%s", out)
+	}
+	if _, cmd := a.Update(SnapshotMsg{State: gone}); runBatch(cmd) != nil || renewals.Load() != 1 {
+		t.Errorf("asked again for the same disagreement (%d renewals)", renewals.Load())
+	}
+}
