@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -343,5 +344,43 @@ func TestStartThatCannotReleaseTheLockSaysHowToClearIt(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the start's error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// A write the API server refuses after the dry run agreed (a webhook, a
+// change meanwhile) is recorded failed, with the refusal: an entry "ok"
+// claimed a write that never landed.
+func TestApplyRecordsAWriteTheServerRefusedAsFailed(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" {
+				body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"admission webhook \"vcluster.kb.io\" denied the request: no","reason":"Forbidden","code":403}`
+				return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"Content-Type": []string{"application/json"}},
+					Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	client, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.System = w.ns
+	audit := &memAudit{}
+	applied, err := (&Applier{Client: client, Audit: audit, Cluster: "mgmt"}).Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
+	if err == nil || len(applied) != 0 {
+		t.Fatalf("apply refused by the server: %v, applied %v", err, applied)
+	}
+	first := docRef(ordered(w.spec)[0])
+	var got []AuditEntry
+	for _, e := range audit.entries {
+		if e.Action == "apply" && e.Object == first {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 || got[0].Result != AuditFailed || !strings.Contains(got[0].Error, "denied the request") {
+		t.Errorf("entries for %s: %+v, want one failed with the refusal", first, got)
 	}
 }

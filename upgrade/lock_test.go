@@ -289,6 +289,14 @@ func TestReleaseOfALockTakenByAnotherConsole(t *testing.T) {
 	if _, err := bob.Acquire(ctx); err != nil {
 		t.Fatalf("bob acquires the cleared lock: %v", err)
 	}
+	// Keeping it marks nothing either: bob's live lock marked kept reads
+	// as stale (Expired), and other consoles would clear it.
+	if err := alice.Keep(ctx, "the upgrade failed"); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("alice keeps a lock bob holds: %v, want ErrLockLost", err)
+	}
+	if st, err := bob.Status(ctx); err != nil || st.Kept != "" {
+		t.Fatalf("after alice's keep: %+v, %v; want bob's Lease unmarked", st, err)
+	}
 	if err := alice.Release(ctx); !errors.Is(err, ErrLockLost) {
 		t.Fatalf("alice releases a lock bob holds: %v, want ErrLockLost", err)
 	}
