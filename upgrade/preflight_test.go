@@ -265,6 +265,28 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		if r := result(p, CheckUpgradeLock); !strings.Contains(r.Message, "upgrade failed: boom") {
 			t.Errorf("kept lock check: %+v", r)
 		}
+		// Kept by this very console: blocking too, so that it does not
+		// start again before someone looked at the cluster (Acquire would
+		// take it back and drop the mark).
+		if lease, err = leases.Get(ctx, LockName(name), metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		lease.Spec.HolderIdentity = ptr.To(w.planner.Self.String())
+		if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := w.planner.Recheck(ctx, p); err != nil {
+				return false, err
+			}
+			r := result(p, CheckUpgradeLock)
+			return strings.Contains(r.Message, w.planner.Self.Display()) || r.Status == model.CheckPass, nil
+		}); err != nil {
+			t.Fatalf("this console's kept lock not seen: %+v", result(p, CheckUpgradeLock))
+		}
+		if r := result(p, CheckUpgradeLock); r.Status != model.CheckFail || !strings.Contains(r.Message, "upgrade lock kept") {
+			t.Errorf("this console's own kept lock: %+v, want it blocking", r)
+		}
 		if err := leases.Delete(ctx, LockName(name), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -188,8 +188,12 @@ func TestTrackFailureAndTimeout(t *testing.T) {
 	}
 	gen := applied[len(applied)-1].Generation // the Cluster, applied last
 	w.setConditions(t, gen, "MachineConfigInvalid: bad template", map[string]bool{"Ready": false})
-	// A failure that stays past the grace period fails the upgrade.
-	out, err := Track(context.Background(), w.watcher, clock.RealClock{}, TrackOptions{AppliedGeneration: gen, Poll: 2 * time.Millisecond, FailureGrace: time.Nanosecond})
+	// A failure that stays past the grace period fails the upgrade. Bounded:
+	// a failure the watch does not see (its translation broken) failed
+	// the test at the package's 10-minute timeout.
+	fctx, fcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer fcancel()
+	out, err := Track(fctx, w.watcher, clock.RealClock{}, TrackOptions{AppliedGeneration: gen, Poll: 2 * time.Millisecond, FailureGrace: time.Nanosecond})
 	if err != nil || !out.Failed || out.Complete {
 		t.Fatalf("outcome %+v, %v", out, err)
 	}

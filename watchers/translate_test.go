@@ -133,12 +133,12 @@ func TestTranslateEKSAClusterSpecChangedAtSkipsStatusAndMetadataWrites(t *testin
 		}},
 		"spec": map[string]any{"clusterNetwork": map[string]any{"cniConfig": map[string]any{"cilium": map[string]any{"skipUpgrade": true}}},
 			"externalEtcdConfiguration": map[string]any{"count": int64(3)}},
-		"status": map[string]any{"observedGeneration": int64(4), "failureMessage": "x", "failureReason": "ClusterInvalid"},
+		"status": map[string]any{"observedGeneration": int64(4), "failureMessage": "spec invalid: x", "failureReason": "ClusterInvalid"},
 	}, "").(*model.EKSACluster)
 	if !c.SpecChangedAt.Equal(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("SpecChangedAt = %s", c.SpecChangedAt)
 	}
-	if !c.Stale() || c.CNIManaged() || !c.CiliumManaged || c.ExternalEtcdCount != 3 || c.ControlPlaneCount != 1 || c.FailureReason != "ClusterInvalid" {
+	if !c.Stale() || c.CNIManaged() || !c.CiliumManaged || c.ExternalEtcdCount != 3 || c.ControlPlaneCount != 1 || c.FailureReason != "ClusterInvalid" || c.FailureMessage != "spec invalid: x" {
 		t.Errorf("cluster = %+v", c)
 	}
 }
