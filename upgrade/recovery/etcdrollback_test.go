@@ -1177,3 +1177,28 @@ func TestEtcdRollbackSaysWhenTheRolloutWentOnAfterTheRestore(t *testing.T) {
 		}
 	})
 }
+
+// A Cluster the operator paused by hand before the rollback: the pause step
+// still writes the rollback's record (with the pause in place), so that an
+// interrupted run resumes and the last step finds it. Counted done on the
+// annotation alone, the run wrote no record and failed at its end.
+func TestEtcdRollbackOfAClusterPausedByHandWritesItsRecord(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	w.playEtcdadm()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationEKSAPaused+`":"true"}}}`)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{By: "ops@bastion"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Executor{Audit: w.audit}
+	rep, err := x.Run(w.ctx, p)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if c, err := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if rec, err := readRollbackRecord(c, w.env); err != nil || rec == nil {
+		t.Errorf("rollback record %+v (%v): want the run's record", rec, err)
+	}
+}
