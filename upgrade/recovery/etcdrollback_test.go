@@ -1202,3 +1202,49 @@ func TestEtcdRollbackOfAClusterPausedByHandWritesItsRecord(t *testing.T) {
 		t.Errorf("rollback record %+v (%v): want the run's record", rec, err)
 	}
 }
+
+// The new etcd Machine re-created under the same name after the plan (a
+// restore, clusterctl move): the run deletes only the Machine it planned,
+// by UID, and leaves the new one, as the plan promises; the planned one is
+// gone.
+func TestEtcdRollbackNeverDeletesAMachineRecreatedUnderTheSameName(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	w.playEtcdadm()
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{WaitTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := p.Steps[len(p.Steps)-1].Object
+	for _, s := range p.Steps {
+		if strings.HasPrefix(s.Object, "Machine ") {
+			last = s.Object
+		}
+	}
+	name := last[strings.LastIndex(last, "/")+1:]
+	machines := w.client.Dynamic.Resource(upgrade.GVRMachine).Namespace(w.sys)
+	m, err := machines.Get(w.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the planned Machine %q: %v", last, err)
+	}
+	if err := machines.Delete(w.ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m.SetUID("")
+	m.SetResourceVersion("")
+	m.SetCreationTimestamp(metav1.Time{})
+	again, err := machines.Create(w.ctx, m, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The wait after it times out: no etcdadm controller plays here.
+	rep, _ := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	for _, r := range rep.Steps {
+		if r.Step == "delete-new-machine" && r.Status != StepAlreadyDone {
+			t.Errorf("the delete step %s (%s), want it to find its Machine gone", r.Status, r.Detail)
+		}
+	}
+	if got, gerr := machines.Get(w.ctx, name, metav1.GetOptions{}); gerr != nil || got.GetUID() != again.GetUID() || got.GetDeletionTimestamp() != nil {
+		t.Errorf("the re-created Machine %s: %v, deleting %v", name, gerr, got.GetDeletionTimestamp())
+	}
+}
