@@ -373,9 +373,6 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 	}
 }
 
-// clusterSynced reports whether a snapshot has seen the EKS-A Cluster's
-// informer sync (snapshots without source status, from tests or tools, count
-// as synced).
 // clusterRefusal is the access line for an EKS-A Cluster whose watch the
 // API server refuses, "" when it does not.
 func clusterRefusal(s *model.ClusterState) string {
@@ -393,6 +390,9 @@ func clusterRefusal(s *model.ClusterState) string {
 	return text + ")"
 }
 
+// clusterSynced reports whether a snapshot has seen the EKS-A Cluster's
+// informer sync (snapshots without source status, from tests or tools, count
+// as synced).
 func clusterSynced(s *model.ClusterState) bool {
 	if s == nil {
 		return false

@@ -533,7 +533,7 @@ func etcdOfferOf(s *model.ClusterState, after time.Duration, now time.Time, self
 	}
 	m, due := recovery.EtcdRollbackMember(s, now, after)
 	o := etcdOffer{newest: m, offered: due}
-	if due && s.Lock != nil && s.Lock.HolderIdentity != self && recovery.LiveLockOfAnother(s, now) {
+	if m != nil && s.Lock != nil && s.Lock.HolderIdentity != self && recovery.LiveLockOfAnother(s, now) {
 		o.offered, o.locked = false, true
 	}
 	if rec, ok := s.Cluster.EtcdRollback(); ok && rec.Running() && m != nil && rec.NewMachine == m.Name {
@@ -553,10 +553,12 @@ func (o etcdOffer) when(sl model.Stall, after time.Duration) string {
 	switch {
 	case o.newest == nil || sl.Kind != model.KindMachine || sl.Name != o.newest.Name:
 		return ""
-	case o.running:
-		return "its etcd rollback is under way, or was cut short: R shows it"
+	case o.locked && o.running:
+		return "another console holds the upgrade lock, its rollback under way"
 	case o.locked:
 		return "no rollback while another console holds the upgrade lock"
+	case o.running:
+		return "its etcd rollback is under way, or was cut short: R shows it"
 	case o.offered:
 		return "R: roll back"
 	}

@@ -1043,4 +1043,15 @@ func TestEtcdHintUnderAnotherConsolesLock(t *testing.T) {
 	if o := etcdOfferOf(s, time.Second, now, "bob@desk/2"); !o.offered || o.when(sl, time.Second) != "R: roll back" {
 		t.Errorf("under this console's own lock: %+v", o)
 	}
+	// Bob's rollback of it under way: R offers nothing, and the hint
+	// said "R shows it".
+	s.Cluster.Annotations = map[string]string{model.AnnotationEKSAPaused: "true"}
+	s.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] = `{"newMachine":"` + o.newest.Name + `","startedAt":"2026-11-21T12:00:00Z"}`
+	if rec, ok := s.Cluster.EtcdRollback(); !ok || !rec.Running() {
+		t.Fatalf("the fixture's rollback record does not read as running: %+v %v", rec, ok)
+	}
+	o = etcdOfferOf(s, time.Second, now, "alice@laptop/1")
+	if w := o.when(sl, time.Second); strings.Contains(w, "R shows it") || !strings.Contains(w, "another console") {
+		t.Errorf("bob's rollback under way: %q", w)
+	}
 }

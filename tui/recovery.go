@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -330,6 +331,10 @@ type recoveryDialog struct {
 	// plan still lists the steps (a finished rollback's record keeps
 	// them): nothing to run, where enter ran the same dry run again.
 	replanned, allDone bool
+	// doneSteps are the steps (name and object) that dry run found done:
+	// a plan made again with other steps (the cluster moved on) is shown
+	// to run, not as nothing to do.
+	doneSteps []string
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
@@ -390,6 +395,15 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}}
 }
 
+// stepKeys name a plan's steps as doneSteps does.
+func stepKeys(steps []recovery.Step) []string {
+	keys := make([]string, len(steps))
+	for i, st := range steps {
+		keys[i] = st.Name + " " + st.Object
+	}
+	return keys
+}
+
 // runnable says whether the plan on screen can go on to its dry run.
 func (d *recoveryDialog) runnable() bool {
 	return d.plan != nil && len(d.plan.Steps) > 0 && d.err == nil && !d.o.ReadOnly && !d.allDone
@@ -426,8 +440,8 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 	case recPlanMsg:
 		if d.stage == recPlanning {
 			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, upgrade.ExplainAPIError(msg.err), recPlan
-			d.allDone = d.replanned && d.err == nil && d.plan != nil && len(d.plan.Steps) > 0
-			d.replanned = false
+			d.allDone = d.replanned && d.err == nil && d.plan != nil && len(d.plan.Steps) > 0 && slices.Equal(stepKeys(d.plan.Steps), d.doneSteps)
+			d.replanned, d.doneSteps = false, nil
 		}
 	case recDryMsg:
 		if d.stage == recDryRunning {
@@ -442,6 +456,10 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 				// the controller): planned again, it says there is
 				// nothing to do, and is recorded as the command line
 				// records it, rather than asked for a run of no-ops.
+				d.doneSteps = nil
+				for _, r := range msg.rep.Steps {
+					d.doneSteps = append(d.doneSteps, r.Step+" "+r.Object)
+				}
 				d.stage, d.dry, d.offset, d.replanned = recPlanning, recovery.Report{}, 0, true
 				return d, d.planCmd(d.offers[d.cursor])
 			}

@@ -78,7 +78,7 @@ func (f *fakeRecovery) dryRun(_ context.Context, p *recovery.Plan) (recovery.Rep
 		if f.dryStatus != "" {
 			st = f.dryStatus
 		}
-		rep.Steps = append(rep.Steps, recovery.StepResult{Index: i, Step: s.Name, Status: st})
+		rep.Steps = append(rep.Steps, recovery.StepResult{Index: i, Step: s.Name, Object: s.Object, Status: st})
 	}
 	return rep, nil
 }
@@ -1398,5 +1398,26 @@ func TestRecoveryWithEveryStepDoneSaysNothingToDo(t *testing.T) {
 	press(t, d, tea.KeyPressMsg{Code: tea.KeyEscape})
 	if d.Stage() != "menu" {
 		t.Errorf("esc: stage %s, want the menu", d.Stage())
+	}
+}
+
+// Planned again after a dry run that found every step done, the action has
+// other steps (the cluster moved on: a new rollout): the new plan is shown
+// to run, not as nothing to do.
+func TestRecoveryReplannedWithOtherStepsRuns(t *testing.T) {
+	calls := 0
+	other := planFixture()
+	other.Steps = append(other.Steps[:1:1], recovery.Step{Name: "delete-new-machine", Title: "Delete the new machine", Object: "Machine eksa-system/e-newer", Change: "delete"})
+	f := &fakeRecovery{dryStatus: recovery.StepAlreadyDone, planFor: func(recovery.Offer) (*recovery.Plan, error) {
+		calls++
+		if calls == 1 {
+			return planFixture(), nil
+		}
+		return other, nil
+	}}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter, enter) // plan, dry run (all done), planned again
+	if v := ansi.Strip(d.View()); calls != 2 || strings.Contains(v, "Nothing to do") || !strings.Contains(v, "enter dry run") {
+		t.Errorf("planned %d times; the new plan should run:\n%s", calls, v)
 	}
 }

@@ -429,6 +429,7 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 	if err != nil {
 		return 0, &AuditWriteError{Path: a.path, Err: err}
 	}
+	lockLog(f)
 	// A line torn by a crash or a full disk mid-write leaves the file without
 	// its final newline: end the torn line first, in the same write, so that
 	// this entry is a line of its own rather than glued to the torn text.

@@ -128,7 +128,7 @@ func (h *Hold) start(every time.Duration) {
 				retry.Stop()
 				retry = nil
 			}
-			if err != nil && !errors.Is(err, ErrLockLost) {
+			if unansweredRenewal(err) {
 				retry = h.clk.NewTimer(retryEvery(every))
 			}
 			h.mu.Lock()
@@ -148,6 +148,16 @@ func (h *Hold) start(every time.Duration) {
 			}
 		}
 	}()
+}
+
+// unansweredRenewal: the renewal failed because the API server did not
+// answer (not reached, timed out), which the probe waits out. One it
+// answered (a refusal, a full etcd) or the log refused is tried at the
+// next tick: retried every 2 s, each failure was a record and a write
+// against a server already struggling.
+func unansweredRenewal(err error) bool {
+	var status apierrors.APIStatus
+	return err != nil && !errors.Is(err, ErrLockLost) && !errors.As(err, &status) && !errors.As(err, new(*AuditWriteError))
 }
 
 // retryEvery is how often a failed renewal probes the API server: a tenth
@@ -299,8 +309,9 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	// An interrupt does not cut the delete: once sent it may land, and its
 	// record must say what became of it, as for the lock's other writes.
 	wctx, cancel := landing(ctx)
-	err = BreakLock(wctx, l.Kube, held.Status)
-	if err != nil {
+	err = deleteLease(wctx, l.Kube, held.Status)
+	gone := errors.Is(err, errLeaseGone)
+	if err != nil && !gone {
 		err = l.mayHaveLanded(wctx, err)
 	}
 	cancel()
@@ -312,8 +323,13 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	}
 	msg := "deleted the " + state + " Lease of " + held.Status.Holder.Display() + " (" + held.Status.Describe(l.now()) + ")"
 	changed := apierrors.IsConflict(err)
-	if changed {
+	switch {
+	case changed:
 		msg = "did not delete the " + state + " Lease of " + held.Status.Holder.Display() + ": it changed since it was read (renewed, or taken by another console)"
+	case gone:
+		// Deleted by another console first: recorded as deleted here,
+		// the log claimed a delete this console did not make.
+		msg, err = "the "+state+" Lease of "+held.Status.Holder.Display()+" was gone already (cleared by another console): nothing deleted", nil
 	}
 	if rerr := l.record(ctx, "lock-takeover", msg, err); rerr != nil {
 		return nil, errors.Join(err, rerr)

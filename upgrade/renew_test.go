@@ -325,9 +325,13 @@ func TestTakeOverRacedByAnotherConsoleIsRefused(t *testing.T) {
 // for up to 20 s with the server back.
 func TestFailedRenewalIsRetriedOnceTheServerAnswers(t *testing.T) {
 	var down atomic.Bool
+	var probes atomic.Int32
 	kube := fake.NewClientset()
-	kube.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+	kube.PrependReactor("*", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if down.Load() {
+			if a.GetVerb() == "get" {
+				probes.Add(1)
+			}
 			return true, nil, errors.New("connection refused")
 		}
 		return false, nil, nil
@@ -357,13 +361,85 @@ func TestFailedRenewalIsRetriedOnceTheServerAnswers(t *testing.T) {
 	down.Store(true)
 	fc.Step(every)
 	waitFor("the renewal failed", func(err error) bool { return err != nil })
+	before := probes.Load()
 	fc.Step(retryEvery(every)) // the server still gone: probed, nothing recorded
-	time.Sleep(50 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); probes.Load() == before && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the probe's timer armed again
 	failed := len(audit.actions())
 	down.Store(false)
 	fc.Step(retryEvery(every))
 	waitFor("renewed once the server answers", func(err error) bool { return err == nil })
 	if got := audit.actions(); len(got) != failed+1 || got[len(got)-1] != "lock-renew:ok" {
 		t.Errorf("audit = %v, want one renewal recorded after the failure", got)
+	}
+}
+
+// A renewal the API server answers with a refusal (its etcd out of space, a
+// webhook) is tried at the next tick, not probed every 2 s: each try is a
+// record and a write against a server already struggling.
+func TestRenewalRefusedByTheServerWaitsForTheNextTick(t *testing.T) {
+	var full atomic.Bool
+	var updates atomic.Int32
+	kube := fake.NewClientset()
+	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if full.Load() {
+			updates.Add(1)
+			return true, nil, apierrors.NewInternalError(errors.New("etcdserver: mvcc: database space exceeded"))
+		}
+		return false, nil, nil
+	})
+	fc := clocktesting.NewFakeClock(time.Now())
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
+		Duration: time.Minute, Clock: fc, Audit: &memAudit{}}
+	h, err := locker.Hold(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	for !fc.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	every := locker.duration() / 3
+	full.Store(true)
+	fc.Step(every)
+	for deadline := time.Now().Add(5 * time.Second); updates.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	for range 5 {
+		fc.Step(retryEvery(every))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := updates.Load(); n != 1 {
+		t.Errorf("%d renewals tried within one period of a refusal, want 1", n)
+	}
+}
+
+// A stale Lease another console cleared between the takeover's read and its
+// delete: the takeover records that it was gone, not that it deleted it,
+// and takes the lock.
+func TestTakeOverOfALeaseClearedMeanwhileRecordsNoDelete(t *testing.T) {
+	now := time.Now()
+	kube := fake.NewClientset(&coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
+			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
+	})
+	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if err := kube.Tracker().Delete(coordinationv1.SchemeGroupVersion.WithResource("leases"), "eksa-system", LockName("mgmt")); err != nil {
+			t.Error(err)
+		}
+		return true, nil, apierrors.NewNotFound(coordinationv1.Resource("leases"), LockName("mgmt"))
+	})
+	audit := &memAudit{}
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "bob", Host: "laptop", Instance: "2"}, Audit: audit}
+	h, err := locker.TakeOver(context.Background(), clocktesting.NewFakeClock(now))
+	if err != nil || h == nil {
+		t.Fatalf("takeover of a Lease gone meanwhile: %v", err)
+	}
+	defer h.Stop()
+	if e := audit.entries[0]; e.Action != "lock-takeover" || e.Result != AuditOK || !strings.Contains(e.Message, "was gone already") {
+		t.Errorf("takeover entry %+v", e)
 	}
 }

@@ -256,7 +256,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			if a.Unrecorded != nil {
 				// On record in the started entry; the rest of the spec
 				// is written, not left half applied.
-				fmt.Fprintf(out, "  its audit entry is held, not yet in the log (%v): the upgrade's started entry lists the write; the entry is written with the next one the log takes, or printed at exit\n", a.Unrecorded)
+				fmt.Fprintf(out, "  its audit entry is not confirmed in the log (%v): the upgrade's started entry lists the write; an entry the log refused is held, written with the next one it takes or printed at exit\n", a.Unrecorded)
 			}
 		},
 	})
