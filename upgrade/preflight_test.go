@@ -170,6 +170,16 @@ func TestPreflightChecksFailAndRecover(t *testing.T) {
 		expectFail(t, CheckEtcdReady, "EtcdadmCluster mgmt-etcd is not ready", "etcdadm-controller logs")
 		w.status(t, GVREtcdadmCluster, name+"-etcd", func(u *unstructured.Unstructured) { setNested(u, true, "status", "ready") })
 		w.waitCheck(t, p, CheckEtcdReady, model.CheckPass)
+		// Ready on a generation the controller has not observed: a new
+		// spec not acted on yet is not ready, as EKS-A reads it.
+		var observed int64
+		w.status(t, GVREtcdadmCluster, name+"-etcd", func(u *unstructured.Unstructured) {
+			observed, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			setNested(u, u.GetGeneration()-1, "status", "observedGeneration")
+		})
+		expectFail(t, CheckEtcdReady, "EtcdadmCluster mgmt-etcd is not ready", "etcdadm-controller logs")
+		w.status(t, GVREtcdadmCluster, name+"-etcd", func(u *unstructured.Unstructured) { setNested(u, observed, "status", "observedGeneration") })
+		w.waitCheck(t, p, CheckEtcdReady, model.CheckPass)
 	})
 
 	t.Run("leftover etcd upgrading annotation", func(t *testing.T) {
