@@ -929,3 +929,23 @@ func TestMarkersLeftAfterAResume(t *testing.T) {
 		t.Errorf("no resume: %q", got)
 	}
 }
+
+// A marker whose value changed since the plan (another writer) is not
+// removed: the step clears it only "if it is still" what the plan showed.
+func TestClearLeavesAMarkerWhoseValueChangedSinceThePlan(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{MarkerPaused}, MarkerOptions: MarkerOptions{NodeLabel: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"metadata":{"annotations":{"`+model.AnnotationEKSAPaused+`":"paused-by-ops"}}}`)
+	rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	c, gerr := w.res(upgrade.GVREKSACluster, w.ns).Get(w.ctx, w.cluster, metav1.GetOptions{})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if err == nil || c.GetAnnotations()[model.AnnotationEKSAPaused] != "paused-by-ops" {
+		t.Errorf("run: %v; paused = %q, want the changed value kept\n%s", err, c.GetAnnotations()[model.AnnotationEKSAPaused], describeSteps(rep))
+	}
+}
