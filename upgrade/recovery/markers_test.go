@@ -949,3 +949,24 @@ func TestClearLeavesAMarkerWhoseValueChangedSinceThePlan(t *testing.T) {
 		t.Errorf("run: %v; paused = %q, want the changed value kept\n%s", err, c.GetAnnotations()[model.AnnotationEKSAPaused], describeSteps(rep))
 	}
 }
+
+// This console's own live lock is not another console's upgrade: the
+// leftovers beside it stay stale, as `lock clear --all` from its own R menu
+// clears them (read as live, --all left them and a clear by name needed
+// --force).
+func TestOwnLiveLockLeavesTheLeftoversStale(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	if err := w.client.Kube.CoordinationV1().Leases(w.sys).Delete(w.ctx, upgrade.LockName(w.cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.lease(w.env.Holder.String(), w.now)
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := markerStates(ms)
+	if got[MarkerLease] != MarkerLive || got[MarkerPaused] != MarkerStale || got[MarkerEtcdUpgrading] != MarkerStale {
+		t.Errorf("markers beside this console's own live lock: %v, want the lease live and the rest stale", got)
+	}
+}
