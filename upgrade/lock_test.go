@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -125,6 +126,29 @@ func TestLockRaceOnReleasedLease(t *testing.T) {
 	}
 	if st.HolderIdentity != want {
 		t.Errorf("lease holder %q, want the winner %q", st.HolderIdentity, want)
+	}
+	// A released lease taken over counts a transition; the holder taking
+	// its own again does not.
+	read := func() int32 {
+		l, err := c.Kube.CoordinationV1().Leases("eksa-system").Get(ctx, LockName(cluster), metavOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ptr.Deref(l.Spec.LeaseTransitions, 0)
+	}
+	n := read()
+	if n < 1 {
+		t.Errorf("leaseTransitions %d after the released lease was taken over, want at least 1", n)
+	}
+	winner := a
+	if errA != nil {
+		winner = b
+	}
+	if _, err := winner.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != n {
+		t.Errorf("leaseTransitions %d → %d when the holder took its own lock again", n, got)
 	}
 }
 
