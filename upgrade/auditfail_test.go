@@ -194,6 +194,11 @@ func TestStartRefusedWhenStartedCannotBeRecorded(t *testing.T) {
 	if st, _ := ReadLock(context.Background(), w.client.Kube, w.ns, "mgmt"); st != nil {
 		t.Errorf("the refused start left a lock: %+v", st)
 	}
+	// Its end goes with the refused start (held and printed together):
+	// alone, appended, it read as an upgrade that may have run.
+	if got := strings.Join(audit.actions(), " "); got != "upgrade:started upgrade:failed" {
+		t.Errorf("asked to record %s, want the start and its end", got)
+	}
 }
 
 // A snapshot the audit log could not record stops the start before the

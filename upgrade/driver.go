@@ -191,6 +191,13 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		Skipped: plan.Skipped, Forced: o.ForceConflicts,
 		Message: "spec " + SpecPathForLog(plan.Target.Spec.Path),
 	}); err != nil {
+		// The log holds the refused entry, to write later or print at
+		// exit: its end goes with it, or, appended, it read "NO END
+		// RECORDED … steps after its last entry may have run".
+		_ = audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
+			Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: AuditFailed,
+			Object: object, Error: err.Error(), Message: "not started, nothing was changed: the audit log refused the upgrade's start",
+		})
 		return nil, err
 	}
 	// Close the "started" entry when the start itself fails, so the log

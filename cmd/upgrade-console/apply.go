@@ -301,7 +301,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	tctx, limit, cancel := o.followLimit(sctx)
 	defer cancel()
 	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
-	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost },
+	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
 		renewNow: func() { s.RenewLockNow(tctx) }}
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress})
 	switch {
@@ -445,10 +445,15 @@ type followPrinter struct {
 	// outage longer than the Lease leaves it expired, and the next tick is
 	// up to 20 s away: meanwhile every other console calls it stale, and
 	// `lock clear --all` takes it for a leftover.
-	renewNow  func()
-	told      map[string]bool // stall sentences already printed
-	lastConn  model.ConnectionState
-	lastRenew string
+	renewNow func()
+	// self is this console's holder identity: a watched Lease that no
+	// longer names it (cleared with --force, taken) asks renewNow, which
+	// finds the lock lost at once rather than at the next tick, 20 s away.
+	self          string
+	leaseGoneSaid bool
+	told          map[string]bool // stall sentences already printed
+	lastConn      model.ConnectionState
+	lastRenew     string
 }
 
 func (f *followPrinter) onPoll(st *model.ClusterState) {
@@ -469,6 +474,13 @@ func (f *followPrinter) onPoll(st *model.ClusterState) {
 			f.renewNow()
 		}
 	}
+	gone := f.self != "" && st != nil && st.LockKnown() && (!st.Lock.Held() || st.Lock.HolderIdentity != f.self)
+	if gone && !f.leaseGoneSaid && f.renewNow != nil {
+		if _, lost := f.lock(); !lost {
+			f.renewNow()
+		}
+	}
+	f.leaseGoneSaid = gone
 	renew := ""
 	if rerr, lost := f.lock(); lost {
 		renew = "the upgrade lock was cleared or taken by someone else"

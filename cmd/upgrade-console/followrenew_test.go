@@ -37,3 +37,29 @@ func TestFollowRenewsTheLockAtOnceWhenTheConnectionReturns(t *testing.T) {
 		t.Errorf("renewal asked again with nothing failing: %d", asked)
 	}
 }
+
+// The watched Lease no longer names this console (cleared with --force):
+// the follow renews at once and says the lock was lost, where it said so
+// at the next renewal, 14 s later in the demo. Asked once per disagreement.
+func TestFollowRenewsAtOnceWhenItsLeaseIsGone(t *testing.T) {
+	const self = "alice@laptop/1"
+	var out strings.Builder
+	lost, asked := false, 0
+	f := &followPrinter{out: &out, self: self,
+		lock:     func() (error, bool) { return nil, lost },
+		renewNow: func() { asked++; lost = true },
+	}
+	synced := map[model.Kind]model.SourceStatus{model.KindLease: {Installed: true, Synced: true}}
+	f.onPoll(&model.ClusterState{Connection: model.Live, Sources: synced, Lock: &model.Lock{HolderIdentity: self}})
+	if asked != 0 {
+		t.Fatalf("renewal asked %d time(s) while the Lease names this console", asked)
+	}
+	f.onPoll(&model.ClusterState{Connection: model.Live, Sources: synced})
+	if asked != 1 || !strings.Contains(out.String(), "the upgrade lock was cleared or taken by someone else") {
+		t.Fatalf("asked %d, said:\n%s", asked, out.String())
+	}
+	f.onPoll(&model.ClusterState{Connection: model.Live, Sources: synced})
+	if asked != 1 {
+		t.Errorf("asked again for the same disagreement: %d", asked)
+	}
+}

@@ -476,6 +476,10 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 	before, after := planned(p)
 	if err := x.record(ctx, p, upgrade.AuditEntry{Result: upgrade.AuditStarted, Object: p.ConfirmObject,
 		Message: fmt.Sprintf("%s (%d steps)", p.Title, len(p.Steps)), Before: before, After: after}); err != nil {
+		// The log holds the refused start, to write later or print at
+		// exit: its end goes with it (alone, it read as a run that may
+		// have made its steps).
+		_ = x.end(p, upgrade.AuditFailed, "not run, nothing was changed: the audit log refused the run's start", err)
 		return rep, &NotStartedError{Err: err}
 	}
 	if p.lock != nil {
