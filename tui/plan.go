@@ -743,7 +743,10 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		// confirms it afresh.
 		p.dry, p.dryErr = changed.Now, nil
 		// A dry-run status: the next dry run (d, enter) replaces it.
-		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " " + firstLine(errText(msg.err)) + "; enter to review and confirm the new dry run", rFailure})
+		// Short, the key first: the differences (every changed object)
+		// are the plan's new dry run, and cut at 80 columns they took
+		// the key with them.
+		p.setStatus(statusDryRun, seg{" " + p.st.th.Sym.Fail + " nothing was applied: the cluster changed since the dry run that was confirmed; enter to review and confirm the new dry run (the plan shows it)", rFailure})
 		p.rebuild()
 		return p.recheck()
 	}
@@ -1415,7 +1418,10 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit, w int) []line {
 		fw = max(fw, width(c.Field))
 	}
 	for _, c := range dry.Conflicts {
-		owner := "owned by " + c.Manager + "  (" + c.Object + ")"
+		// The object first: it tells the rows apart, and a row cut at
+		// the width lost it (four ".spec.template  owned by eks-a-cli
+		// (VSphereMachineConf…" alike at 80 columns).
+		owner := c.Object + "  (owned by " + c.Manager + ")"
 		if manager != "" {
 			owner = c.Object
 		}

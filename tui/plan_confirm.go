@@ -29,9 +29,13 @@ type confirmDialog struct {
 
 	cluster string
 	plan    *upgrade.Plan
-	dry     *upgrade.DryRunResult
-	force   bool
-	hint    string
+	// opened is the plan as the dialog opened, whose versions go with the
+	// dry run it confirms: a plan the re-run checks bring (another console
+	// applied meanwhile) said "v0.21.2 → v0.21.2" above that dry run.
+	opened *upgrade.Plan
+	dry    *upgrade.DryRunResult
+	force  bool
+	hint   string
 	// blocked names the checks that block the apply since the dialog
 	// opened (the checks re-run as the cluster changes); empty when none.
 	blocked string
@@ -61,7 +65,7 @@ type confirmKeys struct {
 }
 
 func newConfirmDialog(opts Options, plan *upgrade.Plan, dry *upgrade.DryRunResult) *confirmDialog {
-	d := &confirmDialog{opts: opts, cluster: plan.Cluster, plan: plan, dry: dry,
+	d := &confirmDialog{opts: opts, cluster: plan.Cluster, plan: plan, opened: plan, dry: dry,
 		keys: confirmKeys{
 			Confirm: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 			Force:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "take over conflicting fields")),
@@ -223,7 +227,7 @@ func (d *confirmDialog) relayout() {
 			add(to, seg{l, r})
 		}
 	}
-	v := d.plan.Versions
+	v := d.opened.Versions
 	add(&head, seg{"Apply the new spec to cluster ", rText}, seg{d.cluster, rCluster})
 	add(&head, seg{"EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA + "   Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes, rVersion})
 	// One sentence, wrapped whole: two, each wrapped, read ragged at 60

@@ -188,12 +188,22 @@ func TestDryRunLinesNameEachManagerWhenMixed(t *testing.T) {
 	out := ansi.Strip(b.String())
 	for _, want := range []string{
 		"3 field(s) owned by another field manager: ",
-		".spec.template           owned by kubectl-edit  (VSphereMachineConfig default/mgmt-cp)",
-		".spec.eksaVersion        owned by eks-a-cli  (Cluster default/mgmt)",
+		".spec.template           VSphereMachineConfig default/mgmt-cp  (owned by kubectl-edit)",
+		".spec.eksaVersion        Cluster default/mgmt  (owned by eks-a-cli)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
+	}
+	// At 80 columns the object, which tells the rows apart, stays whole;
+	// the manager is what a cut takes.
+	b.Reset()
+	for _, l := range dryRunLines(st, dry, 0, 60) {
+		st.paintSegs(&b, l.segs, 60)
+		b.WriteByte('\n')
+	}
+	if out := ansi.Strip(b.String()); !strings.Contains(out, "VSphereMachineConfig default/mgmt-cp") {
+		t.Errorf("a narrow row lost its object:\n%s", out)
 	}
 }
 
@@ -796,10 +806,26 @@ func TestConfirmDialogFollowsTheChecks(t *testing.T) {
 	if !strings.Contains(screen(), "enter apply") {
 		t.Fatalf("dialog does not offer the apply:\n%s", ansi.Strip(a.View().Content))
 	}
-	a.Update(recheckedMsg{plan: fixturePlan(true)})
+	versions := func(s string) string {
+		i := strings.Index(s, "EKS-A ")
+		j := strings.Index(s, "The upgrade lock")
+		if i < 0 || j < i {
+			t.Fatalf("no versions line:\n%s", s)
+		}
+		return s[i:j]
+	}
+	head := versions(screen())
+	moved := fixturePlan(true)
+	moved.Versions.CurrentEKSA, moved.Versions.CurrentKubernetes = moved.Versions.TargetEKSA, moved.Versions.TargetKubernetes
+	a.Update(recheckedMsg{plan: moved})
 	s := screen()
 	if strings.Contains(s, "enter apply") || !strings.Contains(s, "✗ apply is blocked by eksa-reconcile-not-paused: esc, then fix what the checks say") {
 		t.Errorf("dialog still offers the apply the checks block:\n%s", ansi.Strip(a.View().Content))
+	}
+	// The versions stay those of the dry run the dialog confirms (another
+	// console applied meanwhile: "v0.21.2 → v0.21.2" above it).
+	if got := versions(s); got != head {
+		t.Errorf("the dialog's versions moved with the re-run checks:\n%q\nwas\n%q", got, head)
 	}
 	appKeys(a, typeText("mgmt")...)
 	appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
@@ -1316,7 +1342,7 @@ func TestApplyConfirmsAFreshDryRun(t *testing.T) {
 	fresh.Conflicts = append(fresh.Conflicts, upgrade.FieldConflict{Object: "VSphereMachineConfig default/mgmt-md-0", Field: ".spec.memoryMiB", Manager: "gitops-controller"})
 	p.Update(startedMsg{err: &upgrade.DryRunChangedError{Now: fresh, Differences: []string{"VSphereMachineConfig default/mgmt-md-0 .spec.memoryMiB is now owned by another field manager, gitops-controller"}}})
 	flat := strings.Join(strings.Fields(ansi.Strip(p.View())), " ")
-	for _, want := range []string{"the cluster changed since the dry run that was confirmed, so nothing was applied", "enter to review and confirm the new dry run"} {
+	for _, want := range []string{"nothing was applied: the cluster changed since the dry run that was confirmed; enter to review and confirm the new dry run"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("lacks %q:\n%s", want, flat)
 		}
