@@ -114,15 +114,11 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 		return nil, &InputError{Source: source, Field: "spec.versionsBundles", Problem: "has no versions bundles", Fix: bundlesFix}
 	}
 	tgt := resolvedBundle{management: &in.Target.VersionsBundles[0]}
-	known := CheckTargetKubernetesKnownFrom(in.Target, in.TargetKube, in.CurrentKube)
-	if !known.Failed() {
-		tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
-		// The control plane's rows can be planned; a worker group pinned
-		// to a version the Bundles lack still blocks the upgrade.
-		if w := CheckWorkerKubernetesKnown(in.Target, in.WorkerGroups); w != nil {
-			known = *w
-		}
-	}
+	known := CheckTargetKubernetesKnownFor(in.Target, in.TargetKube, in.CurrentKube, in.WorkerGroups)
+	// The control plane's rows are planned wherever its version's bundle
+	// is there, a worker group pinned to a version the Bundles lack
+	// blocking the upgrade all the same.
+	tgt.cluster, _ = in.Target.ForKubernetes(in.TargetKube)
 	rows := diffResolved(cur, tgt)
 	for i := range rows {
 		switch {

@@ -460,12 +460,23 @@ func CheckTargetKubernetesKnownFrom(target *Bundles, kube, current string) Check
 		fix)
 }
 
-// CheckWorkerKubernetesKnown fails target-kubernetes-known for a worker
-// group pinned to a Kubernetes version the target Bundles have no bundle
-// for: EKS-A builds each group from the bundle of its own version, and the
-// upgrade fails after the apply ("kubernetes version 1.27 is not supported
-// by bundles manifest"). Nil when every pinned version is there.
-func CheckWorkerKubernetesKnown(target *Bundles, groups []WorkerGroup) *CheckResult {
+// CheckTargetKubernetesKnownFor is CheckTargetKubernetesKnownFrom for the
+// control plane, then for the worker groups that pin their own version:
+// EKS-A builds each group from the bundle of its own version, and fails the
+// upgrade after the apply ("kubernetes version 1.27 is not supported by
+// bundles manifest") when the target Bundles lack it.
+func CheckTargetKubernetesKnownFor(target *Bundles, kube, current string, groups []WorkerGroup) CheckResult {
+	r := CheckTargetKubernetesKnownFrom(target, kube, current)
+	if w := workerKubernetesKnown(target, groups); w != nil && !r.Failed() {
+		return *w
+	}
+	return r
+}
+
+// workerKubernetesKnown is target-kubernetes-known's failure for the worker
+// groups pinned to a version the target Bundles have no bundle for; nil
+// when every pinned version is there.
+func workerKubernetesKnown(target *Bundles, groups []WorkerGroup) *CheckResult {
 	if target == nil {
 		return nil
 	}

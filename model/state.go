@@ -523,7 +523,6 @@ type ClusterState struct {
 	UpgraderPods []UpgraderPod
 }
 
-// Source returns the sync status of a kind (zero value when unknown).
 // LockKnown reports whether the snapshot's Lock says what the cluster has:
 // the Lease watch has listed and may read it (a nil Lock then means none).
 func (s *ClusterState) LockKnown() bool {
@@ -531,6 +530,14 @@ func (s *ClusterState) LockKnown() bool {
 	return src.Synced && src.Forbidden == ""
 }
 
+// LockNotHeldBy reports whether the upgrade lock as watched, its list
+// synced, is gone or another holder's: a console that holds it, renewing,
+// learns so from the watch before its next renewal.
+func (s *ClusterState) LockNotHeldBy(holder string) bool {
+	return holder != "" && s != nil && s.LockKnown() && (!s.Lock.Held() || s.Lock.HolderIdentity != holder)
+}
+
+// Source returns the sync status of a kind (zero value when unknown).
 func (s *ClusterState) Source(k Kind) SourceStatus {
 	if s == nil || s.Sources == nil {
 		return SourceStatus{}

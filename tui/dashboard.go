@@ -743,18 +743,11 @@ func (d *Dashboard) quitAsks() bool {
 // lockRenewedMsg says a renewal asked by renewLockNow is done.
 type lockRenewedMsg struct{}
 
-// renewLockNow renews the lock this console holds at once, back from
-// ctrl+z or from a lost connection: stopped, the process renewed nothing, and the Lease may have
-// gone stale and been cleared or taken meanwhile. The header says what the
-// renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
-// a lost lock is no longer this console's to release (quitAsks).
 // ownLeaseGone says whether this console holds its lock, renewed, while
 // the watched Lease, its list synced, is gone or another's. Asked once per
 // disagreement: the renewal settles it (lost), or the watch catches up.
 func (d *Dashboard) ownLeaseGone() bool {
-	s := d.state
-	gone := d.opts.Lock != nil && d.opts.SelfHolder != "" && s != nil && s.LockKnown() &&
-		(!s.Lock.Held() || s.Lock.HolderIdentity != d.opts.SelfHolder)
+	gone := d.opts.Lock != nil && d.state.LockNotHeldBy(d.opts.SelfHolder)
 	if gone {
 		l := d.opts.Lock()
 		gone = l.Holder != "" && !l.Lost && !l.Kept
@@ -764,6 +757,11 @@ func (d *Dashboard) ownLeaseGone() bool {
 	return ask
 }
 
+// renewLockNow renews the lock this console holds at once, back from
+// ctrl+z or from a lost connection: stopped, the process renewed nothing, and the Lease may have
+// gone stale and been cleared or taken meanwhile. The header says what the
+// renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
+// a lost lock is no longer this console's to release (quitAsks).
 func (d *Dashboard) renewLockNow() tea.Cmd {
 	if d.opts.RenewLock == nil || d.opts.Lock == nil {
 		return nil

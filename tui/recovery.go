@@ -326,15 +326,14 @@ type recoveryDialog struct {
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
-	// replanned: the dry run found every step done, and the action is
-	// planned again (the cluster moved on since the plan). allDone: that
-	// plan still lists the steps (a finished rollback's record keeps
-	// them): nothing to run, where enter ran the same dry run again.
-	replanned, allDone bool
-	// doneSteps are the steps (name and object) that dry run found done:
-	// a plan made again with other steps (the cluster moved on) is shown
-	// to run, not as nothing to do.
+	// doneSteps, set while the action is planned again after a dry run
+	// that found every step done (the cluster moved on since the plan),
+	// are those steps (name and object). allDone: the plan made again
+	// lists the same (a finished rollback's record keeps them): nothing to
+	// run, where enter ran the same dry run again; one with other steps is
+	// shown to run.
 	doneSteps []string
+	allDone   bool
 }
 
 func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDialog {
@@ -440,8 +439,8 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 	case recPlanMsg:
 		if d.stage == recPlanning {
 			d.plan, d.failure, d.err, d.stage = msg.plan, msg.failure, upgrade.ExplainAPIError(msg.err), recPlan
-			d.allDone = d.replanned && d.err == nil && d.plan != nil && len(d.plan.Steps) > 0 && slices.Equal(stepKeys(d.plan.Steps), d.doneSteps)
-			d.replanned, d.doneSteps = false, nil
+			d.allDone = d.doneSteps != nil && d.err == nil && d.plan != nil && slices.Equal(stepKeys(d.plan.Steps), d.doneSteps)
+			d.doneSteps = nil
 		}
 	case recDryMsg:
 		if d.stage == recDryRunning {
@@ -456,11 +455,11 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 				// the controller): planned again, it says there is
 				// nothing to do, and is recorded as the command line
 				// records it, rather than asked for a run of no-ops.
-				d.doneSteps = nil
+				d.doneSteps = make([]string, 0, len(msg.rep.Steps))
 				for _, r := range msg.rep.Steps {
 					d.doneSteps = append(d.doneSteps, r.Step+" "+r.Object)
 				}
-				d.stage, d.dry, d.offset, d.replanned = recPlanning, recovery.Report{}, 0, true
+				d.stage, d.dry, d.offset = recPlanning, recovery.Report{}, 0
 				return d, d.planCmd(d.offers[d.cursor])
 			}
 			d.input.Placeholder = confirmPlaceholder(d.plan.ConfirmObject)

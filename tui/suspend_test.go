@@ -118,19 +118,26 @@ func TestCtrlZRefusedWhileARunIsUnderWay(t *testing.T) {
 	}
 }
 
+// lockLostOnRenewal is alice's lock, renewed 2 s ago, which the next
+// renewal finds lost (taken or cleared meanwhile), and the renewals asked.
+func lockLostOnRenewal() (lock func() LockInfo, renew func(), renewals *atomic.Int32) {
+	var lost atomic.Bool
+	renewals = new(atomic.Int32)
+	lock = func() LockInfo {
+		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
+	}
+	renew = func() {
+		renewals.Add(1)
+		lost.Store(true)
+	}
+	return lock, renew, renewals
+}
+
 // Back from ctrl+z, the dashboard renews the lock it holds at once: the
 // process renewed nothing while stopped, and the Lease may have gone stale
 // and been taken. What the renewal finds shows as any renewal's does.
 func TestResumeRenewsTheLockAtOnce(t *testing.T) {
-	var lost atomic.Bool
-	var renewals atomic.Int32
-	lock := func() LockInfo {
-		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
-	}
-	renew := func() {
-		renewals.Add(1)
-		lost.Store(true) // taken meanwhile
-	}
+	lock, renew, renewals := lockLostOnRenewal()
 	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew})
 	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
 	_, cmd := a.Update(tea.ResumeMsg{})
@@ -256,15 +263,7 @@ func TestReconnectionAfterAFailedRenewalRenewsAtOnce(t *testing.T) {
 // renewal, 20 s away. Asked once per disagreement.
 func TestOwnLeaseGoneFromTheWatchRenewsAtOnce(t *testing.T) {
 	const self = "alice@laptop/3f2a9c1e"
-	var lost atomic.Bool
-	var renewals atomic.Int32
-	lock := func() LockInfo {
-		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
-	}
-	renew := func() {
-		renewals.Add(1)
-		lost.Store(true) // the renewal finds it gone
-	}
+	lock, renew, renewals := lockLostOnRenewal()
 	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew, SelfHolder: self})
 	held := fixtureMidEtcd()
 	held.Sources[model.KindLease] = model.SourceStatus{Installed: true, Synced: true}

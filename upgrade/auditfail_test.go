@@ -96,22 +96,29 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // watchedClient is a client of w's cluster whose writes are listed.
 func (w *world) watchedClient(t *testing.T) (*Client, *writeLog) {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
 	l := &writeLog{}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Query().Get("dryRun") == "" {
-				l.add(r)
-			}
-			return rt.RoundTrip(r)
-		})
+	return w.clientThrough(t, func(r *http.Request, rt http.RoundTripper) (*http.Response, error) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.URL.Query().Get("dryRun") == "" {
+			l.add(r)
+		}
+		return rt.RoundTrip(r)
+	}), l
+}
+
+// clientThrough is a client of w's cluster whose every request goes through
+// rt, which sends it on with next (or answers it itself).
+func (w *world) clientThrough(t *testing.T, rt func(r *http.Request, next http.RoundTripper) (*http.Response, error)) *Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) { return rt(r, next) })
 	})
 	c, err := NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.System = w.ns
-	return c, l
+	return c
 }
 
 // An Applier whose audit log fails stops at the write it could not record:
@@ -320,25 +327,17 @@ func TestStartThatCannotReleaseTheLockSaysHowToClearIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(env.Config)
 	var gone atomic.Bool
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if gone.Load() {
-				return nil, errors.New("dial tcp: connect: connection refused")
-			}
-			resp, err := rt.RoundTrip(r)
-			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/leases") {
-				gone.Store(true) // the lock taken, the API server goes
-			}
-			return resp, err
-		})
+	client := w.clientThrough(t, func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		if gone.Load() {
+			return nil, errors.New("dial tcp: connect: connection refused")
+		}
+		resp, err := next.RoundTrip(r)
+		if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/leases") {
+			gone.Store(true) // the lock taken, the API server goes
+		}
+		return resp, err
 	})
-	client, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client.System = w.ns
 	d := &Driver{Client: client, Audit: &memAudit{}, Holder: w.planner.Self, SnapshotDir: t.TempDir()}
 	s, err := d.Start(ctx, w.plan(t), StartOptions{ForceConflicts: true, DryRun: dry})
 	var nr *LockNotReleasedError
@@ -357,22 +356,14 @@ func TestStartThatCannotReleaseTheLockSaysHowToClearIt(t *testing.T) {
 // claimed a write that never landed.
 func TestApplyRecordsAWriteTheServerRefusedAsFailed(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" {
-				body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"admission webhook \"vcluster.kb.io\" denied the request: no","reason":"Forbidden","code":403}`
-				return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"Content-Type": []string{"application/json"}},
-					Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-			}
-			return rt.RoundTrip(r)
-		})
+	client := w.clientThrough(t, func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "" {
+			body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"admission webhook \"vcluster.kb.io\" denied the request: no","reason":"Forbidden","code":403}`
+			return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"Content-Type": []string{"application/json"}},
+				Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+		}
+		return next.RoundTrip(r)
 	})
-	client, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client.System = w.ns
 	audit := &memAudit{}
 	applied, err := (&Applier{Client: client, Audit: audit, Cluster: "mgmt"}).Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
 	if err == nil || len(applied) != 0 {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -156,8 +155,7 @@ func (h *Hold) start(every time.Duration) {
 // next tick: retried every 2 s, each failure was a record and a write
 // against a server already struggling.
 func unansweredRenewal(err error) bool {
-	var status apierrors.APIStatus
-	return err != nil && !errors.Is(err, ErrLockLost) && !errors.As(err, &status) && !errors.As(err, new(*AuditWriteError))
+	return err != nil && !errors.Is(err, ErrLockLost) && !asStatus(err, new(apierrors.APIStatus)) && !errors.As(err, new(*AuditWriteError))
 }
 
 // retryEvery is how often a failed renewal probes the API server: a tenth
@@ -169,8 +167,8 @@ func retryEvery(every time.Duration) time.Duration { return max(every/10, time.S
 func (l *Locker) answers(ctx context.Context, within time.Duration) bool {
 	rctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	_, err := l.Kube.CoordinationV1().Leases(l.ns()).Get(rctx, l.name(), metav1.GetOptions{})
-	return err == nil || apierrors.IsNotFound(err)
+	_, err := l.Status(rctx)
+	return err == nil
 }
 
 // RenewNow renews the lock at once, in the renewing goroutine, as its next

@@ -599,20 +599,10 @@ func (l *Locker) Release(ctx context.Context) error {
 // errLeaseGone is a delete of a Lease that no longer exists.
 var errLeaseGone = errors.New("the Lease is gone")
 
-// BreakLock deletes the lease that was read as st, and only that one: if it was
-// renewed or changed hands since, the API server refuses (Conflict), so a
-// console that is alive again is never robbed of its lock. Callers record it in
-// the audit log (it is the recovery action "lock clear lease").
-func BreakLock(ctx context.Context, kube kubernetes.Interface, st *LockStatus) error {
-	if st == nil {
-		return nil
-	}
-	if err := deleteLease(ctx, kube, st); !errors.Is(err, errLeaseGone) {
-		return err
-	}
-	return nil
-}
-
+// deleteLease deletes the lease that was read as st, and only that one: if
+// it was renewed or changed hands since, the API server refuses (Conflict),
+// so a console that is alive again is never robbed of its lock; one already
+// gone is errLeaseGone. Callers record it in the audit log.
 func deleteLease(ctx context.Context, kube kubernetes.Interface, st *LockStatus) error {
 	uid := types.UID(st.UID)
 	rv := st.ResourceVersion

@@ -191,7 +191,7 @@ func TestLockExpiredBlocksUntilCleared(t *testing.T) {
 		t.Errorf("bob renewing alice's lock: %v, want ErrLockLost", err)
 	}
 	// Clearing it (the recovery action) lets bob in.
-	if err := BreakLock(ctx, c.Kube, st); err != nil {
+	if err := deleteLease(ctx, c.Kube, st); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bob.Acquire(ctx); err != nil {
@@ -220,7 +220,7 @@ func TestLockBreakRefusesARenewedLease(t *testing.T) {
 	if _, err := l.Renew(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := BreakLock(ctx, c.Kube, st); err == nil {
+	if err := deleteLease(ctx, c.Kube, st); err == nil {
 		t.Fatal("breaking a lock read before its renewal succeeded; it must be refused")
 	}
 	if st2, _ := l.Status(ctx); !st2.Held() {

@@ -313,13 +313,7 @@ func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {
 	if in.Current != nil {
 		current = in.Current.KubernetesVersion
 	}
-	r := model.CheckTargetKubernetesKnownFrom(in.Target.Bundles, in.Target.KubernetesVersion, current)
-	if !r.Failed() {
-		if w := model.CheckWorkerKubernetesKnown(in.Target.Bundles, in.Target.WorkerGroups); w != nil {
-			return *w
-		}
-	}
-	return r
+	return model.CheckTargetKubernetesKnownFor(in.Target.Bundles, in.Target.KubernetesVersion, current, in.Target.WorkerGroups)
 }
 
 func checkTargetRelease(_ context.Context, in *Inputs) model.CheckResult {

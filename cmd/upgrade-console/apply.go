@@ -474,7 +474,7 @@ func (f *followPrinter) onPoll(st *model.ClusterState) {
 			f.renewNow()
 		}
 	}
-	gone := f.self != "" && st != nil && st.LockKnown() && (!st.Lock.Held() || st.Lock.HolderIdentity != f.self)
+	gone := st.LockNotHeldBy(f.self)
 	if gone && !f.leaseGoneSaid && f.renewNow != nil {
 		if _, lost := f.lock(); !lost {
 			f.renewNow()
