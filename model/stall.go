@@ -231,12 +231,14 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			d := now.Sub(since)
 			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true}
 			failedHow := "failed"
+			st.Resume = nodeRetry(ix.s.Cluster, ix.s.Conn, node)
 			if failure.Rerun() {
 				// No retry while it runs: deleting the pod would kill
-				// the rerun, and node retry refuses to.
+				// the rerun, and node retry refuses to. Whether the
+				// step fails again is a moment away, so the stall
+				// still says what follows if it does.
 				failedHow = "failed and runs again"
-			} else {
-				st.Resume = nodeRetry(ix.s.Cluster, ix.s.Conn, node)
+				st.Resume = "if it fails again, " + st.Resume
 			}
 			st.Sentence = fmt.Sprintf("node %s in-place step %s %s (the step began %s ago): %s", node, step, failedHow, ShortDuration(d), failure.Reason())
 			return st, true
