@@ -77,11 +77,11 @@ func TestCompatReferenceBundles(t *testing.T) {
 	ecr := "public.ecr.aws/"
 	diffRows(t, rows, append(slices.Clone(realDiff),
 		ComponentDiff{"upgrader.upgrader", "in-place upgrader image", "v1-30-17-eks-a-v0.0.0-dev-build.1", "v1-31-16-eks-a-v0.0.0-dev-build.1", ChangeChanged,
-			ecr + "release-container-registry/aws/upgrader:v1-30-17-eks-a-v0.0.0-dev-build.1", ecr + "release-container-registry/aws/upgrader:v1-31-16-eks-a-v0.0.0-dev-build.1"},
+			ecr + "release-container-registry/aws/upgrader:v1-30-17-eks-a-v0.0.0-dev-build.1", ecr + "release-container-registry/aws/upgrader:v1-31-16-eks-a-v0.0.0-dev-build.1", nil},
 		ComponentDiff{"bottlerocketHostContainers.admin", "bottlerocket admin image", "v0.11.13", "v0.11.16", ChangePatch,
-			ecr + "bottlerocket/bottlerocket-admin:v0.11.13", ecr + "bottlerocket/bottlerocket-admin:v0.11.16"},
+			ecr + "bottlerocket/bottlerocket-admin:v0.11.13", ecr + "bottlerocket/bottlerocket-admin:v0.11.16", nil},
 		ComponentDiff{"bottlerocketHostContainers.control", "bottlerocket ctrl image", "v0.7.17", "v0.7.20", ChangePatch,
-			ecr + "bottlerocket/bottlerocket-control:v0.7.17", ecr + "bottlerocket/bottlerocket-control:v0.7.20"},
+			ecr + "bottlerocket/bottlerocket-control:v0.7.17", ecr + "bottlerocket/bottlerocket-control:v0.7.20", nil},
 	))
 
 	// The kubernetes row for every upgrade the two manifests allow.
@@ -107,7 +107,7 @@ func TestCompatReferenceBundles(t *testing.T) {
 				got = r
 			}
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s → %s kubernetes row = %+v, want %+v", tc.from, tc.to, got, want)
 		}
 	}

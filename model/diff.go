@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -210,6 +212,11 @@ type ComponentDiff struct {
 	// reference.
 	OldImage string `json:"oldImage,omitempty"`
 	NewImage string `json:"newImage,omitempty"`
+	// WorkerGroups, on a kubernetes row, are the worker groups the row is
+	// of: groups pinned to their own Kubernetes version run the EKS-D of
+	// that version's bundle, not the control plane's (the row without
+	// WorkerGroups).
+	WorkerGroups []string `json:"workerGroups,omitempty"`
 }
 
 // Changed reports whether the row changes anything on the cluster.
@@ -417,4 +424,69 @@ func SummarizeChanges(diffs []ComponentDiff) string {
 // new version: neither unchanged, nor unknown, skipped or unused.
 func changedCount(diffs []ComponentDiff, counts map[ChangeKind]int) int {
 	return len(diffs) - counts[ChangeNone] - counts[ChangeUnknown] - counts[ChangeSkipped] - counts[ChangeUnused]
+}
+
+// WorkerKubernetesRows are the kubernetes rows of the worker groups whose
+// EKS-D the control plane's row does not describe: a group pinned to its
+// own Kubernetes version gets the EKS-D of that version's bundle (a new
+// release's build of 1.30 under a control plane going to 1.31 replaces
+// those nodes too), and a group that leaves a pin goes from its own
+// version. Groups going the same way share a row. A group's version before
+// the upgrade is its Was or, unknown (an offline plan), its pin.
+func WorkerKubernetesRows(current, target *Bundles, currentKube, targetKube string, groups []WorkerGroup) []ComponentDiff {
+	type way struct{ from, to string }
+	var order []way
+	names := map[way][]string{}
+	for _, g := range groups {
+		to := cmp.Or(g.KubernetesVersion, targetKube)
+		w := way{cmp.Or(g.Was, g.KubernetesVersion, currentKube), to}
+		if w == (way{currentKube, targetKube}) {
+			continue
+		}
+		if _, ok := names[w]; !ok {
+			order = append(order, w)
+		}
+		names[w] = append(names[w], g.Name)
+	}
+	eksd := func(b *Bundles, kube string) (string, bool) {
+		if b == nil {
+			return "", false
+		}
+		vb, err := b.ForKubernetes(kube)
+		if err != nil {
+			return "", false
+		}
+		return vb.Version(KeyKubernetes), true
+	}
+	var out []ComponentDiff
+	for _, w := range order {
+		o, _ := eksd(current, w.from)
+		n, known := eksd(target, w.to)
+		if o == "" && n == "" {
+			continue
+		}
+		d := ComponentDiff{Key: KeyKubernetes, Name: LookupComponent(KeyKubernetes).Name + " for " + strings.Join(names[w], ", "),
+			OldVersion: o, NewVersion: n, Change: Classify(o, n), WorkerGroups: names[w]}
+		if !known {
+			d.Change = ChangeUnknown
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// withWorkerRows puts the worker groups' kubernetes rows after the control
+// plane's, where an operator reads the Kubernetes change.
+func withWorkerRows(rows, workers []ComponentDiff) []ComponentDiff {
+	if len(workers) == 0 {
+		return rows
+	}
+	at := len(rows)
+	for i, r := range rows {
+		if r.Key == KeyKubernetes {
+			at = i + 1
+			break
+		}
+	}
+	return slices.Insert(rows, at, workers...)
 }

@@ -391,7 +391,7 @@ func diffRows(t *testing.T, got, want []ComponentDiff) {
 		if i < len(want) {
 			w = want[i]
 		}
-		if g != w {
+		if !reflect.DeepEqual(g, w) {
 			t.Errorf("row %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}

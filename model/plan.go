@@ -128,6 +128,7 @@ func BuildPlan(in PlanInput) (*Plan, error) {
 			rows[i].Change = ChangeSkipped
 		}
 	}
+	rows = withWorkerRows(rows, WorkerKubernetesRows(in.Current, in.Target, in.CurrentKube, in.TargetKube, in.WorkerGroups))
 	p := &Plan{
 		Components: rows,
 		Preflight:  []CheckResult{known, CheckKubernetesVersionSkewIn(in.Target, in.CurrentKube, in.TargetKube)},
@@ -196,16 +197,20 @@ func targetBundlesOfSpec(specEKSA, bundlesEKSA string) (CheckResult, bool) {
 //
 // Components of the Kubernetes version (kubernetes, cilium, …) that go down
 // with a Kubernetes version kubernetes-version-skew already fails are that
-// check's finding, not a second one; the remediation names the spec in a
+// check's finding, not a second one, and so are worker groups' kubernetes
+// rows under a failed worker-version-skew; the remediation names the spec in a
 // live plan (live), the two files in an offline one.
 func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
-	kubeDown := false
+	kubeDown, workersDown := false, false
 	for _, c := range checks {
 		kubeDown = kubeDown || c.Name == CheckNameKubernetesVersionSkew && c.Status == CheckFail
+		workersDown = workersDown || c.Name == CheckNameWorkerVersionSkew && c.Status == CheckFail
 	}
 	var down []string
 	for _, r := range rows {
-		if r.Change == ChangeDowngrade && (!kubeDown || LookupComponent(r.Key).Management) {
+		owned := kubeDown && !LookupComponent(r.Key).Management && r.WorkerGroups == nil ||
+			workersDown && r.WorkerGroups != nil
+		if r.Change == ChangeDowngrade && !owned {
 			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
 		}
 	}

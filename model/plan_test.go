@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,56 @@ func TestBuildPlanWorkerPinnedToAnUnknownVersion(t *testing.T) {
 	in.WorkerGroups[1].KubernetesVersion = "1.30"
 	if p, err := BuildPlan(in); err != nil || p.Preflight[0].Status != CheckPass {
 		t.Errorf("pinned to a version the Bundles carry: %v, %+v", err, p.Preflight[0])
+	}
+}
+
+// A worker group pinned to its own Kubernetes version runs the EKS-D of
+// that version's bundle: a new release rebuilds it, and those nodes are
+// replaced too, which the control plane's row alone did not show.
+func TestBuildPlanWorkerGroupsOwnKubernetesRows(t *testing.T) {
+	a, b := parseFixture(t, "bundles-2024-11.yaml"), parseFixture(t, "bundles-2025-03.yaml")
+	eksd := func(bs *Bundles, kube string) string {
+		vb, err := bs.ForKubernetes(kube)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vb.Version(KeyKubernetes)
+	}
+	p, err := BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31",
+		WorkerGroups: []WorkerGroup{{Name: "md-0"}, {Name: "md-1", KubernetesVersion: "1.30"},
+			{Name: "md-2", KubernetesVersion: "1.30"}, {Name: "md-3", KubernetesVersion: "1.31", Was: "1.30"},
+			{Name: "md-4", Was: "1.29", WasPinned: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kube []ComponentDiff
+	for i, d := range p.Components {
+		if d.Key == KeyKubernetes {
+			kube = append(kube, d)
+			if len(kube) == 1 && (i+2 >= len(p.Components) || p.Components[i+1].Key != KeyKubernetes) {
+				t.Errorf("the worker rows do not follow the control plane's: %+v", p.Components)
+			}
+		}
+	}
+	want := []ComponentDiff{
+		{Key: KeyKubernetes, Name: "kubernetes (EKS-D)", OldVersion: eksd(a, "1.30"), NewVersion: eksd(b, "1.31"), Change: ChangeMinor},
+		{Key: KeyKubernetes, Name: "kubernetes (EKS-D) for md-1, md-2", OldVersion: eksd(a, "1.30"), NewVersion: eksd(b, "1.30"),
+			Change: Classify(eksd(a, "1.30"), eksd(b, "1.30")), WorkerGroups: []string{"md-1", "md-2"}},
+		{Key: KeyKubernetes, Name: "kubernetes (EKS-D) for md-4", OldVersion: eksd(a, "1.29"), NewVersion: eksd(b, "1.31"),
+			Change: ChangeMinor, WorkerGroups: []string{"md-4"}},
+	}
+	if !reflect.DeepEqual(kube, want) || want[1].Change != ChangePatch {
+		t.Errorf("kubernetes rows:\n got %+v\nwant %+v", kube, want)
+	}
+	// Offline, with no groups known, the control plane's row stands alone.
+	p, err = BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range p.Components {
+		if d.WorkerGroups != nil {
+			t.Errorf("a worker row without worker groups: %+v", d)
+		}
 	}
 }
 

@@ -279,6 +279,7 @@ func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
 		CurrentKube: cur.KubernetesVersion, TargetKube: tgt.KubernetesVersion,
 		CiliumSkipUpgrade: tgt.Spec != nil && tgt.Spec.CiliumSkipUpgrade(),
 		Uses:              uses,
+		WorkerGroups:      workerGroupsFrom(cur, tgt.WorkerGroups),
 	})
 	if err != nil {
 		return nil, err

@@ -286,26 +286,31 @@ func checkKubeSkew(_ context.Context, in *Inputs) model.CheckResult {
 }
 
 func checkWorkerSkew(_ context.Context, in *Inputs) model.CheckResult {
-	groups := in.Target.WorkerGroups
-	if c := in.Current; c != nil {
-		// What each group runs now, so that a lower target reads as the
-		// downgrade it is.
-		was := map[string]model.WorkerGroup{}
-		for _, g := range c.WorkerGroups {
-			was[g.Name] = g
-		}
-		groups = slices.Clone(groups)
-		for i := range groups {
-			g, ok := was[groups[i].Name]
-			if !ok {
-				continue // a new group: only its skew from the control plane counts
-			}
-			groups[i].Was = cmp.Or(g.KubernetesVersion, c.KubernetesVersion)
-			groups[i].WasPinned = g.KubernetesVersion != ""
-			groups[i].WasControlPlane = c.KubernetesVersion
-		}
+	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, workerGroupsFrom(in.Current, in.Target.WorkerGroups))
+}
+
+// workerGroupsFrom are the target's worker groups with what each runs now
+// (c's), so that a lower target reads as the downgrade it is and a plan
+// row goes from the version the group is on.
+func workerGroupsFrom(c *Current, groups []model.WorkerGroup) []model.WorkerGroup {
+	if c == nil {
+		return groups
 	}
-	return model.CheckWorkerVersionSkew(in.Target.KubernetesVersion, groups)
+	was := map[string]model.WorkerGroup{}
+	for _, g := range c.WorkerGroups {
+		was[g.Name] = g
+	}
+	groups = slices.Clone(groups)
+	for i := range groups {
+		g, ok := was[groups[i].Name]
+		if !ok {
+			continue // a new group: only its skew from the control plane counts
+		}
+		groups[i].Was = cmp.Or(g.KubernetesVersion, c.KubernetesVersion)
+		groups[i].WasPinned = g.KubernetesVersion != ""
+		groups[i].WasControlPlane = c.KubernetesVersion
+	}
+	return groups
 }
 
 func checkTargetKnown(_ context.Context, in *Inputs) model.CheckResult {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -371,6 +372,29 @@ func TestPreflightVersionRules(t *testing.T) {
 		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckFail, "would go down from 1.30 to 1.28")
 		// And the target Bundles have no 1.28 bundle to build it from.
 		check(t, p, model.CheckNameTargetKubernetesKnown, model.CheckFail, "worker group md-0 is pinned to Kubernetes 1.28, which Bundles ")
+	})
+	// A group pinned to the version it runs gets the new release's build
+	// of it: its row goes from the 1.30 EKS-D it runs, not the control
+	// plane's way to 1.31.
+	t.Run("worker group pinned where it is", func(t *testing.T) {
+		p := planWith(t, "", func(s map[string]any) {
+			groups := s["workerNodeGroupConfigurations"].([]any)
+			groups[0].(map[string]any)["kubernetesVersion"] = "1.30"
+		})
+		check(t, p, model.CheckNameWorkerVersionSkew, model.CheckPass, "")
+		var cp, md0 *model.ComponentDiff
+		for i, d := range p.Components {
+			switch {
+			case d.Key == model.KeyKubernetes && d.WorkerGroups == nil:
+				cp = &p.Components[i]
+			case d.Key == model.KeyKubernetes && slices.Equal(d.WorkerGroups, []string{"md-0"}):
+				md0 = &p.Components[i]
+			}
+		}
+		if cp == nil || md0 == nil || md0.OldVersion != cp.OldVersion || !strings.HasPrefix(md0.NewVersion, "v1.30.") ||
+			md0.Name != "kubernetes (EKS-D) for md-0" {
+			t.Errorf("kubernetes rows: control plane %+v, md-0 %+v", cp, md0)
+		}
 	})
 	// A machine config nobody holds passed the plan, and EKS-A failed on it.
 	t.Run("a worker group refers to a machine config that is nowhere", func(t *testing.T) {
