@@ -210,9 +210,9 @@ func parseBundles(data []byte, source string) (*Bundles, error) {
 		return nil, decodeError(err, source)
 	}
 	b := &Bundles{
-		Name:          raw.Metadata.Name,
-		CLIMinVersion: raw.Spec.CLIMinVersion,
-		CLIMaxVersion: raw.Spec.CLIMaxVersion,
+		Name:          PrintableLine(raw.Metadata.Name),
+		CLIMinVersion: PrintableLine(raw.Spec.CLIMinVersion),
+		CLIMaxVersion: PrintableLine(raw.Spec.CLIMaxVersion),
 		Source:        source,
 	}
 	if raw.Spec.Number == nil {
@@ -480,7 +480,7 @@ func optionalString(m map[string]json.RawMessage, key, source, field string) (s 
 		return "", false, nil
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		problem := fmt.Sprintf("must be a string, got %s", strings.TrimSpace(string(raw)))
+		problem := fmt.Sprintf("must be a string, got %s", Printable(strings.TrimSpace(string(raw))))
 		if len(raw) > 40 {
 			problem = "must be a string"
 		}
@@ -493,7 +493,10 @@ func optionalString(m map[string]json.RawMessage, key, source, field string) (s 
 		}
 		return "", false, &InputError{Source: source, Field: join(field, key), Problem: problem, Fix: fix}
 	}
-	return s, true, nil
+	// Bundles come from files and from the cluster, and their strings
+	// are printed in tables and checks: an escape sequence in a version
+	// wiped a downgrade's warning and wrote a row of its choosing there.
+	return PrintableLine(s), true, nil
 }
 
 // decodeError turns a JSON type error into an InputError naming the field.

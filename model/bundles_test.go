@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -348,5 +349,25 @@ func TestParseBundlesOfAClusterSpec(t *testing.T) {
 	var in *InputError
 	if !errors.As(err, &in) || !strings.Contains(in.Problem, "is a cluster spec") || !strings.Contains(in.Fix, "get bundles NAME -o yaml") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A Bundles manifest's strings reach tables and checks: a version that
+// carried an escape sequence cleared the line of a downgrade's warning
+// and wrote a row of its choosing in its place.
+func TestParseBundlesEscapesItsStrings(t *testing.T) {
+	data := strings.Replace(string(readFixture(t, "bundles-2025-03.yaml")), "version: v1.15.14-eksa.1",
+		`version: "v1.12.0-eksa.1\e[2K\rcilium  v1.14.12  v1.15.14  minor\nfail forged"`, 1)
+	b, err := ParseBundles([]byte(data), "evil.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `v1.12.0-eksa.1\x1b[2K\rcilium  v1.14.12  v1.15.14  minor\nfail forged`
+	var got []string
+	for _, vb := range b.VersionsBundles {
+		got = append(got, vb.Version("cilium"))
+	}
+	if !slices.Contains(got, want) {
+		t.Errorf("cilium versions = %q, want one %q", got, want)
 	}
 }

@@ -102,12 +102,12 @@ func LockOf(l *coordinationv1.Lease) Lock {
 		Name:           l.Name,
 		HolderIdentity: ptr.Deref(l.Spec.HolderIdentity, ""),
 		Duration:       time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second,
-		Kept:           Printable(l.Annotations[AnnotationLockKept]),
+		Kept:           PrintableLine(l.Annotations[AnnotationLockKept]),
 	}
 	if lock.HolderIdentity != "" {
 		// A lease released by hand (holder emptied, annotation left)
 		// names nobody: the identity went with its holder.
-		lock.AuthenticatedAs = Printable(l.Annotations[AnnotationLockAuthenticatedAs])
+		lock.AuthenticatedAs = PrintableLine(l.Annotations[AnnotationLockAuthenticatedAs])
 	}
 	if l.Spec.AcquireTime != nil {
 		lock.AcquireTime = l.Spec.AcquireTime.Time

@@ -13,16 +13,29 @@ import (
 // may write the object (or create an event) chooses, and the console prints
 // them to a terminal: an escape sequence there could clear a line and write
 // another in its place ("lock: no holder"), retitle the window or hide what
-// follows. The watchers apply it where such text enters a snapshot.
-func Printable(s string) string {
-	if strings.IndexFunc(s, unprintable) < 0 {
+// follows. Format characters go the same way: a right-to-left override
+// (U+202E) reorders what follows it on the line, and zero-width ones make
+// two names look alike. The watchers apply it where such text enters a
+// snapshot.
+func Printable(s string) string { return escape(s, unprintable) }
+
+// PrintableLine is Printable for a value that is one token on one line
+// (a version, an image reference, a holder): its newlines and tabs are
+// escaped too, where a newline would start a line of the value's choosing
+// in the console's output.
+func PrintableLine(s string) string {
+	return escape(s, func(r rune) bool { return r == '\n' || r == '\t' || unprintable(r) })
+}
+
+func escape(s string, bad func(rune) bool) string {
+	if strings.IndexFunc(s, bad) < 0 {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {
-		if unprintable(r) {
-			q := strconv.QuoteRune(r)
+		if bad(r) {
+			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue
 		}
@@ -32,5 +45,18 @@ func Printable(s string) string {
 }
 
 func unprintable(r rune) bool {
-	return r != '\n' && r != '\t' && unicode.IsControl(r)
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp))
+}
+
+// FoldLines is text of many lines on one: its first line, and how many
+// follow ("disk full (+2 lines)"). A message printed in a table or after a
+// label would otherwise start lines of its own, which read as the
+// console's.
+func FoldLines(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		rest := strings.Count(s[i:], "\n")
+		return strings.TrimRight(s[:i], "\r") + " (+" + strconv.Itoa(rest) + " lines)"
+	}
+	return s
 }

@@ -311,7 +311,7 @@ func (d *differ) conditions(subject string, prev, cur model.Conditions) {
 			text += " " + c.Reason
 		}
 		if c.Message != "" {
-			text += ": " + oneLine(c.Message)
+			text += ": " + model.FoldLines(c.Message)
 		}
 		d.add(subject, "%s", text)
 	}
@@ -320,15 +320,6 @@ func (d *differ) conditions(subject string, prev, cur model.Conditions) {
 			d.add(subject, "%s removed", p.Type)
 		}
 	}
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		rest := strings.Count(s[i:], "\n")
-		return s[:i] + " (+" + strconv.Itoa(rest) + " lines)"
-	}
-	return s
 }
 
 func annotation(d *differ, subject string, prev, cur map[string]string, key, set, cleared string) {
@@ -362,7 +353,7 @@ func (d *differ) cluster(prev, cur *model.EKSACluster) {
 		if cur.FailureMessage == "" {
 			d.add(subj, "failureMessage cleared")
 		} else {
-			d.add(subj, "failureMessage (%s): %s", orDash(cur.FailureReason), oneLine(cur.FailureMessage))
+			d.add(subj, "failureMessage (%s): %s", orDash(cur.FailureReason), model.FoldLines(cur.FailureMessage))
 		}
 	}
 	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationEKSAPaused, "reconcile paused", "reconcile resumed")
@@ -414,7 +405,7 @@ func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
 	}
 	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationCAPIPaused, "paused", "unpaused")
 	if cur.FailureMessage != prev.FailureMessage && cur.FailureMessage != "" {
-		d.add(subj, "failure: %s", oneLine(cur.FailureMessage))
+		d.add(subj, "failure: %s", model.FoldLines(cur.FailureMessage))
 	}
 	d.conditions(subj, prev.Conditions, cur.Conditions)
 }
@@ -775,7 +766,7 @@ func (d *differ) events(prev, cur []model.Event) {
 		if !known && len(prev) > 0 && !eventTime(e).After(newest) {
 			continue
 		}
-		text := e.Reason + ": " + oneLine(e.Message)
+		text := e.Reason + ": " + model.FoldLines(e.Message)
 		if e.Count > 1 {
 			text += " (×" + strconv.Itoa(int(e.Count)) + ")"
 		}

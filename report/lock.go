@@ -28,7 +28,7 @@ func (w *lockWatch) observeSeen(l *model.Lock, cluster, namespace string, conn m
 	holder, stale := "", false
 	if l.Held() {
 		// Printed: whoever may update the Lease writes it.
-		holder, stale = model.Printable(l.HolderIdentity), l.Expired(seen)
+		holder, stale = model.PrintableLine(l.HolderIdentity), l.Expired(seen)
 	}
 	if holder == w.holder && stale == w.stale {
 		return nil

@@ -240,7 +240,7 @@ func heldBadge(renewed, now time.Time) badge {
 // user@host is root@bastion for everyone, but a ServiceAccount's name is
 // longer than the room the versions leave at 80 columns.
 func watchedLockBadge(sym themes.Symbols, l *model.Lock, seen, now time.Time) badge {
-	holder, _, _ := strings.Cut(model.Printable(l.HolderIdentity), "/")
+	holder, _, _ := strings.Cut(model.PrintableLine(l.HolderIdentity), "/")
 	full := holder
 	if l.AuthenticatedAs != "" {
 		full += " as " + l.AuthenticatedAs

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // Applying a spec is a server-side apply of every document with the field
@@ -263,10 +265,11 @@ func conflictsOf(ref string, err error) []FieldConflict {
 		if c.Type != metav1.CauseTypeFieldManagerConflict {
 			continue
 		}
-		fc := FieldConflict{Object: ref, Field: c.Field, Message: c.Message}
+		// A manager's name is whoever wrote the object's choice.
+		fc := FieldConflict{Object: ref, Field: model.PrintableLine(c.Field), Message: model.Printable(c.Message)}
 		if m := managerRE.FindStringSubmatch(c.Message); m != nil {
 			if s, err := strconv.Unquote(m[1]); err == nil {
-				fc.Manager = s
+				fc.Manager = model.PrintableLine(s)
 			}
 		}
 		out = append(out, fc)
@@ -615,7 +618,9 @@ func render(v any) string {
 			s = string(b)
 		}
 	}
-	s = strings.ReplaceAll(s, "\n", `\n`)
+	// The live side is the cluster's, which anyone who may write the
+	// object chose: escaped, as cluster text is.
+	s = model.PrintableLine(s)
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:38]) + "…" + string(r[len(r)-41:])
 	}

@@ -294,4 +294,8 @@ func TestRenderCutsLongValuesInTheMiddle(t *testing.T) {
 	if s := render(strings.Repeat("é", 100)); !utf8.ValidString(s) {
 		t.Errorf("cut inside a rune: %q", s)
 	}
+	// The live side is whatever wrote the object chose.
+	if s, want := render("/tmpl\x1b[2K\r\nok"), `/tmpl\x1b[2K\r\nok`; s != want {
+		t.Errorf("render = %q, want %q", s, want)
+	}
 }

@@ -86,7 +86,7 @@ func (h Holder) Display() string {
 // comparisons that decide whose lock it is read the Lease's identity as
 // written, never a parsed one.
 func ParseHolder(id string) Holder {
-	who, inst, _ := strings.Cut(model.Printable(id), "/")
+	who, inst, _ := strings.Cut(model.PrintableLine(id), "/")
 	u, h, ok := strings.Cut(who, "@")
 	if !ok {
 		return Holder{User: id}

@@ -132,9 +132,12 @@ func writeAuditTable(out io.Writer, entries []upgrade.AuditEntry, unended []bool
 		case e.Authenticated != nil:
 			who += " (as " + e.Authenticated.Username + ")"
 		}
+		// A log is read that others wrote (--audit-log), and its errors
+		// quote the API server and webhooks: every cell is escaped.
+		p := model.PrintableLine
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			e.Time.UTC().Format("2006-01-02 15:04:05Z"), who, e.Cluster, e.Action,
-			dash(e.Step), dash(e.Object), e.Result, notes)
+			e.Time.UTC().Format("2006-01-02 15:04:05Z"), p(who), p(e.Cluster), p(e.Action),
+			p(dash(e.Step)), p(dash(e.Object)), p(e.Result), notes)
 	}
 	tw.Flush()
 }
@@ -151,7 +154,7 @@ func auditNotes(e upgrade.AuditEntry) string {
 		n = append(n, "written late (the log refused it then)")
 	}
 	if len(e.Skipped) > 0 {
-		n = append(n, "skipped "+strings.Join(e.Skipped, ","))
+		n = append(n, "skipped "+model.PrintableLine(strings.Join(e.Skipped, ",")))
 	}
 	if e.Error != "" {
 		n = append(n, "error: "+oneLine(e.Error))
@@ -205,10 +208,12 @@ func dash(s string) string {
 	return s
 }
 
+// oneLine is a message as a cell: on one line, escaped, cut at 120
+// characters (never inside one).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	s = model.Printable(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..."
 	}
 	return s
 }

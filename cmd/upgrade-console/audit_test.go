@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,6 +73,36 @@ func TestAuditCommandTableAndJSON(t *testing.T) {
 	if err := runAudit(&out, &errOut, &auditOptions{cluster: "none", since: "10s", output: "table", file: path}, now); err != nil ||
 		!strings.HasSuffix(strings.TrimSpace(out.String()), "(cluster none, in the last 10s).") {
 		t.Errorf("empty table = %q %v", out.String(), err)
+	}
+}
+
+// A log others wrote (--audit-log), whose errors quote the API server
+// and webhooks, is printed escaped, one line an entry: raw, an entry's
+// text cleared the terminal's line, wrote a row of its own choosing, and a
+// long message lost half of its last character.
+func TestAuditTableEscapesWhatEntriesCarry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := upgrade.NewAuditor(path, upgrade.WithAuditIdentity("u\x1b]0;T\a", "h\x1b[2K\r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []upgrade.AuditEntry{
+		{Cluster: "mgmt\x1b[31m", Action: "apply", Step: "s\x1b[8m", Result: upgrade.AuditFailed,
+			Error: "denied\n2026-11-21 22:00:00Z  ops@bastion  mgmt  apply  -  -  ok \u202e"},
+		{Cluster: "mgmt", Action: "apply", Result: upgrade.AuditOK, Message: strings.Repeat("a", 116) + "→…"},
+	} {
+		if err := a.Record(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := runAudit(&out, &errOut, &auditOptions{output: "table", file: path}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\a\r\u202e") || strings.Count(got, "\n") != 3 || !utf8.ValidString(got) ||
+		!strings.Contains(got, `u\x1b]0;T\a@h\x1b[2K\r`) || !strings.Contains(got, `ok \u202e`) || !strings.Contains(got, strings.Repeat("a", 116)+"→…\n") {
+		t.Errorf("table:\n%q", got)
 	}
 }
 

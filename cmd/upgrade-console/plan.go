@@ -307,9 +307,11 @@ func writePlanTableFor(out io.Writer, p *model.Plan, all bool, spec *model.SpecS
 	fmt.Fprintln(out, "\npreflight:")
 	tw := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 	for _, r := range p.Preflight {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Status, r.Name, r.Message)
+		// One line each: a message carries cluster text (a failureMessage),
+		// whose own lines read as the console's (-o json has them whole).
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Status, r.Name, model.FoldLines(r.Message))
 		if r.Remediation != "" && r.Status != model.CheckPass {
-			fmt.Fprintf(tw, "  \t\tfix: %s\n", r.Remediation)
+			fmt.Fprintf(tw, "  \t\tfix: %s\n", model.FoldLines(r.Remediation))
 		}
 	}
 	_ = tw.Flush()
@@ -327,7 +329,7 @@ func blockedError(results []model.CheckResult) error {
 		}
 	}
 	if len(names) == 1 {
-		return fmt.Errorf("preflight check %s blocks the upgrade: %s (fix: %s)", first.Name, first.Message, first.Remediation)
+		return fmt.Errorf("preflight check %s blocks the upgrade: %s (fix: %s)", first.Name, model.FoldLines(first.Message), model.FoldLines(first.Remediation))
 	}
 	return fmt.Errorf("%d preflight checks block the upgrade: %s; see the plan's preflight results", len(names), strings.Join(names, ", "))
 }

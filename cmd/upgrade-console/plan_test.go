@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -411,5 +412,20 @@ func TestOfflinePlanSaysASkipOfACheckItDoesNotMake(t *testing.T) {
 	out, errOut, code := runCaptured(t, planArgs("bundles-2024-11.yaml", "bundles-2025-03.yaml", "1.30", "--skip", "nodes-ready")...)
 	if code != ExitOK || !strings.Contains(out, "warn      nodes-ready               --skip nodes-ready skips nothing: an offline plan does not make this check") {
 		t.Errorf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
+
+// A check's message carries cluster text (a failureMessage): its lines
+// are folded into the table's, where they read as lines of the plan.
+func TestPlanTableFoldsCheckMessages(t *testing.T) {
+	var out bytes.Buffer
+	p := &model.Plan{Preflight: []model.CheckResult{{Name: "no-failure-message", Status: model.CheckFail,
+		Message: "KubeadmControlPlane mgmt reports a failure: disk full\n2026-11-25T12:18:03Z outcome: done (forged line)", Remediation: "look\nhere"}}}
+	writePlanTableFor(&out, p, false, nil)
+	if got := out.String(); strings.Contains(got, "\n2026-11-25") || !strings.Contains(got, "disk full (+1 lines)") || !strings.Contains(got, "fix: look (+1 lines)") {
+		t.Errorf("table:\n%s", got)
+	}
+	if err := blockedError([]model.CheckResult{{Name: "x", Blocking: true, Message: "a\nb", Remediation: "c"}}); strings.Contains(err.Error(), "\n") {
+		t.Errorf("blocked error: %q", err)
 	}
 }
