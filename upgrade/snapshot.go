@@ -272,8 +272,35 @@ func snapshotObject(u *unstructured.Unstructured) SnapshotObject {
 	if spec, ok := u.Object["spec"].(map[string]any); ok {
 		o.Spec = runtime.DeepCopyJSON(spec)
 	}
+	if o.Kind == "KubeadmControlPlane" {
+		leaveOutFileContents(o.Spec)
+	}
 	o.Templates = templateRefs(u)
 	return o
+}
+
+// leaveOutFileContents puts, in the place of each inline file the control
+// plane's nodes are given (kubeadmConfigSpec.files[].content), its size and
+// digest. Those files can carry credentials (a registry mirror's login in
+// containerd's config), and the snapshot is a ConfigMap, which more
+// identities may read than may read the control plane. No rollback
+// restores the control plane from a snapshot; the digest still says
+// whether a file changed.
+func leaveOutFileContents(spec map[string]any) {
+	files, _, _ := unstructured.NestedSlice(spec, "kubeadmConfigSpec", "files")
+	if len(files) == 0 {
+		return
+	}
+	for _, f := range files {
+		m, ok := f.(map[string]any)
+		if !ok {
+			continue
+		}
+		if c, ok := m["content"].(string); ok {
+			m["content"] = fmt.Sprintf("(left out of the snapshot: %d bytes, %s)", len(c), ContentDigest([]byte(c)))
+		}
+	}
+	_ = unstructured.SetNestedSlice(spec, files, "kubeadmConfigSpec", "files")
 }
 
 // templateRefs reads the template references of the kinds that have them, in

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
@@ -256,5 +258,29 @@ func TestLocalSnapshotCopyIsNeverReplaced(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(base), ".tmp-*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// The control plane's inline files can carry a registry mirror's login:
+// the snapshot, a ConfigMap, keeps their size and digest, not them.
+func TestSnapshotLeavesOutControlPlaneFileContents(t *testing.T) {
+	kcp := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+		"metadata": map[string]any{"name": "mgmt", "namespace": "eksa-system"},
+		"spec": map[string]any{"version": "v1.30.5-eks-1-30-22", "kubeadmConfigSpec": map[string]any{"files": []any{
+			map[string]any{"path": "/etc/containerd/config_append.toml", "content": `password = "hunter2"`},
+			map[string]any{"path": "/etc/kubernetes/manifests/kube-vip.yaml", "contentFrom": map[string]any{"secret": map[string]any{"name": "s", "key": "k"}}},
+		}}},
+	}}
+	o := snapshotObject(kcp)
+	files, _, _ := unstructured.NestedSlice(o.Spec, "kubeadmConfigSpec", "files")
+	b, _ := json.Marshal(o)
+	if len(files) != 2 || strings.Contains(string(b), "hunter2") ||
+		files[0].(map[string]any)["content"] != "(left out of the snapshot: 20 bytes, "+ContentDigest([]byte(`password = "hunter2"`))+")" ||
+		files[1].(map[string]any)["contentFrom"] == nil || o.Spec["version"] != "v1.30.5-eks-1-30-22" {
+		t.Errorf("snapshot of the control plane: %s", b)
+	}
+	if c, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "files"); c[0].(map[string]any)["content"] != `password = "hunter2"` {
+		t.Errorf("the object read was changed: %v", c)
 	}
 }
