@@ -179,3 +179,29 @@ func TestErrorLineIsPrintable(t *testing.T) {
 		t.Errorf("error line %q, want %q", got, want)
 	}
 }
+
+// A mistyped command is a wrong command line: a group's printed its help
+// and exited 0, so a runbook's `etcd rolback --yes` passed having done
+// nothing, and a mistyped top-level command exited 1, as bad input.
+func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"etcd", "rolback", "--kubeconfig", "x"}, `unknown command "rolback" for "upgrade-console etcd"; did you mean rollback?`},
+		{[]string{"lock", "stauts"}, `did you mean status?`},
+		{[]string{"snapshot", "prun"}, `did you mean prune?`},
+		{[]string{"node"}, `"upgrade-console node" needs a subcommand: retry`},
+		{[]string{"plann", "-f", "x"}, "unknown shorthand flag"},
+		{[]string{"plann"}, `unknown command "plann" for "upgrade-console"; did you mean plan?`},
+		{[]string{"bogus"}, "its commands: apply, audit,"},
+	} {
+		out, errOut, code := runCaptured(t, c.args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", c.args, code, ExitUsage, out, errOut)
+		}
+	}
+	if out, _, code := runCaptured(t); code != ExitOK || !strings.Contains(out, "Usage:") {
+		t.Errorf("no command: exit %d\n%s", code, out)
+	}
+}

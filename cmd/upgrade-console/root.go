@@ -96,6 +96,21 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 	root.AddCommand(connecting...)
 	root.AddCommand(newVersionCmd(), newAuditCmd(), newDemoCmd())
 	strictCompletion(root)
+	// A mistyped command is a wrong command line (exit 2), as a mistyped
+	// flag is; cobra's own error for it read as bad input (exit 1).
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		return unknownCommand(cmd, args[0], names)
+	}
 	return root
 }
 
