@@ -37,6 +37,13 @@ type Plan struct {
 	Preflight   []model.CheckResult   `json:"preflight"`
 	// Skipped are the checks the operator skipped by name.
 	Skipped []string `json:"skipped,omitempty"`
+	// Conflicts are the fields the spec changes that another field
+	// manager owns (eks-a-cli, on a cluster the EKS-A CLI made), from
+	// the plan's server-side dry run: an apply takes them over only with
+	// --force-conflicts, and refuses without (exit 3).
+	Conflicts []FieldConflict `json:"conflicts,omitempty"`
+	// forceConflicts is the request's ForceConflicts.
+	forceConflicts bool
 
 	Current *Current    `json:"-"`
 	Target  *Target     `json:"-"`
@@ -86,6 +93,10 @@ type PlanRequest struct {
 	// release's Bundles in the cluster.
 	ToBundles string
 	Skips     []string
+	// ForceConflicts: the apply takes over the fields another manager
+	// owns (--force-conflicts), which spec-accepted says instead of
+	// warning that the apply refuses them.
+	ForceConflicts bool
 }
 
 // For checks that the spec is the named cluster's (its Cluster's name and
@@ -163,7 +174,11 @@ func (pl *Planner) Plan(ctx context.Context, req PlanRequest) (*Plan, error) {
 	}
 	// Validated once: the spec file does not change while the plan is shown.
 	tgt.SpecDryRun, tgt.SpecDryRunErr = (&Applier{Client: pl.Client}).DryRun(ctx, req.Spec)
-	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: uniqueSkips(req.Skips)}
+	p := &Plan{Cluster: req.Cluster, Namespace: req.Namespace, Current: cur, Target: tgt, Skipped: uniqueSkips(req.Skips),
+		forceConflicts: req.ForceConflicts}
+	if tgt.SpecDryRun != nil {
+		p.Conflicts = tgt.SpecDryRun.Conflicts
+	}
 	p.Components, err = components(cur, tgt)
 	if err != nil {
 		return nil, err
@@ -254,7 +269,7 @@ func (pl *Planner) Rechecked(ctx context.Context, p *Plan) (*Plan, error) {
 
 func (p *Plan) inputs(pl *Planner) *Inputs {
 	in := &Inputs{Now: p.At, Current: p.Current, Target: p.Target, Lock: p.Lock, LockErr: p.LockErr, Access: p.Access, System: pl.Client.Sys(),
-		Self: pl.Self, NodeLabel: pl.NodeLabel}
+		Self: pl.Self, NodeLabel: pl.NodeLabel, ForceConflicts: p.forceConflicts}
 	if pl.State != nil {
 		in.State = pl.State.Latest()
 	}

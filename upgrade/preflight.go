@@ -62,6 +62,8 @@ type Inputs struct {
 	// NodeLabel is the label that marks a node whose upgrade is in progress
 	// (model.LabelUpgradeInProgress when empty).
 	NodeLabel string
+	// ForceConflicts: the apply takes over fields another manager owns.
+	ForceConflicts bool
 }
 
 // Check is one named preflight check.
@@ -391,6 +393,22 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		return failed("the API server refuses "+strings.Join(msgs, "; "), fix)
 	}
 	msg := fmt.Sprintf("a server-side dry run of the %d object(s) in %s was accepted", len(t.SpecDryRun.Objects), t.Spec.Path)
+	if c := t.SpecDryRun.Conflicts; len(c) > 0 {
+		// Without --force-conflicts the apply refuses them (exit 3): a
+		// plan that passed with exit 0 was followed by an apply refused.
+		var managers []string
+		for _, f := range c {
+			if m := cmp.Or(f.Manager, "another manager"); !slices.Contains(managers, m) {
+				managers = append(managers, m)
+			}
+		}
+		msg += fmt.Sprintf("; %d field(s) it changes are owned by %s", len(c), strings.Join(managers, ", "))
+		if !in.ForceConflicts {
+			return warn(msg+": an apply without --force-conflicts refuses them",
+				"take them over: `apply --force-conflicts`, or the take-over box of the plan screen's confirmation (tab); it is recorded in the audit log. The EKS-A CLI owns the spec's fields on a cluster it created, and taking them over is how a spec is applied without it")
+		}
+		msg += ", taken over (--force-conflicts)"
+	}
 	if t.SpecDryRun.Changes() == 0 {
 		if s := in.CurrentSpec; s.NotReached() {
 			// The Cluster's spec is this spec, but the cluster is not

@@ -151,6 +151,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	survivesClosedOutput()
 	sctx, stop := interruptible(ctx)
 	defer stop()
+	o.live.forceConflicts = o.forceConflicts
 	// Connected under the interrupt too: against an API server that does
 	// not answer, the schema and Cluster reads held a SIGTERM 12 to 32 s.
 	lv, err := connect(sctx, g, &o.live)

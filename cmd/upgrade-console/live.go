@@ -29,6 +29,10 @@ type liveOptions struct {
 	skips       []string
 	nodeLabel   string
 	syncTimeout time.Duration
+	// forceConflicts is apply's --force-conflicts: the plan's spec-accepted
+	// then says the fields another manager owns are taken over, where it
+	// warns that the apply refuses them.
+	forceConflicts bool
 }
 
 func (l *liveOptions) addFlags(f *pflag.FlagSet, withToBundles bool) {
@@ -218,6 +222,7 @@ func awaitStop[T any](done <-chan T, within time.Duration) bool {
 func (lv *live) plan(ctx context.Context, l *liveOptions) (*upgrade.Plan, error) {
 	return lv.planner.Plan(ctx, upgrade.PlanRequest{
 		Cluster: l.cluster, Namespace: lv.namespace, Spec: lv.spec, ToBundles: l.toBundles, Skips: l.skips,
+		ForceConflicts: l.forceConflicts,
 	})
 }
 

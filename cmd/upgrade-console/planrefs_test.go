@@ -113,7 +113,7 @@ func TestLivePlanProviderRefsAndLockRights(t *testing.T) {
 		if code != ExitPreflight {
 			t.Errorf("exit %d, want %d (stderr %q)", code, ExitPreflight, errOut)
 		}
-		for _, want := range []string{"kubernetes (EKS-D)", "pass   spec-accepted", "pass   provider-refs",
+		for _, want := range []string{"kubernetes (EKS-D)", "warn   spec-accepted               a server-side dry run", "pass   provider-refs",
 			"fail   upgrade-lock                cannot tell whether another console holds the upgrade lock: the console may not read Lease eksa-system/upgrade-console-mgmt (leases.coordination.k8s.io \"upgrade-console-mgmt\" is forbidden: User \"bob\" cannot get resource \"leases\"",
 			"fix: " + canI, "resourceNames: [upgrade-console-mgmt]"} {
 			if !strings.Contains(out, want) {
