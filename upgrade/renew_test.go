@@ -366,7 +366,11 @@ func TestFailedRenewalIsRetriedOnceTheServerAnswers(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); probes.Load() == before && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(20 * time.Millisecond) // the probe's timer armed again
+	// The probe's timer armed again, beside the ticker: stepped before,
+	// the clock would pass a timer not yet made.
+	for deadline := time.Now().Add(5 * time.Second); fc.Waiters() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	failed := len(audit.actions())
 	down.Store(false)
 	fc.Step(retryEvery(every))

@@ -37,11 +37,20 @@ func TestConfirmTypedClusterName(t *testing.T) {
 		// prompt is asked on the terminal, and the log keeps it.
 		var out bytes.Buffer
 		err = confirm(context.Background(), tty, &out, "mgmt")
+		// The terminal's output arrives in pieces (the echo, then the
+		// prompt): read until the prompt is there.
 		shown := make(chan string, 1)
 		go func() {
+			var got []byte
 			b := make([]byte, 4096)
-			n, _ := ptmx.Read(b)
-			shown <- string(b[:n])
+			for !bytes.Contains(got, []byte("type the cluster name to confirm: ")) {
+				n, err := ptmx.Read(b)
+				got = append(got, b[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			shown <- string(got)
 		}()
 		var screen string
 		select {

@@ -250,12 +250,13 @@ func TestInPlaceNodeStepFailsThenRetrySucceeds(t *testing.T) {
 		}
 		return corev1.ContainerStatus{}, nil
 	}
+	var cs corev1.ContainerStatus
+	var all []corev1.ContainerStatus
 	w.waitFor("kubeadm's container in CrashLoopBackOff", func() bool {
-		cs, _ := kubeadm()
+		cs, all = kubeadm()
 		return cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
 	})
-	cs, all := kubeadm()
-	if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || last.Message == "" || cs.RestartCount != 1 {
+	if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || last.Message == "" || cs.RestartCount < 1 {
 		t.Errorf("kubeadm-upgrader backed off with last state %+v, %d restarts", cs.LastTerminationState, cs.RestartCount)
 	}
 	if after := all[len(all)-1]; after.State.Waiting == nil || after.State.Waiting.Reason != "PodInitializing" {

@@ -370,12 +370,24 @@ func (e *Env) etcdMachines(ctx context.Context) ([]machine, error) {
 		out = append(out, toMachine(&list.Items[i], "EtcdadmCluster", e.etcdName()))
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
-		}
-		return out[i].Name < out[j].Name
+		return olderMember(out[i].Created, out[j].Created, out[i].EtcdReady, out[j].EtcdReady, out[i].Name, out[j].Name)
 	})
 	return out, nil
+}
+
+// olderMember orders etcd members oldest first, by creation time. Those
+// are whole seconds: a member made in the second of an old one (a cluster
+// made and upgraded at once) is told by not being ready yet, not by its
+// random name, which made the rollback take a ready old member for the
+// new one.
+func olderMember(a, b time.Time, aReady, bReady bool, aName, bName string) bool {
+	switch {
+	case !a.Equal(b):
+		return a.Before(b)
+	case aReady != bReady:
+		return aReady
+	}
+	return aName < bName
 }
 
 func toMachine(u *unstructured.Unstructured, ownerKind, ownerName string) machine {

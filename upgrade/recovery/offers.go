@@ -219,10 +219,7 @@ func EtcdRollbackMember(s *model.ClusterState, now time.Time, threshold time.Dur
 		return nil, false
 	}
 	sort.Slice(ms, func(i, j int) bool {
-		if !ms[i].CreationTimestamp.Equal(ms[j].CreationTimestamp) {
-			return ms[i].CreationTimestamp.Before(ms[j].CreationTimestamp)
-		}
-		return ms[i].Name < ms[j].Name
+		return olderMember(ms[i].CreationTimestamp, ms[j].CreationTimestamp, ms[i].EtcdReady, ms[j].EtcdReady, ms[i].Name, ms[j].Name)
 	})
 	newest = ms[len(ms)-1]
 	if newest.EtcdReady {

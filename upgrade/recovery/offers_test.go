@@ -101,6 +101,18 @@ func TestOffers(t *testing.T) {
 		t.Errorf("under a stale lock: offers %v, want the rollback first (it takes the lock over)", actions(got))
 	}
 
+	// A new member made in the second of the old ones (a cluster made and
+	// upgraded at once): creation times are whole seconds, and the one
+	// named last was taken for the new member, ready or not.
+	s = offerState(now)
+	for i := range 3 {
+		s.Machines.At(i).CreationTimestamp = s.Machines.At(3).CreationTimestamp
+	}
+	s.Machines.At(2).Name = "e-z"
+	if m, due := EtcdRollbackMember(s, now, 15*time.Minute); m == nil || m.Name != "e-new" || !due {
+		t.Errorf("a member made in the second of the old ones: member %v, due %v", m, due)
+	}
+
 	// The CRD sets no minimum on replicas: -1 with no etcd Machine seen
 	// (forbidden, or not made yet) indexed an empty list.
 	s = offerState(now)
