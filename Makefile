@@ -86,8 +86,11 @@ compat: controlplane
 	  UPSTREAM_CRDS="$(UPSTREAM_CRDS_DIR)" $(GO) test ./config/crd/... ./demo/... -run 'Upstream' -count=1 -v 2>&1 | grep -v '^[IWE][0-9]\{4\} '; \
 	else echo "compat: skipped, no upstream CRDs at $(UPSTREAM_CRDS_DIR) (set UPSTREAM_CRDS_DIR)"; fi
 
+# -timeout: the command tests run real demos one after another, ~8 to 9.5
+# minutes on two cores, against go test's default of 10 per package; a hung
+# test still ends the run, with every goroutine's stack.
 test: controlplane
-	$(GO) test ./... -count=1
+	$(GO) test ./... -count=1 -timeout 30m
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
