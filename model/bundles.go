@@ -285,6 +285,11 @@ func parseVersionsBundle(m map[string]json.RawMessage, source, field string) (Ve
 		if notComponents[k] {
 			continue
 		}
+		if PrintableLine(k) != k {
+			// An unknown key is a row's name: escaped, it would still
+			// be a row no release ships.
+			return vb, &InputError{Source: source, Field: field, Problem: fmt.Sprintf("has a key with control characters, %s", PrintableLine(k)), Fix: bundlesFix}
+		}
 		// A component the diff knows must be whole: read as absent, a broken
 		// entry would show as "added" or "removed" instead of as an error.
 		_, known := catalogIndex[k]

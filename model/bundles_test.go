@@ -370,4 +370,10 @@ func TestParseBundlesEscapesItsStrings(t *testing.T) {
 	if !slices.Contains(got, want) {
 		t.Errorf("cilium versions = %q, want one %q", got, want)
 	}
+	// A key is a row's name where the catalog does not know it.
+	data = strings.Replace(string(readFixture(t, "bundles-2025-03.yaml")), "    cilium:\n", "    \"zz\\e[2K\\rforged\":\n      version: v1.0.0\n    cilium:\n", 1)
+	var ie *InputError
+	if _, err := ParseBundles([]byte(data), "evil.yaml"); !errors.As(err, &ie) || !strings.Contains(err.Error(), `zz\x1b[2K\rforged`) {
+		t.Errorf("a key with control characters: %v", err)
+	}
 }

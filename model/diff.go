@@ -409,7 +409,7 @@ func SummarizeChanges(diffs []ComponentDiff) string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	if n := counts[ChangeUnknown]; n > 0 {
-		s += fmt.Sprintf("; %d unknown (the target Bundles lack the target Kubernetes version)", n)
+		s += fmt.Sprintf("; %d unknown (the target Bundles lack the Kubernetes version they are for)", n)
 	}
 	if n := counts[ChangeSkipped]; n > 0 {
 		s += fmt.Sprintf("; %d skipped (the spec's skipUpgrade)", n)

@@ -170,7 +170,7 @@ func TestBuildPlanTargetUnknown(t *testing.T) {
 	if len(p.Components) != 20 {
 		t.Errorf("%d rows, want 14 management, 4 per-Kubernetes and 2 images", len(p.Components))
 	}
-	if s := SummarizeChanges(p.Components); !strings.Contains(s, "; 6 unknown (the target Bundles lack the target Kubernetes version)") {
+	if s := SummarizeChanges(p.Components); !strings.Contains(s, "; 6 unknown (the target Bundles lack the Kubernetes version they are for)") {
 		t.Errorf("summary %q does not count the unknown rows", s)
 	}
 }

@@ -60,3 +60,26 @@ func FoldLines(s string) string {
 	}
 	return s
 }
+
+// JoinLines puts text of many lines on one, its lines joined with "; " (a
+// space after a line that ends in ":"): the API server's multi-line
+// refusal ("errors:" and a field a line), a failureMessage whose cause
+// follows a first line that names none.
+func JoinLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}

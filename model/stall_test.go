@@ -534,6 +534,7 @@ func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
 		got := Stalls(s, ProgressOptions{}, t0)
 		if len(got) != 1 || !got[0].Failed || !got[0].SinceStep || !got[0].Since.Equal(began) || !strings.Contains(got[0].Sentence, phrase) ||
 			(what == "running again") != strings.HasPrefix(got[0].Resume, "if it fails again, `upgrade-console node retry ") ||
+			(what != "running again") != strings.HasPrefix(got[0].Resume, "`upgrade-console node retry ") ||
 			!strings.Contains(got[0].Sentence, "exit code 1 (Error)") || !strings.Contains(got[0].Sentence, "(3 restarts)") {
 			t.Errorf("%s: stalls %+v, want KubeadmUpgraded failed since the step began", what, got)
 		}

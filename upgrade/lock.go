@@ -53,7 +53,7 @@ type Holder struct {
 
 // String is the Lease's holderIdentity: "alice@laptop/3f2a9c1e".
 func (h Holder) String() string {
-	s := h.User + "@" + h.Host
+	s := h.userAtHost()
 	if h.Instance != "" {
 		s += "/" + h.Instance
 	}
@@ -71,11 +71,20 @@ func (h Holder) Display() string {
 	if h.Authenticated != "" {
 		about = append(about, "authenticated as "+h.Authenticated)
 	}
-	s := h.User + "@" + h.Host
+	s := h.userAtHost()
 	if len(about) > 0 {
 		s += " (" + strings.Join(about, ", ") + ")"
 	}
 	return s
+}
+
+// userAtHost is "user@host", or the identity whole where it named no host
+// (another tool's).
+func (h Holder) userAtHost() string {
+	if h.Host == "" {
+		return h.User
+	}
+	return h.User + "@" + h.Host
 }
 
 // ParseHolder reads a holderIdentity written by String. Identities written by
@@ -86,10 +95,11 @@ func (h Holder) Display() string {
 // comparisons that decide whose lock it is read the Lease's identity as
 // written, never a parsed one.
 func ParseHolder(id string) Holder {
-	who, inst, _ := strings.Cut(model.PrintableLine(id), "/")
+	printable := model.PrintableLine(id)
+	who, inst, _ := strings.Cut(printable, "/")
 	u, h, ok := strings.Cut(who, "@")
 	if !ok {
-		return Holder{User: id}
+		return Holder{User: printable}
 	}
 	return Holder{User: u, Host: h, Instance: inst}
 }

@@ -100,4 +100,9 @@ func TestParseHolderEscapesControlCharacters(t *testing.T) {
 	if got := ParseHolder("alice@laptop/3f2a9c1e").String(); got != "alice@laptop/3f2a9c1e" {
 		t.Errorf("plain identity round trip %q", got)
 	}
+	// Another tool's identity, with no "@": kept whole, and escaped too
+	// (it was shown as written, with a stray "@" after it).
+	if got := ParseHolder("evil\x1b[2K\rpass").Display(); got != `evil\x1b[2K\rpass` {
+		t.Errorf("an identity with no host: %q", got)
+	}
 }

@@ -376,7 +376,7 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		// refused VSphereMachineConfig was sent to check clusters.
 		resource, ns := GVREKSACluster.Resource+"."+GVREKSACluster.Group, t.Spec.Cluster.GetNamespace()
 		for i, o := range rej {
-			msgs = append(msgs, o.Object+": "+joinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
+			msgs = append(msgs, o.Object+": "+model.JoinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
 			forbidden = forbidden && o.Forbidden
 			notServed = notServed && o.NotServed
 			if i == 0 && o.resource != "" {
@@ -404,8 +404,12 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		}
 		msg += fmt.Sprintf("; %d field(s) it changes are owned by %s", len(c), strings.Join(managers, ", "))
 		if !in.ForceConflicts {
-			return warn(msg+": an apply without --force-conflicts refuses them",
-				"take them over: `apply --force-conflicts`, or the take-over box of the plan screen's confirmation (tab); it is recorded in the audit log. The EKS-A CLI owns the spec's fields on a cluster it created, and taking them over is how a spec is applied without it")
+			how := "`apply --force-conflicts`, or the take-over box of the plan screen's confirmation (tab); it is recorded in the audit log"
+			fix := "take them over only if that manager (a GitOps controller, say) will not put them back: " + how + "; or change them where that manager reads them"
+			if (&ConflictsError{Conflicts: c}).onlyManager(eksaCLIManager) {
+				fix = "take them over: " + how + ". " + eksaCLIManager + " is the EKS-A CLI, which owns the spec's fields on a cluster it created and itself applies with forced ownership"
+			}
+			return warn(msg+": an apply without --force-conflicts refuses them", fix)
 		}
 		msg += ", taken over (--force-conflicts)"
 	}
@@ -419,27 +423,6 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		}
 	}
 	return pass(msg)
-}
-
-// joinLines puts the API server's multi-line refusal ("errors:" and a field
-// a line) on one line, as a preflight row is read.
-func joinLines(s string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			if strings.HasSuffix(b.String(), ":") {
-				b.WriteString(" ")
-			} else {
-				b.WriteString("; ")
-			}
-		}
-		b.WriteString(l)
-	}
-	return b.String()
 }
 
 // checkBundlesFile checks that a --to-bundles file is the Bundles the spec's

@@ -940,3 +940,26 @@ func TestKubeSkewCheckNamesWhatTheTargetBundlesShip(t *testing.T) {
 		t.Errorf("%s, fix %q: want a failure whose fix says the Bundles ship no 1.33", r.Status, r.Remediation)
 	}
 }
+
+// Fields another manager than the EKS-A CLI owns (a GitOps controller)
+// are taken over only if it will not put them back: the fix said to take
+// them over whoever owned them.
+func TestSpecAcceptedConflictsOfAnotherManager(t *testing.T) {
+	in := func(managers ...string) *Inputs {
+		var c []FieldConflict
+		for _, m := range managers {
+			c = append(c, FieldConflict{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: m})
+		}
+		spec := &unstructured.Unstructured{}
+		return &Inputs{Target: &Target{Spec: &SpecFile{Path: "s.yaml", Cluster: spec},
+			SpecDryRun: &DryRunResult{Objects: []ObjectChange{{Object: "Cluster default/mgmt"}}, Conflicts: c}}}
+	}
+	r := checkSpecAccepted(context.Background(), in("kustomize-controller", "eks-a-cli"))
+	if r.Status != model.CheckWarn || !strings.Contains(r.Message, "owned by kustomize-controller, eks-a-cli") ||
+		!strings.HasPrefix(r.Remediation, "take them over only if that manager (a GitOps controller, say) will not put them back") {
+		t.Errorf("another manager: %s %q, fix %q", r.Status, r.Message, r.Remediation)
+	}
+	if r := checkSpecAccepted(context.Background(), in("eks-a-cli")); !strings.HasPrefix(r.Remediation, "take them over: `apply --force-conflicts`") {
+		t.Errorf("the EKS-A CLI's: fix %q", r.Remediation)
+	}
+}

@@ -107,7 +107,10 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 	}
 	c := &Current{Cluster: u, Name: name, Namespace: namespace}
 	c.KubernetesVersion, _, _ = unstructured.NestedString(u.Object, "spec", "kubernetesVersion")
+	// Printed in the plan's header and checks; whoever may update the
+	// Cluster writes both.
 	c.EksaVersion, _, _ = unstructured.NestedString(u.Object, "spec", "eksaVersion")
+	c.EksaVersion = model.PrintableLine(c.EksaVersion)
 	c.WorkerGroups = workerGroups(u)
 	if c.KubernetesVersion == "" {
 		return nil, &model.InputError{Source: src, Field: "spec.kubernetesVersion", Problem: "is empty", Fix: "the cluster object is incomplete; check it with kubectl get -o yaml"}
@@ -138,7 +141,7 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 		return nil, err
 	}
 
-	c.ManagementVersion = u.GetAnnotations()[model.AnnotationManagementComponentsVersion]
+	c.ManagementVersion = model.PrintableLine(u.GetAnnotations()[model.AnnotationManagementComponentsVersion])
 	if c.ManagementVersion == "" {
 		c.ManagementVersion = c.EksaVersion
 	}

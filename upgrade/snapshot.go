@@ -279,13 +279,13 @@ func snapshotObject(u *unstructured.Unstructured) SnapshotObject {
 	return o
 }
 
-// leaveOutFileContents puts, in the place of each inline file the control
-// plane's nodes are given (kubeadmConfigSpec.files[].content), its size and
-// digest. Those files can carry credentials (a registry mirror's login in
-// containerd's config), and the snapshot is a ConfigMap, which more
+// leaveOutFileContents leaves out each inline file the control plane's
+// nodes are given (kubeadmConfigSpec.files[].content), its path and the
+// rest kept. Those files can carry credentials (a registry mirror's login
+// in containerd's config), and the snapshot is a ConfigMap, which more
 // identities may read than may read the control plane. No rollback
-// restores the control plane from a snapshot; the digest still says
-// whether a file changed.
+// restores the control plane from a snapshot. Neither a digest nor a size
+// is kept: a templated file with a password in it is guessed from either.
 func leaveOutFileContents(spec map[string]any) {
 	files, _, _ := unstructured.NestedSlice(spec, "kubeadmConfigSpec", "files")
 	if len(files) == 0 {
@@ -296,8 +296,8 @@ func leaveOutFileContents(spec map[string]any) {
 		if !ok {
 			continue
 		}
-		if c, ok := m["content"].(string); ok {
-			m["content"] = fmt.Sprintf("(left out of the snapshot: %d bytes, %s)", len(c), ContentDigest([]byte(c)))
+		if _, ok := m["content"].(string); ok {
+			m["content"] = "(left out of the snapshot)"
 		}
 	}
 	_ = unstructured.SetNestedSlice(spec, files, "kubeadmConfigSpec", "files")

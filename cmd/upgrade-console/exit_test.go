@@ -181,8 +181,9 @@ func TestErrorLineIsPrintable(t *testing.T) {
 }
 
 // A mistyped command is a wrong command line: a group's printed its help
-// and exited 0, so a runbook's `etcd rolback --yes` passed having done
-// nothing, and a mistyped top-level command exited 1, as bad input.
+// and exited 0, so a runbook's `etcd rolback --kubeconfig …` passed having
+// done nothing, and a mistyped top-level command exited 1, as bad input.
+// With flags after it, the typo is named, not the flags.
 func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -192,7 +193,10 @@ func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
 		{[]string{"lock", "stauts"}, `did you mean status?`},
 		{[]string{"snapshot", "prun"}, `did you mean prune?`},
 		{[]string{"node"}, `"upgrade-console node" needs a subcommand: retry`},
-		{[]string{"plann", "-f", "x"}, "unknown shorthand flag"},
+		{[]string{"plann", "-f", "x", "--cluster", "m"}, `unknown command "plann" for "upgrade-console"; did you mean plan?`},
+		{[]string{"etcd", "rolback", "--yes"}, `did you mean rollback?`},
+		{[]string{"lock", "stauts", "--cluster", "m"}, `did you mean status?`},
+		{[]string{"plan", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"plann"}, `unknown command "plann" for "upgrade-console"; did you mean plan?`},
 		{[]string{"bogus"}, "its commands: apply, audit,"},
 	} {

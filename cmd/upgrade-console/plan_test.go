@@ -416,13 +416,15 @@ func TestOfflinePlanSaysASkipOfACheckItDoesNotMake(t *testing.T) {
 }
 
 // A check's message carries cluster text (a failureMessage): its lines
-// are folded into the table's, where they read as lines of the plan.
-func TestPlanTableFoldsCheckMessages(t *testing.T) {
+// are joined on the table's, where they read as lines of the plan, and it
+// is escaped whichever way it came (a Lease holder with no "@" was not).
+func TestPlanTableJoinsAndEscapesCheckMessages(t *testing.T) {
 	var out bytes.Buffer
 	p := &model.Plan{Preflight: []model.CheckResult{{Name: "no-failure-message", Status: model.CheckFail,
-		Message: "KubeadmControlPlane mgmt reports a failure: disk full\n2026-11-25T12:18:03Z outcome: done (forged line)", Remediation: "look\nhere"}}}
+		Message: "KubeadmControlPlane mgmt reports a failure: disk full\n2026-11-25T12:18:03Z outcome: done (forged line)\x1b[2K\r\tx", Remediation: "look\nhere"}}}
 	writePlanTableFor(&out, p, false, nil)
-	if got := out.String(); strings.Contains(got, "\n2026-11-25") || !strings.Contains(got, "disk full (+1 lines)") || !strings.Contains(got, "fix: look (+1 lines)") {
+	if got := out.String(); strings.Contains(got, "\n2026-11-25") || strings.ContainsAny(got, "\x1b\r") ||
+		!strings.Contains(got, `disk full; 2026-11-25T12:18:03Z outcome: done (forged line)\x1b[2K\r\tx`) || !strings.Contains(got, "fix: look; here") {
 		t.Errorf("table:\n%s", got)
 	}
 	if err := blockedError([]model.CheckResult{{Name: "x", Blocking: true, Message: "a\nb", Remediation: "c"}}); strings.Contains(err.Error(), "\n") {

@@ -323,40 +323,19 @@ func planRecoveryActions(lv *live, l *liveOptions, audit *upgrade.Auditor, displ
 	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: l.nodeLabel, Threshold: display.rollbackThreshold})}
 }
 
-// groupCmd is a command that only holds subcommands (etcd, lock, node).
-// Run without one, or with one it does not hold, it is a wrong command line
-// (exit 2): cobra printed the help and exited 0, so a runbook's `etcd
-// rolback --yes` succeeded having done nothing.
+// groupCmd is a command that only holds subcommands (etcd, lock, node,
+// snapshot). Run without one, or with a name it does not hold, it is a wrong
+// command line (exit 2): cobra printed the help and exited 0, so a
+// runbook's `etcd rolback --kubeconfig …` passed having done nothing.
 func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, RunE: func(cmd *cobra.Command, args []string) error {
-		var names []string
-		for _, c := range cmd.Commands() {
-			if c.IsAvailableCommand() {
-				names = append(names, c.Name())
-			}
-		}
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("%q needs a subcommand: %s; see %q", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath()+" --help")}
+			return usageError{fmt.Errorf("%q needs a subcommand: %s; see %q", cmd.CommandPath(), strings.Join(commandNames(cmd), ", "), cmd.CommandPath()+" --help")}
 		}
-		return unknownCommand(cmd, args[0], names)
+		return unknownCommand(cmd, args[0])
 	}}
 	cmd.AddCommand(subs...)
 	return cmd
-}
-
-// unknownCommand is the wrong command line of a command name cmd does not
-// hold, with the names near it.
-func unknownCommand(cmd *cobra.Command, name string, names []string) error {
-	s := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
-	if cmd.SuggestionsMinimumDistance <= 0 {
-		cmd.SuggestionsMinimumDistance = 2 // cobra's own, which it sets only where it suggests
-	}
-	if near := cmd.SuggestionsFor(name); len(near) > 0 {
-		s += "; did you mean " + strings.Join(near, " or ") + "?"
-	} else {
-		s += "; its commands: " + strings.Join(names, ", ")
-	}
-	return usageError{errors.New(s)}
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {

@@ -53,12 +53,24 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 			if err := flagTookAFlag(cmd); err != nil {
 				return err
 			}
+			if cmd.HasAvailableSubCommands() {
+				// The root and the groups run only to show the help or
+				// say a command is wrong: no log file is made for that.
+				return nil
+			}
 			impersonated = impersonation(g.kube)
 			g.conn = connFlags(cmd.Flags())
 			return setupLogging(g.logFile)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		// A mistyped command with flags after it (`plann -f spec.yaml`):
+		// the flags were read as the parent's, and the typo is the error.
+		if cmd.HasAvailableSubCommands() {
+			if args := cmd.Flags().Args(); len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+		}
 		// A value the flag cannot parse is bad input (exit 1), as for
 		// values the commands check themselves; a missing or unknown flag
 		// is a wrong command line (exit 2).
@@ -103,15 +115,35 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 		if len(args) == 0 {
 			return cmd.Help()
 		}
-		var names []string
-		for _, c := range cmd.Commands() {
-			if c.IsAvailableCommand() {
-				names = append(names, c.Name())
-			}
-		}
-		return unknownCommand(cmd, args[0], names)
+		return unknownCommand(cmd, args[0])
 	}
 	return root
+}
+
+// commandNames are the commands cmd holds, as its help lists them.
+func commandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return names
+}
+
+// unknownCommand is the wrong command line of a command name cmd does not
+// hold, with the names near it.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	s := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own, which it sets only where it suggests
+	}
+	if near := cmd.SuggestionsFor(name); len(near) > 0 {
+		s += "; did you mean " + strings.Join(near, " or ") + "?"
+	} else {
+		s += "; its commands: " + strings.Join(commandNames(cmd), ", ")
+	}
+	return usageError{errors.New(s)}
 }
 
 // strictCompletion makes cobra's completion command refuse a shell it has no
