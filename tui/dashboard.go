@@ -826,18 +826,20 @@ func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Zoom):
 		d.zoom = !d.zoom
 	case key.Matches(msg, k.Back):
-		// One thing at a time: the filter first, as the help says ("esc
-		// clear filter", and so does a table the filter empties, zoomed
-		// or not), then the zoom, then the full help (? closes it too).
-		// Unzooming first left the filter the help said esc clears, and
-		// took the zoomed table away from under it.
+		// One thing at a time, what is on top first: the full help
+		// (? closes it too), as on the plan screen; it stayed open while
+		// esc cleared the filter behind it, unseen. Then the filter, as
+		// the help says ("esc clear filter", and so does a table the
+		// filter empties, zoomed or not), then the zoom. Unzooming first
+		// left the filter the help said esc clears, and took the zoomed
+		// table away from under it.
 		switch {
+		case d.help.ShowAll:
+			d.help.ShowAll = false
 		case d.nodes.filter != "":
 			d.setFilter("")
 		case d.zoom:
 			d.zoom = false
-		case d.help.ShowAll:
-			d.help.ShowAll = false
 		}
 	case key.Matches(msg, k.Filter):
 		d.focus = paneNodes

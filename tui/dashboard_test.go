@@ -1055,3 +1055,25 @@ func TestEtcdHintUnderAnotherConsolesLock(t *testing.T) {
 		t.Errorf("bob's rollback under way: %q", w)
 	}
 }
+
+// Scrolled to its end, then zoomed, the events pane kept the offset of its
+// one-row clamp: ten events at the top of a blank screen, and one k
+// jumped 27 rows.
+func TestZoomedEventsFillThePaneAtTheirEnd(t *testing.T) {
+	s := fixtureLarge(1000)
+	for i := range 120 {
+		s.Events = append(s.Events, model.Event{Name: fmt.Sprintf("e%d", i), Type: "Normal", Reason: "Scaled", Message: fmt.Sprintf("event %d", i),
+			ObjectKind: "MachineDeployment", ObjectName: "mgmt-md-0", LastTimestamp: t0.Add(-time.Duration(i) * time.Second)})
+	}
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	d.focus = paneEvents
+	d.Update(tea.KeyPressMsg{Code: 'G', Text: "G"})
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	h := d.plan.height[paneEvents]
+	if !d.zoom || h < 30 || len(d.events.rows) < 2*h {
+		t.Fatalf("zoom %v, height %d, %d rows", d.zoom, h, len(d.events.rows))
+	}
+	if want := len(d.events.rows) - (h - 1); d.events.offset != want {
+		t.Errorf("zoomed at the end: offset %d, want %d (the pane full):\n%s", d.events.offset, want, screenOf(d))
+	}
+}

@@ -132,8 +132,13 @@ func (d *Dashboard) relayout() {
 		p.leftW = w
 		d.plan = p
 		d.etcd.moveCursor(0, p.height[paneEtcd])
-		if d.focus == paneNodes {
+		switch d.focus {
+		case paneNodes:
 			d.nodes.setHeight(p.height[paneNodes])
+		case paneEvents:
+			// Scrolled to its end and zoomed, the events pane kept the
+			// offset of its one-row clamp: ten events over a blank screen.
+			d.events.clampOffset(p.height[paneEvents])
 		}
 		return
 	}

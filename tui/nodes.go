@@ -60,6 +60,12 @@ func (r *nodeRow) matches(f string) bool {
 	return false
 }
 
+// first says whether the row is listed before every owner's: a failed or
+// stalled machine's (groupRowsInto).
+func (r *nodeRow) first() bool {
+	return r.fold == foldNone && (r.mark.r == rSevError || r.mark.r == rStall)
+}
+
 // state is the word for what the row's mark shows, as the nodes title
 // counts it.
 func (r *nodeRow) state() string {
@@ -490,15 +496,25 @@ func shortVersion(v string) string {
 }
 
 // groupRowsInto folds settled siblings into one row per owner, as
-// clusterctl describe groups machines with the same state. Expanded or
-// filtered, every (matching) row is shown, in the same order: per owner,
-// the rows that move first, then those leaving, waiting and up to date. In
-// name order the few machines under way came after hundreds "to be
-// replaced". It appends to out[:0], a buffer the caller keeps between
-// rebuilds; it must not share memory with all.
+// clusterctl describe groups machines with the same state. The failed
+// machines come first, then the stalled ones, whatever their owner: among
+// 2,000 rows in name order, the stalled machines of md-1 came after every
+// md-0 machine still moving, off the screen. Then, per owner, the rows that
+// move, then those leaving, waiting and up to date. In name order the few
+// machines under way came after hundreds "to be replaced". Expanded or
+// filtered, every (matching) row is shown, in the same order. It appends
+// to out[:0], a buffer the caller keeps between rebuilds; it must not
+// share memory with all.
 func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []nodeRow {
 	out = out[:0]
 	f := strings.ToLower(filter)
+	for _, first := range [...]role{rSevError, rStall} {
+		for r := range all {
+			if all[r].mark.r == first && all[r].fold == foldNone && (filter == "" || all[r].matches(f)) {
+				out = append(out, all[r])
+			}
+		}
+	}
 	for i := 0; i < len(all); {
 		owner := all[i].owner
 		j := i
@@ -510,7 +526,7 @@ func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []n
 		if expand || filter != "" {
 			for k := foldNone; k < foldKinds; k++ {
 				for r := range block {
-					if block[r].fold == k && (filter == "" || block[r].matches(f)) {
+					if block[r].fold == k && !block[r].first() && (filter == "" || block[r].matches(f)) {
 						out = append(out, block[r])
 					}
 				}
@@ -523,7 +539,9 @@ func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []n
 				groups[k].add(&block[r])
 				continue
 			}
-			out = append(out, block[r])
+			if !block[r].first() {
+				out = append(out, block[r])
+			}
 		}
 		for k := foldNone + 1; k < foldKinds; k++ {
 			out = groups[k].appendTo(out, owner)

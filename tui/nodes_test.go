@@ -537,6 +537,45 @@ func TestExpandedAndFilteredRowsPutTheMovingFirst(t *testing.T) {
 	}
 }
 
+// Failed machines, then stalled ones, come before every owner's rows: at
+// 2,000 workers the stalled machines of md-1 the status line named came
+// after every md-0 machine still moving, off the screen.
+func TestFailedAndStalledRowsComeFirst(t *testing.T) {
+	all := []nodeRow{
+		{name: "cp-a", owner: "mgmt", fold: foldUpToDate},
+		{name: "md-0-a", owner: "md-0"},
+		{name: "md-0-b", owner: "md-0", mark: seg{"⚠", rStall}},
+		{name: "md-0-c", owner: "md-0", fold: foldWaiting},
+		{name: "md-1-a", owner: "md-1"},
+		{name: "md-1-b", owner: "md-1", mark: seg{"⚠", rStall}},
+		{name: "md-1-c", owner: "md-1", mark: seg{"✗", rSevError}},
+	}
+	names := func(rows []nodeRow) string {
+		var out []string
+		for _, r := range rows {
+			if r.group > 0 {
+				out = append(out, fmt.Sprintf("(%d)", r.group))
+				continue
+			}
+			out = append(out, r.name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		expand bool
+		filter string
+		want   string
+	}{
+		{false, "", "md-1-c md-0-b md-1-b cp-a md-0-a md-0-c md-1-a"},
+		{true, "", "md-1-c md-0-b md-1-b cp-a md-0-a md-0-c md-1-a"},
+		{false, "md-1", "md-1-c md-1-b md-1-a"},
+	} {
+		if got := names(groupRowsInto(nil, all, tc.expand, tc.filter)); got != tc.want {
+			t.Errorf("expand %v, filter %q: %s, want %s", tc.expand, tc.filter, got, tc.want)
+		}
+	}
+}
+
 // A NodeUpgrade just created, no condition yet: its row's SINCE was the
 // node's Ready time (days old on a real cluster), not the step's start.
 func TestStepSinceStartsAtTheNodeUpgrade(t *testing.T) {

@@ -281,7 +281,13 @@ func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool
 			box = "[x]"
 		}
 		gap()
-		wrapAdd(&tail, box+" take over the conflicting fields (recorded in the audit log)", rBold)
+		// What it takes over, in the box: at 80×24 the list of the
+		// fields is below the fold.
+		whose := "other managers own"
+		if m := soleManager(d.dry.Conflicts); m != "" {
+			whose = m + " owns"
+		}
+		wrapAdd(&tail, fmt.Sprintf("%s take over the %d field(s) %s (recorded in the audit log)", box, len(d.dry.Conflicts), whose), rBold)
 	}
 	gap()
 	wrapAdd(&tail, "type the cluster name ("+d.cluster+") to confirm:", rText)
@@ -300,6 +306,8 @@ func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool
 	switch {
 	case d.blocked != "":
 		keys = "esc cancel"
+	case len(d.dry.Conflicts) > 0 && d.force:
+		keys = "enter apply · tab leave the fields · esc cancel"
 	case len(d.dry.Conflicts) > 0:
 		keys = "enter apply · tab take over fields · esc cancel"
 	}

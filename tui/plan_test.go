@@ -583,7 +583,7 @@ func TestConfirmDialogAt80x24(t *testing.T) {
 	}
 	top := screen()
 	requireInView(t, top, "Apply the new spec to cluster mgmt", "↓ ", "more · ↑/↓ pgup/pgdn scroll",
-		"[ ] take over the conflicting fields", "type the cluster name (mgmt) to confirm:", "> cluster name",
+		"[ ] take over the 8 field(s) eks-a-cli owns", "type the cluster name (mgmt) to confirm:", "> cluster name",
 		"enter apply · tab take over fields · esc cancel")
 	t.Run("top", func(t *testing.T) { golden.RequireEqual(t, top) })
 
@@ -648,10 +648,13 @@ func TestConfirmDialogWrapsWhatToDo(t *testing.T) {
 			appKeys(a, typeText("mgm")...)
 			appKeys(a, enter)
 			check(`type "mgmt" exactly to apply, or esc to cancel`, "> mgm", "type the cluster name (mgmt) to confirm:",
-				"[ ] take over the conflicting fields (recorded in the audit log)", "enter apply · tab take over fields · esc cancel")
+				"[ ] take over the 8 field(s) eks-a-cli owns (recorded in the audit log)", "enter apply · tab take over fields · esc cancel")
 			appKeys(a, typeText("t")...)
 			appKeys(a, enter)
 			check("8 field(s) belong to another manager: tab takes them over, or esc and resolve them", "> mgmt")
+			// Ticked, tab unticks it, and the keys say so.
+			appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
+			check("[x] take over the 8 field(s) eks-a-cli owns", "enter apply · tab leave the fields · esc cancel")
 		})
 	}
 }
