@@ -938,6 +938,7 @@ func (d *Dashboard) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
 
 func (d *Dashboard) setFilter(f string) {
 	d.nodes.filter = strings.TrimSpace(f)
+	d.keys.filterOn = d.nodes.filter != ""
 	d.nodes.cursor, d.nodes.offset, d.nodes.tail = 0, 0, false
 	d.nodes.regroup()
 	d.relayout()

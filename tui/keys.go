@@ -39,6 +39,10 @@ type KeyMap struct {
 	// Bindings active while the node filter is being typed.
 	AcceptFilter key.Binding
 	ClearFilter  key.Binding
+	// filterOn: a filter is applied, which esc clears; the help lists it
+	// then only (it listed "enter apply filter" and "esc clear filter"
+	// beside "enter zoom" with no filter to apply or clear).
+	filterOn bool
 
 	// Actions are the bindings of registered actions (recovery and the like);
 	// in read-only mode the dangerous ones are not bound at all.
@@ -73,7 +77,11 @@ func DefaultKeyMap() KeyMap {
 // ShortHelp is the footer line: a key each, the full help (?) names the
 // others.
 func (k KeyMap) ShortHelp() []key.Binding {
-	b := []key.Binding{k.NextPane, firstKey(k.Zoom), k.Filter, k.Expand, k.Describe}
+	b := []key.Binding{k.NextPane, firstKey(k.Zoom), k.Filter}
+	if k.filterOn {
+		b = append(b, k.ClearFilter)
+	}
+	b = append(b, k.Expand, k.Describe)
 	b = append(b, k.Actions...)
 	return append(b, k.Copy, k.Help, firstKey(k.Quit))
 }
@@ -94,7 +102,10 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	cols := [][]key.Binding{
 		{k.NextPane, k.PrevPane, k.Zoom, k.Back, k.Expand, k.Describe},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
-		{k.Filter, k.AcceptFilter, k.ClearFilter},
+		{k.Filter},
+	}
+	if k.filterOn {
+		cols[2] = append(cols[2], k.ClearFilter)
 	}
 	acts := k.Actions
 	if k.Copy.Enabled() {
