@@ -83,3 +83,9 @@ func JoinLines(s string) string {
 	}
 	return b.String()
 }
+
+// CheckLine is a preflight check's message or fix as one line of the
+// console's output: its lines joined (a failureMessage's cause often
+// follows its first line) and escaped, whichever path the cluster's text
+// took into it.
+func CheckLine(s string) string { return PrintableLine(JoinLines(s)) }

@@ -132,14 +132,10 @@ func (d *Dashboard) relayout() {
 		p.leftW = w
 		d.plan = p
 		d.etcd.moveCursor(0, p.height[paneEtcd])
-		switch d.focus {
-		case paneNodes:
+		if d.focus == paneNodes {
 			d.nodes.setHeight(p.height[paneNodes])
-		case paneEvents:
-			// Scrolled to its end and zoomed, the events pane kept the
-			// offset of its one-row clamp: ten events over a blank screen.
-			d.events.clampOffset(p.height[paneEvents])
 		}
+		d.clampTextPanes()
 		return
 	}
 	items := d.allocate(body, w >= wideLayout)
@@ -171,6 +167,19 @@ func (d *Dashboard) relayout() {
 		// Hidden (another pane zoomed, a screen too short), it keeps its
 		// place for when it shows again.
 		d.nodes.setHeight(p.height[paneNodes])
+	}
+	d.clampTextPanes()
+}
+
+// clampTextPanes keeps each shown text pane's window full for its new
+// height: scrolled to its end, a pane that grew (zoomed, the terminal
+// made taller) kept the offset of its old height, ten events over a blank
+// screen, until the next snapshot.
+func (d *Dashboard) clampTextPanes() {
+	for _, tp := range [...]*textPane{&d.cluster, &d.cp, &d.events} {
+		if d.plan.visible[tp.id] {
+			tp.clampOffset(d.plan.height[tp.id])
+		}
 	}
 }
 

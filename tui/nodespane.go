@@ -126,9 +126,9 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	// first row follows the first row, as the events pane at its top
 	// does: failures sort first, and a console that has not been moved
 	// kept the machine it opened on while a failed one rose above it.
-	anchor, anchored, line := rowAnchor{}, false, 0
+	anchor, anchored, line, wasFirst := rowAnchor{}, false, 0, false
 	if !p.tail && p.cursor < len(p.rows) && (p.cursor > 0 || p.offset > 0) {
-		anchor, anchored, line = anchorOf(&p.rows[p.cursor]), true, p.cursor-p.offset
+		anchor, anchored, line, wasFirst = anchorOf(&p.rows[p.cursor]), true, p.cursor-p.offset, p.rows[p.cursor].first()
 	}
 	p.all = p.join.join(st, s, stalled)
 	p.regroup()
@@ -137,6 +137,13 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	}
 	for i := range p.rows {
 		if anchorOf(&p.rows[i]) == anchor {
+			if wasFirst && !p.rows[i].first() {
+				// Its stall cleared, and the row went back among its
+				// group's, maybe thousands of rows down: the cursor
+				// stays where the operator was reading, among the
+				// failures at the top.
+				break
+			}
 			p.cursor, p.offset = i, max(i-line, 0)
 			p.follow()
 			return
@@ -155,15 +162,17 @@ func (p *nodesPane) regroup() {
 		if p.all[i].role == roleNodeOnly {
 			nodeOnly++
 		}
+		// The mark first: a settled machine in the stall set is listed
+		// as stalled, at the top, and the title counted it up to date.
 		switch {
-		case p.all[i].settled:
-			upToDate++
 		case p.all[i].mark.r == rSevError:
 			failed++
-		case p.all[i].mark.r == rSevInfo:
-			active++
 		case p.all[i].mark.r == rStall:
 			stalled++
+		case p.all[i].settled:
+			upToDate++
+		case p.all[i].mark.r == rSevInfo:
+			active++
 		}
 	}
 	if p.avail.msg != "" {

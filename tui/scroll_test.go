@@ -324,6 +324,48 @@ func TestNodesCursorAtTheTopFollowsTheTop(t *testing.T) {
 	}
 }
 
+// Failed machines head the table; the cursor on one whose failure cleared
+// followed it back among its group's rows, and the window jumped from the
+// failures at the top to the table's end.
+func TestNodesCursorStaysAtTheTopWhenItsFailureClears(t *testing.T) {
+	s := fixtureLarge(200)
+	failed := func(s *model.ClusterState, v uint64, names ...string) *model.ClusterState {
+		next := *s
+		next.Version = s.Version + v
+		var ms []*model.Machine
+		for _, m := range s.Machines.All() {
+			c := *m
+			if slices.Contains(names, c.Name) {
+				c.Phase = "Failed"
+			}
+			ms = append(ms, &c)
+		}
+		next.Machines = model.ListOf(ms...)
+		return &next
+	}
+	// Two machines up to date, at the table's end once their failures
+	// clear.
+	var last []string
+	for _, r := range newTestDashboard(t, s, themes.Mono, 120, 40).nodes.all {
+		if r.settled && r.machine != "" {
+			last = append(last, r.machine)
+		}
+	}
+	last = last[len(last)-2:]
+	d := newTestDashboard(t, failed(s, 1, last...), themes.Mono, 120, 40)
+	d.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	d.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if d.nodes.cursor != 1 || !d.nodes.rows[1].first() || d.nodes.rows[1].machine != last[1] {
+		t.Fatalf("cursor %d on %q: the test wants it on the second failed machine, %s", d.nodes.cursor, d.nodes.rows[d.nodes.cursor].machine, last[1])
+	}
+	next := failed(s, 2, last[0]) // the second's failure cleared
+	d.Update(SnapshotMsg{State: next})
+	d.Update(frameMsg{})
+	if d.nodes.cursor != 1 || d.nodes.offset != 0 {
+		t.Errorf("the cursor went to row %d (window at %d) with its machine, want it kept at the top", d.nodes.cursor, d.nodes.offset)
+	}
+}
+
 // eventsFrom is n events, newest first, numbered from first up (the newest
 // the highest), each a second after the one before.
 func eventsFrom(first, n int) []model.Event {

@@ -75,9 +75,9 @@ func (e *PreflightError) Error() string {
 	var b strings.Builder
 	b.WriteString("blocked by preflight:")
 	for _, c := range e.Checks {
-		fmt.Fprintf(&b, "\n  %s: %s", c.Name, c.Message)
+		fmt.Fprintf(&b, "\n  %s: %s", c.Name, model.CheckLine(c.Message))
 		if c.Remediation != "" {
-			fmt.Fprintf(&b, "\n    fix: %s", c.Remediation)
+			fmt.Fprintf(&b, "\n    fix: %s", model.CheckLine(c.Remediation))
 		}
 	}
 	return b.String()

@@ -424,3 +424,13 @@ func TestDetachOfAClusterThatStopsWithTheConsole(t *testing.T) {
 		}
 	}
 }
+
+// A start refused under the lock by a blocking check prints the check's
+// text, which carries cluster text (a failureMessage): its lines joined and
+// escaped, as the plan's table prints them.
+func TestPreflightErrorPrintsChecksOnALineEach(t *testing.T) {
+	err := &PreflightError{Checks: []model.CheckResult{{Name: "no-failure-message", Message: "disk full\n2026-11-25T12:18:03Z outcome: done\x1b[2K", Remediation: "look\nhere"}}}
+	if got, want := err.Error(), "blocked by preflight:\n  no-failure-message: disk full; 2026-11-25T12:18:03Z outcome: done\\x1b[2K\n    fix: look; here"; got != want {
+		t.Errorf("error = %q\nwant    %q", got, want)
+	}
+}

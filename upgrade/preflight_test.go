@@ -956,7 +956,7 @@ func TestSpecAcceptedConflictsOfAnotherManager(t *testing.T) {
 	}
 	r := checkSpecAccepted(context.Background(), in("kustomize-controller", "eks-a-cli"))
 	if r.Status != model.CheckWarn || !strings.Contains(r.Message, "owned by kustomize-controller, eks-a-cli") ||
-		!strings.HasPrefix(r.Remediation, "take them over only if that manager (a GitOps controller, say) will not put them back") {
+		!strings.HasPrefix(r.Remediation, "take them over only if their manager (a GitOps controller, say) will not put them back") {
 		t.Errorf("another manager: %s %q, fix %q", r.Status, r.Message, r.Remediation)
 	}
 	if r := checkSpecAccepted(context.Background(), in("eks-a-cli")); !strings.HasPrefix(r.Remediation, "take them over: `apply --force-conflicts`") {

@@ -106,9 +106,10 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 		return nil, err
 	}
 	c := &Current{Cluster: u, Name: name, Namespace: namespace}
+	// Printed in the plan's header, rows and checks; whoever may update
+	// the Cluster writes them.
 	c.KubernetesVersion, _, _ = unstructured.NestedString(u.Object, "spec", "kubernetesVersion")
-	// Printed in the plan's header and checks; whoever may update the
-	// Cluster writes both.
+	c.KubernetesVersion = model.PrintableLine(c.KubernetesVersion)
 	c.EksaVersion, _, _ = unstructured.NestedString(u.Object, "spec", "eksaVersion")
 	c.EksaVersion = model.PrintableLine(c.EksaVersion)
 	c.WorkerGroups = workerGroups(u)
@@ -350,9 +351,12 @@ func workerGroups(cluster *unstructured.Unstructured) []model.WorkerGroup {
 		if !ok {
 			continue
 		}
+		// Names and versions are printed (the plan's worker rows); a
+		// live Cluster's are whoever may update it's.
 		wg := model.WorkerGroup{}
-		wg.Name, _ = m["name"].(string)
-		wg.KubernetesVersion, _ = m["kubernetesVersion"].(string)
+		name, _ := m["name"].(string)
+		version, _ := m["kubernetesVersion"].(string)
+		wg.Name, wg.KubernetesVersion = model.PrintableLine(name), model.PrintableLine(version)
 		if n, ok, _ := unstructured.NestedInt64(m, "count"); ok {
 			wg.Count = int(n)
 		}

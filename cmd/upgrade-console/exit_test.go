@@ -208,4 +208,12 @@ func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
 	if out, _, code := runCaptured(t); code != ExitOK || !strings.Contains(out, "Usage:") {
 		t.Errorf("no command: exit %d\n%s", code, out)
 	}
+	// Help, or a wrong command, makes no log file.
+	for _, args := range [][]string{nil, {"help", "plan"}, {"lock"}, {"plann"}} {
+		state := t.TempDir()
+		runCapturedIn(t, state, args...)
+		if _, err := os.Stat(filepath.Join(state, "upgrade-console")); err == nil {
+			t.Errorf("%v made a log file under XDG_STATE_HOME", args)
+		}
+	}
 }

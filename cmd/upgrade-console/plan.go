@@ -309,18 +309,13 @@ func writePlanTableFor(out io.Writer, p *model.Plan, all bool, spec *model.SpecS
 	for _, r := range p.Preflight {
 		// One line each: a message carries cluster text (a failureMessage),
 		// whose own lines read as the console's (-o json has them whole).
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Status, r.Name, checkText(r.Message))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Status, r.Name, model.CheckLine(r.Message))
 		if r.Remediation != "" && r.Status != model.CheckPass {
-			fmt.Fprintf(tw, "  \t\tfix: %s\n", checkText(r.Remediation))
+			fmt.Fprintf(tw, "  \t\tfix: %s\n", model.CheckLine(r.Remediation))
 		}
 	}
 	_ = tw.Flush()
 }
-
-// checkText is a check's message or fix as a line of the plan: its lines
-// joined (a failureMessage's cause often follows its first line), and
-// escaped, whichever path the cluster's text took into it.
-func checkText(s string) string { return model.PrintableLine(model.JoinLines(s)) }
 
 func blockedError(results []model.CheckResult) error {
 	var names []string
@@ -334,7 +329,7 @@ func blockedError(results []model.CheckResult) error {
 		}
 	}
 	if len(names) == 1 {
-		return fmt.Errorf("preflight check %s blocks the upgrade: %s (fix: %s)", first.Name, checkText(first.Message), checkText(first.Remediation))
+		return fmt.Errorf("preflight check %s blocks the upgrade: %s (fix: %s)", first.Name, model.CheckLine(first.Message), model.CheckLine(first.Remediation))
 	}
 	return fmt.Errorf("%d preflight checks block the upgrade: %s; see the plan's preflight results", len(names), strings.Join(names, ", "))
 }

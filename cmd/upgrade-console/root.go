@@ -53,9 +53,9 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 			if err := flagTookAFlag(cmd); err != nil {
 				return err
 			}
-			if cmd.HasAvailableSubCommands() {
-				// The root and the groups run only to show the help or
-				// say a command is wrong: no log file is made for that.
+			if cmd.HasAvailableSubCommands() || cmd.Name() == "help" {
+				// The root, the groups and help run only to show the
+				// help or say a command is wrong: no log file for that.
 				return nil
 			}
 			impersonated = impersonation(g.kube)
