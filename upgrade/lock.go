@@ -53,7 +53,8 @@ type Holder struct {
 
 // String is the Lease's holderIdentity: "alice@laptop/3f2a9c1e".
 func (h Holder) String() string {
-	s := h.userAtHost()
+	// Always user@host: it is the Lease's identity, compared as written.
+	s := h.User + "@" + h.Host
 	if h.Instance != "" {
 		s += "/" + h.Instance
 	}
@@ -78,8 +79,8 @@ func (h Holder) Display() string {
 	return s
 }
 
-// userAtHost is "user@host", or the identity whole where it named no host
-// (another tool's).
+// userAtHost is "user@host" as an operator reads it, or the identity whole
+// where it named no host (another tool's).
 func (h Holder) userAtHost() string {
 	if h.Host == "" {
 		return h.User
