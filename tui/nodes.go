@@ -508,9 +508,9 @@ func shortVersion(v string) string {
 func groupRowsInto(out []nodeRow, all []nodeRow, expand bool, filter string) []nodeRow {
 	out = out[:0]
 	f := strings.ToLower(filter)
-	for _, first := range [...]role{rSevError, rStall} {
+	for _, mark := range [...]role{rSevError, rStall} {
 		for r := range all {
-			if all[r].mark.r == first && all[r].fold == foldNone && (filter == "" || all[r].matches(f)) {
+			if all[r].first() && all[r].mark.r == mark && (filter == "" || all[r].matches(f)) {
 				out = append(out, all[r])
 			}
 		}

@@ -1401,7 +1401,7 @@ func dryRunLines(st *styles, dry *upgrade.DryRunResult, limit, w int) []line {
 	}
 	// One manager (eks-a-cli, on a cluster the CLI created) is named once,
 	// so that each line has room for the object the field belongs to.
-	manager := soleManager(dry.Conflicts)
+	manager := upgrade.SoleManager(dry.Conflicts)
 	if manager != "" {
 		add(seg{"   " + sym.Warn + fmt.Sprintf(" %d field(s) owned by another field manager, %s:", len(dry.Conflicts), manager), rStall})
 	} else {
@@ -1574,19 +1574,4 @@ func concatSegs(parts ...[]seg) []seg {
 		out = append(out, p...)
 	}
 	return out
-}
-
-// soleManager is the one field manager that owns every conflicting field,
-// "" when they are more than one's.
-func soleManager(conflicts []upgrade.FieldConflict) string {
-	if len(conflicts) == 0 {
-		return ""
-	}
-	m := conflicts[0].Manager
-	for _, c := range conflicts[1:] {
-		if c.Manager != m {
-			return ""
-		}
-	}
-	return m
 }

@@ -284,7 +284,7 @@ func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool
 		// What it takes over, in the box: at 80×24 the list of the
 		// fields is below the fold.
 		whose := "other managers own"
-		if m := soleManager(d.dry.Conflicts); m != "" {
+		if m := upgrade.SoleManager(d.dry.Conflicts); m != "" {
 			whose = m + " owns"
 		}
 		wrapAdd(&tail, fmt.Sprintf("%s take over the %d field(s) %s (recorded in the audit log)", box, len(d.dry.Conflicts), whose), rBold)

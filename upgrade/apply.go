@@ -119,7 +119,7 @@ func (e *ConflictsError) Error() string {
 		fmt.Fprintf(&b, "\n  %s %s: %s", c.Object, c.Field, c.Manager)
 	}
 	b.WriteString("\nthe upgrade changes them; take them over only if that manager (e.g. a GitOps controller) will not put them back: re-run with --force-conflicts, or change them where that manager reads them")
-	if e.onlyManager(eksaCLIManager) {
+	if SoleManager(e.Conflicts) == eksaCLIManager {
 		b.WriteString("\n(" + eksaCLIManager + " is the EKS-A CLI, which itself applies with forced ownership: taking its fields over is what its own upgrade does)")
 	}
 	return b.String()
@@ -128,13 +128,19 @@ func (e *ConflictsError) Error() string {
 // eksaCLIManager is the field manager of `eksctl anywhere` (its applier).
 const eksaCLIManager = "eks-a-cli"
 
-func (e *ConflictsError) onlyManager(m string) bool {
-	for _, c := range e.Conflicts {
+// SoleManager is the one field manager that owns every conflicting field,
+// "" when they are more than one's (or none).
+func SoleManager(conflicts []FieldConflict) string {
+	if len(conflicts) == 0 {
+		return ""
+	}
+	m := conflicts[0].Manager
+	for _, c := range conflicts[1:] {
 		if c.Manager != m {
-			return false
+			return ""
 		}
 	}
-	return len(e.Conflicts) > 0
+	return m
 }
 
 // Applier server-side applies a spec file.

@@ -299,3 +299,20 @@ func TestRenderCutsLongValuesInTheMiddle(t *testing.T) {
 		t.Errorf("render = %q, want %q", s, want)
 	}
 }
+
+// The refusal names the EKS-A CLI only where it owns every conflicting
+// field; another manager's (a GitOps controller's) may be put back.
+func TestConflictsErrorNamesTheEKSACLIOnlyWhereItOwnsThemAll(t *testing.T) {
+	cli := FieldConflict{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: "eks-a-cli"}
+	flux := FieldConflict{Object: "Cluster default/mgmt", Field: ".spec.eksaVersion", Manager: "kustomize-controller"}
+	const note = "eks-a-cli is the EKS-A CLI, which itself applies with forced ownership"
+	if got := (&ConflictsError{Conflicts: []FieldConflict{cli, cli}}).Error(); !strings.Contains(got, note) {
+		t.Errorf("the CLI's alone: %q", got)
+	}
+	if got := (&ConflictsError{Conflicts: []FieldConflict{cli, flux}}).Error(); strings.Contains(got, note) {
+		t.Errorf("the CLI's and another's: %q", got)
+	}
+	if got := SoleManager(nil); got != "" {
+		t.Errorf("no conflicts: sole manager %q", got)
+	}
+}

@@ -406,7 +406,7 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 		if !in.ForceConflicts {
 			how := "`apply --force-conflicts`, or the take-over box of the plan screen's confirmation (tab); it is recorded in the audit log"
 			fix := "take them over only if their manager (a GitOps controller, say) will not put them back: " + how + "; or change them where it reads them"
-			if (&ConflictsError{Conflicts: c}).onlyManager(eksaCLIManager) {
+			if SoleManager(c) == eksaCLIManager {
 				fix = "take them over: " + how + ". " + eksaCLIManager + " is the EKS-A CLI, which owns the spec's fields on a cluster it created and itself applies with forced ownership"
 			}
 			return warn(msg+": an apply without --force-conflicts refuses them", fix)
