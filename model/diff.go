@@ -381,7 +381,59 @@ func ChangeCounts(diffs []ComponentDiff) map[ChangeKind]int {
 // SummarizeChanges is the one-line summary under the plan table, e.g.
 // "12 of 18 components change: 10 minor, 2 patch; 6 unchanged", or "all
 // components are up to date".
+//
+// The kubernetes rows of worker groups pinned to their own version are not
+// components: they are counted as groups, after the components.
 func SummarizeChanges(diffs []ComponentDiff) string {
+	comps, workers := splitWorkerRows(diffs)
+	return summarizeComponents(comps) + summarizeWorkerRows(workers)
+}
+
+// splitWorkerRows parts diffs into the components' rows and the worker
+// groups' kubernetes rows.
+func splitWorkerRows(diffs []ComponentDiff) (comps, workers []ComponentDiff) {
+	for _, d := range diffs {
+		if d.WorkerGroups != nil {
+			workers = append(workers, d)
+			continue
+		}
+		comps = append(comps, d)
+	}
+	return comps, workers
+}
+
+// summarizeWorkerRows is the summary's clause on the worker groups pinned to
+// their own Kubernetes version, counted as groups by change kind (the
+// table names them): "; the kubernetes of 2 worker groups on their own
+// version: 1 patch, 1 unchanged".
+func summarizeWorkerRows(rows []ComponentDiff) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	groups := map[ChangeKind]int{}
+	n := 0
+	for _, r := range rows {
+		groups[r.Change] += len(r.WorkerGroups)
+		n += len(r.WorkerGroups)
+	}
+	var parts []string
+	for _, k := range ChangeKinds {
+		switch {
+		case groups[k] == 0:
+		case k == ChangeNone:
+			parts = append(parts, fmt.Sprintf("%d unchanged", groups[k]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", groups[k], k))
+		}
+	}
+	noun := "worker groups on their own version"
+	if n == 1 {
+		noun = "worker group on its own version"
+	}
+	return fmt.Sprintf("; the kubernetes of %d %s: %s", n, noun, strings.Join(parts, ", "))
+}
+
+func summarizeComponents(diffs []ComponentDiff) string {
 	counts := ChangeCounts(diffs)
 	changed := changedCount(diffs, counts)
 	unused := ""

@@ -29,6 +29,29 @@ func TestSummarizeChangesCountsSkippedApart(t *testing.T) {
 	}
 }
 
+// The kubernetes rows of worker groups pinned to their own version are
+// counted as groups after the components, not as components: a cluster of
+// 18 components with two pinned groups read "… of 20 components change".
+func TestSummarizeChangesCountsWorkerGroupsApart(t *testing.T) {
+	rows := []ComponentDiff{
+		{Key: "cilium", Change: ChangeMinor},
+		{Key: KeyKubernetes, Change: ChangeMinor},
+		{Key: KeyKubernetes, Change: ChangePatch, WorkerGroups: []string{"md-1", "md-2"}},
+		{Key: KeyKubernetes, Change: ChangeNone, WorkerGroups: []string{"md-3"}},
+		{Key: "flux", Change: ChangeNone},
+	}
+	want := "2 of 3 components change: 2 minor; 1 unchanged; the kubernetes of 3 worker groups on their own version: 2 patch, 1 unchanged"
+	if got := SummarizeChanges(rows); got != want {
+		t.Errorf("summary = %q\nwant      %q", got, want)
+	}
+	// Components all up to date, one group's EKS-D rebuilt: not "all up to date" alone.
+	rows = []ComponentDiff{{Key: "cilium", Change: ChangeNone}, {Key: KeyKubernetes, Change: ChangeRebuild, WorkerGroups: []string{"md-1"}}}
+	want = "all components are up to date; the kubernetes of 1 worker group on its own version: 1 rebuild"
+	if got := SummarizeChanges(rows); got != want {
+		t.Errorf("summary = %q\nwant      %q", got, want)
+	}
+}
+
 // A failed upgrade's time stops when it failed: the header's elapsed time
 // does not keep counting up under "failed".
 func TestTimelineStopsWhenTheUpgradeFails(t *testing.T) {
