@@ -45,7 +45,7 @@ func run(args []string) (code int) {
 		}
 	}()
 	root := newRootCmd()
-	root.SetArgs(args)
+	setArgs(root, args)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,6 +71,12 @@ kubectl's connection flags: --kubeconfig, --context, --as, --token, … (see the
 			if args := cmd.Flags().Args(); len(args) > 0 {
 				return unknownCommand(cmd, args[0])
 			}
+			// The flag came before the typo (`lock --cluster m
+			// stauts`): pflag stopped at it, and the typo is among
+			// the words after the command.
+			if name, ok := mistypedAfter(cmd); ok {
+				return unknownCommand(cmd, name)
+			}
 		}
 		// A value the flag cannot parse is bad input (exit 1), as for
 		// values the commands check themselves; a missing or unknown flag
@@ -129,6 +136,45 @@ func commandNames(cmd *cobra.Command) []string {
 		}
 	}
 	return names
+}
+
+// argsAnnotation keeps, on the root command, the command line it runs
+// (setArgs): a flag error names a mistyped command found after the flag.
+const argsAnnotation = "upgrade-console/args"
+
+// setArgs gives root its command line.
+func setArgs(root *cobra.Command, args []string) {
+	root.SetArgs(args)
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[argsAnnotation] = strings.Join(args, "\x00")
+}
+
+// mistypedAfter is the first word of the command line after cmd's name
+// that is near one of cmd's commands: a word that is no command but the
+// value of a flag before it ("m" of --cluster m) is near none.
+func mistypedAfter(cmd *cobra.Command) (string, bool) {
+	raw, ok := cmd.Root().Annotations[argsAnnotation]
+	if !ok {
+		return "", false
+	}
+	words := strings.Split(raw, "\x00")
+	if i := slices.Index(words, cmd.Name()); i >= 0 {
+		words = words[i+1:]
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	for _, w := range words {
+		if w == "--" {
+			break
+		}
+		if !strings.HasPrefix(w, "-") && len(cmd.SuggestionsFor(w)) > 0 {
+			return w, true
+		}
+	}
+	return "", false
 }
 
 // unknownCommand is the wrong command line of a command name cmd does not
