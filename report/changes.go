@@ -87,7 +87,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
 	d.machines(prev.Machines, cur.Machines)
 	d.nodes(prev.Nodes, cur.Nodes)
-	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades)
+	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades, cur)
 	d.upgraderPods(prev.UpgraderPods, cur.UpgraderPods)
 	d.upgradeRequests(wholeRequests(prev.UpgradeRequests, d.prevListed), wholeRequests(cur.UpgradeRequests, d.curListed))
 	d.events(prev.Events, cur.Events)
@@ -592,7 +592,7 @@ func (d *differ) nodes(prevL, curL model.List[model.Node]) {
 	}
 }
 
-func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
+func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade], cur *model.ClusterState) {
 	if !d.curListed(model.KindNodeUpgrade) {
 		return
 	}
@@ -603,7 +603,8 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 		return
 	}
 	old := indexPtrs(prevL, func(n *model.NodeUpgrade) string { return n.Name })
-	kept := 0 // of the previous ones, still there
+	kept := 0                    // of the previous ones, still there
+	var nodeOf map[string]string // built once a NodeUpgrade's step fails
 	for _, c := range curL.All() {
 		subj := "NodeUpgrade " + c.Name
 		p := old[c.Name]
@@ -617,6 +618,27 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 			d.add(subj, "created for machine %s (Kubernetes %s)", c.MachineName, orDash(c.KubernetesVersion))
 			p = &model.NodeUpgrade{}
 		}
+		// The kubelet reruns a failed step's container, and the
+		// condition reads each back-off, run and exit: three lines a
+		// rerun, "FAILED" among lines that read as progress. With the
+		// upgrader pod's word that the step is failing, the back-off
+		// goes unsaid, and the run and the exit say what they are.
+		loopStep, loop := "", (*model.UpgraderContainer)(nil)
+		if len(cur.UpgraderPods) > 0 && !c.Completed {
+			if nodeOf == nil {
+				nodeOf = make(map[string]string, cur.Machines.Len())
+				for _, m := range cur.Machines.All() {
+					nodeOf[m.Name] = m.NodeName
+				}
+			}
+			node := nodeOf[c.MachineName]
+			if node == "" {
+				node = c.MachineName
+			}
+			if f, failed := cur.NodeStepFailure(c, node); failed && f.Container != nil {
+				loopStep, loop = f.Step, f.Container
+			}
+		}
 		for _, step := range model.NodeUpgradeSteps {
 			cc, ok := c.Conditions.Get(step)
 			if !ok {
@@ -626,12 +648,19 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 			if pc.Status == cc.Status && pc.Reason == cc.Reason {
 				continue
 			}
+			rerun := step == loopStep && loop.RestartCount > 0
 			switch {
 			case cc.IsTrue():
 				d.add(subj, "step %s done", step)
+			case cc.Severity == model.SeverityError && rerun:
+				d.add(subj, "step %s FAILED again: %s (%s)", step, orDash(cc.Reason), model.Restarts(loop.RestartCount))
 			case cc.Severity == model.SeverityError:
 				d.add(subj, "step %s FAILED: %s", step, orDash(cc.Reason))
-			case pc.Status != "" || cc.Reason != "Container is waiting to be initialized":
+			case step == loopStep && cc.Reason == waitingReason:
+				// The kubelet backs off before the next run.
+			case rerun && loop.State.Running:
+				d.add(subj, "step %s: running again after its failure (%s)", step, model.Restarts(loop.RestartCount))
+			case pc.Status != "" || cc.Reason != waitingReason:
 				d.add(subj, "step %s: %s", step, orDash(cc.Reason))
 			}
 		}
@@ -657,6 +686,10 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade]) {
 		}
 	}
 }
+
+// waitingReason is a NodeUpgrade step's reason while its container has not
+// started: not yet reached, or backed off after a failure.
+const waitingReason = "Container is waiting to be initialized"
 
 // upgraderPods says a container of an in-place upgrader pod that failed
 // (exited non-zero, or backs off: CrashLoopBackOff, ImagePullBackOff), with

@@ -114,3 +114,55 @@ func TestChangesSayAFailedStallNoLongerFailed(t *testing.T) {
 		t.Errorf("a failed stall said no longer stalled:\n%s", out)
 	}
 }
+
+// A failed step the kubelet reruns reads, on the NodeUpgrade, back-off,
+// run and exit again, each a line: with the upgrader pod saying the step
+// is failing, the back-off goes unsaid and the run and the exit say they
+// are a rerun and a failure again, not progress.
+func TestChangesSayAStepsRerunsAsReruns(t *testing.T) {
+	exited := model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node: health check failed"}
+	step := func(s *model.ClusterState, severity model.ConditionSeverity, reason string, pod model.UpgraderPod) *model.ClusterState {
+		c := clone(s)
+		c.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+			Conditions: model.Conditions{cond("BinariesCopied", "True", "", "", ""), cond("ContainerdUpgraded", "True", "", "", ""),
+				cond("CNIPluginsUpgraded", "True", "", "", ""), cond("KubeadmUpgraded", "False", severity, reason, "")}})
+		pod.CreationTimestamp = t0.Add(-time.Minute) // the NodeUpgrade's
+		c.UpgraderPods = []model.UpgraderPod{pod}
+		return c
+	}
+	base := etcdRollout(2)
+	running := step(base, model.SeverityInfo, "Container is still running", upgraderPod("u1", model.ContainerState{Running: true}, nil, 0))
+	failed := step(running, model.SeverityError, "Container exited with a non-zero exit code, reason: Error", upgraderPod("u1", exited, nil, 0))
+	backOff := step(failed, model.SeverityInfo, waitingReason, upgraderPod("u1", model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff"}, &exited, 1))
+	rerun := step(backOff, model.SeverityInfo, "Container is still running", upgraderPod("u1", model.ContainerState{Running: true}, &exited, 1))
+	again := step(rerun, model.SeverityError, "Container exited with a non-zero exit code, reason: Error", upgraderPod("u1", exited, &exited, 1))
+	diff := func(a, b *model.ClusterState) string {
+		var nu []string
+		for _, l := range Changes(a, b, derive(a), derive(b), t0) {
+			if strings.HasPrefix(l.Subject, "NodeUpgrade ") {
+				nu = append(nu, l.Subject+": "+l.Text)
+			}
+		}
+		return strings.Join(nu, "\n")
+	}
+	const subj = "NodeUpgrade mgmt-md-0-0000-node-upgrader: "
+	for _, c := range []struct {
+		name string
+		a, b *model.ClusterState
+		want string
+	}{
+		{"the first failure", running, failed, subj + "step KubeadmUpgraded FAILED: Container exited with a non-zero exit code, reason: Error"},
+		{"the back-off", failed, backOff, ""},
+		{"the rerun", backOff, rerun, subj + "step KubeadmUpgraded: running again after its failure (1 restart)"},
+		{"the failure again", rerun, again, subj + "step KubeadmUpgraded FAILED again: Container exited with a non-zero exit code, reason: Error (1 restart)"},
+	} {
+		if got := diff(c.a, c.b); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	// Without the pod (Pods forbidden), the condition alone is said.
+	noPod := func(s *model.ClusterState) *model.ClusterState { c := clone(s); c.UpgraderPods = nil; return c }
+	if got := diff(noPod(failed), noPod(backOff)); got != subj+"step KubeadmUpgraded: "+waitingReason {
+		t.Errorf("without the pod, the back-off: %q", got)
+	}
+}
