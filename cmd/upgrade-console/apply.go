@@ -301,8 +301,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	tctx, limit, cancel := o.followLimit(sctx)
 	defer cancel()
-	fmt.Fprintf(out, "\nfollowing the upgrade (%s; ctrl-c stops following, the upgrade goes on)…\n", limit)
-	pr := &followPrinter{out: out, lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
+	start := time.Now().UTC()
+	fmt.Fprintf(out, "\nfollowing the upgrade from %s (times UTC; %s; ctrl-c stops following, the upgrade goes on)…\n", start.Format(time.DateOnly), limit)
+	pr := &followPrinter{out: out, day: start.Format(time.DateOnly), lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
 		renewNow: func() { s.RenewLockNow(tctx) }}
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress})
 	switch {
@@ -405,12 +406,13 @@ func specUnchanged(p *upgrade.Plan) bool {
 func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.Plan, o *applyOptions) error {
 	tctx, limit, cancel := o.followLimit(sctx)
 	defer cancel()
-	fmt.Fprintf(out, "\nfollowing the upgrade to it (--wait; %s; this console applied nothing and takes no upgrade lock; ctrl-c stops following)…\n", limit)
+	start := time.Now().UTC()
+	fmt.Fprintf(out, "\nfollowing the upgrade to it from %s (--wait; times UTC; %s; this console applied nothing and takes no upgrade lock; ctrl-c stops following)…\n", start.Format(time.DateOnly), limit)
 	var gen int64
 	if p.Current != nil && p.Current.Cluster != nil {
 		gen = p.Current.Cluster.GetGeneration()
 	}
-	pr := &followPrinter{out: out}
+	pr := &followPrinter{out: out, day: start.Format(time.DateOnly)}
 	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
 		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress})
 	watch := fmt.Sprintf("`upgrade-console watch %s` follows it", lv.clusterFlags(p.Cluster))
@@ -455,10 +457,24 @@ type followPrinter struct {
 	told          map[string]bool // stall sentences already printed
 	lastConn      model.ConnectionState
 	lastRenew     string
+	// day is the date of the lines printed last: the lines say the time
+	// alone, and an upgrade followed past midnight says the new date.
+	day string
+}
+
+// stamp is the time a line is printed with, after a line that says the
+// date when it is a new day.
+func (f *followPrinter) stamp() string {
+	now := time.Now().UTC()
+	if d := now.Format(time.DateOnly); d != f.day {
+		fmt.Fprintf(f.out, "  %s\n", d)
+		f.day = d
+	}
+	return now.Format("15:04:05")
 }
 
 func (f *followPrinter) onPoll(st *model.ClusterState) {
-	at := time.Now().UTC().Format("15:04:05")
+	at := f.stamp()
 	back := false
 	if st != nil && st.Connection != "" && st.Connection != f.lastConn {
 		if f.lastConn != "" || st.Connection != model.Live {
@@ -503,7 +519,7 @@ func (f *followPrinter) onPoll(st *model.ClusterState) {
 }
 
 func (f *followPrinter) onProgress(pr model.Progress) {
-	at := time.Now().UTC().Format("15:04:05")
+	at := f.stamp()
 	fmt.Fprintf(f.out, "  %s  %s\n", at, pr.Summary)
 	if f.told == nil {
 		f.told = map[string]bool{}

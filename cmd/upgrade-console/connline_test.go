@@ -73,3 +73,20 @@ func TestApplyWaitWorkersCountNamesItsUnit(t *testing.T) {
 		}
 	}
 }
+
+// apply --wait's lines say the time alone (UTC, as its header says, with
+// the day it began): a line printed on a new day says the date first, once.
+func TestApplyWaitSaysANewDay(t *testing.T) {
+	var out strings.Builder
+	f := &followPrinter{out: &out, day: "2000-01-01"}
+	f.onProgress(model.Progress{Summary: "etcd: upgrading"})
+	f.onProgress(model.Progress{Summary: "etcd: still upgrading"})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	today := time.Now().UTC().Format(time.DateOnly)
+	if len(lines) != 3 || strings.TrimSpace(lines[0]) != today && strings.TrimSpace(lines[0]) != time.Now().UTC().Add(-time.Minute).Format(time.DateOnly) {
+		t.Fatalf("printed %q, want the new day's date, then two lines", out.String())
+	}
+	if !strings.HasSuffix(lines[1], "etcd: upgrading") || !strings.HasSuffix(lines[2], "etcd: still upgrading") {
+		t.Errorf("printed %q", out.String())
+	}
+}
