@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -369,6 +371,8 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		}
 		if c := conflictsOf(ref, err); c != nil {
 			err = &ConflictsError{Conflicts: c}
+		} else if mayHaveLanded(wctx, err) {
+			err = &UnansweredWriteError{Object: ref, Err: err}
 		}
 		entry.Result, entry.Error = resultOf(err)
 		if err == nil {
@@ -390,13 +394,44 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		}
 		if err != nil {
 			var ce *ConflictsError
-			if errors.As(err, &ce) {
+			var unanswered *UnansweredWriteError
+			if errors.As(err, &ce) || errors.As(err, &unanswered) {
 				return applied, err
 			}
 			return applied, fmt.Errorf("apply %s: %s", ref, refusal(err))
 		}
 	}
 	return applied, nil
+}
+
+// UnansweredWriteError is a write of the spec that failed with no answer
+// from the API server (no answer within writeLimit, a server timeout or
+// error, a connection cut after the request went out): it may have landed
+// all the same. Treated as not applied, the start released the lock and
+// said the spec was unchanged, over a document that may be on the new spec.
+type UnansweredWriteError struct {
+	Object string
+	Err    error
+}
+
+func (e *UnansweredWriteError) Error() string {
+	return fmt.Sprintf("apply %s: no answer from the API server (%s); the write may have landed all the same", e.Object, refusal(e.Err))
+}
+
+func (e *UnansweredWriteError) Unwrap() error { return e.Err }
+
+// mayHaveLanded reports whether a failed write may have been made all the
+// same: the API server refused it (a 4xx status) or it never went out
+// (refused connection) are the cases where it was not.
+func mayHaveLanded(wctx context.Context, err error) bool {
+	if DeadlineCut(wctx, err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return se.Status().Code >= 500 || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+	}
+	return false
 }
 
 // precheck dry-runs the spec (DryRun) and returns its conflicts, unless

@@ -88,6 +88,9 @@ type Session struct {
 	Plan     *Plan
 	Snapshot SnapshotRef
 	Applied  []AppliedObject
+	// Unanswered is the document whose write got no answer, and may have
+	// landed, when the apply stopped at one.
+	Unanswered string
 	// ClusterGeneration is the EKS-A Cluster's generation after the apply.
 	ClusterGeneration int64
 	// ChildrenBefore is the Cluster's status.childrenReconciledGeneration
@@ -280,9 +283,13 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun, OnApplied: o.OnApplied,
 		Announced: true, // the started entry lists the writes
 	})
-	anyApplied = len(s.Applied) > 0
+	// A write with no answer may have landed: the spec may be half
+	// applied, and the lock stays as after a write that did.
+	var unanswered *UnansweredWriteError
+	maybe := errors.As(err, &unanswered)
+	anyApplied = len(s.Applied) > 0 || maybe
 	if err != nil {
-		if len(s.Applied) == 0 {
+		if !anyApplied {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("interrupted before any document was applied (the snapshot was taken): %w", err)
 			}
@@ -294,12 +301,18 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		// it by name, as after any failed upgrade.
 		s.end()
 		now := d.clock().Now()
-		why := fmt.Sprintf("upgrade failed: the spec was applied in part (%d of %d documents): %s (%s)", len(s.Applied), len(plan.Target.Spec.Docs),
+		if maybe {
+			s.Unanswered = unanswered.Object
+		}
+		why := fmt.Sprintf("upgrade failed: %s: %s (%s)", s.AppliedInPart(),
 			strings.ReplaceAll(err.Error(), "\n", "; "), now.UTC().Format(time.RFC3339))
 		_ = h.Keep(context.WithoutCancel(ctx), why) // its error is in LockKeptMessage
 		s.mu.Lock()
 		s.kept = true
 		s.mu.Unlock()
+		if maybe {
+			return s, fmt.Errorf("%w\n%d document(s) were applied before it, and %s may have been too: read it (kubectl get) to know; %s", err, len(s.Applied), unanswered.Object, s.LockKeptMessage())
+		}
 		return s, fmt.Errorf("%w\n%d document(s) were applied before the failure; %s", err, len(s.Applied), s.LockKeptMessage())
 	}
 	s.ClusterGeneration = s.Applied[len(s.Applied)-1].Generation
@@ -307,6 +320,16 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		s.ChildrenBefore, _, _ = unstructured.NestedInt64(plan.Current.Cluster.Object, "status", "childrenReconciledGeneration")
 	}
 	return s, nil
+}
+
+// AppliedInPart says how much of the spec a start that failed part way
+// applied.
+func (s *Session) AppliedInPart() string {
+	n := len(s.Plan.Target.Spec.Docs)
+	if s.Unanswered != "" {
+		return fmt.Sprintf("the spec may be applied in part (%d of %d documents, and %s unanswered)", len(s.Applied), n, s.Unanswered)
+	}
+	return fmt.Sprintf("the spec was applied in part (%d of %d documents)", len(s.Applied), n)
 }
 
 // specWrites lists the writes a start makes, in their order: the started

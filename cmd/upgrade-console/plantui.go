@@ -64,7 +64,7 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 	if s != nil && s.ClusterGeneration == 0 {
 		// The apply failed part way: the lock stays, as apply without
 		// --tui leaves it, so that nobody starts on a spec half applied.
-		fmt.Fprintf(out, "the spec was applied in part (%d of %d documents); %s\n", len(s.Applied), len(s.Plan.Target.Spec.Docs), s.LockKeptMessage())
+		fmt.Fprintf(out, "%s; %s\n", s.AppliedInPart(), s.LockKeptMessage())
 		return outcome, err
 	}
 	var detachErr error

@@ -1,0 +1,94 @@
+package upgrade
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+)
+
+// unansweredApply is a dynamic client whose first server-side apply that is
+// not a dry run lands, and then answers as an API server that gave up
+// waiting on etcd does (504): the write was made, the answer lost.
+type unansweredApply struct {
+	dynamic.Interface
+	armed *atomic.Bool
+}
+
+func (u unansweredApply) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return unansweredNS{u.Interface.Resource(r), u.armed}
+}
+
+type unansweredNS struct {
+	dynamic.NamespaceableResourceInterface
+	armed *atomic.Bool
+}
+
+func (n unansweredNS) Namespace(ns string) dynamic.ResourceInterface {
+	return unansweredRes{n.NamespaceableResourceInterface.Namespace(ns), n.armed}
+}
+
+func (n unansweredNS) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return unansweredRes{n.NamespaceableResourceInterface, n.armed}.Apply(ctx, name, obj, o, sub...)
+}
+
+type unansweredRes struct {
+	dynamic.ResourceInterface
+	armed *atomic.Bool
+}
+
+func (r unansweredRes) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	out, err := r.ResourceInterface.Apply(ctx, name, obj, o, sub...)
+	if err == nil && len(o.DryRun) == 0 && r.armed.CompareAndSwap(true, false) {
+		return nil, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+	}
+	return out, err
+}
+
+// A spec write the API server did not answer may have landed: the start
+// keeps the lock as after a write that did, records the upgrade failed (not
+// interrupted: "nothing of the spec was applied"), and says so. It
+// released the lock and said the spec was unchanged, over a machine config
+// on the new template.
+func TestStartWithAnUnansweredWriteKeepsTheLock(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	audit := &memAudit{}
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	c := *w.client
+	c.Dynamic = unansweredApply{Interface: c.Dynamic, armed: armed}
+	d := &Driver{Client: &c, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
+	p := w.plan(t)
+	s, err := d.Start(ctx, p, StartOptions{ForceConflicts: true})
+	if s == nil || err == nil {
+		t.Fatalf("start: %v, %v; want it failed with the session kept", s, err)
+	}
+	if len(s.Applied) != 0 {
+		t.Fatalf("applied %d documents, want none answered", len(s.Applied))
+	}
+	if !strings.Contains(err.Error(), "may have landed all the same") || !strings.Contains(err.Error(), "may have been too") {
+		t.Errorf("error does not say the write may have landed:\n%v", err)
+	}
+	st, rerr := ReadLock(ctx, w.client.Kube, w.ns, "mgmt")
+	if rerr != nil || st == nil || !st.Held() || !strings.Contains(st.Kept, "the spec may be applied in part") || !s.Kept() {
+		t.Fatalf("lock after the unanswered write: %+v, %v (session kept: %t)", st, rerr, s.Kept())
+	}
+	got := strings.Join(audit.actions(), " ")
+	if !strings.Contains(got, "apply:failed") || !strings.Contains(got, "lock-keep:ok") || !strings.HasSuffix(got, "upgrade:failed") || strings.Contains(got, "lock-release") {
+		t.Errorf("audit %s: want the apply failed, the lock kept and the upgrade closed as failed", got)
+	}
+	for _, e := range audit.entries {
+		if e.Action == "apply" && !strings.Contains(e.Error, "may have landed all the same") {
+			t.Errorf("the apply's entry does not say the write may have landed: %+v", e)
+		}
+	}
+}
