@@ -304,6 +304,15 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	if !errors.As(err, &held) || !held.Stale {
 		return h, err
 	}
+	// A log that refused the last entry takes this one's announcement
+	// first, or the delete is not made, as for the lock's other writes.
+	state := "stale"
+	if held.Status.Kept != "" {
+		state = "kept"
+	}
+	if err := l.announce(ctx, "lock-takeover", "delete the "+state+" Lease of "+held.Status.Holder.Display()); err != nil {
+		return nil, err
+	}
 	// An interrupt does not cut the delete: once sent it may land, and its
 	// record must say what became of it, as for the lock's other writes.
 	wctx, cancel := landing(ctx)
@@ -315,10 +324,6 @@ func (l *Locker) TakeOver(ctx context.Context, clk clock.WithTicker) (*Hold, err
 	cancel()
 	// Named as lock status names it: kept on purpose (an upgrade that
 	// failed), or stale (a console that died).
-	state := "stale"
-	if held.Status.Kept != "" {
-		state = "kept"
-	}
 	msg := "deleted the " + state + " Lease of " + held.Status.Holder.Display() + " (" + held.Status.Describe(l.now()) + ")"
 	changed := apierrors.IsConflict(err)
 	switch {

@@ -447,3 +447,45 @@ func TestTakeOverOfALeaseClearedMeanwhileRecordsNoDelete(t *testing.T) {
 		t.Errorf("takeover entry %+v", e)
 	}
 }
+
+// refusingAudit is an audit log that refuses every entry (a full disk).
+type refusingAudit struct{ memAudit }
+
+func (r *refusingAudit) Refusing() bool { return true }
+
+func (r *refusingAudit) Record(ctx context.Context, e AuditEntry) error {
+	_ = r.memAudit.Record(ctx, e)
+	return &AuditWriteError{Path: "audit.log", Err: errors.New("no space left on device")}
+}
+
+// A takeover while the audit log refuses entries is announced first, and the
+// stale Lease is not deleted when the announcement is refused too, as for
+// the lock's other writes: it deleted another console's Lease and held its
+// record in memory.
+func TestTakeOverWhileTheAuditLogRefusesDeletesNothing(t *testing.T) {
+	now := time.Now()
+	stale := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
+			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
+	}
+	kube := fake.NewClientset(stale)
+	var deletes atomic.Int32
+	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		deletes.Add(1)
+		return false, nil, nil
+	})
+	audit := &refusingAudit{}
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "bob", Host: "laptop", Instance: "2"}, Audit: audit}
+	h, err := locker.TakeOver(context.Background(), clocktesting.NewFakeClock(now))
+	var aw *AuditWriteError
+	if h != nil || !errors.As(err, &aw) {
+		t.Fatalf("takeover under a refusing log: %v, %v; want its AuditWriteError", h, err)
+	}
+	if n := deletes.Load(); n != 0 {
+		t.Errorf("the Lease was deleted %d time(s) while the log refused", n)
+	}
+	if got := strings.Join(audit.actions(), " "); got != "lock-takeover:announced" {
+		t.Errorf("audit = %s, want the takeover's announcement alone", got)
+	}
+}
