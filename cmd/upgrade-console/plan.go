@@ -253,13 +253,19 @@ func writePlan(out io.Writer, format string, p any, table func()) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s\n", data)
+		if _, err := fmt.Fprintf(out, "%s\n", data); err != nil {
+			// A script reads the file: a plan cut short (a full disk)
+			// is not one to exit 0 on.
+			return fmt.Errorf("write the plan: %w", err)
+		}
 	case "yaml":
 		data, err := yaml.Marshal(p)
 		if err != nil {
 			return err
 		}
-		_, _ = out.Write(data)
+		if _, err := out.Write(data); err != nil {
+			return fmt.Errorf("write the plan: %w", err)
+		}
 	default:
 		table()
 	}

@@ -431,3 +431,17 @@ func TestPlanTableJoinsAndEscapesCheckMessages(t *testing.T) {
 		t.Errorf("blocked error: %q", err)
 	}
 }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// plan -o json/yaml into a file on a full disk fails: it exited 0 with the
+// file cut short, for a script to read.
+func TestPlanOutputWriteErrorsFail(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		if err := writePlan(failingWriter{}, format, map[string]string{"a": "b"}, nil); err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			t.Errorf("-o %s to a full disk: %v, want the write's error", format, err)
+		}
+	}
+}
