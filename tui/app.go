@@ -219,9 +219,8 @@ type (
 	sourceClosedMsg struct{}
 )
 
-// Push, Pop, OpenDialog and CloseDialog are the commands for those messages.
+// Push, OpenDialog and CloseDialog are the commands for those messages.
 func Push(s Screen) tea.Cmd       { return func() tea.Msg { return PushMsg{s} } }
-func Pop() tea.Msg                { return PopMsg{} }
 func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return OpenDialogMsg{d} } }
 func CloseDialog() tea.Msg        { return CloseDialogMsg{} }
 
@@ -956,13 +955,6 @@ func (a *App) View() (v tea.View) {
 	return v
 }
 
-// Run shows the dashboard until the operator quits (or, with QuitOnDone,
-// until the upgrade is done or has failed) and returns the outcome it saw.
-// Logs must already go to a file: the terminal belongs to the UI.
-func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	return RunApp(ctx, NewApp(opts, NewDashboard(opts)), progOpts...)
-}
-
 // terminalProfile is the colour profile to draw a terminal with, when
 // Bubble Tea's own would not do (ok false: let it detect). It takes a
 // terminal whose TERM is dumb or unset (kubectl exec -it, docker exec -it
@@ -985,7 +977,10 @@ func terminalProfile(isTerminal bool, environ []string) (colorprofile.Profile, b
 // rendererFPS is how often Bubble Tea flushes the view (see RunApp).
 const rendererFPS = 20
 
-// RunApp runs an App built by the caller (with a plan screen first, say).
+// RunApp runs an App built by the caller (a dashboard, or a plan screen
+// first) until the operator quits (or, with QuitOnDone, until the upgrade
+// is done or has failed) and returns the outcome it saw. Logs must already
+// go to a file: the terminal belongs to the UI.
 //
 // SIGINT, SIGTERM and SIGHUP end it as if the operator had quit, and a deadline of
 // ctx (watch --timeout) ends it with ctx's error. The signals are caught

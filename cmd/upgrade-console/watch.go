@@ -305,7 +305,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		NoSuspend:         suspendUnavailable(),
 		Demo:              t.demo,
 	}
-	// tui.Run, keeping the App: it returns no outcome with the deadline's
+	// The App is kept: RunApp returns no outcome with the deadline's
 	// error, and a timeout must not hide a failure the dashboard showed.
 	app := tui.NewApp(topts, tui.NewDashboard(topts))
 	_, err = tui.RunApp(ctx, app)
