@@ -424,6 +424,11 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		if rerr := os.Remove(file); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			aerr = errors.Join(aerr, fmt.Errorf("snapshot: remove the local copy %s of a snapshot the cluster refused: %w", file, rerr))
 		}
+		if mayHaveLanded(wctx, err) {
+			// Made all the same, it is a snapshot of an upgrade that
+			// never was, offered to a later rollback and to prune.
+			err = fmt.Errorf("%w; the ConfigMap may have been created all the same: delete it (kubectl -n %s delete configmap %s), as the upgrade did not start", err, ref.Namespace, ref.Name)
+		}
 		return ref, errors.Join(fmt.Errorf("snapshot: create ConfigMap %s/%s: %w", ref.Namespace, ref.Name, err), aerr)
 	}
 	return ref, aerr

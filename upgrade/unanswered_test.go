@@ -5,12 +5,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 )
@@ -90,5 +94,45 @@ func TestStartWithAnUnansweredWriteKeepsTheLock(t *testing.T) {
 		if e.Action == "apply" && !strings.Contains(e.Error, "may have landed all the same") {
 			t.Errorf("the apply's entry does not say the write may have landed: %+v", e)
 		}
+	}
+}
+
+// unansweredConfigMaps is a clientset whose ConfigMap creates land and
+// then go unanswered (504).
+type unansweredConfigMaps struct{ kubernetes.Interface }
+
+func (u unansweredConfigMaps) CoreV1() typedcorev1.CoreV1Interface {
+	return unansweredCore{u.Interface.CoreV1()}
+}
+
+type unansweredCore struct{ typedcorev1.CoreV1Interface }
+
+func (c unansweredCore) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
+	return unansweredCMs{c.CoreV1Interface.ConfigMaps(ns)}
+}
+
+type unansweredCMs struct{ typedcorev1.ConfigMapInterface }
+
+func (c unansweredCMs) Create(ctx context.Context, cm *corev1.ConfigMap, o metav1.CreateOptions) (*corev1.ConfigMap, error) {
+	if _, err := c.ConfigMapInterface.Create(ctx, cm, o); err != nil {
+		return nil, err
+	}
+	return nil, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+}
+
+// A snapshot whose ConfigMap create went unanswered says the ConfigMap may
+// exist and how to delete it: made all the same, it is the snapshot of an
+// upgrade that never started, offered to a later rollback.
+func TestSnapshotUnansweredSaysTheConfigMapMayExist(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	c := *w.client
+	c.Kube = unansweredConfigMaps{c.Kube}
+	at := time.Date(2026, 11, 21, 23, 6, 0, 0, time.UTC)
+	s := &Snapshotter{Client: &c, Audit: &memAudit{}, Dir: t.TempDir()}
+	_, _, err := s.Take(ctx, w.spec.Cluster, w.spec.Docs, "alice@laptop/1", at)
+	want := "may have been created all the same: delete it (kubectl -n " + w.ns + " delete configmap " + SnapshotName("mgmt", at) + ")"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("unanswered snapshot: %v\nwant %q in it", err, want)
 	}
 }
