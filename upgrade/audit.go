@@ -119,10 +119,12 @@ type Auditor struct {
 	as      string
 	now     func() time.Time
 
-	// review asks the API server who the console is; reviewed makes it
-	// asked once, however many entries and goroutines.
+	// review asks the API server who the console is; reviewMu and
+	// reviewed make it asked once, however many entries and goroutines,
+	// unless the caller's context cut it short (see sharedReview).
 	review        func(context.Context) (*Authenticated, error)
-	reviewed      sync.Once
+	reviewMu      sync.Mutex
+	reviewed      bool
 	authenticated *Authenticated
 
 	mu sync.Mutex
@@ -184,17 +186,31 @@ func WithAuditReview(kube kubernetes.Interface) AuditorOption {
 var reviews sync.Map
 
 type selfReview struct {
-	once sync.Once
+	mu   sync.Mutex
+	done bool
 	id   *Authenticated
 	err  error
 }
 
+// sharedReview asks once per client. A review the caller's context cut
+// short (the entry recorded after a ctrl-c) is not the API server's answer:
+// kept, it left every later entry of the run, of every auditor on the
+// client, without the identity.
 func sharedReview(kube kubernetes.Interface) func(context.Context) (*Authenticated, error) {
 	v, _ := reviews.LoadOrStore(kube, &selfReview{})
 	r := v.(*selfReview)
 	return func(ctx context.Context) (*Authenticated, error) {
-		r.once.Do(func() { r.id, r.err = ReviewSelf(ctx, kube) })
-		return r.id, r.err
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.done {
+			return r.id, r.err
+		}
+		id, err := ReviewSelf(ctx, kube)
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		r.done, r.id, r.err = true, id, err
+		return id, err
 	}
 }
 
@@ -204,26 +220,34 @@ func sharedReview(kube kubernetes.Interface) func(context.Context) (*Authenticat
 // identity, not a check, and no action waits on it beyond its timeout.
 // Commands call it before their first write; Record calls it in case they
 // did not.
-func (a *Auditor) Authenticate(ctx context.Context) {
+func (a *Auditor) Authenticate(ctx context.Context) { a.authenticate(ctx) }
+
+// authenticate is Authenticate, returning the identity (nil without one).
+func (a *Auditor) authenticate(ctx context.Context) *Authenticated {
 	if a.review == nil {
-		return
+		return nil
 	}
-	a.reviewed.Do(func() {
-		id, err := a.review(ctx)
-		if err != nil {
-			klog.V(2).Infof("audit log: the API server's view of the console's identity is not recorded: %v", err)
-			return
-		}
-		a.authenticated = id
-	})
+	a.reviewMu.Lock()
+	defer a.reviewMu.Unlock()
+	if a.reviewed {
+		return a.authenticated
+	}
+	id, err := a.review(ctx)
+	if err != nil {
+		klog.V(2).Infof("audit log: the API server's view of the console's identity is not recorded: %v", err)
+		// Cut short by ctx: the next entry asks again.
+		a.reviewed = ctx.Err() == nil
+		return nil
+	}
+	a.reviewed, a.authenticated = true, id
+	return id
 }
 
 // AuthenticatedAs is who the API server authenticated the console as: the
 // one review Authenticate asks (waiting for it, if under way), nil when it
 // was refused, unanswered or not asked for (no WithAuditReview).
 func (a *Auditor) AuthenticatedAs(ctx context.Context) *Authenticated {
-	a.Authenticate(ctx)
-	return a.authenticated
+	return a.authenticate(ctx)
 }
 
 // DefaultAuditPath is StateDir()/audit.log.
@@ -280,7 +304,8 @@ func (a *Auditor) Host() string { return a.host }
 // Authenticated when unset, and returns once the line is on disk. The context
 // is deliberately not used to abandon the write: an entry usually describes a
 // change the cluster has already accepted, and an operator who pressed ctrl-c
-// still needs it logged (only a review not yet asked is cut short by it).
+// still needs it logged (only a review not yet asked is cut short by it, and
+// asked again by the next entry).
 func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 	if e.Time.IsZero() {
 		e.Time = a.now()
@@ -301,9 +326,8 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 	if e.As == "" {
 		e.As = a.as
 	}
-	a.Authenticate(ctx)
-	if e.Authenticated == nil {
-		e.Authenticated = a.authenticated
+	if id := a.authenticate(ctx); e.Authenticated == nil {
+		e.Authenticated = id
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

@@ -112,3 +112,45 @@ func TestAuditReviewRefusedRecordsNothingExtraAndIsAskedOnce(t *testing.T) {
 		})
 	}
 }
+
+// A review cut short by its caller's context (the entry recorded after a
+// ctrl-c) is not the API server's answer: the next entry, of this auditor
+// or another on the client, asks again. Kept, it left every later entry of
+// the run without the identity.
+func TestAuditReviewCutShortIsAskedAgain(t *testing.T) {
+	user := "cut-" + cptest.Namespace(t, env.Config)
+	kube, err := kubernetes.NewForConfig(cptest.Impersonate(env.Config, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := NewAuditor(path, WithAuditReview(kube))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Record(cut, AuditEntry{Cluster: "mgmt", Action: "upgrade", Result: AuditInterrupted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(context.Background(), AuditEntry{Cluster: "mgmt", Action: "lock-release", Result: AuditOK}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewAuditor(path, WithAuditReview(kube))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := other.AuthenticatedAs(cut); id == nil || id.Username != user {
+		t.Errorf("another auditor of the client: authenticated %+v, want %s", id, user)
+	}
+	res, err := ReadAudit(path, AuditFilter{})
+	if err != nil || len(res.Entries) != 2 {
+		t.Fatalf("read back %+v, %v", res, err)
+	}
+	if got := res.Entries[0].Authenticated; got != nil {
+		t.Errorf("the entry whose review was cut short: authenticated %+v", got)
+	}
+	if got := res.Entries[1].Authenticated; got == nil || got.Username != user {
+		t.Errorf("the entry after it: authenticated %+v, want %s", got, user)
+	}
+}
