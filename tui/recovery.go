@@ -877,19 +877,30 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 
 // tail is what goes under the body: the prompt of a stage that reads text
 // (inputAt is the row of its input, -1 when none), then the keys.
+//
+// The prompt wraps: cut at the width, it lost the very name to type (a
+// Lease's is 16 cells longer than its cluster's).
 func (d *recoveryDialog) tail() (tail []line, inputAt int) {
 	inputAt = -1
+	iw := d.innerWidth()
+	wrapped := func(text string, r role) {
+		for _, l := range wrap(text, iw) {
+			tail = append(tail, line{segs: []seg{{l, r}}})
+		}
+	}
 	if d.stage == recConfirm {
-		tail = append(tail, line{},
-			line{segs: []seg{{"The API server accepted every write (dry run, nothing persisted).", rCondTrue}}},
-			line{segs: []seg{{fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold}}})
+		tail = append(tail, line{})
+		wrapped("The API server accepted every write (dry run, nothing persisted).", rCondTrue)
+		wrapped(fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold)
 		inputAt = len(tail)
-		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
+		tail = append(tail, line{})
+		wrapped(d.hint, rFailure)
 	}
 	if d.stage == recFile {
 		tail = append(tail, line{}, line{segs: []seg{{"Snapshot file:", rBold}}})
 		inputAt = len(tail)
-		tail = append(tail, line{}, line{segs: []seg{{d.hint, rFailure}}})
+		tail = append(tail, line{})
+		wrapped(d.hint, rFailure)
 	}
 	return tail, inputAt
 }

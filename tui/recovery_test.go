@@ -475,6 +475,34 @@ func TestRecoveryConfirmationOnAShortTerminal(t *testing.T) {
 	}
 }
 
+// The typed confirmation's prompt wraps: cut at the width, it lost the very
+// name to type, a Lease's of a cluster with a long name (79 cells) at 80
+// columns.
+func TestRecoveryConfirmationPromptWraps(t *testing.T) {
+	long := "upgrade-console-cluster-" + strings.Repeat("c", 50) + "-long"
+	p := planFixture()
+	p.Confirm, p.ConfirmObject = long, "Lease eksa-system/"+long
+	f := &fakeRecovery{p: p}
+	d := testDialog(RecoveryOptions{}, f)
+	d.SetSize(76, 24)
+	press(t, d, enter)
+	press(t, d, enter)
+	if d.Stage() != "confirm" {
+		t.Fatalf("stage %s, want confirm", d.Stage())
+	}
+	var joined strings.Builder
+	for _, l := range strings.Split(ansi.Strip(d.View()), "\n") {
+		joined.WriteString(strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "│")))
+	}
+	// Rows joined as written: the name breaks at a hyphen, at no space.
+	if !strings.Contains(joined.String(), `Type "`+long+`"`) {
+		t.Errorf("the name to type is not whole in the dialog:\n%s", ansi.Strip(d.View()))
+	}
+	if !strings.Contains(joined.String(), "to run it:") {
+		t.Errorf("the prompt's end is cut:\n%s", ansi.Strip(d.View()))
+	}
+}
+
 func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
 	f := &fakeRecovery{p: planFixture()}
 	d := testDialog(RecoveryOptions{}, f)
