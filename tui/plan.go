@@ -1090,6 +1090,10 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 		// Where the mark leaves no room, the body's first lines say it.
 		rights = [][]seg{concatSegs([]seg{{st.th.Sym.Warn + " spec not reached: ", rStall}}, right), right}
 	}
+	// Narrower still, the current side goes: the target is what the
+	// operator applies.
+	rights = append(rights, []seg{{"EKS-A ", rMuted}, {st.th.Sym.Arrow + " " + v.TargetEKSA, rVersion}, {"  k8s ", rMuted},
+		{st.th.Sym.Arrow + " " + v.TargetKubernetes, rVersion}, {" ", rText}})
 	// The versions and the read-only mark matter more than the title and
 	// the context: those go first when the line is narrow (the context
 	// shortened in its middle before it goes).
@@ -1116,6 +1120,13 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 				st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - lw - rw), rText}}, right), p.w)
 				return
 			}
+		}
+		// A long cluster name is shortened in its middle before the
+		// versions go: painted whole, it pushed them off the line.
+		if room := p.w - rw - 3 - segsWidth(ro); room >= minContext {
+			l := concatSegs([]seg{{" " + fitMiddle(p.plan.Cluster, room), rCluster}}, ro)
+			st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - segsWidth(l) - rw), rText}}, right), p.w)
+			return
 		}
 	}
 	st.paintSegs(b, concatSegs(variants[2], []seg{{"  ", rText}}, right), p.w)

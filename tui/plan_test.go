@@ -1512,3 +1512,33 @@ func TestPlanStatusUnderADialogIsOneRowFromItsStart(t *testing.T) {
 		t.Errorf("the dialog closed: %d rows", len(p.statusOut))
 	}
 }
+
+// The plan header keeps the target versions: a long cluster name is
+// shortened in its middle, and the current side goes, before they do. A
+// 63-character name pushed both versions off the line at 80 and 100
+// columns, and at 40 columns the target Kubernetes version went first.
+func TestPlanHeaderKeepsTheTargetVersions(t *testing.T) {
+	long := "cluster-" + strings.Repeat("c", 50) + "-long"
+	for _, c := range []struct {
+		cluster  string
+		w        int
+		readOnly bool
+	}{{long, 80, true}, {long, 100, true}, {long, 60, false}, {"mgmt", 40, false}, {"mgmt", 34, false}} {
+		pl := fixturePlan(false)
+		pl.Cluster = c.cluster
+		p := newTestPlanScreen(t, pl, Options{ReadOnly: c.readOnly}, PlanActions{}, c.w, 24)
+		header := strings.SplitN(ansi.Strip(p.View()), "\n", 2)[0]
+		if !strings.Contains(header, "v0.21.2") || !strings.Contains(header, "1.31") {
+			t.Errorf("%s at %d: the header lost a target version: %q", c.cluster, c.w, header)
+		}
+		if c.readOnly && !strings.Contains(header, "read-only") {
+			t.Errorf("%s at %d: the header lost the read-only mark: %q", c.cluster, c.w, header)
+		}
+		if c.cluster == long && !strings.Contains(header, "  EKS-A") {
+			t.Errorf("%s at %d: no room between the name and the versions: %q", c.cluster, c.w, header)
+		}
+		if w := ansi.StringWidth(header); w > c.w {
+			t.Errorf("%s at %d: the header is %d cells wide", c.cluster, c.w, w)
+		}
+	}
+}
