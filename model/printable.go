@@ -17,7 +17,15 @@ import (
 // (U+202E) reorders what follows it on the line, and zero-width ones make
 // two names look alike. The watchers apply it where such text enters a
 // snapshot.
-func Printable(s string) string { return escape(s, unprintable) }
+//
+// A CRLF line break is a line break: escaped, a message from a tool that
+// writes them ended each of its lines on a literal "\r".
+func Printable(s string) string {
+	if strings.Contains(s, "\r\n") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return escape(s, unprintable)
+}
 
 // PrintableLine is Printable for a value that is one token on one line
 // (a version, an image reference, a holder): its newlines and tabs are

@@ -13,6 +13,7 @@ func TestPrintableEscapesControlCharacters(t *testing.T) {
 		"ünïcode ✓ stays":                   "ünïcode ✓ stays",
 		"admin\u202e@host":                  `admin\u202e@host`,
 		"a\u200bb \u2066x\u2069 \u2028":     `a\u200bb \u2066x\u2069 \u2028`,
+		"first line\r\nsecond line\r\n":     "first line\nsecond line\n",
 	} {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)

@@ -123,3 +123,22 @@ func TestZoomedFooterSaysUnzoomOnEveryPane(t *testing.T) {
 		t.Errorf("zoomed %t, footer:\n%s", d.Zoomed(), out)
 	}
 }
+
+// A tab in a message is a space on the pane's row, folded and zoomed: kept,
+// it counted no cell, the terminal drew none, and "col1\tcol2" read
+// "col1col2".
+func TestEventsPaneShowsATabAsASpace(t *testing.T) {
+	s := fixtureInPlaceFailed()
+	s.Events = s.Events[:1]
+	s.Events[0].Message = "col1\tcol2\tcol3"
+	d := newTestDashboard(t, s, themes.Mono, 120, 40)
+	if out := ansi.Strip(d.paneView(paneEvents, 120, 6)); !strings.Contains(out, "col1 col2 col3") {
+		t.Errorf("the events pane:\n%s", out)
+	}
+	d.focus = paneEvents
+	d.relayout()
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if out := ansi.Strip(d.View()); !d.Zoomed() || !strings.Contains(out, "col1 col2 col3") {
+		t.Errorf("zoomed %t:\n%s", d.Zoomed(), out)
+	}
+}

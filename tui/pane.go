@@ -293,7 +293,7 @@ func wrapWhole(l line, w int) []line {
 	}
 	if !strings.Contains(l.whole, "\n") && width(l.whole) <= room {
 		segs := slices.Clone(l.segs)
-		segs[last].text = l.whole
+		segs[last].text = oneRow(l.whole)
 		return []line{{segs: segs, since: l.since}}
 	}
 	const indent = "     "

@@ -367,7 +367,16 @@ func eventKey(ev *model.Event) string {
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+		s = s[:i] + " …"
 	}
-	return s
+	return oneRow(s)
+}
+
+// oneRow is text for one row: a tab is a space. Kept, it counted no cell
+// and the terminal drew none, and the words around it ran together.
+func oneRow(s string) string {
+	if strings.IndexByte(s, '\t') < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\t", " ")
 }
