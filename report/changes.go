@@ -639,6 +639,15 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade], cur *mo
 				loopStep, loop = f.Step, f.Container
 			}
 		}
+		// Every step False, severity Error, UpgraderPodCreated too: EKS-A
+		// cannot read the upgrader pod (a retry deleted it), a wait until
+		// its next reconcile makes it again (model.StepFailed). Said once,
+		// where each step read "FAILED" after a retry that worked.
+		if pc, ok := c.Conditions.Get(model.NodeUpgradeSteps[0]); ok && pc.Status == "False" && pc.Severity == model.SeverityError {
+			if was, _ := p.Conditions.Get(model.NodeUpgradeSteps[0]); was.Status != pc.Status || was.Reason != pc.Reason {
+				d.add(subj, "waiting for its upgrader pod: %s (a retry deletes it; EKS-A makes it again at its next reconcile)", orDash(pc.Reason))
+			}
+		}
 		for _, step := range model.NodeUpgradeSteps {
 			cc, ok := c.Conditions.Get(step)
 			if !ok {
@@ -649,13 +658,16 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade], cur *mo
 				continue
 			}
 			rerun := step == loopStep && loop.RestartCount > 0
+			failed := model.StepFailed(c.Conditions, cc)
 			switch {
 			case cc.IsTrue():
 				d.add(subj, "step %s done", step)
-			case cc.Severity == model.SeverityError && rerun:
+			case failed && rerun:
 				d.add(subj, "step %s FAILED again: %s (%s)", step, orDash(cc.Reason), model.Restarts(loop.RestartCount))
-			case cc.Severity == model.SeverityError:
+			case failed:
 				d.add(subj, "step %s FAILED: %s", step, orDash(cc.Reason))
+			case cc.Severity == model.SeverityError:
+				// The upgrader pod's wait, said above.
 			case step == loopStep && cc.Reason == waitingReason:
 				// The kubelet backs off before the next run.
 			case rerun && loop.State.Running:

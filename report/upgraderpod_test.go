@@ -166,3 +166,29 @@ func TestChangesSayAStepsRerunsAsReruns(t *testing.T) {
 		t.Errorf("without the pod, the back-off: %q", got)
 	}
 }
+
+// A retry deletes the upgrader pod, and until EKS-A makes it again every
+// step reads False, severity Error, "Upgrader pod does not exist": a wait,
+// said once, where each step read "FAILED" after a retry that worked.
+func TestChangesSayTheRetrysWaitForThePodOnce(t *testing.T) {
+	a := etcdRollout(2)
+	a.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+		Conditions: model.Conditions{cond("UpgraderPodCreated", "True", "", "", ""), cond("BinariesCopied", "True", "", "", ""),
+			cond("KubeadmUpgraded", "False", model.SeverityError, "Container exited with a non-zero exit code, reason: Error", "")}})
+	b := clone(a)
+	var cs model.Conditions
+	for _, step := range model.NodeUpgradeSteps {
+		cs = append(cs, cond(step, "False", model.SeverityError, "Upgrader pod does not exist", ""))
+	}
+	b.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000", Conditions: cs})
+	var got []string
+	for _, l := range Changes(a, b, derive(a), derive(b), t0) {
+		if strings.HasPrefix(l.Subject, "NodeUpgrade ") {
+			got = append(got, l.Text)
+		}
+	}
+	want := "waiting for its upgrader pod: Upgrader pod does not exist (a retry deletes it; EKS-A makes it again at its next reconcile)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("lines %q, want one: %q", got, want)
+	}
+}
