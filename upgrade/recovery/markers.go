@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -320,6 +321,12 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		return nil, fmt.Errorf("list Nodes labelled %s: %w", key, err)
 	}
 	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].GetName() < nodes.Items[j].GetName() })
+	var upgrading map[string]string
+	if len(nodes.Items) > 0 {
+		if upgrading, err = nodesUpgradingInPlace(ctx, env); err != nil {
+			return nil, err
+		}
+	}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		w := fieldWriter(n, "labels", key)
@@ -330,10 +337,51 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			Reason: "no console holds a live upgrade lock: a leftover of an interrupted node upgrade",
 			res:    env.Client.Dynamic.Resource(nodesGVR), name: n.GetName(), field: "labels", confirm: n.GetName(),
 		}
-		if liveLock {
+		switch nu, ok := upgrading[n.GetName()]; {
+		case ok:
+			// The in-place upgrade of this very node is under way,
+			// whoever started it: cleared, the node is open to a
+			// second upgrade mid-step.
+			m.State, m.Reason = MarkerLive, "NodeUpgrade "+nu+" upgrades this node in place and has not completed"
+		case liveLock:
 			m.State, m.Reason = MarkerLive, liveReason
 		}
 		out = append(out, m)
+	}
+	return out, nil
+}
+
+// nodesUpgradingInPlace maps each node an in-place upgrade has not completed
+// on to its NodeUpgrade's name: a node label is the upgrade's own marker
+// while one is, console lock or not. No NodeUpgrade kind served (no
+// in-place upgrades on the cluster) is none.
+func nodesUpgradingInPlace(ctx context.Context, env *Env) (map[string]string, error) {
+	sys := env.systemNS()
+	nus, err := env.res(gvrNodeUpgrade, sys).List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("list NodeUpgrades in %s (whether a labelled node is mid-upgrade): %w", sys, err)
+	}
+	var machines dynamic.ResourceInterface
+	out := map[string]string{}
+	for i := range nus.Items {
+		nu := &nus.Items[i]
+		if done, _, _ := unstructured.NestedBool(nu.Object, "status", "completed"); done || nu.GetDeletionTimestamp() != nil {
+			continue
+		}
+		mname, _, _ := unstructured.NestedString(nu.Object, "spec", "machine", "name")
+		if machines == nil {
+			if machines, err = env.capi(gvrMachine, sys); err != nil {
+				return nil, err
+			}
+		}
+		m, err := getOpt(ctx, machines, mname)
+		if err != nil {
+			return nil, fmt.Errorf("read Machine %s/%s: %w", sys, mname, err)
+		}
+		out[nodeOf(m, mname)] = nu.GetName()
 	}
 	return out, nil
 }

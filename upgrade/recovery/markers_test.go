@@ -970,3 +970,32 @@ func TestOwnLiveLockLeavesTheLeftoversStale(t *testing.T) {
 		t.Errorf("markers beside this console's own live lock: %v, want the lease live and the rest stale", got)
 	}
 }
+
+// A node label on a node whose in-place upgrade has not completed is that
+// upgrade's own marker, live with or without a console's lock: listed
+// stale, `lock clear --all` took it off a node mid-step, with no --force.
+func TestNodeLabelOfANodeUpgradingInPlaceIsLive(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	n1, n2 := w.cluster+"-n1", w.cluster+"-n2"
+	for _, n := range []string{n1, n2} {
+		w.create(gvrNodeUpgrade, obj("anywhere.eks.amazonaws.com/v1alpha1", "NodeUpgrade", w.sys, n+"-node-upgrader", nil, nil,
+			map[string]any{"kubernetesVersion": targetKubeadm, "machine": map[string]any{"kind": "Machine", "name": n, "namespace": w.sys}}))
+	}
+	// n2's is done: its label is a leftover.
+	w.setStatus(gvrNodeUpgrade, w.sys, n2+"-node-upgrader", map[string]any{"completed": true})
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Marker{}
+	for _, m := range ms {
+		byID[m.ID] = m
+	}
+	if m := byID[MarkerNodeLabel+"/"+n1]; m.State != MarkerLive || !strings.Contains(m.Reason, "NodeUpgrade "+n1+"-node-upgrader upgrades this node in place") {
+		t.Errorf("the label of the node upgrading in place: %+v", m)
+	}
+	if m := byID[MarkerNodeLabel+"/"+n2]; m.State != MarkerStale {
+		t.Errorf("the label of the node whose upgrade completed: %+v", m)
+	}
+}
