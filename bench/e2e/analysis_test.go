@@ -111,13 +111,14 @@ func TestGoBenchKeepsTenThousandNodes(t *testing.T) {
 func TestJudge(t *testing.T) {
 	r := &Results{Load: Load{Rate: 100}, Console: Viewer{
 		FirstFrameMs: 120, SyncedMs: 1300, PeakRSSMiB: 150, CPUIdlePct: 0.5,
+		RateAchieved:     99.5,
 		Rate:             dist{N: 10, P99: 140},
 		Saturate:         dist{N: 10, P99: 900},
 		APIWriteSaturate: dist{N: 10, P99: 800},
 	}, GoBench: map[string]float64{"BenchmarkDashboardView/nodes=10000/200x60": 2.5e6}}
 	r.Kubectl = &Viewer{SyncedMs: 1000}
 	r.judge()
-	want := map[string]bool{"first frame": true, "all panes synced": false, "write → screen p99 at 100 writes/s": true,
+	want := map[string]bool{"first frame": true, "all panes synced": false, "write → screen p99 at 99.5 writes/s of 100 asked": true,
 		"write → screen p99 at saturation": true, "peak RSS": true, "idle CPU": true, "no polling while idle": true,
 		"View() per frame at 10,000 nodes (worst size)": false}
 	for _, tg := range r.Targets {
@@ -129,10 +130,43 @@ func TestJudge(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("targets not judged: %v", want)
 	}
-	r = &Results{Load: Load{Rate: 100}}
+	r = &Results{Load: Load{Rate: 100}, Console: Viewer{RateAchieved: 100}}
 	r.judge()
 	if len(r.Notes) != 2 {
 		t.Fatalf("without kubectl and Go benchmarks the notes must say what was not judged, got %q", r.Notes)
+	}
+}
+
+// A write → screen verdict is one at the rate asked, with every write
+// answered: a run that fell short of the rate, or whose slowest writes
+// failed and so left the latencies, fails and says why.
+func TestJudgeNeedsTheRateAndEveryWrite(t *testing.T) {
+	run := func(achieved float64, failedRate, failedSat int) map[string]bool {
+		r := &Results{Load: Load{Rate: 100}, Console: Viewer{
+			RateAchieved: achieved, NotSentRate: 1000,
+			Rate:             dist{N: 10, P99: 140},
+			Saturate:         dist{N: 10, P99: 900},
+			APIWriteSaturate: dist{N: 10, P99: 800},
+			FailedWritesRate: failedRate, FailedWritesSaturate: failedSat,
+		}}
+		r.judge()
+		got := map[string]bool{}
+		for _, tg := range r.Targets {
+			got[tg.Name] = tg.Pass
+		}
+		return got
+	}
+	if got := run(80.7, 0, 0); got["write → screen p99 at 80.7 writes/s of 100 asked"] {
+		t.Errorf("80.7 of 100 writes/s passed the rate target: %v", got)
+	}
+	if got := run(96, 0, 0); !got["write → screen p99 at 96.0 writes/s of 100 asked"] {
+		t.Errorf("96 of 100 writes/s failed the rate target: %v", got)
+	}
+	if got := run(100, 3, 0); got["write → screen p99 at 100.0 writes/s of 100 asked"] {
+		t.Errorf("failed writes at the rate passed: %v", got)
+	}
+	if got := run(100, 0, 3); got["write → screen p99 at saturation"] {
+		t.Errorf("failed writes at saturation passed: %v", got)
 	}
 }
 

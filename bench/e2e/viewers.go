@@ -70,6 +70,8 @@ type windows struct {
 	rateSeconds      float64
 	// rssAt is the peak RSS (MiB) at the end of each window.
 	rssAt map[string]float64
+	// notSentRate and notSentLow count the ticks that sent nothing.
+	notSentRate, notSentLow int
 	// low is the optional window at a rate the API server sustains.
 	low []write
 	// cpAPIRate and cpAPISat are kube-apiserver + etcd CPU in the windows.
@@ -93,7 +95,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	ws.rssAt["idle"] = rss()
 	if o.lowRate > 0 {
 		logf("%s: %g writes/s for %s", name, o.lowRate, o.lowRateDur)
-		ws.low, _ = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
+		ws.low, ws.notSentLow = b.drv.atRate(ctx, o.lowRate, o.lowRateDur, &b.next)
 		if err := b.checkWrites(ctx, name, ws.low); err != nil {
 			return nil, err
 		}
@@ -106,7 +108,7 @@ func (b *bench) exercise(ctx context.Context, name string, rss func() float64, p
 	if o.apiRateProfile != "" {
 		go b.profileAPIServer(ctx, o.rateDur, o.apiRateProfile+"."+name, "the fixed rate with the "+name+" watching")
 	}
-	ws.rate, _ = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
+	ws.rate, ws.notSentRate = b.drv.atRate(ctx, o.rate, o.rateDur, &b.next)
 	ws.rateSeconds = o.rateDur.Seconds()
 	ws.cpuRate, ws.cpRate = cpu.percent(), cp.percent()
 	ws.rssAt["rate"] = rss()
@@ -138,7 +140,7 @@ func (ws *windows) fill(b *bench, v *Viewer, shown func(write) (time.Time, bool)
 	v.APIWriteRate, v.FailedWritesRate = apiLatency(ws.rate)
 	v.APIWriteSaturate, v.FailedWritesSaturate = apiLatency(ws.sat)
 	v.WritesPerSecSat = float64(len(okWrites(ws.sat))) / ws.satSeconds
-	v.RateAchieved = float64(len(ws.rate)) / ws.rateSeconds
+	v.RateAchieved, v.NotSentRate = float64(len(ws.rate))/ws.rateSeconds, ws.notSentRate
 	v.Rate, v.MissedRate = latencies(okWrites(ws.rate), shown)
 	v.ReplyRate, _ = latencies(okWrites(ws.rate), func(w write) (time.Time, bool) {
 		at, ok := shown(w)
@@ -148,7 +150,7 @@ func (ws *windows) fill(b *bench, v *Viewer, shown func(write) (time.Time, bool)
 	v.ControlPlaneCPURatePct, v.ControlPlaneCPUSaturatePct = ws.cpRate, ws.cpSat
 	v.PeakRSSAtMiB = ws.rssAt
 	if len(ws.low) > 0 {
-		low := &LowRate{Rate: b.o.lowRate, Seconds: b.o.lowRateDur.Seconds()}
+		low := &LowRate{Rate: b.o.lowRate, Seconds: b.o.lowRateDur.Seconds(), NotSent: ws.notSentLow}
 		low.WriteToScreen, low.Missed = latencies(okWrites(ws.low), shown)
 		low.APIWrite, low.Failed = apiLatency(ws.low)
 		v.Low = low
