@@ -332,7 +332,19 @@ func (r *Results) judge() {
 	if worst > 0 {
 		add("View() per frame at 10,000 nodes (worst size)", "≤ 2 ms", worst/1e6, "ms", worst <= 2e6)
 	} else {
-		r.Notes = append(r.Notes, "no Go benchmark output given (--go-bench): the View() ≤ 2 ms target is judged by make bench only")
+		r.Notes = append(r.Notes, "no Go benchmark output given (--go-bench): the View() ≤ 2 ms targets are judged by make bench-e2e only")
+	}
+	// The View() benchmark's frame only moves the clock. A frame that shows
+	// a write also pays, before it, the rebuild of the dashboard from the
+	// new snapshot in Update, on the same goroutine: that frame is the one
+	// a write waits for. The rebuild benchmark runs at 200×60 alone.
+	rebuild, okR := r.GoBench["BenchmarkDashboardSnapshot/nodes=10000/machines-changed"]
+	view, okV := r.GoBench["BenchmarkDashboardView/nodes=10000/200x60"]
+	switch {
+	case okR && okV:
+		add("frame that shows a change at 10,000 nodes (rebuild + View, 200×60)", "≤ 2 ms", (rebuild+view)/1e6, "ms", rebuild+view <= 2e6)
+	case len(r.GoBench) > 0:
+		r.Notes = append(r.Notes, "the Go benchmark output lacks BenchmarkDashboardSnapshot/nodes=10000/machines-changed or BenchmarkDashboardView/nodes=10000/200x60: the frame that shows a change is not judged")
 	}
 	r.Notes = append(r.Notes, r.noViewerNotes()...)
 }
