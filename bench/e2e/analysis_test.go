@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,6 +104,30 @@ func TestGoBenchKeepsTenThousandNodes(t *testing.T) {
 	}
 	if len(gb) != 1 || gb["BenchmarkDashboardView/nodes=10000/80x24"] != 107359 {
 		t.Fatalf("got %v", gb)
+	}
+}
+
+// With GOMAXPROCS=1 go test appends no -N: the names stay whole, and the
+// rebuild's two cases stay two.
+func TestGoBenchWithoutProcsSuffix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gobench.txt")
+	out := "BenchmarkDashboardSnapshot/nodes=10000/machines-changed  652  1851751 ns/op\n" +
+		"BenchmarkDashboardSnapshot/nodes=10000/machines-same  937  1307631 ns/op\n" +
+		"BenchmarkDashboardView/nodes=10000/200x60-16  100  86851 ns/op\n"
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gb, err := readGoBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"BenchmarkDashboardSnapshot/nodes=10000/machines-changed": 1851751,
+		"BenchmarkDashboardSnapshot/nodes=10000/machines-same":    1307631,
+		"BenchmarkDashboardView/nodes=10000/200x60":               86851,
+	}
+	if !maps.Equal(gb, want) {
+		t.Fatalf("got %v, want %v", gb, want)
 	}
 }
 

@@ -256,6 +256,23 @@ func run(ctx context.Context, o *options) error {
 	return nil
 }
 
+// withoutProcs is a benchmark's name without the -N that go test appends
+// when GOMAXPROCS is not 1. Only digits go: with GOMAXPROCS=1 there is no
+// suffix, and cutting at the last '-' would make machines-changed and
+// machines-same one benchmark.
+func withoutProcs(name string) string {
+	j := strings.LastIndexByte(name, '-')
+	if j <= 0 || j == len(name)-1 {
+		return name
+	}
+	for _, c := range name[j+1:] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[:j]
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
@@ -284,11 +301,7 @@ func readGoBench(path string) (map[string]float64, error) {
 			if fs[i+1] == "ns/op" {
 				v, err := strconv.ParseFloat(fs[i], 64)
 				if err == nil {
-					name := fs[0]
-					if j := strings.LastIndexByte(name, '-'); j > 0 {
-						name = name[:j] // GOMAXPROCS suffix
-					}
-					out[name] = v
+					out[withoutProcs(fs[0])] = v
 				}
 			}
 		}
