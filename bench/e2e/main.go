@@ -65,7 +65,7 @@ func main() {
 	flag.IntVar(&o.nodes, "nodes", 10000, "worker nodes of the large scenario")
 	flag.StringVar(&o.assets, "assets", "bin", "directory holding kube-apiserver and etcd")
 	flag.StringVar(&o.console, "console", "bin/upgrade-console", "the console binary")
-	flag.StringVar(&o.kubectl, "kubectl", "bin/kubectl", "the kubectl binary (make bin/kubectl builds it)")
+	flag.StringVar(&o.kubectl, "kubectl", "bin/kubectl", "the kubectl binary (make kubectl builds it)")
 	flag.StringVar(&o.out, "out", "bench/results.json", "where to write the results as JSON (empty: nowhere)")
 	flag.StringVar(&o.goBench, "go-bench", "", "output of the Go render benchmarks, to judge the View() target")
 	flag.IntVar(&o.cols, "cols", 200, "terminal columns")
@@ -133,7 +133,7 @@ func run(ctx context.Context, o *options) error {
 	}
 	if !o.skipKubectl {
 		if _, err := os.Stat(o.kubectl); err != nil {
-			return fmt.Errorf("kubectl binary: %w (make bin/kubectl, or --skip-kubectl)", err)
+			return fmt.Errorf("kubectl binary: %w (make kubectl, or --skip-kubectl)", err)
 		}
 	}
 	res := &Results{Schema: 1, Date: time.Now().UTC().Truncate(time.Second), Machine: machineInfo()}
