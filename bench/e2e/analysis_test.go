@@ -131,6 +131,18 @@ func TestGoBenchWithoutProcsSuffix(t *testing.T) {
 	}
 }
 
+// The table names the cores and nodes of the run it prints, not those of
+// the machine.
+func TestTableNamesTheRunsMachine(t *testing.T) {
+	r := &Results{Machine: Machine{Cores: 8}, World: World{Nodes: 200}, Load: Load{Rate: 100}}
+	r.judge()
+	var out strings.Builder
+	r.printTable(&out)
+	if !strings.Contains(out.String(), "targets (8 cores, 200 nodes):") {
+		t.Errorf("the targets' heading does not name the run's 8 cores and 200 nodes:\n%s", out.String())
+	}
+}
+
 // Every target is judged from the figures, and a missing kubectl run says
 // so instead of passing the synced target.
 func TestJudge(t *testing.T) {

@@ -451,7 +451,7 @@ func (r *Results) printTable(out io.Writer) {
 	row("API server CPU, viewer idle", c.APIServerIdlePct, kz.APIServerIdlePct, "%")
 	row("API requests, viewer idle", float64(c.APIServerRequestsIdle), float64(kz.APIServerRequestsIdle), "")
 	tw.Flush()
-	fmt.Fprintln(out, "\ntargets (two cores, 10,000 nodes):")
+	fmt.Fprintf(out, "\ntargets (%d cores, %d nodes):\n", r.Machine.Cores, r.World.Nodes)
 	for _, t := range r.Targets {
 		v := "PASS"
 		if !t.Pass {
