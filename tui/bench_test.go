@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -32,6 +33,7 @@ func BenchmarkDashboardView(b *testing.B) {
 				d.expand = true
 				d.buildPanes()
 				d.relayout()
+				checkFrame(b, d.View(), sz[1])
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -48,7 +50,7 @@ func BenchmarkDashboardViewCached(b *testing.B) {
 		s := fixtureLarge(n)
 		b.Run(fmt.Sprintf("nodes=%d/200x60", n), func(b *testing.B) {
 			d := newTestDashboard(b, s, themes.Dark, 200, 60)
-			_ = d.View()
+			checkFrame(b, d.View(), 60)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -110,6 +112,7 @@ func BenchmarkPaneView(b *testing.B) {
 					continue // the layout hides this pane at this size
 				}
 				b.Run(fmt.Sprintf("nodes=%d/%dx%d/%s", n, sz[0], sz[1], id), func(b *testing.B) {
+					checkFrame(b, d.paneView(id, w, h), h)
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
@@ -119,6 +122,19 @@ func BenchmarkPaneView(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// checkFrame fails the benchmark when the frame it times is not one: a
+// View() that returned nothing, or fewer or more lines than the terminal
+// has, would be timed as fast as any and pass the 2 ms target.
+func checkFrame(b *testing.B, frame string, height int) {
+	b.Helper()
+	if strings.TrimSpace(frame) == "" {
+		b.Fatal("empty frame")
+	}
+	if n := strings.Count(frame, "\n") + 1; n != height {
+		b.Fatalf("frame of %d lines on a terminal of %d", n, height)
 	}
 }
 
