@@ -122,8 +122,11 @@ type Viewer struct {
 	// not be read.
 	APIServerIdlePct      float64 `json:"apiserver_cpu_idle_pct"`
 	APIServerRequestsIdle int     `json:"apiserver_requests_idle"`
-	// Write → screen: from the driver sending a write to the first frame
-	// (console) or line (kubectl) on the terminal showing it.
+	// Write → screen: from the driver sending a write to the terminal's
+	// first bytes after the first frame built from a snapshot holding it
+	// (console: what the frame draws is not checked against the write), or
+	// to the first line printed with its resourceVersion or a later one
+	// (kubectl).
 	Rate     dist `json:"write_to_screen_rate"`
 	Saturate dist `json:"write_to_screen_saturate"`
 	// ReplyRate is the API server's reply to the driver → screen: the
@@ -284,6 +287,12 @@ func loadAvg() float64 {
 	return l
 }
 
+// writeShown names write → screen as the run measures it for the console:
+// the frame log says which snapshot a frame was built from, not what it
+// drew, so a write counts as shown with the first frame built from a
+// snapshot that holds it, whether or not that frame draws the change.
+const writeShown = "write → first frame built from a snapshot holding it"
+
 // targets judges the run against issue 7's targets. Nothing is relaxed:
 // a target the run cannot judge (no kubectl, no Go benchmarks) is left out
 // and said so in the notes.
@@ -312,10 +321,10 @@ func (r *Results) judge() {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d of the console's writes at the fixed rate and %d at saturation failed: they are not in its latencies, so its write → screen targets fail",
 			c.FailedWritesRate, c.FailedWritesSaturate))
 	}
-	add(fmt.Sprintf("write → screen p99 at %.1f writes/s of %g asked", c.RateAchieved, r.Load.Rate), fmt.Sprintf("≤ %d ms", writeToScreenLimitMs), c.Rate.P99, "ms",
+	add(fmt.Sprintf("%s, p99 at %.1f writes/s of %g asked", writeShown, c.RateAchieved, r.Load.Rate), fmt.Sprintf("≤ %d ms", writeToScreenLimitMs), c.Rate.P99, "ms",
 		c.Rate.N > 0 && c.Rate.P99 <= writeToScreenLimitMs && c.MissedRate == 0 && c.FailedWritesRate == 0 && rateKept)
 	limit := c.APIWriteSaturate.P99 + 200
-	add("write → screen p99 at saturation", fmt.Sprintf("≤ API write p99 + 200 ms (%.0f ms)", limit), c.Saturate.P99, "ms",
+	add(writeShown+", p99 at saturation", fmt.Sprintf("≤ API write p99 + 200 ms (%.0f ms)", limit), c.Saturate.P99, "ms",
 		c.Saturate.N > 0 && c.Saturate.P99 <= limit && c.MissedSaturate == 0 && c.FailedWritesSaturate == 0)
 	add("peak RSS", "≤ 200 MB", c.PeakRSSMiB*1024*1024/1e6, "MB", c.PeakRSSMiB > 0 && c.PeakRSSMiB*1024*1024 <= 200e6)
 	add("idle CPU", "≤ 1 % of a core", c.CPUIdlePct, "% of a core", c.CPUIdlePct <= 1)
@@ -375,6 +384,9 @@ func (r *Results) printTable(out io.Writer) {
 		}
 		fmt.Fprintln(out)
 	}
+	fmt.Fprintln(out, "write → shown: console, the terminal's first bytes after the first frame built from a snapshot holding the write")
+	fmt.Fprintln(out, "(what that frame draws is not checked against the write); kubectl, its first line with the write's resourceVersion or a later one")
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	k := r.Kubectl
 	row := func(name string, c, kv float64, unit string) {
@@ -404,9 +416,9 @@ func (r *Results) printTable(out io.Writer) {
 		}
 	}
 	row("start → all synced", c.SyncedMs, kz.SyncedMs, "ms")
-	row(fmt.Sprintf("write → screen p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")
-	row(fmt.Sprintf("write → screen p99 @%g/s", r.Load.Rate), c.Rate.P99, kz.Rate.P99, "ms")
-	row(fmt.Sprintf("write → screen max @%g/s", r.Load.Rate), c.Rate.Max, kz.Rate.Max, "ms")
+	row(fmt.Sprintf("write → shown p50 @%g/s", r.Load.Rate), c.Rate.P50, kz.Rate.P50, "ms")
+	row(fmt.Sprintf("write → shown p99 @%g/s", r.Load.Rate), c.Rate.P99, kz.Rate.P99, "ms")
+	row(fmt.Sprintf("write → shown max @%g/s", r.Load.Rate), c.Rate.Max, kz.Rate.Max, "ms")
 	if c.SnapshotRate != nil && c.DrawnRate != nil {
 		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotRate.P50, c.SnapshotRate.P99)
 		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnRate.P50, c.DrawnRate.P99)
@@ -423,16 +435,16 @@ func (r *Results) printTable(out io.Writer) {
 		if k != nil && k.Low != nil {
 			kl = k.Low
 		}
-		row(fmt.Sprintf("write → screen p50 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P50, kl.WriteToScreen.P50, "ms")
-		row(fmt.Sprintf("write → screen p99 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P99, kl.WriteToScreen.P99, "ms")
+		row(fmt.Sprintf("write → shown p50 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P50, kl.WriteToScreen.P50, "ms")
+		row(fmt.Sprintf("write → shown p99 @%g/s", c.Low.Rate), c.Low.WriteToScreen.P99, kl.WriteToScreen.P99, "ms")
 		printStages(tw, c.Low.Stages)
 		row(fmt.Sprintf("API write p99 @%g/s", c.Low.Rate), c.Low.APIWrite.P99, kl.APIWrite.P99, "ms")
 	}
 	row(fmt.Sprintf("API server + etcd CPU @%g/s", r.Load.Rate), c.ControlPlaneCPURatePct, kz.ControlPlaneCPURatePct, "%")
 	row("API server + etcd CPU saturated", c.ControlPlaneCPUSaturatePct, kz.ControlPlaneCPUSaturatePct, "%")
-	row("write → screen p50 saturated", c.Saturate.P50, kz.Saturate.P50, "ms")
-	row("write → screen p99 saturated", c.Saturate.P99, kz.Saturate.P99, "ms")
-	row("write → screen max saturated", c.Saturate.Max, kz.Saturate.Max, "ms")
+	row("write → shown p50 saturated", c.Saturate.P50, kz.Saturate.P50, "ms")
+	row("write → shown p99 saturated", c.Saturate.P99, kz.Saturate.P99, "ms")
+	row("write → shown max saturated", c.Saturate.Max, kz.Saturate.Max, "ms")
 	if c.SnapshotSaturate != nil && c.DrawnSaturate != nil {
 		fmt.Fprintf(tw, "  console stages p50/p99: → snapshot\t%.1f / %.1f ms\t\t\t\n", c.SnapshotSaturate.P50, c.SnapshotSaturate.P99)
 		fmt.Fprintf(tw, "  → frame built\t%.1f / %.1f ms\t\t\t\n", c.DrawnSaturate.P50, c.DrawnSaturate.P99)
@@ -457,7 +469,7 @@ func (r *Results) printTable(out io.Writer) {
 		if !t.Pass {
 			v = "FAIL"
 		}
-		fmt.Fprintf(out, "  %s  %-46s %10.2f %-12s %s\n", v, t.Name, t.Value, t.Unit, t.Limit)
+		fmt.Fprintf(out, "  %s  %-90s %10.2f %-12s %s\n", v, t.Name, t.Value, t.Unit, t.Limit)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(out, "  note:", n)

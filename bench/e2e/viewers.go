@@ -458,7 +458,8 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 	for i, l := range fl {
 		rvs[i] = l.rv
 	}
-	// reach(rv) is the first frame that shows the write that got rv.
+	// reach(rv) is the first frame built from a snapshot holding the write
+	// that got rv: the frame log gives the snapshot, not what was drawn.
 	reach := reachedBy(rvs)
 	frameTime := func(at func(frameLine) time.Time) func(write) (time.Time, bool) {
 		return func(w write) (time.Time, bool) {
