@@ -234,32 +234,47 @@ func leanRun(t *testing.T, stream string, decode leanDecode) []watch.Event {
 // informer's translation), on the same stream.
 func BenchmarkWatchDecode(b *testing.B) {
 	const events = 1000
-	var sb strings.Builder
-	for range events {
-		sb.WriteString(`{"type":"MODIFIED","object":` + leanMachineJSON + "}\n")
+	line := `{"type":"MODIFIED","object":` + leanMachineJSON + "}\n"
+	stream := strings.Repeat(line, events)
+	// chunks feeds b.N events, a stream of up to 1,000 at a time, the last
+	// one short: one op is one event, whatever b.N is.
+	chunks := func(b *testing.B, decode func(body io.ReadCloser) int) {
+		decoded := 0
+		for done := 0; done < b.N; done += events {
+			n := min(events, b.N-done)
+			decoded += decode(io.NopCloser(strings.NewReader(stream[:n*len(line)])))
+		}
+		if decoded != b.N {
+			b.Fatalf("%d events decoded for %d ops", decoded, b.N)
+		}
 	}
-	stream := sb.String()
 	b.Run("lean", func(b *testing.B) {
 		b.ReportAllocs()
-		b.SetBytes(int64(len(stream) / events))
-		for i := 0; i < b.N; i += events {
+		b.SetBytes(int64(len(line)))
+		chunks(b, func(body io.ReadCloser) int {
 			_, cancel := context.WithCancel(context.Background())
-			w := &leanWatch{body: io.NopCloser(strings.NewReader(stream)), cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
+			w := &leanWatch{body: body, cancel: cancel, ch: make(chan watch.Event), done: make(chan struct{})}
 			go w.run(machineDecoder("v1beta2"))
+			n := 0
 			for range w.ResultChan() {
+				n++
 			}
-		}
+			return n
+		})
 	})
 	b.Run("dynamic", func(b *testing.B) {
 		b.ReportAllocs()
-		b.SetBytes(int64(len(stream) / events))
-		for i := 0; i < b.N; i += events {
-			w := dynamicStreamWatch(io.NopCloser(strings.NewReader(stream)))
+		b.SetBytes(int64(len(line)))
+		chunks(b, func(body io.ReadCloser) int {
+			w := dynamicStreamWatch(body)
+			n := 0
 			for ev := range w.ResultChan() {
 				u := ev.Object.(*unstructured.Unstructured)
 				_ = newEntry(u.GetNamespace(), u.GetName(), u.GetResourceVersion(), translateMachine(u.Object, "v1beta2"))
+				n++
 			}
-		}
+			return n
+		})
 	})
 }
 
