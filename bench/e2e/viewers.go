@@ -383,7 +383,7 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 			}
 		}
 	}()
-	v := &Viewer{Command: append([]string{"upgrade-console"}, args[:3]...)}
+	v := &Viewer{Command: consoleCommand(args)}
 	deadline := time.Now().Add(o.syncTimeout)
 	var fl []frameLine
 	for {
@@ -557,6 +557,13 @@ func (b *bench) console(ctx context.Context, tmp string) (*Viewer, error) {
 		v.Low.Stages = stages(okWrites(ws.low))
 	}
 	return v, nil
+}
+
+// consoleCommand is the console's command as the results name it: every
+// flag it ran with (--read-only is why it takes no lock), less the run's
+// temporary files.
+func consoleCommand(args []string) []string {
+	return append([]string{"upgrade-console"}, withoutFlag(withoutFlag(args, "--kubeconfig"), "--log-file")...)
 }
 
 // altScreen is the sequence by which Bubble Tea enters the alternate screen

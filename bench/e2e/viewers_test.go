@@ -17,3 +17,13 @@ func TestWithoutFlag(t *testing.T) {
 		t.Errorf("a trailing flag: %q", got)
 	}
 }
+
+// The console's command keeps every flag it ran with, --read-only among
+// them, and drops the run's temporary files.
+func TestConsoleCommand(t *testing.T) {
+	args := []string{"watch", "--cluster", "mgmt", "--kubeconfig", "/tmp/x/kubeconfig", "--read-only", "--log-file", "/tmp/x/console.log"}
+	want := []string{"upgrade-console", "watch", "--cluster", "mgmt", "--read-only"}
+	if got := consoleCommand(args); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
