@@ -315,6 +315,13 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		// and the terminal showed nothing of it.
 		fmt.Fprintf(out, "outcome: done: every completion milestone of Cluster %s/%s met and confirmed by the API server\n", t.namespace, t.cluster)
 	}
+	if !t.demo && app.Outcome() == report.Failed {
+		// The alternate screen took the failure with it: "see the
+		// failure above" pointed at nothing, and after a recovery from
+		// the R menu let the upgrade complete, the dashboard's last
+		// word had been "upgrade complete".
+		fmt.Fprintln(out, dashboardFailedLine(t, w.Latest()))
+	}
 	if t.demo {
 		// --auto-start's world stopped with a single q and without a
 		// word, in the middle of the upgrade.
@@ -324,6 +331,22 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		return report.Result{Outcome: app.Outcome()}, err
 	}
 	return dashboardDeadline(app.Outcome(), w.Latest(), time.Now()), nil
+}
+
+// dashboardFailedLine is the outcome line a dashboard that called the
+// upgrade failed leaves on the terminal: the failure stands (exit 4) even
+// when the upgrade completed since, which the line says.
+func dashboardFailedLine(t followTarget, latest *model.ClusterState) string {
+	again := fmt.Sprintf("`upgrade-console watch %s --plain` prints where it stands", model.ClusterArgs(t.cluster, t.namespace, t.conn))
+	if latest != nil && latest.Cluster != nil {
+		if _, complete := model.Completion(latest.Cluster); complete {
+			return fmt.Sprintf("outcome: failed, then completed: the dashboard called the upgrade of Cluster %s/%s failed, and every completion milestone is met since (a recovery let it complete); the exit code (4) says the failure it saw", t.namespace, t.cluster)
+		}
+		if p := model.DeriveProgress(latest, model.ProgressOptions{}, time.Now()); p.FailureMessage != "" {
+			return fmt.Sprintf("outcome: failed: the upgrade of Cluster %s/%s failed: %s; %s", t.namespace, t.cluster, model.FoldLines(p.FailureMessage), again)
+		}
+	}
+	return fmt.Sprintf("outcome: failed: the dashboard called the upgrade of Cluster %s/%s failed; %s", t.namespace, t.cluster, again)
 }
 
 // dashboardDeadline is how a dashboard that its --timeout ended left the

@@ -476,3 +476,24 @@ users:
 		t.Errorf("exit %d (want %d)\nstdout %q\nstderr %q", code, ExitTimeout, out, errOut)
 	}
 }
+
+// A dashboard that called the upgrade failed leaves an outcome line on the
+// terminal (the alternate screen took the failure with it, and "see the
+// failure above" pointed at nothing): after a recovery let the upgrade
+// complete, it says so, and that the exit code is the failure's.
+func TestDashboardFailedLineSaysARecoveredUpgrade(t *testing.T) {
+	tg := followTarget{cluster: "mgmt", namespace: "default", conn: model.ConnFlags{{Name: "context", Value: "prod"}}}
+	done := &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Generation: 2}, ObservedGeneration: 2,
+		Conditions: model.Conditions{{Type: "ControlPlaneReady", Status: "True"}, {Type: "DefaultCNIConfigured", Status: "True"},
+			{Type: "WorkersReady", Status: "True"}, {Type: "Ready", Status: "True"}}}}
+	if _, complete := model.Completion(done.Cluster); !complete {
+		t.Fatal("the fixture is not complete")
+	}
+	if got := dashboardFailedLine(tg, done); !strings.HasPrefix(got, "outcome: failed, then completed:") || !strings.Contains(got, "exit code (4)") {
+		t.Errorf("recovered: %q", got)
+	}
+	got := dashboardFailedLine(tg, nil)
+	if !strings.HasPrefix(got, "outcome: failed: ") || !strings.Contains(got, "`upgrade-console watch --cluster mgmt --context prod --plain`") {
+		t.Errorf("failed: %q", got)
+	}
+}
