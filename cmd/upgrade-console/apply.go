@@ -427,7 +427,9 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 		return withCode(ExitTimeout, fmt.Errorf("stopped following before the upgrade completed: --timeout %s passed (%s) at: %s\n%sthe upgrade may still be running in the cluster (%s)",
 			o.timeout, upgrade.ErrTrackTimeout, outcome.Progress.Summary, failedStepsText(failedSteps(lv.watcher.Latest())), watch))
 	case outcome.Failed:
-		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, p.CurrentSpec.Next))
+		// The reason says the next step as the failure stands; the
+		// plan's, made before the follow, spoke of the cluster then.
+		return withCode(ExitUpgradeFail, fmt.Errorf("upgrade failed: %s\n%s", outcome.Reason, watch))
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(out, "\nstopped following at: %s\n%s%s\n", outcome.Progress.Summary, goesOn(lv.watcher.Latest()), watch)
 		return withCode(ExitTimeout, errStoppedFollowing)
