@@ -629,6 +629,17 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	if f.NodeUpgrade == "" {
 		return planWithoutNodeUpgrade(env, f)
 	}
+	if f.RerunContainer != "" && !f.Completed {
+		// Not done, and not retried: refused, as the same state found
+		// just before the delete is (exit 3). Planned as nothing to
+		// retry, it exited 0 and was recorded already-done, which a
+		// script reads as retried.
+		return nil, f, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", f.Node), Preconditions: []Precondition{{
+			Name: "not-running-again", Description: "the failed step's container is not running again",
+			Detail: fmt.Sprintf("step %s failed in pod %s, and the kubelet runs its container %s again (%s): a retry now would kill that run; run node retry again if it fails again",
+				f.RerunStep, f.Pod, f.RerunContainer, orUnknown(f.ContainerState)),
+		}}}
+	}
 	if why := f.nothingToRetry(env.now()); why != "" {
 		return nothingToRetryPlan(env, f, why), f, nil
 	}
@@ -867,9 +878,6 @@ func (f *NodeFailure) nothingToRetry(now time.Time) string {
 			s += " and the node runs " + f.KubeletVersion
 		}
 		return s
-	case f.RerunContainer != "":
-		return fmt.Sprintf("step %s failed in pod %s, and the kubelet runs its container %s again (%s): a retry now would kill that run; run node retry again if it fails again",
-			f.RerunStep, f.Pod, f.RerunContainer, orUnknown(f.ContainerState))
 	case f.Rerunning:
 		return fmt.Sprintf("%s failed at %s, but the upgrader pod %s was recreated %s ago and runs the steps again (%s: %s)",
 			f.Step, f.FailedAt.UTC().Format(time.RFC3339), f.Pod, ago(now, f.PodCreated), f.Container, orUnknown(f.ContainerState))

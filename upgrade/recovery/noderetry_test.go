@@ -550,19 +550,22 @@ func TestNodeRetryReadsAgainAPodWrittenBeforeItsDelete(t *testing.T) {
 	}
 }
 
-// The kubelet runs the failed container again in the same pod: nothing to
-// retry while it runs (the retry would kill that run), said as such, not
-// as a pod "recreated" or a step that never failed.
+// The kubelet runs the failed container again in the same pod: the retry
+// is refused while it runs (it would kill that run), as the same state
+// found just before the delete is, said as such, not as a pod "recreated"
+// or a step that never failed. Planned as nothing to retry, it exited 0,
+// recorded already-done.
 func TestNodeRetryNamesTheKubeletsRerun(t *testing.T) {
 	w := newWorld(t)
 	node := w.seedFailedNode()
 	w.rerunStep(node)
 	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
-	if err != nil || len(p.Steps) != 0 || f.RerunContainer == "" {
-		t.Fatalf("plan %+v, inspection %+v, err %v; want nothing to retry", p, f, err)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || p != nil || f == nil || f.RerunContainer == "" || len(refused.Preconditions) != 1 {
+		t.Fatalf("plan %+v, inspection %+v, err %v; want the retry refused", p, f, err)
 	}
-	if !strings.Contains(p.Title, "the kubelet runs its container "+f.RerunContainer+" again (running, after exit code") ||
-		!strings.Contains(p.Title, "a retry now would kill that run") || strings.Contains(p.Title, "recreated") {
-		t.Errorf("title %q", p.Title)
+	if d := refused.Preconditions[0].Detail; !strings.Contains(d, "the kubelet runs its container "+f.RerunContainer+" again (running, after exit code") ||
+		!strings.Contains(d, "a retry now would kill that run") || strings.Contains(d, "recreated") {
+		t.Errorf("refusal %q", d)
 	}
 }
