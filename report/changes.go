@@ -614,8 +614,20 @@ func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade], cur *mo
 		if p == c {
 			continue
 		}
-		if p == nil {
-			d.add(subj, "created for machine %s (Kubernetes %s)", c.MachineName, orDash(c.KubernetesVersion))
+		switch {
+		case p == nil:
+			first := ""
+			if c.FirstNodeToBeUpgraded {
+				// Its kubeadm step runs `kubeadm upgrade apply`, the
+				// others' `kubeadm upgrade node`.
+				first = ", the first control-plane node (kubeadm upgrade apply)"
+			}
+			d.add(subj, "created for machine %s (Kubernetes %s%s)", c.MachineName, orDash(c.KubernetesVersion), first)
+			p = &model.NodeUpgrade{}
+		case p.UID != "" && c.UID != "" && p.UID != c.UID:
+			// Deleted and made again between two snapshots: the
+			// steps start over, which read as steps done again.
+			d.add(subj, "recreated for machine %s: its steps start over", c.MachineName)
 			p = &model.NodeUpgrade{}
 		}
 		// The kubelet reruns a failed step's container, and the

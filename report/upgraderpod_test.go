@@ -192,3 +192,34 @@ func TestChangesSayTheRetrysWaitForThePodOnce(t *testing.T) {
 		t.Errorf("lines %q, want one: %q", got, want)
 	}
 }
+
+// The first control-plane node's NodeUpgrade says it is the first (its
+// kubeadm step differs), and one deleted and made again between two
+// snapshots says it was recreated, where its steps read as done again.
+func TestChangesSayTheFirstNodeAndARecreatedNodeUpgrade(t *testing.T) {
+	a := etcdRollout(2)
+	mk := func(uid string, first bool, conds model.Conditions) *model.NodeUpgrade {
+		m := meta("mgmt-cp-0000-node-upgrader")
+		m.UID = uid
+		return &model.NodeUpgrade{Meta: m, Kind: model.KindNodeUpgrade, MachineName: "mgmt-cp-0000", KubernetesVersion: "v1.31.3", FirstNodeToBeUpgraded: first, Conditions: conds}
+	}
+	lines := func(a, b *model.ClusterState) []string {
+		var out []string
+		for _, l := range Changes(a, b, derive(a), derive(b), t0) {
+			if strings.HasPrefix(l.Subject, "NodeUpgrade ") {
+				out = append(out, l.Text)
+			}
+		}
+		return out
+	}
+	b := clone(a)
+	b.NodeUpgrades = model.ListOf(mk("u1", true, model.Conditions{cond("UpgraderPodCreated", "True", "", "", "")}))
+	if got := lines(a, b); len(got) < 1 || got[0] != "created for machine mgmt-cp-0000 (Kubernetes v1.31.3, the first control-plane node (kubeadm upgrade apply))" {
+		t.Errorf("created: %q", got)
+	}
+	c := clone(b)
+	c.NodeUpgrades = model.ListOf(mk("u2", true, model.Conditions{cond("UpgraderPodCreated", "True", "", "", "")}))
+	if got := lines(b, c); len(got) != 2 || got[0] != "recreated for machine mgmt-cp-0000: its steps start over" || got[1] != "step UpgraderPodCreated done" {
+		t.Errorf("recreated: %q", got)
+	}
+}
