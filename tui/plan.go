@@ -953,7 +953,6 @@ func (p *PlanScreen) rebuild() {
 		return
 	}
 	p.keys.Copy.SetEnabled(len(p.commands()) > 0)
-	p.helpOut = strings.Split(p.helpView(), "\n")
 	p.body = buildPlanBody(p.st, p.plan, p.all, p.dry, p.dryErr, p.dryRunning, p.checkErr, p.opts.ReadOnly, p.w)
 	p.restatus()
 }
@@ -1020,7 +1019,23 @@ func (p *PlanScreen) restatus() {
 		}
 		p.statusOut = append(p.statusOut, line{segs: []seg{{indent + l, s.r}}})
 	}
+	p.fitHelp()
 	p.clamp()
+}
+
+// fitHelp keeps the full help (?) to the rows the screen leaves it, a row
+// of the body among them: taller, it ran past the screen's bottom, whose
+// rows the terminal cut without a word. Its last row then says how many
+// it leaves out, as the dashboard's does.
+func (p *PlanScreen) fitHelp() {
+	p.helpOut = strings.Split(p.helpView(), "\n")
+	room := p.h - 3 - len(p.statusOut) - 1
+	if len(p.helpOut) <= room || room < 1 {
+		return
+	}
+	more := len(p.helpOut) - room + 1
+	p.helpOut = append(p.helpOut[:room-1:room-1],
+		p.st.paint(rMuted, truncate(fmt.Sprintf("… %d more rows of help: a taller terminal shows them; ? closes it", more), max(p.w-1, 0))))
 }
 
 // View draws the header, the scrolled body, the status line and the help.

@@ -1542,3 +1542,20 @@ func TestPlanHeaderKeepsTheTargetVersions(t *testing.T) {
 		}
 	}
 }
+
+// The full help (?) on a short terminal stays within the screen and its last
+// row says how many rows it leaves out: it ran past the bottom, and the
+// terminal cut ↓, pgdn, home and end without a word.
+func TestPlanHelpFitsAShortTerminal(t *testing.T) {
+	for _, size := range [][2]int{{60, 15}, {40, 10}, {120, 40}} {
+		p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, size[0], size[1])
+		p.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+		out := ansi.Strip(p.View())
+		if n := strings.Count(out, "\n") + 1; n != size[1] {
+			t.Errorf("%dx%d: the screen is %d rows:\n%s", size[0], size[1], n, out)
+		}
+		if cut := strings.Contains(out, "more rows of help"); cut != (size[1] < 20) {
+			t.Errorf("%dx%d: says rows are left out: %t\n%s", size[0], size[1], cut, out)
+		}
+	}
+}
