@@ -914,7 +914,9 @@ func (d *recoveryDialog) relayout() {
 	d.body, d.cmds = d.bodyLines()
 	tail, _ := d.tail()
 	// The prompt and the keys (two rows) stay in view; the body scrolls.
-	d.visible = max(d.h-2-dialogHead-len(tail)-2, 3)
+	// One row at least: three pushed a short dialog past the screen,
+	// whose top (the title, the action confirmed) the App then cut.
+	d.visible = max(d.h-2-dialogHead-len(tail)-2, 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
 		d.offset = d.maxOffset

@@ -503,6 +503,23 @@ func TestRecoveryConfirmationPromptWraps(t *testing.T) {
 	}
 }
 
+// On a terminal just tall enough for the confirmation and one row of the
+// plan, the dialog keeps its title: a floor of three plan rows pushed it
+// past the screen, and the App cut its top, the title with it.
+func TestRecoveryConfirmationKeepsItsTitleWhereItFits(t *testing.T) {
+	f := &fakeRecovery{p: planFixture()}
+	d := testDialog(RecoveryOptions{}, f)
+	press(t, d, enter)
+	press(t, d, enter)
+	a := newTestApp(Options{Theme: themes.Mono})
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	a.Update(OpenDialogMsg{Dialog: d})
+	out := ansi.Strip(a.View().Content)
+	if !strings.Contains(out, "Recovery") || !strings.Contains(out, "esc back") {
+		t.Errorf("the title or the keys are off the screen:\n%s", out)
+	}
+}
+
 func TestRecoveryDialogPlanDryRunTypedConfirmationAndSteps(t *testing.T) {
 	f := &fakeRecovery{p: planFixture()}
 	d := testDialog(RecoveryOptions{}, f)
