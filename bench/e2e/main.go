@@ -24,6 +24,8 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 type options struct {
@@ -78,7 +80,10 @@ func main() {
 	flag.DurationVar(&o.satDur, "saturate-duration", 30*time.Second, "length of the saturation window")
 	flag.IntVar(&o.satWorkers, "saturate-writers", 20, "concurrent writers in the saturation window")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "length of the idle windows (CPU with no writes)")
-	flag.DurationVar(&o.settle, "settle", 5*time.Second, "pause after a viewer synced before its idle window")
+	// A console at rest reads the Cluster once when the completion rule
+	// has held its time (the confirmation of "done"): an idle window that
+	// began before it counted that one read as polling.
+	flag.DurationVar(&o.settle, "settle", model.DefaultCompletionGate().Hold+5*time.Second, "pause after a viewer synced before its idle window (past the console's one confirmation read of a cluster at rest)")
 	flag.DurationVar(&o.syncTimeout, "sync-timeout", 3*time.Minute, "how long a viewer may take to sync")
 	flag.IntVar(&o.pool, "pool", 1000, "worker machines the driver writes to")
 	flag.BoolVar(&o.nodeUpgrades, "node-upgrades", true, "give every worker a completed NodeUpgrade")
