@@ -198,7 +198,7 @@ func targetBundlesOfSpec(specEKSA, bundlesEKSA string) (CheckResult, bool) {
 // Components of the Kubernetes version (kubernetes, cilium, …) that go down
 // with a Kubernetes version kubernetes-version-skew already fails are that
 // check's finding, not a second one, and so are worker groups' kubernetes
-// rows under a failed worker-version-skew; the remediation names the spec in a
+// rows going to a lower minor under a failed worker-version-skew; the remediation names the spec in a
 // live plan (live), the two files in an offline one.
 func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 	kubeDown, workersDown := false, false
@@ -209,7 +209,7 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 	var down []string
 	for _, r := range rows {
 		owned := kubeDown && !LookupComponent(r.Key).Management && r.WorkerGroups == nil ||
-			workersDown && r.WorkerGroups != nil
+			workersDown && r.WorkerGroups != nil && minorDown(r.OldVersion, r.NewVersion)
 		if r.Change == ChangeDowngrade && !owned {
 			down = append(down, r.Name+" "+r.OldVersion+" → "+r.NewVersion)
 		}
@@ -219,6 +219,15 @@ func WarnDowngrades(checks []CheckResult, rows []ComponentDiff, live bool) {
 		fix = "EKS-A never downgrades a component: check spec.eksaVersion, and --to-bundles when given: the target release's Bundles carry older versions than the cluster runs"
 	}
 	warnSkew(checks, "go down", down, fix)
+}
+
+// minorDown reports whether a version goes to a lower minor: a worker
+// group's EKS-D that does is worker-version-skew's finding ("would go down
+// from 1.31 to 1.30"); one that keeps its minor on an older build is the
+// target Bundles', which that check does not see.
+func minorDown(from, to string) bool {
+	o, n := coreVersion(from), coreVersion(to)
+	return o != nil && n != nil && (n.Major() < o.Major() || n.Major() == o.Major() && n.Minor() < o.Minor())
 }
 
 // warnSkew makes the eksa-version-skew check of checks (passed, skipped,

@@ -465,3 +465,27 @@ func TestWarnRemovedComponents(t *testing.T) {
 		t.Errorf("an unused component warned: %+v", c[0])
 	}
 }
+
+// A failed worker-version-skew owns the worker groups' kubernetes rows that go
+// to a lower minor (its own finding), not a group's EKS-D that keeps its
+// minor on an older build: that is the target Bundles', and it was hidden.
+func TestWarnDowngradesLeavesWorkerMinorDowngradesToTheirCheck(t *testing.T) {
+	rows := []ComponentDiff{
+		{Key: KeyKubernetes, Name: "kubernetes for md-0", OldVersion: "v1.31.3-eks-1-31-11", NewVersion: "v1.30.5-eks-1-30-22", Change: ChangeDowngrade, WorkerGroups: []string{"md-0"}},
+	}
+	checks := func() []CheckResult {
+		return []CheckResult{{Name: CheckNameEKSAVersionSkew, Status: CheckPass, Message: "EKS-A v0.20.9 → v0.21.2 is one minor up"},
+			{Name: CheckNameWorkerVersionSkew, Status: CheckFail}}
+	}
+	c := checks()
+	WarnDowngrades(c, rows, true)
+	if c[0].Status != CheckPass {
+		t.Errorf("a worker group's minor going down, which its check fails: %+v", c[0])
+	}
+	rows = append(rows, ComponentDiff{Key: KeyKubernetes, Name: "kubernetes for md-1", OldVersion: "v1.29.9-eks-1-29-40", NewVersion: "v1.29.9-eks-1-29-38", Change: ChangeDowngrade, WorkerGroups: []string{"md-1"}})
+	c = checks()
+	WarnDowngrades(c, rows, true)
+	if c[0].Status != CheckWarn || !strings.Contains(c[0].Message, "1 component(s) go down: kubernetes for md-1") {
+		t.Errorf("a worker group's older EKS-D build beside it: %+v", c[0])
+	}
+}
