@@ -14,7 +14,7 @@ import (
 // Degrading at small sizes follows a fixed order so the screen is never
 // garbled, only shorter: first the events pane goes, then etcd, then the
 // control plane, then the cluster pane, leaving the nodes table; the header
-// loses its identity line below 12 rows and the help line below 10; a pause
+// loses its phase strip below 12 rows and the help line below 10; a pause
 // on the status line wraps onto up to a third of the rows (whole from 80×24
 // up) and is cut past that; the nodes table drops columns (version, role,
 // since, phase, steps) as the width shrinks. Every line is exactly the
@@ -513,7 +513,12 @@ func (d *Dashboard) View() string {
 	if p.headerLines > 0 {
 		hs := d.headerView(w)
 		if p.headerLines == 1 {
-			hs = hs[strings.IndexByte(hs, '\n')+1:]
+			// The identity line stays: it holds the connection and the
+			// lock's badges (reconnecting, lock lost), which nothing else
+			// shows; the status line says where the upgrade stands.
+			if i := strings.IndexByte(hs, '\n'); i >= 0 {
+				hs = hs[:i]
+			}
 		}
 		nl()
 		b.WriteString(hs)
