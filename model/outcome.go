@@ -120,11 +120,11 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 		j.failingSince = time.Time{}
 	}
 	switch {
-	case done:
-		j.outcome = OutcomeDone
 	case p.EtcdRollback != nil && !p.EtcdRollback.Running():
 		// An operator's decision, not a state that may clear: EKS-A stays
 		// paused until someone resumes it, so the upgrade will not go on.
+		// Judged before done: the cluster is Ready on its old version and
+		// meets the rule, and read as done 5 s after it read as failed.
 		j.outcome = OutcomeFailed
 		j.reason = "etcd was rolled back by upgrade-console"
 		if r := p.EtcdRollback; r.By != "" {
@@ -135,6 +135,8 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 			resume += " " + p.ClusterFlags
 		}
 		j.reason += ": EKS-A reconcile stays paused and the upgrade does not go on; fix the cause, then `" + resume + "` resumes it"
+	case done:
+		j.outcome = OutcomeDone
 	case p.Failed && now.Sub(j.failingSince) >= j.grace:
 		j.outcome = OutcomeFailed
 		j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(j.failingSince)), p.FailureMessage)

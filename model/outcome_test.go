@@ -3,6 +3,7 @@ package model
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A wait that ends while the cluster reports a failure the grace has not yet
@@ -31,5 +32,28 @@ func TestRolledBackOutcomeNamesTheClusterToResume(t *testing.T) {
 		if out != OutcomeFailed || !strings.HasSuffix(j.Reason(), tc.want) {
 			t.Errorf("flags %q: outcome %v %q, want failed ending %q", tc.flags, out, j.Reason(), tc.want)
 		}
+	}
+}
+
+// A cluster whose etcd was rolled back is Ready on its old version and meets
+// EKS-A's rule: it stays failed, where it read as done once the rule had
+// held its 5 s.
+func TestRolledBackClusterMeetingTheRuleStaysFailed(t *testing.T) {
+	s := &ClusterState{Cluster: &EKSACluster{Meta: Meta{Name: "mgmt", Namespace: "default", Generation: 2, Annotations: map[string]string{AnnotationEKSAPaused: "true",
+		AnnotationEtcdRollbackRecord: `{"phase":"done","newMachine":"mgmt-etcd-x","by":"ops"}`}}, ObservedGeneration: 2,
+		Conditions: Conditions{{Type: ConditionControlPlaneReady, Status: "True"}, {Type: "DefaultCNIConfigured", Status: "True"},
+			{Type: "WorkersReady", Status: "True"}, {Type: ConditionReady, Status: "True"}}}}
+	j := NewJudge()
+	now := t0
+	for i := 0; i < 4; i++ {
+		p := DeriveProgress(s, ProgressOptions{}, now)
+		if i == 0 && !p.Complete {
+			t.Fatal("the fixture does not meet the rule")
+		}
+		var out Outcome
+		if j, out = j.Observe(p, now); out != OutcomeFailed {
+			t.Fatalf("after %s: outcome %v, want failed", now.Sub(t0), out)
+		}
+		now = now.Add(3 * time.Second)
 	}
 }

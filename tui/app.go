@@ -214,7 +214,12 @@ type (
 	// ThemeMsg tells every screen and dialog the theme changed.
 	ThemeMsg struct{ Theme *themes.Theme }
 	// OutcomeMsg records how the upgrade ended, for the exit code.
-	OutcomeMsg struct{ Outcome report.Outcome }
+	OutcomeMsg struct {
+		Outcome report.Outcome
+		// Reason is the judge's, for a failure: what the console
+		// says of it once the alternate screen has taken it away.
+		Reason string
+	}
 	// sourceClosedMsg says the snapshot channel was closed.
 	sourceClosedMsg struct{}
 )
@@ -270,9 +275,10 @@ type App struct {
 	// profile is the renderer's colour profile, as its last
 	// ColorProfileMsg said; until one arrives, a theme is drawn for a
 	// terminal of 256 colours or more.
-	profile colorprofile.Profile
-	outcome report.Outcome
-	title   string
+	profile       colorprofile.Profile
+	outcome       report.Outcome
+	outcomeReason string
+	title         string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
 	// fatal is the console's own bug, caught (contain), or the snapshot
@@ -418,6 +424,10 @@ func (a *App) Theme() *themes.Theme { return a.theme }
 
 // Outcome is how the upgrade ended, as far as the App saw.
 func (a *App) Outcome() report.Outcome { return a.outcome }
+
+// OutcomeReason is why the upgrade failed, as the dashboard judged it
+// (empty for any other outcome).
+func (a *App) OutcomeReason() string { return a.outcomeReason }
 
 func (a *App) autoTheme() bool {
 	return (a.opts.Theme == "" || a.opts.Theme == themes.Auto) && !a.opts.ColorOff
@@ -728,7 +738,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		}
 		return a, nil
 	case OutcomeMsg:
-		a.outcome = msg.Outcome
+		a.outcome, a.outcomeReason = msg.Outcome, msg.Reason
 		return a, nil
 	case hideDialogMsg:
 		if n := len(a.dialogs); n > 0 && a.hidden == nil {

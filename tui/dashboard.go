@@ -482,7 +482,11 @@ func (d *Dashboard) judgeOutcome() tea.Cmd {
 
 // record reports how the upgrade ended, once, for the exit code.
 func (d *Dashboard) record(out report.Outcome) tea.Cmd {
-	record := func() tea.Msg { return OutcomeMsg{out} }
+	reason := ""
+	if out == report.Failed {
+		reason = d.judge.Reason()
+	}
+	record := func() tea.Msg { return OutcomeMsg{Outcome: out, Reason: reason} }
 	if d.opts.QuitOnDone {
 		return tea.Sequence(record, quitWhenIdle)
 	}

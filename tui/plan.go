@@ -443,7 +443,7 @@ func (p *PlanScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		case msg.late:
 			// The exit code follows the upgrade's end, not the failure
 			// the dashboard recorded first.
-			return p, func() tea.Msg { return OutcomeMsg{report.Done} }
+			return p, func() tea.Msg { return OutcomeMsg{Outcome: report.Done} }
 		case (msg.out.Failed || msg.out.TimedOut) && p.actions.FollowAfterFailure != nil:
 			ctx, s, follow, following := p.ctx, p.session, p.actions.FollowAfterFailure, p.following
 			return p, func() tea.Msg {

@@ -320,7 +320,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		// failure above" pointed at nothing, and after a recovery from
 		// the R menu let the upgrade complete, the dashboard's last
 		// word had been "upgrade complete".
-		fmt.Fprintln(out, dashboardFailedLine(t, w.Latest()))
+		fmt.Fprintln(out, dashboardFailedLine(t, w.Latest(), app.OutcomeReason(), time.Now()))
 	}
 	if t.demo {
 		// --auto-start's world stopped with a single q and without a
@@ -334,19 +334,22 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 }
 
 // dashboardFailedLine is the outcome line a dashboard that called the
-// upgrade failed leaves on the terminal: the failure stands (exit 4) even
-// when the upgrade completed since, which the line says.
-func dashboardFailedLine(t followTarget, latest *model.ClusterState) string {
+// upgrade failed leaves on the terminal: the failure as it judged it
+// (reason), and whether the upgrade completed since: EKS-A's rule met with
+// its reconcile not paused (a cluster whose etcd was rolled back is paused,
+// and meets the rule Ready on its old version). The failure stands (exit
+// 4) either way.
+func dashboardFailedLine(t followTarget, latest *model.ClusterState, reason string, now time.Time) string {
 	again := fmt.Sprintf("`upgrade-console watch %s --plain` prints where it stands", model.ClusterArgs(t.cluster, t.namespace, t.conn))
-	if latest != nil && latest.Cluster != nil {
-		if _, complete := model.Completion(latest.Cluster); complete {
-			return fmt.Sprintf("outcome: failed, then completed: the dashboard called the upgrade of Cluster %s/%s failed, and every completion milestone is met since (a recovery let it complete); the exit code (4) says the failure it saw", t.namespace, t.cluster)
-		}
-		if p := model.DeriveProgress(latest, model.ProgressOptions{}, time.Now()); p.FailureMessage != "" {
-			return fmt.Sprintf("outcome: failed: the upgrade of Cluster %s/%s failed: %s; %s", t.namespace, t.cluster, model.FoldLines(p.FailureMessage), again)
-		}
+	if reason == "" {
+		reason = "the dashboard called the upgrade of Cluster " + t.namespace + "/" + t.cluster + " failed"
 	}
-	return fmt.Sprintf("outcome: failed: the dashboard called the upgrade of Cluster %s/%s failed; %s", t.namespace, t.cluster, again)
+	reason = model.FoldLines(reason)
+	if latest != nil && latest.Cluster != nil && latest.Cluster.Annotations[model.AnnotationEKSAPaused] != "true" &&
+		model.DeriveProgress(latest, model.ProgressOptions{}, now).Complete {
+		return fmt.Sprintf("outcome: failed, then completed: %s; every completion milestone is met since (a recovery let it complete); the exit code (4) says the failure the dashboard saw", reason)
+	}
+	return fmt.Sprintf("outcome: failed: %s; %s", reason, again)
 }
 
 // dashboardDeadline is how a dashboard that its --timeout ended left the

@@ -479,21 +479,29 @@ users:
 
 // A dashboard that called the upgrade failed leaves an outcome line on the
 // terminal (the alternate screen took the failure with it, and "see the
-// failure above" pointed at nothing): after a recovery let the upgrade
-// complete, it says so, and that the exit code is the failure's.
+// failure above" pointed at nothing): the failure as it judged it, and,
+// after a recovery let the upgrade complete, that it did, by the watch's own
+// rule: a cluster whose etcd was rolled back is Ready on its old version,
+// paused, and not complete.
 func TestDashboardFailedLineSaysARecoveredUpgrade(t *testing.T) {
 	tg := followTarget{cluster: "mgmt", namespace: "default", conn: model.ConnFlags{{Name: "context", Value: "prod"}}}
-	done := &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Generation: 2}, ObservedGeneration: 2,
-		Conditions: model.Conditions{{Type: "ControlPlaneReady", Status: "True"}, {Type: "DefaultCNIConfigured", Status: "True"},
-			{Type: "WorkersReady", Status: "True"}, {Type: "Ready", Status: "True"}}}}
-	if _, complete := model.Completion(done.Cluster); !complete {
-		t.Fatal("the fixture is not complete")
+	ready := func(annotations map[string]string) *model.ClusterState {
+		return &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt", Namespace: "default", Generation: 2, Annotations: annotations}, ObservedGeneration: 2,
+			Conditions: model.Conditions{{Type: "ControlPlaneReady", Status: "True"}, {Type: "DefaultCNIConfigured", Status: "True"},
+				{Type: "WorkersReady", Status: "True"}, {Type: "Ready", Status: "True"}}}}
 	}
-	if got := dashboardFailedLine(tg, done); !strings.HasPrefix(got, "outcome: failed, then completed:") || !strings.Contains(got, "exit code (4)") {
+	now := time.Now()
+	const why = "node mgmt-cp-1 in-place step KubeadmUpgraded failed"
+	if got := dashboardFailedLine(tg, ready(nil), why, now); got != "outcome: failed, then completed: "+why+"; every completion milestone is met since (a recovery let it complete); the exit code (4) says the failure the dashboard saw" {
 		t.Errorf("recovered: %q", got)
 	}
-	got := dashboardFailedLine(tg, nil)
-	if !strings.HasPrefix(got, "outcome: failed: ") || !strings.Contains(got, "`upgrade-console watch --cluster mgmt --context prod --plain`") {
-		t.Errorf("failed: %q", got)
+	rolledBack := ready(map[string]string{model.AnnotationEKSAPaused: "true",
+		model.AnnotationEtcdRollbackRecord: `{"phase":"done","newMachine":"mgmt-etcd-x","by":"ops"}`})
+	const rb = "etcd was rolled back by upgrade-console (ops): …"
+	if got := dashboardFailedLine(tg, rolledBack, rb, now); got != "outcome: failed: "+rb+"; `upgrade-console watch --cluster mgmt --context prod --plain` prints where it stands" {
+		t.Errorf("rolled back: %q", got)
+	}
+	if got := dashboardFailedLine(tg, nil, "", now); got != "outcome: failed: the dashboard called the upgrade of Cluster default/mgmt failed; `upgrade-console watch --cluster mgmt --context prod --plain` prints where it stands" {
+		t.Errorf("no reason: %q", got)
 	}
 }
