@@ -322,8 +322,14 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	}
 	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].GetName() < nodes.Items[j].GetName() })
 	var upgrading map[string]string
+	var unread error // NodeUpgrades the identity may not read
 	if len(nodes.Items) > 0 {
-		if upgrading, err = nodesUpgradingInPlace(ctx, env); err != nil {
+		switch upgrading, err = nodesUpgradingInPlace(ctx, env); {
+		case apierrors.IsForbidden(err):
+			// As for Nodes: the labels are unknown, the other markers
+			// listed and cleared as before.
+			unread = err
+		case err != nil:
 			return nil, err
 		}
 	}
@@ -338,6 +344,10 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			res:    env.Client.Dynamic.Resource(nodesGVR), name: n.GetName(), field: "labels", confirm: n.GetName(),
 		}
 		switch nu, ok := upgrading[n.GetName()]; {
+		case unread != nil:
+			m.State = MarkerUnknown
+			m.Reason = fmt.Sprintf("cannot tell whether the node is mid in-place upgrade: %v (fix: `kubectl%s auth can-i list nodeupgrades.anywhere.eks.amazonaws.com -n %s` says whether the identity may; a Role in %s with {apiGroups: [anywhere.eks.amazonaws.com], resources: [nodeupgrades], verbs: [list]} grants it)",
+				unread, env.Conn, env.systemNS(), env.systemNS())
 		case ok:
 			// The in-place upgrade of this very node is under way,
 			// whoever started it: cleared, the node is open to a

@@ -63,3 +63,43 @@ func TestMarkersOfAnIdentityThatMayNotListNodes(t *testing.T) {
 		t.Errorf("lease after clear: %+v %v", st, err)
 	}
 }
+
+// An identity that may list Nodes but not NodeUpgrades cannot tell whether a
+// labelled node is mid in-place upgrade: its label reads "unknown", with the
+// rule that grants the read, and the other markers are listed and cleared as
+// before. The read's refusal failed lock status and every lock clear.
+func TestMarkersOfAnIdentityThatMayNotListNodeUpgrades(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	user := "no-nu-" + w.cluster
+	all := rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}
+	cptest.Grant(t, cp.Config, user, w.ns, all)
+	cptest.Grant(t, cp.Config, user, w.sys,
+		rbacv1.PolicyRule{APIGroups: []string{"", "coordination.k8s.io", "cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "etcdcluster.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
+			Resources: []string{"*"}, Verbs: []string{"*"}},
+		rbacv1.PolicyRule{APIGroups: []string{"anywhere.eks.amazonaws.com"}, Resources: []string{"clusters"}, Verbs: []string{"*"}})
+	cptest.Grant(t, cp.Config, user, "", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}})
+	client, err := upgrade.NewClient(cptest.Impersonate(cp.Config, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Client: client, Cluster: w.cluster, ClusterNamespace: w.ns, Now: func() time.Time { return w.now }}
+	ms, err := ListMarkers(w.ctx, env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatalf("ListMarkers: %v", err)
+	}
+	byID := map[string]Marker{}
+	for _, m := range ms {
+		byID[m.ID] = m
+	}
+	n1 := MarkerNodeLabel + "/" + w.cluster + "-n1"
+	if m := byID[n1]; m.State != MarkerUnknown || !strings.Contains(m.Reason, "auth can-i list nodeupgrades.anywhere.eks.amazonaws.com") {
+		t.Errorf("%s = %+v", n1, m)
+	}
+	if m := byID[MarkerLease]; m.State != MarkerStale {
+		t.Errorf("lease marker = %+v", m)
+	}
+	if _, _, err := PlanClear(w.ctx, env, ClearOptions{IDs: []string{MarkerLease}, MarkerOptions: MarkerOptions{NodeLabel: label}}); err != nil {
+		t.Errorf("plan clear lease: %v", err)
+	}
+}
