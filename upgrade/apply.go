@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"reflect"
 	"regexp"
 	"sort"
@@ -421,17 +422,31 @@ func (e *UnansweredWriteError) Error() string {
 func (e *UnansweredWriteError) Unwrap() error { return e.Err }
 
 // mayHaveLanded reports whether a failed write may have been made all the
-// same: the API server refused it (a 4xx status) or it never went out
-// (refused connection) are the cases where it was not.
+// same. It was not when the API server answered with a refusal (a 4xx
+// status, or a 500 from an admission webhook it could not call, which
+// stops the write before storage), or when the request never went out (a
+// refused connection, client-go's rate limiter that would have waited past
+// the deadline). Anything else that cut the exchange after the request
+// left (no answer in time, a connection reset or closed, HTTP/2's lost
+// ping, a 5xx from storage) may have landed.
 func mayHaveLanded(wctx context.Context, err error) bool {
-	if DeadlineCut(wctx, err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
-		return true
+	if err == nil {
+		return false
 	}
+	msg := err.Error()
 	var se apierrors.APIStatus
-	if errors.As(err, &se) {
+	switch {
+	case strings.Contains(msg, "client rate limiter Wait returned an error"), errors.Is(err, syscall.ECONNREFUSED):
+		return false
+	case errors.As(err, &se):
+		if strings.Contains(se.Status().Message, "failed calling webhook") {
+			return false
+		}
 		return se.Status().Code >= 500 || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 	}
-	return false
+	return DeadlineCut(wctx, err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
+		strings.Contains(msg, "http2: client connection lost") || strings.Contains(msg, "connection reset by peer")
 }
 
 // precheck dry-runs the spec (DryRun) and returns its conflicts, unless

@@ -2,8 +2,14 @@ package upgrade
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,5 +140,40 @@ func TestSnapshotUnansweredSaysTheConfigMapMayExist(t *testing.T) {
 	want := "may have been created all the same: delete it (kubectl -n " + w.ns + " delete configmap " + SnapshotName("mgmt", at) + ")"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("unanswered snapshot: %v\nwant %q in it", err, want)
+	}
+}
+
+// Which failed writes may have landed: those cut after the request left
+// (no answer in time, a connection reset or closed, HTTP/2's lost ping, a
+// timeout or a storage error from the server); not those the API server
+// refused, nor those that never went out.
+func TestMayHaveLanded(t *testing.T) {
+	gr := schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	live := context.Background()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"no answer in time", expired, context.DeadlineExceeded, true},
+		{"server timeout (504)", live, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0), true},
+		{"etcd timeout (500)", live, apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true},
+		{"connection reset", live, &url.Error{Op: "Patch", URL: "https://api", Err: &net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}, true},
+		{"HTTP/2 lost ping", live, &url.Error{Op: "Patch", URL: "https://api", Err: errors.New("http2: client connection lost")}, true},
+		{"closed connection", live, &url.Error{Op: "Patch", URL: "https://api", Err: net.ErrClosed}, true},
+		{"unexpected EOF", live, &url.Error{Op: "Patch", URL: "https://api", Err: io.ErrUnexpectedEOF}, true},
+		{"connection refused", live, &url.Error{Op: "Patch", URL: "https://api", Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}, false},
+		{"rate limiter", expired, errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline"), false},
+		{"forbidden", live, apierrors.NewForbidden(gr, "mgmt", errors.New("no")), false},
+		{"invalid", live, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "Cluster"}, "mgmt", nil), false},
+		{"too many requests", live, apierrors.NewTooManyRequests("slow down", 1), false},
+		{"webhook not reached (500)", live, apierrors.NewInternalError(errors.New(`failed calling webhook "v.example.com": dial tcp 127.0.0.1:1: connect: connection refused`)), false},
+	} {
+		if got := mayHaveLanded(c.ctx, c.err); got != c.want {
+			t.Errorf("%s: may have landed %t, want %t (%v)", c.name, got, c.want, c.err)
+		}
 	}
 }
