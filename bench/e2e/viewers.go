@@ -108,9 +108,12 @@ func parseLabels(s string) map[string]string {
 }
 
 // discovery says whether a non-resource request's path, which the API
-// server records as its subresource, is discovery's.
+// server records as its subresource, is discovery's. kube-apiserver v1.36
+// records "api" and "apis", without the leading slash (read off its
+// /metrics after `kubectl api-resources`); a path with one is taken too.
 func discovery(path string) bool {
-	return path == "/api" || path == "/apis" || strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/apis/")
+	path = strings.TrimPrefix(path, "/")
+	return path == "api" || path == "apis" || strings.HasPrefix(path, "api/") || strings.HasPrefix(path, "apis/")
 }
 
 // windows are the measurements every viewer goes through once it synced:
