@@ -199,6 +199,8 @@ func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
 		{[]string{"lock", "--cluster", "m", "stauts"}, `unknown command "stauts" for "upgrade-console lock"; did you mean status?`},
 		{[]string{"etcd", "--kubeconfig", "x", "rolback", "--yes"}, `did you mean rollback?`},
 		{[]string{"lock", "--cluster", "m"}, "unknown flag: --cluster"},
+		{[]string{"lock", "--cluster", "c"}, "unknown flag: --cluster"},
+		{[]string{"lock", "--cluster", "statu", "stauts"}, `unknown command "stauts" for "upgrade-console lock"`},
 		{[]string{"plan", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"plann"}, `unknown command "plann" for "upgrade-console"; did you mean plan?`},
 		{[]string{"bogus"}, "its commands: apply, audit,"},

@@ -152,8 +152,9 @@ func setArgs(root *cobra.Command, args []string) {
 }
 
 // mistypedAfter is the first word of the command line after cmd's name
-// that is near one of cmd's commands: a word that is no command but the
-// value of a flag before it ("m" of --cluster m) is near none.
+// that is near one of cmd's commands. A word right after a flag given
+// without "=" is taken for its value, not a command: cobra's suggestions
+// match prefixes, and `lock --cluster c` read "did you mean clear?".
 func mistypedAfter(cmd *cobra.Command) (string, bool) {
 	raw, ok := cmd.Root().Annotations[argsAnnotation]
 	if !ok {
@@ -166,11 +167,16 @@ func mistypedAfter(cmd *cobra.Command) (string, bool) {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2
 	}
+	value := false // the word is the value of the flag before it
 	for _, w := range words {
-		if w == "--" {
-			break
-		}
-		if !strings.HasPrefix(w, "-") && len(cmd.SuggestionsFor(w)) > 0 {
+		switch {
+		case w == "--":
+			return "", false
+		case strings.HasPrefix(w, "-"):
+			value = !strings.Contains(w, "=")
+		case value:
+			value = false
+		case len(cmd.SuggestionsFor(w)) > 0:
 			return w, true
 		}
 	}
