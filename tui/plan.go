@@ -1144,6 +1144,15 @@ func (p *PlanScreen) writeHeader(b *strings.Builder) {
 			return
 		}
 	}
+	// Narrower still: the target versions with whatever is left of the
+	// name, down to a few cells; the name whole cut them off.
+	target := rights[len(rights)-1]
+	rw := segsWidth(target)
+	if room := p.w - rw - 3 - segsWidth(ro); room >= 5 {
+		l := concatSegs([]seg{{" " + fitMiddle(p.plan.Cluster, room), rCluster}}, ro)
+		st.paintSegs(b, concatSegs(l, []seg{{spaces(p.w - segsWidth(l) - rw), rText}}, target), p.w)
+		return
+	}
 	st.paintSegs(b, concatSegs(variants[2], []seg{{"  ", rText}}, right), p.w)
 }
 

@@ -1523,7 +1523,7 @@ func TestPlanHeaderKeepsTheTargetVersions(t *testing.T) {
 		cluster  string
 		w        int
 		readOnly bool
-	}{{long, 80, true}, {long, 100, true}, {long, 60, false}, {"mgmt", 40, false}, {"mgmt", 34, false}} {
+	}{{long, 80, true}, {long, 100, true}, {long, 60, false}, {long, 40, false}, {"mgmt", 40, false}, {"mgmt", 34, false}} {
 		pl := fixturePlan(false)
 		pl.Cluster = c.cluster
 		p := newTestPlanScreen(t, pl, Options{ReadOnly: c.readOnly}, PlanActions{}, c.w, 24)
