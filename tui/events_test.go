@@ -142,3 +142,20 @@ func TestEventsPaneShowsATabAsASpace(t *testing.T) {
 		t.Errorf("zoomed %t:\n%s", d.Zoomed(), out)
 	}
 }
+
+// A message with tabs is measured with each tab a cell, on its row and
+// wrapped: measured raw, it ran a row past the width by its tabs.
+func TestWrapWholeMeasuresTabsAsSpaces(t *testing.T) {
+	l := line{segs: []seg{{"AB", rBold}, {"", rText}}, whole: "aa\tbb\tcc\tdd"}
+	for _, w := range []int{12, 20} {
+		for _, r := range wrapWhole(l, w) {
+			var b strings.Builder
+			for _, s := range r.segs {
+				b.WriteString(s.text)
+			}
+			if got := width(b.String()); got > w || strings.Contains(b.String(), "\t") {
+				t.Errorf("at %d: row %q, %d cells", w, b.String(), got)
+			}
+		}
+	}
+}

@@ -291,14 +291,16 @@ func wrapWhole(l line, w int) []line {
 	if !l.since.IsZero() {
 		room -= sinceCells
 	}
-	if !strings.Contains(l.whole, "\n") && width(l.whole) <= room {
+	// A tab is a space, measured as one: it counted no cell.
+	whole := oneRow(l.whole)
+	if !strings.Contains(whole, "\n") && width(whole) <= room {
 		segs := slices.Clone(l.segs)
-		segs[last].text = oneRow(l.whole)
+		segs[last].text = whole
 		return []line{{segs: segs, since: l.since}}
 	}
 	const indent = "     "
 	out := []line{{segs: l.segs[:last], since: l.since}}
-	for _, part := range strings.Split(strings.TrimSpace(l.whole), "\n") {
+	for _, part := range strings.Split(strings.TrimSpace(whole), "\n") {
 		for _, r := range wrap(part, max(w-len(indent)-1, 1)) {
 			out = append(out, line{segs: []seg{{indent + r, l.segs[last].r}}})
 		}
