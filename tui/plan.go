@@ -758,7 +758,7 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		}
 		if msg.session != nil {
 			p.session = msg.session
-			text += " (partly applied: " + msg.session.LockKeptMessage() + ")"
+			text += " (" + msg.session.AppliedInPart() + "; " + msg.session.LockKeptMessage() + ")"
 		}
 		p.setStatus(statusEvent, seg{text, rFailure})
 		p.rebuild()
