@@ -61,6 +61,20 @@ type Snapshot struct {
 	// the snapshot: a copy edited since (a version changed by hand) is
 	// refused rather than restored. Empty in snapshots of older consoles.
 	Checksum string `json:"checksum,omitempty"`
+	// Created is the API server's creation time of the snapshot's
+	// ConfigMap, when it was read from one (SnapshotOf); zero for a file.
+	Created time.Time `json:"-"`
+}
+
+// When is the time the snapshot is compared with the cluster's objects by:
+// its ConfigMap's creation, by the API server's clock like theirs, when it
+// has one; else TakenAt, the clock of the machine that took it, which may
+// run ahead or behind.
+func (s *Snapshot) When() time.Time {
+	if !s.Created.IsZero() {
+		return s.Created
+	}
+	return s.TakenAt
 }
 
 // ContentDigest is "sha256:<hex>" of b: a snapshot's Checksum (of its
@@ -455,7 +469,12 @@ func SnapshotOf(cm *corev1.ConfigMap) (*Snapshot, error) {
 		return nil, &model.InputError{Source: source, Field: "data." + SnapshotDataKey,
 			Problem: "missing: this ConfigMap is not an upgrade-console snapshot"}
 	}
-	return decodeSnapshot(source, []byte(data))
+	snap, err := decodeSnapshot(source, []byte(data))
+	if err != nil {
+		return nil, err
+	}
+	snap.Created = cm.CreationTimestamp.Time
+	return snap, nil
 }
 
 // LocalSnapshotCopies lists the local copies of a cluster's snapshots that
@@ -603,7 +622,10 @@ func checkSnapshotObject(source string, i int, o SnapshotObject) error {
 
 // SnapshotConfigMaps lists the snapshot ConfigMaps labelled for cluster in
 // namespace, newest first (SnapshotTakenAt): the etcd rollback restores the
-// first, and a prune keeps it, so both must read "newest" alike. The error
+// first, and a prune keeps it, so both must read "newest" alike. Newest is
+// by the API server's clock: by the taken-at of the console's, a snapshot
+// taken a day before from a machine whose clock ran a day ahead was newest,
+// and prune deleted the one of the upgrade under way. The error
 // is the API server's, as it came (a Forbidden the callers tell apart).
 func SnapshotConfigMaps(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) ([]corev1.ConfigMap, error) {
 	list, err := kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{
@@ -613,18 +635,31 @@ func SnapshotConfigMaps(ctx context.Context, kube kubernetes.Interface, namespac
 		return nil, err
 	}
 	sort.SliceStable(list.Items, func(i, j int) bool {
-		return SnapshotTakenAt(&list.Items[i]).After(SnapshotTakenAt(&list.Items[j]))
+		a, b := &list.Items[i], &list.Items[j]
+		if ta, tb := SnapshotTakenAt(a), SnapshotTakenAt(b); !ta.Equal(tb) {
+			return ta.After(tb)
+		}
+		// The same second by the API server's clock: its console's.
+		return annotatedTakenAt(a).After(annotatedTakenAt(b))
 	})
 	return list.Items, nil
 }
 
-// SnapshotTakenAt is when the snapshot a ConfigMap holds was taken: its
-// taken-at annotation, else the ConfigMap's creation.
+// SnapshotTakenAt is when the snapshot a ConfigMap holds was taken, by the
+// API server's clock: the ConfigMap's creation, else (an object that has
+// none, in tests) its taken-at annotation, the console machine's clock.
 func SnapshotTakenAt(cm *corev1.ConfigMap) time.Time {
-	if t, err := time.Parse(time.RFC3339, cm.Annotations[annotationTakenAt]); err == nil {
-		return t
+	if !cm.CreationTimestamp.IsZero() {
+		return cm.CreationTimestamp.Time
 	}
-	return cm.CreationTimestamp.Time
+	return annotatedTakenAt(cm)
+}
+
+// annotatedTakenAt is a snapshot ConfigMap's taken-at annotation (zero
+// when it has none that parses).
+func annotatedTakenAt(cm *corev1.ConfigMap) time.Time {
+	t, _ := time.Parse(time.RFC3339, cm.Annotations[annotationTakenAt])
+	return t
 }
 
 // annotationTakenAt on a snapshot ConfigMap is when it was taken (RFC 3339).

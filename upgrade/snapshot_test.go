@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -85,7 +86,15 @@ func TestSnapshotContents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(fromCM, fromFile) || fromCM.Cluster != "mgmt" || !fromCM.TakenAt.Equal(at) || fromCM.TakenBy != "alice@laptop/1" {
+	// The ConfigMap's has its creation by the API server's clock, the
+	// time it is compared with the cluster's objects by; the file's has
+	// none and falls back to TakenAt, this machine's clock.
+	if fromCM.Created.IsZero() || !fromFile.Created.IsZero() || !fromCM.When().Equal(fromCM.Created) || !fromFile.When().Equal(at) {
+		t.Errorf("created: ConfigMap %s, file %s", fromCM.Created, fromFile.Created)
+	}
+	stripped := *fromCM
+	stripped.Created = time.Time{}
+	if !reflect.DeepEqual(&stripped, fromFile) || fromCM.Cluster != "mgmt" || !fromCM.TakenAt.Equal(at) || fromCM.TakenBy != "alice@laptop/1" {
 		t.Errorf("read back differs: %+v vs %+v", fromCM, fromFile)
 	}
 	// A copy edited since (an etcd version changed by hand) is refused:
@@ -106,7 +115,7 @@ func TestSnapshotContents(t *testing.T) {
 		t.Errorf("an edited copy: %v", err)
 	}
 	cms, err := SnapshotConfigMaps(ctx, w.client.Kube, w.ns, "mgmt")
-	if err != nil || len(cms) != 1 || cms[0].Name != ref.Name || !SnapshotTakenAt(&cms[0]).Equal(at) {
+	if err != nil || len(cms) != 1 || cms[0].Name != ref.Name || !SnapshotTakenAt(&cms[0]).Equal(cms[0].CreationTimestamp.Time) {
 		t.Errorf("list: %d %v", len(cms), err)
 	}
 	cm, err := w.client.Kube.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -282,5 +291,35 @@ func TestSnapshotLeavesOutControlPlaneFileContents(t *testing.T) {
 	}
 	if c, _, _ := unstructured.NestedSlice(kcp.Object, "spec", "kubeadmConfigSpec", "files"); c[0].(map[string]any)["content"] != `password = "hunter2"` {
 		t.Errorf("the object read was changed: %v", c)
+	}
+}
+
+// Newest is by the API server's clock: a snapshot taken a day before by a
+// machine whose clock ran a day ahead read as newest by its taken-at, and
+// prune deleted the snapshot of the upgrade under way, which the etcd
+// rollback then could not restore.
+func TestSnapshotConfigMapsNewestByTheAPIServersClock(t *testing.T) {
+	c := newTestClient(t)
+	ns := cptest.Namespace(t, env.Config)
+	ctx := context.Background()
+	create := func(name string, takenAt time.Time) {
+		t.Helper()
+		_, err := c.Kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels:      map[string]string{LabelSnapshot: "true", LabelCluster: "mgmt", LabelManagedBy: ManagerName},
+			Annotations: map[string]string{annotationTakenAt: takenAt.Format(time.RFC3339)}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("skewed", time.Now().Add(24*time.Hour))
+	time.Sleep(1100 * time.Millisecond) // the API server keeps whole seconds
+	create("current", time.Now())
+	cms, err := SnapshotConfigMaps(ctx, c.Kube, ns, "mgmt")
+	if err != nil || len(cms) != 2 || cms[0].Name != "current" {
+		var names []string
+		for _, cm := range cms {
+			names = append(names, cm.Name)
+		}
+		t.Errorf("newest first: %v, %v; want current first", names, err)
 	}
 }

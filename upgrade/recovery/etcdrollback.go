@@ -240,7 +240,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		env.readTemplates(ctx, machines)
 		snapReplicas := number(oldEtcd.Spec["replicas"])
 		snapTemplate, _, _ := unstructured.NestedString(oldEtcd.Spec, "infrastructureTemplate", "name")
-		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snapTemplate, snap.TakenAt)
+		fresh := freshRollbackChecks(now, o.Threshold, etcd, changes, machines, snapReplicas, snapTemplate, snap.When(), snap.Created.IsZero())
 		pre = append(pre, fresh.pre...)
 		pre = append(pre, lockPre)
 		if err := refuseUnless(ActionEtcdRollback, env.Cluster, etcdRef, pre); err != nil {
@@ -762,7 +762,7 @@ type freshChecks struct {
 // freshRollbackChecks evaluates the preconditions of a rollback that has not
 // started: an etcd rollout whose first new member is stuck.
 func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructured.Unstructured, changes []upgrade.FieldChange,
-	machines []machine, snapReplicas int64, snapTemplate string, takenAt time.Time) freshChecks {
+	machines []machine, snapReplicas int64, snapTemplate string, takenAt time.Time, clientClock bool) freshChecks {
 	var fc freshChecks
 	st := readEtcdStatus(etcd)
 	upgrading := etcd.GetAnnotations()[model.AnnotationEtcdUpgrading] != ""
@@ -828,6 +828,11 @@ func freshRollbackChecks(now time.Time, threshold time.Duration, etcd *unstructu
 		fc.newMachine = machines[len(machines)-1]
 		if !takenAt.IsZero() && fc.newMachine.Created.Before(takenAt.Truncate(time.Second)) {
 			one.Detail = fmt.Sprintf("the newest machine %s was created before the snapshot (%s): it is not from this rollout", fc.newMachine.Name, takenAt.Format(time.RFC3339))
+			if clientClock {
+				// A file's time is the clock of the machine that took
+				// it: one that ran ahead of the API server's reads so.
+				one.Detail += " (the file's time is the clock of the machine that took it: if that clock ran ahead of the API server's, restore from its snapshot ConfigMap instead, `--snapshot NAME`, which `upgrade-console snapshot list` names)"
+			}
 			break
 		}
 		one.OK = true

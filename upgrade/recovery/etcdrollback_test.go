@@ -78,7 +78,7 @@ func TestEtcdRollbackRefusesWithTheReason(t *testing.T) {
 		{"another console holds a live lock", func(w *world) { w.lease("alice@laptop/1234", w.now) }, "no-live-lock"},
 		// The newest snapshot is an earlier upgrade's: restored, its spec
 		// would replace every member.
-		{"the snapshot predates the members", func(w *world) { w.backdateSnapshot(time.Hour) }, "snapshot-of-these-members"},
+		{"the snapshot predates the members", func(w *world) { w.backdateSnapshot() }, "snapshot-of-these-members"},
 		{"an old member was cloned from another template", func(w *world) {
 			w.patch(gvrMachine, w.sys, w.cluster+"-etcd-b", `{"metadata":{"annotations":{"`+clusterv1.TemplateClonedFromNameAnnotation+`":"etcd-template-of-a-later-upgrade"}}}`)
 		}, "snapshot-of-these-members"},
@@ -765,24 +765,33 @@ func normalise(w *world, s rollbackState) rollbackState {
 	return s
 }
 
-// backdateSnapshot moves the world's snapshot back in time, as if an
-// earlier upgrade had taken it.
-func (w *world) backdateSnapshot(by time.Duration) {
+// backdateSnapshot makes the world's snapshot older than its old members,
+// as if an earlier upgrade had taken it: the snapshot's time is its
+// ConfigMap's creation, by the API server's clock, which no write moves
+// back, so the old members are made again after it instead (a second
+// later, as the API server keeps whole seconds).
+func (w *world) backdateSnapshot() {
 	w.t.Helper()
-	snap, name := w.snapshotConfigMap()
-	snap.TakenAt = snap.TakenAt.Add(-by)
-	data, err := json.Marshal(snap)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	cms := w.client.Kube.CoreV1().ConfigMaps(w.sys)
-	cm, err := cms.Get(w.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	cm.Data[upgrade.SnapshotDataKey] = string(data)
-	if _, err := cms.Update(w.ctx, cm, metav1.UpdateOptions{}); err != nil {
-		w.t.Fatal(err)
+	time.Sleep(1100 * time.Millisecond)
+	res := w.capi(gvrMachine)
+	for _, suffix := range []string{"a", "b", "c"} {
+		name := w.cluster + "-etcd-" + suffix
+		m, err := w.client.Dynamic.Resource(res).Namespace(w.sys).Get(w.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if err := w.client.Dynamic.Resource(res).Namespace(w.sys).Delete(w.ctx, name, metav1.DeleteOptions{}); err != nil {
+			w.t.Fatal(err)
+		}
+		phase, _, _ := unstructured.NestedString(m.Object, "status", "phase")
+		again := &unstructured.Unstructured{Object: map[string]any{"apiVersion": m.GetAPIVersion(), "kind": m.GetKind(), "spec": m.Object["spec"]}}
+		again.SetName(name)
+		again.SetNamespace(w.sys)
+		again.SetLabels(m.GetLabels())
+		again.SetAnnotations(m.GetAnnotations())
+		again.SetOwnerReferences(m.GetOwnerReferences())
+		w.create(res, again)
+		w.setStatus(res, w.sys, name, map[string]any{"phase": phase})
 	}
 }
 
@@ -1033,7 +1042,7 @@ func TestEtcdRollbackWaitNamesTheMachineDeletionThatHoldsIt(t *testing.T) {
 func TestEtcdRollbackWithoutARolloutGivesNoSnapshotAdvice(t *testing.T) {
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
-	w.backdateSnapshot(time.Hour)
+	w.backdateSnapshot()
 	w.patch(upgrade.GVREtcdadmCluster, w.sys, w.cluster+"-etcd", `{"spec":{"etcdadmConfigSpec":{"cloudInitConfig":{"version":"`+oldEtcdVersion+`"}},"infrastructureTemplate":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1","kind":"VSphereMachineTemplate","name":"`+oldEtcdTemplate+`"}}}`)
 	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 	var refused *RefusedError

@@ -422,7 +422,7 @@ func TestMarkersWhy(t *testing.T) {
 // members (replicas -1, the CRD sets no minimum) and no etcd machine seen.
 func TestFreshRollbackChecksWithoutMembers(t *testing.T) {
 	etcd := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(-1)}}}
-	fc := freshRollbackChecks(time.Now(), time.Minute, etcd, nil, nil, -1, "", time.Time{})
+	fc := freshRollbackChecks(time.Now(), time.Minute, etcd, nil, nil, -1, "", time.Time{}, false)
 	for _, p := range fc.pre {
 		if p.Name == "single-new-member" && (p.OK || !strings.Contains(p.Detail, "no old member")) {
 			t.Errorf("single-new-member: %+v", p)
