@@ -201,7 +201,7 @@ func runError(rep recovery.Report, err error) error {
 		// The plan went stale before the run's first write: refused, as
 		// a plan the checks block (3), not an action that failed part way.
 		return withCode(ExitPreflight, err)
-	case errors.As(err, &cc), errors.As(err, new(*recovery.RolledForwardError)):
+	case errors.As(err, &cc), errors.As(err, new(*recovery.RolledForwardError)), errors.Is(err, upgrade.ErrLockLost):
 		// Each says what to do next; "resumable" would add a second,
 		// other, next step.
 		return withCode(ExitUpgradeFail, err)

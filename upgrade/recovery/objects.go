@@ -72,18 +72,36 @@ func (e *Env) holder() upgrade.Holder {
 // race each other's optimistic writes. A Lease left stale (by an upgrade that
 // failed and kept it) is taken over; one this console's own upgrade holds is
 // left to that upgrade, which renews and releases it.
-func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context.Context) error, error) {
+func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (release, held func(context.Context) error, err error) {
 	locker := &upgrade.Locker{Kube: e.Client.Kube, Namespace: e.systemNS(), Cluster: e.Cluster, ClusterNamespace: e.ClusterNamespace, Holder: e.holder(), Audit: audit, Conn: e.Conn}
 	st, err := locker.Status(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	// held reads the Lease: a renewal finds a lock cleared only at its
+	// next tick, up to a third of the lease away, and a run resumed from
+	// a stop would write first.
+	held = func(ctx context.Context) error {
+		st, err := locker.Status(ctx)
+		switch {
+		case err != nil:
+			return fmt.Errorf("reading the upgrade lock: %w", err)
+		case !st.Held() || st.HolderIdentity != e.holder().String():
+			who := "nobody holds it now"
+			if st.Held() {
+				who = "it is " + st.Holder.Display() + "'s now"
+			}
+			return fmt.Errorf("%w: the Lease %s/%s was cleared or taken by someone else (%s); check with `upgrade-console lock status %s` before running the action again",
+				upgrade.ErrLockLost, e.systemNS(), upgrade.LockName(e.Cluster), who, e.clusterFlags())
+		}
+		return nil
 	}
 	if st.Held() && st.HolderIdentity == e.holder().String() {
-		return func(context.Context) error { return nil }, nil
+		return func(context.Context) error { return nil }, held, nil
 	}
 	h, err := locker.TakeOver(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func(ctx context.Context) error {
 		// Cleared or taken meanwhile: nothing of this run's to give back.
@@ -96,7 +114,7 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (func(context
 		return fmt.Errorf("%w\nthe upgrade lock Lease %s/%s could not be released, so a rerun is refused until it turns stale (within %s), "+
 			"or clear it at once with `upgrade-console lock clear lease --force %s` once no other console is running",
 			err, e.systemNS(), upgrade.LockName(e.Cluster), upgrade.DefaultLeaseDuration, e.clusterFlags())
-	}, nil
+	}, held, nil
 }
 
 // lockAccess says why the identity may not take, renew or give back the

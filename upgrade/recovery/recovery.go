@@ -94,8 +94,9 @@ type Plan struct {
 	// successful run.
 	closing func(ctx context.Context) []string
 	// lock, when set, takes the upgrade lock for the run and returns what
-	// gives it back (see Env.runLock).
-	lock func(ctx context.Context, audit upgrade.Recorder) (release func(context.Context) error, err error)
+	// gives it back and what says, before each step, that the run still
+	// holds it (see Env.runLock).
+	lock func(ctx context.Context, audit upgrade.Recorder) (release, held func(context.Context) error, err error)
 	// lockAccess, when set, says (in the dry run) why the identity could
 	// not take or give back that lock: its writes are no step's, so no
 	// step's dry run asks the API server about them.
@@ -482,8 +483,11 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		_ = x.end(p, upgrade.AuditFailed, "not run, nothing was changed: the audit log refused the run's start", err)
 		return rep, &NotStartedError{Err: err}
 	}
+	var held func(context.Context) error
 	if p.lock != nil {
-		release, lerr := p.lock(ctx, x.Audit)
+		var release func(context.Context) error
+		var lerr error
+		release, held, lerr = p.lock(ctx, x.Audit)
 		if lerr != nil {
 			lerr = fmt.Errorf("taking the upgrade lock: %w", lerr)
 			if held := (*upgrade.LockHeldError)(nil); errors.As(lerr, &held) {
@@ -502,6 +506,14 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		if err := ctx.Err(); err != nil {
 			return rep, x.stop(ctx, p, &interruptedError{cause: err,
 				what: fmt.Sprintf("interrupted before step %d (%s)", i+1, s.Title)})
+		}
+		if held != nil {
+			// A run stopped (ctrl-z, a laptop asleep) past its lease
+			// found its lock cleared by another operator, and wrote
+			// on, unlocked, to a success.
+			if err := held(ctx); err != nil {
+				return rep, x.stop(ctx, p, fmt.Errorf("stopped before step %d (%s), which was not made: %w", i+1, s.Title, err))
+			}
 		}
 		r := StepResult{Index: i, Step: s.Name, Title: s.Title, Object: s.Object, Status: StepRunning}
 		x.progress(r)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -22,7 +23,7 @@ func TestRunLockReleaseFailureSaysWhatARerunMeets(t *testing.T) {
 	kube := kubefake.NewClientset()
 	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"},
 		Conn: model.ConnFlags{{Name: "kubeconfig", Value: "/etc/kc"}, {Name: "context", Value: "prod"}}}
-	release, err := env.runLock(context.Background(), &recorded{})
+	release, _, err := env.runLock(context.Background(), &recorded{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,5 +37,38 @@ func TestRunLockReleaseFailureSaysWhatARerunMeets(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "could not be released, so a rerun is refused until it turns stale") ||
 		!strings.Contains(err.Error(), "`upgrade-console lock clear lease --force --cluster mgmt --kubeconfig /etc/kc --context prod`") {
 		t.Errorf("release: %v", err)
+	}
+}
+
+// A run whose lock was cleared by someone else while it stood still (ctrl-z,
+// a laptop asleep, past its lease) stops before its next step, and says
+// so: it wrote on, unlocked, and ended in a success.
+func TestARunWhoseLockWasClearedStopsBeforeItsNextStep(t *testing.T) {
+	kube := kubefake.NewClientset()
+	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"}}
+	first, second := false, false
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", lock: env.runLock, Steps: []Step{{
+		Name: "first",
+		done: func(context.Context) (bool, string, error) { return first, "", nil },
+		do: func(ctx context.Context, _ bool) (string, error) {
+			first = true
+			// Another operator clears the stale lock meanwhile.
+			return "done", kube.CoordinationV1().Leases(model.SystemNamespace).Delete(ctx, upgrade.LockName("mgmt"), metav1.DeleteOptions{})
+		},
+	}, {
+		Name: "second",
+		done: func(context.Context) (bool, string, error) { return false, "", nil },
+		do:   func(context.Context, bool) (string, error) { second = true; return "", nil },
+	}}}
+	audit := &recorded{}
+	rep, err := (&Executor{Audit: audit}).Run(context.Background(), p)
+	if !errors.Is(err, upgrade.ErrLockLost) || second || len(rep.Steps) != 1 {
+		t.Fatalf("run: %v (second step ran: %t, %d steps); want it stopped before the second, the lock lost", err, second, len(rep.Steps))
+	}
+	if !strings.Contains(err.Error(), "stopped before step 2 (") || !strings.Contains(err.Error(), "cleared or taken by someone else (nobody holds it now)") {
+		t.Errorf("error: %v", err)
+	}
+	if got := audit.results(); !strings.HasSuffix(got, ":failed") {
+		t.Errorf("audit = %s, want the run's end recorded failed", got)
 	}
 }
