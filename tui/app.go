@@ -1001,9 +1001,13 @@ const rendererFPS = 20
 // (charmbracelet/bubbletea#1806, open). It hung in 4 of 10 SIGTERMs sent to
 // `watch` at 10,000 nodes.
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-	if signal.Ignored(os.Interrupt) {
-		sigs = sigs[1:] // a background job's: Ctrl-C is for the job in front
+	// SIGQUIT (ctrl-\) too: Go's own handling dumped every goroutine
+	// over the alternate screen and left the terminal raw.
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
+		if !signal.Ignored(s) { // a background job's: the keyboard is for the job in front
+			sigs = append(sigs, s)
+		}
 	}
 	sctx, stop := signal.NotifyContext(ctx, sigs...)
 	defer stop()

@@ -74,3 +74,35 @@ func TestRunAppDeadline(t *testing.T) {
 		t.Fatalf("RunApp = %v, want the deadline", err)
 	}
 }
+
+// SIGQUIT (ctrl-\) ends the program as a quit does: Go's own handling
+// dumped every goroutine over the alternate screen, left the terminal raw
+// and exited 2 (here it would end the test binary).
+func TestRunAppEndsOnSIGQUIT(t *testing.T) {
+	in, inW := io.Pipe()
+	outR, out := io.Pipe()
+	defer inW.Close()
+	defer out.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunApp(context.Background(), NewApp(Options{Theme: themes.Mono}, NewDashboard(Options{Theme: themes.Mono})),
+			tea.WithInput(in), tea.WithOutput(out), tea.WithWindowSize(80, 24), tea.WithColorProfile(colorprofile.ASCII))
+		done <- err
+	}()
+	buf := make([]byte, 4096)
+	if _, err := outR.Read(buf); err != nil {
+		t.Fatalf("reading the program's output: %v", err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunApp returned %v, want the outcome of a quit", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program did not end 10 s after SIGQUIT")
+	}
+}

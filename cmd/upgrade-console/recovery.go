@@ -415,10 +415,22 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	// A SIGINT the console was started ignoring stays ignored: a shell
 	// starts a script's background jobs so (no job control), and asking
 	// for it would hand them the Ctrl-C meant for the job in front.
-	if signal.Ignored(os.Interrupt) {
-		return signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	return signal.NotifyContext(ctx, stopSignals()...)
+}
+
+// stopSignals are the signals that stop a command as an interrupt does.
+// SIGQUIT (ctrl-\) is one: Go's own handling dumps every goroutine and
+// exits 2, with no lock released, no audit entry written, and the
+// terminal left raw under a TUI. The keyboard's signals a command was
+// started ignoring stay ignored (see interruptible).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
 	}
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return sigs
 }
 
 // tookText is how long a step took, to 10 ms: "(0s)" read as a step that
