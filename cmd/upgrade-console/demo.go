@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"log"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,6 +94,12 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	var uiRunning atomic.Bool
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
+	// Its output piped to a reader that left (`| head`, `| less` quit):
+	// the write's SIGPIPE killed the process with its control plane's
+	// directory, keys and all, left behind. Caught, it stops the demo as
+	// an interrupt does, and the world is taken down.
+	ctx, stopPipe := signal.NotifyContext(ctx, syscall.SIGPIPE)
+	defer stopPipe()
 	out := cmd.OutOrStdout()
 	errOut := cmd.ErrOrStderr()
 
