@@ -222,3 +222,15 @@ func TestMistypedCommandsAreWrongCommandLines(t *testing.T) {
 		}
 	}
 }
+
+// With neither HOME nor XDG_STATE_HOME, a command that needs no state runs,
+// its logs discarded with a word: every command, version and an offline
+// plan included, exited 1.
+func TestNoStateDirectoryDiscardsTheLogs(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	out, errOut, code := runCapturedTo(t, t.TempDir(), "version")
+	if code != ExitOK || out == "" || !strings.Contains(errOut, "logs discarded") {
+		t.Errorf("version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -22,19 +22,19 @@ import (
 // warnings to a file, never to the terminal the UI draws on.
 func setupLogging(path string) error {
 	if path == "" {
+		// An offline plan in a CI container with a read-only HOME, or
+		// none, needs no state: the logs go nowhere, never to the
+		// terminal, and the commands that do need the state directory
+		// (the audit log, snapshots) say so themselves.
 		dir, err := upgrade.StateDir()
-		if err != nil {
-			return err
+		if err == nil {
+			err = os.MkdirAll(dir, 0o700)
 		}
-		path = filepath.Join(dir, "upgrade-console.log")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			// An offline plan in a CI container with a read-only HOME
-			// needs no state: the logs go nowhere, never to the terminal,
-			// and the commands that do need the state directory (the
-			// audit log, snapshots) say so themselves.
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "upgrade-console: logs discarded: %v (set --log-file, or XDG_STATE_HOME to a writable directory)\n", err)
 			return logTo(io.Discard)
 		}
+		path = filepath.Join(dir, "upgrade-console.log")
 	}
 	// A directory the operator named is never created: a typo would
 	// otherwise put the log where nobody looks for it.
