@@ -1106,7 +1106,17 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 func (f *fileSnapshot) source(record, label, where string) snapshotSrc {
 	return snapshotSrc{snap: f.snap, record: record, label: label,
 		detail: fmt.Sprintf("%s, snapshot of %s taken %s by %s", where, ref("Cluster", f.snap.ClusterNamespace, f.snap.Cluster),
-			f.snap.TakenAt.Format(time.RFC3339), f.snap.TakenBy)}
+			f.snap.TakenAt.Format(time.RFC3339), f.snap.TakenBy) + unchecked(f.snap)}
+}
+
+// unchecked says of a snapshot with no checksum that nothing tells whether
+// it was edited since it was taken: an older console's, or one whose
+// checksum was removed with an edit, which passed as checked.
+func unchecked(s *upgrade.Snapshot) string {
+	if s.Checksum != "" {
+		return ""
+	}
+	return "; it carries no checksum, so whether it was edited since it was taken cannot be told: compare the plan's restore lines with what the cluster ran"
 }
 
 // recordedSource names the snapshot source of a rollback record.
@@ -1213,7 +1223,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 		return snapshotSrc{}, err
 	}
 	src.snap = snap
-	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy)
+	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy) + unchecked(snap)
 	return src, nil
 }
 

@@ -1257,3 +1257,24 @@ func TestEtcdRollbackNeverDeletesAMachineRecreatedUnderTheSameName(t *testing.T)
 		t.Errorf("the re-created Machine %s: %v, deleting %v", name, gerr, got.GetDeletionTimestamp())
 	}
 }
+
+// A snapshot with no checksum (an older console's, or one whose checksum was
+// removed with an edit) says that nothing tells whether it was edited: it
+// passed as checked.
+func TestEtcdRollbackSaysASnapshotWithoutChecksumIsUnchecked(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pre := range p.Preconditions {
+		if pre.Name == "snapshot" {
+			if !strings.Contains(pre.Detail, "carries no checksum") {
+				t.Errorf("snapshot precondition: %q", pre.Detail)
+			}
+			return
+		}
+	}
+	t.Fatalf("no snapshot precondition in %+v", p.Preconditions)
+}
