@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Limits of the files an operator gives the console. Each is far above what
@@ -28,8 +29,16 @@ func (e *TooLargeError) Error() string {
 
 // ReadInputFile reads path, or fails with a *TooLargeError once it has read
 // more than limit bytes, without reading the rest.
+//
+// A named pipe is opened without blocking: a FIFO nobody writes to held the
+// open for ever, deaf to ctrl-c and SIGTERM; it now reads as empty, and one
+// with a writer (`-f <(kubectl get …)`) as what it writes.
 func ReadInputFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	flag := os.O_RDONLY
+	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		flag |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,13 @@ package upgrade
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -41,5 +44,30 @@ func TestReadSpecFileRefusesStdin(t *testing.T) {
 	var in *model.InputError
 	if !errors.As(err, &in) || in.Source != "-f -" || !strings.Contains(in.Fix, "save the spec to a file") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A FIFO nobody writes to reads as empty at once: its open blocked for ever,
+// deaf to ctrl-c and SIGTERM (`--snapshot-file fifo.json`, `-f fifo`).
+func TestReadInputFileOfAFIFOWithNoWriterDoesNotHang(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo.json")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		data, err := ReadInputFile(path, MaxSnapshotBytes)
+		if err == nil && len(data) != 0 {
+			err = fmt.Errorf("read %q", data)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a FIFO with no writer still waits after 10 s")
 	}
 }
