@@ -378,7 +378,8 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 		Objects:   len(snap.Objects),
 	}
 	if len(data) > maxConfigMapData {
-		return ref, fmt.Errorf("snapshot of %d objects is %d KiB, more than a ConfigMap holds (%d KiB); nothing was changed", len(snap.Objects), len(data)/1024, maxConfigMapData/1024)
+		return ref, fmt.Errorf("snapshot of %d objects is %d KiB, more than a ConfigMap holds (%d KiB); nothing was changed, and the upgrade did not start: %s",
+			len(snap.Objects), len(data)/1024, maxConfigMapData/1024, largestObjects(snap.Objects))
 	}
 	// The local copy first: it is the one that survives a broken cluster, and
 	// writing it cannot change the cluster.
@@ -392,7 +393,7 @@ func (s *Snapshotter) save(ctx context.Context, snap *Snapshot) (SnapshotRef, er
 	}
 	file, err := writeNewFile(filepath.Join(dir, ref.Name), ".json", data)
 	if err != nil {
-		return ref, fmt.Errorf("snapshot: write local copy: %w", err)
+		return ref, fmt.Errorf("snapshot: write local copy: %w (fix: set XDG_STATE_HOME to a directory this user can write; nothing was changed, and the upgrade did not start)", err)
 	}
 	ref.File = file
 
@@ -459,6 +460,28 @@ func LoadSnapshot(ctx context.Context, kube kubernetes.Interface, namespace, nam
 		return nil, fmt.Errorf("read snapshot ConfigMap %s/%s: %w", namespace, name, err)
 	}
 	return SnapshotOf(cm)
+}
+
+// largestObjects names the largest objects of a snapshot too large for its
+// ConfigMap, and what to do: a cluster's objects are a few KiB each, so one
+// that weighs hundreds carries something that does not belong (a large
+// annotation, say).
+func largestObjects(objs []SnapshotObject) string {
+	type sized struct {
+		ref  string
+		size int
+	}
+	var all []sized
+	for _, o := range objs {
+		b, _ := json.Marshal(o)
+		all = append(all, sized{o.Ref(), len(b)})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].size > all[j].size })
+	var parts []string
+	for _, s := range all[:min(3, len(all))] {
+		parts = append(parts, fmt.Sprintf("%s (%d KiB)", s.ref, s.size/1024))
+	}
+	return "the largest are " + strings.Join(parts, ", ") + "; fix: look for what makes them that large (`kubectl get … -o yaml`: a large annotation or label, say) and remove what does not belong"
 }
 
 // SnapshotOf decodes the snapshot a ConfigMap holds.

@@ -323,3 +323,18 @@ func TestSnapshotConfigMapsNewestByTheAPIServersClock(t *testing.T) {
 		t.Errorf("newest first: %v, %v; want current first", names, err)
 	}
 }
+
+// A snapshot too large for its ConfigMap names its largest objects and what
+// to look for: it said its size alone, no object and no fix.
+func TestLargestObjectsNamesWhatToLookAt(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	objs := []SnapshotObject{
+		{Kind: "Cluster", Namespace: "default", Name: "mgmt", Spec: map[string]any{"a": "b"}},
+		{Kind: "KubeadmControlPlane", Namespace: "eksa-system", Name: "mgmt", Annotations: map[string]string{"huge": big}},
+		{Kind: "EtcdadmCluster", Namespace: "eksa-system", Name: "mgmt-etcd", Annotations: map[string]string{"huge": big[:100<<10]}},
+	}
+	got := largestObjects(objs)
+	if !strings.HasPrefix(got, "the largest are KubeadmControlPlane eksa-system/mgmt (300 KiB), EtcdadmCluster eksa-system/mgmt-etcd (100 KiB), ") || !strings.Contains(got, "fix: ") {
+		t.Errorf("got %q", got)
+	}
+}
