@@ -1202,7 +1202,17 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 				"Without one, the previous etcd spec is unknown: to recover by hand, follow EKS-A's troubleshooting for an upgrade stuck on \"Waiting for external etcd to be ready\" (the etcdadm-controller logs, the %s-etcd-init Secret, etcdctl member list/remove)",
 				upgrade.LabelCluster, e.Cluster, e.systemNS(), e.Cluster, snapshotsDirHelp, e.Cluster) + e.localCopiesHint(ctx, "")}, nil
 		}
+		// The newest that reads as a snapshot of this Cluster, as
+		// `snapshot list` and prune call newest: a labelled ConfigMap
+		// that does not read (or another namespace's Cluster of the
+		// same name) was picked, and the rollback refused on it.
 		name = snapshots[0].Name
+		for i := range snapshots {
+			if snap, err := upgrade.SnapshotOf(&snapshots[i]); err == nil && snap.Cluster == e.Cluster && snap.ClusterNamespace == e.clusterNS() {
+				name = snapshots[i].Name
+				break
+			}
+		}
 	}
 	src := snapshotSrc{record: name, label: "snapshot " + name}
 	snap, err := upgrade.LoadSnapshot(ctx, kube, e.systemNS(), name)

@@ -1278,3 +1278,22 @@ func TestEtcdRollbackSaysASnapshotWithoutChecksumIsUnchecked(t *testing.T) {
 	}
 	t.Fatalf("no snapshot precondition in %+v", p.Preconditions)
 }
+
+// The rollback restores the newest ConfigMap that reads as a snapshot of the
+// Cluster, the one `snapshot list` calls newest: a labelled ConfigMap that
+// does not read, made later, was picked and the rollback refused on it.
+func TestEtcdRollbackSkipsALabelledConfigMapThatIsNoSnapshot(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	time.Sleep(1100 * time.Millisecond) // newer by the API server's whole seconds
+	junk := w.snapshotCM(time.Now().UTC().Truncate(time.Second), w.ns, "{not json")
+	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	if err != nil {
+		t.Fatalf("plan: %v (the newest labelled ConfigMap, %s, is no snapshot)", err, junk)
+	}
+	for _, pre := range p.Preconditions {
+		if pre.Name == "snapshot" && strings.Contains(pre.Detail, junk) {
+			t.Errorf("restores from %s: %q", junk, pre.Detail)
+		}
+	}
+}
