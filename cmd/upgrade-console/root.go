@@ -142,9 +142,11 @@ func commandNames(cmd *cobra.Command) []string {
 // (setArgs): a flag error names a mistyped command found after the flag.
 const argsAnnotation = "upgrade-console/args"
 
-// setArgs gives root its command line.
+// setArgs gives root its command line. Never nil: cobra reads a nil one as
+// os.Args[1:], which in a test binary are the test's own flags
+// (`-test.run ^X$` read as the command "^X$").
 func setArgs(root *cobra.Command, args []string) {
-	root.SetArgs(args)
+	root.SetArgs(append([]string{}, args...))
 	if root.Annotations == nil {
 		root.Annotations = map[string]string{}
 	}
