@@ -344,10 +344,6 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			res:    env.Client.Dynamic.Resource(nodesGVR), name: n.GetName(), field: "labels", confirm: n.GetName(),
 		}
 		switch nu, ok := upgrading[n.GetName()]; {
-		case unread != nil:
-			m.State = MarkerUnknown
-			m.Reason = fmt.Sprintf("cannot tell whether the node is mid in-place upgrade: %v (fix: `kubectl%s auth can-i list nodeupgrades.anywhere.eks.amazonaws.com -n %s` says whether the identity may; a Role in %s with {apiGroups: [anywhere.eks.amazonaws.com], resources: [nodeupgrades], verbs: [list]} grants it)",
-				unread, env.Conn, env.systemNS(), env.systemNS())
 		case ok:
 			// The in-place upgrade of this very node is under way,
 			// whoever started it: cleared, the node is open to a
@@ -355,6 +351,10 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 			m.State, m.Reason = MarkerLive, "NodeUpgrade "+nu+" upgrades this node in place and has not completed"
 		case liveLock:
 			m.State, m.Reason = MarkerLive, liveReason
+		case unread != nil:
+			m.State = MarkerUnknown
+			m.Reason = fmt.Sprintf("cannot tell whether the node is mid in-place upgrade: %v (fix: `kubectl%s auth can-i list nodeupgrades.anywhere.eks.amazonaws.com -n %s` says whether the identity may; a Role in %s with {apiGroups: [anywhere.eks.amazonaws.com], resources: [nodeupgrades], verbs: [list]} grants it)",
+				unread, env.Conn, env.systemNS(), env.systemNS())
 		}
 		out = append(out, m)
 	}
@@ -511,7 +511,10 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 			if m.pending != "" {
 				notes = append(notes, m.pending)
 			}
-			if m.State == MarkerLive {
+			// Unknown is not known not to be live: a node label whose
+			// node may be mid in-place upgrade (NodeUpgrades not
+			// readable) was cleared by name with no check.
+			if m.State == MarkerLive || m.State == MarkerUnknown && m.res != nil {
 				p := Precondition{Name: "not-live:" + m.ID, Description: m.ID + " is not held by something running", Detail: m.Reason}
 				if o.Force {
 					p.OK, forced = true, true

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +102,14 @@ func TestMarkersOfAnIdentityThatMayNotListNodeUpgrades(t *testing.T) {
 	}
 	if _, _, err := PlanClear(w.ctx, env, ClearOptions{IDs: []string{MarkerLease}, MarkerOptions: MarkerOptions{NodeLabel: label}}); err != nil {
 		t.Errorf("plan clear lease: %v", err)
+	}
+	// Not known not to be live, the label is not cleared by name without
+	// --force, as a live one is not.
+	var refused *RefusedError
+	if _, _, err := PlanClear(w.ctx, env, ClearOptions{IDs: []string{n1}, MarkerOptions: MarkerOptions{NodeLabel: label}}); !errors.As(err, &refused) {
+		t.Errorf("plan clear %s: %v, want refused without --force", n1, err)
+	}
+	if p, _, err := PlanClear(w.ctx, env, ClearOptions{IDs: []string{n1}, Force: true, MarkerOptions: MarkerOptions{NodeLabel: label}}); err != nil || !p.Forced || len(p.Steps) != 1 {
+		t.Errorf("plan clear %s --force: %v", n1, err)
 	}
 }
