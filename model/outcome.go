@@ -199,7 +199,7 @@ func (j Judge) AtRest() bool { return j.seen && !j.moved }
 // Confirming returns when the completion rule began holding, while the gate
 // has yet to pass it (zero otherwise).
 func (j Judge) Confirming() time.Time {
-	if j.outcome == OutcomeDone {
+	if j.outcome == OutcomeDone || j.outcome == OutcomeFailed {
 		return time.Time{}
 	}
 	return j.gate.Since()
@@ -210,7 +210,9 @@ func (j Judge) Confirming() time.Time {
 // has passed them; a cluster at rest has no upgrade to be done with.
 func (j Judge) Summary(p Progress) string {
 	switch {
-	case !p.Complete && j.outcome == OutcomeFailed:
+	case j.outcome == OutcomeFailed && (!p.Complete || p.EtcdRollback != nil):
+		// A cluster whose etcd was rolled back meets the rule on its
+		// old version: it read "confirming it holds for 5s" for ever.
 		return "failed: " + j.reason
 	case !p.Complete, p.Blind:
 		return p.Summary

@@ -54,6 +54,11 @@ func TestRolledBackClusterMeetingTheRuleStaysFailed(t *testing.T) {
 		if j, out = j.Observe(p, now); out != OutcomeFailed {
 			t.Fatalf("after %s: outcome %v, want failed", now.Sub(t0), out)
 		}
+		// Its summary and its confirmation say the same, where they read
+		// "confirming it holds for 5s" for ever beside the failure.
+		if sum := j.Summary(p); !strings.HasPrefix(sum, "failed: etcd was rolled back") || !j.Confirming().IsZero() {
+			t.Fatalf("after %s: summary %q, confirming since %s", now.Sub(t0), sum, j.Confirming())
+		}
 		now = now.Add(3 * time.Second)
 	}
 }
