@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Limits of the files an operator gives the console. Each is far above what
@@ -16,6 +17,9 @@ const (
 	MaxBundlesBytes  = 64 << 20
 	MaxSnapshotBytes = 64 << 20
 )
+
+// fifoWait is how long ReadInputFile waits for a named pipe's writer.
+var fifoWait = 30 * time.Second
 
 // TooLargeError is a file over its limit (ReadInputFile).
 type TooLargeError struct{ Limit int64 }
@@ -30,12 +34,18 @@ func (e *TooLargeError) Error() string {
 // ReadInputFile reads path, or fails with a *TooLargeError once it has read
 // more than limit bytes, without reading the rest.
 //
-// A named pipe is opened without blocking: a FIFO nobody writes to held the
-// open for ever, deaf to ctrl-c and SIGTERM; it now reads as empty, and one
-// with a writer (`-f <(kubectl get …)`) as what it writes.
+// A named pipe is opened without blocking, and waited on for a writer for
+// fifoWait at most: a FIFO nobody writes to held the open for ever, deaf to
+// ctrl-c and SIGTERM. One whose writer comes (`producer > fifo &`, `-f
+// <(kubectl get …)`) reads as what it writes; one whose writer does not, as
+// empty.
 func ReadInputFile(path string, limit int64) ([]byte, error) {
-	flag := os.O_RDONLY
+	fifo := false
 	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		fifo = true
+	}
+	flag := os.O_RDONLY
+	if fifo {
 		flag |= syscall.O_NONBLOCK
 	}
 	f, err := os.OpenFile(path, flag, 0)
@@ -44,6 +54,12 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// Read before any writer opened it, a FIFO ends at once, empty: its
+	// writer may come yet.
+	for deadline := time.Now().Add(fifoWait); fifo && err == nil && len(data) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -47,12 +47,28 @@ func TestReadSpecFileRefusesStdin(t *testing.T) {
 	}
 }
 
-// A FIFO nobody writes to reads as empty at once: its open blocked for ever,
-// deaf to ctrl-c and SIGTERM (`--snapshot-file fifo.json`, `-f fifo`).
+// A FIFO nobody writes to reads as empty after fifoWait: its open blocked
+// for ever, deaf to ctrl-c and SIGTERM (`--snapshot-file fifo.json`, `-f
+// fifo`). One whose writer opens it late reads whole.
 func TestReadInputFileOfAFIFOWithNoWriterDoesNotHang(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fifo.json")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
+	}
+	defer func(w time.Duration) { fifoWait = w }(fifoWait)
+	fifoWait = 500 * time.Millisecond
+	go func() {
+		time.Sleep(200 * time.Millisecond) // a producer that opens its output late
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = f.WriteString("kind: Bundles\n")
+		_ = f.Close()
+	}()
+	if data, err := ReadInputFile(path, MaxSnapshotBytes); err != nil || string(data) != "kind: Bundles\n" {
+		t.Fatalf("a FIFO whose writer came late: %q, %v", data, err)
 	}
 	done := make(chan error, 1)
 	go func() {
