@@ -83,6 +83,13 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (release, hel
 	// a stop would write first.
 	held = func(ctx context.Context) error {
 		st, err := locker.Status(ctx)
+		// A read the API server did not answer (one backed by the etcd
+		// being rolled back blips right after a wait) is tried again
+		// for a few seconds before the run stops on it.
+		for i := 0; err != nil && i < 5 && ctx.Err() == nil; i++ {
+			time.Sleep(time.Second)
+			st, err = locker.Status(ctx)
+		}
 		switch {
 		case err != nil:
 			return fmt.Errorf("reading the upgrade lock: %w", err)
