@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -96,12 +98,18 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	defer stop()
 	// Its output piped to a reader that left (`| head`, `| less` quit):
 	// the write's SIGPIPE killed the process with its control plane's
-	// directory, keys and all, left behind. Caught, it stops the demo as
-	// an interrupt does, and the world is taken down.
-	ctx, stopPipe := signal.NotifyContext(ctx, syscall.SIGPIPE)
-	defer stopPipe()
+	// directory, keys and all, left behind. Ignored, the write fails
+	// instead, and the failure stops the demo as an interrupt does, the
+	// world taken down. (Caught with signal.Notify, any socket's broken
+	// pipe would have stopped it too.)
+	survivesClosedOutput()
+	ctx, readerLeft := context.WithCancel(ctx)
+	defer readerLeft()
 	out := cmd.OutOrStdout()
-	errOut := cmd.ErrOrStderr()
+	if !isTerminal(out) {
+		out = stopOnClosedOutput{out, readerLeft}
+	}
+	errOut := io.Writer(stopOnClosedOutput{cmd.ErrOrStderr(), readerLeft})
 
 	cfg := demo.Config{
 		Scenario:  scenario.Name(o.scenario),
@@ -194,4 +202,19 @@ func demoConn(w *demo.World) model.ConnFlags {
 		path = abs
 	}
 	return model.ConnFlags{{Name: "kubeconfig", Value: path}}
+}
+
+// stopOnClosedOutput is an output whose reader leaving (a write failing
+// with EPIPE) calls stop.
+type stopOnClosedOutput struct {
+	w    io.Writer
+	stop func()
+}
+
+func (o stopOnClosedOutput) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		o.stop()
+	}
+	return n, err
 }
