@@ -18,6 +18,9 @@ func StateDir() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
+		if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+			return "", fmt.Errorf("cannot find the state directory: XDG_STATE_HOME %q is relative, which the XDG specification has ignored; set it to an absolute path: %w", d, err)
+		}
 		return "", fmt.Errorf("cannot find the state directory: set XDG_STATE_HOME: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "upgrade-console"), nil
