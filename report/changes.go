@@ -131,6 +131,9 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 				shown = "the upgrade lock is not shown"
 			case model.KindUpgraderPod:
 				shown = "the upgrader pods' containers are not shown; the in-place steps still are"
+			case model.KindMachine:
+				// A NodeUpgrade is told this cluster's by its Machine.
+				shown = "the machines pane stays empty, and no in-place step is shown"
 			}
 			if fix := model.GrantFor(c.Forbidden, d.conn); fix != "" {
 				shown += "; fix: " + fix
@@ -593,10 +596,13 @@ func (d *differ) nodes(prevL, curL model.List[model.Node]) {
 }
 
 func (d *differ) nodeUpgrades(prevL, curL model.List[model.NodeUpgrade], cur *model.ClusterState) {
-	if !d.curListed(model.KindNodeUpgrade) {
+	// The NodeUpgrades of this cluster are told apart by their Machines:
+	// until those are listed too, there is nothing to say of them (other
+	// clusters' steps were said, FAILED, then "deleted").
+	if !d.curListed(model.KindNodeUpgrade) || !d.curListed(model.KindMachine) {
 		return
 	}
-	if d.fresh(model.KindNodeUpgrade) {
+	if d.fresh(model.KindNodeUpgrade) || d.fresh(model.KindMachine) {
 		prevL = model.List[model.NodeUpgrade]{}
 	}
 	if prevL.Same(curL) { // at fleet scale most snapshots leave a kind untouched
@@ -768,7 +774,9 @@ func containerFailing(p *model.UpgraderPod, name string) bool {
 func wholeRequests(rs []model.UpgradeRequest, listed func(model.Kind) bool) []model.UpgradeRequest {
 	var out []model.UpgradeRequest
 	for _, r := range rs {
-		if listed(r.Kind) {
+		// A MachineDeploymentUpgrade is told this cluster's by its
+		// MachineDeployment, listed whole too.
+		if listed(r.Kind) && (r.Kind != model.KindMachineDeploymentUpgrade || listed(model.KindMachineDeployment)) {
 			out = append(out, r)
 		}
 	}

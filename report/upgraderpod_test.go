@@ -223,3 +223,23 @@ func TestChangesSayTheFirstNodeAndARecreatedNodeUpgrade(t *testing.T) {
 		t.Errorf("recreated: %q", got)
 	}
 }
+
+// The NodeUpgrades are said once the Machines that tell this cluster's
+// apart are listed too: at start, another cluster's step was said FAILED,
+// then "deleted" when the Machines arrived.
+func TestChangesWaitForTheMachinesBeforeNodeUpgrades(t *testing.T) {
+	a := etcdRollout(2)
+	b := clone(a)
+	b.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: meta("mgmt-md-0-0000-node-upgrader"), Kind: model.KindNodeUpgrade, MachineName: "mgmt-md-0-0000",
+		Conditions: model.Conditions{cond("KubeadmUpgraded", "False", model.SeverityError, "Container exited with a non-zero exit code, reason: Error", "")}})
+	b.Sources = map[model.Kind]model.SourceStatus{}
+	for _, k := range []model.Kind{model.KindNodeUpgrade, model.KindEKSACluster, model.KindNode} {
+		b.Sources[k] = model.SourceStatus{Installed: true, Synced: true}
+	}
+	b.Sources[model.KindMachine] = model.SourceStatus{Installed: true}
+	for _, l := range Changes(a, b, derive(a), derive(b), t0) {
+		if strings.HasPrefix(l.Subject, "NodeUpgrade ") {
+			t.Errorf("said before the Machines were listed: %s", l)
+		}
+	}
+}

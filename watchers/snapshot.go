@@ -146,8 +146,12 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	nus := st.nodeUpgrades.list()
 	if !nus.Same(st.nuFrom) || st.machines.epoch != st.machinesEpoch || machinesVisible != st.nuVisible {
 		st.nuFrom, st.nuVisible = nus, machinesVisible
+		// A NodeUpgrade names its Machine and carries no cluster label:
+		// until the Machines are listed (never, to an identity that may
+		// not list them) it cannot be told this cluster's from a
+		// workload cluster's, whose failed step failed this upgrade.
 		st.nuOut = filterList(nus, func(n *model.NodeUpgrade) bool {
-			return !machinesVisible || st.machines.get(key(n.Namespace, n.MachineName)) != nil
+			return machinesVisible && st.machines.get(key(n.Namespace, n.MachineName)) != nil
 		})
 	}
 	s.NodeUpgrades = st.nuOut
@@ -160,7 +164,7 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 			if r.Kind == model.KindControlPlaneUpgrade {
 				return r.Target == o.ClusterName
 			}
-			return !mdsVisible || st.mds.get(key(r.Namespace, r.Target)) != nil
+			return mdsVisible && st.mds.get(key(r.Namespace, r.Target)) != nil
 		})
 	}
 	s.UpgradeRequests = st.reqOut
