@@ -305,8 +305,14 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 		out = append(out, m)
 	}
 
-	// Node labels.
+	// Node labels: the Nodes of this API server are the management
+	// cluster's own. A Cluster another one manages has its Nodes on its
+	// own API server: the management cluster's were listed, and cleared,
+	// as its markers.
 	key := o.nodeLabel()
+	if mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name"); mgr != "" && mgr != env.Cluster {
+		return out, nil
+	}
 	nodes, err := env.Client.Dynamic.Resource(nodesGVR).List(ctx, metav1.ListOptions{LabelSelector: key})
 	if apierrors.IsForbidden(err) {
 		// Nodes are cluster-wide: an identity with every right in the

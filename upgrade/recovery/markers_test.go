@@ -999,3 +999,21 @@ func TestNodeLabelOfANodeUpgradingInPlaceIsLive(t *testing.T) {
 		t.Errorf("the label of the node whose upgrade completed: %+v", m)
 	}
 }
+
+// A Cluster another one manages (a workload cluster) has its Nodes on its own
+// API server: the labelled Nodes of this one are the management cluster's,
+// and were listed, and cleared by `lock clear --all`, as its markers.
+func TestNodeLabelsAreNotAWorkloadClustersMarkers(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{NodeLabel: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if strings.HasPrefix(m.ID, MarkerNodeLabel) {
+			t.Errorf("a workload cluster's marker: %+v", m)
+		}
+	}
+}
