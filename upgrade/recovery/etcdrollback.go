@@ -1207,11 +1207,21 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 		// that does not read (or another namespace's Cluster of the
 		// same name) was picked, and the rollback refused on it.
 		name = snapshots[0].Name
+		found := false
 		for i := range snapshots {
 			if snap, err := upgrade.SnapshotOf(&snapshots[i]); err == nil && snap.Cluster == e.Cluster && snap.ClusterNamespace == e.clusterNS() {
-				name = snapshots[i].Name
+				name, found = snapshots[i].Name, true
 				break
 			}
+		}
+		if snap, err := upgrade.SnapshotOf(&snapshots[0]); !found && err == nil {
+			// The newest reads, and is another Cluster's (labelled
+			// for this one by hand): said as such, where the refusal
+			// read "holds no EtcdadmCluster".
+			return snapshotSrc{record: name, label: "snapshot " + name, detail: fmt.Sprintf(
+				"none of the %d ConfigMaps labelled %s=%s in %s holds a snapshot of %s: the newest, %s, is %s's; restore from a local copy with --snapshot-file, giving upgrade-console-snapshot-%s-<time>.json in %s",
+				len(snapshots), upgrade.LabelCluster, e.Cluster, e.systemNS(), ref("Cluster", e.clusterNS(), e.Cluster), name,
+				ref("Cluster", snap.ClusterNamespace, snap.Cluster), e.Cluster, snapshotsDirHelp) + e.localCopiesHint(ctx, "")}, nil
 		}
 	}
 	src := snapshotSrc{record: name, label: "snapshot " + name}

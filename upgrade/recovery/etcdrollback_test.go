@@ -1297,3 +1297,21 @@ func TestEtcdRollbackSkipsALabelledConfigMapThatIsNoSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A ConfigMap labelled for this Cluster that holds another one's snapshot (a
+// Cluster of the same name in another namespace) is said as such: the
+// refusal read "holds no EtcdadmCluster".
+func TestEtcdRollbackSaysTheLabelledSnapshotIsAnotherClusters(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	_, ours := w.snapshotConfigMap()
+	if err := w.client.Kube.CoreV1().ConfigMaps(w.sys).Delete(w.ctx, ours, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	theirs := w.snapshotCM(time.Now().UTC().Truncate(time.Second), "elsewhere", "")
+	_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "none of the 1 ConfigMaps labelled") || !strings.Contains(err.Error(), theirs+", is Cluster elsewhere/"+w.cluster+"'s") {
+		t.Errorf("refusal: %v", err)
+	}
+}
