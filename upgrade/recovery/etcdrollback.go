@@ -382,6 +382,9 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 				case <-time.After(wait):
 				}
 			}
+			if err := stillHeld(ctx); !dry && err != nil {
+				return "", err
+			}
 			if err := env.stillStuck(ctx, rec, etcdRef); err != nil {
 				return "", err
 			}

@@ -488,6 +488,9 @@ func (x *Executor) Run(ctx context.Context, p *Plan) (rep Report, err error) {
 		var release func(context.Context) error
 		var lerr error
 		release, held, lerr = p.lock(ctx, x.Audit)
+		if held != nil {
+			ctx = context.WithValue(ctx, heldKey{}, held)
+		}
 		if lerr != nil {
 			lerr = fmt.Errorf("taking the upgrade lock: %w", lerr)
 			if held := (*upgrade.LockHeldError)(nil); errors.As(lerr, &held) {
@@ -642,6 +645,24 @@ func (x *Executor) runStep(ctx context.Context, s *Step) (StepStatus, string, er
 
 // stop records the end of an unfinished run. The audit write uses a fresh
 // context: the run's may be the one that was cancelled.
+// heldKey holds, in a run's context, what says the run still holds its
+// lock (Plan.lock's held).
+type heldKey struct{}
+
+// stillHeld says whether the run of ctx still holds its lock, for a step
+// that waits before it writes: a stop (ctrl-z) during the wait outlived the
+// lease, another operator cleared it, and the write went out on resume.
+// The read has a time of its own: the step's may have run out meanwhile.
+func stillHeld(ctx context.Context) error {
+	held, ok := ctx.Value(heldKey{}).(func(context.Context) error)
+	if !ok {
+		return nil
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return held(hctx)
+}
+
 func (x *Executor) stop(_ context.Context, p *Plan, cause error) error {
 	return x.end(p, upgrade.AuditFailed, "run stopped; plan and run the action again to resume", cause)
 }

@@ -72,3 +72,31 @@ func TestARunWhoseLockWasClearedStopsBeforeItsNextStep(t *testing.T) {
 		t.Errorf("audit = %s, want the run's end recorded failed", got)
 	}
 }
+
+// A step that waits before it writes reads the lock again after its wait: a
+// stop during the wait outlived the lease, another operator cleared it, and
+// the write went out on resume.
+func TestAStepThatWaitsReadsItsLockBeforeItWrites(t *testing.T) {
+	kube := kubefake.NewClientset()
+	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"}}
+	wrote := false
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", lock: env.runLock, Steps: []Step{{
+		Name: "restore",
+		done: func(context.Context) (bool, string, error) { return wrote, "", nil },
+		do: func(ctx context.Context, _ bool) (string, error) {
+			// The wait, during which the lock is cleared.
+			if err := kube.CoordinationV1().Leases(model.SystemNamespace).Delete(ctx, upgrade.LockName("mgmt"), metav1.DeleteOptions{}); err != nil {
+				return "", err
+			}
+			if err := stillHeld(ctx); err != nil {
+				return "", err
+			}
+			wrote = true
+			return "written", nil
+		},
+	}}}
+	_, err := (&Executor{Audit: &recorded{}}).Run(context.Background(), p)
+	if !errors.Is(err, upgrade.ErrLockLost) || wrote {
+		t.Fatalf("run: %v (wrote: %t), want the write not made, the lock lost", err, wrote)
+	}
+}
