@@ -63,6 +63,10 @@ func ReadInputFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fifo && len(data) == 0 {
+		// Said as such: "is empty" read as a file with nothing in it.
+		return nil, fmt.Errorf("it is a named pipe, and nothing was written to it within %s", fifoWait)
+	}
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Limit: limit}
 	}
