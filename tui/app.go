@@ -984,6 +984,22 @@ func terminalProfile(isTerminal bool, environ []string) (colorprofile.Profile, b
 	return colorprofile.ASCII, true
 }
 
+// StopSignals are the signals that stop the console as a quit, or an
+// interrupt, does. SIGQUIT (ctrl-\) is one: Go's own handling dumped every
+// goroutine (over the alternate screen, leaving the terminal raw) and
+// exited 2, with no lock released and no audit entry written. The
+// keyboard's signals a console was started ignoring (a script's background
+// job: the keyboard is for the job in front) stay ignored.
+func StopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
 // rendererFPS is how often Bubble Tea flushes the view (see RunApp).
 const rendererFPS = 20
 
@@ -1001,15 +1017,7 @@ const rendererFPS = 20
 // (charmbracelet/bubbletea#1806, open). It hung in 4 of 10 SIGTERMs sent to
 // `watch` at 10,000 nodes.
 func RunApp(ctx context.Context, app *App, progOpts ...tea.ProgramOption) (report.Outcome, error) {
-	// SIGQUIT (ctrl-\) too: Go's own handling dumped every goroutine
-	// over the alternate screen and left the terminal raw.
-	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
-	for _, s := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
-		if !signal.Ignored(s) { // a background job's: the keyboard is for the job in front
-			sigs = append(sigs, s)
-		}
-	}
-	sctx, stop := signal.NotifyContext(ctx, sigs...)
+	sctx, stop := signal.NotifyContext(ctx, StopSignals()...)
 	defer stop()
 	// The content changes at most ten times a second (the watchers publish
 	// at most every 100 ms), so a renderer flushing at 20 frames a second

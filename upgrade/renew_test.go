@@ -290,11 +290,7 @@ func TestReleaseRacedByAClearRecordsNoRelease(t *testing.T) {
 // refused as under a live lock (exit 3), not failed ("resumable", exit 4).
 func TestTakeOverRacedByAnotherConsoleIsRefused(t *testing.T) {
 	now := time.Now()
-	stale := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
-			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
-	}
+	stale := staleLease(now)
 	kube := fake.NewClientset(stale)
 	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
 		// Carol took it over first: her Lease, live, in its place.
@@ -464,11 +460,7 @@ func (r *refusingAudit) Record(ctx context.Context, e AuditEntry) error {
 // record in memory.
 func TestTakeOverWhileTheAuditLogRefusesDeletesNothing(t *testing.T) {
 	now := time.Now()
-	stale := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
-			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
-	}
+	stale := staleLease(now)
 	kube := fake.NewClientset(stale)
 	var deletes atomic.Int32
 	kube.PrependReactor("delete", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -487,5 +479,15 @@ func TestTakeOverWhileTheAuditLogRefusesDeletesNothing(t *testing.T) {
 	}
 	if got := strings.Join(audit.actions(), " "); got != "lock-takeover:announced" {
 		t.Errorf("audit = %s, want the takeover's announcement alone", got)
+	}
+}
+
+// staleLease is mgmt's lock Lease of a console that died 5 minutes before
+// now (its lease lasts a minute).
+func staleLease(now time.Time) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: LockName("mgmt"), Namespace: "eksa-system", UID: "u1", ResourceVersion: "7"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead@vm/1"), LeaseDurationSeconds: ptr.To[int32](60),
+			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
 	}
 }

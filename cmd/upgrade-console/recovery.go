@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -412,25 +411,11 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// A SIGINT the console was started ignoring stays ignored: a shell
-	// starts a script's background jobs so (no job control), and asking
-	// for it would hand them the Ctrl-C meant for the job in front.
-	return signal.NotifyContext(ctx, stopSignals()...)
-}
-
-// stopSignals are the signals that stop a command as an interrupt does.
-// SIGQUIT (ctrl-\) is one: Go's own handling dumps every goroutine and
-// exits 2, with no lock released, no audit entry written, and the
-// terminal left raw under a TUI. The keyboard's signals a command was
-// started ignoring stay ignored (see interruptible).
-func stopSignals() []os.Signal {
-	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
-	for _, s := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
-		}
-	}
-	return sigs
+	// The same signals as the UI's, a SIGINT the console was started
+	// ignoring left ignored: a shell starts a script's background jobs so
+	// (no job control), and asking for it would hand them the Ctrl-C meant
+	// for the job in front.
+	return signal.NotifyContext(ctx, tui.StopSignals()...)
 }
 
 // tookText is how long a step took, to 10 ms: "(0s)" read as a step that

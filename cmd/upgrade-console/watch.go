@@ -345,7 +345,7 @@ func dashboardFailedLine(t followTarget, latest *model.ClusterState, reason stri
 		reason = "the dashboard called the upgrade of Cluster " + t.namespace + "/" + t.cluster + " failed"
 	}
 	reason = model.FoldLines(reason)
-	if latest != nil && latest.Cluster != nil && latest.Cluster.Annotations[model.AnnotationEKSAPaused] != "true" &&
+	if latest != nil && latest.Cluster != nil && !latest.Cluster.Paused() &&
 		model.DeriveProgress(latest, model.ProgressOptions{}, now).Complete {
 		return fmt.Sprintf("outcome: failed, then completed: %s; every completion milestone is met since (a recovery let it complete); the exit code (4) says the failure the dashboard saw", reason)
 	}

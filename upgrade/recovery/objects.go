@@ -86,8 +86,12 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (release, hel
 		// A read the API server did not answer (one backed by the etcd
 		// being rolled back blips right after a wait) is tried again
 		// for a few seconds before the run stops on it.
-		for i := 0; err != nil && i < 5 && ctx.Err() == nil; i++ {
-			time.Sleep(time.Second)
+		for i := 0; err != nil && i < 5; i++ {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("reading the upgrade lock: %w", err)
+			case <-time.After(time.Second):
+			}
 			st, err = locker.Status(ctx)
 		}
 		switch {
