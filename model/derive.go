@@ -46,6 +46,9 @@ type Deriver struct {
 	groups     [3][]mach // the index's etcd, cp and worker lists, reused
 	// utd memoizes upToDate per worker (a scan of its conditions).
 	utd, utdNext []utdEntry
+	// said holds the last derivation's machine stall sentences, saying
+	// this one's (machineSentence).
+	said, saying map[*Machine]saidStall
 	built        bool
 }
 
@@ -690,13 +693,19 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	}
 	live := 0
 	utd := ix.upToDateMemo(len(ix.workers))
+	// Workers come in name order, a group's together: the target is
+	// looked up once per run of one owner, not hashed per machine.
+	owner, target, looked := "", MachineTarget{}, false
 	for i := range ix.workers {
 		m := &ix.workers[i]
 		if m.deleting {
 			continue
 		}
 		live++
-		if utd.get(i, m, targets[m.owner]) {
+		if !looked || m.owner != owner {
+			owner, target, looked = m.owner, targets[m.owner], true
+		}
+		if utd.get(i, m, target) {
 			ph.Done++
 		}
 		if m.ready {
@@ -1001,6 +1010,24 @@ func ShortDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 	default:
 		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	}
+}
+
+// shortDurationFloor is d truncated to the unit ShortDuration says it in:
+// two durations with the same floor read the same.
+func shortDurationFloor(d time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d < time.Hour:
+		if d < time.Minute {
+			return d.Truncate(time.Second)
+		}
+		return d.Truncate(time.Minute)
+	case d < 24*time.Hour:
+		return d.Truncate(time.Minute)
+	default:
+		return d.Truncate(time.Hour)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,4 +87,62 @@ func maps(m map[Kind]SourceStatus) map[Kind]SourceStatus {
 		out[k] = v
 	}
 	return out
+}
+
+// TestDeriverStallSentenceFollows checks the sentences a Deriver keeps
+// between derivations against what each one says from scratch, for the
+// inputs a kept sentence must follow and the random run above rarely
+// brings together: a machine not ready for long whose node flips (the
+// Machine unchanged), and a clock that moves within and across the unit
+// the duration is said in.
+func TestDeriverStallSentenceFollows(t *testing.T) {
+	s := fleetState(4)
+	k := s.Machines.Len() - 2 // its in-place upgrade completed: no step speaks for it
+	m := *s.Machines.At(k)
+	m.Conditions = Conditions{cond(ConditionReady, "False", "WaitingForNode", "", t0.Add(-20*time.Minute))}
+	s.Machines = s.Machines.With(map[int]*Machine{k: &m})
+	nodeAt := -1
+	for i, n := range s.Nodes.All() {
+		if n.Name == m.NodeName {
+			nodeAt = i
+		}
+	}
+	if nodeAt < 0 {
+		t.Fatalf("no node named %q in the fixture", m.NodeName)
+	}
+	var d Deriver
+	now := t0
+	check := func(step string, s *ClusterState, wantIn string) {
+		t.Helper()
+		got := d.Derive(s, ProgressOptions{}, now)
+		want := DeriveProgress(s, ProgressOptions{}, now)
+		if !reflect.DeepEqual(got.Stalls, want.Stalls) {
+			t.Fatalf("%s: the Deriver says\n%+v\nfrom scratch:\n%+v", step, got.Stalls, want.Stalls)
+		}
+		found := false
+		for _, st := range got.Stalls {
+			if st.Name == m.Name && strings.Contains(st.Sentence, wantIn) {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no stall of %s saying %q in %+v", step, m.Name, wantIn, got.Stalls)
+		}
+	}
+	check("first", s, "not ready for 20m")
+	now = now.Add(30 * time.Second) // the same minute: the sentence is kept
+	check("same minute", s, "not ready for 20m")
+	flipped := *s.Nodes.At(nodeAt)
+	flipped.Ready = false
+	next := *s
+	next.Nodes = s.Nodes.With(map[int]*Node{nodeAt: &flipped})
+	check("node NotReady", &next, "node "+m.NodeName+" NotReady")
+	now = now.Add(40 * time.Second)
+	check("next minute", &next, "not ready for 21m")
+	check("node Ready again", s, "not ready for 21m: Machine phase")
+	for _, st := range d.Derive(s, ProgressOptions{}, now).Stalls {
+		if strings.Contains(st.Sentence, "NotReady") {
+			t.Fatalf("node Ready again: %q", st.Sentence)
+		}
+	}
 }

@@ -67,8 +67,10 @@ type Dashboard struct {
 	// derivedAt is when progress was last derived.
 	derivedAt time.Time
 	// oldestKubelet is the oldest minor the nodes run, found once per
-	// snapshot (a pass over every node), not on every clock tick.
+	// list of nodes (a pass over every node), not on every clock tick or
+	// Machine change; oldestFrom is that list's Key.
 	oldestKubelet string
+	oldestFrom    *[]*model.Node
 	// failedAt is when the judge declared the upgrade failed; zero while it
 	// does not (a retried step takes it on again).
 	failedAt time.Time
@@ -384,8 +386,9 @@ func (d *Dashboard) buildPanes() {
 func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 	var cmd tea.Cmd
 	catchingUp := d.state != nil && d.resume.CatchingUp(d.now)
-	if d.state != nil && snapshotChanged {
-		d.oldestKubelet = oldestKubelet(d.state)
+	if d.state != nil && snapshotChanged && (d.oldestFrom != d.state.Nodes.Key() || d.state.Nodes.Len() == 0) {
+		// Once per list of nodes: a pass over every kubelet's version.
+		d.oldestKubelet, d.oldestFrom = oldestKubelet(d.state), d.state.Nodes.Key()
 	}
 	if d.state != nil {
 		every := rederiveEvery

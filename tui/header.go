@@ -325,14 +325,18 @@ func oldestKubelet(s *model.ClusterState) string {
 	return oldest
 }
 
-// minorOf turns "v1.30.14-eks-1-30-40" into "1.30".
+// minorOf turns "v1.30.14-eks-1-30-40" into "1.30": a part of v, so that
+// a pass over every node's kubelet allocates nothing.
 func minorOf(v string) string {
 	v = strings.TrimPrefix(v, "v")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
+	i := strings.IndexByte(v, '.')
+	if i < 0 {
 		return v
 	}
-	return parts[0] + "." + parts[1]
+	if j := strings.IndexByte(v[i+1:], '.'); j >= 0 {
+		return v[:i+1+j]
+	}
+	return v
 }
 
 // minContext is as narrow as the header shortens the context (line1).

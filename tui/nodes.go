@@ -189,6 +189,9 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	j.seen = resize(j.seen, s.Nodes.Len())
 	clear(j.seen)
 	k := 0 // next row
+	// Machines come in name order, a group's together: the target is
+	// looked up once per run of one owner, not hashed per machine.
+	lastOwner, tg, looked := "", target{}, false
 	for _, m := range s.Machines.All() {
 		if m.Role == model.RoleEtcd {
 			continue
@@ -199,7 +202,10 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 			// KubeadmControlPlane's target, whatever its owner reference.
 			owner = cpName
 		}
-		src := rowSrc{m: m, nodeAt: -1, tg: targets[owner]}
+		if !looked || owner != lastOwner {
+			lastOwner, tg, looked = owner, targets[owner], true
+		}
+		src := rowSrc{m: m, nodeAt: -1, tg: tg}
 		if old := j.prev(k); old != nil && old.m == m && nodesSame && nusSame {
 			src.n, src.nodeAt, src.nu = old.n, old.nodeAt, old.nu
 		} else {

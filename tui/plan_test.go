@@ -1559,3 +1559,45 @@ func TestPlanHelpFitsAShortTerminal(t *testing.T) {
 		}
 	}
 }
+
+// The dashboard finds the oldest kubelet once per list of nodes: a
+// snapshot whose nodes changed (the last one on 1.30 upgraded) moves the
+// header, one whose nodes did not (a Machine changed) keeps it.
+func TestHeaderKubernetesFollowsTheNodes(t *testing.T) {
+	s := fixtureHealthy()
+	old := *s.Nodes.At(0)
+	old.KubeletVersion = "v1.30.5-eks-1-30-22"
+	s.Nodes = s.Nodes.With(map[int]*model.Node{0: &old})
+	d := newTestDashboard(t, s, themes.Mono, 160, 40)
+	header := func() string {
+		var b strings.Builder
+		d.header.render(&b, d.st, 160, t0)
+		return ansi.Strip(b.String())
+	}
+	if h := header(); !strings.Contains(h, "k8s 1.30 → 1.31") {
+		t.Fatalf("a node on 1.30:\n%s", h)
+	}
+	next := *s
+	next.Version++
+	m := *next.Machines.At(0)
+	m.Phase = "Provisioned"
+	next.Machines = next.Machines.With(map[int]*model.Machine{0: &m})
+	d.Update(SnapshotMsg{State: &next})
+	d.Update(frameMsg{})
+	if h := header(); !strings.Contains(h, "k8s 1.30 → 1.31") {
+		t.Fatalf("a Machine changed, the node still on 1.30:\n%s", h)
+	}
+	up := old
+	up.KubeletVersion = newK8s
+	after := next
+	after.Version++
+	after.Nodes = next.Nodes.With(map[int]*model.Node{0: &up})
+	d.Update(SnapshotMsg{State: &after})
+	d.Update(frameMsg{})
+	if d.shown != &after {
+		t.Fatal("the frame did not show the last snapshot")
+	}
+	if h := header(); strings.Contains(h, "1.30") {
+		t.Fatalf("every node on 1.31, the header still says 1.30:\n%s", h)
+	}
+}
