@@ -1108,8 +1108,8 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 
 func (f *fileSnapshot) source(record, label, where string) snapshotSrc {
 	return snapshotSrc{snap: f.snap, record: record, label: label,
-		detail: fmt.Sprintf("%s, snapshot of %s taken %s by %s", where, ref("Cluster", f.snap.ClusterNamespace, f.snap.Cluster),
-			f.snap.TakenAt.Format(time.RFC3339), f.snap.TakenBy) + unchecked(f.snap)}
+		detail: fmt.Sprintf("%s, snapshot of %s taken %s by %s (by the clock of the machine that took it: a file keeps no API server's time)", where, ref("Cluster", f.snap.ClusterNamespace, f.snap.Cluster),
+			f.snap.TakenAt.UTC().Format(time.RFC3339), f.snap.TakenBy) + unchecked(f.snap)}
 }
 
 // unchecked says of a snapshot with no checksum that nothing tells whether
@@ -1246,7 +1246,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 		return snapshotSrc{}, err
 	}
 	src.snap = snap
-	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.TakenAt.Format(time.RFC3339), snap.TakenBy) + unchecked(snap)
+	src.detail = fmt.Sprintf("ConfigMap %s/%s, taken %s by %s", e.systemNS(), name, snap.When().UTC().Format(time.RFC3339), snap.TakenBy) + unchecked(snap)
 	return src, nil
 }
 

@@ -1264,19 +1264,26 @@ func TestEtcdRollbackNeverDeletesAMachineRecreatedUnderTheSameName(t *testing.T)
 func TestEtcdRollbackSaysASnapshotWithoutChecksumIsUnchecked(t *testing.T) {
 	w := newWorld(t)
 	w.seedEtcdRollout(true)
+	if pre := w.rollbackSnapshotPrecondition(); !strings.Contains(pre.Detail, "carries no checksum") {
+		t.Errorf("snapshot precondition: %q", pre.Detail)
+	}
+}
+
+// rollbackSnapshotPrecondition plans the etcd rollback and returns the
+// plan's precondition on its snapshot.
+func (w *world) rollbackSnapshotPrecondition() Precondition {
+	w.t.Helper()
 	p, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{})
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
 	for _, pre := range p.Preconditions {
 		if pre.Name == "snapshot" {
-			if !strings.Contains(pre.Detail, "carries no checksum") {
-				t.Errorf("snapshot precondition: %q", pre.Detail)
-			}
-			return
+			return pre
 		}
 	}
-	t.Fatalf("no snapshot precondition in %+v", p.Preconditions)
+	w.t.Fatalf("no snapshot precondition in %+v", p.Preconditions)
+	return Precondition{}
 }
 
 // The rollback restores the newest ConfigMap that reads as a snapshot of the
@@ -1313,5 +1320,35 @@ func TestEtcdRollbackSaysTheLabelledSnapshotIsAnotherClusters(t *testing.T) {
 	var refused *RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "none of the 1 ConfigMaps labelled") || !strings.Contains(err.Error(), theirs+", is Cluster elsewhere/"+w.cluster+"'s") {
 		t.Errorf("refusal: %v", err)
+	}
+}
+
+// The rollback names its snapshot's time by the API server's clock, as
+// `snapshot list` does (the ConfigMap's creation), not the clock of the
+// machine that took it: with that one two hours behind, the two named the
+// same snapshot two hours apart.
+func TestEtcdRollbackSaysTheSnapshotsServerTime(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(true)
+	cms := w.client.Kube.CoreV1().ConfigMaps(w.sys)
+	list, err := cms.List(w.ctx, metav1.ListOptions{LabelSelector: upgrade.LabelSnapshot + "=true," + upgrade.LabelCluster + "=" + w.cluster})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the seeded snapshot: %d, %v", len(list.Items), err)
+	}
+	cm := list.Items[0]
+	var snap upgrade.Snapshot
+	if err := json.Unmarshal([]byte(cm.Data[upgrade.SnapshotDataKey]), &snap); err != nil {
+		t.Fatal(err)
+	}
+	created := cm.CreationTimestamp.UTC().Format(time.RFC3339)
+	snap.TakenAt = cm.CreationTimestamp.Add(-2 * time.Hour).UTC()
+	skewed := snap.TakenAt.Format(time.RFC3339)
+	b, _ := json.Marshal(snap)
+	cm.Data[upgrade.SnapshotDataKey] = string(b)
+	if _, err := cms.Update(w.ctx, &cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if pre := w.rollbackSnapshotPrecondition(); !strings.Contains(pre.Detail, "taken "+created) || strings.Contains(pre.Detail, skewed) {
+		t.Errorf("snapshot precondition %q, want it taken %s (the ConfigMap's creation), not %s", pre.Detail, created, skewed)
 	}
 }
