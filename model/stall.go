@@ -230,6 +230,9 @@ func machineWaits(m *Machine, ix *index) string {
 		switch n := ix.node(m.NodeName); {
 		case m.NodeName == "":
 			parts = append(parts, "no node yet")
+		case n == nil && ix.s.NodesElsewhere():
+			// A workload cluster's Nodes are on its own API server:
+			// none was looked for here (NodeHealthy below says more).
 		case n == nil && ix.s.Source(KindNode).Forbidden != "":
 			// Nodes unreadable to this identity: not found would
 			// claim a look never taken (NodeHealthy below says more).

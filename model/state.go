@@ -537,6 +537,16 @@ func (s *ClusterState) LockNotHeldBy(holder string) bool {
 	return holder != "" && s != nil && s.LockKnown() && (!s.Lock.Held() || s.Lock.HolderIdentity != holder)
 }
 
+// NodesElsewhere reports whether the named cluster's Nodes are on another
+// API server: a Cluster another one manages (a workload cluster) has its
+// CAPI objects here, on its management cluster, and its Nodes on its own
+// API server, which the console does not talk to. The Nodes here are then
+// the management cluster's: the watchers publish none, and what would read
+// them reads the Machines' node conditions instead (MachineNodeReady).
+func (s *ClusterState) NodesElsewhere() bool {
+	return s != nil && s.Cluster != nil && !s.Cluster.SelfManaged()
+}
+
 // Source returns the sync status of a kind (zero value when unknown).
 func (s *ClusterState) Source(k Kind) SourceStatus {
 	if s == nil || s.Sources == nil {

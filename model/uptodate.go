@@ -201,3 +201,22 @@ func leadingInt(s string) (n int, rest string, ok bool) {
 	}
 	return n, s[i:], i > 0
 }
+
+// MachineNodeReady is whether m's Node is Ready as CAPI reports it on the
+// Machine, for a cluster whose Nodes are not on this API server
+// (ClusterState.NodesElsewhere): the v1beta2 NodeReady condition, which
+// mirrors the Node's Ready, else NodeHealthy (v1beta1 has no NodeReady; it
+// is False for a NotReady Node and for a node condition reporting a
+// problem). known is false when the Machine carries neither, or has no
+// nodeRef yet: then nothing here says how its Node is.
+func MachineNodeReady(m *Machine) (ready, known bool) {
+	if m.NodeName == "" {
+		return false, true
+	}
+	for _, t := range [...]string{MachineConditionNodeReady, MachineConditionNodeHealthy} {
+		if c, ok := m.Conditions.Get(t); ok && c.Status != "Unknown" {
+			return c.IsTrue(), true
+		}
+	}
+	return false, false
+}

@@ -40,6 +40,9 @@ type stores struct {
 	evEpoch         uint64
 	evMachinesEpoch uint64
 	evVisible       bool
+	// Whether Node events were dropped (nodesElsewhere) when evOut was
+	// filtered.
+	evNoNodes bool
 }
 
 func byName[T any](name func(*T) string) func(a, b *T) bool {
@@ -139,7 +142,14 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	}
 	s.MachineDeployments = st.mds.values()
 	s.Machines = st.machines.list()
-	s.Nodes = st.nodes.list()
+	// The Nodes are listed cluster-wide (they carry no cluster label):
+	// they are this API server's, which are a workload cluster's
+	// management cluster's. Published for it, they read as its nodes in
+	// nodes-ready, the dashboard and the node-label markers.
+	noNodes := nodesElsewhere(s)
+	if !noNodes {
+		s.Nodes = st.nodes.list()
+	}
 	s.UpgraderPods = st.pods.values()
 
 	machinesVisible := s.Source(model.KindMachine).Synced
@@ -175,17 +185,32 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 		st.events.truncate(o.MaxEvents)
 		evs = st.events.values()
 	}
-	if !same(evs, st.evFrom) || st.mds.epoch != st.evEpoch || st.machines.epoch != st.evMachinesEpoch || mdsVisible != st.evVisible {
-		st.evFrom, st.evEpoch, st.evMachinesEpoch, st.evVisible = evs, st.mds.epoch, st.machines.epoch, mdsVisible
+	if !same(evs, st.evFrom) || st.mds.epoch != st.evEpoch || st.machines.epoch != st.evMachinesEpoch || mdsVisible != st.evVisible || noNodes != st.evNoNodes {
+		st.evFrom, st.evEpoch, st.evMachinesEpoch, st.evVisible, st.evNoNodes = evs, st.mds.epoch, st.machines.epoch, mdsVisible, noNodes
 		mds := s.MachineDeployments
 		// The Machines are watched by the cluster's label: one listed is
 		// this cluster's, however it is named.
 		listed := func(ns, name string) bool { return st.machines.get(key(ns, name)) != nil }
-		st.evOut = filter(evs, func(e model.Event) bool { return eventOfCluster(&e, o.ClusterName, mds, mdsVisible, listed) })
+		st.evOut = filter(evs, func(e model.Event) bool {
+			return !(noNodes && e.ObjectKind == "Node") && eventOfCluster(&e, o.ClusterName, mds, mdsVisible, listed)
+		})
 	}
 	evs = st.evOut
 	s.Events = evs[:min(len(evs), o.MaxEvents)]
 	return s
+}
+
+// nodesElsewhere reports whether the Nodes of this API server must not be
+// published as the cluster's: it is a workload cluster
+// (model.ClusterState.NodesElsewhere), or the Cluster is not read yet and
+// may turn out one. A Cluster this identity may not read, or that is not
+// there, says nothing more later: the Nodes are published as before.
+func nodesElsewhere(s *model.ClusterState) bool {
+	if s.NodesElsewhere() {
+		return true
+	}
+	src := s.Source(model.KindEKSACluster)
+	return s.Cluster == nil && src.Installed && !src.Synced && src.Forbidden == ""
 }
 
 // eventOfCluster tells this cluster's objects from a workload cluster's
