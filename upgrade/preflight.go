@@ -819,6 +819,9 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 	if in.State == nil {
 		return failed("the nodes are not visible", "")
 	}
+	if in.State.NodesElsewhere() {
+		return checkNodesByMachines(in)
+	}
 	if f := in.State.Source(model.KindNode).Forbidden; f != "" {
 		fix := "use a kubeconfig that may list nodes"
 		if g := model.GrantFor(f, in.conn()); g != "" {
@@ -843,10 +846,64 @@ func checkNodes(_ context.Context, in *Inputs) model.CheckResult {
 	return pass(fmt.Sprintf("all %d nodes Ready", in.State.Nodes.Len()))
 }
 
+// checkNodesByMachines is nodes-ready for a workload cluster, whose Nodes
+// are on its own API server: CAPI reads them from there into each Machine's
+// NodeReady (v1beta2) or NodeHealthy condition, which are on this one.
+func checkNodesByMachines(in *Inputs) model.CheckResult {
+	s := in.State
+	elsewhere := fmt.Sprintf("cluster %s is managed by %s: its Nodes are on its own API server, not this one", s.Cluster.Name, s.Cluster.ManagementCluster)
+	src := s.Source(model.KindMachine)
+	if src.Forbidden != "" || !src.Synced {
+		fix := "check the nodes with the workload cluster's own kubeconfig, then skip this check (--skip nodes-ready)"
+		if g := model.GrantFor(src.Forbidden, in.conn()); g != "" {
+			fix = g + "; or " + fix
+		}
+		return warn(elsewhere+", and its Machines, which say how they are, are not visible: node health unknown", fix)
+	}
+	var notReady, unknown []string
+	total := 0
+	for _, m := range s.Machines.All() {
+		if m.Role == model.RoleEtcd || m.Deleting() {
+			continue
+		}
+		total++
+		name := m.NodeName
+		if name == "" {
+			name = m.Name + " (no node yet)"
+		}
+		switch ready, known := model.MachineNodeReady(m); {
+		case !known:
+			unknown = append(unknown, name)
+		case !ready:
+			notReady = append(notReady, name)
+		}
+	}
+	sort.Strings(notReady)
+	sort.Strings(unknown)
+	check := "check them with the workload cluster's own kubeconfig (`kubectl --kubeconfig <" + s.Cluster.Name + "'s kubeconfig> describe node`)"
+	if len(notReady) > 0 {
+		return failed(fmt.Sprintf("%d of %d nodes not Ready by their Machines' NodeReady/NodeHealthy conditions: %s (%s)", len(notReady), total, strings.Join(notReady, ", "), elsewhere),
+			"bring the nodes back: "+check+"; or skip this check if the upgrade replaces them")
+	}
+	if len(unknown) > 0 {
+		return warn(fmt.Sprintf("%d of %d nodes have no NodeReady or NodeHealthy condition on their Machine, so their health is unknown: %s (%s)", len(unknown), total, strings.Join(unknown, ", "), elsewhere),
+			check)
+	}
+	if total == 0 {
+		return warn("no Machine of the cluster is visible: node health unknown ("+elsewhere+")", check)
+	}
+	return pass(fmt.Sprintf("all %d nodes Ready by their Machines' NodeReady/NodeHealthy conditions (%s)", total, elsewhere))
+}
+
 func checkNodeLabel(_ context.Context, in *Inputs) model.CheckResult {
 	key := in.NodeLabel
 	if key == "" {
 		key = model.LabelUpgradeInProgress
+	}
+	if in.State.NodesElsewhere() {
+		c := in.State.Cluster
+		return warn(fmt.Sprintf("not checked: cluster %s is managed by %s, and its Nodes, which would carry %s, are on its own API server, not this one", c.Name, c.ManagementCluster, key),
+			"check with the workload cluster's own kubeconfig: `kubectl --kubeconfig <"+c.Name+"'s kubeconfig> get nodes -l "+key+"`")
 	}
 	var marked []string
 	for _, n := range in.State.Nodes.All() {
