@@ -622,6 +622,9 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = DefaultPodRecreateTimeout
 	}
+	if err := env.ownNodes(ctx, node); err != nil {
+		return nil, nil, err
+	}
 	f, err := InspectNode(ctx, env, node, o.Tail)
 	if err != nil {
 		return nil, nil, err
@@ -885,6 +888,31 @@ func (f *NodeFailure) nothingToRetry(now time.Time) string {
 		return "no step of NodeUpgrade " + f.NodeUpgrade + " has failed: its steps run or wait their turn"
 	}
 	return ""
+}
+
+// ownNodes refuses a retry for a Cluster another one manages: EKS-A runs a
+// workload cluster's upgrader pod, which a retry deletes, on that cluster's
+// own API server, where its Node is too. Here, the retry found neither, or
+// deleted the management cluster's pod of that name.
+func (e *Env) ownNodes(ctx context.Context, node string) error {
+	cluster, err := getOpt(ctx, e.eksaCluster(), e.Cluster)
+	if err != nil {
+		return fmt.Errorf("read Cluster %s/%s: %w", e.clusterNS(), e.Cluster, err)
+	}
+	if cluster == nil {
+		// Not found: the inspection says which cluster the node is of,
+		// where "not found" did not.
+		return nil
+	}
+	mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name")
+	if mgr == "" || mgr == e.Cluster {
+		return nil
+	}
+	return &RefusedError{Action: ActionNodeRetry, Cluster: e.Cluster, Object: ref("Node", "", node), Preconditions: []Precondition{{
+		Name: "self-managed", Description: "the Cluster manages itself: its Nodes and upgrader pods are on this API server",
+		Detail: fmt.Sprintf("%s is managed by %s: its node %s and that node's upgrader pod are on its own API server, which this console does not talk to. Retry there: `kubectl --kubeconfig <%s's kubeconfig> -n %s delete pod %s-node-upgrader` (EKS-A creates it again and reruns the steps)",
+			ref("Cluster", e.clusterNS(), e.Cluster), mgr, node, e.Cluster, e.systemNS(), node),
+	}}}
 }
 
 // nothingToRetryPlan is the plan of a node whose upgrade is where a retry would

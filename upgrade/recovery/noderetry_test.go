@@ -569,3 +569,28 @@ func TestNodeRetryNamesTheKubeletsRerun(t *testing.T) {
 		t.Errorf("refusal %q", d)
 	}
 }
+
+// A workload cluster's upgrader pod and Node are on its own API server: the
+// retry read this one's, and would have deleted the management cluster's
+// pod of that name. Refused, with the command to run there; nothing here is
+// deleted.
+func TestNodeRetryOfAWorkloadClusterIsRefused(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	before, err := w.client.Kube.CoreV1().Pods(w.sys).Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	var r *RefusedError
+	if !errors.As(err, &r) || p != nil {
+		t.Fatalf("PlanNodeRetry of a workload cluster's node = %+v, %v; want refused", p, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "managed by mgmt-of-"+w.cluster) || !strings.Contains(msg, "delete pod "+node+"-node-upgrader") {
+		t.Errorf("refusal = %q", msg)
+	}
+	if after, err := w.client.Kube.CoreV1().Pods(w.sys).Get(w.ctx, node+"-node-upgrader", metav1.GetOptions{}); err != nil || after.UID != before.UID {
+		t.Errorf("the pod here was touched: %v", err)
+	}
+}
