@@ -466,6 +466,10 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			}
 		case m.NodeName == "" && n == nil:
 			field("node", "none yet (no nodeRef)", rMuted)
+		case n == nil && in.state.NodesElsewhere():
+			// A workload cluster's Node is on its own API server: not
+			// looked for here, so not missing either.
+			field("node", m.NodeName+" (on the cluster's own API server)", rText)
 		case n == nil:
 			field("node", m.NodeName+" (no such Node listed)", rSevWarning)
 		case m.NodeName == "":
@@ -504,6 +508,16 @@ func (v *nodeDetail) build(in nodeDetailInput) {
 			field("node", "deleting, "+stamp(n.DeletionTimestamp, now), rSevWarning)
 		}
 		body = append(body, detailNodeConditions(sym.Warn, n.Abnormal, now, iw)...)
+	} else if m != nil && m.Role != model.RoleEtcd && m.NodeName != "" && in.state.NodesElsewhere() {
+		// What CAPI read from the Node on the cluster's own API server.
+		ready, rr := "unknown (the Machine has no NodeReady or NodeHealthy condition)", rMuted
+		switch r, known := model.MachineNodeReady(m); {
+		case known && r:
+			ready, rr = "Ready (the Machine's node condition)", rCondTrue
+		case known:
+			ready, rr = "NotReady (the Machine's node condition)", rSevWarning
+		}
+		field("node ready", ready, rr)
 	}
 
 	// The stall line, whole: the dashboard's status line cuts it at the

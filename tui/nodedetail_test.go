@@ -206,6 +206,9 @@ func TestNodeDetailGoldens(t *testing.T) {
 		// CAPI's failure at the top, the addresses to reach the machine
 		// by, the node's pressure under its readiness.
 		{"machine-failed", "md-0-00005", fixtureMachineFailed, nil},
+		// A workload cluster's: its Node is on its own API server, so not
+		// "no such Node listed"; its readiness is its Machine's NodeReady.
+		{"workload", "md-0-00003", fixtureWorkload, nil},
 	} {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {

@@ -158,6 +158,10 @@ type rowSrc struct {
 	pod     *model.UpgraderPod
 	tg      target
 	stalled bool
+	// elsewhere: the cluster's Nodes are on its own API server
+	// (model.ClusterState.NodesElsewhere); n is nil, and the Machine
+	// says how its Node is.
+	elsewhere bool
 }
 
 // join returns the rows for s. The returned slice is owned by the join and
@@ -191,6 +195,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 	prefix := s.ClusterName + "-"
 	stalledSame := stalled.key == j.stalledKey
 	j.stalledKey = stalled.key
+	elsewhere := s.NodesElsewhere()
 	j.seen = resize(j.seen, s.Nodes.Len())
 	clear(j.seen)
 	k := 0 // next row
@@ -210,7 +215,7 @@ func (j *rowJoin) join(st *styles, s *model.ClusterState, stalled stallSet) []no
 		if !looked || owner != lastOwner {
 			lastOwner, tg, looked = owner, targets[owner], true
 		}
-		src := rowSrc{m: m, nodeAt: -1, tg: tg}
+		src := rowSrc{m: m, nodeAt: -1, tg: tg, elsewhere: elsewhere}
 		if old := j.prev(k); old != nil && old.m == m && nodesSame && nusSame {
 			src.n, src.nodeAt, src.nu = old.n, old.nodeAt, old.nu
 		} else {
@@ -344,7 +349,7 @@ func (j *rowJoin) put(k int, src rowSrc, prefix string) {
 }
 
 func (j *rowJoin) build(src rowSrc, prefix string) nodeRow {
-	r := machineRow(j.st, src.m, src.n, src.nu, src.pod, src.tg, prefix)
+	r := machineRow(j.st, src.m, src.n, src.nu, src.pod, src.tg, prefix, src.elsewhere)
 	if src.stalled && r.mark.r != rSevError {
 		r.mark, r.fold = seg{j.st.th.Sym.Warn, rStall}, foldNone
 	}
@@ -373,7 +378,7 @@ type target struct {
 	inPlace bool
 }
 
-func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, pod *model.UpgraderPod, tg target, prefix string) nodeRow {
+func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgrade, pod *model.UpgraderPod, tg target, prefix string, elsewhere bool) nodeRow {
 	sym := st.th.Sym
 	r := nodeRow{phaseRole: rText}
 	switch {
@@ -396,6 +401,13 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 		r.since = m.CreationTimestamp
 	}
 	ready := n != nil && n.Ready
+	if n == nil && m != nil && elsewhere {
+		// CAPI's reading of the Node, on the cluster's own API server.
+		var known bool
+		if ready, known = model.MachineNodeReady(m); known && !ready && m.NodeName != "" && r.phase == "Running" {
+			r.phase = "NotReady"
+		}
+	}
 	if n != nil {
 		if n.KubeletVersion != "" {
 			r.version = n.KubeletVersion

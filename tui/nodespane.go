@@ -18,7 +18,10 @@ type nodesPane struct {
 	// groupBuf is the grouped rows' storage, reused between rebuilds.
 	groupBuf []nodeRow
 	avail    availability
-	title    []seg
+	// elsewhere: the cluster's Nodes are on its own API server, and the
+	// title says the rows' node health is the Machines'.
+	elsewhere bool
+	title     []seg
 
 	expand bool
 	filter string
@@ -118,6 +121,7 @@ func (p *nodesPane) set(st *styles, s *model.ClusterState, stalled stallSet) {
 	}
 	p.inputs, p.built = in, true
 	p.avail = av
+	p.elsewhere = s.NodesElsewhere()
 	// The cursor stays on its row where the row is still listed, and the
 	// row on its screen line: at fleet scale rows come and go above it
 	// several times a second (machines joining, leaving, moving between
@@ -197,6 +201,10 @@ func (p *nodesPane) regroup() {
 	}
 	if nodeOnly > 0 {
 		p.title = append(p.title, seg{" · " + strconv.Itoa(nodeOnly) + " node(s) without a machine", rMuted})
+	}
+	if p.elsewhere {
+		// Its Nodes are on its own API server: none is listed here.
+		p.title = append(p.title, seg{" · node health from the Machines", rMuted})
 	}
 	if p.filter != "" {
 		p.title = append([]seg{{"filter \"" + p.filter + "\": " + strconv.Itoa(len(p.rows)) + " shown  ", rSevInfo}}, p.title...)
