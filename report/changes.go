@@ -35,6 +35,10 @@ type differ struct {
 	// list still on its way; one that just arrived whole is summarised like
 	// a first one.
 	prevListed, curListed func(model.Kind) bool
+	// nodesElsewhere: the cluster's Nodes are on its own API server
+	// (model.ClusterState.NodesElsewhere), now and in the previous
+	// snapshot: what is said of its nodes is its Machines' reading.
+	nodesElsewhere, prevNodesElsewhere bool
 	// rolledBack: the Cluster carries upgrade-console's etcd rollback
 	// record, so etcd's annotation cleared and members disowned are the
 	// rollback's doing, not a finished rollout's.
@@ -77,6 +81,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 		d.add("watch", "cluster %s/%s (context %s)", cur.Namespace, cur.ClusterName, orDash(cur.Context))
 	}
 	d.rolledBack = cur.Cluster != nil && cur.Cluster.Annotations[model.AnnotationEtcdRollbackRecord] != ""
+	d.nodesElsewhere, d.prevNodesElsewhere = cur.NodesElsewhere(), prev.NodesElsewhere()
 	d.connection(prev, cur)
 	d.sources(prev, cur)
 	d.progress(prevP, curP)
@@ -86,7 +91,11 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.etcd(prev.Etcd, cur.Etcd)
 	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
 	d.machines(prev.Machines, cur.Machines)
-	d.nodes(prev.Nodes, cur.Nodes)
+	if d.nodesElsewhere {
+		d.machineNodes(cur)
+	} else {
+		d.nodes(prev.Nodes, cur.Nodes)
+	}
 	d.nodeUpgrades(prev.NodeUpgrades, cur.NodeUpgrades, cur)
 	d.upgraderPods(prev.UpgraderPods, cur.UpgraderPods)
 	d.upgradeRequests(wholeRequests(prev.UpgradeRequests, d.prevListed), wholeRequests(cur.UpgradeRequests, d.curListed))
@@ -497,7 +506,8 @@ func (d *differ) machines(prevL, curL model.List[model.Machine]) {
 			d.add(string(c.Role)+" machine "+c.Name, "created (phase %s%s)", orDash(c.Phase), versionSuffix(c.Version))
 			continue
 		}
-		if p == c || machineSame(p, c) {
+		nodeReady := d.nodesElsewhere && c.Role != model.RoleEtcd && machineNodeReadyChanged(p, c)
+		if p == c || machineSame(p, c) && !nodeReady {
 			continue // the common case at fleet scale: no string built
 		}
 		subj := string(c.Role) + " machine " + c.Name
@@ -507,7 +517,9 @@ func (d *differ) machines(prevL, curL model.List[model.Machine]) {
 		if c.Version != p.Version {
 			d.add(subj, "version %s → %s", orDash(p.Version), orDash(c.Version))
 		}
-		if c.NodeName != p.NodeName && c.NodeName != "" {
+		if nodeReady {
+			d.add(subj, "node %s", machineNodeText(c))
+		} else if c.NodeName != p.NodeName && c.NodeName != "" {
 			d.add(subj, "node %s", c.NodeName)
 		}
 		if c.EtcdReady != p.EtcdReady {
@@ -542,6 +554,52 @@ func versionSuffix(v string) string {
 		return ""
 	}
 	return ", " + v
+}
+
+// machineNodes states, once, how the nodes of a cluster whose Nodes are on
+// its own API server are, by its Machines: a count of this API server's
+// Nodes read as its own (the management cluster's). Each change after is
+// a machine's line (machines).
+func (d *differ) machineNodes(cur *model.ClusterState) {
+	if !d.curListed(model.KindMachine) || !d.fresh(model.KindMachine) && d.prevNodesElsewhere {
+		return
+	}
+	total, ready, unknown := 0, 0, 0
+	for _, m := range cur.Machines.All() {
+		if m.Role == model.RoleEtcd || m.Deleting() {
+			continue
+		}
+		total++
+		switch r, known := model.MachineNodeReady(m); {
+		case !known:
+			unknown++
+		case r:
+			ready++
+		}
+	}
+	text := fmt.Sprintf("%d, %d ready by their Machines' NodeReady/NodeHealthy conditions", total, ready)
+	if unknown > 0 {
+		text += fmt.Sprintf(", %d unknown (no such condition)", unknown)
+	}
+	d.add("nodes", "%s; cluster %s is managed by %s: its Nodes are on its own API server, not this one", text, cur.Cluster.Name, cur.Cluster.ManagementCluster)
+}
+
+func machineNodeReadyChanged(p, c *model.Machine) bool {
+	pr, pk := model.MachineNodeReady(p)
+	cr, ck := model.MachineNodeReady(c)
+	return pr != cr || pk != ck
+}
+
+// machineNodeText is a machine's node as its Machine reports it.
+func machineNodeText(m *model.Machine) string {
+	switch r, known := model.MachineNodeReady(m); {
+	case m.NodeName == "":
+		return "none yet"
+	case !known:
+		return m.NodeName + " ready=unknown (no NodeReady or NodeHealthy condition)"
+	default:
+		return fmt.Sprintf("%s ready=%v (its Machine's node condition)", m.NodeName, r)
+	}
 }
 
 func (d *differ) nodes(prevL, curL model.List[model.Node]) {
