@@ -146,3 +146,27 @@ func TestDeriverStallSentenceFollows(t *testing.T) {
 		}
 	}
 }
+
+// A stall sentence kept from before the Cluster was read is not kept once
+// it reads as a workload cluster's: its node is then on another API server,
+// not "not found" here.
+func TestDeriverStallSentenceOfAWorkloadCluster(t *testing.T) {
+	s := fleetState(4)
+	k := s.Machines.Len() - 2 // its in-place upgrade completed
+	m := *s.Machines.At(k)
+	m.Conditions = Conditions{cond(ConditionReady, "False", "WaitingForNode", "", t0.Add(-20*time.Minute))}
+	s.Machines = s.Machines.With(map[int]*Machine{k: &m})
+	s.Nodes = List[Node]{} // held back until the Cluster is read
+	workload := *s.Cluster
+	workload.ManagementCluster = "mgmt-other"
+	var d Deriver
+	for _, c := range []*EKSACluster{nil, &workload} {
+		next := *s
+		next.Cluster = c
+		got := d.Derive(&next, ProgressOptions{}, t0)
+		want := DeriveProgress(&next, ProgressOptions{}, t0)
+		if !reflect.DeepEqual(got.Stalls, want.Stalls) {
+			t.Fatalf("Cluster %v: the Deriver says\n%+v\nfrom scratch:\n%+v", c != nil, got.Stalls, want.Stalls)
+		}
+	}
+}

@@ -192,7 +192,9 @@ type saidStall struct {
 // duration as said are the same.
 func (ix *index) machineSentence(m *mach, d time.Duration, n *Node) string {
 	shown := shortDurationFloor(d)
-	memo := ix.d != nil && ix.s.Source(KindNode).Forbidden == ""
+	// Not kept where the sentence rests on more than the machine and its
+	// node: Nodes forbidden, or on another API server (a workload cluster).
+	memo := ix.d != nil && ix.s.Source(KindNode).Forbidden == "" && !ix.s.NodesElsewhere()
 	if memo {
 		if p, ok := ix.d.said[m.Machine]; ok && p.node == n && p.shown == shown {
 			ix.d.saying[m.Machine] = p
