@@ -373,7 +373,11 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		if c := conflictsOf(ref, err); c != nil {
 			err = &ConflictsError{Conflicts: c}
 		} else if mayHaveLanded(wctx, err) {
-			err = &UnansweredWriteError{Object: ref, Err: err}
+			ue := &UnansweredWriteError{Object: ref, Err: err}
+			if DeadlineCut(wctx, err) {
+				ue.Stopped = stoppedPast(wctx)
+			}
+			err = ue
 		}
 		entry.Result, entry.Error = resultOf(err)
 		if err == nil {
@@ -413,9 +417,15 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 type UnansweredWriteError struct {
 	Object string
 	Err    error
+	// Stopped is how long past its bound the process, stopped, came to
+	// see the write cut: the API server is then not the one to blame.
+	Stopped time.Duration
 }
 
 func (e *UnansweredWriteError) Error() string {
+	if e.Stopped > 0 {
+		return fmt.Sprintf("apply %s: %s (%s); the write may have landed all the same", e.Object, noAnswer(writeLimit, e.Stopped), refusal(e.Err))
+	}
 	return fmt.Sprintf("apply %s: no answer from the API server (%s); the write may have landed all the same", e.Object, refusal(e.Err))
 }
 

@@ -659,9 +659,9 @@ func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
 	if !DeadlineCut(wctx, err) {
 		return err
 	}
-	return fmt.Errorf("no answer from the API server within %s; the write may have landed all the same: "+
+	return fmt.Errorf("%s; the write may have landed all the same: "+
 		"'upgrade-console lock status %s' says, and 'upgrade-console lock clear lease %s' clears it once it is stale: %w",
-		writeLimit, l.clusterFlags(), l.clusterFlags(), err)
+		noAnswer(writeLimit, stoppedPast(wctx)), l.clusterFlags(), l.clusterFlags(), err)
 }
 
 // writeLimit bounds a write that an interrupt no longer stops.

@@ -177,3 +177,68 @@ func TestMayHaveLanded(t *testing.T) {
 		}
 	}
 }
+
+// stoppedApply is a dynamic client whose first server-side apply that is
+// not a dry run lands, and whose answer the process reads only past its
+// deadline, as a process stopped (SIGSTOP, ctrl+z) while the write was out
+// and resumed after the deadline does: the deadline's error, late.
+type stoppedApply struct {
+	dynamic.Interface
+	armed *atomic.Bool
+}
+
+func (u stoppedApply) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return stoppedNS{u.Interface.Resource(r), u.armed}
+}
+
+type stoppedNS struct {
+	dynamic.NamespaceableResourceInterface
+	armed *atomic.Bool
+}
+
+func (n stoppedNS) Namespace(ns string) dynamic.ResourceInterface {
+	return stoppedRes{n.NamespaceableResourceInterface.Namespace(ns), n.armed}
+}
+
+func (n stoppedNS) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return stoppedRes{n.NamespaceableResourceInterface, n.armed}.Apply(ctx, name, obj, o, sub...)
+}
+
+type stoppedRes struct {
+	dynamic.ResourceInterface
+	armed *atomic.Bool
+}
+
+func (r stoppedRes) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	out, err := r.ResourceInterface.Apply(ctx, name, obj, o, sub...)
+	if err == nil && len(o.DryRun) == 0 && r.armed.CompareAndSwap(true, false) {
+		<-ctx.Done()
+		time.Sleep(stoppedSlack + 2*time.Second) // stopped as the deadline passed
+		return nil, ctx.Err()
+	}
+	return out, err
+}
+
+// A spec write whose answer the process, stopped, did not read before its
+// deadline is not said to be the API server's silence (R19 #7): the
+// process says it did not run, and that the write may have landed.
+func TestApplyStoppedPastItsDeadlineDoesNotBlameTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a write's 30 s bound")
+	}
+	w := newWorld(t, scenario.Rolling)
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	c := *w.client
+	c.Dynamic = stoppedApply{Interface: c.Dynamic, armed: armed}
+	a := &Applier{Client: &c, Audit: &memAudit{}, Cluster: "mgmt"}
+	_, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
+	var ue *UnansweredWriteError
+	if !errors.As(err, &ue) {
+		t.Fatalf("apply: %v; want an unanswered write", err)
+	}
+	if ue.Stopped < stoppedSlack || strings.Contains(err.Error(), "no answer from the API server") ||
+		!strings.Contains(err.Error(), "this process did not run for at least") || !strings.Contains(err.Error(), "may have landed all the same") {
+		t.Errorf("stopped %s: %v", ue.Stopped, err)
+	}
+}
