@@ -59,3 +59,12 @@ func noAnswer(within, stopped time.Duration) string {
 	}
 	return fmt.Sprintf("no answer from the API server within %s", within)
 }
+
+// ProcessStoppedError is a write's bound that passed while the process did
+// not run: what reaches the operator must not add a fix that blames the API
+// server (main's explain), which may have answered in time.
+type ProcessStoppedError struct {
+	Within, Stopped time.Duration
+}
+
+func (e *ProcessStoppedError) Error() string { return noAnswer(e.Within, e.Stopped) }

@@ -659,9 +659,13 @@ func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
 	if !DeadlineCut(wctx, err) {
 		return err
 	}
-	return fmt.Errorf("%s; the write may have landed all the same: "+
+	var why error = errors.New(noAnswer(writeLimit, 0))
+	if stopped := stoppedPast(wctx); stopped > 0 {
+		why = &ProcessStoppedError{Within: writeLimit, Stopped: stopped}
+	}
+	return fmt.Errorf("%w; the write may have landed all the same: "+
 		"'upgrade-console lock status %s' says, and 'upgrade-console lock clear lease %s' clears it once it is stale: %w",
-		noAnswer(writeLimit, stoppedPast(wctx)), l.clusterFlags(), l.clusterFlags(), err)
+		why, l.clusterFlags(), l.clusterFlags(), err)
 }
 
 // writeLimit bounds a write that an interrupt no longer stops.

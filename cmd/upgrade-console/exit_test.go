@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/tui"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -148,6 +150,13 @@ func TestExplainAddsTheFix(t *testing.T) {
 	coded := withCode(ExitTimeout, fmt.Errorf("stopped following: --timeout 3s passed: %w", context.DeadlineExceeded))
 	if got := explain(coded).Error(); strings.Contains(got, "fix: a time bound") {
 		t.Errorf("a coded deadline gained a second fix: %s", got)
+	}
+	// A write's bound that passed while the console was stopped (R19 #7):
+	// the API server may have answered, and is not told to be checked.
+	stopped := fmt.Errorf("create upgrade lock Lease eksa-system/upgrade-console-mgmt: %w; the write may have landed all the same: %w",
+		&upgrade.ProcessStoppedError{Within: 30 * time.Second, Stopped: 4 * time.Minute}, context.DeadlineExceeded)
+	if got := explain(stopped).Error(); strings.Contains(got, "before the API server answered") || !strings.Contains(got, "this process did not run for at least 4m0s") {
+		t.Errorf("a write cut while the process was stopped: %s", got)
 	}
 	input := &model.InputError{Source: "API server https://x", Problem: "cannot be reached", Fix: "check"}
 	if got := explain(fmt.Errorf("%w: %w", input, context.DeadlineExceeded)); !errors.Is(got, input) || strings.Contains(got.Error(), "fix: a time bound") {
