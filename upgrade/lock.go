@@ -668,8 +668,9 @@ func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
 		why, l.clusterFlags(), l.clusterFlags(), err)
 }
 
-// writeLimit bounds a write that an interrupt no longer stops.
-const writeLimit = 30 * time.Second
+// writeLimit bounds a write that an interrupt no longer stops. A variable
+// only so that a test need not wait out 30 s.
+var writeLimit = 30 * time.Second
 
 // landing is the context of one write that an interrupt must not cut once
 // sent: a request cancelled on its way may still land, and then nobody
