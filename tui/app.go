@@ -91,8 +91,11 @@ type Options struct {
 	// RenewLock, when set, renews the lock Lock reports at once and
 	// returns when that renewal is done (Lock then says how it went). It
 	// does I/O: call it in a command. The dashboard calls it on resuming
-	// from ctrl+z, as nothing was renewed while the process was stopped.
-	RenewLock func()
+	// from ctrl+z (resumed), as nothing was renewed while the process was
+	// stopped: a renewal the lock's own ticker made at fg then answers it
+	// (upgrade.Hold.RenewOnResume), where the two renewed one after the
+	// other.
+	RenewLock func(resumed bool)
 	// NoSuspend is why ctrl+z may not suspend the console here ("" when it
 	// may): with no job-control shell to resume it, the stop never came
 	// and the console hung waiting for it.

@@ -229,14 +229,14 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			// Live again after a renewal failed: an outage longer than
 			// the Lease left it expired, and the next renewal is up to
 			// 20 s away, while other consoles call it stale.
-			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow())
+			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow(false))
 		}
 		if d.ownLeaseGone() {
 			// The watched Lease no longer names this console (cleared by
 			// `lock clear lease --force`, taken by another console): a
 			// renewal now says the lock is lost, where the header said
 			// "held by this console" until the next renewal, 20 s away.
-			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow())
+			return d, tea.Batch(d.maybeRebuild(), d.renewLockNow(false))
 		}
 		return d, d.maybeRebuild()
 	case frameMsg:
@@ -254,7 +254,7 @@ func (d *Dashboard) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, cmd
 	case tea.ResumeMsg:
 		d.look()
-		return d, d.renewLockNow()
+		return d, d.renewLockNow(true)
 	case lockRenewedMsg:
 		// What the renewal found (renewed, failing, lost) shows now, not
 		// on the next tick.
@@ -768,8 +768,9 @@ func (d *Dashboard) ownLeaseGone() bool {
 // ctrl+z or from a lost connection: stopped, the process renewed nothing, and the Lease may have
 // gone stale and been cleared or taken meanwhile. The header says what the
 // renewal found as for any renewal ("✗ lock lost", "renewal failing"), and
-// a lost lock is no longer this console's to release (quitAsks).
-func (d *Dashboard) renewLockNow() tea.Cmd {
+// a lost lock is no longer this console's to release (quitAsks). resumed:
+// back from ctrl+z (Options.RenewLock).
+func (d *Dashboard) renewLockNow(resumed bool) tea.Cmd {
 	if d.opts.RenewLock == nil || d.opts.Lock == nil {
 		return nil
 	}
@@ -778,7 +779,7 @@ func (d *Dashboard) renewLockNow() tea.Cmd {
 	}
 	renew := d.opts.RenewLock
 	return func() tea.Msg {
-		renew()
+		renew(resumed)
 		return lockRenewedMsg{}
 	}
 }

@@ -770,7 +770,13 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 	dashOpts := p.opts
 	s := msg.session
 	ctx := p.ctx
-	dashOpts.RenewLock = func() { s.RenewLockNow(ctx) }
+	dashOpts.RenewLock = func(resumed bool) {
+		if resumed {
+			s.RenewLockOnResume(ctx)
+			return
+		}
+		s.RenewLockNow(ctx)
+	}
 	dashOpts.Lock = func() LockInfo {
 		st, renewErr, lost := s.Lock()
 		if st == nil || s.LockReleased() {

@@ -119,25 +119,29 @@ func TestCtrlZRefusedWhileARunIsUnderWay(t *testing.T) {
 }
 
 // lockLostOnRenewal is alice's lock, renewed 2 s ago, which the next
-// renewal finds lost (taken or cleared meanwhile), and the renewals asked.
-func lockLostOnRenewal() (lock func() LockInfo, renew func(), renewals *atomic.Int32) {
+// renewal finds lost (taken or cleared meanwhile), the renewals asked, and
+// how many of them were asked as back from ctrl+z.
+func lockLostOnRenewal() (lock func() LockInfo, renew func(bool), renewals, resumed *atomic.Int32) {
 	var lost atomic.Bool
-	renewals = new(atomic.Int32)
+	renewals, resumed = new(atomic.Int32), new(atomic.Int32)
 	lock = func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(2 * time.Second), Lost: lost.Load()}
 	}
-	renew = func() {
+	renew = func(r bool) {
 		renewals.Add(1)
+		if r {
+			resumed.Add(1)
+		}
 		lost.Store(true)
 	}
-	return lock, renew, renewals
+	return lock, renew, renewals, resumed
 }
 
 // Back from ctrl+z, the dashboard renews the lock it holds at once: the
 // process renewed nothing while stopped, and the Lease may have gone stale
 // and been taken. What the renewal finds shows as any renewal's does.
 func TestResumeRenewsTheLockAtOnce(t *testing.T) {
-	lock, renew, renewals := lockLostOnRenewal()
+	lock, renew, renewals, resumed := lockLostOnRenewal()
 	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew})
 	a.Update(SnapshotMsg{State: fixtureMidEtcd()})
 	_, cmd := a.Update(tea.ResumeMsg{})
@@ -147,6 +151,12 @@ func TestResumeRenewsTheLockAtOnce(t *testing.T) {
 	msg := runBatch(cmd)
 	if renewals.Load() != 1 {
 		t.Fatalf("%d renewals on resume, want 1", renewals.Load())
+	}
+	// Asked as a resume: the renewal the lock's ticker made at fg answers
+	// it (upgrade.Hold.RenewOnResume), where the two renewed one after
+	// the other (R19 #6).
+	if resumed.Load() != 1 {
+		t.Errorf("the renewal on resume was not asked as one (%d of %d)", resumed.Load(), renewals.Load())
 	}
 	if msg == nil {
 		t.Fatal("the renewal's end is not reported to the dashboard")
@@ -236,7 +246,13 @@ func TestReconnectionAfterAFailedRenewalRenewsAtOnce(t *testing.T) {
 	lock := func() LockInfo {
 		return LockInfo{Holder: "alice@laptop (console 3f2a9c1e)", Renewed: ago(70 * time.Second), RenewErr: renewErr.Load().(string)}
 	}
-	renew := func() { renewals.Add(1); renewErr.Store("") }
+	renew := func(resumed bool) {
+		if resumed {
+			t.Error("a reconnection's renewal asked as a resume: one the ticker made before answers it")
+		}
+		renewals.Add(1)
+		renewErr.Store("")
+	}
 	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew})
 	live := fixtureMidEtcd()
 	live.Connection = model.Live
@@ -263,7 +279,7 @@ func TestReconnectionAfterAFailedRenewalRenewsAtOnce(t *testing.T) {
 // renewal, 20 s away. Asked once per disagreement.
 func TestOwnLeaseGoneFromTheWatchRenewsAtOnce(t *testing.T) {
 	const self = "alice@laptop/3f2a9c1e"
-	lock, renew, renewals := lockLostOnRenewal()
+	lock, renew, renewals, resumed := lockLostOnRenewal()
 	a := newTestApp(Options{Theme: themes.Mono, Lock: lock, RenewLock: renew, SelfHolder: self})
 	held := fixtureMidEtcd()
 	held.Sources[model.KindLease] = model.SourceStatus{Installed: true, Synced: true}
@@ -277,6 +293,9 @@ func TestOwnLeaseGoneFromTheWatchRenewsAtOnce(t *testing.T) {
 	msg := runBatch(cmd)
 	if renewals.Load() != 1 || msg == nil {
 		t.Fatalf("%d renewals once the Lease was gone, want 1", renewals.Load())
+	}
+	if resumed.Load() != 0 {
+		t.Error("asked as a resume: a renewal begun before the Lease was seen gone would answer it")
 	}
 	a.Update(msg)
 	if out := ansi.Strip(a.View().Content); !strings.Contains(out, "✗ lock lost") {

@@ -389,6 +389,10 @@ func (s *Session) Lock() (st *LockStatus, renewErr error, lost bool) { return s.
 // lost.
 func (s *Session) RenewLockNow(ctx context.Context) { s.hold.RenewNow(ctx) }
 
+// RenewLockOnResume is RenewLockNow for a console back from ctrl+z
+// (Hold.RenewOnResume): the renewal the ticker made at fg answers it.
+func (s *Session) RenewLockOnResume(ctx context.Context) { s.hold.RenewOnResume(ctx) }
+
 // Track waits for the upgrade to complete (see Track) and then Finishes.
 func (s *Session) Track(ctx context.Context, src StateSource, o TrackOptions) (Outcome, error) {
 	o.AppliedGeneration = s.ClusterGeneration

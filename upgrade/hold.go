@@ -29,8 +29,8 @@ type Hold struct {
 	stopRenew context.CancelFunc
 	renewDone chan struct{}
 	// kick asks the renewing goroutine for a renewal now (RenewNow); it
-	// closes the channel sent once that renewal is recorded.
-	kick     chan chan struct{}
+	// closes the request's channel once that renewal is recorded.
+	kick     chan renewRequest
 	released bool
 	// marked: Keep marked the Lease kept. keepErr and releaseErr are why
 	// the last Keep or Release failed: what is said of the lock afterwards
@@ -74,7 +74,7 @@ func (h *Hold) start(every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopRenew = cancel
 	h.renewDone = make(chan struct{})
-	h.kick = make(chan chan struct{})
+	h.kick = make(chan renewRequest)
 	go func() {
 		defer close(h.renewDone)
 		// A bug here must not kill the console mid-upgrade: renewing stops
@@ -101,8 +101,17 @@ func (h *Hold) start(every time.Duration) {
 				retry.Stop()
 			}
 		}()
+		// renewed is when the last renewal that succeeded began. Back from
+		// ctrl+z the ticker has a tick due and the console asks a renewal
+		// at once (RenewOnResume): each renewed, one after the other, two
+		// renewals and their audit entries in the same second. A tick due
+		// within fresh of a renewal is answered by it (the Lease then runs
+		// out no sooner than a period and fresh later, within its three
+		// periods), and so is RenewOnResume (see there).
+		var renewed time.Time
+		fresh := retryEvery(every)
 		for {
-			var asked chan struct{}
+			var asked renewRequest
 			var retryC <-chan time.Time
 			if retry != nil {
 				retryC = retry.C()
@@ -111,6 +120,9 @@ func (h *Hold) start(every time.Duration) {
 			case <-ctx.Done():
 				return
 			case <-t.C():
+				if !renewed.IsZero() && h.clk.Since(renewed) < fresh {
+					continue
+				}
 			case <-retryC:
 				retry = nil
 				if !h.locker.answers(ctx, within) {
@@ -118,7 +130,12 @@ func (h *Hold) start(every time.Duration) {
 					continue
 				}
 			case asked = <-h.kick:
+				if !renewed.IsZero() && renewed.After(asked.since(fresh)) {
+					close(asked.done)
+					continue
+				}
 			}
+			began := h.clk.Now()
 			st, err := h.locker.renew(ctx, within)
 			if ctx.Err() != nil {
 				return
@@ -130,6 +147,10 @@ func (h *Hold) start(every time.Duration) {
 			if unansweredRenewal(err) {
 				retry = h.clk.NewTimer(retryEvery(every))
 			}
+			renewed = time.Time{}
+			if err == nil {
+				renewed = began
+			}
 			h.mu.Lock()
 			h.renewErr = err
 			if st != nil {
@@ -139,8 +160,8 @@ func (h *Hold) start(every time.Duration) {
 				h.lost = true
 			}
 			h.mu.Unlock()
-			if asked != nil {
-				close(asked)
+			if asked.done != nil {
+				close(asked.done)
 			}
 			if errors.Is(err, ErrLockLost) {
 				return
@@ -174,10 +195,24 @@ func (l *Locker) answers(ctx context.Context, within time.Duration) bool {
 // RenewNow renews the lock at once, in the renewing goroutine, as its next
 // tick would, and returns once that renewal is recorded (State says how it
 // went), or at once when the renewals have ended (Stop, the lock lost) or
-// ctx ends. A console resumed after ctrl+z renewed nothing while it was
-// stopped: the Lease may have gone stale, and been cleared or taken, and
-// the next tick is up to a third of the Lease's duration away.
-func (h *Hold) RenewNow(ctx context.Context) {
+// ctx ends. The renewal it waits for begins after it was asked: it is
+// asked when the watched Lease no longer names this console, or the API
+// server answers again after a failed renewal, and a renewal begun before
+// that says nothing of it.
+func (h *Hold) RenewNow(ctx context.Context) { h.ask(ctx, false) }
+
+// RenewOnResume is RenewNow for a console resumed after ctrl+z: it renewed
+// nothing while it was stopped, the Lease may have gone stale, and been
+// cleared or taken, and the next tick is up to a third of the Lease's
+// duration away. The ticker's tick due during the stop renews at fg too:
+// a renewal that succeeded and began at most retryEvery before the request
+// answers it, where the two renewed one after the other. Begun that close
+// to fg, it began after the stop, or the stop was too short for the Lease
+// to go stale (a forced clear meanwhile is seen by the watch, which asks
+// RenewNow).
+func (h *Hold) RenewOnResume(ctx context.Context) { h.ask(ctx, true) }
+
+func (h *Hold) ask(ctx context.Context, resumed bool) {
 	if h == nil {
 		return
 	}
@@ -187,7 +222,7 @@ func (h *Hold) RenewNow(ctx context.Context) {
 	if kick == nil {
 		return
 	}
-	asked := make(chan struct{})
+	asked := renewRequest{at: h.clk.Now(), resumed: resumed, done: make(chan struct{})}
 	select {
 	case kick <- asked:
 	case <-done:
@@ -196,10 +231,27 @@ func (h *Hold) RenewNow(ctx context.Context) {
 		return
 	}
 	select {
-	case <-asked:
+	case <-asked.done:
 	case <-done:
 	case <-ctx.Done():
 	}
+}
+
+// renewRequest is a RenewNow or RenewOnResume: when it was asked, and the
+// channel closed once a renewal that answers it is recorded.
+type renewRequest struct {
+	at      time.Time
+	resumed bool
+	done    chan struct{}
+}
+
+// since is when a renewal that answers the request may have begun, at the
+// earliest (after it).
+func (r renewRequest) since(fresh time.Duration) time.Time {
+	if r.resumed {
+		return r.at.Add(-fresh)
+	}
+	return r.at
 }
 
 // Stop ends the renewals and waits for them; the Lease stays (it turns

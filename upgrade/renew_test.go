@@ -491,3 +491,49 @@ func staleLease(now time.Time) *coordinationv1.Lease {
 			RenewTime: &metav1.MicroTime{Time: now.Add(-5 * time.Minute)}},
 	}
 }
+
+// Back from ctrl+z (fg), the ticker has a tick due and the console asks a
+// renewal at once (RenewOnResume): the Lease is renewed once, whichever of the
+// two the renewing goroutine takes first, where each renewed, one after the
+// other, with an audit entry each (R19 #6). The ticker goes on: the next
+// period renews again.
+func TestResumeRenewsTheLockOnce(t *testing.T) {
+	var updates atomic.Int32
+	kube := fake.NewClientset()
+	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		updates.Add(1)
+		return false, nil, nil
+	})
+	fc := clocktesting.NewFakeClock(time.Now())
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
+		Duration: time.Minute, Clock: fc, Audit: &memAudit{}}
+	h, err := locker.Hold(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	for !fc.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	every := locker.duration() / 3
+	fc.Step(5 * every) // stopped for five periods: a tick is due at fg
+	h.RenewOnResume(context.Background())
+	// The due tick may be taken after the request's renewal: it is given
+	// the time it takes to renew, as the other tests here do.
+	for deadline := time.Now().Add(200 * time.Millisecond); updates.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, rerr, _ := h.State(); rerr != nil {
+		t.Fatalf("renewal failed: %v", rerr)
+	}
+	if n := updates.Load(); n != 1 {
+		t.Fatalf("%d renewals on resume, want 1", n)
+	}
+	fc.Step(every)
+	for deadline := time.Now().Add(5 * time.Second); updates.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := updates.Load(); n != 2 {
+		t.Errorf("%d renewals after the next period, want 2: the ticker no longer renews", n)
+	}
+}
