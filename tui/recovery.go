@@ -380,10 +380,13 @@ func (d *recoveryDialog) SetSize(w, h int) {
 	d.relayout()
 }
 
-// innerWidth is the text's width: all the App gives the dialog (the window
-// less a margin), less the border and padding. Capped at 100 it cut every
-// long step title, and the dry run's result after it, at any window size.
-func (d *recoveryDialog) innerWidth() int { return max(d.w-4, 20) }
+// innerWidth is the text's width: what the App gives the dialog (the window
+// less a margin), at most dialogMaxWidth as the typed confirmation's, less
+// the border and padding. Uncapped, at 250 columns a step's change ran 240
+// cells across the terminal, hard to read and to the eye no dialog. Every
+// line wraps (a cut at 100 once lost the end of long step titles and the
+// dry run's result after them).
+func (d *recoveryDialog) innerWidth() int { return max(min(d.w, dialogMaxWidth)-4, 20) }
 
 func (d *recoveryDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Up, d.keys.Down, d.keys.Select, d.keys.Back}

@@ -716,10 +716,11 @@ func TestRecoveryDialogReadOnlyShowsThePlanOnly(t *testing.T) {
 	}
 }
 
-// TestRecoveryDialogGoldens pins the dialog's stages at 80 and 120 columns
-// (the App gives dialogs the window less a margin of 4), in monochrome.
+// TestRecoveryDialogGoldens pins the dialog's stages at 40, 80, 120 and 250
+// columns (the App gives dialogs the window less a margin of 4), in
+// monochrome: wrapped at 40, no wider than dialogMaxWidth at 250.
 func TestRecoveryDialogGoldens(t *testing.T) {
-	for _, w := range []int{80, 120} {
+	for _, w := range []int{40, 80, 120, 250} {
 		f := &fakeRecovery{p: planFixture()}
 		d := testDialog(RecoveryOptions{}, f)
 		d.setTheme(ptrTheme(themes.NewMono()))
@@ -744,7 +745,7 @@ func TestRecoveryDialogFileGoldens(t *testing.T) {
 	noSnapshot := &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
 		Preconditions: []recovery.Precondition{{Name: "external-etcd", OK: true, Detail: "EtcdadmCluster eksa-system/mgmt-etcd"},
 			{Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt in eksa-system; if its local copy is kept, restore from it with --snapshot-file"}}}
-	for _, w := range []int{80, 120} {
+	for _, w := range []int{40, 80, 120, 250} {
 		f := &fakeRecovery{planErr: noSnapshot, copies: []string{
 			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261122-101500.json",
 			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json"}}
@@ -761,13 +762,15 @@ func TestRecoveryDialogFileGoldens(t *testing.T) {
 }
 
 // dialogGolden pins the dialog's view as a sub-test stage/width: no line is
-// wider than the dialog's share of a w-column window.
+// wider than the dialog's share of a w-column window, nor than
+// dialogMaxWidth on a wide one.
 func dialogGolden(t *testing.T, d *recoveryDialog, stage string, w int) {
 	t.Run(fmt.Sprintf("%s/%d", stage, w), func(t *testing.T) {
 		out := ansi.Strip(d.View())
+		limit := min(w-4, dialogMaxWidth)
 		for _, l := range strings.Split(out, "\n") {
-			if ansi.StringWidth(l) > w-4 {
-				t.Fatalf("line wider than %d: %q", w-4, l)
+			if ansi.StringWidth(l) > limit {
+				t.Fatalf("line wider than %d: %q", limit, l)
 			}
 		}
 		golden.RequireEqual(t, out)
@@ -965,11 +968,12 @@ func etcdRollbackPlan() *recovery.Plan {
 	return p
 }
 
-// TestRecoveryDialogShowsEveryDryRunResult: on a wide terminal the dialog
-// takes the width, and a step's title and change wrap rather than being cut,
-// so every step's dry-run result and every field of its change show (it
-// stayed 100 wide and cut steps 1 and 2 before their "[dry run ok]", and
-// step 2's change before its template). At 80 columns they wrap too.
+// TestRecoveryDialogShowsEveryDryRunResult: a step's title and change wrap
+// rather than being cut, so every step's dry-run result and every field of
+// its change show (at 100 wide it cut steps 1 and 2 before their "[dry run
+// ok]", and step 2's change before its template). On a wide terminal the
+// dialog is dialogMaxWidth wide, where it took all 196 columns; at 80
+// columns they wrap too.
 func TestRecoveryDialogShowsEveryDryRunResult(t *testing.T) {
 	for _, tc := range []struct{ w, h int }{{200, 60}, {80, 60}} {
 		t.Run(fmt.Sprint(tc.w), func(t *testing.T) {
@@ -984,8 +988,8 @@ func TestRecoveryDialogShowsEveryDryRunResult(t *testing.T) {
 			}
 			out := ansi.Strip(d.View())
 			lines := strings.Split(out, "\n")
-			if got := ansi.StringWidth(lines[0]); tc.w == 200 && got != tc.w-4 {
-				t.Errorf("dialog is %d cells wide at %d columns, want %d", got, tc.w, tc.w-4)
+			if got := ansi.StringWidth(lines[0]); tc.w == 200 && got != dialogMaxWidth {
+				t.Errorf("dialog is %d cells wide at %d columns, want %d", got, tc.w, dialogMaxWidth)
 			}
 			for _, l := range lines {
 				if ansi.StringWidth(l) > tc.w-4 {
