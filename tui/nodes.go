@@ -18,7 +18,13 @@ type nodeRow struct {
 	stepsDone, stepsTotal int
 	stepFailed            bool
 	stepText              string
-	since                 time.Time
+	// firstCP: its in-place upgrade is the first node's
+	// (NodeUpgrade.FirstNodeToBeUpgraded, as watch --plain and the node
+	// detail name it), whose kubeadm step runs `kubeadm upgrade apply`
+	// and upgrades the control plane's components for all the others.
+	// The ROLE column says "cp 1st".
+	firstCP bool
+	since   time.Time
 	// settled rows (up to date, running, ready, nothing in progress) fold
 	// into their owner's group row unless expanded or filtered.
 	settled bool
@@ -52,12 +58,21 @@ const (
 // title counts as failed, or a stall the status line has no room for
 // ("(+23 more)"), was found by no filter.
 func (r *nodeRow) matches(f string) bool {
-	for _, s := range [...]string{r.name, r.role, r.phase, r.version, r.stepText, r.state()} {
+	for _, s := range [...]string{r.name, r.roleText(), r.phase, r.version, r.stepText, r.state()} {
 		if containsFold(s, f) {
 			return true
 		}
 	}
 	return false
+}
+
+// roleText is the ROLE column's word: the role, and for the first node
+// to be upgraded in place, "1st" after it.
+func (r *nodeRow) roleText() string {
+	if r.firstCP {
+		return r.role + " 1st"
+	}
+	return r.role
 }
 
 // first says whether the row is listed before every owner's: a failed or
@@ -433,6 +448,9 @@ func machineRow(st *styles, m *model.Machine, n *model.Node, nu *model.NodeUpgra
 	steps := nu != nil && (!nu.Completed || onTarget)
 	inProgress := false
 	if steps {
+		// Of this upgrade's NodeUpgrade only: an earlier upgrade's first
+		// node need not be this one's.
+		r.firstCP = nu.FirstNodeToBeUpgraded
 		r.stepsTotal = len(model.NodeUpgradeSteps)
 		r.stepsDone, r.stepText, r.stepFailed, r.since = stepProgress(nu, pod, r.since)
 		inProgress = !nu.Completed

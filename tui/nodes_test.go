@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -344,7 +345,7 @@ func TestNodesPaneKeepsTheEndOfCutNames(t *testing.T) {
 	out := ansi.Strip(p.view(st, 80, 12, false, t0))
 	lines := strings.Split(out, "\n")
 	for _, name := range names {
-		cut := "…" + name[len(name)-17:] + " " // the name column is 18 wide at 80
+		cut := "…" + name[len(name)-16:] + " " // the name column is 17 wide at 80
 		n := 0
 		for _, l := range lines {
 			if strings.HasPrefix(l, " ✓ "+cut) {
@@ -658,6 +659,64 @@ func TestNodeColumnsKeepNamesNearTheirColumns(t *testing.T) {
 		}
 		if l[colName] > maxNodeNameW && l[colSteps] > 0 {
 			t.Errorf("at %d NODE is %d cells wide, more than %d", w, l[colName], maxNodeNameW)
+		}
+	}
+}
+
+// TestNodesTableMarksTheFirstControlPlaneNode: the row of the first node
+// upgraded in place (NodeUpgrade.FirstNodeToBeUpgraded, as watch --plain and
+// the node detail name it) says "cp 1st" in the ROLE column, at 80 and 200
+// columns, and a filter finds it by that word; the others say "cp". An
+// earlier upgrade's NodeUpgrade, not on target, marks nothing: the table
+// was not telling which machine ran `kubeadm upgrade apply`.
+func TestNodesTableMarksTheFirstControlPlaneNode(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	for _, w := range []int{80, 200} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			p := nodesPane{}
+			p.set(st, fixtureInPlaceFailed(), stallSet{})
+			out := p.view(st, w, 8, false, t0)
+			requireShape(t, out, w, 8)
+			var marked []string
+			for _, l := range strings.Split(ansi.Strip(out), "\n") {
+				if strings.Contains(l, " cp 1st ") {
+					marked = append(marked, l)
+				}
+			}
+			if len(marked) != 1 || !strings.Contains(marked[0], "mgmt-cp-7f9x2") {
+				t.Errorf("rows marked first: %q, want mgmt-cp-7f9x2's alone:\n%s", marked, ansi.Strip(out))
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+	p := nodesPane{filter: "1st"}
+	p.set(st, fixtureInPlaceFailed(), stallSet{})
+	if len(p.rows) != 1 || p.rows[0].name != "mgmt-cp-7f9x2" {
+		t.Errorf("filter 1st: %d rows, want mgmt-cp-7f9x2's", len(p.rows))
+	}
+
+	// Its NodeUpgrade an earlier upgrade's (to the version it runs now,
+	// not this upgrade's target): no mark.
+	s := fixtureInPlaceFailed()
+	for _, nu := range s.NodeUpgrades.All() {
+		if nu.FirstNodeToBeUpgraded {
+			nu.KubernetesVersion = oldK8s
+		}
+	}
+	for _, m := range s.Machines.All() {
+		if m.Name == "mgmt-cp-7f9x2" {
+			m.Version = oldK8s
+		}
+	}
+	for _, n := range s.Nodes.All() {
+		if n.Name == "mgmt-cp-7f9x2" {
+			n.KubeletVersion = oldK8s
+		}
+	}
+	for _, r := range buildNodeRows(st, s, stallSet{}) {
+		if r.firstCP {
+			t.Errorf("%s marked first by an earlier upgrade's NodeUpgrade", r.name)
 		}
 	}
 }

@@ -303,9 +303,10 @@ const (
 	nodeColCount
 )
 
+// ROLE takes 6 cells: "cp 1st" (nodeRow.roleText).
 var (
 	nodeColTitle = [nodeColCount]string{"NODE", "ROLE", "PHASE", "VERSION", "UPGRADE", "SINCE"}
-	nodeColMin   = [nodeColCount]int{14, 5, 12, 8, 18, 6}
+	nodeColMin   = [nodeColCount]int{14, 6, 12, 8, 18, 6}
 	nodeColDrop  = []nodeCol{colVersion, colRole, colSince, colPhase, colSteps}
 )
 
@@ -498,7 +499,7 @@ func (p *nodesPane) cell(st *styles, c nodeCol, r *nodeRow, cw int, now time.Tim
 	case colName:
 		return []seg{{fitEnd(r.name, cw), rText}}
 	case colRole:
-		return []seg{{fit(r.role, cw), rMuted}}
+		return []seg{{fit(r.roleText(), cw), rMuted}}
 	case colPhase:
 		return []seg{{fit(r.phase, cw), r.phaseRole}}
 	case colVersion:
