@@ -239,7 +239,7 @@ func TestRecoveryFooterKeepsQuitBeforeY(t *testing.T) {
 		w    int
 		want string
 	}{
-		{120, "· y copy command · q quit"},
+		{120, "· y copy command · ? help · q quit"},
 		{74, "· y copy · q quit"},
 		{64, "below) · q quit"},
 	} {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -36,9 +37,12 @@ type nodeDetailSource interface {
 }
 
 // nodeDetailKeys are the detail's bindings: it scrolls and closes, and
-// Copy (y, taken by the App) is enabled while it shows a command.
+// Copy (y, taken by the App) is enabled while it shows a command. Help (?)
+// shows the full help, as on every screen, and esc closes it (CloseHelp)
+// before the view, one thing at a time as on the dashboard.
 type nodeDetailKeys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom, Close, Copy key.Binding
+	Help, CloseHelp                                      key.Binding
 }
 
 // defaultNodeDetailKeys scrolls with the dashboard's own bindings: a copy
@@ -50,8 +54,10 @@ func defaultNodeDetailKeys() nodeDetailKeys {
 		// q closes the view, as in k9s: the console's q is one esc away,
 		// and a q meant for the view that quit the console mid-upgrade
 		// would be the costlier mistake.
-		Close: key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "close")),
-		Copy:  k.Copy,
+		Close:     key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "close")),
+		Copy:      k.Copy,
+		Help:      k.Help,
+		CloseHelp: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
 	}
 }
 
@@ -65,6 +71,8 @@ type nodeDetail struct {
 	keys nodeDetailKeys
 	st   *styles
 	w, h int
+	// help draws the full help (?) in place of the keys' line.
+	help help.Model
 
 	// machine is the Machine's name; node, for a Node no Machine claims,
 	// the Node's (machine then empty).
@@ -165,7 +173,7 @@ func readHistory(read EventHistoryFunc, n uint64, subjects []model.EventSubject)
 // from the API server (Init), about the objects the dashboard knows it by
 // now.
 func newNodeDetail(src nodeDetailSource, r nodeRow, read EventHistoryFunc) *nodeDetail {
-	v := &nodeDetail{src: src, keys: defaultNodeDetailKeys(), machine: r.machine, group: r.group}
+	v := &nodeDetail{src: src, keys: defaultNodeDetailKeys(), help: help.New(), machine: r.machine, group: r.group}
 	if r.machine == "" {
 		v.node = r.name
 	}
@@ -230,7 +238,10 @@ func historySubjects(machine, node string, o detailObjects, s *model.ClusterStat
 	return subs
 }
 
-func (v *nodeDetail) setTheme(th *themes.Theme) { v.st = newStyles(th) }
+func (v *nodeDetail) setTheme(th *themes.Theme) {
+	v.st = newStyles(th)
+	v.help.Styles = th.Help
+}
 
 func (v *nodeDetail) Init() tea.Cmd { return v.fetch }
 
@@ -250,7 +261,21 @@ func (v *nodeDetail) ShortHelp() []key.Binding {
 func (v *nodeDetail) shownCommands() ([]string, bool) { return v.cmds, true }
 
 func (v *nodeDetail) FullHelp() [][]key.Binding {
-	return [][]key.Binding{v.ShortHelp(), {suspendBinding()}}
+	k := v.keys
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Copy, k.Close}, {k.Help, k.CloseHelp, suspendBinding()}}
+}
+
+// helpRows is the full help as the view shows it in place of its keys'
+// line, wrapped to its width; nil while it is not shown. Its last rows go
+// where the view is too short for it, as the dashboard's do (fullHelpFitting
+// puts ? and esc first): taller than the screen, the App cut the view's
+// top, the name of the machine described.
+func (v *nodeDetail) helpRows() []string {
+	if !v.help.ShowAll {
+		return nil
+	}
+	rows := strings.Split(fullHelpFitting(v.help, v.FullHelp(), v.innerWidth()), "\n")
+	return rows[:min(len(rows), max(v.h-2-len(v.head)-3, 1))]
 }
 
 // Update scrolls and closes on keys; any other message (a snapshot, the
@@ -284,6 +309,10 @@ func (v *nodeDetail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := v.keys
 	page := max(v.visible()-1, 1)
 	switch {
+	case key.Matches(msg, k.Help):
+		v.help.ShowAll = !v.help.ShowAll
+	case v.help.ShowAll && key.Matches(msg, k.CloseHelp):
+		v.help.ShowAll = false
 	case key.Matches(msg, k.Close):
 		return CloseDialog
 	case key.Matches(msg, k.Up):
@@ -304,8 +333,11 @@ func (v *nodeDetail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // visible is how many body rows the dialog shows: its height less the
-// border, the head, a blank row each side of the body, and the footer.
-func (v *nodeDetail) visible() int { return max(v.h-2-len(v.head)-3, 1) }
+// border, the head, a blank row each side of the body, and the footer (the
+// keys' line, or the full help's rows).
+func (v *nodeDetail) visible() int {
+	return max(v.h-2-len(v.head)-2-max(len(v.helpRows()), 1), 1)
+}
 
 func (v *nodeDetail) clamp() {
 	v.maxOffset = max(len(v.body)-v.visible(), 0)
@@ -972,6 +1004,9 @@ func (v *nodeDetail) View() string {
 			}
 		}
 	}
+	if h := strings.Replace(footer, "esc/q close", "? help · esc/q close", 1); width(h) <= iw {
+		footer = h
+	}
 	var b strings.Builder
 	n := 0
 	emit := func(l line) {
@@ -993,6 +1028,13 @@ func (v *nodeDetail) View() string {
 		emit(line{})
 	}
 	emit(line{})
+	if rows := v.helpRows(); rows != nil {
+		for _, r := range rows {
+			b.WriteByte('\n')
+			b.WriteString(fit(r, iw))
+		}
+		return st.th.Dialog.Render(b.String())
+	}
 	emit(line{segs: []seg{{footer, rMuted}}})
 	return st.th.Dialog.Render(b.String())
 }

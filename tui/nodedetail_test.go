@@ -543,3 +543,55 @@ func TestNodeUpgradeStepsInRunOrder(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 }
+
+// TestNodeDetailQuestionMarkShowsTheFullHelp: ? shows the full help in the
+// detail as on every screen, where it did nothing, in place of the keys'
+// line and wrapped to the view's width; the body keeps scrolling above it.
+// On a short screen the help's last rows go (? and esc lead it), not the
+// view's top. esc closes the help first, then the view; ? again closes it
+// too.
+func TestNodeDetailQuestionMarkShowsTheFullHelp(t *testing.T) {
+	question := tea.KeyPressMsg{Code: '?', Text: "?"}
+	for _, sz := range [][2]int{{80, 24}, {40, 16}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			app := detailApp(t, fixtureDetail(), sz[0], sz[1])
+			filterTo(t, app, "b8k4m")
+			pressRun(t, app, keyD)
+			v := topDetail(t, app)
+			if s := ansi.Strip(app.View().Content); strings.Contains(s, "close help") {
+				t.Fatalf("the full help is shown before ?:\n%s", s)
+			}
+			pressRun(t, app, question)
+			out := app.View().Content
+			requireLines(t, out, sz[0], sz[1])
+			s := ansi.Strip(out)
+			wants := []string{"Machine mgmt-cp-b8k4m", "close help", "ctrl+z"}
+			if sz[0] == 80 {
+				wants = append(wants, "page down")
+			}
+			for _, want := range wants {
+				if !strings.Contains(s, want) {
+					t.Errorf("the full help lacks %q:\n%s", want, s)
+				}
+			}
+			golden.RequireEqual(t, out)
+			pressApp(t, app, tea.KeyPressMsg{Code: tea.KeyDown})
+			if v.offset != 1 {
+				t.Errorf("↓ under the help: offset %d, want 1", v.offset)
+			}
+			pressRun(t, app, tea.KeyPressMsg{Code: tea.KeyEscape})
+			if len(app.dialogs) != 1 || strings.Contains(ansi.Strip(app.View().Content), "close help") {
+				t.Fatalf("esc: %d dialogs, want the detail with its help closed:\n%s", len(app.dialogs), ansi.Strip(app.View().Content))
+			}
+			pressRun(t, app, question)
+			pressRun(t, app, question)
+			if strings.Contains(ansi.Strip(app.View().Content), "close help") {
+				t.Error("? again did not close the help")
+			}
+			pressRun(t, app, tea.KeyPressMsg{Code: tea.KeyEscape})
+			if len(app.dialogs) != 0 {
+				t.Error("esc with the help closed did not close the detail")
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -276,6 +277,9 @@ type recoveryKeys struct {
 	Up, Down, PageUp, PageDown, Select, Back, File, Quit, Suspend key.Binding
 	// Copy is y, which the App takes (copyBinding) where nothing is typed.
 	Copy key.Binding
+	// Help (?) shows the full help where nothing is typed, as on every
+	// screen, and esc closes it (CloseHelp) before it goes back.
+	Help, CloseHelp key.Binding
 }
 
 // recoveryDialog is the recovery menu and the dialog of the chosen action.
@@ -284,9 +288,11 @@ type recoveryDialog struct {
 	backend recoveryBackend
 	st      *styles
 	w, h    int
-	offers  []recovery.Offer
-	cursor  int
-	stage   recStage
+	// help draws the full help (?) in place of the keys' line.
+	help   help.Model
+	offers []recovery.Offer
+	cursor int
+	stage  recStage
 	// nothing is what the menu says when no action is left to offer.
 	nothing string
 	// cancel stops the run under way; stopping is set once ctrl+c asked it to.
@@ -341,7 +347,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 	if o.backend != nil {
 		b = o.backend
 	}
-	d := &recoveryDialog{o: o, backend: b, offers: offers, steps: map[int]recovery.StepResult{},
+	d := &recoveryDialog{o: o, backend: b, offers: offers, steps: map[int]recovery.StepResult{}, help: help.New(),
 		keys: recoveryKeys{
 			Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 			Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
@@ -357,8 +363,10 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			// and runs nothing.
 			Quit: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 			// Not while the run is under way (suspendRefused).
-			Suspend: key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (not while a run is under way)")),
-			Copy:    copyBinding(),
+			Suspend:   key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (not while a run is under way)")),
+			Copy:      copyBinding(),
+			Help:      DefaultKeyMap().Help,
+			CloseHelp: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
 		}}
 	d.input = textinput.New()
 	d.input.Prompt = "> "
@@ -369,6 +377,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 
 func (d *recoveryDialog) setTheme(th *themes.Theme) {
 	d.st = newStyles(th)
+	d.help.Styles = th.Help
 	d.input.SetStyles(th.InputStyles())
 }
 
@@ -394,7 +403,19 @@ func (d *recoveryDialog) ShortHelp() []key.Binding {
 
 func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	k := d.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}, {k.Help, k.CloseHelp}}
+}
+
+// helpRows is the full help as the dialog shows it in place of its keys'
+// line, wrapped to its width; nil while it is not shown. Its last rows go
+// where the dialog is too short for it (? and esc lead it): taller than the
+// screen, the App cut the dialog's top, the action it is about.
+func (d *recoveryDialog) helpRows() []string {
+	if !d.help.ShowAll || d.typing() {
+		return nil
+	}
+	rows := strings.Split(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth()), "\n")
+	return rows[:min(len(rows), max(d.h-2-dialogHead-2, 1))]
 }
 
 // stepKeys name a plan's steps as doneSteps does.
@@ -430,7 +451,13 @@ func (d *recoveryDialog) Stage() string {
 }
 
 func (d *recoveryDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	stage := d.stage
 	s, cmd := d.update(msg)
+	if d.stage != stage {
+		// The help was of the stage before (the keys differ), and a
+		// stage that reads text takes ? and esc as its own.
+		d.help.ShowAll = false
+	}
 	d.relayout()
 	return s, cmd
 }
@@ -501,6 +528,16 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 
 func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
+	if !d.typing() {
+		switch {
+		case key.Matches(msg, k.Help):
+			d.help.ShowAll = !d.help.ShowAll
+			return nil
+		case d.help.ShowAll && key.Matches(msg, k.CloseHelp):
+			d.help.ShowAll = false
+			return nil
+		}
+	}
 	if d.stage != recMenu {
 		page := max(d.h/2, 1)
 		// While the operator types, k and j are letters.
@@ -916,10 +953,11 @@ const dialogHead = 2
 func (d *recoveryDialog) relayout() {
 	d.body, d.cmds = d.bodyLines()
 	tail, _ := d.tail()
-	// The prompt and the keys (two rows) stay in view; the body scrolls.
-	// One row at least: three pushed a short dialog past the screen,
-	// whose top (the title, the action confirmed) the App then cut.
-	d.visible = max(d.h-2-dialogHead-len(tail)-2, 1)
+	// The prompt and the keys (two rows, or the blank and the full help)
+	// stay in view; the body scrolls. One row at least: three pushed a
+	// short dialog past the screen, whose top (the title, the action
+	// confirmed) the App then cut.
+	d.visible = max(d.h-2-dialogHead-len(tail)-1-max(len(d.helpRows()), 1), 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
 		d.offset = d.maxOffset
@@ -992,8 +1030,15 @@ func (d *recoveryDialog) View() string {
 			}
 		}
 	}
+	if !d.typing() && width(footer+" · ? help"+end) <= iw {
+		footer += " · ? help"
+	}
 	footer += end
-	tail = append(tail, line{}, line{segs: []seg{{footer, rMuted}}})
+	tail = append(tail, line{})
+	helpRows := d.helpRows()
+	if helpRows == nil {
+		tail = append(tail, line{segs: []seg{{footer, rMuted}}})
+	}
 
 	var b strings.Builder
 	n := 0
@@ -1017,6 +1062,10 @@ func (d *recoveryDialog) View() string {
 			continue
 		}
 		emit(l)
+	}
+	for _, r := range helpRows {
+		b.WriteByte('\n')
+		b.WriteString(fit(r, iw))
 	}
 	return st.th.Dialog.Render(b.String())
 }

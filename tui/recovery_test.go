@@ -1415,11 +1415,11 @@ func TestRecoveryMenuWrapsReasonsAndFollowsTheCursor(t *testing.T) {
 		t.Errorf("the menu takes %d rows of 14:\n%s", rows, v)
 	}
 	d.SetSize(120, 12)
-	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer above) · q quit") {
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer above) · ? help · q quit") {
 		t.Errorf("a wide menu says what is above in words:\n%s", v)
 	}
 	press(t, d, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp})
-	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer below) · q quit") {
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "(1 offer below) · ? help · q quit") {
 		t.Errorf("the menu back at its first offer:\n%s", v)
 	}
 }
@@ -1468,5 +1468,54 @@ func TestRecoveryReplannedWithOtherStepsRuns(t *testing.T) {
 	press(t, d, enter, enter) // plan, dry run (all done), planned again
 	if v := ansi.Strip(d.View()); calls != 2 || strings.Contains(v, "Nothing to do") || !strings.Contains(v, "enter dry run") {
 		t.Errorf("planned %d times; the new plan should run:\n%s", calls, v)
+	}
+}
+
+// TestRecoveryDialogQuestionMarkShowsTheFullHelp: ? shows the full help
+// in the dialog as on every screen, where it did nothing, in place of the
+// keys' line, wrapped at 40 columns and no taller than the dialog. esc
+// closes the help first, then goes back as before; a stage change closes
+// it, and where a name is typed ? is a character.
+func TestRecoveryDialogQuestionMarkShowsTheFullHelp(t *testing.T) {
+	question := tea.KeyPressMsg{Code: '?', Text: "?"}
+	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
+	for _, sz := range [][2]int{{80, 24}, {40, 12}} {
+		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
+		d.setTheme(ptrTheme(themes.NewMono()))
+		noBlink(d)
+		d.SetSize(sz[0]-4, sz[1]-4)
+		press(t, d, enter)
+		if strings.Contains(ansi.Strip(d.View()), "close help") {
+			t.Fatalf("the full help is shown before ?:\n%s", ansi.Strip(d.View()))
+		}
+		press(t, d, question)
+		t.Run(fmt.Sprintf("plan/%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			out := ansi.Strip(d.View())
+			if rows := strings.Count(out, "\n") + 1; rows > sz[1]-4 {
+				t.Errorf("%d rows, more than the %d the App gives the dialog:\n%s", rows, sz[1]-4, out)
+			}
+			for _, want := range []string{"Recovery", "close help"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("lacks %q:\n%s", want, out)
+				}
+			}
+		})
+		dialogGolden(t, d, fmt.Sprintf("plan-help-%d", sz[1]), sz[0])
+		if _, cmd := d.Update(esc); cmd != nil || d.Stage() != "plan" || strings.Contains(ansi.Strip(d.View()), "close help") {
+			t.Fatalf("esc under the help: stage %s, command %v; want the help closed, the plan kept:\n%s", d.Stage(), cmd != nil, ansi.Strip(d.View()))
+		}
+		press(t, d, question, esc, esc)
+		if d.Stage() != "menu" {
+			t.Fatalf("esc, the help closed: stage %s, want menu", d.Stage())
+		}
+		press(t, d, question, enter)
+		if d.Stage() != "plan" || strings.Contains(ansi.Strip(d.View()), "close help") {
+			t.Fatalf("enter from the menu under its help: stage %s; the help of the stage before still shown:\n%s", d.Stage(), ansi.Strip(d.View()))
+		}
+		press(t, d, enter)
+		press(t, d, question)
+		if d.Stage() != "confirm" || d.input.Value() != "?" || strings.Contains(ansi.Strip(d.View()), "close help") {
+			t.Fatalf("? while a name is typed: stage %s, input %q; want it typed", d.Stage(), d.input.Value())
+		}
 	}
 }
