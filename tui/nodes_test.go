@@ -32,7 +32,7 @@ func TestRowJoinMatchesAFreshJoin(t *testing.T) {
 		next.Version++
 		ops := rng.IntN(4)
 		for op := 0; op <= ops; op++ {
-			switch rng.IntN(7) {
+			switch rng.IntN(8) {
 			case 0, 1: // a machine's status changes
 				k := rng.IntN(next.Machines.Len())
 				next.Machines = withChanged(next.Machines, k, func(m *model.Machine) {
@@ -59,12 +59,38 @@ func TestRowJoinMatchesAFreshJoin(t *testing.T) {
 			case 5: // an in-place upgrade starts or moves on
 				k := rng.IntN(next.Machines.Len())
 				nu := &model.NodeUpgrade{Meta: model.Meta{Name: fmt.Sprintf("nu-%d", round)}, Kind: model.KindNodeUpgrade,
-					MachineName: next.Machines.At(k).Name, KubernetesVersion: newK8s, Completed: rng.IntN(2) == 0}
+					MachineName: next.Machines.At(k).Name, KubernetesVersion: newK8s, Completed: rng.IntN(2) == 0,
+					// Its pod made: the next step's is its pod's first container.
+					Conditions: model.Conditions{{Type: model.NodeUpgradeSteps[0], Status: "True"}}}
 				next.NodeUpgrades = model.ListOf(append(next.NodeUpgrades.Slice(), nu)...)
 			case 6: // the target moves
 				next.MachineDeployments = slices.Clone(next.MachineDeployments)
 				k := rng.IntN(len(next.MachineDeployments))
 				next.MachineDeployments[k].Version = []string{oldK8s, newK8s}[rng.IntN(2)]
+			case 7: // the upgrader pod of a node upgrading in place comes, fails or goes
+				var node string
+				for _, nu := range next.NodeUpgrades.All() {
+					if !nu.Completed && rng.IntN(2) == 0 {
+						node = nu.MachineName // the fixture's nodes are named for their machines
+					}
+				}
+				if node == "" {
+					continue
+				}
+				pods := slices.DeleteFunc(slices.Clone(next.UpgraderPods), func(p model.UpgraderPod) bool { return p.NodeName == node })
+				if rng.IntN(3) != 0 {
+					// Its first step failed (the NodeUpgrade has no
+					// condition yet: the row's step is the first).
+					pod := model.UpgraderPod{Meta: model.Meta{Name: node + "-node-upgrader", Namespace: "eksa-system"}, NodeName: node, Phase: "Pending",
+						Containers: []model.UpgraderContainer{{Name: "components-copier", Init: true, RestartCount: 2,
+							State: model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff"},
+							Last:  &model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error"}}}}
+					if rng.IntN(2) == 0 {
+						pod.Containers = nil // not started yet
+					}
+					pods = append(pods, pod)
+				}
+				next.UpgraderPods = pods
 			}
 		}
 		var stalled stallSet
