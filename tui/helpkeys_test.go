@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
 // keyLabels is how the help writes a key whose name it does not use.
@@ -47,6 +50,7 @@ func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
 	}
 	plan := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 120, 40)
 	dialog := newRecoveryDialog(RecoveryOptions{}, nil)
+	dialogFull := recoveryHelpOfEveryStage()
 	detail := &nodeDetail{keys: defaultNodeDetailKeys()}
 	confirm := newConfirmDialog(Options{}, fixturePlan(false), fixtureManyConflicts())
 	for _, s := range []struct {
@@ -56,7 +60,7 @@ func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
 	}{
 		{"dashboard", dash.keys, dash.FullHelp()},
 		{"plan", plan.keys, plan.FullHelp()},
-		{"recovery dialog", dialog.keys, dialog.FullHelp()},
+		{"recovery dialog", dialog.keys, dialogFull},
 		{"node detail", detail.keys, detail.FullHelp()},
 		{"typed confirmation", confirm.keys, confirm.FullHelp()},
 	} {
@@ -73,7 +77,9 @@ func TestFullHelpNamesEveryKeyOfEveryBinding(t *testing.T) {
 					continue
 				}
 				if !slices.ContainsFunc(slices.Concat(s.full...), func(h key.Binding) bool {
-					return slices.Equal(h.Keys(), b.Keys()) && h.Help() == b.Help()
+					// The recovery dialog says each key as its stage
+					// uses it ("choose" in the menu, "scroll up" in a plan).
+					return slices.Equal(h.Keys(), b.Keys()) && (h.Help() == b.Help() || s.name == "recovery dialog" && h.Help().Key == b.Help().Key)
 				}) {
 					t.Errorf("%s (%q %q) is not in the full help", field, b.Help().Key, b.Help().Desc)
 				}
@@ -112,4 +118,21 @@ func TestDashboardHelpListsClearFilterWhileAFilterIsOn(t *testing.T) {
 	if !listed(full) || accept(full) || !listed(d.keys.ShortHelp()) {
 		t.Errorf("filter on: full help lists clear %v, apply %v; footer lists clear %v", listed(full), accept(full), listed(d.keys.ShortHelp()))
 	}
+}
+
+// recoveryHelpOfEveryStage is the recovery dialog's full help in each of its
+// stages, one after the other: each stage lists only its own keys.
+func recoveryHelpOfEveryStage() [][]key.Binding {
+	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionEtcdRollback, SnapshotFile: "snapshot.json"}})
+	var out [][]key.Binding
+	for _, st := range []recStage{recMenu, recPlan, recPlanning, recDryRunning, recRunning, recDone} {
+		d.stage = st
+		out = append(out, d.FullHelp()...)
+	}
+	// A plan that runs (enter: dry run), and one refused whose snapshot a
+	// local file may give (f).
+	d.stage, d.plan = recPlan, &recovery.Plan{Steps: []recovery.Step{{Name: "pause"}}}
+	out = append(out, d.FullHelp()...)
+	d.plan, d.err = nil, errors.New("refused")
+	return append(out, d.FullHelp()...)
 }

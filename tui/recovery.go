@@ -401,9 +401,48 @@ func (d *recoveryDialog) ShortHelp() []key.Binding {
 	return []key.Binding{d.keys.Up, d.keys.Down, d.keys.Select, d.keys.Back}
 }
 
+// FullHelp is the keys of the stage shown, as its footer says them: one
+// list for all of them said "f restore…" in the menu, "q quit" and "enter
+// continue" while a run went on (neither does anything then), and not the
+// ctrl+c that stops it.
 func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	k := d.keys
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Select, k.Back, k.File, k.Copy, k.Suspend, k.Quit}, {k.Help, k.CloseHelp}}
+	as := func(b key.Binding, desc string) key.Binding {
+		b.SetHelp(b.Help().Key, desc)
+		return b
+	}
+	scroll := []key.Binding{as(k.Up, "scroll up"), as(k.Down, "scroll down"), k.PageUp, k.PageDown}
+	help := []key.Binding{k.Help, k.CloseHelp}
+	switch d.stage {
+	case recMenu:
+		if len(d.offers) == 0 {
+			return [][]key.Binding{{as(k.Back, "close"), k.Copy, k.Suspend, k.Quit}, help}
+		}
+		return [][]key.Binding{{as(k.Up, "choose"), as(k.Down, "choose"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
+			{k.Copy, k.Suspend, k.Quit}, help}
+	case recPlan:
+		var acts []key.Binding
+		if d.runnable() {
+			acts = append(acts, as(k.Select, "dry run"))
+		}
+		if d.fileOffered() {
+			acts = append(acts, k.File)
+		}
+		acts = append(acts, as(k.Back, "back to the menu"), k.Copy, k.Suspend, k.Quit)
+		return [][]key.Binding{scroll, acts, help}
+	case recDone:
+		return [][]key.Binding{scroll, {as(k.Select, "close"), as(k.Back, "close"), k.Copy, k.Suspend, k.Quit}, help}
+	case recRunning:
+		// ctrl+z is refused and q does nothing while the run writes.
+		stop := key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop after the step under way (recorded; the menu resumes it)"))
+		if d.stopping {
+			stop.SetHelp("ctrl+c", "stopping: the step under way ends first")
+		}
+		return [][]key.Binding{scroll, {as(k.Back, "hide (R shows it; the run goes on)"), stop}, help}
+	}
+	// Planning, dry-running: the work answers soon; ctrl+c quits the
+	// console (the App), as on the dashboard.
+	return [][]key.Binding{scroll, {k.Suspend, key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}, help}
 }
 
 // helpRows is the full help as the dialog shows it in place of its keys'
@@ -964,8 +1003,10 @@ func (d *recoveryDialog) relayout() {
 	}
 	if d.stage == recMenu {
 		// ↑/↓ choose an offer here: the chosen one stays in view.
-		d.offset = min(d.offset, d.selFrom)
+		// Taller than the lines in view (the full help shown, a small
+		// screen), its first line stays: the action enter plans.
 		d.offset = max(d.offset, d.selTo-d.visible)
+		d.offset = min(d.offset, d.selFrom)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
 }

@@ -1519,3 +1519,48 @@ func TestRecoveryDialogQuestionMarkShowsTheFullHelp(t *testing.T) {
 		}
 	}
 }
+
+// The full help says the keys of the stage shown: in the menu, no "f
+// restore" (a plan's key) nor page keys; while a run writes, the ctrl+c
+// that stops it and esc that hides the dialog, and no "q quit" nor "enter
+// continue", which do nothing then.
+func TestRecoveryDialogFullHelpIsTheStages(t *testing.T) {
+	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
+	helpOf := func() string {
+		var b strings.Builder
+		for _, col := range d.FullHelp() {
+			for _, k := range col {
+				b.WriteString(k.Help().Key + " " + k.Help().Desc + "\n")
+			}
+		}
+		return b.String()
+	}
+	if h := helpOf(); strings.Contains(h, "f restore") || strings.Contains(h, "pgup") || !strings.Contains(h, "enter plan") || !strings.Contains(h, "esc close") {
+		t.Errorf("menu:\n%s", h)
+	}
+	d.stage = recRunning
+	if h := helpOf(); !strings.Contains(h, "ctrl+c stop") || !strings.Contains(h, "esc hide") || strings.Contains(h, "q quit") ||
+		strings.Contains(h, "enter") || strings.Contains(h, "ctrl+z") {
+		t.Errorf("running:\n%s", h)
+	}
+	d.stage = recDone
+	if h := helpOf(); !strings.Contains(h, "enter close") || strings.Contains(h, "f restore") {
+		t.Errorf("done:\n%s", h)
+	}
+}
+
+// With the full help open in a menu whose chosen offer is taller than the
+// lines left, the offer's first line (the action enter plans) stays in
+// view, where its end did and the title scrolled away.
+func TestRecoveryMenuKeepsTheChosenOffersTitleUnderTheHelp(t *testing.T) {
+	long := strings.Repeat("step KubeadmUpgraded failed: container kubeadm-upgrader waiting: CrashLoopBackOff ", 6)
+	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionNodeRetry, Node: "mgmt-l7nhn",
+		Title: "Retry the in-place upgrade of node mgmt-l7nhn", Why: long}})
+	d.setTheme(ptrTheme(themes.NewMono()))
+	noBlink(d)
+	d.SetSize(76, 20)
+	press(t, d, tea.KeyPressMsg{Code: '?', Text: "?"})
+	if out := ansi.Strip(d.View()); !strings.Contains(out, "Retry the in-place upgrade of node mgmt-l7nhn") || !strings.Contains(out, "close help") {
+		t.Errorf("the chosen offer's title is out of view under the help:\n%s", out)
+	}
+}
