@@ -88,7 +88,7 @@ func (h *Hold) start(every time.Duration) {
 			}
 		}()
 		t := h.clk.NewTicker(every)
-		defer t.Stop()
+		defer func() { t.Stop() }() // the last one: it starts again after each renewal
 		// After a failed renewal the API server is probed every few
 		// seconds, a read the log need not record, and the lock renewed
 		// as soon as it answers: at the next tick, a third of the Lease
@@ -104,10 +104,11 @@ func (h *Hold) start(every time.Duration) {
 		// renewed is when the last renewal that succeeded began. Back from
 		// ctrl+z the ticker has a tick due and the console asks a renewal
 		// at once (RenewOnResume): each renewed, one after the other, two
-		// renewals and their audit entries in the same second. A tick due
-		// within fresh of a renewal is answered by it (the Lease then runs
-		// out no sooner than a period and fresh later, within its three
-		// periods), and so is RenewOnResume (see there).
+		// renewals and their audit entries in the same second. A
+		// RenewOnResume within fresh of a renewal is answered by it (see
+		// there). And the ticker starts again after every renewal: kept
+		// on its old phase, its next tick came 2-20 s after one made at
+		// fg, a second renewal where a period was due.
 		var renewed time.Time
 		fresh := retryEvery(every)
 		for {
@@ -120,9 +121,6 @@ func (h *Hold) start(every time.Duration) {
 			case <-ctx.Done():
 				return
 			case <-t.C():
-				if !renewed.IsZero() && h.clk.Since(renewed) < fresh {
-					continue
-				}
 			case <-retryC:
 				retry = nil
 				if !h.locker.answers(ctx, within) {
@@ -130,7 +128,7 @@ func (h *Hold) start(every time.Duration) {
 					continue
 				}
 			case asked = <-h.kick:
-				if !renewed.IsZero() && renewed.After(asked.since(fresh)) {
+				if !renewed.IsZero() && asked.answeredBy(renewed, fresh) {
 					close(asked.done)
 					continue
 				}
@@ -140,6 +138,8 @@ func (h *Hold) start(every time.Duration) {
 			if ctx.Err() != nil {
 				return
 			}
+			t.Stop()
+			t = h.clk.NewTicker(every)
 			if retry != nil {
 				retry.Stop()
 				retry = nil
@@ -245,13 +245,17 @@ type renewRequest struct {
 	done    chan struct{}
 }
 
-// since is when a renewal that answers the request may have begun, at the
-// earliest (after it).
-func (r renewRequest) since(fresh time.Duration) time.Time {
-	if r.resumed {
-		return r.at.Add(-fresh)
+// answeredBy says whether a renewal that succeeded and began at renewed
+// answers the request: one begun after it; for a resume, one begun less
+// than fresh before it by the monotonic clock and by the wall clock both.
+// The monotonic clock stops while some machines sleep: a laptop closed an
+// hour after ctrl+z, renewed a second before the stop, read as fresh by it
+// alone, with the Lease long expired.
+func (r renewRequest) answeredBy(renewed time.Time, fresh time.Duration) bool {
+	if renewed.After(r.at) {
+		return true
 	}
-	return r.at
+	return r.resumed && r.at.Sub(renewed) < fresh && r.at.Round(0).Sub(renewed.Round(0)) < fresh
 }
 
 // Stop ends the renewals and waits for them; the Lease stays (it turns

@@ -382,26 +382,13 @@ func TestFailedRenewalIsRetriedOnceTheServerAnswers(t *testing.T) {
 func TestRenewalRefusedByTheServerWaitsForTheNextTick(t *testing.T) {
 	var full atomic.Bool
 	var updates atomic.Int32
-	kube := fake.NewClientset()
-	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+	_, fc, every := heldOnFake(t, func(k8stesting.Action) (bool, runtime.Object, error) {
 		if full.Load() {
 			updates.Add(1)
 			return true, nil, apierrors.NewInternalError(errors.New("etcdserver: mvcc: database space exceeded"))
 		}
 		return false, nil, nil
 	})
-	fc := clocktesting.NewFakeClock(time.Now())
-	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
-		Duration: time.Minute, Clock: fc, Audit: &memAudit{}}
-	h, err := locker.Hold(context.Background(), fc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
-	for !fc.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
-	every := locker.duration() / 3
 	full.Store(true)
 	fc.Step(every)
 	for deadline := time.Now().Add(5 * time.Second); updates.Load() == 0 && time.Now().Before(deadline); {
@@ -498,24 +485,7 @@ func staleLease(now time.Time) *coordinationv1.Lease {
 // other, with an audit entry each (R19 #6). The ticker goes on: the next
 // period renews again.
 func TestResumeRenewsTheLockOnce(t *testing.T) {
-	var updates atomic.Int32
-	kube := fake.NewClientset()
-	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		updates.Add(1)
-		return false, nil, nil
-	})
-	fc := clocktesting.NewFakeClock(time.Now())
-	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
-		Duration: time.Minute, Clock: fc, Audit: &memAudit{}}
-	h, err := locker.Hold(context.Background(), fc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
-	for !fc.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
-	every := locker.duration() / 3
+	h, fc, updates, every := countedHold(t)
 	fc.Step(5 * every) // stopped for five periods: a tick is due at fg
 	h.RenewOnResume(context.Background())
 	// The due tick may be taken after the request's renewal: it is given
@@ -536,4 +506,66 @@ func TestResumeRenewsTheLockOnce(t *testing.T) {
 	if n := updates.Load(); n != 2 {
 		t.Errorf("%d renewals after the next period, want 2: the ticker no longer renews", n)
 	}
+}
+
+// The ticker starts again after a renewal: back from a stop of five and a
+// half periods, the renewal at fg is the only one until a period later,
+// where the ticker, kept on its old phase, renewed again half a period
+// after fg (two audit entries seconds apart, D6).
+func TestResumeRenewsOncePerPeriod(t *testing.T) {
+	h, fc, updates, every := countedHold(t)
+	// settle waits for want renewals (a renewal to the fake API server
+	// takes milliseconds), then gives one it should not make the time to.
+	settle := func(want int32) int32 {
+		for deadline := time.Now().Add(5 * time.Second); updates.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return updates.Load()
+	}
+	fc.Step(5*every + every/2)
+	h.RenewOnResume(context.Background())
+	if n := settle(1); n != 1 {
+		t.Fatalf("%d renewals at fg, want 1", n)
+	}
+	fc.Step(every / 2)
+	if n := settle(1); n != 1 {
+		t.Fatalf("%d renewals half a period after fg, want 1 (the one at fg)", n)
+	}
+	fc.Step(every / 2)
+	if n := settle(2); n != 2 {
+		t.Errorf("%d renewals a period after fg, want 2", n)
+	}
+}
+
+// countedHold is a lock held on a fake API server that counts its
+// renewals, with its renewal period, on a fake clock.
+func countedHold(t *testing.T) (*Hold, *clocktesting.FakeClock, *atomic.Int32, time.Duration) {
+	t.Helper()
+	updates := &atomic.Int32{}
+	h, fc, every := heldOnFake(t, func(k8stesting.Action) (bool, runtime.Object, error) {
+		updates.Add(1)
+		return false, nil, nil
+	})
+	return h, fc, updates, every
+}
+
+// heldOnFake is a lock held on a fake API server whose Lease updates go
+// through onUpdate first, with its renewal period, on a fake clock.
+func heldOnFake(t *testing.T, onUpdate k8stesting.ReactionFunc) (*Hold, *clocktesting.FakeClock, time.Duration) {
+	t.Helper()
+	kube := fake.NewClientset()
+	kube.PrependReactor("update", "leases", onUpdate)
+	fc := clocktesting.NewFakeClock(time.Now())
+	locker := &Locker{Kube: kube, Namespace: "eksa-system", Cluster: "mgmt", Holder: Holder{User: "a", Host: "h", Instance: "1"},
+		Duration: time.Minute, Clock: fc, Audit: &memAudit{}}
+	h, err := locker.Hold(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	for !fc.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	return h, fc, locker.duration() / 3
 }
