@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,24 +32,41 @@ func DeadlineCut(ctx context.Context, err error) bool {
 // end in a process that runs: the deadline's timer cancels it at once.
 const stoppedSlack = 5 * time.Second
 
-// stoppedPast is how long past ctx's deadline the process came to see a
-// request it cut end, by the monotonic clock; 0 when within stoppedSlack or
-// ctx has no deadline. A process that runs ends such a request within
-// milliseconds of the deadline: seconds or minutes later, it did not run
-// meanwhile (SIGSTOP, ctrl+z, a starved host), and an API server that
-// answered in time was read as silent (R19 #7).
+// stoppedPast is how long past ctx's deadline, a landing context's (its
+// write began writeLimit before it), the process came to see a request it
+// cut end, when the process was stopped and continued meanwhile (SIGSTOP,
+// ctrl+z, then SIGCONT: continuedSince); 0 otherwise. Lateness alone is no
+// proof: a request can block past its deadline in a process that runs (an
+// exec credential plugin that hangs, run before the request with no
+// context), and it was said stopped while it ran.
 func stoppedPast(ctx context.Context) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return 0
 	}
 	// Since reads the monotonic clock, which a wall clock set (NTP, an
-	// operator) does not move: only time the process spent not running
-	// is counted.
-	if late := time.Since(dl); late > stoppedSlack {
+	// operator) does not move.
+	if late := time.Since(dl); late > stoppedSlack && continuedSince(dl.Add(-writeLimit)) {
 		return late.Round(time.Second)
 	}
 	return 0
+}
+
+// continued is when the process was last continued after a stop (unix
+// nanoseconds; 0: not since WatchContinued).
+var continued atomic.Int64
+
+// WatchContinued records each SIGCONT the process gets from now on: a
+// write whose bound passed meanwhile was not the API server's silence
+// alone (stoppedPast). A no-op where there is no SIGCONT.
+func WatchContinued() { watchContinuedOnce.Do(watchContinued) }
+
+var watchContinuedOnce sync.Once
+
+// continuedSince says whether the process was continued at t or after.
+func continuedSince(t time.Time) bool {
+	n := continued.Load()
+	return n != 0 && n >= t.UnixNano()
 }
 
 // noAnswer says a write that got no answer within its bound: the API
@@ -55,7 +74,7 @@ func stoppedPast(ctx context.Context) time.Duration {
 // it, and then nobody can tell whether an answer came.
 func noAnswer(within, stopped time.Duration) string {
 	if stopped > 0 {
-		return fmt.Sprintf("no answer read within %s: this process did not run for at least %s past that bound (stopped: ctrl+z, SIGSTOP?), so the API server may have answered while nothing read it", within, stopped)
+		return fmt.Sprintf("no answer read within %s: this process was stopped (ctrl+z, SIGSTOP) and continued %s past that bound, so the API server may have answered while nothing read it", within, stopped)
 	}
 	return fmt.Sprintf("no answer from the API server within %s", within)
 }

@@ -155,7 +155,7 @@ func TestExplainAddsTheFix(t *testing.T) {
 	// the API server may have answered, and is not told to be checked.
 	stopped := fmt.Errorf("create upgrade lock Lease eksa-system/upgrade-console-mgmt: %w; the write may have landed all the same: %w",
 		&upgrade.ProcessStoppedError{Within: 30 * time.Second, Stopped: 4 * time.Minute}, context.DeadlineExceeded)
-	if got := explain(stopped).Error(); strings.Contains(got, "before the API server answered") || !strings.Contains(got, "this process did not run for at least 4m0s") {
+	if got := explain(stopped).Error(); strings.Contains(got, "before the API server answered") || !strings.Contains(got, "this process was stopped (ctrl+z, SIGSTOP) and continued 4m0s") {
 		t.Errorf("a write cut while the process was stopped: %s", got)
 	}
 	input := &model.InputError{Source: "API server https://x", Problem: "cannot be reached", Fix: "check"}

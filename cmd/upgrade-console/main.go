@@ -30,6 +30,7 @@ func run(args []string) (code int) {
 	limitMemory()
 	quickHealthCheck()
 	watchers.ContainClientGo()
+	upgrade.WatchContinued()
 	defer startProfiles()()
 	opened.take() // another run's, in tests
 	// After the recovery below: a run that panicked prints its record too.
