@@ -310,7 +310,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	// own API server: the management cluster's were listed, and cleared,
 	// as its markers.
 	key := o.nodeLabel()
-	if mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name"); mgr != "" && mgr != env.Cluster {
+	if managedBy(cluster, env.Cluster) != "" {
 		return out, nil
 	}
 	nodes, err := env.Client.Dynamic.Resource(nodesGVR).List(ctx, metav1.ListOptions{LabelSelector: key})
@@ -453,6 +453,9 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 	markers, err := ListMarkers(ctx, env, o.MarkerOptions)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := env.ownNodeLabels(ctx, o); err != nil {
+		return nil, markers, err
 	}
 	byID := map[string]Marker{}
 	for _, m := range markers {
@@ -889,4 +892,46 @@ func specNotReached(cluster *unstructured.Unstructured, conn model.ConnFlags) *m
 		return st
 	}
 	return nil
+}
+
+// managedBy is the cluster that manages cluster (named self), "" when it
+// manages itself.
+func managedBy(cluster *unstructured.Unstructured, self string) string {
+	mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name")
+	if mgr == self {
+		return ""
+	}
+	return mgr
+}
+
+// ownNodeLabels refuses node-label markers named for a Cluster another one
+// manages: its Nodes, and their labels, are on its own API server, and the
+// Nodes here are the management cluster's. node-label/NODE read this API
+// server's Node and cleared its label, as w1's marker, planned as "not
+// set" (D7).
+func (e *Env) ownNodeLabels(ctx context.Context, o ClearOptions) error {
+	var named []string
+	for _, id := range o.IDs {
+		if id == MarkerNodeLabel || strings.HasPrefix(id, MarkerNodeLabel+"/") {
+			named = append(named, id)
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	cluster, err := e.readCluster(ctx)
+	if err != nil {
+		return err
+	}
+	mgr := managedBy(cluster, e.Cluster)
+	if mgr == "" {
+		return nil
+	}
+	node := "NODE"
+	if n, ok := strings.CutPrefix(named[0], MarkerNodeLabel+"/"); ok {
+		node = n
+	}
+	return &model.InputError{Source: "lock clear " + strings.Join(named, " "),
+		Problem: fmt.Sprintf("%s is managed by %s: its Nodes, and their %s labels, are on its own API server, not this one, whose Nodes are the management cluster's", ref("Cluster", e.clusterNS(), e.Cluster), mgr, o.nodeLabel()),
+		Fix:     fmt.Sprintf("clear the label on that cluster: `kubectl --kubeconfig <%s's kubeconfig> label node %s %s-`", e.Cluster, node, o.nodeLabel())}
 }

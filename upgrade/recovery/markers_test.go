@@ -1017,3 +1017,31 @@ func TestNodeLabelsAreNotAWorkloadClustersMarkers(t *testing.T) {
 		}
 	}
 }
+
+// A node-label marker named for a workload cluster is refused, the Node left
+// as it was: node-label/NODE read this API server's Node, the management
+// cluster's, and cleared its label as the workload cluster's (D7).
+func TestNodeLabelOfAWorkloadClusterIsNotCleared(t *testing.T) {
+	w := newWorld(t)
+	label := w.seedStaleLock()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	nodes, err := w.client.Kube.CoreV1().Nodes().List(w.ctx, metav1.ListOptions{LabelSelector: label})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("the seeded labelled nodes: %v, %v", nodes, err)
+	}
+	node := nodes.Items[0].Name
+	for _, id := range []string{MarkerNodeLabel + "/" + node, MarkerNodeLabel} {
+		p, _, err := PlanClear(w.ctx, w.env, ClearOptions{IDs: []string{id}, Force: true, MarkerOptions: MarkerOptions{NodeLabel: label}})
+		var in *model.InputError
+		if !errors.As(err, &in) || !strings.Contains(err.Error(), "on its own API server") || !strings.Contains(err.Error(), "label node "+map[bool]string{true: node, false: "NODE"}[id != MarkerNodeLabel]+" "+label+"-") {
+			t.Errorf("lock clear %s: plan %+v, error %v; want it refused as bad input, with the kubectl command for that cluster", id, p, err)
+		}
+	}
+	n, err := w.client.Kube.CoreV1().Nodes().Get(w.ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := n.Labels[label]; !ok {
+		t.Errorf("the management cluster's Node %s lost its label", node)
+	}
+}
