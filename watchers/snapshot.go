@@ -43,6 +43,8 @@ type stores struct {
 	// Whether Node events were dropped (nodesElsewhere) when evOut was
 	// filtered.
 	evNoNodes bool
+	// managedElsewhere: the Cluster last read is managed by another.
+	managedElsewhere bool
 }
 
 func byName[T any](name func(*T) string) func(a, b *T) bool {
@@ -146,7 +148,12 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	// they are this API server's, which are a workload cluster's
 	// management cluster's. Published for it, they read as its nodes in
 	// nodes-ready, the dashboard and the node-label markers.
-	noNodes := nodesElsewhere(s)
+	// A Cluster read as another's once stays so when it goes (deleted
+	// while watched): its Nodes were never these.
+	if s.Cluster != nil {
+		st.managedElsewhere = s.NodesElsewhere()
+	}
+	noNodes := nodesElsewhere(s) || s.Cluster == nil && st.managedElsewhere
 	if !noNodes {
 		s.Nodes = st.nodes.list()
 	}

@@ -58,4 +58,22 @@ func TestAWorkloadClusterGetsNoneOfThisAPIServersNodes(t *testing.T) {
 			t.Errorf("a workload cluster's snapshot has an event of this API server's Node: %+v", e)
 		}
 	}
+	// Deleted while watched, it is still another's: the Nodes were never
+	// its own (D7: `watch --plain` said the management cluster's Nodes
+	// joined it).
+	if err := dc.Resource(gvrEKSACluster).Namespace(ns).Delete(ctx, testCluster, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s = waitState(t, w, "the Cluster gone", func(s *model.ClusterState) bool { return s.Cluster == nil })
+	// A snapshot more, after a change the watch delivers after the delete.
+	create(t, dc, gvrMachine, machine(ns, testCluster+"-cp-b", model.RoleControlPlane))
+	s = waitState(t, w, "the second machine", func(s *model.ClusterState) bool { return s.Machines.Len() == 2 })
+	if s.Nodes.Len() != 0 || hasNode(s, nodeName) {
+		t.Errorf("the workload Cluster deleted, its snapshot has this API server's %d Nodes", s.Nodes.Len())
+	}
+	for _, e := range s.Events {
+		if e.ObjectKind == "Node" {
+			t.Errorf("the workload Cluster deleted, its snapshot has an event of this API server's Node: %+v", e)
+		}
+	}
 }
