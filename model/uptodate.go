@@ -207,8 +207,9 @@ func leadingInt(s string) (n int, rest string, ok bool) {
 // (ClusterState.NodesElsewhere): the v1beta2 NodeReady condition, which
 // mirrors the Node's Ready, else NodeHealthy (v1beta1 has no NodeReady; it
 // is False for a NotReady Node and for a node condition reporting a
-// problem). known is false when the Machine carries neither, or has no
-// nodeRef yet: then nothing here says how its Node is.
+// problem). known is false when the Machine carries neither: then nothing
+// here says how its Node is. A Machine with no nodeRef yet has no Node to
+// be Ready: not ready, known.
 func MachineNodeReady(m *Machine) (ready, known bool) {
 	if m.NodeName == "" {
 		return false, true

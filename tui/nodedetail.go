@@ -203,6 +203,9 @@ func historySubjects(machine, node string, o detailObjects, s *model.ClusterStat
 		return subs
 	}
 	switch {
+	case s.NodesElsewhere():
+		// Its Node's events are on its own API server: a Node of this
+		// one by the same name is the management cluster's.
 	case o.n != nil:
 		subs = append(subs, model.EventSubject{Kind: string(model.KindNode), Name: o.n.Name})
 	case m.NodeName != "":

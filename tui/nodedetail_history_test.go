@@ -266,6 +266,16 @@ func TestHistorySubjectsFollowTheOwner(t *testing.T) {
 			t.Errorf("%s: subjects %+v, want %+v", c.name, got, c.want)
 		}
 	}
+	// A workload cluster's Node is on its own API server: a Node of this
+	// one by its name is the management cluster's, whose events the
+	// detail showed as the workload node's (D7).
+	workload := &model.ClusterState{Cluster: &model.EKSACluster{Meta: model.Meta{Name: "mgmt"}, ManagementCluster: "other"}}
+	want := []model.EventSubject{{Kind: "Machine", Name: worker.Name},
+		{Kind: "MachineDeployment", Name: "mgmt-md-0", Naming: worker.Name},
+		{Kind: "MachineSet", Name: "mgmt-md-0", Prefix: true, Naming: worker.Name}}
+	if got := historySubjects(worker.Name, "", detailObjects{m: worker}, workload); !reflect.DeepEqual(got, want) {
+		t.Errorf("a workload cluster's worker: subjects %+v, want %+v", got, want)
+	}
 }
 
 // TestNodeDetailDropsTheReplyOfAnEarlierOpening: a detail closed and

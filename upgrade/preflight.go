@@ -863,14 +863,13 @@ func checkNodesByMachines(in *Inputs) model.CheckResult {
 	var notReady, unknown []string
 	total := 0
 	for _, m := range s.Machines.All() {
-		if m.Role == model.RoleEtcd || m.Deleting() {
+		if m.Role == model.RoleEtcd || m.Deleting() || m.NodeName == "" {
+			// No node yet (a Machine provisioning): nothing to be
+			// Ready, as a self-managed cluster's check counts its Nodes.
 			continue
 		}
 		total++
 		name := m.NodeName
-		if name == "" {
-			name = m.Name + " (no node yet)"
-		}
 		switch ready, known := model.MachineNodeReady(m); {
 		case !known:
 			unknown = append(unknown, name)
