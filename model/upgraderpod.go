@@ -257,6 +257,14 @@ func (s ContainerState) String() string {
 // (<node>-node-upgrader).
 const upgraderSuffix = "-node-upgrader"
 
+// RetryOnOwnAPIServer is the command that retries a failed in-place step of
+// a node of a workload cluster: EKS-A runs its upgrader pod on the cluster's
+// own API server, with its Node, where the console does not reach, so node
+// retry (which deletes that pod) can only name what to run there.
+func RetryOnOwnAPIServer(cluster, node string) string {
+	return "`kubectl --kubeconfig <" + cluster + "'s kubeconfig> -n " + SystemNamespace + " delete pod " + node + upgraderSuffix + "`"
+}
+
 // NodeUpgradeName is the name of the NodeUpgrade EKS-A creates for a
 // machine it upgrades in place.
 func NodeUpgradeName(machine string) string { return machine + upgraderSuffix }

@@ -622,8 +622,10 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = DefaultPodRecreateTimeout
 	}
-	if err := env.ownNodes(ctx, node); err != nil {
+	if mgr, cluster, err := env.managerOf(ctx); err != nil {
 		return nil, nil, err
+	} else if mgr != "" {
+		return planElsewhere(ctx, env, cluster, mgr, node)
 	}
 	f, err := InspectNode(ctx, env, node, o.Tail)
 	if err != nil {
@@ -890,29 +892,112 @@ func (f *NodeFailure) nothingToRetry(now time.Time) string {
 	return ""
 }
 
-// ownNodes refuses a retry for a Cluster another one manages: EKS-A runs a
-// workload cluster's upgrader pod, which a retry deletes, on that cluster's
-// own API server, where its Node is too. Here, the retry found neither, or
-// deleted the management cluster's pod of that name.
-func (e *Env) ownNodes(ctx context.Context, node string) error {
+// managerOf is the cluster that manages the Cluster, when another one does
+// (a workload cluster): EKS-A runs its upgrader pods, which a retry deletes,
+// on its own API server, where its Nodes are too. Empty for a Cluster that
+// manages itself, or that cannot be found: the inspection says which
+// cluster the node is of, where "not found" did not. The Cluster is
+// returned as read.
+func (e *Env) managerOf(ctx context.Context) (string, *unstructured.Unstructured, error) {
 	cluster, err := getOpt(ctx, e.eksaCluster(), e.Cluster)
 	if err != nil {
-		return fmt.Errorf("read Cluster %s/%s: %w", e.clusterNS(), e.Cluster, err)
+		return "", nil, fmt.Errorf("read Cluster %s/%s: %w", e.clusterNS(), e.Cluster, err)
 	}
 	if cluster == nil {
-		// Not found: the inspection says which cluster the node is of,
-		// where "not found" did not.
-		return nil
+		return "", nil, nil
 	}
 	mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name")
-	if mgr == "" || mgr == e.Cluster {
-		return nil
+	if mgr == e.Cluster {
+		return "", cluster, nil
 	}
-	return &RefusedError{Action: ActionNodeRetry, Cluster: e.Cluster, Object: ref("Node", "", node), Preconditions: []Precondition{{
-		Name: "self-managed", Description: "the Cluster manages itself: its Nodes and upgrader pods are on this API server",
-		Detail: fmt.Sprintf("%s is managed by %s: its node %s and that node's upgrader pod are on its own API server, which this console does not talk to. Retry there: `kubectl --kubeconfig <%s's kubeconfig> -n %s delete pod %s-node-upgrader` (EKS-A creates it again and reruns the steps)",
-			ref("Cluster", e.clusterNS(), e.Cluster), mgr, node, e.Cluster, e.systemNS(), node),
-	}}}
+	return mgr, cluster, nil
+}
+
+// planElsewhere judges a retry of a node of a Cluster another one manages
+// from what this API server has of it: its Machine, the Cluster and the
+// NodeUpgrade. Its Node and upgrader pod are on its own API server: read
+// here, they were the management cluster's, and the delete would have
+// removed the management cluster's pod of that name. So a failed step is
+// refused with the command to run there, and only a name that is a node of
+// the Cluster is: a typo was sent to delete a pod that does not exist.
+func planElsewhere(ctx context.Context, env *Env, cluster *unstructured.Unstructured, mgr, node string) (*Plan, *NodeFailure, error) {
+	sys := env.systemNS()
+	machines, err := env.capi(gvrMachine, sys)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Every Machine, not only the Cluster's: a node of another cluster is
+	// said to be that cluster's, as for a Cluster that manages itself.
+	list, err := machines.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list Machines in %s: %w", sys, err)
+	}
+	var m *unstructured.Unstructured
+	for i := range list.Items {
+		if n, _, _ := unstructured.NestedString(list.Items[i].Object, "status", "nodeRef", "name"); n != node {
+			continue
+		}
+		if m == nil || clusterOf(&list.Items[i]) == env.Cluster {
+			m = &list.Items[i]
+		}
+	}
+	if m == nil {
+		return nil, nil, &model.InputError{Source: "node " + node,
+			Problem: fmt.Sprintf("no Machine in %s has a node of that name (status.nodeRef), and %s is managed by %s: its Nodes are on its own API server", sys, ref("Cluster", env.clusterNS(), env.Cluster), mgr),
+			Fix:     "check the node name (`kubectl" + env.Conn.String() + " get machines -n " + sys + " -l " + model.LabelClusterName + "=" + env.Cluster + "` lists its Machines and their nodes)"}
+	}
+	if err := env.ownMachine(node, m, m.GetName()); err != nil {
+		return nil, nil, err
+	}
+	f := &NodeFailure{Node: node, Machine: m.GetName()}
+	// The Machine carries what the Node reports (CAPI copies it): the
+	// Node itself is not here.
+	f.KubeletVersion, _, _ = unstructured.NestedString(m.Object, "status", "nodeInfo", "kubeletVersion")
+	nus, err := env.res(gvrNodeUpgrade, sys).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list NodeUpgrades in %s: %w", sys, err)
+	}
+	var nu *unstructured.Unstructured
+	for i := range nus.Items {
+		if mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name"); mname != m.GetName() {
+			continue
+		}
+		if nu == nil || nu.GetCreationTimestamp().Time.Before(nus.Items[i].GetCreationTimestamp().Time) {
+			nu = &nus.Items[i]
+		}
+	}
+	if nu == nil {
+		f.readGroup(env, cluster, m)
+		return planWithoutNodeUpgrade(env, f)
+	}
+	f.NodeUpgrade, f.NodeUpgradeUID = sys+"/"+nu.GetName(), string(nu.GetUID())
+	f.TargetVersion, _, _ = unstructured.NestedString(nu.Object, "spec", "kubernetesVersion")
+	f.TargetSource = "NodeUpgrade " + f.NodeUpgrade
+	if f.TargetVersion == "" {
+		f.readGroup(env, cluster, m)
+	}
+	f.Completed, _, _ = unstructured.NestedBool(nu.Object, "status", "completed")
+	if c, ok := model.FailedStep(nodeUpgradeSteps(nu)); ok {
+		f.Step, f.Container, f.Reason, f.FailedAt = c.Type, StepContainers[c.Type], c.Reason, c.LastTransitionTime
+	}
+	f.Events = recentEvents(ctx, env, nu.GetName())
+	if f.Completed {
+		return nothingToRetryPlan(env, f, f.nothingToRetry(env.now())), f, nil
+	}
+	pre := Precondition{Name: "self-managed", Description: "the Cluster manages itself: its Nodes and upgrader pods are on this API server"}
+	clusterRef, retry := ref("Cluster", env.clusterNS(), env.Cluster), model.RetryOnOwnAPIServer(env.Cluster, node)
+	if f.Step == "" {
+		// Not "nothing to retry" (exit 0, recorded already-done): the
+		// NodeUpgrade reads a container the kubelet backs off after a
+		// failure as waiting, so a failed step may show only in the pod,
+		// which is not here to read.
+		pre.Detail = fmt.Sprintf("%s is managed by %s: no step of NodeUpgrade %s reports a failure, but one may show only in node %s's upgrader pod (a container the kubelet backs off after a failure reads as waiting), which is on its own API server with the node, where this console does not look. Check it there (`kubectl --kubeconfig <%s's kubeconfig> -n %s get pod %s-node-upgrader`); if a container of it failed, retry there: %s (EKS-A creates it again and reruns the steps)",
+			clusterRef, mgr, f.NodeUpgrade, node, env.Cluster, model.SystemNamespace, node, retry)
+	} else {
+		pre.Detail = fmt.Sprintf("%s is managed by %s: its node %s, whose step %s failed (NodeUpgrade %s), and that node's upgrader pod are on its own API server, which this console does not talk to. Retry there: %s (EKS-A creates it again and reruns the steps; the NodeUpgrade keeps the failed step until the new pod's steps report)",
+			clusterRef, mgr, node, f.Step, f.NodeUpgrade, retry)
+	}
+	return nil, f, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", node), Preconditions: []Precondition{pre}}
 }
 
 // nothingToRetryPlan is the plan of a node whose upgrade is where a retry would

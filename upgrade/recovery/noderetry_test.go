@@ -594,3 +594,64 @@ func TestNodeRetryOfAWorkloadClusterIsRefused(t *testing.T) {
 		t.Errorf("the pod here was touched: %v", err)
 	}
 }
+
+// A workload cluster's retry is judged from what this API server has of the
+// node: its Machine and its NodeUpgrade. The kubectl command is for a step
+// that failed; a name that is no node of the Cluster is a typo (exit 1), and
+// a node with nothing to retry is told so, as for a Cluster that manages
+// itself. The Nodes here are the management cluster's: one of the same
+// name is not the workload cluster's.
+func TestNodeRetryOfAWorkloadClusterLooksAtItsMachineAndNodeUpgrade(t *testing.T) {
+	w := newWorld(t)
+	node := w.seedFailedNode()
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	mgmtNode := w.cluster + "-mgmt-node"
+	w.createNode(mgmtNode, newKubelet)
+
+	var ie *model.InputError
+	var refused *RefusedError
+	for _, name := range []string{"no-such-node", mgmtNode} {
+		if p, _, err := PlanNodeRetry(w.ctx, w.env, name, NodeRetryOptions{}); !errors.As(err, &ie) || p != nil ||
+			!strings.Contains(err.Error(), "no Machine in "+w.sys+" has a node of that name") || strings.Contains(err.Error(), "delete pod") {
+			t.Errorf("node retry %s of a workload cluster = %v; want an InputError that it is no node of the Cluster", name, err)
+		}
+	}
+	// A node of another cluster is that cluster's, as for a self-managed one.
+	otherMachine := obj("cluster.x-k8s.io/v1beta2", "Machine", w.sys, w.cluster+"-other-m", map[string]any{model.LabelClusterName: "other-" + w.cluster}, nil,
+		map[string]any{"clusterName": "other-" + w.cluster,
+			"bootstrap":         map[string]any{"configRef": map[string]any{"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfig", "name": "x"}},
+			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "VSphereMachine", "name": "x"}})
+	w.create(gvrMachine, otherMachine)
+	w.setStatus(gvrMachine, w.sys, w.cluster+"-other-m", map[string]any{"nodeRef": map[string]any{"name": w.cluster + "-other-node"}})
+	if _, _, err := PlanNodeRetry(w.ctx, w.env, w.cluster+"-other-node", NodeRetryOptions{}); !errors.As(err, &ie) || !strings.Contains(err.Error(), "belongs to cluster") {
+		t.Errorf("node of another cluster: %v, want InputError", err)
+	}
+
+	// No step reported failed: a failure may show only in the pod, which
+	// is not here; refused, not "nothing to retry" (exit 0, already-done).
+	w.setStatus(gvrNodeUpgrade, w.sys, node+"-node-upgrader", map[string]any{"completed": false})
+	if p, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{}); !errors.As(err, &refused) || p != nil ||
+		!strings.Contains(err.Error(), "no step of NodeUpgrade "+w.sys+"/"+node+"-node-upgrader reports a failure") || !strings.Contains(err.Error(), "get pod "+node+"-node-upgrader") {
+		t.Errorf("no step failed: plan %+v, err %v; want a refusal that says to look at the pod there", p, err)
+	}
+
+	// Completed: nothing to retry, and no command to delete a pod.
+	w.setStatus(gvrNodeUpgrade, w.sys, node+"-node-upgrader", map[string]any{"completed": true})
+	p, f, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{})
+	if err != nil || p == nil || len(p.Steps) != 0 || f == nil ||
+		!strings.Contains(p.Title, "Nothing to retry on node "+node+": NodeUpgrade "+w.sys+"/"+node+"-node-upgrader completed") ||
+		strings.Contains(strings.Join(p.Notes, " "), "delete pod") {
+		t.Errorf("completed: plan %+v, err %v; want nothing to retry", p, err)
+	}
+
+	// No NodeUpgrade, in a group that replaces its machines: not upgraded
+	// in place, nothing to retry.
+	if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, node+"-node-upgrader", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"controlPlaneConfiguration":{"upgradeRolloutStrategy":{"type":"`+StrategyRollingUpdate+`"}}}}`)
+	if _, _, err := PlanNodeRetry(w.ctx, w.env, node, NodeRetryOptions{}); !errors.As(err, &refused) || refused.Failed()[0].Name != "in-place-upgrade" ||
+		!strings.Contains(err.Error(), "upgrades with RollingUpdate, not InPlace") || strings.Contains(err.Error(), "delete pod") {
+		t.Errorf("rolling group: %v, want a refusal saying it is not upgraded in place", err)
+	}
+}
