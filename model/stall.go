@@ -283,7 +283,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 			d := now.Sub(since)
 			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true}
 			failedHow := "failed"
-			st.Resume = nodeRetry(ix.s.Cluster, ix.s.Conn, node)
+			st.Resume = nodeRetry(ix.s, node)
 			if failure.Rerun() {
 				// No retry while it runs: deleting the pod would kill
 				// the rerun, and node retry refuses to. Whether the
@@ -306,7 +306,7 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 				d := now.Sub(since)
 				return Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true,
 					Sentence: fmt.Sprintf("node %s in-place step %s failed %s ago: %s", node, step, ShortDuration(d), why),
-					Resume:   nodeRetry(ix.s.Cluster, ix.s.Conn, node)}, true
+					Resume:   nodeRetry(ix.s, node)}, true
 			}
 		}
 		if since.IsZero() {
@@ -330,11 +330,17 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 }
 
 // nodeRetry is how the upgrade gets past a failed in-place step: EKS-A
-// runs the steps again only when the upgrader pod is recreated.
-func nodeRetry(c *EKSACluster, conn ConnFlags, node string) string {
+// runs the steps again only when the upgrader pod is recreated. A workload
+// cluster's upgrader pod is on its own API server, where node retry does
+// not reach (it refuses, naming the same command): the advice is the
+// command that deletes it there.
+func nodeRetry(s *ClusterState, node string) string {
+	if s.NodesElsewhere() {
+		return RetryOnOwnAPIServer(s.Cluster.Name, node) + ", on " + s.Cluster.Name + "'s own API server, runs its steps again once the cause is fixed"
+	}
 	cluster := ""
-	if c != nil {
-		cluster = " " + c.ClusterFlags(conn)
+	if s.Cluster != nil {
+		cluster = " " + s.Cluster.ClusterFlags(s.Conn)
 	}
 	return "`upgrade-console node retry " + node + cluster + "` runs its steps again once the cause is fixed"
 }

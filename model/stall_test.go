@@ -64,6 +64,13 @@ func TestStallNodeUpgradeStepFailedAtOnce(t *testing.T) {
 	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || got[0].Resume != "`upgrade-console node retry mgmt-md-0-abc --cluster mgmt --context prod` runs its steps again once the cause is fixed" {
 		t.Errorf("with --context prod: %+v", got)
 	}
+	// A workload cluster's upgrader pod is on its own API server, where
+	// node retry does not reach (it refuses, naming this command).
+	s.Cluster.ManagementCluster = "mgmt-other"
+	want = "`kubectl --kubeconfig <mgmt's kubeconfig> -n eksa-system delete pod mgmt-md-0-abc-node-upgrader`, on mgmt's own API server, runs its steps again once the cause is fixed"
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || got[0].Resume != want {
+		t.Errorf("workload cluster: %+v\nwant resume %q", got, want)
+	}
 }
 
 func TestStallNodeUpgradeStepWaiting(t *testing.T) {

@@ -65,10 +65,12 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	if o, ok := etcdOffer(s, now, threshold); ok {
 		out = append(out, o)
 	}
-	for node, f := range retryableSteps(s) {
-		out = append(out, Offer{Action: ActionNodeRetry, Node: node,
-			Title: "Retry the in-place upgrade of node " + node,
-			Why:   fmt.Sprintf("step %s failed: %s", f.Step, f.Reason())})
+	if !s.NodesElsewhere() { // see retryableSteps
+		for node, f := range retryableSteps(s) {
+			out = append(out, Offer{Action: ActionNodeRetry, Node: node,
+				Title: "Retry the in-place upgrade of node " + node,
+				Why:   fmt.Sprintf("step %s failed: %s", f.Step, f.Reason())})
+		}
 	}
 	var markers []string
 	var kept string
@@ -135,7 +137,10 @@ func objectMarkers(s *model.ClusterState) (markers []string, kept string) {
 
 // retryableSteps yields, by node, the failed in-place steps node retry gets
 // past: not while the kubelet runs the failed container again (the retry,
-// deleting the pod, would kill it mid-run, and refuses to).
+// deleting the pod, would kill it mid-run, and refuses to). Nor, by its
+// callers, for a cluster whose Nodes are elsewhere: node retry refuses
+// those, naming the kubectl command to run on that cluster's API server
+// (the stall's advice says it too), so offered, the menu was a dead end.
 func retryableSteps(s *model.ClusterState) iter.Seq2[string, model.StepFailure] {
 	return func(yield func(string, model.StepFailure) bool) {
 		var nodeOf map[string]string // built once a NodeUpgrade runs
@@ -356,7 +361,9 @@ func (o *Offerer) Any(s *model.ClusterState, now time.Time) bool {
 		o.nodesFrom = s.Nodes
 	}
 	o.checked = true
-	if o.failedNode || s.LockExpired(now) {
+	// NodesElsewhere outside the cache: it is the Cluster's, which the
+	// cache does not follow.
+	if (o.failedNode && !s.NodesElsewhere()) || s.LockExpired(now) {
 		return true
 	}
 	// The markers, by Offers' own rule (none under another console's live

@@ -488,3 +488,35 @@ func TestOffererFollowsTheMachines(t *testing.T) {
 		t.Errorf("the Machines synced: any %v, offers %v", o.Any(s, now), actions(Offers(s, now, 15*time.Minute, "")))
 	}
 }
+
+// A workload cluster's upgrader pods are on its own API server: node retry
+// refuses its failed steps with the command to run there, so the menu does
+// not offer one (it was a dead end); the rest of the menu stays.
+func TestNodeRetryNotOfferedForAClusterWhoseNodesAreElsewhere(t *testing.T) {
+	now := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
+	s := offerState(now)
+	s.Machines = withoutNewMember(s.Machines)
+	s.Etcd.Ready = true
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	s.NodeUpgrades = model.ListOf(&model.NodeUpgrade{Meta: model.Meta{Name: "cp-1-node-upgrader"}, MachineName: "cp-1",
+		Conditions: model.Conditions{{Type: "KubeadmUpgraded", Status: "False", Severity: model.SeverityError, Reason: "Container exited with a non-zero exit code, reason: Error"}}})
+	o := &Offerer{Threshold: 15 * time.Minute}
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 2 || got[0].Action != ActionNodeRetry {
+		t.Fatalf("self-managed: offers %v, want the node retry and the lock clear", actions(got))
+	}
+	s.Cluster.ManagementCluster = "mgmt-other"
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 1 || got[0].Action != ActionLockClear {
+		t.Errorf("workload cluster: offers %v, want only the lock clear", actions(got))
+	}
+	// Offerer.Any, whose failed-node answer is cached by the lists, agrees.
+	s.Cluster.Annotations = map[string]string{}
+	s.ControlPlane.Annotations = map[string]string{}
+	s.Etcd.Annotations = map[string]string{}
+	if got := Offers(s, now, 15*time.Minute, ""); len(got) != 0 || o.Any(s, now) {
+		t.Errorf("workload cluster, no markers: offers %v, any %v; want none", actions(got), o.Any(s, now))
+	}
+	s.Cluster.ManagementCluster = ""
+	if !o.Any(s, now) {
+		t.Error("self-managed again: Any = false, want the node retry")
+	}
+}
