@@ -64,7 +64,7 @@ func TestAWorkloadClusterGetsNoneOfThisAPIServersNodes(t *testing.T) {
 	if err := dc.Resource(gvrEKSACluster).Namespace(ns).Delete(ctx, testCluster, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s = waitState(t, w, "the Cluster gone", func(s *model.ClusterState) bool { return s.Cluster == nil })
+	waitState(t, w, "the Cluster gone", func(s *model.ClusterState) bool { return s.Cluster == nil })
 	// A snapshot more, after a change the watch delivers after the delete.
 	create(t, dc, gvrMachine, machine(ns, testCluster+"-cp-b", model.RoleControlPlane))
 	s = waitState(t, w, "the second machine", func(s *model.ClusterState) bool { return s.Machines.Len() == 2 })
