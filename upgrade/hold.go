@@ -87,8 +87,13 @@ func (h *Hold) start(every time.Duration) {
 				h.mu.Unlock()
 			}
 		}()
-		t := h.clk.NewTicker(every)
-		defer func() { t.Stop() }() // the last one: it starts again after each renewal
+		// A timer, set after each renewal for a period after that renewal
+		// began: a ticker on its old phase renewed again 2-20 s after a
+		// renewal made at fg; one started anew after each renewal put the
+		// next a period after it ended, and renewals to a slow server
+		// drifted apart (three within a Lease no more).
+		t := h.clk.NewTimer(every)
+		defer t.Stop()
 		// After a failed renewal the API server is probed every few
 		// seconds, a read the log need not record, and the lock renewed
 		// as soon as it answers: at the next tick, a third of the Lease
@@ -102,13 +107,11 @@ func (h *Hold) start(every time.Duration) {
 			}
 		}()
 		// renewed is when the last renewal that succeeded began. Back from
-		// ctrl+z the ticker has a tick due and the console asks a renewal
+		// ctrl+z the timer has fired and the console asks a renewal
 		// at once (RenewOnResume): each renewed, one after the other, two
 		// renewals and their audit entries in the same second. A
 		// RenewOnResume within fresh of a renewal is answered by it (see
-		// there). And the ticker starts again after every renewal: kept
-		// on its old phase, its next tick came 2-20 s after one made at
-		// fg, a second renewal where a period was due.
+		// there). And the timer is set again after every renewal (above).
 		var renewed time.Time
 		fresh := retryEvery(every)
 		for {
@@ -138,8 +141,13 @@ func (h *Hold) start(every time.Duration) {
 			if ctx.Err() != nil {
 				return
 			}
-			t.Stop()
-			t = h.clk.NewTicker(every)
+			if !t.Stop() {
+				select { // fired, unread: a renewal it asked for is made
+				case <-t.C():
+				default:
+				}
+			}
+			t.Reset(max(every-h.clk.Since(began), 0))
 			if retry != nil {
 				retry.Stop()
 				retry = nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -568,4 +569,45 @@ func heldOnFake(t *testing.T, onUpdate k8stesting.ReactionFunc) (*Hold, *clockte
 		time.Sleep(time.Millisecond)
 	}
 	return h, fc, locker.duration() / 3
+}
+
+// Renewals begin a period apart however long each takes: to a slow server
+// (9 s a write) that refuses them, the attempts after one at 20 s began at
+// 49 and 78 s once the next was timed from a renewal's end (D8), and the
+// Lease renewed at 20 s expired at 80 s before the third landed.
+func TestRenewalsBeginAPeriodApartWhenTheServerIsSlow(t *testing.T) {
+	var mu sync.Mutex
+	var began []time.Duration
+	var fc *clocktesting.FakeClock
+	var start time.Time
+	ready := make(chan struct{})
+	_, fc, every := heldOnFake(t, func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-ready
+		mu.Lock()
+		began = append(began, fc.Since(start))
+		n := len(began)
+		mu.Unlock()
+		fc.Step(9 * time.Second) // the write takes 9 s
+		if n == 1 {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewInternalError(errors.New("etcdserver: mvcc: database space exceeded"))
+	})
+	start = fc.Now()
+	close(ready)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		mu.Lock()
+		n := len(began)
+		mu.Unlock()
+		if n >= 3 || fc.Since(start) > 4*every {
+			break
+		}
+		fc.Step(time.Second)
+		time.Sleep(2 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(began) < 3 || began[0] != every || began[1] != 2*every || began[2] != 3*every {
+		t.Errorf("renewal attempts began at %v, want %v, %v and %v", began, every, 2*every, 3*every)
+	}
 }
