@@ -46,10 +46,28 @@ func stoppedPast(ctx context.Context) time.Duration {
 	}
 	// Since reads the monotonic clock, which a wall clock set (NTP, an
 	// operator) does not move.
-	if late := time.Since(dl); late > stoppedSlack && continuedSince(dl.Add(-writeLimit)) {
+	if late := time.Since(dl); late > stoppedSlack && continuedWithin(dl.Add(-writeLimit), continuedWait) {
 		return late.Round(time.Second)
 	}
 	return 0
+}
+
+// continuedWait is how long a write seen ending late waits for the SIGCONT
+// that ended its stop to be recorded: at fg the overdue deadline and the
+// signal wake two goroutines at once, and the write's read first in 6 of 8
+// runs (D8), saying the API server did not answer.
+const continuedWait = 500 * time.Millisecond
+
+// continuedWithin is continuedSince(t), waiting up to wait for it.
+func continuedWithin(t time.Time, wait time.Duration) bool {
+	for end := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		if continuedSince(t) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
 }
 
 // continued is when the process was last continued after a stop (unix
