@@ -129,9 +129,13 @@ func recoveryHelpOfEveryStage() [][]key.Binding {
 		d.stage = st
 		out = append(out, d.FullHelp()...)
 	}
+	// y, where the body shows a command (a refusal's, the closing one's).
+	d.cmds = []string{"upgrade-console lock clear lease --cluster mgmt"}
+	out = append(out, d.FullHelp()...)
+	d.stage = recPlan
 	// A plan that runs (enter: dry run), and one refused whose snapshot a
 	// local file may give (f).
-	d.stage, d.plan = recPlan, &recovery.Plan{Steps: []recovery.Step{{Name: "pause"}}}
+	d.plan = &recovery.Plan{Steps: []recovery.Step{{Name: "pause"}}}
 	out = append(out, d.FullHelp()...)
 	d.plan, d.err = nil, errors.New("refused")
 	return append(out, d.FullHelp()...)

@@ -413,13 +413,18 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	}
 	scroll := []key.Binding{as(k.Up, "scroll up"), as(k.Down, "scroll down"), k.PageUp, k.PageDown}
 	help := []key.Binding{k.Help, k.CloseHelp}
+	// y copies the commands the body shows: said only where it shows one.
+	copyKey := key.NewBinding(key.WithDisabled())
+	if cmds, _ := d.shownCommands(); len(cmds) > 0 {
+		copyKey = k.Copy
+	}
 	switch d.stage {
 	case recMenu:
 		if len(d.offers) == 0 {
-			return [][]key.Binding{{as(k.Back, "close"), k.Copy, k.Suspend, k.Quit}, help}
+			return [][]key.Binding{{as(k.Back, "close"), copyKey, k.Suspend, k.Quit}, help}
 		}
 		return [][]key.Binding{{as(k.Up, "choose"), as(k.Down, "choose"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
-			{k.Copy, k.Suspend, k.Quit}, help}
+			{copyKey, k.Suspend, k.Quit}, help}
 	case recPlan:
 		var acts []key.Binding
 		if d.runnable() {
@@ -428,10 +433,10 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 		if d.fileOffered() {
 			acts = append(acts, k.File)
 		}
-		acts = append(acts, as(k.Back, "back to the menu"), k.Copy, k.Suspend, k.Quit)
+		acts = append(acts, as(k.Back, "back to the menu"), copyKey, k.Suspend, k.Quit)
 		return [][]key.Binding{scroll, acts, help}
 	case recDone:
-		return [][]key.Binding{scroll, {as(k.Select, "close"), as(k.Back, "close"), k.Copy, k.Suspend, k.Quit}, help}
+		return [][]key.Binding{scroll, {as(k.Select, "close"), as(k.Back, "close"), copyKey, k.Suspend, k.Quit}, help}
 	case recRunning:
 		// ctrl+z is refused and q does nothing while the run writes.
 		stop := key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop after the step under way (recorded; the menu resumes it)"))
