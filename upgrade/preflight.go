@@ -861,11 +861,15 @@ func checkNodesByMachines(in *Inputs) model.CheckResult {
 		return warn(elsewhere+", and its Machines, which say how they are, are not visible: node health unknown", fix)
 	}
 	var notReady, unknown []string
-	total := 0
+	total, noNode := 0, 0
 	for _, m := range s.Machines.All() {
-		if m.Role == model.RoleEtcd || m.Deleting() || m.NodeName == "" {
+		if m.Role == model.RoleEtcd || m.Deleting() {
+			continue
+		}
+		if m.NodeName == "" {
 			// No node yet (a Machine provisioning): nothing to be
 			// Ready, as a self-managed cluster's check counts its Nodes.
+			noNode++
 			continue
 		}
 		total++
@@ -887,6 +891,9 @@ func checkNodesByMachines(in *Inputs) model.CheckResult {
 	if len(unknown) > 0 {
 		return warn(fmt.Sprintf("%d of %d nodes have no NodeReady or NodeHealthy condition on their Machine, so their health is unknown: %s (%s)", len(unknown), total, strings.Join(unknown, ", "), elsewhere),
 			check)
+	}
+	if total == 0 && noNode > 0 {
+		return warn(fmt.Sprintf("none of the cluster's %d Machines has a node yet (all provisioning): node health unknown (%s)", noNode, elsewhere), check)
 	}
 	if total == 0 {
 		return warn("no Machine of the cluster is visible: node health unknown ("+elsewhere+")", check)

@@ -52,6 +52,8 @@ func TestNodesReadyOfAWorkloadClusterReadsItsMachines(t *testing.T) {
 		// the check as "w1-md-0-b (no node yet)" not Ready).
 		{"no node yet", []*model.Machine{workloadMachine("w1-md-0-a", "w1-md-0-a", ready), workloadMachine("w1-md-0-b", "")},
 			model.CheckPass, "all 1 nodes Ready by their Machines' NodeReady/NodeHealthy conditions"},
+		{"all provisioning", []*model.Machine{workloadMachine("w1-md-0-a", ""), workloadMachine("w1-md-0-b", "")},
+			model.CheckWarn, "none of the cluster's 2 Machines has a node yet (all provisioning)"},
 	} {
 		r := checkNodes(context.Background(), &Inputs{State: workloadState(tc.machines...)})
 		if r.Status != tc.status || !strings.Contains(r.Message, tc.want) || !strings.Contains(r.Message, "its Nodes are on its own API server") {
