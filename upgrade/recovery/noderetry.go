@@ -968,6 +968,24 @@ func planElsewhere(ctx context.Context, env *Env, cluster *unstructured.Unstruct
 	}
 	if nu == nil {
 		f.readGroup(env, cluster, m)
+		// EKS-A upgrades one node at a time: a failed step on another of
+		// its nodes holds this one's turn, as for a Cluster that manages
+		// itself (its pods, which could say a retry is under way, are not
+		// here to read).
+		byName := map[string]*unstructured.Unstructured{}
+		for i := range list.Items {
+			byName[list.Items[i].GetName()] = &list.Items[i]
+		}
+		for i := range nus.Items {
+			c, ok := model.FailedStep(nodeUpgradeSteps(&nus.Items[i]))
+			if !ok {
+				continue
+			}
+			mname, _, _ := unstructured.NestedString(nus.Items[i].Object, "spec", "machine", "name")
+			if other := byName[mname]; other != nil && clusterOf(other) == env.Cluster {
+				f.HeldBy = append(f.HeldBy, HeldBy{Node: nodeOf(other, mname), Step: c.Type})
+			}
+		}
 		return planWithoutNodeUpgrade(env, f)
 	}
 	f.NodeUpgrade, f.NodeUpgradeUID = sys+"/"+nu.GetName(), string(nu.GetUID())

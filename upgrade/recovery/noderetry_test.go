@@ -655,3 +655,22 @@ func TestNodeRetryOfAWorkloadClusterLooksAtItsMachineAndNodeUpgrade(t *testing.T
 		t.Errorf("rolling group: %v, want a refusal saying it is not upgraded in place", err)
 	}
 }
+
+// The same for a workload cluster, from its Machines and NodeUpgrades (on
+// this API server): its node waiting for its turn names the failed one
+// (D8: it said only to wait for a turn that would not come).
+func TestNodeRetryOfAWorkloadNodeWaitingNamesTheFailedOne(t *testing.T) {
+	w := newWorld(t)
+	failed := w.seedFailedNode()
+	waiting := w.cluster + "-cp-x2"
+	w.createCPNode(waiting)
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	_, f, err := PlanNodeRetry(w.ctx, w.env, waiting, NodeRetryOptions{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || f == nil || len(f.HeldBy) != 1 || f.HeldBy[0].Node != failed {
+		t.Fatalf("plan: %v, inspection %+v; want a refusal naming %s", err, f, failed)
+	}
+	if d := refused.Failed()[0].Detail; !strings.Contains(d, "node "+failed+"'s step KubeadmUpgraded failed") {
+		t.Errorf("refusal %q", d)
+	}
+}
