@@ -157,7 +157,11 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	if !noNodes {
 		s.Nodes = st.nodes.list()
 	}
-	s.UpgraderPods = st.pods.values()
+	if !noNodes {
+		// A workload cluster's upgrader pods run on its own API server,
+		// with its Nodes: these are the management cluster's.
+		s.UpgraderPods = st.pods.values()
+	}
 
 	machinesVisible := s.Source(model.KindMachine).Synced
 	nus := st.nodeUpgrades.list()

@@ -37,6 +37,11 @@ func TestAWorkloadClusterGetsNoneOfThisAPIServersNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The management cluster's upgrader pod, named for a node as EKS-A
+	// names them: the workload cluster's run on its own API server.
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, upgraderPodObject(ns, nodeName), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	c := eksaCluster(ns)
 	if err := unstructured.SetNestedField(c.Object, "other-mgmt", "spec", "managementCluster", "name"); err != nil {
 		t.Fatal(err)
@@ -45,8 +50,11 @@ func TestAWorkloadClusterGetsNoneOfThisAPIServersNodes(t *testing.T) {
 	create(t, dc, gvrMachine, machine(ns, testCluster+"-cp-a", model.RoleControlPlane))
 	w := run(t, cfg, ns)
 	s := waitState(t, w, "the workload Cluster, its machine and event", func(s *model.ClusterState) bool {
-		return allSynced(s) && s.Cluster != nil && s.Machines.Len() == 1 && len(s.Events) > 0
+		return allSynced(s) && s.Cluster != nil && s.Machines.Len() == 1 && len(s.Events) > 0 && s.Source(model.KindUpgraderPod).Synced
 	})
+	if len(s.UpgraderPods) != 0 {
+		t.Errorf("a workload cluster's snapshot has this API server's upgrader pods: %+v", s.UpgraderPods)
+	}
 	if !s.NodesElsewhere() {
 		t.Fatalf("NodesElsewhere of a Cluster managed by other-mgmt is false")
 	}
