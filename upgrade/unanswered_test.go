@@ -25,42 +25,51 @@ import (
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 )
 
-// unansweredApply is a dynamic client whose first server-side apply that is
-// not a dry run lands, and then answers as an API server that gave up
-// waiting on etcd does (504): the write was made, the answer lost.
-type unansweredApply struct {
+// landedApply is a dynamic client whose first server-side apply that is
+// not a dry run lands, and whose answer is then answer's error instead: the
+// write made, its answer lost.
+type landedApply struct {
 	dynamic.Interface
-	armed *atomic.Bool
+	armed  *atomic.Bool
+	answer func(context.Context) error
 }
 
-func (u unansweredApply) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
-	return unansweredNS{u.Interface.Resource(r), u.armed}
+func (u landedApply) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return landedNS{u.Interface.Resource(r), u}
 }
 
-type unansweredNS struct {
+type landedNS struct {
 	dynamic.NamespaceableResourceInterface
-	armed *atomic.Bool
+	u landedApply
 }
 
-func (n unansweredNS) Namespace(ns string) dynamic.ResourceInterface {
-	return unansweredRes{n.NamespaceableResourceInterface.Namespace(ns), n.armed}
+func (n landedNS) Namespace(ns string) dynamic.ResourceInterface {
+	return landedRes{n.NamespaceableResourceInterface.Namespace(ns), n.u}
 }
 
-func (n unansweredNS) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return unansweredRes{n.NamespaceableResourceInterface, n.armed}.Apply(ctx, name, obj, o, sub...)
+func (n landedNS) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return landedRes{n.NamespaceableResourceInterface, n.u}.Apply(ctx, name, obj, o, sub...)
 }
 
-type unansweredRes struct {
+type landedRes struct {
 	dynamic.ResourceInterface
-	armed *atomic.Bool
+	u landedApply
 }
 
-func (r unansweredRes) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+func (r landedRes) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
 	out, err := r.ResourceInterface.Apply(ctx, name, obj, o, sub...)
-	if err == nil && len(o.DryRun) == 0 && r.armed.CompareAndSwap(true, false) {
-		return nil, apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+	if err == nil && len(o.DryRun) == 0 && r.u.armed.CompareAndSwap(true, false) {
+		return nil, r.u.answer(ctx)
 	}
 	return out, err
+}
+
+// unansweredApply answers the landed write as an API server that gave up
+// waiting on etcd does (504).
+func unansweredApply(c dynamic.Interface, armed *atomic.Bool) landedApply {
+	return landedApply{Interface: c, armed: armed, answer: func(context.Context) error {
+		return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+	}}
 }
 
 // A spec write the API server did not answer may have landed: the start
@@ -75,7 +84,7 @@ func TestStartWithAnUnansweredWriteKeepsTheLock(t *testing.T) {
 	armed := &atomic.Bool{}
 	armed.Store(true)
 	c := *w.client
-	c.Dynamic = unansweredApply{Interface: c.Dynamic, armed: armed}
+	c.Dynamic = unansweredApply(c.Dynamic, armed)
 	d := &Driver{Client: &c, Audit: audit, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir()}
 	p := w.plan(t)
 	s, err := d.Start(ctx, p, StartOptions{ForceConflicts: true})
@@ -178,46 +187,16 @@ func TestMayHaveLanded(t *testing.T) {
 	}
 }
 
-// stoppedApply is a dynamic client whose first server-side apply that is
-// not a dry run lands, and whose answer the process reads only past its
-// deadline, as a process stopped (SIGSTOP, ctrl+z) while the write was out
-// and resumed after the deadline does: the deadline's error, late.
-type stoppedApply struct {
-	dynamic.Interface
-	armed *atomic.Bool
-}
-
-func (u stoppedApply) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
-	return stoppedNS{u.Interface.Resource(r), u.armed}
-}
-
-type stoppedNS struct {
-	dynamic.NamespaceableResourceInterface
-	armed *atomic.Bool
-}
-
-func (n stoppedNS) Namespace(ns string) dynamic.ResourceInterface {
-	return stoppedRes{n.NamespaceableResourceInterface.Namespace(ns), n.armed}
-}
-
-func (n stoppedNS) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return stoppedRes{n.NamespaceableResourceInterface, n.armed}.Apply(ctx, name, obj, o, sub...)
-}
-
-type stoppedRes struct {
-	dynamic.ResourceInterface
-	armed *atomic.Bool
-}
-
-func (r stoppedRes) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	out, err := r.ResourceInterface.Apply(ctx, name, obj, o, sub...)
-	if err == nil && len(o.DryRun) == 0 && r.armed.CompareAndSwap(true, false) {
+// stoppedApply reads the landed write's answer only past its deadline, as
+// a process stopped (SIGSTOP, ctrl+z) while the write was out and continued
+// after the deadline does: the deadline's error, late, and a SIGCONT.
+func stoppedApply(c dynamic.Interface, armed *atomic.Bool) landedApply {
+	return landedApply{Interface: c, armed: armed, answer: func(ctx context.Context) error {
 		<-ctx.Done()
 		time.Sleep(stoppedSlack + 2*time.Second) // stopped as the deadline passed
 		continued.Store(time.Now().UnixNano())   // and continued (SIGCONT)
-		return nil, ctx.Err()
-	}
-	return out, err
+		return ctx.Err()
+	}}
 }
 
 // A spec write whose answer the process, stopped, did not read before its
@@ -230,7 +209,7 @@ func TestApplyStoppedPastItsDeadlineDoesNotBlameTheServer(t *testing.T) {
 	armed := &atomic.Bool{}
 	armed.Store(true)
 	c := *w.client
-	c.Dynamic = stoppedApply{Interface: c.Dynamic, armed: armed}
+	c.Dynamic = stoppedApply(c.Dynamic, armed)
 	a := &Applier{Client: &c, Audit: &memAudit{}, Cluster: "mgmt"}
 	_, err := a.Apply(context.Background(), w.spec, ApplyOptions{ForceConflicts: true})
 	var ue *UnansweredWriteError
