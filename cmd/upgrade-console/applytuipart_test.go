@@ -37,14 +37,7 @@ func TestApplyTUIStartFailedPartWayExits4(t *testing.T) {
 	state := t.TempDir()
 	r := startInTerminal(t, state, "apply", "--tui", "--kubeconfig", p.kubeconfig(t, w.ClusterNamespace),
 		"--cluster", w.ClusterName, "-f", w.TargetSpecPath)
-	r.waitScreen(t, "PREFLIGHT")
-	r.press(t, "\r")
-	r.waitScreen(t, "type the cluster name")
-	r.press(t, w.ClusterName)
-	time.Sleep(200 * time.Millisecond)
-	r.press(t, "\t") // the conflicts taken over
-	time.Sleep(200 * time.Millisecond)
-	r.press(t, "\r")
+	r.confirmStart(t, w.ClusterName)
 	// The start ends as its last entry is written: the upgrade closed.
 	path := filepath.Join(state, "upgrade-console", upgrade.AuditFileName)
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {

@@ -53,16 +53,8 @@ func TestApplyTUIQuitWhileTheUpgradeGoesOn(t *testing.T) {
 			state := t.TempDir()
 			r := startInTerminal(t, state, "apply", "--tui", "--kubeconfig", p.kubeconfig(t, w.ClusterNamespace),
 				"--cluster", w.ClusterName, "-f", w.TargetSpecPath)
-			// As TestPlanTUIToDone: the plan, enter, the typed
-			// confirmation with the conflicts taken over (tab), enter.
-			r.waitScreen(t, "PREFLIGHT")
-			r.press(t, "\r")
-			r.waitScreen(t, "type the cluster name")
-			r.press(t, w.ClusterName)
-			time.Sleep(200 * time.Millisecond)
-			r.press(t, "\t")
-			time.Sleep(200 * time.Millisecond)
-			r.press(t, "\r")
+			// As TestPlanTUIToDone.
+			r.confirmStart(t, w.ClusterName)
 
 			// The upgrade is under way: the spec applied under the lock,
 			// and the console follows it (the start recorded its end).

@@ -257,6 +257,21 @@ func (r *terminalRun) waitScreen(t *testing.T, text string) {
 	}
 }
 
+// confirmStart starts the upgrade from apply --tui's plan screen: enter,
+// the cluster's name typed in the confirmation, its conflicts taken over
+// (tab), enter.
+func (r *terminalRun) confirmStart(t *testing.T, cluster string) {
+	t.Helper()
+	r.waitScreen(t, "PREFLIGHT")
+	r.press(t, "\r")
+	r.waitScreen(t, "type the cluster name")
+	r.press(t, cluster)
+	time.Sleep(200 * time.Millisecond)
+	r.press(t, "\t")
+	time.Sleep(200 * time.Millisecond)
+	r.press(t, "\r")
+}
+
 // wait waits for the command to end.
 func (r *terminalRun) wait(t *testing.T, within time.Duration) {
 	t.Helper()
