@@ -906,11 +906,7 @@ func (e *Env) managerOf(ctx context.Context) (string, *unstructured.Unstructured
 	if cluster == nil {
 		return "", nil, nil
 	}
-	mgr, _, _ := unstructured.NestedString(cluster.Object, "spec", "managementCluster", "name")
-	if mgr == e.Cluster {
-		return "", cluster, nil
-	}
-	return mgr, cluster, nil
+	return managedBy(cluster, e.Cluster), cluster, nil
 }
 
 // planElsewhere judges a retry of a node of a Cluster another one manages
