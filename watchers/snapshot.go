@@ -147,19 +147,14 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 	// The Nodes are listed cluster-wide (they carry no cluster label):
 	// they are this API server's, which are a workload cluster's
 	// management cluster's. Published for it, they read as its nodes in
-	// nodes-ready, the dashboard and the node-label markers.
-	// A Cluster read as another's once stays so when it goes (deleted
-	// while watched): its Nodes were never these.
+	// nodes-ready, the dashboard and the node-label markers; and its
+	// upgrader pods run on its own API server, with its Nodes.
 	if s.Cluster != nil {
 		st.managedElsewhere = s.NodesElsewhere()
 	}
-	noNodes := nodesElsewhere(s) || s.Cluster == nil && st.managedElsewhere
+	noNodes := nodesElsewhere(s, st.managedElsewhere)
 	if !noNodes {
 		s.Nodes = st.nodes.list()
-	}
-	if !noNodes {
-		// A workload cluster's upgrader pods run on its own API server,
-		// with its Nodes: these are the management cluster's.
 		s.UpgraderPods = st.pods.values()
 	}
 
@@ -213,15 +208,20 @@ func (w *Watcher) snapshotLocked() *model.ClusterState {
 
 // nodesElsewhere reports whether the Nodes of this API server must not be
 // published as the cluster's: it is a workload cluster
-// (model.ClusterState.NodesElsewhere), or the Cluster is not read yet and
-// may turn out one. A Cluster this identity may not read, or that is not
-// there, says nothing more later: the Nodes are published as before.
-func nodesElsewhere(s *model.ClusterState) bool {
+// (model.ClusterState.NodesElsewhere), or was when last read (wasElsewhere:
+// deleted while watched, its Nodes were never these), or the Cluster is not
+// read yet and may turn out one. A Cluster this identity may not read, or
+// that is not there, says nothing more later: the Nodes are published as
+// before.
+func nodesElsewhere(s *model.ClusterState, wasElsewhere bool) bool {
 	if s.NodesElsewhere() {
 		return true
 	}
+	if s.Cluster != nil {
+		return false
+	}
 	src := s.Source(model.KindEKSACluster)
-	return s.Cluster == nil && src.Installed && !src.Synced && src.Forbidden == ""
+	return wasElsewhere || src.Installed && !src.Synced && src.Forbidden == ""
 }
 
 // eventOfCluster tells this cluster's objects from a workload cluster's
