@@ -92,7 +92,13 @@ type NodeFailure struct {
 
 	// KubeletVersion is what the Node reports (status.nodeInfo.kubeletVersion,
 	// "v1.31.3-eks-7e0c9d4"); empty when the Node is gone or does not say.
+	// For a Cluster another one manages it is what its Machine copied
+	// from the Node (see ManagedBy).
 	KubeletVersion string
+	// ManagedBy is the Cluster's management cluster when that is another
+	// one: its Node is on its own API server and is not read, so an empty
+	// KubeletVersion means its Machine did not say.
+	ManagedBy string
 	// TargetVersion is the Kubernetes version the node's upgrade is to reach:
 	// the NodeUpgrade's spec.kubernetesVersion ("v1.31.3-eks-1-31-11") or,
 	// without one, the Cluster's for the node's machine group ("1.31").
@@ -945,7 +951,7 @@ func planElsewhere(ctx context.Context, env *Env, cluster *unstructured.Unstruct
 	if err := env.ownMachine(node, m, m.GetName()); err != nil {
 		return nil, nil, err
 	}
-	f := &NodeFailure{Node: node, Machine: m.GetName()}
+	f := &NodeFailure{Node: node, Machine: m.GetName(), ManagedBy: mgr}
 	// The Machine carries what the Node reports (CAPI copies it): the
 	// Node itself is not here.
 	f.KubeletVersion, _, _ = unstructured.NestedString(m.Object, "status", "nodeInfo", "kubeletVersion")
@@ -1047,15 +1053,43 @@ func planWithoutNodeUpgrade(env *Env, f *NodeFailure) (*Plan, *NodeFailure, erro
 	case runsVersion(f.KubeletVersion, f.TargetVersion):
 		return nothingToRetryPlan(env, f, fmt.Sprintf("no NodeUpgrade upgrades it, and it runs %s, the Kubernetes %s that %s asks for (EKS-A removes a node's NodeUpgrade once its in-place upgrade is done)",
 			f.KubeletVersion, f.TargetVersion, f.TargetSource)), f, nil
+	case f.KubeletVersion == "" && len(f.HeldBy) > 0:
+		h := f.HeldBy[0]
+		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s, and %s. If it runs the Kubernetes %s that %s asks for, its in-place upgrade is done (EKS-A removes a node's NodeUpgrade once it is); if not, it waits for its turn: EKS-A upgrades one node at a time, and node %s's step %s failed, which holds the upgrade. Nothing to retry here. %s; retry that node once the cause is fixed: `upgrade-console node retry %s %s`",
+			sys, f.Node, f.kubeletUnknown(env), orUnknown(f.TargetVersion), f.TargetSource, h.Node, h.Step, f.checkKubelet(env), h.Node, env.clusterFlags())
+	case f.KubeletVersion == "":
+		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s, and %s. If it runs the Kubernetes %s that %s asks for, its in-place upgrade is done (EKS-A removes a node's NodeUpgrade once it is); if not, it has not started (EKS-A upgrades one node at a time), or its NodeUpgrade was removed before it finished. Nothing to retry. %s. %s",
+			sys, f.Node, f.kubeletUnknown(env), orUnknown(f.TargetVersion), f.TargetSource, f.checkKubelet(env), notUpgradedAdvice(env))
 	case len(f.HeldBy) > 0:
 		h := f.HeldBy[0]
 		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s yet (it runs %s, not the Kubernetes %s that %s asks for): EKS-A upgrades one node at a time, and node %s's step %s failed, which holds the upgrade; nothing to retry here. Retry that node once the cause is fixed: `upgrade-console node retry %s %s`",
-			sys, f.Node, orUnknown(f.KubeletVersion), orUnknown(f.TargetVersion), f.TargetSource, h.Node, h.Step, h.Node, env.clusterFlags())
+			sys, f.Node, f.KubeletVersion, orUnknown(f.TargetVersion), f.TargetSource, h.Node, h.Step, h.Node, env.clusterFlags())
 	default:
 		pre.Detail = fmt.Sprintf("no NodeUpgrade in %s upgrades node %s, and it still runs %s, not the Kubernetes %s that %s asks for: its in-place upgrade has not started (EKS-A upgrades one node at a time), or its NodeUpgrade was removed before it finished; nothing to retry. %s",
-			sys, f.Node, orUnknown(f.KubeletVersion), orUnknown(f.TargetVersion), f.TargetSource, notUpgradedAdvice(env))
+			sys, f.Node, f.KubeletVersion, orUnknown(f.TargetVersion), f.TargetSource, notUpgradedAdvice(env))
 	}
 	return nil, f, &RefusedError{Action: ActionNodeRetry, Cluster: env.Cluster, Object: ref("Node", "", f.Node), Preconditions: []Precondition{pre}}
+}
+
+// kubeletUnknown says where the node's kubelet version would have been read
+// and that it was not there. Without a version the node may as well be
+// done as not started: "it still runs unknown" claimed it was behind.
+func (f *NodeFailure) kubeletUnknown(env *Env) string {
+	if f.ManagedBy != "" {
+		return fmt.Sprintf("which Kubernetes it runs is not known here: its Machine %s/%s reports no kubelet version (status.nodeInfo), and the node is on %s's own API server, which this console does not talk to",
+			env.systemNS(), f.Machine, env.Cluster)
+	}
+	return fmt.Sprintf("which Kubernetes it runs is not known: Node %s reports no kubelet version (status.nodeInfo)", f.Node)
+}
+
+// checkKubelet is the command that reads the node's kubelet version where
+// its Node is.
+func (f *NodeFailure) checkKubelet(env *Env) string {
+	get := " get node " + f.Node + " -o jsonpath='{.status.nodeInfo.kubeletVersion}'`"
+	if f.ManagedBy != "" {
+		return "Check it on that cluster: `kubectl --kubeconfig <" + env.Cluster + "'s kubeconfig>" + get
+	}
+	return "Check it: `kubectl" + env.Conn.String() + get
 }
 
 // notUpgradedAdvice is what to do about a node that nothing upgrades although

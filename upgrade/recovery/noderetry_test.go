@@ -674,3 +674,55 @@ func TestNodeRetryOfAWorkloadNodeWaitingNamesTheFailedOne(t *testing.T) {
 		t.Errorf("refusal %q", d)
 	}
 }
+
+// A node no NodeUpgrade upgrades whose kubelet version is not known (a
+// workload cluster's Machine without status.nodeInfo, whose Node is not
+// read; a Node that reports none) is not said to "still run unknown": it
+// may as well be done. The refusal says where the version was looked for
+// and the command that reads it where the Node is, held back by another
+// node's failed step or not.
+func TestNodeRetryOfANodeWhoseKubeletIsNotKnownSaysSo(t *testing.T) {
+	w := newWorld(t)
+	failed := w.seedFailedNode()
+	waiting := w.cluster + "-cp-x2"
+	w.createCPNode(waiting)
+	check := "get node " + waiting + " -o jsonpath='{.status.nodeInfo.kubeletVersion}'`"
+	refusal := func(what string) string {
+		t.Helper()
+		_, f, err := PlanNodeRetry(w.ctx, w.env, waiting, NodeRetryOptions{})
+		var refused *RefusedError
+		if !errors.As(err, &refused) || f == nil || f.KubeletVersion != "" {
+			t.Fatalf("%s: plan: %v, inspection %+v; want a refusal with no kubelet version", what, err, f)
+		}
+		d := refused.Failed()[0].Detail
+		if strings.Contains(d, "unknown") || strings.Contains(d, oldKubelet) ||
+			!strings.Contains(d, "If it runs the Kubernetes 1.31 that Cluster "+w.ns+"/"+w.cluster+" spec.kubernetesVersion asks for, its in-place upgrade is done") {
+			t.Errorf("%s: refusal %q", what, d)
+		}
+		return d
+	}
+
+	// A workload cluster: the Node here of that name is the management
+	// cluster's, and its kubelet (oldKubelet) is not the node's.
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	elsewhere := "its Machine " + w.sys + "/" + waiting + " reports no kubelet version (status.nodeInfo), and the node is on " + w.cluster + "'s own API server"
+	onItsServer := "`kubectl --kubeconfig <" + w.cluster + "'s kubeconfig> " + check
+	if d := refusal("workload, held"); !strings.Contains(d, elsewhere) || !strings.Contains(d, onItsServer) ||
+		!strings.Contains(d, "node "+failed+"'s step KubeadmUpgraded failed, which holds the upgrade") {
+		t.Errorf("workload, held: refusal %q", d)
+	}
+	if err := w.client.Dynamic.Resource(gvrNodeUpgrade).Namespace(w.sys).Delete(w.ctx, failed+"-node-upgrader", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := refusal("workload"); !strings.Contains(d, elsewhere) || !strings.Contains(d, onItsServer) || strings.Contains(d, "holds the upgrade") {
+		t.Errorf("workload: refusal %q", d)
+	}
+
+	// A Cluster that manages itself, whose Node reports no version.
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"`+w.cluster+`"}}}`)
+	w.setKubelet(waiting, "")
+	if d := refusal("self-managed"); !strings.Contains(d, "Node "+waiting+" reports no kubelet version (status.nodeInfo)") ||
+		!strings.Contains(d, "`kubectl"+w.env.Conn.String()+" "+check) || strings.Contains(d, "own API server") {
+		t.Errorf("self-managed: refusal %q", d)
+	}
+}
