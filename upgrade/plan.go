@@ -209,6 +209,12 @@ func currentMoved(cur *Current, s *model.ClusterState) bool {
 	if cur == nil || cur.Cluster == nil || s == nil || s.Cluster == nil {
 		return false
 	}
+	if cur.ManagedBy != "" {
+		// Its management cluster's components are not in s: the
+		// cluster's own spec.eksaVersion, read as theirs, differed
+		// from them on every change.
+		return s.Cluster.Generation != cur.Cluster.GetGeneration()
+	}
 	mgmt := s.Cluster.Annotations[model.AnnotationManagementComponentsVersion]
 	if mgmt == "" {
 		mgmt = s.Cluster.EksaVersion
@@ -300,6 +306,18 @@ func components(cur *Current, tgt *Target) ([]model.ComponentDiff, error) {
 		return nil, err
 	}
 	rows := plan.Components
+	if cur.ManagedBy != "" {
+		// A workload cluster's upgrade installs no management components
+		// (they are its management cluster's), as EKS-A's plan leaves
+		// them out of a cluster that is not self-managed.
+		own := rows[:0:0]
+		for _, r := range rows {
+			if !model.LookupComponent(r.Key).Management {
+				own = append(own, r)
+			}
+		}
+		return own, nil
+	}
 	if cur.ManagementBundles == nil || cur.ManagementBundles == cur.Bundles {
 		return rows, nil
 	}

@@ -462,6 +462,9 @@ func checkBundlesFile(t *Target, conn model.ConnFlags) model.CheckResult {
 func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 	installed := in.Current.ManagementVersion
 	_, tgt := in.eksaVersions()
+	if mgr := in.Current.ManagedBy; mgr != "" {
+		return checkManagementOf(in, mgr, installed, tgt)
+	}
 	if installed == "" || tgt == "" {
 		return warn("the management components' version is unknown (no "+model.AnnotationManagementComponentsVersion+" annotation and no spec.eksaVersion)",
 			"check the EKS-A controller's version: `kubectl"+in.conn().String()+" -n eksa-system get deploy eksa-controller-manager -o wide`")
@@ -485,6 +488,35 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 			fmt.Sprintf("upgrade them first: `eksctl anywhere upgrade management-components -f <cluster.yaml>` with the %s CLI, then plan again", tgt))
 	}
 	return pass(fmt.Sprintf("management components at %s", installed))
+}
+
+// checkManagementOf judges a workload cluster's upgrade against the
+// components of the management cluster mgr, which reconciles it: EKS-A
+// upgrades them with the management cluster (its CLI's upgrade
+// management-components refuses a cluster that is not self-managed), never
+// with a workload cluster, and runs no cluster components newer than them.
+func checkManagementOf(in *Inputs, mgr, installed, tgt string) model.CheckResult {
+	mgmtRef := "Cluster " + in.Current.Namespace + "/" + mgr
+	getMgmt := "`kubectl" + in.conn().String() + " -n " + in.Current.Namespace + " get clusters.anywhere.eks.amazonaws.com " + mgr + " -o yaml`"
+	if installed == "" {
+		if err := in.Current.ManagementErr; err != nil {
+			return warn(fmt.Sprintf("the version of the components of management cluster %s is unknown: %v", mgr, err), "check it: "+getMgmt)
+		}
+		return warn(fmt.Sprintf("the version of the components of management cluster %s is unknown: %s has no %s annotation and no spec.eksaVersion", mgr, mgmtRef, model.AnnotationManagementComponentsVersion),
+			"check the EKS-A controller's version: `kubectl"+in.conn().String()+" -n eksa-system get deploy eksa-controller-manager -o wide`")
+	}
+	if tgt == "" {
+		return pass(fmt.Sprintf("management components of %s at %s", mgr, installed))
+	}
+	old, err := model.EKSAVersionLess(installed, tgt)
+	if err != nil {
+		return warn(fmt.Sprintf("cannot compare the version %s of management cluster %s's components with the target %s: %v", installed, mgr, tgt, err), "")
+	}
+	if old {
+		return failed(fmt.Sprintf("the components of management cluster %s are at %s, older than the target release %s: EKS-A runs no cluster components newer than the management cluster's, and upgrades those only with the management cluster", mgr, installed, tgt),
+			fmt.Sprintf("upgrade management cluster %s first (`eksctl anywhere upgrade management-components -f <%s's cluster.yaml>` with the %s CLI, or its cluster upgrade), then plan again", mgr, mgr, tgt))
+	}
+	return pass(fmt.Sprintf("management components of %s at %s", mgr, installed))
 }
 
 func checkLock(_ context.Context, in *Inputs) model.CheckResult {

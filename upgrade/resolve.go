@@ -39,8 +39,13 @@ type Current struct {
 	// eksa-system/eksa-v0-20-4", "spec.bundlesRef").
 	BundlesVia string
 	// ManagementVersion is the EKS-A release of the installed management
-	// components (the annotation, else spec.eksaVersion).
+	// components (the annotation, else spec.eksaVersion), of the
+	// management cluster's Cluster when ManagedBy names one.
 	ManagementVersion string
+	// ManagedBy is the management cluster when it is another one
+	// (spec.managementCluster.name): the components are that cluster's,
+	// and its Cluster, in the same namespace, says their version.
+	ManagedBy string
 	// ManagementBundles are that release's Bundles, nil when they could not be
 	// read (ManagementErr says why).
 	ManagementBundles *model.Bundles
@@ -142,18 +147,35 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 		return nil, err
 	}
 
-	c.ManagementVersion = model.PrintableLine(u.GetAnnotations()[model.AnnotationManagementComponentsVersion])
+	mgmt, mgmtSrc := u, src
+	if m, _, _ := unstructured.NestedString(u.Object, "spec", "managementCluster", "name"); m != "" && m != name {
+		// A workload cluster has no management components of its own:
+		// its Cluster carries no annotation, and its spec.eksaVersion,
+		// read as theirs, blocked its upgrade ahead of them as if they
+		// were behind it.
+		c.ManagedBy = model.PrintableLine(m)
+		mgmtSrc = fmt.Sprintf("Cluster %s/%s", namespace, m)
+		mgmt, err = r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, m, metav1.GetOptions{})
+		if err != nil {
+			c.ManagementErr = fmt.Errorf("read the management cluster's %s: %w", mgmtSrc, err)
+			return c, nil
+		}
+	}
+	c.ManagementVersion = model.PrintableLine(mgmt.GetAnnotations()[model.AnnotationManagementComponentsVersion])
 	if c.ManagementVersion == "" {
-		c.ManagementVersion = c.EksaVersion
+		c.ManagementVersion, _, _ = unstructured.NestedString(mgmt.Object, "spec", "eksaVersion")
+		c.ManagementVersion = model.PrintableLine(c.ManagementVersion)
 	}
 	switch {
+	case c.ManagementVersion == "" && c.ManagedBy != "":
+		// Unknown: no management rows rather than the cluster's own.
 	case c.ManagementVersion == "":
 		c.ManagementBundles = c.Bundles
 	case c.ManagementVersion == c.EksaVersion && refName == "":
 		c.ManagementBundles = c.Bundles
 	default:
 		_, c.ManagementBundles, c.ManagementErr = r.release(ctx, c.ManagementVersion,
-			src+" annotation "+model.AnnotationManagementComponentsVersion)
+			mgmtSrc+" annotation "+model.AnnotationManagementComponentsVersion)
 	}
 	return c, nil
 }

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgrade-console/upgrade-console/demo/release"
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -73,4 +78,70 @@ func TestNodeLabelCheckOfAWorkloadClusterSaysItIsNotChecked(t *testing.T) {
 	if r.Status != model.CheckWarn || r.Blocking || !strings.Contains(r.Message, "not checked") || strings.Contains(r.Message, "mgmt-cp-a") {
 		t.Errorf("node-upgrade-label of a workload cluster = %+v", r)
 	}
+}
+
+// A workload cluster has no management components of its own: they are its
+// management cluster's, whose Cluster (in the same namespace) says their
+// version. Read from the workload Cluster, which has no annotation, they
+// were its own spec.eksaVersion, and management-components failed its
+// upgrade as ahead of them, with an `eksctl anywhere upgrade
+// management-components` that EKS-A refuses for a cluster that is not
+// self-managed; the diff listed them as changing.
+func TestPlanOfAWorkloadClusterReadsItsManagementClustersComponents(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	const mgr = "boss"
+	clusters := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns)
+	mgmt, err := clusters.Get(ctx, w.cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, ""))
+		if err := unstructured.SetNestedField(u.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check := func(what string, status model.CheckStatus, in string) *Plan {
+		t.Helper()
+		p := w.plan(t)
+		r := result(p, CheckManagementComponents)
+		if r.Status != status || !strings.Contains(r.Message+" "+r.Remediation, in) {
+			t.Errorf("%s: management-components = %+v, want %s with %q", what, r, status, in)
+		}
+		for _, c := range p.Components {
+			if model.LookupComponent(c.Key).Management {
+				t.Errorf("%s: the diff has the management component %s (%s → %s)", what, c.Key, c.OldVersion, c.NewVersion)
+			}
+		}
+		return p
+	}
+
+	check("no management Cluster", model.CheckWarn, "the version of the components of management cluster "+mgr+" is unknown: read the management cluster's Cluster "+w.ns+"/"+mgr)
+
+	// The management cluster, its components at the target release.
+	boss := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mgmt.GetAPIVersion(), "kind": mgmt.GetKind(), "spec": mgmt.Object["spec"]}}
+	boss.SetName(mgr)
+	boss.SetNamespace(w.ns)
+	boss.SetAnnotations(map[string]string{model.AnnotationManagementComponentsVersion: release.Target.Version})
+	if err := unstructured.SetNestedField(boss.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.Create(ctx, boss, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p := check("components at the target", model.CheckPass, "management components of "+mgr+" at "+release.Target.Version); p.Versions.Management != release.Target.Version {
+		t.Errorf("plan's management components %q, want %s (%s's)", p.Versions.Management, release.Target.Version, mgr)
+	}
+
+	// Behind the target: the management cluster is upgraded first.
+	boss, err = clusters.Get(ctx, mgr, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boss.SetAnnotations(map[string]string{model.AnnotationManagementComponentsVersion: release.Current.Version})
+	if _, err := clusters.Update(ctx, boss, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("components behind", model.CheckFail, "upgrade management cluster "+mgr+" first")
 }
