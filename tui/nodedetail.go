@@ -987,19 +987,27 @@ func eventsKept(shown, kept int) string {
 	return strconv.Itoa(shown) + " of the " + strconv.Itoa(kept) + " events the console keeps"
 }
 
-// View draws the box: the name, the body's window, the keys.
-func (v *nodeDetail) View() string {
-	st := v.st
-	iw := v.innerWidth()
-	v.clamp()
-	vis := v.visible()
-	footer := "esc/q close"
+// footer is the keys' line, no wider than iw: the scroll keys and position
+// shorten, then y and ? are left out, so that the keys that close the view
+// end the line and stay in view. At 40 columns the scroll keys alone ran
+// past the edge, where esc/q close was cut.
+func (v *nodeDetail) footer(iw int) string {
+	const end = "esc/q close"
+	footer := end
 	if v.maxOffset > 0 {
-		footer = fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below) · %s", v.offset, v.maxOffset-v.offset, footer)
+		above, below := v.offset, v.maxOffset-v.offset
+		for _, s := range []string{
+			fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below)", above, below),
+			fmt.Sprintf("↑/↓ scroll (%d above, %d below)", above, below),
+			fmt.Sprintf("↑/↓ %d↑ %d↓", above, below),
+		} {
+			if width(s+" · "+end) <= iw {
+				footer = s + " · " + end
+				break
+			}
+		}
 	}
 	if len(v.cmds) > 0 {
-		// Shorter where the width would cut it, or left out:
-		// the keys that close the view end the line and stay in view.
 		for _, y := range []string{"y copy command · ", "y copy · "} {
 			if width(y+footer) <= iw {
 				footer = y + footer
@@ -1007,9 +1015,19 @@ func (v *nodeDetail) View() string {
 			}
 		}
 	}
-	if h := strings.Replace(footer, "esc/q close", "? help · esc/q close", 1); width(h) <= iw {
+	if h := strings.Replace(footer, end, "? help · "+end, 1); width(h) <= iw {
 		footer = h
 	}
+	return footer
+}
+
+// View draws the box: the name, the body's window, the keys.
+func (v *nodeDetail) View() string {
+	st := v.st
+	iw := v.innerWidth()
+	v.clamp()
+	vis := v.visible()
+	footer := v.footer(iw)
 	var b strings.Builder
 	n := 0
 	emit := func(l line) {

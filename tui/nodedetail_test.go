@@ -184,7 +184,8 @@ func topDetail(t *testing.T, app *App) *nodeDetail {
 // sizes operators use: a control-plane node whose in-place kubeadm step
 // failed (its stall, its machine's and NodeUpgrade's conditions, their
 // events), and a worker whose name is wider than the view at 80 columns,
-// cordoned and being deleted.
+// cordoned and being deleted. At 40 columns the scroll keys shorten and
+// esc/q close stays at the footer's end (it was cut at the edge).
 func TestNodeDetailGoldens(t *testing.T) {
 	for _, c := range []struct {
 		name, filter string
@@ -210,7 +211,7 @@ func TestNodeDetailGoldens(t *testing.T) {
 		// "no such Node listed"; its readiness is its Machine's NodeReady.
 		{"workload", "md-0-00003", fixtureWorkload, nil},
 	} {
-		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		for _, sz := range [][2]int{{40, 24}, {80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
 				app := detailApp(t, c.fixture(), sz[0], sz[1])
 				filterTo(t, app, c.filter)
