@@ -1001,7 +1001,11 @@ func (d *recoveryDialog) relayout() {
 	// stay in view; the body scrolls. One row at least: three pushed a
 	// short dialog past the screen, whose top (the title, the action
 	// confirmed) the App then cut.
-	d.visible = max(d.h-2-dialogHead-len(tail)-1-max(len(d.helpRows()), 1), 1)
+	keys := len(d.helpRows())
+	if keys == 0 {
+		keys = len(d.keyRows(d.innerWidth()))
+	}
+	d.visible = max(d.h-2-dialogHead-len(tail)-1-keys, 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
 		d.offset = d.maxOffset
@@ -1038,17 +1042,33 @@ func (d *recoveryDialog) View() string {
 	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
 	body, cmds := d.body, d.cmds
 	tail, inputAt := d.tail()
-	footer := d.footer()
-	end := ""
+	rows := d.keyRows(iw)
+	// What is said beside the keys goes on their last row, before q quit,
+	// and only where it fits there: the rows relayout counted stay.
+	last := len(rows) - 1
+	at := len(rows[last])
 	if d.quits() {
-		end = " · q quit"
+		at--
+	}
+	fits := func(row []string) bool { return width(strings.Join(row, " · ")) <= iw }
+	insert := func(piece string) bool {
+		row := slices.Insert(slices.Clone(rows[last]), at, piece)
+		if !fits(row) {
+			return false
+		}
+		rows[last], at = row, at+1
+		return true
 	}
 	if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+d.visible, len(body))]
 	}
-	if d.maxOffset > 0 && d.stage == recMenu {
-		// The menu counts offers, the way the operator moves through it;
-		// shorter where the width would cut q quit.
+	switch {
+	case d.maxOffset > 0 && d.stage == recMenu && at == 0:
+		// q quit alone on the last row: no key to count beside.
+	case d.maxOffset > 0 && d.stage == recMenu:
+		// The menu counts offers, the way the operator moves through it,
+		// beside the stage's last key; shorter where the width would
+		// cut q quit.
 		above, below := d.offersOutOfView()
 		long, short := []string{}, []string{}
 		if above > 0 {
@@ -1058,32 +1078,34 @@ func (d *recoveryDialog) View() string {
 			long, short = append(long, fmt.Sprintf("%d %s", below, plural(below, "offer below", "offers below"))), append(short, fmt.Sprintf("%d↓", below))
 		}
 		for _, more := range []string{" (" + strings.Join(long, ", ") + ")", " (" + strings.Join(short, " ") + ")"} {
-			if width(footer+more+end) <= iw {
-				footer += more
+			row := slices.Clone(rows[last])
+			row[at-1] += more
+			if fits(row) {
+				rows[last] = row
 				break
 			}
 		}
-	} else if d.maxOffset > 0 {
-		footer += fmt.Sprintf(" · ↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, d.offset, d.maxOffset-d.offset)
+	case d.maxOffset > 0:
+		above, below := d.offset, d.maxOffset-d.offset
+		if !insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) {
+			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below))
+		}
 	}
 	if len(cmds) > 0 && !d.typing() {
-		// Shorter, or left out, where the width would cut the footer:
-		// q quit stays in view.
-		for _, y := range []string{" · y copy command", " · y copy"} {
-			if width(footer+y+end) <= iw {
-				footer += y
-				break
-			}
+		// Shorter, or left out, where the width would cut the footer.
+		if !insert("y copy command") {
+			insert("y copy")
 		}
 	}
-	if !d.typing() && width(footer+" · ? help"+end) <= iw {
-		footer += " · ? help"
+	if !d.typing() {
+		insert("? help")
 	}
-	footer += end
 	tail = append(tail, line{})
 	helpRows := d.helpRows()
 	if helpRows == nil {
-		tail = append(tail, line{segs: []seg{{footer, rMuted}}})
+		for _, r := range rows {
+			tail = append(tail, line{segs: []seg{{strings.Join(r, " · "), rMuted}}})
+		}
 	}
 
 	var b strings.Builder
@@ -1436,6 +1458,29 @@ func wrapTagged(prefix, text string, r role, tag string, tr role, w int) []line 
 // text and runs nothing.
 func (d *recoveryDialog) quits() bool {
 	return d.stage == recMenu || d.stage == recPlan || d.stage == recDone
+}
+
+// keyRows lays the footer's keys out in rows of at most iw cells: the
+// stage's keys, then q quit where it quits, each row taking as many as fit
+// (a key's text wider than the dialog wraps at its words). On one row at
+// 40 columns the dialog's edge cut esc close and q quit, the keys that
+// leave. relayout counts the rows, View adds to the last one what fits.
+func (d *recoveryDialog) keyRows(iw int) [][]string {
+	keys := strings.Split(d.footer(), " · ")
+	if d.quits() {
+		keys = append(keys, "q quit")
+	}
+	var rows [][]string
+	for _, k := range keys {
+		if n := len(rows); n > 0 && width(strings.Join(rows[n-1], " · ")+" · "+k) <= iw {
+			rows[n-1] = append(rows[n-1], k)
+			continue
+		}
+		for _, l := range wrapWords(k, iw) {
+			rows = append(rows, []string{l})
+		}
+	}
+	return rows
 }
 
 func (d *recoveryDialog) footer() string {

@@ -1571,3 +1571,47 @@ func TestRecoveryMenuKeepsTheChosenOffersTitleUnderTheHelp(t *testing.T) {
 		t.Errorf("the chosen offer's title is out of view under the help:\n%s", out)
 	}
 }
+
+// The footer keeps every key of the stage whole, and q quit where the
+// stage quits, at each width the goldens cover and on a short screen
+// that scrolls: on one row at 40 columns the dialog's edge cut "esc
+// close" and "q quit", and at 80 a run under way lost the end of its
+// ctrl+c key. The dialog still keeps to its rows.
+func TestRecoveryDialogFooterKeepsItsKeysAtEveryWidth(t *testing.T) {
+	for _, w := range []int{40, 80, 120, 250} {
+		for _, h := range []int{36, 20} {
+			f := &fakeRecovery{p: planFixture()}
+			d := testDialog(RecoveryOptions{}, f)
+			d.setTheme(ptrTheme(themes.NewMono()))
+			d.SetSize(w-4, h)
+			check := func(stage string) {
+				t.Helper()
+				v := ansi.Strip(d.View())
+				if rows := strings.Count(v, "\n") + 1; rows > h {
+					t.Errorf("%d columns, %d rows, %s: the dialog takes %d rows:\n%s", w, h, stage, rows, v)
+				}
+				flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(v)), " ")
+				keys := strings.Split(d.footer(), " · ")
+				if d.quits() {
+					keys = append(keys, "q quit")
+				}
+				for _, k := range keys {
+					if !strings.Contains(flat, k) {
+						t.Errorf("%d columns, %d rows, %s: the footer lost %q:\n%s", w, h, stage, k, v)
+					}
+				}
+			}
+			check("menu")
+			press(t, d, enter)
+			check("plan")
+			press(t, d, enter)
+			check("confirm")
+			d.stage = recRunning
+			d.relayout()
+			check("running")
+			d.stopping = true
+			d.relayout()
+			check("stopping")
+		}
+	}
+}
