@@ -165,6 +165,47 @@ func upToDate(m *Machine, ready bool, nu *NodeUpgrade, t MachineTarget) bool {
 	return ready && m.Phase == MachinePhaseRunning && !m.Deleting() && MachineOnTarget(m, nu, t)
 }
 
+// ControlPlaneReplicas is the KubeadmControlPlane's replica counts as the
+// console shows them, the dashboard's CONTROL PLANE title and watch's
+// KubeadmControlPlane line alike: its upToDateReplicas is replaced by
+// upToDate of live, the control-plane machines not being deleted counted by
+// MachineUpToDate (the control-plane phase's Done). The dashboard said the
+// model's count while watch --plain said CAPI's, so mid-rollout the two
+// read "1 up to date" and "2 up to date" of the same snapshot. Only that
+// counter is replaced: desired is the spec, which no machine tells, and
+// ready and available come from one status write. With no machine visible
+// the KubeadmControlPlane's own count stands in (byKCP), none up to date
+// while EKS-A has yet to give it the new version, as the phase counts it.
+func ControlPlaneReplicas(s *ClusterState, upToDate, live int) (r ReplicaCounts, byKCP bool) {
+	if s == nil || s.ControlPlane == nil {
+		return r, false
+	}
+	r = s.ControlPlane.Replicas
+	switch {
+	case live > 0:
+		n := int32(upToDate)
+		r.UpToDate = &n
+	case r.UpToDate != nil:
+		if controlPlaneTarget(s).OwnerBehind() {
+			r.UpToDate = new(int32)
+		}
+		byKCP = true
+	}
+	return r, byKCP
+}
+
+// LiveControlPlaneMachines counts the control-plane machines not being
+// deleted: the live that ControlPlaneReplicas takes beside the phase's Done.
+func LiveControlPlaneMachines(s *ClusterState) int {
+	n := 0
+	for _, m := range s.Machines.All() {
+		if m.Role == RoleControlPlane && !m.Deleting() {
+			n++
+		}
+	}
+	return n
+}
+
 // MachinePhaseRunning is the CAPI Machine phase of a machine whose node runs.
 const MachinePhaseRunning = "Running"
 

@@ -87,7 +87,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.progress(prevP, curP)
 	d.cluster(prev.Cluster, cur.Cluster)
 	d.capiCluster(prev.CAPICluster, cur.CAPICluster)
-	d.controlPlane(prev.ControlPlane, cur.ControlPlane)
+	d.controlPlane(prev, cur, prevP, curP)
 	d.etcd(prev.Etcd, cur.Etcd)
 	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
 	d.machines(prev.Machines, cur.Machines)
@@ -401,7 +401,8 @@ func (d *differ) capiCluster(prev, cur *model.CAPICluster) {
 	}
 }
 
-func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
+func (d *differ) controlPlane(prevS, curS *model.ClusterState, prevP, curP *model.Progress) {
+	prev, cur := prevS.ControlPlane, curS.ControlPlane
 	if cur == nil {
 		return
 	}
@@ -412,7 +413,10 @@ func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
 	if cur.Version != prev.Version {
 		d.add(subj, "version %s", cur.Version)
 	}
-	if r := replicas(cur.Replicas); r != replicas(prev.Replicas) {
+	// Up to date by the model's rule, as the dashboard's CONTROL PLANE
+	// title counts it (model.ControlPlaneReplicas): CAPI's counter read
+	// "2 up to date" where the dashboard read 1.
+	if r := replicas(controlPlaneReplicas(curS, curP)); r != replicas(controlPlaneReplicas(prevS, prevP)) {
 		d.add(subj, "%s", r)
 	}
 	annotation(d, subj, prev.Annotations, cur.Annotations, model.AnnotationCAPIPaused, "paused", "unpaused")
@@ -420,6 +424,24 @@ func (d *differ) controlPlane(prev, cur *model.ControlPlane) {
 		d.add(subj, "failure: %s", model.FoldLines(cur.FailureMessage))
 	}
 	d.conditions(subj, prev.Conditions, cur.Conditions)
+}
+
+// controlPlaneReplicas is s's KubeadmControlPlane counts with up to date as
+// the control-plane phase of p, derived from s, counts it.
+func controlPlaneReplicas(s *model.ClusterState, p *model.Progress) model.ReplicaCounts {
+	if s.ControlPlane == nil {
+		return model.ReplicaCounts{}
+	}
+	done := 0
+	if p != nil {
+		for _, ph := range p.Phases {
+			if ph.Phase == model.PhaseControlPlane {
+				done = ph.Done
+			}
+		}
+	}
+	r, _ := model.ControlPlaneReplicas(s, done, model.LiveControlPlaneMachines(s))
+	return r
 }
 
 func (d *differ) etcd(prev, cur *model.EtcdCluster) {

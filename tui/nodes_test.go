@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
 
@@ -526,6 +527,59 @@ func TestControlPlaneTitleWithoutMachines(t *testing.T) {
 			}
 			if out := screenOf(d); !strings.Contains(out, "up to date as the KubeadmControlPlane counts it") {
 				t.Errorf("the pane does not say whose count it is:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestControlPlaneUpToDateIsTheSameInWatchPlain renders the dashboard's
+// CONTROL PLANE title and watch --plain's KubeadmControlPlane line from one
+// snapshot: both count up to date by the model's rule. watch said CAPI's
+// upToDateReplicas, so mid-rollout it read "3 up to date" (a machine still
+// provisioning, an old one whose UpToDate condition lags) where the
+// dashboard read 1.
+func TestControlPlaneUpToDateIsTheSameInWatchPlain(t *testing.T) {
+	notReady := func() *model.ClusterState {
+		// On the target version, its node NotReady: not up to date.
+		s := fixtureMidControlPlane()
+		s.Nodes = withChanged(s.Nodes, slices.IndexFunc(s.Nodes.Slice(), func(n *model.Node) bool { return n.Name == "mgmt-cp-n3w01" }),
+			func(n *model.Node) { n.Ready = false })
+		return s
+	}
+	noMachines := func(f func() *model.ClusterState) func() *model.ClusterState {
+		return func() *model.ClusterState {
+			s := f()
+			s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
+			s.Machines = model.List[model.Machine]{}
+			return s
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		state func() *model.ClusterState
+		want  string
+	}{
+		{"mid-control-plane", fixtureMidControlPlane, "1 up to date"},
+		{"new-machine-not-ready", notReady, "0 up to date"},
+		{"mid-etcd", fixtureMidEtcd, "0 up to date"},
+		{"inplace-failed", fixtureInPlaceFailed, "1 up to date"},
+		{"healthy", fixtureHealthy, "3 up to date"},
+		{"no-machines-healthy", noMachines(fixtureHealthy), "3 up to date"},
+		{"no-machines-mid-etcd", noMachines(fixtureMidEtcd), "0 up to date"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.state()
+			d := newTestDashboard(t, s, themes.Mono, 120, 40)
+			title := segsText(d.cp.title)
+			p := model.DeriveProgress(s, model.ProgressOptions{}, t0)
+			var plain string
+			for _, l := range report.Changes(nil, s, nil, &p, t0) {
+				if l.Subject == "KubeadmControlPlane "+s.ControlPlane.Name && strings.Contains(l.Text, " desired, ") {
+					plain = l.Text
+				}
+			}
+			if !strings.Contains(title, " · "+tc.want+" · ") || !strings.Contains(plain, ", "+tc.want+", ") {
+				t.Errorf("want %q in both:\ndashboard: %q\nwatch --plain: %q", tc.want, title, plain)
 			}
 		})
 	}

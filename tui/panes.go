@@ -58,39 +58,23 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool, utd c
 	}
 	title := []seg{{cp.Name, rBold}}
 	// CAPI's upToDateReplicas answers another question than the rest of
-	// the screen (model/uptodate.go): it counts a new machine still
-	// Provisioning, and an old one until the machine controller updates
-	// its UpToDate condition, so mid-rollout this title contradicted the
-	// status line, the phase counts and the nodes table. Only that counter
-	// is replaced: desired is the KCP's spec, which no machine tells; the
-	// model has no rule of its own for available; and ready (the machines'
-	// Ready condition, which the model reads too) stays with available,
-	// both from one status write, so the title never shows more available
-	// than ready while the KCP's status lags the machines.
-	r := cp.Replicas
+	// the screen (model/uptodate.go): mid-rollout this title contradicted
+	// the status line, the phase counts and the nodes table.
+	r, byKCP := model.ControlPlaneReplicas(s, utd.upToDate, utd.live)
 	var note []line
 	switch {
-	case utd.live > 0:
-		n := int32(utd.upToDate)
-		r.UpToDate = &n
-		if utd.target.OwnerBehind() && n == 0 && cp.Replicas.UpToDate != nil && *cp.Replicas.UpToDate > 0 && s.Cluster != nil && s.Cluster.Paused() {
-			// "0 up to date" beside kubectl's UP-TO-DATE 3 and a healthy
-			// MachinesUpToDate, with EKS-A paused (after an etcd rollback
-			// left the KCP where it was) and nothing moving, read as a
-			// contradiction: say against what. Mid-upgrade the phases
-			// say it.
-			note = append(note, line{segs: []seg{{fmt.Sprintf(" up to date with Kubernetes %s; the KubeadmControlPlane counts %d on its %s",
-				utd.target.Kubernetes, *cp.Replicas.UpToDate, cp.Version), rMuted}}})
-		}
-	case r.UpToDate != nil:
+	case byKCP:
 		// No machine to judge (forbidden, still listing): the KCP's count
-		// stands in, as it does in the phase counts (model's
-		// controlPlanePhase), saying whose count it is; and as there, an
-		// owner EKS-A has yet to move to the new version has none up to date.
-		if utd.target.OwnerBehind() {
-			r.UpToDate = new(int32)
-		}
+		// stands in, saying whose count it is.
 		note = append(note, line{segs: []seg{{" up to date as the KubeadmControlPlane counts it: no control plane machine visible", rMuted}}})
+	case utd.live > 0 && utd.target.OwnerBehind() && utd.upToDate == 0 && cp.Replicas.UpToDate != nil && *cp.Replicas.UpToDate > 0 && s.Cluster != nil && s.Cluster.Paused():
+		// "0 up to date" beside kubectl's UP-TO-DATE 3 and a healthy
+		// MachinesUpToDate, with EKS-A paused (after an etcd rollback
+		// left the KCP where it was) and nothing moving, read as a
+		// contradiction: say against what. Mid-upgrade the phases
+		// say it.
+		note = append(note, line{segs: []seg{{fmt.Sprintf(" up to date with Kubernetes %s; the KubeadmControlPlane counts %d on its %s",
+			utd.target.Kubernetes, *cp.Replicas.UpToDate, cp.Version), rMuted}}})
 	}
 	title = append(title, seg{"  " + report.Replicas(r, " · "), rText})
 	if cp.Paused() {
