@@ -23,6 +23,19 @@ type Timeline struct {
 	// the middle of an upgrade, or make it leap when it fell back.
 	Generation    int64
 	SpecChangedAt time.Time
+	// Reopened is when a phase was first seen under way again after the
+	// upgrade was seen done, in the same generation, while no phase shows
+	// a unit to roll (rerolling): the EKS-A controller turns a condition
+	// False for a reconcile now and then. The done upgrade stays as it was
+	// meanwhile; zero when nothing is under way, or a re-rollout began.
+	Reopened time.Time
+	// Rerun is when a re-rollout of the same generation began (a machine
+	// or datacenter config changed alone, which moves no generation), the
+	// first time a phase was seen under way again after the upgrade was
+	// done; Started and Finished then time it, and UpgradeTook keeps the
+	// upgrade's own time. Zero for an upgrade that has not rolled again.
+	Rerun       time.Time
+	UpgradeTook time.Duration
 }
 
 // TimelineEntry is one phase of the timeline.
@@ -91,16 +104,38 @@ func (t Timeline) ObserveResumed(p Progress, now, seenAt time.Time) Timeline {
 	if sameUpgrade && !t.SpecChangedAt.IsZero() {
 		next.SpecChangedAt = t.SpecChangedAt
 	}
+	if sameUpgrade {
+		next.Rerun, next.UpgradeTook = t.Rerun, t.UpgradeTook
+	}
 	following := sameUpgrade && !t.Started.IsZero()
 	if sameUpgrade && t.doneAt() && progressUnderWay(p) {
-		// Seen done, and under way again in the same generation: a change
+		if !rerolling(p) {
+			// A condition turned False for a reconcile, no unit to roll:
+			// the upgrade stays done, its times as they were. Taken for a
+			// new run, each such flip threw the upgrade's times away and
+			// showed a fresh one of a few seconds.
+			next := t
+			if next.Reopened.IsZero() {
+				next.Reopened = now
+			}
+			return next
+		}
+		// Seen done, and rolling again in the same generation: a change
 		// to a machine or datacenter config alone, which moves no
-		// generation of the Cluster (nor its spec's write time), started a
-		// new upgrade. It starts when seen; kept as the one it followed,
-		// an open console timed it from the first upgrade's spec change
-		// (elapsed 1:48 of a 16 s rollout, hours on a console left open
-		// between two upgrades) and added the earlier run to its phases.
-		next.SpecChangedAt = now
+		// generation of the Cluster (nor its spec's write time). It is a
+		// re-rollout of this upgrade, timed from when it was first seen
+		// under way; kept as the run it followed, an open console timed it
+		// from the first upgrade's spec change (elapsed 1:48 of a 16 s
+		// rollout, hours on a console left open between two upgrades) and
+		// added the earlier run to its phases.
+		start := now
+		if !t.Reopened.IsZero() {
+			start = t.Reopened
+		}
+		if next.Rerun.IsZero() {
+			next.UpgradeTook = t.Finished.Sub(t.Started)
+		}
+		next.SpecChangedAt, next.Rerun = start, start
 		following = false
 	}
 	underway := false
@@ -220,6 +255,18 @@ func (t Timeline) doneAt() bool {
 		}
 	}
 	return true
+}
+
+// rerolling reports whether a phase under way has units not up to date
+// (machines, members, nodes to roll): what tells a re-rollout from a
+// condition EKS-A turns False for a reconcile over machines all up to date.
+func rerolling(p Progress) bool {
+	for _, pp := range p.Phases {
+		if underWay(pp.Status) && pp.Done < pp.Total {
+			return true
+		}
+	}
+	return false
 }
 
 // progressUnderWay reports whether a phase of p is under way.

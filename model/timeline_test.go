@@ -250,9 +250,10 @@ func TestTimelineDoesNotTimeWhatIsStillSyncing(t *testing.T) {
 }
 
 // A second upgrade that changes a machine config alone moves no generation
-// of the Cluster nor its spec's write time: seen done and then under way
+// of the Cluster nor its spec's write time: seen done and then rolling
 // again, the console left open must time it from when it began, not from
-// the first upgrade's spec change, and not add the first run's phases.
+// the first upgrade's spec change, and not add the first run's phases; it
+// is a re-rollout of the upgrade, whose own time is kept beside it.
 func TestTimelineConfigOnlyChangeAfterDoneStartsAnew(t *testing.T) {
 	applied := t0
 	all := func(st PhaseStatus, over map[Phase]PhaseStatus) map[Phase]PhaseStatus {
@@ -268,6 +269,12 @@ func TestTimelineConfigOnlyChangeAfterDoneStartsAnew(t *testing.T) {
 	obs := func(tl Timeline, at time.Time, cur Phase, st map[Phase]PhaseStatus) Timeline {
 		p := progressWith(cur, st, nil)
 		p.Generation, p.SpecChangedAt = 2, applied
+		for i := range p.Phases {
+			// A phase under way has machines to roll.
+			if underWay(p.Phases[i].Status) {
+				p.Phases[i].Done, p.Phases[i].Total = 1, 3
+			}
+		}
 		return tl.Observe(p, at)
 	}
 	tl := Timeline{Generation: 1}
@@ -289,6 +296,9 @@ func TestTimelineConfigOnlyChangeAfterDoneStartsAnew(t *testing.T) {
 	}
 	if e, _ := tl.Entry(PhaseEtcd); e.Elapsed(second.Add(time.Hour)) != 0 {
 		t.Errorf("etcd phase shows %s: the first upgrade's run, not this one's", e.Elapsed(second.Add(time.Hour)))
+	}
+	if !tl.Rerun.Equal(second) || tl.UpgradeTook != 50*time.Second {
+		t.Errorf("re-rollout %v, upgrade took %s; want a re-rollout at %v of an upgrade of 50s", tl.Rerun, tl.UpgradeTook, second)
 	}
 	// A third change starts another; its failure, and the recovery that
 	// puts it under way again, is the same upgrade going on: only a done
@@ -348,5 +358,67 @@ func TestTimelineResumedEndsPhasesWhenTheyEndedUnseen(t *testing.T) {
 	tl = tl.ObserveResumed(p, seenAt2.Add(9*time.Hour), seenAt2)
 	if w, _ := tl.Entry(PhaseWorkers); w.Finished != wEnd || tl.Finished != wEnd {
 		t.Errorf("workers ended %v, the upgrade %v; want both %v", w.Finished, tl.Finished, wEnd)
+	}
+}
+
+// After the upgrade is done, the EKS-A controller turns ControlPlaneReady
+// False for a reconcile over machines all up to date: the upgrade stays
+// done, its times kept, where each such flip started a new run of a few
+// seconds. Machines that then roll, in the same generation, are a
+// re-rollout timed from when the phase was first seen under way again.
+func TestTimelineConditionFlipAfterDoneKeepsTheUpgrade(t *testing.T) {
+	applied := t0
+	obs := func(tl Timeline, at time.Time, cur Phase, st map[Phase]PhaseStatus, done, total int) Timeline {
+		p := progressWith(cur, st, nil)
+		p.Generation, p.SpecChangedAt = 2, applied
+		for i := range p.Phases {
+			if p.Phases[i].Phase == PhaseControlPlane {
+				p.Phases[i].Done, p.Phases[i].Total = done, total
+			}
+		}
+		return tl.Observe(p, at)
+	}
+	ok := map[Phase]PhaseStatus{}
+	cpActive := map[Phase]PhaseStatus{PhaseControlPlane: PhaseActive}
+	for _, ph := range Phases {
+		ok[ph] = PhaseOK
+		if ph != PhaseControlPlane {
+			cpActive[ph] = PhaseOK
+		}
+	}
+	tl := Timeline{Generation: 1}
+	tl = obs(tl, applied.Add(time.Second), PhaseControlPlane, cpActive, 1, 3)
+	tl = obs(tl, applied.Add(5*time.Minute), PhaseDone, ok, 3, 3)
+	done := tl
+	cp, _ := done.Entry(PhaseControlPlane)
+	later := applied.Add(time.Hour)
+	for _, at := range []time.Time{later, later.Add(5 * time.Second)} {
+		tl = obs(tl, at, PhaseControlPlane, cpActive, 3, 3)
+		if !tl.Started.Equal(done.Started) || !tl.Finished.Equal(done.Finished) || !tl.Rerun.IsZero() {
+			t.Fatalf("a flip over machines up to date restarted the upgrade: started %v finished %v rerun %v, want %v %v",
+				tl.Started, tl.Finished, tl.Rerun, done.Started, done.Finished)
+		}
+		if e, _ := tl.Entry(PhaseControlPlane); e.Elapsed(at) != cp.Elapsed(at) {
+			t.Fatalf("the control plane's time went from %s to %s", cp.Elapsed(at), e.Elapsed(at))
+		}
+	}
+	tl = obs(tl, later.Add(10*time.Second), PhaseDone, ok, 3, 3)
+	if !tl.Started.Equal(done.Started) || !tl.Finished.Equal(done.Finished) || !tl.Reopened.IsZero() {
+		t.Errorf("done again: elapsed %s, reopened %v; want the upgrade's 5:00 and nothing pending", tl.Finished.Sub(tl.Started), tl.Reopened)
+	}
+	// A flip that turns into machines rolling: the re-rollout began when
+	// the phase was first seen under way.
+	again := later.Add(time.Hour)
+	tl = obs(tl, again, PhaseControlPlane, cpActive, 3, 3)
+	tl = obs(tl, again.Add(20*time.Second), PhaseControlPlane, cpActive, 2, 3)
+	if !tl.Rerun.Equal(again) || !tl.Started.Equal(again) || !tl.Finished.IsZero() || tl.UpgradeTook != 5*time.Minute {
+		t.Errorf("re-rollout %v started %v finished %v, upgrade took %s; want a re-rollout from %v, running, of an upgrade of 5:00",
+			tl.Rerun, tl.Started, tl.Finished, tl.UpgradeTook, again)
+	}
+	// A new generation is a new upgrade, no re-rollout.
+	p := progressWith(PhaseControlPlane, cpActive, nil)
+	p.Generation, p.SpecChangedAt = 3, again.Add(time.Hour)
+	if tl = tl.Observe(p, again.Add(time.Hour+time.Second)); !tl.Rerun.IsZero() || tl.UpgradeTook != 0 {
+		t.Errorf("a new generation kept the re-rollout: %v, %s", tl.Rerun, tl.UpgradeTook)
 	}
 }

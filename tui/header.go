@@ -524,11 +524,20 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 		if !h.timeline.Finished.IsZero() {
 			end = h.timeline.Finished
 		}
-		label := "   elapsed "
+		label, took := "   elapsed ", ""
+		if !h.timeline.Rerun.IsZero() {
+			// A re-rollout of the same generation (a machine config
+			// changed alone) is timed on its own: said as such, with
+			// the upgrade's time where it fits, not as a new upgrade.
+			label = "   re-rollout "
+			if form == timelineFull {
+				took = " (upgrade " + clockDuration(h.timeline.UpgradeTook) + ")"
+			}
+		}
 		if form == timelineSymbols {
 			label = "  "
 		}
-		segs = append(segs, seg{label + clockDuration(end.Sub(h.timeline.Started)), rMuted})
+		segs = append(segs, seg{label + clockDuration(end.Sub(h.timeline.Started)) + took, rMuted})
 	}
 	return segs
 }

@@ -274,3 +274,37 @@ func TestFinishedPhaseStripKeepsItsNamesAt60(t *testing.T) {
 		t.Errorf("the finished strip at 60 columns:\n%s", out)
 	}
 }
+
+// A re-rollout in the same generation (a machine config changed alone,
+// after the upgrade was done) is said as one, timed on its own with the
+// upgrade's time beside it: it read "elapsed 0:16", a new upgrade.
+func TestHeaderSaysAReRollout(t *testing.T) {
+	st := newStyles(initialTheme(Options{Theme: themes.Mono}))
+	var p model.Progress
+	for _, ph := range model.Phases {
+		p.Phases = append(p.Phases, model.PhaseProgress{Phase: ph, Status: model.PhaseOK})
+	}
+	p.Generation, p.SpecChangedAt = 2, t0
+	run := func(status model.PhaseStatus, done int) model.Progress {
+		r := p
+		r.Phases = slices.Clone(p.Phases)
+		r.Phases[len(r.Phases)-1].Status, r.Phases[len(r.Phases)-1].Done, r.Phases[len(r.Phases)-1].Total = status, done, 3
+		r.Current = model.PhaseWorkers
+		return r
+	}
+	var tl model.Timeline
+	tl = tl.Observe(run(model.PhaseActive, 1), t0.Add(time.Second))
+	finished := p
+	finished.Current, finished.Complete = model.PhaseDone, true
+	tl = tl.Observe(finished, t0.Add(5*time.Minute))
+	tl = tl.Observe(run(model.PhaseActive, 2), t0.Add(time.Hour))
+	now := t0.Add(time.Hour + 16*time.Second)
+	h := buildHeader(st, fixtureHealthy(), "", run(model.PhaseActive, 2), tl, Options{}, now)
+	for w, want := range map[int]string{160: "re-rollout 0:16 (upgrade 5:00)", 80: "re-rollout 0:16"} {
+		var b strings.Builder
+		h.render(&b, st, w, now)
+		if out := ansi.Strip(b.String()); !strings.Contains(out, want) || strings.Contains(out, "elapsed") {
+			t.Errorf("at %d columns, want %q:\n%s", w, want, out)
+		}
+	}
+}
