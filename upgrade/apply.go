@@ -375,7 +375,7 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 		} else if mayHaveLanded(wctx, err) {
 			ue := &UnansweredWriteError{Object: ref, Err: err}
 			if DeadlineCut(wctx, err) {
-				ue.Stopped = stoppedPast(wctx)
+				ue.Stopped = stoppedPast(wctx, writeLimit)
 			}
 			err = ue
 		}

@@ -32,21 +32,22 @@ func DeadlineCut(ctx context.Context, err error) bool {
 // end in a process that runs: the deadline's timer cancels it at once.
 const stoppedSlack = 5 * time.Second
 
-// stoppedPast is how long past ctx's deadline, a landing context's (its
-// write began writeLimit before it), the process came to see a request it
-// cut end, when the process was stopped and continued meanwhile (SIGSTOP,
-// ctrl+z, then SIGCONT: continuedSince); 0 otherwise. Lateness alone is no
-// proof: a request can block past its deadline in a process that runs (an
-// exec credential plugin that hangs, run before the request with no
-// context), and it was said stopped while it ran.
-func stoppedPast(ctx context.Context) time.Duration {
+// stoppedPast is how long past ctx's deadline, a context whose requests
+// began within before it (a landing context's writeLimit, a lock request's
+// bound), the process came to see a request it cut end, when the process
+// was stopped and continued meanwhile (SIGSTOP, ctrl+z, then SIGCONT:
+// continuedSince); 0 otherwise. Lateness alone is no proof: a request can
+// block past its deadline in a process that runs (an exec credential
+// plugin that hangs, run before the request with no context), and it was
+// said stopped while it ran.
+func stoppedPast(ctx context.Context, within time.Duration) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return 0
 	}
 	// Since reads the monotonic clock, which a wall clock set (NTP, an
 	// operator) does not move.
-	if late := time.Since(dl); late > stoppedSlack && continuedWithin(dl.Add(-writeLimit), continuedWait) {
+	if late := time.Since(dl); late > stoppedSlack && continuedWithin(dl.Add(-within), continuedWait) {
 		return late.Round(time.Second)
 	}
 	return 0

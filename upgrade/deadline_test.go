@@ -63,15 +63,15 @@ func TestAWriteCutWhileTheProcessWasStoppedDoesNotBlameTheServer(t *testing.T) {
 	defer cancel()
 	resumed, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-4*time.Minute))
 	defer cancel2()
-	if got := stoppedPast(onTime); got != 0 {
+	if got := stoppedPast(onTime, writeLimit); got != 0 {
 		t.Errorf("a write cut on time: stopped %s", got)
 	}
-	if got := stoppedPast(context.Background()); got != 0 {
+	if got := stoppedPast(context.Background(), writeLimit); got != 0 {
 		t.Errorf("no deadline: stopped %s", got)
 	}
 	defer func(n int64) { continued.Store(n) }(continued.Load())
 	continued.Store(0)
-	if got := stoppedPast(resumed); got != 0 {
+	if got := stoppedPast(resumed, writeLimit); got != 0 {
 		// Late and never stopped: an exec credential plugin that hung
 		// (D7), in a process that ran all along.
 		t.Errorf("4m past the deadline, no SIGCONT since the write began: stopped %s", got)
@@ -82,7 +82,7 @@ func TestAWriteCutWhileTheProcessWasStoppedDoesNotBlameTheServer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		continued.Store(time.Now().UnixNano())
 	}()
-	if got := stoppedPast(resumed); got < 4*time.Minute || got > 5*time.Minute {
+	if got := stoppedPast(resumed, writeLimit); got < 4*time.Minute || got > 5*time.Minute {
 		t.Errorf("resumed 4m past the deadline, the SIGCONT recorded 100 ms later: stopped %s", got)
 	}
 
@@ -95,7 +95,7 @@ func TestAWriteCutWhileTheProcessWasStoppedDoesNotBlameTheServer(t *testing.T) {
 		t.Errorf("lock write cut on time: %s", err)
 	}
 
-	stopped := &UnansweredWriteError{Object: "Cluster default/mgmt", Err: cut, Stopped: stoppedPast(resumed)}
+	stopped := &UnansweredWriteError{Object: "Cluster default/mgmt", Err: cut, Stopped: stoppedPast(resumed, writeLimit)}
 	if msg := stopped.Error(); strings.Contains(msg, "no answer from the API server") ||
 		!strings.Contains(msg, "apply Cluster default/mgmt: no answer read within 30s: this process was stopped (ctrl+z, SIGSTOP) and continued 4m") ||
 		!strings.Contains(msg, "the write may have landed all the same") {

@@ -288,13 +288,20 @@ func (l *Locker) answerWithin() time.Duration {
 	return l.AnswerWithin
 }
 
-// unanswered says of a request cut by its bound that the API server did not
-// answer in time, rather than the client's "context deadline exceeded".
+// unanswered says of a request cut by its bound, ctx's, set within before
+// its deadline, that the API server did not answer in time, rather than the
+// client's "context deadline exceeded"; or, when the process was stopped
+// and continued past that bound (stoppedPast), that nothing read an answer
+// that may have come: a renewal, keep or release cut by ctrl+z blamed the
+// API server, and main's explain told the operator to check it.
 func unanswered(ctx context.Context, within time.Duration, err error) error {
-	if DeadlineCut(ctx, err) {
-		return fmt.Errorf("no answer from the API server within %s: %w", within, err)
+	if !DeadlineCut(ctx, err) {
+		return err
 	}
-	return err
+	if stopped := stoppedPast(ctx, within); stopped > 0 {
+		return fmt.Errorf("%w: %w", &ProcessStoppedError{Within: within, Stopped: stopped}, err)
+	}
+	return fmt.Errorf("%s: %w", noAnswer(within, 0), err)
 }
 
 func (l *Locker) now() time.Time {
@@ -660,7 +667,7 @@ func (l *Locker) mayHaveLanded(wctx context.Context, err error) error {
 		return err
 	}
 	var why error = errors.New(noAnswer(writeLimit, 0))
-	if stopped := stoppedPast(wctx); stopped > 0 {
+	if stopped := stoppedPast(wctx, writeLimit); stopped > 0 {
 		why = &ProcessStoppedError{Within: writeLimit, Stopped: stopped}
 	}
 	return fmt.Errorf("%w; the write may have landed all the same: "+
