@@ -69,7 +69,7 @@ still be running (the message says whether it started), and 'upgrade-console wat
 follows it. With --wait on a spec the Cluster already has and the cluster has not
 reached, the console applies nothing and follows that upgrade, with the same codes,
 even when checks fail that would block a new upgrade (a rerun mid-rollout). 70 is a bug of
-the console's own (a panic caught; the stack goes to the log file).`,
+the console's own (a panic caught; the stack goes to the log file). 74 done, but the audit log (a full disk) did not take all of its record: the entries are printed to append to it.`,
 		Example: `  # See what would change, without changing anything. On a cluster the EKS-A CLI made,
   # its field manager eks-a-cli owns spec.eksaVersion and the versions: --force-conflicts
   # takes them over, as its own upgrade does (without it, exit 3 naming them)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -407,5 +408,43 @@ func TestUnwrittenEntriesArePrintedAtTheEnd(t *testing.T) {
 	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{})
 	if err != nil || len(res.Entries) != 2 {
 		t.Fatalf("log: %v, %d entries; want the two", err, len(res.Entries))
+	}
+}
+
+// A run whose record the audit log still refuses at its end is no
+// success: it did what it did, but the rule that no change goes unrecorded
+// did not hold, and a script that read 0 went on with the record on a
+// terminal nobody read. It exits ExitUnrecorded; a run that failed keeps
+// its own code, and a run whose log took every entry in the end exits 0.
+func TestARunWhoseRecordIsNotInTheLogDoesNotExitZero(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	opened.take()
+	a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := a.Path()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-release", Result: upgrade.AuditOK}); err == nil {
+		t.Fatal("lock-release taken by a directory")
+	}
+	var out bytes.Buffer
+	if code := endRun(&out, ExitOK, []*upgrade.Auditor{a}); code != ExitUnrecorded || !strings.Contains(out.String(), "did not take 1 entry of this run") {
+		t.Errorf("a done run with an entry unwritten: exit %d, said %q; want %d and the entry", code, out.String(), ExitUnrecorded)
+	}
+	if code := endRun(io.Discard, ExitUpgradeFail, []*upgrade.Auditor{a}); code != ExitUpgradeFail {
+		t.Errorf("a failed run with an entry unwritten: exit %d, want its own %d", code, ExitUpgradeFail)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := endRun(&out, ExitOK, []*upgrade.Auditor{a}); code != ExitOK || out.Len() != 0 {
+		t.Errorf("the log took the entry at the end: exit %d, said %q; want 0 and nothing", code, out.String())
 	}
 }

@@ -25,6 +25,10 @@ const (
 	ExitUpgradeFail = 4 // the upgrade (or a recovery action) ran and failed
 	ExitTimeout     = 5 // stopped before the upgrade (or a recovery) completed: timed out or interrupted
 	ExitInternal    = 70
+	// ExitUnrecorded: the run did its work, but the audit log (a full
+	// disk) did not take all of its record: the entries are printed at
+	// exit to append. sysexits' EX_IOERR, as 70 is its EX_SOFTWARE.
+	ExitUnrecorded = 74
 )
 
 // usageError marks an error in the command line itself.

@@ -86,7 +86,7 @@ Exit codes: 0 cleared (or nothing to clear), 1 bad input (a marker whose object 
 lacks, a node that does not exist) or not confirmed, 2 wrong command line (no marker named and
 no --all, a marker it does not know, or no terminal for the typed confirmation and no --yes),
 3 refused (a live marker without --force) or the dry run failed, 4 a clear failed,
-5 interrupted (run it again to continue).`,
+5 interrupted (run it again to continue), 74 done, but the audit log (a full disk) did not take all of its record: the entries are printed to append to it.`,
 		Example: `  upgrade-console lock clear --all --cluster mgmt
   upgrade-console lock clear paused --cluster mgmt --yes
   upgrade-console lock clear lease --force --cluster mgmt`,

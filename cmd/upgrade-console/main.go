@@ -34,7 +34,7 @@ func run(args []string) (code int) {
 	defer startProfiles()()
 	opened.take() // another run's, in tests
 	// After the recovery below: a run that panicked prints its record too.
-	defer func() { sayUnwritten(os.Stderr, opened.take()) }()
+	defer func() { code = endRun(os.Stderr, code, opened.take()) }()
 	defer func() {
 		if r := recover(); r != nil {
 			if loggingToFile.Load() {

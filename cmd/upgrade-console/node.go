@@ -44,7 +44,7 @@ Exit codes: 0 done, or nothing to retry (recorded in the audit log as already-do
 1 bad input (no such node, a node of another cluster) or not confirmed, 2 wrong command
 line (no terminal for the typed confirmation and no --yes), 3 refused or the dry run
 failed, 4 the delete failed, 5 the pod was not recreated in time, or the command was
-interrupted (run it again to continue).`,
+interrupted (run it again to continue), 74 done, but the audit log (a full disk) did not take all of its record: the entries are printed to append to it.`,
 		Example: `  upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --dry-run
   upgrade-console node retry mgmt-cp-7x2kq --cluster mgmt --yes`,
 		Args: exactArgs(1),

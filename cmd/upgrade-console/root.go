@@ -384,17 +384,31 @@ func (o *auditors) take() []*upgrade.Auditor {
 	return l
 }
 
+// endRun is the exit code of a run that ended with code, once the entries
+// its audit logs refused are said (sayUnwritten): a run whose record is
+// still not in the log is no success, whatever it did, and exits
+// ExitUnrecorded instead of 0 (a script read 0 and went on, the record on
+// a terminal nobody read). A run that failed keeps its own code: the
+// printed lines say the rest.
+func endRun(out io.Writer, code int, list []*upgrade.Auditor) int {
+	if sayUnwritten(out, list) && code == ExitOK {
+		return ExitUnrecorded
+	}
+	return code
+}
+
 // sayUnwritten prints, after the command (and its screen) ended, the entries
 // the audit log refused and does not take now either: the record of what
 // the console did is then on the operator's terminal, to append to the log
 // once it has space. The lines are JSON as the log holds them, control
-// characters escaped: safe to print.
-func sayUnwritten(out io.Writer, list []*upgrade.Auditor) {
+// characters escaped: safe to print. unwritten is whether there were any.
+func sayUnwritten(out io.Writer, list []*upgrade.Auditor) (unwritten bool) {
 	for _, a := range list {
 		lines, held, lost, err := a.Unwritten()
 		if held == 0 && lost == 0 {
 			continue
 		}
+		unwritten = true
 		why := ""
 		if err != nil {
 			why = " (" + err.Error() + ")"
@@ -410,6 +424,7 @@ func sayUnwritten(out io.Writer, list []*upgrade.Auditor) {
 		}
 		out.Write(lines)
 	}
+	return unwritten
 }
 
 // authenticateCmd asks the API server who the console is for the audit log,

@@ -80,7 +80,7 @@ unless --yes; every delete is recorded in the audit log.
 Exit codes: 0 pruned (or nothing to prune), 1 bad input or not confirmed, 2 wrong command line
 (or no terminal for the typed confirmation and no --yes), 3 the dry run failed or a snapshot
 changed since it was listed before anything was deleted, 4 a delete failed or met such a change
-after others, 5 interrupted (run it again to continue).`,
+after others, 5 interrupted (run it again to continue), 74 done, but the audit log (a full disk) did not take all of its record: the entries are printed to append to it.`,
 		Example: `  upgrade-console snapshot prune --cluster mgmt
   upgrade-console snapshot prune --cluster mgmt --keep 2 --dry-run`,
 		Args: exactArgs(0),

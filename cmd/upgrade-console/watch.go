@@ -104,7 +104,8 @@ rollback; a "failed:" line before it is not yet that verdict), and the timeout e
 after an upgrade the plain watch saw complete. A cluster at
 rest meets the rule once it has held for 5 s and the API server has confirmed it (so a
 --timeout under that ends with 5): the plain outcome line then says that no upgrade was
-under way.`,
+under way. When the audit log (a full disk) did not take all of the record of a recovery
+action run from R, it exits 74 where it would exit 0, and prints the entries to append to it.`,
 		Example: `  upgrade-console watch --cluster mgmt
   upgrade-console watch --cluster mgmt --plain --exit-on-done --timeout 2h`,
 		Args: exactArgs(0),
