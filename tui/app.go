@@ -113,6 +113,14 @@ type Options struct {
 	// does I/O: the node detail calls it in a command, once each time it
 	// opens, for the events the dashboard's buffer no longer keeps.
 	EventHistory EventHistoryFunc
+	// AuditHeld, when set, reports how many entries the audit log refused
+	// (a full disk) that the console holds, and why it refused the last.
+	// It reads memory (upgrade.Auditor.Held); it does no I/O. While any is
+	// held the App says so on the last row, on every screen and under the
+	// dialogs: the console prints them at exit, after the screen is gone,
+	// and the operator must know before quitting that a change went
+	// unrecorded.
+	AuditHeld func() (entries int, why string)
 	// Background, when set, runs once at start beside the App's own
 	// commands: I/O no screen waits for (asking the API server who the
 	// console is, for the audit log). Its message, if any, is ignored.
@@ -855,9 +863,38 @@ func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, tea.Batch(cmds...)
 }
 
+// heldLine is what the App says while the audit log holds entries it
+// refused ("" while it holds none): after a notice or a copy, which last
+// until the next key, on the key help's row, as nothing else on a screen
+// or a dialog says that a change went unrecorded, and the lines printed
+// at exit come once the screen is gone.
+func (a *App) heldLine() string {
+	if a.opts.AuditHeld == nil {
+		return ""
+	}
+	n, why := a.opts.AuditHeld()
+	if n == 0 {
+		return ""
+	}
+	if why != "" {
+		why = " (" + why + ")"
+	}
+	// The count and the exit first: the cause is cut where the row ends.
+	return fmt.Sprintf("the audit log refuses entries: %d held, printed at exit to append to it%s", n, why)
+}
+
 // withLastLine is the screen with its last row replaced by text (the
 // screen's own key help, which a dialog set aside makes partly wrong).
 func (a *App) withLastLine(base, text string) string {
+	return a.withLine(base, seg{" " + a.theme.Sym.Active + " ", rSevInfo}, seg{text, rSevInfo})
+}
+
+// withWarnLine is withLastLine for a warning.
+func (a *App) withWarnLine(base, text string) string {
+	return a.withLine(base, seg{" " + a.theme.Sym.Warn + " ", rSevWarning}, seg{text, rSevWarning})
+}
+
+func (a *App) withLine(base string, segs ...seg) string {
 	i := strings.LastIndexByte(base, '\n')
 	if i < 0 {
 		return base
@@ -867,7 +904,7 @@ func (a *App) withLastLine(base, text string) string {
 	}
 	var b strings.Builder
 	b.WriteString(base[:i+1])
-	a.st.paintSegs(&b, []seg{{" " + a.theme.Sym.Active + " ", rSevInfo}, {text, rSevInfo}}, a.width)
+	a.st.paintSegs(&b, segs, a.width)
 	return b.String()
 }
 
@@ -917,11 +954,16 @@ func (a *App) View() (v tea.View) {
 		return v
 	}
 	base := a.screens[len(a.screens)-1].View()
-	if h, ok := a.hidden.(hider); ok && len(a.dialogs) == 0 {
+	h, hides := a.hidden.(hider)
+	if hides && len(a.dialogs) == 0 {
 		base = a.withLastLine(base, h.hiddenLine())
 	}
 	if n := a.lastLine(); n != "" && len(a.dialogs) == 0 {
 		base = a.withLastLine(base, n)
+	} else if held := a.heldLine(); held != "" && len(a.dialogs) == 0 && !hides {
+		// After the set-aside run's line: R brings back its dialog,
+		// which says the held entries under it.
+		base = a.withWarnLine(base, held)
 	}
 	if len(a.dialogs) == 0 {
 		v.SetContent(base)
@@ -941,6 +983,8 @@ func (a *App) View() (v tea.View) {
 		base = base[:i+1] + a.blankRows(1)
 		if n := a.lastLine(); n != "" {
 			base = a.withLastLine(base, n)
+		} else if h := a.heldLine(); h != "" {
+			base = a.withWarnLine(base, h)
 		}
 	}
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(base)}

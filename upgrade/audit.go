@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -139,6 +140,11 @@ type Auditor struct {
 	// heldCluster is the cluster of the last entry held: the note of the
 	// entries not kept names it when no new entry comes to stamp it.
 	heldCluster string
+	// heldNow and refusal are what Held reports, set with mu held after
+	// each write: read without mu, which a write holds through its fsync,
+	// by a screen that must not wait for a disk.
+	heldNow atomic.Int64
+	refusal atomic.Pointer[string]
 }
 
 // maxHeld bounds the refused entries kept in memory: once the log refuses,
@@ -341,7 +347,48 @@ func (a *Auditor) Record(ctx context.Context, e AuditEntry) error {
 	if !taken {
 		a.hold(e)
 	}
+	a.publish(err)
 	return err
+}
+
+// publish makes the held entries' count, and err, the log's last refusal,
+// what Held reports. Called with a.mu held.
+func (a *Auditor) publish(err error) {
+	n := len(a.held) + a.lost
+	a.heldNow.Store(int64(n))
+	switch {
+	case n == 0:
+		a.refusal.Store(nil)
+	case err != nil:
+		// The cause alone ("no space left on device"): the path and its
+		// fix are the exit's to say, and a screen's row has no room.
+		why := err.Error()
+		var aw *AuditWriteError
+		var pe *os.PathError
+		switch {
+		case errors.As(err, &pe):
+			why = pe.Err.Error()
+		case errors.As(err, &aw):
+			why = aw.Err.Error()
+		}
+		a.refusal.Store(&why)
+	}
+}
+
+// Held is how many entries the log refused that the console holds to
+// write later (kept, and refused and not kept: Unwritten's held and lost),
+// and why it refused the last ("" when none is held). It reads no file and
+// waits for no write: a screen calls it to say that the record is held,
+// and printed at exit for the operator to append.
+func (a *Auditor) Held() (entries int, why string) {
+	n := int(a.heldNow.Load())
+	if n == 0 {
+		return 0, ""
+	}
+	if w := a.refusal.Load(); w != nil {
+		why = *w
+	}
+	return n, why
 }
 
 // write appends the entries refused before, then line (none when nil), in
@@ -427,6 +474,7 @@ func (a *Auditor) Unwritten() (lines []byte, held, lost int, err error) {
 	}
 	e := AuditEntry{Time: a.now().UTC(), User: a.user, Host: a.host, Console: a.console, Context: a.context, Cluster: a.heldCluster}
 	_, err = a.write(e, nil)
+	a.publish(err)
 	if len(a.held) == 0 && a.lost == 0 {
 		return nil, 0, 0, err // taken; with an error, only its flush failed
 	}

@@ -375,3 +375,40 @@ func TestAuditorHandsBackTheEntriesItCouldNotWrite(t *testing.T) {
 		t.Fatalf("log holds %+v, want the two, delayed", res.Entries)
 	}
 }
+
+// Held says, without touching the file, how many entries the log refused
+// and the console holds, and the cause alone (the screen's row has no room
+// for the path): a TUI start showed nothing of them.
+func TestAuditorSaysHowManyEntriesItHolds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := NewAuditor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, why := a.Held(); n != 0 || why != "" {
+		t.Fatalf("nothing refused: held %d (%q)", n, why)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"first", "second"} {
+		if err := a.Record(context.Background(), AuditEntry{Cluster: "mgmt", Action: "lock-renew", Step: step, Result: AuditOK}); err == nil {
+			t.Fatalf("%s entry taken by a directory", step)
+		}
+	}
+	if n, why := a.Held(); n != 2 || why != "is a directory" {
+		t.Errorf("refusing: held %d (%q), want 2 (is a directory)", n, why)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _, _, err := a.Unwritten(); lines != nil || err != nil {
+		t.Fatalf("with space again: %q, %v", lines, err)
+	}
+	if n, why := a.Held(); n != 0 || why != "" {
+		t.Errorf("written at last: held %d (%q), want none", n, why)
+	}
+}

@@ -448,3 +448,37 @@ func TestARunWhoseRecordIsNotInTheLogDoesNotExitZero(t *testing.T) {
 		t.Errorf("the log took the entry at the end: exit %d, said %q; want 0 and nothing", code, out.String())
 	}
 }
+
+// The screens read the entries held by every log the run opened (the plan
+// screen's, the R menu's): opened.held sums them, with a refusal's cause.
+func TestTheScreensSeeTheEntriesEveryOpenedLogHolds(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	opened.take()
+	defer opened.take()
+	if n, why := opened.held(); n != 0 || why != "" {
+		t.Fatalf("no log opened: held %d (%q)", n, why)
+	}
+	var logs []*upgrade.Auditor
+	for range 2 {
+		a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, a)
+	}
+	path := logs[0].Path()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range logs {
+		if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-renew", Result: upgrade.AuditOK}); err == nil {
+			t.Fatal("an entry taken by a directory")
+		}
+	}
+	if n, why := opened.held(); n != 2 || why != "is a directory" {
+		t.Errorf("held %d (%q), want 2 (is a directory)", n, why)
+	}
+}

@@ -264,6 +264,7 @@ func newPlanApp(ctx context.Context, lv *live, l *liveOptions, display *watchOpt
 		Demo:              demoWorld,
 		NoSuspend:         suspendUnavailable(),
 		EventHistory:      lv.watcher.EventHistory,
+		AuditHeld:         opened.held,
 	}
 	var actions tui.PlanActions
 	actions.Recheck = lv.planner.Rechecked

@@ -375,6 +375,23 @@ func (o *auditors) add(a *upgrade.Auditor) {
 	o.list = append(o.list, a)
 }
 
+// held is the entries the opened logs refused and hold, and why the first
+// that holds any refused the last (tui.Options.AuditHeld): memory only, for
+// a screen to draw.
+func (o *auditors) held() (entries int, why string) {
+	o.mu.Lock()
+	list := slices.Clone(o.list)
+	o.mu.Unlock()
+	for _, a := range list {
+		n, w := a.Held()
+		if n > 0 && why == "" {
+			why = w
+		}
+		entries += n
+	}
+	return entries, why
+}
+
 // take returns the auditors opened since the last take, and forgets them.
 func (o *auditors) take() []*upgrade.Auditor {
 	o.mu.Lock()

@@ -305,6 +305,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		EventHistory:      w.EventHistory,
 		NoSuspend:         suspendUnavailable(),
 		Demo:              t.demo,
+		AuditHeld:         opened.held,
 	}
 	// The App is kept: RunApp returns no outcome with the deadline's
 	// error, and a timeout must not hide a failure the dashboard showed.
