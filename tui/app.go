@@ -863,6 +863,17 @@ func (a *App) broadcast(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, tea.Batch(cmds...)
 }
 
+// footerOwner is a screen whose last row is, for now, more than its key
+// help: the dashboard's quit prompt ("q again quits") and its filter's
+// input. The App draws no warning of its own over them: over the prompt, a
+// q pressed in the demo seemed to do nothing.
+type footerOwner interface{ footerBusy() bool }
+
+func (a *App) footerBusy() bool {
+	f, ok := a.screens[len(a.screens)-1].(footerOwner)
+	return ok && f.footerBusy()
+}
+
 // heldLine is what the App says while the audit log holds entries it
 // refused ("" while it holds none): after a notice or a copy, which last
 // until the next key, on the key help's row, as nothing else on a screen
@@ -960,7 +971,7 @@ func (a *App) View() (v tea.View) {
 	}
 	if n := a.lastLine(); n != "" && len(a.dialogs) == 0 {
 		base = a.withLastLine(base, n)
-	} else if held := a.heldLine(); held != "" && len(a.dialogs) == 0 && !hides {
+	} else if held := a.heldLine(); held != "" && len(a.dialogs) == 0 && !hides && !a.footerBusy() {
 		// After the set-aside run's line: R brings back its dialog,
 		// which says the held entries under it.
 		base = a.withWarnLine(base, held)

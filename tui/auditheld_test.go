@@ -16,8 +16,9 @@ import (
 // While the audit log holds entries it refused (a full disk), the App says
 // so on the last row, on the screen and under a dialog (a recovery run
 // from R): the console prints them at exit, after the screen is gone, and
-// a TUI start showed nothing of them meanwhile. Once the log takes them,
-// the row is the key help again.
+// a TUI start showed nothing of them meanwhile. A footer that asks or
+// takes text keeps its row. Once the log takes them, the row is the key
+// help again.
 func TestTheAppSaysTheAuditEntriesItHolds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	a, err := upgrade.NewAuditor(path)
@@ -42,6 +43,16 @@ func TestTheAppSaysTheAuditEntriesItHolds(t *testing.T) {
 	want := "the audit log refuses entries: 1 held, printed at exit to append to it (is a directory)"
 	if last := lastRow(app); !strings.Contains(last, want) {
 		t.Errorf("the last row says %q, want %q", last, want)
+	}
+	// The dashboard's footer taking text (the filter; its quit prompt
+	// likewise) is left to it: the warning comes back after it.
+	pressApp(t, app, tea.KeyPressMsg{Code: '/', Text: "/"})
+	if last := lastRow(app); strings.Contains(last, "audit log") {
+		t.Errorf("the filter's row says %q", last)
+	}
+	pressApp(t, app, tea.KeyPressMsg{Code: tea.KeyEscape})
+	if last := lastRow(app); !strings.Contains(last, want) {
+		t.Errorf("after the filter the last row says %q, want %q", last, want)
 	}
 	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
 	app.Update(OpenDialogMsg{Dialog: d})

@@ -798,6 +798,9 @@ func (d *Dashboard) quit() tea.Cmd {
 // quitPrompt reports whether the footer asks to confirm a quit.
 func (d *Dashboard) quitPrompt() bool { return d.quitArmed && d.quitAsks() }
 
+// footerBusy: the footer asks or takes text (footerOwner).
+func (d *Dashboard) footerBusy() bool { return d.filtering || d.quitPrompt() }
+
 func (d *Dashboard) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
 	if d.quitArmed {
