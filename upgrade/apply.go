@@ -9,6 +9,7 @@ import (
 	"net"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,13 @@ type ObjectChange struct {
 	// NotServed: the API server serves no such kind (its CRD is not
 	// installed, or the kind or apiVersion is misspelt).
 	NotServed bool `json:"notServed,omitempty"`
+	// Invalid: the refusal is of the document's content, a field the
+	// CRD's schema refuses (422 Invalid, each cause a value of the wrong
+	// type, outside its allowed values, missing or too long): bad input,
+	// which the file's fix ends, not the cluster's.
+	Invalid bool `json:"invalid,omitempty"`
+	// causes are the fields an Invalid refusal names.
+	causes []metav1.StatusCause
 	// resource and namespace name what a Forbidden refusal was of
 	// ("vspheremachineconfigs.anywhere.eks.amazonaws.com", "default"), for
 	// the `kubectl auth can-i` its fix gives.
@@ -234,8 +242,9 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 			out, err = ri.Apply(ctx, u.GetName(), u, opts)
 		}
 		if err != nil {
+			causes, invalid := invalidFields(err)
 			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err),
-				resource: refusedResource(err), namespace: u.GetNamespace()})
+				Invalid: invalid, causes: causes, resource: refusedResource(err), namespace: u.GetNamespace()})
 			continue
 		}
 		oc := ObjectChange{Object: ref, Create: live == nil}
@@ -245,6 +254,69 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 		res.Objects = append(res.Objects, oc)
 	}
 	return res, nil
+}
+
+// contentCauses are the causes of a 422 that are about a value in the
+// document. A FieldValueForbidden is left out: EKS-A's webhook answers a
+// version skew or an immutable field with it, a refusal the plan's other
+// checks say and that is not the file's to fix alone.
+var contentCauses = []metav1.CauseType{metav1.CauseTypeFieldValueInvalid, metav1.CauseTypeFieldValueNotSupported,
+	metav1.CauseTypeFieldValueRequired, metav1.CauseTypeTypeInvalid, metav1.CauseTypeFieldValueDuplicate,
+	metav1.CauseTypeTooLong, metav1.CauseTypeTooMany, metav1.CauseTypeFieldValueNotFound}
+
+// invalidFields are the causes of a 422 Invalid refusal, and whether every
+// one of them is about the document's content.
+func invalidFields(err error) ([]metav1.StatusCause, bool) {
+	var se apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !asStatus(err, &se) || se.Status().Details == nil || len(se.Status().Details.Causes) == 0 {
+		return nil, false
+	}
+	causes := se.Status().Details.Causes
+	for _, c := range causes {
+		if !slices.Contains(contentCauses, c.Type) {
+			return causes, false
+		}
+	}
+	return causes, true
+}
+
+// InvalidSpec is the dry run's refusal of the spec's content as bad input
+// (exit 1, as a field the console's own schema check refuses): the file,
+// the document and field of the first refused, the API server's words and
+// the fix. Nil when no document is refused for its content: a refusal by
+// RBAC, of a kind not served, or of a version skew is the cluster's.
+func (r *DryRunResult) InvalidSpec(spec *SpecFile) *model.InputError {
+	var bad []ObjectChange
+	for _, o := range r.Rejected() {
+		if o.Invalid {
+			bad = append(bad, o)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	o, c := bad[0], bad[0].causes[0]
+	where := o.Object
+	for i, d := range spec.Docs {
+		if docRef(d) == o.Object {
+			where = fmt.Sprintf("document %d (%s %s)", i+1, d.GetKind(), d.GetName())
+			break
+		}
+	}
+	field := model.PrintableLine(c.Field)
+	problem := "the API server refuses it: " + model.PrintableLine(c.Message)
+	if n := len(o.causes) - 1; n > 0 {
+		problem += fmt.Sprintf(" (and %d more field(s) of it)", n)
+	}
+	if len(bad) > 1 {
+		others := make([]string, 0, len(bad)-1)
+		for _, b := range bad[1:] {
+			others = append(others, b.Object)
+		}
+		problem += "; refused too: " + strings.Join(others, ", ")
+	}
+	return &model.InputError{Source: spec.Path, Field: where + ": " + field, Problem: problem,
+		Fix: "give " + field + " a value the API server's schema of " + strings.SplitN(o.Object, " ", 2)[0] + " allows (its words above), then plan again; nothing was changed"}
 }
 
 // refusal is the API server's reason for refusing a document, without the

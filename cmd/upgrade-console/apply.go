@@ -189,6 +189,10 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			fmt.Fprintln(out, "the failed checks would block a new upgrade; this spec starts none, so --wait follows the one under way")
 			return followUnapplied(sctx, out, lv, p, o)
 		}
+		if invalidSpec(p) != nil {
+			bad := blockedExit(p)
+			return errors.Join(bad, recordRefusedApply(sctx, lv, p, o.dryRun, bad))
+		}
 		return refusedApply(sctx, lv, p, o.dryRun, blockedError(p.Preflight))
 	}
 
@@ -199,11 +203,15 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	writeDryRun(out, dry)
 	if rej := dry.Rejected(); len(rej) > 0 {
-		// Bad input (exit 1), and an attempt the audit log keeps, as it
-		// keeps the refusals for conflicts and by the checks.
-		bad := &model.InputError{Source: lv.spec.Path, Problem: fmt.Sprintf("the API server refuses %s: %s", rej[0].Object, rej[0].Error),
-			Fix: "correct the spec; nothing was changed"}
-		return errors.Join(bad, recordRefusedApply(sctx, lv, p, o.dryRun, bad))
+		// A refusal of the file's content is bad input (exit 1), as the
+		// plan's spec-accepted ends it; one by RBAC or of a kind not
+		// served is the cluster's (exit 3), as that check's. Either is
+		// an attempt the audit log keeps, as it keeps the refusals for
+		// conflicts and by the checks.
+		if bad := dry.InvalidSpec(lv.spec); bad != nil {
+			return errors.Join(bad, recordRefusedApply(sctx, lv, p, o.dryRun, bad))
+		}
+		return refusedApply(sctx, lv, p, o.dryRun, fmt.Errorf("the API server refuses %s: %s; nothing was changed", rej[0].Object, model.JoinLines(rej[0].Error)))
 	}
 	if len(dry.Conflicts) > 0 && !o.forceConflicts {
 		return refusedApply(sctx, lv, p, o.dryRun, &upgrade.ConflictsError{Conflicts: dry.Conflicts})

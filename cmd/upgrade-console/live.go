@@ -318,7 +318,7 @@ func runLivePlan(ctx context.Context, out io.Writer, g *globalOptions, o *planOp
 		return err
 	}
 	if p.Blocked() {
-		return withCode(ExitPreflight, blockedError(p.Preflight))
+		return blockedExit(p)
 	}
 	return nil
 }

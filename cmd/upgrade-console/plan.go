@@ -79,8 +79,9 @@ adds the live preflight checks: objects ready, no failureMessage, generation obs
 reconcile not paused, no other upgrade lock, no leftover upgrade markers. Skippable checks
 may be skipped by name with --skip (repeatable).
 
-Exit codes: 0 the upgrade may start, 1 bad input, 2 wrong command line,
-3 a blocking preflight check failed (the plan is still printed), 5 interrupted (ctrl-c,
+Exit codes: 0 the upgrade may start, 1 bad input (a spec value the API server refuses
+included), 2 wrong command line, 3 a blocking preflight check failed (the plan is still
+printed), 5 interrupted (ctrl-c,
 SIGTERM, SIGHUP) before the API server answered (nothing is changed), 70 a bug of the
 console's own (a panic caught; the stack goes to the log file).`,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
@@ -321,6 +322,40 @@ func writePlanTableFor(out io.Writer, p *model.Plan, all bool, spec *model.SpecS
 		}
 	}
 	_ = tw.Flush()
+}
+
+// blockedExit is the end of a live plan the checks block: exit 3, or exit 1
+// when spec-accepted's dry run found the spec file's content refused (a
+// field the CRD's schema refuses), as apply's own dry run and the
+// console's schema check end that bad input. Both were exit 3 here and 1
+// there for the same file. The other checks that block are named after it.
+func blockedExit(p *upgrade.Plan) error {
+	bad := invalidSpec(p)
+	if bad == nil {
+		return withCode(ExitPreflight, blockedError(p.Preflight))
+	}
+	var others []string
+	for _, r := range p.Preflight {
+		if r.Blocking && r.Name != upgrade.CheckSpecAccepted {
+			others = append(others, r.Name)
+		}
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("%w; other preflight checks block the upgrade too: %s (see the plan's preflight results)", bad, strings.Join(others, ", "))
+	}
+	return bad
+}
+
+// invalidSpec is the plan's dry run's refusal of the spec's content, nil
+// when there is none (or the check was not made).
+func invalidSpec(p *upgrade.Plan) *model.InputError {
+	t := p.Target
+	if t == nil || t.Spec == nil || t.SpecDryRun == nil || !slices.ContainsFunc(p.Preflight, func(r model.CheckResult) bool {
+		return r.Name == upgrade.CheckSpecAccepted && r.Blocking
+	}) {
+		return nil
+	}
+	return t.SpecDryRun.InvalidSpec(t.Spec)
 }
 
 func blockedError(results []model.CheckResult) error {

@@ -135,7 +135,7 @@ func unstartedExit(s *upgrade.Session, plan *upgrade.Plan) error {
 	if s != nil || plan == nil || !plan.Blocked() {
 		return nil
 	}
-	return withCode(ExitPreflight, blockedError(plan.Preflight))
+	return blockedExit(plan)
 }
 
 // sayPlanTUIEnd says, on the normal screen once the UI is gone, what the
