@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,12 +167,8 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 	// EKS-A finds a Cluster's provider objects by name in the Cluster's own
 	// namespace: one in another namespace would be created there, unused,
 	// while the object the Cluster refers to stays as it was.
-	for _, d := range spec.Docs {
-		if d.GetNamespace() != spec.Cluster.GetNamespace() {
-			return nil, &model.InputError{Source: source, Field: docRef(d) + ": metadata.namespace",
-				Problem: fmt.Sprintf("%s is not the Cluster's namespace (%s): EKS-A looks for the Cluster's provider objects in its own namespace only", d.GetNamespace(), spec.Cluster.GetNamespace()),
-				Fix:     "set metadata.namespace: " + spec.Cluster.GetNamespace() + " on it, or leave it out on every document"}
-		}
+	if err := checkNamespaces(source, spec); err != nil {
+		return nil, err
 	}
 	// YAML reads an unquoted 1.30 as the number 1.3: said as such, not as a
 	// missing field.
@@ -552,6 +550,52 @@ func (s *SpecFile) osFamiliesKnownWithout(family string) bool {
 		}
 	}
 	return seen
+}
+
+// checkNamespaces refuses a spec whose documents are not all in one
+// namespace, naming the documents out of step: those outside the namespace
+// most of them share (the Cluster's, on a tie). A Cluster alone in a
+// mistyped namespace was reported as its first provider object's fault,
+// "VSphereDatacenterConfig default/mgmt: … is not the Cluster's namespace
+// (defualt)", and the fix moved the five right documents.
+func checkNamespaces(source string, spec *SpecFile) error {
+	count := map[string]int{}
+	for _, d := range spec.Docs {
+		count[d.GetNamespace()]++
+	}
+	if len(count) == 1 {
+		return nil
+	}
+	want := spec.Cluster.GetNamespace()
+	for _, ns := range slices.Sorted(maps.Keys(count)) {
+		if count[ns] > count[want] {
+			want = ns
+		}
+	}
+	var out []string
+	first := -1
+	for i, d := range spec.Docs {
+		if d.GetNamespace() != want {
+			if first < 0 {
+				first = i
+			}
+			out = append(out, fmt.Sprintf("document %d (%s)", i+1, docRef(d)))
+		}
+	}
+	d := spec.Docs[first]
+	problem := fmt.Sprintf("%s is not the Cluster's namespace (%s): EKS-A looks for the Cluster's provider objects in its own namespace only", d.GetNamespace(), want)
+	if want != spec.Cluster.GetNamespace() {
+		problem = fmt.Sprintf("%s is not the namespace of %d of the spec's %d documents (%s): EKS-A looks for the Cluster's provider objects in the Cluster's own namespace only", d.GetNamespace(), count[want], len(spec.Docs), want)
+	}
+	if len(out) > 1 {
+		problem += "; out of step too: " + strings.Join(out[1:], ", ")
+	}
+	it := "it"
+	if len(out) > 1 {
+		it = "each of them"
+	}
+	return &model.InputError{Source: source, Field: out[0] + ": metadata.namespace", Problem: problem,
+		Fix: "set metadata.namespace: " + want + " on " + it + ", or leave it out on every document"}
 }
 
 // Names lists the documents as "Kind namespace/name", for messages.
