@@ -628,7 +628,7 @@ func TestRecoveryDialogSaysTheFixOfARefusal(t *testing.T) {
 	f := &fakeRecovery{planErr: fmt.Errorf("read the upgrader pod: %w", forbidden)}
 	d := testDialog(RecoveryOptions{}, f)
 	press(t, d, enter)
-	if v := ansi.Strip(d.View()); !strings.Contains(strings.Join(strings.Fields(v), " "), "fix: the identity above lacks that right") {
+	if v := ansi.Strip(d.View()); !strings.Contains(strings.Join(strings.Fields(v), " "), "fix: the identity the API server names lacks that right") {
 		t.Errorf("the refusal's fix is not shown:\n%s", v)
 	}
 }

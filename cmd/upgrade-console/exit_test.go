@@ -132,11 +132,12 @@ current-context: ""
 // message gains the fix; one that already has its fix is left as it is.
 func TestExplainAddsTheFix(t *testing.T) {
 	unauthorized := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewUnauthorized("Unauthorized"))
-	if got := explain(unauthorized).Error(); !strings.Contains(got, "read Cluster default/mgmt: Unauthorized") || !strings.Contains(got, "refused the kubeconfig's credentials") {
+	if got := explain(unauthorized).Error(); got != "read Cluster default/mgmt: the API server refused the credentials (401 Unauthorized): an expired or revoked token or certificate "+
+		"(fix: refresh the credentials (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user)" || !apierrors.IsUnauthorized(explain(unauthorized)) {
 		t.Errorf("unauthorized: %s", got)
 	}
 	forbidden := fmt.Errorf("read Cluster default/mgmt: %w", apierrors.NewForbidden(schema.GroupResource{Group: "anywhere.eks.amazonaws.com", Resource: "clusters"}, "mgmt", errors.New("no RBAC policy matched")))
-	if got := explain(forbidden).Error(); !strings.Contains(got, "forbidden") || !strings.Contains(got, "fix: the identity above lacks that right") {
+	if got := explain(forbidden).Error(); !strings.Contains(got, "forbidden") || strings.Contains(got, "\n") || !strings.Contains(got, " (fix: the identity the API server names lacks that right") {
 		t.Errorf("forbidden: %s", got)
 	}
 	deadline := fmt.Errorf("read upgrade lock Lease eksa-system/upgrade-console-mgmt: %w", context.DeadlineExceeded)

@@ -78,12 +78,12 @@ func explain(err error) error {
 		// The API server's own answer to a request given less time than
 		// it needed (--request-timeout 1ms): "the server was unable to
 		// return a response in the time allotted", with no fix.
-		return fmt.Errorf("%w\nfix: the API server gave up on the request within its time bound: give --request-timeout more time (e.g. 30s; 0 waits for ever), or check the API server's load", err)
+		return upgrade.WithFix(err, err.Error(), "the API server gave up on the request within its time bound: give --request-timeout more time (e.g. 30s; 0 waits for ever), or check the API server's load")
 	case errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(codedError)) && !errors.As(err, new(*upgrade.ProcessStoppedError)):
 		// A coded one already says which bound passed (--timeout, a wait);
 		// one that passed while the process was stopped is not the API
 		// server's, and says so.
-		return fmt.Errorf("%w\nfix: a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough", err)
+		return upgrade.WithFix(err, err.Error(), "a time bound passed before the API server answered: check it is up, and that --request-timeout or --sync-timeout (where given) leave it long enough")
 	}
 	return err
 }
