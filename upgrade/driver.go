@@ -229,14 +229,24 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 			Object: object, Error: err.Error(),
 		}))
 	}()
+	// step names what the start was doing, for an interrupt that cut a
+	// request short (interrupted).
+	step := "taking the upgrade lock"
+	interrupted := func(cause error) error {
+		if ctx.Err() == nil || !CancelledOnly(cause) {
+			return cause
+		}
+		return &StartInterruptedError{Step: step, Err: cause}
+	}
 	locker := &Locker{Kube: d.Client.Kube, Namespace: d.Client.Sys(), Cluster: plan.Cluster, ClusterNamespace: plan.Namespace, Holder: d.Holder,
 		Duration: d.LeaseDuration, Clock: d.clock(), Audit: d.Audit, Conn: d.Conn}
 	h, err := locker.Hold(ctx, d.clock())
 	if err != nil {
-		return nil, err
+		return nil, interrupted(err)
 	}
 	s := &Session{Plan: plan, locker: locker, hold: h, clk: d.clock(), audit: d.Audit, client: d.Client, stopsWithConsole: d.StopsWithConsole}
 	release := func(cause error) error {
+		cause = interrupted(cause)
 		rerr := h.Release(context.WithoutCancel(ctx))
 		if rerr == nil || errors.Is(rerr, ErrLockLost) || errors.As(rerr, new(*AuditWriteError)) {
 			// Released, lost, or its record refused (whether the delete
@@ -252,6 +262,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	// the cluster may have changed: check again, now that nobody else can
 	// start.
 	if d.Planner != nil {
+		step = "checking the plan again under the upgrade lock"
 		if err := d.Planner.Recheck(ctx, plan); err != nil {
 			return nil, release(err)
 		}
@@ -262,6 +273,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	// The confirmation may have stayed open for minutes: what the writes
 	// do, and the conflicts forced, must be what the operator saw.
 	if o.DryRun != nil {
+		step = "the dry run under the upgrade lock"
 		now, err := (&Applier{Client: d.Client, Cluster: plan.Cluster}).DryRun(ctx, plan.Target.Spec)
 		if err != nil {
 			return nil, release(fmt.Errorf("the dry run under the upgrade lock failed, nothing was applied: %w", err))
@@ -270,6 +282,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 			return nil, release(&DryRunChangedError{Now: now, Differences: diffs})
 		}
 	}
+	step = "saving the snapshot"
 	snapper := &Snapshotter{Client: d.Client, Audit: d.Audit, Dir: d.SnapshotDir}
 	_, s.Snapshot, err = snapper.Take(ctx, plan.Current.Cluster, plan.Target.Spec.Docs, d.Holder.String(), d.clock().Now())
 	if err != nil {
@@ -278,6 +291,7 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	if o.OnSnapshot != nil {
 		o.OnSnapshot(s.Snapshot)
 	}
+	step = "the apply's own dry run, after the snapshot was taken"
 	applier := &Applier{Client: d.Client, Audit: d.Audit, Cluster: plan.Cluster, Now: d.clock().Now}
 	s.Applied, err = applier.Apply(ctx, plan.Target.Spec, ApplyOptions{
 		ForceConflicts: o.ForceConflicts, Skipped: plan.Skipped, Changes: o.DryRun, OnApplied: o.OnApplied,
@@ -290,9 +304,6 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	anyApplied = len(s.Applied) > 0 || maybe
 	if err != nil {
 		if !anyApplied {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("interrupted before any document was applied (the snapshot was taken): %w", err)
-			}
 			return nil, release(err)
 		}
 		// The cluster is mid-change. A lock that only stops being renewed
@@ -320,6 +331,35 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		s.ChildrenBefore, _, _ = unstructured.NestedInt64(plan.Current.Cluster.Object, "status", "childrenReconciledGeneration")
 	}
 	return s, nil
+}
+
+// StartInterruptedError is a start an interrupt (Ctrl-C, SIGTERM) cut short
+// before any document was applied, in a request the API server had not
+// answered: said in words, where client-go's read "read
+// VSphereDatacenterConfig default/mgmt: client rate limiter Wait returned
+// an error: context canceled", on the terminal and in the audit log. It is
+// still errors.Is the cancellation.
+type StartInterruptedError struct {
+	// Step is what the start was doing ("saving the snapshot").
+	Step string
+	Err  error
+}
+
+func (e *StartInterruptedError) Error() string {
+	return "interrupted before the API server answered (" + e.Step + "): no document was applied"
+}
+
+func (e *StartInterruptedError) Unwrap() error { return e.Err }
+
+// CancelledOnly reports whether err says no more than that its context was
+// cancelled: wrapping context.Canceled, or in client-go's text for it, which
+// does not always wrap it (a request cut by the signal).
+func CancelledOnly(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasSuffix(msg, "context canceled") || strings.HasSuffix(msg, "signal received")
 }
 
 // AppliedInPart says how much of the spec a start that failed part way

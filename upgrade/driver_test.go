@@ -282,8 +282,19 @@ func TestStartInterrupted(t *testing.T) {
 		w, audit, s, err := start(t, func(cancel context.CancelFunc) StartOptions {
 			return StartOptions{OnSnapshot: func(SnapshotRef) { cancel() }}
 		})
-		if s != nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted before any document was applied") {
+		if s != nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted before the API server answered (the apply's own dry run, after the snapshot was taken): no document was applied") {
 			t.Fatalf("start: %v, %v; want it stopped", s, err)
+		}
+		// Said in words, on the terminal and in the audit log: client-go's
+		// "client rate limiter Wait returned an error: context canceled"
+		// told the operator nothing.
+		if strings.Contains(err.Error(), "context canceled") {
+			t.Errorf("start: %v", err)
+		}
+		for _, e := range audit.entries {
+			if strings.Contains(e.Error, "context canceled") || strings.Contains(e.Message, "context canceled") {
+				t.Errorf("audit %s %s: %q %q", e.Action, e.Result, e.Error, e.Message)
+			}
 		}
 		if st, _ := ReadLock(context.Background(), w.client.Kube, w.ns, "mgmt"); st != nil {
 			t.Errorf("the interrupted start left the lock: %+v", st)

@@ -368,16 +368,9 @@ func signalled(ctx context.Context, err error) error {
 	return withCode(ExitTimeout, fmt.Errorf("stopped (interrupted) before it finished; it changed nothing: %w", err))
 }
 
-// cancelledOnly reports whether err says no more than that its context was
-// cancelled: wrapping context.Canceled, or in client-go's text for it, which
-// does not always wrap it (a watch or a request cut by the signal).
-func cancelledOnly(err error) bool {
-	if errors.Is(err, context.Canceled) {
-		return true
-	}
-	msg := err.Error()
-	return strings.HasSuffix(msg, "context canceled") || strings.HasSuffix(msg, "signal received")
-}
+// cancelledOnly is upgrade.CancelledOnly: the start and the recovery
+// commands tell the cancellation by the same rule.
+func cancelledOnly(err error) bool { return upgrade.CancelledOnly(err) }
 
 // survivesClosedOutput keeps a command that writes to the cluster alive when
 // its standard output closes (a pipe whose reader went with the SSH session):
