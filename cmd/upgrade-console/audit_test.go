@@ -361,17 +361,9 @@ func TestAFlagThatTookTheNextFlagIsAUsageError(t *testing.T) {
 func TestUnwrittenEntriesArePrintedAtTheEnd(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	opened.take()
-	a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := openAuditorT(t)
 	path := a.Path()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	refuseAudit(t, path)
 	ctx := context.Background()
 	for _, step := range []string{"renew", "release"} {
 		if err := a.Record(ctx, upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-" + step, Result: upgrade.AuditOK}); err == nil {
@@ -419,17 +411,9 @@ func TestUnwrittenEntriesArePrintedAtTheEnd(t *testing.T) {
 func TestARunWhoseRecordIsNotInTheLogDoesNotExitZero(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	opened.take()
-	a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := openAuditorT(t)
 	path := a.Path()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	refuseAudit(t, path)
 	if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-release", Result: upgrade.AuditOK}); err == nil {
 		t.Fatal("lock-release taken by a directory")
 	}
@@ -460,19 +444,10 @@ func TestTheScreensSeeTheEntriesEveryOpenedLogHolds(t *testing.T) {
 	}
 	var logs []*upgrade.Auditor
 	for range 2 {
-		a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, a)
+		logs = append(logs, openAuditorT(t))
 	}
 	path := logs[0].Path()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	refuseAudit(t, path)
 	for _, a := range logs {
 		if err := a.Record(context.Background(), upgrade.AuditEntry{Cluster: "mgmt", Action: "lock-renew", Result: upgrade.AuditOK}); err == nil {
 			t.Fatal("an entry taken by a directory")
@@ -480,5 +455,27 @@ func TestTheScreensSeeTheEntriesEveryOpenedLogHolds(t *testing.T) {
 	}
 	if n, why := opened.held(); n != 2 || why != "is a directory" {
 		t.Errorf("held %d (%q), want 2 (is a directory)", n, why)
+	}
+}
+
+// openAuditorT opens the audit log of XDG_STATE_HOME, as a run does.
+func openAuditorT(t *testing.T) *upgrade.Auditor {
+	t.Helper()
+	a, err := openAuditor(auditTarget{context: "mgmt-admin@mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// refuseAudit makes the log at path refuse every entry: a directory where
+// the file was: each write fails, as on a full disk.
+func refuseAudit(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
 	}
 }
