@@ -257,27 +257,46 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 }
 
 // contentCauses are the causes of a 422 that are about a value in the
-// document. A FieldValueForbidden is left out: EKS-A's webhook answers a
-// version skew or an immutable field with it, a refusal the plan's other
-// checks say and that is not the file's to fix alone.
+// document. A FieldValueForbidden is left out: it says a change is not
+// allowed (EKS-A's webhook answers an immutable field with it), not that
+// a value is malformed.
 var contentCauses = []metav1.CauseType{metav1.CauseTypeFieldValueInvalid, metav1.CauseTypeFieldValueNotSupported,
 	metav1.CauseTypeFieldValueRequired, metav1.CauseTypeTypeInvalid, metav1.CauseTypeFieldValueDuplicate,
 	metav1.CauseTypeTooLong, metav1.CauseTypeTooMany, metav1.CauseTypeFieldValueNotFound}
 
 // invalidFields are the causes of a 422 Invalid refusal, and whether every
-// one of them is about the document's content.
+// one of them is about the document's content as the CRD's schema judges
+// it. An admission webhook's or policy's refusal is not: EKS-A's webhook
+// answers a Kubernetes or EKS-A version skew, a downgrade or a field
+// removed with FieldValueInvalid causes too, and those are the plan EKS-A
+// refuses (exit 3), whose fix is another upgrade path, not another value
+// the schema allows.
 func invalidFields(err error) ([]metav1.StatusCause, bool) {
 	var se apierrors.APIStatus
 	if !apierrors.IsInvalid(err) || !asStatus(err, &se) || se.Status().Details == nil || len(se.Status().Details.Causes) == 0 {
 		return nil, false
 	}
 	causes := se.Status().Details.Causes
+	if admissionDenial(se.Status().Message) {
+		return causes, false
+	}
 	for _, c := range causes {
 		if !slices.Contains(contentCauses, c.Type) {
 			return causes, false
 		}
 	}
 	return causes, true
+}
+
+// admissionDenial reports whether a refusal's message is the API server's
+// wording of an admission webhook's denial (k8s.io/apiserver's webhook
+// errors: `admission webhook "NAME" denied the request: …`) or of a
+// ValidatingAdmissionPolicy's (`ValidatingAdmissionPolicy 'NAME' with
+// binding 'NAME' denied request: …`), where the schema's own refusal reads
+// `KIND "NAME" is invalid: …`.
+func admissionDenial(msg string) bool {
+	return strings.HasPrefix(msg, "admission webhook ") && strings.Contains(msg, " denied the request") ||
+		strings.HasPrefix(msg, "ValidatingAdmissionPolicy ") && strings.Contains(msg, " denied request")
 }
 
 // InvalidSpec is the dry run's refusal of the spec's content as bad input
@@ -296,13 +315,7 @@ func (r *DryRunResult) InvalidSpec(spec *SpecFile) *model.InputError {
 		return nil
 	}
 	o, c := bad[0], bad[0].causes[0]
-	where := o.Object
-	for i, d := range spec.Docs {
-		if docRef(d) == o.Object {
-			where = fmt.Sprintf("document %d (%s %s)", i+1, d.GetKind(), d.GetName())
-			break
-		}
-	}
+	where := spec.docNamed(o.Object)
 	field := model.PrintableLine(c.Field)
 	problem := "the API server refuses it: " + model.PrintableLine(c.Message)
 	if n := len(o.causes) - 1; n > 0 {
@@ -311,12 +324,24 @@ func (r *DryRunResult) InvalidSpec(spec *SpecFile) *model.InputError {
 	if len(bad) > 1 {
 		others := make([]string, 0, len(bad)-1)
 		for _, b := range bad[1:] {
-			others = append(others, b.Object)
+			others = append(others, spec.docNamed(b.Object))
 		}
 		problem += "; refused too: " + strings.Join(others, ", ")
 	}
 	return &model.InputError{Source: spec.Path, Field: where + ": " + field, Problem: problem,
 		Fix: "give " + field + " a value the API server's schema of " + strings.SplitN(o.Object, " ", 2)[0] + " allows (its words above), then plan again; nothing was changed"}
+}
+
+// docNamed names the spec's document whose object is ref ("Kind ns/name")
+// by its number, kind and name, as the spec's own checks name documents;
+// ref itself when no document is that object.
+func (f *SpecFile) docNamed(ref string) string {
+	for i, d := range f.Docs {
+		if docRef(d) == ref {
+			return fmt.Sprintf("document %d (%s %s)", i+1, d.GetKind(), d.GetName())
+		}
+	}
+	return ref
 }
 
 // refusal is the API server's reason for refusing a document, without the

@@ -29,7 +29,7 @@ func TestASpecTheAPIServerRefusesIsBadInputOnEveryPath(t *testing.T) {
 	if err := os.WriteFile(spec, bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := spec + `: document 3 (VSphereMachineConfig mgmt-cp): spec.cloneMode: the API server refuses it: Unsupported value: "halfClone": supported values: "fullClone", "linkedClone"; refused too: VSphereMachineConfig default/mgmt-etcd,`
+	want := spec + `: document 3 (VSphereMachineConfig mgmt-cp): spec.cloneMode: the API server refuses it: Unsupported value: "halfClone": supported values: "fullClone", "linkedClone"; refused too: document 4 (VSphereMachineConfig mgmt-etcd),`
 	for _, cmd := range [][]string{{"plan"}, {"apply", "--dry-run", "--force-conflicts"}, {"apply", "--yes", "--force-conflicts"}} {
 		args := append([]string{cmd[0], "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "-f", spec}, cmd[1:]...)
 		out, errOut, code := runCaptured(t, args...)
