@@ -620,6 +620,8 @@ func (s *Session) FollowAfterFailure(ctx context.Context, src StateSource, o Tra
 		case errors.Is(rerr, ErrLockLost):
 			rerr = nil
 			e.Message += "; the lock was not this console's any more"
+		case errors.As(rerr, new(*ReleaseUnrecordedError)):
+			e.Message += "; kept lock released (the audit log refused the release's entry)"
 		case rerr != nil:
 			e.Message += "; the kept lock could NOT be released: " + rerr.Error()
 		default:
@@ -660,6 +662,8 @@ func (s *Session) Detach(ctx context.Context) error {
 		msg = what + " (the lock was no longer this console's)"
 	} else if err = s.release(ctx); errors.Is(err, ErrLockLost) {
 		err, msg = nil, what+" (the lock was no longer this console's)"
+	} else if errors.As(err, new(*ReleaseUnrecordedError)) {
+		msg = what + " (lock released; the audit log refused the release's entry, held with this one)"
 	} else if err != nil {
 		err = fmt.Errorf("releasing the upgrade lock: %w", err)
 		msg = what + "; the lock was NOT released: " + err.Error()

@@ -305,7 +305,7 @@ func (h *Hold) Release(ctx context.Context) error {
 	err := h.locker.Release(ctx)
 	h.mu.Lock()
 	switch {
-	case err == nil:
+	case err == nil, errors.As(err, new(*ReleaseUnrecordedError)):
 		h.released = true
 	case errors.Is(err, ErrLockLost):
 		h.lost = true

@@ -611,8 +611,25 @@ func (l *Locker) Release(ctx context.Context) error {
 		return ErrLockLost
 	}
 	err = unanswered(rctx, within, err)
-	return errors.Join(err, l.record(ctx, "lock-release", "deleted the Lease", err))
+	rerr := l.record(ctx, "lock-release", "deleted the Lease", err)
+	if err == nil && rerr != nil {
+		return &ReleaseUnrecordedError{Err: rerr}
+	}
+	return errors.Join(err, rerr)
 }
+
+// ReleaseUnrecordedError is a release the API server made, the Lease
+// deleted, whose entry the audit log refused: the lock is gone, and its
+// record is held for the log's next write or printed at exit. Read as a
+// failed release, it was said "could NOT be released" with the way to
+// clear a Lease that no longer existed.
+type ReleaseUnrecordedError struct{ Err error }
+
+func (e *ReleaseUnrecordedError) Error() string {
+	return "the upgrade lock is released, but the audit log did not take its entry: " + e.Err.Error()
+}
+
+func (e *ReleaseUnrecordedError) Unwrap() error { return e.Err }
 
 // errLeaseGone is a delete of a Lease that no longer exists.
 var errLeaseGone = errors.New("the Lease is gone")

@@ -293,18 +293,22 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	fmt.Fprintf(out, "audit log: %s%s\n", audit.Path(), skippedNote(p.Skipped))
 	if sctx.Err() != nil {
 		// Interrupted during the writes, which ran to their end.
-		if err := s.Detach(ctx); err != nil {
-			return err
-		}
+		derr := s.Detach(ctx)
 		fmt.Fprintf(out, "\ninterrupted during the apply: every document was applied (a spec is never left half applied), and the upgrade goes on in the cluster; %s; follow it with\n  upgrade-console watch %s\n", s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
+		sayDetachUnrecorded(out, derr)
 		return withCode(ExitTimeout, errStoppedFollowing)
 	}
 
 	if !o.wait {
-		if err := s.Detach(ctx); err != nil {
-			return err
-		}
+		// The spec is applied whatever the end's writes did. A release
+		// refused (by the API server, or by the audit log that must take
+		// its announcement first) is said in the lock's note, as the
+		// completion says it; the entries the log refused make the exit
+		// 74 at the end (endRun). Returned, the error made it exit 1, bad
+		// input: a script read that nothing had started.
+		derr := s.Detach(ctx)
 		fmt.Fprintf(out, "\nnot waiting (--wait not given): %s; follow the upgrade with\n  upgrade-console watch %s\n", s.LockReleasedMessage(nil), lv.clusterFlags(p.Cluster))
+		sayDetachUnrecorded(out, derr)
 		return nil
 	}
 	tctx, limit, cancel := o.followLimit(sctx)
@@ -726,4 +730,14 @@ func connectionLine(st *model.ClusterState) string {
 		return fmt.Sprintf("connection: %s: %s", st.Connection, st.ConnectionErr)
 	}
 	return "connection: " + string(st.Connection)
+}
+
+// sayDetachUnrecorded says that the end of a session the console leaves
+// running is not in the audit log, when the log refused its entry; the
+// lock's own fate is in LockReleasedMessage.
+func sayDetachUnrecorded(out io.Writer, derr error) {
+	var aw *upgrade.AuditWriteError
+	if errors.As(derr, &aw) {
+		fmt.Fprintf(out, "this run's end is NOT recorded in the audit log: %v\n", aw)
+	}
 }

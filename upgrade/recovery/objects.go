@@ -120,6 +120,10 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (release, hel
 		if err == nil || errors.Is(err, upgrade.ErrLockLost) {
 			return nil
 		}
+		if errors.As(err, new(*upgrade.ReleaseUnrecordedError)) {
+			// Released: only its record is missing, said as such.
+			return err
+		}
 		// "Run the same command again" was then refused as another
 		// console's live lock: say so, and when it lapses.
 		return fmt.Errorf("%w\nthe upgrade lock Lease %s/%s could not be released, so a rerun is refused until it turns stale (within %s), "+
