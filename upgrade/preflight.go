@@ -496,11 +496,17 @@ func checkManagement(_ context.Context, in *Inputs) model.CheckResult {
 // management-components refuses a cluster that is not self-managed), never
 // with a workload cluster, and runs no cluster components newer than them.
 func checkManagementOf(in *Inputs, mgr, installed, tgt string) model.CheckResult {
-	mgmtRef := "Cluster " + in.Current.Namespace + "/" + mgr
-	getMgmt := "`kubectl" + in.conn().String() + " -n " + in.Current.Namespace + " get clusters.anywhere.eks.amazonaws.com " + mgr + " -o yaml`"
+	mgmtRef := "Cluster " + in.Current.ManagementNamespace + "/" + mgr
 	if installed == "" {
 		if err := in.Current.ManagementErr; err != nil {
-			return warn(fmt.Sprintf("the version of the components of management cluster %s is unknown: %v", mgr, err), "check it: "+getMgmt)
+			fix := "check it: `kubectl" + in.conn().String() + " -n " + in.Current.Namespace + " get clusters.anywhere.eks.amazonaws.com " + mgr + " -o yaml`"
+			if !isAPIStatus(err) {
+				// None or several found: EKS-A looks in every namespace
+				// when the workload cluster's has none of that name.
+				fix = "`kubectl" + in.conn().String() + " get clusters.anywhere.eks.amazonaws.com -A --field-selector metadata.name=" + mgr + "` lists the Clusters of that name; " +
+					"spec.managementCluster.name of Cluster " + in.Current.Namespace + "/" + in.Current.Name + " must name exactly one, in its own namespace or in one other"
+			}
+			return warn(fmt.Sprintf("the version of the components of management cluster %s is unknown: %v", mgr, err), fix)
 		}
 		return warn(fmt.Sprintf("the version of the components of management cluster %s is unknown: %s has no %s annotation and no spec.eksaVersion", mgr, mgmtRef, model.AnnotationManagementComponentsVersion),
 			"check the EKS-A controller's version: `kubectl"+in.conn().String()+" -n eksa-system get deploy eksa-controller-manager -o wide`")

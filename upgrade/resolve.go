@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/upgrade-console/upgrade-console/model"
 )
@@ -44,8 +45,12 @@ type Current struct {
 	ManagementVersion string
 	// ManagedBy is the management cluster when it is another one
 	// (spec.managementCluster.name): the components are that cluster's,
-	// and its Cluster, in the same namespace, says their version.
+	// and its Cluster says their version.
 	ManagedBy string
+	// ManagementNamespace is the namespace that Cluster was found in: the
+	// workload cluster's, else the one other namespace that has it (as
+	// EKS-A looks for it); empty when it was not found.
+	ManagementNamespace string
 	// ManagementBundles are that release's Bundles, nil when they could not be
 	// read (ManagementErr says why).
 	ManagementBundles *model.Bundles
@@ -154,12 +159,13 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 		// read as theirs, blocked its upgrade ahead of them as if they
 		// were behind it.
 		c.ManagedBy = model.PrintableLine(m)
-		mgmtSrc = fmt.Sprintf("Cluster %s/%s", namespace, m)
-		mgmt, err = r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, m, metav1.GetOptions{})
+		mgmt, err = r.managementCluster(ctx, namespace, m)
 		if err != nil {
-			c.ManagementErr = fmt.Errorf("read the management cluster's %s: %w", mgmtSrc, err)
+			c.ManagementErr = err
 			return c, nil
 		}
+		c.ManagementNamespace = mgmt.GetNamespace()
+		mgmtSrc = fmt.Sprintf("Cluster %s/%s", mgmt.GetNamespace(), m)
 	}
 	c.ManagementVersion = model.PrintableLine(mgmt.GetAnnotations()[model.AnnotationManagementComponentsVersion])
 	if c.ManagementVersion == "" {
@@ -178,6 +184,49 @@ func (r *Resolver) Current(ctx context.Context, namespace, name string) (*Curren
 			mgmtSrc+" annotation "+model.AnnotationManagementComponentsVersion)
 	}
 	return c, nil
+}
+
+// managementCluster reads the EKS-A Cluster a workload cluster's
+// spec.managementCluster.name names, where EKS-A looks for it
+// (FetchManagementEksaCluster): in the workload cluster's namespace, else
+// the one Cluster of that name in any namespace. A management cluster in
+// another namespace read as missing, and its components' version as
+// unknown. Names are unique per namespace only: two or more of that name
+// elsewhere leave it unknown which one manages the cluster, and EKS-A
+// refuses to pick one too.
+func (r *Resolver) managementCluster(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
+	clusters := r.Client.Dynamic.Resource(GVREKSACluster)
+	u, err := clusters.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return u, nil
+	}
+	if !apierrors.IsNotFound(err) || isKindMissing(err) {
+		return nil, fmt.Errorf("read the management cluster's Cluster %s/%s: %w", namespace, name, err)
+	}
+	l, err := clusters.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		return nil, fmt.Errorf("the management cluster's Cluster %s is not in namespace %s (the workload cluster's), and the Clusters of all namespaces, where EKS-A looks next, could not be listed: %w", name, namespace, err)
+	}
+	switch len(l.Items) {
+	case 0:
+		return nil, fmt.Errorf("the management cluster's Cluster %s is neither in namespace %s (the workload cluster's) nor in any other namespace", name, namespace)
+	case 1:
+		return &l.Items[0], nil
+	}
+	nss := make([]string, 0, len(l.Items))
+	for i := range l.Items {
+		nss = append(nss, l.Items[i].GetNamespace())
+	}
+	slices.Sort(nss)
+	return nil, fmt.Errorf("the management cluster's Cluster %s is not in namespace %s (the workload cluster's) but in %d others (%s): names are unique per namespace only, so which one manages it is not known (EKS-A refuses to pick one too)",
+		name, namespace, len(nss), strings.Join(nss, ", "))
+}
+
+// isAPIStatus reports whether err carries the API server's answer, rather
+// than one of the console's own.
+func isAPIStatus(err error) bool {
+	var st apierrors.APIStatus
+	return asStatus(err, &st)
 }
 
 // BundlesViaRef is Current's and Target's BundlesVia when the Cluster's

@@ -2,12 +2,14 @@ package upgrade
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/demo/release"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
@@ -117,7 +119,7 @@ func TestPlanOfAWorkloadClusterReadsItsManagementClustersComponents(t *testing.T
 		return p
 	}
 
-	check("no management Cluster", model.CheckWarn, "the version of the components of management cluster "+mgr+" is unknown: read the management cluster's Cluster "+w.ns+"/"+mgr)
+	check("no management Cluster", model.CheckWarn, "the version of the components of management cluster "+mgr+" is unknown: the management cluster's Cluster "+mgr+" is neither in namespace "+w.ns+" (the workload cluster's) nor in any other namespace")
 
 	// The management cluster, its components at the target release.
 	boss := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mgmt.GetAPIVersion(), "kind": mgmt.GetKind(), "spec": mgmt.Object["spec"]}}
@@ -144,4 +146,76 @@ func TestPlanOfAWorkloadClusterReadsItsManagementClustersComponents(t *testing.T
 		t.Fatal(err)
 	}
 	check("components behind", model.CheckFail, "upgrade management cluster "+mgr+" first")
+}
+
+// EKS-A looks for a workload cluster's management Cluster in the workload
+// cluster's namespace, else in every namespace by name
+// (FetchManagementEksaCluster), one found or an error. Read in the
+// workload cluster's namespace alone, a management cluster in another
+// namespace was "not found" and its components' version unknown.
+func TestPlanOfAWorkloadClusterFindsItsManagementClusterInAnotherNamespace(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	// Unique on the shared API server: the lookup lists every namespace.
+	mgr := "boss-" + w.ns
+	clusters := w.client.Dynamic.Resource(GVREKSACluster)
+	mgmt, err := clusters.Namespace(w.ns).Get(ctx, w.cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, ""))
+		if err := unstructured.SetNestedField(u.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	create := func(version string) string {
+		t.Helper()
+		ns := cptest.Namespace(t, env.Config)
+		boss := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mgmt.GetAPIVersion(), "kind": mgmt.GetKind(), "spec": mgmt.Object["spec"]}}
+		boss.SetName(mgr)
+		boss.SetNamespace(ns)
+		boss.SetAnnotations(map[string]string{model.AnnotationManagementComponentsVersion: version})
+		if err := unstructured.SetNestedField(boss.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clusters.Namespace(ns).Create(ctx, boss, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	check := func(what string, status model.CheckStatus, in ...string) {
+		t.Helper()
+		r := result(w.plan(t), CheckManagementComponents)
+		for _, s := range in {
+			if r.Status != status || !strings.Contains(r.Message+" "+r.Remediation, s) {
+				t.Errorf("%s: management-components = %+v, want %s with %q", what, r, status, s)
+			}
+		}
+	}
+
+	// Behind the target, in a namespace of its own: found, and judged.
+	other := create(release.Current.Version)
+	check("in another namespace", model.CheckFail, "the components of management cluster "+mgr+" are at "+release.Current.Version)
+
+	// Two of that name elsewhere: which one manages it is not known.
+	third := create(release.Target.Version)
+	nss := []string{other, third}
+	slices.Sort(nss)
+	check("in two other namespaces", model.CheckWarn,
+		"is not in namespace "+w.ns+" (the workload cluster's) but in 2 others ("+strings.Join(nss, ", ")+")",
+		"--field-selector metadata.name="+mgr)
+
+	// One in the workload cluster's namespace is the one, as to EKS-A.
+	create2 := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mgmt.GetAPIVersion(), "kind": mgmt.GetKind(), "spec": mgmt.Object["spec"]}}
+	create2.SetName(mgr)
+	create2.SetNamespace(w.ns)
+	create2.SetAnnotations(map[string]string{model.AnnotationManagementComponentsVersion: release.Target.Version})
+	if err := unstructured.SetNestedField(create2.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.Namespace(w.ns).Create(ctx, create2, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("in the workload cluster's namespace too", model.CheckPass, "management components of "+mgr+" at "+release.Target.Version)
 }
