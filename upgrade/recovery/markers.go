@@ -133,6 +133,19 @@ func (o MarkerOptions) nodeLabel() string {
 // only a new upgrade waits for it to be cleared.
 const notRenewedBlocks = "any new upgrade until it is cleared (an etcd rollback takes it over; a node retry is not blocked)"
 
+// workloadLeaseBlocks is what the lease of cluster, which mgr manages, blocks
+// in state. "A node retry is not blocked" promised one the lease leaves
+// free, but node retry of a workload cluster's failed step is refused
+// whatever the lease (NodeFailure.ManagedBy): the upgrader pod it deletes
+// is on that cluster's own API server.
+func workloadLeaseBlocks(state MarkerState, cluster, mgr string) string {
+	retry := fmt.Sprintf("a node retry of a failed step is refused for %s whatever the lease: %s manages it, and the upgrader pod a retry deletes is on %s's own API server, not this one", cluster, mgr, cluster)
+	if state == MarkerKept || state == MarkerStale {
+		return "any new upgrade until it is cleared (an etcd rollback takes it over; " + retry + ")"
+	}
+	return "any new upgrade, and any etcd rollback, from another console (" + retry + ")"
+}
+
 // ListMarkers reads every marker of the cluster, set or not (node labels only
 // when set), in MarkerIDs order. It only reads.
 func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, error) {
@@ -182,6 +195,9 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	cluster, err := env.readCluster(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if mgr := managedBy(cluster, env.Cluster); mgr != "" {
+		out[0].Blocks = workloadLeaseBlocks(out[0].State, env.Cluster, mgr)
 	}
 	// The EKS-A CLI's claim. Nothing says whether the CLI that set it still
 	// runs (it holds no lease), so it is never called stale: clearing it is

@@ -1045,3 +1045,39 @@ func TestNodeLabelOfAWorkloadClusterIsNotCleared(t *testing.T) {
 		t.Errorf("the management cluster's Node %s lost its label", node)
 	}
 }
+
+// The lease of a workload cluster said "a node retry is not blocked",
+// though node retry of its failed step is refused whatever the lease: its
+// upgrader pod is on the workload cluster's own API server.
+func TestLeaseOfAWorkloadClusterPromisesNoNodeRetry(t *testing.T) {
+	w := newWorld(t)
+	w.seedEtcdRollout(false)
+	lease := func() Marker {
+		t.Helper()
+		ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms[0]
+	}
+	if m := lease(); m.ID != MarkerLease || !strings.Contains(m.Blocks, "a node retry is not blocked") {
+		t.Errorf("the management cluster's lease: %+v, want node retry not blocked", m)
+	}
+	w.patch(upgrade.GVREKSACluster, w.ns, w.cluster, `{"spec":{"managementCluster":{"name":"mgmt-of-`+w.cluster+`"}}}`)
+	refused := "a node retry of a failed step is refused for " + w.cluster + " whatever the lease: mgmt-of-" + w.cluster + " manages it"
+	check := func(state MarkerState, blocks string) {
+		t.Helper()
+		m := lease()
+		if m.State != state || !strings.HasPrefix(m.Blocks, blocks) || !strings.Contains(m.Blocks, refused) || strings.Contains(m.Blocks, "not blocked") {
+			t.Errorf("a workload cluster's %s lease: %s, blocks %q; want it to say %q", state, m.State, m.Blocks, refused)
+		}
+	}
+	check(MarkerNotSet, "any new upgrade, and any etcd rollback, from another console")
+	w.lease("bob@laptop/77aa", w.now)
+	check(MarkerLive, "any new upgrade, and any etcd rollback, from another console")
+	if err := w.client.Kube.CoordinationV1().Leases(w.sys).Delete(w.ctx, upgrade.LockName(w.cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.lease("bob@old-laptop/77aa", w.now.Add(-2*time.Hour))
+	check(MarkerStale, "any new upgrade until it is cleared (an etcd rollback takes it over; ")
+}
