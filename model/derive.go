@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -696,6 +697,7 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 	// Workers come in name order, a group's together: the target is
 	// looked up once per run of one owner, not hashed per machine.
 	owner, target, looked := "", MachineTarget{}, false
+	var oc *OwnerCount
 	for i := range ix.workers {
 		m := &ix.workers[i]
 		if m.deleting {
@@ -704,9 +706,19 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		live++
 		if !looked || m.owner != owner {
 			owner, target, looked = m.owner, targets[m.owner], true
+			// Found, not appended: one group's name can prefix another's
+			// ("md" and "md-0"), and their machines then interleave.
+			j := slices.IndexFunc(ph.Owners, func(c OwnerCount) bool { return c.Owner == owner })
+			if j < 0 {
+				ph.Owners = append(ph.Owners, OwnerCount{Owner: owner})
+				j = len(ph.Owners) - 1
+			}
+			oc = &ph.Owners[j]
 		}
+		oc.Live++
 		if utd.get(i, m, target) {
 			ph.Done++
+			oc.Done++
 		}
 		if m.ready {
 			ph.Ready++

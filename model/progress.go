@@ -57,6 +57,11 @@ type PhaseProgress struct {
 	// Ready counts the units that are ready (etcd members with the etcd-ready
 	// label, machines with a Ready node), whatever their version.
 	Ready int
+	// Owners splits Done by the owner of the machines counted (each
+	// MachineDeployment, for the workers phase), for the lines that speak
+	// of one owner (MachineDeploymentReplicas). Nil when no machine was
+	// counted: the owners' own counters stood in.
+	Owners []OwnerCount `json:"-"`
 	// Since is the snapshot's best estimate of when the phase began (for an
 	// active phase) or ended (for a done one), from lastTransitionTimes and
 	// creation timestamps; zero when the snapshot does not say.
@@ -74,6 +79,14 @@ type PhaseProgress struct {
 	// True"), PhaseUnknown when they do not say. Empty when everything the
 	// phase is derived from is visible.
 	Unseen string
+}
+
+// OwnerCount is one owner's share of a phase's machines.
+type OwnerCount struct {
+	Owner string
+	// Done counts its machines up to date, of Live, those not being
+	// deleted.
+	Done, Live int
 }
 
 // Milestone is one step of EKS-A's completion rule, in the rule's order.

@@ -194,6 +194,34 @@ func ControlPlaneReplicas(s *ClusterState, upToDate, live int) (r ReplicaCounts,
 	return r, byKCP
 }
 
+// MachineDeploymentReplicas is md's replica counts as the console shows them,
+// by the rule of the workers phase (workers, derived from the same
+// snapshot): its upToDateReplicas is replaced by the machines of md that
+// phase counts up to date. watch --plain said CAPI's count, which counts
+// a new machine still provisioning and, before EKS-A gives md the new
+// version, every machine matching its old spec: "12 up to date" beside the
+// dashboard's "0/12 nodes upgraded". As ControlPlaneReplicas does, only
+// that counter is replaced; with no machine counted md's own count stands
+// in, none up to date while EKS-A has yet to give it the new version.
+func MachineDeploymentReplicas(c *EKSACluster, md *MachineDeployment, workers PhaseProgress) ReplicaCounts {
+	r := md.Replicas
+	switch {
+	case workers.Owners != nil:
+		// The machines were counted: one of md's not among them has
+		// none live.
+		n := int32(0)
+		for _, o := range workers.Owners {
+			if o.Owner == md.Name {
+				n = int32(o.Done)
+			}
+		}
+		r.UpToDate = &n
+	case r.UpToDate != nil && workerTarget(c, md).OwnerBehind():
+		r.UpToDate = new(int32)
+	}
+	return r
+}
+
 // LiveControlPlaneMachines counts the control-plane machines not being
 // deleted: the live that ControlPlaneReplicas takes beside the phase's Done.
 func LiveControlPlaneMachines(s *ClusterState) int {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -336,5 +337,46 @@ func TestDeriveProgressWorkersCountMachinesWhenNodesAreForbidden(t *testing.T) {
 				t.Errorf("no MachineDeployment stall in %+v", p.Stalls)
 			}
 		})
+	}
+}
+
+// MachineDeploymentReplicas says each MachineDeployment's machines the
+// workers phase counts up to date, not CAPI's upToDateReplicas (3 here: two
+// new machines still provisioning and one running). A group whose name
+// prefixes another's ("mgmt-md", "mgmt-md-0") has machines that interleave
+// with the other's in name order: each is still counted once, under its
+// own owner.
+func TestMachineDeploymentReplicasCountsByTheWorkersPhase(t *testing.T) {
+	s := workerRollout()
+	other := s.MachineDeployments[0]
+	other.Name = "mgmt-md"
+	other.Replicas = ReplicaCounts{Desired: i32(2), UpToDate: i32(2)}
+	s.MachineDeployments = append(s.MachineDeployments, other)
+	ms := s.Machines.Slice()
+	for _, name := range []string{"mgmt-md-0-old0z", "mgmt-md-0-run0z"} {
+		ms = append(ms, machine(name, RoleWorker, "mgmt-md", k131, true))
+	}
+	slices.SortStableFunc(ms, func(a, b *Machine) int { return strings.Compare(a.Name, b.Name) })
+	s.Machines = ListOf(ms...)
+	w := phase(DeriveProgress(s, ProgressOptions{}, t0), PhaseWorkers)
+	for i, want := range []int32{1, 2} {
+		md := &s.MachineDeployments[i]
+		if r := MachineDeploymentReplicas(s.Cluster, md, w); r.UpToDate == nil || *r.UpToDate != want || *r.Desired != *md.Replicas.Desired {
+			t.Errorf("%s: %+v (up to date %v), want %d up to date; workers phase %+v", md.Name, r, r.UpToDate, want, w.Owners)
+		}
+	}
+	if w.Done != 3 {
+		t.Errorf("workers phase counts %d up to date, want 3", w.Done)
+	}
+
+	// Machines not visible: the MachineDeployment's own count, none while
+	// EKS-A has yet to give it the new version.
+	md := s.MachineDeployments[0]
+	if r := MachineDeploymentReplicas(s.Cluster, &md, PhaseProgress{}); *r.UpToDate != 3 {
+		t.Errorf("no machine counted: %d up to date, want the MachineDeployment's 3", *r.UpToDate)
+	}
+	md.Version = k130
+	if r := MachineDeploymentReplicas(s.Cluster, &md, PhaseProgress{}); *r.UpToDate != 0 {
+		t.Errorf("no machine counted, before the new version: %d up to date, want 0", *r.UpToDate)
 	}
 }

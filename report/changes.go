@@ -89,7 +89,7 @@ func Changes(prev, cur *model.ClusterState, prevP, curP *model.Progress, now tim
 	d.capiCluster(prev.CAPICluster, cur.CAPICluster)
 	d.controlPlane(prev, cur, prevP, curP)
 	d.etcd(prev.Etcd, cur.Etcd)
-	d.machineDeployments(prev.MachineDeployments, cur.MachineDeployments)
+	d.machineDeployments(prev, cur, prevP, curP)
 	d.machines(prev.Machines, cur.Machines)
 	if d.nodesElsewhere {
 		d.machineNodes(cur)
@@ -444,6 +444,18 @@ func controlPlaneReplicas(s *model.ClusterState, p *model.Progress) model.Replic
 	return r
 }
 
+// workersPhase is p's workers phase, zero when p is nil or has none.
+func workersPhase(p *model.Progress) model.PhaseProgress {
+	if p != nil {
+		for _, ph := range p.Phases {
+			if ph.Phase == model.PhaseWorkers {
+				return ph
+			}
+		}
+	}
+	return model.PhaseProgress{}
+}
+
 func (d *differ) etcd(prev, cur *model.EtcdCluster) {
 	if cur == nil {
 		return
@@ -466,25 +478,33 @@ func (d *differ) etcd(prev, cur *model.EtcdCluster) {
 	d.conditions(subj, prev.Conditions, cur.Conditions)
 }
 
-func (d *differ) machineDeployments(prev, cur []model.MachineDeployment) {
+func (d *differ) machineDeployments(prevS, curS *model.ClusterState, prevP, curP *model.Progress) {
 	if !d.curListed(model.KindMachineDeployment) {
 		return
 	}
+	prev, cur := prevS.MachineDeployments, curS.MachineDeployments
 	if d.fresh(model.KindMachineDeployment) {
 		prev = nil
 	}
+	prevW, curW := workersPhase(prevP), workersPhase(curP)
 	old := index(prev, func(m *model.MachineDeployment) string { return m.Name })
 	for i := range cur {
 		c := &cur[i]
 		p := old[c.Name]
+		pr := model.ReplicaCounts{}
 		if p == nil {
 			p = &model.MachineDeployment{}
+		} else {
+			pr = model.MachineDeploymentReplicas(prevS.Cluster, p, prevW)
 		}
 		subj := "MachineDeployment " + c.Name
 		if c.Version != p.Version {
 			d.add(subj, "version %s", c.Version)
 		}
-		if r := replicas(c.Replicas); r != replicas(p.Replicas) {
+		// Up to date by the model's rule, as the workers phase counts it
+		// (model.MachineDeploymentReplicas): CAPI's counter read "12 up to
+		// date" where the dashboard read 0 of 12 nodes upgraded.
+		if r := replicas(model.MachineDeploymentReplicas(curS.Cluster, c, curW)); r != replicas(pr) {
 			d.add(subj, "%s", r)
 		}
 		d.conditions(subj, p.Conditions, c.Conditions)

@@ -800,3 +800,110 @@ func TestNodesTableMarksTheFirstControlPlaneNode(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersUpToDateIsTheSameInWatchPlain renders the dashboard's nodes
+// table and watch --plain's MachineDeployment lines from one snapshot: each
+// line's up to date is the rows of its MachineDeployment the table marks up
+// to date, and the lines add up to the workers phase's count. watch said
+// CAPI's upToDateReplicas, which counts a new machine still provisioning
+// or NotReady and, before EKS-A gives the MachineDeployment the new
+// version, every machine on the old one: "12 up to date" mid-etcd, where
+// the dashboard read 0 of 12 nodes upgraded.
+func TestWorkersUpToDateIsTheSameInWatchPlain(t *testing.T) {
+	th := themes.NewMono()
+	st := newStyles(&th)
+	midWorkers := func() *model.ClusterState {
+		// CAPI counts the new machines by spec: the one provisioning and
+		// the one NotReady too.
+		s := fixtureMidWorkers()
+		s.MachineDeployments[0].Replicas.UpToDate = i32(7)
+		return s
+	}
+	inPlace := func() *model.ClusterState {
+		// Workers upgraded in place: one done, one in flight, the rest
+		// waiting; CAPI's counter, by spec, already says all of them.
+		s := fixtureHealthy()
+		s.MachineDeployments[0].RolloutStrategy = "InPlace"
+		ms, ns := s.Machines.Slice(), s.Nodes.Slice()
+		var nus []*model.NodeUpgrade
+		for i, m := range ms {
+			if m.Role != model.RoleWorker {
+				continue
+			}
+			k := i - 6
+			if k > 0 {
+				m.Version, ns[i-3].KubeletVersion = oldK8s, oldK8s
+			}
+			if k < 2 {
+				nus = append(nus, &model.NodeUpgrade{Meta: meta(m.Name+"-node-upgrader", ago(5*time.Minute)), Kind: model.KindNodeUpgrade,
+					MachineName: m.Name, KubernetesVersion: newK8s, Completed: k == 0})
+			}
+		}
+		s.Machines, s.Nodes, s.NodeUpgrades = model.ListOf(ms...), model.ListOf(ns...), model.ListOf(nus...)
+		return s
+	}
+	noMachines := func(f func() *model.ClusterState) func() *model.ClusterState {
+		return func() *model.ClusterState {
+			s := f()
+			s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
+			s.Machines = model.List[model.Machine]{}
+			return s
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		state func() *model.ClusterState
+		want  int // of the workers phase, all MachineDeployments
+	}{
+		{"mid-workers", midWorkers, 4},
+		{"mid-control-plane", fixtureMidControlPlane, 0},
+		{"mid-etcd", fixtureMidEtcd, 0},
+		{"inplace-workers", inPlace, 1},
+		{"healthy", fixtureHealthy, 12},
+		{"large", func() *model.ClusterState { return fixtureLarge(500) }, 440},
+		{"no-machines-healthy", noMachines(fixtureHealthy), 12},
+		{"no-machines-mid-etcd", noMachines(fixtureMidEtcd), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.state()
+			p := model.DeriveProgress(s, model.ProgressOptions{}, t0)
+			done := -1
+			for _, ph := range p.Phases {
+				if ph.Phase == model.PhaseWorkers {
+					done = ph.Done
+				}
+			}
+			if done != tc.want {
+				t.Fatalf("workers phase counts %d up to date, want %d", done, tc.want)
+			}
+			pane := nodesPane{expand: true}
+			pane.set(st, s, stallSet{})
+			rows := map[string]int{}
+			for _, r := range pane.all {
+				if r.settled {
+					rows[r.owner]++
+				}
+			}
+			plain := map[string]string{}
+			for _, l := range report.Changes(nil, s, nil, &p, t0) {
+				if name, ok := strings.CutPrefix(l.Subject, "MachineDeployment "); ok && strings.Contains(l.Text, " desired, ") {
+					plain[name] = l.Text
+				}
+			}
+			sum := 0
+			for _, md := range s.MachineDeployments {
+				n := rows[md.Name]
+				if s.Source(model.KindMachine).Forbidden != "" {
+					n = tc.want / len(s.MachineDeployments)
+				}
+				sum += n
+				if want := fmt.Sprintf(", %d up to date, ", n); !strings.Contains(plain[md.Name], want) {
+					t.Errorf("%s: watch --plain %q, want %q as the nodes table counts its rows", md.Name, plain[md.Name], want)
+				}
+			}
+			if sum != done {
+				t.Errorf("the MachineDeployments' rows up to date add up to %d, the workers phase counts %d", sum, done)
+			}
+		})
+	}
+}
