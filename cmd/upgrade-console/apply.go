@@ -270,10 +270,6 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		},
 	})
 	if err != nil {
-		var pe *upgrade.PreflightError
-		var held *upgrade.LockHeldError
-		var ce *upgrade.ConflictsError
-		var changed *upgrade.DryRunChangedError
 		var aw *upgrade.AuditWriteError
 		switch {
 		case s == nil && errors.As(err, &aw) && sctx.Err() == nil:
@@ -281,7 +277,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 			// The lock it took may stay: its release is a write the
 			// refusing log did not take either.
 			return fmt.Errorf("nothing was applied: %w%s", err, lockNote(ctx, lv, p.Cluster, err, "\n"))
-		case errors.As(err, &pe), errors.As(err, &held), errors.As(err, &ce), errors.As(err, &changed):
+		case startRefused(err):
 			return withCode(ExitPreflight, err)
 		case s != nil:
 			return withCode(ExitUpgradeFail, err)
@@ -740,4 +736,16 @@ func sayDetachUnrecorded(out io.Writer, derr error) {
 	if errors.As(derr, &aw) {
 		fmt.Fprintf(out, "this run's end is NOT recorded in the audit log: %v\n", aw)
 	}
+}
+
+// startRefused reports whether a start was refused before any write: by the
+// checks run again under the lock, another console's lock, field conflicts
+// or a dry run that changed since the plan. Exit 3, as a plan the checks
+// block.
+func startRefused(err error) bool {
+	var pe *upgrade.PreflightError
+	var held *upgrade.LockHeldError
+	var ce *upgrade.ConflictsError
+	var changed *upgrade.DryRunChangedError
+	return errors.As(err, &pe) || errors.As(err, &held) || errors.As(err, &ce) || errors.As(err, &changed)
 }

@@ -95,8 +95,19 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		// A start that applied nothing may still have left its lock (a
 		// release the API server did not answer): said from the cluster.
 		fmt.Fprintf(out, "the start failed: %s\n%s\n", strings.SplitN(serr.Error(), "\n", 2)[0], lockAfterStart(ctx, lv, l.cluster, serr))
-		if err == nil && errors.Is(serr, context.Canceled) && !demoWorld {
+		switch {
+		case err != nil || demoWorld:
+		case errors.Is(serr, context.Canceled):
 			err = withCode(ExitTimeout, errors.New("stopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running"))
+		default:
+			// As `apply` exits on the same failure: quit with 0, the run
+			// ended as 74 once the log held the refused start's entries,
+			// "the run did its work", though nothing was applied (D10).
+			code := exitCode(serr)
+			if startRefused(serr) {
+				code = ExitPreflight
+			}
+			err = withCode(code, errors.New("the upgrade did not start (the start failed, above): no document of the spec was applied"))
 		}
 	}
 	if err == nil && !demoWorld {
