@@ -535,7 +535,12 @@ func (h *headerModel) timelineSegs(st *styles, form int, now time.Time) []seg {
 			}
 		}
 		if form == timelineSymbols {
+			// Bare, a re-rollout's few seconds read as the whole
+			// upgrade's time: "rerun" marks it in the narrow form.
 			label = "  "
+			if !h.timeline.Rerun.IsZero() {
+				label = "  rerun "
+			}
 		}
 		segs = append(segs, seg{label + clockDuration(end.Sub(h.timeline.Started)) + took, rMuted})
 	}

@@ -300,10 +300,16 @@ func TestHeaderSaysAReRollout(t *testing.T) {
 	tl = tl.Observe(run(model.PhaseActive, 2), t0.Add(time.Hour))
 	now := t0.Add(time.Hour + 16*time.Second)
 	h := buildHeader(st, fixtureHealthy(), "", run(model.PhaseActive, 2), tl, Options{}, now)
-	for w, want := range map[int]string{160: "re-rollout 0:16 (upgrade 5:00)", 80: "re-rollout 0:16"} {
+	for w, want := range map[int]string{160: "re-rollout 0:16 (upgrade 5:00)", 80: "re-rollout 0:16", 40: "rerun 0:16"} {
 		var b strings.Builder
 		h.render(&b, st, w, now)
-		if out := ansi.Strip(b.String()); !strings.Contains(out, want) || strings.Contains(out, "elapsed") {
+		out := ansi.Strip(b.String())
+		for l := range strings.Lines(out) {
+			if ansi.StringWidth(strings.TrimRight(l, "\n")) > w {
+				t.Errorf("at %d columns, a line is wider: %q", w, l)
+			}
+		}
+		if !strings.Contains(out, want) || strings.Contains(out, "elapsed") {
 			t.Errorf("at %d columns, want %q:\n%s", w, want, out)
 		}
 	}
