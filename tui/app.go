@@ -891,7 +891,13 @@ func (a *App) heldLine() string {
 		why = " (" + why + ")"
 	}
 	// The count and the exit first: the cause is cut where the row ends.
-	return fmt.Sprintf("the audit log refuses entries: %d held, printed at exit to append to it%s", n, why)
+	full := fmt.Sprintf("the audit log refuses entries: %d held, printed at exit to append to it%s", n, why)
+	if ansi.StringWidth(full)+3 <= a.width {
+		return full
+	}
+	// Narrow (40 columns), the long form kept "1 hel…": the short one
+	// keeps what matters, that entries are held and come at exit.
+	return fmt.Sprintf("audit log refuses: %d held till exit", n)
 }
 
 // withLastLine is the screen with its last row replaced by text (the

@@ -54,6 +54,11 @@ func TestTheAppSaysTheAuditEntriesItHolds(t *testing.T) {
 	if last := lastRow(app); !strings.Contains(last, want) {
 		t.Errorf("after the filter the last row says %q, want %q", last, want)
 	}
+	app.Update(tea.WindowSizeMsg{Width: 40, Height: 24})
+	if last := lastRow(app); !strings.Contains(last, "audit log refuses: 1 held till exit") {
+		t.Errorf("at 40 columns the last row says %q, want the short form whole", last)
+	}
+	app.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
 	app.Update(OpenDialogMsg{Dialog: d})
 	if last := lastRow(app); !strings.Contains(last, want) {
