@@ -152,21 +152,56 @@ func (f filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{f.ShortH
 // cut at w where bubbles/help, with no room for its ellipsis, would add the
 // next binding past the width all the same.
 func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
-	h.SetWidth(0)
-	out := h.ShortHelpView(bindings)
-	for _, d := range drop {
-		if ansi.StringWidth(out) <= w {
-			break
-		}
-		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return slices.Equal(b.Keys(), d.Keys()) })
-		out = h.ShortHelpView(bindings)
-	}
+	bindings = dropUntilFits(h, bindings, w, drop)
 	h.SetWidth(w)
-	out = h.ShortHelpView(bindings)
+	out := h.ShortHelpView(bindings)
 	if ansi.StringWidth(out) > w {
 		out = ansi.Truncate(out, max(w, 0), "…")
 	}
 	return out
+}
+
+// dropUntilFits is bindings without those of drop, first ones first, that
+// the short help needs left out to fit in w cells (all of them where it
+// still does not).
+func dropUntilFits(h help.Model, bindings []key.Binding, w int, drop []key.Binding) []key.Binding {
+	h.SetWidth(0)
+	for _, d := range drop {
+		if ansi.StringWidth(h.ShortHelpView(bindings)) <= w {
+			break
+		}
+		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return slices.Equal(b.Keys(), d.Keys()) })
+	}
+	return bindings
+}
+
+// shortHelpRows is shortHelpFitting for a screen that gives its help more
+// than one row: what does not fit on one row once drop has given way folds
+// onto the next, between two bindings, where a single row would cut its
+// end, and with it ? and q (the plan at 40 columns, R recover offered). A
+// binding wider than w alone is cut with an ellipsis.
+func shortHelpRows(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
+	bindings = dropUntilFits(h, bindings, w, drop)
+	h.SetWidth(0)
+	if out := h.ShortHelpView(bindings); ansi.StringWidth(out) <= w {
+		return out
+	}
+	var rows []string
+	var row []key.Binding
+	for _, b := range bindings {
+		if !b.Enabled() {
+			continue
+		}
+		if len(row) > 0 && ansi.StringWidth(h.ShortHelpView(append(slices.Clip(row), b))) > w {
+			rows = append(rows, ansi.Truncate(h.ShortHelpView(row), max(w, 0), "…"))
+			row = nil
+		}
+		row = append(row, b)
+	}
+	if len(row) > 0 {
+		rows = append(rows, ansi.Truncate(h.ShortHelpView(row), max(w, 0), "…"))
+	}
+	return strings.Join(rows, "\n")
 }
 
 // fullHelpFitting renders groups as the full help, no row wider than w

@@ -321,13 +321,15 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 // helpView is the help: on a narrow screen the short one keeps the apply,
 // the recovery, ? and q, and drops what the body also says (a, d: the
 // dry-run runs before any apply) or what has a default (r: the checks re-run
-// as the cluster changes), then y, which the ? help still names.
+// as the cluster changes), then y, which the ? help still names. Where the
+// keys kept still do not fit on a row (40 columns, R recover offered), they
+// take two, not cut at the edge.
 func (p *PlanScreen) helpView() string {
 	if p.help.ShowAll {
 		return fullHelpFitting(p.help, p.FullHelp(), p.help.Width())
 	}
 	k := p.keys
-	return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
+	return shortHelpRows(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
 }
 
 // refreshActions updates the offered keys, and the help when they changed.

@@ -103,7 +103,7 @@ func TestPlanScreenGoldens(t *testing.T) {
 		{name: "read-only", opts: Options{ReadOnly: true, Context: "admin@mgmt"}},
 		{name: "spec-not-reached", plan: fixtureSpecNotReachedPlan},
 	} {
-		for _, sz := range [][2]int{{80, 30}, {120, 40}, {60, 16}} {
+		for _, sz := range [][2]int{{80, 30}, {120, 40}, {60, 16}, {40, 24}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
 				pl := fixturePlan(c.blocked)
 				if c.plan != nil {
@@ -758,6 +758,35 @@ func TestPlanScreenAt80x24(t *testing.T) {
 	rows = strings.Split(ansi.Strip(p.View()), "\n")
 	if rule := rows[lastRule(rows)]; !regexp.MustCompile(`─ ↑ \d+ above ─$`).MatchString(rule) {
 		t.Errorf("the rule at the end of the list: %q", rule)
+	}
+}
+
+// TestPlanScreenFooterAt40Columns: at 40 columns, R recover offered, the
+// keys kept (enter apply, R recover, ? help, q quit) do not fit on one row;
+// they fold onto a second, where the one row cut "q quit" at the edge.
+func TestPlanScreenFooterAt40Columns(t *testing.T) {
+	for _, sz := range [][2]int{{40, 24}, {40, 14}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			state := fixtureHealthy()
+			state.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+			a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+			p := newTestPlanScreen(t, fixtureStaleLockPlan(), Options{Actions: []Action{a}}, (&fakeActions{}).actions(), sz[0], sz[1])
+			p.Update(SnapshotMsg{State: state})
+			out := p.View()
+			requireLines(t, out, sz[0], sz[1])
+			rows := strings.Split(ansi.Strip(out), "\n")
+			help := rows[len(rows)-len(p.helpOut):]
+			flat := strings.Join(help, " ")
+			for _, want := range []string{"enter apply", "R recover", "? help", "q quit"} {
+				if !strings.Contains(flat, want) {
+					t.Errorf("help lacks %q: %q", want, help)
+				}
+			}
+			if strings.Contains(flat, "…") {
+				t.Errorf("help cut: %q", help)
+			}
+			golden.RequireEqual(t, out)
+		})
 	}
 }
 
