@@ -329,6 +329,9 @@ type recoveryDialog struct {
 	body    []line
 	cmds    []string
 	visible int
+	// promptFolded: the prompt's text is laid out at the body's end, to
+	// scroll with it, as the dialog is too short to keep it fixed.
+	promptFolded bool
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
@@ -960,12 +963,13 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 }
 
 // tail is what goes under the body: the prompt of a stage that reads text
-// (inputAt is the row of its input, -1 when none), then the keys.
+// (promptAt is the first row of what it asks for, inputAt the row of its
+// input, both -1 when none), then the keys.
 //
 // The prompt wraps: cut at the width, it lost the very name to type (a
 // Lease's is 16 cells longer than its cluster's).
-func (d *recoveryDialog) tail() (tail []line, inputAt int) {
-	inputAt = -1
+func (d *recoveryDialog) tail() (tail []line, promptAt, inputAt int) {
+	promptAt, inputAt = -1, -1
 	iw := d.innerWidth()
 	wrapped := func(text string, r role) {
 		for _, l := range wrap(text, iw) {
@@ -975,18 +979,21 @@ func (d *recoveryDialog) tail() (tail []line, inputAt int) {
 	if d.stage == recConfirm {
 		tail = append(tail, line{})
 		wrapped("The API server accepted every write (dry run, nothing persisted).", rCondTrue)
+		promptAt = len(tail)
 		wrapped(fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold)
 		inputAt = len(tail)
 		tail = append(tail, line{})
 		wrapped(d.hint, rFailure)
 	}
 	if d.stage == recFile {
-		tail = append(tail, line{}, line{segs: []seg{{"Snapshot file:", rBold}}})
+		tail = append(tail, line{})
+		promptAt = len(tail)
+		tail = append(tail, line{segs: []seg{{"Snapshot file:", rBold}}})
 		inputAt = len(tail)
 		tail = append(tail, line{})
 		wrapped(d.hint, rFailure)
 	}
-	return tail, inputAt
+	return tail, promptAt, inputAt
 }
 
 // dialogHead is the title and the blank line under it.
@@ -996,7 +1003,7 @@ const dialogHead = 2
 // bounds the keys use, so that View only paints.
 func (d *recoveryDialog) relayout() {
 	d.body, d.cmds = d.bodyLines()
-	tail, _ := d.tail()
+	tail, promptAt, inputAt := d.tail()
 	// The prompt and the keys (two rows, or the blank and the full help)
 	// stay in view; the body scrolls. One row at least: three pushed a
 	// short dialog past the screen, whose top (the title, the action
@@ -1005,11 +1012,29 @@ func (d *recoveryDialog) relayout() {
 	if keys == 0 {
 		keys = len(d.keyRows(d.innerWidth()))
 	}
-	d.visible = max(d.h-2-dialogHead-len(tail)-1-keys, 1)
+	d.visible = d.h - 2 - dialogHead - len(tail) - 1 - keys
+	// Where the prompt leaves the body no row (40x14: the typed
+	// confirmation's two sentences take five at 40 columns), its text
+	// scrolls with the body, and the input under it and the keys stay:
+	// fixed, it pushed the dialog two rows past the screen, which cut the
+	// title. It opens scrolled to what it asks for ("Type "mgmt-etcd"
+	// (EtcdadmCluster …"), or to its end where that is in view from
+	// there too.
+	folded := d.visible < 1 && inputAt > 0
+	anchor := len(d.body) + promptAt
+	if folded {
+		d.body = append(d.body, tail[:inputAt]...)
+		d.visible += inputAt
+	}
+	d.visible = max(d.visible, 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
 		d.offset = d.maxOffset
 	}
+	if folded && !d.promptFolded {
+		d.offset = min(anchor, d.maxOffset)
+	}
+	d.promptFolded = folded
 	if d.stage == recMenu {
 		// ↑/↓ choose an offer here: the chosen one stays in view.
 		// Taller than the lines in view (the full help shown, a small
@@ -1041,7 +1066,11 @@ func (d *recoveryDialog) View() string {
 	iw := d.innerWidth()
 	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
 	body, cmds := d.body, d.cmds
-	tail, inputAt := d.tail()
+	tail, _, inputAt := d.tail()
+	if d.promptFolded {
+		// The prompt's text is the body's end (relayout).
+		tail, inputAt = tail[inputAt:], 0
+	}
 	rows := d.keyRows(iw)
 	// What is said beside the keys goes on their last row, before q quit,
 	// and only where it fits there: the rows relayout counted stay.

@@ -1615,3 +1615,56 @@ func TestRecoveryDialogFooterKeepsItsKeysAtEveryWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryDialogFitsAShortTerminal: at 40x14 (the App gives the dialog
+// 36x10) the typed confirmation's prompt took seven fixed rows and pushed
+// the dialog past the screen, whose top the App then cut. At every stage the
+// dialog fits; in the typed confirmation the prompt's text scrolls with the
+// plan, opens scrolled to the name to type, and the input and the keys stay,
+// a hint under the input too. Shorter than 14 rows the dialog's fixed rows
+// (title, input, hint, keys) alone can be more than the screen, and the App
+// cuts its top, as before.
+func TestRecoveryDialogFitsAShortTerminal(t *testing.T) {
+	for _, sz := range [][2]int{{40, 14}, {40, 16}, {60, 14}, {80, 14}} {
+		w, h := sz[0]-4, sz[1]-4 // App.dialogSize
+		f := &fakeRecovery{p: planFixture()}
+		d := testDialog(RecoveryOptions{}, f)
+		d.setTheme(ptrTheme(themes.NewMono()))
+		d.SetSize(w, h)
+		check := func(stage string, want ...string) {
+			t.Helper()
+			v := ansi.Strip(d.View())
+			rows := strings.Split(v, "\n")
+			if len(rows) > h {
+				t.Errorf("%dx%d, %s: the dialog takes %d rows, more than %d:\n%s", sz[0], sz[1], stage, len(rows), h, v)
+			}
+			for i, r := range rows {
+				if ansi.StringWidth(r) > w {
+					t.Errorf("%dx%d, %s: row %d is wider than %d: %q", sz[0], sz[1], stage, i, w, r)
+				}
+			}
+			flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ").Replace(v)), " ")
+			for _, s := range want {
+				if !strings.Contains(flat, s) {
+					t.Errorf("%dx%d, %s: the dialog lacks %q:\n%s", sz[0], sz[1], stage, s, v)
+				}
+			}
+		}
+		check("menu", "Recovery", "esc close")
+		press(t, d, enter)
+		check("plan", "Recovery", "esc back")
+		press(t, d, enter)
+		press(t, d, typeText("mg")...)
+		check("confirm", "Recovery", `Type "mgmt-etcd"`, "> mg", "enter run", "esc back")
+		press(t, d, enter) // not the name: the hint under the input
+		check("confirm, refused", "Recovery", `Type "mgmt-etcd"`, "> mg", "exactly to run it", "enter run", "esc back")
+		for range 3 {
+			press(t, d, tea.KeyPressMsg{Code: tea.KeyUp})
+		}
+		check("confirm, scrolled up", "Recovery", "> mg", "enter run", "esc back")
+		press(t, d, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
+		press(t, d, typeText("mgmt-etcd")...)
+		press(t, d, enter)
+		check("done", "Recovery", "enter/esc close")
+	}
+}
