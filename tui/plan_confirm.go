@@ -52,6 +52,9 @@ type confirmDialog struct {
 	inputAt          int
 	visible          int
 	offset           int
+	// folded counts the rows of the sentences above the input laid out at
+	// the body's end, to scroll with it, on a dialog too short for them.
+	folded int
 }
 
 type confirmKeys struct {
@@ -244,6 +247,7 @@ func (d *confirmDialog) relayout() {
 	// goes (the error appears).
 	atEnd := d.offset > 0 && d.offset == d.maxOffset()
 	rows := d.h - 2 // the border
+	folded, anchor := 0, 0
 	d.visible = len(body)
 	if len(head)+len(body)+len(tail) > rows {
 		// A row says where the list is and how to scroll it. On a short
@@ -258,13 +262,44 @@ func (d *confirmDialog) relayout() {
 			head = nil
 			d.visible = rows - len(tail) - 1
 		}
+		// Shorter still (40x14, fields to take over: the box, the prompt
+		// and the keys wrap to seven rows), the sentences above the input
+		// scroll at the list's end, the box first, then the prompt, and
+		// the list opens at the first of them: fixed, they pushed the
+		// dialog past the screen, and the App cut its top. The input, the
+		// error and the keys stay.
+		for _, n := range d.prompts(tail[:inputAt], iw) {
+			if d.visible >= 1 {
+				break
+			}
+			if folded == 0 {
+				anchor = len(body)
+			}
+			body, tail, inputAt, folded = append(body, tail[:n]...), tail[n:], inputAt-n, folded+n
+			d.visible = rows - len(head) - len(tail) - 1
+		}
 		d.visible = max(d.visible, 1)
 	}
 	d.head, d.body, d.tail, d.inputAt = head, body, tail, inputAt
-	if atEnd {
+	switch {
+	case folded != d.folded:
+		d.offset = min(anchor, d.maxOffset())
+	case atEnd:
 		d.offset = d.maxOffset()
 	}
+	d.folded = folded
 	d.clamp()
+}
+
+// prompts are the rows of each sentence of tail (the lines above the input
+// laid out without gaps), in order: the take-over box, where there is one,
+// and the prompt.
+func (d *confirmDialog) prompts(tail []line, iw int) []int {
+	prompt := len(wrap("type the cluster name ("+d.cluster+") to confirm:", iw))
+	if box := len(tail) - prompt; box > 0 {
+		return []int{box, prompt}
+	}
+	return []int{len(tail)}
 }
 
 // tailLines are the lines from the box to the keys, with the blank lines

@@ -540,6 +540,33 @@ func appKeys(a *App, keys ...tea.KeyPressMsg) {
 	}
 }
 
+// At 40x14 (the App gives the dialog 36x10) the box, the prompt and the
+// keys wrap to seven rows: fixed, they pushed the dialog to 12 rows, and the
+// App cut its top. They scroll at the list's end instead, opened at the box,
+// whose tick tab shows; the input and the keys stay.
+func TestConfirmDialogAt40x14ScrollsItsBoxAndPrompt(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureManyConflicts(), 40, 14)
+	_, dh := a.dialogSize()
+	shows := func(step string, want ...string) {
+		t.Helper()
+		out := ansi.Strip(d.View())
+		if rows := strings.Count(out, "\n") + 1; rows > dh {
+			t.Errorf("%s: the dialog takes %d rows, more than %d:\n%s", step, rows, dh, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the dialog lacks %q:\n%s", step, w, out)
+			}
+		}
+	}
+	shows("opened", "[ ] take over the 8 field(s)", "> cluster name", "esc cancel")
+	appKeys(a, typeText("mg")...)
+	appKeys(a, enter)
+	shows("a name refused", "[ ] take over the 8 field(s)", "> mg", `type "mgmt" exactly`, "esc cancel")
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
+	shows("ticked", "[x] take over the 8 field(s)", "> mg", "esc cancel")
+}
+
 // On a terminal too short for the dialog's fixed rows (a small split pane,
 // 40×8), the input being typed and the keys stay on the screen: the canvas
 // cut the dialog's bottom, and the operator typed the cluster name blind,
