@@ -231,8 +231,27 @@ func (d *confirmDialog) relayout() {
 		}
 	}
 	v := d.opened.Versions
-	add(&head, seg{"Apply the new spec to cluster ", rText}, seg{d.cluster, rCluster})
-	add(&head, seg{"EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA + "   Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes, rVersion})
+	// Narrower than the title and the versions (40 columns), the cluster
+	// name and the Kubernetes versions take a row of their own: cut at
+	// the edge, the dialog that confirms the apply lost the name of the
+	// cluster it applies to ("Apply the new spec to cluster m…").
+	const title = "Apply the new spec to cluster "
+	if width(title+d.cluster) <= iw {
+		add(&head, seg{title, rText}, seg{d.cluster, rCluster})
+	} else {
+		add(&head, seg{strings.TrimSpace(title), rText})
+		for _, l := range wrap(d.cluster, iw) {
+			add(&head, seg{l, rCluster})
+		}
+	}
+	eksa := "EKS-A " + v.CurrentEKSA + " " + sym.Arrow + " " + v.TargetEKSA
+	kube := "Kubernetes " + v.CurrentKubernetes + " " + sym.Arrow + " " + v.TargetKubernetes
+	if width(eksa+"   "+kube) <= iw {
+		add(&head, seg{eksa + "   " + kube, rVersion})
+	} else {
+		add(&head, seg{eksa, rVersion})
+		add(&head, seg{kube, rVersion})
+	}
 	// One sentence, wrapped whole: two, each wrapped, read ragged at 60
 	// columns. "Upgrades", not "rolls": an in-place upgrade replaces no
 	// machine.

@@ -540,6 +540,25 @@ func appKeys(a *App, keys ...tea.KeyPressMsg) {
 	}
 }
 
+// At 40 columns the title and the versions are wider than the dialog: cut
+// at its edge, it read "Apply the new spec to cluster m…", the dialog that
+// confirms the apply without the name of its cluster. The name and the
+// Kubernetes versions take rows of their own.
+func TestConfirmDialogAt40ColumnsNamesTheCluster(t *testing.T) {
+	_, d := confirmOnApp(t, fixtureDryRun(), 40, 24)
+	rows := strings.Split(ansi.Strip(d.View()), "\n")
+	trim := func(r string) string { return strings.TrimSpace(strings.Trim(r, "│")) }
+	want := []string{"Apply the new spec to cluster", "mgmt", "EKS-A v0.20.9 → v0.21.2", "Kubernetes 1.30 → 1.31"}
+	if len(rows) < 1+len(want) {
+		t.Fatalf("%d rows:\n%s", len(rows), strings.Join(rows, "\n"))
+	}
+	for i, w := range want {
+		if got := trim(rows[1+i]); got != w {
+			t.Errorf("row %d is %q, want %q:\n%s", 1+i, got, w, strings.Join(rows, "\n"))
+		}
+	}
+}
+
 // At 40x14 (the App gives the dialog 36x10) the box, the prompt and the
 // keys wrap to seven rows: fixed, they pushed the dialog to 12 rows, and the
 // App cut its top. They scroll at the list's end instead, opened at the box,
