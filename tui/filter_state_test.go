@@ -135,3 +135,27 @@ func TestFilterRowFitsATinyTerminal(t *testing.T) {
 		}
 	}
 }
+
+// At 40 columns the filter's keys did not fit beside its input, and the
+// edge cut "esc clear filter" to "enter apply filter …": enter gives way,
+// and esc, which clears the filter, is read whole. Wider, both show.
+func TestFilterRowSaysEscAt40Columns(t *testing.T) {
+	for _, c := range []struct {
+		w    int
+		want []string
+	}{{40, []string{"esc clear filter"}}, {80, []string{"enter apply filter", "esc clear filter"}}} {
+		d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, c.w, 24)
+		d.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+		d.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+		rows := strings.Split(screenOf(d), "\n")
+		last := rows[len(rows)-1]
+		for _, w := range c.want {
+			if !strings.Contains(last, w) {
+				t.Errorf("%d columns: the filter's row lacks %q: %q", c.w, w, last)
+			}
+		}
+		if strings.Contains(last, "…") {
+			t.Errorf("%d columns: the filter's row is cut: %q", c.w, last)
+		}
+	}
+}

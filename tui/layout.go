@@ -438,7 +438,11 @@ func (d *Dashboard) refreshHelp() {
 		return
 	}
 	if d.filtering {
-		d.helpOut = shortHelpFitting(d.help, filterKeys{d.keys}.ShortHelp(), max(d.w-filterWidth(d.w)-6, 0))
+		// Where both do not fit beside the input (40 columns), enter gives
+		// way: it ends the typing as it ends any input, where esc, cut at
+		// the edge ("enter apply filter …"), was the key not said, and the
+		// one whose meaning (the filter cleared, not kept) must be read.
+		d.helpOut = shortHelpFitting(d.help, filterKeys{d.keys}.ShortHelp(), max(d.w-filterWidth(d.w)-6, 0), d.keys.AcceptFilter)
 		return
 	}
 	// View puts a space before each row of the help: it has a cell less.
