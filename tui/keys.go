@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -202,6 +203,24 @@ func shortHelpRows(h help.Model, bindings []key.Binding, w int, drop ...key.Bind
 		rows = append(rows, ansi.Truncate(h.ShortHelpView(row), max(w, 0), "…"))
 	}
 	return strings.Join(rows, "\n")
+}
+
+// helpCutNote is the last row of a full help cut to the screen's rows: how
+// many rows it leaves out and the key that closes it (closer), in the first
+// of its forms that fits in w cells. Cut at the edge, the one form lost
+// the key at 40 columns ("… 8 more rows of help: a taller termin…").
+func helpCutNote(more int, closer string, w int) string {
+	n := strconv.Itoa(more)
+	for _, s := range []string{
+		"… " + n + " more rows of help: a taller terminal shows them; " + closer + " closes it",
+		"… " + n + " more rows of help; " + closer + " closes it",
+		"… " + n + " more rows; " + closer + " closes the help",
+	} {
+		if width(s) <= w {
+			return s
+		}
+	}
+	return truncate("… "+n+" more rows; "+closer+" closes the help", w)
 }
 
 // fullHelpFitting renders groups as the full help, no row wider than w

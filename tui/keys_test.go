@@ -187,3 +187,23 @@ func TestTabWhileZoomedZoomsTheNextPane(t *testing.T) {
 		t.Errorf("shift+tab: focus %s, want %s back", d.Focus(), before)
 	}
 }
+
+// At 40 columns the row that says the full help is cut lost its end, the
+// key that closes the help ("… 8 more rows of help: a taller termin…"): a
+// shorter form keeps it, on the dashboard and the plan screen.
+func TestCutHelpSaysItsKeyAt40Columns(t *testing.T) {
+	d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0)})
+	d.SetSize(40, 14)
+	d.Update(SnapshotMsg{State: fixtureLarge(100)})
+	d.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	rows := strings.Split(ansi.Strip(d.View()), "\n")
+	if last := rows[len(rows)-1]; !strings.Contains(last, "more rows") || !strings.Contains(last, "any key closes") || strings.HasSuffix(strings.TrimSpace(last), "…") {
+		t.Errorf("the dashboard's cut help: %q", last)
+	}
+	p := newTestPlanScreen(t, fixturePlan(false), Options{}, PlanActions{}, 40, 10)
+	p.Update(tea.KeyPressMsg{Code: '?', Text: "?"})
+	rows = strings.Split(ansi.Strip(p.View()), "\n")
+	if last := rows[len(rows)-1]; !strings.Contains(last, "more rows of help") || !strings.Contains(last, "? closes it") {
+		t.Errorf("the plan's cut help: %q", last)
+	}
+}

@@ -573,7 +573,7 @@ func (d *Dashboard) View() string {
 					nl()
 				}
 				if p.helpCut && i == p.helpLines-1 && p.helpLines > 1 {
-					b.WriteString(" " + d.st.paint(rMuted, truncate("… "+strconv.Itoa(len(hl)-i)+" more rows of help: a taller terminal shows them; any key closes it", max(w-1, 0))))
+					b.WriteString(" " + d.st.paint(rMuted, helpCutNote(len(hl)-i, "any key", max(w-1, 0))))
 					break
 				}
 				b.WriteString(" " + hl[i])

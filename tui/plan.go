@@ -1043,7 +1043,7 @@ func (p *PlanScreen) fitHelp() {
 	}
 	more := len(p.helpOut) - room + 1
 	p.helpOut = append(p.helpOut[:room-1:room-1],
-		p.st.paint(rMuted, truncate(fmt.Sprintf("… %d more rows of help: a taller terminal shows them; ? closes it", more), max(p.w-1, 0))))
+		p.st.paint(rMuted, helpCutNote(more, "?", max(p.w-1, 0))))
 }
 
 // View draws the header, the scrolled body, the status line and the help.
