@@ -329,6 +329,11 @@ func (p *PlanScreen) helpView() string {
 		return fullHelpFitting(p.help, p.FullHelp(), p.help.Width())
 	}
 	k := p.keys
+	if p.overlaid {
+		// Under a dialog the App blanks the screen's last row, the
+		// help's: a second row would stay, listing keys the dialog takes.
+		return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
+	}
 	return shortHelpRows(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
 }
 

@@ -836,6 +836,30 @@ func TestPlanScreenFooterAt40Columns(t *testing.T) {
 	}
 }
 
+// Under a dialog (R's menu) the App blanks the screen's last row, the key
+// help's; folded onto two rows at 40 columns, its first row stayed beside
+// the dialog, offering enter apply under a dialog that takes every key.
+func TestPlanScreenFooterUnderADialogAt40Columns(t *testing.T) {
+	state := fixtureHealthy()
+	state.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	rec := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt", Actions: []Action{rec}}
+	a := NewApp(opts, NewPlanScreen(context.Background(), opts, fixtureStaleLockPlan(), (&fakeActions{}).actions()))
+	a.Update(tea.WindowSizeMsg{Width: 40, Height: 14})
+	a.Update(firstThemeMsg{})
+	a.Update(SnapshotMsg{State: state})
+	if out := ansi.Strip(a.View().Content); !strings.Contains(out, "enter apply") {
+		t.Fatalf("the plan does not say enter apply:\n%s", out)
+	}
+	pressRun(t, a, tea.KeyPressMsg{Code: 'R', Text: "R"})
+	if len(a.dialogs) == 0 {
+		t.Fatal("R opened no dialog")
+	}
+	if out := ansi.Strip(a.View().Content); strings.Contains(out, "enter apply") || strings.Contains(out, "R recover") {
+		t.Errorf("the plan's keys show under the dialog:\n%s", out)
+	}
+}
+
 // lastRule is the index of the rule under the plan's list.
 func lastRule(rows []string) int {
 	for i, r := range slices.Backward(rows) {
