@@ -173,6 +173,14 @@ func testDialog(o RecoveryOptions, f *fakeRecovery) *recoveryDialog {
 	return d
 }
 
+// setMono gives d the monochrome theme, its input's cursor still not
+// blinking: a theme set anew makes it blink, and each key's commands then
+// waited on the blink's timer (30 s for one test of 28 keys at 4 sizes).
+func setMono(d *recoveryDialog) {
+	d.setTheme(ptrTheme(themes.NewMono()))
+	noBlink(d)
+}
+
 func noBlink(d *recoveryDialog) {
 	ts := d.input.Styles()
 	ts.Cursor.Blink = false
@@ -723,7 +731,7 @@ func TestRecoveryDialogGoldens(t *testing.T) {
 	for _, w := range []int{40, 80, 120, 250} {
 		f := &fakeRecovery{p: planFixture()}
 		d := testDialog(RecoveryOptions{}, f)
-		d.setTheme(ptrTheme(themes.NewMono()))
+		setMono(d)
 		noBlink(d)
 		d.SetSize(w-4, 36)
 		shot := func(stage string) { dialogGolden(t, d, stage, w) }
@@ -750,7 +758,7 @@ func TestRecoveryDialogFileGoldens(t *testing.T) {
 			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261122-101500.json",
 			"/home/ops/.local/state/upgrade-console/snapshots/upgrade-console-snapshot-mgmt-20261121-224758.json"}}
 		d := testDialog(RecoveryOptions{}, f)
-		d.setTheme(ptrTheme(themes.NewMono()))
+		setMono(d)
 		noBlink(d)
 		d.SetSize(w-4, 36)
 		shot := func(stage string) { dialogGolden(t, d, stage, w) }
@@ -860,7 +868,7 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 	}
 	f := &fakeRecovery{p: p}
 	d := testDialog(RecoveryOptions{}, f)
-	d.setTheme(ptrTheme(themes.NewMono()))
+	setMono(d)
 	noBlink(d)
 	d.SetSize(76, 20) // an 80×24 terminal
 	press(t, d, enter)
@@ -979,7 +987,7 @@ func TestRecoveryDialogShowsEveryDryRunResult(t *testing.T) {
 		t.Run(fmt.Sprint(tc.w), func(t *testing.T) {
 			p := etcdRollbackPlan()
 			d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
-			d.setTheme(ptrTheme(themes.NewMono()))
+			setMono(d)
 			noBlink(d)
 			d.SetSize(tc.w-4, tc.h-4) // as the App sizes dialogs
 			press(t, d, enter, enter)
@@ -1029,7 +1037,7 @@ func TestRecoveryConfirmPlaceholderIsNotTheAnswer(t *testing.T) {
 		p := planFixture()
 		p.ConfirmObject = c.object
 		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
-		d.setTheme(ptrTheme(themes.NewMono()))
+		setMono(d)
 		noBlink(d)
 		press(t, d, enter, enter)
 		v := ansi.Strip(d.View())
@@ -1227,7 +1235,7 @@ func TestRecoveryDialogWrapsTheNodeFailure(t *testing.T) {
 			f := &fakeRecovery{p: p, failure: nf}
 			d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionNodeRetry, Node: "mgmt-snpws", Title: "Retry the in-place upgrade of node mgmt-snpws"}})
 			d.backend = f
-			d.setTheme(ptrTheme(themes.NewMono()))
+			setMono(d)
 			noBlink(d)
 			d.SetSize(tc.w-4, tc.h-4) // as the App sizes dialogs
 			press(t, d, enter)
@@ -1385,7 +1393,7 @@ func TestRecoveryMenuWrapsReasonsAndFollowsTheCursor(t *testing.T) {
 	}
 	d := newRecoveryDialog(RecoveryOptions{}, offers)
 	d.backend = &fakeRecovery{p: planFixture()}
-	d.setTheme(ptrTheme(themes.NewMono()))
+	setMono(d)
 	noBlink(d)
 	d.SetSize(76, 40)
 	v := ansi.Strip(d.View())
@@ -1481,7 +1489,7 @@ func TestRecoveryDialogQuestionMarkShowsTheFullHelp(t *testing.T) {
 	esc := tea.KeyPressMsg{Code: tea.KeyEscape}
 	for _, sz := range [][2]int{{80, 24}, {40, 12}} {
 		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
-		d.setTheme(ptrTheme(themes.NewMono()))
+		setMono(d)
 		noBlink(d)
 		d.SetSize(sz[0]-4, sz[1]-4)
 		press(t, d, enter)
@@ -1563,7 +1571,7 @@ func TestRecoveryMenuKeepsTheChosenOffersTitleUnderTheHelp(t *testing.T) {
 	long := strings.Repeat("step KubeadmUpgraded failed: container kubeadm-upgrader waiting: CrashLoopBackOff ", 6)
 	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionNodeRetry, Node: "mgmt-l7nhn",
 		Title: "Retry the in-place upgrade of node mgmt-l7nhn", Why: long}})
-	d.setTheme(ptrTheme(themes.NewMono()))
+	setMono(d)
 	noBlink(d)
 	d.SetSize(76, 20)
 	press(t, d, tea.KeyPressMsg{Code: '?', Text: "?"})
@@ -1582,7 +1590,7 @@ func TestRecoveryDialogFooterKeepsItsKeysAtEveryWidth(t *testing.T) {
 		for _, h := range []int{36, 20} {
 			f := &fakeRecovery{p: planFixture()}
 			d := testDialog(RecoveryOptions{}, f)
-			d.setTheme(ptrTheme(themes.NewMono()))
+			setMono(d)
 			d.SetSize(w-4, h)
 			check := func(stage string) {
 				t.Helper()
@@ -1629,7 +1637,7 @@ func TestRecoveryDialogFitsAShortTerminal(t *testing.T) {
 		w, h := sz[0]-4, sz[1]-4 // App.dialogSize
 		f := &fakeRecovery{p: planFixture()}
 		d := testDialog(RecoveryOptions{}, f)
-		d.setTheme(ptrTheme(themes.NewMono()))
+		setMono(d)
 		d.SetSize(w, h)
 		check := func(stage string, want ...string) {
 			t.Helper()
