@@ -1116,9 +1116,11 @@ func (d *recoveryDialog) View() string {
 		}
 	case d.maxOffset > 0:
 		above, below := d.offset, d.maxOffset-d.offset
-		if !insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) {
-			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below))
-		}
+		// Down to the bare counts: at 40 columns beside "enter run · esc
+		// back" the typed confirmation hid the steps below it with no
+		// sign, when the counts had two digits (D10).
+		_ = insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) ||
+			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below)) || insert(fmt.Sprintf("%d↑ %d↓", above, below))
 	}
 	if len(cmds) > 0 && !d.typing() {
 		// Shorter, or left out, where the width would cut the footer.

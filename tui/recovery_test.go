@@ -1676,3 +1676,27 @@ func TestRecoveryDialogFitsAShortTerminal(t *testing.T) {
 		check("done", "Recovery", "enter/esc close")
 	}
 }
+
+// A typed confirmation with steps out of view says so at 40 columns, down
+// to the bare counts: beside "enter run · esc back" the counts with their
+// "↑/↓" did not fit once one had two digits, and the steps below the
+// prompt were hidden with no sign (D10).
+func TestRecoveryConfirmSaysWhatIsOutOfViewAt40Columns(t *testing.T) {
+	for _, h := range []int{14, 16, 20} {
+		d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
+		setMono(d)
+		d.SetSize(36, h-4) // App.dialogSize at 40 columns
+		press(t, d, enter, enter)
+		if d.stage != recConfirm {
+			t.Fatalf("height %d: stage %v, want the confirmation", h, d.stage)
+		}
+		if d.maxOffset == 0 {
+			continue // all of it in view
+		}
+		above, below := d.offset, d.maxOffset-d.offset
+		v := ansi.Strip(d.View())
+		if want := fmt.Sprintf("%d↑ %d↓", above, below); !strings.Contains(v, want) {
+			t.Errorf("height %d: %d rows above and %d below, the dialog does not say %q:\n%s", h, above, below, want, v)
+		}
+	}
+}
