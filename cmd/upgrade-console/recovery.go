@@ -137,7 +137,7 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	}
 	x.Progress = runProgress(out, len(p.Steps))
 	rep, err := x.Run(ctx, p)
-	if err != nil {
+	if err != nil && !unrecordedEnd(rep, p, err) {
 		fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
 		return runError(rep, err)
 	}
@@ -147,8 +147,28 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 			fmt.Fprintln(out, l)
 		}
 	}
+	if err != nil {
+		// Every step done: only the run's end is not on record. The
+		// log holds it, printed at exit, and the exit is 74.
+		fmt.Fprintf(out, "\nthe run's end is NOT recorded in the audit log: %v\n", err)
+	}
 	fmt.Fprintf(out, "\naudit log: %s\n", audit.Path())
 	return nil
+}
+
+// unrecordedEnd reports whether a run whose every step is done failed only
+// to record its end (the audit log refused it): the action is done, and
+// "resumable", exit 4, sent the operator to run a finished rollback again.
+func unrecordedEnd(rep recovery.Report, p *recovery.Plan, err error) bool {
+	if len(rep.Steps) != len(p.Steps) || !errors.As(err, new(*upgrade.AuditWriteError)) {
+		return false
+	}
+	for _, s := range rep.Steps {
+		if s.Status != recovery.StepDone && s.Status != recovery.StepAlreadyDone {
+			return false
+		}
+	}
+	return true
 }
 
 // runProgress prints a recovery run's steps as they start and end.

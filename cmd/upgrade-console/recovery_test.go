@@ -346,3 +346,24 @@ func TestRunProgress(t *testing.T) {
 		t.Errorf("progress:\n%s", got)
 	}
 }
+
+// A run whose every step is done, only its end refused by the audit log,
+// is a done action, not a failed one to run again (D11); a step not done,
+// or another error, is still the run's failure.
+func TestUnrecordedEndIsADoneRun(t *testing.T) {
+	p := &recovery.Plan{Steps: []recovery.Step{{Name: "a"}, {Name: "b"}}}
+	refused := fmt.Errorf("record: %w", &upgrade.AuditWriteError{Path: "audit.log", Err: errors.New("no space left on device")})
+	done := recovery.Report{Steps: []recovery.StepResult{{Status: recovery.StepDone}, {Status: recovery.StepAlreadyDone}}}
+	if !unrecordedEnd(done, p, refused) {
+		t.Error("every step done, the end refused: read as a failure")
+	}
+	if unrecordedEnd(recovery.Report{Steps: done.Steps[:1]}, p, refused) {
+		t.Error("a step not reached read as done")
+	}
+	if unrecordedEnd(recovery.Report{Steps: []recovery.StepResult{{Status: recovery.StepDone}, {Status: recovery.StepFailed}}}, p, refused) {
+		t.Error("a failed step read as done")
+	}
+	if unrecordedEnd(done, p, errors.New("the API server went away")) {
+		t.Error("an error of the cluster read as the record's")
+	}
+}

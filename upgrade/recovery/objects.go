@@ -121,8 +121,10 @@ func (e *Env) runLock(ctx context.Context, audit upgrade.Recorder) (release, hel
 			return nil
 		}
 		if errors.As(err, new(*upgrade.ReleaseUnrecordedError)) {
-			// Released: only its record is missing, said as such.
-			return err
+			// Released: only its entry is missing, which the log holds
+			// and the console prints at exit (exit 74). Returned, it
+			// made a finished run read as failed, "resumable" (D11).
+			return nil
 		}
 		// "Run the same command again" was then refused as another
 		// console's live lock: say so, and when it lapses.

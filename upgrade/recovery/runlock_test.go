@@ -100,3 +100,36 @@ func TestAStepThatWaitsReadsItsLockBeforeItWrites(t *testing.T) {
 		t.Fatalf("run: %v (wrote: %t), want the write not made, the lock lost", err, wrote)
 	}
 }
+
+// refusesRelease is an audit log that takes every entry but the lock's
+// release: a disk that filled at the run's end.
+type refusesRelease struct{ recorded }
+
+func (r *refusesRelease) Record(ctx context.Context, e upgrade.AuditEntry) error {
+	if e.Action == "lock-release" {
+		return &upgrade.AuditWriteError{Path: "audit.log", Err: errors.New("no space left on device")}
+	}
+	return r.recorded.Record(ctx, e)
+}
+
+// A run that did its steps and gave its lock back, the release's entry
+// alone refused, is done: the run ended in an error, and the command said
+// "resumable: run the same command again" of a finished rollback, exit 4
+// (D11). The entry is the log's to hold, printed at exit (exit 74).
+func TestARunWhoseReleaseEntryIsRefusedIsDone(t *testing.T) {
+	kube := kubefake.NewClientset()
+	env := &Env{Client: &upgrade.Client{Kube: kube}, Cluster: "mgmt", Holder: upgrade.Holder{User: "ops", Host: "bastion", Instance: "a1"}}
+	done := false
+	p := &Plan{Action: ActionEtcdRollback, Cluster: "mgmt", lock: env.runLock, Steps: []Step{{
+		Name: "only",
+		done: func(context.Context) (bool, string, error) { return done, "", nil },
+		do:   func(context.Context, bool) (string, error) { done = true; return "done", nil },
+	}}}
+	rep, err := (&Executor{Audit: &refusesRelease{}}).Run(context.Background(), p)
+	if err != nil || len(rep.Steps) != 1 || rep.Steps[0].Status != StepDone {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if _, err := kube.CoordinationV1().Leases(model.SystemNamespace).Get(context.Background(), upgrade.LockName("mgmt"), metav1.GetOptions{}); err == nil {
+		t.Error("the Lease is still there")
+	}
+}
