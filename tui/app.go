@@ -890,13 +890,15 @@ func (a *App) heldLine() string {
 	if why != "" {
 		why = " (" + why + ")"
 	}
-	// The count and the exit first: the cause is cut where the row ends.
-	full := fmt.Sprintf("the audit log refuses entries: %d held, printed at exit to append to it%s", n, why)
-	if ansi.StringWidth(full)+3 <= a.width {
-		return full
+	// The count and the exit first; the cause where it fits. Narrow (40
+	// columns) the long form kept "1 hel…": the short one keeps that
+	// entries are held and come at exit.
+	full := fmt.Sprintf("the audit log refuses entries: %d held, printed at exit to append to it", n)
+	for _, l := range []string{full + why, full} {
+		if ansi.StringWidth(l)+3 <= a.width {
+			return l
+		}
 	}
-	// Narrow (40 columns), the long form kept "1 hel…": the short one
-	// keeps what matters, that entries are held and come at exit.
 	return fmt.Sprintf("audit log refuses: %d held till exit", n)
 }
 

@@ -58,6 +58,10 @@ func TestTheAppSaysTheAuditEntriesItHolds(t *testing.T) {
 	if last := lastRow(app); !strings.Contains(last, "audit log refuses: 1 held till exit") {
 		t.Errorf("at 40 columns the last row says %q, want the short form whole", last)
 	}
+	app.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if last := lastRow(app); !strings.Contains(last, "the audit log refuses entries: 1 held, printed at exit to append to it") {
+		t.Errorf("at 80 columns the last row says %q, want the long form without its cause", last)
+	}
 	app.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
 	app.Update(OpenDialogMsg{Dialog: d})
