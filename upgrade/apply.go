@@ -70,6 +70,11 @@ type ObjectChange struct {
 	// type, outside its allowed values, missing or too long): bad input,
 	// which the file's fix ends, not the cluster's.
 	Invalid bool `json:"invalid,omitempty"`
+	// Denied: the refusal is an admission webhook's or policy's (EKS-A's
+	// webhook: a version skew, a downgrade, an immutable field; a
+	// cluster's own policy), a change the cluster does not allow, which
+	// another upgrade path ends, not another value, nor other rights.
+	Denied bool `json:"denied,omitempty"`
 	// causes are the fields an Invalid refusal names.
 	causes []metav1.StatusCause
 	// resource and namespace name what a Forbidden refusal was of
@@ -243,8 +248,9 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 		}
 		if err != nil {
 			causes, invalid := invalidFields(err)
-			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err),
-				Invalid: invalid, causes: causes, resource: refusedResource(err), namespace: u.GetNamespace()})
+			denied := admissionDenial(refusal(err))
+			res.Objects = append(res.Objects, ObjectChange{Object: ref, Error: refusal(err), Forbidden: apierrors.IsForbidden(err) && !denied,
+				Denied: denied, Invalid: invalid, causes: causes, resource: refusedResource(err), namespace: u.GetNamespace()})
 			continue
 		}
 		oc := ObjectChange{Object: ref, Create: live == nil}
@@ -290,13 +296,15 @@ func invalidFields(err error) ([]metav1.StatusCause, bool) {
 
 // admissionDenial reports whether a refusal's message is the API server's
 // wording of an admission webhook's denial (k8s.io/apiserver's webhook
-// errors: `admission webhook "NAME" denied the request: …`) or of a
-// ValidatingAdmissionPolicy's (`ValidatingAdmissionPolicy 'NAME' with
-// binding 'NAME' denied request: …`), where the schema's own refusal reads
-// `KIND "NAME" is invalid: …`.
+// errors: `admission webhook "NAME" denied the request: …`) or of an
+// admission policy's (policy/validating's dispatcher, inside the
+// Forbidden or Invalid error it makes: `KIND "NAME" is forbidden:
+// ValidatingAdmissionPolicy 'NAME' with binding 'NAME' denied request: …`,
+// or `policy 'NAME' denied request: …`), where the schema's own refusal
+// reads `KIND "NAME" is invalid: FIELD: …`.
 func admissionDenial(msg string) bool {
-	return strings.HasPrefix(msg, "admission webhook ") && strings.Contains(msg, " denied the request") ||
-		strings.HasPrefix(msg, "ValidatingAdmissionPolicy ") && strings.Contains(msg, " denied request")
+	return strings.Contains(msg, "admission webhook ") && strings.Contains(msg, " denied the request") ||
+		strings.Contains(msg, " denied request")
 }
 
 // InvalidSpec is the dry run's refusal of the spec's content as bad input

@@ -371,7 +371,7 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 	}
 	if rej := t.SpecDryRun.Rejected(); len(rej) > 0 {
 		msgs := make([]string, 0, len(rej))
-		forbidden, notServed := true, true
+		forbidden, notServed, denied := true, true, true
 		// The can-i the fix gives is of the first refused object: a
 		// refused VSphereMachineConfig was sent to check clusters.
 		resource, ns := GVREKSACluster.Resource+"."+GVREKSACluster.Group, t.Spec.Cluster.GetNamespace()
@@ -379,12 +379,15 @@ func checkSpecAccepted(_ context.Context, in *Inputs) model.CheckResult {
 			msgs = append(msgs, o.Object+": "+model.JoinLines(strings.TrimPrefix(o.Error, o.Object+": ")))
 			forbidden = forbidden && o.Forbidden
 			notServed = notServed && o.NotServed
+			denied = denied && o.Denied
 			if i == 0 && o.resource != "" {
 				resource, ns = o.resource, o.namespace
 			}
 		}
 		fix := "fix " + t.Spec.Path + " where the API server says (a field of the wrong type or outside its allowed values), then plan again"
 		switch {
+		case denied:
+			fix = "the cluster's admission control (EKS-A's webhook, or a policy of the cluster) does not allow this change, in its words above: a Kubernetes or EKS-A version more than one minor ahead, a downgrade or an immutable field changed take another path (an intermediate release, a new cluster); no other value of the same field is the fix"
 		case notServed:
 			fix = "check the kind and apiVersion of those documents against what the cluster serves (`kubectl" + in.conn().String() + " api-resources --api-group " + GVREKSACluster.Group + "`): a misspelt kind, or a provider's kind that is not installed in this cluster, is never applied"
 		case forbidden:

@@ -963,3 +963,18 @@ func TestSpecAcceptedConflictsOfAnotherManager(t *testing.T) {
 		t.Errorf("the EKS-A CLI's: fix %q", r.Remediation)
 	}
 }
+
+// A spec the cluster's admission control denies (EKS-A's webhook refusing a
+// version skew, a policy) is not fixed by another value of the field nor by
+// other rights: the fix says so, where it said to correct a field of the
+// wrong type (D11).
+func TestSpecAcceptedDeniedByAdmissionSaysAnotherPath(t *testing.T) {
+	spec := &unstructured.Unstructured{}
+	in := &Inputs{Target: &Target{Spec: &SpecFile{Path: "s.yaml", Cluster: spec},
+		SpecDryRun: &DryRunResult{Objects: []ObjectChange{{Object: "Cluster default/mgmt", Denied: true,
+			Error: `admission webhook "validation.cluster.anywhere.amazonaws.com" denied the request: spec: Invalid value: "1.33": only +1 minor version skew is supported`}}}}}
+	r := checkSpecAccepted(context.Background(), in)
+	if r.Status != model.CheckFail || !strings.Contains(r.Remediation, "does not allow this change") || strings.Contains(r.Remediation, "wrong type") {
+		t.Errorf("%s, fix %q: want a failure whose fix names another path", r.Status, r.Remediation)
+	}
+}

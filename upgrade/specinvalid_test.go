@@ -31,10 +31,15 @@ func TestInvalidFieldsTellsContentFromForbidden(t *testing.T) {
 	if _, ok := invalidFields(hooked); ok {
 		t.Error("a version skew EKS-A's webhook refused with field.Invalid read as the file's content")
 	}
-	policy := apierrors.NewInvalid(gk, "mgmt", field.ErrorList{field.Invalid(field.NewPath("spec", "eksaVersion"), "v0.23.0", "not allowed")})
-	policy.ErrStatus.Message = "ValidatingAdmissionPolicy 'pin' with binding 'pin' denied request: not allowed"
+	// The policy dispatcher's error, as the API server words it (D11
+	// read it from a live policy: a Forbidden whose message names it).
+	policy := apierrors.NewInvalid(gk, "mgmt", field.ErrorList{field.Invalid(field.NewPath("spec", "kubernetesVersion"), "1.31", "kubernetesVersion is pinned")})
+	policy.ErrStatus.Message = `clusters.anywhere.eks.amazonaws.com "mgmt" is forbidden: ValidatingAdmissionPolicy 'pin' with binding 'pin' denied request: kubernetesVersion is pinned`
 	if _, ok := invalidFields(policy); ok {
 		t.Error("a ValidatingAdmissionPolicy's refusal read as the file's content")
+	}
+	if !admissionDenial(policy.ErrStatus.Message) || admissionDenial(content.ErrStatus.Message) {
+		t.Error("admission denials not told from the schema's refusal")
 	}
 	if _, ok := invalidFields(apierrors.NewForbidden(schema.GroupResource{Resource: "clusters"}, "mgmt", errors.New("no"))); ok {
 		t.Error("an RBAC refusal read as the file's content")
