@@ -275,8 +275,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		case s == nil && errors.As(err, &aw) && sctx.Err() == nil:
 			// No write goes unrecorded: the start stopped before the spec.
 			// The lock it took may stay: its release is a write the
-			// refusing log did not take either.
-			return fmt.Errorf("nothing was applied: %w%s", err, lockNote(ctx, lv, p.Cluster, err, "\n"))
+			// refusing log did not take either. A start refused anyway
+			// keeps its 3, as apply --tui's does.
+			err = fmt.Errorf("nothing was applied: %w%s", err, lockNote(ctx, lv, p.Cluster, err, "\n"))
+			if startRefused(err) {
+				return withCode(ExitPreflight, err)
+			}
+			return err
 		case startRefused(err):
 			return withCode(ExitPreflight, err)
 		case s != nil:
