@@ -81,6 +81,11 @@ type Options struct {
 	// Clock tells the time for "since" columns and stalls; the real clock
 	// when nil. Tests inject a fake one.
 	Clock clock.PassiveClock
+	// AppliedAt is when this console applied a spec that moved no
+	// generation of the Cluster (machine or datacenter configs alone): the
+	// rollout it starts is timed from then, where the Cluster's last spec
+	// change, the earlier upgrade's, timed it as that one's.
+	AppliedAt time.Time
 	// Pacer, when set, learns when the renderer writes the terminal, for the
 	// watchers' Pace (see Pacer); the Source should be paced by it.
 	Pacer *Pacer

@@ -414,7 +414,15 @@ func (d *Dashboard) refreshProgress(snapshotChanged bool) tea.Cmd {
 				d.buildPanes()
 			}
 		}
-		d.timeline = d.timeline.ObserveResumed(d.progress, d.now, d.resume.SeenAt(d.now))
+		timed := d.progress
+		if a := d.opts.AppliedAt; a.After(timed.SpecChangedAt) {
+			// This console's apply of machine configs alone: the
+			// Cluster's last spec change is the earlier upgrade's
+			// (D11: "elapsed 5:57" of a rollout the audit log timed
+			// at 16 s). A later spec, another console's, is later.
+			timed.SpecChangedAt = a
+		}
+		d.timeline = d.timeline.ObserveResumed(timed, d.now, d.resume.SeenAt(d.now))
 		if !catchingUp {
 			// The judge's holds and graces would count the time the
 			// console did not see: what it decides waits until then.

@@ -314,3 +314,23 @@ func TestHeaderSaysAReRollout(t *testing.T) {
 		}
 	}
 }
+
+// A dashboard that follows this console's apply of machine configs alone
+// (no generation moved) times the rollout from the apply, where the
+// Cluster's last spec change, the earlier upgrade's, made it "elapsed
+// 1:00:00" of a rollout of seconds (D11).
+func TestDashboardTimesAConfigOnlyApplyFromIt(t *testing.T) {
+	for _, tc := range []struct {
+		applied time.Time
+		want    string
+	}{{ago(16 * time.Second), "elapsed 0:16"}, {time.Time{}, "elapsed 1:00:00"}} {
+		s := fixtureMidEtcd()
+		s.Cluster.SpecChangedAt = ago(time.Hour)
+		d := NewDashboard(Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), AppliedAt: tc.applied})
+		d.SetSize(160, 40)
+		d.Update(SnapshotMsg{State: s})
+		if v := screenOf(d); !strings.Contains(v, tc.want) {
+			t.Errorf("applied at %v: the header lacks %q:\n%.600s", tc.applied, tc.want, v)
+		}
+	}
+}

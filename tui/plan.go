@@ -805,6 +805,9 @@ func (p *PlanScreen) started(msg startedMsg) tea.Cmd {
 		}
 		return l
 	}
+	if p.state != nil && p.state.Cluster != nil && p.state.Cluster.Generation != 0 && s.ClusterGeneration == p.state.Cluster.Generation {
+		dashOpts.AppliedAt = p.opts.clock().Now()
+	}
 	dash := NewDashboard(dashOpts)
 	cmds := []tea.Cmd{Push(dash)}
 	if st := p.state; st != nil {
