@@ -48,7 +48,60 @@ type Lock struct {
 	// AuthenticatedAs is who the API server authenticated the holder as
 	// (AnnotationLockAuthenticatedAs); empty when it is not known.
 	AuthenticatedAs string
+	// Written is when a console last changed the Lease, by the API
+	// server's clock: the time of its FieldManager entry in
+	// metadata.managedFields, which the API server sets (to the second)
+	// on each write that changes that manager's fields, as every renewal
+	// does. RenewTime is the holder's clock, which may be minutes off.
+	// Zero when not known: the watchers drop managedFields, and a Lease
+	// written by something else has no such entry.
+	Written time.Time
 }
+
+// FieldManager is the field manager of the console's writes: its Lease
+// writes name it, and LockOf finds their time by it.
+const FieldManager = "upgrade-console"
+
+// serverSlack is how much later than the lease's duration a lock is called
+// stale by the API server's clock: both its times are to the second,
+// truncated (managedFields time, the Date header), and the write time's
+// truncation alone can make a lease look up to a second older than it is.
+// Erring the other way only delays a clear by a second or two.
+const serverSlack = 2 * time.Second
+
+// ExpiredByServer is Expired judged by the API server's clock alone:
+// serverNow (its time now, as its response said) against Written. ok is
+// false when either is unknown, or when serverNow is before Written by
+// more than the precision: that "now" is not the clock that wrote the
+// Lease (a proxy's Date, another API server's clock far off), and the
+// caller falls back to Expired.
+func (l *Lock) ExpiredByServer(serverNow time.Time) (expired, ok bool) {
+	if l == nil || l.Written.IsZero() || serverNow.IsZero() || serverNow.Before(l.Written.Add(-serverSlack)) {
+		return false, false
+	}
+	return l.Held() && (l.Kept != "" || serverNow.Sub(l.Written) > l.Duration+serverSlack), true
+}
+
+// HolderClockOff is how far the holder's clock ran ahead of the API
+// server's (behind when negative) at its last write: its renewTime less
+// Written. Zero when Written is not known or the Lease was kept (the mark
+// is a write after the last renewal), and within holderClockNoise, which
+// the times' precision and the request's way to the server account for.
+func (l *Lock) HolderClockOff() time.Duration {
+	if l == nil || l.Written.IsZero() || l.Kept != "" || l.LastRenewed().IsZero() {
+		return 0
+	}
+	off := l.LastRenewed().Sub(l.Written)
+	if off.Abs() <= holderClockNoise {
+		return 0
+	}
+	return off
+}
+
+// holderClockNoise: a renewTime is stamped before its write is sent and
+// Written is truncated to the second, so a holder in step with the API
+// server differs from it by a second or two, more over a slow link.
+const holderClockNoise = 5 * time.Second
 
 // Held reports whether the lease names a holder at all.
 func (l *Lock) Held() bool { return l != nil && l.HolderIdentity != "" }
@@ -114,6 +167,11 @@ func LockOf(l *coordinationv1.Lease) Lock {
 	}
 	if l.Spec.RenewTime != nil {
 		lock.RenewTime = l.Spec.RenewTime.Time
+	}
+	for _, f := range l.ManagedFields {
+		if f.Manager == FieldManager && f.Time != nil && f.Time.After(lock.Written) {
+			lock.Written = f.Time.Time
+		}
 	}
 	return lock
 }

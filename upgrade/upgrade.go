@@ -15,11 +15,13 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // ManagerName is the field manager of every server-side apply, and the
 // app.kubernetes.io/managed-by value of the objects the console creates.
-const ManagerName = "upgrade-console"
+const ManagerName = model.FieldManager
 
 // Labels on the objects the console creates (lock Lease, snapshot ConfigMaps).
 const (
