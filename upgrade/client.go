@@ -71,6 +71,8 @@ func (c *Client) Sys() string {
 // is raised to keep them from queueing behind each other.
 func NewClient(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
+	// The upgrade lock is judged by the API server's clock (servertime.go).
+	cfg.Wrap(WrapServerDate)
 	if cfg.QPS == 0 {
 		cfg.QPS = 50
 		cfg.Burst = 100

@@ -132,13 +132,38 @@ type LockStatus struct {
 	// the lease still being the one that was read.
 	UID             string
 	ResourceVersion string
+	// ServerDate is the Date of the API server's response that carried
+	// the Lease, Received when this machine received it: the server's
+	// clock, to judge Lock.Written by (see servertime.go). Zero when the
+	// response had none, or the status came from a snapshot.
+	ServerDate, Received time.Time
 }
 
 // Held reports whether the lease names a holder at all.
 func (s *LockStatus) Held() bool { return s != nil && s.Lock.Held() }
 
-// Expired reports whether the holder stopped renewing (model.Lock.Expired).
-func (s *LockStatus) Expired(now time.Time) bool { return s != nil && s.Lock.Expired(now) }
+// Expired reports whether the holder stopped renewing: by the API
+// server's clock when both its times are known (model.Lock.ExpiredByServer),
+// else by the holder's renewTime against now (model.Lock.Expired).
+func (s *LockStatus) Expired(now time.Time) bool {
+	expired, _ := s.judge(now)
+	return expired
+}
+
+// judge is Expired, and whether the API server's clock judged it.
+func (s *LockStatus) judge(now time.Time) (expired, byServer bool) {
+	if s == nil {
+		return false, false
+	}
+	if expired, ok := s.Lock.ExpiredByServer(s.serverNow(now)); ok {
+		return expired, true
+	}
+	return s.Lock.Expired(now), false
+}
+
+func (s *LockStatus) serverNow(now time.Time) time.Time {
+	return serverNow(s.ServerDate, s.Received, now)
+}
 
 // Describe is one line for the operator: who holds the lock, since when, and
 // whether it is stale.
@@ -148,13 +173,35 @@ func (s *LockStatus) Describe(now time.Time) string {
 	}
 	line := fmt.Sprintf("held by %s since %s (%s ago)", s.Holder.Display(),
 		s.AcquireTime.UTC().Format(time.RFC3339), roundAgo(now.Sub(s.AcquireTime)))
+	expired, byServer := s.judge(now)
 	switch {
 	case s.Kept != "":
 		line += "; kept on purpose by its console, which stopped renewing it: " + s.Kept
-	case s.Expired(now):
-		line += fmt.Sprintf("; stale: not renewed for %s", roundAgo(now.Sub(s.LastRenewed())))
+	case expired && byServer:
+		line += fmt.Sprintf("; stale: not renewed for %s by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
+	case expired:
+		line += fmt.Sprintf("; stale: not renewed for %s by this machine's clock", roundAgo(now.Sub(s.LastRenewed())))
+	case byServer:
+		line += fmt.Sprintf("; renewed %s ago by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
+	}
+	// The holder's own times (since, renewTime) are off by as much, and
+	// two consoles' upgrades timed by it disagree: worth an NTP check.
+	if off := s.HolderClockOff(); off > 0 {
+		line += fmt.Sprintf("; its console's clock runs about %s ahead of the API server's", roughly(off))
+	} else if off < 0 {
+		line += fmt.Sprintf("; its console's clock runs about %s behind the API server's", roughly(-off))
 	}
 	return line
+}
+
+// roughly is a clock's offset, which the times' second precision and the
+// request's way to the server blur by a second or two: beyond a minute,
+// "9m59s" claimed seconds it does not have.
+func roughly(d time.Duration) string {
+	if d >= time.Minute {
+		d = d.Round(10 * time.Second)
+	}
+	return roundAgo(d)
 }
 
 func roundAgo(d time.Duration) string {
@@ -168,9 +215,12 @@ func roundAgo(d time.Duration) string {
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 }
 
-func statusFromLease(l *coordinationv1.Lease) *LockStatus {
+// statusFromLease is the status of a Lease as read; date, when not nil,
+// is the Date of the response that carried it.
+func statusFromLease(l *coordinationv1.Lease, date *responseDate) *LockStatus {
 	s := LockStatusOf(model.LockOf(l))
 	s.UID, s.ResourceVersion = string(l.UID), l.ResourceVersion
+	s.ServerDate, s.Received = date.get()
 	return s
 }
 
@@ -319,6 +369,7 @@ func (l *Locker) Status(ctx context.Context) (*LockStatus, error) {
 // ReadLock reads the upgrade lock of a cluster; nil when there is none. A
 // refusal of the read is a *LockForbiddenError.
 func ReadLock(ctx context.Context, kube kubernetes.Interface, namespace, cluster string) (*LockStatus, error) {
+	ctx, date := withResponseDate(ctx)
 	lease, err := kube.CoordinationV1().Leases(namespace).Get(ctx, LockName(cluster), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -329,7 +380,7 @@ func ReadLock(ctx context.Context, kube kubernetes.Interface, namespace, cluster
 	if err != nil {
 		return nil, fmt.Errorf("read upgrade lock Lease %s/%s: %w", namespace, LockName(cluster), err)
 	}
-	return statusFromLease(lease), nil
+	return statusFromLease(lease, date), nil
 }
 
 // LockForbiddenError is a read of the upgrade lock Lease that the API server
@@ -382,6 +433,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	}
 	within := l.answerWithin()
 	rctx, cancel := context.WithTimeout(ctx, within)
+	rctx, date := withResponseDate(rctx)
 	existing, err := leases.Get(rctx, l.name(), metav1.GetOptions{})
 	err = unanswered(rctx, within, err)
 	cancel()
@@ -414,7 +466,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 			err = fmt.Errorf("create upgrade lock Lease %s/%s: %w", l.ns(), l.name(), l.mayHaveLanded(wctx, err))
 			return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 		}
-		st := statusFromLease(created)
+		st := statusFromLease(created, nil)
 		if err := l.record(ctx, "lock-acquire", "created the Lease, "+holder, nil); err != nil {
 			return st, err
 		}
@@ -422,7 +474,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read upgrade lock Lease %s/%s: %w", l.ns(), l.name(), err)
 	}
-	cur := statusFromLease(existing)
+	cur := statusFromLease(existing, date)
 	if cur.Held() && cur.HolderIdentity != l.Holder.String() {
 		return nil, &LockHeldError{Status: cur, Now: l.now(), Stale: cur.Expired(l.now()), Cluster: l.Cluster, ClusterNamespace: l.ClusterNamespace, Conn: l.Conn}
 	}
@@ -465,7 +517,7 @@ func (l *Locker) Acquire(ctx context.Context) (*LockStatus, error) {
 		err = fmt.Errorf("update upgrade lock Lease %s/%s: %w", l.ns(), l.name(), l.mayHaveLanded(wctx, err))
 		return nil, errors.Join(err, l.record(ctx, "lock-acquire", "", err))
 	}
-	st := statusFromLease(updated)
+	st := statusFromLease(updated, nil)
 	return st, l.record(ctx, "lock-acquire", "took over a released Lease, "+holder, nil)
 }
 
@@ -531,7 +583,7 @@ func (l *Locker) renew(ctx context.Context, within time.Duration) (*LockStatus, 
 		err = fmt.Errorf("renew upgrade lock: %w", err)
 		return nil, errors.Join(err, l.record(ctx, "lock-renew", "", err))
 	}
-	return statusFromLease(updated), l.record(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339), nil)
+	return statusFromLease(updated, nil), l.record(ctx, "lock-renew", "renewTime "+now.UTC().Format(time.RFC3339), nil)
 }
 
 // Keep marks the lease, if this console still holds it, as kept on purpose

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
@@ -164,7 +165,9 @@ func TestLockExpiredBlocksUntilCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 	// alice's console dies; two minutes later (lease: one minute) bob tries.
+	// By the API server's clock, which judges it, alice last wrote then.
 	clk.SetTime(t0.Add(2 * time.Minute))
+	cptest.AgeLeaseWrite(t, c.Kube, "eksa-system", LockName(cluster), ManagerName, 2*time.Minute)
 	bob := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "b0b"}, clk, &memAudit{})
 	// bob's console was given --context: the fix, pasted, clears this
 	// cluster's lock.

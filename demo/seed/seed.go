@@ -551,14 +551,32 @@ func (s *seeder) leftovers(ctx context.Context) error {
 			LeaseDurationSeconds: ptr.To(int32(StaleLockDuration)),
 			AcquireTime:          &acquired,
 			RenewTime:            &renewed,
-			LeaseTransitions:     ptr.To(int32(0)),
 		},
 	}
-	if _, err := s.c.Kube.CoordinationV1().Leases(s.sys).Create(ctx, lease, metav1.CreateOptions{FieldManager: "upgrade-console"}); err != nil {
+	leases := s.c.Kube.CoordinationV1().Leases(s.sys)
+	lease, err := leases.Create(ctx, lease, metav1.CreateOptions{FieldManager: "upgrade-console"})
+	if err != nil {
 		return fmt.Errorf("create stale lock Lease: %w", err)
 	}
+	// The console judges the lock by the API server's time of its last
+	// write (managedFields), which the create just set to now: a lease
+	// written a moment ago is live whatever its renewTime. The API server
+	// takes managedFields as an update sends them, so the console's entry
+	// is set back to the renewal, by a write of the seed's own (the
+	// lease's transitions, which the console leaves alone on a Lease it
+	// does not hold) that does not set it anew.
+	written := metav1.NewTime(renewed.Time)
+	for i := range lease.ManagedFields {
+		if lease.ManagedFields[i].Manager == model.FieldManager {
+			lease.ManagedFields[i].Time = &written
+		}
+	}
+	lease.Spec.LeaseTransitions = ptr.To(int32(0))
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{FieldManager: "demo-seed"}); err != nil {
+		return fmt.Errorf("date the stale lock Lease back: %w", err)
+	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, model.AnnotationEKSAPaused)
-	_, err := s.c.Dynamic.Resource(kinds.EKSACluster).Namespace(s.cfg.ClusterNamespace).Patch(ctx, s.cfg.ClusterName,
+	_, err = s.c.Dynamic.Resource(kinds.EKSACluster).Namespace(s.cfg.ClusterNamespace).Patch(ctx, s.cfg.ClusterName,
 		types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "upgrade-console"})
 	return err
 }

@@ -186,7 +186,7 @@ func TestOffersStaleLease(t *testing.T) {
 	if len(got) != 1 || got[0].Action != ActionLockClear || strings.Join(got[0].Markers, ",") != MarkerLease {
 		t.Fatalf("stale lease alone: %+v", got)
 	}
-	if want := "stale upgrade lock: held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-21T19:40:00Z (3h20m ago); stale: not renewed for 3h0m"; got[0].Why != want {
+	if want := "stale upgrade lock: held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-21T19:40:00Z (3h20m ago); stale: not renewed for 3h0m by this machine's clock"; got[0].Why != want {
 		t.Errorf("why = %q\nwant %q", got[0].Why, want)
 	}
 

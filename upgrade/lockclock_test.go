@@ -1,0 +1,188 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+)
+
+// A holder whose clock runs ten minutes behind writes a renewTime ten
+// minutes old: by this machine's clock its lock read as stale while it
+// renewed, and another console was told to clear it (and could take it
+// over). The API server wrote the Lease just now: it is live.
+func TestLockOfAHolderWhoseClockIsBehindIsLiveByTheServersClock(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	behind := clocktesting.NewFakePassiveClock(time.Now().Add(-10 * time.Minute))
+	holder := Holder{User: "alice", Host: "laptop", Instance: "aaaa1111"}
+	if _, err := newLocker(t, c, cluster, holder, behind, &memAudit{}).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now()
+	st, err := ReadLock(ctx, c.Kube, "eksa-system", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Expired(now) {
+		t.Fatalf("a lock written just now reads as stale: %s", st.Describe(now))
+	}
+	d := st.Describe(now)
+	for _, want := range []string{"by the API server's clock", "its console's clock runs about 10m0s behind the API server's"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("lock status says %q, want it to say %q", d, want)
+		}
+	}
+
+	other := newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "bbbb2222"}, nil, &memAudit{})
+	_, err = other.Acquire(ctx)
+	var held *LockHeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("another console's Acquire: %v, want a *LockHeldError", err)
+	}
+	if held.Stale {
+		t.Errorf("another console was told the live lock is stale: %v", err)
+	}
+}
+
+// A renewTime an hour ahead, on a Lease the console last wrote ten minutes
+// ago by the API server's clock: a console that died with its clock ahead
+// (or a hand-edited renewTime) held the lock for an hour by this machine's
+// clock. By the server's it is stale.
+func TestLockNotWrittenForLongerThanItsDurationIsStaleWhateverItsRenewTime(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	holder := Holder{User: "alice", Host: "laptop", Instance: "aaaa1111"}
+	ahead := clocktesting.NewFakePassiveClock(time.Now().Add(time.Hour))
+	if _, err := newLocker(t, c, cluster, holder, ahead, &memAudit{}).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cptest.AgeLeaseWrite(t, c.Kube, "eksa-system", LockName(cluster), ManagerName, 10*time.Minute)
+
+	now := time.Now()
+	st, err := ReadLock(ctx, c.Kube, "eksa-system", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Expired(now) {
+		t.Fatalf("a lock last written ten minutes ago reads as live: %s", st.Describe(now))
+	}
+	if d := st.Describe(now); !strings.Contains(d, "stale: not renewed for 10m") || !strings.Contains(d, "by the API server's clock") ||
+		!strings.Contains(d, "ahead of the API server's") {
+		t.Errorf("lock status says %q", d)
+	}
+	_, err = newLocker(t, c, cluster, Holder{User: "bob", Host: "desk", Instance: "bbbb2222"}, nil, &memAudit{}).Acquire(ctx)
+	var held *LockHeldError
+	if !errors.As(err, &held) || !held.Stale {
+		t.Errorf("another console's Acquire: %v, want a stale *LockHeldError", err)
+	}
+
+	// A renewal is a write the API server times anew: the lock is live.
+	// (A renewal that changed nothing, on a clock that stood still, is
+	// not a write.)
+	ahead.SetTime(ahead.Now().Add(20 * time.Second))
+	if _, err := newLocker(t, c, cluster, holder, ahead, &memAudit{}).Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Now()
+	if st, err = ReadLock(ctx, c.Kube, "eksa-system", cluster); err != nil {
+		t.Fatal(err)
+	}
+	if st.Expired(now) || !strings.Contains(st.Describe(now), "renewed 0s ago by the API server's clock") {
+		t.Errorf("renewed just now, the lock says %s", st.Describe(now))
+	}
+}
+
+// Without the API server's Date (a client without the wrapper, a response
+// without one) the lock is judged as before, by this machine's clock, and
+// says so.
+func TestLockWithoutTheServersDateIsJudgedByThisMachinesClock(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	behind := clocktesting.NewFakePassiveClock(time.Now().Add(-10 * time.Minute))
+	if _, err := newLocker(t, c, cluster, Holder{User: "alice", Host: "laptop"}, behind, &memAudit{}).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadLock(ctx, c.Kube, "eksa-system", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.ServerDate, st.Received = time.Time{}, time.Time{}
+	now := time.Now()
+	if !st.Expired(now) {
+		t.Fatalf("judged without the server's time, a renewTime ten minutes old reads as live: %s", st.Describe(now))
+	}
+	if d := st.Describe(now); !strings.Contains(d, "stale: not renewed for 10m") || !strings.Contains(d, "by this machine's clock") {
+		t.Errorf("lock status says %q", d)
+	}
+}
+
+func TestServerDateIsTheResponsesDateAgedByThisMachinesClock(t *testing.T) {
+	date := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	var header string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// net/http adds its own Date unless one is set, or set to nil.
+		if header == "" {
+			w.Header()["Date"] = nil
+		} else {
+			w.Header().Set("Date", header)
+		}
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: WrapServerDate(http.DefaultTransport)}
+	get := func() (time.Time, time.Time) {
+		t.Helper()
+		ctx, d := withResponseDate(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return d.get()
+	}
+
+	header = date.Format(http.TimeFormat)
+	before := time.Now()
+	got, received := get()
+	if !got.Equal(date) || received.Before(before) || received.After(time.Now()) {
+		t.Fatalf("Date %s received %s, want %s received during the request", got, received, date)
+	}
+	// The server's clock at a later moment is the Date plus the time
+	// since it came: ten minutes behind or ahead of this machine, as the
+	// server says, not as this machine does.
+	if sn := serverNow(got, received, received.Add(90*time.Second)); !sn.Equal(date.Add(90 * time.Second)) {
+		t.Errorf("server now 90s after the response: %s, want %s", sn, date.Add(90*time.Second))
+	}
+	// A "now" before the response (a fixed clock) ages it by nothing.
+	if sn := serverNow(got, received, received.Add(-time.Hour)); !sn.Equal(date) {
+		t.Errorf("server now before the response: %s, want the Date %s", sn, date)
+	}
+
+	for _, h := range []string{"", "yesterday"} {
+		header = h
+		if got, _ := get(); !got.IsZero() {
+			t.Errorf("Date %q read as %s, want unknown", h, got)
+		}
+		if sn := serverNow(time.Time{}, time.Time{}, time.Now()); !sn.IsZero() {
+			t.Errorf("server now without a Date: %s, want unknown", sn)
+		}
+	}
+	// A request that did not ask records nothing, and fails nothing.
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
