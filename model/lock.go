@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -168,10 +169,23 @@ func LockOf(l *coordinationv1.Lease) Lock {
 	if l.Spec.RenewTime != nil {
 		lock.RenewTime = l.Spec.RenewTime.Time
 	}
+	var other time.Time
 	for _, f := range l.ManagedFields {
-		if f.Manager == FieldManager && f.Time != nil && f.Time.After(lock.Written) {
+		switch {
+		case f.Time == nil:
+		case f.Manager == FieldManager && f.Time.After(lock.Written):
 			lock.Written = f.Time.Time
+		case f.Manager != FieldManager && f.Time.After(other) && f.FieldsV1 != nil && strings.Contains(f.FieldsV1.GetRawString(), `"f:renewTime"`):
+			other = f.Time.Time
 		}
+	}
+	if other.After(lock.Written) {
+		// Renewed last by something else (kubectl patch of renewTime by
+		// hand): its renewTime is not a console's, and the console's own
+		// last write, older, called a Lease renewed a moment ago stale by
+		// the API server's clock, and clearable (D12). Judged as before.
+		// Another manager's write of an annotation renews nothing.
+		lock.Written = time.Time{}
 	}
 	return lock
 }

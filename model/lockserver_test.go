@@ -80,12 +80,24 @@ func TestLockOfReadsTheConsolesWriteTime(t *testing.T) {
 	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(t0.Add(d))) }
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(-time.Minute)},
-		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(0)},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(-2 * time.Minute)},
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: at(-30 * time.Second)},
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate},
 	}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("a@b/1")}}
 	if got := LockOf(l).Written; !got.Equal(t0.Add(-30 * time.Second)) {
 		t.Errorf("Written = %s, want %s", got, t0.Add(-30*time.Second))
+	}
+	// Written last by another manager (kubectl patch renewing it by
+	// hand): the console's older write called it stale while it was
+	// renewed a moment ago (D12); judged by its renewTime, as before.
+	l.ManagedFields[1].Time = at(0)
+	l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:note":{}}}}`)
+	if got := LockOf(l).Written; !got.Equal(t0.Add(-30 * time.Second)) {
+		t.Errorf("an annotation written last by kubectl: Written = %s, want the console's %s", got, t0.Add(-30*time.Second))
+	}
+	l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:spec":{"f:renewTime":{}}}`)
+	if got := LockOf(l).Written; !got.IsZero() {
+		t.Errorf("a Lease renewed last by kubectl: Written = %s, want unknown", got)
 	}
 	l.ManagedFields = l.ManagedFields[1:2]
 	if got := LockOf(l).Written; !got.IsZero() {
