@@ -546,14 +546,6 @@ func TestControlPlaneUpToDateIsTheSameInWatchPlain(t *testing.T) {
 			func(n *model.Node) { n.Ready = false })
 		return s
 	}
-	noMachines := func(f func() *model.ClusterState) func() *model.ClusterState {
-		return func() *model.ClusterState {
-			s := f()
-			s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
-			s.Machines = model.List[model.Machine]{}
-			return s
-		}
-	}
 	for _, tc := range []struct {
 		name  string
 		state func() *model.ClusterState
@@ -842,14 +834,6 @@ func TestWorkersUpToDateIsTheSameInWatchPlain(t *testing.T) {
 		s.Machines, s.Nodes, s.NodeUpgrades = model.ListOf(ms...), model.ListOf(ns...), model.ListOf(nus...)
 		return s
 	}
-	noMachines := func(f func() *model.ClusterState) func() *model.ClusterState {
-		return func() *model.ClusterState {
-			s := f()
-			s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
-			s.Machines = model.List[model.Machine]{}
-			return s
-		}
-	}
 	for _, tc := range []struct {
 		name  string
 		state func() *model.ClusterState
@@ -905,5 +889,15 @@ func TestWorkersUpToDateIsTheSameInWatchPlain(t *testing.T) {
 				t.Errorf("the MachineDeployments' rows up to date add up to %d, the workers phase counts %d", sum, done)
 			}
 		})
+	}
+}
+
+// noMachines is fixture f as an identity that may not list Machines sees it.
+func noMachines(f func() *model.ClusterState) func() *model.ClusterState {
+	return func() *model.ClusterState {
+		s := f()
+		s.Sources[model.KindMachine] = model.SourceStatus{Installed: true, Forbidden: "list machines.cluster.x-k8s.io in eksa-system"}
+		s.Machines = model.List[model.Machine]{}
+		return s
 	}
 }
