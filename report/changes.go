@@ -293,7 +293,11 @@ func (d *differ) verdict(prev, cur *model.Progress) {
 	}
 }
 
+// phaseOf is p's phase ph, zero when p is nil or has none.
 func phaseOf(p *model.Progress, ph model.Phase) model.PhaseProgress {
+	if p == nil {
+		return model.PhaseProgress{}
+	}
 	for _, pp := range p.Phases {
 		if pp.Phase == ph {
 			return pp
@@ -432,28 +436,8 @@ func controlPlaneReplicas(s *model.ClusterState, p *model.Progress) model.Replic
 	if s.ControlPlane == nil {
 		return model.ReplicaCounts{}
 	}
-	done := 0
-	if p != nil {
-		for _, ph := range p.Phases {
-			if ph.Phase == model.PhaseControlPlane {
-				done = ph.Done
-			}
-		}
-	}
-	r, _ := model.ControlPlaneReplicas(s, done, model.LiveControlPlaneMachines(s))
+	r, _ := model.ControlPlaneReplicas(s, phaseOf(p, model.PhaseControlPlane).Done, model.LiveControlPlaneMachines(s))
 	return r
-}
-
-// workersPhase is p's workers phase, zero when p is nil or has none.
-func workersPhase(p *model.Progress) model.PhaseProgress {
-	if p != nil {
-		for _, ph := range p.Phases {
-			if ph.Phase == model.PhaseWorkers {
-				return ph
-			}
-		}
-	}
-	return model.PhaseProgress{}
 }
 
 func (d *differ) etcd(prev, cur *model.EtcdCluster) {
@@ -486,7 +470,7 @@ func (d *differ) machineDeployments(prevS, curS *model.ClusterState, prevP, curP
 	if d.fresh(model.KindMachineDeployment) {
 		prev = nil
 	}
-	prevW, curW := workersPhase(prevP), workersPhase(curP)
+	prevW, curW := phaseOf(prevP, model.PhaseWorkers), phaseOf(curP, model.PhaseWorkers)
 	old := index(prev, func(m *model.MachineDeployment) string { return m.Name })
 	for i := range cur {
 		c := &cur[i]
