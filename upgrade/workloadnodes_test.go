@@ -94,16 +94,7 @@ func TestPlanOfAWorkloadClusterReadsItsManagementClustersComponents(t *testing.T
 	ctx := context.Background()
 	const mgr = "boss"
 	clusters := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns)
-	mgmt, err := clusters.Get(ctx, w.cfg.ClusterName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cluster(t, false, func(u *unstructured.Unstructured) {
-		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, ""))
-		if err := unstructured.SetNestedField(u.Object, mgr, "spec", "managementCluster", "name"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	mgmt := w.managedBy(t, mgr)
 	check := func(what string, status model.CheckStatus, in string) *Plan {
 		t.Helper()
 		p := w.plan(t)
@@ -137,7 +128,7 @@ func TestPlanOfAWorkloadClusterReadsItsManagementClustersComponents(t *testing.T
 	}
 
 	// Behind the target: the management cluster is upgraded first.
-	boss, err = clusters.Get(ctx, mgr, metav1.GetOptions{})
+	boss, err := clusters.Get(ctx, mgr, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,16 +150,7 @@ func TestPlanOfAWorkloadClusterFindsItsManagementClusterInAnotherNamespace(t *te
 	// Unique on the shared API server: the lookup lists every namespace.
 	mgr := "boss-" + w.ns
 	clusters := w.client.Dynamic.Resource(GVREKSACluster)
-	mgmt, err := clusters.Namespace(w.ns).Get(ctx, w.cfg.ClusterName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.cluster(t, false, func(u *unstructured.Unstructured) {
-		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, ""))
-		if err := unstructured.SetNestedField(u.Object, mgr, "spec", "managementCluster", "name"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	mgmt := w.managedBy(t, mgr)
 	create := func(version string) string {
 		t.Helper()
 		ns := cptest.Namespace(t, env.Config)
@@ -218,4 +200,22 @@ func TestPlanOfAWorkloadClusterFindsItsManagementClusterInAnotherNamespace(t *te
 		t.Fatal(err)
 	}
 	check("in the workload cluster's namespace too", model.CheckPass, "management components of "+mgr+" at "+release.Target.Version)
+}
+
+// managedBy makes the world's Cluster a workload cluster of mgr, as EKS-A
+// makes one (no management-components annotation of its own), and returns
+// the Cluster as it was, to copy as mgr's.
+func (w *world) managedBy(t *testing.T, mgr string) *unstructured.Unstructured {
+	t.Helper()
+	mgmt, err := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns).Get(context.Background(), w.cfg.ClusterName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cluster(t, false, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(merge(u.GetAnnotations(), model.AnnotationManagementComponentsVersion, ""))
+		if err := unstructured.SetNestedField(u.Object, mgr, "spec", "managementCluster", "name"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return mgmt
 }
