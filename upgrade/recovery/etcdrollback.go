@@ -1381,8 +1381,10 @@ func (e *Env) rollbackClosing(ctx context.Context) []string {
 		fmt.Sprintf("then resume EKS-A reconcile with: `upgrade-console lock clear paused %s`: it starts the same etcd rollout again.", e.clusterFlags()),
 		// The console's apply refuses a paused Cluster, and EKS-A's
 		// webhook a version going back: "or change the Cluster spec" named
-		// a way the console does not offer.
-		"To change the spec first instead (an etcd machine config, say), apply it while EKS-A stays paused with `kubectl"+e.Conn.String()+" apply --server-side -f <spec file>` (the console's apply refuses a paused Cluster, and EKS-A's webhook a version going back), then resume as above.")
+		// a way the console does not offer. --force-conflicts: the spec's
+		// fields belong to eks-a-cli (and to the console, after its own
+		// apply), so without it kubectl refuses every field edited.
+		"To change the spec first instead (an etcd machine config, say), apply it while EKS-A stays paused with `kubectl"+e.Conn.String()+" apply --server-side --force-conflicts -f <spec file>` (the console's apply refuses a paused Cluster, and EKS-A's webhook a version going back; its fields belong to eks-a-cli and the console's apply, so kubectl needs --force-conflicts to change them), then resume as above.")
 	// The upgrade that failed kept its lock (the rollback took it over and
 	// gave it back, or found it kept): it blocks the next upgrade, and
 	// nothing above named it.

@@ -259,7 +259,7 @@ func TestEtcdRollbackRestoresTheClusterAndAuditsEveryWrite(t *testing.T) {
 		!strings.Contains(strings.Join(rep.Closing, "\n"), "`upgrade-console lock clear paused --cluster "+w.cluster+" -n "+w.ns+" --context prod`") ||
 		// The way to change the spec while paused, which the console's
 		// apply refuses, reaching the same cluster.
-		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`kubectl --context prod apply --server-side -f <spec file>`") ||
+		!strings.Contains(rep.Closing[len(rep.Closing)-1], "`kubectl --context prod apply --server-side --force-conflicts -f <spec file>`") ||
 		!strings.Contains(strings.Join(rep.Closing, "\n"), "etcdctl member remove") {
 		t.Errorf("closing message:\n%v", rep.Closing)
 	}
