@@ -16,6 +16,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/upgrade"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
 type applyOptions struct {
@@ -97,6 +98,7 @@ the console's own (a panic caught; the stack goes to the log file). 74 done, but
 	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows; not with --dry-run, --yes, --wait or --timeout: the screen has its own dry run, confirmation and follow)")
 	f.StringVar(&o.display.theme, "theme", "auto", "with --tui: colours: "+themeNames())
 	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --tui: when a machine or step counts as stalled")
+	f.DurationVar(&o.display.rollbackThreshold, "etcd-rollback-threshold", recovery.DefaultEtcdRollbackThreshold, "with --tui: how long a new etcd member may stay not ready before the recovery menu (R) offers the etcd rollback")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("to-bundles", "yaml", "yml", "json")
 	return cmd
@@ -110,6 +112,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	// would apply the spec and then keep the lock of an upgrade not followed.
 	if o.display.stallAfter <= 0 {
 		return badFlag("--stall-after", fmt.Errorf("must be positive, got %s", o.display.stallAfter), "give how long a machine may make no progress, e.g. 10m")
+	}
+	if o.display.rollbackThreshold <= 0 {
+		return badFlag("--etcd-rollback-threshold", fmt.Errorf("must be positive, got %s", o.display.rollbackThreshold), "e.g. 15m")
 	}
 	if o.timeout < 0 {
 		return badFlag("--timeout", fmt.Errorf("must not be negative, got %s", o.timeout), "give a duration such as 90m; 0 follows until the upgrade ends")

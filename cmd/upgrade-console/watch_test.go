@@ -45,6 +45,8 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"demo", "--scenario", "happy"}, "--scenario: ", ExitBadInput},
 		{[]string{"demo", "--speed", "0"}, "--speed: must be positive", ExitBadInput},
 		{[]string{"watch", "--cluster", "mgmt", "--stall-after", "-1s"}, "--stall-after: must be positive", ExitBadInput},
+		// apply --tui offers the etcd rollback from the same dashboard.
+		{[]string{"apply", "--cluster", "mgmt", "-f", "x.yaml", "--tui", "--etcd-rollback-threshold", "0"}, "--etcd-rollback-threshold: must be positive", ExitBadInput},
 		{[]string{"plan", "--cluster", "mgmt", "-f", "x.yaml", "--sync-timeout", "0"}, "--sync-timeout: must be positive", ExitBadInput},
 	}
 	for _, c := range cases {
