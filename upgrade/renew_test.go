@@ -63,6 +63,29 @@ func TestWaitSyncedStopsOnAFailedWatcher(t *testing.T) {
 	}
 }
 
+// neverSynced is a watcher whose first lists never arrive.
+type neverSynced struct{}
+
+func (neverSynced) Latest() *model.ClusterState { return nil }
+
+// WaitSynced stopped by its context (a signal) says so, not that the
+// objects did not load within the timeout, which sent an operator who
+// pressed Ctrl-C after the connection; its own timeout is a
+// SyncTimeoutError naming what it waited for.
+func TestWaitSyncedTellsAStopFromItsTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := WaitSynced(ctx, neverSynced{}, time.Millisecond, 30*time.Second)
+	var slow *SyncTimeoutError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &slow) {
+		t.Errorf("cancelled: %v; want context.Canceled", err)
+	}
+	_, err = WaitSynced(context.Background(), neverSynced{}, time.Millisecond, 20*time.Millisecond)
+	if !errors.As(err, &slow) || slow.Timeout != 20*time.Millisecond || len(slow.Waiting) != 1 || slow.Waiting[0] != "no snapshot yet" {
+		t.Errorf("timed out: %v; want a SyncTimeoutError waiting for the first snapshot", err)
+	}
+}
+
 // unreachable is an API server that answers nothing about the lock.
 func unreachable() kubernetes.Interface {
 	kube := fake.NewClientset()

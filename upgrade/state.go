@@ -43,8 +43,10 @@ func unsynced(s *model.ClusterState) []string {
 }
 
 // WaitSynced waits until the source's latest snapshot is Synced, checking
-// every poll (an in-memory read), and returns it. On timeout the error names
-// the kinds still syncing.
+// every poll (an in-memory read), and returns it. On timeout the error is a
+// *SyncTimeoutError naming the kinds still syncing; when ctx ends first (a
+// signal), it is ctx's error: "did not finish loading within 30s" sent an
+// operator who pressed Ctrl-C after the connection.
 func WaitSynced(ctx context.Context, src StateSource, poll, timeout time.Duration) (*model.ClusterState, error) {
 	var s *model.ClusterState
 	failed, _ := src.(interface{ Err() error })
@@ -58,12 +60,24 @@ func WaitSynced(ctx context.Context, src StateSource, poll, timeout time.Duratio
 		s = src.Latest()
 		return Synced(s), nil
 	})
-	if err != nil && !wait.Interrupted(err) {
+	switch {
+	case err == nil:
+		return s, nil
+	case !wait.Interrupted(err):
 		return s, err // the watcher's own failure, not a timeout
+	case ctx.Err() != nil:
+		return s, fmt.Errorf("loading the cluster's objects: %w", ctx.Err())
 	}
-	if err != nil {
-		return s, fmt.Errorf("the cluster's objects did not finish loading within %s (still waiting for: %s); check the connection and --request-timeout",
-			timeout, strings.Join(unsynced(s), ", "))
-	}
-	return s, nil
+	return s, &SyncTimeoutError{Timeout: timeout, Waiting: unsynced(s)}
+}
+
+// SyncTimeoutError is WaitSynced's timeout: the kinds whose first list had
+// not arrived (or the connection's state) when it passed.
+type SyncTimeoutError struct {
+	Timeout time.Duration
+	Waiting []string
+}
+
+func (e *SyncTimeoutError) Error() string {
+	return fmt.Sprintf("the cluster's objects did not finish loading within %s (still waiting for: %s)", e.Timeout, strings.Join(e.Waiting, ", "))
 }

@@ -638,6 +638,21 @@ func TestSyncTimeoutPassedBeforeTheFirstReadNamesTheFlag(t *testing.T) {
 	}
 }
 
+// A first list that has not arrived when --sync-timeout passes names that
+// flag: the message sent the operator to --request-timeout, which bounds
+// each request and changes nothing here.
+func TestSyncTimeoutWhileListingNamesTheFlag(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	p := startFaultProxy(t, w.Config)
+	p.refuse(func(r *http.Request) bool { return r.URL.Path == "/api/v1/nodes" }, http.StatusServiceUnavailable)
+	_, errOut, code := runCaptured(t, "plan", "--kubeconfig", p.kubeconfig(t, w.ClusterNamespace), "--cluster", w.ClusterName,
+		"-f", w.TargetSpecPath, "--sync-timeout", "3s")
+	if code != ExitBadInput || !strings.Contains(errOut, "--sync-timeout: the cluster's objects did not finish loading within 3s (still waiting for: ") ||
+		!strings.Contains(errOut, "e.g. --sync-timeout 1m") || strings.Contains(errOut, "--request-timeout") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
 // Bad input said before anything is read: a --cluster no object can be
 // named, a spec from standard input.
 func TestClusterNameAndSpecFromStdinAreBadInput(t *testing.T) {

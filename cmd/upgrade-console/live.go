@@ -183,6 +183,13 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 	}()
 	if _, err := upgrade.WaitSynced(ctx, w, 50*time.Millisecond, l.syncTimeout); err != nil {
 		lv.close()
+		var slow *upgrade.SyncTimeoutError
+		if errors.As(err, &slow) {
+			// The bound that passed is --sync-timeout: naming
+			// --request-timeout sent the operator to a flag that
+			// changes nothing here.
+			return nil, badFlag("--sync-timeout", err, "check that the API server answers (--kubeconfig, --context), or give it longer, e.g. --sync-timeout 1m")
+		}
 		return nil, err
 	}
 	lv.planner = &upgrade.Planner{Client: client, State: w, Self: lv.holder, NodeLabel: l.nodeLabel, Conn: conn}
