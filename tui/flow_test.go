@@ -65,6 +65,42 @@ func finish(t *testing.T, tm *teatest.TestModel) (*App, string) {
 	return app, ansi.Strip(app.View().Content)
 }
 
+// clockedApp runs an App whose clock the test moves from inside the
+// program: a stepMsg steps clk and ticks, in order with every other message.
+// Stepped from the test's goroutine, the clock ran ahead of the messages
+// still queued, and the program read its ten minutes at once.
+type clockedApp struct {
+	*App
+	clk *clocktesting.FakeClock
+}
+
+type stepMsg time.Duration
+
+func (c clockedApp) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if d, ok := msg.(stepMsg); ok {
+		c.clk.Step(time.Duration(d))
+		msg = clockMsg{}
+	}
+	_, cmd := c.App.Update(msg)
+	return c, cmd
+}
+
+// advance moves the clock by d as a running console sees it: in steps
+// shorter than report.StoppedAfter, each answered by a clock tick. One step
+// of minutes read as a process that had stopped whenever the program's own
+// one-second tick (real time, not clk's) had looked at the clock before it:
+// the judge then waited for a catch-up that the fake clock never ended, and
+// the test timed out waiting for the quit (TestFlowQuitOnFailure, about one
+// run in thirty).
+func advance(tm *teatest.TestModel, d time.Duration) {
+	step := report.StoppedAfter / 2
+	for d > 0 {
+		s := min(step, d)
+		tm.Send(stepMsg(s))
+		d -= s
+	}
+}
+
 func dashboardOf(t *testing.T, a *App) *Dashboard {
 	t.Helper()
 	d, ok := a.screens[0].(*Dashboard)
@@ -184,15 +220,14 @@ func TestFlowQuitOnDone(t *testing.T) {
 	src := newChanSource(t)
 	clk := clocktesting.NewFakeClock(t0)
 	opts := Options{Source: src, Theme: themes.Mono, Clock: clk, QuitOnDone: true}
-	app := NewApp(opts, NewDashboard(opts))
+	app := clockedApp{NewApp(opts, NewDashboard(opts)), clk}
 	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24))
 	src.ch <- fixtureHealthy()
 	waitForText(t, tm, "upgrade complete")
 	// The completion rule must hold for the gate's hold time: advance the
 	// clock past it and let the next clock tick judge.
-	clk.Step(model.DefaultCompletionGate().Hold + time.Second)
-	tm.Send(clockMsg{})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*App)
+	advance(tm, model.DefaultCompletionGate().Hold+time.Second)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(clockedApp)
 	if final.Outcome() != report.Done {
 		t.Fatalf("outcome = %s, want done", final.Outcome())
 	}
@@ -204,16 +239,15 @@ func TestFlowQuitOnFailure(t *testing.T) {
 	src := newChanSource(t)
 	clk := clocktesting.NewFakeClock(t0)
 	opts := Options{Source: src, Theme: themes.Mono, Clock: clk, QuitOnDone: true}
-	app := NewApp(opts, NewDashboard(opts))
+	app := clockedApp{NewApp(opts, NewDashboard(opts)), clk}
 	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24))
 	s := fixtureMidEtcd()
 	s.Cluster.FailureMessage = "failed to apply etcd spec: admission webhook denied"
 	s.Cluster.FailureReason = "ClusterInvalid"
 	src.ch <- s
 	waitForText(t, tm, "admission webhook denied")
-	clk.Step(model.DefaultFailureGrace)
-	tm.Send(clockMsg{})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*App)
+	advance(tm, model.DefaultFailureGrace)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(clockedApp)
 	if final.Outcome() != report.Failed {
 		t.Fatalf("outcome = %s, want failed", final.Outcome())
 	}
