@@ -3,12 +3,14 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/model"
@@ -256,5 +258,110 @@ func requireFits(t *testing.T, what, out string, w, h int) {
 		if got := ansi.StringWidth(l); got > w {
 			t.Errorf("%s: row %d is %d cells wide, more than %d: %q", what, i, got, w, ansi.Strip(l))
 		}
+	}
+}
+
+// shortSizes are terminals under 14 rows, where the dialogs that read a
+// typed confirmation have a few rows: the rest of the guard does not hold
+// there (the recovery menu, the node detail), these must.
+var shortSizes = [][2]int{{40, 10}, {80, 12}}
+
+// TestTypedConfirmationsFitShortTerminals: the typed confirmations of a
+// recovery (etcd rollback, lock clear, node retry), the snapshot file's
+// prompt and the apply's confirmation fit the dialog's room on a terminal
+// under 14 rows, and keep in view the input, what to type and the keys.
+// Taller than the room, the App cut their top, and with it the rows that
+// name what to type.
+func TestTypedConfirmationsFitShortTerminals(t *testing.T) {
+	up := tea.KeyPressMsg{Code: tea.KeyUp}
+	for _, sz := range shortSizes {
+		w, h := sz[0], sz[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			check := func(t *testing.T, what string, a *App, shows ...string) {
+				t.Helper()
+				requireFits(t, what, a.View().Content, w, h)
+				dw, dh := a.dialogSize()
+				for _, d := range a.dialogs {
+					requireFits(t, what+" (the dialog alone)", d.View(), dw, dh)
+				}
+				screen := ansi.Strip(a.View().Content)
+				// s is in view, or one of its alternatives (a|b).
+				for _, s := range shows {
+					if !slices.ContainsFunc(strings.Split(s, "|"), func(s string) bool { return strings.Contains(screen, s) }) {
+						t.Errorf("%s: %q not in view:\n%s", what, s, screen)
+					}
+				}
+			}
+			// pin keeps the top dialog as drawn, to read in review.
+			pin := func(t *testing.T, name string, a *App) {
+				t.Helper()
+				t.Run(name, func(t *testing.T) {
+					golden.RequireEqual(t, ansi.Strip(a.dialogs[len(a.dialogs)-1].View()))
+				})
+			}
+			lockClear := planFixture()
+			lockClear.Action, lockClear.Confirm, lockClear.ConfirmObject = recovery.ActionLockClear, "upgrade-console-lock-mgmt", "Lease eksa-system/upgrade-console-lock-mgmt"
+			nodeRetry, _ := nodeRetryFixture()
+			for _, p := range []*recovery.Plan{planFixture(), lockClear, nodeRetry} {
+				t.Run("recovery/"+p.Action, func(t *testing.T) {
+					f := &fakeRecovery{p: p}
+					d := testDialog(RecoveryOptions{}, f)
+					opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
+					a := NewApp(opts, NewDashboard(opts))
+					a.Update(tea.WindowSizeMsg{Width: w, Height: h})
+					a.Update(firstThemeMsg{})
+					a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+					a.Update(OpenDialogMsg{Dialog: d})
+					noBlink(d) // the App's theme, on opening, made it blink again
+					press(t, d, enter, enter)
+					if d.stage != recConfirm {
+						t.Fatalf("stage %v, want the typed confirmation", d.Stage())
+					}
+					name := `"` + p.Confirm + `"`
+					check(t, "the typed confirmation", a, name, "> ", "esc back")
+					press(t, d, typeText("mg")...)
+					press(t, d, enter)
+					check(t, "the typed confirmation, a name refused", a, name, "> mg", "esc back")
+					pin(t, "refused", a)
+					press(t, d, up, up, up)
+					check(t, "the typed confirmation, scrolled up", a, "> mg", "esc back")
+				})
+			}
+			t.Run("recovery/file", func(t *testing.T) {
+				noSnapshot := &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
+					Preconditions: []recovery.Precondition{{Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt in eksa-system"}}}
+				d := testDialog(RecoveryOptions{}, &fakeRecovery{planErr: noSnapshot})
+				opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
+				a := NewApp(opts, NewDashboard(opts))
+				a.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				a.Update(firstThemeMsg{})
+				a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+				a.Update(OpenDialogMsg{Dialog: d})
+				noBlink(d)
+				press(t, d, enter)
+				press(t, d, typeText("f")...)
+				if d.stage != recFile {
+					t.Fatalf("stage %v, want the file", d.Stage())
+				}
+				check(t, "the snapshot file's prompt", a, "> ", "esc back")
+				d.input.SetValue("")
+				press(t, d, enter)
+				check(t, "the snapshot file's prompt, none typed", a, "snapshot file", "> ", "esc back")
+			})
+			for _, c := range []struct {
+				name string
+				dry  func() *upgrade.DryRunResult
+			}{{"plan/confirm", fixtureDryRun}, {"plan/confirm-conflicts", fixtureManyConflicts}} {
+				t.Run(c.name, func(t *testing.T) {
+					a, _ := confirmOnApp(t, c.dry(), w, h)
+					check(t, "the apply's typed confirmation", a, `(mgmt)|"mgmt"`, "> ", "esc cancel")
+					pin(t, "open", a)
+					appKeys(a, typeText("mg")...)
+					appKeys(a, tea.KeyPressMsg{Code: tea.KeyEnter})
+					check(t, "the apply's typed confirmation, a name refused", a, `"mgmt"`, "> mg", "esc cancel")
+					pin(t, "refused", a)
+				})
+			}
+		})
 	}
 }

@@ -36,6 +36,8 @@ type confirmDialog struct {
 	dry    *upgrade.DryRunResult
 	force  bool
 	hint   string
+	// hintShort is hint in one short row, for tightTail.
+	hintShort string
 	// blocked names the checks that block the apply since the dialog
 	// opened (the checks re-run as the cluster changes); empty when none.
 	blocked string
@@ -156,7 +158,7 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			return d, nil
 		case key.Matches(msg, d.keys.Force):
 			d.force = !d.force
-			d.hint = ""
+			d.hint, d.hintShort = "", ""
 			d.relayout()
 			return d, nil
 		case key.Matches(msg, d.keys.Confirm):
@@ -187,9 +189,11 @@ func (d *confirmDialog) submit() tea.Cmd {
 	switch {
 	case typed != d.cluster:
 		d.hint = fmt.Sprintf("type %q exactly to apply, or esc to cancel", d.cluster)
+		d.hintShort = fmt.Sprintf("type %q exactly", d.cluster)
 		return nil
 	case len(d.dry.Conflicts) > 0 && !d.force:
 		d.hint = fmt.Sprintf("%d field(s) belong to another manager: tab takes them over, or esc and resolve them", len(d.dry.Conflicts))
+		d.hintShort = fmt.Sprintf("tab takes the %d field(s) over", len(d.dry.Conflicts))
 		return nil
 	}
 	d.decided = applyConfirmedMsg{force: d.force}
@@ -298,6 +302,13 @@ func (d *confirmDialog) relayout() {
 			d.visible = rows - len(head) - len(tail) - 1
 		}
 		d.visible = max(d.visible, 1)
+		// Even so the list can have no row (40x10, fields to take over:
+		// the keys wrap to two rows): what to type is said in one short
+		// row in its place.
+		if len(head)+d.visible+1+len(tail) > rows {
+			tail, inputAt = d.tightTail(wrapAdd)
+			d.visible = max(rows-len(head)-len(tail)-1, 0)
+		}
 	}
 	d.head, d.body, d.tail, d.inputAt = head, body, tail, inputAt
 	switch {
@@ -356,16 +367,41 @@ func (d *confirmDialog) tailLines(wrapAdd func(*[]line, string, role), gaps bool
 		// Kept, so that an error does not move the prompt.
 		tail = append(tail, line{})
 	}
-	keys := "enter apply · esc cancel"
+	wrapAdd(&tail, d.keysText(), rMuted)
+	return tail, inputAt
+}
+
+// keysText is the keys' row, before it wraps.
+func (d *confirmDialog) keysText() string {
 	switch {
 	case d.blocked != "":
-		keys = "esc cancel"
+		return "esc cancel"
 	case len(d.dry.Conflicts) > 0 && d.force:
-		keys = "enter apply · tab leave the fields · esc cancel"
+		return "enter apply · tab leave the fields · esc cancel"
 	case len(d.dry.Conflicts) > 0:
-		keys = "enter apply · tab take over fields · esc cancel"
+		return "enter apply · tab take over fields · esc cancel"
 	}
-	wrapAdd(&tail, keys, rMuted)
+	return "enter apply · esc cancel"
+}
+
+// tightTail is the input between what to type, in short, and the keys: the
+// prompt above it, or the error's short form under it, which says as much.
+// The list gives up its rows first: on one row it pushed the dialog past
+// the screen, and the App cut its top.
+func (d *confirmDialog) tightTail(wrapAdd func(*[]line, string, role)) (tail []line, inputAt int) {
+	hint := d.hintShort
+	switch {
+	case d.blocked != "":
+		hint = d.st.th.Sym.Fail + " " + d.blocked
+	case hint == "":
+		wrapAdd(&tail, fmt.Sprintf("type %q to confirm:", d.cluster), rText)
+	}
+	inputAt = len(tail)
+	tail = append(tail, line{})
+	if hint != "" {
+		wrapAdd(&tail, hint, rFailure)
+	}
+	wrapAdd(&tail, d.keysText(), rMuted)
 	return tail, inputAt
 }
 
@@ -387,12 +423,16 @@ func (d *confirmDialog) View() string {
 	for _, l := range d.body[d.offset:min(d.offset+d.visible, len(d.body))] {
 		emit(l.segs)
 	}
-	if above, below := d.offset, len(d.body)-d.offset-d.visible; above > 0 || below > 0 {
+	if above, below := d.offset, len(d.body)-d.offset-d.visible; d.visible > 0 && (above > 0 || below > 0) {
 		emit([]seg{{"   " + scrollHint(above, max(below, 0)) + " · ↑/↓ pgup/pgdn scroll", rMuted}})
 	}
 	for i, l := range d.tail {
 		if i == d.inputAt {
-			b.WriteByte('\n')
+			// The first row on a tight dialog (tightTail).
+			if n > 0 {
+				b.WriteByte('\n')
+			}
+			n++
 			b.WriteString(d.input.View())
 			continue
 		}

@@ -332,6 +332,12 @@ type recoveryDialog struct {
 	// promptFolded: the prompt's text is laid out at the body's end, to
 	// scroll with it, as the dialog is too short to keep it fixed.
 	promptFolded bool
+	// tight is how much of its frame a typed stage gives up where even
+	// its folded prompt leaves the body no row (40x10, 80x12): 1 the
+	// blank rows, 2 the title too and the error's long form. Kept, they
+	// pushed the dialog past the screen, and the App cut the rows that
+	// name what to type.
+	tight int
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
 	copiesErr error
@@ -976,6 +982,9 @@ func (d *recoveryDialog) tail() (tail []line, promptAt, inputAt int) {
 			tail = append(tail, line{segs: []seg{{l, r}}})
 		}
 	}
+	// On a dialog too short for the error's sentence, its short form
+	// takes one row.
+	hint := d.hint
 	if d.stage == recConfirm {
 		tail = append(tail, line{})
 		wrapped("The API server accepted every write (dry run, nothing persisted).", rCondTrue)
@@ -983,7 +992,14 @@ func (d *recoveryDialog) tail() (tail []line, promptAt, inputAt int) {
 		wrapped(fmt.Sprintf("Type %q (%s) to run it:", d.plan.Confirm, d.plan.ConfirmObject), rBold)
 		inputAt = len(tail)
 		tail = append(tail, line{})
-		wrapped(d.hint, rFailure)
+		if hint != "" && d.tight >= 2 {
+			// One row: the prompt's first, in view above, names it.
+			hint = fmt.Sprintf("type %q exactly", d.plan.Confirm)
+			if width(hint) > iw {
+				hint = "not that name: type it exactly"
+			}
+		}
+		wrapped(hint, rFailure)
 	}
 	if d.stage == recFile {
 		tail = append(tail, line{})
@@ -991,7 +1007,10 @@ func (d *recoveryDialog) tail() (tail []line, promptAt, inputAt int) {
 		tail = append(tail, line{segs: []seg{{"Snapshot file:", rBold}}})
 		inputAt = len(tail)
 		tail = append(tail, line{})
-		wrapped(d.hint, rFailure)
+		if hint != "" && d.tight >= 2 {
+			hint = "type a snapshot file's path"
+		}
+		wrapped(hint, rFailure)
 	}
 	return tail, promptAt, inputAt
 }
@@ -999,11 +1018,15 @@ func (d *recoveryDialog) tail() (tail []line, promptAt, inputAt int) {
 // dialogHead is the title and the blank line under it.
 const dialogHead = 2
 
+// headRows and gapRows are the rows of the title and of the blank line
+// above the keys at d.tight.
+func (d *recoveryDialog) headRows() int { return max(dialogHead-d.tight, 0) }
+func (d *recoveryDialog) gapRows() int  { return max(1-d.tight, 0) }
+
 // relayout lays the stage's body out for the size and sets the scroll
 // bounds the keys use, so that View only paints.
 func (d *recoveryDialog) relayout() {
 	d.body, d.cmds = d.bodyLines()
-	tail, promptAt, inputAt := d.tail()
 	// The prompt and the keys (two rows, or the blank and the full help)
 	// stay in view; the body scrolls. One row at least: three pushed a
 	// short dialog past the screen, whose top (the title, the action
@@ -1012,19 +1035,30 @@ func (d *recoveryDialog) relayout() {
 	if keys == 0 {
 		keys = len(d.keyRows(d.innerWidth()))
 	}
-	d.visible = d.h - 2 - dialogHead - len(tail) - 1 - keys
 	// Where the prompt leaves the body no row (40x14: the typed
 	// confirmation's two sentences take five at 40 columns), its text
 	// scrolls with the body, and the input under it and the keys stay:
 	// fixed, it pushed the dialog two rows past the screen, which cut the
 	// title. It opens scrolled to what it asks for ("Type "mgmt-etcd"
 	// (EtcdadmCluster …"), or to its end where that is in view from
-	// there too.
-	folded := d.visible < 1 && inputAt > 0
+	// there too. Shorter still, the frame goes, a step at a time.
+	var tail []line
+	var promptAt, inputAt int
+	folded := false
+	for d.tight = 0; ; d.tight++ {
+		tail, promptAt, inputAt = d.tail()
+		d.visible = d.h - 2 - d.headRows() - len(tail) - d.gapRows() - keys
+		folded = d.visible < 1 && inputAt > 0
+		if folded {
+			d.visible += inputAt
+		}
+		if d.visible >= 1 || !folded || d.tight == 2 {
+			break
+		}
+	}
 	anchor := len(d.body) + promptAt
 	if folded {
 		d.body = append(d.body, tail[:inputAt]...)
-		d.visible += inputAt
 	}
 	d.visible = max(d.visible, 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
@@ -1064,7 +1098,7 @@ func (d *recoveryDialog) offersOutOfView() (above, below int) {
 func (d *recoveryDialog) View() string {
 	st := d.st
 	iw := d.innerWidth()
-	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}
+	head := []line{{segs: []seg{{"Recovery", rTitle}, {"  " + d.cluster(), rCluster}}}, {}}[:d.headRows()]
 	body, cmds := d.body, d.cmds
 	tail, _, inputAt := d.tail()
 	if d.promptFolded {
@@ -1131,7 +1165,9 @@ func (d *recoveryDialog) View() string {
 	if !d.typing() {
 		insert("? help")
 	}
-	tail = append(tail, line{})
+	if d.gapRows() > 0 {
+		tail = append(tail, line{})
+	}
 	helpRows := d.helpRows()
 	if helpRows == nil {
 		for _, r := range rows {
