@@ -965,7 +965,12 @@ func summary(p *Progress, now time.Time) string {
 	}
 	if p.Stale {
 		m := p.Milestones[0]
-		b.WriteString(" · " + m.Message)
+		// The current phase says it already when the Cluster's status is
+		// what is stale ("etcd: status not yet observed (generation 3,
+		// observed 2) · status not yet observed (generation 3, …)").
+		if !strings.Contains(b.String(), m.Message) {
+			b.WriteString(" · " + m.Message)
+		}
 		if !m.Since.IsZero() {
 			b.WriteString(" for " + ShortDuration(now.Sub(m.Since)))
 		}
