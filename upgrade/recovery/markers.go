@@ -832,8 +832,12 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions, resumed bool) 
 	}
 	var out []string
 	pausedLeft := false
-	for _, m := range ms {
+	var lease *Marker
+	for i, m := range ms {
 		pausedLeft = pausedLeft || (m.ID == MarkerPaused && m.State != MarkerNotSet)
+		if m.ID == MarkerLease {
+			lease = &ms[i]
+		}
 	}
 	if resumed && !pausedLeft {
 		// EKS-A acts on the spec at once (the etcd rollout a rollback
@@ -841,12 +845,31 @@ func clearClosing(ctx context.Context, env *Env, o MarkerOptions, resumed bool) 
 		// say that an upgrade was under way that no console follows.
 		if cluster, err := env.readCluster(ctx); err == nil {
 			if st := specNotReached(cluster, env.Conn); st != nil {
-				out = append(out, fmt.Sprintf("EKS-A reconcile of %s is resumed and works on its spec now (%s), with no console following it and no upgrade lock: follow it with `upgrade-console watch %s`.",
-					env.Cluster, st.Message, env.clusterFlags()))
+				out = append(out, fmt.Sprintf("EKS-A reconcile of %s is resumed and works on its spec now (%s)", env.Cluster, st.Message)+
+					resumedFollower(env, lease))
 			}
 		}
 	}
 	return append(out, markersLeft(ctx, env, ms, len(out) > 0)...)
+}
+
+// resumedFollower ends clearClosing's resumed line with who follows the
+// upgrade, by its lock: "with no console following it and no upgrade lock"
+// was said whatever the lock, to a dashboard that held it kept and went on
+// to release it at completion, two lines above "Still set: lease (kept)".
+func resumedFollower(env *Env, lease *Marker) string {
+	watch := "`upgrade-console watch " + env.clusterFlags() + "`"
+	switch {
+	case lease == nil || lease.State == MarkerNotSet:
+		return ", and no console holds its upgrade lock: follow it with " + watch + "."
+	case lease.lease != nil && lease.lease.HolderIdentity == env.Holder.String():
+		// The dashboard that started the upgrade, whose R menu ran this.
+		return "; this console holds its upgrade lock and follows it: it releases the lock when the upgrade completes."
+	case lease.State == MarkerLive:
+		return fmt.Sprintf("; the console holding its upgrade lock (%s) follows it. To follow it here too: %s.", lease.Holder, watch)
+	}
+	return fmt.Sprintf("; its upgrade lock is still set (%s, %s): a console still following the upgrade releases it when the upgrade completes. To follow it: %s.",
+		lease.State, orUnknown(lease.Holder), watch)
 }
 
 // markersLeft is what clearClosing says of the markers left; underWay: it

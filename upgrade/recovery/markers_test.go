@@ -770,8 +770,35 @@ func TestLockClearPausedSaysItStartsAPendingSpec(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
 	}
-	if got := strings.Join(rep.Closing, "\n"); !strings.Contains(got, "is resumed and works on its spec now") || !strings.Contains(got, "`upgrade-console watch --cluster "+w.cluster) {
+	// The stale lease is still set: "no upgrade lock" was said of it.
+	if got := strings.Join(rep.Closing, "\n"); !strings.Contains(got, "is resumed and works on its spec now") || !strings.Contains(got, "`upgrade-console watch --cluster "+w.cluster) ||
+		!strings.Contains(got, "its upgrade lock is still set (stale, ") || strings.Contains(got, "no upgrade lock") {
 		t.Errorf("closing = %q", got)
+	}
+}
+
+// The resumed line names who follows the upgrade by its lock: it said "no
+// console following it and no upgrade lock" whatever the lock, also to the
+// dashboard that held it and released it at completion.
+func TestResumedFollowerNamesTheLock(t *testing.T) {
+	self := upgrade.Holder{User: "ops", Host: "bastion", Instance: "1a2b"}
+	env := &Env{Cluster: "mgmt", Holder: self}
+	lease := func(state MarkerState, holder string) *Marker {
+		return &Marker{ID: MarkerLease, State: state, Holder: holder, lease: &upgrade.LockStatus{Lock: model.Lock{HolderIdentity: holder}}}
+	}
+	for _, c := range []struct {
+		name  string
+		lease *Marker
+		want  string
+	}{
+		{"released", &Marker{ID: MarkerLease, State: MarkerNotSet}, ", and no console holds its upgrade lock: follow it with `upgrade-console watch --cluster mgmt`."},
+		{"this console's, kept", lease(MarkerKept, self.String()), "; this console holds its upgrade lock and follows it: it releases the lock when the upgrade completes."},
+		{"another's, live", lease(MarkerLive, "ann@laptop/9f"), "; the console holding its upgrade lock (ann@laptop/9f) follows it. To follow it here too: `upgrade-console watch --cluster mgmt`."},
+		{"another's, kept", lease(MarkerKept, "ann@laptop/9f"), "; its upgrade lock is still set (kept, ann@laptop/9f): a console still following the upgrade releases it when the upgrade completes. To follow it: `upgrade-console watch --cluster mgmt`."},
+	} {
+		if got := resumedFollower(env, c.lease); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
 	}
 }
 
