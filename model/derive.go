@@ -150,7 +150,7 @@ func derive(s *ClusterState, opts ProgressOptions, now time.Time, d *Deriver) Pr
 	// A rollback record still "running" with no live lock: the rollback
 	// was stopped (ctrl+c, a crash), not under way. Only when the Lease is
 	// known: without the right to read it nothing says which.
-	holdPhases(&p, c, s.LockKnown() && !(s.Lock.Held() && !s.Lock.Expired(now)))
+	holdPhases(&p, c, s.LockKnown() && !(s.Lock.Held() && !s.LockExpired(now)))
 	p.Stalls = stalls(s, ix, opts, now)
 	p.Summary = summary(&p, now)
 	return p

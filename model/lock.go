@@ -54,9 +54,25 @@ type Lock struct {
 	// metadata.managedFields, which the API server sets (to the second)
 	// on each write that changes that manager's fields, as every renewal
 	// does. RenewTime is the holder's clock, which may be minutes off.
-	// Zero when not known: the watchers drop managedFields, and a Lease
-	// written by something else has no such entry.
+	// Zero when not known: a Lease written by something else has no such
+	// entry.
 	Written time.Time
+
+	// The watchers' view of when the holder last renewed, by clocks other
+	// than the holder's (see ExpiredWatched); zero on a Lock read by any
+	// other means, and judged by Expired then.
+
+	// Seen is when, by this machine's clock, the watchers received the
+	// Lease with its current renewal: its arrival if Arrived, else when
+	// they first saw the Lease, renewed at some unknown time before.
+	Seen time.Time
+	// Arrived says the watchers saw the renewal arrive (the Lease
+	// changed its renewTime, or acquireTime, while they watched it).
+	Arrived bool
+	// ServerAtSeen is the API server's clock at Seen: the Date of the
+	// response whose stream carried the Lease, aged by this machine's
+	// clock since it came. Zero when the response had no Date.
+	ServerAtSeen time.Time
 }
 
 // FieldManager is the field manager of the console's writes: its Lease
@@ -127,6 +143,68 @@ func (l *Lock) Expired(now time.Time) bool {
 	return l.Held() && (l.Kept != "" || now.After(l.ExpiresAt()))
 }
 
+// ExpiredWatched is Expired as the watchers can tell at seen without the
+// holder's clock, whose renewTime may be minutes off this machine's: a
+// holder whose clock ran behind by more than the lease's duration was
+// called stale while it renewed, and offered for clearing. In order:
+//
+//   - by the API server's clock (ExpiredByServer), where both the time of
+//     the console's last write and the server's time at Seen are known:
+//     the age of the last renewal, exact to the second;
+//   - by this machine's clock, where the watchers saw a renewal arrive: a
+//     holder that renews is seen renewing, whatever its clock says, and
+//     one that stopped is stale a duration after its last renewal came;
+//   - a Lease watched for longer than its duration with no renewal seen is
+//     stale whatever its renewTime says (a holder with a clock ahead of
+//     this machine's reads as renewed in the future);
+//   - else, the first sight of a Lease already there, nothing but the
+//     holder's renewTime tells its age: Expired.
+//
+// seen is ClusterState.LockSeenAt, whose rule holds while the watch is
+// disconnected. A renewal seen arriving on a relist after a disconnect
+// may have come any time during it: the lease reads as renewed at most
+// that much later than it was, for one duration.
+func (l *Lock) ExpiredWatched(seen time.Time) bool {
+	if !l.Held() {
+		return false
+	}
+	if l.Kept != "" || l.Seen.IsZero() {
+		return l.Expired(seen)
+	}
+	if expired, ok := l.ExpiredByServer(l.serverAt(seen)); ok {
+		return expired
+	}
+	if seen.Sub(l.Seen) > l.Duration+serverSlack {
+		return true
+	}
+	return !l.Arrived && l.Expired(seen)
+}
+
+// RenewedHere is when the holder last renewed, on this machine's clock,
+// by the clock ExpiredWatched judges it by: the age to show beside its
+// judgement. The holder's own LastRenewed where nothing better is known.
+func (l *Lock) RenewedHere() time.Time {
+	if l.Seen.IsZero() || l.Kept != "" {
+		return l.LastRenewed()
+	}
+	if _, ok := l.ExpiredByServer(l.serverAt(l.Seen)); ok {
+		return l.Seen.Add(l.Written.Sub(l.ServerAtSeen))
+	}
+	if l.Arrived {
+		return l.Seen
+	}
+	return l.LastRenewed()
+}
+
+// serverAt is the API server's clock at seen (this machine's), from its
+// clock at Seen; zero when not known.
+func (l *Lock) serverAt(seen time.Time) time.Time {
+	if l.Seen.IsZero() || l.ServerAtSeen.IsZero() {
+		return time.Time{}
+	}
+	return l.ServerAtSeen.Add(max(seen.Sub(l.Seen), 0))
+}
+
 // LockSeenAt is the latest moment the snapshot's view of the upgrade lock
 // holds for: now while the connection is live, and, while the console
 // reconnects to the API server, when it found the connection lost, since it
@@ -140,11 +218,13 @@ func (s *ClusterState) LockSeenAt(now time.Time) time.Time {
 	return now
 }
 
-// LockExpired is Lock.Expired as far as the snapshot can tell (LockSeenAt):
-// a lease already stale when the connection was lost stays stale, one
-// renewed then is not called stale while the console cannot see it.
+// LockExpired is whether the snapshot's lock is stale as far as it can tell:
+// Lock.ExpiredWatched at LockSeenAt, so a lease already stale when the
+// connection was lost stays stale, one renewed then is not called stale
+// while the console cannot see it. The header, watch --plain, the
+// progress and the recovery offers all judge the watched lock by it.
 func (s *ClusterState) LockExpired(now time.Time) bool {
-	return s != nil && s.Lock.Expired(s.LockSeenAt(now))
+	return s != nil && s.Lock.ExpiredWatched(s.LockSeenAt(now))
 }
 
 // LockOf reads the upgrade lock out of its Lease: the one translation the

@@ -28,7 +28,7 @@ func (w *lockWatch) observeSeen(l *model.Lock, cluster, namespace string, conn m
 	holder, stale := "", false
 	if l.Held() {
 		// Printed: whoever may update the Lease writes it.
-		holder, stale = model.PrintableLine(l.HolderIdentity), l.Expired(seen)
+		holder, stale = model.PrintableLine(l.HolderIdentity), l.ExpiredWatched(seen)
 	}
 	if holder == w.holder && stale == w.stale {
 		return nil
@@ -47,7 +47,7 @@ func (w *lockWatch) observeSeen(l *model.Lock, cluster, namespace string, conn m
 		text = "held by " + named + ", kept when its console stopped following: " + l.Kept +
 			" (check the cluster, then clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"
 	case stale:
-		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.LastRenewed())) +
+		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.RenewedHere())) +
 			" (if no upgrade is running, clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"
 	case holder == w.holder:
 		text = "renewed again by " + holder

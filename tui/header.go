@@ -245,14 +245,14 @@ func watchedLockBadge(sym themes.Symbols, l *model.Lock, seen, now time.Time) ba
 	if l.AuthenticatedAs != "" {
 		full += " as " + l.AuthenticatedAs
 	}
-	d := since(l.LastRenewed(), now)
+	d := since(l.RenewedHere(), now)
 	if l.Kept != "" {
 		// Left on purpose by an upgrade that failed or timed out: not a
 		// console that died, and no age tells it apart.
 		t := sym.Warn + " lock: " + holder + " kept"
 		return badge{sym.Warn + " lock: " + full + " kept", t, t, rStale}
 	}
-	if l.Expired(seen) {
+	if l.ExpiredWatched(seen) {
 		t := sym.Warn + " lock: " + holder + " stale"
 		return badge{sym.Warn + " lock: " + full + " stale " + d, t + " " + d, t, rStale}
 	}
