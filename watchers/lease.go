@@ -24,11 +24,17 @@ const coordinationGroup = "coordination.k8s.io"
 var leaseSpec = kindSpec{kind: model.KindLease, group: coordinationGroup, resource: "leases", versions: []string{"v1"}, typed: true,
 	selectors: nameIs(func(o *Options) string { return model.LockName(o.ClusterName) })}
 
-// leaseListWatch reads Leases of one namespace through the typed client.
-func leaseListWatch(typed kubernetes.Interface, namespace string) (runtime.Object,
+// leaseListWatch reads Leases of one namespace through the typed client,
+// recording the Date of each response in date.
+func leaseListWatch(typed kubernetes.Interface, namespace string, date *serverDate) (runtime.Object,
 	func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	func(context.Context, metav1.ListOptions) (watch.Interface, error)) {
 	leases := typed.CoordinationV1().Leases(namespace)
-	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return leases.List(ctx, o) }
-	return &coordinationv1.Lease{}, list, leases.Watch
+	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return leases.List(date.with(ctx), o)
+	}
+	watchFn := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return leases.Watch(date.with(ctx), o)
+	}
+	return &coordinationv1.Lease{}, list, watchFn
 }

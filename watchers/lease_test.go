@@ -170,3 +170,64 @@ func TestLeaseReadableByNameOnly(t *testing.T) {
 		t.Errorf("lock = %+v", s.Lock)
 	}
 }
+
+// TestLeaseOfAHolderWhoseClockIsBehindIsLive: a console whose clock runs 3
+// minutes behind holds the lock (lease 60s). The snapshot's lock is live
+// at first sight, by the API server's clock (its write time against the
+// Date of the watch that carried it), and once a renewal is seen arriving
+// by this machine's, though renewTime says 3 minutes ago; it is stale a
+// duration after that renewal.
+func TestLeaseOfAHolderWhoseClockIsBehindIsLive(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	leases := kubernetes.NewForConfigOrDie(cfg).CoordinationV1().Leases(ns)
+	ctx := context.Background()
+	behind := time.Now().Add(-3 * time.Minute)
+	l, err := leases.Create(ctx, lease(ns, model.LockName(testCluster), "bob@laptop/1", behind, behind),
+		metav1.CreateOptions{FieldManager: model.FieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, cptest.Dynamic(t, cfg), gvrEKSACluster, eksaCluster(ns))
+
+	w := run(t, cfg, ns)
+	s := waitState(t, w, "lock in the snapshot", func(s *model.ClusterState) bool { return s.Lock != nil })
+	first := *s.Lock
+	if first.Seen.IsZero() || first.ServerAtSeen.IsZero() || first.Written.IsZero() || first.Arrived {
+		t.Fatalf("first sight: Seen %s, ServerAtSeen %s, Written %s, Arrived %v; want the server's times, not arrived",
+			first.Seen, first.ServerAtSeen, first.Written, first.Arrived)
+	}
+	if s.LockExpired(time.Now()) {
+		t.Errorf("a lock written a moment ago by the API server's clock, renewTime 3m ago, is stale at first sight")
+	}
+	if !s.LockExpired(time.Now().Add(time.Minute + 5*time.Second)) {
+		t.Errorf("a lock not renewed for 65s by the API server's clock is not stale")
+	}
+
+	// Renewed by hand after the console's last write, 10 minutes ago by
+	// the API server's clock: Written is unknown (model.LockOf), the
+	// renewal is judged by its arrival.
+	cptest.AgeLeaseWrite(t, kubernetes.NewForConfigOrDie(cfg), ns, l.Name, model.FieldManager, 10*time.Minute)
+	if l, err = leases.Get(ctx, l.Name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	renewed := metav1.NewMicroTime(time.Now().Add(-3 * time.Minute).Truncate(time.Second))
+	l.Spec.RenewTime = &renewed
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	s = waitState(t, w, "renewal in the snapshot", func(s *model.ClusterState) bool {
+		return s.Lock != nil && s.Lock.RenewTime.Equal(renewed.Time)
+	})
+	if !s.Lock.Arrived || !s.Lock.Seen.After(first.Seen) || !s.Lock.Written.IsZero() {
+		t.Errorf("renewal: Arrived %v, Seen %s (first seen %s), Written %s; want seen arriving, Written unknown",
+			s.Lock.Arrived, s.Lock.Seen, first.Seen, s.Lock.Written)
+	}
+	arrived := s.Lock.Seen
+	if s.LockExpired(arrived.Add(30 * time.Second)) {
+		t.Error("a lock seen renewed 30s ago, renewTime 3m ago, is stale")
+	}
+	if !s.LockExpired(arrived.Add(time.Minute + 5*time.Second)) {
+		t.Error("a lock seen renewed 65s ago is not stale")
+	}
+}

@@ -134,6 +134,10 @@ type instance struct {
 	// (or of credentials the API server accepts);
 	// contacted once one succeeded.
 	failing, contacted bool
+
+	// date is the API server's Date of the Lease informer's last
+	// response; nil for other kinds.
+	date *serverDate
 }
 
 func (in *instance) where() string {
@@ -416,7 +420,8 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ev.List(ctx, o) }
 		watchFn = ev.Watch
 	case model.KindLease:
-		example, list, watchFn = leaseListWatch(typed, in.namespace)
+		in.date = &serverDate{}
+		example, list, watchFn = leaseListWatch(typed, in.namespace, in.date)
 	case model.KindUpgraderPod:
 		example, list, watchFn = podListWatch(typed, in.namespace)
 	default:
@@ -587,6 +592,9 @@ func (in *instance) transform(obj any) (any, error) {
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, v), nil
 	case *coordinationv1.Lease:
 		lock := model.LockOf(o)
+		// Whether this is a renewal seen arriving, putLock tells.
+		lock.Seen = in.w.opts.Clock()
+		lock.ServerAtSeen = in.date.at(lock.Seen)
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, &lock), nil
 	case *corev1.Pod:
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, translateUpgraderPod(o)), nil
@@ -642,11 +650,31 @@ func applyEntry(st *stores, e *entry, deleted bool) bool {
 	case *model.Event:
 		return putOrRemove(st.events, k, v, deleted)
 	case *model.Lock:
-		return putOrRemove(st.locks, k, v, deleted)
+		return putLock(st.locks, k, v, deleted)
 	case *model.UpgraderPod:
 		return putOrRemove(st.pods, k, v, deleted)
 	}
 	return false
+}
+
+// putLock is putOrRemove for the lock Lease, which tells a renewal that
+// arrived while it was watched (renewTime, or the holder, changed) from a
+// Lease first seen or listed again (on a reconnection) with the renewal
+// already seen: that keeps when it was seen, so a relist neither makes an
+// old renewal new nor publishes a snapshot for nothing.
+func putLock(s *store[model.Lock], k string, v *model.Lock, deleted bool) bool {
+	old := s.get(k)
+	if deleted || old == nil {
+		return putOrRemove(s, k, v, deleted)
+	}
+	// A copy: v is also the informer's cached value.
+	cp := *v
+	if old.HolderIdentity == cp.HolderIdentity && old.LastRenewed().Equal(cp.LastRenewed()) {
+		cp.Seen, cp.Arrived, cp.ServerAtSeen = old.Seen, old.Arrived, old.ServerAtSeen
+	} else {
+		cp.Arrived = true
+	}
+	return putOrRemove(s, k, &cp, deleted)
 }
 
 func putOrRemove[T any](s *store[T], k string, v *T, deleted bool) bool {

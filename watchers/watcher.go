@@ -215,6 +215,8 @@ func New(opts Options) (*Watcher, error) {
 	}
 	opts = opts.withDefaults()
 	cfg := rest.CopyConfig(opts.Config)
+	// The Date of the lock Lease's responses (servertime.go).
+	cfg.Wrap(wrapServerDate(opts.Clock))
 	// The start-up burst (discovery, two access reviews per kind, one watch
 	// per kind) must not queue behind client-go's default 5 requests/s.
 	if cfg.QPS == 0 {
