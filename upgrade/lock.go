@@ -135,7 +135,8 @@ type LockStatus struct {
 	// ServerDate is the Date of the API server's response that carried
 	// the Lease, Received when this machine received it: the server's
 	// clock, to judge Lock.Written by (see servertime.go). Zero when the
-	// response had none, or the status came from a snapshot.
+	// response had none; from a snapshot, the watchers' Lock.ServerAtSeen
+	// and Lock.Seen.
 	ServerDate, Received time.Time
 }
 
@@ -159,6 +160,17 @@ func (s *LockStatus) judge(now time.Time) (expired, byServer bool) {
 		return expired, true
 	}
 	return s.Lock.Expired(now), false
+}
+
+// ExpiresHere is when the lease runs out unless renewed, on this machine's
+// clock: by the API server's clock where Expired judges by it, else the
+// holder's renewTime plus the duration (model.Lock.ExpiresAt), which is the
+// holder's clock.
+func (s *LockStatus) ExpiresHere(now time.Time) time.Time {
+	if _, byServer := s.judge(now); byServer {
+		return now.Add(s.Written.Add(s.Duration).Sub(s.serverNow(now)))
+	}
+	return s.ExpiresAt()
 }
 
 func (s *LockStatus) serverNow(now time.Time) time.Time {
@@ -226,10 +238,14 @@ func statusFromLease(l *coordinationv1.Lease, date *responseDate) *LockStatus {
 
 // LockStatusOf is the status of a lock as a snapshot carries it (no UID or
 // resourceVersion to act on: the planner reads the live lease for those).
+// The watchers' lock carries the API server's clock when they saw it, which
+// serves as a read's Date does: the recovery offers' "stale upgrade lock"
+// line said "not renewed for 3m by this machine's clock", the holder's
+// renewTime's age, of a lock the watchers judged by the server's clock.
 func LockStatusOf(l model.Lock) *LockStatus {
 	h := ParseHolder(l.HolderIdentity)
 	h.Authenticated = l.AuthenticatedAs
-	return &LockStatus{Lock: l, Holder: h}
+	return &LockStatus{Lock: l, Holder: h, ServerDate: l.ServerAtSeen, Received: l.Seen}
 }
 
 // LockHeldError says the lock belongs to another console. Stale is true when

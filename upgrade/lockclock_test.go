@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // A holder whose clock runs ten minutes behind writes a renewTime ten
@@ -185,4 +186,30 @@ func TestServerDateIsTheResponsesDateAgedByThisMachinesClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// A snapshot's lock carries the API server's clock when the watchers saw
+// it: its status (the recovery offers' "stale upgrade lock" line, from
+// LockStatusOf) is judged and worded by that clock, not by the holder's
+// renewTime 3 minutes behind, and when it turns stale is said on this
+// machine's clock.
+func TestLockStatusOfASnapshotsLockIsJudgedByTheServersClock(t *testing.T) {
+	seen := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	server := seen.Add(7 * time.Second) // the API server's clock, 7s ahead of this machine's
+	l := model.Lock{HolderIdentity: "bob@laptop/1", AcquireTime: seen.Add(-time.Hour), RenewTime: seen.Add(-3*time.Minute - 5*time.Second),
+		Duration: time.Minute, Written: server.Add(-5 * time.Second), Seen: seen, ServerAtSeen: server}
+	st := LockStatusOf(l)
+	now := seen.Add(10 * time.Second)
+	if st.Expired(now) {
+		t.Errorf("a lock written 15s ago by the API server's clock is stale: %s", st.Describe(now))
+	}
+	if d := st.Describe(now); !strings.Contains(d, "renewed 15s ago by the API server's clock") {
+		t.Errorf("lock status says %q", d)
+	}
+	if got, want := st.ExpiresHere(now), seen.Add(55*time.Second); !got.Equal(want) {
+		t.Errorf("ExpiresHere = %s, want %s (a minute after the write, on this machine's clock)", got, want)
+	}
+	if !st.Expired(seen.Add(time.Minute)) {
+		t.Errorf("a lock written 65s ago by the API server's clock is live: %s", st.Describe(seen.Add(time.Minute)))
+	}
 }

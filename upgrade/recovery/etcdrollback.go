@@ -1340,7 +1340,7 @@ func (e *Env) lockPrecondition(ctx context.Context) (Precondition, error) {
 		p.OK, p.Detail = true, state+" lock: "+st.Describe(e.now())+"; the run takes it over"
 	default:
 		p.Detail = st.Describe(e.now()) + fmt.Sprintf("; stop that console first (or wait for its upgrade to end); a console that died leaves it to turn stale at %s, %s after its last renewal, and the rollback then takes it over",
-			st.ExpiresAt().UTC().Format(time.RFC3339), model.ShortDuration(st.Duration))
+			st.ExpiresHere(e.now()).UTC().Format(time.RFC3339), model.ShortDuration(st.Duration))
 	}
 	return p, nil
 }
