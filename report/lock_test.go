@@ -114,3 +114,24 @@ func TestLockWatchEscapesTheHolder(t *testing.T) {
 		t.Errorf("lines %q, want the holder with its control characters escaped", got)
 	}
 }
+
+// TestLockWatchJudgesByRenewalsSeenNotTheHoldersClock: bob's clock runs 3
+// minutes behind and the watchers see his renewals arrive; the plain watch
+// called his lock stale, with the command that clears it.
+func TestLockWatchJudgesByRenewalsSeenNotTheHoldersClock(t *testing.T) {
+	renewed := func(at time.Time) *model.Lock {
+		return &model.Lock{HolderIdentity: "bob@laptop/1", AcquireTime: t0.Add(-time.Hour), RenewTime: at.Add(-3 * time.Minute),
+			Duration: time.Minute, Seen: at, Arrived: true}
+	}
+	var w lockWatch
+	if got := w.observe(renewed(t0), "mgmt", "", nil, t0); len(got) != 1 || got[0].Text != "held by bob@laptop/1 since 2026-11-21T11:00:00Z" {
+		t.Errorf("first sight: %v", got)
+	}
+	if got := w.observe(renewed(t0.Add(20*time.Second)), "mgmt", "", nil, t0.Add(30*time.Second)); len(got) != 0 {
+		t.Errorf("renewed 10s ago by this machine's clock, 3m10s by its holder's: %v", got)
+	}
+	want := "held by bob@laptop/1, stale: not renewed for 1m (if no upgrade is running, clear it with `upgrade-console lock clear lease --cluster mgmt`)"
+	if got := w.observe(renewed(t0.Add(20*time.Second)), "mgmt", "", nil, t0.Add(90*time.Second)); len(got) != 1 || got[0].Text != want {
+		t.Errorf("no renewal seen for 70s: %v, want %q", got, want)
+	}
+}

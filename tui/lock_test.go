@@ -271,6 +271,25 @@ func TestLeaseNotCalledStaleWhileReconnecting(t *testing.T) {
 	}
 }
 
+// TestLeaseOfAHolderWhoseClockIsBehindIsLiveWhileSeenRenewing: bob's clock
+// runs 3 minutes behind; the watchers saw his renewal arrive 3s ago. The
+// header called it "stale 3m" and R offered to clear it, by his renewTime;
+// it is live until his renewals stop for a minute.
+func TestLeaseOfAHolderWhoseClockIsBehindIsLiveWhileSeenRenewing(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	l := foreignLock()
+	l.RenewTime, l.Seen, l.Arrived = ago(3*time.Minute+3*time.Second), ago(3*time.Second), true
+	d := recoveryDashboard(clk, withLock(fixtureHealthy(), l), 120, 40)
+	if out := screenOf(d); !strings.Contains(out, "lock: bob@bastion-2 (renewed 3s ago)") || strings.Contains(out, "R recover") {
+		t.Fatalf("a lock seen renewed 3s ago, its holder's clock 3m behind:\n%s", out)
+	}
+	clk.SetTime(t0.Add(time.Minute))
+	d.Update(clockMsg{})
+	if out := screenOf(d); !strings.Contains(out, "lock: bob@bastion-2 stale 1m") || !strings.Contains(out, "R recover") {
+		t.Errorf("no renewal seen for 1m3s:\n%s", out)
+	}
+}
+
 // TestFlowStaleLeaseOffersRecovery runs the App: the first snapshot holds
 // only a stale lock, and the help shows R.
 func TestFlowStaleLeaseOffersRecovery(t *testing.T) {
