@@ -67,7 +67,8 @@ type Lock struct {
 	// they first saw the Lease, renewed at some unknown time before.
 	Seen time.Time
 	// Arrived says the watchers saw the renewal arrive (the Lease
-	// changed its renewTime, or acquireTime, while they watched it).
+	// changed its renewTime, acquireTime or holder while they watched
+	// it).
 	Arrived bool
 	// ServerAtSeen is the API server's clock at Seen: the Date of the
 	// response whose stream carried the Lease, aged by this machine's
