@@ -580,7 +580,8 @@ func controlPlanePhase(s *ClusterState, ix *index) PhaseProgress {
 	}
 	if r := ix.request(KindControlPlaneUpgrade, kcpName(kcp)); r != nil && !r.Ready {
 		rolling = true
-		parts = append(parts, fmt.Sprintf("in-place %d/%d upgraded", r.Upgraded, r.Upgraded+r.RequireUpgrade))
+		upgraded, total := ix.inPlaceUpgraded(r)
+		parts = append(parts, fmt.Sprintf("in-place %d/%d upgraded", upgraded, total))
 	}
 	since, cond := conditionOf(c, ConditionControlPlaneReady)
 	if !cond.IsTrue() && cond.Reason != "" {
@@ -683,7 +684,8 @@ func workersPhase(s *ClusterState, ix *index) PhaseProgress {
 		}
 		if r := ix.request(KindMachineDeploymentUpgrade, md.Name); r != nil && !r.Ready {
 			rolling = true
-			notes = append(notes, fmt.Sprintf("%s in-place %d/%d upgraded", md.Name, r.Upgraded, r.Upgraded+r.RequireUpgrade))
+			upgraded, total := ix.inPlaceUpgraded(r)
+			notes = append(notes, fmt.Sprintf("%s in-place %d/%d upgraded", md.Name, upgraded, total))
 		}
 	}
 	notStarted := behind > 0 && behind == len(s.MachineDeployments)
@@ -1239,6 +1241,31 @@ func (ix *index) request(k Kind, target string) *UpgradeRequest {
 		}
 	}
 	return nil
+}
+
+// inPlaceUpgraded is how many of an in-place upgrade request's machines are
+// upgraded, of how many. EKS-A's ControlPlaneUpgrade and
+// MachineDeploymentUpgrade controllers count, in their status, the listed
+// machines whose NodeUpgrade is completed; but they write that count only when
+// they next reconcile (they watch their own kind, not NodeUpgrades, and
+// requeue every 10 s), so the status lags the NodeUpgrades by up to that
+// long. The phase counts a machine upgraded by the same NodeUpgrade of this
+// snapshot (MachineOnTarget): read from the status, one line said "4/4 nodes
+// upgraded and ready" beside "mgmt-md-0 in-place 1/2 upgraded". So the rule
+// is applied here to the NodeUpgrades the phase counts from; the status
+// stands in only while they are not all in view (not synced, forbidden) or
+// the request lists no machines.
+func (ix *index) inPlaceUpgraded(r *UpgradeRequest) (upgraded, total int64) {
+	src := ix.s.Source(KindNodeUpgrade)
+	if len(r.Machines) == 0 || (ix.s.Sources != nil && (!src.Synced || src.Forbidden != "")) {
+		return r.Upgraded, r.Upgraded + r.RequireUpgrade
+	}
+	for _, m := range r.Machines {
+		if nu := ix.upgrades[m]; nu != nil && nu.Completed {
+			upgraded++
+		}
+	}
+	return upgraded, int64(len(r.Machines))
 }
 
 // machineReady is readyWith, looking the node up only when the Machine has

@@ -402,3 +402,71 @@ func TestDeriveProgressBeforeTheClusterIsSeenMovesNoPhase(t *testing.T) {
 		}
 	}
 }
+
+// The snapshot watch --plain printed a second before an in-place upgrade of
+// the workers completed (demo inplace-node-step-fails): both NodeUpgrades of
+// mgmt-md-0 completed, the second node ready on the new kubelet, its Machine
+// not yet moved to the new version, and the MachineDeploymentUpgrade's status
+// still 1 upgraded, 1 to go: EKS-A's controller counts completed
+// NodeUpgrades only at its next reconcile. The line read "2/2 nodes upgraded
+// and ready, mgmt-md-0 in-place 1/2 upgraded": the in-place count follows
+// the NodeUpgrades the phase counts from, and the status only while they are
+// not in view.
+func TestDeriveProgressInPlaceCountFollowsTheNodeUpgrades(t *testing.T) {
+	const target = "v1.31.9-eks-1-31-40"
+	snapshot := func() *ClusterState {
+		s := readyCluster()
+		s.Sources[KindNodeUpgrade] = SourceStatus{Installed: true, Version: "v1alpha1", Synced: true}
+		s.MachineDeployments[0].Version = target
+		s.Cluster.Conditions[2] = cond(ConditionWorkersReady, "False", "InPlaceUpgradeInProgress", "Worker nodes not up-to-date yet, 2 upgrading (1 up to date)", t0)
+		s.Cluster.Conditions[3].Status = "False"
+		for _, m := range s.Machines.All() {
+			if m.Name == "mgmt-md-0-a" {
+				m.Version = target
+			}
+		}
+		s.NodeUpgrades = ListOf(
+			&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-a-node-upgrader"}, MachineName: "mgmt-md-0-a", KubernetesVersion: target, Completed: true},
+			&NodeUpgrade{Meta: Meta{Name: "mgmt-md-0-b-node-upgrader"}, MachineName: "mgmt-md-0-b", KubernetesVersion: target, Completed: true},
+		)
+		s.UpgradeRequests = []UpgradeRequest{{Meta: Meta{Name: "mgmt-md-0-md-upgrade"}, Kind: KindMachineDeploymentUpgrade, Target: "mgmt-md-0",
+			Machines: []string{"mgmt-md-0-a", "mgmt-md-0-b"}, KubernetesVersion: target, RequireUpgrade: 1, Upgraded: 1}}
+		return s
+	}
+
+	s := snapshot()
+	w := phase(DeriveProgress(s, ProgressOptions{}, t0), PhaseWorkers)
+	if w.Done != 2 || w.Total != 2 {
+		t.Fatalf("workers = %d/%d, want 2/2 (both NodeUpgrades completed, both ready)", w.Done, w.Total)
+	}
+	if !strings.Contains(w.Detail, "mgmt-md-0 in-place 2/2 upgraded") {
+		t.Errorf("workers detail = %q, want the in-place count of the same NodeUpgrades: 2/2", w.Detail)
+	}
+	// The Deriver keeps per-machine work between snapshots: same answer.
+	var d Deriver
+	if got := phase(d.Derive(s, ProgressOptions{}, t0), PhaseWorkers); got.Detail != w.Detail {
+		t.Errorf("Deriver detail = %q, DeriveProgress = %q", got.Detail, w.Detail)
+	}
+
+	// The control plane's request is counted by the same rule.
+	s = snapshot()
+	s.UpgradeRequests = []UpgradeRequest{{Meta: Meta{Name: "mgmt-cp-upgrade"}, Kind: KindControlPlaneUpgrade, Target: "mgmt",
+		Machines: []string{"mgmt-cp-a", "mgmt-cp-b", "mgmt-cp-c"}, RequireUpgrade: 3}}
+	s.NodeUpgrades = ListOf(&NodeUpgrade{Meta: Meta{Name: "mgmt-cp-a-node-upgrader"}, MachineName: "mgmt-cp-a", KubernetesVersion: s.ControlPlane.Version, Completed: true})
+	if cp := phase(DeriveProgress(s, ProgressOptions{}, t0), PhaseControlPlane); !strings.Contains(cp.Detail, "in-place 1/3 upgraded") {
+		t.Errorf("control plane detail = %q, want in-place 1/3 upgraded", cp.Detail)
+	}
+
+	// NodeUpgrades not in view: the request's own status is all there is.
+	for _, src := range []SourceStatus{
+		{Installed: true, Version: "v1alpha1"}, // not synced yet
+		{Installed: true, Forbidden: "list nodeupgrades.anywhere.eks.amazonaws.com in eksa-system", Synced: true},
+	} {
+		s = snapshot()
+		s.Sources[KindNodeUpgrade] = src
+		s.NodeUpgrades = List[NodeUpgrade]{}
+		if w := phase(DeriveProgress(s, ProgressOptions{}, t0), PhaseWorkers); !strings.Contains(w.Detail, "mgmt-md-0 in-place 1/2 upgraded") {
+			t.Errorf("NodeUpgrades %+v: workers detail = %q, want the request's status 1/2", src, w.Detail)
+		}
+	}
+}
