@@ -1125,14 +1125,18 @@ func (d *recoveryDialog) View() string {
 	if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+d.visible, len(body))]
 	}
+	above, below := d.offersOutOfView()
 	switch {
 	case d.maxOffset > 0 && d.stage == recMenu && at == 0:
 		// q quit alone on the last row: no key to count beside.
+	case d.maxOffset > 0 && d.stage == recMenu && above+below == 0:
+		// Every offer is in view, at least in part: the chosen one's
+		// reason is cut (40x10, one offer), and there is no offer to
+		// count. The count read "esc close ()".
 	case d.maxOffset > 0 && d.stage == recMenu:
 		// The menu counts offers, the way the operator moves through it,
 		// beside the stage's last key; shorter where the width would
 		// cut q quit.
-		above, below := d.offersOutOfView()
 		long, short := []string{}, []string{}
 		if above > 0 {
 			long, short = append(long, fmt.Sprintf("%d %s", above, plural(above, "offer above", "offers above"))), append(short, fmt.Sprintf("%d↑", above))

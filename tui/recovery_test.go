@@ -1700,3 +1700,21 @@ func TestRecoveryConfirmSaysWhatIsOutOfViewAt40Columns(t *testing.T) {
 		}
 	}
 }
+
+// At 40x10 the one offer's reason is out of view, below its title: no
+// offer is wholly above or below, and the count beside esc close was
+// empty, "esc close ()".
+func TestRecoveryMenuCountsNoOffersWhereNoneIsOutOfView(t *testing.T) {
+	d := newRecoveryDialog(RecoveryOptions{}, []recovery.Offer{{Action: recovery.ActionEtcdRollback,
+		Title: "Roll back the etcd rollout", Why: "the new member mgmt-etcd-x7k2p has not been ready for 20m"}})
+	setMono(d)
+	noBlink(d)
+	d.SetSize(36, 6)
+	if d.maxOffset == 0 {
+		t.Fatal("the menu fits: the test wants the offer's reason out of view")
+	}
+	v := ansi.Strip(d.View())
+	if strings.Contains(v, "()") || !strings.Contains(v, "esc close") {
+		t.Errorf("the footer should say esc close, with no empty count:\n%s", v)
+	}
+}
