@@ -20,8 +20,14 @@ import (
 )
 
 // fitSizes are the terminals every screen must fit: the smallest split
-// panes operators use, the default terminal and a large one.
-var fitSizes = [][2]int{{40, 14}, {40, 24}, {80, 24}, {120, 40}}
+// panes operators use, the default terminal and a large one; under 14
+// rows, a tmux pane split twice, where the App gives a dialog 6 to 9 rows.
+var fitSizes = [][2]int{{40, 10}, {40, 11}, {40, 12}, {40, 13}, {80, 10}, {80, 12}, {40, 14}, {40, 24}, {80, 24}, {120, 40}}
+
+// shortFitUnchecked are the screens not yet laid out for a terminal under
+// 14 rows, which the guard leaves out there: the node and etcd member
+// details, whose head and keys take the room.
+var shortFitUnchecked = []string{"node-detail", "etcd-detail"}
 
 // TestEveryScreenFitsTheTerminal is the guard for all screens: every screen
 // and dialog the console has, drawn by the App from the test fixtures at
@@ -52,6 +58,7 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 			// room the App gives it, or its title goes unseen.
 			check := func(t *testing.T, what string, a *App) {
 				t.Helper()
+				what += fmt.Sprintf(" at %dx%d", w, h)
 				requireFits(t, what, a.View().Content, w, h)
 				dw, dh := a.dialogSize()
 				for _, d := range a.dialogs {
@@ -116,7 +123,14 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 				check(t, "the quit prompt", a)
 			})
 
+			unchecked := func(t *testing.T, screen string) {
+				t.Helper()
+				if h < 14 && slices.Contains(shortFitUnchecked, screen) {
+					t.Skip("not laid out under 14 rows yet")
+				}
+			}
 			t.Run("node-detail", func(t *testing.T) {
+				unchecked(t, "node-detail")
 				a := detailApp(t, fixtureDetail(), w, h)
 				filterTo(t, a, "b8k4m")
 				pressRun(t, a, keyD)
@@ -132,6 +146,7 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 			})
 
 			t.Run("etcd-detail", func(t *testing.T) {
+				unchecked(t, "etcd-detail")
 				a := detailApp(t, fixtureMidEtcd(), w, h)
 				d := dashboardOf(t, a)
 				focusEtcd(t, d, func(k tea.KeyPressMsg) { pressApp(t, a, k) })
@@ -159,7 +174,20 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 					t.Fatalf("R opened %T", a.dialogs[len(a.dialogs)-1])
 				}
 				noBlink(d)
+				// shows checks that the title and the keys that leave
+				// are in view: an operator on a small pane in an
+				// emergency reads what the dialog is, and how to go.
+				shows := func(t *testing.T, what string, want ...string) {
+					t.Helper()
+					screen := ansi.Strip(a.View().Content)
+					for _, s := range want {
+						if !strings.Contains(screen, s) {
+							t.Errorf("%s at %dx%d: %q not in view:\n%s", what, w, h, s, screen)
+						}
+					}
+				}
 				check(t, "the recovery menu", a)
+				shows(t, "the recovery menu", "Recovery", "› Roll back", "enter plan", "esc close")
 				press(t, d, enter)
 				check(t, "the recovery plan", a)
 				press(t, d, help)
@@ -182,14 +210,17 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 					t.Fatalf("stage %v, want the run's end", d.Stage())
 				}
 				check(t, "the recovery's end", a)
+				shows(t, "the recovery's end", "Recovery", "esc close")
 				// The run under way, as its steps come (the run above was
 				// synchronous): drawn from the steps it recorded.
 				d.stage, d.follow = recRunning, true
 				d.relayout()
 				check(t, "the recovery run", a)
+				shows(t, "the recovery run", "Recovery", "esc hide", "ctrl+c stop")
 				d.stopping = true
 				d.relayout()
 				check(t, "the recovery run stopping", a)
+				shows(t, "the recovery run stopping", "Recovery", "stopping")
 			})
 
 			t.Run("recovery/file", func(t *testing.T) {
@@ -262,8 +293,8 @@ func requireFits(t *testing.T, what, out string, w, h int) {
 }
 
 // shortSizes are terminals under 14 rows, where the dialogs that read a
-// typed confirmation have a few rows: the rest of the guard does not hold
-// there (the recovery menu, the node detail), these must.
+// typed confirmation have a few rows: these must fit, and keep in view what
+// the operator types and the keys (the guard above checks only the fit).
 var shortSizes = [][2]int{{40, 10}, {80, 12}}
 
 // TestTypedConfirmationsFitShortTerminals: the typed confirmations of a

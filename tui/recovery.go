@@ -332,11 +332,13 @@ type recoveryDialog struct {
 	// promptFolded: the prompt's text is laid out at the body's end, to
 	// scroll with it, as the dialog is too short to keep it fixed.
 	promptFolded bool
-	// tight is how much of its frame a typed stage gives up where even
-	// its folded prompt leaves the body no row (40x10, 80x12): 1 the
-	// blank rows, 2 the title too and the error's long form. Kept, they
-	// pushed the dialog past the screen, and the App cut the rows that
-	// name what to type.
+	// tight is how much of its frame a stage gives up where the body,
+	// a typed stage's folded prompt with it, has no row (40x10, 80x12):
+	// 1 the blank rows and a run's long keys, 2 the title too and the
+	// error's long form. Kept, they pushed the dialog past the room the
+	// App gives it: a typed stage past the screen, whose top (the rows
+	// that name what to type) the App cut; the menu, plan, run and end
+	// over the rows the App keeps clear around it.
 	tight int
 	// copies are the local snapshot copies the file stage lists.
 	copies    []string
@@ -468,7 +470,7 @@ func (d *recoveryDialog) helpRows() []string {
 		return nil
 	}
 	rows := strings.Split(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth()), "\n")
-	return rows[:min(len(rows), max(d.h-2-dialogHead-2, 1))]
+	return rows[:min(len(rows), max(d.h-2-d.headRows()-d.gapRows()-1, 1))]
 }
 
 // stepKeys name a plan's steps as doneSteps does.
@@ -1031,28 +1033,32 @@ func (d *recoveryDialog) relayout() {
 	// stay in view; the body scrolls. One row at least: three pushed a
 	// short dialog past the screen, whose top (the title, the action
 	// confirmed) the App then cut.
-	keys := len(d.helpRows())
-	if keys == 0 {
-		keys = len(d.keyRows(d.innerWidth()))
-	}
+	//
 	// Where the prompt leaves the body no row (40x14: the typed
 	// confirmation's two sentences take five at 40 columns), its text
 	// scrolls with the body, and the input under it and the keys stay:
 	// fixed, it pushed the dialog two rows past the screen, which cut the
 	// title. It opens scrolled to what it asks for ("Type "mgmt-etcd"
 	// (EtcdadmCluster …"), or to its end where that is in view from
-	// there too. Shorter still, the frame goes, a step at a time.
+	// there too. Shorter still, on any stage, the frame goes, a step at
+	// a time: the keys and the full help count their rows at each step,
+	// as a run's keys take a short form and the help has the rows the
+	// frame gave up.
 	var tail []line
 	var promptAt, inputAt int
 	folded := false
 	for d.tight = 0; ; d.tight++ {
+		keys := len(d.helpRows())
+		if keys == 0 {
+			keys = len(d.keyRows(d.innerWidth()))
+		}
 		tail, promptAt, inputAt = d.tail()
 		d.visible = d.h - 2 - d.headRows() - len(tail) - d.gapRows() - keys
 		folded = d.visible < 1 && inputAt > 0
 		if folded {
 			d.visible += inputAt
 		}
-		if d.visible >= 1 || !folded || d.tight == 2 {
+		if d.visible >= 1 || d.tight == 2 {
 			break
 		}
 	}
@@ -1579,8 +1585,17 @@ func (d *recoveryDialog) footer() string {
 	case recDone:
 		return "enter/esc close"
 	case recRunning:
-		if d.stopping {
+		// On a dialog short of rows (tight), one row at 40 columns (32
+		// cells): the long forms took three, and left the steps none
+		// beside the title. The full help, the hidden line and the
+		// closing text say the rest.
+		switch {
+		case d.stopping && d.tight > 0:
+			return "stopping after this step…"
+		case d.stopping:
 			return "stopping: the step under way ends, then the run is recorded as interrupted…"
+		case d.tight > 0:
+			return "running · esc hide · ctrl+c stop"
 		}
 		return "working… · esc hide (R shows it) · ctrl+c stop (the run is recorded and can be resumed)"
 	}
