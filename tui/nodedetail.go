@@ -278,7 +278,7 @@ func (v *nodeDetail) helpRows() []string {
 		return nil
 	}
 	rows := strings.Split(fullHelpFitting(v.help, v.FullHelp(), v.innerWidth()), "\n")
-	return rows[:min(len(rows), max(v.h-2-len(v.head)-3, 1))]
+	return rows[:min(len(rows), max(v.h-2-len(v.head)-2*v.gap()-1, 1))]
 }
 
 // Update scrolls and closes on keys; any other message (a snapshot, the
@@ -336,10 +336,21 @@ func (v *nodeDetail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // visible is how many body rows the dialog shows: its height less the
-// border, the head, a blank row each side of the body, and the footer (the
-// keys' line, or the full help's rows).
+// border, the head, a blank row each side of the body (gap), and the footer
+// (the keys' line, or the full help's rows).
 func (v *nodeDetail) visible() int {
-	return max(v.h-2-len(v.head)-2-max(len(v.helpRows()), 1), 1)
+	return max(v.h-2-len(v.head)-2*v.gap()-max(len(v.helpRows()), 1), 1)
+}
+
+// gap is the blank row each side of the body: none where they would leave
+// it no row beside the head and the keys (40x10, the dialog 6 rows). Kept,
+// the body took one row all the same, and the dialog overflowed the room
+// the App gives it.
+func (v *nodeDetail) gap() int {
+	if v.h-2-len(v.head)-2-1 < 1 {
+		return 0
+	}
+	return 1
 }
 
 func (v *nodeDetail) clamp() {
@@ -1040,7 +1051,9 @@ func (v *nodeDetail) View() string {
 	for _, l := range v.head {
 		emit(l)
 	}
-	emit(line{})
+	for range v.gap() {
+		emit(line{})
+	}
 	for i := 0; i < vis; i++ {
 		if j := v.offset + i; j < len(v.body) {
 			emit(v.body[j])
@@ -1048,7 +1061,9 @@ func (v *nodeDetail) View() string {
 		}
 		emit(line{})
 	}
-	emit(line{})
+	for range v.gap() {
+		emit(line{})
+	}
 	if rows := v.helpRows(); rows != nil {
 		for _, r := range rows {
 			b.WriteByte('\n')
