@@ -80,7 +80,11 @@ func RecoveryAction(o RecoveryOptions) Action {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				if st, err := recovery.WithStaleLease(ctx, o.Env, offers); err == nil && !own {
+				var watched *model.Lock
+				if s != nil {
+					watched = s.Lock
+				}
+				if st, err := recovery.WithStaleLease(ctx, o.Env, offers, watched); err == nil && !own {
 					offers = st
 				}
 				offers = recovery.OwnKeptLease(offers, s.Lock, o.Env.Holder.String(), o.now())
@@ -169,7 +173,7 @@ func (b clusterBackend) planOffer(ctx context.Context, o recovery.Offer) (*recov
 		return recovery.PlanNodeRetry(ctx, b.o.Env, o.Node, recovery.NodeRetryOptions{Tail: 8})
 	default:
 		p, _, err := recovery.PlanClear(ctx, b.o.Env, recovery.ClearOptions{IDs: o.Markers, All: true,
-			MarkerOptions: recovery.MarkerOptions{NodeLabel: b.o.NodeLabel}})
+			MarkerOptions: recovery.MarkerOptions{NodeLabel: b.o.NodeLabel, Watched: o.Watched}})
 		return p, nil, err
 	}
 }

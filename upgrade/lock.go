@@ -159,7 +159,30 @@ func (s *LockStatus) judge(now time.Time) (expired, byServer bool) {
 	if expired, ok := s.Lock.ExpiredByServer(s.serverNow(now)); ok {
 		return expired, true
 	}
+	if s.watched() {
+		return s.Lock.ExpiredWatched(now), false
+	}
 	return s.Lock.Expired(now), false
+}
+
+// watched reports whether the status carries the watchers' view of its
+// renewal (a snapshot's lock, or a read given it by Watched).
+func (s *LockStatus) watched() bool { return !s.Lock.Seen.IsZero() }
+
+// Watched gives a status read from the cluster the watchers' view of the
+// same renewal (model.Lock's Seen, Arrived and ServerAtSeen), where w, the
+// snapshot's lock, is the Lease as this read found it: the same holder and
+// the same renewal. A Lease no console wrote last has no write time for the
+// API server's clock to judge, and its renewTime is its holder's clock: the
+// dashboard's R re-read it and judged it by that alone, offering to clear
+// the live lock of a holder whose clock ran behind, which the header
+// showed renewed seconds ago. A renewal since, or another holder, is left
+// to the read's own judgement.
+func (s *LockStatus) Watched(w *model.Lock) {
+	if s == nil || w == nil || w.Seen.IsZero() || !s.Held() || w.HolderIdentity != s.HolderIdentity || !w.LastRenewed().Equal(s.LastRenewed()) {
+		return
+	}
+	s.Lock.Seen, s.Lock.Arrived, s.Lock.ServerAtSeen = w.Seen, w.Arrived, w.ServerAtSeen
 }
 
 // ExpiresHere is when the lease runs out unless renewed, on this machine's
@@ -191,8 +214,14 @@ func (s *LockStatus) Describe(now time.Time) string {
 		line += "; kept on purpose by its console, which stopped renewing it: " + s.Kept
 	case expired && byServer:
 		line += fmt.Sprintf("; stale: not renewed for %s by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
+	case expired && s.watched() && s.Lock.Arrived:
+		line += fmt.Sprintf("; stale: no renewal seen for %s by this machine's clock", roundAgo(now.Sub(s.Lock.Seen)))
+	case expired && s.watched() && now.Sub(s.Lock.Seen) > s.Duration:
+		line += fmt.Sprintf("; stale: no renewal seen in the %s this console has watched it", roundAgo(now.Sub(s.Lock.Seen)))
 	case expired:
-		line += fmt.Sprintf("; stale: not renewed for %s by this machine's clock", roundAgo(now.Sub(s.LastRenewed())))
+		// renewTime is the holder's clock: its age here is off by as much
+		// as that clock is.
+		line += fmt.Sprintf("; stale: its renewTime is %s old by this machine's clock", roundAgo(now.Sub(s.LastRenewed())))
 	case byServer:
 		line += fmt.Sprintf("; renewed %s ago by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
 	}

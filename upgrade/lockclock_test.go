@@ -124,7 +124,7 @@ func TestLockWithoutTheServersDateIsJudgedByThisMachinesClock(t *testing.T) {
 	if !st.Expired(now) {
 		t.Fatalf("judged without the server's time, a renewTime ten minutes old reads as live: %s", st.Describe(now))
 	}
-	if d := st.Describe(now); !strings.Contains(d, "stale: not renewed for 10m") || !strings.Contains(d, "by this machine's clock") {
+	if d := st.Describe(now); !strings.Contains(d, "stale: its renewTime is 10m") || !strings.Contains(d, "old by this machine's clock") {
 		t.Errorf("lock status says %q", d)
 	}
 }

@@ -119,6 +119,11 @@ type MarkerOptions struct {
 	// NodeLabel is the upgrade-in-progress node label key
 	// (model.LabelUpgradeInProgress when empty).
 	NodeLabel string
+	// Watched is the upgrade lock as a dashboard's watch saw it (Offer's
+	// Watched): the Lease read is judged by it where it is the same
+	// renewal (upgrade.LockStatus.Watched). Nil on the command line,
+	// which has seen no renewal arrive.
+	Watched *model.Lock
 }
 
 func (o MarkerOptions) nodeLabel() string {
@@ -158,6 +163,7 @@ func ListMarkers(ctx context.Context, env *Env, o MarkerOptions) ([]Marker, erro
 	if err != nil {
 		return nil, err
 	}
+	st.Watched(o.Watched)
 	lease := Marker{ID: MarkerLease, Object: lockRef, State: MarkerNotSet, confirm: upgrade.LockName(env.Cluster),
 		Blocks: "any new upgrade, and any etcd rollback, from another console (a node retry is not blocked: it is what a failed in-place step needs while the upgrade is followed)"}
 	liveLock := false

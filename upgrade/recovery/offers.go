@@ -29,6 +29,11 @@ type Offer struct {
 	// from, when the operator gave one because the ConfigMap is gone (the
 	// TUI twin of --snapshot-file).
 	SnapshotFile string
+	// Watched is the upgrade lock as the snapshot the offer was made from
+	// saw it (ActionLockClear of the lease): its plan judges the Lease it
+	// reads by the watch's view of the same renewal (LockStatus.Watched),
+	// as the offer was.
+	Watched *model.Lock
 	// keptNote is what clearing a pause the etcd rollback keeps would do
 	// (ActionLockClear): Why is built from it and Markers (markersWhy).
 	keptNote string
@@ -92,7 +97,18 @@ func Offers(s *model.ClusterState, now time.Time, threshold time.Duration, nodeL
 	if r, ok := s.Cluster.EtcdRollback(); s.LockExpired(now) && !(ok && r.Running()) {
 		out = withLease(out, upgrade.LockStatusOf(*s.Lock), now)
 	}
-	return out
+	return watchedLease(out, s.Lock)
+}
+
+// watchedLease gives the offers that clear the lease the lock they were
+// judged by.
+func watchedLease(offers []Offer, watched *model.Lock) []Offer {
+	for i := range offers {
+		if offers[i].Action == ActionLockClear && slices.Contains(offers[i].Markers, MarkerLease) {
+			offers[i].Watched = watched
+		}
+	}
+	return offers
 }
 
 // leftoverMarkers are the markers set that no rollout under way holds, and
@@ -237,17 +253,20 @@ func EtcdRollbackMember(s *model.ClusterState, now time.Time, threshold time.Dur
 // cluster (one GET, from a command, never from a view): the snapshot may be
 // a moment old, or may not carry the lock at all (reading Leases forbidden
 // to the watchers). A stale lease is offered once, whether the snapshot saw
-// it or not; one that was renewed or removed since is offered no more. On a
-// failed read the offers are returned as they were.
-func WithStaleLease(ctx context.Context, env *Env, offers []Offer) ([]Offer, error) {
+// it or not; one that was renewed or removed since is offered no more. The
+// same renewal as watched (the snapshot's lock) is judged as the watch
+// judged it (LockStatus.Watched). On a failed read the offers are returned
+// as they were.
+func WithStaleLease(ctx context.Context, env *Env, offers []Offer, watched *model.Lock) ([]Offer, error) {
 	st, err := upgrade.ReadLock(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
 	if err != nil {
 		return offers, err
 	}
+	st.Watched(watched)
 	if !st.Expired(env.now()) {
 		return withoutLease(offers), nil
 	}
-	return withLease(offers, st, env.now()), nil
+	return watchedLease(withLease(offers, st, env.now()), watched), nil
 }
 
 // OwnKeptLease words the kept-lease offer as this console's when self (its

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 func offerState(now time.Time) *model.ClusterState {
@@ -186,7 +188,7 @@ func TestOffersStaleLease(t *testing.T) {
 	if len(got) != 1 || got[0].Action != ActionLockClear || strings.Join(got[0].Markers, ",") != MarkerLease {
 		t.Fatalf("stale lease alone: %+v", got)
 	}
-	if want := "stale upgrade lock: held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-21T19:40:00Z (3h20m ago); stale: not renewed for 3h0m by this machine's clock"; got[0].Why != want {
+	if want := "stale upgrade lock: held by ops@bastion-1 (console 5d0c9e1a) since 2026-11-21T19:40:00Z (3h20m ago); stale: its renewTime is 3h0m old by this machine's clock"; got[0].Why != want {
 		t.Errorf("why = %q\nwant %q", got[0].Why, want)
 	}
 
@@ -211,36 +213,96 @@ func TestOffersStaleLease(t *testing.T) {
 func TestWithStaleLease(t *testing.T) {
 	w := newWorld(t)
 	w.now = time.Now()
-	if got, err := WithStaleLease(w.ctx, w.env, nil); err != nil || len(got) != 0 {
+	if got, err := WithStaleLease(w.ctx, w.env, nil, nil); err != nil || len(got) != 0 {
 		t.Fatalf("no lease: %v %v", got, err)
 	}
 	w.lease("bob@laptop/1", w.now.Add(-time.Hour))
-	got, err := WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionNodeRetry}})
+	got, err := WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionNodeRetry}}, nil)
 	if err != nil || len(got) != 2 || got[1].Action != ActionLockClear || got[1].Markers[0] != MarkerLease {
 		t.Fatalf("stale lease: %+v %v", got, err)
 	}
-	got, _ = WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionLockClear, Markers: []string{MarkerPaused}, Why: "stale: paused"}})
+	got, _ = WithStaleLease(w.ctx, w.env, []Offer{{Action: ActionLockClear, Markers: []string{MarkerPaused}, Why: "stale: paused"}}, nil)
 	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" {
 		t.Errorf("merged offer: %+v", got)
 	}
 	// The snapshot saw the stale lease too: it is offered once.
 	seen := []Offer{{Action: ActionLockClear, Markers: []string{MarkerLease, MarkerPaused}, Why: "stale: lease, paused"}}
-	got, _ = WithStaleLease(w.ctx, w.env, seen)
+	got, _ = WithStaleLease(w.ctx, w.env, seen, nil)
 	if len(got) != 1 || strings.Join(got[0].Markers, ",") != "lease,paused" || got[0].Why != "stale: lease, paused" {
 		t.Errorf("lease seen by the snapshot and read live: %+v", got)
 	}
 	w.now = w.now.Add(-time.Hour) // the lease was renewed "now": live
-	if got, _ := WithStaleLease(w.ctx, w.env, nil); len(got) != 0 {
+	if got, _ := WithStaleLease(w.ctx, w.env, nil, nil); len(got) != 0 {
 		t.Errorf("live lease offered: %+v", got)
 	}
 	// The snapshot is older than the renewal: the live read wins.
-	got, _ = WithStaleLease(w.ctx, w.env, seen)
+	got, _ = WithStaleLease(w.ctx, w.env, seen, nil)
 	if len(got) != 1 || strings.Join(got[0].Markers, ",") != MarkerPaused || got[0].Why != "stale: paused" {
 		t.Errorf("renewed lease still offered: %+v", got)
 	}
 	onlyLease := []Offer{{Action: ActionNodeRetry}, {Action: ActionLockClear, Markers: []string{MarkerLease}}}
-	if got, _ := WithStaleLease(w.ctx, w.env, onlyLease); len(got) != 1 || got[0].Action != ActionNodeRetry {
+	if got, _ := WithStaleLease(w.ctx, w.env, onlyLease, nil); len(got) != 1 || got[0].Action != ActionNodeRetry {
 		t.Errorf("renewed lease alone still offered: %+v", got)
+	}
+}
+
+// A Lease no console wrote last has no write time for the API server's
+// clock; its renewTime is its holder's clock. With that clock 3 minutes
+// behind, the dashboard's watch saw it renewed seconds ago, and R read it
+// again and offered to clear it by its renewTime alone. The same renewal
+// keeps the watch's judgement, and so does the plan the offer leads to.
+// The other way round (clock ahead, no renewal seen for two minutes), it
+// is offered and planned stale, where the plan called it live.
+func TestWithStaleLeaseKeepsTheWatchsJudgementOfTheSameRenewal(t *testing.T) {
+	w := newWorld(t)
+	w.now = time.Now()
+	w.seedEtcdRollout(true) // the Cluster the markers are read from
+	leases := w.client.Kube.CoordinationV1().Leases(w.sys)
+	watchedAs := func(seen time.Time) *model.Lock {
+		t.Helper()
+		st, err := upgrade.ReadLock(w.ctx, w.client.Kube, w.sys, w.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := st.Lock // as the watchers translate the same Lease
+		l.Seen, l.Arrived = seen, true
+		return &l
+	}
+	leaseState := func(watched *model.Lock) MarkerState {
+		t.Helper()
+		ms, err := ListMarkers(w.ctx, w.env, MarkerOptions{Watched: watched})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms[0].State
+	}
+
+	w.lease("bob@bastion-2/0a1b", w.now.Add(-3*time.Minute))
+	renewing := watchedAs(w.now.Add(-5 * time.Second))
+	if got, _ := WithStaleLease(w.ctx, w.env, nil, nil); len(got) != 1 || leaseState(nil) != MarkerStale {
+		t.Fatalf("by its renewTime alone the lease is not stale: %+v", got)
+	}
+	if got, _ := WithStaleLease(w.ctx, w.env, nil, renewing); len(got) != 0 {
+		t.Errorf("a lease the watch saw renewed 5s ago is offered: %+v", got)
+	}
+	if got := leaseState(renewing); got != MarkerLive {
+		t.Errorf("planned with the watch's view, a lease seen renewed 5s ago is %s", got)
+	}
+
+	if err := leases.Delete(w.ctx, upgrade.LockName(w.cluster), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.lease("bob@bastion-2/0a1b", w.now.Add(3*time.Minute))
+	stopped := watchedAs(w.now.Add(-2 * time.Minute))
+	got, _ := WithStaleLease(w.ctx, w.env, nil, stopped)
+	if len(got) != 1 || got[0].Watched != stopped || !strings.Contains(got[0].Why, "no renewal seen for 2m0s by this machine's clock") {
+		t.Errorf("a lease the watch saw no renewal of for 2m, renewTime ahead: %+v", got)
+	}
+	if got := leaseState(stopped); got != MarkerStale {
+		t.Errorf("planned with the watch's view, a lease not renewed for 2m is %s", got)
+	}
+	if got := leaseState(nil); got != MarkerLive {
+		t.Errorf("by its renewTime alone, a renewTime 3m ahead is %s", got)
 	}
 }
 
