@@ -46,6 +46,14 @@ func (w *lockWatch) observeSeen(l *model.Lock, cluster, namespace string, conn m
 	case stale && l.Kept != "":
 		text = "held by " + named + ", kept when its console stopped following: " + l.Kept +
 			" (check the cluster, then clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"
+	case stale && l.Written.IsZero() && !l.Expired(seen):
+		// Stale by the renewals the watch saw, while its renewTime, the
+		// holder's clock, is ahead of this machine's: lock clear reads
+		// the Lease once and judges it by that renewTime, and refused
+		// the clear this line advised, calling the lease live.
+		text = "held by " + named + ", stale: no renewal seen for " + model.ShortDuration(now.Sub(l.RenewedHere())) +
+			" (its renewTime is ahead of this machine's clock, so lock clear calls it live until " + l.ExpiresAt().Local().Format("15:04:05") +
+			"; if no upgrade is running, clear it with `upgrade-console lock clear lease --force " + model.ClusterArgs(cluster, namespace, conn) + "`)"
 	case stale:
 		text = "held by " + named + ", stale: not renewed for " + model.ShortDuration(now.Sub(l.RenewedHere())) +
 			" (if no upgrade is running, clear it with `upgrade-console lock clear lease " + model.ClusterArgs(cluster, namespace, conn) + "`)"

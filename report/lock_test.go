@@ -135,3 +135,20 @@ func TestLockWatchJudgesByRenewalsSeenNotTheHoldersClock(t *testing.T) {
 		t.Errorf("no renewal seen for 70s: %v, want %q", got, want)
 	}
 }
+
+// The holder's clock runs 3 minutes ahead: the watch sees its renewals stop
+// and calls the lock stale, while its renewTime reads as live for minutes
+// more. lock clear reads the Lease once and judges it by that renewTime, so
+// the command the line gave was refused as a clear of a live lease.
+func TestLockWatchSaysForceWhereLockClearCallsTheLeaseLive(t *testing.T) {
+	last := t0.Add(20 * time.Second)
+	l := &model.Lock{HolderIdentity: "bob@laptop/1", AcquireTime: t0.Add(-time.Hour), RenewTime: last.Add(3 * time.Minute),
+		Duration: time.Minute, Seen: last, Arrived: true}
+	var w lockWatch
+	w.observe(l, "mgmt", "", nil, last)
+	want := "held by bob@laptop/1, stale: no renewal seen for 1m (its renewTime is ahead of this machine's clock, so lock clear calls it live until " +
+		l.ExpiresAt().Local().Format("15:04:05") + "; if no upgrade is running, clear it with `upgrade-console lock clear lease --force --cluster mgmt`)"
+	if got := w.observe(l, "mgmt", "", nil, last.Add(70*time.Second)); len(got) != 1 || got[0].Text != want {
+		t.Errorf("no renewal seen for 70s, renewTime 3m ahead: %v\nwant %q", got, want)
+	}
+}
