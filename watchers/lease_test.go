@@ -231,3 +231,30 @@ func TestLeaseOfAHolderWhoseClockIsBehindIsLive(t *testing.T) {
 		t.Error("a lock seen renewed 65s ago is not stale")
 	}
 }
+
+// TestLeaseCreatedWhileWatchedHasArrived: a Lease created by something
+// other than a console (no write time for the API server's clock), by a
+// holder whose clock runs 3 minutes behind, while the console watches. Its
+// renewal arrived then: it was judged as a Lease there at start, by its
+// renewTime alone, and read "stale 3m" until its first renewal.
+func TestLeaseCreatedWhileWatchedHasArrived(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	create(t, cptest.Dynamic(t, cfg), gvrEKSACluster, eksaCluster(ns))
+	w := run(t, cfg, ns)
+	waitState(t, w, "the Lease source synced", func(s *model.ClusterState) bool { return s.Source(model.KindLease).Synced })
+
+	behind := time.Now().Add(-3 * time.Minute)
+	leases := kubernetes.NewForConfigOrDie(cfg).CoordinationV1().Leases(ns)
+	if _, err := leases.Create(context.Background(), lease(ns, model.LockName(testCluster), "bob@laptop/1", behind, behind),
+		metav1.CreateOptions{FieldManager: "bob-renewer"}); err != nil {
+		t.Fatal(err)
+	}
+	s := waitState(t, w, "lock in the snapshot", func(s *model.ClusterState) bool { return s.Lock != nil })
+	if !s.Lock.Arrived || !s.Lock.Written.IsZero() {
+		t.Errorf("created while watched: Arrived %v, Written %s; want arrived, Written unknown", s.Lock.Arrived, s.Lock.Written)
+	}
+	if s.LockExpired(time.Now()) {
+		t.Error("a Lease created a moment ago, renewTime 3m ago by its holder's clock, is stale")
+	}
+}

@@ -473,8 +473,8 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 		in.observe(ctx, "watch", err)
 	})
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { in.apply(obj, false) },
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { in.applyAs(obj, false, !initial) },
 		UpdateFunc: func(_, obj any) { in.apply(obj, false) },
 		DeleteFunc: func(obj any) { in.apply(obj, true) },
 	})
@@ -603,7 +603,12 @@ func (in *instance) transform(obj any) (any, error) {
 }
 
 // apply moves a translated object into its store.
-func (in *instance) apply(obj any, deleted bool) {
+func (in *instance) apply(obj any, deleted bool) { in.applyAs(obj, deleted, false) }
+
+// applyAs is apply; arrived says the object came on the watch, not in the
+// informer's initial list (the lock Lease created while the console
+// watched: putLock).
+func (in *instance) applyAs(obj any, deleted, arrived bool) {
 	defer in.w.contain("applying a change of", in.spec)
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj, deleted = t.Obj, true
@@ -614,7 +619,7 @@ func (in *instance) apply(obj any, deleted bool) {
 	}
 	w := in.w
 	w.mu.Lock()
-	moved := applyEntry(w.st, e, deleted)
+	moved := applyEntryAs(w.st, e, deleted, arrived)
 	w.mu.Unlock()
 	if w.opts.Trace != nil {
 		w.trace(in.spec.qualified(), e.resourceVersion)
@@ -626,7 +631,10 @@ func (in *instance) apply(obj any, deleted bool) {
 
 // applyEntry puts or removes an entry's value in the store of its type and
 // reports whether anything the console shows changed.
-func applyEntry(st *stores, e *entry, deleted bool) bool {
+func applyEntry(st *stores, e *entry, deleted bool) bool { return applyEntryAs(st, e, deleted, false) }
+
+// applyEntryAs is applyEntry; arrived as for applyAs.
+func applyEntryAs(st *stores, e *entry, deleted, arrived bool) bool {
 	k := key(e.namespace, e.name)
 	switch v := e.value.(type) {
 	case *model.EKSACluster:
@@ -650,7 +658,7 @@ func applyEntry(st *stores, e *entry, deleted bool) bool {
 	case *model.Event:
 		return putOrRemove(st.events, k, v, deleted)
 	case *model.Lock:
-		return putLock(st.locks, k, v, deleted)
+		return putLock(st.locks, k, v, deleted, arrived)
 	case *model.UpgraderPod:
 		return putOrRemove(st.pods, k, v, deleted)
 	}
@@ -662,14 +670,19 @@ func applyEntry(st *stores, e *entry, deleted bool) bool {
 // Lease first seen or listed again (on a reconnection) with the renewal
 // already seen: that keeps when it was seen, so a relist neither makes an
 // old renewal new nor publishes a snapshot for nothing.
-func putLock(s *store[model.Lock], k string, v *model.Lock, deleted bool) bool {
+//
+// A Lease the watch delivers that was not in the initial list (arrived) was
+// created while the console watched: its renewal arrived then. Judged as a
+// first sight, by its renewTime alone, the Lease of a holder whose clock
+// runs behind read "stale 3m" from its creation to its first renewal.
+func putLock(s *store[model.Lock], k string, v *model.Lock, deleted, arrived bool) bool {
 	old := s.get(k)
-	if deleted || old == nil {
+	if deleted || (old == nil && !arrived) {
 		return putOrRemove(s, k, v, deleted)
 	}
 	// A copy: v is also the informer's cached value.
 	cp := *v
-	if old.HolderIdentity == cp.HolderIdentity && old.LastRenewed().Equal(cp.LastRenewed()) {
+	if old != nil && old.HolderIdentity == cp.HolderIdentity && old.LastRenewed().Equal(cp.LastRenewed()) {
 		cp.Seen, cp.Arrived, cp.ServerAtSeen = old.Seen, old.Arrived, old.ServerAtSeen
 	} else {
 		cp.Arrived = true
