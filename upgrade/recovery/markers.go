@@ -873,8 +873,13 @@ func resumedFollower(env *Env, lease *Marker) string {
 		return "; this console holds its upgrade lock and follows it: it releases the lock when the upgrade completes."
 	case lease.State == MarkerLive:
 		return fmt.Sprintf("; the console holding its upgrade lock (%s) follows it. To follow it here too: %s.", lease.Holder, watch)
+	case lease.State == MarkerKept:
+		return fmt.Sprintf("; its upgrade lock is still set (kept, %s): a console still following the upgrade releases it when the upgrade completes. To follow it: %s.",
+			orUnknown(lease.Holder), watch)
 	}
-	return fmt.Sprintf("; its upgrade lock is still set (%s, %s): a console still following the upgrade releases it when the upgrade completes. To follow it: %s.",
+	// Stale, or not readable: nothing said to renew it follows the
+	// upgrade.
+	return fmt.Sprintf("; its upgrade lock is still set (%s, %s) and no console renews it. To follow the upgrade: %s.",
 		lease.State, orUnknown(lease.Holder), watch)
 }
 

@@ -795,6 +795,7 @@ func TestResumedFollowerNamesTheLock(t *testing.T) {
 		{"this console's, kept", lease(MarkerKept, self.String()), "; this console holds its upgrade lock and follows it: it releases the lock when the upgrade completes."},
 		{"another's, live", lease(MarkerLive, "ann@laptop/9f"), "; the console holding its upgrade lock (ann@laptop/9f) follows it. To follow it here too: `upgrade-console watch --cluster mgmt`."},
 		{"another's, kept", lease(MarkerKept, "ann@laptop/9f"), "; its upgrade lock is still set (kept, ann@laptop/9f): a console still following the upgrade releases it when the upgrade completes. To follow it: `upgrade-console watch --cluster mgmt`."},
+		{"another's, stale", lease(MarkerStale, "ann@laptop/9f"), "; its upgrade lock is still set (stale, ann@laptop/9f) and no console renews it. To follow the upgrade: `upgrade-console watch --cluster mgmt`."},
 	} {
 		if got := resumedFollower(env, c.lease); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
