@@ -306,6 +306,31 @@ var shortSizes = [][2]int{{40, 10}, {80, 12}}
 // under 14 rows, and keep in view the input, what to type and the keys.
 // Taller than the room, the App cut their top, and with it the rows that
 // name what to type.
+// A typed confirmation whose name was refused at 80x12, the terminal then
+// made 40x10: the one plan row kept was the plan's ("mgmt: delete (only if
+// not"), not the prompt's first, which names what to type (r3).
+func TestTypedConfirmationResizedShorterShowsWhatToType(t *testing.T) {
+	p := planFixture()
+	p.Action, p.Confirm, p.ConfirmObject = recovery.ActionLockClear, "upgrade-console-lock-mgmt", "Lease eksa-system/upgrade-console-lock-mgmt"
+	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
+	a := NewApp(opts, NewDashboard(opts))
+	a.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	a.Update(firstThemeMsg{})
+	a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+	a.Update(OpenDialogMsg{Dialog: d})
+	noBlink(d)
+	press(t, d, enter, enter)
+	press(t, d, typeText("mg")...)
+	press(t, d, enter)
+	a.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	screen := ansi.Strip(a.View().Content)
+	requireFits(t, "resized to 40x10", a.View().Content, 40, 10)
+	if !strings.Contains(screen, `"upgrade-console-lock-mgmt"`) || !strings.Contains(screen, "> mg") {
+		t.Errorf("resized to 40x10, what to type is not in view:\n%s", screen)
+	}
+}
+
 func TestTypedConfirmationsFitShortTerminals(t *testing.T) {
 	up := tea.KeyPressMsg{Code: tea.KeyUp}
 	for _, sz := range shortSizes {

@@ -1051,6 +1051,7 @@ func (d *recoveryDialog) relayout() {
 	var tail []line
 	var promptAt, inputAt int
 	folded := false
+	wasTight := d.tight
 	for d.tight = 0; ; d.tight++ {
 		keys := len(d.helpRows())
 		if keys == 0 {
@@ -1075,7 +1076,10 @@ func (d *recoveryDialog) relayout() {
 	if d.follow {
 		d.offset = d.maxOffset
 	}
-	if folded && !d.promptFolded {
+	// Folded now, or the frame gave up more (a resize to fewer rows): the
+	// offset the body had kept a row of the plan in view, not the
+	// prompt's first, which names what to type.
+	if folded && (!d.promptFolded || d.tight > wasTight) {
 		d.offset = min(anchor, d.maxOffset)
 	}
 	d.promptFolded = folded
