@@ -200,10 +200,22 @@ func (l *Lock) RenewedHere() time.Time {
 // serverAt is the API server's clock at seen (this machine's), from its
 // clock at Seen; zero when not known.
 func (l *Lock) serverAt(seen time.Time) time.Time {
-	if l.Seen.IsZero() || l.ServerAtSeen.IsZero() {
+	if l.Seen.IsZero() {
 		return time.Time{}
 	}
-	return l.ServerAtSeen.Add(max(seen.Sub(l.Seen), 0))
+	return ServerTimeAt(l.ServerAtSeen, l.Seen, seen)
+}
+
+// ServerTimeAt is the API server's time at now (this machine's), from a
+// response's Date received at received: never later than the server's true
+// time, since the Date is truncated to the second and was stamped before it
+// was received. Zero when there was no Date. A now before received (a
+// test's fixed clock) counts as received.
+func ServerTimeAt(date, received, now time.Time) time.Time {
+	if date.IsZero() {
+		return time.Time{}
+	}
+	return date.Add(max(now.Sub(received), 0))
 }
 
 // LockSeenAt is the latest moment the snapshot's view of the upgrade lock

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // The kinds the package reads and writes. EKS-A and etcdadm kinds are read
@@ -72,7 +74,7 @@ func (c *Client) Sys() string {
 func NewClient(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	// The upgrade lock is judged by the API server's clock (servertime.go).
-	cfg.Wrap(WrapServerDate)
+	cfg.Wrap(serverdate.Wrap(time.Now))
 	if cfg.QPS == 0 {
 		cfg.QPS = 50
 		cfg.Burst = 100

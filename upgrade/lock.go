@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // The upgrade lock is a coordination.k8s.io/v1 Lease in eksa-system. A Lease
@@ -197,7 +198,7 @@ func (s *LockStatus) ExpiresHere(now time.Time) time.Time {
 }
 
 func (s *LockStatus) serverNow(now time.Time) time.Time {
-	return serverNow(s.ServerDate, s.Received, now)
+	return model.ServerTimeAt(s.ServerDate, s.Received, now)
 }
 
 // Describe is one line for the operator: who holds the lock, since when, and
@@ -258,10 +259,10 @@ func roundAgo(d time.Duration) string {
 
 // statusFromLease is the status of a Lease as read; date, when not nil,
 // is the Date of the response that carried it.
-func statusFromLease(l *coordinationv1.Lease, date *responseDate) *LockStatus {
+func statusFromLease(l *coordinationv1.Lease, date *serverdate.Recorder) *LockStatus {
 	s := LockStatusOf(model.LockOf(l))
 	s.UID, s.ResourceVersion = string(l.UID), l.ResourceVersion
-	s.ServerDate, s.Received = date.get()
+	s.ServerDate, s.Received = date.Get()
 	return s
 }
 

@@ -2,9 +2,8 @@ package upgrade
 
 import (
 	"context"
-	"net/http"
-	"sync"
-	"time"
+
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // Whether the upgrade lock is renewed is judged by the API server's clock
@@ -28,71 +27,10 @@ import (
 // "now" before the write (model.Lock.ExpiredByServer), and a response
 // with no Date falls back to this machine's clock, said so.
 
-// WrapServerDate is a rest.Config WrapTransport: it records the Date of
-// each response to a request whose context asks for it (withResponseDate).
-func WrapServerDate(rt http.RoundTripper) http.RoundTripper { return &serverDateTransport{next: rt} }
-
-type serverDateTransport struct{ next http.RoundTripper }
-
-func (t *serverDateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if d, ok := req.Context().Value(responseDateKey{}).(*responseDate); ok && err == nil {
-		d.record(resp.Header.Get("Date"), time.Now())
-	}
-	return resp, err
-}
-
-// WrappedRoundTripper lets client-go see through the wrapper (as its own
-// wrappers do).
-func (t *serverDateTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
-
-type responseDateKey struct{}
-
-// responseDate is the API server's Date of the last response to a request
-// made with its context, and when this machine received it.
-type responseDate struct {
-	mu             sync.Mutex
-	date, received time.Time
-}
-
 // withResponseDate asks the requests made with the context it returns for
-// their response's Date. A client without WrapServerDate leaves it unknown.
-func withResponseDate(ctx context.Context) (context.Context, *responseDate) {
-	d := &responseDate{}
-	return context.WithValue(ctx, responseDateKey{}, d), d
-}
-
-// record keeps the last response's Date, or none when it had none that
-// parses: a retry's answer is the one read, and an earlier response's Date
-// is not that answer's.
-func (d *responseDate) record(header string, received time.Time) {
-	date, err := http.ParseTime(header)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if header == "" || err != nil {
-		d.date, d.received = time.Time{}, time.Time{}
-		return
-	}
-	d.date, d.received = date, received
-}
-
-func (d *responseDate) get() (date, received time.Time) {
-	if d == nil {
-		return time.Time{}, time.Time{}
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.date, d.received
-}
-
-// serverNow is the API server's time at now (this machine's), from a Date
-// received at received: never later than the server's true time, since the
-// Date is truncated to the second and was stamped before it was received.
-// Zero when there was no Date. A now before received (a test's fixed
-// clock) counts as received.
-func serverNow(date, received, now time.Time) time.Time {
-	if date.IsZero() {
-		return time.Time{}
-	}
-	return date.Add(max(now.Sub(received), 0))
+// their response's Date (the client wraps its transport with
+// serverdate.Wrap; one that does not leaves it unknown).
+func withResponseDate(ctx context.Context) (context.Context, *serverdate.Recorder) {
+	d := &serverdate.Recorder{}
+	return serverdate.With(ctx, d), d
 }

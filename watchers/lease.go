@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // The upgrade lock Lease is watched like every other kind (access check,
@@ -25,16 +26,19 @@ var leaseSpec = kindSpec{kind: model.KindLease, group: coordinationGroup, resour
 	selectors: nameIs(func(o *Options) string { return model.LockName(o.ClusterName) })}
 
 // leaseListWatch reads Leases of one namespace through the typed client,
-// recording the Date of each response in date.
-func leaseListWatch(typed kubernetes.Interface, namespace string, date *serverDate) (runtime.Object,
+// recording the Date of each response in date: the API server's clock when
+// the Lease came, which judges its write time (model.Lock.ExpiredWatched).
+// A watch's Date is when the stream began, so the age counts from then,
+// not from the event.
+func leaseListWatch(typed kubernetes.Interface, namespace string, date *serverdate.Recorder) (runtime.Object,
 	func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	func(context.Context, metav1.ListOptions) (watch.Interface, error)) {
 	leases := typed.CoordinationV1().Leases(namespace)
 	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return leases.List(date.with(ctx), o)
+		return leases.List(serverdate.With(ctx, date), o)
 	}
 	watchFn := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return leases.Watch(date.with(ctx), o)
+		return leases.Watch(serverdate.With(ctx, date), o)
 	}
 	return &coordinationv1.Lease{}, list, watchFn
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // kindSpec describes how to watch one kind.
@@ -137,7 +138,7 @@ type instance struct {
 
 	// date is the API server's Date of the Lease informer's last
 	// response; nil for other kinds.
-	date *serverDate
+	date *serverdate.Recorder
 }
 
 func (in *instance) where() string {
@@ -420,7 +421,7 @@ func (in *instance) run(ctx context.Context, dyn dynamic.Interface, typed kubern
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ev.List(ctx, o) }
 		watchFn = ev.Watch
 	case model.KindLease:
-		in.date = &serverDate{}
+		in.date = &serverdate.Recorder{}
 		example, list, watchFn = leaseListWatch(typed, in.namespace, in.date)
 	case model.KindUpgraderPod:
 		example, list, watchFn = podListWatch(typed, in.namespace)
@@ -594,7 +595,7 @@ func (in *instance) transform(obj any) (any, error) {
 		lock := model.LockOf(o)
 		// Whether this is a renewal seen arriving, putLock tells.
 		lock.Seen = in.w.opts.Clock()
-		lock.ServerAtSeen = in.date.at(lock.Seen)
+		lock.ServerAtSeen = in.date.At(lock.Seen)
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, &lock), nil
 	case *corev1.Pod:
 		return newEntry(o.Namespace, o.Name, o.ResourceVersion, translateUpgraderPod(o)), nil

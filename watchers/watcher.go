@@ -34,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/serverdate"
 )
 
 // Options configure a Watcher.
@@ -215,8 +216,8 @@ func New(opts Options) (*Watcher, error) {
 	}
 	opts = opts.withDefaults()
 	cfg := rest.CopyConfig(opts.Config)
-	// The Date of the lock Lease's responses (servertime.go).
-	cfg.Wrap(wrapServerDate(opts.Clock))
+	// The Date of the lock Lease's responses (leaseListWatch).
+	cfg.Wrap(serverdate.Wrap(opts.Clock))
 	// The start-up burst (discovery, two access reviews per kind, one watch
 	// per kind) must not queue behind client-go's default 5 requests/s.
 	if cfg.QPS == 0 {
