@@ -231,12 +231,7 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 					Preconditions: []recovery.Precondition{{Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt in eksa-system; if its local copy is kept, restore from it with --snapshot-file"}}}
 				f := &fakeRecovery{planErr: noSnapshot, copies: []string{"snapshots/upgrade-console-snapshot-mgmt-20261122-101500.json"}}
 				d := testDialog(RecoveryOptions{}, f)
-				opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
-				a := NewApp(opts, NewDashboard(opts))
-				a.Update(tea.WindowSizeMsg{Width: w, Height: h})
-				a.Update(firstThemeMsg{})
-				a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
-				a.Update(OpenDialogMsg{Dialog: d})
+				a := recoveryOverDashboard(w, h, d)
 				press(t, d, enter)
 				check(t, "the recovery refused for want of a snapshot", a)
 				press(t, d, typeText("f")...)
@@ -313,13 +308,7 @@ func TestTypedConfirmationResizedShorterShowsWhatToType(t *testing.T) {
 	p := planFixture()
 	p.Action, p.Confirm, p.ConfirmObject = recovery.ActionLockClear, "upgrade-console-lock-mgmt", "Lease eksa-system/upgrade-console-lock-mgmt"
 	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
-	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
-	a := NewApp(opts, NewDashboard(opts))
-	a.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
-	a.Update(firstThemeMsg{})
-	a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
-	a.Update(OpenDialogMsg{Dialog: d})
-	noBlink(d)
+	a := recoveryOverDashboard(80, 12, d)
 	press(t, d, enter, enter)
 	press(t, d, typeText("mg")...)
 	press(t, d, enter)
@@ -365,13 +354,7 @@ func TestTypedConfirmationsFitShortTerminals(t *testing.T) {
 				t.Run("recovery/"+p.Action, func(t *testing.T) {
 					f := &fakeRecovery{p: p}
 					d := testDialog(RecoveryOptions{}, f)
-					opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
-					a := NewApp(opts, NewDashboard(opts))
-					a.Update(tea.WindowSizeMsg{Width: w, Height: h})
-					a.Update(firstThemeMsg{})
-					a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
-					a.Update(OpenDialogMsg{Dialog: d})
-					noBlink(d) // the App's theme, on opening, made it blink again
+					a := recoveryOverDashboard(w, h, d)
 					press(t, d, enter, enter)
 					if d.stage != recConfirm {
 						t.Fatalf("stage %v, want the typed confirmation", d.Stage())
@@ -390,13 +373,7 @@ func TestTypedConfirmationsFitShortTerminals(t *testing.T) {
 				noSnapshot := &recovery.RefusedError{Action: recovery.ActionEtcdRollback, Cluster: "mgmt",
 					Preconditions: []recovery.Precondition{{Name: "snapshot", Detail: "no snapshot ConfigMap of cluster mgmt in eksa-system"}}}
 				d := testDialog(RecoveryOptions{}, &fakeRecovery{planErr: noSnapshot})
-				opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
-				a := NewApp(opts, NewDashboard(opts))
-				a.Update(tea.WindowSizeMsg{Width: w, Height: h})
-				a.Update(firstThemeMsg{})
-				a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
-				a.Update(OpenDialogMsg{Dialog: d})
-				noBlink(d)
+				a := recoveryOverDashboard(w, h, d)
 				press(t, d, enter)
 				press(t, d, typeText("f")...)
 				if d.stage != recFile {
@@ -423,4 +400,18 @@ func TestTypedConfirmationsFitShortTerminals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recoveryOverDashboard opens d over the dashboard of a stuck etcd rollout
+// at w×h, as R does, its cursor kept from blinking (the App's theme, on
+// opening, made it blink again).
+func recoveryOverDashboard(w, h int, d *recoveryDialog) *App {
+	opts := Options{Theme: themes.Mono, Clock: clocktesting.NewFakePassiveClock(t0), ClusterName: "mgmt"}
+	a := NewApp(opts, NewDashboard(opts))
+	a.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	a.Update(firstThemeMsg{})
+	a.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+	a.Update(OpenDialogMsg{Dialog: d})
+	noBlink(d)
+	return a
 }
