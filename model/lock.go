@@ -5,6 +5,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -49,14 +50,17 @@ type Lock struct {
 	// AuthenticatedAs is who the API server authenticated the holder as
 	// (AnnotationLockAuthenticatedAs); empty when it is not known.
 	AuthenticatedAs string
-	// Written is when a console last changed the Lease, by the API
-	// server's clock: the time of its FieldManager entry in
+	// Written is when the holder last renewed the Lease, by the API
+	// server's clock: the time of the writer's entry in
 	// metadata.managedFields, which the API server sets (to the second)
 	// on each write that changes that manager's fields, as every renewal
 	// does. RenewTime is the holder's clock, which may be minutes off.
-	// Zero when not known: a Lease written by something else has no such
-	// entry.
+	// Zero when not known: no entry with a time (managedFields cleared).
 	Written time.Time
+	// WrittenBy is the field manager of that write where it is not a
+	// console's (kubectl-patch: a Lease renewed by hand, or by another
+	// tool); empty for a console's own.
+	WrittenBy string
 
 	// The watchers' view of when the holder last renewed, by clocks other
 	// than the holder's (see ExpiredWatched); zero on a Lock read by any
@@ -106,7 +110,9 @@ func (l *Lock) ExpiredByServer(serverNow time.Time) (expired, ok bool) {
 // is a write after the last renewal), and within holderClockNoise, which
 // the times' precision and the request's way to the server account for.
 func (l *Lock) HolderClockOff() time.Duration {
-	if l == nil || l.Written.IsZero() || l.Kept != "" || l.LastRenewed().IsZero() {
+	// A renewTime written by another manager was typed, or set by a tool
+	// of its own: no console's clock to tell of.
+	if l == nil || l.Written.IsZero() || l.WrittenBy != "" || l.Kept != "" || l.LastRenewed().IsZero() {
 		return 0
 	}
 	off := l.LastRenewed().Sub(l.Written)
@@ -150,7 +156,7 @@ func (l *Lock) Expired(now time.Time) bool {
 // called stale while it renewed, and offered for clearing. In order:
 //
 //   - by the API server's clock (ExpiredByServer), where both the time of
-//     the console's last write and the server's time at Seen are known:
+//     the last renewal's write and the server's time at Seen are known:
 //     the age of the last renewal, exact to the second;
 //   - by this machine's clock, where the watchers saw a renewal arrive: a
 //     holder that renews is seen renewing, whatever its clock says, and
@@ -240,6 +246,19 @@ func (s *ClusterState) LockExpired(now time.Time) bool {
 	return s != nil && s.Lock.ExpiredWatched(s.LockSeenAt(now))
 }
 
+// renews reports whether a managedFields entry owns a field whose write
+// renews or takes the lease. Another manager's write of an annotation
+// renews nothing; the time of an entry that owns one of these does move
+// with its manager's other writes, which errs towards calling the lease
+// live.
+func renews(f *metav1.FieldsV1) bool {
+	if f == nil {
+		return false
+	}
+	raw := f.GetRawString()
+	return strings.Contains(raw, `"f:renewTime"`) || strings.Contains(raw, `"f:acquireTime"`) || strings.Contains(raw, `"f:holderIdentity"`)
+}
+
 // LockOf reads the upgrade lock out of its Lease: the one translation the
 // watchers (for snapshots) and package upgrade (when it acts on the lock)
 // share.
@@ -263,22 +282,25 @@ func LockOf(l *coordinationv1.Lease) Lock {
 		lock.RenewTime = l.Spec.RenewTime.Time
 	}
 	var other time.Time
+	var otherBy string
 	for _, f := range l.ManagedFields {
 		switch {
 		case f.Time == nil:
 		case f.Manager == FieldManager && f.Time.After(lock.Written):
 			lock.Written = f.Time.Time
-		case f.Manager != FieldManager && f.Time.After(other) && f.FieldsV1 != nil && strings.Contains(f.FieldsV1.GetRawString(), `"f:renewTime"`):
-			other = f.Time.Time
+		case f.Manager != FieldManager && f.Time.After(other) && renews(f.FieldsV1):
+			other, otherBy = f.Time.Time, f.Manager
 		}
 	}
 	if other.After(lock.Written) {
 		// Renewed last by something else (kubectl patch of renewTime by
-		// hand): its renewTime is not a console's, and the console's own
-		// last write, older, called a Lease renewed a moment ago stale by
-		// the API server's clock, and clearable (D12). Judged as before.
-		// Another manager's write of an annotation renews nothing.
-		lock.Written = time.Time{}
+		// hand, a tool holding the Lease): the console's own last write,
+		// older, called a Lease renewed a moment ago stale by the API
+		// server's clock, and clearable (D12). That write's time is the
+		// API server's clock as much as a console's is; judged by its
+		// renewTime instead, the Lease of a holder whose clock ran behind
+		// was offered for clearing by `lock clear` while it renewed.
+		lock.Written, lock.WrittenBy = other, otherBy
 	}
 	return lock
 }

@@ -74,9 +74,10 @@ func TestLockHolderClockOff(t *testing.T) {
 	}
 }
 
-// The write time is the console's field manager's, the latest of its
-// entries; another manager's write is not the holder's renewal.
-func TestLockOfReadsTheConsolesWriteTime(t *testing.T) {
+// The write time is that of the latest write that renewed or took the
+// lease: the console's field manager's, the latest of its entries, or
+// another manager's that owns a renewal field and wrote later.
+func TestLockOfReadsTheRenewalsWriteTime(t *testing.T) {
 	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(t0.Add(d))) }
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(-time.Minute)},
@@ -84,23 +85,39 @@ func TestLockOfReadsTheConsolesWriteTime(t *testing.T) {
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Time: at(-30 * time.Second)},
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate},
 	}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("a@b/1")}}
-	if got := LockOf(l).Written; !got.Equal(t0.Add(-30 * time.Second)) {
-		t.Errorf("Written = %s, want %s", got, t0.Add(-30*time.Second))
+	want := func(what string, written time.Time, by string) {
+		t.Helper()
+		got := LockOf(l)
+		if !got.Written.Equal(written) || got.WrittenBy != by {
+			t.Errorf("%s: Written = %s by %q, want %s by %q", what, got.Written, got.WrittenBy, written, by)
+		}
 	}
-	// Written last by another manager (kubectl patch renewing it by
-	// hand): the console's older write called it stale while it was
-	// renewed a moment ago (D12); judged by its renewTime, as before.
+	want("the console's writes", t0.Add(-30*time.Second), "")
+	// Another manager's write of an annotation renews nothing.
 	l.ManagedFields[1].Time = at(0)
 	l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:note":{}}}}`)
-	if got := LockOf(l).Written; !got.Equal(t0.Add(-30 * time.Second)) {
-		t.Errorf("an annotation written last by kubectl: Written = %s, want the console's %s", got, t0.Add(-30*time.Second))
+	want("an annotation written last by kubectl", t0.Add(-30*time.Second), "")
+	// Renewed last by hand (kubectl patch of renewTime): the console's
+	// older write called it stale while it was renewed a moment ago
+	// (D12), and its renewTime is a laptop's clock; the API server
+	// stamped that write as it stamps a console's.
+	for _, field := range []string{"f:renewTime", "f:acquireTime", "f:holderIdentity"} {
+		l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:spec":{"` + field + `":{}}}`)
+		want("a Lease whose "+field+" kubectl wrote last", t0, "kubectl-edit")
 	}
-	l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:spec":{"f:renewTime":{}}}`)
-	if got := LockOf(l).Written; !got.IsZero() {
-		t.Errorf("a Lease renewed last by kubectl: Written = %s, want unknown", got)
-	}
+	// Renewed by kubectl before the console's last write: the console's.
+	l.ManagedFields[1].Time = at(-time.Hour)
+	want("kubectl's renewal before the console's", t0.Add(-30*time.Second), "")
 	l.ManagedFields = l.ManagedFields[1:2]
-	if got := LockOf(l).Written; !got.IsZero() {
-		t.Errorf("a Lease the console never wrote: Written = %s, want unknown", got)
+	want("a Lease only kubectl wrote", t0.Add(-time.Hour), "kubectl-edit")
+	l.ManagedFields[0].Time = nil
+	want("a Lease with no write time", time.Time{}, "")
+}
+
+// A renewTime another manager wrote tells nothing of a console's clock.
+func TestLockHolderClockOffOfAnotherWriter(t *testing.T) {
+	l := Lock{RenewTime: t0.Add(-10 * time.Minute), Written: t0, WrittenBy: "kubectl-patch"}
+	if got := l.HolderClockOff(); got != 0 {
+		t.Errorf("HolderClockOff = %s, want 0", got)
 	}
 }

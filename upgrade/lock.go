@@ -173,7 +173,7 @@ func (s *LockStatus) watched() bool { return !s.Lock.Seen.IsZero() }
 // Watched gives a status read from the cluster the watchers' view of the
 // same renewal (model.Lock's Seen, Arrived and ServerAtSeen), where w, the
 // snapshot's lock, is the Lease as this read found it: the same holder and
-// the same renewal. A Lease no console wrote last has no write time for the
+// the same renewal. A Lease with no write time (its managedFields cleared) has none for the
 // API server's clock to judge, and its renewTime is its holder's clock: the
 // dashboard's R re-read it and judged it by that alone, offering to clear
 // the live lock of a holder whose clock ran behind, which the header
@@ -214,7 +214,7 @@ func (s *LockStatus) Describe(now time.Time) string {
 	case s.Kept != "":
 		line += "; kept on purpose by its console, which stopped renewing it: " + s.Kept
 	case expired && byServer:
-		line += fmt.Sprintf("; stale: not renewed for %s by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
+		line += fmt.Sprintf("; stale: not renewed for %s by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written))) + s.writer()
 	case expired && s.watched() && s.Lock.Arrived:
 		line += fmt.Sprintf("; stale: no renewal seen for %s by this machine's clock", roundAgo(now.Sub(s.Lock.Seen)))
 	case expired && s.watched() && now.Sub(s.Lock.Seen) > s.Duration:
@@ -224,7 +224,7 @@ func (s *LockStatus) Describe(now time.Time) string {
 		// as that clock is.
 		line += fmt.Sprintf("; stale: its renewTime is %s old by this machine's clock", roundAgo(now.Sub(s.LastRenewed())))
 	case byServer:
-		line += fmt.Sprintf("; renewed %s ago by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written)))
+		line += fmt.Sprintf("; renewed %s ago by the API server's clock", roundAgo(s.serverNow(now).Sub(s.Written))) + s.writer()
 	}
 	// The holder's own times (since, renewTime) are off by as much, and
 	// two consoles' upgrades timed by it disagree: worth an NTP check.
@@ -234,6 +234,16 @@ func (s *LockStatus) Describe(now time.Time) string {
 		line += fmt.Sprintf("; its console's clock runs about %s behind the API server's", roughly(-off))
 	}
 	return line
+}
+
+// writer names who wrote the renewal the API server's clock judged, where
+// it was not a console: a lease renewed by hand is the operator's to know
+// of before it is cleared or waited for.
+func (s *LockStatus) writer() string {
+	if s.WrittenBy == "" {
+		return ""
+	}
+	return " (written last by " + model.PrintableLine(s.WrittenBy) + ", not by a console)"
 }
 
 // roughly is a clock's offset, which the times' second precision and the

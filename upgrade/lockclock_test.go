@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
@@ -99,6 +101,46 @@ func TestLockNotWrittenForLongerThanItsDurationIsStaleWhateverItsRenewTime(t *te
 	}
 	if st.Expired(now) || !strings.Contains(st.Describe(now), "renewed 0s ago by the API server's clock") {
 		t.Errorf("renewed just now, the lock says %s", st.Describe(now))
+	}
+}
+
+// A Lease renewed by hand (kubectl patch of renewTime) from a laptop whose
+// clock runs ten minutes behind: its renewTime is ten minutes old, and
+// `lock clear` judged it by that alone, calling the lease stale a moment
+// after it was renewed. The API server timed kubectl's write: it is live,
+// and the line names who wrote it.
+func TestLockRenewedByAnotherManagerIsJudgedByTheServersClock(t *testing.T) {
+	c := newTestClient(t)
+	cluster := uniqueCluster(t)
+	ctx := context.Background()
+	holder := Holder{User: "alice", Host: "laptop", Instance: "aaaa1111"}
+	if _, err := newLocker(t, c, cluster, holder, nil, &memAudit{}).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cptest.AgeLeaseWrite(t, c.Kube, "eksa-system", LockName(cluster), ManagerName, 10*time.Minute)
+	behind := time.Now().Add(-10 * time.Minute).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	if _, err := c.Kube.CoordinationV1().Leases("eksa-system").Patch(ctx, LockName(cluster), types.MergePatchType,
+		[]byte(`{"spec":{"renewTime":"`+behind+`"}}`), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	st, err := ReadLock(ctx, c.Kube, "eksa-system", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Expired(now) {
+		t.Fatalf("a lock renewed by kubectl a moment ago reads as stale: %s", st.Describe(now))
+	}
+	d := st.Describe(now)
+	if !strings.Contains(d, "renewed 0s ago by the API server's clock (written last by kubectl-patch, not by a console)") {
+		t.Errorf("lock status says %q", d)
+	}
+	// Its renewTime was typed: it tells nothing of a console's clock.
+	if strings.Contains(d, "clock runs about") {
+		t.Errorf("lock status says %q", d)
+	}
+	if !st.Expired(now.Add(st.Duration + 5*time.Second)) {
+		t.Errorf("not renewed since kubectl's write for its duration, the lock is live: %s", st.Describe(now.Add(st.Duration+5*time.Second)))
 	}
 }
 

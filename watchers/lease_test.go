@@ -205,8 +205,8 @@ func TestLeaseOfAHolderWhoseClockIsBehindIsLive(t *testing.T) {
 	}
 
 	// Renewed by hand after the console's last write, 10 minutes ago by
-	// the API server's clock: Written is unknown (model.LockOf), the
-	// renewal is judged by its arrival.
+	// the API server's clock: judged by the time of kubectl's write
+	// (model.LockOf), which is a moment ago, not by the console's.
 	cptest.AgeLeaseWrite(t, kubernetes.NewForConfigOrDie(cfg), ns, l.Name, model.FieldManager, 10*time.Minute)
 	if l, err = leases.Get(ctx, l.Name, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
@@ -219,9 +219,9 @@ func TestLeaseOfAHolderWhoseClockIsBehindIsLive(t *testing.T) {
 	s = waitState(t, w, "renewal in the snapshot", func(s *model.ClusterState) bool {
 		return s.Lock != nil && s.Lock.RenewTime.Equal(renewed.Time)
 	})
-	if !s.Lock.Arrived || !s.Lock.Seen.After(first.Seen) || !s.Lock.Written.IsZero() {
-		t.Errorf("renewal: Arrived %v, Seen %s (first seen %s), Written %s; want seen arriving, Written unknown",
-			s.Lock.Arrived, s.Lock.Seen, first.Seen, s.Lock.Written)
+	if !s.Lock.Arrived || !s.Lock.Seen.After(first.Seen) || !s.Lock.Written.After(first.Written) || s.Lock.WrittenBy != "kubectl-edit" {
+		t.Errorf("renewal: Arrived %v, Seen %s (first seen %s), Written %s by %q (first %s); want seen arriving, written by kubectl-edit since",
+			s.Lock.Arrived, s.Lock.Seen, first.Seen, s.Lock.Written, s.Lock.WrittenBy, first.Written)
 	}
 	arrived := s.Lock.Seen
 	if s.LockExpired(arrived.Add(30 * time.Second)) {
@@ -232,9 +232,9 @@ func TestLeaseOfAHolderWhoseClockIsBehindIsLive(t *testing.T) {
 	}
 }
 
-// TestLeaseCreatedWhileWatchedHasArrived: a Lease created by something
-// other than a console (no write time for the API server's clock), by a
-// holder whose clock runs 3 minutes behind, while the console watches. Its
+// TestLeaseCreatedWhileWatchedHasArrived: a Lease created while the
+// console watches, by a holder whose clock runs 3 minutes behind, with no
+// write time for the API server's clock (its managedFields cleared). Its
 // renewal arrived then: it was judged as a Lease there at start, by its
 // renewTime alone, and read "stale 3m" until its first renewal.
 func TestLeaseCreatedWhileWatchedHasArrived(t *testing.T) {
@@ -250,7 +250,8 @@ func TestLeaseCreatedWhileWatchedHasArrived(t *testing.T) {
 		metav1.CreateOptions{FieldManager: "bob-renewer"}); err != nil {
 		t.Fatal(err)
 	}
-	s := waitState(t, w, "lock in the snapshot", func(s *model.ClusterState) bool { return s.Lock != nil })
+	cptest.ForgetLeaseWrites(t, kubernetes.NewForConfigOrDie(cfg), ns, model.LockName(testCluster))
+	s := waitState(t, w, "lock in the snapshot, no write time", func(s *model.ClusterState) bool { return s.Lock != nil && s.Lock.Written.IsZero() })
 	if !s.Lock.Arrived || !s.Lock.Written.IsZero() {
 		t.Errorf("created while watched: Arrived %v, Written %s; want arrived, Written unknown", s.Lock.Arrived, s.Lock.Written)
 	}

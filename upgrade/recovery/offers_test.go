@@ -246,7 +246,7 @@ func TestWithStaleLease(t *testing.T) {
 	}
 }
 
-// A Lease no console wrote last has no write time for the API server's
+// A Lease with no write time (managedFields cleared) has none for the API server's
 // clock; its renewTime is its holder's clock. With that clock 3 minutes
 // behind, the dashboard's watch saw it renewed seconds ago, and R read it
 // again and offered to clear it by its renewTime alone. The same renewal

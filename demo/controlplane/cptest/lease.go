@@ -47,3 +47,25 @@ func AgeLeaseWrite(t testing.TB, kube kubernetes.Interface, namespace, name, man
 		}
 	}
 }
+
+// ForgetLeaseWrites clears a Lease's metadata.managedFields, so that no
+// write time tells the API server's clock of its last renewal and only its
+// renewTime (the holder's clock) does: a Lease whose managedFields were
+// stripped, or that was restored without them. Sending the one empty entry
+// is the API server's way to clear them; the update itself is not recorded.
+func ForgetLeaseWrites(t testing.TB, kube kubernetes.Interface, namespace, name string) {
+	t.Helper()
+	ctx := context.Background()
+	leases := kube.CoordinationV1().Leases(namespace)
+	lease, err := leases.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	if lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(lease.ManagedFields) != 0 {
+		t.Fatalf("the API server kept the managedFields of Lease %s/%s: %+v", namespace, name, lease.ManagedFields)
+	}
+}
