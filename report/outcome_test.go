@@ -362,3 +362,25 @@ func TestWatchStampsTheOutcomeWhenConfirmed(t *testing.T) {
 		t.Errorf("outcome stamped %s, before the API server confirmed it at %s:\n%s", stamp.Format(time.RFC3339), at.Format(time.RFC3339), w.out.String())
 	}
 }
+
+// A failed step waited out through the grace is said again each minute,
+// with when it fails the upgrade: the watch printed nothing between the
+// failure and the verdict 10 minutes later.
+func TestWatchSaysAFailureWaitedOutEachMinute(t *testing.T) {
+	w := startWatch(t, WatchOptions{})
+	w.send(failedStep())
+	w.advance(t, 3*time.Minute+30*time.Second)
+	w.stop()
+	w.result(t)
+	var held []string
+	for _, l := range strings.Split(w.out.String(), "\n") {
+		if strings.Contains(l, "upgrade: still failing") {
+			held = append(held, l)
+		}
+	}
+	if len(held) != 3 || !strings.Contains(held[0], "still failing after 1m: node mgmt-md-0-0000 in-place step BinariesCopied failed") ||
+		!strings.Contains(held[0], "the upgrade fails at 12:10:00 UTC (in 9m) unless it clears first; `upgrade-console node retry") ||
+		!strings.Contains(held[2], "still failing after 3m:") {
+		t.Errorf("the failure said again %d times, want 3 (at 1m, 2m, 3m):\n%s", len(held), w.out.String())
+	}
+}

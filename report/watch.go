@@ -156,6 +156,8 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		lock      lockWatch
 		// resume tells a watch that did not run for a while.
 		resume Resume
+		// hold says again, each minute, a failure waited out.
+		hold model.HoldNotice
 	)
 	result := func() Result { return Result{Outcome: outcome, AtRest: judge.AtRest()} }
 	emit := func(lines []Line) error {
@@ -211,7 +213,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			// 10m ago") are the outcome line's.
 			if j, o := judge.Observe(prevP, now); o == outcome || o == Running {
 				judge, outcome = j, o
-				return emit(append(lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now)), outcomeLine(now)...))
+				return emit(append(append(lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now)), holdLine(&hold, judge, prevP, now)...), outcomeLine(now)...))
 			}
 		}
 		p := deriver.Derive(cur, popts, now)
@@ -249,6 +251,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		judge, outcome = judge.Observe(p, now)
 		lines = append(lines, lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now))...)
+		lines = append(lines, holdLine(&hold, judge, p, now)...)
 		decided := now
 		if outcome == Done && reported != Done && opts.Confirm != nil {
 			cctx, cancel := context.WithTimeout(ctx, model.ConfirmWithin)
@@ -424,4 +427,13 @@ func clusterNamespace(s *model.ClusterState) string {
 		return ""
 	}
 	return s.Cluster.Namespace
+}
+
+// holdLine is the line, when one is due, that says a failure is still
+// waited out before it fails the upgrade (model.HoldNotice).
+func holdLine(n *model.HoldNotice, j model.Judge, p model.Progress, now time.Time) []Line {
+	if text, due := n.Next(j, p, now); due {
+		return []Line{{At: now, Subject: "upgrade", Text: text}}
+	}
+	return nil
 }

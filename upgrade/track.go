@@ -59,6 +59,11 @@ type TrackOptions struct {
 	// change to a child alone leaves the Cluster's generation, and so the
 	// rest of the rule, as it was.
 	ChildrenReconciledBefore int64
+	// OnHold, when set, receives once a minute, while a failure is waited
+	// out before it fails the upgrade, the line that says so
+	// (model.HoldNotice): the summary does not change meanwhile, and the
+	// headless output was silent for the grace's 10 minutes.
+	OnHold func(line string)
 	// OnPoll, when set, is called at every poll with the latest snapshot
 	// (nil before the first), for what the caller reports besides progress.
 	OnPoll func(*model.ClusterState)
@@ -109,6 +114,7 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 		// resume tells a tracker that did not run for a while (Ctrl-Z,
 		// SIGSTOP, a laptop asleep), as watch --plain and the dashboard.
 		resume report.Resume
+		hold   model.HoldNotice
 	)
 	for {
 		now := clk.Now()
@@ -148,6 +154,9 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 			if key := summaryKey(p.Summary); o.OnProgress != nil && key != lastSummary {
 				o.OnProgress(p)
 				lastSummary = key
+			}
+			if line, due := hold.Next(judge, p, now); due && o.OnHold != nil {
+				o.OnHold(line)
 			}
 			switch outcome {
 			case model.OutcomeDone:

@@ -288,3 +288,27 @@ func TestTrackStoppedJustAfterAFailureReportsTheFailure(t *testing.T) {
 		t.Errorf("under way: %+v, %v; want stopped", out, err)
 	}
 }
+
+// A failed step waited out through the grace is said again each minute
+// (OnHold), with when it fails the upgrade: apply --wait printed nothing
+// between the failure and the verdict 10 minutes later.
+func TestTrackSaysAFailureWaitedOutEachMinute(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
+	src := &fixedSource{s: failedControlPlaneStep(clk.Now())}
+	var mu sync.Mutex
+	var held []string
+	out, _, err := trackSteps(t, context.Background(), src, clk, TrackOptions{Poll: time.Second, OnHold: func(line string) {
+		mu.Lock()
+		held = append(held, line)
+		mu.Unlock()
+	}}, 11*time.Minute)
+	if err != nil || !out.Failed {
+		t.Fatalf("outcome %+v, %v; want failed", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(held) != 9 || !strings.HasPrefix(held[0], "still failing after 1m: node mgmt-lvn8n in-place step KubeadmUpgraded failed") ||
+		!strings.Contains(held[0], "the upgrade fails at 10:10:00 UTC (in 9m)") || !strings.Contains(held[8], "(in 1m)") {
+		t.Errorf("said %d times, want 9, from 1m to 9m:\n%s", len(held), strings.Join(held, "\n"))
+	}
+}

@@ -323,7 +323,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	fmt.Fprintf(out, "\nfollowing the upgrade from %s (times UTC; %s; ctrl-c stops following, the upgrade goes on)…\n", start.Format(time.DateOnly), limit)
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly), lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
 		renewNow: func() { s.RenewLockNow(tctx) }}
-	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress})
+	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	switch {
 	case outcome.Complete:
 		// The upgrade is done whatever became of the lock: a release the
@@ -432,7 +432,7 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 	}
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly)}
 	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
-		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress})
+		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	watch := fmt.Sprintf("`upgrade-console watch %s` follows it", lv.clusterFlags(p.Cluster))
 	switch {
 	case outcome.Complete:
@@ -553,6 +553,11 @@ func (f *followPrinter) onProgress(pr model.Progress) {
 			}
 		}
 	}
+}
+
+// onHold says again a failure waited out before it fails the upgrade.
+func (f *followPrinter) onHold(line string) {
+	fmt.Fprintf(f.out, "  %s  ! %s\n", f.stamp(), line)
 }
 
 // dryRunEntry is the audit entry of a dry run of the apply the operator

@@ -1,0 +1,73 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A failed step waited out through the grace is said again once a minute,
+// with when it fails the upgrade: apply --wait and watch --plain printed
+// nothing for the 10 minutes between the failure and the verdict.
+func TestHoldNoticeSaysAFailureWaitedOutEachMinute(t *testing.T) {
+	failedAt := t0.Add(-5 * time.Second)
+	stall := Stall{Kind: KindNodeUpgrade, Name: "mgmt-md-0-a", Since: failedAt, Failed: true,
+		Sentence: "node mgmt-md-0-a in-place step KubeadmUpgraded failed 5s ago: exit 1", Resume: "`upgrade-console node retry mgmt-md-0-a` runs its steps again"}
+	p := Progress{Generation: 2, Stalls: []Stall{stall}}
+	j := NewJudge()
+	var n HoldNotice
+	var said []string
+	for now := t0; now.Before(t0.Add(12 * time.Minute)); now = now.Add(time.Second) {
+		var out Outcome
+		j, out = j.Observe(p, now)
+		if line, ok := n.Next(j, p, now); ok {
+			said = append(said, now.Sub(t0).String()+" "+line)
+		}
+		if out == OutcomeFailed {
+			break
+		}
+	}
+	// From 1m after the failure (55s after the first look), each minute,
+	// up to the verdict at 10m: 9 lines.
+	if len(said) != 9 {
+		t.Fatalf("said %d times, want 9:\n%s", len(said), strings.Join(said, "\n"))
+	}
+	if want := "55s still failing after 1m: node mgmt-md-0-a in-place step KubeadmUpgraded failed 5s ago: exit 1; the upgrade fails at 10:09:55 UTC (in 9m) unless it clears first; `upgrade-console node retry mgmt-md-0-a` runs its steps again"; said[0] != want {
+		t.Errorf("first line:\n%s\nwant\n%s", said[0], want)
+	}
+	if !strings.HasPrefix(said[8], "8m55s still failing after 9m:") || !strings.Contains(said[8], "(in 1m)") {
+		t.Errorf("last line: %s", said[8])
+	}
+}
+
+// Nothing failing, nothing said; a failure that clears starts over, and a
+// failureMessage is said as the Cluster's.
+func TestHoldNoticeStartsOverWhenTheFailureClears(t *testing.T) {
+	j := NewJudge()
+	var n HoldNotice
+	look := func(p Progress, now time.Time) (string, bool) {
+		j, _ = j.Observe(p, now)
+		return n.Next(j, p, now)
+	}
+	ok := Progress{Generation: 2}
+	if line, said := look(ok, t0.Add(time.Hour)); said {
+		t.Fatalf("nothing failing, said %q", line)
+	}
+	failing := Progress{Generation: 2, Failed: true, FailureMessage: "boom"}
+	look(failing, t0)
+	if line, said := look(failing, t0.Add(59*time.Second)); said {
+		t.Errorf("within the first minute, said %q", line)
+	}
+	line, said := look(failing, t0.Add(time.Minute))
+	if !said || !strings.Contains(line, "the Cluster reports a failure: boom; the upgrade fails at 10:10:00 UTC (in 9m)") {
+		t.Errorf("at 1m: %v %q", said, line)
+	}
+	look(ok, t0.Add(90*time.Second))
+	look(failing, t0.Add(2*time.Minute))
+	if line, said := look(failing, t0.Add(2*time.Minute+30*time.Second)); said {
+		t.Errorf("a new failure 30s old, said %q", line)
+	}
+	if line, said := look(failing, t0.Add(3*time.Minute)); !said || !strings.Contains(line, "still failing after 1m:") {
+		t.Errorf("the new failure at 1m: %v %q", said, line)
+	}
+}
