@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/tui"
@@ -114,6 +115,9 @@ func checkLabelKey(flag, key string) error {
 // http://localhost:8080: cannot be reached … check --kubeconfig and
 // --context", with neither given and the misspelt path nowhere named.
 func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	if err := unknownContext(kube); err != nil {
+		return nil, err
+	}
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		return nil, kubeconfigError(err)
@@ -122,29 +126,100 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 		return cfg, nil
 	}
 	defaulted := cfg.Host == "http://localhost:8080" || cfg.Host == "localhost:8080"
-	if kube.KubeConfig != nil && *kube.KubeConfig != "" {
-		// Read, or refused by ToRESTConfig naming it.
-		return cfg, noServerError(kube, defaulted, []string{*kube.KubeConfig})
-	}
-	files := kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
-	var found []string
-	for _, f := range files {
-		if _, serr := os.Stat(f); serr == nil {
-			found = append(found, f)
-		}
-	}
-	if len(found) > 0 {
+	// --kubeconfig is among them: read, or refused by ToRESTConfig naming it.
+	if found := kubeconfigFiles(kube); len(found) > 0 {
 		return cfg, noServerError(kube, defaulted, found)
 	}
+	files := kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
 	if len(files) == 0 || !defaulted {
 		return cfg, nil // in-cluster, or another source of the server
 	}
+	return nil, noKubeconfigError(files)
+}
+
+// noKubeconfigError says that none of the files client-go looks in exists.
+func noKubeconfigError(files []string) error {
 	where := "KUBECONFIG is not set and " + strings.Join(files, ", ") + " does not exist"
 	if v := os.Getenv("KUBECONFIG"); v != "" {
 		where = "KUBECONFIG=" + v + " names no file that exists"
 	}
-	return nil, &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + where,
+	return &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + where,
 		Fix: "give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig, and --context where it has several"}
+}
+
+// unknownContext refuses a --context, or a current-context, that names no
+// context in the kubeconfig: client-go said `context "prod" does not
+// exist` (or "context was not found for specified context"), naming
+// neither the file it looked in nor the contexts it has, and the fix told
+// the operator to give the --context they had given. A --context with no
+// kubeconfig at all is said as no kubeconfig. Nil where the context is
+// there, or the kubeconfig cannot be read (ToRESTConfig then says why).
+func unknownContext(kube *genericclioptions.ConfigFlags) error {
+	loader := kube.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil
+	}
+	field, name := "current-context", raw.CurrentContext
+	if kube.Context != nil && *kube.Context != "" {
+		field, name = "--context", *kube.Context
+	}
+	if _, ok := raw.Contexts[name]; ok || name == "" {
+		return nil // "": noServerError says a kubeconfig without a current context
+	}
+	files := kubeconfigFiles(kube)
+	if len(files) == 0 {
+		precedence := loader.ConfigAccess().GetLoadingPrecedence()
+		if len(precedence) == 0 {
+			return nil // in-cluster: client-go's own error
+		}
+		return noKubeconfigError(precedence)
+	}
+	return &model.InputError{Source: strings.Join(files, ", "), Field: field,
+		Problem: fmt.Sprintf("%q names no context in %s", name, kubeconfigsNoun(files)), Fix: contextFix(field, raw, len(files) > 1)}
+}
+
+func kubeconfigsNoun(files []string) string {
+	if len(files) > 1 {
+		return "the kubeconfigs KUBECONFIG names"
+	}
+	return "the kubeconfig"
+}
+
+// contextFix lists the contexts the kubeconfig has, sorted, and how to
+// choose one of them in place of the one that is not there.
+func contextFix(field string, raw clientcmdapi.Config, several bool) string {
+	its, has := "its", "the kubeconfig has"
+	if several {
+		its, has = "their", "the kubeconfigs have"
+	}
+	contexts := slices.Sorted(maps.Keys(raw.Contexts))
+	if len(contexts) == 0 {
+		return has + " no contexts: give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig"
+	}
+	fix := "give --context one of " + its + " contexts (" + strings.Join(contexts, ", ") + ")"
+	if field == "current-context" {
+		return fix + ", or set one with `kubectl config use-context NAME`"
+	}
+	if _, ok := raw.Contexts[raw.CurrentContext]; ok {
+		fix += ", or leave --context out for " + its + " current context, " + raw.CurrentContext
+	}
+	return fix
+}
+
+// kubeconfigFiles are the kubeconfig files client-go reads: --kubeconfig,
+// or those KUBECONFIG (else ~/.kube/config) names that exist.
+func kubeconfigFiles(kube *genericclioptions.ConfigFlags) []string {
+	if kube.KubeConfig != nil && *kube.KubeConfig != "" {
+		return []string{*kube.KubeConfig}
+	}
+	var found []string
+	for _, f := range kube.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence() {
+		if _, err := os.Stat(f); err == nil {
+			found = append(found, f)
+		}
+	}
+	return found
 }
 
 // noServerError says why a kubeconfig that was read gave no API server
@@ -175,7 +250,7 @@ func noServerError(kube *genericclioptions.ConfigFlags, defaulted bool, files []
 	}
 	c, ok := raw.Contexts[name]
 	if !ok {
-		return nil // ToRESTConfig refuses an unknown context
+		return nil // unknownContext refused it
 	}
 	cluster := "(none)"
 	if c.Cluster != "" {

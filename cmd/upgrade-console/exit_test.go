@@ -127,6 +127,79 @@ current-context: ""
 	}
 }
 
+// A --context the kubeconfig lacks was client-go's `context "nosuch" does
+// not exist`, naming neither the file nor its contexts, with the fix "give
+// --kubeconfig (or KUBECONFIG) and --context", which the operator had: the
+// error names the files and lists their contexts, sorted. Every command
+// that connects says it the same way.
+func TestUnknownContextListsTheContexts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: mgmt
+  cluster: {server: "https://127.0.0.1:1"}
+contexts:
+- name: prod
+  context: {cluster: mgmt, user: admin}
+- name: admin@mgmt
+  context: {cluster: mgmt, user: admin}
+users:
+- name: admin
+  user: {token: abc}
+current-context: %s
+`
+	kc := write("kc", fmt.Sprintf(kubeconfig, "prod"))
+	second := write("second", "apiVersion: v1\nkind: Config\ncontexts:\n- name: lab\n  context: {cluster: lab, user: lab}\n")
+	noContexts := write("nocontexts", "apiVersion: v1\nkind: Config\nclusters:\n- name: mgmt\n  cluster: {server: \"https://127.0.0.1:1\"}\n")
+	goneCurrent := write("gonecurrent", fmt.Sprintf(kubeconfig, "gone"))
+	missing := filepath.Join(dir, "missing")
+
+	for _, command := range [][]string{
+		{"lock", "status", "--cluster", "mgmt"},
+		{"watch", "--plain", "--cluster", "mgmt"},
+		{"plan", "--cluster", "mgmt", "-f", "spec.yaml"},
+		{"apply", "--cluster", "mgmt", "-f", "spec.yaml"},
+		{"etcd", "rollback", "--cluster", "mgmt", "--yes"},
+	} {
+		t.Setenv("KUBECONFIG", "")
+		_, errOut, code := runCaptured(t, append(command, "--kubeconfig", kc, "--context", "nosuch")...)
+		want := kc + `: --context: "nosuch" names no context in the kubeconfig (fix: give --context one of its contexts (admin@mgmt, prod), or leave --context out for its current context, prod)`
+		if code != ExitBadInput || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, stderr %q\nwant %q", command, code, errOut, want)
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		want string
+	}{
+		{"KUBECONFIG with several files", []string{"--context", "nosuch"}, kc + string(os.PathListSeparator) + second + string(os.PathListSeparator) + missing,
+			kc + ", " + second + `: --context: "nosuch" names no context in the kubeconfigs KUBECONFIG names (fix: give --context one of their contexts (admin@mgmt, lab, prod), or leave --context out for their current context, prod)`},
+		{"KUBECONFIG with one file", []string{"--context", "nosuch"}, kc, kc + `: --context: "nosuch" names no context in the kubeconfig`},
+		{"no contexts", []string{"--kubeconfig", noContexts, "--context", "nosuch"}, "",
+			noContexts + `: --context: "nosuch" names no context in the kubeconfig (fix: the kubeconfig has no contexts: give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig)`},
+		{"no kubeconfig", []string{"--context", "nosuch"}, missing, "no kubeconfig was found: KUBECONFIG=" + missing + " names no file that exists"},
+		{"current-context gone", []string{"--kubeconfig", goneCurrent}, "",
+			goneCurrent + `: current-context: "gone" names no context in the kubeconfig (fix: give --context one of its contexts (admin@mgmt, prod), or set one with ` + "`kubectl config use-context NAME`)"},
+	} {
+		t.Setenv("KUBECONFIG", c.env)
+		_, errOut, code := runCaptured(t, append([]string{"lock", "status", "--cluster", "mgmt"}, c.args...)...)
+		if code != ExitBadInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q\nwant %q", c.name, code, errOut, c.want)
+		}
+	}
+}
+
 // Refused credentials and a bound that passed reached the operator in
 // client-go's words alone ("read Cluster default/mgmt: Unauthorized"): the
 // message gains the fix; one that already has its fix is left as it is.
