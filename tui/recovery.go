@@ -132,8 +132,8 @@ type recoveryBackend interface {
 	dryRun(ctx context.Context, p *recovery.Plan) (recovery.Report, error)
 	run(ctx context.Context, p *recovery.Plan, progress func(recovery.StepResult)) (recovery.Report, error)
 	// snapshotCopies lists the local snapshot copies of the cluster on
-	// this machine, newest first.
-	snapshotCopies(ctx context.Context) ([]string, error)
+	// this machine, newest first, and those named for it that are not.
+	snapshotCopies(ctx context.Context) (recovery.LocalCopies, error)
 	// notConfirmed records a plan whose dry run ran and whose typed
 	// confirmation was not given (why), as the command line does.
 	notConfirmed(ctx context.Context, p *recovery.Plan, why string) error
@@ -185,7 +185,7 @@ func (b clusterBackend) notConfirmed(ctx context.Context, p *recovery.Plan, why 
 	return recovery.RecordNotConfirmed(ctx, b.o.Audit, p, errors.New(why))
 }
 
-func (b clusterBackend) snapshotCopies(ctx context.Context) ([]string, error) {
+func (b clusterBackend) snapshotCopies(ctx context.Context) (recovery.LocalCopies, error) {
 	return b.o.Env.SnapshotCopies(ctx)
 }
 
@@ -272,8 +272,8 @@ type (
 		err error
 	}
 	recCopiesMsg struct {
-		paths []string
-		err   error
+		copies recovery.LocalCopies
+		err    error
 	}
 )
 
@@ -345,7 +345,7 @@ type recoveryDialog struct {
 	// over the rows the App keeps clear around it.
 	tight int
 	// copies are the local snapshot copies the file stage lists.
-	copies    []string
+	copies    recovery.LocalCopies
 	copiesErr error
 	// doneSteps, set while the action is planned again after a dry run
 	// that found every step done (the cluster moved on since the plan),
@@ -556,9 +556,9 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 		}
 	case recCopiesMsg:
 		if d.stage == recFile {
-			d.copies, d.copiesErr = msg.paths, msg.err
-			if d.input.Value() == "" && len(msg.paths) > 0 {
-				d.input.SetValue(msg.paths[0])
+			d.copies, d.copiesErr = msg.copies, msg.err
+			if d.input.Value() == "" && len(msg.copies.Paths) > 0 {
+				d.input.SetValue(msg.copies.Paths[0])
 				d.input.CursorEnd()
 			}
 		}
@@ -759,8 +759,8 @@ func (d *recoveryDialog) copiesCmd() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		paths, err := b.snapshotCopies(ctx)
-		return recCopiesMsg{paths: paths, err: err}
+		copies, err := b.snapshotCopies(ctx)
+		return recCopiesMsg{copies: copies, err: err}
 	}
 }
 
@@ -1224,7 +1224,7 @@ func (d *recoveryDialog) View() string {
 }
 
 // fileLines explains the file stage and lists the local copies this machine
-// keeps.
+// keeps, and says those named for the cluster that are another's.
 func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, string), cluster string) {
 	if cluster == "" {
 		cluster = "the cluster"
@@ -1237,12 +1237,22 @@ func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, 
 	switch {
 	case d.copiesErr != nil:
 		wrapAdd(errText(d.copiesErr), rFailure, "")
-	case len(d.copies) == 0:
+	case len(d.copies.Paths) == 0:
 		wrapAdd("No local copy of "+cluster+"'s snapshots on this machine: give the path of one copied from the machine that ran the upgrade.", rMuted, "")
 	default:
 		add(seg{"Local copies on this machine, newest first:", rMuted})
-		for _, c := range d.copies {
+		for _, c := range d.copies.Paths {
 			wrapAdd(c, rText, "  ")
+		}
+	}
+	// Copies of another cluster of the same name (a management cluster
+	// made again, another one called mgmt): "no local copy" beside them
+	// sent the operator to look elsewhere, or to doubt the console.
+	if head, whose := d.copies.PassedOver(cluster); d.copiesErr == nil && head != "" {
+		add()
+		wrapAdd(head+":", rMuted, "")
+		for _, w := range whose {
+			wrapAdd(w, rText, "  ")
 		}
 	}
 }

@@ -37,6 +37,7 @@ type fakeRecovery struct {
 	planFor func(recovery.Offer) (*recovery.Plan, error)
 	offers  []recovery.Offer // the offers planned, in order
 	copies  []string
+	passed  []recovery.PassedCopy
 	// notConfirmedN counts the plans recorded as not confirmed, the last
 	// one for notConfirmedWhy.
 	notConfirmedN   int
@@ -62,7 +63,9 @@ func (f *fakeRecovery) plan(_ context.Context, o recovery.Offer) (*recovery.Plan
 	return f.p, f.failure, f.planErr
 }
 
-func (f *fakeRecovery) snapshotCopies(context.Context) ([]string, error) { return f.copies, nil }
+func (f *fakeRecovery) snapshotCopies(context.Context) (recovery.LocalCopies, error) {
+	return recovery.LocalCopies{Paths: f.copies, Passed: f.passed}, nil
+}
 
 func (f *fakeRecovery) notConfirmed(_ context.Context, _ *recovery.Plan, why string) error {
 	f.notConfirmedN++
@@ -766,6 +769,23 @@ func TestRecoveryDialogFileGoldens(t *testing.T) {
 		shot("no-snapshot")
 		press(t, d, typeText("f")...)
 		shot("file")
+
+		// Copies named for mgmt, all of other clusters (a management
+		// cluster made again, another namespace's): the stage said "No
+		// local copy" and nothing of them.
+		dir := "/home/ops/.local/state/upgrade-console/snapshots/"
+		again := "of another cluster named mgmt, whose EtcdadmCluster had UID 0a0a0a0a-9c1e-4d5f-8b2a-3c4d5e6f7a8b (this one's: 1b1b1b1b-2c3d-4e5f-8a9b-0c1d2e3f4a5b)"
+		f = &fakeRecovery{planErr: noSnapshot, passed: []recovery.PassedCopy{
+			{Path: dir + "upgrade-console-snapshot-mgmt-20261120-093000.json", Of: again, TakenAt: time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)},
+			{Path: dir + "upgrade-console-snapshot-mgmt-20261119-180000.json", Of: "of Cluster ops/mgmt", TakenAt: time.Date(2026, 11, 19, 18, 0, 0, 0, time.UTC)},
+			{Path: dir + "upgrade-console-snapshot-mgmt-20261118-120000.json", Of: again, TakenAt: time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)}}}
+		d = testDialog(RecoveryOptions{}, f)
+		setMono(d)
+		noBlink(d)
+		d.SetSize(w-4, 36)
+		press(t, d, enter)
+		press(t, d, typeText("f")...)
+		shot("file-another-cluster")
 	}
 }
 
@@ -1372,7 +1392,7 @@ func TestActionKeyDoesNothingWhenNotOffered(t *testing.T) {
 func TestFileStageWithNoCopySaysSo(t *testing.T) {
 	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, []recovery.Offer{{Action: recovery.ActionEtcdRollback, Title: "Roll back"}})
 	d.SetSize(100, 30)
-	d.stage, d.copies = recFile, []string{}
+	d.stage, d.copies = recFile, recovery.LocalCopies{}
 	d.relayout()
 	if v := ansi.Strip(d.View()); !strings.Contains(v, "No local copy of") || strings.Contains(v, "newest first") {
 		t.Errorf("file stage with no copy:\n%s", v)

@@ -1267,55 +1267,177 @@ func (e *Env) snapshotsForbidden(ctx context.Context, name, verb string, err err
 		what, err, file, snapshotsDirHelp, e.systemNS(), e.Conn, verb, obj, e.systemNS()) + e.localCopiesHint(ctx, name)}
 }
 
+// LocalCopies are the local snapshot copies this machine keeps named for
+// a cluster (upgrade.LocalSnapshotCopies), newest first: Paths those of
+// this Cluster, which are offered; Passed the others.
+type LocalCopies struct {
+	Paths  []string
+	Passed []PassedCopy
+}
+
+// PassedCopy is a local copy named for the cluster that is not offered: of
+// another cluster with the same name, or not read as a snapshot.
+type PassedCopy struct {
+	Path string
+	// Of says whose it is, or why it was not read; the copies of one
+	// cluster share it.
+	Of string
+	// TakenAt is the snapshot's, zero for a copy not read.
+	TakenAt time.Time
+}
+
 // SnapshotCopies lists the local snapshot copies this machine keeps of this
 // cluster, newest first: those named for it (upgrade.LocalSnapshotCopies)
 // whose content is of this Cluster and, where both are known, of the
 // EtcdadmCluster it has now (by UID). Management clusters are often all
 // named mgmt: a copy of another one was counted, named as the newest and
-// pre-filled, and only the rollback's own check turned it away.
-func (e *Env) SnapshotCopies(ctx context.Context) ([]string, error) {
+// pre-filled, and only the rollback's own check turned it away. Those
+// passed over are kept with whose they are: with none offered, the
+// operator read "no local copy" beside a directory of copies named for
+// the cluster.
+func (e *Env) SnapshotCopies(ctx context.Context) (LocalCopies, error) {
 	copies, err := upgrade.LocalSnapshotCopies(e.Cluster)
 	if err != nil || len(copies) == 0 {
-		return copies, err
+		return LocalCopies{Paths: copies}, err
 	}
 	uid := ""
 	if etcd, err := getOpt(ctx, e.res(upgrade.GVREtcdadmCluster, e.systemNS()), e.etcdName()); err == nil && etcd != nil {
 		uid = string(etcd.GetUID())
 	}
-	out := copies[:0:0]
+	var out LocalCopies
 	for _, c := range copies {
-		snap, err := upgrade.LoadSnapshotFile(c)
-		if err != nil || snap.Cluster != e.Cluster || snap.ClusterNamespace != e.clusterNS() {
+		if of, taken := e.copyOf(c, uid); of != "" {
+			out.Passed = append(out.Passed, PassedCopy{Path: c, Of: of, TakenAt: taken})
 			continue
 		}
-		// A copy with no EtcdadmCluster (a stacked-etcd cluster's) holds
-		// nothing to restore for a cluster that has one.
-		if o := snap.Object("EtcdadmCluster", e.etcdName()); uid != "" && (o == nil || (o.UID != "" && o.UID != uid)) {
-			continue
-		}
-		out = append(out, c)
+		out.Paths = append(out.Paths, c)
 	}
 	return out, nil
 }
 
-// localCopiesHint names the local copy to give --snapshot-file when this
-// machine keeps one: the copy of the named snapshot, else the newest of the
-// cluster's. Empty when it keeps none (the copy may be on another machine).
-func (e *Env) localCopiesHint(ctx context.Context, name string) string {
-	copies, err := e.SnapshotCopies(ctx)
-	if err != nil || len(copies) == 0 {
-		return ""
+// copyOf says whose the local copy at path is when it is not this
+// cluster's, "" when it is; uid is the cluster's EtcdadmCluster's, "" when
+// unknown.
+func (e *Env) copyOf(path, uid string) (string, time.Time) {
+	snap, err := upgrade.LoadSnapshotFile(path)
+	if err != nil {
+		return "not read as a snapshot (--snapshot-file with it says why)", time.Time{}
 	}
-	if name == "" {
-		return fmt.Sprintf(". This machine keeps %d local cop%s of %s's snapshots; the newest: `--snapshot-file %s`",
-			len(copies), map[bool]string{true: "y", false: "ies"}[len(copies) == 1], e.Cluster, copies[0])
+	if snap.Cluster != e.Cluster || snap.ClusterNamespace != e.clusterNS() {
+		return "of " + ref("Cluster", snap.ClusterNamespace, snap.Cluster), snap.TakenAt
 	}
-	for _, c := range copies {
-		if filepath.Base(c) == name+".json" {
-			return ". This machine keeps it: `--snapshot-file " + c + "`"
+	if uid == "" {
+		return "", time.Time{}
+	}
+	// A copy with no EtcdadmCluster (a stacked-etcd cluster's) holds
+	// nothing to restore for a cluster that has one.
+	switch o := snap.Object("EtcdadmCluster", e.etcdName()); {
+	case o == nil:
+		return "of a cluster named " + e.Cluster + " with no EtcdadmCluster " + e.etcdName() + " (stacked etcd)", snap.TakenAt
+	case o.UID != "" && o.UID != uid:
+		return "of another cluster named " + e.Cluster + ", whose EtcdadmCluster had UID " + o.UID + " (this one's: " + uid + ")", snap.TakenAt
+	}
+	return "", time.Time{}
+}
+
+// PassedOver says the local copies named for the cluster that are not
+// offered and where they are (head), and whose they are, one cluster (or
+// reason) an item, newest first: "" and none when there are none. The
+// dialog's file stage lists the items; the rollback's refusals join them
+// (passedOverLine), in the same words.
+func (c LocalCopies) PassedOver(cluster string) (head string, whose []string) {
+	if len(c.Passed) == 0 {
+		return "", nil
+	}
+	type group struct {
+		of     string
+		n      int
+		newest time.Time
+	}
+	var groups []*group
+	byOf := map[string]*group{}
+	for _, p := range c.Passed {
+		g := byOf[p.Of]
+		if g == nil {
+			g = &group{of: p.Of}
+			byOf[p.Of] = g
+			groups = append(groups, g)
+		}
+		g.n++
+		if p.TakenAt.After(g.newest) {
+			g.newest = p.TakenAt
 		}
 	}
-	return ""
+	for _, g := range groups {
+		item := g.of
+		if len(groups) > 1 {
+			item = fmt.Sprintf("%d %s", g.n, g.of)
+		}
+		switch {
+		case g.newest.IsZero():
+		case g.n == 1:
+			item += ", taken " + g.newest.UTC().Format(time.RFC3339)
+		default:
+			item += ", the newest taken " + g.newest.UTC().Format(time.RFC3339)
+		}
+		whose = append(whose, item)
+	}
+	n := len(c.Passed)
+	return fmt.Sprintf("%d local %s named for %s in %s %s not offered",
+		n, plural(n, "copy", "copies"), cluster, filepath.Dir(c.Passed[0].Path), plural(n, "is", "are")), whose
+}
+
+// passedOverLine is PassedOver in one line, "" when none is passed over.
+func (c LocalCopies) passedOverLine(cluster string) string {
+	head, whose := c.PassedOver(cluster)
+	if head == "" {
+		return ""
+	}
+	return head + ": " + strings.Join(whose, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// localCopiesHint names the local copy to give --snapshot-file when this
+// machine keeps one: the copy of the named snapshot, else the newest of the
+// cluster's; and the copies named for the cluster that are another's.
+// Empty when it keeps none (the copy may be on another machine).
+func (e *Env) localCopiesHint(ctx context.Context, name string) string {
+	copies, err := e.SnapshotCopies(ctx)
+	if err != nil {
+		return ""
+	}
+	passed := copies.passedOverLine(e.Cluster)
+	if name != "" {
+		for _, c := range copies.Paths {
+			if filepath.Base(c) == name+".json" {
+				return ". This machine keeps it: `--snapshot-file " + c + "`"
+			}
+		}
+		for _, c := range copies.Passed {
+			if filepath.Base(c.Path) == name+".json" {
+				return ". This machine keeps " + c.Path + ", not offered: " + c.Of
+			}
+		}
+		return ""
+	}
+	if len(copies.Paths) == 0 {
+		if passed == "" {
+			return ""
+		}
+		return ". This machine keeps no local copy of " + e.Cluster + "'s snapshots; " + passed
+	}
+	hint := fmt.Sprintf(". This machine keeps %d local %s of %s's snapshots; the newest: `--snapshot-file %s`",
+		len(copies.Paths), plural(len(copies.Paths), "copy", "copies"), e.Cluster, copies.Paths[0])
+	if passed != "" {
+		hint += ". " + passed
+	}
+	return hint
 }
 
 // lockPrecondition: the console's upgrade lock must not be live in another

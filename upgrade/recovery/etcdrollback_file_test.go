@@ -116,17 +116,12 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 	if strings.Contains(detail, "This machine keeps") {
 		t.Errorf("refusal %q names a local copy; there is none", detail)
 	}
-	// The copy put where the console that took the snapshot keeps it.
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(state, "upgrade-console", "snapshots")
-	file = filepath.Join(dir, filepath.Base(file))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// A newer copy of another management cluster with the same names (its
@@ -158,11 +153,29 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if detail := refusal(); !strings.Contains(detail, "This machine keeps 1 local copy of "+w.cluster+"'s snapshots; the newest: `--snapshot-file "+file+"`") {
-		t.Errorf("refusal %q does not name the local copy %s", detail, file)
+	// Those alone: the refusal said nothing of them, as the dialog said
+	// "no local copy" beside them. Both are named, as another's.
+	etcd, err := w.res(upgrade.GVREtcdadmCluster, w.sys).Get(w.ctx, w.cluster+"-etcd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if copies, err := w.env.SnapshotCopies(w.ctx); err != nil || len(copies) != 1 || copies[0] != file {
-		t.Errorf("copies %v %v, want only %s", copies, err, file)
+	etcdUID := string(etcd.GetUID())
+	passed := "2 local copies named for " + w.cluster + " in " + dir + " are not offered: " +
+		"1 of another cluster named " + w.cluster + ", whose EtcdadmCluster had UID 0a0a0a0a-another-cluster (this one's: " + etcdUID + "), taken " + other.TakenAt.UTC().Format(time.RFC3339) + "; " +
+		"1 of a cluster named " + w.cluster + " with no EtcdadmCluster " + w.cluster + "-etcd (stacked etcd), taken " + other.TakenAt.UTC().Format(time.RFC3339)
+	if detail := refusal(); !strings.Contains(detail, "This machine keeps no local copy of "+w.cluster+"'s snapshots; "+passed) {
+		t.Errorf("refusal with only other clusters' copies:\n%s\nwant it to end with\n%s", detail, passed)
+	}
+	// The copy put where the console that took the snapshot keeps it.
+	file = filepath.Join(dir, filepath.Base(file))
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if detail := refusal(); !strings.Contains(detail, "This machine keeps 1 local copy of "+w.cluster+"'s snapshots; the newest: `--snapshot-file "+file+"`. "+passed) {
+		t.Errorf("refusal %q does not name the local copy %s, then the others", detail, file)
+	}
+	if copies, err := w.env.SnapshotCopies(w.ctx); err != nil || len(copies.Paths) != 1 || copies.Paths[0] != file || len(copies.Passed) != 2 {
+		t.Errorf("copies %+v %v, want only %s offered, 2 passed", copies, err, file)
 	}
 	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: strings.TrimSuffix(filepath.Base(file), ".json")})
 	var named *RefusedError
