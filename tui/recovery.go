@@ -367,7 +367,8 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 			Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 			// Scroll a body taller than the dialog (a long plan, a run's
-			// steps); the menu fits.
+			// steps), and in the menu a chosen offer taller than the
+			// rows in view (40x10).
 			PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
 			PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
 			Select:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
@@ -437,6 +438,13 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 	case recMenu:
 		if len(d.offers) == 0 {
 			return [][]key.Binding{{as(k.Back, "close"), copyKey, k.Suspend, k.Quit}, help}
+		}
+		if d.offerCut() {
+			// As the footer has them: ↑/↓ go through the chosen offer's
+			// rows first, and pgup/pgdn scroll it.
+			return [][]key.Binding{{as(k.Up, "scroll the chosen offer, then choose"), as(k.Down, "scroll the chosen offer, then choose"),
+				as(k.PageUp, "scroll the chosen offer up"), as(k.PageDown, "scroll the chosen offer down"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
+				{copyKey, k.Suspend, k.Quit}, help}
 		}
 		return [][]key.Binding{{as(k.Up, "choose"), as(k.Down, "choose"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
 			{copyKey, k.Suspend, k.Quit}, help}
@@ -632,14 +640,27 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return hideDialog
 		}
 	case recMenu:
+		// ↑/↓ go through the rows of a chosen offer cut by the dialog's
+		// edge before they choose another: at 40x10 the one offer's
+		// reason was out of view, with no key to reach it. pgup/pgdn
+		// scroll it; relayout keeps the view within it.
 		switch {
 		case key.Matches(msg, k.Back):
 			return CloseDialog
 		case len(d.offers) == 0:
+		case key.Matches(msg, k.Up) && d.offset > d.selFrom:
+			d.offset--
 		case key.Matches(msg, k.Up):
 			d.cursor = max(d.cursor-1, 0)
+			d.offset = min(d.offset, d.offerStart(d.cursor))
+		case key.Matches(msg, k.Down) && d.offset+d.visible < d.selTo:
+			d.offset++
 		case key.Matches(msg, k.Down):
 			d.cursor = min(d.cursor+1, len(d.offers)-1)
+		case key.Matches(msg, k.PageUp):
+			d.offset -= max(d.h/2, 1)
+		case key.Matches(msg, k.PageDown):
+			d.offset += max(d.h/2, 1)
 		case key.Matches(msg, k.Select):
 			d.stage, d.offset = recPlanning, 0
 			return d.planCmd(d.offers[d.cursor])
@@ -1086,9 +1107,14 @@ func (d *recoveryDialog) relayout() {
 	if d.stage == recMenu {
 		// ↑/↓ choose an offer here: the chosen one stays in view.
 		// Taller than the lines in view (the full help shown, a small
-		// screen), its first line stays: the action enter plans.
-		d.offset = max(d.offset, d.selTo-d.visible)
-		d.offset = min(d.offset, d.selFrom)
+		// screen), the view stays within it, from its first line (the
+		// action enter plans, where a newly chosen offer opens) to its
+		// last, which ↑/↓ and pgup/pgdn reach.
+		first, last := d.selTo-d.visible, d.selFrom
+		if d.offerCut() {
+			first, last = last, first
+		}
+		d.offset = min(max(d.offset, first), last)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
 }
@@ -1107,6 +1133,21 @@ func (d *recoveryDialog) offersOutOfView() (above, below int) {
 		start = end
 	}
 	return above, below
+}
+
+// offerCut says whether the menu's chosen offer is taller than the rows in
+// view (40x10: its title alone is): ↑/↓ and pgup/pgdn scroll through it,
+// and the footer counts its rows out of view.
+func (d *recoveryDialog) offerCut() bool {
+	return d.stage == recMenu && d.selTo-d.selFrom > d.visible
+}
+
+// offerStart is the body line of offer i's title.
+func (d *recoveryDialog) offerStart(i int) int {
+	if i == 0 || i > len(d.offerEnds) {
+		return 0
+	}
+	return d.offerEnds[i-1]
 }
 
 func (d *recoveryDialog) View() string {
@@ -1139,14 +1180,32 @@ func (d *recoveryDialog) View() string {
 	if d.maxOffset > 0 {
 		body = body[d.offset:min(d.offset+d.visible, len(body))]
 	}
+	// Rows out of view, and the keys that reach them: down to the bare
+	// counts. At 40 columns beside "enter run · esc back" the typed
+	// confirmation hid the steps below it with no sign, when the counts
+	// had two digits (D10).
+	scrolled := func(above, below int) {
+		_ = insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) ||
+			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below)) || insert(fmt.Sprintf("%d↑ %d↓", above, below))
+	}
+	// The stage's last key, beside which the menu counts its offers: the
+	// rows of a cut offer go after it.
+	stageKey := at - 1
 	above, below := d.offersOutOfView()
+	if d.offerCut() {
+		// The chosen offer's own rows out of view, as the other stages
+		// count the body's: at 40x10 the one offer's title showed, its
+		// reason cut with no sign of it. Said before the offers are
+		// counted, which take what room is left.
+		scrolled(d.offset-d.selFrom, d.selTo-d.offset-d.visible)
+	}
 	switch {
-	case d.maxOffset > 0 && d.stage == recMenu && at == 0:
+	case d.maxOffset > 0 && d.stage == recMenu && stageKey < 0:
 		// q quit alone on the last row: no key to count beside.
 	case d.maxOffset > 0 && d.stage == recMenu && above+below == 0:
-		// Every offer is in view, at least in part: the chosen one's
-		// reason is cut (40x10, one offer), and there is no offer to
-		// count. The count read "esc close ()".
+		// Every offer is in view, at least in part: there is no offer
+		// to count (a cut one's rows are counted above). The count read
+		// "esc close ()".
 	case d.maxOffset > 0 && d.stage == recMenu:
 		// The menu counts offers, the way the operator moves through it,
 		// beside the stage's last key; shorter where the width would
@@ -1160,19 +1219,14 @@ func (d *recoveryDialog) View() string {
 		}
 		for _, more := range []string{" (" + strings.Join(long, ", ") + ")", " (" + strings.Join(short, " ") + ")"} {
 			row := slices.Clone(rows[last])
-			row[at-1] += more
+			row[stageKey] += more
 			if fits(row) {
 				rows[last] = row
 				break
 			}
 		}
 	case d.maxOffset > 0:
-		above, below := d.offset, d.maxOffset-d.offset
-		// Down to the bare counts: at 40 columns beside "enter run · esc
-		// back" the typed confirmation hid the steps below it with no
-		// sign, when the counts had two digits (D10).
-		_ = insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) ||
-			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below)) || insert(fmt.Sprintf("%d↑ %d↓", above, below))
+		scrolled(d.offset, d.maxOffset-d.offset)
 	}
 	if len(cmds) > 0 && !d.typing() {
 		// Shorter, or left out, where the width would cut the footer.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -1718,6 +1720,127 @@ func TestRecoveryConfirmSaysWhatIsOutOfViewAt40Columns(t *testing.T) {
 		if want := fmt.Sprintf("%d↑ %d↓", above, below); !strings.Contains(v, want) {
 			t.Errorf("height %d: %d rows above and %d below, the dialog does not say %q:\n%s", h, above, below, want, v)
 		}
+	}
+}
+
+// At 40x10 the App gives the menu one body row: the chosen offer's title
+// showed, its reason under it was cut with no sign, and no key reached it
+// (↑/↓ chose among offers, and pgup/pgdn were not the menu's). The footer
+// counts the offer's rows out of view as the plan counts its own, ↓ and
+// pgdn go through them, ↑ and pgup back; at the offer's last row ↓ chooses
+// the next, whose title shows, as ↑ back shows the first's.
+func TestRecoveryMenuScrollsACutOffer(t *testing.T) {
+	why := "new etcd member mgmt-etcd-4f5pw not ready since its creation at 01:02:03 UTC, the rollout waiting on it"
+	rollback := recovery.Offer{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout", Why: why}
+	lock := recovery.Offer{Action: recovery.ActionLockClear, Title: "Clear the upgrade lock", Why: "stale upgrade lock"}
+	t.Run("one offer", func(t *testing.T) { scrollCutOffer(t, why, []recovery.Offer{rollback}) })
+	t.Run("two offers", func(t *testing.T) { scrollCutOffer(t, why, []recovery.Offer{rollback, lock}) })
+
+	// Wide, both counts fit: the offers beside esc close, the cut offer's
+	// rows after it, each in words.
+	rollback.Why = strings.Repeat(why+"; ", 3)
+	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, []recovery.Offer{rollback, lock})
+	a := recoveryOverDashboard(120, 10, d)
+	if screen := ansi.Strip(a.View().Content); !strings.Contains(screen, "esc close (1 offer below) · ↑/↓/pgup/pgdn (0 above, 2 below) · ? help · q quit") {
+		t.Errorf("at 120x10 the footer should count the offer below and the cut offer's rows:\n%s", screen)
+	}
+}
+
+func scrollCutOffer(t *testing.T, why string, offers []recovery.Offer) {
+	f := &fakeRecovery{p: planFixture()}
+	d := newRecoveryDialog(RecoveryOptions{backend: f}, offers)
+	a := recoveryOverDashboard(40, 10, d)
+	counts := regexp.MustCompile(`(\d+)↑ (\d+)↓`)
+	// view checks the screen and the dialog fit, and returns the screen
+	// and the rows of the chosen offer above and below the view, as the
+	// footer counts them (-1 each where it counts none).
+	view := func(what string) (string, int, int) {
+		t.Helper()
+		screen := ansi.Strip(a.View().Content)
+		requireFits(t, what, a.View().Content, 40, 10)
+		dw, dh := a.dialogSize()
+		requireFits(t, what+" (the dialog alone)", d.View(), dw, dh)
+		m := counts.FindStringSubmatch(screen)
+		if m == nil {
+			return screen, -1, -1
+		}
+		above, _ := strconv.Atoi(m[1])
+		below, _ := strconv.Atoi(m[2])
+		return screen, above, below
+	}
+	down, up := tea.KeyPressMsg{Code: tea.KeyDown}, tea.KeyPressMsg{Code: tea.KeyUp}
+
+	screen, above, below := view("the menu opened")
+	if d.selTo-d.selFrom <= d.visible {
+		t.Fatalf("the first offer fits at 40x10: the test wants it cut\n%s", screen)
+	}
+	if !strings.Contains(screen, "› Roll back the etcd rollout") || above != 0 || below < 1 {
+		t.Fatalf("the menu opens on the offer's title, its rows below counted (%d↑ %d↓):\n%s", above, below, screen)
+	}
+	// ↓ through the reason: every word of it seen, the count going down.
+	var seen strings.Builder
+	for n := below; n > 0; n-- {
+		pressApp(t, a, down)
+		screen, above, below = view("the menu scrolled down")
+		seen.WriteString(screen)
+		if below != n-1 || d.cursor != 0 {
+			t.Fatalf("↓ with %d rows below: %d↑ %d↓, offer %d chosen:\n%s", n, above, below, d.cursor, screen)
+		}
+	}
+	for _, w := range strings.Fields(why) {
+		if !strings.Contains(seen.String(), w) {
+			t.Errorf("%q of the offer's reason never came into view", w)
+		}
+	}
+	// pgup back to its title, pgdn to its end, a page at a time: within
+	// the offer.
+	for n := above; n > 0; {
+		pressApp(t, a, tea.KeyPressMsg{Code: tea.KeyPgUp})
+		if screen, above, _ = view("the menu paged up"); above < 0 || above >= n {
+			t.Fatalf("pgup with %d rows above: %d above:\n%s", n, above, screen)
+		}
+		n = above
+	}
+	if !strings.Contains(screen, "› Roll back the etcd rollout") {
+		t.Errorf("pgup to the top: the offer's title is not in view:\n%s", screen)
+	}
+	_, _, below = view("the menu paged up")
+	for n := below; n > 0; {
+		pressApp(t, a, tea.KeyPressMsg{Code: tea.KeyPgDown})
+		if screen, _, below = view("the menu paged down"); below < 0 || below >= n || d.cursor != 0 {
+			t.Fatalf("pgdn with %d rows below: %d below, offer %d chosen:\n%s", n, below, d.cursor, screen)
+		}
+		n = below
+	}
+	if !strings.Contains(screen, "waiting on it") {
+		t.Errorf("pgdn to the end: the reason's end is not in view:\n%s", screen)
+	}
+	if len(offers) == 1 {
+		pressApp(t, a, down)
+		if screen, _, below = view("↓ at the one offer's end"); below != 0 || d.cursor != 0 {
+			t.Errorf("↓ at the one offer's end: %d below, offer %d chosen:\n%s", below, d.cursor, screen)
+		}
+		press(t, d, enter)
+		if d.Stage() != "plan" || len(f.offers) != 1 || f.offers[0].Action != recovery.ActionEtcdRollback {
+			t.Errorf("enter, the offer scrolled: stage %s, planned %+v; want the etcd rollback planned", d.Stage(), f.offers)
+		}
+		return
+	}
+	// ↓ at its end chooses the next offer, whose title shows.
+	pressApp(t, a, down)
+	if screen, _, _ = view("the next offer chosen"); d.cursor != 1 || !strings.Contains(screen, "› Clear the upgrade lock") {
+		t.Errorf("↓ at the offer's end: offer %d chosen:\n%s", d.cursor, screen)
+	}
+	// ↑ chooses the first again, from its title (the action enter
+	// plans), not its last row.
+	pressApp(t, a, up)
+	if screen, above, _ = view("the first offer chosen again"); d.cursor != 0 || above != 0 || !strings.Contains(screen, "› Roll back the etcd rollout") {
+		t.Errorf("↑ back to the first offer: offer %d, %d above:\n%s", d.cursor, above, screen)
+	}
+	pressApp(t, a, down, down)
+	press(t, d, enter)
+	if d.Stage() != "plan" || len(f.offers) != 1 || f.offers[0].Action != recovery.ActionEtcdRollback {
+		t.Errorf("enter, the offer scrolled: stage %s, planned %+v; want the etcd rollback planned", d.Stage(), f.offers)
 	}
 }
 
