@@ -270,10 +270,6 @@ const (
 	crashRerun                     // running again after the failure
 )
 
-// maxBackOffSteps caps the kubelet's back-off, which doubles from 10s to
-// 5 minutes, in demo steps.
-const maxBackOffSteps = 8
-
 // nuProgress is where one NodeUpgrade's upgrader pod stands.
 type nuProgress struct {
 	done    int  // steps finished (conditions True)
@@ -284,6 +280,9 @@ type nuProgress struct {
 	// runs again (and fails again); restarts counts the reruns.
 	crash    crashPhase
 	restarts int32
+	// exited is when the failed container's last run ended: its
+	// FinishedAt, which the kubelet counts the back-off from.
+	exited time.Time
 	// podMissing: the pod was deleted (a retry) and is not made again
 	// yet: EKS-A marks every step False, "Upgrader pod does not exist",
 	// and creates the pod at its next reconcile (within 10 s).
@@ -364,11 +363,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		// non-zero exit code" (Error) only between a run's end and the
 		// next back-off, "waiting to be initialized" (Info) through the
 		// back-off, "still running" (Info) through the run.
-		wait := s.t.Step
-		if p.crash == crashBackOff {
-			wait *= time.Duration(min(1<<min(p.restarts-1, 3), maxBackOffSteps))
-		}
-		if left, ok := s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), wait); !ok {
+		if left, ok := s.crashWait(k, p); !ok {
 			return left, nil
 		}
 		switch {
@@ -380,7 +375,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		case p.crash == crashBackOff:
 			p.crash, p.restarts = crashRerun, p.restarts+1
 		default:
-			p.crash = crashExited
+			p.crash, p.exited = crashExited, s.clock.Now()
 		}
 		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 	}
@@ -397,7 +392,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 			return left, nil
 		}
 		if step == "KubeadmUpgraded" && failing && !p.failedOnce {
-			p.failed, p.failedOnce, p.running = true, true, false
+			p.failed, p.failedOnce, p.running, p.exited = true, true, false, s.clock.Now()
 			s.emit(compNodeUpg, nu, true, "UpgradeStepFailed", "Step %s failed on node %s: container kubeadm-upgrader exited with code 1; delete pod %s/%s to retry", step, node, ns, podName)
 			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 		}
@@ -415,6 +410,37 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 	}
 	s.emit(compNodeUpg, nu, false, "NodeUpgraded", "Node %s upgraded in place to %s", node, want)
 	return 0, s.writeNU(ctx, owner, nu, p, true)
+}
+
+// crashWait is how long the failed container stays as it is: a run and
+// the exit after it (until the kubelet's next look) last a step; the
+// back-off lasts until crashBackOff has passed since the run ended, as the
+// kubelet counts it from the container's FinishedAt.
+func (s *Simulator) crashWait(k string, p *nuProgress) (time.Duration, bool) {
+	if p.crash == crashBackOff {
+		left := p.exited.Add(s.t.crashBackOff(p.restarts)).Sub(s.clock.Now())
+		return left, left <= 0
+	}
+	return s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), s.t.Step)
+}
+
+// crashBackOff is the kubelet's back-off after the failure of a container
+// it has restarted restarts times (1 or more): CrashBackOff doubled at each
+// rerun after the first, at most CrashBackOffMax. The waiting message names
+// it, as the kubelet's names its current back-off; rounded to the
+// millisecond so that a speed such as 3 does not name 3.333333333s.
+func (t Timings) crashBackOff(restarts int32) time.Duration {
+	d := t.CrashBackOff
+	for i := int32(1); i < restarts && d < t.CrashBackOffMax; i++ {
+		d *= 2
+	}
+	return min(d, t.CrashBackOffMax).Round(time.Millisecond)
+}
+
+// kubeletPodName is how the kubelet names a pod in its messages
+// (format.Pod): name_namespace(uid).
+func kubeletPodName(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
 
 // writeNU writes a NodeUpgrade's status: one condition per step, sentences
@@ -608,6 +634,7 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		return err
 	}
 	now := metav1.NewTime(s.clock.Now())
+	exited := metav1.NewTime(p.exited)
 	// Step i (1..6) runs in container i-1 of init+main.
 	state := func(step int) corev1.ContainerState {
 		switch {
@@ -615,11 +642,11 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
 		case step == p.done && p.failed && p.crash == crashBackOff:
 			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", min(10*time.Second<<min(p.restarts-1, 5), 5*time.Minute), containerAt(pod, step), pod.Name, pod.Namespace, pod.UID)}}
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", s.t.crashBackOff(p.restarts), containerAt(pod, step), kubeletPodName(pod))}}
 		case step == p.done && p.failed && p.crash == crashRerun:
 			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		case step == p.done && p.failed:
-			return failedExit(now)
+			return failedExit(exited)
 		case step == p.done && p.running:
 			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		default:
@@ -633,7 +660,7 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		if step == p.done && p.failed {
 			cs.RestartCount = p.restarts
 			if p.crash != crashExited || p.restarts > 0 {
-				cs.LastTerminationState = failedExit(now)
+				cs.LastTerminationState = failedExit(exited)
 			}
 		}
 		return cs

@@ -1,13 +1,17 @@
 package sim_test
 
 import (
+	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/upgrade-console/upgrade-console/demo/kinds"
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
@@ -294,4 +298,126 @@ func TestInPlaceNodeStepFailsThenRetrySucceeds(t *testing.T) {
 	if !reset {
 		t.Error("the retried NodeUpgrade did not start its steps again")
 	}
+}
+
+// seenState is one state of a container as a watcher of its pod saw it,
+// with when it arrived.
+type seenState struct {
+	at       time.Time
+	state    corev1.ContainerState
+	restarts int32
+}
+
+// stateKey tells the states of a container apart by what they are, not
+// by their times.
+func stateKey(s corev1.ContainerState, restarts int32) string {
+	switch {
+	case s.Waiting != nil:
+		return fmt.Sprintf("waiting %s %s %d", s.Waiting.Reason, s.Waiting.Message, restarts)
+	case s.Running != nil:
+		return fmt.Sprintf("running %d", restarts)
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated %d %d", s.Terminated.ExitCode, restarts)
+	}
+	return ""
+}
+
+// watchContainer keeps each new state of the container name of every
+// upgrader pod, in the order the API server's watch delivers them, and
+// returns those of one pod.
+func (w *world) watchContainer(name string) func(pod string) []seenState {
+	var mu sync.Mutex
+	seen := map[string][]seenState{}
+	f := informers.NewSharedInformerFactoryWithOptions(w.kube, 0, informers.WithNamespace(w.sc.SystemNamespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "eks-d-upgrader=true" }))
+	put := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if cs.Name != name {
+				continue
+			}
+			mu.Lock()
+			ss := seen[p.Name]
+			if n := len(ss); n == 0 || stateKey(ss[n-1].state, ss[n-1].restarts) != stateKey(cs.State, cs.RestartCount) {
+				seen[p.Name] = append(ss, seenState{at: time.Now(), state: cs.State, restarts: cs.RestartCount})
+			}
+			mu.Unlock()
+		}
+	}
+	_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: put, UpdateFunc: func(_, o any) { put(o) }})
+	f.Start(w.ctx.Done())
+	f.WaitForCacheSync(w.ctx.Done())
+	return func(pod string) []seenState {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seenState{}, seen[pod]...)
+	}
+}
+
+// The kubelet reruns a failed container at once, then, after each later
+// failure, waits in CrashLoopBackOff 10s, 20s, 40s… (at most 5 minutes)
+// from the run's end, its waiting message naming that back-off. The
+// simulated kubelet does the same at the simulation's speed: the demo's
+// reruns came 1, 2, 4, then always 8 steps after their back-off began,
+// whatever the message said (back-off 5m0s, rerun 8 steps later, and the
+// message unscaled by the speed).
+func TestInPlaceFailedStepBacksOffAsTheKubelet(t *testing.T) {
+	w := startWorld(t, scenario.InPlaceNodeStepFails, "ipboff")
+	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
+	seenOf := w.watchContainer("kubeadm-upgrader")
+	w.applyTarget()
+
+	// Three back-offs and the rerun after each.
+	var pod string
+	var seen []seenState
+	backOffs := func(ss []seenState) []int {
+		var at []int
+		for i, s := range ss {
+			if s.state.Waiting != nil && s.state.Waiting.Reason == "CrashLoopBackOff" {
+				at = append(at, i)
+			}
+		}
+		return at
+	}
+	w.waitFor("three back-offs of kubeadm-upgrader, each followed by a rerun", func() bool {
+		l, err := w.dyn.Resource(kinds.NodeUpgrade).Namespace(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		// The upgrader pod is named like its NodeUpgrade.
+		for _, nu := range l.Items {
+			ss := seenOf(nu.GetName())
+			if b := backOffs(ss); len(b) >= 3 && b[2]+1 < len(ss) && ss[b[2]+1].state.Running != nil {
+				pod, seen = nu.GetName(), ss
+				return true
+			}
+		}
+		return false
+	})
+	got, err := w.kube.CoreV1().Pods(w.sc.SystemNamespace).Get(w.ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, i := range backOffs(seen)[:3] {
+		// The kubelet's 10s doubled at each rerun, at the test's speed.
+		want := 10 * time.Second / testSpeed << n
+		s := seen[i]
+		msg := fmt.Sprintf("back-off %s restarting failed container=kubeadm-upgrader pod=%s_%s(%s)", want, pod, got.Namespace, got.UID)
+		if s.state.Waiting.Message != msg || s.restarts != int32(n+1) {
+			t.Errorf("back-off %d: %q with %d restarts, want %q with %d", n+1, s.state.Waiting.Message, s.restarts, msg, n+1)
+		}
+		// From the run's end (the state before) to the rerun (the state
+		// after): the back-off named, give or take the watch's delays.
+		exit, rerun := seen[i-1], seen[i+1]
+		if exit.state.Terminated == nil || exit.state.Terminated.ExitCode != 1 || rerun.state.Running == nil {
+			t.Fatalf("back-off %d between %+v and %+v, want between an exit and a rerun", n+1, exit.state, rerun.state)
+		}
+		if d := rerun.at.Sub(exit.at); d < want/2 || d > want*3/2+300*time.Millisecond {
+			t.Errorf("back-off %d named %s: the rerun came %s after the exit", n+1, want, d.Round(time.Millisecond))
+		}
+	}
+
 }

@@ -41,3 +41,23 @@ func TestTimingsScale(t *testing.T) {
 		t.Errorf("the default demo would take %s, not about two minutes", total)
 	}
 }
+
+// The kubelet's back-off doubles from 10s at each rerun and stops at 5
+// minutes; at another speed, scaled as every timing is, and said to the
+// millisecond.
+func TestCrashBackOff(t *testing.T) {
+	for _, c := range []struct {
+		speed float64
+		want  []time.Duration
+	}{
+		{1, []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute}},
+		{3, []time.Duration{3333 * time.Millisecond, 6667 * time.Millisecond, 13333 * time.Millisecond, 26667 * time.Millisecond, 53333 * time.Millisecond, 100 * time.Second, 100 * time.Second}},
+	} {
+		tm := DefaultTimings().scale(c.speed)
+		for i, want := range c.want {
+			if got := tm.crashBackOff(int32(i + 1)); got != want {
+				t.Errorf("speed %g, %d restarts: back-off %s, want %s", c.speed, i+1, got, want)
+			}
+		}
+	}
+}

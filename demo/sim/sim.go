@@ -105,6 +105,15 @@ type Timings struct {
 	Step time.Duration
 	// Requeue is the EKS-A controller's resync while not Ready (10s real).
 	Requeue time.Duration
+	// CrashBackOff is the kubelet's first back-off: it runs a failed
+	// container again at once, and after each later failure waits
+	// CrashBackOff, doubled at each rerun, at most CrashBackOffMax. The
+	// defaults are the kubelet's own (10s, 5 minutes), not compressed as
+	// the steps are: a back-off holds nothing of a scenario up (the
+	// operator's retry ends it), and compressed 30 times it would be over
+	// within a step at --speed 10, the CrashLoopBackOff it names gone
+	// before the console could show it.
+	CrashBackOff, CrashBackOffMax time.Duration
 }
 
 // DefaultTimings are the demo's pace at speed 1.
@@ -118,6 +127,9 @@ func DefaultTimings() Timings {
 		Drain:      1500 * time.Millisecond,
 		Step:       1200 * time.Millisecond,
 		Requeue:    2 * time.Second,
+
+		CrashBackOff:    10 * time.Second,
+		CrashBackOffMax: 5 * time.Minute,
 	}
 }
 
@@ -126,6 +138,7 @@ func (t Timings) scale(speed float64) Timings {
 	return Timings{
 		CNI: f(t.CNI), Boot: f(t.Boot), Provision: f(t.Provision),
 		Join: f(t.Join), EtcdHealth: f(t.EtcdHealth), Drain: f(t.Drain), Step: f(t.Step), Requeue: f(t.Requeue),
+		CrashBackOff: f(t.CrashBackOff), CrashBackOffMax: f(t.CrashBackOffMax),
 	}
 }
 
