@@ -372,6 +372,12 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 			p.crash, p.restarts = crashRerun, 1
 		case p.crash == crashExited:
 			p.crash = crashBackOff
+			// The kubelet records BackOff each time it syncs the pod in a
+			// back-off, at least once per back-off; the simulated one
+			// once, so the event's count is the back-offs so far.
+			pod := obj.(*corev1.Pod)
+			container := containerAt(pod, p.done)
+			s.emitContainer(pod, container, true, "BackOff", "Back-off restarting failed container %s in pod %s", container, kubeletPodName(pod))
 		case p.crash == crashBackOff:
 			p.crash, p.restarts = crashRerun, p.restarts+1
 		default:

@@ -359,11 +359,12 @@ func (w *world) watchContainer(name string) func(pod string) []seenState {
 
 // The kubelet reruns a failed container at once, then, after each later
 // failure, waits in CrashLoopBackOff 10s, 20s, 40s… (at most 5 minutes)
-// from the run's end, its waiting message naming that back-off. The
-// simulated kubelet does the same at the simulation's speed: the demo's
-// reruns came 1, 2, 4, then always 8 steps after their back-off began,
-// whatever the message said (back-off 5m0s, rerun 8 steps later, and the
-// message unscaled by the speed).
+// from the run's end, its waiting message naming that back-off, and
+// records a BackOff event on the pod for each. The simulated kubelet does
+// the same at the simulation's speed: the demo's reruns came 1, 2, 4, then
+// always 8 steps after their back-off began, whatever the message said
+// (back-off 5m0s, rerun 8 steps later, and the message unscaled by the
+// speed), and it recorded no event on the pod.
 func TestInPlaceFailedStepBacksOffAsTheKubelet(t *testing.T) {
 	w := startWorld(t, scenario.InPlaceNodeStepFails, "ipboff")
 	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
@@ -420,4 +421,33 @@ func TestInPlaceFailedStepBacksOffAsTheKubelet(t *testing.T) {
 		}
 	}
 
+	// One BackOff event of the node's kubelet on the pod, one more in its
+	// count per back-off: never more than the restarts before it.
+	var ev corev1.Event
+	w.waitFor("the kubelet's BackOff event, counted thrice", func() bool {
+		l, err := w.kube.CoreV1().Events(w.sc.SystemNamespace).List(w.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=BackOff"})
+		if err != nil || len(l.Items) != 1 {
+			return false
+		}
+		ev = l.Items[0]
+		return ev.Count >= 3
+	})
+	now, err := w.kube.CoreV1().Pods(w.sc.SystemNamespace).Get(w.ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restarts int32
+	for _, cs := range now.Status.InitContainerStatuses {
+		if cs.Name == "kubeadm-upgrader" {
+			restarts = cs.RestartCount
+		}
+	}
+	wantMsg := fmt.Sprintf("Back-off restarting failed container kubeadm-upgrader in pod %s_%s(%s)", pod, got.Namespace, got.UID)
+	if ev.Type != corev1.EventTypeWarning || ev.Message != wantMsg || ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.UID != got.UID ||
+		ev.InvolvedObject.FieldPath != "spec.initContainers{kubeadm-upgrader}" || ev.Source.Component != "kubelet" || ev.Source.Host != got.Spec.NodeName {
+		t.Errorf("BackOff event %s %q on %+v from %+v", ev.Type, ev.Message, ev.InvolvedObject, ev.Source)
+	}
+	if ev.Count > restarts {
+		t.Errorf("BackOff counted %d times after %d restarts: more than one per back-off", ev.Count, restarts)
+	}
 }

@@ -174,7 +174,7 @@ type Simulator struct {
 	informers      map[schema.GroupVersionResource]cache.SharedIndexInformer
 
 	broadcaster record.EventBroadcaster
-	recorders   map[string]record.EventRecorder
+	recorders   map[corev1.EventSource]record.EventRecorder
 
 	pace   *pacer
 	writes *writes
@@ -237,7 +237,7 @@ func New(restCfg *rest.Config, cfg Config) (*Simulator, error) {
 	s := &Simulator{
 		cfg: cfg, sc: cfg.Scenario, t: t.scale(cfg.Speed), clock: cfg.Clock, dyn: dyn, kube: kube,
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		recorders: map[string]record.EventRecorder{},
+		recorders: map[corev1.EventSource]record.EventRecorder{},
 		stuck:     map[string]bool{}, failNU: map[string]bool{}, nuState: map[string]*nuProgress{},
 		cni: map[string]string{}, once: map[string]bool{}, templates: map[string]string{},
 	}
@@ -425,35 +425,55 @@ func sameJSON(a, b any) bool {
 
 // ---- events ----
 
-func (s *Simulator) recorder(comp string) record.EventRecorder {
+func (s *Simulator) recorder(src corev1.EventSource) record.EventRecorder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.recorders[comp]
+	r, ok := s.recorders[src]
 	if !ok {
-		r = s.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: comp})
-		s.recorders[comp] = r
+		r = s.broadcaster.NewRecorder(scheme.Scheme, src)
+		s.recorders[src] = r
 	}
 	return r
 }
 
 // emit records an event on obj and reports the action.
 func (s *Simulator) emit(comp string, obj runtime.Object, warning bool, reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	typ := corev1.EventTypeNormal
-	if warning {
-		typ = corev1.EventTypeWarning
-	}
-	s.recorder(comp).Event(obj, typ, reason, msg)
-	if s.cfg.OnAction == nil {
-		return
-	}
-	a := Action{At: s.clock.Now(), Component: comp, Warning: warning, Reason: reason, Message: msg}
+	a := Action{Component: comp}
 	if m, err := metaOf(obj); err == nil {
 		a.Kind, a.Namespace, a.Name = obj.GetObjectKind().GroupVersionKind().Kind, m.GetNamespace(), m.GetName()
 		if a.Kind == "" {
 			a.Kind = "Node"
 		}
 	}
+	s.record(corev1.EventSource{Component: comp}, obj, a, warning, reason, fmt.Sprintf(format, args...))
+}
+
+// emitContainer records an event of a node's kubelet about a container of
+// pod as the kubelet does: on the pod, the container named by the
+// reference's fieldPath, the node as the source's host.
+func (s *Simulator) emitContainer(pod *corev1.Pod, container string, warning bool, reason, format string, args ...any) {
+	field := "spec.containers{" + container + "}"
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == container {
+			field = "spec.initContainers{" + container + "}"
+		}
+	}
+	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, FieldPath: field}
+	a := Action{Component: compKubelet, Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
+	s.record(corev1.EventSource{Component: compKubelet, Host: pod.Spec.NodeName}, ref, a, warning, reason, fmt.Sprintf(format, args...))
+}
+
+// record records an event of src on obj and reports it as the action a.
+func (s *Simulator) record(src corev1.EventSource, obj runtime.Object, a Action, warning bool, reason, msg string) {
+	typ := corev1.EventTypeNormal
+	if warning {
+		typ = corev1.EventTypeWarning
+	}
+	s.recorder(src).Event(obj, typ, reason, msg)
+	if s.cfg.OnAction == nil {
+		return
+	}
+	a.At, a.Warning, a.Reason, a.Message = s.clock.Now(), warning, reason, msg
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.OnAction(a)
