@@ -73,6 +73,9 @@ func TestEventsOfAClusterWithTheSamePrefixAreDropped(t *testing.T) {
 		{"NodeUpgrade", "mgmt-x2k4q-node-upgrader", true},
 		{"NodeUpgrade", "mgmt-md-0-7d9f8c-x2k4q-node-upgrader", true},
 		{"NodeUpgrade", "mgmt-w1-x2k4q-node-upgrader", false},
+		{"Pod", "mgmt-x2k4q-node-upgrader", true}, // a control-plane node's upgrader
+		{"Pod", "mgmt-md-0-7d9f8c-x2k4q-node-upgrader", true},
+		{"Pod", "mgmt-w1-x2k4q-node-upgrader", false},
 		{"ControlPlaneUpgrade", "mgmt-cp-upgrade", true},
 		{"ControlPlaneUpgrade", "mgmt-w1-cp-upgrade", false},
 		{"MachineDeploymentUpgrade", "mgmt-md-0-md-upgrade", true},

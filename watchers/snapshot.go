@@ -270,7 +270,10 @@ func eventOfCluster(e *model.Event, cluster string, mds []model.MachineDeploymen
 		return rest == "etcd"
 	case "ControlPlaneUpgrade":
 		return rest == "cp-upgrade"
-	case "NodeUpgrade", "NodeKubeadmUpgrade":
+	case "NodeUpgrade", "NodeKubeadmUpgrade", "Pod":
+		// The upgrader pod is named as its NodeUpgrade: a control-plane
+		// node's pod's BackOff events fell through to the worker groups'
+		// rule below and were dropped.
 		if m, ok := strings.CutSuffix(rest, "-node-upgrader"); ok {
 			return machine(m)
 		}
