@@ -570,6 +570,13 @@ var eventKinds = map[string]bool{
 	"ControlPlaneUpgrade": true, "MachineDeploymentUpgrade": true,
 }
 
+// upgraderPodEvent reports whether an event is about an in-place upgrader
+// pod (<node>-node-upgrader): its BackOff events say why a step fails again.
+// The other pods of the namespace (the controllers') are not the upgrade's.
+func upgraderPodEvent(io corev1.ObjectReference) bool {
+	return io.Kind == "Pod" && strings.HasSuffix(io.Name, "-node-upgrader")
+}
+
 // translateEvent keeps an event about one of the watched kinds whose object
 // belongs to the cluster (EKS-A names every generated object after the
 // cluster); it returns nil for any other event.
@@ -583,7 +590,8 @@ var eventKinds = map[string]bool{
 // ResourceVersion (see eventNewer).
 func translateEvent(e *corev1.Event, cluster string) *model.Event {
 	io := e.InvolvedObject
-	if !eventKinds[io.Kind] || (io.Kind != "Node" && !strings.HasPrefix(io.Name, cluster)) {
+	kept := eventKinds[io.Kind] || upgraderPodEvent(io)
+	if !kept || (io.Kind != "Node" && !strings.HasPrefix(io.Name, cluster)) {
 		return nil
 	}
 	return modelEvent(e)

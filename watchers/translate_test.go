@@ -206,6 +206,10 @@ func TestTranslateEventFiltersUnrelated(t *testing.T) {
 	if translateEvent(ev("Pod", "mgmt-x"), "mgmt") != nil || translateEvent(ev("Machine", "other-x"), "mgmt") != nil {
 		t.Error("unrelated event kept")
 	}
+	// An upgrader pod's BackOff says why a step fails again.
+	if translateEvent(ev("Pod", "mgmt-x2k4q-node-upgrader"), "mgmt") == nil {
+		t.Error("an upgrader pod's event dropped")
+	}
 	e := translateEvent(ev("Machine", "mgmt-md-0-x"), "mgmt")
 	if e == nil || !e.LastTimestamp.Equal(benchTime) || !e.FirstTimestamp.Equal(benchTime) {
 		t.Errorf("event = %+v", e)
