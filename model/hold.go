@@ -22,6 +22,32 @@ type Hold struct {
 	Since, Until time.Time
 	// Resume is the command that gets past it, where one does.
 	Resume string
+	// step is the failed step's stall; nil for the failureMessage.
+	step *Stall
+}
+
+// holds are the failures of p the judge waits out, in the order Observe
+// gives them as the reason: the Cluster's failureMessage (timed from when
+// the judge first saw it), then each failed step (from its condition's
+// transition, or from when the judge first saw a failure whose time the
+// kubelet's reruns keep no trace of). The one rule of Observe's verdict and
+// of the notice that says when it comes.
+func (j Judge) holds(p Progress) []Hold {
+	var out []Hold
+	if p.Failed {
+		out = append(out, Hold{What: "the Cluster reports a failure: " + p.FailureMessage, Since: j.failingSince, Until: j.failingSince.Add(j.grace)})
+	}
+	for i, st := range p.Stalls {
+		if !st.Failed {
+			continue
+		}
+		since := st.Since
+		if st.SinceStep {
+			since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
+		}
+		out = append(out, Hold{What: st.Sentence, Since: since, Until: since.Add(j.grace), Resume: st.Resume, step: &p.Stalls[i]})
+	}
+	return out
 }
 
 // Holding is the failure whose grace runs out first, of p, the progress the
@@ -31,26 +57,13 @@ func (j Judge) Holding(p Progress) (Hold, bool) {
 	if j.outcome != OutcomeRunning {
 		return Hold{}, false
 	}
-	var h Hold
-	if p.Failed && !j.failingSince.IsZero() {
-		h = Hold{What: "the Cluster reports a failure: " + p.FailureMessage, Since: j.failingSince, Until: j.failingSince.Add(j.grace)}
-	}
-	for _, st := range p.Stalls {
-		if !st.Failed {
-			continue
-		}
-		since := st.Since
-		if st.SinceStep {
-			since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
-		}
-		if since.IsZero() {
-			continue
-		}
-		if until := since.Add(j.grace); h.Until.IsZero() || until.Before(h.Until) {
-			h = Hold{What: st.Sentence, Since: since, Until: until, Resume: st.Resume}
+	var first Hold
+	for _, h := range j.holds(p) {
+		if first.Until.IsZero() || h.Until.Before(first.Until) {
+			first = h
 		}
 	}
-	return h, !h.Until.IsZero()
+	return first, !first.Until.IsZero()
 }
 
 // HoldEvery is how often a failure waited out is said again.
@@ -65,26 +78,52 @@ type HoldNotice struct {
 	until time.Time
 }
 
+// Due reports whether Next has a line at now, without saying it: a
+// caller that would word it from an older progress derives a fresh one
+// first.
+func (n *HoldNotice) Due(j Judge, p Progress, now time.Time) bool {
+	h, ok := j.Holding(p)
+	return ok && !now.Before(n.due(h))
+}
+
+func (n *HoldNotice) due(h Hold) time.Time {
+	if n.until.Equal(h.Until) && !n.said.IsZero() {
+		return n.said.Add(HoldEvery)
+	}
+	return h.Since.Add(HoldEvery)
+}
+
 // Next is the line to print at now, if one is due: a minute after the
-// failure was first seen, and each minute after, a new failure first.
-func (n *HoldNotice) Next(j Judge, p Progress, now time.Time) (string, bool) {
+// failure was first seen, and each minute after, a new failure first; with
+// the failure it says.
+func (n *HoldNotice) Next(j Judge, p Progress, now time.Time) (string, Hold, bool) {
 	h, ok := j.Holding(p)
 	if !ok {
 		*n = HoldNotice{}
-		return "", false
+		return "", Hold{}, false
 	}
-	due := h.Since.Add(HoldEvery)
-	if n.until.Equal(h.Until) && !n.said.IsZero() {
-		due = n.said.Add(HoldEvery)
-	}
-	if now.Before(due) {
-		return "", false
+	if now.Before(n.due(h)) {
+		return "", Hold{}, false
 	}
 	n.said, n.until = now, h.Until
 	line := fmt.Sprintf("still failing after %s: %s; the upgrade fails at %s UTC (in %s) unless it clears first",
-		ShortDuration(now.Sub(h.Since)), h.What, h.Until.UTC().Format("15:04:05"), ShortDuration(h.Until.Sub(now)))
+		ShortDuration(now.Sub(h.Since)), h.What, h.Until.UTC().Format("15:04:05"), ShortDuration(roundUp(h.Until.Sub(now))))
 	if h.Resume != "" {
 		line += "; " + h.Resume
 	}
-	return line, true
+	return line, h, true
+}
+
+// roundUp rounds d up to the unit ShortDuration shows it in, so that "after
+// 1m … (in 9m)" adds up to the grace: rounded down, the two read 1m and 8m
+// of a 10-minute grace.
+func roundUp(d time.Duration) time.Duration {
+	unit := time.Second
+	if d > time.Minute {
+		unit = time.Minute
+	}
+	if r := d % unit; r != 0 {
+		d += unit - r
+	}
+	return d
 }

@@ -20,7 +20,7 @@ func TestHoldNoticeSaysAFailureWaitedOutEachMinute(t *testing.T) {
 	for now := t0; now.Before(t0.Add(12 * time.Minute)); now = now.Add(time.Second) {
 		var out Outcome
 		j, out = j.Observe(p, now)
-		if line, ok := n.Next(j, p, now); ok {
+		if line, _, ok := n.Next(j, p, now); ok {
 			said = append(said, now.Sub(t0).String()+" "+line)
 		}
 		if out == OutcomeFailed {
@@ -47,7 +47,8 @@ func TestHoldNoticeStartsOverWhenTheFailureClears(t *testing.T) {
 	var n HoldNotice
 	look := func(p Progress, now time.Time) (string, bool) {
 		j, _ = j.Observe(p, now)
-		return n.Next(j, p, now)
+		line, _, said := n.Next(j, p, now)
+		return line, said
 	}
 	ok := Progress{Generation: 2}
 	if line, said := look(ok, t0.Add(time.Hour)); said {
@@ -69,5 +70,41 @@ func TestHoldNoticeStartsOverWhenTheFailureClears(t *testing.T) {
 	}
 	if line, said := look(failing, t0.Add(3*time.Minute)); !said || !strings.Contains(line, "still failing after 1m:") {
 		t.Errorf("the new failure at 1m: %v %q", said, line)
+	}
+}
+
+// The time left is rounded up, so that the two ages add up to the grace:
+// looked at 1m1s after the failure, rounded down they read "after 1m …
+// (in 8m)" of a 10-minute grace.
+func TestHoldNoticeRoundsTheTimeLeftUp(t *testing.T) {
+	p := Progress{Generation: 2, Failed: true, FailureMessage: "boom"}
+	j, _ := NewJudge().Observe(p, t0)
+	var n HoldNotice
+	j, _ = j.Observe(p, t0.Add(61*time.Second))
+	line, h, said := n.Next(j, p, t0.Add(61*time.Second))
+	if !said || !strings.Contains(line, "still failing after 1m: the Cluster reports a failure: boom; the upgrade fails at 10:10:00 UTC (in 9m)") || !h.Until.Equal(t0.Add(10*time.Minute)) {
+		t.Errorf("%v %q, until %s", said, line, h.Until)
+	}
+}
+
+// Holding and the verdict share one rule: the failure it names is the one
+// that fails the upgrade when its time comes.
+func TestHoldingIsTheVerdictsFailure(t *testing.T) {
+	late := Stall{Kind: KindNodeUpgrade, Name: "b", Since: t0, Failed: true, Sentence: "node b failed"}
+	early := Stall{Kind: KindNodeUpgrade, Name: "a", Since: t0.Add(-3 * time.Minute), Failed: true, Sentence: "node a failed", Resume: "retry a"}
+	p := Progress{Generation: 2, Stalls: []Stall{late, early}}
+	j, out := NewJudge().Observe(p, t0)
+	h, ok := j.Holding(p)
+	if out != OutcomeRunning || !ok || h.What != "node a failed" || !h.Until.Equal(t0.Add(7*time.Minute)) {
+		t.Fatalf("outcome %v, holding %v %+v", out, ok, h)
+	}
+	if j, out = j.Observe(p, h.Until.Add(-time.Second)); out != OutcomeRunning {
+		t.Errorf("a second before the hold's end: %v", out)
+	}
+	if j, out = j.Observe(p, h.Until); out != OutcomeFailed || j.Reason() != "node a failed; retry a" {
+		t.Errorf("at the hold's end: %v %q", out, j.Reason())
+	}
+	if _, ok := j.Holding(p); ok {
+		t.Error("a decided outcome still holds a failure")
 	}
 }

@@ -137,22 +137,21 @@ func (j Judge) Observe(p Progress, now time.Time) (Judge, Outcome) {
 		j.reason += ": EKS-A reconcile stays paused and the upgrade does not go on; fix the cause, then `" + resume + "` resumes it"
 	case done:
 		j.outcome = OutcomeDone
-	case p.Failed && now.Sub(j.failingSince) >= j.grace:
-		j.outcome = OutcomeFailed
-		j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(j.failingSince)), p.FailureMessage)
 	default:
-		for _, st := range p.Stalls {
-			since := st.Since
-			if st.Failed && st.SinceStep {
-				since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
+		for _, h := range j.holds(p) {
+			if now.Before(h.Until) {
+				continue
 			}
-			if st.Failed && now.Sub(since) >= j.grace {
-				j.outcome, j.reason, j.failedOn = OutcomeFailed, st.Sentence, st
-				if st.Resume != "" {
-					j.reason += "; " + st.Resume
-				}
+			j.outcome = OutcomeFailed
+			if h.step == nil {
+				j.reason = fmt.Sprintf("the Cluster reports a failure (for %s): %s", ShortDuration(now.Sub(h.Since)), p.FailureMessage)
 				break
 			}
+			j.reason, j.failedOn = h.step.Sentence, *h.step
+			if h.Resume != "" {
+				j.reason += "; " + h.Resume
+			}
+			break
 		}
 	}
 	return j, j.outcome

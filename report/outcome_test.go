@@ -384,3 +384,28 @@ func TestWatchSaysAFailureWaitedOutEachMinute(t *testing.T) {
 		t.Errorf("the failure said again %d times, want 3 (at 1m, 2m, 3m):\n%s", len(held), w.out.String())
 	}
 }
+
+// The notice is worded from a fresh derivation: between two, the step's
+// age is up to 5 s old, and the line read "still failing after 1m: … failed
+// 55s ago".
+func TestWatchHoldNoticeIsWordedFresh(t *testing.T) {
+	s := failedStep()
+	s.NodeUpgrades.At(0).Conditions[1].LastTransitionTime = t0.Add(-2 * time.Second)
+	w := startWatch(t, WatchOptions{})
+	w.send(s)
+	w.advance(t, 70*time.Second)
+	w.stop()
+	w.result(t)
+	var held string
+	for _, l := range strings.Split(w.out.String(), "\n") {
+		if strings.Contains(l, "upgrade: still failing") {
+			held = l
+			break
+		}
+	}
+	// Said when due, a minute after the failure, not at the next
+	// derivation.
+	if !strings.Contains(held, "12:00:58Z upgrade: still failing after 1m: node mgmt-md-0-0000 in-place step BinariesCopied failed 1m ago") {
+		t.Errorf("notice %q:\n%s", held, w.out.String())
+	}
+}

@@ -206,14 +206,16 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		}
 		var lines []Line
 		catchingUp := resume.CatchingUp(now)
-		if !catchingUp && prev == cur && len(prevP.Phases) > 0 && now.Sub(derivedAt) < rederiveEvery && !now.Before(derivedAt) {
+		// A notice due is worded from a fresh derivation: prevP's ages are
+		// up to rederiveEvery old ("still failing after 1m: … began 57s ago").
+		if !catchingUp && prev == cur && len(prevP.Phases) > 0 && now.Sub(derivedAt) < rederiveEvery && !now.Before(derivedAt) && !hold.Due(judge, prevP, now) {
 			// Only time moved, and not enough to matter to stalls: the
 			// completion gate still needs to see it. An outcome it brings
 			// is judged again on a fresh derivation, whose ages ("failed
 			// 10m ago") are the outcome line's.
 			if j, o := judge.Observe(prevP, now); o == outcome || o == Running {
 				judge, outcome = j, o
-				return emit(append(append(lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now)), holdLine(&hold, judge, prevP, now)...), outcomeLine(now)...))
+				return emit(append(lock.observeSeen(cur.Lock, clusterName(cur), clusterNamespace(cur), cur.Conn, now, cur.LockSeenAt(now)), outcomeLine(now)...))
 			}
 		}
 		p := deriver.Derive(cur, popts, now)
@@ -432,7 +434,7 @@ func clusterNamespace(s *model.ClusterState) string {
 // holdLine is the line, when one is due, that says a failure is still
 // waited out before it fails the upgrade (model.HoldNotice).
 func holdLine(n *model.HoldNotice, j model.Judge, p model.Progress, now time.Time) []Line {
-	if text, due := n.Next(j, p, now); due {
+	if text, _, due := n.Next(j, p, now); due {
 		return []Line{{At: now, Subject: "upgrade", Text: text}}
 	}
 	return nil

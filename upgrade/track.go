@@ -63,7 +63,7 @@ type TrackOptions struct {
 	// out before it fails the upgrade, the line that says so
 	// (model.HoldNotice): the summary does not change meanwhile, and the
 	// headless output was silent for the grace's 10 minutes.
-	OnHold func(line string)
+	OnHold func(line string, h model.Hold)
 	// OnPoll, when set, is called at every poll with the latest snapshot
 	// (nil before the first), for what the caller reports besides progress.
 	OnPoll func(*model.ClusterState)
@@ -155,8 +155,8 @@ func Track(ctx context.Context, src StateSource, clk clock.WithTicker, o TrackOp
 				o.OnProgress(p)
 				lastSummary = key
 			}
-			if line, due := hold.Next(judge, p, now); due && o.OnHold != nil {
-				o.OnHold(line)
+			if line, h, due := hold.Next(judge, p, now); due && o.OnHold != nil {
+				o.OnHold(line, h)
 			}
 			switch outcome {
 			case model.OutcomeDone:

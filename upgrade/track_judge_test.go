@@ -297,7 +297,7 @@ func TestTrackSaysAFailureWaitedOutEachMinute(t *testing.T) {
 	src := &fixedSource{s: failedControlPlaneStep(clk.Now())}
 	var mu sync.Mutex
 	var held []string
-	out, _, err := trackSteps(t, context.Background(), src, clk, TrackOptions{Poll: time.Second, OnHold: func(line string) {
+	out, _, err := trackSteps(t, context.Background(), src, clk, TrackOptions{Poll: time.Second, OnHold: func(line string, _ model.Hold) {
 		mu.Lock()
 		held = append(held, line)
 		mu.Unlock()

@@ -323,6 +323,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	fmt.Fprintf(out, "\nfollowing the upgrade from %s (times UTC; %s; ctrl-c stops following, the upgrade goes on)…\n", start.Format(time.DateOnly), limit)
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly), lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
 		renewNow: func() { s.RenewLockNow(tctx) }}
+	pr.stopAt = o.stopAt(tctx)
 	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	switch {
 	case outcome.Complete:
@@ -378,6 +379,15 @@ func interruptedOr(sctx context.Context, err error) error {
 	return err
 }
 
+// stopAt is when --timeout ends the follow run under tctx; zero without
+// one.
+func (o *applyOptions) stopAt(tctx context.Context) time.Time {
+	if dl, ok := tctx.Deadline(); ok && o.timeout != 0 {
+		return dl
+	}
+	return time.Time{}
+}
+
 // followLimit is the context a follow runs under (--timeout, 0: none) and
 // its limit in words.
 func (o *applyOptions) followLimit(sctx context.Context) (context.Context, string, context.CancelFunc) {
@@ -431,6 +441,7 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 		gen = p.Current.Cluster.GetGeneration()
 	}
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly)}
+	pr.stopAt = o.stopAt(tctx)
 	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
 		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	watch := fmt.Sprintf("`upgrade-console watch %s` follows it", lv.clusterFlags(p.Cluster))
@@ -480,6 +491,8 @@ type followPrinter struct {
 	// day is the date of the lines printed last: the lines say the time
 	// alone, and an upgrade followed past midnight says the new date.
 	day string
+	// stopAt is when --timeout ends the follow; zero without one.
+	stopAt time.Time
 }
 
 // stamp is the time a line is printed with, after a line that says the
@@ -555,8 +568,13 @@ func (f *followPrinter) onProgress(pr model.Progress) {
 	}
 }
 
-// onHold says again a failure waited out before it fails the upgrade.
-func (f *followPrinter) onHold(line string) {
+// onHold says again a failure waited out before it fails the upgrade, and,
+// when --timeout ends the follow first, that this console stops before
+// then: "fails at 07:06 UTC" read as a verdict the command would give.
+func (f *followPrinter) onHold(line string, h model.Hold) {
+	if !f.stopAt.IsZero() && f.stopAt.Before(h.Until) {
+		line += fmt.Sprintf("; this console stops following at %s UTC (--timeout), before then", f.stopAt.UTC().Format("15:04:05"))
+	}
 	fmt.Fprintf(f.out, "  %s  ! %s\n", f.stamp(), line)
 }
 
