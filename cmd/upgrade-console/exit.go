@@ -171,7 +171,7 @@ func unknownContext(kube *genericclioptions.ConfigFlags) error {
 	if len(files) == 0 {
 		precedence := loader.ConfigAccess().GetLoadingPrecedence()
 		if len(precedence) == 0 {
-			return nil // in-cluster: client-go's own error
+			return nil // no file to name (loading rules without one): client-go's own error
 		}
 		return noKubeconfigError(precedence)
 	}
@@ -240,13 +240,9 @@ func noServerError(kube *genericclioptions.ConfigFlags, defaulted bool, files []
 	if kube.Context != nil && *kube.Context != "" {
 		name = *kube.Context
 	}
-	contexts := slices.Sorted(maps.Keys(raw.Contexts))
 	if name == "" {
-		fix := "the kubeconfig has no contexts: give --kubeconfig the management cluster's kubeconfig"
-		if len(contexts) > 0 {
-			fix = "give --context with one of its contexts (" + strings.Join(contexts, ", ") + "), or set one with `kubectl config use-context NAME`"
-		}
-		return &model.InputError{Source: source, Field: "current-context", Problem: "names no context to use, so no API server", Fix: fix}
+		return &model.InputError{Source: source, Field: "current-context", Problem: "names no context to use, so no API server",
+			Fix: contextFix("current-context", raw, len(files) > 1)}
 	}
 	c, ok := raw.Contexts[name]
 	if !ok {

@@ -110,7 +110,7 @@ current-context: ""
 		env  string
 		want []string
 	}{
-		{[]string{"--kubeconfig", noCurrent}, "", []string{noCurrent + ": current-context: names no context to use", "give --context with one of its contexts (admin@mgmt, other)"}},
+		{[]string{"--kubeconfig", noCurrent}, "", []string{noCurrent + ": current-context: names no context to use", "give --context one of its contexts (admin@mgmt, other), or set one with `kubectl config use-context NAME`"}},
 		{nil, noCurrent, []string{noCurrent + ": current-context"}},
 		{[]string{"--kubeconfig", empty}, "", []string{empty + ": current-context", "the kubeconfig has no contexts"}},
 	} {
