@@ -1638,6 +1638,11 @@ func (d *recoveryDialog) footer() string {
 		if len(d.offers) == 0 {
 			return "esc close"
 		}
+		if d.offerCut() {
+			// ↑/↓ go through the cut offer's rows before they choose
+			// another: "choose" named a key that did not.
+			return "↑/↓ scroll · enter plan · esc close"
+		}
 		return "↑/↓ choose · enter plan · esc close"
 	case recPlan:
 		if d.runnable() {

@@ -1741,7 +1741,7 @@ func TestRecoveryMenuScrollsACutOffer(t *testing.T) {
 	rollback.Why = strings.Repeat(why+"; ", 3)
 	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, []recovery.Offer{rollback, lock})
 	a := recoveryOverDashboard(120, 10, d)
-	if screen := ansi.Strip(a.View().Content); !strings.Contains(screen, "esc close (1 offer below) · ↑/↓/pgup/pgdn (0 above, 2 below) · ? help · q quit") {
+	if screen := ansi.Strip(a.View().Content); !strings.Contains(screen, "↑/↓ scroll · enter plan · esc close (1 offer below) · ↑/↓/pgup/pgdn (0 above, 2 below) · ? help · q quit") {
 		t.Errorf("at 120x10 the footer should count the offer below and the cut offer's rows:\n%s", screen)
 	}
 }
