@@ -88,6 +88,13 @@ func TestLockOfLease(t *testing.T) {
 	if got := LockOf(&coordinationv1.Lease{}); got.Held() || got.Duration != 0 {
 		t.Errorf("released lease: %+v", got)
 	}
+	// Released by hand, the holder emptied and its annotation left: the
+	// identity went with the holder.
+	released := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationLockAuthenticatedAs: "alice"}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("")}}
+	if got := LockOf(released); got.AuthenticatedAs != "" {
+		t.Errorf("released lease names who held it: authenticated as %q", got.AuthenticatedAs)
+	}
 }
 
 // The Lease's annotations are printed to terminals (lock status, watch

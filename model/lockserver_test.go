@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -93,6 +94,12 @@ func TestLockOfReadsTheRenewalsWriteTime(t *testing.T) {
 		}
 	}
 	want("the console's writes", t0.Add(-30*time.Second), "")
+	// The newest, wherever the API server lists it.
+	rev := l.DeepCopy()
+	slices.Reverse(rev.ManagedFields)
+	if got := LockOf(rev).Written; !got.Equal(t0.Add(-30 * time.Second)) {
+		t.Errorf("the newest entry listed first: Written = %s, want %s", got, t0.Add(-30*time.Second))
+	}
 	// Another manager's write of an annotation renews nothing.
 	l.ManagedFields[1].Time = at(0)
 	l.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:note":{}}}}`)

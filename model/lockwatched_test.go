@@ -54,8 +54,10 @@ func TestLockExpiredWatchedIgnoresTheHoldersClock(t *testing.T) {
 			}
 			// The renewals stop: stale once a duration passed since the
 			// last, though renewTime says it is in the future (ahead).
-			if h.lock.ExpiredWatched(last.Add(time.Minute)) {
-				t.Errorf("written %v, clock %s: stale a duration after the last renewal, within the slack", withW, skew)
+			for _, after := range []time.Duration{time.Minute, time.Minute + serverSlack} {
+				if h.lock.ExpiredWatched(last.Add(after)) {
+					t.Errorf("written %v, clock %s: stale %s after the last renewal, within the slack", withW, skew, after)
+				}
 			}
 			if !h.lock.ExpiredWatched(last.Add(time.Minute + 3*time.Second)) {
 				t.Errorf("written %v, clock %s: not stale 63s after the last renewal (renewTime %s)", withW, skew, h.lock.RenewTime)
@@ -65,6 +67,13 @@ func TestLockExpiredWatchedIgnoresTheHoldersClock(t *testing.T) {
 			}
 			if got := h.lock.RenewedHere(); got.Sub(last).Abs() > time.Second {
 				t.Errorf("written %v, clock %s: RenewedHere = %s, want about %s", withW, skew, got, last)
+			}
+			// Kept as it stops following: stale at once, though its last
+			// renewal was seen arriving a moment ago.
+			kept := h.lock
+			kept.Kept = "upgrade failed"
+			if !kept.ExpiredWatched(last) {
+				t.Errorf("written %v, clock %s: a lock kept right after a renewal seen arriving is not stale at once", withW, skew)
 			}
 		}
 	}
@@ -93,7 +102,7 @@ func TestLockExpiredWatchedFirstSight(t *testing.T) {
 		t.Error("no server time: a renewTime 3m old was not judged by it")
 	}
 	ahead := Lock{HolderIdentity: "bob@laptop/1", RenewTime: t0.Add(3 * time.Minute), Duration: time.Minute, Seen: t0}
-	if ahead.ExpiredWatched(t0.Add(time.Minute)) {
+	if ahead.ExpiredWatched(t0.Add(time.Minute)) || ahead.ExpiredWatched(t0.Add(time.Minute+serverSlack)) {
 		t.Error("a renewTime in the future, watched a duration: stale within the slack")
 	}
 	if !ahead.ExpiredWatched(t0.Add(time.Minute + 3*time.Second)) {
@@ -126,5 +135,12 @@ func TestLockExpiredKeepsTheSeenAtRule(t *testing.T) {
 	}
 	if s.LockExpired(t0.Add(30 * time.Second)) {
 		t.Error("a lock renewed 30s ago by this machine's clock, its holder's 3m behind, called stale")
+	}
+	// Connecting, never yet live, the Lease's own watch delivered it: the
+	// time the console began to connect, before it saw the Lease, is not
+	// when its view of the lock ends.
+	s.Connection, s.ConnectionSince = Connecting, t0.Add(-time.Minute)
+	if !s.LockExpired(t0.Add(time.Hour)) {
+		t.Error("a lock not renewed for an hour, seen while connecting, not stale")
 	}
 }
