@@ -288,6 +288,9 @@ func TestDiffBundlesImages(t *testing.T) {
 			ComponentDiff{OldVersion: "v0.1.0", NewVersion: "v0.2.0", Change: ChangeMinor}},
 		{"no tag: the reference", "mirror.example:5000/aws/upgrader", "mirror.example:5000/aws/upgrader@sha256:bb",
 			ComponentDiff{OldVersion: "mirror.example:5000/aws/upgrader", NewVersion: "mirror.example:5000/aws/upgrader@sha256:bb", Change: ChangeChanged}},
+		// The registry's port is no tag: the ':' is before the last '/'.
+		{"no tag, a registry port", "mirror.example:5000/aws/upgrader", ecr("aws/upgrader", "v0.2.0"),
+			ComponentDiff{OldVersion: "mirror.example:5000/aws/upgrader", NewVersion: "v0.2.0", Change: ChangeChanged}},
 		{"added", "", ecr("aws/upgrader", "v1-31-11-eks-a-84"),
 			ComponentDiff{NewVersion: "v1-31-11-eks-a-84", Change: ChangeAdded}},
 		{"removed", ecr("aws/upgrader", "v1-31-11-eks-a-84"), "",

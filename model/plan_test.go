@@ -122,6 +122,12 @@ func TestBuildPlanWorkerGroupsOwnKubernetesRows(t *testing.T) {
 	if !reflect.DeepEqual(kube, want) || want[1].Change != ChangePatch {
 		t.Errorf("kubernetes rows:\n got %+v\nwant %+v", kube, want)
 	}
+	// A group pinned to a version the target Bundles lack: what its nodes
+	// get is not known, which "removed" would not say.
+	rows := WorkerKubernetesRows(a, b, "1.30", "1.31", []WorkerGroup{{Name: "md-5", KubernetesVersion: "1.29", Was: "1.29"}})
+	if len(rows) != 1 || rows[0].OldVersion != eksd(a, "1.29") || rows[0].NewVersion != "" || rows[0].Change != ChangeUnknown {
+		t.Errorf("a group pinned to 1.29, which the target lacks: %+v, want its current EKS-D and the change unknown", rows)
+	}
 	// Offline, with no groups known, the control plane's row stands alone.
 	p, err = BuildPlan(PlanInput{Current: a, Target: b, CurrentKube: "1.30", TargetKube: "1.31"})
 	if err != nil {
