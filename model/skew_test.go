@@ -164,6 +164,25 @@ func TestCheckTargetKubernetesKnownFrom(t *testing.T) {
 	}
 }
 
+// The control plane's version is judged first: a target the Bundles lack
+// is the failure to fix, even where a pinned worker group's version is
+// missing too (its failure named only the group, and the fix a version
+// for it, while the control plane's target could not be planned at all).
+func TestCheckTargetKubernetesKnownFor(t *testing.T) {
+	b := parseFixture(t, "bundles-2025-03.yaml")
+	for _, tc := range []struct {
+		kube   string
+		groups []WorkerGroup
+		want   wantCheck
+	}{
+		{"1.31", []WorkerGroup{{Name: "md-0"}, {Name: "md-1", KubernetesVersion: "1.30"}}, wantCheck{CheckPass, "carries Kubernetes 1.31", "", false}},
+		{"1.31", []WorkerGroup{{Name: "md-0"}, {Name: "md-1", KubernetesVersion: "1.29"}}, wantCheck{CheckFail, "worker group md-1 is pinned to Kubernetes 1.29", "set the kubernetesVersion of md-1", true}},
+		{"1.33", []WorkerGroup{{Name: "md-1", KubernetesVersion: "1.29"}}, wantCheck{CheckFail, "Kubernetes 1.33 is newer than anything", "or target 1.32", true}},
+	} {
+		assertCheck(t, "CheckTargetKubernetesKnownFor("+tc.kube+")", CheckTargetKubernetesKnownFor(b, tc.kube, "1.31", tc.groups), CheckNameTargetKubernetesKnown, tc.want)
+	}
+}
+
 func TestBlocked(t *testing.T) {
 	if Blocked(nil) || Blocked([]CheckResult{{Status: CheckWarn}, {Status: CheckPass}}) {
 		t.Error("warn/pass must not block")
