@@ -622,6 +622,105 @@ func TestRunChecksWithoutSnapshot(t *testing.T) {
 	}
 }
 
+// The live checks on hand-made snapshots, each broken in one way the world
+// tests do not break it: each case was found by a mutation of the check
+// that no test noticed.
+func TestLiveChecksOnSnapshots(t *testing.T) {
+	ctx := context.Background()
+	// healthy is a cluster every check below passes on: 3 control-plane
+	// replicas, one worker group of 2, stacked etcd.
+	healthy := func() *model.ClusterState {
+		c := &model.EKSACluster{ControlPlaneCount: 3, WorkerGroups: []model.WorkerGroup{{Name: "md-0"}}}
+		c.Name, c.Namespace, c.Generation, c.ObservedGeneration = "mgmt", "default", 2, 2
+		cp := &model.ControlPlane{}
+		cp.Name, cp.Generation, cp.ObservedGeneration = "mgmt", 4, 4
+		cp.Replicas.Desired, cp.Replicas.Ready = ptr.To(int32(3)), ptr.To(int32(3))
+		md := model.MachineDeployment{}
+		md.Name, md.Generation, md.ObservedGeneration = "mgmt-md-0", 5, 5
+		md.Replicas.Desired, md.Replicas.Ready = ptr.To(int32(2)), ptr.To(int32(2))
+		return &model.ClusterState{Cluster: c, ControlPlane: cp, MachineDeployments: []model.MachineDeployment{md}}
+	}
+	with := func(change func(s *model.ClusterState)) *Inputs {
+		s := healthy()
+		change(s)
+		return &Inputs{State: s}
+	}
+	same := func(*model.ClusterState) {}
+	// A Bundles of one Kubernetes version whose copy in the cluster
+	// differs in n components.
+	bundlesFile := func(n int) model.CheckResult {
+		mine := map[string]string{}
+		theirs := map[string]string{}
+		for i := range n {
+			k := fmt.Sprintf("component%d", i)
+			mine[k], theirs[k] = "v1.0.0", "v1.0.1"
+		}
+		b := func(components map[string]string) *model.Bundles {
+			return &model.Bundles{Name: "bundles-84", VersionsBundles: []model.VersionsBundle{{KubeVersion: "1.31", Components: components}}}
+		}
+		return checkBundlesFile(&Target{BundlesFile: "b.yaml", Bundles: b(mine), ClusterBundles: b(theirs),
+			Release: &model.EKSARelease{Name: "eksa-v0-21-2", BundlesRefName: "bundles-84"}}, nil)
+	}
+	for _, tc := range []struct {
+		name         string
+		got          model.CheckResult
+		status       model.CheckStatus
+		message, fix string
+	}{
+		// checkEKSASkew's `cur == "" || tgt == ""` as &&: the unknown
+		// target failed as an unreadable version, and blocked.
+		{"eksa-version-skew, the target's version unknown",
+			checkEKSASkew(ctx, &Inputs{Current: &Current{Cluster: &unstructured.Unstructured{Object: map[string]any{}}, EksaVersion: "v0.21.1"}, Target: &Target{}}),
+			model.CheckWarn, "the current or target EKS-A version is unknown", "set spec.eksaVersion"},
+		// checkManagement's `installed == "" || tgt == ""` as &&: "cannot
+		// compare", with no fix.
+		{"management-components, no annotation",
+			checkManagement(ctx, &Inputs{Current: &Current{}, Target: &Target{EksaVersion: "v0.22.0"}}),
+			model.CheckWarn, "the management components' version is unknown", "get deploy eksa-controller-manager"},
+		{"generation-observed, healthy", checkGeneration(ctx, with(same)), model.CheckPass, "every object's status describes its current spec", ""},
+		{"generation-observed, the control plane behind",
+			checkGeneration(ctx, with(func(s *model.ClusterState) { s.ControlPlane.Generation = 5 })),
+			model.CheckFail, "KubeadmControlPlane mgmt (generation 5, observed 4)", "wait for the running reconcile to finish"},
+		{"generation-observed, a worker group behind",
+			checkGeneration(ctx, with(func(s *model.ClusterState) { s.MachineDeployments[0].Generation = 6 })),
+			model.CheckFail, "MachineDeployment mgmt-md-0 (generation 6, observed 5)", "wait for the running reconcile to finish"},
+		// Waiting never ends while the EKS-A CLI holds the cluster.
+		{"generation-observed, the EKS-A CLI holds the cluster",
+			checkGeneration(ctx, with(func(s *model.ClusterState) {
+				s.Cluster.Generation = 3
+				s.Cluster.Annotations = map[string]string{model.AnnotationManagedByCLI: "true"}
+			})),
+			model.CheckFail, "Cluster mgmt (generation 3, observed 2)", "EKS-A will not report the last change observed while the EKS-A CLI holds the cluster"},
+		{"etcd-ready, stacked", checkEtcd(ctx, with(same)), model.CheckPass, "stacked etcd", ""},
+		{"etcd-ready, one external member not visible",
+			checkEtcd(ctx, with(func(s *model.ClusterState) { s.Cluster.ExternalEtcdCount = 1 })),
+			model.CheckFail, "the cluster has external etcd (1 members) but EtcdadmCluster mgmt-etcd is not visible", "etcdadm controller"},
+		{"control-plane-ready, healthy", checkControlPlane(ctx, with(same)), model.CheckPass, "3/3 ready", ""},
+		// No desired count reported yet: the Cluster's count stands in.
+		{"control-plane-ready, desired not reported",
+			checkControlPlane(ctx, with(func(s *model.ClusterState) {
+				s.ControlPlane.Replicas.Desired, s.ControlPlane.Replicas.Ready = nil, ptr.To(int32(1))
+			})),
+			model.CheckFail, "KubeadmControlPlane mgmt: 1 of 3 replicas ready", "wait for the control plane to be ready"},
+		{"workers-ready, healthy", checkWorkers(ctx, with(same)), model.CheckPass, "1 worker group(s) ready", ""},
+		{"workers-ready, no MachineDeployment visible",
+			checkWorkers(ctx, with(func(s *model.ClusterState) { s.MachineDeployments = nil })),
+			model.CheckFail, "the cluster has 1 worker group(s) but no MachineDeployment is visible", "may list machinedeployments"},
+		// No Node at all is not "all 0 nodes Ready".
+		{"nodes-ready, no Node visible", checkNodes(ctx, with(same)), model.CheckWarn, "no Node objects visible", "points at the management cluster"},
+		// At most three differences are listed; "and 0 more" is not one.
+		{"target-release-present, three differences", bundlesFile(3), model.CheckFail, "component2: v1.0.0 here, v1.0.1 there", ""},
+		{"target-release-present, four differences", bundlesFile(4), model.CheckFail, "component2: v1.0.0 here, v1.0.1 there and 1 more", ""},
+	} {
+		if tc.got.Status != tc.status || !strings.Contains(tc.got.Message, tc.message) || !strings.Contains(tc.got.Remediation, tc.fix) {
+			t.Errorf("%s: %s %q, fix %q; want %s with %q, fix with %q", tc.name, tc.got.Status, tc.got.Message, tc.got.Remediation, tc.status, tc.message, tc.fix)
+		}
+		if strings.Contains(tc.got.Message, "and 0 more") {
+			t.Errorf("%s: %q", tc.name, tc.got.Message)
+		}
+	}
+}
+
 // A console whose identity may read the cluster but not write it: the dry
 // run is refused by authorization, and the fix says so, not "a field of the
 // wrong type". The can-i it gives is of a refused kind: one that may patch

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,6 +41,10 @@ func workloadMachine(name, node string, conds ...model.Condition) *model.Machine
 // Ready while the workload cluster's were not.
 func TestNodesReadyOfAWorkloadClusterReadsItsMachines(t *testing.T) {
 	notReady := model.Condition{Type: model.MachineConditionNodeReady, Status: "False", Reason: "KubeletNotReady"}
+	deleting := func(m *model.Machine) *model.Machine {
+		m.DeletionTimestamp = time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+		return m
+	}
 	ready := model.Condition{Type: model.MachineConditionNodeReady, Status: "True"}
 	healthy := model.Condition{Type: model.MachineConditionNodeHealthy, Status: "True"}
 	for _, tc := range []struct {
@@ -61,6 +66,10 @@ func TestNodesReadyOfAWorkloadClusterReadsItsMachines(t *testing.T) {
 			model.CheckPass, "all 1 nodes Ready by their Machines' NodeReady/NodeHealthy conditions"},
 		{"all provisioning", []*model.Machine{workloadMachine("w1-md-0-a", ""), workloadMachine("w1-md-0-b", "")},
 			model.CheckWarn, "none of the cluster's 2 Machines has a node yet (all provisioning)"},
+		// A Machine being deleted is going: its node is not one the
+		// upgrade waits for.
+		{"one going away", []*model.Machine{workloadMachine("w1-md-0-a", "w1-md-0-a", ready), deleting(workloadMachine("w1-md-0-b", "w1-md-0-b", notReady))},
+			model.CheckPass, "all 1 nodes Ready by their Machines' NodeReady/NodeHealthy conditions"},
 	} {
 		r := checkNodes(context.Background(), &Inputs{State: workloadState(tc.machines...)})
 		if r.Status != tc.status || !strings.Contains(r.Message, tc.want) || !strings.Contains(r.Message, "its Nodes are on its own API server") {
@@ -69,6 +78,13 @@ func TestNodesReadyOfAWorkloadClusterReadsItsMachines(t *testing.T) {
 		if strings.Contains(r.Message, "mgmt-cp-a") || strings.Contains(r.Message, "mgmt-md-0-a") {
 			t.Errorf("%s: nodes-ready names the management cluster's Nodes: %+v", tc.name, r)
 		}
+	}
+	// Machines not listed yet: not "no Machine", which would say none is
+	// there.
+	s := workloadState()
+	s.Sources[model.KindMachine] = model.SourceStatus{Installed: true}
+	if r := checkNodes(context.Background(), &Inputs{State: s}); r.Status != model.CheckWarn || !strings.Contains(r.Message, "its Machines, which say how they are, are not visible") {
+		t.Errorf("Machines not synced: nodes-ready = %+v", r)
 	}
 }
 
