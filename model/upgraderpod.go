@@ -269,6 +269,10 @@ func RetryOnOwnAPIServer(cluster, node string) string {
 // machine it upgrades in place.
 func NodeUpgradeName(machine string) string { return machine + upgraderSuffix }
 
+// UpgraderPodName is the name of the upgrader pod EKS-A runs on a node it
+// upgrades in place, in SystemNamespace.
+func UpgraderPodName(node string) string { return node + upgraderSuffix }
+
 // UpgraderPodOf is the upgrader pod running on a node, nil when there is
 // none in the snapshot.
 func (s *ClusterState) UpgraderPodOf(node string) *UpgraderPod {

@@ -211,6 +211,7 @@ func historySubjects(machine, node string, o detailObjects, s *model.ClusterStat
 	case m.NodeName != "":
 		subs = append(subs, model.EventSubject{Kind: string(model.KindNode), Name: m.NodeName})
 	}
+	inPlace := true
 	switch {
 	case o.nu != nil:
 		subs = append(subs, model.EventSubject{Kind: o.nu.Kind.Short(), Name: o.nu.Name})
@@ -219,6 +220,18 @@ func historySubjects(machine, node string, o detailObjects, s *model.ClusterStat
 		// its events (the failed attempts before it succeeded) outlive
 		// it, under the name EKS-A gives it.
 		subs = append(subs, model.EventSubject{Kind: string(model.KindNodeUpgrade), Name: model.NodeUpgradeName(machine)})
+	default:
+		inPlace = false
+	}
+	node = m.NodeName
+	if o.n != nil {
+		node = o.n.Name
+	}
+	if inPlace && node != "" && !s.NodesElsewhere() {
+		// The upgrader pod's BackOff events say why a failed step runs
+		// again, and when. A workload cluster's runs on its own API
+		// server.
+		subs = append(subs, model.EventSubject{Kind: "Pod", Name: model.UpgraderPodName(node)})
 	}
 	if m.Owner == "" {
 		return subs

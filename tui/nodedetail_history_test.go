@@ -93,6 +93,7 @@ func TestNodeDetailReadsItsEventHistory(t *testing.T) {
 		{Kind: "Machine", Name: "mgmt-cp-b8k4m"},
 		{Kind: "Node", Name: "mgmt-cp-b8k4m"},
 		{Kind: "NodeUpgrade", Name: "mgmt-cp-b8k4m-node-upgrader"},
+		{Kind: "Pod", Name: "mgmt-cp-b8k4m-node-upgrader"},
 		{Kind: "KubeadmControlPlane", Name: "mgmt", Naming: "mgmt-cp-b8k4m"},
 	}
 	if len(f.asked) != 1 || !reflect.DeepEqual(f.asked[0], want) {
@@ -100,7 +101,7 @@ func TestNodeDetailReadsItsEventHistory(t *testing.T) {
 	}
 
 	body := detailBody(v)
-	if !strings.Contains(body, "Events  loading events… until then 2 of the ") || strings.Contains(body, "NodeUpgradeStarted") {
+	if !strings.Contains(body, "Events  loading events… until then 3 of the ") || strings.Contains(body, "NodeUpgradeStarted") {
 		t.Errorf("while loading, the detail does not say so, or lists what is not read yet:\n%s", body)
 	}
 	pressApp(t, app, tea.KeyPressMsg{Code: 'G', Text: "G"})
@@ -120,7 +121,7 @@ func TestNodeDetailReadsItsEventHistory(t *testing.T) {
 	if n := strings.Count(body, "MachineMarkedUnhealthy"); n != 1 {
 		t.Errorf("the event read and kept is listed %d times, want once:\n%s", n, body)
 	}
-	if !strings.Contains(body, "Events  5: the newest 50 of each object, read from the API server on opening, with those kept since") {
+	if !strings.Contains(body, "Events  6: the newest 50 of each object, read from the API server on opening, with those kept since") {
 		t.Errorf("the detail does not say where its events came from:\n%s", body)
 	}
 	pressApp(t, app, tea.KeyPressMsg{Code: 'G', Text: "G"})
@@ -153,7 +154,7 @@ func TestNodeDetailHistoryFailureFallsBack(t *testing.T) {
 			v, reply := openHistory(t, app, "b8k4m")
 			app.Update(reply)
 			body := detailBody(v)
-			for _, w := range append(c.want, "Events  2 of the ", "MachineMarkedUnhealthy ×2") {
+			for _, w := range append(c.want, "Events  3 of the ", "MachineMarkedUnhealthy ×2") {
 				if !strings.Contains(body, w) {
 					t.Errorf("the detail lacks %q:\n%s", w, body)
 				}
@@ -180,7 +181,7 @@ func TestNodeDetailHistoryReadInPart(t *testing.T) {
 	v, reply := openHistory(t, app, "b8k4m")
 	app.Update(reply)
 	body := detailBody(v)
-	for _, w := range []string{"Events  5: the newest 50 of each object, read from the API server", "NodeUpgradeStarted",
+	for _, w := range []string{"Events  6: the newest 50 of each object, read from the API server", "NodeUpgradeStarted",
 		"read in part: more than 5000 events of KubeadmControlPlane mgmt; the newest may be among those not read"} {
 		if !strings.Contains(body, w) {
 			t.Errorf("the detail lacks %q:\n%s", w, body)
@@ -257,6 +258,7 @@ func TestHistorySubjectsFollowTheOwner(t *testing.T) {
 		{"worker", worker.Name, detailObjects{m: worker}, []model.EventSubject{
 			{Kind: "Machine", Name: worker.Name}, {Kind: "Node", Name: worker.Name},
 			{Kind: "NodeUpgrade", Name: worker.Name + "-node-upgrader"},
+			{Kind: "Pod", Name: worker.NodeName + "-node-upgrader"},
 			{Kind: "MachineDeployment", Name: "mgmt-md-0", Naming: worker.Name},
 			{Kind: "MachineSet", Name: "mgmt-md-0", Prefix: true, Naming: worker.Name}}},
 		{"etcd", etcd.Name, detailObjects{m: etcd}, []model.EventSubject{
