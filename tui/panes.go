@@ -73,7 +73,9 @@ func buildControlPlanePane(st *styles, s *model.ClusterState, expand bool, utd c
 		// left the KCP where it was) and nothing moving, read as a
 		// contradiction: say against what. Mid-upgrade the phases
 		// say it.
-		note = append(note, line{segs: []seg{{fmt.Sprintf(" up to date with Kubernetes %s; the KubeadmControlPlane counts %d on its %s",
+		// Not "up to date with Kubernetes 1.31" on a line of its own,
+		// which read as a claim that the control plane ran it (tw).
+		note = append(note, line{segs: []seg{{fmt.Sprintf(" 0 up to date: none runs the target, Kubernetes %s; the KubeadmControlPlane counts %d up to date with its own %s",
 			utd.target.Kubernetes, *cp.Replicas.UpToDate, cp.Version), rMuted}}})
 	}
 	title = append(title, seg{"  " + report.Replicas(r, " · "), rText})
