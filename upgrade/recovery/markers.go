@@ -568,8 +568,16 @@ func PlanClear(ctx context.Context, env *Env, o ClearOptions) (*Plan, []Marker, 
 				pick(m)
 			case MarkerKept:
 				if !seen[m.ID] {
-					notes = append(notes, fmt.Sprintf("%s left as it is (%s): %s; once the cluster is checked, clear it by name: `upgrade-console lock clear %s %s`",
-						m.ID, m.State, m.Reason, m.ID, env.clusterFlags()))
+					// A kept lease is released by the console that
+					// follows the upgrade when it completes (after an
+					// etcd rollback, once paused is cleared): told only
+					// to clear it, the operator cleared it for nothing.
+					then := ""
+					if m.ID == MarkerLease {
+						then = "a console still following the upgrade releases it when the upgrade completes; otherwise, "
+					}
+					notes = append(notes, fmt.Sprintf("%s left as it is (%s): %s; %sonce the cluster is checked, clear it by name: `upgrade-console lock clear %s %s`",
+						m.ID, m.State, m.Reason, then, m.ID, env.clusterFlags()))
 				}
 			case MarkerLive:
 				if !seen[m.ID] {
