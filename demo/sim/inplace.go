@@ -730,15 +730,19 @@ func (s *Simulator) writeFailedContainerLog(ctx context.Context, pod *corev1.Pod
 	c := containers[p.done-1]
 	ts := s.clock.Now().UTC()
 	stamp := func(d time.Duration) string { return ts.Add(d).Format("0102 15:04:05.000000") }
-	log := fmt.Sprintf(`I%s upgrader: upgrading node %s in place (attempt %d)
+	// The pod's attempt (a retry makes a new pod) and the container's run
+	// in it: "attempt 1" beside "restarts 7" read as a log of another run.
+	// The Job is named as kubeadm names it, and as the container's
+	// termination message (crashedState) says.
+	log := fmt.Sprintf(`I%s upgrader: upgrading node %s in place (pod attempt %d, run %d)
 [upgrade/config] Reading configuration from the "kubeadm-config" ConfigMap in namespace "kube-system"...
 [preflight] Running pre-flight checks.
 [upgrade] Running cluster health checks
 [upgrade/health] FATAL: [preflight] Some fatal errors occurred:
-	[ERROR CreateJob]: Job "upgrade-health-check-%04d" in the namespace "kube-system" did not complete in 15s: no condition of type Complete
+	[ERROR CreateJob]: Job "upgrade-health-check" in the namespace "kube-system" did not complete in 15s: no condition of type Complete
 To see the stack trace of this error execute with --v=5 or higher
 E%s upgrader: %s failed: exit status 1`,
-		stamp(-2*time.Second), pod.Spec.NodeName, p.attempt+1, p.attempt+4711, stamp(0), c.Name)
+		stamp(-2*time.Second), pod.Spec.NodeName, p.attempt+1, p.restarts+1, stamp(0), c.Name)
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		model.AnnotationSimulatedLogPrefix + c.Name: log,
 	}}})

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -441,6 +442,13 @@ func TestInPlaceFailedStepBacksOffAsTheKubelet(t *testing.T) {
 		if cs.Name == "kubeadm-upgrader" {
 			restarts = cs.RestartCount
 		}
+	}
+	// The log names the container's run in the pod, not the pod's attempt
+	// alone ("attempt 1" beside "restarts 7"), and the Job as the
+	// termination message does.
+	if l := now.Annotations[model.AnnotationSimulatedLogPrefix+"kubeadm-upgrader"]; !strings.Contains(l, "(pod attempt 1, run ") ||
+		strings.Contains(l, "(pod attempt 1, run 1)") || !strings.Contains(l, `Job "upgrade-health-check" in the namespace`) {
+		t.Errorf("the failed run's log:\n%s", l)
 	}
 	wantMsg := fmt.Sprintf("Back-off restarting failed container kubeadm-upgrader in pod %s_%s(%s)", pod, got.Namespace, got.UID)
 	if ev.Type != corev1.EventTypeWarning || ev.Message != wantMsg || ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.UID != got.UID ||
