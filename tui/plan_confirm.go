@@ -57,6 +57,10 @@ type confirmDialog struct {
 	// folded counts the rows of the sentences above the input laid out at
 	// the body's end, to scroll with it, on a dialog too short for them.
 	folded int
+	// keysAt, when above zero, is the keys' first row in tail on a dialog
+	// with no row for the scroll hint (40x10): the counts of the rows out
+	// of view go beside the keys, drawn in View.
+	keysAt int
 }
 
 type confirmKeys struct {
@@ -270,7 +274,8 @@ func (d *confirmDialog) relayout() {
 	// goes (the error appears).
 	atEnd := d.offset > 0 && d.offset == d.maxOffset()
 	rows := d.h - 2 // the border
-	folded, anchor := 0, 0
+	folded, anchor, keysAt := 0, 0, 0
+	placeholder := "cluster name"
 	d.visible = len(body)
 	if len(head)+len(body)+len(tail) > rows {
 		// A row says where the list is and how to scroll it. On a short
@@ -303,14 +308,37 @@ func (d *confirmDialog) relayout() {
 		}
 		d.visible = max(d.visible, 1)
 		// Even so the list can have no row (40x10, fields to take over:
-		// the keys wrap to two rows): what to type is said in one short
-		// row in its place.
+		// the keys wrap to two rows). The counts of the rows out of view
+		// go beside the keys, for one row of the list, opened at the box,
+		// and what to type is said in the empty input: in one short row
+		// in its place, the prompt left no row for the box, nor for a sign
+		// that anything was out of view, and ↑/↓ scrolled nothing seen.
 		if len(head)+d.visible+1+len(tail) > rows {
-			tail, inputAt = d.tightTail(wrapAdd)
-			d.visible = max(rows-len(head)-len(tail)-1, 0)
+			d.visible = 0
+			if len(head) == 0 && folded > 0 {
+				tail, keysAt = d.countedTail(wrapAdd, tail, len(body), false)
+				d.visible = rows - len(tail)
+				if d.visible < 1 && (d.hintShort != "" || d.blocked != "") {
+					tail, keysAt = d.countedTail(wrapAdd, tail, len(body), true)
+					d.visible = rows - len(tail)
+				}
+				if d.visible >= 1 {
+					inputAt = 0
+					if ph := fmt.Sprintf("type %q to confirm", d.cluster); width(ph) < d.input.Width() {
+						placeholder = ph
+					}
+				}
+			}
+			// Shorter still, what to type is said in one short row in
+			// place of the list.
+			if d.visible < 1 {
+				tail, inputAt = d.tightTail(wrapAdd)
+				d.visible, keysAt = max(rows-len(head)-len(tail)-1, 0), 0
+			}
 		}
 	}
-	d.head, d.body, d.tail, d.inputAt = head, body, tail, inputAt
+	d.head, d.body, d.tail, d.inputAt, d.keysAt = head, body, tail, inputAt, keysAt
+	d.input.Placeholder = placeholder
 	switch {
 	case folded != d.folded:
 		d.offset = min(anchor, d.maxOffset())
@@ -320,6 +348,34 @@ func (d *confirmDialog) relayout() {
 	d.folded = folded
 	d.clamp()
 }
+
+// countedTail is tail (the input, the error and the keys, the sentences
+// above the input all at the body's end) with the keys laid out for the
+// counts of the body's rows out of view beside them, as wide as n rows
+// make them; keysAt is the keys' first row. short puts the error in its
+// short form (tightTail's).
+func (d *confirmDialog) countedTail(wrapAdd func(*[]line, string, role), tail []line, n int, short bool) (counted []line, keysAt int) {
+	iw := d.innerWidth()
+	keys := len(wrap(d.keysText(), iw))
+	counted = append(counted, tail[:len(tail)-keys]...)
+	if short {
+		hint := d.hintShort
+		if d.blocked != "" {
+			hint = d.st.th.Sym.Fail + " " + d.blocked
+		}
+		counted = counted[:1] // the input
+		if hint != "" {
+			wrapAdd(&counted, hint, rFailure)
+		}
+	}
+	keysAt = len(counted)
+	wrapAdd(&counted, d.keysText()+" · "+countsText(n, n), rMuted)
+	return counted, keysAt
+}
+
+// countsText is the bare counts of the rows above and below the view, as
+// the recovery dialog says them beside its keys.
+func countsText(above, below int) string { return fmt.Sprintf("%d↑ %d↓", above, below) }
 
 // prompts are the rows of each sentence of tail (the lines above the input
 // laid out without gaps), in order: the take-over box, where there is one,
@@ -423,10 +479,21 @@ func (d *confirmDialog) View() string {
 	for _, l := range d.body[d.offset:min(d.offset+d.visible, len(d.body))] {
 		emit(l.segs)
 	}
-	if above, below := d.offset, len(d.body)-d.offset-d.visible; d.visible > 0 && (above > 0 || below > 0) {
-		emit([]seg{{"   " + scrollHint(above, max(below, 0)) + " · ↑/↓ pgup/pgdn scroll", rMuted}})
+	above, below := d.offset, max(len(d.body)-d.offset-d.visible, 0)
+	if d.visible > 0 && d.keysAt == 0 && (above > 0 || below > 0) {
+		emit([]seg{{"   " + scrollHint(above, below) + " · ↑/↓ pgup/pgdn scroll", rMuted}})
 	}
 	for i, l := range d.tail {
+		if d.keysAt > 0 && i >= d.keysAt {
+			// The keys and the counts, wrapped as relayout made room
+			// for (the counts no wider than there).
+			if i == d.keysAt {
+				for _, k := range wrap(d.keysText()+" · "+countsText(above, below), iw) {
+					emit([]seg{{k, rMuted}})
+				}
+			}
+			continue
+		}
 		if i == d.inputAt {
 			// The first row on a tight dialog (tightTail).
 			if n > 0 {

@@ -586,6 +586,55 @@ func TestConfirmDialogAt40x14ScrollsItsBoxAndPrompt(t *testing.T) {
 	shows("ticked", "[x] take over the 8 field(s)", "> mg", "esc cancel")
 }
 
+// At 40x10 (the App gives the dialog 36x6) the keys wrap to two rows and
+// the list had none: the dialog showed what to type, the input and the
+// keys, with no box, no sign of the rows out of view, and ↑/pgup scrolled
+// nothing seen. One row of the list, opened at the box, scrolls with ↑/↓ and
+// pgup/pgdn, its counts beside the keys; the empty input says what to type.
+func TestConfirmDialogAt40x10ScrollsItsBoxAndPrompt(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureManyConflicts(), 40, 10)
+	_, dh := a.dialogSize()
+	counts := regexp.MustCompile(`(\d+)↑ (\d+)↓`)
+	view := func(step string, want ...string) (string, []string) {
+		t.Helper()
+		out := ansi.Strip(d.View())
+		if rows := strings.Count(out, "\n") + 1; rows > dh {
+			t.Errorf("%s: the dialog takes %d rows, more than %d:\n%s", step, rows, dh, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the dialog lacks %q:\n%s", step, w, out)
+			}
+		}
+		m := counts.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no counts of the rows out of view:\n%s", step, out)
+		}
+		return out, m[1:]
+	}
+	opened, at := view("opened", "[ ] take over the 8 field(s)", `> type "mgmt" to confirm`, "esc cancel")
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyUp})
+	up, atUp := view("↑", `> type "mgmt" to confirm`, "esc cancel")
+	if up == opened || atUp[0] == at[0] {
+		t.Errorf("↑ scrolled nothing:\n%s", up)
+	}
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyPgUp}, tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if _, atPg := view("pgup"); atPg[0] == atUp[0] {
+		t.Errorf("pgup scrolled nothing: %v", atPg)
+	}
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyPgDown}, tea.KeyPressMsg{Code: tea.KeyDown})
+	if back, _ := view("back down"); back != opened {
+		t.Errorf("pgdn and ↓ did not come back to the box:\n%s", back)
+	}
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
+	view("ticked", "[x] take over the 8 field(s)", "tab leave")
+	appKeys(a, typeText("mg")...)
+	appKeys(a, enter)
+	if out := ansi.Strip(d.View()); !strings.Contains(out, "> mg") || !strings.Contains(out, `type "mgmt" exactly`) {
+		t.Errorf("a name refused: the input or what to type is not in view:\n%s", out)
+	}
+}
+
 // On a terminal too short for the dialog's fixed rows (a small split pane,
 // 40×8), the input being typed and the keys stay on the screen: the canvas
 // cut the dialog's bottom, and the operator typed the cluster name blind,
