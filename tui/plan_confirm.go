@@ -61,6 +61,9 @@ type confirmDialog struct {
 	// with no row for the scroll hint (40x10): the counts of the rows out
 	// of view go beside the keys, drawn in View.
 	keysAt int
+	// resized is set by SetSize for relayout, which opens the body at
+	// the box again where the sentences above the input are part of it.
+	resized bool
 }
 
 type confirmKeys struct {
@@ -108,6 +111,10 @@ func (d *confirmDialog) setTheme(th *themes.Theme) {
 func (d *confirmDialog) Init() tea.Cmd { return d.input.Focus() }
 
 func (d *confirmDialog) SetSize(w, h int) {
+	// A resize moves the rows under the offset: kept, it showed at 40x12
+	// the conflict rows an ↑ at 40x10 had scrolled to, where the box and
+	// the prompt are what the operator acts on.
+	d.resized = d.resized || w != d.w || h != d.h
 	d.w, d.h = w, h
 	d.input.SetWidth(max(min(w, dialogMaxWidth)-10, 10))
 	d.relayout()
@@ -340,12 +347,12 @@ func (d *confirmDialog) relayout() {
 	d.head, d.body, d.tail, d.inputAt, d.keysAt = head, body, tail, inputAt, keysAt
 	d.input.Placeholder = placeholder
 	switch {
-	case folded != d.folded:
+	case folded != d.folded || d.resized && folded > 0:
 		d.offset = min(anchor, d.maxOffset())
 	case atEnd:
 		d.offset = d.maxOffset()
 	}
-	d.folded = folded
+	d.folded, d.resized = folded, false
 	d.clamp()
 }
 

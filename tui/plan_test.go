@@ -635,6 +635,21 @@ func TestConfirmDialogAt40x10ScrollsItsBoxAndPrompt(t *testing.T) {
 	}
 }
 
+// A resize opens the list at the box again: scrolled up at 40x10 and made
+// 40x12, the dialog kept the offset and opened on the conflict rows, the
+// box and the prompt below them out of view.
+func TestConfirmDialogResizedOpensAtTheBox(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureManyConflicts(), 40, 10)
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyPgUp})
+	for _, sz := range [][2]int{{40, 12}, {40, 10}, {40, 14}} {
+		a.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		if out := ansi.Strip(d.View()); !strings.Contains(out, "[ ] take over the 8 field(s)") {
+			t.Errorf("resized to %dx%d, the box is out of view:\n%s", sz[0], sz[1], out)
+		}
+		appKeys(a, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp})
+	}
+}
+
 // On a terminal too short for the dialog's fixed rows (a small split pane,
 // 40×8), the input being typed and the keys stay on the screen: the canvas
 // cut the dialog's bottom, and the operator typed the cluster name blind,
