@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +59,9 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 				dw, dh := a.dialogSize()
 				for _, d := range a.dialogs {
 					requireFits(t, what+" (the dialog alone)", d.View(), dw, dh)
+					if rd, ok := d.(*recoveryDialog); ok {
+						requireCounted(t, what, rd)
+					}
 				}
 			}
 
@@ -287,6 +291,25 @@ func requireFits(t *testing.T, what, out string, w, h int) {
 		if got := ansi.StringWidth(l); got > w {
 			t.Errorf("%s: row %d is %d cells wide, more than %d: %q", what, i, got, w, ansi.Strip(l))
 		}
+	}
+}
+
+// outOfView is the count of rows out of view, in any of its forms: "(3
+// above, 0 below)", "↑/↓ 3↑ 0↓", "3↑ 0↓".
+var outOfView = regexp.MustCompile(`\(\d+ above, \d+ below\)|\d+↑ \d+↓`)
+
+// requireCounted checks that a recovery dialog cut by its room says so: a
+// body taller than its rows (the menu, which counts its offers, aside)
+// counts the rows out of view. At 40x10 the count did not fit beside
+// "enter/esc close · q quit" and was left out: the run's end showed its
+// last two rows with no sign of the rest.
+func requireCounted(t *testing.T, what string, d *recoveryDialog) {
+	t.Helper()
+	screen := ansi.Strip(d.View())
+	// The full help takes the keys' line, and the body's count with it.
+	cut := d.stage != recMenu && d.maxOffset > 0 && !(d.help.ShowAll && !d.typing())
+	if cut && !outOfView.MatchString(screen) {
+		t.Errorf("%s: cut, and no count of the rows out of view:\n%s", what, screen)
 	}
 }
 

@@ -324,6 +324,10 @@ type recoveryDialog struct {
 	// scrolls. relayout computes maxOffset for the keys.
 	offset, maxOffset int
 	follow            bool
+	// countRow: the count of the body's rows out of view does not fit
+	// beside the keys on their last row (40 columns: "enter/esc close ·
+	// q quit", the run's short keys), and takes a row of its own.
+	countRow bool
 	// selFrom and selTo are the body lines of the offer the menu's cursor
 	// is on, and offerEnds the line after each offer's, set by bodyLines.
 	selFrom, selTo int
@@ -1074,15 +1078,30 @@ func (d *recoveryDialog) relayout() {
 	folded := false
 	wasTight := d.tight
 	for d.tight = 0; ; d.tight++ {
-		keys := len(d.helpRows())
+		help := d.helpRows()
+		rows := d.keyRows(d.innerWidth())
+		keys := len(help)
 		if keys == 0 {
-			keys = len(d.keyRows(d.innerWidth()))
+			keys = len(rows)
 		}
 		tail, promptAt, inputAt = d.tail()
 		d.visible = d.h - 2 - d.headRows() - len(tail) - d.gapRows() - keys
 		folded = d.visible < 1 && inputAt > 0
 		if folded {
 			d.visible += inputAt
+		}
+		// A body taller than its rows has its rows out of view counted
+		// (the menu counts its own): where even the bare count does not
+		// fit beside the keys, it takes a row of the body's. Dropped
+		// there, the run's end at 40x10 showed its last two rows, cut
+		// with no sign.
+		n := len(d.body)
+		if folded {
+			n += inputAt
+		}
+		d.countRow = help == nil && d.stage != recMenu && n > d.visible && !d.countFits(rows, n)
+		if d.countRow {
+			d.visible--
 		}
 		if d.visible >= 1 || d.tight == 2 {
 			break
@@ -1117,6 +1136,18 @@ func (d *recoveryDialog) relayout() {
 		d.offset = min(max(d.offset, first), last)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
+}
+
+// countFits says whether the shortest count of a body of n rows ("12↑ 0↓",
+// each count as wide as n) fits beside the keys on their last row, before
+// q quit, as View puts it.
+func (d *recoveryDialog) countFits(rows [][]string, n int) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	digits := len(fmt.Sprint(n))
+	count := strings.Repeat("9", digits) + "↑ " + strings.Repeat("9", digits) + "↓"
+	return width(strings.Join(append(slices.Clone(rows[len(rows)-1]), count), " · ")) <= d.innerWidth()
 }
 
 // offersOutOfView counts the menu's offers wholly above and wholly below
@@ -1167,6 +1198,11 @@ func (d *recoveryDialog) View() string {
 	at := len(rows[last])
 	if d.quits() {
 		at--
+	}
+	if d.countRow {
+		// The count's own row (relayout), under the keys.
+		rows = append(rows, nil)
+		last, at = last+1, 0
 	}
 	fits := func(row []string) bool { return width(strings.Join(row, " · ")) <= iw }
 	insert := func(piece string) bool {
