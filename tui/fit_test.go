@@ -218,6 +218,9 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 				}
 				check(t, "the recovery's end", a)
 				shows(t, "the recovery's end", "Recovery", "esc close")
+				press(t, d, help)
+				check(t, "the recovery's end's help", a)
+				press(t, d, help)
 				// The run under way, as its steps come (the run above was
 				// synchronous): drawn from the steps it recorded.
 				d.stage, d.follow = recRunning, true
@@ -299,15 +302,24 @@ func requireFits(t *testing.T, what, out string, w, h int) {
 var outOfView = regexp.MustCompile(`\(\d+ above, \d+ below\)|\d+↑ \d+↓`)
 
 // requireCounted checks that a recovery dialog cut by its room says so: a
-// body taller than its rows (the menu, which counts its offers, aside)
-// counts the rows out of view. At 40x10 the count did not fit beside
-// "enter/esc close · q quit" and was left out: the run's end showed its
-// last two rows with no sign of the rest.
+// body taller than its rows (the menu, which counts its offers, aside) and
+// a full help taller than its rows count the rows out of view. At 40x10 the
+// count did not fit beside "enter/esc close · q quit" and was left out: the
+// run's end showed its last two rows with no sign of the rest, and the
+// help "? help" and "esc close help" alone.
 func requireCounted(t *testing.T, what string, d *recoveryDialog) {
 	t.Helper()
 	screen := ansi.Strip(d.View())
 	// The full help takes the keys' line, and the body's count with it.
-	cut := d.stage != recMenu && d.maxOffset > 0 && !(d.help.ShowAll && !d.typing())
+	helpShown := d.help.ShowAll && !d.typing()
+	cut := d.stage != recMenu && d.maxOffset > 0 && !helpShown
+	if helpShown {
+		for _, r := range strings.Split(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth()), "\n") {
+			if r = strings.TrimSpace(ansi.Strip(r)); r != "" && !strings.Contains(screen, r) {
+				cut = true
+			}
+		}
+	}
 	if cut && !outOfView.MatchString(screen) {
 		t.Errorf("%s: cut, and no count of the rows out of view:\n%s", what, screen)
 	}

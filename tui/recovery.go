@@ -328,6 +328,9 @@ type recoveryDialog struct {
 	// beside the keys on their last row (40 columns: "enter/esc close ·
 	// q quit", the run's short keys), and takes a row of its own.
 	countRow bool
+	// helpOffset scrolls the full help where it is taller than the rows
+	// it has (40x10: one of its ten).
+	helpOffset int
 	// selFrom and selTo are the body lines of the offer the menu's cursor
 	// is on, and offerEnds the line after each offer's, set by bodyLines.
 	selFrom, selTo int
@@ -478,15 +481,58 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 }
 
 // helpRows is the full help as the dialog shows it in place of its keys'
-// line, wrapped to its width; nil while it is not shown. Its last rows go
-// where the dialog is too short for it (? and esc lead it): taller than the
-// screen, the App cut the dialog's top, the action it is about.
+// line, wrapped to its width; nil while it is not shown. Where the dialog
+// is too short for it (taller than the screen, the App cut the dialog's
+// top, the action it is about), it shows the rows it has room for, from
+// helpOffset (? and esc lead it), and its last row counts the rows out of
+// view, which ↑/↓ and pgup/pgdn reach: cut at 40x10 with no sign, it showed
+// "? help" and "esc close help" alone, and none of the stage's keys.
 func (d *recoveryDialog) helpRows() []string {
 	if !d.help.ShowAll || d.typing() {
 		return nil
 	}
-	rows := strings.Split(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth()), "\n")
-	return rows[:min(len(rows), max(d.h-2-d.headRows()-d.gapRows()-1, 1))]
+	rows := d.fullHelpRows()
+	room := d.helpRoom()
+	if len(rows) <= room {
+		return rows
+	}
+	n := room - 1
+	off := min(max(d.helpOffset, 0), len(rows)-n)
+	above, below := off, len(rows)-off-n
+	iw := d.innerWidth()
+	note := fmt.Sprintf("%d↑ %d↓", above, below)
+	for _, s := range []string{
+		fmt.Sprintf("↑/↓/%s/%s scroll the help (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below),
+		fmt.Sprintf("↑/↓ %d↑ %d↓ · esc close help", above, below),
+		fmt.Sprintf("↑/↓ %d↑ %d↓", above, below),
+	} {
+		if width(s) <= iw {
+			note = s
+			break
+		}
+	}
+	return append(slices.Clone(rows[off:off+n]), d.st.paint(rMuted, note))
+}
+
+// fullHelpRows is the full help wrapped to the dialog's width, whole.
+func (d *recoveryDialog) fullHelpRows() []string {
+	return strings.Split(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth()), "\n")
+}
+
+// helpRoom is the rows the full help has: what the title, the blank line
+// and a row of the body leave.
+func (d *recoveryDialog) helpRoom() int { return max(d.h-2-d.headRows()-d.gapRows()-1, 1) }
+
+// helpMaxOffset is how far the full help scrolls: 0 where it fits.
+func (d *recoveryDialog) helpMaxOffset() int {
+	if !d.help.ShowAll || d.typing() {
+		return 0
+	}
+	rows, room := len(d.fullHelpRows()), d.helpRoom()
+	if rows <= room {
+		return 0
+	}
+	return rows - (room - 1)
 }
 
 // stepKeys name a plan's steps as doneSteps does.
@@ -602,11 +648,30 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !d.typing() {
 		switch {
 		case key.Matches(msg, k.Help):
-			d.help.ShowAll = !d.help.ShowAll
+			d.help.ShowAll, d.helpOffset = !d.help.ShowAll, 0
 			return nil
 		case d.help.ShowAll && key.Matches(msg, k.CloseHelp):
 			d.help.ShowAll = false
 			return nil
+		}
+		// A full help cut by the dialog's foot scrolls, and its last
+		// row counts the rest; relayout keeps the offset in bounds.
+		if d.helpMaxOffset() > 0 {
+			page := max(d.h/2, 1)
+			switch {
+			case key.Matches(msg, k.Up):
+				d.helpOffset--
+				return nil
+			case key.Matches(msg, k.Down):
+				d.helpOffset++
+				return nil
+			case key.Matches(msg, k.PageUp):
+				d.helpOffset -= page
+				return nil
+			case key.Matches(msg, k.PageDown):
+				d.helpOffset += page
+				return nil
+			}
 		}
 	}
 	if d.stage != recMenu {
@@ -1116,6 +1181,7 @@ func (d *recoveryDialog) relayout() {
 	if d.follow {
 		d.offset = d.maxOffset
 	}
+	d.helpOffset = min(max(d.helpOffset, 0), d.helpMaxOffset())
 	// Folded now, or the frame gave up more (a resize to fewer rows): the
 	// offset the body had kept a row of the plan in view, not the
 	// prompt's first, which names what to type.

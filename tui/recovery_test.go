@@ -1861,3 +1861,23 @@ func TestRecoveryMenuCountsNoOffersWhereNoneIsOutOfView(t *testing.T) {
 		t.Errorf("the footer should say esc close, with no empty count:\n%s", v)
 	}
 }
+
+// The dialog's full help at 40x10 has room for one row of its ten, and
+// a row that counts the rest: ↑/↓ reach them, where it showed "?
+// help" and "esc close help" alone and no key reached the others.
+func TestRecoveryHelpAt40x10ScrollsToItsLastRow(t *testing.T) {
+	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
+	a := recoveryOverDashboard(40, 10, d)
+	press(t, d, enter)
+	press(t, d, tea.KeyPressMsg{Code: '?', Text: "?"})
+	rows := strings.Split(ansi.Strip(fullHelpFitting(d.help, d.FullHelp(), d.innerWidth())), "\n")
+	last := strings.TrimSpace(rows[len(rows)-1])
+	for range len(rows) {
+		press(t, d, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	screen := ansi.Strip(a.View().Content)
+	requireFits(t, "the help at 40x10", a.View().Content, 40, 10)
+	if d.Stage() != "plan" || !d.help.ShowAll || !strings.Contains(screen, last) || !outOfView.MatchString(screen) {
+		t.Errorf("the help at 40x10, ↓ %d times: its last row %q or the count is not in view:\n%s", len(rows), last, screen)
+	}
+}
