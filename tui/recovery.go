@@ -320,10 +320,15 @@ type recoveryDialog struct {
 	hint    string
 	keys    recoveryKeys
 	// offset scrolls the body when it is taller than the dialog; follow
-	// keeps the end in view (the steps as they run) until the operator
-	// scrolls. relayout computes maxOffset for the keys.
+	// keeps in view the step under way as the steps run, and the result's
+	// first line at the end, until the operator scrolls. relayout computes
+	// maxOffset for the keys.
 	offset, maxOffset int
 	follow            bool
+	// stepFrom and stepTo are the body lines of the step under way (or,
+	// between two, of the last one that began), resultAt the first line
+	// of the result at the run's end; set by runLines, -1 when none.
+	stepFrom, stepTo, resultAt int
 	// countRow: the count of the body's rows out of view does not fit
 	// beside the keys on their last row (40 columns: "enter/esc close ·
 	// q quit", the run's short keys), and takes a row of its own.
@@ -630,7 +635,9 @@ func (d *recoveryDialog) update(msg tea.Msg) (Screen, tea.Cmd) {
 		return d, waitRecStep(msg.ch)
 	case recDoneMsg:
 		if d.stage == recRunning {
-			d.done, d.err, d.stage = msg.rep, upgrade.ExplainAPIError(msg.err), recDone
+			// The result opens at its first line, where the operator
+			// had scrolled to during the run too.
+			d.done, d.err, d.stage, d.follow = msg.rep, upgrade.ExplainAPIError(msg.err), recDone, true
 			// Step messages still queued behind this one are superseded
 			// by the report, which holds every step's final result.
 			for _, r := range msg.rep.Steps {
@@ -685,15 +692,18 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 				return nil
 			}
 		case key.Matches(msg, k.Down):
+			// Scrolled either way, the view stays where the operator
+			// took it: followed, a run's step and its end's first line
+			// held it there.
 			if !typing || msg.String() == "down" {
-				d.offset = min(d.offset+1, d.maxOffset)
+				d.offset, d.follow = min(d.offset+1, d.maxOffset), false
 				return nil
 			}
 		case key.Matches(msg, k.PageUp):
 			d.offset, d.follow = d.offset-page, false
 			return nil
 		case key.Matches(msg, k.PageDown):
-			d.offset = min(d.offset+page, d.maxOffset)
+			d.offset, d.follow = min(d.offset+page, d.maxOffset), false
 			return nil
 		}
 	}
@@ -1057,7 +1067,7 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 	case recPlan, recDryRunning, recConfirm:
 		d.planLines(add, wrapAdd)
 	case recRunning, recDone:
-		d.runLines(add, wrapAdd)
+		d.runLines(add, wrapAdd, func() int { return len(body) })
 	case recFile:
 		d.fileLines(add, wrapAdd, cluster)
 	}
@@ -1179,7 +1189,7 @@ func (d *recoveryDialog) relayout() {
 	d.visible = max(d.visible, 1)
 	d.maxOffset = max(len(d.body)-d.visible, 0)
 	if d.follow {
-		d.offset = d.maxOffset
+		d.offset = d.followed()
 	}
 	d.helpOffset = min(max(d.helpOffset, 0), d.helpMaxOffset())
 	// Folded now, or the frame gave up more (a resize to fewer rows): the
@@ -1202,6 +1212,23 @@ func (d *recoveryDialog) relayout() {
 		d.offset = min(max(d.offset, first), last)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
+}
+
+// followed is the offset that keeps in view what a run has under way: the
+// step under way whole, at the view's foot beneath the steps done before
+// it, or its first rows where it is taller than the view; at the run's end
+// the result from its first line, as the other stages open at their
+// start. The body's end, followed before, was at 40x10 the last step's
+// title, not yet begun, and at the end the last rows of the closing
+// message, its first out of view.
+func (d *recoveryDialog) followed() int {
+	switch {
+	case d.stage == recDone && d.resultAt >= 0:
+		return min(d.resultAt, d.maxOffset)
+	case d.stage == recRunning && d.stepFrom >= 0:
+		return min(d.stepFrom, max(d.stepTo-d.visible, 0), d.maxOffset)
+	}
+	return d.maxOffset
 }
 
 // countFits says whether the shortest count of a body of n rows ("12↑ 0↓",
@@ -1415,8 +1442,12 @@ func (d *recoveryDialog) fileLines(add func(...seg), wrapAdd func(string, role, 
 
 // runLines shows the steps as they run and, at the end, the closing message
 // or the failure.
-func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, string)) {
+//
+// It notes where the step under way and the result begin (at is the body's
+// length so far), which the view follows.
+func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, string), at func() int) {
 	sym := d.st.th.Sym
+	d.stepFrom, d.stepTo, d.resultAt = -1, -1, -1
 	if d.plan != nil {
 		wrapAdd(d.plan.Title, rBold, "")
 		add()
@@ -1434,6 +1465,7 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 					mark, rl, detail = sym.Fail, rPhaseFailed, "failed"
 				}
 			}
+			from := at()
 			for _, l := range wrapTagged(fmt.Sprintf("%s %d. ", mark, i+1), s.Title, rl, "", rl, d.innerWidth()) {
 				add(l.segs...)
 			}
@@ -1453,10 +1485,14 @@ func (d *recoveryDialog) runLines(add func(...seg), wrapAdd func(string, role, s
 				}
 				wrapAdd(text, rMuted, "     ")
 			}
+			if ok {
+				d.stepFrom, d.stepTo = from, at()
+			}
 		}
 	}
 	if d.stage == recDone {
 		add()
+		d.resultAt = at()
 		if d.err != nil {
 			if d.stopping {
 				wrapAdd("Stopped by ctrl+c; the audit log records where.", rFailure, "")

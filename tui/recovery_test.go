@@ -1881,3 +1881,55 @@ func TestRecoveryHelpAt40x10ScrollsToItsLastRow(t *testing.T) {
 		t.Errorf("the help at 40x10, ↓ %d times: its last row %q or the count is not in view:\n%s", len(rows), last, screen)
 	}
 }
+
+// At 40x10, while a run goes on, the view follows the step under way: it
+// showed the body's end, the wrapped title of the last step, not yet
+// begun, and none of the step that was; at the end it opens at the
+// result's first line, where it showed the closing message's last two
+// rows, its first out of view. Scrolled down from there, it stays where
+// the operator took it.
+func TestRecoveryRunAt40x10FollowsTheStepUnderWayAndOpensTheResultAtItsStart(t *testing.T) {
+	p := planFixture()
+	for i := range 5 {
+		p.Steps = append(p.Steps, recovery.Step{Name: fmt.Sprintf("wait-%d", i), Title: fmt.Sprintf("Wait for the etcd member number %d to be ready again", i), Object: "Machine eksa-system/e-a"})
+	}
+	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
+	a := recoveryOverDashboard(40, 10, d)
+	press(t, d, enter, enter)
+	press(t, d, typeText(p.Confirm)...)
+	// The run's command is not run: its steps come as the messages below.
+	d.Update(enter)
+	if d.stage != recRunning {
+		t.Fatalf("stage %v, want running", d.Stage())
+	}
+	for i := range 3 {
+		r := recovery.StepResult{Index: i, Step: p.Steps[i].Name, Title: p.Steps[i].Title, Status: recovery.StepRunning}
+		d.Update(recStepMsg{r: r})
+		if i < 2 {
+			r.Status, r.Detail = recovery.StepDone, "ok"
+			d.Update(recStepMsg{r: r})
+		}
+	}
+	screen := ansi.Strip(a.View().Content)
+	requireFits(t, "the run at 40x10", a.View().Content, 40, 10)
+	if !strings.Contains(screen, "3. Wait for the etcd") || !outOfView.MatchString(screen) {
+		t.Errorf("the run at 40x10: the step under way (3.) or the count of the rows out of view is not in view:\n%s", screen)
+	}
+
+	d = testDialog(RecoveryOptions{}, &fakeRecovery{p: planFixture()})
+	a = recoveryOverDashboard(40, 10, d)
+	press(t, d, enter, enter)
+	press(t, d, typeText("mgmt-etcd")...)
+	press(t, d, enter)
+	if d.stage != recDone {
+		t.Fatalf("stage %v, want done", d.Stage())
+	}
+	screen = ansi.Strip(a.View().Content)
+	if !strings.Contains(screen, "etcd ready on the old version") || !outOfView.MatchString(screen) {
+		t.Errorf("the run's end at 40x10: the result's first line or the count is not in view:\n%s", screen)
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyDown})
+	if screen = ansi.Strip(a.View().Content); !strings.Contains(screen, "resume with: upgrade-console") {
+		t.Errorf("the run's end at 40x10, ↓: the result's next line is not in view:\n%s", screen)
+	}
+}
