@@ -252,26 +252,26 @@ func (s ContainerState) String() string {
 	return b.String()
 }
 
-// upgraderSuffix ends the names EKS-A gives a machine's NodeUpgrade
+// UpgraderSuffix ends the names EKS-A gives a machine's NodeUpgrade
 // (<machine>-node-upgrader) and the upgrader Pod on its node
 // (<node>-node-upgrader).
-const upgraderSuffix = "-node-upgrader"
+const UpgraderSuffix = "-node-upgrader"
 
 // RetryOnOwnAPIServer is the command that retries a failed in-place step of
 // a node of a workload cluster: EKS-A runs its upgrader pod on the cluster's
 // own API server, with its Node, where the console does not reach, so node
 // retry (which deletes that pod) can only name what to run there.
 func RetryOnOwnAPIServer(cluster, node string) string {
-	return "`kubectl --kubeconfig <" + cluster + "'s kubeconfig> -n " + SystemNamespace + " delete pod " + node + upgraderSuffix + "`"
+	return "`kubectl --kubeconfig <" + cluster + "'s kubeconfig> -n " + SystemNamespace + " delete pod " + node + UpgraderSuffix + "`"
 }
 
 // NodeUpgradeName is the name of the NodeUpgrade EKS-A creates for a
 // machine it upgrades in place.
-func NodeUpgradeName(machine string) string { return machine + upgraderSuffix }
+func NodeUpgradeName(machine string) string { return machine + UpgraderSuffix }
 
 // UpgraderPodName is the name of the upgrader pod EKS-A runs on a node it
 // upgrades in place, in SystemNamespace.
-func UpgraderPodName(node string) string { return node + upgraderSuffix }
+func UpgraderPodName(node string) string { return node + UpgraderSuffix }
 
 // UpgraderPodOf is the upgrader pod running on a node, nil when there is
 // none in the snapshot.
@@ -280,7 +280,7 @@ func (s *ClusterState) UpgraderPodOf(node string) *UpgraderPod {
 		return nil
 	}
 	for i := range s.UpgraderPods {
-		if p := &s.UpgraderPods[i]; p.NodeName == node || (p.NodeName == "" && p.Name == node+upgraderSuffix) {
+		if p := &s.UpgraderPods[i]; p.NodeName == node || (p.NodeName == "" && p.Name == node+UpgraderSuffix) {
 			return p
 		}
 	}

@@ -274,7 +274,7 @@ func eventOfCluster(e *model.Event, cluster string, mds []model.MachineDeploymen
 		// The upgrader pod is named as its NodeUpgrade: a control-plane
 		// node's pod's BackOff events fell through to the worker groups'
 		// rule below and were dropped.
-		if m, ok := strings.CutSuffix(rest, "-node-upgrader"); ok {
+		if m, ok := strings.CutSuffix(rest, model.UpgraderSuffix); ok {
 			return machine(m)
 		}
 		return machine(rest)

@@ -574,7 +574,7 @@ var eventKinds = map[string]bool{
 // pod (<node>-node-upgrader): its BackOff events say why a step fails again.
 // The other pods of the namespace (the controllers') are not the upgrade's.
 func upgraderPodEvent(io corev1.ObjectReference) bool {
-	return io.Kind == "Pod" && strings.HasSuffix(io.Name, "-node-upgrader")
+	return io.Kind == "Pod" && strings.HasSuffix(io.Name, model.UpgraderSuffix)
 }
 
 // translateEvent keeps an event about one of the watched kinds whose object

@@ -203,7 +203,7 @@ func (s *Simulator) reconcileUpgradeRequest(ctx context.Context, k string, p inP
 		}
 		// One node at a time: the next NodeUpgrade only once the previous
 		// one reports completed (not merely once its machine changed).
-		nuName := mname + "-node-upgrader"
+		nuName := model.NodeUpgradeName(mname)
 		nu := s.get(kinds.NodeUpgrade, ns, nuName)
 		if nu != nil && !flag(nu, "status", "completed") {
 			break
@@ -323,7 +323,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 	steps := model.NodeUpgradeSteps
 	want := str(nu, "spec", "kubernetesVersion")
 
-	podName := node + "-node-upgrader"
+	podName := model.UpgraderPodName(node)
 	obj, exists, _ := s.podFactory.Core().V1().Pods().Informer().GetStore().GetByKey(key(ns, podName))
 	if exists && obj.(*corev1.Pod).DeletionTimestamp != nil {
 		// A bound pod is deleted gracefully: its kubelet confirms. The
@@ -595,7 +595,7 @@ func (s *Simulator) deleteNodeUpgrades(ctx context.Context, owner string, req *u
 		if m != nil && str(m, "status", "nodeRef", "name") != "" {
 			node = str(m, "status", "nodeRef", "name")
 		}
-		err := s.kube.CoreV1().Pods(nu.GetNamespace()).Delete(ctx, node+"-node-upgrader", metav1.DeleteOptions{})
+		err := s.kube.CoreV1().Pods(nu.GetNamespace()).Delete(ctx, model.UpgraderPodName(node), metav1.DeleteOptions{})
 		if err != nil && !isNotFound(err) {
 			return err
 		}

@@ -175,7 +175,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 			return nil, err
 		}
 		f.readGroup(env, cluster, m)
-		f.Events = recentEvents(ctx, env, node+"-node-upgrader")
+		f.Events = recentEvents(ctx, env, model.UpgraderPodName(node))
 		// EKS-A upgrades one node at a time: a failed step on another
 		// node holds this one's turn, and the refusal said only to
 		// wait for it.
@@ -200,14 +200,14 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 			// NodeUpgrade keeps the old condition until the new pod's
 			// steps report, and naming it sent the operator to retry
 			// it again.
-			if pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, held+"-node-upgrader", metav1.GetOptions{}); err == nil && !failedInPod(pod, StepContainers[c.Type], c.LastTransitionTime) {
+			if pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, model.UpgraderPodName(held), metav1.GetOptions{}); err == nil && !failedInPod(pod, StepContainers[c.Type], c.LastTransitionTime) {
 				continue
 			}
 			f.HeldBy = append(f.HeldBy, HeldBy{Node: held, Step: c.Type})
 		}
 		return f, nil
 	}
-	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), NodeUpgradeUID: string(nu.GetUID()), Pod: sys + "/" + node + "-node-upgrader"}
+	f := &NodeFailure{Node: node, Machine: machineName, NodeUpgrade: sys + "/" + nu.GetName(), NodeUpgradeUID: string(nu.GetUID()), Pod: sys + "/" + model.UpgraderPodName(node)}
 	if n != nil {
 		f.KubeletVersion = n.Status.NodeInfo.KubeletVersion
 	}
@@ -226,7 +226,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		f.Step, f.Container, f.Reason, f.FailedAt = c.Type, StepContainers[c.Type], c.Reason, c.LastTransitionTime
 	}
 
-	pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, node+"-node-upgrader", metav1.GetOptions{})
+	pod, err := env.Client.Kube.CoreV1().Pods(sys).Get(ctx, model.UpgraderPodName(node), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		pod = nil
@@ -257,7 +257,7 @@ func InspectNode(ctx context.Context, env *Env, node string, tail int) (*NodeFai
 		f.Rerunning = !failedInPod(pod, f.Container, f.FailedAt)
 		f.Log, f.LogSource, f.LogError = containerLog(ctx, env, pod, f.Container, tail)
 	}
-	f.Events = recentEvents(ctx, env, nu.GetName(), node+"-node-upgrader")
+	f.Events = recentEvents(ctx, env, nu.GetName(), model.UpgraderPodName(node))
 	return f, nil
 }
 
@@ -670,7 +670,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 	pre = append(pre, podPre)
 
 	pods := env.Client.Kube.CoreV1().Pods(env.systemNS())
-	podName := node + "-node-upgrader"
+	podName := model.UpgraderPodName(node)
 	failedUID := f.PodUID
 	podRef := "Pod " + f.Pod
 	p := &Plan{
