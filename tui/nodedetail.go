@@ -1023,7 +1023,7 @@ func (v *nodeDetail) footer(iw int) string {
 		for _, s := range []string{
 			fmt.Sprintf("↑/↓ pgup/pgdn g/G scroll (%d above, %d below)", above, below),
 			fmt.Sprintf("↑/↓ scroll (%d above, %d below)", above, below),
-			fmt.Sprintf("↑/↓ %d↑ %d↓", above, below),
+			"↑/↓ " + countsText(above, below),
 		} {
 			if width(s+" · "+end) <= iw {
 				footer = s + " · " + end

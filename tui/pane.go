@@ -448,6 +448,13 @@ func writeTitle(b *strings.Builder, st *styles, id paneID, title []seg, w int, f
 	}
 }
 
+// countsText is the bare counts of the rows above and below a view, the
+// short form the dialogs put beside their keys where scrollHint's does not
+// fit.
+func countsText(above, below int) string {
+	return strconv.Itoa(above) + "↑ " + strconv.Itoa(below) + "↓"
+}
+
 // scrollHint says how many lines are out of view above and below: an arrow
 // only for a direction that has more, so the end of a list never claims
 // there is more to come.

@@ -380,10 +380,6 @@ func (d *confirmDialog) countedTail(wrapAdd func(*[]line, string, role), tail []
 	return counted, keysAt
 }
 
-// countsText is the bare counts of the rows above and below the view, as
-// the recovery dialog says them beside its keys.
-func countsText(above, below int) string { return fmt.Sprintf("%d↑ %d↓", above, below) }
-
 // prompts are the rows of each sentence of tail (the lines above the input
 // laid out without gaps), in order: the take-over box, where there is one,
 // and the prompt.

@@ -505,11 +505,11 @@ func (d *recoveryDialog) helpRows() []string {
 	off := min(max(d.helpOffset, 0), len(rows)-n)
 	above, below := off, len(rows)-off-n
 	iw := d.innerWidth()
-	note := fmt.Sprintf("%d↑ %d↓", above, below)
+	note := countsText(above, below)
 	for _, s := range []string{
 		fmt.Sprintf("↑/↓/%s/%s scroll the help (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below),
-		fmt.Sprintf("↑/↓ %d↑ %d↓ · esc close help", above, below),
-		fmt.Sprintf("↑/↓ %d↑ %d↓", above, below),
+		"↑/↓ " + countsText(above, below) + " · esc close help",
+		"↑/↓ " + countsText(above, below),
 	} {
 		if width(s) <= iw {
 			note = s
@@ -1315,7 +1315,7 @@ func (d *recoveryDialog) View() string {
 	// had two digits (D10).
 	scrolled := func(above, below int) {
 		_ = insert(fmt.Sprintf("↑/↓/%s/%s (%d above, %d below)", d.keys.PageUp.Help().Key, d.keys.PageDown.Help().Key, above, below)) ||
-			insert(fmt.Sprintf("↑/↓ %d↑ %d↓", above, below)) || insert(fmt.Sprintf("%d↑ %d↓", above, below))
+			insert("↑/↓ "+countsText(above, below)) || insert(countsText(above, below))
 	}
 	// The stage's last key, beside which the menu counts its offers: the
 	// rows of a cut offer go after it.

@@ -173,12 +173,12 @@ func (s *LockStatus) watched() bool { return !s.Lock.Seen.IsZero() }
 // Watched gives a status read from the cluster the watchers' view of the
 // same renewal (model.Lock's Seen, Arrived and ServerAtSeen), where w, the
 // snapshot's lock, is the Lease as this read found it: the same holder and
-// the same renewal. A Lease with no write time (its managedFields cleared) has none for the
-// API server's clock to judge, and its renewTime is its holder's clock: the
-// dashboard's R re-read it and judged it by that alone, offering to clear
-// the live lock of a holder whose clock ran behind, which the header
-// showed renewed seconds ago. A renewal since, or another holder, is left
-// to the read's own judgement.
+// the same renewal. A Lease with no write time (its managedFields cleared)
+// has none for the API server's clock to judge, and its renewTime is its
+// holder's clock: the dashboard's R re-read it and judged it by that alone,
+// offering to clear the live lock of a holder whose clock ran behind, which
+// the header showed renewed seconds ago. A renewal since, or another
+// holder, is left to the read's own judgement.
 func (s *LockStatus) Watched(w *model.Lock) {
 	if s == nil || w == nil || w.Seen.IsZero() || !s.Held() || w.HolderIdentity != s.HolderIdentity || !w.LastRenewed().Equal(s.LastRenewed()) {
 		return
