@@ -270,6 +270,31 @@ const (
 	crashRerun                     // running again after the failure
 )
 
+// containerRun is one run of a container: its StartedAt and, once it has
+// ended, its FinishedAt.
+type containerRun struct{ started, finished time.Time }
+
+// start begins a run of step's container at now, keeping the run before it:
+// the kubelet shows a rerun's previous run as its LastTerminationState.
+func (p *nuProgress) start(step int, now time.Time) {
+	if p.runs == nil {
+		p.runs = map[int]containerRun{}
+	}
+	p.lastRun = p.runs[step]
+	p.runs[step] = containerRun{started: now}
+}
+
+// finish ends step's container's current run at now, once: later syncs
+// show this time, as a kubelet's do.
+func (p *nuProgress) finish(step int, now time.Time) {
+	if p.runs == nil {
+		p.runs = map[int]containerRun{}
+	}
+	r := p.runs[step]
+	r.finished = now
+	p.runs[step] = r
+}
+
 // nuProgress is where one NodeUpgrade's upgrader pod stands.
 type nuProgress struct {
 	done    int  // steps finished (conditions True)
@@ -280,9 +305,13 @@ type nuProgress struct {
 	// runs again (and fails again); restarts counts the reruns.
 	crash    crashPhase
 	restarts int32
-	// exited is when the failed container's last run ended: its
-	// FinishedAt, which the kubelet counts the back-off from.
-	exited time.Time
+	// runs are the steps' containers' runs, by step (1..6), the failed
+	// one's latest; lastRun is the failed container's run before it, its
+	// LastTerminationState. A kubelet records a container's start once and
+	// its end once, so every later status shows the same times; the failed
+	// run's end is also what the kubelet counts the back-off from.
+	runs    map[int]containerRun
+	lastRun containerRun
 	// podMissing: the pod was deleted (a retry) and is not made again
 	// yet: EKS-A marks every step False, "Upgrader pod does not exist",
 	// and creates the pod at its next reconcile (within 10 s).
@@ -370,6 +399,7 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		case p.crash == crashExited && p.restarts == 0:
 			// The kubelet restarts a container at once the first time.
 			p.crash, p.restarts = crashRerun, 1
+			p.start(p.done, s.clock.Now())
 		case p.crash == crashExited:
 			p.crash = crashBackOff
 			// The kubelet records BackOff each time it syncs the pod in a
@@ -380,8 +410,10 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 			s.emitContainer(pod, container, true, "BackOff", "Back-off restarting failed container %s in pod %s", container, kubeletPodName(pod))
 		case p.crash == crashBackOff:
 			p.crash, p.restarts = crashRerun, p.restarts+1
+			p.start(p.done, s.clock.Now())
 		default:
-			p.crash, p.exited = crashExited, s.clock.Now()
+			p.crash = crashExited
+			p.finish(p.done, s.clock.Now())
 		}
 		return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 	}
@@ -392,16 +424,26 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 		step := steps[p.done]
 		if !p.running {
 			p.running = true
+			p.start(p.done, s.clock.Now())
 			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 		}
-		if left, ok := s.pace.wait(fmt.Sprintf("%s/%s/%d", k, step, p.attempt), s.t.Step); !ok {
+		fails := step == "KubeadmUpgraded" && failing && !p.failedOnce
+		run := s.t.Step
+		if fails {
+			// kubeadm fails once its health check has waited out its
+			// timeout, which the container's message names.
+			run = max(run, s.t.healthCheck())
+		}
+		if left, ok := s.pace.wait(fmt.Sprintf("%s/%s/%d", k, step, p.attempt), run); !ok {
 			return left, nil
 		}
-		if step == "KubeadmUpgraded" && failing && !p.failedOnce {
-			p.failed, p.failedOnce, p.running, p.exited = true, true, false, s.clock.Now()
+		if fails {
+			p.failed, p.failedOnce, p.running = true, true, false
+			p.finish(p.done, s.clock.Now())
 			s.emit(compNodeUpg, nu, true, "UpgradeStepFailed", "Step %s failed on node %s: container kubeadm-upgrader exited with code 1; delete pod %s/%s to retry", step, node, ns, podName)
 			return s.t.Step, s.writeNU(ctx, owner, nu, p, false)
 		}
+		p.finish(p.done, s.clock.Now())
 		p.done++
 		p.running = false
 		if p.done < len(steps) {
@@ -418,16 +460,26 @@ func (s *Simulator) reconcileNodeUpgrade(ctx context.Context, k string) (time.Du
 	return 0, s.writeNU(ctx, owner, nu, p, true)
 }
 
-// crashWait is how long the failed container stays as it is: a run and
-// the exit after it (until the kubelet's next look) last a step; the
-// back-off lasts until crashBackOff has passed since the run ended, as the
-// kubelet counts it from the container's FinishedAt.
+// crashWait is how long the failed container stays as it is: the exit
+// (until the kubelet's next look) lasts a step; a rerun fails as the first
+// run did, once kubeadm's health check has timed out; the back-off lasts
+// until crashBackOff has passed since the run ended, as the kubelet counts
+// it from the container's FinishedAt.
 func (s *Simulator) crashWait(k string, p *nuProgress) (time.Duration, bool) {
-	if p.crash == crashBackOff {
-		left := p.exited.Add(s.t.crashBackOff(p.restarts)).Sub(s.clock.Now())
+	switch p.crash {
+	case crashBackOff:
+		left := p.runs[p.done].finished.Add(s.t.crashBackOff(p.restarts)).Sub(s.clock.Now())
 		return left, left <= 0
+	case crashRerun:
+		return s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), max(s.t.Step, s.t.healthCheck()))
 	}
 	return s.pace.wait(fmt.Sprintf("%s/crash/%d/%d/%d", k, p.attempt, p.restarts, p.crash), s.t.Step)
+}
+
+// healthCheck is kubeadm's health check timeout at the simulation's speed,
+// to the millisecond, as the failed container's message names it.
+func (t Timings) healthCheck() time.Duration {
+	return t.HealthCheck.Round(time.Millisecond)
 }
 
 // crashBackOff is the kubelet's back-off after the failure of a container
@@ -640,21 +692,22 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 		return err
 	}
 	now := metav1.NewTime(s.clock.Now())
-	exited := metav1.NewTime(p.exited)
 	// Step i (1..6) runs in container i-1 of init+main.
 	state := func(step int) corev1.ContainerState {
+		r := p.runs[step]
 		switch {
 		case step < p.done || completed:
-			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}}
+			return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed",
+				StartedAt: metav1.NewTime(r.started), FinishedAt: metav1.NewTime(r.finished)}}
 		case step == p.done && p.failed && p.crash == crashBackOff:
 			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", s.t.crashBackOff(p.restarts), containerAt(pod, step), kubeletPodName(pod))}}
 		case step == p.done && p.failed && p.crash == crashRerun:
-			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(r.started)}}
 		case step == p.done && p.failed:
-			return failedExit(exited)
+			return s.failedExit(r)
 		case step == p.done && p.running:
-			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(r.started)}}
 		default:
 			return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		}
@@ -665,8 +718,13 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 			Ready: st.Running != nil, Started: ptr.To(st.Running != nil)}
 		if step == p.done && p.failed {
 			cs.RestartCount = p.restarts
-			if p.crash != crashExited || p.restarts > 0 {
-				cs.LastTerminationState = failedExit(exited)
+			// The run before the one the state shows: through a back-off
+			// the state shows none, so it is the run that just failed.
+			switch {
+			case p.crash == crashBackOff:
+				cs.LastTerminationState = s.failedExit(p.runs[step])
+			case p.restarts > 0:
+				cs.LastTerminationState = s.failedExit(p.lastRun)
 			}
 		}
 		return cs
@@ -700,12 +758,19 @@ func (s *Simulator) syncUpgraderPod(ctx context.Context, ns, name string, p *nuP
 	return s.writeFailedContainerLog(ctx, pod, p)
 }
 
-// failedExit is how the kubeadm step's container ends when it fails: what
-// kubeadm's upgrade health check prints last (writeFailedContainerLog has
-// the whole log).
-func failedExit(at metav1.Time) corev1.ContainerState {
-	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: at,
-		Message: `[upgrade/health] FATAL: [preflight] Some fatal errors occurred: [ERROR CreateJob]: Job "upgrade-health-check" in the namespace "kube-system" did not complete in 15s`}}
+// failedExit is how the kubeadm step's container ends run r when it fails:
+// what kubeadm's upgrade health check prints last (writeFailedContainerLog
+// has the whole log).
+func (s *Simulator) failedExit(r containerRun) corev1.ContainerState {
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+		StartedAt: metav1.NewTime(r.started), FinishedAt: metav1.NewTime(r.finished),
+		Message: "[upgrade/health] FATAL: [preflight] Some fatal errors occurred: [ERROR CreateJob]: " + s.healthCheckError()}}
+}
+
+// healthCheckError is kubeadm's error when its health check's Job did not
+// complete in time, naming the time it waited.
+func (s *Simulator) healthCheckError() string {
+	return fmt.Sprintf(`Job "upgrade-health-check" in the namespace "kube-system" did not complete in %s`, s.t.healthCheck())
 }
 
 // containerAt names the container that runs step (1..6: the init
@@ -727,22 +792,29 @@ func (s *Simulator) writeFailedContainerLog(ctx context.Context, pod *corev1.Pod
 	if p.done < 1 || p.done > len(containers) {
 		return nil
 	}
+	if p.crash == crashRerun {
+		// The rerun has not failed yet: the log on the pod stays the
+		// failed run's, whose end it is stamped with.
+		return nil
+	}
 	c := containers[p.done-1]
-	ts := s.clock.Now().UTC()
-	stamp := func(d time.Duration) string { return ts.Add(d).Format("0102 15:04:05.000000") }
+	r := p.runs[p.done]
+	stamp := func(t time.Time) string { return t.UTC().Format("0102 15:04:05.000000") }
 	// The pod's attempt (a retry makes a new pod) and the container's run
 	// in it: "attempt 1" beside "restarts 7" read as a log of another run.
 	// The Job is named as kubeadm names it, and as the container's
-	// termination message (crashedState) says.
+	// termination message (failedExit) says; the run's first and last
+	// lines are stamped with its start and end, as far apart as the
+	// health check's wait it names.
 	log := fmt.Sprintf(`I%s upgrader: upgrading node %s in place (pod attempt %d, run %d)
 [upgrade/config] Reading configuration from the "kubeadm-config" ConfigMap in namespace "kube-system"...
 [preflight] Running pre-flight checks.
 [upgrade] Running cluster health checks
 [upgrade/health] FATAL: [preflight] Some fatal errors occurred:
-	[ERROR CreateJob]: Job "upgrade-health-check" in the namespace "kube-system" did not complete in 15s: no condition of type Complete
+	[ERROR CreateJob]: %s: no condition of type Complete
 To see the stack trace of this error execute with --v=5 or higher
 E%s upgrader: %s failed: exit status 1`,
-		stamp(-2*time.Second), pod.Spec.NodeName, p.attempt+1, p.restarts+1, stamp(0), c.Name)
+		stamp(r.started), pod.Spec.NodeName, p.attempt+1, p.restarts+1, s.healthCheckError(), stamp(r.finished), c.Name)
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		model.AnnotationSimulatedLogPrefix + c.Name: log,
 	}}})

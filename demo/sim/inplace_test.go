@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -457,5 +458,185 @@ func TestInPlaceFailedStepBacksOffAsTheKubelet(t *testing.T) {
 	}
 	if ev.Count > restarts {
 		t.Errorf("BackOff counted %d times after %d restarts: more than one per back-off", ev.Count, restarts)
+	}
+}
+
+// seenPod is one status of an upgrader pod as a watcher saw it, with when
+// it arrived.
+type seenPod struct {
+	at  time.Time
+	pod *corev1.Pod
+}
+
+// watchPods keeps every status of every upgrader pod, in the order the API
+// server's watch delivers them.
+func (w *world) watchPods() func() []seenPod {
+	var mu sync.Mutex
+	var seen []seenPod
+	f := informers.NewSharedInformerFactoryWithOptions(w.kube, 0, informers.WithNamespace(w.sc.SystemNamespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "eks-d-upgrader=true" }))
+	put := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			mu.Lock()
+			seen = append(seen, seenPod{at: time.Now(), pod: p.DeepCopy()})
+			mu.Unlock()
+		}
+	}
+	_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: put, UpdateFunc: func(_, o any) { put(o) }})
+	f.Start(w.ctx.Done())
+	f.WaitForCacheSync(w.ctx.Done())
+	return func() []seenPod {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seenPod{}, seen...)
+	}
+}
+
+// healthCheckWait is the wait kubeadm's health check error names.
+var healthCheckWait = regexp.MustCompile(`did not complete in ([0-9.]+[a-zµ]+)`)
+
+// A kubelet records when each container starts and when it ends, once:
+// every later status shows the same times, and a terminated state carries
+// both. The simulated kubelet wrote every completed container's finishedAt
+// as the time of each write (it moved on at every sync) and no startedAt,
+// and kubeadm's failed run, said not to have completed its health check in
+// 15s, lasted a step (about 2 s at --speed 1).
+func TestInPlaceUpgraderPodTimesAreTheKubelets(t *testing.T) {
+	w := startWorld(t, scenario.InPlaceNodeStepFails, "iptimes")
+	w.waitFor("the seeded cluster to be complete", func() bool { return complete(w.cluster()) })
+	seenOf := w.watchPods()
+	w.applyTarget()
+
+	// To the fifth run: the first failure, the kubelet's rerun at once,
+	// then three back-offs (1.75 s at the test's speed), so the completed
+	// containers are written again across a second boundary of the times
+	// the API keeps.
+	var seen []seenPod
+	var failing string
+	w.waitFor("kubeadm-upgrader's fifth run", func() bool {
+		seen = seenOf()
+		for _, s := range seen {
+			for _, cs := range s.pod.Status.InitContainerStatuses {
+				if cs.Name == "kubeadm-upgrader" && cs.State.Running != nil && cs.RestartCount >= 4 {
+					failing = s.pod.Name
+					return true
+				}
+			}
+		}
+		return false
+	})
+
+	type ref struct{ uid, container string }
+	type times struct{ started, finished metav1.Time }
+	completed := map[ref]times{}
+	running := map[ref]metav1.Time{}
+	told := map[string]bool{}
+	terminated := func(what string, s seenPod, name string, term *corev1.ContainerStateTerminated) {
+		once := fmt.Sprintf("%s %s %s %d", s.pod.UID, name, what, term.ExitCode)
+		if (term.StartedAt.IsZero() || term.FinishedAt.IsZero() || term.FinishedAt.Before(&term.StartedAt)) && !told[once] {
+			told[once] = true
+			t.Errorf("pod %s %s %s terminated (exit %d) started %v, finished %v", s.pod.Name, name, what, term.ExitCode, term.StartedAt, term.FinishedAt)
+		}
+	}
+	for _, s := range seen {
+		for _, cs := range append(append([]corev1.ContainerStatus{}, s.pod.Status.InitContainerStatuses...), s.pod.Status.ContainerStatuses...) {
+			r := ref{string(s.pod.UID), cs.Name}
+			if term := cs.State.Terminated; term != nil {
+				terminated("state", s, cs.Name, term)
+				if term.ExitCode == 0 {
+					now := times{term.StartedAt, term.FinishedAt}
+					if was, ok := completed[r]; ok && was != now && !told[r.uid+r.container] {
+						told[r.uid+r.container] = true
+						t.Errorf("pod %s %s completed at %v-%v, later at %v-%v", s.pod.Name, cs.Name, was.started, was.finished, now.started, now.finished)
+					} else if !ok {
+						completed[r] = now
+					}
+				}
+			}
+			if last := cs.LastTerminationState.Terminated; last != nil {
+				terminated("last state", s, cs.Name, last)
+				// Two runs of one container: the last ended before the
+				// one the state shows started.
+				if term := cs.State.Terminated; term != nil && last.FinishedAt.After(term.StartedAt.Time) {
+					t.Errorf("pod %s %s: last run ended %v, after the current one started %v", s.pod.Name, cs.Name, last.FinishedAt, term.StartedAt)
+				}
+			}
+			if run := cs.State.Running; run != nil {
+				r.container += fmt.Sprintf("#%d", cs.RestartCount)
+				if was, ok := running[r]; ok && !was.Equal(&run.StartedAt) {
+					t.Errorf("pod %s %s run %d started at %v, later at %v", s.pod.Name, cs.Name, cs.RestartCount+1, was, run.StartedAt)
+				} else if !ok {
+					running[r] = run.StartedAt
+				}
+			}
+		}
+	}
+
+	// Each failed run lasted at least the wait its message names. The API
+	// keeps the times to the second, shorter than a run at the test's
+	// speed: the run is timed by when its start and its failure arrived.
+	var runStart time.Time
+	var lastRestarts int32 = -1
+	failures := 0
+	for _, s := range seen {
+		if s.pod.Name != failing {
+			continue
+		}
+		for _, cs := range s.pod.Status.InitContainerStatuses {
+			if cs.Name != "kubeadm-upgrader" {
+				continue
+			}
+			switch st := cs.State; {
+			case st.Running != nil && cs.RestartCount != lastRestarts:
+				runStart, lastRestarts = s.at, cs.RestartCount
+			case st.Terminated != nil && st.Terminated.ExitCode != 0 && !runStart.IsZero():
+				m := healthCheckWait.FindStringSubmatch(st.Terminated.Message)
+				if m == nil {
+					t.Fatalf("failed run's message %q names no wait", st.Terminated.Message)
+				}
+				named, err := time.ParseDuration(m[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took := s.at.Sub(runStart); took < named*3/4 {
+					t.Errorf("run %d failed %s after it started, its message: %q", cs.RestartCount+1, took.Round(time.Millisecond), st.Terminated.Message)
+				}
+				failures++
+				runStart = time.Time{}
+			}
+		}
+	}
+	if failures < 4 {
+		t.Errorf("%d failed runs seen start and end, want 4", failures)
+	}
+
+	// The log left on the pod names the same wait, between its first and
+	// last lines' stamps.
+	pod, err := w.kube.CoreV1().Pods(w.sc.SystemNamespace).Get(w.ctx, failing, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := strings.Split(pod.Annotations[model.AnnotationSimulatedLogPrefix+"kubeadm-upgrader"], "\n")
+	stamp := func(line string) time.Time {
+		const layout = "0102 15:04:05.000000"
+		if len(line) < 1+len(layout) {
+			t.Fatalf("log line %q has no stamp", line)
+		}
+		at, err := time.Parse(layout, line[1:1+len(layout)])
+		if err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		return at
+	}
+	m := healthCheckWait.FindStringSubmatch(strings.Join(log, "\n"))
+	if m == nil {
+		t.Fatalf("the failed run's log names no wait:\n%s", strings.Join(log, "\n"))
+	}
+	named, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := stamp(log[len(log)-1]).Sub(stamp(log[0])); took < named {
+		t.Errorf("the failed run's log spans %s and names a wait of %s:\n%s", took, named, strings.Join(log, "\n"))
 	}
 }

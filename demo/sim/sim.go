@@ -114,6 +114,12 @@ type Timings struct {
 	// within a step at --speed 10, the CrashLoopBackOff it names gone
 	// before the console could show it.
 	CrashBackOff, CrashBackOffMax time.Duration
+	// HealthCheck is how long kubeadm's upgrade health check waits for its
+	// Job before it fails: a failing kubeadm step's run lasts at least
+	// this, and its message names it. The default is kubeadm's own, not
+	// compressed, as the back-off is not: the run's startedAt and
+	// finishedAt must bear out the "did not complete in" of its message.
+	HealthCheck time.Duration
 }
 
 // DefaultTimings are the demo's pace at speed 1.
@@ -130,6 +136,7 @@ func DefaultTimings() Timings {
 
 		CrashBackOff:    10 * time.Second,
 		CrashBackOffMax: 5 * time.Minute,
+		HealthCheck:     15 * time.Second,
 	}
 }
 
@@ -138,7 +145,7 @@ func (t Timings) scale(speed float64) Timings {
 	return Timings{
 		CNI: f(t.CNI), Boot: f(t.Boot), Provision: f(t.Provision),
 		Join: f(t.Join), EtcdHealth: f(t.EtcdHealth), Drain: f(t.Drain), Step: f(t.Step), Requeue: f(t.Requeue),
-		CrashBackOff: f(t.CrashBackOff), CrashBackOffMax: f(t.CrashBackOffMax),
+		CrashBackOff: f(t.CrashBackOff), CrashBackOffMax: f(t.CrashBackOffMax), HealthCheck: f(t.HealthCheck),
 	}
 }
 
