@@ -140,7 +140,7 @@ func (w *world) seedNodeUpgrades(ctx context.Context, dyn dynamic.Interface) err
 				"apiVersion": kinds.EKSAVersion,
 				"kind":       "NodeUpgrade",
 				"metadata": map[string]any{
-					"name": m + "-node-upgrader", "namespace": ns,
+					"name": model.NodeUpgradeName(m), "namespace": ns,
 					"labels": map[string]any{model.LabelClusterName: w.sc.ClusterName},
 				},
 				"spec": map[string]any{
