@@ -139,12 +139,30 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 
 // noKubeconfigError says that none of the files client-go looks in exists.
 func noKubeconfigError(files []string) error {
-	where := "KUBECONFIG is not set and " + strings.Join(files, ", ") + " does not exist"
-	if v := os.Getenv("KUBECONFIG"); v != "" {
-		where = "KUBECONFIG=" + v + " names no file that exists"
-	}
-	return &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + where,
+	return &model.InputError{Source: "kubeconfig", Problem: "no kubeconfig was found: " + noKubeconfigWhere(files),
 		Fix: "give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig, and --context where it has several"}
+}
+
+// noKubeconfigWhere says where client-go looked for a kubeconfig and found
+// none.
+func noKubeconfigWhere(files []string) string {
+	if v := os.Getenv("KUBECONFIG"); v != "" {
+		return "KUBECONFIG=" + v + " names no file that exists"
+	}
+	return "KUBECONFIG is not set and " + strings.Join(files, ", ") + " does not exist"
+}
+
+// inClusterUnknownContext is a --context given in a pod with no kubeconfig
+// at all: without it client-go would connect with the pod's in-cluster
+// configuration, which has no contexts, so the --context is at fault, not a
+// missing kubeconfig (it was said as "no kubeconfig was found", and the fix
+// asked for one). client-go itself refuses it ("context was not found for
+// specified context") rather than fall back to the in-cluster one.
+func inClusterUnknownContext(name string, files []string) error {
+	return &model.InputError{Source: "kubeconfig", Field: "--context",
+		Problem: fmt.Sprintf("%q names no context in any kubeconfig: there is none (%s), and the pod's in-cluster configuration (KUBERNETES_SERVICE_HOST is set) has no contexts",
+			name, noKubeconfigWhere(files)),
+		Fix: fmt.Sprintf("leave --context out to connect with the pod's in-cluster configuration (its service account), or give --kubeconfig (or KUBECONFIG) a kubeconfig that has context %q", name)}
 }
 
 // unknownContext refuses a --context, or a current-context, that names no
@@ -152,8 +170,10 @@ func noKubeconfigError(files []string) error {
 // exist` (or "context was not found for specified context"), naming
 // neither the file it looked in nor the contexts it has, and the fix told
 // the operator to give the --context they had given. A --context with no
-// kubeconfig at all is said as no kubeconfig. Nil where the context is
-// there, or the kubeconfig cannot be read (ToRESTConfig then says why).
+// kubeconfig at all is said as no kubeconfig, but in a pod, where the
+// in-cluster configuration stands in for one, as the context that is not
+// there. Nil where the context is there, or the kubeconfig cannot be read
+// (ToRESTConfig then says why).
 func unknownContext(kube *genericclioptions.ConfigFlags) error {
 	loader := kube.ToRawKubeConfigLoader()
 	raw, err := loader.RawConfig()
@@ -172,6 +192,9 @@ func unknownContext(kube *genericclioptions.ConfigFlags) error {
 		precedence := loader.ConfigAccess().GetLoadingPrecedence()
 		if len(precedence) == 0 {
 			return nil // no file to name (loading rules without one): client-go's own error
+		}
+		if field == "--context" && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+			return inClusterUnknownContext(name, precedence)
 		}
 		return noKubeconfigError(precedence)
 	}

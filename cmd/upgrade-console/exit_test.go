@@ -200,6 +200,33 @@ current-context: %s
 	}
 }
 
+// In a pod with no kubeconfig at all, client-go connects with the pod's
+// in-cluster configuration, and refuses a --context, which names none of
+// its (it has none): the console said "no kubeconfig was found", with the
+// fix to give one, where leaving the --context out was the fix. Every
+// command that connects says the context, as bad input.
+func TestInClusterUnknownContextNamesTheContext(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("KUBECONFIG", missing)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "1")
+	want := `kubeconfig: --context: "nosuch" names no context in any kubeconfig: there is none (KUBECONFIG=` + missing + ` names no file that exists), ` +
+		`and the pod's in-cluster configuration (KUBERNETES_SERVICE_HOST is set) has no contexts ` +
+		`(fix: leave --context out to connect with the pod's in-cluster configuration (its service account), or give --kubeconfig (or KUBECONFIG) a kubeconfig that has context "nosuch")`
+	for _, command := range [][]string{
+		{"lock", "status", "--cluster", "mgmt"},
+		{"watch", "--plain", "--cluster", "mgmt"},
+		{"plan", "--cluster", "mgmt", "-f", "spec.yaml"},
+		{"apply", "--cluster", "mgmt", "-f", "spec.yaml"},
+		{"etcd", "rollback", "--cluster", "mgmt", "--yes"},
+	} {
+		_, errOut, code := runCaptured(t, append(command, "--context", "nosuch")...)
+		if code != ExitBadInput || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, stderr %q\nwant %q", command, code, errOut, want)
+		}
+	}
+}
+
 // Refused credentials and a bound that passed reached the operator in
 // client-go's words alone ("read Cluster default/mgmt: Unauthorized"): the
 // message gains the fix; one that already has its fix is left as it is.
