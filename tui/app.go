@@ -171,10 +171,16 @@ type Action struct {
 	// snapshot: the help shows its key only then. It is asked once per new
 	// snapshot and on every clock tick (what is offered can depend on time
 	// alone: a lease goes stale without a write), so it must be cheap.
-	// While it says no, the key does nothing (matchAction): R opened
+	// While it says no, the key opens nothing (matchAction): R opened
 	// "Nothing to recover" on a cluster that never showed anything to
 	// recover.
 	Offered func(s *model.ClusterState) bool
+	// NotOffered, when set, is what the key says on the last line while
+	// Offered says no: that there is nothing to do, and why, longest form
+	// first (sayMsg). A key the help leaves out is still pressed (the
+	// README names it, or the hand remembers it), and a press that did
+	// nothing at all read as a key that does not work.
+	NotOffered func(s *model.ClusterState) []string
 }
 
 // Screen is one full-window page of the App (plan, dashboard). Like the
@@ -245,6 +251,30 @@ func Push(s Screen) tea.Cmd       { return func() tea.Msg { return PushMsg{s} } 
 func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return OpenDialogMsg{d} } }
 func CloseDialog() tea.Msg        { return CloseDialogMsg{} }
 
+// sayMsg is what a screen answers a key with on the last line, as y's copy
+// is answered, until the next key: its forms, longest first, the App
+// showing the first that fits beside the line's mark.
+type sayMsg struct{ forms []string }
+
+// say is the command that answers a key with forms (sayMsg).
+func say(forms ...string) tea.Cmd {
+	return func() tea.Msg { return sayMsg{forms: forms} }
+}
+
+// firstFitting is the first of forms at most w cells wide, the last cut to
+// w where none is.
+func firstFitting(forms []string, w int) string {
+	for _, f := range forms {
+		if width(f) <= w {
+			return f
+		}
+	}
+	if len(forms) == 0 {
+		return ""
+	}
+	return truncate(forms[len(forms)-1], max(w, 0))
+}
+
 // hideDialogMsg sets the top dialog aside (App.hidden): a recovery run's
 // wait, which the dialog would cover for minutes.
 type hideDialogMsg struct{}
@@ -311,12 +341,13 @@ type App struct {
 	// longer holds.
 	suspendKey key.Binding
 	notice     string
-	// copyKey is y (copyBinding); copied is what its last press did, shown
-	// where notice is, until the next key. copyNext counts the presses of
-	// a run of y: y again goes on to the next command the view holds, and
-	// any other key ends the run.
+	// copyKey is y (copyBinding). said is what the last key press did
+	// where nothing else on the screen shows it (y's copy, R with nothing
+	// to recover: sayMsg), shown where notice is, until the next key.
+	// copyNext counts the presses of a run of y: y again goes on to the
+	// next command the view holds, and any other key ends the run.
 	copyKey  key.Binding
-	copied   string
+	said     string
 	copyNext int
 	// copyFrom is the command a run of y starts at (firstInView), read
 	// from shown, the frame the last View drew: the screen the operator
@@ -673,7 +704,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		a.theme = &t
 		return a.broadcast(ThemeMsg{a.theme})
 	case tea.KeyPressMsg:
-		a.notice, a.copied = "", ""
+		a.notice, a.said = "", ""
 		if !key.Matches(msg, a.copyKey) {
 			a.copyNext = 0
 		}
@@ -756,6 +787,9 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	case OutcomeMsg:
 		a.outcome, a.outcomeReason = msg.Outcome, msg.Reason
 		return a, nil
+	case sayMsg:
+		a.said = firstFitting(msg.forms, a.width-3)
+		return a, nil
 	case hideDialogMsg:
 		if n := len(a.dialogs); n > 0 && a.hidden == nil {
 			if _, ok := a.dialogs[n-1].(hider); ok {
@@ -793,7 +827,7 @@ func (a *App) copy() (cmd tea.Cmd, ok bool) {
 		return nil, false
 	}
 	if len(cmds) == 0 {
-		a.copied = copiedNotice(nil, 0, 0)
+		a.said = copiedNotice(nil, 0, 0)
 		return nil, true
 	}
 	if a.copyNext == 0 {
@@ -803,7 +837,7 @@ func (a *App) copy() (cmd tea.Cmd, ok bool) {
 	}
 	i := (a.copyFrom + a.copyNext) % len(cmds)
 	a.copyNext++
-	a.copied = copiedNotice(cmds, i, a.width-4)
+	a.said = copiedNotice(cmds, i, a.width-4)
 	return tea.SetClipboard(cmds[i]), true
 }
 
@@ -812,7 +846,7 @@ func (a *App) lastLine() string {
 	if a.notice != "" {
 		return a.notice
 	}
-	return a.copied
+	return a.said
 }
 
 func (a *App) routeKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {

@@ -150,8 +150,8 @@ func TestYCopiesTheDashboardsStatusCommandsInTurn(t *testing.T) {
 	}
 
 	pressApp(t, app, tea.KeyPressMsg{Code: '/', Text: "/"}, keyY)
-	if d.filter.Value() != "y" || app.copied != "" {
-		t.Errorf("the filter reads %q, want the y typed; the App says %q", d.filter.Value(), app.copied)
+	if d.filter.Value() != "y" || app.said != "" {
+		t.Errorf("the filter reads %q, want the y typed; the App says %q", d.filter.Value(), app.said)
 	}
 
 	healthy := newTestApp(opts)
@@ -179,8 +179,8 @@ func TestYInTheRecoveryDialog(t *testing.T) {
 	app := newTestApp(Options{Theme: themes.Mono})
 	app.Update(OpenDialogMsg{Dialog: d})
 	pressApp(t, app, keyY)
-	if d.input.Value() != "y" || app.copied != "" {
-		t.Fatalf("the confirmation reads %q, want the y typed; the App says %q", d.input.Value(), app.copied)
+	if d.input.Value() != "y" || app.said != "" {
+		t.Fatalf("the confirmation reads %q, want the y typed; the App says %q", d.input.Value(), app.said)
 	}
 
 	resume := "upgrade-console lock clear paused --cluster mgmt --context prod"

@@ -61,7 +61,10 @@ func (o RecoveryOptions) now() time.Time {
 func RecoveryAction(o RecoveryOptions) Action {
 	offerer := &recovery.Offerer{Threshold: o.Threshold, NodeLabel: o.NodeLabel}
 	return Action{
-		Offered:   func(s *model.ClusterState) bool { return offerer.Any(o.ownLockHidden(s), o.now()) },
+		Offered: func(s *model.ClusterState) bool { return offerer.Any(o.ownLockHidden(s), o.now()) },
+		NotOffered: func(s *model.ClusterState) []string {
+			return nothingToRecover(o.ownLockHidden(s), o.now(), o.Threshold)
+		},
 		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
 		Dangerous: true,
 		Run: func(s *model.ClusterState) tea.Cmd {
@@ -118,6 +121,35 @@ func (o RecoveryOptions) ownLockHidden(s *model.ClusterState) *model.ClusterStat
 func (o RecoveryOptions) ownLive(s *model.ClusterState) bool {
 	return o.Env != nil && o.Env.Holder != (upgrade.Holder{}) && s != nil && s.Lock != nil &&
 		s.Lock.Kept == "" && s.Lock.HolderIdentity == o.Env.Holder.String()
+}
+
+// nothingToRecover is what R says where nothing is offered for s (its own
+// live lock hidden, as Offers sees it): what R looks for and did not find,
+// longest form first. Under a live lock the markers are not looked for
+// (Offers: they are its upgrade at work), and saying "no marker" there
+// would be wrong.
+func nothingToRecover(s *model.ClusterState, now time.Time, threshold time.Duration) []string {
+	const short = "R: nothing to recover now"
+	if s == nil || s.Cluster == nil {
+		return []string{"R: nothing to recover yet: the cluster has not been read", short}
+	}
+	if threshold <= 0 {
+		threshold = recovery.DefaultEtcdRollbackThreshold
+	}
+	etcd := "no new etcd member unready past " + model.ShortDuration(threshold)
+	if s.Lock.Held() && !s.LockExpired(now) {
+		return []string{
+			"R: nothing to recover now: " + etcd + ", no in-place node to retry; the upgrade lock is live, its markers the upgrade at work",
+			"R: nothing to recover: no stuck etcd member, node to retry; the lock is live",
+			short,
+		}
+	}
+	return []string{
+		"R: nothing to recover now: no stale upgrade lock or leftover marker, " + etcd + ", no in-place node to retry",
+		"R: nothing to recover now: no stale lock or leftover marker, " + etcd + ", no node to retry",
+		"R: nothing to recover: no stale lock/marker, stuck etcd member, node to retry",
+		short,
+	}
 }
 
 // nothingAfterRefresh is what the menu says when the one read of the lock
@@ -227,11 +259,18 @@ func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.C
 			continue
 		}
 		// An action not offered is not in the footer or the help, and its
-		// key does nothing (R opened "Nothing to recover" on a cluster
-		// that never showed anything to recover).
-		if key.Matches(msg, a.Binding) && a.Run != nil && (a.Offered == nil || a.Offered(s)) {
+		// key opens nothing (R opened "Nothing to recover" on a cluster
+		// that never showed anything to recover): the last line says why.
+		if !key.Matches(msg, a.Binding) || a.Run == nil {
+			continue
+		}
+		if a.Offered == nil || a.Offered(s) {
 			return a.Run(s)
 		}
+		if a.NotOffered != nil {
+			return say(a.NotOffered(s)...)
+		}
+		return nil
 	}
 	return nil
 }

@@ -1389,6 +1389,50 @@ func TestActionKeyDoesNothingWhenNotOffered(t *testing.T) {
 	}
 }
 
+// R pressed with nothing offered opened nothing and said nothing: the key
+// the README names read as one that does not work. The last line, where y
+// says what it copied, says there is nothing to recover and what R looks
+// for, in a form that fits the width, until the next key; with a live
+// lock it names no marker (Offers does not look for them then).
+func TestRecoveryKeyNotOfferedSaysWhy(t *testing.T) {
+	a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	r := tea.KeyPressMsg{Code: 'R', Text: "R"}
+	liveLocked := fixtureHealthy()
+	liveLocked.Lock = &model.Lock{HolderIdentity: "bob@desk/b0b", AcquireTime: t0.Add(-time.Minute), RenewTime: t0.Add(-5 * time.Second), Duration: time.Minute}
+	for _, c := range []struct {
+		name  string
+		w     int
+		state *model.ClusterState
+		want  string
+	}{
+		{"80 columns", 80, fixtureHealthy(), "R: nothing to recover: no stale lock/marker, stuck etcd member, node to retry"},
+		{"40 columns", 40, fixtureHealthy(), "R: nothing to recover now"},
+		{"160 columns", 160, fixtureHealthy(), "R: nothing to recover now: no stale upgrade lock or leftover marker, no new etcd member unready past 15m, no in-place node to retry"},
+		{"live lock", 80, liveLocked, "R: nothing to recover: no stuck etcd member, node to retry; the lock is live"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt", Actions: []Action{a}})
+			app.Update(tea.WindowSizeMsg{Width: c.w, Height: 24})
+			app.Update(SnapshotMsg{State: c.state})
+			if a.Offered(c.state) {
+				t.Fatal("the fixture offers an action")
+			}
+			_, cmd := app.Update(r)
+			runCmds(cmd, func(m tea.Msg) { app.Update(m) })
+			if len(app.dialogs) != 0 {
+				t.Fatal("R opened a dialog with nothing offered")
+			}
+			if last := strings.TrimSpace(lastRow(app)); !strings.HasSuffix(last, c.want) {
+				t.Errorf("the last line says %q, want %q", last, c.want)
+			}
+			app.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+			if last := lastRow(app); strings.Contains(last, "nothing to recover") {
+				t.Errorf("the next key left %q", last)
+			}
+		})
+	}
+}
+
 // Every local copy filtered out (another cluster's) reads as none, not as a
 // heading over an empty list.
 func TestFileStageWithNoCopySaysSo(t *testing.T) {
