@@ -318,6 +318,10 @@ type (
 
 type recoveryKeys struct {
 	Up, Down, PageUp, PageDown, Select, Back, File, Quit, Suspend key.Binding
+	// Top and Bottom (home/g, end/G) are the dashboard's and the node
+	// detail's, where nothing is typed (there g is a letter, home and end
+	// the input's).
+	Top, Bottom key.Binding
 	// Copy is y, which the App takes (copyBinding) where nothing is typed.
 	Copy key.Binding
 	// Help (?) shows the full help where nothing is typed, as on every
@@ -413,6 +417,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 	if o.backend != nil {
 		b = o.backend
 	}
+	dk := DefaultKeyMap()
 	d := &recoveryDialog{o: o, backend: b, offers: offers, steps: map[int]recovery.StepResult{}, help: help.New(),
 		keys: recoveryKeys{
 			Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
@@ -422,6 +427,8 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			// rows in view (40x10).
 			PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
 			PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+			Top:      dk.Home,
+			Bottom:   dk.End,
 			Select:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue")),
 			Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 			File:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "restore from a local snapshot file")),
@@ -432,7 +439,7 @@ func newRecoveryDialog(o RecoveryOptions, offers []recovery.Offer) *recoveryDial
 			// Not while the run is under way (suspendRefused).
 			Suspend:   key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend (not while a run is under way)")),
 			Copy:      copyBinding(),
-			Help:      DefaultKeyMap().Help,
+			Help:      dk.Help,
 			CloseHelp: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
 		}}
 	d.input = textinput.New()
@@ -478,7 +485,7 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 		b.SetHelp(b.Help().Key, desc)
 		return b
 	}
-	scroll := []key.Binding{as(k.Up, "scroll up"), as(k.Down, "scroll down"), k.PageUp, k.PageDown}
+	scroll := []key.Binding{as(k.Up, "scroll up"), as(k.Down, "scroll down"), k.PageUp, k.PageDown, k.Top, k.Bottom}
 	help := []key.Binding{k.Help, k.CloseHelp}
 	// y copies the commands the body shows: said only where it shows one.
 	copyKey := key.NewBinding(key.WithDisabled())
@@ -717,6 +724,12 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			case key.Matches(msg, k.PageDown):
 				d.helpOffset += page
 				return nil
+			case key.Matches(msg, k.Top):
+				d.helpOffset = 0
+				return nil
+			case key.Matches(msg, k.Bottom):
+				d.helpOffset = d.helpMaxOffset()
+				return nil
 			}
 		}
 	}
@@ -743,6 +756,12 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, k.PageDown):
 			d.offset, d.follow = min(d.offset+page, d.maxOffset), false
+			return nil
+		case !typing && key.Matches(msg, k.Top):
+			d.offset, d.follow = 0, false
+			return nil
+		case !typing && key.Matches(msg, k.Bottom):
+			d.offset, d.follow = d.maxOffset, false
 			return nil
 		}
 	}

@@ -916,6 +916,74 @@ func TestRecoveryDialogScrollsATallPlan(t *testing.T) {
 	}
 }
 
+// g/G (home/end) did nothing in the recovery dialog, where the dashboard,
+// the node detail and the plan screen take them to the top and the
+// bottom. They do so in the plan, the run's view and its end, and the full
+// help cut by a short dialog; in the typed confirmation g is a letter.
+func TestRecoveryDialogTopAndBottomKeys(t *testing.T) {
+	g, G := tea.KeyPressMsg{Code: 'g', Text: "g"}, tea.KeyPressMsg{Code: 'G', Text: "G"}
+	home, end := tea.KeyPressMsg{Code: tea.KeyHome}, tea.KeyPressMsg{Code: tea.KeyEnd}
+	p := planFixture()
+	for i := range 8 {
+		p.Steps = append(p.Steps, recovery.Step{Name: fmt.Sprintf("extra-%d", i), Title: fmt.Sprintf("Extra step %d", i), Object: "Node n", Change: "remove label"})
+	}
+	f := &fakeRecovery{p: p}
+	d := testDialog(RecoveryOptions{}, f)
+	setMono(d)
+	d.SetSize(40, 10)
+	topBottom := func(stage string) {
+		t.Helper()
+		if d.Stage() != stage || d.maxOffset == 0 {
+			t.Fatalf("stage %s, max offset %d: want %s, scrolled", d.Stage(), d.maxOffset, stage)
+		}
+		for _, k := range []struct {
+			key  tea.KeyPressMsg
+			want int
+		}{{G, d.maxOffset}, {g, 0}, {end, d.maxOffset}, {home, 0}} {
+			press(t, d, k.key)
+			if d.offset != k.want {
+				t.Errorf("%s: %s left the offset at %d, want %d", stage, k.key, d.offset, k.want)
+			}
+		}
+	}
+	press(t, d, enter)
+	topBottom("plan")
+
+	press(t, d, tea.KeyPressMsg{Code: '?', Text: "?"})
+	max := d.helpMaxOffset()
+	if max == 0 {
+		t.Fatal("the full help fits at 40x10: nothing to scroll")
+	}
+	press(t, d, G)
+	if d.helpOffset != max {
+		t.Errorf("G in the full help: offset %d, want %d", d.helpOffset, max)
+	}
+	press(t, d, g)
+	if d.helpOffset != 0 {
+		t.Errorf("g in the full help: offset %d, want 0", d.helpOffset)
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyEscape})
+
+	press(t, d, enter)
+	press(t, d, typeText("gG")...)
+	if d.input.Value() != "gG" {
+		t.Fatalf("the confirmation reads %q: g and G are letters there", d.input.Value())
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
+	press(t, d, typeText("mgmt-etcd")...)
+	press(t, d, enter)
+	topBottom("done")
+
+	// The run's view while it runs, held in its first step.
+	rd, done := runningDialog(t, &fakeRecovery{p: p, hold: true})
+	setMono(rd)
+	rd.SetSize(40, 10)
+	d = rd
+	topBottom("running")
+	d.interrupt()
+	<-done
+}
+
 // TestPlanScreenOffersRecovery: a stale marker blocks the upgrade on the plan
 // screen; its help shows R, and R opens the recovery menu (not in read-only
 // mode).
