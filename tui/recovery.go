@@ -364,8 +364,9 @@ type recoveryDialog struct {
 	keys    recoveryKeys
 	// offset scrolls the body when it is taller than the dialog; follow
 	// keeps in view the step under way as the steps run, and the result's
-	// first line at the end, until the operator scrolls. relayout computes
-	// maxOffset for the keys.
+	// first line at the end, from when the operator scrolls away until
+	// they scroll back there (scrollTo). relayout computes maxOffset for
+	// the keys.
 	offset, maxOffset int
 	follow            bool
 	// stepFrom and stepTo are the body lines of the step under way (or,
@@ -740,28 +741,25 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Up):
 			if !typing || msg.String() == "up" {
-				d.offset, d.follow = d.offset-1, false
+				d.scrollTo(d.offset - 1)
 				return nil
 			}
 		case key.Matches(msg, k.Down):
-			// Scrolled either way, the view stays where the operator
-			// took it: followed, a run's step and its end's first line
-			// held it there.
 			if !typing || msg.String() == "down" {
-				d.offset, d.follow = min(d.offset+1, d.maxOffset), false
+				d.scrollTo(d.offset + 1)
 				return nil
 			}
 		case key.Matches(msg, k.PageUp):
-			d.offset, d.follow = d.offset-page, false
+			d.scrollTo(d.offset - page)
 			return nil
 		case key.Matches(msg, k.PageDown):
-			d.offset, d.follow = min(d.offset+page, d.maxOffset), false
+			d.scrollTo(d.offset + page)
 			return nil
 		case !typing && key.Matches(msg, k.Top):
-			d.offset, d.follow = 0, false
+			d.scrollTo(0)
 			return nil
 		case !typing && key.Matches(msg, k.Bottom):
-			d.offset, d.follow = d.maxOffset, false
+			d.scrollTo(d.maxOffset)
 			return nil
 		}
 	}
@@ -1270,6 +1268,17 @@ func (d *recoveryDialog) relayout() {
 		d.offset = min(max(d.offset, first), last)
 	}
 	d.offset = min(max(d.offset, 0), d.maxOffset)
+}
+
+// scrollTo moves the body's view to off, within its bounds. Scrolled away
+// from where following puts it, a run's view stays where the operator took
+// it; brought back there, it follows again, as a log viewer does once its
+// end is back in view: left off for good, one look at the steps done
+// cost the operator the step under way for the rest of a run that can
+// wait fifteen minutes.
+func (d *recoveryDialog) scrollTo(off int) {
+	d.offset = min(max(off, 0), d.maxOffset)
+	d.follow = (d.stage == recRunning || d.stage == recDone) && d.offset == d.followed()
 }
 
 // followed is the offset that keeps in view what a run has under way: the

@@ -1994,6 +1994,58 @@ func TestRecoveryHelpAt40x10ScrollsToItsLastRow(t *testing.T) {
 	}
 }
 
+// Once the operator scrolled a run's view, it stopped following the step
+// under way for good, even scrolled back to it: the next step began out of
+// view. Scrolled back to where following puts it, it follows again (as
+// less +F or a log viewer does); scrolled elsewhere (the body's end, G), it
+// stays where the operator took it.
+func TestRecoveryRunFollowsAgainOnceScrolledBack(t *testing.T) {
+	p := planFixture()
+	for i := range 6 {
+		p.Steps = append(p.Steps, recovery.Step{Name: fmt.Sprintf("wait-%d", i), Title: fmt.Sprintf("Wait for the etcd member number %d to be ready again", i), Object: "Machine eksa-system/e-a"})
+	}
+	d := testDialog(RecoveryOptions{}, &fakeRecovery{p: p})
+	a := recoveryOverDashboard(40, 10, d)
+	press(t, d, enter, enter)
+	press(t, d, typeText(p.Confirm)...)
+	d.Update(enter) // its steps come as the messages below
+	step := func(i int, st recovery.StepStatus) {
+		d.Update(recStepMsg{r: recovery.StepResult{Index: i, Step: p.Steps[i].Name, Title: p.Steps[i].Title, Status: st, Detail: "ok"}})
+	}
+	begin := func(i int) {
+		if i > 0 {
+			step(i-1, recovery.StepDone)
+		}
+		step(i, recovery.StepRunning)
+	}
+	for i := range 4 {
+		begin(i)
+	}
+	inView := func(n int) bool {
+		return strings.Contains(ansi.Strip(a.View().Content), fmt.Sprintf("%d. Wait for the", n))
+	}
+	if !inView(4) || d.offset == 0 {
+		t.Fatalf("step 4 under way is not in view, or nothing is above it (offset %d):\n%s", d.offset, ansi.Strip(a.View().Content))
+	}
+	up, down := tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyDown}
+	press(t, d, up, up, down, down)
+	begin(4)
+	if !inView(5) {
+		t.Errorf("scrolled up and back down to the step under way, the view no longer follows: step 5 is out of view:\n%s", ansi.Strip(a.View().Content))
+	}
+	press(t, d, tea.KeyPressMsg{Code: tea.KeyPgUp}, tea.KeyPressMsg{Code: tea.KeyPgDown})
+	begin(5)
+	if !inView(6) {
+		t.Errorf("paged up and back down, the view no longer follows: step 6 is out of view:\n%s", ansi.Strip(a.View().Content))
+	}
+	press(t, d, up)
+	held := d.offset
+	begin(6)
+	if d.offset != held {
+		t.Errorf("scrolled away, the view moved from %d to %d as the next step began", held, d.offset)
+	}
+}
+
 // At 40x10, while a run goes on, the view follows the step under way: it
 // showed the body's end, the wrapped title of the last step, not yet
 // begun, and none of the step that was; at the end it opens at the
