@@ -1388,24 +1388,13 @@ func (d *recoveryDialog) View() string {
 	// rows of a cut offer go after it.
 	stageKey := at - 1
 	above, below := d.offersOutOfView()
-	if d.offerCut() {
-		// The chosen offer's own rows out of view, as the other stages
-		// count the body's: at 40x10 the one offer's title showed, its
-		// reason cut with no sign of it. Said before the offers are
-		// counted, which take what room is left.
-		scrolled(d.offset-d.selFrom, d.selTo-d.offset-d.visible)
-	}
-	switch {
-	case d.maxOffset > 0 && d.stage == recMenu && stageKey < 0:
-		// q quit alone on the last row: no key to count beside.
-	case d.maxOffset > 0 && d.stage == recMenu && above+below == 0:
-		// Every offer is in view, at least in part: there is no offer
-		// to count (a cut one's rows are counted above). The count read
-		// "esc close ()".
-	case d.maxOffset > 0 && d.stage == recMenu:
-		// The menu counts offers, the way the operator moves through it,
-		// beside the stage's last key; shorter where the width would
-		// cut q quit.
+	// countOffers counts the offers out of view, the way the operator
+	// moves through the menu, beside the stage's last key; shorter where
+	// the width would cut q quit, and false where even that does not fit.
+	countOffers := func() bool {
+		if stageKey < 0 {
+			return false // q quit alone on the last row: no key to count beside
+		}
 		long, short := []string{}, []string{}
 		if above > 0 {
 			long, short = append(long, fmt.Sprintf("%d %s", above, plural(above, "offer above", "offers above"))), append(short, fmt.Sprintf("%d↑", above))
@@ -1418,8 +1407,30 @@ func (d *recoveryDialog) View() string {
 			row[stageKey] += more
 			if fits(row) {
 				rows[last] = row
-				break
+				return true
 			}
+		}
+		return false
+	}
+	switch {
+	case d.maxOffset > 0 && d.stage == recMenu:
+		// A cut offer's own rows out of view are counted as the other
+		// stages count the body's (at 40x10 the one offer's title
+		// showed, its reason cut with no sign of it), said before the
+		// offers, which take what room is left. Where the offers out
+		// of view cannot be counted beside it (40 columns), the one
+		// count is of the menu's rows out of view, theirs with them,
+		// which ↑/↓ go through: it counted the chosen offer's alone,
+		// and "0↑ 5↓" hid the two offers below.
+		kept, keptAt := slices.Clone(rows[last]), at
+		if d.offerCut() {
+			scrolled(d.offset-d.selFrom, d.selTo-d.offset-d.visible)
+		}
+		// Every offer in view, at least in part, leaves none to count
+		// (the count read "esc close ()").
+		if above+below > 0 && !countOffers() {
+			rows[last], at = kept, keptAt
+			scrolled(d.offset, d.maxOffset-d.offset)
 		}
 	case d.maxOffset > 0:
 		scrolled(d.offset, d.maxOffset-d.offset)

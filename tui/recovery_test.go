@@ -1858,6 +1858,43 @@ func TestRecoveryMenuScrollsACutOffer(t *testing.T) {
 	}
 }
 
+// At 40x10 the menu's count was the chosen offer's rows alone ("↑/↓ 0↑ 5↓"):
+// the two offers below it, which ↓ reaches next, had no sign, as their
+// own count ("(2↓)") does not fit beside esc close at 40 columns. The one
+// count there is of the menu's rows out of view, theirs with them, above
+// and below, as the operator moves from offer to offer.
+func TestRecoveryMenuAt40x10CountsTheOffersOutOfView(t *testing.T) {
+	why := "new etcd member mgmt-etcd-4f5pw not ready since its creation at 01:02:03 UTC, the rollout waiting on it"
+	offers := []recovery.Offer{
+		{Action: recovery.ActionEtcdRollback, Title: "Roll back the etcd rollout", Why: why},
+		{Action: recovery.ActionLockClear, Title: "Clear the upgrade lock", Why: "stale upgrade lock"},
+		{Action: recovery.ActionLockClear, Title: "Clear upgrade lock markers", Why: "stale: paused"},
+	}
+	d := newRecoveryDialog(RecoveryOptions{backend: &fakeRecovery{}}, offers)
+	a := recoveryOverDashboard(40, 10, d)
+	check := func(what string, cursor, above, below int) {
+		t.Helper()
+		screen := ansi.Strip(a.View().Content)
+		requireFits(t, what, a.View().Content, 40, 10)
+		if want := fmt.Sprintf("↑/↓ %d↑ %d↓", above, below); d.cursor != cursor || !strings.Contains(screen, want) {
+			t.Errorf("%s: offer %d chosen, want %d, and the count %q:\n%s", what, d.cursor, cursor, want, screen)
+		}
+	}
+	// The first offer: its title and its reason's 5 rows, each of the
+	// others a title and a row.
+	if len(d.body) != 10 || d.visible != 1 {
+		t.Fatalf("the menu has %d rows, %d in view: want 10, 1", len(d.body), d.visible)
+	}
+	check("opened", 0, 0, 9)
+	down := tea.KeyPressMsg{Code: tea.KeyDown}
+	for range 6 {
+		pressApp(t, a, down)
+	}
+	check("the second offer chosen", 1, 6, 3)
+	pressApp(t, a, down, down, down)
+	check("the last offer's reason", 2, 9, 0)
+}
+
 func scrollCutOffer(t *testing.T, why string, offers []recovery.Offer) {
 	f := &fakeRecovery{p: planFixture()}
 	d := newRecoveryDialog(RecoveryOptions{backend: f}, offers)
@@ -1886,12 +1923,16 @@ func scrollCutOffer(t *testing.T, why string, offers []recovery.Offer) {
 	if d.selTo-d.selFrom <= d.visible {
 		t.Fatalf("the first offer fits at 40x10: the test wants it cut\n%s", screen)
 	}
-	if !strings.Contains(screen, "› Roll back the etcd rollout") || above != 0 || below < 1 {
-		t.Fatalf("the menu opens on the offer's title, its rows below counted (%d↑ %d↓):\n%s", above, below, screen)
+	// At 40 columns the offers below are not counted beside esc close:
+	// the count is of the menu's rows out of view, those of the offers
+	// after the chosen one (rest) with them.
+	rest := len(d.body) - d.selTo
+	if !strings.Contains(screen, "› Roll back the etcd rollout") || above != 0 || below != d.maxOffset || below-rest < 1 {
+		t.Fatalf("the menu opens on the offer's title, the menu's rows below counted (%d↑ %d↓, %d rows below):\n%s", above, below, d.maxOffset, screen)
 	}
 	// ↓ through the reason: every word of it seen, the count going down.
 	var seen strings.Builder
-	for n := below; n > 0; n-- {
+	for n := below; n > rest; n-- {
 		pressApp(t, a, down)
 		screen, above, below = view("the menu scrolled down")
 		seen.WriteString(screen)
@@ -1917,9 +1958,9 @@ func scrollCutOffer(t *testing.T, why string, offers []recovery.Offer) {
 		t.Errorf("pgup to the top: the offer's title is not in view:\n%s", screen)
 	}
 	_, _, below = view("the menu paged up")
-	for n := below; n > 0; {
+	for n := below; n > rest; {
 		pressApp(t, a, tea.KeyPressMsg{Code: tea.KeyPgDown})
-		if screen, _, below = view("the menu paged down"); below < 0 || below >= n || d.cursor != 0 {
+		if screen, _, below = view("the menu paged down"); below < rest || below >= n || d.cursor != 0 {
 			t.Fatalf("pgdn with %d rows below: %d below, offer %d chosen:\n%s", n, below, d.cursor, screen)
 		}
 		n = below
