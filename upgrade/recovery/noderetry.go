@@ -803,7 +803,11 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			}
 			return false, "the failed pod is still there", false, nil
 		}
-		return true, "the controller recreated the pod; the steps run again", false, nil
+		// What the step waited for, and no more: "the steps run again"
+		// stood above a closing that read the NodeUpgrade completed a
+		// moment later, and the two contradicted each other. The closing
+		// says where the node's upgrade is when the run ends.
+		return true, "the NodeUpgrade controller recreated the pod", false, nil
 	}
 	// leftBehind is what the last read found of a NodeUpgrade gone with
 	// its node not upgraded: no controller recreates the pod then, and a
@@ -847,7 +851,7 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 			case err != nil:
 				return []string{"Could not read the node back: " + err.Error()}
 			case done:
-				return []string{detail + ".", following}
+				return []string{"The retry completed: " + detail + ".", following}
 			}
 			return []string{detail + ": it was removed before the node was upgraded, and nothing upgrades the node now.", notUpgradedAdvice(env)}
 		}
@@ -858,20 +862,32 @@ func PlanNodeRetry(ctx context.Context, env *Env, node string, o NodeRetryOption
 		if g.NodeUpgrade == "" {
 			return []string{"NodeUpgrade " + f.NodeUpgrade + " is gone (removed while the console read it back).", following}
 		}
-		state := "running its steps again"
+		// The action completed whatever the node does next (the run's
+		// steps are done): said first, then where the node's upgrade is
+		// now and what to watch. "NodeUpgrade … is completed (pod …
+		// recreated)" beside "follow it … to see its state" left the
+		// operator to work out whether the retry had done its part, and
+		// what was left to follow.
+		retried := "The retry completed: the NodeUpgrade controller recreated the upgrader pod " + g.Pod
+		flags := env.clusterFlags()
 		switch {
 		case g.Completed:
-			state = "completed"
-		case g.Rerunning:
-			// The failed condition is the old pod's until the new one's
-			// steps report: read as "failed again", a retry that worked
-			// was recorded as failed.
-		case g.Step != "":
-			state = "failed again at " + g.Step + ": " + g.Reason
+			return []string{
+				fmt.Sprintf("%s, and NodeUpgrade %s has completed since: node %s is upgraded.", retried, g.NodeUpgrade, node),
+				following,
+			}
+		case g.Step != "" && !g.Rerunning:
+			// Rerunning: the failed condition is the old pod's until the
+			// new one's steps report; read as "failed again", a retry
+			// that worked was recorded as failed.
+			return []string{
+				fmt.Sprintf("%s, but NodeUpgrade %s failed again at %s: %s.", retried, g.NodeUpgrade, g.Step, g.Reason),
+				fmt.Sprintf("Fix what made %s fail before another retry: `upgrade-console node retry %s %s --dry-run` shows its container's log.", g.Step, node, flags),
+			}
 		}
 		return []string{
-			fmt.Sprintf("NodeUpgrade %s is %s (pod %s recreated).", g.NodeUpgrade, state, g.Pod),
-			fmt.Sprintf("Follow it on the dashboard, or run `upgrade-console node retry %s %s` again to see its state.", node, env.clusterFlags()),
+			fmt.Sprintf("%s, and NodeUpgrade %s runs the node's upgrade steps again from the first.", retried, g.NodeUpgrade),
+			fmt.Sprintf("Watch node %s on the dashboard, or with `upgrade-console watch --plain %s`, until its NodeUpgrade completes; if a step fails again, `upgrade-console node retry %s %s --dry-run` shows which, and its log.", node, flags, node, flags),
 		}
 	}
 	return p, f, nil

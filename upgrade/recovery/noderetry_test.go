@@ -195,8 +195,26 @@ func TestNodeRetryDeletesThePodAndResumes(t *testing.T) {
 	// The closing reads the NodeUpgrade whose failed condition is still the
 	// old pod's: the retry worked, and the audit's last entry said "failed
 	// again".
-	if closing := strings.Join(rep.Closing, " "); strings.Contains(closing, "failed again") || !strings.Contains(closing, "running its steps again") {
+	if closing := strings.Join(rep.Closing, " "); strings.Contains(closing, "failed again") || !strings.Contains(closing, "runs the node's upgrade steps again") {
 		t.Errorf("closing %q, want the node running its steps again", closing)
+	}
+	// The result reads as one: the wait says what it saw, the closing
+	// that the retry completed, where the node's upgrade is and what to
+	// watch. The wait's "the steps run again" stood above a closing that
+	// read the NodeUpgrade completed.
+	if d := rep.Steps[1].Detail; d != "the NodeUpgrade controller recreated the pod" {
+		t.Errorf("the wait's result %q, want what it saw alone", d)
+	}
+	nu := strings.TrimPrefix(f.NodeUpgrade, w.sys+"/")
+	if c := rep.Closing; len(c) != 2 || !strings.HasPrefix(c[0], "The retry completed: the NodeUpgrade controller recreated the upgrader pod ") ||
+		!strings.HasPrefix(c[1], "Watch node "+node+" on the dashboard, or with `upgrade-console watch --plain ") {
+		t.Errorf("closing %q, want the retry completed, then the node to watch", c)
+	}
+	w.setStatus(gvrNodeUpgrade, w.sys, nu, map[string]any{"completed": true})
+	if c := p.Closing(w.ctx); len(c) != 2 || !strings.HasPrefix(c[0], "The retry completed: ") ||
+		!strings.HasSuffix(c[0], ", and NodeUpgrade "+f.NodeUpgrade+" has completed since: node "+node+" is upgraded.") ||
+		!strings.HasPrefix(c[1], "Follow the rest of the upgrade on the dashboard") {
+		t.Errorf("closing once the NodeUpgrade completed: %q", c)
 	}
 	// Rerun of the same plan after the retry: every step already done.
 	rep, err = x.Run(w.ctx, p)
