@@ -61,6 +61,9 @@ type confirmDialog struct {
 	// with no row for the scroll hint (40x10): the counts of the rows out
 	// of view go beside the keys, drawn in View.
 	keysAt int
+	// compact puts the keys beside the counts in their short form
+	// (compactKeysText), where their long form left the list no row.
+	compact bool
 	// resized is set by SetSize for relayout, which opens the body at
 	// the box again where the sentences above the input are part of it.
 	resized bool
@@ -283,6 +286,7 @@ func (d *confirmDialog) relayout() {
 	rows := d.h - 2 // the border
 	folded, anchor, keysAt := 0, 0, 0
 	placeholder := "cluster name"
+	d.compact = false
 	d.visible = len(body)
 	if len(head)+len(body)+len(tail) > rows {
 		// A row says where the list is and how to scroll it. On a short
@@ -329,6 +333,16 @@ func (d *confirmDialog) relayout() {
 					tail, keysAt = d.countedTail(wrapAdd, tail, len(body), true)
 					d.visible = rows - len(tail)
 				}
+				// A name refused at 40x10 (fields to take over) took
+				// the list's one row for the error, and the box
+				// went out of view until tab or a resize: the keys
+				// take their short form first, the error being what
+				// the operator reads now.
+				if d.visible < 1 && d.hintShort != "" {
+					d.compact = true
+					tail, keysAt = d.countedTail(wrapAdd, tail, len(body), true)
+					d.visible = rows - len(tail)
+				}
 				if d.visible >= 1 {
 					inputAt = 0
 					if ph := fmt.Sprintf("type %q to confirm", d.cluster); width(ph) < d.input.Width() {
@@ -339,6 +353,7 @@ func (d *confirmDialog) relayout() {
 			// Shorter still, what to type is said in one short row in
 			// place of the list.
 			if d.visible < 1 {
+				d.compact = false
 				tail, inputAt = d.tightTail(wrapAdd)
 				d.visible, keysAt = max(rows-len(head)-len(tail)-1, 0), 0
 			}
@@ -376,8 +391,27 @@ func (d *confirmDialog) countedTail(wrapAdd func(*[]line, string, role), tail []
 		}
 	}
 	keysAt = len(counted)
-	wrapAdd(&counted, d.keysText()+" · "+countsText(n, n), rMuted)
+	wrapAdd(&counted, d.countedKeysText()+" · "+countsText(n, n), rMuted)
 	return counted, keysAt
+}
+
+// countedKeysText is the keys' text beside the counts: short where
+// relayout found no row for the list with the long one.
+func (d *confirmDialog) countedKeysText() string {
+	if d.compact {
+		return d.compactKeysText()
+	}
+	return d.keysText()
+}
+
+// compactKeysText is keysText beside an error, in one row at 40 columns
+// with the counts: enter is left out, the error being its answer, and
+// tab's words, which the box and the error say; the way out stays whole.
+func (d *confirmDialog) compactKeysText() string {
+	if len(d.dry.Conflicts) > 0 && d.blocked == "" {
+		return "tab · esc cancel"
+	}
+	return "esc cancel"
 }
 
 // prompts are the rows of each sentence of tail (the lines above the input
@@ -491,7 +525,7 @@ func (d *confirmDialog) View() string {
 			// The keys and the counts, wrapped as relayout made room
 			// for (the counts no wider than there).
 			if i == d.keysAt {
-				for _, k := range wrap(d.keysText()+" · "+countsText(above, below), iw) {
+				for _, k := range wrap(d.countedKeysText()+" · "+countsText(above, below), iw) {
 					emit([]seg{{k, rMuted}})
 				}
 			}

@@ -1764,3 +1764,33 @@ func TestHeaderKubernetesFollowsTheNodes(t *testing.T) {
 		t.Fatalf("every node on 1.31, the header still says 1.30:\n%s", h)
 	}
 }
+
+// At 40x10, fields to take over, a name refused took the list's one row
+// for the error: the box left the view, with its counts, until tab or a
+// resize. The keys take their short form instead, and the box stays.
+func TestConfirmDialogAt40x10KeepsTheBoxWhenANameIsRefused(t *testing.T) {
+	a, d := confirmOnApp(t, fixtureManyConflicts(), 40, 10)
+	_, dh := a.dialogSize()
+	shows := func(step string, want ...string) {
+		t.Helper()
+		out := ansi.Strip(d.View())
+		if rows := strings.Count(out, "\n") + 1; rows > dh {
+			t.Errorf("%s: the dialog takes %d rows, more than %d:\n%s", step, rows, dh, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the dialog lacks %q:\n%s", step, w, out)
+			}
+		}
+		if !regexp.MustCompile(`\d+↑ \d+↓`).MatchString(out) {
+			t.Errorf("%s: no counts of the rows out of view:\n%s", step, out)
+		}
+	}
+	appKeys(a, typeText("mg")...)
+	appKeys(a, enter)
+	shows("a name refused", "[ ] take over the 8 field(s)", "> mg", `type "mgmt" exactly`, "esc cancel")
+	appKeys(a, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
+	appKeys(a, typeText("mgmt")...)
+	appKeys(a, enter)
+	shows("the fields not taken over", "[ ] take over the 8 field(s)", "> mgmt", "tab takes the 8 field(s) over", "esc cancel")
+}
