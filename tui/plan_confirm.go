@@ -57,6 +57,9 @@ type confirmDialog struct {
 	// folded counts the rows of the sentences above the input laid out at
 	// the body's end, to scroll with it, on a dialog too short for them.
 	folded int
+	// boxAt is the take-over box's first row in body, where it scrolls
+	// with the list; -1 where it is fixed in tail, or not shown.
+	boxAt int
 	// keysAt, when above zero, is the keys' first row in tail on a dialog
 	// with no row for the scroll hint (40x10): the counts of the rows out
 	// of view go beside the keys, drawn in View.
@@ -174,6 +177,13 @@ func (d *confirmDialog) Update(msg tea.Msg) (Screen, tea.Cmd) {
 			d.force = !d.force
 			d.hint, d.hintShort = "", ""
 			d.relayout()
+			// Scrolled away from a box that scrolls with the list
+			// (40x10 to 40x14), tab ticked it out of view: what
+			// the apply takes over changed unseen.
+			if d.boxAt >= 0 && (d.boxAt < d.offset || d.boxAt >= d.offset+d.visible) {
+				d.offset = d.boxAt
+				d.clamp()
+			}
 			return d, nil
 		case key.Matches(msg, d.keys.Confirm):
 			cmd := d.submit()
@@ -360,6 +370,11 @@ func (d *confirmDialog) relayout() {
 		}
 	}
 	d.head, d.body, d.tail, d.inputAt, d.keysAt = head, body, tail, inputAt, keysAt
+	d.boxAt = -1
+	if folded > 0 && len(d.dry.Conflicts) > 0 && d.visible > 0 {
+		// The sentences fold box first (prompts).
+		d.boxAt = anchor
+	}
 	d.input.Placeholder = placeholder
 	switch {
 	case folded != d.folded || d.resized && folded > 0:

@@ -1794,3 +1794,25 @@ func TestConfirmDialogAt40x10KeepsTheBoxWhenANameIsRefused(t *testing.T) {
 	appKeys(a, enter)
 	shows("the fields not taken over", "[ ] take over the 8 field(s)", "> mgmt", "tab takes the 8 field(s) over", "esc cancel")
 }
+
+// Scrolled away from the box where it scrolls with the list (40x10 to
+// 40x14), tab ticked it out of view: what the apply takes over changed
+// unseen. Tab brings the box into view as it ticks it, and again as it
+// leaves the fields.
+func TestConfirmDialogTabShowsTheBoxItTicks(t *testing.T) {
+	for _, h := range []int{10, 12, 14} {
+		t.Run(fmt.Sprintf("40x%d", h), func(t *testing.T) {
+			a, d := confirmOnApp(t, fixtureManyConflicts(), 40, h)
+			for _, box := range []string{"[x] take over the 8 field(s)", "[ ] take over the 8 field(s)"} {
+				appKeys(a, tea.KeyPressMsg{Code: tea.KeyPgUp}, tea.KeyPressMsg{Code: tea.KeyUp})
+				if out := ansi.Strip(d.View()); strings.Contains(out, "take over the 8 field(s)") {
+					t.Fatalf("scrolled up, the box is still in view:\n%s", out)
+				}
+				appKeys(a, tea.KeyPressMsg{Code: tea.KeyTab})
+				if out := ansi.Strip(d.View()); !strings.Contains(out, box) {
+					t.Errorf("tab: %q not in view:\n%s", box, out)
+				}
+			}
+		})
+	}
+}
