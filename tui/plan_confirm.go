@@ -368,6 +368,20 @@ func (d *confirmDialog) relayout() {
 				d.visible, keysAt = max(rows-len(head)-len(tail)-1, 0), 0
 			}
 		}
+		// At 40 columns the scroll row was cut ("↑ 35 ↓ 4 · ↑/↓
+		// pgup/pgdn scr…") and took a row of the list, where the
+		// counts fit beside the keys on their last row: they go there,
+		// and the list has the row. Where the row is whole (80x24), it
+		// stays: it says the keys that scroll.
+		if keysAt == 0 && d.visible >= 1 {
+			n := len(body)
+			hint := "   " + scrollHint(n, n) + " · ↑/↓ pgup/pgdn scroll"
+			keys := len(wrap(d.keysText(), iw))
+			if width(hint) > iw && len(wrap(d.keysText()+" · "+countsText(n, n), iw)) == keys {
+				keysAt = len(tail) - keys
+				d.visible++
+			}
+		}
 	}
 	d.head, d.body, d.tail, d.inputAt, d.keysAt = head, body, tail, inputAt, keysAt
 	d.boxAt = -1

@@ -1816,3 +1816,28 @@ func TestConfirmDialogTabShowsTheBoxItTicks(t *testing.T) {
 		})
 	}
 }
+
+// At 40 columns the scroll row was cut ("↑ 35 ↓ 4 · ↑/↓ pgup/pgdn scr…")
+// and took a row of the list, where the counts fit beside the keys on
+// their last row: they go there, and the list has the row. At 80x24 the
+// row is whole and stays (TestConfirmDialogAt80x24).
+func TestConfirmDialogCountsBesideTheKeysAt40Columns(t *testing.T) {
+	for _, h := range []int{12, 14} {
+		t.Run(fmt.Sprintf("40x%d", h), func(t *testing.T) {
+			a, d := confirmOnApp(t, fixtureManyConflicts(), 40, h)
+			_, dh := a.dialogSize()
+			out := ansi.Strip(d.View())
+			rows := strings.Split(out, "\n")
+			if len(rows) > dh {
+				t.Errorf("the dialog takes %d rows, more than %d:\n%s", len(rows), dh, out)
+			}
+			if strings.Contains(out, "pgup/pgdn") {
+				t.Errorf("the scroll row takes a row of the list:\n%s", out)
+			}
+			if !regexp.MustCompile(`esc cancel · \d+↑ \d+↓`).MatchString(out) {
+				t.Errorf("no counts beside the keys:\n%s", out)
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
