@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,14 +90,29 @@ func buildHeader(st *styles, s *model.ClusterState, running string, p model.Prog
 type badge struct {
 	full, short, tiny string
 	r                 role
+	// drop orders the badges where even their tiny forms leave the
+	// line less than it needs (40 columns): the lowest goes first.
+	drop int
 }
+
+// The order in which the badges give way on a line too short for all of
+// them. At 40 columns a lock and a pause went together, and the pause is
+// the state the operator must act on (nothing moves until it goes): a lock
+// goes first, its holder being what lock status and R say; a status not
+// yet observed before it, as the panes say it too.
+const (
+	dropFirst = iota
+	dropLock
+	dropConnection
+	dropLast
+)
 
 // buildBadges is the right-hand side of the header's first line: stale,
 // lock, paused, connection.
 func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, opts Options, now time.Time) []badge {
 	var out []badge
 	if p.Stale {
-		out = append(out, badge{"◌ status not yet observed", "◌ status not yet observed", "◌ not observed", rStale})
+		out = append(out, badge{"◌ status not yet observed", "◌ status not yet observed", "◌ not observed", rStale, dropFirst})
 	}
 	ownLock := false
 	if opts.Lock != nil {
@@ -112,17 +128,17 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 			// upgrade that resumes runs without a lock. Another console's
 			// lock, if one took it, is shown after this.
 			w := sym.Warn + " "
-			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale})
+			out = append(out, badge{w + "lock: this console's kept lock was cleared", w + "lock: kept lock cleared", w + "kept lock cleared", rStale, dropLock})
 		case l.Lost:
 			// What it means: the upgrade goes on without this console's
 			// lock, and another console may start one.
 			t := sym.Fail + " lock lost"
-			out = append(out, badge{t + ": cleared or taken by another console", t + ": cleared or taken", t, rFailure})
+			out = append(out, badge{t + ": cleared or taken by another console", t + ": cleared or taken", t, rFailure, dropLock})
 		case l.Holder != "" && l.Kept:
 			ownLock = true
 			// No longer renewed: an age would only grow.
 			w := sym.Warn + " "
-			out = append(out, badge{w + "lock: kept by this console (the upgrade failed)", w + "lock: kept by this console", w + "lock kept", rStale})
+			out = append(out, badge{w + "lock: kept by this console (the upgrade failed)", w + "lock: kept by this console", w + "lock kept", rStale, dropLock})
 		case l.Holder != "":
 			ownLock = true
 			// This console's own lock: its holder (this user, this host,
@@ -134,11 +150,11 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 				// Run out: another console may clear it, or take it, and
 				// "renewal failing" read as a lock still held.
 				stale := " " + sym.Warn + " stale, not renewed"
-				b = badge{"lock: this console's" + stale + ": " + l.RenewErr, "lock: this console's" + stale, sym.Warn + " lock stale", rFailure}
+				b = badge{"lock: this console's" + stale + ": " + l.RenewErr, "lock: this console's" + stale, sym.Warn + " lock stale", rFailure, dropLock}
 			case l.RenewErr != "":
 				// The lease runs out unless a renewal succeeds.
 				failing := " " + sym.Warn + " renewal failing"
-				b = badge{b.full + failing + ": " + l.RenewErr, b.short + failing, "lock" + failing, rFailure}
+				b = badge{b.full + failing + ": " + l.RenewErr, b.short + failing, "lock" + failing, rFailure, dropLock}
 			}
 			out = append(out, b)
 		}
@@ -154,31 +170,31 @@ func buildBadges(sym themes.Symbols, s *model.ClusterState, p model.Progress, op
 		// Whatever the phases show, nothing moves until the pause goes;
 		// the status line says why and how it resumes.
 		t := markHeld + " paused"
-		out = append(out, badge{t, t, t, rPaused})
+		out = append(out, badge{t, t, t, rPaused, dropLast})
 	}
 	switch {
 	case credentialsRefused(s):
 		// Not a server out of reach: no wait mends a revoked token, and
 		// the status line says what does.
 		t := sym.Fail + " credentials refused"
-		b := badge{t, t, sym.Fail + " 401", rFailure}
+		b := badge{t, t, sym.Fail + " 401", rFailure, dropConnection}
 		if d := since(s.ConnectionSince, now); d != "" && s.Connection == model.Reconnecting {
 			b.full = t + " " + d
 		}
 		out = append(out, b)
 	case s == nil || s.Connection == model.Connecting || s.Connection == "":
 		t := "◌ connecting"
-		out = append(out, badge{t, t, t, rConnecting})
+		out = append(out, badge{t, t, t, rConnecting, dropConnection})
 	case s.Connection == model.Reconnecting:
 		t := "↻ reconnecting"
-		b := badge{t, t, t, rReconnecting}
+		b := badge{t, t, t, rReconnecting, dropConnection}
 		if d := since(s.ConnectionSince, now); d != "" {
 			b.full, b.short = t+" "+d, t+" "+d
 		}
 		out = append(out, b)
 	default:
 		t := sym.Active + " live"
-		out = append(out, badge{t, t, t, rLive})
+		out = append(out, badge{t, t, t, rLive, dropConnection})
 	}
 	return out
 }
@@ -224,7 +240,7 @@ func keptLockGone(s *model.ClusterState) bool {
 
 // heldBadge is the badge of a lock this console holds.
 func heldBadge(renewed, now time.Time) badge {
-	b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted}
+	b := badge{"lock: held by this console", "lock: this console", "lock: this console", rMuted, dropLock}
 	if d := since(renewed, now); d != "" {
 		b.full += " (renewed " + d + " ago)"
 	}
@@ -250,14 +266,14 @@ func watchedLockBadge(sym themes.Symbols, l *model.Lock, seen, now time.Time) ba
 		// Left on purpose by an upgrade that failed or timed out: not a
 		// console that died, and no age tells it apart.
 		t := sym.Warn + " lock: " + holder + " kept"
-		return badge{sym.Warn + " lock: " + full + " kept", t, t, rStale}
+		return badge{sym.Warn + " lock: " + full + " kept", t, t, rStale, dropLock}
 	}
 	if l.ExpiredWatched(seen) {
 		t := sym.Warn + " lock: " + holder + " stale"
-		return badge{sym.Warn + " lock: " + full + " stale " + d, t + " " + d, t, rStale}
+		return badge{sym.Warn + " lock: " + full + " stale " + d, t + " " + d, t, rStale, dropLock}
 	}
 	t := "lock: " + holder
-	b := badge{"lock: " + full, t, t, rMuted}
+	b := badge{"lock: " + full, t, t, rMuted, dropLock}
 	if d != "" {
 		b.full += " (renewed " + d + " ago)"
 	}
@@ -363,10 +379,33 @@ const minContext = 12
 //  7. the Kubernetes version goes, the context whole again if that makes
 //     room.
 //
-// Past that the context stays at minContext, render cuts the left side
-// into what the badges leave, and drops the badges when they alone leave
-// less than 12 cells.
+// Past that the context stays at minContext and render cuts the left side
+// into what the badges leave. Where they alone leave less than 12 cells,
+// which render needs for the left side, they give way one at a time, the
+// least important first (badge.drop), and the line is laid out again with
+// the others: at 40 columns a lock beside a pause took the pause with it.
+// Render drops a last badge too wide alone.
 func (h *headerModel) line1(w int) (left, badges []seg) {
+	bs := h.badges
+	for {
+		left, badges, fits := h.line1Of(bs, w)
+		if fits || segsWidth(badges)+12 <= w || len(bs) <= 1 {
+			return left, badges
+		}
+		// Render would drop them all: the least important goes, and
+		// the others are laid out again.
+		i := 0
+		for j, b := range bs {
+			if b.drop < bs[i].drop {
+				i = j
+			}
+		}
+		bs = slices.Delete(slices.Clone(bs), i, i+1)
+	}
+}
+
+// line1Of is line1 with the badges bs; fits is false past its steps.
+func (h *headerModel) line1Of(bs []badge, w int) (left, badges []seg, fits bool) {
 	ident := func(cw int) []seg {
 		if h.context == "" {
 			return []seg{h.name}
@@ -384,7 +423,7 @@ func (h *headerModel) line1(w int) (left, badges []seg) {
 		level    int  // of the badges
 		shorten  bool // the context may shorten
 	}
-	tiny := badgeLevels(len(h.badges)) - 1
+	tiny := badgeLevels(len(bs)) - 1
 	steps := []step{
 		{"   ", h.versions, 0, false},
 		{"  ", h.versions, 0, false},
@@ -400,16 +439,16 @@ func (h *headerModel) line1(w int) (left, badges []seg) {
 	whole := ident(cw)
 	ww := segsWidth(whole)
 	for _, s := range steps {
-		bs := badgeSegs(h.badges, s.level)
-		over := ww + len(s.sep) + segsWidth(s.versions) + segsWidth(bs) + 2 - w
+		segs := badgeSegs(bs, s.level)
+		over := ww + len(s.sep) + segsWidth(s.versions) + segsWidth(segs) + 2 - w
 		switch {
 		case over <= 0:
-			return joinSegs(whole, seg{s.sep, rText}, s.versions), bs
+			return joinSegs(whole, seg{s.sep, rText}, s.versions), segs, true
 		case s.shorten && h.context != "" && cw-over >= minContext:
-			return joinSegs(ident(cw-over), seg{s.sep, rText}, s.versions), bs
+			return joinSegs(ident(cw-over), seg{s.sep, rText}, s.versions), segs, true
 		}
 	}
-	return ident(minContext), badgeSegs(h.badges, tiny)
+	return ident(minContext), badgeSegs(bs, tiny), false
 }
 
 // render draws the header in exactly two lines of w cells. The timeline has

@@ -334,3 +334,28 @@ func TestDashboardTimesAConfigOnlyApplyFromIt(t *testing.T) {
 		}
 	}
 }
+
+// At 40 and 50 columns a lock beside a pause left the badges less than
+// render needs, and both went, the pause the operator must act on with the
+// lock. The lock gives way first, and the pause stays.
+func TestHeaderKeepsThePauseWhereALockDoesNotFit(t *testing.T) {
+	for _, l := range []struct {
+		name string
+		lock func() *model.Lock
+	}{{"stale", staleLock}, {"foreign", foreignLock}} {
+		for _, w := range []int{40, 50} {
+			t.Run(fmt.Sprintf("%s/%d", l.name, w), func(t *testing.T) {
+				d := newTestDashboard(t, withLock(fixtureHeld(), l.lock()), themes.Mono, w, 12)
+				var b strings.Builder
+				d.header.render(&b, d.st, w, d.now)
+				requireShape(t, b.String(), w, 2)
+				first, _, _ := strings.Cut(ansi.Strip(b.String()), "\n")
+				for _, want := range []string{markHeld + " paused", " mgmt"} {
+					if !strings.Contains(first, want) {
+						t.Errorf("the header lacks %q:\n%s", want, first)
+					}
+				}
+			})
+		}
+	}
+}
