@@ -1077,3 +1077,35 @@ func TestZoomedEventsFillThePaneAtTheirEnd(t *testing.T) {
 		t.Errorf("zoomed at the end: offset %d, want %d (the pane full):\n%s", d.events.offset, want, screenOf(d))
 	}
 }
+
+// At 40x12 the pause after an etcd rollback has four rows, and its last
+// was cut in the command that resumes the upgrade ("resume with
+// `upgrade-console lock clear paused -…"), which pasted runs something
+// else. Where the command does not fit whole, the sentence points at y,
+// which copies it whole.
+func TestPauseNeverCutsItsCommand(t *testing.T) {
+	for _, sz := range [][2]int{{40, 10}, {40, 12}, {50, 12}, {60, 10}} {
+		d := newTestDashboard(t, fixturePausedAfterRollback(), themes.Mono, sz[0], sz[1])
+		out := ansi.Strip(d.View())
+		requireLines(t, d.View(), sz[0], sz[1])
+		for _, row := range strings.Split(out, "\n") {
+			// Wrapped onto the next row is whole; cut, it ends in "…".
+			if strings.Count(row, "`")%2 != 0 && strings.HasSuffix(strings.TrimRight(row, " "), "…") {
+				t.Errorf("%dx%d: a command is cut on row %q:\n%s", sz[0], sz[1], row, out)
+			}
+		}
+	}
+	d := newTestDashboard(t, fixturePausedAfterRollback(), themes.Mono, 40, 12)
+	out := ansi.Strip(d.View())
+	if !strings.Contains(out, "the command y") || !strings.Contains(out, "after fixing the cause") {
+		t.Errorf("the pause does not point at y whole:\n%s", out)
+	}
+	if cmds, _ := d.shownCommands(); !slices.Contains(cmds, "upgrade-console lock clear paused --cluster mgmt") {
+		t.Errorf("y copies %q, not the command that resumes", cmds)
+	}
+	// Where it fits whole, the command stays (80x24).
+	d = newTestDashboard(t, fixturePausedAfterRollback(), themes.Mono, 80, 24)
+	if out := ansi.Strip(d.View()); !strings.Contains(out, "`upgrade-console lock clear paused --cluster mgmt`") {
+		t.Errorf("at 80x24 the command is not whole:\n%s", out)
+	}
+}

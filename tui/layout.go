@@ -16,7 +16,8 @@ import (
 // control plane, then the cluster pane, leaving the nodes table; the header
 // loses its phase strip below 12 rows and the help line below 10; a pause
 // on the status line wraps onto up to a third of the rows (whole from 80×24
-// up) and is cut past that; the nodes table drops columns (version, role,
+// up) and is cut past that, a command in it first replaced by a pointer at
+// y where that makes it fit; the nodes table drops columns (version, role,
 // since, phase, steps) as the width shrinks. Every line is exactly the
 // terminal's width.
 
@@ -318,11 +319,23 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 			continue
 		}
 		wrapped := d.pauseRows(ln, w)
+		texts := d.pauseWrap.texts
+		if room := limit - len(rows); len(wrapped) > room {
+			// Cut, the pause ended in half the command that resumes
+			// the upgrade (40x12: "resume with `upgrade-console lock
+			// clear paused -…"), which pasted runs something else:
+			// where the pause does not fit whole, the sentence
+			// points at y, which copies the command whole and names
+			// it, and only its words can be cut.
+			if pointed := pointAtCommands(ln.segs[0].text); pointed != ln.segs[0].text {
+				texts, wrapped = wrapPause(pointed, ln.segs[0].r, w)
+			}
+		}
 		if room := limit - len(rows); len(wrapped) > room {
 			// No room for all of it: the last row it gets holds the
 			// rest, cut with an ellipsis when drawn.
 			rows = append(rows, wrapped[:room-1]...)
-			rest := strings.Join(d.pauseWrap.texts[room-1:], " ")
+			rest := strings.Join(texts[room-1:], " ")
 			rows = append(rows, line{segs: []seg{{pauseIndent(room == 1) + rest, rPaused}}})
 		} else {
 			rows = append(rows, wrapped...)
@@ -337,6 +350,16 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 	}
 	d.stallRowBuf = rows
 	p.stalls, p.stallMore, p.stallLines, p.stallShown = rows, max(more, 0), len(rows), shown
+}
+
+// pointAtCommands is text with each command to paste in it (backquoted)
+// replaced by a pointer at y, which copies the commands of the status
+// lines shown.
+func pointAtCommands(text string) string {
+	for _, c := range backquoted(text) {
+		text = strings.ReplaceAll(text, "`"+c+"`", "the command y copies")
+	}
+	return text
 }
 
 // failureRows is a failure's status line wrapped to w cells, its rows after
@@ -385,16 +408,24 @@ func (d *Dashboard) pauseRows(ln line, w int) []line {
 		return pw.rows
 	}
 	pw.text, pw.w = text, w
-	pw.texts = wrapWords(text, w-width(pausePrefix))
-	if len(pw.texts) == 0 {
-		// Narrower than the mark: one row, cut when drawn.
-		pw.texts = []string{text}
-	}
-	pw.rows = make([]line, len(pw.texts))
-	for i, t := range pw.texts {
-		pw.rows[i] = line{segs: []seg{{pauseIndent(i == 0) + t, ln.segs[0].r}}}
-	}
+	pw.texts, pw.rows = wrapPause(text, ln.segs[0].r, w)
 	return pw.rows
+}
+
+// wrapPause wraps the pause's text (without its mark) to w cells: its
+// rows' text, and the rows behind the mark or the indent.
+func wrapPause(text string, r role, w int) (texts []string, rows []line) {
+	text = strings.TrimPrefix(text, pausePrefix)
+	texts = wrapWords(text, w-width(pausePrefix))
+	if len(texts) == 0 {
+		// Narrower than the mark: one row, cut when drawn.
+		texts = []string{text}
+	}
+	rows = make([]line, len(texts))
+	for i, t := range texts {
+		rows[i] = line{segs: []seg{{pauseIndent(i == 0) + t, r}}}
+	}
+	return texts, rows
 }
 
 // pauseIndent starts a row of the pause: the mark on the first, as many
