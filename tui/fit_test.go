@@ -140,9 +140,9 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 			t.Run("etcd-detail", func(t *testing.T) {
 				a := detailApp(t, fixtureMidEtcd(), w, h)
 				d := dashboardOf(t, a)
-				// Under 14 rows the dashboard does not show the etcd
-				// pane: zoomed, tab takes the zoom to it, as an
-				// operator reaches it there.
+				// Where the dashboard does not show the etcd pane
+				// (too short for it): zoomed, tab takes the zoom to
+				// it, as an operator reaches it there.
 				if !d.plan.visible[paneEtcd] {
 					pressApp(t, a, zoom)
 					for range paneCount {

@@ -6,6 +6,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // This file decides where every pane goes (in Update, after data, size,
@@ -13,7 +15,9 @@ import (
 //
 // Degrading at small sizes follows a fixed order so the screen is never
 // garbled, only shorter: first the events pane goes, then etcd, then the
-// control plane, then the cluster pane, leaving the nodes table; the header
+// control plane, then the cluster pane, leaving the nodes table (while the
+// etcd phase is under way, held or failed, etcd goes after the cluster
+// pane: etcdUnderWay); the header
 // loses its phase strip below 12 rows and the help line below 10; a pause
 // on the status line wraps onto up to a third of the rows (whole from 80×24
 // up) and is cut past that, a command in it first replaced by a pointer at
@@ -172,6 +176,17 @@ func (d *Dashboard) relayout() {
 	d.clampTextPanes()
 }
 
+// etcdUnderWay reports whether the etcd phase is the one under way, held
+// by a pause, or failed: its members are then what the upgrade waits on.
+func (d *Dashboard) etcdUnderWay() bool {
+	for _, ph := range d.progress.Phases {
+		if ph.Phase == model.PhaseEtcd {
+			return ph.Status == model.PhaseActive || ph.Status == model.PhaseHeld || ph.Status == model.PhaseBroken
+		}
+	}
+	return false
+}
+
 // clampTextPanes keeps each shown text pane's window full for its new
 // height: scrolled to its end, a pane that grew (zoomed, the terminal
 // made taller) kept the offset of its old height, ten events over a blank
@@ -224,7 +239,15 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 		}
 		return n
 	}
-	for _, id := range []paneID{paneEvents, paneEtcd, paneControlPlane, paneCluster} {
+	dropOrder := []paneID{paneEvents, paneEtcd, paneControlPlane, paneCluster}
+	if d.etcdUnderWay() {
+		// At 40x12, etcd stuck, its pane went first of the three, and
+		// nothing on the screen named the member that held the
+		// upgrade: the control plane waits for etcd, and the cluster's
+		// conditions say only that etcd is not ready.
+		dropOrder = []paneID{paneEvents, paneControlPlane, paneCluster, paneEtcd}
+	}
+	for _, id := range dropOrder {
 		if sumMin() <= body {
 			break
 		}
@@ -234,8 +257,9 @@ func (d *Dashboard) allocate(body int, wide bool) []allocItem {
 			continue
 		}
 		if it.left == id && it.right != noPane {
+			// The cluster leaves the shared row, etcd keeps it.
 			it.left, it.right = it.right, noPane
-			it.dropped = true
+			it.min, it.want, it.full = etcdMin, etcdWant, d.etcd.want()
 			continue
 		}
 		it.dropped = true

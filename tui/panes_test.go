@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
 )
@@ -98,5 +100,25 @@ func TestEtcdMemberCAPIFailure(t *testing.T) {
 	}
 	if r := etcdMemberRank(m, true); r != 0 {
 		t.Errorf("rank %d, want 0 (failed, listed first)", r)
+	}
+}
+
+// At 40x12, etcd stuck, the etcd pane went first of the three panes above
+// the nodes table, and nothing on the screen named the member that held
+// the upgrade. While the etcd phase is under way it goes after the control
+// plane and the cluster panes.
+func TestShortTerminalKeepsTheEtcdPaneWhileEtcdHolds(t *testing.T) {
+	for _, sz := range [][2]int{{40, 10}, {40, 12}, {80, 12}, {120, 10}} {
+		d := newTestDashboard(t, stuckEtcdState(t0), themes.Mono, sz[0], sz[1])
+		out := ansi.Strip(d.View())
+		requireLines(t, d.View(), sz[0], sz[1])
+		if !d.plan.visible[paneEtcd] || !strings.Contains(out, "ETCD") || !strings.Contains(out, "e-new") {
+			t.Errorf("%dx%d: the etcd pane, stuck, is not shown:\n%s", sz[0], sz[1], out)
+		}
+	}
+	// Past etcd, it gives way first, as before.
+	d := newTestDashboard(t, fixtureHealthy(), themes.Mono, 40, 12)
+	if d.plan.visible[paneEtcd] {
+		t.Errorf("at 40x12, etcd done, the etcd pane is shown:\n%s", ansi.Strip(d.View()))
 	}
 }
