@@ -1103,6 +1103,14 @@ func TestPauseNeverCutsItsCommand(t *testing.T) {
 	if cmds, _ := d.shownCommands(); !slices.Contains(cmds, "upgrade-console lock clear paused --cluster mgmt") {
 		t.Errorf("y copies %q, not the command that resumes", cmds)
 	}
+	// Cut in its words, the pause keeps the pointer whole on its last
+	// row: "removed: see the command …" at 40x12 said not where.
+	for _, sz := range [][2]int{{40, 10}, {40, 12}} {
+		d := newTestDashboard(t, fixtureHeld(), themes.Mono, sz[0], sz[1])
+		if out := ansi.Strip(d.View()); !strings.Contains(out, "the command y copies") {
+			t.Errorf("%dx%d: the pointer at y is cut:\n%s", sz[0], sz[1], out)
+		}
+	}
 	// Where it fits whole, the command stays (80x24).
 	d = newTestDashboard(t, fixturePausedAfterRollback(), themes.Mono, 80, 24)
 	if out := ansi.Strip(d.View()); !strings.Contains(out, "`upgrade-console lock clear paused --cluster mgmt`") {

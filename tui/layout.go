@@ -344,7 +344,17 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 		}
 		wrapped := d.pauseRows(ln, w)
 		texts := d.pauseWrap.texts
-		if room := limit - len(rows); len(wrapped) > room {
+		room := limit - len(rows)
+		// Filling its rows, the pause's last row has the count of the
+		// lines left out beside it, which cuts it when drawn.
+		aw := w - width(pauseIndent(room == 1))
+		if more := d.stallCount - shown; more > 0 {
+			aw -= width(moreText(more))
+		}
+		fits := func(texts []string) bool {
+			return len(texts) < room || len(texts) == room && width(texts[room-1]) <= aw
+		}
+		if !fits(texts) {
 			// Cut, the pause ended in half the command that resumes
 			// the upgrade (40x12: "resume with `upgrade-console lock
 			// clear paused -…"), which pasted runs something else:
@@ -355,11 +365,11 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 				texts, wrapped = wrapPause(pointed, ln.segs[0].r, w)
 			}
 		}
-		if room := limit - len(rows); len(wrapped) > room {
-			// No room for all of it: the last row it gets holds the
-			// rest, cut with an ellipsis when drawn.
+		if len(wrapped) >= room {
+			// The last row it gets holds the rest, cut with an
+			// ellipsis when drawn, but for the pointer at y.
 			rows = append(rows, wrapped[:room-1]...)
-			rest := strings.Join(texts[room-1:], " ")
+			rest := keepPointer(strings.Join(texts[room-1:], " "), aw)
 			rows = append(rows, line{segs: []seg{{pauseIndent(room == 1) + rest, rPaused}}})
 		} else {
 			rows = append(rows, wrapped...)
@@ -376,14 +386,38 @@ func (d *Dashboard) layoutStalls(p *layoutPlan, w, budget, limit int) {
 	p.stalls, p.stallMore, p.stallLines, p.stallShown = rows, max(more, 0), len(rows), shown
 }
 
+// yPointer stands for a command in a status line too long for its rows.
+const yPointer = "the command y copies"
+
 // pointAtCommands is text with each command to paste in it (backquoted)
 // replaced by a pointer at y, which copies the commands of the status
 // lines shown.
 func pointAtCommands(text string) string {
 	for _, c := range backquoted(text) {
-		text = strings.ReplaceAll(text, "`"+c+"`", "the command y copies")
+		text = strings.ReplaceAll(text, "`"+c+"`", yPointer)
 	}
 	return text
+}
+
+// keepPointer is the last row of a pause cut to w cells: where the cut
+// would fall in the pointer at y (40x12: "removed: see the command …"),
+// the words before it give way to it instead, so that the row still says
+// where the command is.
+func keepPointer(rest string, w int) string {
+	i := strings.Index(rest, yPointer)
+	if i < 0 || width(rest[:i+len(yPointer)]) <= w {
+		return rest
+	}
+	const gap = "… "
+	room := w - width(gap+yPointer)
+	head := ""
+	for _, word := range strings.Fields(rest[:i]) {
+		if width(head+word+" ") > room {
+			break
+		}
+		head += word + " "
+	}
+	return head + gap + rest[i:]
 }
 
 // failureRows is a failure's status line wrapped to w cells, its rows after
