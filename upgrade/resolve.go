@@ -102,10 +102,31 @@ type Resolver struct {
 func (r *Resolver) Cluster(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
 	u, err := r.Client.Dynamic.Resource(GVREKSACluster).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, r.lookupError(err, fmt.Sprintf("Cluster %s/%s", namespace, name), "the EKS-A Cluster",
-			fmt.Sprintf("check --cluster, and give the Cluster's namespace with -n (default: the kubeconfig context's; EKS-A's Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A%s` lists them", "default", r.Conn))
+		return nil, r.lookupError(err, clusterSource(namespace, name), clusterWhat, clusterFix(r.Conn))
 	}
 	return u, nil
+}
+
+// ClusterNotFound is the error Resolver.Cluster returns for a Cluster that
+// is not there, for the dashboard, which learns it from its watch rather
+// than from a read: a mistyped --cluster is said in the same words, with
+// the same fix, whichever way the console was run.
+func ClusterNotFound(namespace, name string, conn model.ConnFlags) error {
+	return notFoundError(clusterSource(namespace, name), clusterWhat, clusterFix(conn))
+}
+
+const clusterWhat = "the EKS-A Cluster"
+
+func clusterSource(namespace, name string) string {
+	return fmt.Sprintf("Cluster %s/%s", namespace, name)
+}
+
+func clusterFix(conn model.ConnFlags) string {
+	return fmt.Sprintf("check --cluster, and give the Cluster's namespace with -n (default: the kubeconfig context's; EKS-A's Cluster is usually in %q); `kubectl get clusters.anywhere.eks.amazonaws.com -A%s` lists them", "default", conn)
+}
+
+func notFoundError(src, what, fix string) error {
+	return &model.InputError{Source: src, Problem: "not found (" + what + ")", Fix: fix}
 }
 
 // Current resolves the named EKS-A Cluster's versions and Bundles.
@@ -360,7 +381,7 @@ func (r *Resolver) lookupError(err error, src, what, fix string) error {
 		return &model.InputError{Source: src, Problem: "the API server does not serve this kind: is this an EKS Anywhere management cluster?",
 			Fix: "check --kubeconfig and --context"}
 	case apierrors.IsNotFound(err):
-		return &model.InputError{Source: src, Problem: "not found (" + what + ")", Fix: fix}
+		return notFoundError(src, what, fix)
 	case apierrors.IsForbidden(err):
 		// The identity may be --as's, not the kubeconfig's user: "use
 		// another kubeconfig" missed it.

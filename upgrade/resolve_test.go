@@ -92,6 +92,10 @@ func TestResolveErrors(t *testing.T) {
 
 	_, err := r.Current(ctx, w.ns, "nope")
 	expect(t, err, "Cluster "+w.ns+"/nope", "not found", "--cluster")
+	// The dashboard learns it from its watch, and says it in these words.
+	if want := ClusterNotFound(w.ns, "nope", nil).Error(); err.Error() != want {
+		t.Errorf("read: %q\nwatch: %q", err, want)
+	}
 
 	// The cluster's EKSARelease is gone.
 	rel := model.EKSAReleaseName(release.Current.Version)
