@@ -36,6 +36,7 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/report"
 	"github.com/upgrade-console/upgrade-console/themes"
+	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
 // Source publishes snapshots; *watchers.Watcher satisfies it. The channel
@@ -327,9 +328,13 @@ type App struct {
 	title         string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
-	// fatal is the console's own bug, caught (contain), or the snapshot
-	// source's: the App quits and RunApp returns it.
+	// fatal is the console's own bug, caught (contain), the snapshot
+	// source's, or a Cluster its first list did not find (judgeCluster):
+	// the App quits and RunApp returns it.
 	fatal error
+	// clusterJudged: the watch of the EKS-A Cluster has listed once
+	// (judgeCluster); whatever it says later is the dashboard's to show.
+	clusterJudged bool
 	// quitPending is a quit waiting for a recovery run to end (quitWhenIdle).
 	quitPending bool
 	// hidden is a dialog set aside (hideDialogMsg): not drawn and given no
@@ -389,8 +394,29 @@ func (a *App) contain(where string, r any) {
 	}
 }
 
+// judgeCluster reads the first snapshot whose watch of the EKS-A Cluster
+// has listed: a Cluster not there then is a --cluster (or -n) that names
+// none, the error the plain watch ends with at once (exit 1), not a
+// cluster to follow. The dashboard showed it as one, "not found" beside
+// the management cluster's Nodes listed as its own, and exited 0 on q.
+// Until that list, or while it is forbidden, nothing is known; a Cluster
+// seen and then deleted is not judged here: the panes say it is gone, as
+// the plain watch's "gone" line does.
+func (a *App) judgeCluster(s *model.ClusterState) error {
+	src := s.Source(model.KindEKSACluster)
+	if !src.Installed || !src.Synced || src.Forbidden != "" {
+		return nil
+	}
+	a.clusterJudged = true
+	if s.Cluster != nil {
+		return nil
+	}
+	return upgrade.ClusterNotFound(s.Namespace, s.ClusterName, s.Conn)
+}
+
 // Err is what ended the App other than the operator: the console's own
-// bug or the snapshot source's failure; nil otherwise.
+// bug, the snapshot source's failure, or a Cluster that is not there; nil
+// otherwise.
 func (a *App) Err() error { return a.fatal }
 
 // internalErrorMsg carries a panic of a command, caught in its goroutine.
@@ -741,6 +767,12 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		}
 		return a.routeKey(msg)
 	case SnapshotMsg:
+		if msg.fromSource && !a.clusterJudged {
+			if err := a.judgeCluster(msg.State); err != nil {
+				a.fatal = err
+				return a, tea.Quit
+			}
+		}
 		m, cmd := a.broadcast(msg)
 		if a.opts.Source != nil && msg.fromSource {
 			cmd = tea.Batch(cmd, waitForSnapshot(a.opts.Source.Updates()))

@@ -93,7 +93,8 @@ func newWatchCmd(g *globalOptions) *cobra.Command {
 On a terminal it shows the dashboard: the phase timeline, the EKS-A Cluster's conditions, etcd,
 the control plane, every node with its in-place upgrade steps, events, and a line naming what is
 stalled and since when. With --plain, or when stdout is not a terminal, it prints one timestamped
-line per meaningful change instead.
+line per meaningful change instead. A --cluster (or -n) that names no EKS-A Cluster ends
+either with 1, saying so: the dashboard once its watch of the Cluster has listed.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
@@ -166,7 +167,8 @@ func runWatch(cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 		// A script must not follow a cluster that is not there (a typo in
 		// --cluster or -n) until its timeout, or for ever without one. The
 		// dashboard does not wait for this read: its first frame comes
-		// before any request, and its panes say what is missing.
+		// before any request, and it ends with the same error once its
+		// watch of the Cluster has listed none (tui.App.judgeCluster).
 		client, err := upgrade.NewClient(cfg)
 		if err != nil {
 			return err
