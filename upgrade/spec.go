@@ -203,6 +203,9 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 				Fix: `give MAJOR.MINOR, e.g. kubernetesVersion: "1.31" (EKS-A picks the patch release from its bundle)`}
 		}
 	}
+	if err := checkNodeGroups(source, spec.Cluster); err != nil {
+		return nil, err
+	}
 	return spec, nil
 }
 
