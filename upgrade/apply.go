@@ -422,6 +422,10 @@ type AppliedObject struct {
 	// ApplyOptions.Announced, whose writes go on): the log holds it, to
 	// write with its next entry or print at exit.
 	Unrecorded error
+	// stored is the object as the API server stored it: the way back
+	// after a partial apply (Session.WayBack) patches from it to the
+	// snapshot's spec.
+	stored *unstructured.Unstructured
 }
 
 // Apply server-side applies every document (the EKS-A Cluster last) and
@@ -494,7 +498,7 @@ func (a *Applier) Apply(ctx context.Context, spec *SpecFile, o ApplyOptions) ([]
 			// Left out when the log refused the entry, the start said
 			// "nothing was applied" over a Cluster already on the new
 			// spec, and released the lock of an upgrade under way.
-			applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion(), Unrecorded: aerr})
+			applied = append(applied, AppliedObject{Object: ref, Generation: out.GetGeneration(), ResourceVersion: out.GetResourceVersion(), Unrecorded: aerr, stored: out})
 			if o.OnApplied != nil {
 				o.OnApplied(applied[len(applied)-1])
 			}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
@@ -97,6 +98,9 @@ type Session struct {
 	// before an apply that changed child objects; 0 when none changed or
 	// the cluster does not report it.
 	ChildrenBefore int64
+
+	// wayBackText is WayBack's, set when the start applied part of the spec.
+	wayBackText string
 
 	locker *Locker
 	hold   *Hold
@@ -284,7 +288,8 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	}
 	step = "saving the snapshot"
 	snapper := &Snapshotter{Client: d.Client, Audit: d.Audit, Dir: d.SnapshotDir}
-	_, s.Snapshot, err = snapper.Take(ctx, plan.Current.Cluster, plan.Target.Spec.Docs, d.Holder.String(), d.clock().Now())
+	snap, snapRef, err := snapper.Take(ctx, plan.Current.Cluster, plan.Target.Spec.Docs, d.Holder.String(), d.clock().Now())
+	s.Snapshot = snapRef
 	if err != nil {
 		return nil, release(err)
 	}
@@ -321,6 +326,9 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 		s.mu.Lock()
 		s.kept = true
 		s.mu.Unlock()
+		s.wayBackText = s.wayBack(snap, func(u *unstructured.Unstructured) (*meta.RESTMapping, error) {
+			return d.Client.mapping(u.GroupVersionKind())
+		})
 		if maybe {
 			return s, fmt.Errorf("%w\n%d document(s) were applied before it, and %s may have been too: read it (kubectl get) to know; %s", err, len(s.Applied), unanswered.Object, s.LockKeptMessage())
 		}

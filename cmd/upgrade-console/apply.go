@@ -290,6 +290,9 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		case startRefused(err):
 			return withCode(ExitPreflight, err)
 		case s != nil:
+			if wb := s.WayBack(); wb != "" {
+				err = fmt.Errorf("%w\n%s", err, wb)
+			}
 			return withCode(ExitUpgradeFail, err)
 		case sctx.Err() != nil:
 			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running%s", err, lockNote(ctx, lv, p.Cluster, err, "; ")))

@@ -65,6 +65,9 @@ func runPlanTUI(ctx context.Context, out io.Writer, lv *live, l *liveOptions, di
 		// The apply failed part way: the lock stays, as apply without
 		// --tui leaves it, so that nobody starts on a spec half applied.
 		fmt.Fprintf(out, "%s; %s\n", s.AppliedInPart(), s.LockKeptMessage())
+		if wb := s.WayBack(); wb != "" {
+			fmt.Fprintln(out, wb)
+		}
 		if err == nil && !demoWorld {
 			// 4, as apply without --tui: it exited 0 here, the
 			// dashboard never pushed and the outcome still running.
