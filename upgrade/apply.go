@@ -204,6 +204,14 @@ func (c *Client) resource(doc *unstructured.Unstructured) (dynamic.ResourceInter
 	return c.Dynamic.Resource(m.Resource).Namespace(u.GetNamespace()), u, nil
 }
 
+// ResourceOf is the client of an object's kind, in its namespace when the
+// kind is namespaced: a restore from a snapshot reads and writes objects
+// of any kind a spec held.
+func (c *Client) ResourceOf(u *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	ri, _, err := c.resource(u)
+	return ri, err
+}
+
 func (c *Client) get(ctx context.Context, doc *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ri, u, err := c.resource(doc)
 	if err != nil {

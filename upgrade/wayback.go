@@ -3,7 +3,6 @@ package upgrade
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,7 +62,7 @@ func restorePatch(snap, stored map[string]any) []wayBackPatch {
 	for _, k := range sortedKeys(keys) {
 		old, inOld := snap[k]
 		cur, inCur := stored[k]
-		if inOld && inCur && reflect.DeepEqual(old, cur) {
+		if inOld && inCur && sameJSON(old, cur) {
 			continue
 		}
 		ptr := "/spec/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
@@ -79,6 +78,40 @@ func restorePatch(snap, stored map[string]any) []wayBackPatch {
 	return ops
 }
 
+// sameJSON compares two values as JSON: a snapshot read back from its
+// ConfigMap has its numbers as float64, the API server's objects as int64.
+func sameJSON(a, b any) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && string(ja) == string(jb)
+}
+
+// SameSpec reports whether two specs are the same as JSON.
+func SameSpec(a, b map[string]any) bool { return sameJSON(a, b) }
+
+// RestoreSpecPatch is the JSON patch that puts live's spec back to snap's,
+// each change guarded by a test of the value it replaces, and the fields it
+// changes ("spec.template"); nil when they are the same.
+func RestoreSpecPatch(snap, live map[string]any) ([]byte, []string) {
+	ops := restorePatch(snap, live)
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	b, _ := json.Marshal(ops)
+	return b, patchedFields(ops)
+}
+
+// patchedFields names the fields a restore patch changes.
+func patchedFields(ops []wayBackPatch) []string {
+	var fields []string
+	for _, op := range ops {
+		if op.Op != "test" {
+			fields = append(fields, "spec."+strings.TrimPrefix(op.Path, "/spec/"))
+		}
+	}
+	return fields
+}
+
 // wayBack says, for a start that applied part of the spec, each document
 // applied and how to put it back from the snapshot, then how to end. It
 // is computed when the start fails, while the snapshot and the stored
@@ -87,7 +120,7 @@ func (s *Session) wayBack(snap *Snapshot, mapper func(*unstructured.Unstructured
 	conn := s.locker.Conn.String()
 	var b strings.Builder
 	fmt.Fprintf(&b, "the way back: %s; the snapshot %s holds what the documents applied were before it:\n", s.AppliedInPart(), s.Snapshot.Name)
-	var cmds []string
+	var cmds, objects []string
 	for _, a := range s.Applied {
 		if a.stored == nil {
 			fmt.Fprintf(&b, "  %s: applied; this console did not see what the API server stored, so it prints no patch: compare it with the snapshot (`kubectl get … -o yaml`)\n", a.Object)
@@ -129,25 +162,22 @@ func (s *Session) wayBack(snap *Snapshot, mapper func(*unstructured.Unstructured
 			fmt.Fprintf(&b, "  %s: spec unchanged by this apply, nothing to put back\n", a.Object)
 			continue
 		}
-		var fields []string
-		for _, op := range ops {
-			if op.Op != "test" {
-				fields = append(fields, "spec."+strings.TrimPrefix(op.Path, "/spec/"))
-			}
-		}
+		fields := patchedFields(ops)
 		fmt.Fprintf(&b, "  %s: %s to put back\n", a.Object, strings.Join(fields, ", "))
 		patch, _ := json.Marshal(ops)
+		objects = append(objects, " --object "+model.ShellQuote(a.stored.GetKind()+"/"+a.stored.GetName()))
 		cmds = append(cmds, fmt.Sprintf("%s patch %s %s --type=json -p %s", target, res, model.ShellQuote(a.stored.GetName()), model.ShellQuote(string(patch))))
 	}
 	if s.Unanswered != "" {
 		fmt.Fprintf(&b, "  %s: its write got no answer and may have landed: read it (`kubectl get … -o yaml`); if it did, apply the spec file you upgraded from: `kubectl%s apply --server-side --force-conflicts -f <previous spec file>`\n", s.Unanswered, conn)
 	}
 	if len(cmds) > 0 {
-		b.WriteString("to put their spec back as the snapshot has it (each patch first tests the value this apply wrote, so it changes nothing on an object changed since; add --dry-run=server to see the API server's answer first):\n")
+		fmt.Fprintf(&b, "to put their spec back as the snapshot has it (the plan and the API server's dry run first, then the cluster's name typed; each write guarded and recorded in the audit log; --dry-run stops before the writes):\n  upgrade-console snapshot restore %s --snapshot %s%s\n",
+			s.locker.clusterFlags(), model.ShellQuote(s.Snapshot.Name), strings.Join(objects, ""))
+		b.WriteString("or, where this console cannot run, the same with kubectl (each patch first tests the value this apply wrote, so it changes nothing on an object changed since; add --dry-run=server to see the API server's answer first; kubectl's writes are not in the console's audit log, note them with the incident):\n")
 		for _, c := range cmds {
 			b.WriteString("  " + c + "\n")
 		}
-		b.WriteString("these are kubectl's writes, not the console's: the audit log does not record them, so note them with the incident. ")
 	}
 	fmt.Fprintf(&b, "Once the cluster reads as before (`upgrade-console watch %s`), release the lock with `upgrade-console lock clear lease %s`",
 		s.locker.clusterFlags(), s.locker.clusterFlags())

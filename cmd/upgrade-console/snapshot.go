@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -32,8 +33,8 @@ func (o *snapshotOptions) checkKeep() error {
 }
 
 func newSnapshotCmd(g *globalOptions) *cobra.Command {
-	return groupCmd("snapshot", "List and prune the pre-upgrade snapshots kept in the cluster",
-		newSnapshotListCmd(g), newSnapshotPruneCmd(g))
+	return groupCmd("snapshot", "List, prune and restore from the pre-upgrade snapshots kept in the cluster",
+		newSnapshotListCmd(g), newSnapshotPruneCmd(g), newSnapshotRestoreCmd(g))
 }
 
 func newSnapshotListCmd(g *globalOptions) *cobra.Command {
@@ -185,6 +186,72 @@ func runSnapshotPrune(ctx context.Context, in io.Reader, out io.Writer, g *globa
 			fmt.Fprintf(out, "Nothing to prune: %s has %d snapshots in the cluster, all kept (--keep %d).\n", o.cluster, len(entries), o.keep)
 		}
 		return nil
+	}
+	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
+}
+
+type snapshotRestoreOptions struct {
+	recoveryOptions
+	snapshot string
+	objects  []string
+}
+
+func newSnapshotRestoreCmd(g *globalOptions) *cobra.Command {
+	o := &snapshotRestoreOptions{}
+	cmd := &cobra.Command{
+		Use:   "restore --cluster NAME --snapshot SNAPSHOT --object KIND/NAME...",
+		Short: "Put back, as a snapshot has it, the spec of the documents an apply refused part way applied",
+		Long: `When the API server refuses one of the spec's writes after the dry run passed (an admission
+policy or webhook on real writes alone), apply stops with the documents before it applied and
+the upgrade lock kept, and prints this command with the snapshot it took and each document it
+applied. It restores the spec of those objects, and of no other, as the snapshot has it: for
+each, a JSON patch of the fields that differ, each tested against the value read when the plan
+was made, so that an object changed since is not overwritten.
+
+The plan and the server's dry run are shown, then the operator types the cluster's name unless
+--yes; every write is recorded in the audit log, and a second run finds every step done. The
+upgrade lock the apply kept is left: once the cluster reads as before, clear it with
+'upgrade-console lock clear lease'. A live lock of another console's upgrade refuses the restore.
+
+Exit codes: 0 restored (or nothing to restore), 1 bad input (a snapshot or object it cannot
+restore, named with the fix) or not confirmed, 2 wrong command line (or no terminal for the
+typed confirmation and no --yes), 3 refused, nothing written (another console's upgrade under
+way, an object gone, the dry run failed, an object changed since the plan), 4 a write failed or
+met such a change after others, 5 interrupted
+(run it again to continue), 74 done, but the audit log did not take all of its record.`,
+		Example: `  upgrade-console snapshot restore --cluster mgmt --snapshot upgrade-console-snapshot-mgmt-20261126-102810 \
+      --object VSphereMachineConfig/mgmt-cp --object VSphereMachineConfig/mgmt-etcd --dry-run`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			survivesClosedOutput()
+			ctx, stop := interruptible(cmdContext(cmd))
+			defer stop()
+			return signalled(ctx, runSnapshotRestore(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), g, o))
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "the snapshot ConfigMap (in eksa-system) the failed apply took and named")
+	cmd.Flags().StringArrayVar(&o.objects, "object", nil, "a document the failed apply applied, KIND/NAME as it printed it (repeat for each)")
+	return cmd
+}
+
+func runSnapshotRestore(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions, o *snapshotRestoreOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if o.snapshot == "" || len(o.objects) == 0 {
+		return usageError{recovery.ErrRestoreArgs}
+	}
+	env, at, err := recoveryEnv(g, o.cluster)
+	if err != nil {
+		return err
+	}
+	p, err := recovery.PlanSnapshotRestore(ctx, env, o.snapshot, o.objects)
+	if err != nil {
+		if errors.As(err, new(*recovery.RefusedError)) {
+			return refusal(ctx, out, &o.recoveryOptions, at, err)
+		}
+		return unreachable(ctx, env, err)
 	}
 	return runRecoveryPlan(ctx, in, out, p, &o.recoveryOptions, at)
 }

@@ -1,0 +1,120 @@
+package recovery
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/upgrade-console/upgrade-console/model"
+	"github.com/upgrade-console/upgrade-console/upgrade"
+)
+
+var gvrVSphereMachineConfig = schema.GroupVersionResource{Group: "anywhere.eks.amazonaws.com", Version: "v1alpha1", Resource: "vspheremachineconfigs"}
+
+func machineConfigSpec(template string) map[string]any {
+	return map[string]any{"datastore": "ds", "folder": "f", "memoryMiB": int64(8192), "numCPUs": int64(2), "osFamily": "ubuntu",
+		"resourcePool": "rp", "template": template}
+}
+
+// restoreWorld is a machine config an apply moved to the 1.31 template,
+// its Cluster, and the snapshot taken before: the spec on 1.30.
+func (w *world) restoreWorld() (snapshot, mc string) {
+	w.t.Helper()
+	mc = w.cluster + "-cp"
+	w.create(upgrade.GVREKSACluster, obj("anywhere.eks.amazonaws.com/v1alpha1", "Cluster", w.ns, w.cluster, nil, nil, map[string]any{"kubernetesVersion": "1.30"}))
+	w.create(gvrVSphereMachineConfig, obj("anywhere.eks.amazonaws.com/v1alpha1", "VSphereMachineConfig", w.ns, mc, nil, nil, machineConfigSpec("kube-1.31")))
+	at := time.Now().UTC().Truncate(time.Second)
+	snap := upgrade.Snapshot{Format: upgrade.SnapshotFormat, Cluster: w.cluster, ClusterNamespace: w.ns, TakenAt: at, TakenBy: "ops@bastion",
+		Objects: []upgrade.SnapshotObject{
+			{APIVersion: "anywhere.eks.amazonaws.com/v1alpha1", Kind: "VSphereMachineConfig", Namespace: w.ns, Name: mc, Spec: machineConfigSpec("kube-1.30")},
+			{APIVersion: "anywhere.eks.amazonaws.com/v1alpha1", Kind: "Cluster", Namespace: w.ns, Name: w.cluster, Spec: map[string]any{"kubernetesVersion": "1.30"}}}}
+	b, _ := json.Marshal(snap)
+	return w.snapshotCM(at, w.ns, string(b)), mc
+}
+
+func (w *world) template(name string) string {
+	w.t.Helper()
+	u, err := w.client.Dynamic.Resource(gvrVSphereMachineConfig).Namespace(w.ns).Get(w.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	t, _, _ := unstructured.NestedString(u.Object, "spec", "template")
+	return t
+}
+
+// A live lock of another console is an upgrade under way: the restore is
+// refused, nothing written. A lock kept by the failed apply is the one it
+// is for: it runs under it and leaves it.
+func TestSnapshotRestoreRefusesALiveLockAndLeavesAKeptOne(t *testing.T) {
+	w := newWorld(t)
+	snapshot, mc := w.restoreWorld()
+	w.lease("alice@laptop/1a2b3c4d", w.now)
+	_, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{"VSphereMachineConfig/" + mc})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "an upgrade is under way") {
+		t.Fatalf("restore under another console's live lock: %v; want it refused", err)
+	}
+	if got := w.template(mc); got != "kube-1.31" {
+		t.Fatalf("template %s: the refused restore wrote", got)
+	}
+	lease, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Annotations = map[string]string{model.AnnotationLockKept: "upgrade failed: the spec was applied in part"}
+	if _, err := w.client.Kube.CoordinationV1().Leases(w.sys).Update(w.ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{"VSphereMachineConfig/" + mc})
+	if err != nil {
+		t.Fatalf("restore under the lock the failed apply kept: %v", err)
+	}
+	if rep, err := (&Executor{Audit: w.audit}).Run(w.ctx, p); err != nil {
+		t.Fatalf("run: %v\n%s", err, describeSteps(rep))
+	}
+	if got := w.template(mc); got != "kube-1.30" {
+		t.Errorf("template %s after the restore, want the snapshot's kube-1.30", got)
+	}
+	if l, err := w.client.Kube.CoordinationV1().Leases(w.sys).Get(w.ctx, upgrade.LockName(w.cluster), metav1.GetOptions{}); err != nil || l.Annotations[model.AnnotationLockKept] == "" {
+		t.Errorf("the kept lock after the restore: %+v, %v; want it left as it was", l, err)
+	}
+}
+
+// A machine config changed after the plan was made (another writer) is not
+// overwritten: the step stops as a concurrent change, and the other
+// writer's value stays. An object not in the snapshot, and one EKS-A
+// generates, are bad input naming --object.
+func TestSnapshotRestoreLeavesAChangeMadeSinceThePlan(t *testing.T) {
+	w := newWorld(t)
+	snapshot, mc := w.restoreWorld()
+	p, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{"VSphereMachineConfig/" + mc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.client.Dynamic.Resource(gvrVSphereMachineConfig).Namespace(w.ns).Patch(w.ctx, mc, types.MergePatchType,
+		[]byte(`{"spec":{"template":"kube-1.31-patched"}}`), metav1.PatchOptions{FieldManager: "gitops"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&Executor{Audit: w.audit}).Run(w.ctx, p)
+	var cc *ConcurrentChangeError
+	if !errors.As(err, &cc) {
+		t.Fatalf("run over a change made since the plan: %v; want a concurrent change", err)
+	}
+	if got := w.template(mc); got != "kube-1.31-patched" {
+		t.Errorf("template %s: the other writer's change was overwritten", got)
+	}
+	for _, arg := range []string{"VSphereMachineConfig/" + w.cluster + "-nope", "KubeadmControlPlane/" + w.cluster, "no-kind"} {
+		_, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{arg})
+		var ie *model.InputError
+		if !errors.As(err, &ie) || ie.Source != "--object" || ie.Fix == "" {
+			t.Errorf("--object %s: %v; want bad input naming --object with a fix", arg, err)
+		}
+	}
+}
