@@ -270,6 +270,24 @@ func DefaultAuditPath() (string, error) {
 // appending, so that an unwritable audit log stops an action before its first
 // write to the cluster rather than after it.
 func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
+	a, err := openAuditor(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// NewAuditorHolding is NewAuditor for a run that changes nothing (a dry
+// run, a plan every step of which is done): a log that cannot be opened
+// does not stop it, as one that fills up mid-run does not stop a run. The
+// Auditor is returned with the refusal, and holds the entries the log
+// refuses, for the caller to print at exit. It is nil only where no path
+// could be found.
+func NewAuditorHolding(path string, opts ...AuditorOption) (*Auditor, error) {
+	return openAuditor(path, opts)
+}
+
+func openAuditor(path string, opts []AuditorOption) (*Auditor, error) {
 	if path == "" {
 		p, err := DefaultAuditPath()
 		if err != nil {
@@ -283,15 +301,15 @@ func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
 		o(a)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
+		return a, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
 	}
 	f, created, err := openAppend(path)
 	if err != nil {
 		// With the fix ("open …/audit.log: is a directory" said none).
-		return nil, &AuditWriteError{Path: path, Err: err}
+		return a, &AuditWriteError{Path: path, Err: err}
 	}
 	if err := f.Close(); err != nil {
-		return nil, &AuditWriteError{Path: path, Err: err}
+		return a, &AuditWriteError{Path: path, Err: err}
 	}
 	if created {
 		syncDir(filepath.Dir(path))

@@ -231,12 +231,16 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return followUnapplied(sctx, out, lv, p, o)
 	}
 	if o.dryRun {
-		audit, err := newAuditor(ctx, lv.auditTarget())
-		if err != nil {
+		// The dry run is done whatever the log does: an entry it refuses
+		// is held, printed at exit, and the exit is 74 (endRun), as the
+		// README's table has it; returned, the refusal made it exit 1.
+		audit, err := holdingAuditor(ctx, lv.auditTarget())
+		if audit == nil {
 			return err
 		}
 		if err := audit.Record(ctx, dryRunEntry(p, lv.spec, dry, o.forceConflicts)); err != nil {
-			return err
+			fmt.Fprintf(out, "\n--dry-run: nothing was changed; the dry run is NOT recorded in the audit log: %v\n", err)
+			return nil
 		}
 		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
 		return nil

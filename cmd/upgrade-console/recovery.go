@@ -102,15 +102,21 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		fmt.Fprintln(out, "\n--read-only: nothing was sent to the API server (not even a dry run)")
 		return nil
 	}
-	audit, err := newAuditor(ctx, at)
-	if err != nil {
-		return err
+	// A log that refuses to open, or refuses the dry run's entries, does
+	// not stop the dry run: it changes nothing, and where the run ends
+	// there (--dry-run, every step done) it ends as a run the log did not
+	// take all of (74, the entries printed at exit). A run that goes on to
+	// write stops before it, exit 1.
+	audit, openErr := holdingAuditor(ctx, at)
+	if audit == nil {
+		return openErr
 	}
 	x := &recovery.Executor{Audit: audit}
 	fmt.Fprintln(out, "\nServer-side dry run:")
 	dry, err := x.DryRun(ctx, p)
 	writeRecoveryReport(out, dry)
-	if err != nil {
+	var unrecorded *recovery.DryRunUnrecordedError
+	if err != nil && !errors.As(err, &unrecorded) {
 		var aw *upgrade.AuditWriteError
 		if errors.As(err, &aw) {
 			// The environment, not a check of the cluster's: exit 1, as
@@ -119,16 +125,28 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		}
 		return dryRunFailed(ctx, audit, p, err)
 	}
+	recorded := fmt.Sprintf("dry run recorded in %s", audit.Path())
+	if unrecorded != nil {
+		recorded = fmt.Sprintf("the dry run is NOT recorded in the audit log: %v", unrecorded)
+	}
 	if dry.AllAlreadyDone() {
 		// A rerun of a recovery that finished: the plan's title still says
 		// what it did ("… and delete the new member"), and a run would
 		// take the lock and record a start for nothing.
-		fmt.Fprintf(out, "\nNothing to do: every step is already done; nothing was changed (dry run recorded in %s)\n", audit.Path())
+		fmt.Fprintf(out, "\nNothing to do: every step is already done; nothing was changed (%s)\n", recorded)
 		return nil
 	}
 	if o.dryRun {
-		fmt.Fprintf(out, "\n--dry-run: nothing was changed (dry run recorded in %s)\n", audit.Path())
+		fmt.Fprintf(out, "\n--dry-run: nothing was changed (%s)\n", recorded)
 		return nil
+	}
+	if unrecorded != nil {
+		return fmt.Errorf("nothing was changed: %w", unrecorded)
+	}
+	if openErr != nil {
+		// The dry run wrote no entry to find it refused (wait steps
+		// only): the run's would be.
+		return fmt.Errorf("nothing was changed: %w", openErr)
 	}
 	if !o.yes {
 		if err := confirmTyped(ctx, in, out, p); err != nil {

@@ -359,6 +359,26 @@ func openAuditor(at auditTarget) (*upgrade.Auditor, error) {
 	return a, err
 }
 
+// holdingAuditor is newAuditor for a run that may change nothing (a dry
+// run): the log refusing to open does not stop it, its entries are held
+// and printed at exit, and the exit is 74, as for a log that fills up
+// mid-run. It was exit 1, as for a run refused its start, though the run
+// had done all it was asked. Nil, with the error, only where the log has
+// no path.
+func holdingAuditor(ctx context.Context, at auditTarget) (*upgrade.Auditor, error) {
+	opts := []upgrade.AuditorOption{upgrade.WithAuditContext(at.context), upgrade.WithAuditAs(impersonated)}
+	if at.kube != nil {
+		opts = append(opts, upgrade.WithAuditReview(at.kube))
+	}
+	a, err := upgrade.NewAuditorHolding("", opts...)
+	if a == nil {
+		return nil, err
+	}
+	opened.add(a)
+	a.Authenticate(ctx)
+	return a, err
+}
+
 // opened are the audit logs this run opened: at its end, the entries a log
 // refused (a full disk) and still does not take are printed, not lost with
 // the process (sayUnwritten).

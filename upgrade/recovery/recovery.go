@@ -368,6 +368,9 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 		return rep, err
 	}
 	var errs []error
+	// The log's first refusal; the dry run goes on, its entries held (see
+	// DryRunUnrecordedError).
+	var unrecorded error
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		r := StepResult{Index: i, Step: s.Name, Title: s.Title, Object: s.Object}
@@ -411,12 +414,12 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 			if r.Err != nil {
 				e.Result, e.Error = upgrade.AuditFailed, r.Err.Error()
 			}
-			if err := x.record(ctx, p, e); err != nil {
-				return rep, err
+			if err := x.record(ctx, p, e); err != nil && unrecorded == nil {
+				unrecorded = err
 			}
 		}
 		if ctx.Err() != nil {
-			return rep, ctx.Err()
+			return rep, errors.Join(ctx.Err(), unrecorded)
 		}
 	}
 	if p.lockAccess != nil && !rep.AllAlreadyDone() {
@@ -428,13 +431,27 @@ func (x *Executor) DryRun(ctx context.Context, p *Plan) (Report, error) {
 			errs = append(errs, fmt.Errorf("the upgrade lock: %w", err))
 			e := upgrade.AuditEntry{Step: "upgrade-lock", Object: "Lease " + p.lockObject, DryRun: true,
 				Result: upgrade.AuditFailed, Error: err.Error()}
-			if rerr := x.record(ctx, p, e); rerr != nil {
-				return rep, rerr
+			if rerr := x.record(ctx, p, e); rerr != nil && unrecorded == nil {
+				unrecorded = rerr
 			}
 		}
 	}
-	return rep, errors.Join(errs...)
+	if len(errs) == 0 && unrecorded != nil {
+		return rep, &DryRunUnrecordedError{Err: unrecorded}
+	}
+	return rep, errors.Join(append(errs, unrecorded)...)
 }
+
+// DryRunUnrecordedError is a dry run that passed, every step of it, whose
+// entries the audit log refused (a full disk): the Auditor holds them. It
+// changed nothing, so a caller that stops there (--dry-run, every step
+// already done) ends as a run whose record the log did not take (exit 74),
+// and one that would go on to write must not. Its chain holds the
+// upgrade.AuditWriteError.
+type DryRunUnrecordedError struct{ Err error }
+
+func (e *DryRunUnrecordedError) Error() string { return e.Err.Error() }
+func (e *DryRunUnrecordedError) Unwrap() error { return e.Err }
 
 // interruptedError is a step, or a run, stopped by its context (ctrl+c, a
 // signal): said in words, not client-go's "context canceled", and still

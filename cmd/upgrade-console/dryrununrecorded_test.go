@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
+)
+
+// fullAuditLog makes the audit log under state refuse every entry: a full
+// disk (/dev/full), or a directory where the file goes (refused at open).
+func fullAuditLog(t *testing.T, state string, atOpen bool) {
+	t.Helper()
+	dir := filepath.Join(state, "upgrade-console")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "audit.log")
+	os.RemoveAll(path)
+	if atOpen {
+		if err := os.Mkdir(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.Symlink("/dev/full", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run that changes nothing (apply --dry-run, a lock clear's dry run, a
+// lock clear with nothing to clear) did its work when the audit log
+// refuses its entry: it exits 74 with the entry printed, as the README's
+// table has it, where it exited 1, bad input. A run that would write is
+// still refused its start, exit 1, nothing written.
+func TestARunThatChangesNothingExitsUnrecordedWhenTheLogRefuses(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		atOpen bool
+		said   string
+	}{
+		{"apply dry run", liveArgs(w, "apply", "--dry-run", "--force-conflicts"), false, "--dry-run: nothing was changed; the dry run is NOT recorded in the audit log"},
+		{"lock clear dry run", []string{"lock", "clear", "lease", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--dry-run"}, false, "the dry run is NOT recorded in the audit log"},
+		{"lock clear nothing to do", []string{"lock", "clear", "lease", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--yes"}, false, "Nothing to do: every step is already done; nothing was changed (the dry run is NOT recorded"},
+		{"lock clear nothing to do, log refused at open", []string{"lock", "clear", "lease", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--yes"}, true, "is a directory"},
+		{"apply dry run, log refused at open", liveArgs(w, "apply", "--dry-run", "--force-conflicts"), true, "is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			fullAuditLog(t, state, tc.atOpen)
+			opened.take()
+			out, errOut, code := runCapturedIn(t, state, tc.args...)
+			if code != ExitUnrecorded {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, ExitUnrecorded, out, errOut)
+			}
+			if !strings.Contains(out, tc.said) {
+				t.Errorf("the run says, want %q:\n%s", tc.said, out)
+			}
+			if !strings.Contains(errOut, "the audit log did not take 1 entry of this run") || !strings.Contains(errOut, `"dryRun":true`) {
+				t.Errorf("the entry is not printed at exit:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// A lock clear with a stale Lease to delete must not write it unrecorded:
+// refused its start, exit 1, and the Lease is still there.
+func TestALockClearWithWorkToDoIsRefusedWhenTheLogRefuses(t *testing.T) {
+	w := startDemo(t, scenario.StaleLock)
+	for _, atOpen := range []bool{false, true} {
+		state := t.TempDir()
+		fullAuditLog(t, state, atOpen)
+		opened.take()
+		args := []string{"lock", "clear", "lease", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--yes"}
+		out, errOut, code := runCapturedIn(t, state, args...)
+		if code != ExitBadInput || strings.Contains(out, "Running:") {
+			t.Fatalf("log refused (at open %v): exit %d, want %d and nothing run\n%s\n%s", atOpen, code, ExitBadInput, out, errOut)
+		}
+	}
+	out, errOut, code := runCaptured(t, "lock", "status", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName)
+	if code != ExitOK || !strings.Contains(out, "stale") {
+		t.Errorf("lock status after the refused clears: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
