@@ -575,15 +575,31 @@ type AuditWriteError struct {
 }
 
 func (e *AuditWriteError) Error() string {
-	fix := "free space on its disk, or set XDG_STATE_HOME to a writable directory"
+	return fmt.Sprintf("audit log %s: %v (%s)", e.Path, e.Err, auditWriteFix(e.Err))
+}
+
+// auditWriteFix is what to do about the log's refusal, by its cause: "free
+// space on its disk" was said of every cause but a permission, a directory
+// at the log's path (EISDIR) and a read-only file system among them, and
+// sent the operator to a disk that had room.
+func auditWriteFix(err error) string {
 	switch {
-	case errors.Is(e.Err, os.ErrPermission):
-		// Not a full disk: "free space" sent the operator the wrong way.
-		fix = "make it and its directory writable for this user, or set XDG_STATE_HOME to a writable directory"
-	case errors.Is(e.Err, syscall.ENOSPC):
-		fix = "free space on its disk, or set XDG_STATE_HOME to a directory on another"
+	case errors.Is(err, syscall.ENOSPC):
+		return "free space on its disk, or set XDG_STATE_HOME to a directory on another"
+	case errors.Is(err, syscall.EDQUOT):
+		return "free space within this user's disk quota, or set XDG_STATE_HOME to a directory on another disk"
+	case errors.Is(err, syscall.EISDIR):
+		return "the log is a file: move the directory at that path away, or set XDG_STATE_HOME to another directory"
+	case errors.Is(err, syscall.EROFS):
+		return "its file system is mounted read-only: set XDG_STATE_HOME to a directory on a writable one"
+	case errors.Is(err, syscall.EPERM):
+		// EPERM, not EACCES: modes allow the write, an attribute does
+		// not (chattr +i, +a refuses a truncate), so chmod is no fix.
+		return "the file or its directory refuses writes whatever its mode (an immutable file: `lsattr` shows it, `chattr -i` clears it), or set XDG_STATE_HOME to a writable directory"
+	case errors.Is(err, os.ErrPermission):
+		return "make it and its directory writable for this user, or set XDG_STATE_HOME to a writable directory"
 	}
-	return fmt.Sprintf("audit log %s: %v (%s)", e.Path, e.Err, fix)
+	return "check the file and the disk it is on, or set XDG_STATE_HOME to a writable directory"
 }
 
 func (e *AuditWriteError) Unwrap() error { return e.Err }
@@ -663,9 +679,20 @@ func (f AuditFilter) match(e AuditEntry) bool {
 type AuditReadResult struct {
 	Entries []AuditEntry
 	// BadLines are the 1-based numbers of lines that are not valid entries (a
-	// line torn by a crash mid-write, or an edited file).
+	// line torn by a crash mid-write, or an edited file), LongLines among
+	// them.
 	BadLines []int
+	// LongLines are the lines longer than MaxAuditLine, skipped unread.
+	LongLines []int
+	// Read is how many lines were entries, the filter's or not: none in a
+	// file that has lines is a file that is not an audit log.
+	Read int
 }
+
+// MaxAuditLine is the longest line ReadAudit reads: an entry's before and
+// after fragments can be whole specs, but a line longer than this is no
+// entry the console wrote.
+const MaxAuditLine = 16 << 20
 
 // ReadAudit reads the audit log at path, keeping the entries that match the
 // filter, in file order. A missing file is an empty log.
@@ -678,34 +705,64 @@ func ReadAudit(path string, f AuditFilter) (AuditReadResult, error) {
 		return AuditReadResult{}, fmt.Errorf("audit log %s: %w", path, err)
 	}
 	defer file.Close()
+	if fi, err := file.Stat(); err == nil && fi.IsDir() {
+		// Opened, it read as "audit log line 1: read …: is a directory".
+		return AuditReadResult{}, fmt.Errorf("audit log %s: is a directory, not the log (%s)", path, auditWriteFix(syscall.EISDIR))
+	}
 	return decodeAudit(file, f)
 }
 
 func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 	var res AuditReadResult
-	sc := bufio.NewScanner(r)
-	// before/after fragments can be whole specs.
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
+	br := bufio.NewReaderSize(r, 64*1024)
+	var line []byte
+	for n := 1; ; n++ {
+		// A line over the limit is skipped, as other lines that are no
+		// entry: bufio.Scanner stopped there ("token too long"), and
+		// no entry at all was shown, the readable ones before it neither.
+		line = line[:0]
+		long := false
+		var err error
+		for {
+			var frag []byte
+			frag, err = br.ReadSlice('\n')
+			if !long && len(line)+len(frag) > MaxAuditLine {
+				long, line = true, line[:0]
+			}
+			if !long {
+				line = append(line, frag...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
 		}
-		var e AuditEntry
-		if err := json.Unmarshal(b, &e); err != nil || e.Action == "" {
+		if err != nil && err != io.EOF {
+			return res, fmt.Errorf("audit log line %d: %w", n, err)
+		}
+		if err == io.EOF && len(line) == 0 && !long {
+			return res, nil
+		}
+		b := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		switch {
+		case long:
 			res.BadLines = append(res.BadLines, n)
-			continue
+			res.LongLines = append(res.LongLines, n)
+		case len(b) == 0:
+		default:
+			var e AuditEntry
+			if err := json.Unmarshal(b, &e); err != nil || e.Action == "" {
+				res.BadLines = append(res.BadLines, n)
+				break
+			}
+			res.Read++
+			if f.match(e) {
+				res.Entries = append(res.Entries, e)
+			}
 		}
-		if f.match(e) {
-			res.Entries = append(res.Entries, e)
+		if err == io.EOF {
+			return res, nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return res, fmt.Errorf("audit log line %d: %w", n+1, err)
-	}
-	return res, nil
 }
 
 // Unended reports, for entries in file order, which start an action

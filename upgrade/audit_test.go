@@ -188,7 +188,7 @@ func TestAuditWriteErrorIsTyped(t *testing.T) {
 	}
 	err = a.Record(context.Background(), AuditEntry{Action: "x", Result: AuditOK})
 	var aw *AuditWriteError
-	if !errors.As(err, &aw) || !strings.Contains(err.Error(), "set XDG_STATE_HOME to a writable directory") {
+	if !errors.As(err, &aw) || !strings.Contains(err.Error(), "move the directory at that path away, or set XDG_STATE_HOME") {
 		t.Errorf("record into a directory: %v", err)
 	}
 }

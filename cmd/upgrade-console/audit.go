@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,19 +73,33 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		if path, err = upgrade.DefaultAuditPath(); err != nil {
 			return err
 		}
-	} else if _, err := os.Stat(path); err != nil {
+	} else if fi, err := os.Stat(path); err != nil {
 		// The default log may not exist yet (nothing changed on this
 		// machine); a file named on purpose that cannot be read is a mistake.
 		return &model.InputError{Source: "--audit-log " + path, Problem: "cannot be read: " + pathErr(err),
 			Fix: "give the audit log's path (default $XDG_STATE_HOME/upgrade-console/audit.log)"}
+	} else if fi.IsDir() {
+		// Read, it said "audit log line 1: read …: is a directory", naming
+		// neither the flag nor the file to give.
+		fix := "give the audit log file itself (default $XDG_STATE_HOME/upgrade-console/audit.log)"
+		if in := filepath.Join(path, upgrade.AuditFileName); isFile(in) {
+			fix = "give the log file in it: --audit-log " + in
+		}
+		return &model.InputError{Source: "--audit-log " + path, Problem: "is a directory, not an audit log", Fix: fix}
 	}
 	res, err := upgrade.ReadAudit(path, upgrade.AuditFilter{Cluster: o.cluster, Since: since, Console: o.console})
 	if err != nil {
 		return err
 	}
+	if res.Read == 0 && len(res.BadLines) > 0 {
+		// "No audit entries", exit 0, and a warning of skipped lines read
+		// as an empty log: no line of it is an entry, so it is no audit log.
+		return &model.InputError{Source: auditSource(o, path),
+			Problem: fmt.Sprintf("is not an audit log: no line of it is an audit entry (%d read)%s", len(res.BadLines), longText(res)),
+			Fix:     "give the console's audit log: one JSON entry per line (default $XDG_STATE_HOME/upgrade-console/audit.log)"}
+	}
 	if len(res.BadLines) > 0 {
-		fmt.Fprintf(errOut, "warning: %s: %d line(s) are not audit entries and were skipped: %s\n",
-			path, len(res.BadLines), joinInts(res.BadLines, 10))
+		fmt.Fprintf(errOut, "warning: %s: %s; skipped, the other entries are shown\n", path, linesText(res))
 	}
 	unended := upgrade.Unended(res.Entries)
 	if o.output == "json" {
@@ -231,6 +246,40 @@ func joinInts(ns []int, max int) string {
 		fmt.Fprint(&b, n)
 	}
 	return b.String()
+}
+
+// auditSource names the log read: the flag that gave it, if one did.
+func auditSource(o *auditOptions, path string) string {
+	if o.file != "" {
+		return "--audit-log " + path
+	}
+	return path
+}
+
+// linesText says which lines are not entries, "line 3" or "lines 3, 5",
+// and which of them are too long to read: the numbers alone after a colon
+// (": 1") read as a count.
+func linesText(res upgrade.AuditReadResult) string {
+	return linesAre(res.BadLines) + " not an audit entry" + longText(res)
+}
+
+func longText(res upgrade.AuditReadResult) string {
+	if len(res.LongLines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s longer than %d MiB, not read)", linesAre(res.LongLines), upgrade.MaxAuditLine>>20)
+}
+
+func linesAre(ns []int) string {
+	if len(ns) == 1 {
+		return "line " + joinInts(ns, 10) + " is"
+	}
+	return "lines " + joinInts(ns, 10) + " are"
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // pathErr is err without the path an os.PathError repeats.

@@ -479,3 +479,55 @@ func refuseAudit(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// audit --audit-log names the flag and the fix for a directory, refuses a
+// file no line of which is an entry (exit 1: it said "No audit entries",
+// exit 0), and names the lines it skips as lines ("line 2", where ": 2"
+// read as a count).
+func TestAuditCommandSaysWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	entry := `{"time":"2026-11-21T22:47:58Z","user":"u","host":"h","cluster":"mgmt","action":"apply","result":"ok"}` + "\n"
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	logDir := filepath.Join(dir, "logs")
+	if err := os.Mkdir(logDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err := runAudit(&out, &errOut, &auditOptions{file: logDir, output: "table"}, time.Now())
+	var ie *model.InputError
+	if !errors.As(err, &ie) || ie.Source != "--audit-log "+logDir || !strings.Contains(ie.Problem, "is a directory") || ie.Fix == "" {
+		t.Errorf("--audit-log a directory: %v", err)
+	}
+	write("logs/audit.log", entry)
+	if err := runAudit(&out, &errOut, &auditOptions{file: logDir, output: "table"}, time.Now()); err == nil || !strings.Contains(err.Error(), "--audit-log "+filepath.Join(logDir, "audit.log")) {
+		t.Errorf("--audit-log a directory holding audit.log: %v, want it named in the fix", err)
+	}
+
+	notLog := write("notes.txt", "hello\n")
+	out.Reset()
+	err = runAudit(&out, &errOut, &auditOptions{file: notLog, output: "table"}, time.Now())
+	if !errors.As(err, &ie) || exitCode(err) != ExitBadInput || !strings.Contains(err.Error(), "is not an audit log") || strings.Contains(out.String(), "No audit entries") {
+		t.Errorf("--audit-log a file that is no audit log: %v (exit %d)\n%s", err, exitCode(err), out.String())
+	}
+
+	empty := write("empty.log", "")
+	if err := runAudit(&out, &errOut, &auditOptions{file: empty, output: "table"}, time.Now()); err != nil {
+		t.Errorf("an empty log: %v, want no error", err)
+	}
+
+	mixed := write("mixed.log", entry+"torn\n"+entry)
+	out.Reset()
+	errOut.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{file: mixed, output: "table"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "line 2 is not an audit entry") || strings.Count(out.String(), "apply") != 2 {
+		t.Errorf("a log with a torn line: warning %q, want it named as line 2, and both entries:\n%s", errOut.String(), out.String())
+	}
+}
