@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -83,6 +85,9 @@ func runDemo(cmd *cobra.Command, o *demoOptions) error {
 	}
 	if _, err := scenario.For(scenario.Name(o.scenario), scenario.Options{}); err != nil {
 		return badFlag("--scenario", err, "see `upgrade-console demo --help` for the scenarios")
+	}
+	if err := checkDemoDir(o.dir); err != nil {
+		return err
 	}
 	theme, err := parseTheme(o.display.theme)
 	if err != nil {
@@ -217,4 +222,22 @@ func (o stopOnClosedOutput) Write(p []byte) (int, error) {
 		o.stop()
 	}
 	return n, err
+}
+
+// checkDemoDir makes --dir, as the demo would once its control plane is
+// found, and says what to give where it cannot: "mkdir …: not a
+// directory" of a file given as --dir named no fix.
+func checkDemoDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	err := os.MkdirAll(dir, 0o700)
+	if err == nil {
+		return nil
+	}
+	fix := "give a directory this user may write (made if missing), or leave --dir out for a temporary one"
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+		fix = "it, or a directory above it, is a file: give a directory (made if missing), or leave --dir out for a temporary one"
+	}
+	return badFlag("--dir", fmt.Errorf("%s: %s", dir, pathErr(err)), fix)
 }

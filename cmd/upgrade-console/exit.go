@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -94,6 +95,17 @@ func checkClusterName(name string) error {
 	return nil
 }
 
+// checkNodeName refuses a NODE argument that no Node can be named (a/b,
+// upper case): the API server's refusal of the read ("read Node Bad/Name:
+// invalid resource name …") said neither the argument nor the fix.
+func checkNodeName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return &model.InputError{Source: "node " + name, Problem: fmt.Sprintf("%q is not a node name: %s", name, strings.Join(errs, "; ")),
+			Fix: "give the NODE argument the node's name as `kubectl get nodes` lists it"}
+	}
+	return nil
+}
+
 // checkLabelKey refuses a node label flag that is not a label key: the
 // blocking node-upgrade-label check looked for a node labelled
 // "kubeone.io/upgrade-in-progress=true", found none, and passed.
@@ -120,7 +132,7 @@ func restConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	}
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
-		return nil, kubeconfigError(err)
+		return nil, kubeconfigError(kube, err)
 	}
 	if kube.APIServer != nil && *kube.APIServer != "" {
 		return cfg, nil
@@ -281,16 +293,85 @@ func noServerError(kube *genericclioptions.ConfigFlags, defaulted bool, files []
 
 // kubeconfigError is a REST configuration that could not be built from the
 // kubeconfig and its flags. Its fix names the flag at fault where the error
-// does: --request-timeout abc was told to "give --kubeconfig".
-func kubeconfigError(err error) error {
+// does: --request-timeout abc was told to "give --kubeconfig", and so were
+// --user nosuchuser and --certificate-authority /nonexist.crt, whose
+// --kubeconfig and --context were right.
+func kubeconfigError(kube *genericclioptions.ConfigFlags, err error) error {
+	msg := err.Error()
+	if ie := notAKubeconfig(kube, msg); ie != nil {
+		return ie
+	}
 	fix := "give --kubeconfig (or KUBECONFIG) and --context of the management cluster"
+	given := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
 	switch {
-	case strings.Contains(err.Error(), "timeout"):
+	case strings.Contains(msg, "timeout"):
 		fix = "give --request-timeout a duration such as 30s (0 waits for ever)"
-	case strings.Contains(err.Error(), "without impersonating a user"):
+	case strings.Contains(msg, "without impersonating a user"):
 		// --as-group (or --as-uid) alone: client-go impersonates groups
 		// only on behalf of a user.
 		fix = "give --as with --as-group or --as-uid: the user whose groups they are (as kubectl takes them)"
+	case strings.Contains(msg, "auth info ") && strings.Contains(msg, "does not exist"):
+		users := "the kubeconfig's users"
+		if raw, rerr := kube.ToRawKubeConfigLoader().RawConfig(); rerr == nil && len(raw.AuthInfos) > 0 {
+			users += " (" + strings.Join(slices.Sorted(maps.Keys(raw.AuthInfos)), ", ") + ")"
+		}
+		if given(kube.AuthInfoName) != "" {
+			fix = "give --user one of " + users + ", or leave --user out for the context's own"
+		} else {
+			fix = "the context names a user the kubeconfig does not have: give --user one of " + users + ", or --context another context"
+		}
+	default:
+		for _, f := range []struct {
+			what, flag string
+			value      *string
+		}{
+			{"unable to read certificate-authority ", "--certificate-authority", kube.CAFile},
+			{"unable to read client-cert ", "--client-certificate", kube.CertFile},
+			{"unable to read client-key ", "--client-key", kube.KeyFile},
+		} {
+			if !strings.Contains(msg, f.what) {
+				continue
+			}
+			if v := given(f.value); v != "" && strings.Contains(msg, f.what+v+" ") {
+				fix = "give " + f.flag + " a file that exists and this user may read, or leave " + f.flag + " out for the kubeconfig's"
+			} else {
+				fix = "the kubeconfig names a file that cannot be read: fix its path in the kubeconfig, or give " + f.flag + " one that can"
+			}
+			break
+		}
 	}
-	return &model.InputError{Source: "kubeconfig", Problem: err.Error(), Fix: fix}
+	return &model.InputError{Source: "kubeconfig", Problem: msg, Fix: fix}
+}
+
+// loadingFailed matches client-go's refusal of a kubeconfig file that is
+// not one.
+var loadingFailed = regexp.MustCompile(`error loading config file "([^"]*)": (.*)`)
+
+// notAKubeconfig says a file that is no kubeconfig (a word, another YAML)
+// as such, naming it and where it was given: client-go said "couldn't get
+// version/kind; json parse error: json: cannot unmarshal string into Go
+// value of type struct { APIVersion string …". Nil for other errors.
+func notAKubeconfig(kube *genericclioptions.ConfigFlags, msg string) error {
+	m := loadingFailed.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	file, cause := m[1], m[2]
+	if strings.Contains(cause, "couldn't get version/kind") {
+		cause = "it is not YAML with a kubeconfig's apiVersion: v1 and kind: Config"
+	}
+	where := "give --kubeconfig (or KUBECONFIG) the management cluster's kubeconfig"
+	switch {
+	case kube.KubeConfig != nil && *kube.KubeConfig != "":
+		where = "give --kubeconfig the management cluster's kubeconfig"
+	case os.Getenv("KUBECONFIG") != "":
+		where = "KUBECONFIG names it: give KUBECONFIG (or --kubeconfig) the management cluster's kubeconfig"
+	}
+	return &model.InputError{Source: file, Problem: "is not a kubeconfig: " + cause,
+		Fix: where}
 }

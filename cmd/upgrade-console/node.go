@@ -65,6 +65,9 @@ func runNodeRetry(ctx context.Context, in io.Reader, out io.Writer, g *globalOpt
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if err := checkNodeName(node); err != nil {
+		return err
+	}
 	if o.tail < 1 {
 		return badFlag("--tail", fmt.Errorf("must be at least 1, got %d", o.tail), fmt.Sprintf("give how many log lines to show, e.g. %d", recovery.DefaultLogLines))
 	}
