@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
 // fullAuditLog makes the audit log under state refuse every entry: a full
@@ -84,5 +87,29 @@ func TestALockClearWithWorkToDoIsRefusedWhenTheLogRefuses(t *testing.T) {
 	out, errOut, code := runCaptured(t, "lock", "status", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName)
 	if code != ExitOK || !strings.Contains(out, "stale") {
 		t.Errorf("lock status after the refused clears: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A node retry with nothing to retry changed nothing: a log that refuses
+// its already-done entry makes it 74 with the entry printed, as a lock
+// clear with nothing to clear; it returned the refusal, exit 1.
+func TestNothingToRetryExitsUnrecordedWhenTheLogRefuses(t *testing.T) {
+	p := &recovery.Plan{Action: recovery.ActionNodeRetry, Cluster: "mgmt", ConfirmObject: "Node mgmt-a", Confirm: "mgmt-a",
+		Title: "Nothing to retry on node mgmt-a: NodeUpgrade eksa-system/mgmt-a-node-upgrader completed."}
+	for _, atOpen := range []bool{false, true} {
+		state := t.TempDir()
+		t.Setenv("XDG_STATE_HOME", state)
+		fullAuditLog(t, state, atOpen)
+		opened.take()
+		var out, end bytes.Buffer
+		err := nothingToRetry(context.Background(), &out, p, &recoveryOptions{}, auditTarget{context: "ctx"})
+		code := ExitOK
+		if err != nil {
+			code = exitCode(err)
+		}
+		code = endRun(&end, code, opened.take())
+		if code != ExitUnrecorded || !strings.Contains(out.String(), "NOT recorded in the audit log") || !strings.Contains(end.String(), `"result":"already-done"`) {
+			t.Errorf("log refusing (at open %v): exit %d (%v), want %d\n%s\n%s", atOpen, code, err, ExitUnrecorded, out.String(), end.String())
+		}
 	}
 }
