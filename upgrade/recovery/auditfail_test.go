@@ -134,3 +134,28 @@ func TestExecutorStopsAtTheStepItCannotRecord(t *testing.T) {
 		t.Errorf("the etcd spec was restored after a step's record failed: %+v, was %+v", got, etcdBefore)
 	}
 }
+
+// A dry run whose entries the log refuses goes on to its last step (it
+// writes nothing; the entries are the Auditor's to hold): it stopped at
+// the first, and a --dry-run that ends there did not do what it was asked.
+// Passed, it says so with a DryRunUnrecordedError, which still carries the
+// refusal.
+func TestDryRunGoesOnWhenTheLogRefusesItsEntries(t *testing.T) {
+	w, p := plannedRollback(t)
+	state := w.rollbackState()
+	audit := &failingAudit{failAt: 1}
+	rep, err := (&Executor{Audit: audit}).DryRun(w.ctx, p)
+	var ud *DryRunUnrecordedError
+	if !errors.As(err, &ud) || !errors.Is(err, errAuditBroken) {
+		t.Fatalf("dry run with a failing audit log: %v, want a DryRunUnrecordedError with its refusal\n%s", err, describeSteps(rep))
+	}
+	if len(rep.Steps) != len(p.Steps) {
+		t.Errorf("dry-ran %d of %d steps:\n%s", len(rep.Steps), len(p.Steps), describeSteps(rep))
+	}
+	if len(audit.asked) < 2 {
+		t.Errorf("asked to record %d entries, want every dry-run step's", len(audit.asked))
+	}
+	if got := w.rollbackState(); got != state {
+		t.Errorf("the dry run changed the cluster:\n got %+v\nwant %+v", got, state)
+	}
+}
