@@ -373,7 +373,7 @@ func TestUnwrittenEntriesArePrintedAtTheEnd(t *testing.T) {
 	var out bytes.Buffer
 	sayUnwritten(&out, opened.take())
 	head, rest, _ := strings.Cut(out.String(), "\n")
-	if !strings.Contains(head, "did not take 2 entries of this run") || !strings.HasSuffix(head, "append them to "+path+" once it has space") {
+	if !strings.Contains(head, "did not take 2 entries of this run") || !strings.HasSuffix(head, "append them to "+path+" once it can be written") {
 		t.Errorf("first line %q", head)
 	}
 	var actions []string

@@ -437,8 +437,10 @@ func endRun(out io.Writer, code int, list []*upgrade.Auditor) int {
 // sayUnwritten prints, after the command (and its screen) ended, the entries
 // the audit log refused and does not take now either: the record of what
 // the console did is then on the operator's terminal, to append to the log
-// once it has space. The lines are JSON as the log holds them, control
-// characters escaped: safe to print. unwritten is whether there were any.
+// once it can be written ("once it has space" was said of a directory or
+// an immutable file in its place too). The lines are JSON as the log holds
+// them, control characters escaped: safe to print. unwritten is whether
+// there were any.
 func sayUnwritten(out io.Writer, list []*upgrade.Auditor) (unwritten bool) {
 	for _, a := range list {
 		lines, held, lost, err := a.Unwritten()
@@ -454,7 +456,7 @@ func sayUnwritten(out io.Writer, list []*upgrade.Auditor) (unwritten bool) {
 		if held == 1 {
 			what, here, it = "1 entry of this run", "here it is", "it"
 		}
-		fmt.Fprintf(out, "upgrade-console: the audit log did not take %s%s; %s, as the log would hold %s: append %s to %s once it has space\n",
+		fmt.Fprintf(out, "upgrade-console: the audit log did not take %s%s; %s, as the log would hold %s: append %s to %s once it can be written\n",
 			what, model.Printable(why), here, it, it, a.Path())
 		if lost > 0 {
 			fmt.Fprintf(out, "(%d more were refused and not kept: the first line says so)\n", lost)
