@@ -569,6 +569,8 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 // before the first write, the commands say so as bad input from the
 // environment (exit 1); after one (a recovery that ran a step), the action
 // stopped part way and resumes, and exits as one that ran and failed (4).
+// A run that writes nothing (a dry run) is not stopped by it: its entries
+// are held, printed at exit, and the exit is 74.
 type AuditWriteError struct {
 	Path string
 	Err  error
