@@ -291,13 +291,18 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 				return withCode(ExitPreflight, err)
 			}
 			return err
-		case startRefused(err):
-			return withCode(ExitPreflight, err)
 		case s != nil:
+			// Some of the spec was applied: the upgrade ran and failed,
+			// whatever refused the rest. A field conflict with a writer
+			// that took the field after the dry run is one: first, it
+			// read as startRefused's refusal before any write (exit 3)
+			// and the way back went unsaid.
 			if wb := s.WayBack(); wb != "" {
 				err = fmt.Errorf("%w\n%s", err, wb)
 			}
 			return withCode(ExitUpgradeFail, err)
+		case startRefused(err):
+			return withCode(ExitPreflight, err)
 		case sctx.Err() != nil:
 			return withCode(ExitTimeout, fmt.Errorf("%w\nstopped before the upgrade started (interrupted): the cluster's spec is unchanged, no upgrade is running%s", err, lockNote(ctx, lv, p.Cluster, err, "; ")))
 		}

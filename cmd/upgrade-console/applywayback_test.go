@@ -82,6 +82,27 @@ func TestApplyRefusedPartWaySaysTheWayBack(t *testing.T) {
 	}
 }
 
+// A field conflict on a write after others landed (a writer that took
+// the field after the dry run) is the upgrade failing part way, exit 4
+// with the way back, not the refusal before any write that a conflict in
+// the dry run is (exit 3): it read as that, and the way back went unsaid.
+func TestApplyConflictPartWayExits4WithTheWayBack(t *testing.T) {
+	w := startDemo(t, scenario.Rolling)
+	p := startFaultProxy(t, w.Config)
+	cluster := fmt.Sprintf("/apis/%s/%s/namespaces/%s/%s/%s", upgrade.GVREKSACluster.Group, upgrade.GVREKSACluster.Version,
+		w.ClusterNamespace, upgrade.GVREKSACluster.Resource, w.ClusterName)
+	p.refuse(func(r *http.Request) bool {
+		return r.Method == http.MethodPatch && r.URL.Path == cluster && r.URL.Query().Get("dryRun") == ""
+	}, http.StatusConflict)
+	kc := p.kubeconfig(t, w.ClusterNamespace)
+	out, errOut, code := runCaptured(t, "apply", "--kubeconfig", kc, "--cluster", w.ClusterName, "-f", w.TargetSpecPath,
+		"--yes", "--force-conflicts")
+	if code != ExitUpgradeFail || !strings.Contains(errOut, "were applied before the failure") ||
+		!strings.Contains(errOut, "the way back: the spec was applied in part") || !strings.Contains(errOut, "upgrade-console snapshot restore") {
+		t.Fatalf("exit %d, want %d and the way back after a conflict part way:\n%s\n%s", code, ExitUpgradeFail, out, errOut)
+	}
+}
+
 // The console's own way back: the `snapshot restore` the refused apply
 // prints, run as printed, dry-runs without a change, then puts the machine
 // configs' template back as the snapshot has it, recorded step by step in

@@ -117,14 +117,19 @@ func (p *faultProxy) counts() (refused, passed int) {
 // writeStatus answers as the API server does, with a Status the client
 // turns into an API error.
 func writeStatus(w http.ResponseWriter, code int, r *http.Request) {
-	reason := "ServiceUnavailable"
-	if code == http.StatusForbidden {
+	reason, details := "ServiceUnavailable", ""
+	switch code {
+	case http.StatusForbidden:
 		reason = "Forbidden"
+	case http.StatusConflict:
+		// As server-side apply refuses a field another manager owns.
+		reason = "Conflict"
+		details = `,"details":{"causes":[{"reason":"FieldManagerConflict","message":"conflict with \"flux\" using anywhere.eks.amazonaws.com/v1alpha1","field":".spec.kubernetesVersion"}]}`
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the test proxy refuses %s %s","reason":%q,"code":%d}`,
-		r.Method, r.URL.Path, reason, code)
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the test proxy refuses %s %s","reason":%q%s,"code":%d}`,
+		r.Method, r.URL.Path, reason, details, code)
 }
 
 // kubeconfig writes a kubeconfig that reaches the API server through the
