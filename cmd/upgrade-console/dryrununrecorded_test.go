@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,25 @@ func TestNothingToRetryExitsUnrecordedWhenTheLogRefuses(t *testing.T) {
 		if code != ExitUnrecorded || !strings.Contains(out.String(), "NOT recorded in the audit log") || !strings.Contains(end.String(), `"result":"already-done"`) {
 			t.Errorf("log refusing (at open %v): exit %d (%v), want %d\n%s\n%s", atOpen, code, err, ExitUnrecorded, out.String(), end.String())
 		}
+	}
+}
+
+// A step the dry run refuses keeps its 3 when the log refuses the entries
+// too: joined with the log's refusal, it read as the log's alone, exit 1.
+func TestADryRunStepRefusedKeepsItsCodeWhenTheLogRefuses(t *testing.T) {
+	w := startDemo(t, scenario.StaleLock)
+	p := startFaultProxy(t, w.Config)
+	p.refuse(func(r *http.Request) bool {
+		// A delete's dry run is in its body: every delete of the Lease is
+		// refused, and the run stops at the dry run.
+		return r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/leases/")
+	}, http.StatusForbidden)
+	kc := p.kubeconfig(t, w.ClusterNamespace)
+	state := t.TempDir()
+	fullAuditLog(t, state, false)
+	opened.take()
+	out, errOut, code := runCapturedIn(t, state, "lock", "clear", "lease", "--kubeconfig", kc, "--cluster", w.ClusterName, "--yes")
+	if code != ExitPreflight || !strings.Contains(errOut, "the dry run failed, nothing was changed") {
+		t.Fatalf("exit %d, want %d (the dry run refused)\n%s\n%s", code, ExitPreflight, out, errOut)
 	}
 }

@@ -117,12 +117,13 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	writeRecoveryReport(out, dry)
 	var unrecorded *recovery.DryRunUnrecordedError
 	if err != nil && !errors.As(err, &unrecorded) {
-		var aw *upgrade.AuditWriteError
-		if errors.As(err, &aw) {
+		if onlyAuditRefused(err) {
 			// The environment, not a check of the cluster's: exit 1, as
 			// for apply.
 			return fmt.Errorf("nothing was changed: %w", err)
 		}
+		// A step the dry run refused keeps its 3 whatever the log did:
+		// joined with the log's refusal, it read as the log's alone (1).
 		return dryRunFailed(ctx, audit, p, err)
 	}
 	recorded := fmt.Sprintf("dry run recorded in %s", audit.Path())
@@ -416,6 +417,21 @@ func cancelledOnly(err error) bool { return upgrade.CancelledOnly(err) }
 // the cluster, or between a write and its audit record. Read-only commands
 // keep the default, ending with the reader (`plan -o json | head`).
 func survivesClosedOutput() { signal.Ignore(syscall.SIGPIPE) }
+
+// onlyAuditRefused: every error err joins is the audit log's refusal,
+// none a step's or the cluster's.
+func onlyAuditRefused(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != nil && !onlyAuditRefused(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var aw *upgrade.AuditWriteError
+	return errors.As(err, &aw)
+}
 
 // dryRunFailed is a recovery's dry run that failed: refused by the cluster
 // (exit 3, recorded refused), or interrupted (a stop that changed nothing,
