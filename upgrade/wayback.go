@@ -90,15 +90,26 @@ func sameJSON(a, b any) bool {
 func SameSpec(a, b map[string]any) bool { return sameJSON(a, b) }
 
 // RestoreSpecPatch is the JSON patch that puts live's spec back to snap's,
-// each change guarded by a test of the value it replaces, and the fields it
+// guarded first by a test of generation (the object's as live was read)
+// and each change by a test of the value it replaces, and the fields it
 // changes ("spec.template"); nil when they are the same.
-func RestoreSpecPatch(snap, live map[string]any) ([]byte, []string) {
+func RestoreSpecPatch(snap, live map[string]any, generation int64) ([]byte, []string) {
 	ops := restorePatch(snap, live)
 	if len(ops) == 0 {
 		return nil, nil
 	}
-	b, _ := json.Marshal(ops)
+	b, _ := json.Marshal(guardGeneration(generation, ops))
 	return b, patchedFields(ops)
+}
+
+// guardGeneration puts a test of metadata.generation before ops. The tests
+// of the values replaced cannot guard a field the apply removed: its add
+// has nothing to test (a test of absence is no JSON-patch operation), and
+// an add over a member someone set since replaces it. Any write of the spec
+// since, by anyone, moves the generation (for these CRDs, with or without a
+// status subresource), so the whole patch is refused instead.
+func guardGeneration(generation int64, ops []wayBackPatch) []wayBackPatch {
+	return append([]wayBackPatch{{Op: "test", Path: "/metadata/generation", Value: generation}}, ops...)
 }
 
 // patchedFields names the fields a restore patch changes.
@@ -164,7 +175,7 @@ func (s *Session) wayBack(snap *Snapshot, mapper func(*unstructured.Unstructured
 		}
 		fields := patchedFields(ops)
 		fmt.Fprintf(&b, "  %s: %s to put back\n", a.Object, strings.Join(fields, ", "))
-		patch, _ := json.Marshal(ops)
+		patch, _ := json.Marshal(guardGeneration(a.stored.GetGeneration(), ops))
 		objects = append(objects, " --object "+model.ShellQuote(a.stored.GetKind()+"/"+a.stored.GetName()))
 		cmds = append(cmds, fmt.Sprintf("%s patch %s %s --type=json -p %s", target, res, model.ShellQuote(a.stored.GetName()), model.ShellQuote(string(patch))))
 	}
@@ -174,7 +185,7 @@ func (s *Session) wayBack(snap *Snapshot, mapper func(*unstructured.Unstructured
 	if len(cmds) > 0 {
 		fmt.Fprintf(&b, "to put their spec back as the snapshot has it (the plan and the API server's dry run first, then the cluster's name typed; each write guarded and recorded in the audit log; --dry-run stops before the writes):\n  upgrade-console snapshot restore %s --snapshot %s%s\n",
 			s.locker.clusterFlags(), model.ShellQuote(s.Snapshot.Name), strings.Join(objects, ""))
-		b.WriteString("or, where this console cannot run, the same with kubectl (each patch first tests the value this apply wrote, so it changes nothing on an object changed since; add --dry-run=server to see the API server's answer first; kubectl's writes are not in the console's audit log, note them with the incident):\n")
+		b.WriteString("or, where this console cannot run, the same with kubectl (each patch first tests the generation this apply left and the values it wrote, so it changes nothing on an object whose spec anyone changed since: use the command above for that one; add --dry-run=server to see the API server's answer first; kubectl's writes are not in the console's audit log, note them with the incident):\n")
 		for _, c := range cmds {
 			b.WriteString("  " + c + "\n")
 		}

@@ -3,12 +3,17 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/model"
@@ -152,5 +157,75 @@ func TestRestorePatchAddsRemovesAndEscapes(t *testing.T) {
 	}
 	if ops := restorePatch(snap, snap); ops != nil {
 		t.Errorf("an unchanged spec has a patch: %v", ops)
+	}
+}
+
+// The way back's patch of an object whose spec anyone changed since the
+// apply, even in a field the apply did not touch, is refused: each patch
+// tests first the generation the apply left. The tests of the values
+// alone let a field the apply removed be added back over a value set
+// since (an add on a member that exists replaces it), and a spec changed
+// elsewhere was written over regardless.
+func TestWayBackPatchIsRefusedOnceTheSpecChanged(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		kubectl = filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+		if _, serr := os.Stat(kubectl); serr != nil {
+			t.Skip("no kubectl on PATH or in KUBEBUILDER_ASSETS to paste the way back into")
+		}
+	}
+	w := newWorld(t, scenario.Rolling)
+	ctx := context.Background()
+	d := &Driver{Client: w.client, Audit: &memAudit{}, Holder: w.planner.Self, Planner: w.planner, SnapshotDir: t.TempDir(),
+		Conn: model.ConnFlags{{Name: "kubeconfig", Value: env.KubeconfigPath}}}
+	p := w.plan(t)
+	once := false
+	s, err := d.Start(ctx, p, StartOptions{ForceConflicts: true, OnApplied: func(AppliedObject) {
+		if !once {
+			once = true
+			p.Target.Spec.Cluster.SetResourceVersion("1")
+		}
+	}})
+	if s == nil || err == nil {
+		t.Fatalf("start: %v, %v; want it refused part way", s, err)
+	}
+	var cmds []string
+	for _, l := range strings.Split(s.WayBack(), "\n") {
+		if c, ok := strings.CutPrefix(l, "  kubectl "); ok {
+			if !strings.Contains(c, `'[{"op":"test","path":"/metadata/generation","value":`) {
+				t.Errorf("a patch not guarded by the generation first: %s", c)
+			}
+			cmds = append(cmds, kubectl+" "+c)
+		}
+	}
+	var target *AppliedObject
+	for i := range s.Applied {
+		if a := &s.Applied[i]; a.stored != nil && a.stored.GetKind() == "VSphereMachineConfig" && target == nil {
+			for _, c := range cmds {
+				if strings.Contains(c, " "+a.stored.GetName()+" --type=json") {
+					target = a
+				}
+			}
+		}
+	}
+	if target == nil {
+		t.Fatalf("no machine config patch in the way back:\n%s", s.WayBack())
+	}
+	ri, err := w.client.ResourceOf(target.stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus, _, _ := unstructured.NestedInt64(target.stored.Object, "spec", "numCPUs")
+	if _, err := ri.Patch(ctx, target.stored.GetName(), types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"numCPUs":%d}}`, cpus+2)), metav1.PatchOptions{FieldManager: "flux"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		if !strings.Contains(c, " "+target.stored.GetName()+" --type=json") {
+			continue
+		}
+		out, err := exec.Command("sh", "-c", c+" --dry-run=server").CombinedOutput()
+		if err == nil {
+			t.Errorf("pasted over a spec changed since, it was not refused: %s\n%s", c, out)
+		}
 	}
 }

@@ -150,7 +150,7 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, old upgrade.
 		return Step{}, false, nil
 	}
 	cur, _ := live.Object["spec"].(map[string]any)
-	patch, fields := upgrade.RestoreSpecPatch(old.Spec, cur)
+	patch, fields := upgrade.RestoreSpecPatch(old.Spec, cur, live.GetGeneration())
 	before, after := map[string]any{}, map[string]any{}
 	for _, f := range fields {
 		k := strings.TrimPrefix(f, "spec.")
