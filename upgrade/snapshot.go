@@ -115,8 +115,15 @@ func (o SnapshotObject) Ref() string { return objectRef(o.Kind, o.Namespace, o.N
 
 // Object returns the saved object of that kind and name, nil when absent.
 func (s *Snapshot) Object(kind, name string) *SnapshotObject {
+	return s.ObjectIn(kind, "", name)
+}
+
+// ObjectIn is Object in namespace alone (any namespace when empty): an
+// object named by the operator must not be taken for its namesake in
+// another namespace.
+func (s *Snapshot) ObjectIn(kind, namespace, name string) *SnapshotObject {
 	for i := range s.Objects {
-		if s.Objects[i].Kind == kind && s.Objects[i].Name == name {
+		if s.Objects[i].Kind == kind && s.Objects[i].Name == name && (namespace == "" || s.Objects[i].Namespace == namespace) {
 			return &s.Objects[i]
 		}
 	}

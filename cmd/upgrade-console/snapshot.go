@@ -204,7 +204,7 @@ func newSnapshotRestoreCmd(g *globalOptions) *cobra.Command {
 		Long: `When the API server refuses one of the spec's writes after the dry run passed (an admission
 policy or webhook on real writes alone), apply stops with the documents before it applied and
 the upgrade lock kept, and prints this command with the snapshot it took and each document it
-applied. It restores the spec of those objects, and of no other, as the snapshot has it: for
+applied. It restores the spec of those objects (in the Cluster's namespace), and of no other, as the snapshot has it: for
 each, a JSON patch of the fields that differ, each tested against the value read when the plan
 was made, so that an object changed since is not overwritten.
 
@@ -231,7 +231,7 @@ met such a change after others, 5 interrupted
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "the snapshot ConfigMap (in eksa-system) the failed apply took and named")
-	cmd.Flags().StringArrayVar(&o.objects, "object", nil, "a document the failed apply applied, KIND/NAME as it printed it (repeat for each)")
+	cmd.Flags().StringArrayVar(&o.objects, "object", nil, "a document the failed apply applied, KIND/NAME as it printed it, in the Cluster's namespace (repeat for each)")
 	return cmd
 }
 

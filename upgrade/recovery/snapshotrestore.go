@@ -43,13 +43,19 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 	if snapshot == "" || len(objects) == 0 {
 		return nil, ErrRestoreArgs
 	}
+	list := "`upgrade-console snapshot list " + env.clusterFlags() + "`"
 	snap, err := upgrade.LoadSnapshot(ctx, env.Client.Kube, env.systemNS(), snapshot)
+	var bad *model.InputError
+	if errors.As(err, &bad) {
+		return nil, &model.InputError{Source: "--snapshot", Field: snapshot, Problem: bad.Problem + " (ConfigMap " + env.systemNS() + "/" + snapshot + ")",
+			Fix: "give the snapshot the failed apply named; " + list + " lists this cluster's"}
+	}
 	if err != nil {
 		return nil, err
 	}
 	if snap.Cluster != env.Cluster || snap.ClusterNamespace != env.clusterNS() {
 		return nil, &model.InputError{Source: "--snapshot", Problem: fmt.Sprintf("%s is a snapshot of Cluster %s/%s, not of %s/%s", snapshot, snap.ClusterNamespace, snap.Cluster, env.clusterNS(), env.Cluster),
-			Fix: "give a snapshot of this cluster (`upgrade-console snapshot list " + env.clusterFlags() + "`)"}
+			Fix: "give a snapshot of this cluster (" + list + ")"}
 	}
 	lockPre, err := env.restoreLockPrecondition(ctx)
 	if err != nil {
@@ -67,7 +73,7 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 		kind, name, ok := strings.Cut(arg, "/")
 		if !ok || kind == "" || name == "" || strings.Contains(name, "/") {
 			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "not KIND/NAME",
-				Fix: "name a document as apply printed it, e.g. --object VSphereMachineConfig/mgmt-cp"}
+				Fix: "name a document as apply printed it, e.g. --object VSphereMachineConfig/mgmt-cp (the objects of a cluster's spec are in its namespace, " + env.clusterNS() + ", which is the one restored)"}
 		}
 		if seen[kind+"/"+name] {
 			continue
@@ -77,9 +83,11 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "EKS-A generates " + kind + " from the Cluster: no spec file holds it, and written back by hand it would fight its controller",
 				Fix: "restore the documents the apply applied (its spec file's), and let EKS-A generate the rest"}
 		}
-		old := snap.Object(kind, name)
+		// The spec's documents are all in the Cluster's namespace: a
+		// namesake elsewhere is not one of them.
+		old := snap.ObjectIn(kind, env.clusterNS(), name)
 		if old == nil {
-			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "not in snapshot " + snapshot + ": no such object existed when the snapshot was taken (one the apply created, or a name misspelt), so there is no earlier spec to restore",
+			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "not in snapshot " + snapshot + " in namespace " + env.clusterNS() + ": no such object existed when the snapshot was taken (one the apply created, or a name misspelt), so there is no earlier spec to restore",
 				Fix: "leave it out; if the spec you go back to names it no more, delete it with kubectl; to put back a spec the snapshot does not hold, apply the spec file you upgraded from: `kubectl" + env.Conn.String() + " apply --server-side --force-conflicts -f <previous spec file>`"}
 		}
 		step, ok, err := env.restoreSpecStep(ctx, snapshot, *old)

@@ -118,3 +118,39 @@ func TestSnapshotRestoreLeavesAChangeMadeSinceThePlan(t *testing.T) {
 		}
 	}
 }
+
+// A --snapshot that does not exist is named as the flag, with the command
+// that lists the cluster's (it named the ConfigMap and a kubectl command).
+func TestSnapshotRestoreNamesABadSnapshot(t *testing.T) {
+	w := newWorld(t)
+	snapshot, mc := w.restoreWorld()
+	objects := []string{"VSphereMachineConfig/" + mc}
+	var ie *model.InputError
+	_, err := PlanSnapshotRestore(w.ctx, w.env, snapshot+"-nope", objects)
+	if !errors.As(err, &ie) || ie.Source != "--snapshot" || !strings.Contains(ie.Fix, "upgrade-console snapshot list --cluster "+w.cluster) {
+		t.Errorf("a missing snapshot: %#v; want bad input naming --snapshot and snapshot list", err)
+	}
+}
+
+// The spec's documents are in the Cluster's namespace: a snapshot's
+// namesake in another namespace is not the object --object names.
+func TestSnapshotRestoreTakesNoNamesakeFromAnotherNamespace(t *testing.T) {
+	w := newWorld(t)
+	w.restoreWorld()
+	mc := w.cluster + "-cp"
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	snap := upgrade.Snapshot{Format: upgrade.SnapshotFormat, Cluster: w.cluster, ClusterNamespace: w.ns, TakenAt: at, TakenBy: "ops@bastion",
+		Objects: []upgrade.SnapshotObject{
+			{APIVersion: "anywhere.eks.amazonaws.com/v1alpha1", Kind: "VSphereMachineConfig", Namespace: "elsewhere", Name: mc, Spec: machineConfigSpec("kube-1.29")},
+			{APIVersion: "anywhere.eks.amazonaws.com/v1alpha1", Kind: "Cluster", Namespace: w.ns, Name: w.cluster, Spec: map[string]any{"kubernetesVersion": "1.30"}}}}
+	b, _ := json.Marshal(snap)
+	snapshot := w.snapshotCM(at, w.ns, string(b))
+	_, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{"VSphereMachineConfig/" + mc})
+	var ie *model.InputError
+	if !errors.As(err, &ie) || ie.Source != "--object" || !strings.Contains(ie.Problem, w.ns) {
+		t.Errorf("--object whose namesake is in another namespace: %v; want bad input naming --object and %s", err, w.ns)
+	}
+	if got := w.template(mc); got != "kube-1.31" {
+		t.Errorf("template %s", got)
+	}
+}
