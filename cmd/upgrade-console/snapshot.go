@@ -194,6 +194,7 @@ type snapshotRestoreOptions struct {
 	recoveryOptions
 	snapshot string
 	objects  []string
+	older    bool
 }
 
 func newSnapshotRestoreCmd(g *globalOptions) *cobra.Command {
@@ -204,9 +205,12 @@ func newSnapshotRestoreCmd(g *globalOptions) *cobra.Command {
 		Long: `When the API server refuses one of the spec's writes after the dry run passed (an admission
 policy or webhook on real writes alone), apply stops with the documents before it applied and
 the upgrade lock kept, and prints this command with the snapshot it took and each document it
-applied. It restores the spec of those objects (in the Cluster's namespace), and of no other, as the snapshot has it: for
-each, a JSON patch of the fields that differ, each tested against the value read when the plan
-was made, so that an object changed since is not overwritten.
+applied. It restores the spec of those objects (in the Cluster's namespace), and of no other,
+as the snapshot has it: for each, a JSON patch of the fields that differ and that the console's
+field manager alone owns (a field another writer changed after the apply is named in the plan
+and left), guarded by a test of the generation and of each value read when the plan was made,
+so that an object changed since is not overwritten. The snapshot must be the cluster's newest
+(the failed apply's) unless --older-snapshot.
 
 The plan and the server's dry run are shown, then the operator types the cluster's name unless
 --yes; every write is recorded in the audit log, and a second run finds every step done. The
@@ -232,6 +236,7 @@ met such a change after others, 5 interrupted
 	o.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "the snapshot ConfigMap (in eksa-system) the failed apply took and named")
 	cmd.Flags().StringArrayVar(&o.objects, "object", nil, "a document the failed apply applied, KIND/NAME as it printed it, in the Cluster's namespace (repeat for each)")
+	cmd.Flags().BoolVar(&o.older, "older-snapshot", false, "restore from a snapshot older than the cluster's newest (by default refused: the newest is the one the failed apply took)")
 	return cmd
 }
 
@@ -246,7 +251,7 @@ func runSnapshotRestore(ctx context.Context, in io.Reader, out io.Writer, g *glo
 	if err != nil {
 		return err
 	}
-	p, err := recovery.PlanSnapshotRestore(ctx, env, o.snapshot, o.objects)
+	p, err := recovery.PlanSnapshotRestore(ctx, env, o.snapshot, o.objects, o.older)
 	if err != nil {
 		if errors.As(err, new(*recovery.RefusedError)) {
 			return refusal(ctx, out, &o.recoveryOptions, at, err)

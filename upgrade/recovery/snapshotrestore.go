@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,12 +36,16 @@ var generated = map[string]bool{"KubeadmControlPlane": true, "EtcdadmCluster": t
 // snapshot. Only those objects are touched: apply names the documents it
 // changed, and an object the snapshot holds that the apply did not touch
 // may have moved on since for good reasons. Each write is a JSON patch of
-// the fields that differ, each guarded by a test of the value the plan read.
+// the fields that differ and that the console's field manager still owns
+// alone (the others were changed since by another writer, and are left and
+// said so), guarded by a test of the generation and of each value the plan
+// read. The snapshot must be the newest of the cluster (the failed apply's)
+// unless older.
 // The upgrade lock is not taken: the failed apply kept it, which keeps any
 // new upgrade out, and the restore runs under it and leaves it for the
 // operator to clear once the cluster is checked. A live lock of another
 // console (an upgrade under way) refuses the restore.
-func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects []string) (*Plan, error) {
+func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects []string, older bool) (*Plan, error) {
 	if snapshot == "" || len(objects) == 0 {
 		return nil, ErrRestoreArgs
 	}
@@ -56,6 +62,29 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 	if snap.Cluster != env.Cluster || snap.ClusterNamespace != env.clusterNS() {
 		return nil, &model.InputError{Source: "--snapshot", Problem: fmt.Sprintf("%s is a snapshot of Cluster %s/%s, not of %s/%s", snapshot, snap.ClusterNamespace, snap.Cluster, env.clusterNS(), env.Cluster),
 			Fix: "give a snapshot of this cluster (" + list + ")"}
+	}
+	// Nothing records which snapshot the failed apply took but its own
+	// message; every start takes one, and the lock that apply kept keeps
+	// any later start out, so the newest is its snapshot. An older one
+	// holds the spec from before other upgrades too, whose fields the
+	// console's field manager also owns: restored, it would undo them.
+	if !older {
+		cms, err := upgrade.SnapshotConfigMaps(ctx, env.Client.Kube, env.systemNS(), env.Cluster)
+		if err != nil {
+			return nil, fmt.Errorf("list the snapshots of %s: %w", env.Cluster, err)
+		}
+		for i := range cms {
+			// The label names the cluster alone: a namesake's in another
+			// namespace, or one that does not read, is not this one's.
+			if s, err := upgrade.SnapshotOf(&cms[i]); err != nil || s.ClusterNamespace != env.clusterNS() {
+				continue
+			}
+			if cms[i].Name != snapshot {
+				return nil, &model.InputError{Source: "--snapshot", Field: snapshot, Problem: "not the newest snapshot of " + env.Cluster + ": " + cms[i].Name + " was taken after it, so it is not the one the failed apply took, and restoring from it would undo the upgrades since as well",
+					Fix: "give the snapshot the failed apply named (the newest, " + cms[i].Name + "; " + list + "); to restore from an older one all the same, add --older-snapshot"}
+			}
+			break
+		}
 	}
 	lockPre, err := env.restoreLockPrecondition(ctx)
 	if err != nil {
@@ -90,7 +119,7 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "not in snapshot " + snapshot + " in namespace " + env.clusterNS() + ": no such object existed when the snapshot was taken (one the apply created, or a name misspelt), so there is no earlier spec to restore",
 				Fix: "leave it out; if the spec you go back to names it no more, delete it with kubectl; to put back a spec the snapshot does not hold, apply the spec file you upgraded from: `kubectl" + env.Conn.String() + " apply --server-side --force-conflicts -f <previous spec file>`"}
 		}
-		step, ok, err := env.restoreSpecStep(ctx, snapshot, *old)
+		step, ok, err := env.restoreSpecStep(ctx, snapshot, snap.When(), *old)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +135,7 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 	}
 	p.Title = fmt.Sprintf("Restore the spec of %s from snapshot %s", count(len(p.Steps), "object", "objects"), snapshot)
 	p.Notes = []string{
-		"Only the spec is restored, and only the fields that differ from the snapshot's; labels, annotations and the objects not named are not touched.",
+		"Only the spec is restored, and only the fields that differ from the snapshot's and that the console's field manager (" + upgrade.ManagerName + ") still owns alone: a field another writer changed since is left as it is, and named; labels, annotations and the objects not named are not touched.",
 		"The upgrade lock is neither taken nor released: the apply that failed kept it, which keeps a new upgrade out meanwhile.",
 	}
 	p.closing = func(ctx context.Context) []string {
@@ -143,8 +172,10 @@ func (e *Env) restoreLockPrecondition(ctx context.Context) (Precondition, error)
 }
 
 // restoreSpecStep restores one object's spec from the snapshot; ok is false
-// when the object is gone.
-func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, old upgrade.SnapshotObject) (Step, bool, error) {
+// when the object is gone. A field is restored only when the console is
+// its owner alone in metadata.managedFields: a field another writer set
+// after the apply (GitOps raising numCPUs) is theirs, and is left.
+func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, taken time.Time, old upgrade.SnapshotObject) (Step, bool, error) {
 	object := old.Ref()
 	ri, err := e.Client.ResourceOf(old.Unstructured())
 	if err != nil {
@@ -158,19 +189,54 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, old upgrade.
 		return Step{}, false, nil
 	}
 	cur, _ := live.Object["spec"].(map[string]any)
-	patch, fields := upgrade.RestoreSpecPatch(old.Spec, cur, live.GetGeneration())
+	ours, others, since := specOwners(live.GetManagedFields(), taken)
+	target := map[string]any{}
+	for k, v := range cur {
+		target[k] = v
+	}
+	var restore, left []string
+	for _, k := range differing(old.Spec, cur) {
+		_, inCur := cur[k]
+		switch {
+		case len(others[k]) > 0:
+			left = append(left, "spec."+k+": changed since by "+strings.Join(others[k], ", ")+", left as it is")
+			continue
+		case inCur && !ours[k]:
+			left = append(left, "spec."+k+": not set by "+upgrade.ManagerName+", left as it is")
+			continue
+		case !inCur && len(since) > 0:
+			// Nothing owns a removed field: the apply or a writer since
+			// may have removed it, and only the latter wrote the spec
+			// after the snapshot was taken.
+			left = append(left, "spec."+k+": absent, and "+strings.Join(since, ", ")+" wrote the spec after the snapshot, so it may have removed it: left as it is")
+			continue
+		}
+		restore = append(restore, k)
+		if v, ok := old.Spec[k]; ok {
+			target[k] = v
+		} else {
+			delete(target, k)
+		}
+	}
+	patch, fields := upgrade.RestoreSpecPatch(target, cur, live.GetGeneration())
 	before, after := map[string]any{}, map[string]any{}
 	for _, f := range fields {
 		k := strings.TrimPrefix(f, "spec.")
 		before[f], after[f] = cur[k], old.Spec[k]
 	}
 	change := "none: the spec is the snapshot's"
-	if len(fields) > 0 {
+	if len(fields) > 0 || len(left) > 0 {
 		var parts []string
 		for _, f := range fields {
 			parts = append(parts, f+" "+model.PrintableLine(jsonText(before[f]))+" → "+model.PrintableLine(jsonText(after[f])))
 		}
-		change = strings.Join(parts, "; ") + " (as snapshot " + snapshot + " has it; each tested against the value read first)"
+		if len(fields) > 0 {
+			parts[len(parts)-1] += " (as snapshot " + snapshot + " has it; the generation and each value tested against what the plan read first)"
+		}
+		for _, l := range left {
+			parts = append(parts, model.PrintableLine(l))
+		}
+		change = strings.Join(parts, "; ")
 	}
 	specNow := func(ctx context.Context) (map[string]any, error) {
 		u, err := ri.Get(ctx, old.Name, metav1.GetOptions{})
@@ -192,7 +258,10 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, old upgrade.
 			if err != nil {
 				return false, "", err
 			}
-			if upgrade.SameSpec(spec, old.Spec) {
+			if len(differing(pick(old.Spec, restore), pick(spec, restore))) == 0 {
+				if len(left) > 0 {
+					return true, "the fields the console owned are the snapshot's; " + strings.Join(left, "; "), nil
+				}
 				return true, "the spec is the snapshot's", nil
 			}
 			return false, "", nil
@@ -200,12 +269,79 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, old upgrade.
 		do: func(ctx context.Context, dry bool) (string, error) {
 			_, err := ri.Patch(ctx, old.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: upgrade.ManagerName, DryRun: dryRunOpt(dry)})
 			same := func(ctx context.Context) bool {
-				spec, err := specNow(ctx)
-				return err != nil || upgrade.SameSpec(spec, cur)
+				u, err := ri.Get(ctx, old.Name, metav1.GetOptions{})
+				return err != nil || u.GetGeneration() == live.GetGeneration()
 			}
 			return fmt.Sprintf("%d field(s) restored", len(fields)), guarded(ctx, err, object, "its spec is no longer the one the plan read", same)
 		},
 	}, true, nil
+}
+
+// differing are the top-level keys whose values a and b do not share.
+func differing(a, b map[string]any) []string {
+	var keys []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !upgrade.SameSpec(map[string]any{k: v}, map[string]any{k: w}) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// pick is m with only keys.
+func pick(m map[string]any, keys []string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// specOwners reads managedFields at the spec's top level: the fields the
+// console's manager owns, the other managers of each field, and the
+// other managers that wrote the spec at or after taken.
+func specOwners(entries []metav1.ManagedFieldsEntry, taken time.Time) (ours map[string]bool, others map[string][]string, since []string) {
+	ours, others = map[string]bool{}, map[string][]string{}
+	for _, e := range entries {
+		if e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		spec, _ := set["f:spec"].(map[string]any)
+		if len(spec) == 0 {
+			continue
+		}
+		who := e.Manager
+		if e.Operation != "" {
+			who += " (" + string(e.Operation) + ")"
+		}
+		if e.Manager != upgrade.ManagerName && e.Time != nil && !e.Time.Time.Before(taken.Truncate(time.Second)) {
+			since = append(since, who)
+		}
+		for f := range spec {
+			k, ok := strings.CutPrefix(f, "f:")
+			if !ok {
+				continue
+			}
+			if e.Manager == upgrade.ManagerName {
+				ours[k] = true
+			} else {
+				others[k] = append(others[k], who)
+			}
+		}
+	}
+	return ours, others, since
 }
 
 // jsonText shows a spec value on one line: absent as such, the rest as JSON.
