@@ -287,3 +287,40 @@ func TestSnapshotRestoreTakesNoNamesakeFromAnotherNamespace(t *testing.T) {
 		t.Errorf("template %s", got)
 	}
 }
+
+// A field absent now has no owner to tell who removed it: the apply, or
+// a writer since. When another manager wrote the spec after the snapshot
+// was taken, the field is left and the plan says why.
+func TestSnapshotRestoreLeavesAnAbsentFieldOnceAnotherWriterWroteTheSpec(t *testing.T) {
+	w := newWorld(t)
+	snapshot, mc := w.restoreWorld()
+	cm, err := w.client.Kube.CoreV1().ConfigMaps(w.sys).Get(w.ctx, snapshot, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := upgrade.SnapshotOf(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Objects[0].Spec["storagePolicyName"] = "gold"
+	snap.Checksum = ""
+	b, _ := json.Marshal(snap)
+	for k := range cm.Data {
+		cm.Data[k] = string(b)
+	}
+	if _, err := w.client.Kube.CoreV1().ConfigMaps(w.sys).Update(w.ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.client.Dynamic.Resource(gvrVSphereMachineConfig).Namespace(w.ns).Patch(w.ctx, mc, types.MergePatchType,
+		[]byte(`{"spec":{"numCPUs":8}}`), metav1.PatchOptions{FieldManager: "gitops"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, []string{"VSphereMachineConfig/" + mc}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Steps[0].Change; !strings.Contains(c, "spec.storagePolicyName: absent, and gitops (Update) wrote the spec after the snapshot") ||
+		!strings.Contains(c, `spec.template "kube-1.31" → "kube-1.30"`) {
+		t.Fatalf("plan: %s; want the template restored and the absent storage policy left, said why", c)
+	}
+}
