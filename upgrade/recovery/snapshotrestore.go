@@ -206,9 +206,9 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, taken time.T
 			continue
 		case !inCur && len(since) > 0:
 			// Nothing owns a removed field: the apply or a writer since
-			// may have removed it, and only the latter wrote the spec
+			// may have removed it; only the latter wrote the object
 			// after the snapshot was taken.
-			left = append(left, "spec."+k+": absent, and "+strings.Join(since, ", ")+" wrote the spec after the snapshot, so it may have removed it: left as it is")
+			left = append(left, "spec."+k+": absent, and "+strings.Join(since, ", ")+" wrote the object after the snapshot, so it may have removed it: left as it is")
 			continue
 		}
 		restore = append(restore, k)
@@ -307,28 +307,28 @@ func pick(m map[string]any, keys []string) map[string]any {
 
 // specOwners reads managedFields at the spec's top level: the fields the
 // console's manager owns, the other managers of each field, and the
-// other managers that wrote the spec at or after taken.
+// other managers that wrote the object at or after taken.
 func specOwners(entries []metav1.ManagedFieldsEntry, taken time.Time) (ours map[string]bool, others map[string][]string, since []string) {
 	ours, others = map[string]bool{}, map[string][]string{}
 	for _, e := range entries {
-		if e.Subresource != "" || e.FieldsV1 == nil {
-			continue
-		}
-		var set map[string]any
-		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
-			continue
-		}
-		spec, _ := set["f:spec"].(map[string]any)
-		if len(spec) == 0 {
+		if e.Subresource != "" {
 			continue
 		}
 		who := e.Manager
 		if e.Operation != "" {
 			who += " (" + string(e.Operation) + ")"
 		}
+		// Any write, not only one that still owns spec fields: a writer
+		// that removed the only field it had may own none, and its entry's
+		// time is all that is left of it.
 		if e.Manager != upgrade.ManagerName && e.Time != nil && !e.Time.Time.Before(taken.Truncate(time.Second)) {
 			since = append(since, who)
 		}
+		var set map[string]any
+		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
+			continue
+		}
+		spec, _ := set["f:spec"].(map[string]any)
 		for f := range spec {
 			k, ok := strings.CutPrefix(f, "f:")
 			if !ok {

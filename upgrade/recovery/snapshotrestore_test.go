@@ -289,7 +289,7 @@ func TestSnapshotRestoreTakesNoNamesakeFromAnotherNamespace(t *testing.T) {
 }
 
 // A field absent now has no owner to tell who removed it: the apply, or
-// a writer since. When another manager wrote the spec after the snapshot
+// a writer since. When another manager wrote the object after the snapshot
 // was taken, the field is left and the plan says why.
 func TestSnapshotRestoreLeavesAnAbsentFieldOnceAnotherWriterWroteTheSpec(t *testing.T) {
 	w := newWorld(t)
@@ -319,7 +319,7 @@ func TestSnapshotRestoreLeavesAnAbsentFieldOnceAnotherWriterWroteTheSpec(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := p.Steps[0].Change; !strings.Contains(c, "spec.storagePolicyName: absent, and gitops (Update) wrote the spec after the snapshot") ||
+	if c := p.Steps[0].Change; !strings.Contains(c, "spec.storagePolicyName: absent, and gitops (Update) wrote the object after the snapshot") ||
 		!strings.Contains(c, `spec.template "kube-1.31" → "kube-1.30"`) {
 		t.Fatalf("plan: %s; want the template restored and the absent storage policy left, said why", c)
 	}
