@@ -180,7 +180,7 @@ func (s *Session) wayBack(snap *Snapshot, mapper func(*unstructured.Unstructured
 		cmds = append(cmds, fmt.Sprintf("%s patch %s %s --type=json -p %s", target, res, model.ShellQuote(a.stored.GetName()), model.ShellQuote(string(patch))))
 	}
 	if s.Unanswered != "" {
-		fmt.Fprintf(&b, "  %s: its write got no answer and may have landed: read it (`kubectl get … -o yaml`); if it did, apply the spec file you upgraded from: `kubectl%s apply --server-side --force-conflicts -f <previous spec file>`\n", s.Unanswered, conn)
+		fmt.Fprintf(&b, "  %s: its write got no answer and may have landed: read it (`kubectl get … -o yaml`); if it did, apply the spec file you upgraded from: `kubectl%s -n %s apply --server-side --force-conflicts -f <previous spec file>`\n", s.Unanswered, conn, model.ShellQuote(s.Plan.Namespace))
 	}
 	if len(cmds) > 0 {
 		fmt.Fprintf(&b, "to put their spec back as the snapshot has it (the plan and the API server's dry run first, then the cluster's name typed; each write guarded and recorded in the audit log; --dry-run stops before the writes):\n  upgrade-console snapshot restore %s --snapshot %s%s\n",

@@ -117,7 +117,7 @@ func PlanSnapshotRestore(ctx context.Context, env *Env, snapshot string, objects
 		old := snap.ObjectIn(kind, env.clusterNS(), name)
 		if old == nil {
 			return nil, &model.InputError{Source: "--object", Field: arg, Problem: "not in snapshot " + snapshot + " in namespace " + env.clusterNS() + ": no such object existed when the snapshot was taken (one the apply created, or a name misspelt), so there is no earlier spec to restore",
-				Fix: "leave it out; if the spec you go back to names it no more, delete it with kubectl; to put back a spec the snapshot does not hold, apply the spec file you upgraded from: `kubectl" + env.Conn.String() + " apply --server-side --force-conflicts -f <previous spec file>`"}
+				Fix: "leave it out; if the spec you go back to names it no more, delete it with kubectl; to put back a spec the snapshot does not hold, apply the spec file you upgraded from: `kubectl" + env.Conn.String() + " -n " + model.ShellQuote(env.clusterNS()) + " apply --server-side --force-conflicts -f <previous spec file>`"}
 		}
 		step, ok, err := env.restoreSpecStep(ctx, snapshot, snap.When(), *old)
 		if err != nil {

@@ -263,6 +263,13 @@ func TestSnapshotRestoreNamesABadSnapshot(t *testing.T) {
 	if _, err := PlanSnapshotRestore(w.ctx, w.env, snapshot, objects, true); err != nil {
 		t.Errorf("an older snapshot with --older-snapshot: %v", err)
 	}
+	// An object the snapshot does not hold: the fallback applies the old
+	// spec file in the Cluster's namespace, which a spec file's documents
+	// leave out; the shell's context namespace would have taken them.
+	_, err = PlanSnapshotRestore(w.ctx, w.env, newer, []string{"VSphereMachineConfig/not-there"}, false)
+	if !errors.As(err, &ie) || ie.Source != "--object" || !strings.Contains(ie.Fix, " -n "+w.ns+" apply --server-side") {
+		t.Errorf("an object not in the snapshot: %v; want bad input naming --object, the fallback in namespace %s", err, w.ns)
+	}
 }
 
 // The spec's documents are in the Cluster's namespace: a snapshot's
