@@ -337,8 +337,20 @@ func specObjects(source string, n int, v any) ([]map[string]any, error) {
 		return nil, err
 	}
 	items, isList := obj["items"].([]any)
-	if kind, _ := obj["kind"].(string); !isList || !strings.HasSuffix(kind, "List") {
+	kind, _ := obj["kind"].(string)
+	if !strings.HasSuffix(kind, "List") {
 		return []map[string]any{obj}, nil
+	}
+	if !isList {
+		// A List whose items are missing or not a sequence went on as an
+		// object of kind List, refused for its missing name with
+		// "`kubectl get list -A` lists them".
+		problem := "a " + kind + " with no items: nothing to apply"
+		if it, ok := obj["items"]; ok && it != nil {
+			problem = "a " + kind + " whose items YAML reads as " + describe(it) + ", not a list of objects"
+		}
+		return nil, &model.InputError{Source: source, Field: fmt.Sprintf("document %d (%s): items", n, kind), Problem: problem,
+			Fix: "give the cluster spec's objects (the Cluster and its datacenter and machine configs) as the List's items, or one per document separated by ---"}
 	}
 	var out []map[string]any
 	for i, it := range items {

@@ -344,6 +344,10 @@ func TestParseSpecYAML(t *testing.T) {
 			"document 2 (VSphereMachineConfig mgmt-cp)", `a key given twice in one mapping: line 31: key "numCPUs" already set in map`, "keep one of the two"},
 		{"a bad separator", specCluster + "--- spec: {}\n", "line 21", `a document separator with "spec: {}" after it`, "put --- on a line of its own"},
 		{"bad JSON", "{\"apiVersion\": \"anywhere.eks.amazonaws.com/v1alpha1\",\n \"kind\" \"Cluster\"}", "document 1", "not valid JSON", "correct the JSON at line 2"},
+		// A List with no items went on as an object of kind List, refused
+		// for its missing name with "`kubectl get list -A` lists them".
+		{"a List with no items", "apiVersion: v1\nkind: List\n", "document 1 (List): items", "a List with no items: nothing to apply", "as the List's items, or one per document"},
+		{"a List whose items are a string", "apiVersion: v1\nkind: List\nitems: cluster.yaml\n", "document 1 (List): items", `a List whose items YAML reads as "cluster.yaml" (a string)`, "as the List's items"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseSpec("c.yaml", []byte(c.data), "default")
