@@ -417,9 +417,16 @@ func objectJSON(data []byte, source, kind string) ([]byte, error) {
 		if gotKind == "List" || strings.HasSuffix(gotKind, "List") {
 			what = "a list of objects"
 		}
-		return nil, &InputError{Source: source, Field: "kind",
-			Problem: fmt.Sprintf("is %s, not an EKS-A %s (%s)", what, kind, APIVersion),
-			Fix:     fmt.Sprintf("pass a single %s manifest, e.g. the output of kubectl get %s NAME -n eksa-system -o yaml", kind, strings.ToLower(kind))}
+		// The kind right and the apiVersion not: the field is the
+		// apiVersion, where "kind:" sent the operator to a kind that was
+		// right.
+		field, fix := "kind", fmt.Sprintf("pass a single %s manifest, e.g. the output of kubectl get %s NAME -n eksa-system -o yaml", kind, strings.ToLower(kind))
+		if gotKind == kind {
+			field = "apiVersion"
+			fix = fmt.Sprintf("EKS-A serves %s as %s: set apiVersion: %s if the manifest is an EKS-A release's, or %s", kind, APIVersion, APIVersion, fix)
+		}
+		return nil, &InputError{Source: source, Field: field,
+			Problem: fmt.Sprintf("is %s, not an EKS-A %s (%s)", what, kind, APIVersion), Fix: fix}
 	}
 	return j, nil
 }

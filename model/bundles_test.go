@@ -201,7 +201,7 @@ func TestParseBundlesErrors(t *testing.T) {
 	fixes := map[string]string{
 		"empty": "pass a Bundles manifest", "not yaml": "correct the YAML", "scalar": "pass a Bundles manifest",
 		"list document": "pass a Bundles manifest", "wrong kind": "kubectl get bundles NAME -n eksa-system -o yaml",
-		"wrong group": "kubectl get bundles NAME -n eksa-system -o yaml", "missing kind": "kubectl get bundles NAME -n eksa-system -o yaml",
+		"wrong group": "kubectl get bundles NAME -n eksa-system -o yaml", "wrong version": "set apiVersion: anywhere.eks.amazonaws.com/v1alpha1", "missing kind": "kubectl get bundles NAME -n eksa-system -o yaml",
 		"kind list": "pass a single Bundles manifest", "two documents": "keep only the Bundles object",
 		"unquoted kubeVersion": "quote the value", "not yaml at a line": "correct the YAML (line 3)",
 		"key given twice": "keep one of the two", "uri a number": "give the image reference as a string",
@@ -217,7 +217,8 @@ func TestParseBundlesErrors(t *testing.T) {
 		{"scalar", "just a string", "", "not a Kubernetes object"},
 		{"list document", "- a\n- b", "", "not a Kubernetes object"},
 		{"wrong kind", edit("kind: Bundles", "kind: Cluster"), "kind", "a Cluster object (anywhere.eks.amazonaws.com/v1alpha1), not an EKS-A Bundles"},
-		{"wrong group", edit("anywhere.eks.amazonaws.com/v1alpha1", "cluster.x-k8s.io/v1beta1"), "kind", "not an EKS-A Bundles"},
+		{"wrong group", edit("anywhere.eks.amazonaws.com/v1alpha1", "cluster.x-k8s.io/v1beta1"), "apiVersion", "not an EKS-A Bundles"},
+		{"wrong version", edit("anywhere.eks.amazonaws.com/v1alpha1", "anywhere.eks.amazonaws.com/v9"), "apiVersion", "a Bundles object (anywhere.eks.amazonaws.com/v9), not an EKS-A Bundles"},
 		{"missing kind", edit("kind: Bundles\n", ""), "kind", "<missing>"},
 		{"kind list", edit("kind: Bundles", "kind: List"), "kind", "a list of objects"},
 		{"kind not string", edit("kind: Bundles", "kind: [Bundles]"), "kind", "must be a string"},
