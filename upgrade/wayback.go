@@ -51,20 +51,10 @@ func (p wayBackPatch) MarshalJSON() ([]byte, error) {
 // it is refused rather than overwriting their change. Nil when the spec
 // is the snapshot's already.
 func restorePatch(snap, stored map[string]any) []wayBackPatch {
-	keys := map[string]bool{}
-	for k := range snap {
-		keys[k] = true
-	}
-	for k := range stored {
-		keys[k] = true
-	}
 	var ops []wayBackPatch
-	for _, k := range sortedKeys(keys) {
+	for _, k := range DifferingKeys(snap, stored) {
 		old, inOld := snap[k]
 		cur, inCur := stored[k]
-		if inOld && inCur && sameJSON(old, cur) {
-			continue
-		}
 		ptr := "/spec/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 		switch {
 		case !inCur:
@@ -78,16 +68,29 @@ func restorePatch(snap, stored map[string]any) []wayBackPatch {
 	return ops
 }
 
-// sameJSON compares two values as JSON: a snapshot read back from its
-// ConfigMap has its numbers as float64, the API server's objects as int64.
+// DifferingKeys are the top-level keys, sorted, that one of a and b lacks
+// or whose values differ as JSON: a snapshot read back from its ConfigMap
+// has its numbers as float64, the API server's objects as int64.
+func DifferingKeys(a, b map[string]any) []string {
+	keys := map[string]bool{}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !sameJSON(v, w) {
+			keys[k] = true
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys[k] = true
+		}
+	}
+	return sortedKeys(keys)
+}
+
 func sameJSON(a, b any) bool {
 	ja, erra := json.Marshal(a)
 	jb, errb := json.Marshal(b)
 	return erra == nil && errb == nil && string(ja) == string(jb)
 }
-
-// SameSpec reports whether two specs are the same as JSON.
-func SameSpec(a, b map[string]any) bool { return sameJSON(a, b) }
 
 // RestoreSpecPatch is the JSON patch that puts live's spec back to snap's,
 // guarded first by a test of generation (the object's as live was read)

@@ -343,11 +343,8 @@ type Writer struct {
 func fieldWriter(u *unstructured.Unstructured, field, key string) Writer {
 	var best Writer
 	for _, mf := range u.GetManagedFields() {
-		if mf.FieldsV1 == nil || mf.Subresource != "" {
-			continue
-		}
-		var tree map[string]any
-		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &tree) != nil {
+		tree := fieldsTree(mf)
+		if tree == nil {
 			continue
 		}
 		md, _ := tree["f:metadata"].(map[string]any)
@@ -364,6 +361,20 @@ func fieldWriter(u *unstructured.Unstructured, field, key string) Writer {
 		}
 	}
 	return best
+}
+
+// fieldsTree is the fields a managedFields entry of the object itself
+// (not of a subresource: status is not the spec's writer) owns, as the
+// tree of "f:" keys; nil when it has none that reads.
+func fieldsTree(mf metav1.ManagedFieldsEntry) map[string]any {
+	if mf.FieldsV1 == nil || mf.Subresource != "" {
+		return nil
+	}
+	var tree map[string]any
+	if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &tree) != nil {
+		return nil
+	}
+	return tree
 }
 
 // machine is the part of a CAPI Machine the planners use.

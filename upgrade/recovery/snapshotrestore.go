@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -195,7 +194,7 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, taken time.T
 		target[k] = v
 	}
 	var restore, left []string
-	for _, k := range differing(old.Spec, cur) {
+	for _, k := range upgrade.DifferingKeys(old.Spec, cur) {
 		_, inCur := cur[k]
 		switch {
 		case len(others[k]) > 0:
@@ -258,7 +257,7 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, taken time.T
 			if err != nil {
 				return false, "", err
 			}
-			if len(differing(pick(old.Spec, restore), pick(spec, restore))) == 0 {
+			if len(upgrade.DifferingKeys(pick(old.Spec, restore), pick(spec, restore))) == 0 {
 				if len(left) > 0 {
 					return true, "the fields the console owned are the snapshot's; " + strings.Join(left, "; "), nil
 				}
@@ -275,23 +274,6 @@ func (e *Env) restoreSpecStep(ctx context.Context, snapshot string, taken time.T
 			return fmt.Sprintf("%d field(s) restored", len(fields)), guarded(ctx, err, object, "its spec is no longer the one the plan read", same)
 		},
 	}, true, nil
-}
-
-// differing are the top-level keys whose values a and b do not share.
-func differing(a, b map[string]any) []string {
-	var keys []string
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !upgrade.SameSpec(map[string]any{k: v}, map[string]any{k: w}) {
-			keys = append(keys, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // pick is m with only keys.
@@ -324,11 +306,7 @@ func specOwners(entries []metav1.ManagedFieldsEntry, taken time.Time) (ours map[
 		if e.Manager != upgrade.ManagerName && e.Time != nil && !e.Time.Time.Before(taken.Truncate(time.Second)) {
 			since = append(since, who)
 		}
-		var set map[string]any
-		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &set) != nil {
-			continue
-		}
-		spec, _ := set["f:spec"].(map[string]any)
+		spec, _ := fieldsTree(e)["f:spec"].(map[string]any)
 		for f := range spec {
 			k, ok := strings.CutPrefix(f, "f:")
 			if !ok {
