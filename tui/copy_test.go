@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -277,5 +278,25 @@ func TestFirstInView(t *testing.T) {
 		if got := firstInView(cmds, c.screen); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// At 40 columns, R recover offered beside a pause whose command the status
+// line points at ("the command y copies"), the footer dropped y: "y copy
+// command" did not fit beside R, ? and q, and y went whole. It says "copy"
+// there, the pane keys gone before it.
+func TestDashboardFooterKeepsYAt40Columns(t *testing.T) {
+	s := fixtureHealthy()
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	rec := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt", Actions: []Action{rec}})
+	app.Update(tea.WindowSizeMsg{Width: 40, Height: 12})
+	app.Update(SnapshotMsg{State: s})
+	out := ansi.Strip(app.View().Content)
+	if !strings.Contains(out, yPointer) {
+		t.Fatalf("the status line does not point at y:\n%s", out)
+	}
+	if last, want := strings.TrimSpace(lastRow(app)), "R recover • y copy • ? help • q quit"; last != want {
+		t.Errorf("the footer reads %q, want %q:\n%s", last, want, out)
 	}
 }

@@ -149,9 +149,11 @@ func (f filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{f.ShortH
 // line may name fewer of them) give way, first ones first, so
 // that what ends the line stays in view: bubbles/help cuts the line's end
 // instead, and with it ? and q, the keys that say how to see the rest and
-// how to leave. What still does not fit is cut as bubbles/help cuts it, and
-// cut at w where bubbles/help, with no room for its ellipsis, would add the
-// next binding past the width all the same.
+// how to leave. A binding of drop with a narrower help than the line's
+// (shortDesc) takes its place instead of taking it out, so that a key can
+// say less before it goes. What still does not fit is cut as bubbles/help
+// cuts it, and cut at w where bubbles/help, with no room for its ellipsis,
+// would add the next binding past the width all the same.
 func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
 	bindings = dropUntilFits(h, bindings, w, drop)
 	h.SetWidth(w)
@@ -162,8 +164,8 @@ func shortHelpFitting(h help.Model, bindings []key.Binding, w int, drop ...key.B
 	return out
 }
 
-// dropUntilFits is bindings without those of drop, first ones first, that
-// the short help needs left out to fit in w cells (all of them where it
+// dropUntilFits is bindings with as many of drop's steps taken, first ones
+// first, as the short help needs to fit in w cells (all of them where it
 // still does not).
 func dropUntilFits(h help.Model, bindings []key.Binding, w int, drop []key.Binding) []key.Binding {
 	h.SetWidth(0)
@@ -171,21 +173,63 @@ func dropUntilFits(h help.Model, bindings []key.Binding, w int, drop []key.Bindi
 		if ansi.StringWidth(h.ShortHelpView(bindings)) <= w {
 			break
 		}
-		bindings = slices.DeleteFunc(slices.Clone(bindings), func(b key.Binding) bool { return slices.Equal(b.Keys(), d.Keys()) })
+		bindings = dropStep(bindings, d)
 	}
 	return bindings
+}
+
+// dropStep is bindings with the one of d's keys given way to d: replaced by
+// d where d's help is the narrower, taken out where it is not.
+func dropStep(bindings []key.Binding, d key.Binding) []key.Binding {
+	same := func(b key.Binding) bool { return slices.Equal(b.Keys(), d.Keys()) }
+	i := slices.IndexFunc(bindings, same)
+	if i < 0 {
+		return bindings
+	}
+	bindings = slices.Clone(bindings)
+	if width(d.Help().Desc) < width(bindings[i].Help().Desc) {
+		bindings[i] = d
+		return bindings
+	}
+	return slices.DeleteFunc(bindings, same)
+}
+
+// shortDesc is b with its help's description desc: a narrower form of it
+// for drop (shortHelpFitting), "y copy" for "y copy command".
+func shortDesc(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 // shortHelpRows is shortHelpFitting for a screen that gives its help more
 // than one row: what does not fit on one row once drop has given way folds
 // onto the next, between two bindings, where a single row would cut its
-// end, and with it ? and q (the plan at 40 columns, R recover offered). A
-// binding wider than w alone is cut with an ellipsis.
+// end, and with it ? and q (the plan at 40 columns, R recover offered).
+// Where the line takes more than one row all the same, drop gives way only
+// as far as that saves a row: taken out to fit one row that was never
+// had, y went at 40 columns, while the plan said "the command y copies",
+// and a second row had room for it. A binding wider than w alone is cut
+// with an ellipsis.
 func shortHelpRows(h help.Model, bindings []key.Binding, w int, drop ...key.Binding) string {
-	bindings = dropUntilFits(h, bindings, w, drop)
+	rows := helpRows(h, dropUntilFits(h, bindings, w, drop), w)
+	if len(rows) > 1 {
+		kept := bindings
+		for _, d := range drop {
+			if r := helpRows(h, kept, w); len(r) <= len(rows) {
+				return strings.Join(r, "\n")
+			}
+			kept = dropStep(kept, d)
+		}
+	}
+	return strings.Join(rows, "\n")
+}
+
+// helpRows lays bindings out as the short help in rows of at most w cells,
+// each taking as many as fit.
+func helpRows(h help.Model, bindings []key.Binding, w int) []string {
 	h.SetWidth(0)
 	if out := h.ShortHelpView(bindings); ansi.StringWidth(out) <= w {
-		return out
+		return []string{out}
 	}
 	var rows []string
 	var row []key.Binding
@@ -202,7 +246,7 @@ func shortHelpRows(h help.Model, bindings []key.Binding, w int, drop ...key.Bind
 	if len(row) > 0 {
 		rows = append(rows, ansi.Truncate(h.ShortHelpView(row), max(w, 0), "…"))
 	}
-	return strings.Join(rows, "\n")
+	return rows
 }
 
 // helpCutNote is the last row of a full help cut to the screen's rows: how

@@ -545,9 +545,12 @@ func (d *Dashboard) refreshHelp() {
 	// Expand goes before describe: every group row says "e to expand",
 	// and nothing on the screen tells of d. On the etcd pane the nodes'
 	// filter goes before it: at 80 columns "d describe member" did not
-	// fit beside it. y goes last of them: the full help names it.
+	// fit beside it. y goes last of them, and says "copy" before it goes:
+	// a status line too long for its rows says "the command y copies" in
+	// place of its command, and at 40 columns, R recover offered, the
+	// line dropped y beside it, where "y copy" fits.
 	km := d.zoomKeys()
-	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, km.Copy}
+	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, shortDesc(km.Copy, "copy"), km.Copy}
 	if member {
 		drop[1], drop[2] = drop[2], drop[1]
 	}

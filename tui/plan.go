@@ -321,9 +321,10 @@ func (p *PlanScreen) FullHelp() [][]key.Binding {
 // helpView is the help: on a narrow screen the short one keeps the apply,
 // the recovery, ? and q, and drops what the body also says (a, d: the
 // dry-run runs before any apply) or what has a default (r: the checks re-run
-// as the cluster changes), then y, which the ? help still names. Where the
-// keys kept still do not fit on a row (40 columns, R recover offered), they
-// take two, not cut at the edge.
+// as the cluster changes), then y, which says "copy" before it goes and
+// which the ? help still names. Where the keys kept still do not fit on a
+// row (40 columns, R recover offered), they take two, not cut at the edge,
+// and y stays on the second (shortHelpRows).
 func (p *PlanScreen) helpView() string {
 	if p.help.ShowAll {
 		return fullHelpFitting(p.help, p.FullHelp(), p.help.Width())
@@ -332,9 +333,9 @@ func (p *PlanScreen) helpView() string {
 	if p.overlaid {
 		// Under a dialog the App blanks the screen's last row, the
 		// help's: a second row would stay, listing keys the dialog takes.
-		return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
+		return shortHelpFitting(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, shortDesc(k.Copy, "copy"), k.Copy)
 	}
-	return shortHelpRows(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, k.Copy)
+	return shortHelpRows(p.help, p.ShortHelp(), p.help.Width(), k.All, k.DryRun, k.Recheck, shortDesc(k.Copy, "copy"), k.Copy)
 }
 
 // refreshActions updates the offered keys, and the help when they changed.

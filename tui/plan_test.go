@@ -873,7 +873,9 @@ func TestPlanScreenAt80x24(t *testing.T) {
 
 // TestPlanScreenFooterAt40Columns: at 40 columns, R recover offered, the
 // keys kept (enter apply, R recover, ? help, q quit) do not fit on one row;
-// they fold onto a second, where the one row cut "q quit" at the edge.
+// they fold onto a second, where the one row cut "q quit" at the edge. y,
+// while the plan shows a command, folds with them: dropped to fit the one
+// row they never had, it went unsaid.
 func TestPlanScreenFooterAt40Columns(t *testing.T) {
 	for _, sz := range [][2]int{{40, 24}, {40, 14}} {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
@@ -882,12 +884,15 @@ func TestPlanScreenFooterAt40Columns(t *testing.T) {
 			a := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
 			p := newTestPlanScreen(t, fixtureStaleLockPlan(), Options{Actions: []Action{a}}, (&fakeActions{}).actions(), sz[0], sz[1])
 			p.Update(SnapshotMsg{State: state})
+			if !p.keys.Copy.Enabled() {
+				t.Fatal("the plan shows no command to copy")
+			}
 			out := p.View()
 			requireLines(t, out, sz[0], sz[1])
 			rows := strings.Split(ansi.Strip(out), "\n")
 			help := rows[len(rows)-len(p.helpOut):]
 			flat := strings.Join(help, " ")
-			for _, want := range []string{"enter apply", "R recover", "? help", "q quit"} {
+			for _, want := range []string{"enter apply", "R recover", "y copy", "? help", "q quit"} {
 				if !strings.Contains(flat, want) {
 					t.Errorf("help lacks %q: %q", want, help)
 				}
