@@ -1107,7 +1107,7 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 				mark, r = "› ", rSelected
 				d.selFrom = len(body)
 			}
-			add(seg{mark + o.Title, r})
+			add(seg{mark + offerTitle(o, iw-width(mark)), r})
 			// Wrapped: cut at 80 columns, "kept when it sto…" lost why
 			// the lock was kept, and the member's creation time.
 			for _, l := range wrap(o.Why, iw-4) {
@@ -1128,6 +1128,26 @@ func (d *recoveryDialog) bodyLines() (body []line, cmds []string) {
 		d.fileLines(add, wrapAdd, cluster)
 	}
 	return body, cmds
+}
+
+// offerTitle is offer o's entry in the menu, in w cells where it can be.
+// Cut at the edge, a node retry's read "Retry the in-place upgrade of…" at
+// 40 columns (of a worker's long name at 60): two failed nodes' offers
+// read the same, and the node, what tells them apart, was the part cut.
+// Its shorter forms keep the node, cut in its middle where even "Retry
+// <node>" does not fit: its group at its start, the machine's suffix at
+// its end. The other offers name no object (one of each at most) and fit
+// at 40 columns.
+func offerTitle(o recovery.Offer, w int) string {
+	if width(o.Title) <= w || o.Action != recovery.ActionNodeRetry || o.Node == "" {
+		return o.Title
+	}
+	for _, t := range []string{"Retry in-place upgrade of node " + o.Node, "Retry node " + o.Node, "Retry " + o.Node} {
+		if width(t) <= w {
+			return t
+		}
+	}
+	return "Retry " + cutMiddle(o.Node, w-width("Retry "))
 }
 
 // tail is what goes under the body: the prompt of a stage that reads text

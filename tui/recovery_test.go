@@ -2138,3 +2138,39 @@ func TestRecoveryRunAt40x10FollowsTheStepUnderWayAndOpensTheResultAtItsStart(t *
 		t.Errorf("the run's end at 40x10, ↓: the result's next line is not in view:\n%s", screen)
 	}
 }
+
+// The menu's offer titles were cut at the dialog's edge: at 40x10 a node
+// retry read "Retry the in-place upgrade of…", at 60x15 a worker's long
+// name lost its end, and two failed nodes' offers read the same. Each
+// title keeps its node, whose end tells two machines of a group apart.
+func TestRecoveryMenuTitlesKeepTheNode(t *testing.T) {
+	nodes := []string{"mgmt-md-0-5c9f7b8d4-k2x7q", "mgmt-md-0-5c9f7b8d4-p9z3m"}
+	var offers []recovery.Offer
+	for _, n := range nodes {
+		offers = append(offers, recovery.Offer{Action: recovery.ActionNodeRetry, Node: n,
+			Title: "Retry the in-place upgrade of node " + n, Why: "step KubeadmUpgraded failed: container kubeadm-upgrader exited 1"})
+	}
+	offers = append(offers, recovery.Offer{Action: recovery.ActionLockClear, Title: "Clear upgrade lock markers", Why: "stale: paused"})
+	for _, sz := range [][2]int{{40, 10}, {60, 15}, {120, 30}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := newRecoveryDialog(RecoveryOptions{}, append([]recovery.Offer(nil), offers...))
+			d.backend = &fakeRecovery{p: planFixture()}
+			noBlink(d)
+			app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt"})
+			app.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			app.Update(OpenDialogMsg{Dialog: d})
+			setMono(d)
+			for i, n := range nodes {
+				d.cursor, d.offset = i, 0
+				d.relayout()
+				out := ansi.Strip(app.View().Content)
+				if !strings.Contains(out, "› Retry") || !strings.Contains(out, n[len(n)-5:]) {
+					t.Errorf("offer %d's title does not name its node %s:\n%s", i, n, out)
+				}
+			}
+			d.cursor, d.offset = 0, 0
+			d.relayout()
+			golden.RequireEqual(t, ansi.Strip(app.View().Content))
+		})
+	}
+}
