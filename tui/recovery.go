@@ -498,14 +498,15 @@ func (d *recoveryDialog) FullHelp() [][]key.Binding {
 		if len(d.offers) == 0 {
 			return [][]key.Binding{{as(k.Back, "close"), copyKey, k.Suspend, k.Quit}, help}
 		}
+		ends := []key.Binding{as(k.Top, "first offer"), as(k.Bottom, "last offer")}
 		if d.offerCut() {
 			// As the footer has them: ↑/↓ go through the chosen offer's
 			// rows first, and pgup/pgdn scroll it.
 			return [][]key.Binding{{as(k.Up, "scroll the chosen offer, then choose"), as(k.Down, "scroll the chosen offer, then choose"),
-				as(k.PageUp, "scroll the chosen offer up"), as(k.PageDown, "scroll the chosen offer down"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
+				as(k.PageUp, "scroll the chosen offer up"), as(k.PageDown, "scroll the chosen offer down"), ends[0], ends[1], as(k.Select, "plan the chosen action"), as(k.Back, "close")},
 				{copyKey, k.Suspend, k.Quit}, help}
 		}
-		return [][]key.Binding{{as(k.Up, "choose"), as(k.Down, "choose"), as(k.Select, "plan the chosen action"), as(k.Back, "close")},
+		return [][]key.Binding{{as(k.Up, "choose"), as(k.Down, "choose"), ends[0], ends[1], as(k.Select, "plan the chosen action"), as(k.Back, "close")},
 			{copyKey, k.Suspend, k.Quit}, help}
 	case recPlan:
 		var acts []key.Binding
@@ -796,6 +797,15 @@ func (d *recoveryDialog) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			d.offset -= max(d.h/2, 1)
 		case key.Matches(msg, k.PageDown):
 			d.offset += max(d.h/2, 1)
+		// As in the nodes table and the panes: g/G were the list keys the
+		// menu alone did not take, and a long menu (a failed node each)
+		// was gone through one ↓ at a time. The offer chosen opens at its
+		// first line, as one ↑/↓ chooses does.
+		case key.Matches(msg, k.Top):
+			d.cursor, d.offset = 0, 0
+		case key.Matches(msg, k.Bottom):
+			d.cursor = len(d.offers) - 1
+			d.offset = d.offerStart(d.cursor)
 		case key.Matches(msg, k.Select):
 			d.stage, d.offset = recPlanning, 0
 			return d.planCmd(d.offers[d.cursor])

@@ -2174,3 +2174,43 @@ func TestRecoveryMenuTitlesKeepTheNode(t *testing.T) {
 		})
 	}
 }
+
+// g/G (home/end) go to the top and the bottom of every list and pane, but
+// the recovery menu took neither: a menu of a failed node each was gone
+// through one ↓ at a time. They choose the first and the last offer, the
+// chosen one in view from its title (40x10: the title alone), and ? names
+// them.
+func TestRecoveryMenuGoesToTheFirstAndLastOffer(t *testing.T) {
+	var offers []recovery.Offer
+	for _, n := range []string{"mgmt-cp-a", "mgmt-md-0-b", "mgmt-md-0-c", "mgmt-md-1-d"} {
+		offers = append(offers, recovery.Offer{Action: recovery.ActionNodeRetry, Node: n,
+			Title: "Retry the in-place upgrade of node " + n, Why: "step KubeadmUpgraded failed: container kubeadm-upgrader exited 1"})
+	}
+	G := tea.KeyPressMsg{Code: 'G', Text: "G"}
+	g := tea.KeyPressMsg{Code: 'g', Text: "g"}
+	for _, sz := range [][2]int{{36, 8}, {76, 20}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := newRecoveryDialog(RecoveryOptions{}, append([]recovery.Offer(nil), offers...))
+			d.backend = &fakeRecovery{p: planFixture()}
+			setMono(d)
+			d.SetSize(sz[0], sz[1])
+			for _, c := range []struct {
+				k    tea.KeyPressMsg
+				want int
+			}{{G, 3}, {g, 0}, {tea.KeyPressMsg{Code: tea.KeyEnd}, 3}, {tea.KeyPressMsg{Code: tea.KeyHome}, 0}} {
+				press(t, d, c.k)
+				out := ansi.Strip(d.View())
+				if d.cursor != c.want || !strings.Contains(out, "› Retry") || !strings.Contains(out, offers[c.want].Node) {
+					t.Errorf("%s: cursor %d, want %d, its title in view:\n%s", c.k, d.cursor, c.want, out)
+				}
+			}
+			press(t, d, tea.KeyPressMsg{Code: '?', Text: "?"})
+			help := strings.Join(d.fullHelpRows(), "\n")
+			for _, want := range []string{"home/g", "first offer", "end/G", "last offer"} {
+				if !strings.Contains(help, want) {
+					t.Errorf("the full help lacks %q:\n%s", want, help)
+				}
+			}
+		})
+	}
+}
