@@ -65,7 +65,7 @@ func RecoveryAction(o RecoveryOptions) Action {
 		NotOffered: func(s *model.ClusterState) []string {
 			return nothingToRecover(o.ownLockHidden(s), o.now(), o.Threshold)
 		},
-		Binding:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover")),
+		Binding:   recoveryBinding(),
 		Dangerous: true,
 		Run: func(s *model.ClusterState) tea.Cmd {
 			own := o.ownLive(s)
@@ -99,6 +99,19 @@ func RecoveryAction(o RecoveryOptions) Action {
 			}
 		},
 	}
+}
+
+// recoveryBinding is R, the recovery menu's key.
+func recoveryBinding() key.Binding {
+	return key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "recover"))
+}
+
+// readOnlyRecovery is what R says in read-only mode, where it opens
+// nothing whatever the cluster shows, longest form first.
+var readOnlyRecovery = []string{
+	"R: no recovery from this console: it is read-only (--read-only), which leaves R unbound",
+	"R: no recovery here: the console is read-only (--read-only)",
+	"R: no recovery here: read-only",
 }
 
 // ownLockHidden is s without the upgrade lock when it is this console's own
@@ -271,6 +284,13 @@ func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.C
 			return say(a.NotOffered(s)...)
 		}
 		return nil
+	}
+	// Read-only, R is bound to nothing (the command line makes no
+	// recovery action then) and did nothing at all when pressed, where a
+	// console that merely has nothing to recover says so (NotOffered):
+	// it says why instead, as the plan says why enter applies nothing.
+	if opts.ReadOnly && key.Matches(msg, recoveryBinding()) {
+		return say(readOnlyRecovery...)
 	}
 	return nil
 }

@@ -2214,3 +2214,41 @@ func TestRecoveryMenuGoesToTheFirstAndLastOffer(t *testing.T) {
 		})
 	}
 }
+
+// R in read-only mode (watch --read-only, apply --tui --read-only) did
+// nothing at all: the command line binds no recovery action then, and
+// matchAction skipped the dangerous one a test gives it. It says why on
+// the last line, in the form that fits, and opens nothing, whatever the
+// cluster shows (here a stuck etcd member R would offer to roll back).
+func TestRecoveryKeyReadOnlySaysWhy(t *testing.T) {
+	rec := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	state := stuckEtcdState(t0)
+	if !rec.Offered(state) {
+		t.Fatal("the fixture offers nothing")
+	}
+	r := tea.KeyPressMsg{Code: 'R', Text: "R"}
+	for _, c := range []struct {
+		name    string
+		w       int
+		actions []Action
+		want    string
+	}{
+		{"watch --read-only, 80 columns", 80, nil, readOnlyRecovery[1]},
+		{"an action given, 120 columns", 120, []Action{rec}, readOnlyRecovery[0]},
+		{"40 columns", 40, nil, readOnlyRecovery[2]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt", ReadOnly: true, Actions: c.actions})
+			app.Update(tea.WindowSizeMsg{Width: c.w, Height: 24})
+			app.Update(SnapshotMsg{State: state})
+			_, cmd := app.Update(r)
+			runCmds(cmd, func(m tea.Msg) { app.Update(m) })
+			if len(app.dialogs) != 0 {
+				t.Fatal("R opened a dialog in read-only mode")
+			}
+			if last := strings.TrimSpace(lastRow(app)); !strings.HasSuffix(last, c.want) {
+				t.Errorf("the last line says %q, want %q", last, c.want)
+			}
+		})
+	}
+}
