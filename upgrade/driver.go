@@ -189,6 +189,12 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	if plan.Blocked() {
 		return nil, &PreflightError{Checks: plan.Blocking()}
 	}
+	// The snapshot's local copy is written only once the lock is taken and
+	// the plan checked under it: a directory it cannot go to is refused
+	// now, before any write, as the blocked plan above is.
+	if err := CheckSnapshotDir(d.SnapshotDir); err != nil {
+		return nil, err
+	}
 	object := "Cluster " + plan.Namespace + "/" + plan.Cluster
 	if err := audit(ctx, d.Audit, AuditEntry{
 		Time: d.clock().Now(), Cluster: plan.Cluster, Action: "upgrade", Result: AuditStarted,

@@ -251,6 +251,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if err != nil {
 		return err
 	}
+	// So does a snapshot directory the local copy cannot be written to
+	// (Driver.Start refuses it too): found when the copy was written, the
+	// lock had been taken and released for nothing.
+	if bad := upgrade.CheckSnapshotDir(""); bad != nil {
+		return errors.Join(bad, audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
+			Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped, Error: bad.Error(), Message: "not applied, nothing changed"}))
+	}
 	if sctx.Err() != nil {
 		return errStoppedBeforeStart
 	}
