@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgrade-console/upgrade-console/demo/scenario"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -143,5 +144,20 @@ func TestRecoveryFlagsOutOfRange(t *testing.T) {
 		if code != ExitBadInput || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "127.0.0.1:1") {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q before any request", c.args, code, errOut, ExitBadInput, c.want)
 		}
+	}
+}
+
+// A --snapshot that names no snapshot ConfigMap is bad input (exit 1)
+// naming the flag, with `snapshot list` as the fix, as for `snapshot
+// restore`: it exited 3, refused, as a cluster that does not allow the
+// rollback.
+func TestEtcdRollbackMissingSnapshotIsBadInput(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	w := startDemo(t, scenario.Rolling)
+	const name = "upgrade-console-snapshot-mgmt-20200101-000000"
+	out, errOut, code := runCaptured(t, "etcd", "rollback", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--snapshot", name, "--yes")
+	want := "--snapshot: " + name + ": no such snapshot (ConfigMap eksa-system/" + name + ") (fix: give the snapshot the upgrade took; `upgrade-console snapshot list --cluster mgmt"
+	if code != ExitBadInput || !strings.Contains(errOut, want) || strings.Contains(out, "is not offered") {
+		t.Fatalf("exit %d, want %d saying\n%s\n%s\n%s", code, ExitBadInput, want, out, errOut)
 	}
 }

@@ -1005,6 +1005,9 @@ type snapshotSrc struct {
 	label string
 	// detail is what the snapshot precondition shows.
 	detail string
+	// unread is why the ConfigMap named was not read as a snapshot (none
+	// of that name, or not a snapshot), nil otherwise.
+	unread *model.InputError
 }
 
 // fileSnapshot is a snapshot read from a local file.
@@ -1041,7 +1044,11 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 		if given != nil {
 			return given.source(fileSourcePrefix+given.path, "snapshot file "+given.path, "file "+given.path), nil
 		}
-		return e.loadSnapshot(ctx, o.Snapshot)
+		src, err := e.loadSnapshot(ctx, o.Snapshot)
+		if o.Snapshot != "" {
+			return src, e.namedSnapshotBad(ctx, o.Snapshot, src, err)
+		}
+		return src, err
 	}
 	started := "the rollback recorded on " + clusterRef + " started from " + recordedSource(rec)
 	notThatSnapshot := func(source, problem string) error {
@@ -1186,6 +1193,40 @@ func (e *Env) readSnapshotFile(path, source string) (*fileSnapshot, error) {
 	return &fileSnapshot{snap: snap, path: abs}, nil
 }
 
+// namedSnapshotBad turns loadSnapshot's answer on the ConfigMap --snapshot
+// names into bad input (exit 1) when the flag is at fault: a snapshot that
+// does not exist, is not one, or is another cluster's, as `snapshot
+// restore --snapshot` has them. It was a refusal (exit 3), a precondition
+// of the cluster, for a name the operator mistyped. A ConfigMap the console
+// may not read stays a refusal: the flag is right, the identity is not.
+func (e *Env) namedSnapshotBad(ctx context.Context, name string, src snapshotSrc, err error) error {
+	if err != nil {
+		return err
+	}
+	list := "`upgrade-console snapshot list " + e.clusterFlags() + "` lists this cluster's, and leaving --snapshot out restores from the newest"
+	if src.snap != nil {
+		if src.snap.Cluster != e.Cluster || src.snap.ClusterNamespace != e.clusterNS() {
+			return &model.InputError{Source: "--snapshot", Field: name,
+				Problem: "a snapshot of " + ref("Cluster", src.snap.ClusterNamespace, src.snap.Cluster) + ", not of " + ref("Cluster", e.clusterNS(), e.Cluster) + " (--cluster): it cannot restore this cluster",
+				Fix:     "give a snapshot of " + e.Cluster + " (" + list + "), or check --cluster and -n"}
+		}
+		return nil
+	}
+	ie := src.unread
+	if ie == nil {
+		return nil // not readable by this identity: said in the snapshot precondition
+	}
+	fix := "give the snapshot the upgrade took; " + list
+	if strings.HasPrefix(name, "upgrade-console-snapshot-") {
+		fix += "; if this one's local copy is kept, restore from it with --snapshot-file, giving " + name + ".json in " + snapshotsDirHelp + e.localCopiesHint(ctx, name)
+	}
+	problem := ie.Problem
+	if ie.Field != "" {
+		problem = ie.Field + ": " + problem
+	}
+	return &model.InputError{Source: "--snapshot", Field: name, Problem: problem + " (ConfigMap " + e.systemNS() + "/" + name + ")", Fix: fix}
+}
+
 // loadSnapshot finds a snapshot ConfigMap to restore from: the named one, or
 // the newest of the cluster. It returns no snapshot (with the reason) when
 // there is none.
@@ -1234,6 +1275,7 @@ func (e *Env) loadSnapshot(ctx context.Context, name string) (snapshotSrc, error
 	}
 	var ie *model.InputError
 	if errors.As(err, &ie) {
+		src.unread = ie
 		src.detail = ie.Error()
 		// A name of the snapshots' form may have its local copy; another
 		// ConfigMap's ("kube-root-ca.crt.json") never has.

@@ -178,9 +178,11 @@ func TestEtcdRollbackFromTheLocalCopyWhenTheConfigMapIsGone(t *testing.T) {
 		t.Errorf("copies %+v %v, want only %s offered, 2 passed", copies, err, file)
 	}
 	_, err = PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: strings.TrimSuffix(filepath.Base(file), ".json")})
-	var named *RefusedError
-	if !errors.As(err, &named) || !strings.Contains(named.Error(), "This machine keeps it: `--snapshot-file "+file+"`") {
-		t.Errorf("--snapshot of the deleted ConfigMap: %v, want a refusal naming its local copy %s", err, file)
+	// Named by the flag, the deleted ConfigMap is bad input, whose fix
+	// names the local copy.
+	var named *model.InputError
+	if !errors.As(err, &named) || named.Source != "--snapshot" || !strings.Contains(named.Fix, "This machine keeps it: `--snapshot-file "+file+"`") {
+		t.Errorf("--snapshot of the deleted ConfigMap: %v, want bad input naming its local copy %s", err, file)
 	}
 
 	w.playEtcdadm()
