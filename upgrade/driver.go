@@ -191,9 +191,15 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	}
 	// The snapshot's local copy is written only once the lock is taken and
 	// the plan checked under it: a directory it cannot go to is refused
-	// now, before any write, as the blocked plan above is.
+	// now, before any write, and recorded as apply records its refusals
+	// before a write (its own check says it before the prompt; the plan
+	// screen's start comes here).
 	if err := CheckSnapshotDir(d.SnapshotDir); err != nil {
-		return nil, err
+		return nil, errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
+			Time: d.clock().Now(), Cluster: plan.Cluster, Action: "apply", Result: AuditRefused,
+			Object: "Cluster " + plan.Namespace + "/" + plan.Cluster, Skipped: plan.Skipped,
+			Error: err.Error(), Message: "not applied, nothing changed",
+		}))
 	}
 	object := "Cluster " + plan.Namespace + "/" + plan.Cluster
 	if err := audit(ctx, d.Audit, AuditEntry{

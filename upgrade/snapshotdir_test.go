@@ -18,7 +18,8 @@ import (
 // a file above it, XDG_STATE_HOME a file) is refused as bad input before
 // the start writes anything: the lock was taken, recorded and released for
 // a copy that could not be saved. Files stand in for a read-only directory,
-// which stops no write when the tests run as root.
+// which stops no write when the tests run as root. The refusal is recorded
+// as apply's before a write are.
 func TestStartRefusesAnUnwritableSnapshotDirBeforeAnyWrite(t *testing.T) {
 	w := newWorld(t, scenario.Rolling)
 	var mu sync.Mutex
@@ -66,8 +67,8 @@ func TestStartRefusesAnUnwritableSnapshotDirBeforeAnyWrite(t *testing.T) {
 			if len(writes) > 0 {
 				t.Errorf("the refused start wrote to the cluster: %v", writes)
 			}
-			if a := audit.actions(); len(a) > 0 {
-				t.Errorf("the refused start recorded %v, as a start refused by a blocked plan records nothing", a)
+			if a := audit.actions(); len(a) != 1 || a[0] != "apply:"+AuditRefused || !strings.Contains(audit.entries[0].Error, c.want) {
+				t.Errorf("the refused start recorded %v, want the one apply refused, as apply records its refusals before a write", a)
 			}
 		})
 	}
