@@ -31,6 +31,17 @@ const eksaRefuses = " (EKS-A refuses it)"
 // (no x-kubernetes-list-type), so the file's list lands whole, and within it
 // an absent count or first name is EKS-A's default
 // (cluster_defaults.go setWorkerNodeGroupDefaults), judged as such.
+//
+// An explicit null is set, not left out. EKS-A decodes it as the zero
+// value (a nil pointer, a zero struct, a nil list) and judges that. Under
+// server-side apply it is a value the applier owns, never a removal: the
+// demo's kube-apiserver, with EKS-A's CRD (no field of it nullable), refuses
+// "externalEtcdConfiguration: null" as not of type object where the console
+// alone owned the etcd fields or none were set, and keeps the fields where
+// another manager (eks-a-cli) owns them, so a file that says "no external
+// etcd" would be applied as if it said nothing. A null count or list never
+// gets here: the schema check refuses it (schemaWalker.value), as the API
+// server does; a null mapping does.
 func checkNodeGroups(source string, cluster *unstructured.Unstructured) error {
 	spec, _ := cluster.Object["spec"].(map[string]any)
 	if spec == nil {
@@ -44,11 +55,29 @@ func checkNodeGroups(source string, cluster *unstructured.Unstructured) error {
 
 	cp, _ := spec["controlPlaneConfiguration"].(map[string]any)
 	// validateControlPlaneReplicas: "control plane node count must be
-	// positive".
+	// positive". A null controlPlaneConfiguration is EKS-A's zero struct,
+	// count 0.
+	const cpFix = "set count to the number of control plane nodes the cluster runs (3 or 5, as EKS-A recommends; an odd number with stacked etcd)"
+	if v, set := spec["controlPlaneConfiguration"]; set && v == nil {
+		refuse("controlPlaneConfiguration", "null: EKS-A reads it as a control plane of 0 nodes: control plane node count must be positive",
+			"leave controlPlaneConfiguration out to keep the cluster's, or write it as the cluster has it; "+cpFix)
+	}
 	if n, ok := intValue(cp, "count"); ok && n <= 0 {
 		refuse("controlPlaneConfiguration.count",
-			fmt.Sprintf("%d: the cluster needs a control plane node: control plane node count must be positive", n),
-			"set count to the number of control plane nodes the cluster runs (3 or 5, as EKS-A recommends; an odd number with stacked etcd)")
+			fmt.Sprintf("%d: the cluster needs a control plane node: control plane node count must be positive", n), cpFix)
+	}
+
+	// EKS-A's upgrade refuses a change of etcd topology: "adding or removing
+	// external etcd during upgrade is not supported" (aws/eks-anywhere
+	// pkg/validations/upgradevalidations/immutable_fields.go,
+	// ValidateImmutableFields; the Cluster webhook's
+	// validateImmutableFieldsCluster refuses the adding alone). A null
+	// says removing, and server-side apply does not do it (above).
+	if v, set := spec["externalEtcdConfiguration"]; set && v == nil {
+		errs = append(errs, &model.InputError{Source: source, Field: at + "externalEtcdConfiguration",
+			Problem: "null: EKS-A reads it as no external etcd, and adding or removing external etcd during upgrade is not supported" + eksaRefuses +
+				"; nor does server-side apply remove it: the API server refuses the null, or keeps the etcd fields another field manager owns",
+			Fix: "leave externalEtcdConfiguration out to keep the cluster's etcd as it is, or write it as the cluster has it (count and machineGroupRef, as `kubectl get cluster " + cluster.GetName() + " -o yaml` shows them)"})
 	}
 
 	// validateEtcdReplicas, for an external etcd the file sets.

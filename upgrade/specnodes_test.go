@@ -31,6 +31,12 @@ func TestParseSpecRefusesWhatEKSAValidationRefuses(t *testing.T) {
 			"Cluster mgmt: spec.externalEtcdConfiguration.count", "-3: etcd replicas cannot be a negative number"},
 		{"an even external etcd", "  externalEtcdConfiguration: {count: 4}\n",
 			"Cluster mgmt: spec.externalEtcdConfiguration.count", "4: external etcd count cannot be an even number"},
+		// An explicit null mapping is EKS-A's zero value, not a field left
+		// out (a null count or list the schema check refuses).
+		{"a null control plane", "  controlPlaneConfiguration: null\n",
+			"Cluster mgmt: spec.controlPlaneConfiguration", "null: EKS-A reads it as a control plane of 0 nodes: control plane node count must be positive (EKS-A refuses it)"},
+		{"external etcd null", "  externalEtcdConfiguration: null\n",
+			"Cluster mgmt: spec.externalEtcdConfiguration", "null: EKS-A reads it as no external etcd, and adding or removing external etcd during upgrade is not supported (EKS-A refuses it); nor does server-side apply remove it"},
 		{"no worker group on vSphere", vsphereRef + "  workerNodeGroupConfigurations: []\n",
 			"Cluster mgmt: spec.workerNodeGroupConfigurations", "is empty: WorkerNodeGroupConfigs cannot be empty for VSphereDatacenterConfig"},
 		{"a negative worker count", "  workerNodeGroupConfigurations:\n  - {name: md-0, count: -2}\n",
