@@ -101,6 +101,12 @@ func (o ObjectChange) Unchanged() bool { return !o.Create && len(o.Fields) == 0 
 type DryRunResult struct {
 	Objects   []ObjectChange  `json:"objects"`
 	Conflicts []FieldConflict `json:"conflicts,omitempty"`
+	// clusterLive and clusterResult are the EKS-A Cluster as the dry run
+	// read it and as the apply would leave it (nil when it was refused or
+	// is to be created). A field the file leaves out is removed where no
+	// other field manager owns it, which the file alone does not show:
+	// the etcd topology is judged on these (CheckImmutableFields).
+	clusterLive, clusterResult *unstructured.Unstructured
 }
 
 // Rejected lists the documents the API server refused.
@@ -264,6 +270,9 @@ func (a *Applier) DryRun(ctx context.Context, spec *SpecFile) (*DryRunResult, er
 		oc := ObjectChange{Object: ref, Create: live == nil}
 		if live != nil {
 			oc.Fields = DiffObjects(live, out)
+			if doc == spec.Cluster {
+				res.clusterLive, res.clusterResult = live, out
+			}
 		}
 		res.Objects = append(res.Objects, oc)
 	}

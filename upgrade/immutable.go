@@ -20,12 +20,12 @@ import (
 const CheckImmutableFields = "immutable-fields"
 
 // immutableField is one of those fields: where it is in spec, and how its
-// value is read (read nil: as it is; presence: whether it is set at all).
+// value is read (read nil: as it is). The etcd topology is judged apart
+// (etcdTopology), on what the apply leaves.
 type immutableField struct {
-	path     []string
-	read     func(spec map[string]any) (any, bool)
-	presence bool
-	why      string
+	path []string
+	read func(spec map[string]any) (any, bool)
+	why  string
 }
 
 var immutableFields = []immutableField{
@@ -35,7 +35,6 @@ var immutableFields = []immutableField{
 	{path: []string{"clusterNetwork", "dns"}, why: "the cluster DNS settings"},
 	{path: []string{"clusterNetwork", "cniConfig"}, read: cniPlugin, why: "the CNI plugin: EKS-A does not move a cluster from one to another"},
 	{path: []string{"proxyConfiguration"}, why: "the proxy settings"},
-	{path: []string{"externalEtcdConfiguration"}, presence: true, why: "external etcd: EKS-A does not add it in an upgrade"},
 	{path: []string{"managementCluster", "name"}, why: "the management cluster the cluster belongs to"},
 }
 
@@ -75,12 +74,87 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 		}
 		changed = append(changed, fmt.Sprintf("spec.%s %s → %s (%s)", strings.Join(f.path, "."), short(was, had), short(now, has), f.why))
 	}
-	if len(changed) == 0 {
+	etcd, etcdFix := etcdTopology(in, live, file)
+	if len(changed) == 0 && etcd == "" {
 		return pass("no field that EKS-A keeps for the cluster's life changes")
 	}
-	return failed(strings.Join(changed, "; "),
-		fmt.Sprintf("keep these fields in %s as the cluster has them (`kubectl%s get clusters.anywhere.eks.amazonaws.com %s -n %s -o yaml`): EKS-A's CLI refuses to upgrade a cluster they change, and its controller does not move a running cluster to new ones",
+	var fixes []string
+	if len(changed) > 0 {
+		fixes = append(fixes, fmt.Sprintf("keep these fields in %s as the cluster has them (`kubectl%s get clusters.anywhere.eks.amazonaws.com %s -n %s -o yaml`): EKS-A's CLI refuses to upgrade a cluster they change, and its controller does not move a running cluster to new ones",
 			in.Target.Spec.Path, in.conn(), in.Current.Cluster.GetName(), in.Current.Cluster.GetNamespace()))
+	}
+	if etcd != "" {
+		changed = append(changed, etcd)
+		fixes = append(fixes, etcdFix)
+	}
+	return failed(strings.Join(changed, "; "), strings.Join(fixes, "; "))
+}
+
+// etcdEKSARule is EKS-A's refusal of a change of etcd topology, as its CLI
+// words it (ValidateImmutableFields); its Cluster webhook refuses the adding
+// ("cannot switch from local to external etcd topology") but lets a removal
+// through.
+const etcdEKSARule = `EKS-A's CLI refuses "adding or removing external etcd during upgrade is not supported" (pkg/validations/upgradevalidations/immutable_fields.go), and its controller moves no running cluster between stacked and external etcd`
+
+// etcdTopology is the change between external and stacked etcd that the
+// apply makes, and its fix; "" when it makes none. It is judged on the
+// server-side dry run's result where there is one, not on the file: a
+// file that leaves externalEtcdConfiguration out keeps the cluster's only
+// while another field manager owns it, and where the console's own does
+// alone (an earlier apply took eks-a-cli's ownership with
+// --force-conflicts), server-side apply removes it. Without a result (the
+// dry run refused the Cluster, or could not be asked) the file is read,
+// where a field left out keeps the cluster's.
+func etcdTopology(in *Inputs, live, file map[string]any) (change, fix string) {
+	after, set := file, true
+	if _, set = file["externalEtcdConfiguration"]; !set {
+		after = nil
+	}
+	if d := in.Target.SpecDryRun; d != nil && d.clusterResult != nil {
+		live, _, _ = unstructured.NestedMap(d.clusterLive.Object, "spec")
+		after, _, _ = unstructured.NestedMap(d.clusterResult.Object, "spec")
+		set = true
+	}
+	if !set {
+		return "", ""
+	}
+	was, _, _ := unstructured.NestedMap(live, "externalEtcdConfiguration")
+	now, _, _ := unstructured.NestedMap(after, "externalEtcdConfiguration")
+	path, name := in.Target.Spec.Path, in.Target.Spec.Cluster.GetName()
+	switch {
+	case was != nil && now == nil:
+		why := ""
+		if _, inFile := file["externalEtcdConfiguration"]; !inFile {
+			why = fmt.Sprintf(": %s leaves it out, and no field manager but %s owns it on the Cluster, so server-side apply removes it", path, ManagerName)
+		}
+		return "spec.externalEtcdConfiguration (set) → (none): the apply removes external etcd, to run etcd stacked on the control plane" + why,
+			fmt.Sprintf("keep externalEtcdConfiguration as the cluster has it: add it back to %s, in Cluster %s's spec, as `externalEtcdConfiguration: %s`; %s",
+				path, name, etcdYAML(was), etcdEKSARule)
+	case was == nil && now != nil:
+		return "spec.externalEtcdConfiguration (none) → (set): the apply adds external etcd to a cluster that runs etcd stacked on the control plane",
+			fmt.Sprintf("keep externalEtcdConfiguration as the cluster has it: remove it from %s, in Cluster %s's spec (the cluster has none); %s, and its webhook refuses \"cannot switch from local to external etcd topology\"",
+				path, name, etcdEKSARule)
+	}
+	return "", ""
+}
+
+// etcdYAML is an externalEtcdConfiguration written as a flow mapping the
+// operator can paste into the spec file.
+func etcdYAML(etcd map[string]any) string {
+	var parts []string
+	if n, ok := etcd["count"]; ok {
+		parts = append(parts, fmt.Sprintf("count: %v", n))
+	}
+	if ref, ok := etcd["machineGroupRef"].(map[string]any); ok {
+		var r []string
+		for _, k := range []string{"kind", "name"} {
+			if v, ok := ref[k]; ok {
+				r = append(r, fmt.Sprintf("%s: %v", k, v))
+			}
+		}
+		parts = append(parts, "machineGroupRef: {"+strings.Join(r, ", ")+"}")
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func valueAt(spec map[string]any, f immutableField) (any, bool) {
@@ -88,9 +162,6 @@ func valueAt(spec map[string]any, f immutableField) (any, bool) {
 		return f.read(spec)
 	}
 	v, ok, _ := unstructured.NestedFieldNoCopy(spec, f.path...)
-	if f.presence {
-		return ok, ok
-	}
 	return v, ok
 }
 
@@ -98,8 +169,6 @@ func short(v any, ok bool) string {
 	switch {
 	case !ok || v == nil:
 		return "(none)"
-	case v == true:
-		return "(set)"
 	}
 	s := fmt.Sprint(v)
 	if len(s) > 60 {
