@@ -94,7 +94,7 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 // words it (ValidateImmutableFields); its Cluster webhook refuses the adding
 // ("cannot switch from local to external etcd topology") but lets a removal
 // through.
-const etcdEKSARule = `EKS-A's CLI refuses "adding or removing external etcd during upgrade is not supported" (pkg/validations/upgradevalidations/immutable_fields.go), and its controller moves no running cluster between stacked and external etcd`
+const etcdEKSARule = `EKS-A's CLI refuses "adding or removing external etcd during upgrade is not supported" (pkg/validations/upgradevalidations/immutable_fields.go); its controller moves no running cluster between stacked and external etcd`
 
 // etcdTopology is the change between external and stacked etcd that the
 // apply makes, and its fix; "" when it makes none. It is judged on the
@@ -132,7 +132,7 @@ func etcdTopology(in *Inputs, live, file map[string]any) (change, fix string) {
 				path, name, etcdYAML(was), etcdEKSARule)
 	case was == nil && now != nil:
 		return "spec.externalEtcdConfiguration (none) → (set): the apply adds external etcd to a cluster that runs etcd stacked on the control plane",
-			fmt.Sprintf("keep externalEtcdConfiguration as the cluster has it: remove it from %s, in Cluster %s's spec (the cluster has none); %s, and its webhook refuses \"cannot switch from local to external etcd topology\"",
+			fmt.Sprintf("keep externalEtcdConfiguration as the cluster has it: remove it from %s, in Cluster %s's spec (the cluster has none); %s; its webhook refuses \"cannot switch from local to external etcd topology\"",
 				path, name, etcdEKSARule)
 	}
 	return "", ""
