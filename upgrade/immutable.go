@@ -63,9 +63,12 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 	var changed []string
 	for _, f := range immutableFields {
 		now, has := valueAt(file, f)
-		if !has {
+		if !has || now == nil {
 			// Left out of the file: server-side apply keeps what the
 			// cluster has (another manager's fields are not removed).
+			// A null mapping removes nothing either: it keeps another
+			// manager's fields or the API server refuses it
+			// (schemaWalker.value).
 			continue
 		}
 		was, had := valueAt(live, f)

@@ -992,6 +992,27 @@ func TestImmutableFields(t *testing.T) {
 	})
 }
 
+// A null mapping removes nothing under server-side apply (another
+// manager's fields in it are kept, or the API server refuses it): the
+// check read `proxyConfiguration:` left empty as the proxy removed, and
+// blocked an apply that keeps it.
+func TestImmutableFieldsNullMappingChangesNothing(t *testing.T) {
+	obj := func(spec map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetName("mgmt")
+		u.SetNamespace("default")
+		return u
+	}
+	live := obj(map[string]any{"proxyConfiguration": map[string]any{"httpProxy": "http://proxy:3128"},
+		"clusterNetwork": map[string]any{"pods": map[string]any{"cidrBlocks": []any{"192.168.0.0/16"}}}})
+	for _, null := range []string{"proxyConfiguration", "clusterNetwork"} {
+		in := &Inputs{Current: &Current{Cluster: live}, Target: &Target{Spec: &SpecFile{Path: "cluster.yaml", Cluster: obj(map[string]any{null: nil})}}}
+		if r := checkImmutable(context.Background(), in); r.Status != model.CheckPass {
+			t.Errorf("%s: null: %+v", null, r)
+		}
+	}
+}
+
 // From v0.22.0 EKS-A fails a Cluster on a Kubernetes version past its end
 // of standard support without a licenseToken, after the apply: the plan
 // passed it.

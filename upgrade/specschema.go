@@ -320,9 +320,16 @@ func (w *schemaWalker) addUnknown(p place, problem, fix string) {
 func (w *schemaWalker) value(p place, v any, s *apiextensionsv1.JSONSchemaProps) {
 	if v == nil {
 		// YAML's null (a key with nothing after it). Server-side apply
-		// drops a null mapping, but validates a null list or scalar that
-		// is not nullable and refuses it ("in body must be of type
-		// array"): after the plan, as a failed dry run.
+		// never removes a field for it. A null list or scalar that is not
+		// nullable is refused ("in body must be of type array"; where
+		// another manager owns it, after a conflict that forcing only
+		// turns into that refusal), so it is refused here, before the
+		// plan. A null mapping is merged as one without fields: where
+		// another manager owns fields in it they are kept, and the null
+		// changes nothing; where none does, the API server refuses it
+		// ("must be of type object"). Which of the two depends on the
+		// live object's managers, so it is left to the dry run, whose
+		// refusal names the field.
 		if !s.Nullable && !s.XIntOrString && s.Type != "" && s.Type != "object" {
 			w.nullProblem(p, s)
 		}
