@@ -59,6 +59,12 @@ type Options struct {
 	ColorOff bool
 	// ReadOnly leaves every dangerous action unbound.
 	ReadOnly bool
+	// NoRecovery is why the command line made no recovery action though
+	// the console is not read-only (the audit log cannot be opened, and
+	// no action may run unrecorded), longest form first: R says it on the
+	// last line, where it did nothing at all and the reason went to the
+	// log file alone.
+	NoRecovery []string
 	// StallAfter is the stall threshold (model.DefaultStallAfter when zero).
 	StallAfter time.Duration
 	// EtcdRollbackAfter is when R offers the etcd rollback (the recovery

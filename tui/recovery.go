@@ -292,6 +292,15 @@ func matchAction(opts Options, msg tea.KeyPressMsg, s *model.ClusterState) tea.C
 	if opts.ReadOnly && key.Matches(msg, recoveryBinding()) {
 		return say(readOnlyRecovery...)
 	}
+	// Not read-only, yet no recovery action: the command line could not
+	// make one (Options.NoRecovery), and R said nothing of why.
+	if len(opts.NoRecovery) > 0 && key.Matches(msg, recoveryBinding()) {
+		forms := make([]string, len(opts.NoRecovery))
+		for i, f := range opts.NoRecovery {
+			forms[i] = "R: no recovery: " + f
+		}
+		return say(forms...)
+	}
 	return nil
 }
 

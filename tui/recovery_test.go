@@ -2252,3 +2252,34 @@ func TestRecoveryKeyReadOnlySaysWhy(t *testing.T) {
 		})
 	}
 }
+
+// R where the command line could make no recovery action though the
+// console is not read-only (the audit log cannot be opened: watch gives
+// NoRecovery) did nothing at all, the reason in the log file alone. It
+// says why on the last line, the longest form that fits, and opens nothing.
+func TestRecoveryKeyWithoutActionSaysWhy(t *testing.T) {
+	why := []string{
+		"audit log /home/op/.local/state/upgrade-console/audit.log: is a directory (set XDG_STATE_HOME elsewhere)",
+		"audit log: is a directory",
+		"no audit log",
+	}
+	r := tea.KeyPressMsg{Code: 'R', Text: "R"}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{{140, "R: no recovery: " + why[0]}, {60, "R: no recovery: " + why[1]}, {40, "R: no recovery: " + why[2]}} {
+		t.Run(fmt.Sprint(c.w), func(t *testing.T) {
+			app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt", NoRecovery: why})
+			app.Update(tea.WindowSizeMsg{Width: c.w, Height: 24})
+			app.Update(SnapshotMsg{State: stuckEtcdState(t0)})
+			_, cmd := app.Update(r)
+			runCmds(cmd, func(m tea.Msg) { app.Update(m) })
+			if len(app.dialogs) != 0 {
+				t.Fatal("R opened a dialog with no recovery action")
+			}
+			if last := strings.TrimSpace(lastRow(app)); !strings.HasSuffix(last, c.want) {
+				t.Errorf("the last line says %q, want %q", last, c.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -335,23 +336,52 @@ func confirmTyped(ctx context.Context, in io.Reader, out io.Writer, p *recovery.
 
 // recoveryActions is the dashboard's recovery menu (R) for the followed
 // cluster. In read-only mode there is none: no key that changes the cluster
-// is bound, and not even the audit log is opened.
-func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeLabel string, threshold time.Duration) ([]tui.Action, tea.Cmd) {
+// is bound, and not even the audit log is opened. Where none can be made
+// otherwise, why is returned (tui.Options.NoRecovery), for R to say.
+func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeLabel string, threshold time.Duration) ([]tui.Action, tea.Cmd, []string) {
 	if readOnly {
-		return nil, nil
+		return nil, nil, nil
 	}
 	client, err := upgrade.NewClient(t.config)
 	if err != nil {
-		return nil, nil
+		klog.Errorf("recovery menu disabled: %v", err)
+		return nil, nil, []string{err.Error(), "no client for the cluster"}
 	}
 	audit, err := openAuditor(auditTarget{t.context, client.Kube})
 	if err != nil {
 		// Without an audit log no action may run: the menu is not offered.
 		klog.Errorf("recovery menu disabled: %v", err)
-		return nil, nil
+		return nil, nil, noAuditLog(err)
 	}
 	env := &recovery.Env{Client: client, Cluster: t.cluster, ClusterNamespace: t.namespace, Holder: holder, Conn: t.conn}
-	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}, authenticateCmd(audit)
+	return []tui.Action{tui.RecoveryAction(tui.RecoveryOptions{Env: env, Audit: audit, NodeLabel: nodeLabel, Threshold: threshold})}, authenticateCmd(audit), nil
+}
+
+// noAuditLog is why R offers nothing when the audit log cannot be opened,
+// longest form first: the path, what is wrong and its fix while they fit,
+// then the fix every cause shares (another XDG_STATE_HOME), then less.
+func noAuditLog(err error) []string {
+	var aw *upgrade.AuditWriteError
+	if !errors.As(err, &aw) {
+		// The directory could not be made: its message names the path
+		// and the fix already.
+		return []string{err.Error(), "no audit log (see upgrade-console.log)", "no audit log"}
+	}
+	cause := aw.Err.Error()
+	var pe *os.PathError
+	if errors.As(aw.Err, &pe) {
+		// "open PATH: is a directory" repeated the path.
+		cause = pe.Err.Error()
+	}
+	return []string{
+		err.Error(),
+		fmt.Sprintf("audit log %s: %s (set XDG_STATE_HOME to another directory)", aw.Path, cause),
+		fmt.Sprintf("audit log %s: %s (set XDG_STATE_HOME elsewhere)", aw.Path, cause),
+		fmt.Sprintf("audit log %s: %s", aw.Path, cause),
+		fmt.Sprintf("audit log: %s (set XDG_STATE_HOME elsewhere)", cause),
+		"audit log: " + cause,
+		"no audit log",
+	}
 }
 
 // planRecoveryActions is the recovery menu of the dashboard that follows an

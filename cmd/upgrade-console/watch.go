@@ -288,7 +288,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		return res, err
 	}
 	self := upgrade.LocalHolder()
-	actions, authenticate := recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold)
+	actions, authenticate, noRecovery := recoveryActions(t, self, o.readOnly, o.nodeLabel, o.rollbackThreshold)
 	topts := tui.Options{
 		SelfHolder:        self.String(),
 		ClusterName:       t.cluster,
@@ -298,6 +298,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		Theme:             theme,
 		ColorOff:          themes.ColorOff(os.Getenv, tty),
 		ReadOnly:          o.readOnly,
+		NoRecovery:        noRecovery,
 		StallAfter:        o.stallAfter,
 		EtcdRollbackAfter: o.rollbackThreshold,
 		QuitOnDone:        o.exitOnDone,

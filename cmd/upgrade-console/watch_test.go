@@ -507,3 +507,36 @@ func TestDashboardFailedLineSaysARecoveredUpgrade(t *testing.T) {
 		t.Errorf("no reason: %q", got)
 	}
 }
+
+// watch whose audit log cannot be opened (a directory at its path) makes
+// no recovery action, as no action may run unrecorded, and said why in
+// the log file alone: R on the dashboard did nothing. It returns why, for
+// R to say: the log's path, what is wrong and the fix, then shorter forms
+// down to one that fits 40 columns.
+func TestRecoveryActionsSayWhyTheAuditLogRefused(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	path := filepath.Join(state, "upgrade-console", upgrade.AuditFileName)
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tg := followTarget{config: &rest.Config{Host: "https://127.0.0.1:1"}, cluster: "mgmt", namespace: "default", context: "test"}
+	actions, _, why := recoveryActions(tg, upgrade.LocalHolder(), false, "", time.Minute)
+	if len(actions) != 0 {
+		t.Fatalf("%d recovery actions without an audit log", len(actions))
+	}
+	if len(why) == 0 {
+		t.Fatal("no reason given for the missing recovery menu")
+	}
+	for _, want := range []string{path, "is a directory", "XDG_STATE_HOME"} {
+		if !strings.Contains(why[0], want) {
+			t.Errorf("the longest reason %q lacks %q", why[0], want)
+		}
+	}
+	if last := why[len(why)-1]; len("R: no recovery: "+last) > 37 {
+		t.Errorf("the shortest reason %q does not fit 40 columns", last)
+	}
+	if _, _, why := recoveryActions(tg, upgrade.LocalHolder(), true, "", time.Minute); why != nil {
+		t.Errorf("read-only, a reason of its own: %q", why)
+	}
+}
