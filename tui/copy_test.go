@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/themes"
@@ -298,5 +300,35 @@ func TestDashboardFooterKeepsYAt40Columns(t *testing.T) {
 	}
 	if last, want := strings.TrimSpace(lastRow(app)), "R recover • y copy • ? help • q quit"; last != want {
 		t.Errorf("the footer reads %q, want %q:\n%s", last, want, out)
+	}
+}
+
+// At 40 columns, R recover offered and a node filter applied, "esc clear
+// filter" was in no drop step: the footer, every pane key gone, still did
+// not fit and was cut at its end, losing ? and q ("esc clear filter • R
+// recover • ? help …"). esc says "clear" before y goes (the status line
+// names y itself, nothing else names esc), and ? and q stay.
+func TestDashboardFooterWithFilterAt40Columns(t *testing.T) {
+	s := fixtureHealthy()
+	s.Cluster.Annotations[model.AnnotationEKSAPaused] = "true"
+	rec := RecoveryAction(RecoveryOptions{backend: &fakeRecovery{p: planFixture()}, Now: func() time.Time { return t0 }})
+	for _, h := range []int{10, 24} {
+		t.Run(fmt.Sprintf("40x%d", h), func(t *testing.T) {
+			app := newTestApp(Options{Theme: themes.Mono, ClusterName: "mgmt", Actions: []Action{rec}})
+			app.Update(tea.WindowSizeMsg{Width: 40, Height: h})
+			app.Update(SnapshotMsg{State: s})
+			for _, k := range []tea.KeyPressMsg{{Code: '/', Text: "/"}, {Code: 'c', Text: "c"}, {Code: 'p', Text: "p"}, {Code: tea.KeyEnter}} {
+				_, cmd := app.Update(k)
+				runCmds(cmd, func(m tea.Msg) { app.Update(m) })
+			}
+			out := ansi.Strip(app.View().Content)
+			if !strings.Contains(out, `filter "cp"`) {
+				t.Fatalf("no filter applied:\n%s", out)
+			}
+			if last, want := strings.TrimSpace(lastRow(app)), "esc clear • R recover • ? help • q quit"; last != want {
+				t.Errorf("the footer reads %q, want %q:\n%s", last, want, out)
+			}
+			golden.RequireEqual(t, out)
+		})
 	}
 }

@@ -548,9 +548,13 @@ func (d *Dashboard) refreshHelp() {
 	// fit beside it. y goes last of them, and says "copy" before it goes:
 	// a status line too long for its rows says "the command y copies" in
 	// place of its command, and at 40 columns, R recover offered, the
-	// line dropped y beside it, where "y copy" fits.
+	// line dropped y beside it, where "y copy" fits. A filter applied, esc
+	// says "clear" before y goes, and goes last: at 40 columns, R offered,
+	// "esc clear filter" was in no drop step and the line, cut at its end,
+	// lost ? and q.
 	km := d.zoomKeys()
-	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, shortDesc(km.Copy, "copy"), km.Copy}
+	drop := []key.Binding{km.Expand, km.Describe, km.Filter, km.Zoom, km.NextPane, shortDesc(km.Copy, "copy"),
+		shortDesc(km.ClearFilter, "clear"), km.Copy, km.ClearFilter}
 	if member {
 		drop[1], drop[2] = drop[2], drop[1]
 	}
