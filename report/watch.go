@@ -85,6 +85,26 @@ func (r Result) Cut(cause string) string {
 	return cause + " before the upgrade completed"
 }
 
+// ClusterGone reports whether s, a snapshot whose watch of the EKS-A
+// Cluster has listed and may read it, finds no Cluster of its name: one
+// deleted while it was watched, once a watch has begun on it (a watch
+// that never found it ends at its start). Not while reconnecting: what
+// the Cluster is then is not known.
+func ClusterGone(s *model.ClusterState) bool {
+	if s == nil || s.Cluster != nil || s.Connection == model.Reconnecting {
+		return false
+	}
+	src := s.Source(model.KindEKSACluster)
+	return src.Installed && src.Synced && src.Forbidden == ""
+}
+
+// GoneWords words a watch that ended after the EKS-A Cluster of s was
+// deleted (ClusterGone), after what ended it: the state the judge last saw
+// ("with the cluster at rest", "done") was the deleted Cluster's.
+func GoneWords(s *model.ClusterState) string {
+	return fmt.Sprintf(" after the EKS-A Cluster %s/%s was deleted: there is no upgrade left to follow", s.Namespace, s.ClusterName)
+}
+
 // ReconnectingWords words a watch that ended while its connection to the API
 // server was lost (model.Reconnecting), after what ended it: the cluster's
 // state is not known then, only what it was when last seen, at lostAt (when
@@ -314,6 +334,11 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 					seen = liveP.Summary
 				}
 				r.Words = ReconnectingWords(lostAt, seen, now)
+				text = cause + r.Words
+			} else if ClusterGone(cur) {
+				// "stopped with the cluster at rest" was said of a
+				// Cluster deleted since.
+				r.Words = GoneWords(cur)
 				text = cause + r.Words
 			}
 			_ = emit([]Line{{At: now, Subject: "outcome", Text: text}})

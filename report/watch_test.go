@@ -323,3 +323,48 @@ func TestWatchResumedAfterAStop(t *testing.T) {
 		}
 	})
 }
+
+// goneCluster is a snapshot whose watch of the EKS-A Cluster has listed
+// and finds it no more: deleted while it was watched.
+func goneCluster() *model.ClusterState {
+	return &model.ClusterState{ClusterName: "mgmt", Namespace: "default", Connection: model.Live,
+		Sources: map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true}}}
+}
+
+// A watch stopped after the EKS-A Cluster it followed was deleted said how
+// the deleted Cluster had stood ("stopped with the cluster at rest", "at
+// etcd: …"), after its own "Cluster mgmt: gone": it says the Cluster was
+// deleted, stopped or timed out, and the cut says it too.
+func TestWatchStoppedAfterTheClusterWasDeleted(t *testing.T) {
+	const gone = " after the EKS-A Cluster default/mgmt was deleted: there is no upgrade left to follow"
+	for _, c := range []struct {
+		name  string
+		first *model.ClusterState
+		timed bool
+		want  string
+	}{
+		{"at rest, stopped", healthy(), false, "outcome: stopped" + gone},
+		{"under way, stopped", etcdRollout(1), false, "outcome: stopped" + gone},
+		{"at rest, timed out", healthy(), true, "outcome: timed out" + gone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var w *watching
+			if c.timed {
+				w = startTimedWatch(t, WatchOptions{})
+			} else {
+				w = startWatch(t, WatchOptions{})
+			}
+			w.send(c.first)
+			w.advance(t, 8*time.Second)
+			w.send(goneCluster())
+			w.stop()
+			r := w.result(t)
+			if got := lastLine(w.out.String()); !strings.HasSuffix(got, c.want) {
+				t.Errorf("last line %q, want %q:\n%s", got, c.want, w.out.String())
+			}
+			if got := r.Cut("stopped"); got != "stopped"+gone {
+				t.Errorf("cut %q", got)
+			}
+		})
+	}
+}

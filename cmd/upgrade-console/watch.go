@@ -314,6 +314,10 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 	// error, and a timeout must not hide a failure the dashboard showed.
 	app := tui.NewApp(topts, tui.NewDashboard(topts))
 	_, err = tui.RunApp(ctx, app)
+	if res, line, ok := dashboardGone(app.Outcome(), w.Latest()); ok && !t.demo && err == nil {
+		fmt.Fprintln(out, line)
+		return res, nil
+	}
 	if !t.demo && app.Outcome() == report.Done && err == nil {
 		// The dashboard closed on the outcome (--exit-on-done), or was
 		// quit after it: the alternate screen took the outcome with it,
@@ -336,6 +340,19 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		return report.Result{Outcome: app.Outcome()}, err
 	}
 	return dashboardDeadline(app.Outcome(), w.Latest(), time.Now()), nil
+}
+
+// dashboardGone is how a dashboard quit after the EKS-A Cluster it watched
+// was deleted ends (ok), as the plain watch stopped then ends: its line and
+// its result (the exit code's). It printed the verdict it had before,
+// "outcome: done: every completion milestone … met and confirmed by the
+// API server", of a Cluster no longer there. A failure it saw stands.
+func dashboardGone(recorded report.Outcome, latest *model.ClusterState) (res report.Result, line string, ok bool) {
+	if recorded == report.Failed || !report.ClusterGone(latest) {
+		return report.Result{}, "", false
+	}
+	res = report.Result{Outcome: recorded, Words: report.GoneWords(latest)}
+	return res, "outcome: " + res.Cut("stopped"), true
 }
 
 // dashboardFailedLine is the outcome line a dashboard that called the
@@ -372,6 +389,8 @@ func dashboardDeadline(recorded report.Outcome, latest *model.ClusterState, now 
 	case latest == nil:
 	case latest.Connection == model.Reconnecting:
 		res.Words = report.ReconnectingWords(latest.ConnectionSince, "", now)
+	case report.ClusterGone(latest):
+		res.Words = report.GoneWords(latest)
 	case latest.Cluster != nil:
 		if _, complete := model.Completion(latest.Cluster); complete {
 			res.Words = " with every completion milestone met"

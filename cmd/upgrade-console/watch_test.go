@@ -540,3 +540,33 @@ func TestRecoveryActionsSayWhyTheAuditLogRefused(t *testing.T) {
 		t.Errorf("read-only, a reason of its own: %q", why)
 	}
 }
+
+// A dashboard quit (or timed out) after the EKS-A Cluster it watched was
+// deleted printed its earlier verdict, "outcome: done: every completion
+// milestone … confirmed by the API server", of a Cluster no longer there.
+// It ends as the plain watch stopped then ends: the same line, and the
+// same result for the exit code. A failure it saw stands.
+func TestDashboardSaysTheClusterWasDeleted(t *testing.T) {
+	gone := &model.ClusterState{ClusterName: "mgmt", Namespace: "default", Connection: model.Live,
+		Sources: map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true}}}
+	const want = "outcome: stopped after the EKS-A Cluster default/mgmt was deleted: there is no upgrade left to follow"
+	for _, o := range []report.Outcome{report.Done, report.Running} {
+		res, line, ok := dashboardGone(o, gone)
+		if !ok || line != want || res.Outcome != o {
+			t.Errorf("%s: %v %q %+v, want %q", o, ok, line, res, want)
+		}
+		if err := outcomeError(res, nil, &watchOptions{}); err != nil {
+			t.Errorf("%s: exit %v, want 0 as the plain watch stopped", o, err)
+		}
+	}
+	if _, _, ok := dashboardGone(report.Failed, gone); ok {
+		t.Error("a failure the dashboard saw is replaced by the deletion")
+	}
+	if _, _, ok := dashboardGone(report.Done, &model.ClusterState{Cluster: &model.EKSACluster{}, Sources: gone.Sources}); ok {
+		t.Error("a Cluster still there reads as deleted")
+	}
+	res := dashboardDeadline(report.Done, gone, time.Now())
+	if got := res.Cut("--timeout 1m passed"); got != "--timeout 1m passed after the EKS-A Cluster default/mgmt was deleted: there is no upgrade left to follow" {
+		t.Errorf("timed out: %q", got)
+	}
+}
