@@ -687,9 +687,18 @@ type AuditReadResult struct {
 	// LongLines are the lines longer than MaxAuditLine, skipped unread.
 	LongLines []int
 	// Read is how many lines were entries, the filter's or not: none in a
-	// file that has lines is a file that is not an audit log.
+	// file that has lines is a file that is not an audit log, unless its
+	// one bad line is Torn.
 	Read int
+	// Torn is the number of the last line when it is an entry cut short
+	// mid-write (a crash, a full disk): no final newline, and the start of
+	// an entry's JSON. 0 when there is none. It is among BadLines.
+	Torn int
 }
+
+// auditEntryStart is how every entry's JSON begins (Time is AuditEntry's
+// first field): a torn line begins so, or is cut before its end.
+const auditEntryStart = `{"time":"`
 
 // MaxAuditLine is the longest line ReadAudit reads: an entry's before and
 // after fragments can be whole specs, but a line longer than this is no
@@ -744,6 +753,7 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 		if err == io.EOF && len(line) == 0 && !long {
 			return res, nil
 		}
+		eof := err == io.EOF
 		b := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 		switch {
 		case long:
@@ -754,6 +764,12 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 			var e AuditEntry
 			if err := json.Unmarshal(b, &e); err != nil || e.Action == "" {
 				res.BadLines = append(res.BadLines, n)
+				// Without its newline, the last line was cut as it was
+				// written: a log whose only line it is is a torn log, not
+				// a file of other text.
+				if eof && (bytes.HasPrefix(b, []byte(auditEntryStart)) || bytes.HasPrefix([]byte(auditEntryStart), b)) {
+					res.Torn = n
+				}
 				break
 			}
 			res.Read++

@@ -74,3 +74,37 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// A last line without its newline that begins as an entry does, or is cut
+// before that, was torn as it was written: Torn names it, so that a log
+// whose only line it is reads as a torn log. Text of another kind, and a
+// bad line that ends with a newline, are not torn.
+func TestReadAuditNamesATornLastLine(t *testing.T) {
+	entry := `{"time":"2026-11-21T22:47:58Z","user":"u","host":"h","cluster":"mgmt","action":"apply","result":"ok"}`
+	for _, c := range []struct {
+		name, text string
+		torn, read int
+	}{
+		{"one line torn mid-entry", entry[:50], 1, 0},
+		{"one line torn in its first key", entry[:4], 1, 0},
+		{"the last of two torn", entry + "\n" + entry[:50], 2, 1},
+		{"other text", "hello", 0, 0},
+		{"other JSON", `{"a":1}`, 0, 0},
+		{"a bad line with its newline", entry[:50] + "\n", 0, 0},
+		{"whole", entry + "\n", 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), AuditFileName)
+			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ReadAudit(path, AuditFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Torn != c.torn || res.Read != c.read {
+				t.Errorf("torn %d, read %d; want %d, %d (bad lines %v)", res.Torn, res.Read, c.torn, c.read, res.BadLines)
+			}
+		})
+	}
+}

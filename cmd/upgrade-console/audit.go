@@ -91,7 +91,11 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if res.Read == 0 && len(res.BadLines) > 0 {
+	// A log whose only line was torn mid-write (a full disk) is a log: its
+	// line is skipped with the warning a longer log's torn line has,
+	// where it was called "not an audit log".
+	onlyTorn := len(res.BadLines) == 1 && res.Torn == res.BadLines[0]
+	if res.Read == 0 && len(res.BadLines) > 0 && !onlyTorn {
 		// "No audit entries", exit 0, and a warning of skipped lines read
 		// as an empty log: no line of it is an entry, so it is no audit log.
 		return &model.InputError{Source: auditSource(o, path),

@@ -530,4 +530,23 @@ func TestAuditCommandSaysWhatItCannotRead(t *testing.T) {
 	if !strings.Contains(errOut.String(), "line 2 is not an audit entry") || strings.Count(out.String(), "apply") != 2 {
 		t.Errorf("a log with a torn line: warning %q, want it named as line 2, and both entries:\n%s", errOut.String(), out.String())
 	}
+
+	// A log whose only line was torn mid-write (a full disk) is a log,
+	// warned of as a longer log's torn last line is, where it was called
+	// "not an audit log" (exit 1).
+	tornLast := write("torn-last.log", entry+strings.TrimSuffix(entry, "\n")[:50])
+	tornOnly := write("torn-only.log", strings.TrimSuffix(entry, "\n")[:50])
+	for _, c := range []struct{ path, warning string }{
+		{tornLast, "warning: " + tornLast + ": line 2 is not an audit entry; skipped, the other entries are shown\n"},
+		{tornOnly, "warning: " + tornOnly + ": line 1 is not an audit entry; skipped, the other entries are shown\n"},
+	} {
+		out.Reset()
+		errOut.Reset()
+		if err := runAudit(&out, &errOut, &auditOptions{file: c.path, output: "table"}, time.Now()); err != nil {
+			t.Errorf("%s: %v, want the torn line skipped", filepath.Base(c.path), err)
+		}
+		if errOut.String() != c.warning {
+			t.Errorf("%s: warning %q, want %q", filepath.Base(c.path), errOut.String(), c.warning)
+		}
+	}
 }
