@@ -25,7 +25,12 @@ all: build
 # binary. The tag drops kustomize's loader of Go plugins (kustomize comes in
 # with cli-runtime's flags): a binary that can load plugins has every symbol
 # exported, 19 MB more for the kernel to read when it starts from a cold disk.
-CONSOLE_BUILD = CGO_ENABLED=0 $(GO) build -tags kustomize_disable_go_plugin_support
+# `upgrade-console version` names the commit it was built from: stamped here,
+# since the build info's own VCS stamp is missing wherever GOFLAGS holds
+# -buildvcs=false (CI images often set it), and a CI log then read "(devel)"
+# for every build. Empty outside a git checkout: the build info decides.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+CONSOLE_BUILD = CGO_ENABLED=0 $(GO) build -tags kustomize_disable_go_plugin_support $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 
 build:
 	$(CONSOLE_BUILD) -o $(BIN)/upgrade-console ./cmd/upgrade-console
