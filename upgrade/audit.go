@@ -112,7 +112,11 @@ type AuditEntry struct {
 // every Record is on disk (fsync'd) when it returns, so the console may report
 // success only after Record returned nil.
 type Auditor struct {
-	path    string
+	path string
+	// noPath is why the log has no path (StateDir found none): every
+	// entry is refused, held and printed at exit, as a log that cannot be
+	// opened refuses them.
+	noPath  error
 	user    string
 	host    string
 	console string
@@ -281,24 +285,25 @@ func NewAuditor(path string, opts ...AuditorOption) (*Auditor, error) {
 // run, a plan every step of which is done): a log that cannot be opened
 // does not stop it, as one that fills up mid-run does not stop a run. The
 // Auditor is returned with the refusal, and holds the entries the log
-// refuses, for the caller to print at exit. It is nil only where no path
-// could be found.
+// refuses, for the caller to print at exit. A log with no path (no state
+// directory: HOME unset) is one that cannot be opened: returned nil, it
+// stopped a dry run with exit 1 that a log in a file's way let run.
 func NewAuditorHolding(path string, opts ...AuditorOption) (*Auditor, error) {
 	return openAuditor(path, opts)
 }
 
 func openAuditor(path string, opts []AuditorOption) (*Auditor, error) {
+	var noPath error
 	if path == "" {
-		p, err := DefaultAuditPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
+		path, noPath = DefaultAuditPath()
 	}
 	u, h := CurrentOperator()
-	a := &Auditor{path: path, user: u, host: h, console: ConsoleID(), now: time.Now}
+	a := &Auditor{path: path, noPath: noPath, user: u, host: h, console: ConsoleID(), now: time.Now}
 	for _, o := range opts {
 		o(a)
+	}
+	if noPath != nil {
+		return a, &AuditWriteError{Err: noPath}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return a, fmt.Errorf("audit log %s: %w (set XDG_STATE_HOME to a writable directory)", path, err)
@@ -317,8 +322,11 @@ func openAuditor(path string, opts []AuditorOption) (*Auditor, error) {
 	return a, nil
 }
 
-// Path is the file the auditor appends to.
+// Path is the file the auditor appends to, "" when it has none (NoPath).
 func (a *Auditor) Path() string { return a.path }
+
+// NoPath is why the log has no path, nil when it has one.
+func (a *Auditor) NoPath() error { return a.noPath }
 
 // User and Host are the identity stamped on entries.
 func (a *Auditor) User() string { return a.user }
@@ -515,6 +523,9 @@ func (a *Auditor) Refusing() bool {
 func (a *Auditor) append(lines []byte) (written int, _ error) {
 	// Opened per entry with O_APPEND: each line is a single write at the end of
 	// the file, so several consoles on one machine interleave whole lines.
+	if a.noPath != nil {
+		return 0, &AuditWriteError{Err: a.noPath}
+	}
 	f, created, err := openAppend(a.path)
 	if err != nil {
 		return 0, &AuditWriteError{Path: a.path, Err: err}
@@ -572,11 +583,15 @@ func (a *Auditor) append(lines []byte) (written int, _ error) {
 // A run that writes nothing (a dry run) is not stopped by it: its entries
 // are held, printed at exit, and the exit is 74.
 type AuditWriteError struct {
-	Path string
+	Path string // "" when the log has none (Err is a StateDirError)
 	Err  error
 }
 
 func (e *AuditWriteError) Error() string {
+	if e.Path == "" {
+		// Err names the fix.
+		return fmt.Sprintf("audit log: %v", e.Err)
+	}
 	return fmt.Sprintf("audit log %s: %v (%s)", e.Path, e.Err, auditWriteFix(e.Err))
 }
 

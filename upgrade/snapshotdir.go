@@ -24,8 +24,12 @@ func CheckSnapshotDir(dir string) error {
 	if dir == "" {
 		sd, err := StateDir()
 		if err != nil {
-			return &model.InputError{Source: "snapshot directory", Problem: err.Error(),
-				Fix: "set XDG_STATE_HOME to an absolute path this user can write"}
+			problem := err.Error()
+			if se := (*StateDirError)(nil); errors.As(err, &se) {
+				problem = "cannot find the state directory: " + se.Problem
+			}
+			return &model.InputError{Source: "snapshot directory", Problem: problem +
+				"; the upgrade's local snapshot copy has nowhere to go, and nothing was changed", Fix: StateDirFix}
 		}
 		dir = filepath.Join(sd, "snapshots")
 		fix += ", or set XDG_STATE_HOME to one (the snapshots go to $XDG_STATE_HOME/upgrade-console/snapshots, and the audit log moves with them)"

@@ -19,9 +19,21 @@ func StateDir() (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-			return "", fmt.Errorf("cannot find the state directory: XDG_STATE_HOME %q is relative, which the XDG specification has ignored; set it to an absolute path: %w", d, err)
+			return "", &StateDirError{Problem: fmt.Sprintf("XDG_STATE_HOME %q is relative, which the XDG specification has ignored, and %v", d, err)}
 		}
-		return "", fmt.Errorf("cannot find the state directory: set XDG_STATE_HOME: %w", err)
+		return "", &StateDirError{Problem: fmt.Sprintf("XDG_STATE_HOME is not set and %v", err)}
 	}
 	return filepath.Join(home, ".local", "state", "upgrade-console"), nil
+}
+
+// StateDirError is a state directory StateDir cannot find (HOME unset, as
+// in many CI containers, cron jobs and systemd units). It names both
+// variables: "set XDG_STATE_HOME" alone hid that HOME does as well.
+type StateDirError struct{ Problem string }
+
+// StateDirFix is what to do about a StateDirError.
+const StateDirFix = "set XDG_STATE_HOME to an absolute directory this user can write, or HOME"
+
+func (e *StateDirError) Error() string {
+	return "cannot find the state directory: " + e.Problem + " (fix: " + StateDirFix + ")"
 }
