@@ -343,4 +343,9 @@ func TestNoStateDirectoryDiscardsTheLogs(t *testing.T) {
 	if code != ExitOK || out == "" || !strings.Contains(errOut, "logs discarded") {
 		t.Errorf("version: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// One fix, naming --log-file, XDG_STATE_HOME and HOME: the state
+	// directory's and the log's were said one after the other.
+	if want := "(fix: set --log-file, or " + upgrade.StateDirFix + ")\n"; !strings.HasSuffix(errOut, want) || strings.Count(errOut, "set XDG_STATE_HOME") != 1 {
+		t.Errorf("stderr %q, want it to end %q", errOut, want)
+	}
 }

@@ -31,7 +31,14 @@ func setupLogging(path string) error {
 			err = os.MkdirAll(dir, 0o700)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "upgrade-console: logs discarded: %v (set --log-file, or XDG_STATE_HOME to a writable directory)\n", err)
+			// No state directory (HOME unset) says its fix itself, which
+			// --log-file joins: said twice, the fixes read as two
+			// problems.
+			msg := fmt.Sprintf("%v (set --log-file, or XDG_STATE_HOME to a writable directory)", err)
+			if se := (*upgrade.StateDirError)(nil); errors.As(err, &se) {
+				msg = fmt.Sprintf("cannot find the state directory: %s (fix: set --log-file, or %s)", se.Problem, upgrade.StateDirFix)
+			}
+			fmt.Fprintf(os.Stderr, "upgrade-console: logs discarded: %s\n", msg)
 			return logTo(io.Discard)
 		}
 		path = filepath.Join(dir, "upgrade-console.log")
