@@ -424,10 +424,12 @@ func refusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, c
 	return errors.Join(withCode(ExitPreflight, cause), recordRefusedApply(ctx, lv, p, dryRun, cause))
 }
 
-// recordRefusedApply records an apply refused before any write.
+// recordRefusedApply records an apply refused before any write. The
+// refusal changes nothing: a log that cannot be opened holds the entry,
+// printed at exit, as a dry run's.
 func recordRefusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
-	audit, err := newAuditor(ctx, lv.auditTarget())
-	if err != nil {
+	audit, err := holdingAuditor(ctx, lv.auditTarget())
+	if audit == nil {
 		return err
 	}
 	return audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -59,8 +60,40 @@ func run(args []string) (code int) {
 // printable (model.Printable), as an API server's message or an input
 // error quotes text from the cluster or a file, which may hold escape
 // sequences.
+//
+// Each error of a join is a line of its own, prefixed: a refusal joined
+// with the audit log's (`etcd rollback` refused, its entry not taken) had
+// the second without "upgrade-console:", where a script greps for it.
 func errorLine(err error) string {
+	if parts := joined(err); parts != nil {
+		var b strings.Builder
+		for _, e := range parts {
+			b.WriteString(errorLine(e))
+		}
+		return b.String()
+	}
 	return "upgrade-console: " + model.Printable(explain(err).Error()) + "\n"
+}
+
+// joined is the errors of an errors.Join, nil for any other error (one of
+// fmt.Errorf's with several %w says more than its parts).
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var parts []error
+	var msgs []string
+	for _, e := range j.Unwrap() {
+		if e != nil {
+			parts = append(parts, e)
+			msgs = append(msgs, e.Error())
+		}
+	}
+	if len(parts) < 2 || strings.Join(msgs, "\n") != err.Error() {
+		return nil
+	}
+	return parts
 }
 
 // explain adds the fix to an error that reached the operator in client-go's

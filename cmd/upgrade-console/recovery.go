@@ -128,8 +128,13 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 		return dryRunFailed(ctx, audit, p, err)
 	}
 	recorded := fmt.Sprintf("dry run recorded in %s", audit.Path())
-	if unrecorded != nil {
+	switch {
+	case unrecorded != nil:
 		recorded = fmt.Sprintf("the dry run is NOT recorded in the audit log: %v", unrecorded)
+	case openErr != nil:
+		// A dry run of wait steps alone wrote no entry for the log to
+		// refuse: "recorded in" named a log that was never opened.
+		recorded = fmt.Sprintf("it had nothing to record, and the audit log cannot be opened: %v", openErr)
 	}
 	if dry.AllAlreadyDone() {
 		// A rerun of a recovery that finished: the plan's title still says
@@ -313,12 +318,14 @@ func refused(out io.Writer, err error) error {
 
 // refusal is refused for a command that may write: the refusal is recorded
 // in the audit log first (in read-only mode, which opens no audit log, it is
-// only printed).
+// only printed). A refusal changes nothing: a log that cannot be opened
+// holds its entry, printed at exit, and the refusal keeps its code (3); the
+// entry was lost with the process.
 func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, at auditTarget, err error) error {
 	var r *recovery.RefusedError
 	if !o.readOnly && errors.As(err, &r) {
-		audit, aerr := newAuditor(ctx, at)
-		if aerr == nil {
+		audit, aerr := holdingAuditor(ctx, at)
+		if audit != nil {
 			aerr = recovery.RecordRefusal(ctx, audit, err)
 		}
 		if aerr != nil {

@@ -456,8 +456,15 @@ func sayUnwritten(out io.Writer, list []*upgrade.Auditor) (unwritten bool) {
 		if held == 1 {
 			what, here, it = "1 entry of this run", "here it is", "it"
 		}
-		fmt.Fprintf(out, "upgrade-console: the audit log did not take %s%s; %s, as the log would hold %s: append %s to %s once it can be written\n",
-			what, model.Printable(why), here, it, it, a.Path())
+		// A log with no path (no state directory) has none to name: the
+		// log it belongs in is the one the state directory, once set,
+		// holds.
+		where := a.Path() + " once it can be written"
+		if a.NoPath() != nil {
+			where = "the audit log ($XDG_STATE_HOME/upgrade-console/" + upgrade.AuditFileName + ") once XDG_STATE_HOME or HOME is set"
+		}
+		fmt.Fprintf(out, "upgrade-console: the audit log did not take %s%s; %s, as the log would hold %s: append %s to %s\n",
+			what, model.Printable(why), here, it, it, where)
 		if lost > 0 {
 			fmt.Fprintf(out, "(%d more were refused and not kept: the first line says so)\n", lost)
 		}
