@@ -71,6 +71,12 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 	path := o.file
 	if path == "" {
 		if path, err = upgrade.DefaultAuditPath(); err != nil {
+			// The log may be elsewhere (a copy): the state directory's
+			// fix alone hid the flag that reads it without one.
+			if se := (*upgrade.StateDirError)(nil); errors.As(err, &se) {
+				return &model.InputError{Source: "audit log", Problem: "cannot find the state directory: " + se.Problem,
+					Fix: "give the log's file with --audit-log, or " + upgrade.StateDirFix}
+			}
 			return err
 		}
 	} else if fi, err := os.Stat(path); err != nil {

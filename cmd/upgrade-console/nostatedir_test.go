@@ -6,8 +6,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgrade-console/upgrade-console/demo/scenario"
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade/recovery"
 )
 
@@ -106,5 +108,18 @@ func TestErrorLinePrefixesEachJoinedError(t *testing.T) {
 	want := "upgrade-console: refused\nupgrade-console: audit log: full\nsecond line\n"
 	if got != want {
 		t.Errorf("error line %q, want %q", got, want)
+	}
+}
+
+// audit with no state directory names --audit-log beside XDG_STATE_HOME
+// and HOME: a log copied from elsewhere is read with no state directory
+// at all, and the fix said only the state directory's.
+func TestAuditWithNoStateDirNamesAuditLog(t *testing.T) {
+	noStateDir(t)
+	var out bytes.Buffer
+	err := runAudit(&out, &out, &auditOptions{output: "table"}, time.Now())
+	var ie *model.InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Fix, "--audit-log") || !strings.Contains(ie.Fix, "or HOME") {
+		t.Errorf("audit: %v, want bad input whose fix names --audit-log and HOME", err)
 	}
 }
