@@ -56,6 +56,8 @@ func TestNoStateDirIsALogThatCannotBeOpened(t *testing.T) {
 			"Server-side dry run:", []string{"nothing was changed", "or HOME)"}},
 		{"etcd rollback refused", append([]string{"etcd", "rollback", "--dry-run"}, kc...), ExitPreflight,
 			"etcd-rollback is not offered", []string{"not possible", "the audit log did not take 1 entry of this run", `"result":"refused"`}},
+		{"apply refused", liveArgs(w, "apply", "--yes"), ExitPreflight,
+			"", []string{"the audit log did not take 1 entry of this run", `"action":"apply"`, `"result":"refused"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noStateDir(t)
