@@ -35,13 +35,15 @@ type Plan struct {
 	CurrentSpec *model.SpecStatus     `json:"currentSpec,omitempty"`
 	Components  []model.ComponentDiff `json:"components"`
 	Preflight   []model.CheckResult   `json:"preflight"`
-	// Skipped are the checks the operator skipped by name.
-	Skipped []string `json:"skipped,omitempty"`
+	// Skipped are the checks the operator skipped by name. Not omitempty,
+	// nor Conflicts: plan -o json gives them as [] when there are none
+	// (cmd's liveDoc), which scripts count.
+	Skipped []string `json:"skipped"`
 	// Conflicts are the fields the spec changes that another field
 	// manager owns (eks-a-cli, on a cluster the EKS-A CLI made), from
 	// the plan's server-side dry run: an apply takes them over only with
 	// --force-conflicts, and refuses without (exit 3).
-	Conflicts []FieldConflict `json:"conflicts,omitempty"`
+	Conflicts []FieldConflict `json:"conflicts"`
 	// forceConflicts is the request's ForceConflicts.
 	forceConflicts bool
 

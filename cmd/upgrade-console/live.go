@@ -321,7 +321,7 @@ func runLivePlan(ctx context.Context, out io.Writer, g *globalOptions, o *planOp
 	if err != nil {
 		return err
 	}
-	if err := writePlan(out, o.output, p, func() { writeLivePlan(out, p, o.all) }); err != nil {
+	if err := writePlan(out, o.output, liveDoc(p), func() { writeLivePlan(out, p, o.all) }); err != nil {
 		return err
 	}
 	if p.Blocked() {

@@ -236,7 +236,7 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 				Remediation: "plan against the cluster (--cluster, -f) to have it made, and skipped"})
 		}
 	}
-	if err := writePlan(out, o.output, p, func() { writePlanTable(out, p, o.all) }); err != nil {
+	if err := writePlan(out, o.output, offlineDoc(p), func() { writePlanTable(out, p, o.all) }); err != nil {
 		return err
 	}
 	if p.Blocked() {

@@ -149,12 +149,21 @@ func TestPlanJSONContract(t *testing.T) {
 	if code != ExitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	var doc map[string][]map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+	// The field set is the contract scripts read (README's table): a
+	// rename or a removal fails here.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &top); err != nil {
 		t.Fatalf("stdout is not the JSON document: %v\n%s", err, out)
 	}
-	if got := sortedKeys(doc); !reflect.DeepEqual(got, []string{"components", "preflight"}) {
+	if got := sortedKeys(top); !reflect.DeepEqual(got, []string{"apiVersion", "blocked", "components", "kind", "mayStart", "preflight"}) {
 		t.Errorf("top-level keys = %v", got)
+	}
+	if got := string(top["apiVersion"]) + " " + string(top["kind"]) + " " + string(top["mayStart"]) + " " + string(top["blocked"]); got != `"upgrade-console/v1" "Plan" true []` {
+		t.Errorf("apiVersion kind mayStart blocked = %s", got)
+	}
+	var doc map[string][]map[string]any
+	if err := json.Unmarshal([]byte(`{"components":`+string(top["components"])+`,"preflight":`+string(top["preflight"])+`}`), &doc); err != nil {
+		t.Fatal(err)
 	}
 	// Every component of either side, unchanged ones included.
 	if len(doc["components"]) != 21 {
@@ -231,6 +240,14 @@ func TestPlanBlockingPreflight(t *testing.T) {
 	}
 	if p.Preflight[0].Name != model.CheckNameTargetKubernetesKnown || p.Preflight[0].Status != model.CheckFail || !p.Preflight[0].Blocking {
 		t.Errorf("preflight[0] = %+v", p.Preflight[0])
+	}
+	// The verdict agrees with the exit code.
+	var v struct {
+		MayStart *bool    `json:"mayStart"`
+		Blocked  []string `json:"blocked"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.MayStart == nil || *v.MayStart || !reflect.DeepEqual(v.Blocked, []string{model.CheckNameTargetKubernetesKnown}) {
+		t.Errorf("mayStart %v, blocked %v (%v); want false, [%s]", v.MayStart, v.Blocked, err, model.CheckNameTargetKubernetesKnown)
 	}
 	if !strings.Contains(errOut, "newer than anything") {
 		t.Errorf("stderr = %q", errOut)
