@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,7 +54,7 @@ The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
 	f.StringVar(&o.cluster, "cluster", "", "only entries about this cluster")
 	f.StringVar(&o.since, "since", "", "only entries newer than a duration (24h) or an RFC 3339 time (2026-11-21T22:00:00Z)")
 	f.StringVar(&o.console, "console", "", "only entries written by this console (the id after / in WHO)")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
 	f.StringVar(&o.file, "audit-log", "", "audit log file to read (default: $XDG_STATE_HOME/upgrade-console/audit.log)")
 	return cmd
 }
@@ -65,8 +64,8 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if o.output != "table" && o.output != "json" {
-		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	if err := checkListOutput(o.output); err != nil {
+		return err
 	}
 	path := o.file
 	if path == "" {
@@ -112,14 +111,12 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 		fmt.Fprintf(errOut, "warning: %s: %s; skipped, the other entries are shown\n", path, linesText(res))
 	}
 	unended := upgrade.Unended(res.Entries)
-	if o.output == "json" {
+	if o.output != "table" {
 		entries := make([]auditJSON, len(res.Entries))
 		for i, e := range res.Entries {
 			entries[i] = auditJSON{AuditEntry: e, NoEnd: unended[i]}
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(entries)
+		return writeDoc(out, o.output, entries)
 	}
 	if len(res.Entries) == 0 {
 		fmt.Fprintf(out, "No audit entries in %s%s.\n", path, filterText(o))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -63,6 +65,16 @@ func TestAuditCommandTableAndJSON(t *testing.T) {
 	var entries []upgrade.AuditEntry
 	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 3 {
 		t.Fatalf("json output: %v, %d entries:\n%s", err, len(entries), out.String())
+	}
+
+	// -o yaml is the same document, as plan's is.
+	jsonOut := append([]byte(nil), out.Bytes()...)
+	out.Reset()
+	if err := runAudit(&out, &errOut, &auditOptions{output: "yaml", file: path}, now); err != nil {
+		t.Fatal(err)
+	}
+	if fromYAML, err := yaml.YAMLToJSON(out.Bytes()); err != nil || !jsonEqual(t, fromYAML, jsonOut) {
+		t.Errorf("yaml output (%v):\n%s\nis not the json one:\n%s", err, out.String(), jsonOut)
 	}
 
 	out.Reset()
@@ -151,8 +163,8 @@ func TestAuditCommandBadInput(t *testing.T) {
 	if err := runAudit(&out, &out, &auditOptions{since: "yesterday", output: "table"}, time.Now()); !errors.As(err, &ie) || ie.Source != "--since" {
 		t.Errorf("--since yesterday: %v, want an InputError on --since", err)
 	}
-	if err := runAudit(&out, &out, &auditOptions{output: "yaml"}, time.Now()); !errors.As(err, &ie) || ie.Source != "--output" {
-		t.Errorf("-o yaml: %v, want an InputError on --output", err)
+	if err := runAudit(&out, &out, &auditOptions{output: "xml"}, time.Now()); !errors.As(err, &ie) || ie.Source != "--output" {
+		t.Errorf("-o xml: %v, want an InputError on --output", err)
 	}
 	// A log named on purpose that is not there is a mistake, not an empty log.
 	missing := filepath.Join(t.TempDir(), "no-such.log")
@@ -549,4 +561,17 @@ func TestAuditCommandSaysWhatItCannotRead(t *testing.T) {
 			t.Errorf("%s: warning %q, want %q", filepath.Base(c.path), errOut.String(), c.warning)
 		}
 	}
+}
+
+// jsonEqual reports whether two JSON documents hold the same values.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(va, vb)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +61,7 @@ that failed or timed out until the cluster is checked: cleared only by name),
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
 	f.StringVar(&o.nodeLabel, "node-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
 	return cmd
 }
 
@@ -128,8 +127,8 @@ func lockStatusCommand(g *globalOptions, o *lockOptions) string {
 var markerNames = strings.Join(recovery.MarkerIDs, ", ") + ", node-label/NODE"
 
 func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lockOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	if err := checkListOutput(o.output); err != nil {
+		return err
 	}
 	if err := checkLabelKey("--node-label", o.nodeLabel); err != nil {
 		return err
@@ -143,7 +142,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 		return lockUnreadable(unreachable(ctx, env, err), env.Conn)
 	}
 	now := time.Now()
-	if o.output == "json" {
+	if o.output != "table" {
 		type row struct {
 			ID     string `json:"id"`
 			Object string `json:"object"`
@@ -172,9 +171,7 @@ func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lock
 			}
 			rows = append(rows, row{m.ID, m.Object, m.Key, m.Value, m.Holder, m.AuthenticatedAs, m.Since, m.Renewed, string(m.State), blocks, m.Reason})
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeDoc(out, o.output, rows)
 	}
 	writeMarkers(out, ms, now, model.ClusterArgs(o.cluster, env.ClusterNamespace, g.conn))
 	return nil

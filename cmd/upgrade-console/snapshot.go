@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,7 +57,7 @@ namespace are not listed.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
 	o.addKeep(f)
 	return cmd
 }
@@ -98,8 +97,8 @@ after others, 5 interrupted (run it again to continue), 74 done, but the audit l
 }
 
 func runSnapshotList(ctx context.Context, out io.Writer, g *globalOptions, o *snapshotOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output), Fix: "use table or json"}
+	if err := checkListOutput(o.output); err != nil {
+		return err
 	}
 	if err := o.checkKeep(); err != nil {
 		return err
@@ -112,13 +111,11 @@ func runSnapshotList(ctx context.Context, out io.Writer, g *globalOptions, o *sn
 	if err != nil {
 		return unreachable(ctx, env, err)
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
+	if o.output != "table" {
 		if entries == nil {
 			entries = []recovery.SnapshotEntry{}
 		}
-		return enc.Encode(entries)
+		return writeDoc(out, o.output, entries)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(out, "No snapshot of %s in the cluster.\n", o.cluster)
