@@ -81,7 +81,7 @@ may be skipped by name with --skip (repeatable).
 
 Exit codes: 0 the upgrade may start, 1 bad input (a spec value the API server refuses
 included), 2 wrong command line, 3 a blocking preflight check failed (the plan is still
-printed), 5 interrupted (ctrl-c,
+printed; -o json and yaml say the same in mayStart and blocked), 5 interrupted (ctrl-c,
 SIGTERM, SIGHUP) before the API server answered (nothing is changed), 70 a bug of the
 console's own (a panic caught; the stack goes to the log file).`,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
