@@ -29,9 +29,11 @@ type Hold struct {
 // holds are the failures of p the judge waits out, in the order Observe
 // gives them as the reason: the Cluster's failureMessage (timed from when
 // the judge first saw it), then each failed step (from its condition's
-// transition, or from when the judge first saw a failure whose time the
-// kubelet's reruns keep no trace of). The one rule of Observe's verdict and
-// of the notice that says when it comes.
+// transition, or for a failure read from the upgrader pod, from its first
+// failure as the pod's times tell, so that a console started later judges
+// it as the one that saw it fail; from when the judge first saw it only
+// when the pod tells no time). The one rule of Observe's verdict and of the
+// notice that says when it comes.
 func (j Judge) holds(p Progress) []Hold {
 	var out []Hold
 	if p.Failed {
@@ -43,7 +45,10 @@ func (j Judge) holds(p Progress) []Hold {
 		}
 		since := st.Since
 		if st.SinceStep {
-			since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
+			since = st.FailedAt
+			if since.IsZero() {
+				since = j.stepFailureSeen[string(st.Kind)+"/"+st.Name]
+			}
 		}
 		out = append(out, Hold{What: st.Sentence, Since: since, Until: since.Add(j.grace), Resume: st.Resume, step: &p.Stalls[i]})
 	}

@@ -108,3 +108,29 @@ func TestHoldingIsTheVerdictsFailure(t *testing.T) {
 		t.Error("a decided outcome still holds a failure")
 	}
 }
+
+// A CI job's rerun after apply --wait exited 4 on a failed step started its
+// hold again from its own first look: "(the step began 10m ago)" and exit 5
+// at a 20s --timeout, where the run before had called the same state
+// failed. Timed from the pod's own record of the failure, a judge started
+// at any time gives the same verdict on the same state, and its notice
+// counts from that failure.
+func TestAPodFailureIsTimedFromThePodsRecordWhoeverLooks(t *testing.T) {
+	failedAt := t0.Add(-9*time.Minute - 30*time.Second)
+	p := Progress{Generation: 2, Stalls: []Stall{{Kind: KindNodeUpgrade, Name: "n", Since: failedAt.Add(-2 * time.Second),
+		Failed: true, SinceStep: true, FailedAt: failedAt, Sentence: "node n in-place step KubeadmUpgraded failed and runs again (the step began 9m32s ago): exit 1"}}}
+	j, o := NewJudge().Observe(p, t0)
+	if o != OutcomeRunning {
+		t.Fatalf("9m30s after the failure: %v, want running", o)
+	}
+	var n HoldNotice
+	if line, _, ok := n.Next(j, p, t0); !ok || !strings.HasPrefix(line, "still failing after 9m: ") || !strings.Contains(line, "fails at 10:00:30 UTC (in 30s)") {
+		t.Errorf("a late judge's notice: %q %v, want it timed from the failure", line, ok)
+	}
+	if _, o = j.Observe(p, t0.Add(31*time.Second)); o != OutcomeFailed {
+		t.Errorf("10m after the failure, to a judge that saw it 31s: %v, want failed", o)
+	}
+	if _, o = NewJudge().Observe(p, t0.Add(time.Minute)); o != OutcomeFailed {
+		t.Errorf("a new judge's first look, 10m30s after the failure: %v, want failed", o)
+	}
+}

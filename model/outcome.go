@@ -43,9 +43,10 @@ func (o Outcome) String() string {
 // 10 minutes to clear: a status.failureMessage, timed from when the judge
 // first saw it (it carries no time of its own), or an in-place step failed
 // with severity Error, timed from its condition's transition, or read from
-// its upgrader pod, timed from when the judge first saw it (the kubelet's
-// reruns keep no time of the first failure); nothing in EKS-A retries the
-// step: only `node retry` gets the upgrade past it.
+// its upgrader pod, timed from its first failure as the pod's times tell
+// (Stall.FailedAt; when they tell none, from when the judge first saw it);
+// nothing in EKS-A retries the step: only `node retry` gets the upgrade past
+// it.
 type Judge struct {
 	gate  CompletionGate
 	grace time.Duration
@@ -61,7 +62,8 @@ type Judge struct {
 	// reason; its Name is empty otherwise.
 	failedOn Stall
 	// stepFailureSeen is when the judge first saw each failed stall that
-	// carries no time of its failure (Stall.SinceStep), by kind and name.
+	// carries no time of its failure (Stall.SinceStep without FailedAt),
+	// by kind and name.
 	// Replaced, never changed in place: a Judge is a value.
 	stepFailureSeen map[string]time.Time
 	// unconfirmed is what the last completion the API server did not
@@ -267,7 +269,7 @@ func (j Judge) Remaining(now time.Time) time.Duration { return j.gate.Remaining(
 func stepFailuresSeen(seen map[string]time.Time, stalls []Stall, now time.Time) map[string]time.Time {
 	var out map[string]time.Time
 	for _, st := range stalls {
-		if !st.Failed || !st.SinceStep {
+		if !st.Failed || !st.SinceStep || !st.FailedAt.IsZero() {
 			continue
 		}
 		if out == nil {

@@ -119,8 +119,13 @@ type Stall struct {
 	Failed bool
 	// SinceStep: Since is when the failed step began, not when it failed:
 	// a container the kubelet restarts keeps no time of its first failure.
-	// The judge times such a failure from when it first saw it.
+	// The judge times such a failure from FailedAt, else (a pod that
+	// reports no times) from when it first saw it.
 	SinceStep bool
+	// FailedAt, with SinceStep, is when the step first failed as the
+	// upgrader pod's times tell (UpgraderContainer.FirstFailure); zero
+	// when they do not.
+	FailedAt time.Time
 	// Resume, for a failed stall that a recovery action gets past, is the
 	// command and what it does ("`upgrade-console node retry …` runs the
 	// node's steps again"); empty otherwise.

@@ -273,15 +273,15 @@ func nodeUpgradeStall(nu *NodeUpgrade, ix *index, after time.Duration, now time.
 		}
 		if failed && failure.Step == step && failure.Container != nil {
 			// The kubelet reruns the container: the condition's time
-			// restarts at each run, and the pod keeps no time of the
-			// first failure. Since is the step's start, for the sentence;
-			// the judge times the failure from when it first saw it.
+			// restarts at each run. Since is the step's start, for the
+			// sentence; the judge times the failure from FailedAt.
 			since := prev
 			if failure.Pod.CreationTimestamp.After(since) {
 				since = failure.Pod.CreationTimestamp
 			}
 			d := now.Sub(since)
-			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true}
+			st := Stall{Kind: nu.Kind, Name: nu.Name, Since: since, For: d, Failed: true, SinceStep: true,
+				FailedAt: failure.Container.FirstFailure(since)}
 			failedHow := "failed"
 			st.Resume = nodeRetry(ix.s, node)
 			if failure.Rerun() {

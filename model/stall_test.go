@@ -560,6 +560,14 @@ func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
 		t.Errorf("exited: %q", Stalls(s, ProgressOptions{}, t0)[0].Sentence)
 	}
 
+	// With the pod's times, the failure is timed from its record: the
+	// step's start plus the failed run's length.
+	s.UpgraderPods[0].Containers[3] = UpgraderContainer{Name: "kubeadm-upgrader", Init: true, State: ContainerState{Running: true, Started: t0},
+		Last: &ContainerState{Terminated: true, ExitCode: 1, Started: t0.Add(-time.Minute), Finished: t0.Add(-time.Minute + 15*time.Second)}, RestartCount: 5}
+	if got := Stalls(s, ProgressOptions{}, t0); len(got) != 1 || !got[0].FailedAt.Equal(began.Add(15*time.Second)) {
+		t.Errorf("with the pod's times: %+v, want FailedAt %v", got, began.Add(15*time.Second))
+	}
+
 	// Its run after the failures succeeded: the step is done, not failed.
 	s.UpgraderPods[0].Containers[3] = UpgraderContainer{Name: "kubeadm-upgrader", Init: true, State: ContainerState{Terminated: true}, Last: exited, RestartCount: 4}
 	if f, ok := s.NodeStepFailure(nu, node); ok {
@@ -653,5 +661,32 @@ func TestANewerPodAndAStuckWaitAreNotFailedSteps(t *testing.T) {
 	got := Stalls(s, ProgressOptions{StallAfter: time.Minute}, t0)
 	if len(got) != 1 || got[0].Failed || !strings.Contains(got[0].Sentence, "waiting for 5m: container kubeadm-upgrader waiting: ImagePullBackOff") {
 		t.Errorf("stalls %+v, want a wait naming the image pull", got)
+	}
+}
+
+// The failure's time is the pod's: a first run that ended is its own
+// finishedAt; after reruns the step's start plus one run's length, never
+// after the last run's end; none without times.
+func TestFirstFailureIsThePodsRecord(t *testing.T) {
+	start := t0.Add(-10 * time.Minute)
+	run := func(began, took time.Duration) ContainerState {
+		return ContainerState{Terminated: true, ExitCode: 1, Started: start.Add(began), Finished: start.Add(began + took)}
+	}
+	last := run(5*time.Minute, 20*time.Second)
+	for name, tc := range map[string]struct {
+		c    UpgraderContainer
+		want time.Time
+	}{
+		"first run ended": {UpgraderContainer{State: run(time.Second, 3*time.Minute)}, start.Add(time.Second + 3*time.Minute)},
+		"backed off":      {UpgraderContainer{State: ContainerState{Waiting: true, Reason: "CrashLoopBackOff"}, Last: &last, RestartCount: 3}, start.Add(20 * time.Second)},
+		"running again":   {UpgraderContainer{State: ContainerState{Running: true, Started: t0}, Last: &last, RestartCount: 4}, start.Add(20 * time.Second)},
+		"rerun ended":     {UpgraderContainer{State: last, RestartCount: 2}, start.Add(20 * time.Second)},
+		"no times":        {UpgraderContainer{State: ContainerState{Waiting: true}, Last: &ContainerState{Terminated: true, ExitCode: 1}, RestartCount: 1}, time.Time{}},
+		"run longer than since": {UpgraderContainer{State: ContainerState{Terminated: true, ExitCode: 1, Started: t0.Add(-time.Minute), Finished: t0}, RestartCount: 1},
+			start.Add(time.Minute)},
+	} {
+		if got := tc.c.FirstFailure(start); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KindUpgraderPod is the in-place upgrader Pods (UpgraderPod). Like the
@@ -46,6 +47,9 @@ type ContainerState struct {
 	Reason                       string
 	Message                      string
 	ExitCode                     int32
+	// Started and Finished are the run's startedAt and (terminated)
+	// finishedAt; zero when the kubelet reports none.
+	Started, Finished time.Time
 }
 
 // UpgraderContainerSteps maps each upgrader pod container to the
@@ -99,6 +103,34 @@ func (c *UpgraderContainer) StepFailing() bool {
 		return c.State.ExitCode != 0
 	}
 	return c.Last != nil && c.Last.ExitCode != 0
+}
+
+// FirstFailure is when the container's step first failed, as the pod
+// records it, for a step that began at stepStart: the judge's failure hold
+// runs from it, so that a console started later (a CI job's rerun) judges
+// the same failure the same way, where a hold timed from when each console
+// first saw it began again with each. The kubelet keeps no time of a first
+// failure it has run again: a first run that ended is its own finishedAt;
+// after reruns it is stepStart plus the length of the last run that failed
+// (runs of one container take about as long, and the first began when the
+// step did, the init containers running in order), and never after that
+// run's end. Zero when the pod reports no times.
+func (c *UpgraderContainer) FirstFailure(stepStart time.Time) time.Time {
+	if c.RestartCount == 0 && c.State.Terminated {
+		return c.State.Finished
+	}
+	run := c.Last
+	if c.State.Terminated {
+		run = &c.State
+	}
+	if run == nil || run.Started.IsZero() || run.Finished.Before(run.Started) || stepStart.IsZero() {
+		return time.Time{}
+	}
+	at := stepStart.Add(run.Finished.Sub(run.Started))
+	if at.After(run.Finished) {
+		at = run.Finished
+	}
+	return at
 }
 
 // FailureText says how a failing container failed, on one line: its

@@ -78,9 +78,10 @@ func translateUpgraderPod(p *corev1.Pod) *model.UpgraderPod {
 func containerState(s corev1.ContainerState) model.ContainerState {
 	switch {
 	case s.Terminated != nil:
-		return model.ContainerState{Terminated: true, ExitCode: s.Terminated.ExitCode, Reason: model.Printable(s.Terminated.Reason), Message: model.Printable(s.Terminated.Message)}
+		return model.ContainerState{Terminated: true, ExitCode: s.Terminated.ExitCode, Reason: model.Printable(s.Terminated.Reason), Message: model.Printable(s.Terminated.Message),
+			Started: s.Terminated.StartedAt.Time, Finished: s.Terminated.FinishedAt.Time}
 	case s.Running != nil:
-		return model.ContainerState{Running: true}
+		return model.ContainerState{Running: true, Started: s.Running.StartedAt.Time}
 	case s.Waiting != nil:
 		return model.ContainerState{Waiting: true, Reason: model.Printable(s.Waiting.Reason), Message: model.Printable(s.Waiting.Message)}
 	}

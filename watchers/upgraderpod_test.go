@@ -14,6 +14,9 @@ import (
 	"github.com/upgrade-console/upgrade-console/model"
 )
 
+// lastRunStarted is when the crash-looping container's last run began.
+var lastRunStarted = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
 // upgraderPodObject is an upgrader pod as EKS-A creates it, its kubeadm
 // container crash-looping: the status the kubelet writes after its second
 // failure.
@@ -37,7 +40,8 @@ func upgraderPodObject(ns, node string) *corev1.Pod {
 				{Name: "kubeadm-upgrader", RestartCount: 2,
 					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}},
 					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-						ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node failed"}}},
+						ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node failed",
+						StartedAt: metav1.NewTime(lastRunStarted), FinishedAt: metav1.NewTime(lastRunStarted.Add(15 * time.Second))}}},
 			},
 			ContainerStatuses: []corev1.ContainerStatus{
 				{Name: "post-upgrade-status", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}},
@@ -60,7 +64,9 @@ func TestTranslateUpgraderPod(t *testing.T) {
 			{Name: "components-copier", Init: true, State: model.ContainerState{Terminated: true, Reason: "Completed"}},
 			{Name: "kubeadm-upgrader", Init: true, RestartCount: 2,
 				State: model.ContainerState{Waiting: true, Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"},
-				Last:  &model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node failed"}},
+				// Its times: the judge's failure hold runs from them.
+				Last: &model.ContainerState{Terminated: true, ExitCode: 1, Reason: "Error", Message: "kubeadm upgrade node failed",
+					Started: lastRunStarted, Finished: lastRunStarted.Add(15 * time.Second)}},
 			{Name: "post-upgrade-status", State: model.ContainerState{Waiting: true, Reason: "PodInitializing"}},
 		},
 	}
