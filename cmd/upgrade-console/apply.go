@@ -20,12 +20,16 @@ import (
 )
 
 type applyOptions struct {
-	live           liveOptions
-	dryRun         bool
-	yes            bool
-	wait           bool
-	timeout        time.Duration
-	timeoutSet     bool // --timeout was given
+	live       liveOptions
+	dryRun     bool
+	yes        bool
+	wait       bool
+	timeout    time.Duration
+	timeoutSet bool // --timeout was given
+	// stallAfterSet: --stall-after was given; screenOnly, the flags that
+	// only the screens read, given.
+	stallAfterSet  bool
+	screenOnly     []string
 	forceConflicts bool
 	readOnly       bool
 	tui            bool
@@ -84,6 +88,12 @@ the console's own (a panic caught; the stack goes to the log file). 74 done, but
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.timeoutSet = cmd.Flags().Changed("timeout")
+			o.stallAfterSet = cmd.Flags().Changed("stall-after")
+			for _, name := range []string{"theme", "etcd-rollback-threshold"} {
+				if cmd.Flags().Changed(name) {
+					o.screenOnly = append(o.screenOnly, "--"+name)
+				}
+			}
 			return runApply(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), g, o)
 		},
 	}
@@ -96,9 +106,9 @@ the console's own (a panic caught; the stack goes to the log file). 74 done, but
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields other field managers own (recorded in the audit log)")
 	f.BoolVar(&o.readOnly, "read-only", false, "refuse every change: only --dry-run runs (with --tui: the plan screen without the apply)")
 	f.BoolVar(&o.tui, "tui", false, "open the plan screen on the terminal and start the upgrade from it (the dashboard then follows; not with --dry-run, --yes, --wait or --timeout: the screen has its own dry run, confirmation and follow)")
-	f.StringVar(&o.display.theme, "theme", "auto", "with --tui: colours: "+themeNames())
-	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --tui: when a machine or step counts as stalled")
-	f.DurationVar(&o.display.rollbackThreshold, "etcd-rollback-threshold", recovery.DefaultEtcdRollbackThreshold, "with --tui: how long a new etcd member may stay not ready before the recovery menu (R) offers the etcd rollback")
+	f.StringVar(&o.display.theme, "theme", "auto", "with --tui only: colours: "+themeNames())
+	f.DurationVar(&o.display.stallAfter, "stall-after", model.DefaultStallAfter, "with --wait or --tui: when a machine or step counts as stalled, and is said")
+	f.DurationVar(&o.display.rollbackThreshold, "etcd-rollback-threshold", recovery.DefaultEtcdRollbackThreshold, "with --tui only: how long a new etcd member may stay not ready before the recovery menu (R) offers the etcd rollback")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("to-bundles", "yaml", "yml", "json")
 	return cmd
@@ -122,6 +132,13 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	if o.timeoutSet && !o.wait && !o.tui {
 		// Silently ignored, it read as a limit the upgrade was held to.
 		return usageError{errors.New("--timeout limits how long --wait follows the upgrade: add --wait, or leave --timeout out")}
+	}
+	if !o.tui && len(o.screenOnly) > 0 {
+		// Accepted and ignored, they read as settings the follow used.
+		return usageError{fmt.Errorf("%s only tune the screens of --tui, which show colours and the recovery menu: add --tui, or leave them out", strings.Join(o.screenOnly, " and "))}
+	}
+	if o.stallAfterSet && !o.wait && !o.tui {
+		return usageError{errors.New("--stall-after says when the follow reports a machine or step stalled, and without --wait or --tui nothing follows: add --wait, or leave --stall-after out")}
 	}
 	if o.dryRun && o.wait {
 		return usageError{errors.New("--wait follows the upgrade an apply starts, and --dry-run starts none: leave one out")}
@@ -343,7 +360,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly), lock: func() (error, bool) { _, rerr, lost := s.Lock(); return rerr, lost }, self: lv.holder.String(),
 		renewNow: func() { s.RenewLockNow(tctx) }}
 	pr.stopAt = o.stopAt(tctx)
-	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
+	outcome, err := s.Track(tctx, lv.watcher, upgrade.TrackOptions{Progress: progressOptions(&o.display), OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	switch {
 	case outcome.Complete:
 		// The upgrade is done whatever became of the lock: a release the
@@ -464,7 +481,7 @@ func followUnapplied(sctx context.Context, out io.Writer, lv *live, p *upgrade.P
 	pr := &followPrinter{out: out, day: start.Format(time.DateOnly)}
 	pr.stopAt = o.stopAt(tctx)
 	outcome, err := upgrade.Track(tctx, lv.watcher, nil, upgrade.TrackOptions{AppliedGeneration: gen,
-		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
+		Confirm: upgrade.ConfirmCluster(lv.client, p.Namespace, p.Cluster), Progress: progressOptions(&o.display), OnPoll: pr.onPoll, OnProgress: pr.onProgress, OnHold: pr.onHold})
 	watch := fmt.Sprintf("`upgrade-console watch %s` follows it", lv.clusterFlags(p.Cluster))
 	switch {
 	case outcome.Complete:

@@ -363,6 +363,39 @@ func TestApplyTUIRefusesTheFlagsItWouldIgnore(t *testing.T) {
 	}
 }
 
+// Without --tui, --theme and --etcd-rollback-threshold were accepted and
+// ignored (exit 0): nothing headless shows colours or the recovery menu.
+// --stall-after tunes the follow, and without --wait nothing follows. Each
+// is a wrong command line, said before connecting.
+func TestApplyRefusesTheScreenFlagsWithoutTUI(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--wait", "--theme", "dark"}, "--theme only tune the screens of --tui"},
+		{[]string{"--wait", "--etcd-rollback-threshold", "1m", "--theme", "mono"}, "--theme and --etcd-rollback-threshold only tune the screens of --tui"},
+		{[]string{"--dry-run", "--stall-after", "1m"}, "without --wait or --tui nothing follows: add --wait, or leave --stall-after out"},
+	} {
+		args := append([]string{"apply", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig", "--yes"}, tc.flags...)
+		_, errOut, code := runCaptured(t, args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d (want %d): %s", tc.flags, code, ExitUsage, errOut)
+		}
+	}
+}
+
+// apply --wait said a stalled machine after a fixed 10 minutes whatever
+// --stall-after said: the etcd member that never becomes ready went unsaid
+// until the timeout.
+func TestApplyWaitSaysAStallByStallAfter(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	w := startDemo(t, scenario.EtcdFirstMemberFails)
+	out, errOut, code := runCaptured(t, liveArgs(w, "apply", "--yes", "--wait", "--force-conflicts", "--timeout", "8s", "--stall-after", "1s")...)
+	if code != ExitTimeout || !strings.Contains(out, "! etcd machine ") || !strings.Contains(out, " not ready for ") {
+		t.Fatalf("exit %d, want %d with the etcd machine said stalled:\n%s\n%s", code, ExitTimeout, out, errOut)
+	}
+}
+
 // Interrupted while following, apply exits 5 as for --timeout, in the words
 // the README gives exit 5: the console stopped before the upgrade
 // completed, and the upgrade goes on.
