@@ -531,6 +531,46 @@ type followPrinter struct {
 	day string
 	// stopAt is when --timeout ends the follow; zero without one.
 	stopAt time.Time
+	// phase is the phase under way said last, phaseSaid its line, for
+	// endOfPhase; empty once its end is said.
+	phase     model.Phase
+	phaseSaid string
+}
+
+// phaseLine is the phase of pr under way and its line, without the
+// summary's stall counts; "" when none is (done, failed, paused).
+func phaseLine(pr model.Progress) (model.Phase, string) {
+	for _, ph := range pr.Phases {
+		if ph.Phase == pr.Current {
+			return ph.Phase, string(ph.Phase) + ": " + ph.Detail
+		}
+	}
+	return "", ""
+}
+
+// endOfPhase is the line that says how the phase the follow said last
+// ended, once another phase is under way or the completion rule holds, when
+// it is not the line said (then ""). The follow looks once a second and
+// says a summary that changed: a phase that ended between two looks went
+// from "workers: 2/4 nodes" straight to "every completion milestone met",
+// where watch --plain says "phase workers: done: 4/4 nodes …" first, and a
+// CI log showed no end state.
+func (f *followPrinter) endOfPhase(pr model.Progress) string {
+	cur, line := phaseLine(pr)
+	if cur == "" && pr.Current != model.PhaseDone {
+		return "" // failed or paused: the phase has not ended
+	}
+	last, said := f.phase, f.phaseSaid
+	f.phase, f.phaseSaid = cur, line
+	if last == "" || last == cur {
+		return ""
+	}
+	for _, ph := range pr.Phases {
+		if end := string(ph.Phase) + ": " + ph.Detail; ph.Phase == last && ph.Status == model.PhaseOK && ph.Detail != "" && end != said {
+			return end
+		}
+	}
+	return ""
 }
 
 // stamp is the time a line is printed with, after a line that says the
@@ -591,6 +631,9 @@ func (f *followPrinter) onPoll(st *model.ClusterState) {
 
 func (f *followPrinter) onProgress(pr model.Progress) {
 	at := f.stamp()
+	if line := f.endOfPhase(pr); line != "" {
+		fmt.Fprintf(f.out, "  %s  %s\n", at, line)
+	}
 	fmt.Fprintf(f.out, "  %s  %s\n", at, pr.Summary)
 	if f.told == nil {
 		f.told = map[string]bool{}
