@@ -26,6 +26,17 @@ type Hold struct {
 	step *Stall
 }
 
+// key tells one failure from another, whatever its times: a step's
+// Until moves by a second or two as the pod's runs (timed to the second)
+// change the estimate of its first failure (FirstFailure), and a notice
+// told failures apart by Until said the same one again at each rerun.
+func (h Hold) key() string {
+	if h.step == nil {
+		return "failureMessage"
+	}
+	return string(h.step.Kind) + "/" + h.step.Name
+}
+
 // holds are the failures of p the judge waits out, in the order Observe
 // gives them as the reason: the Cluster's failureMessage (timed from when
 // the judge first saw it), then each failed step (from its condition's
@@ -78,9 +89,10 @@ const HoldEvery = time.Minute
 // zero value is ready; keep it across observations.
 type HoldNotice struct {
 	said time.Time
-	// until tells the failure said last from another: its sentence
-	// carries ages ("the step began 3m ago") that change every minute.
-	until time.Time
+	// failure tells the failure said last from another (Hold.key): its
+	// sentence carries ages ("the step began 3m ago") that change every
+	// minute.
+	failure string
 }
 
 // Due reports whether Next has a line at now, without saying it: a
@@ -92,7 +104,7 @@ func (n *HoldNotice) Due(j Judge, p Progress, now time.Time) bool {
 }
 
 func (n *HoldNotice) due(h Hold) time.Time {
-	if n.until.Equal(h.Until) && !n.said.IsZero() {
+	if n.failure == h.key() && !n.said.IsZero() {
 		return n.said.Add(HoldEvery)
 	}
 	return h.Since.Add(HoldEvery)
@@ -110,7 +122,7 @@ func (n *HoldNotice) Next(j Judge, p Progress, now time.Time) (string, Hold, boo
 	if now.Before(n.due(h)) {
 		return "", Hold{}, false
 	}
-	n.said, n.until = now, h.Until
+	n.said, n.failure = now, h.key()
 	line := fmt.Sprintf("still failing after %s: %s; the upgrade fails at %s UTC (in %s) unless it clears first",
 		ShortDuration(now.Sub(h.Since)), h.What, h.Until.UTC().Format("15:04:05"), ShortDuration(roundUp(h.Until.Sub(now))))
 	if h.Resume != "" {

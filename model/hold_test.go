@@ -134,3 +134,27 @@ func TestAPodFailureIsTimedFromThePodsRecordWhoeverLooks(t *testing.T) {
 		t.Errorf("a new judge's first look, 10m30s after the failure: %v, want failed", o)
 	}
 }
+
+// The pod's times are to the second, and its runs' lengths vary: the
+// estimate of a step's first failure moves by a second between looks.
+// The notice said the same failure again at once ("still failing after
+// 1m" at 13:29:37 and 13:29:49) as a new one.
+func TestHoldNoticeSaysAFailureOnceAMinuteThoughItsTimeMoves(t *testing.T) {
+	at := func(failedAt time.Time) Progress {
+		return Progress{Generation: 2, Stalls: []Stall{{Kind: KindNodeUpgrade, Name: "n", Since: t0, Failed: true, SinceStep: true, FailedAt: failedAt, Sentence: "failed"}}}
+	}
+	j := NewJudge()
+	var n HoldNotice
+	said := 0
+	for i := 0; i <= 120; i++ {
+		now := t0.Add(time.Duration(i) * time.Second)
+		p := at(t0.Add(time.Duration(i%2) * time.Second))
+		j, _ = j.Observe(p, now)
+		if _, _, ok := n.Next(j, p, now); ok {
+			said++
+		}
+	}
+	if said != 2 {
+		t.Errorf("said %d times in 2 minutes, want 2 (at 1m and 2m)", said)
+	}
+}
