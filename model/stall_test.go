@@ -588,10 +588,11 @@ func TestAStepWhosePodCrashLoopsIsFailed(t *testing.T) {
 	}
 }
 
-// A failure read from the upgrader pod has no time of its own (Since is the
-// step's start): the judge times it from when it first saw it, through the
-// kubelet's reruns. A step that began 11 minutes ago and failed once was
-// judged failed at the first look, while its container ran again.
+// A failure read from an upgrader pod that reports no run times (no
+// FailedAt; Since is the step's start): the judge times it from when it
+// first saw it, through the kubelet's reruns. A step that began 11 minutes
+// ago and failed once was judged failed at the first look, while its
+// container ran again.
 func TestJudgeTimesAPodFailureFromWhenItSawIt(t *testing.T) {
 	st := func(rerun bool) Progress {
 		s := Stall{Kind: KindNodeUpgrade, Name: "n", Since: t0.Add(-11 * time.Minute), Failed: true, SinceStep: true}
@@ -682,8 +683,8 @@ func TestFirstFailureIsThePodsRecord(t *testing.T) {
 		"running again":   {UpgraderContainer{State: ContainerState{Running: true, Started: t0}, Last: &last, RestartCount: 4}, start.Add(20 * time.Second)},
 		"rerun ended":     {UpgraderContainer{State: last, RestartCount: 2}, start.Add(20 * time.Second)},
 		"no times":        {UpgraderContainer{State: ContainerState{Waiting: true}, Last: &ContainerState{Terminated: true, ExitCode: 1}, RestartCount: 1}, time.Time{}},
-		"run longer than since": {UpgraderContainer{State: ContainerState{Terminated: true, ExitCode: 1, Started: t0.Add(-time.Minute), Finished: t0}, RestartCount: 1},
-			start.Add(time.Minute)},
+		"never after the run's end": {UpgraderContainer{State: ContainerState{Terminated: true, ExitCode: 1, Started: start.Add(-30 * time.Second), Finished: start.Add(10 * time.Second)}, RestartCount: 1},
+			start.Add(10 * time.Second)},
 	} {
 		if got := tc.c.FirstFailure(start); !got.Equal(tc.want) {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
