@@ -135,7 +135,11 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	}
 	if !o.tui && len(o.screenOnly) > 0 {
 		// Accepted and ignored, they read as settings the follow used.
-		return usageError{fmt.Errorf("%s only tune the screens of --tui, which show colours and the recovery menu: add --tui, or leave them out", strings.Join(o.screenOnly, " and "))}
+		verb, them := "tunes", "it"
+		if len(o.screenOnly) > 1 {
+			verb, them = "tune", "them"
+		}
+		return usageError{fmt.Errorf("%s only %s the screens of --tui (their colours, the recovery menu), and nothing without --tui reads %s: add --tui, or leave %s out", strings.Join(o.screenOnly, " and "), verb, them, them)}
 	}
 	if o.stallAfterSet && !o.wait && !o.tui {
 		return usageError{errors.New("--stall-after says when the follow reports a machine or step stalled, and without --wait or --tui nothing follows: add --wait, or leave --stall-after out")}

@@ -372,8 +372,8 @@ func TestApplyRefusesTheScreenFlagsWithoutTUI(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--wait", "--theme", "dark"}, "--theme only tune the screens of --tui"},
-		{[]string{"--wait", "--etcd-rollback-threshold", "1m", "--theme", "mono"}, "--theme and --etcd-rollback-threshold only tune the screens of --tui"},
+		{[]string{"--wait", "--theme", "dark"}, "--theme only tunes the screens of --tui (their colours, the recovery menu), and nothing without --tui reads it: add --tui, or leave it out"},
+		{[]string{"--wait", "--etcd-rollback-threshold", "1m", "--theme", "mono"}, "--theme and --etcd-rollback-threshold only tune the screens of --tui (their colours, the recovery menu), and nothing without --tui reads them: add --tui, or leave them out"},
 		{[]string{"--dry-run", "--stall-after", "1m"}, "without --wait or --tui nothing follows: add --wait, or leave --stall-after out"},
 	} {
 		args := append([]string{"apply", "--cluster", "mgmt", "-f", "no-such.yaml", "--kubeconfig", "no-such-kubeconfig", "--yes"}, tc.flags...)
