@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -94,7 +95,8 @@ On a terminal it shows the dashboard: the phase timeline, the EKS-A Cluster's co
 the control plane, every node with its in-place upgrade steps, events, and a line naming what is
 stalled and since when. With --plain, or when stdout is not a terminal, it prints one timestamped
 line per meaningful change instead. A --cluster (or -n) that names no EKS-A Cluster ends
-either with 1, saying so: the dashboard once its watch of the Cluster has listed.
+either with 1, saying so: the dashboard once its watch of the Cluster has listed. So do
+credentials the API server refuses (401) from the start: the dashboard once quit.
 
 With --exit-on-done it exits 0 once EKS-A's completion rule holds, 4 when the upgrade fails and
 5 when it stops before that: --timeout passes first, or it is interrupted (the upgrade may
@@ -336,6 +338,14 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		// word, in the middle of the upgrade.
 		sayDemoEnd(out, demoEndOf(app.Outcome(), w.Latest()))
 	}
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		if rerr := refusedFromStart(t, w.Latest()); rerr != nil {
+			// The plain watch's first read ends on this at once (exit 1,
+			// the 401 and its fix): the dashboard, quit or timed out
+			// while it said so, exited 0 and printed nothing.
+			return report.Result{Outcome: app.Outcome()}, rerr
+		}
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return report.Result{Outcome: app.Outcome()}, err
 	}
@@ -353,6 +363,23 @@ func dashboardGone(recorded report.Outcome, latest *model.ClusterState) (res rep
 	}
 	res = report.Result{Outcome: recorded, Words: report.GoneWords(latest)}
 	return res, "outcome: " + res.Cut("stopped"), true
+}
+
+// refusedFromStart is the plain watch's error for credentials the API
+// server refused (firstRead) when the dashboard's watch was refused them
+// and never live: the same words, from main's explain, and exit 1. Refused
+// only after it was live (a token revoked mid-watch), the plain watch
+// carries on too, and a stop is not this error. nil for the demo, whose
+// credentials are its own.
+func refusedFromStart(t followTarget, latest *model.ClusterState) error {
+	if t.demo || latest == nil || latest.Connection != model.Connecting ||
+		!strings.HasPrefix(latest.ConnectionErr, model.CredentialsRefused) {
+		return nil
+	}
+	// The server's word, as the plain watch's read has it: a watch's list
+	// reads client-go's "the server has asked for the client to provide
+	// credentials" for the same 401, which the cause says better.
+	return fmt.Errorf("read Cluster %s/%s: %w", t.namespace, t.cluster, apierrors.NewUnauthorized("Unauthorized"))
 }
 
 // dashboardFailedLine is the outcome line a dashboard that called the
