@@ -595,6 +595,9 @@ const (
 // or revoked token or certificate), which no retry mends.
 const CredentialsRefused = "the API server refused the credentials (401 Unauthorized)"
 
+// CredentialsFix is what mends CredentialsRefused, said wherever it is.
+const CredentialsFix = "refresh the credentials (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user"
+
 // GrantFor is the fix of a missing permission as SourceStatus.Forbidden
 // names it ("list machines.cluster.x-k8s.io in eksa-system", "list nodes
 // (cluster-wide)"): the RBAC rule a cluster admin binds to the identity, and

@@ -112,17 +112,38 @@ func orDash(s string) string {
 
 // connection says each change of the link to the API server once, a lost
 // one with the error that lost it: "reconnecting: dial tcp …: connection
-// refused", then "live".
+// refused", then "live". Credentials refused while it stays lost are said
+// too: a server that timed out and then answered 401 (a token revoked
+// behind a frozen server) left the timeout as the last word for as long as
+// the refusal lasted, and the fix unsaid.
 func (d *differ) connection(prev, cur *model.ClusterState) {
-	if prev.Connection == cur.Connection || cur.Connection == "" {
+	if cur.Connection == "" {
 		return
 	}
-	if cur.Connection != model.Live && cur.ConnectionErr != "" {
-		d.add("connection", "%s: %s", cur.Connection, cur.ConnectionErr)
+	if prev.Connection == cur.Connection {
+		if cur.Connection != model.Live && refused(cur.ConnectionErr) && !refused(prev.ConnectionErr) {
+			d.add("connection", "%s", ConnectionText(cur))
+		}
 		return
 	}
-	d.add("connection", "%s", cur.Connection)
+	d.add("connection", "%s", ConnectionText(cur))
 }
+
+// ConnectionText is a snapshot's link to the API server as the plain watch
+// says it: the state, the error of one not live, and for credentials the
+// API server refuses, the fix (no retry mends them).
+func ConnectionText(s *model.ClusterState) string {
+	if s.Connection == model.Live || s.ConnectionErr == "" {
+		return string(s.Connection)
+	}
+	text := string(s.Connection) + ": " + s.ConnectionErr
+	if refused(s.ConnectionErr) {
+		text += " (fix: " + model.CredentialsFix + ")"
+	}
+	return text
+}
+
+func refused(connErr string) bool { return strings.HasPrefix(connErr, model.CredentialsRefused) }
 
 // connected reports whether a snapshot's link to the API server is live
 // (snapshots without connection state, from tests or tools, count as live).

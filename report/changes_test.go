@@ -613,11 +613,35 @@ func TestWatchSaysRefusedCredentialsOnce(t *testing.T) {
 	}
 	states = append(states, withSources(healthy(), model.Live, "", nil))
 	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, states...)
-	if n := strings.Count(out, "connection: reconnecting: "+refused+"\n"); n != 1 || strings.Contains(out, " watch ") {
+	if n := strings.Count(out, "connection: reconnecting: "+refused+" (fix: "+model.CredentialsFix+")\n"); n != 1 || strings.Contains(out, " watch ") {
 		t.Errorf("want one connection line saying the credentials are refused, and no kind's own, got %d:\n%s", n, out)
 	}
 	if !strings.Contains(out, "connection: live\n") || strings.LastIndex(out, "connection: live\n") < strings.Index(out, "connection: reconnecting") {
 		t.Errorf("no line when the credentials worked again:\n%s", out)
+	}
+}
+
+// Lost to a frozen API server, then refused by it once it answered (the
+// ServiceAccount deleted meanwhile): the connection stays reconnecting, and
+// the plain watch said only the timeout, for as long as the refusal lasted.
+// The refusal is said once, with its fix.
+func TestWatchSaysCredentialsRefusedWhileReconnecting(t *testing.T) {
+	timeout := "10.0.0.5:6443: net/http: TLS handshake timeout"
+	refused := model.CredentialsRefused + ": Unauthorized"
+	states := []*model.ClusterState{
+		withSources(etcdRollout(2), model.Live, "", nil),
+		withSources(etcdRollout(2), model.Reconnecting, timeout, nil),
+		withSources(etcdRollout(2), model.Reconnecting, refused, nil),
+		withSources(etcdRollout(2), model.Reconnecting, refused, nil),
+		withSources(etcdRollout(2), model.Reconnecting, refused, nil),
+		withSources(healthy(), model.Live, "", nil),
+	}
+	_, out, _ := runWatch(t, context.Background(), WatchOptions{ExitOnDone: true}, states...)
+	if !strings.Contains(out, "connection: reconnecting: "+timeout+"\n") {
+		t.Errorf("the lost connection is not said:\n%s", out)
+	}
+	if n := strings.Count(out, "connection: reconnecting: "+refused+" (fix: "+model.CredentialsFix+")\n"); n != 1 {
+		t.Errorf("want the refusal said once with its fix, got %d:\n%s", n, out)
 	}
 }
 

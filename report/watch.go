@@ -160,6 +160,9 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		outcome  = Running
 		reported = Running
 		lastConn model.ConnectionState
+		// lastConnErr is the connection's error last said while the
+		// Cluster was not yet seen: a refusal (401) is said once.
+		lastConnErr string
 		// clusterForbidden is the refusal of the EKS-A Cluster's watch
 		// last said while the Cluster was not yet seen.
 		clusterForbidden string
@@ -362,13 +365,9 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 			if !clusterSynced(s) {
 				// Until the EKS-A Cluster is seen, phases would describe
 				// an empty cluster: say how the connection goes, no more.
-				if s != nil && s.Connection != lastConn {
-					lastConn = s.Connection
-					text := string(s.Connection)
-					if s.ConnectionErr != "" {
-						text += ": " + s.ConnectionErr
-					}
-					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: text}}); err != nil {
+				if s != nil && (s.Connection != lastConn || refused(s.ConnectionErr) && !refused(lastConnErr)) {
+					lastConn, lastConnErr = s.Connection, s.ConnectionErr
+					if err := emit([]Line{{At: clk.Now(), Subject: "connection", Text: ConnectionText(s)}}); err != nil {
 						return result(), err
 					}
 				}

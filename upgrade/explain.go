@@ -26,7 +26,7 @@ func ExplainAPIError(err error) error {
 		// replaces; other text it sent is kept.
 		msg := strings.TrimSuffix(strings.TrimSuffix(err.Error(), "Unauthorized"), ": ")
 		return WithFix(err, msg+": "+model.CredentialsRefused+": an expired or revoked token or certificate",
-			"refresh the credentials (the cluster's admin kubeconfig, or your token provider) or choose others with --kubeconfig, --context or --user")
+			model.CredentialsFix)
 	case apierrors.IsForbidden(err):
 		return WithFix(err, err.Error(), "the identity the API server names lacks that right: ask a cluster admin to grant it (a Role or ClusterRole bound to it), or run as one that has it (--kubeconfig, --context, --user, --as)")
 	}

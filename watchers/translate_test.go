@@ -552,6 +552,35 @@ func TestConnectionMessageSaysCredentialsRefused(t *testing.T) {
 	}
 }
 
+// Behind an API server that froze and came back refusing the credentials (a
+// ServiceAccount deleted meanwhile), the sources that retried first got the
+// 401 while the first still held its timeout: the snapshot said the
+// timeout, and the plain watch never said the credentials were refused.
+func TestConnectionErrorSaysRefusedCredentialsBeforeATimeout(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, ClusterName: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insts, sources := w.plan(map[schema.GroupVersionResource]bool{
+		{Group: capiGroup, Version: "v1beta2", Resource: "machines"}:           true,
+		{Group: capiGroup, Version: "v1beta2", Resource: "machinedeployments"}: true,
+	})
+	w.insts, w.sources = insts, sources
+	if len(w.insts) < 2 {
+		t.Fatalf("%d sources, want two or more", len(w.insts))
+	}
+	ctx := context.Background()
+	w.insts[0].observe(ctx, "list", &url.Error{Op: "Get", URL: "https://127.0.0.1:1/apis", Err: errors.New("net/http: TLS handshake timeout")})
+	w.insts[1].observe(ctx, "list", apierrors.NewUnauthorized("Unauthorized"))
+	w.mu.Lock()
+	w.setConnLocked()
+	got := w.snapshotLocked().ConnectionErr
+	w.mu.Unlock()
+	if !strings.HasPrefix(got, model.CredentialsRefused) {
+		t.Errorf("connection error %q, want the refused credentials", got)
+	}
+}
+
 // Events are read per namespace, one informer each. Denied in both, the
 // source named the first alone, and its fix granted one Role: the other
 // namespace's events stayed denied with nothing saying so.

@@ -25,6 +25,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -431,17 +432,27 @@ func (w *Watcher) setConnLocked() {
 }
 
 // connectionErrLocked is why the connection is not live: discovery's error,
-// else the first failing source's.
+// else a failing source's refused credentials, else the first failing
+// source's error. A refusal comes first: behind a server that timed out, the
+// sources that retried first got the 401 while the first one still held its
+// timeout, and the snapshot said the timeout, not what no wait mends.
 func (w *Watcher) connectionErrLocked() string {
 	if w.discovery != nil {
 		return connectionMessage(w.discovery)
 	}
+	first := ""
 	for _, in := range w.insts {
-		if in.failing && in.status.Err != "" {
+		if !in.failing || in.status.Err == "" {
+			continue
+		}
+		if strings.HasPrefix(in.status.Err, model.CredentialsRefused) {
 			return in.status.Err
 		}
+		if first == "" {
+			first = in.status.Err
+		}
 	}
-	return ""
+	return first
 }
 
 func (w *Watcher) discovered() bool { return len(w.insts) > 0 || len(w.sources) > 0 }
