@@ -1117,3 +1117,19 @@ func TestPauseNeverCutsItsCommand(t *testing.T) {
 		t.Errorf("at 80x24 the command is not whole:\n%s", out)
 	}
 }
+
+// Machines forbidden, the Nodes pane's title said "7 machines so far" above
+// "forbidden: list machines…", as if the list were still loading.
+func TestNodesTitleSaysNoCountWhileForbidden(t *testing.T) {
+	s := noMachines(fixtureMidEtcd)()
+	if s.Nodes.Len() == 0 {
+		t.Fatal("the fixture lists no Node: the pane has no row to count")
+	}
+	d := newTestDashboard(t, s, themes.Mono, 150, 40)
+	if title := segsText(d.nodes.title); strings.Contains(title, "so far") {
+		t.Errorf("nodes title %q while machines are forbidden", title)
+	}
+	if out := screenOf(d); !strings.Contains(out, "forbidden: list machines.cluster.x-k8s.io") {
+		t.Errorf("the pane does not say machines are forbidden:\n%s", out)
+	}
+}

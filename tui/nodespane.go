@@ -181,8 +181,10 @@ func (p *nodesPane) regroup() {
 	}
 	if p.avail.msg != "" {
 		// Still listing: say how far it got rather than counts that lie.
+		// Forbidden, it is not listing: "7 machines so far" above
+		// "forbidden: list machines…" read as a list still loading.
 		p.title = nil
-		if len(p.all) > 0 {
+		if len(p.all) > 0 && p.avail.r == rMuted {
 			p.title = []seg{{strconv.Itoa(len(p.all)) + " machines so far", rMuted}}
 		}
 		p.cursor = 0
