@@ -717,7 +717,42 @@ func (d *Dashboard) shownCommands() ([]string, bool) {
 	if d.filtering || d.quitPrompt() {
 		return nil, false
 	}
-	return d.statusCommands(d.plan.stallShown), true
+	return d.paneCommands(d.statusCommands(d.plan.stallShown)), true
+}
+
+// paneCommands appends to cmds the commands of the panes' access fixes
+// (`kubectl auth can-i …`, which checks the grant): at 150 columns a pane
+// cut the fix before its command, and the command, with the connection
+// flags, runs past 80. Zoomed, only the zoomed pane's.
+func (d *Dashboard) paneCommands(cmds []string) []string {
+	panes := []paneID{paneCluster, paneEtcd, paneControlPlane, paneNodes, paneEvents}
+	if d.zoom {
+		panes = []paneID{d.focus}
+	}
+	for _, id := range panes {
+		switch id {
+		case paneNodes:
+			cmds = addCommandsOf(cmds, d.nodes.avail.msg)
+		case paneEtcd:
+			cmds = addCommandsOf(cmds, d.etcd.avail.msg)
+			// Its members' Machines denied, the pane says so on a line
+			// of its own.
+			for _, ln := range d.etcd.lines {
+				for _, s := range ln.segs {
+					if s.r == rSevError {
+						cmds = addCommandsOf(cmds, s.text)
+					}
+				}
+			}
+		case paneCluster:
+			cmds = addCommandsOf(cmds, d.cluster.avail.msg)
+		case paneControlPlane:
+			cmds = addCommandsOf(cmds, d.cp.avail.msg)
+		case paneEvents:
+			cmds = addCommandsOf(cmds, d.events.avail.msg)
+		}
+	}
+	return cmds
 }
 
 // statusCommands are the commands of the first n status lines: those the

@@ -1133,3 +1133,34 @@ func TestNodesTitleSaysNoCountWhileForbidden(t *testing.T) {
 		t.Errorf("the pane does not say machines are forbidden:\n%s", out)
 	}
 }
+
+// The access fix ran to some 300 columns on one row: zoomed at 150 the
+// pane cut it at "resources: [machines], …", its verbs and the `kubectl
+// auth can-i` that checks it unseen. It is wrapped in the pane, and y
+// copies the command, whole with the connection flags.
+func TestNodesPaneAccessFixIsReadableAndCopied(t *testing.T) {
+	s := noMachines(fixtureMidEtcd)()
+	s.Conn = model.ConnFlags{{Name: "kubeconfig", Value: "/home/ops/.kube/mgmt-admin.kubeconfig"}, {Name: "context", Value: "admin@mgmt"}}
+	fix := model.GrantFor("list machines.cluster.x-k8s.io in eksa-system", s.Conn)
+	check := backquoted(fix)
+	if len(check) != 1 {
+		t.Fatalf("the fix %q quotes %d commands, want 1", fix, len(check))
+	}
+	for _, w := range []int{80, 150} {
+		d := newTestDashboard(t, s, themes.Mono, w, 40)
+		d.focus = paneNodes
+		d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		if !d.Zoomed() {
+			t.Fatal("enter did not zoom the nodes pane")
+		}
+		flat := strings.Join(strings.Fields(screenOf(d)), " ")
+		for _, want := range []string{"verbs: [list, watch]", strings.Join(strings.Fields(check[0]), " ")} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%d columns, zoomed: the pane lacks %q:\n%s", w, want, screenOf(d))
+			}
+		}
+		if cmds, _ := d.shownCommands(); !slices.Contains(cmds, check[0]) {
+			t.Errorf("%d columns: y copies %q, want %q among them", w, cmds, check[0])
+		}
+	}
+}

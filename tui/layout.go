@@ -92,7 +92,7 @@ func (d *Dashboard) relayout() {
 	d.layoutStalls(&p, w, budget, limit)
 	// Laid out before the help, which lists y only while a status line
 	// shown names a command.
-	d.keys.Copy.SetEnabled(len(d.statusCommands(p.stallShown)) > 0)
+	d.keys.Copy.SetEnabled(len(d.paneCommands(d.statusCommands(p.stallShown))) > 0)
 	d.refreshHelp()
 	p.helpLines = strings.Count(d.helpOut, "\n") + 1
 	if d.filtering {

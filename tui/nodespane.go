@@ -400,11 +400,7 @@ func (p *nodesPane) view(st *styles, w, h int, focused bool, now time.Time) stri
 	}
 	b.WriteByte('\n')
 	if p.avail.msg != "" {
-		st.paintSegs(&b, []seg{{" ", rText}, {p.avail.msg, p.avail.r}}, w)
-		for i := 2; i < h; i++ {
-			b.WriteByte('\n')
-			b.WriteString(spaces(w))
-		}
+		paintAvail(&b, st, p.avail, w, h-1)
 		return p.cache.put(k, b.String())
 	}
 	l := layoutNodeColumns(w)

@@ -61,6 +61,31 @@ func sourceAvailability(s *model.ClusterState, kinds ...model.Kind) availability
 	return availability{}
 }
 
+// paintAvail draws an availability's message on the pane's n body rows,
+// wrapped to its width w, the last row cut with "…" when more remain, and
+// blank rows after it. An access fix (the RBAC rule and the `kubectl auth
+// can-i` that checks it) runs to some 300 columns: on one row it was cut
+// before its verbs and its command, the pane zoomed at 150 columns.
+func paintAvail(b *strings.Builder, st *styles, av availability, w, n int) {
+	rows := wrapWords(av.msg, max(w-1, 1))
+	if len(rows) > n {
+		rows = rows[:n]
+		if n > 0 {
+			rows[n-1] = truncate(rows[n-1]+" …", max(w-1, 1))
+		}
+	}
+	for i := range n {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i < len(rows) {
+			st.paintSegs(b, []seg{{" ", rText}, {rows[i], av.r}}, w)
+		} else {
+			b.WriteString(spaces(w))
+		}
+	}
+}
+
 // line is one body line of a text pane: segments on the left and, right
 // aligned, how long ago something happened.
 type line struct {
@@ -395,16 +420,13 @@ func (p *textPane) view(st *styles, w, h int, focused bool, now time.Time) strin
 		below = max(len(p.rows)-p.offset-body, 0)
 	}
 	writeTitle(&b, st, p.id, p.title, w, focused, p.offset, below)
+	if p.avail.msg != "" && body > 0 {
+		b.WriteByte('\n')
+		paintAvail(&b, st, p.avail, w, body)
+		return p.cache.put(k, b.String())
+	}
 	for i := 0; i < body; i++ {
 		b.WriteByte('\n')
-		if p.avail.msg != "" {
-			if i == 0 {
-				st.paintSegs(&b, []seg{{" ", rText}, {p.avail.msg, p.avail.r}}, w)
-			} else {
-				b.WriteString(spaces(w))
-			}
-			continue
-		}
 		j := p.offset + i
 		if j >= len(p.rows) {
 			b.WriteString(spaces(w))
