@@ -135,6 +135,9 @@ type instance struct {
 	// (or of credentials the API server accepts);
 	// contacted once one succeeded.
 	failing, contacted bool
+	// revoked is set while status.Forbidden is the access re-check's
+	// (recheck), not a refused list or watch: the re-check clears it.
+	revoked bool
 
 	// date is the API server's Date of the Lease informer's last
 	// response; nil for other kinds.
@@ -286,8 +289,51 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 			case <-t.C:
 			}
 		}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer w.contain("the access re-check of", in.spec)
+			in.recheck(ictx, w.clients.cs)
+		}()
 		in.run(ictx, w.clients.dyn, w.clients.typed, w.clients.lean)
 	}()
+}
+
+// recheck asks about a watched kind's access every accessRecheck too: an
+// open watch outlives the RoleBinding that allowed it, and a right taken
+// away mid-session went unsaid until the watch's next relist, minutes
+// later, the pane showing its rows with no notice. Denied, the source is
+// forbidden as a refused list makes it; allowed again, the mark goes. A
+// review that fails (a lost connection) changes nothing.
+func (in *instance) recheck(ctx context.Context, cs kubernetes.Interface) {
+	t := time.NewTicker(accessRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		denied, err := in.reviewAccess(ctx, cs)
+		if err != nil || ctx.Err() != nil {
+			continue
+		}
+		w := in.w
+		w.mu.Lock()
+		changed := false
+		switch {
+		case denied != "" && in.status.Forbidden == "":
+			in.status.Forbidden, in.revoked, changed = denied, true, true
+		case denied == "" && in.revoked:
+			in.revoked = false
+			changed = in.status.Forbidden != ""
+			in.status.Forbidden = ""
+		}
+		w.mu.Unlock()
+		if changed {
+			w.changed()
+		}
+	}
 }
 
 // plan decides what to watch from what the API server serves: for each kind
@@ -379,6 +425,12 @@ func discover(dc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]
 // or watch whose field selector is metadata.name=<name> as a request for that
 // object, so a Role that grants only it (resourceNames) is enough.
 func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) string {
+	denied, _ := in.reviewAccess(ctx, cs)
+	return denied
+}
+
+// reviewAccess is checkAccess with the failed review's error.
+func (in *instance) reviewAccess(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	name := ""
 	if sel, err := fields.ParseSelector(in.fieldSel); err == nil {
 		name, _ = sel.RequiresExactMatch("metadata.name")
@@ -393,13 +445,13 @@ func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) st
 		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			klog.V(2).InfoS("access review failed", "resource", in.spec.qualified(), "verb", verb, "err", err)
-			return ""
+			return "", err
 		}
 		if !res.Status.Allowed {
-			return verb + " " + in.spec.qualified() + " " + in.where()
+			return verb + " " + in.spec.qualified() + " " + in.where(), nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // run builds the informer (translating transform, handlers, error tracking)
