@@ -50,7 +50,7 @@ func translateCRD(u map[string]any) *crdInfo {
 
 func (w *Watcher) launchCRDWatch(ctx context.Context) {
 	probe := &instance{w: w, spec: &kindSpec{group: crdGVR.Group, resource: crdGVR.Resource, clusterScoped: true}, version: crdGVR.Version}
-	if denied := probe.checkAccess(ctx, w.clients.cs); denied != "" {
+	if denied, _ := probe.checkAccess(ctx, w.clients.cs); denied != "" {
 		klog.V(2).InfoS("not following CRDs: kinds installed later need a restart", "missing", denied)
 		return
 	}

@@ -270,8 +270,14 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 		// pane names the missing permission, and a RoleBinding granted
 		// meanwhile started nothing until the console was restarted.
 		for {
-			denied := in.checkAccess(ictx, w.clients.cs)
+			denied, err := in.checkAccess(ictx, w.clients.cs)
 			w.mu.Lock()
+			if err != nil && in.status.Forbidden != "" {
+				// A review that failed (the API server lost) is no
+				// grant: the informer it started met the same denial
+				// once the server was back.
+				denied = in.status.Forbidden
+			}
 			changed := in.status.Forbidden != denied
 			in.status.Forbidden = denied
 			w.mu.Unlock()
@@ -314,7 +320,7 @@ func (in *instance) recheck(ctx context.Context, cs kubernetes.Interface) {
 			return
 		case <-t.C:
 		}
-		denied, err := in.reviewAccess(ctx, cs)
+		denied, err := in.checkAccess(ctx, cs)
 		if err != nil || ctx.Err() != nil {
 			continue
 		}
@@ -418,19 +424,14 @@ func discover(dc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]
 
 // checkAccess asks the API server whether this user may list and watch the
 // kind, and returns the missing permission ("list machines.cluster.x-k8s.io
-// in eksa-system"), or "" when access is allowed. A failed review is not a
-// denial: the informer will report what really happens.
+// in eksa-system"), or "" when access is allowed. A failed review (its
+// error returned) is not a denial: at start the informer will report what
+// really happens.
 //
 // A watch by name is asked about that name: the API server authorizes a list
 // or watch whose field selector is metadata.name=<name> as a request for that
 // object, so a Role that grants only it (resourceNames) is enough.
-func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) string {
-	denied, _ := in.reviewAccess(ctx, cs)
-	return denied
-}
-
-// reviewAccess is checkAccess with the failed review's error.
-func (in *instance) reviewAccess(ctx context.Context, cs kubernetes.Interface) (string, error) {
+func (in *instance) checkAccess(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	name := ""
 	if sel, err := fields.ParseSelector(in.fieldSel); err == nil {
 		name, _ = sel.RequiresExactMatch("metadata.name")
@@ -567,6 +568,10 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		in.status.Err = ""
 		in.status.Forbidden = ""
 	case apierrors.IsForbidden(err):
+		// A refusal is an answer: the API server is reached. Left
+		// failing from a call cut by an outage, a kind the identity may
+		// not read held the connection at reconnecting for good.
+		in.failing, in.contacted = false, true
 		in.status.Forbidden = verb + " " + in.spec.qualified() + " " + in.where()
 		in.status.Err = model.Printable(err.Error())
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
