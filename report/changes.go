@@ -170,6 +170,12 @@ func (d *differ) sources(prev, cur *model.ClusterState) {
 			}
 			d.add("access", "forbidden: %s (%s)", c.Forbidden, shown)
 		}
+		if c.Forbidden == "" && p.Forbidden != "" && c.Installed {
+			// Refused a while (an API server restarting answers 403
+			// until it has loaded RBAC, a RoleBinding granted late):
+			// unsaid, the forbidden line stood for the rest of the log.
+			d.add("access", "restored: %s", p.Forbidden)
+		}
 		// While the connection is lost every kind's watch fails, each
 		// with its own URL, again at each retry: dozens of lines that
 		// the connection line says once. On a live connection an error

@@ -895,3 +895,33 @@ func TestWorkersPhaseLineNamesWhatItCounts(t *testing.T) {
 		})
 	}
 }
+
+// An API server restarting refuses every request (403) until it has loaded
+// RBAC: a user who may read everything got "access: forbidden: watch leases
+// …", and nothing said it was over once the watch worked again.
+func TestAccessRestoredIsSaid(t *testing.T) {
+	synced := model.SourceStatus{Installed: true, Version: "v1", Synced: true}
+	denied := synced
+	denied.Forbidden = "watch leases.coordination.k8s.io in eksa-system"
+	s1 := healthyWith(2)
+	s1.Sources = map[model.Kind]model.SourceStatus{model.KindLease: synced}
+	s2 := *s1
+	s2.Sources = map[model.Kind]model.SourceStatus{model.KindLease: denied}
+	s3 := s2
+	s3.Sources = map[model.Kind]model.SourceStatus{model.KindLease: synced}
+	out := texts(Changes(s1, &s2, derive(s1), derive(&s2), t0)) + texts(Changes(&s2, &s3, derive(&s2), derive(&s3), t0))
+	for _, want := range []string{
+		"Z access: forbidden: watch leases.coordination.k8s.io in eksa-system (the upgrade lock is not shown",
+		"Z access: restored: watch leases.coordination.k8s.io in eksa-system\n",
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("want %q once:\n%s", want, out)
+		}
+	}
+	// An uninstalled kind's refusal is not restored access.
+	s4 := s2
+	s4.Sources = map[model.Kind]model.SourceStatus{model.KindLease: {Installed: false, Synced: true}}
+	if out := texts(Changes(&s2, &s4, derive(&s2), derive(&s4), t0)); strings.Contains(out, "restored") {
+		t.Errorf("a kind uninstalled reads as restored access:\n%s", out)
+	}
+}

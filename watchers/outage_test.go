@@ -3,13 +3,17 @@ package watchers
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/upgrade-console/upgrade-console/demo/controlplane/cptest"
@@ -135,5 +139,71 @@ func TestForbiddenKindStaysDeniedThroughAnOutage(t *testing.T) {
 	case f := <-said:
 		t.Errorf("machines forbidden %q through the outage, was %q", f, denied)
 	case <-time.After(time.Second):
+	}
+}
+
+// refuse403 answers the requests for a resource with a 403, as an API
+// server that has not loaded RBAC yet after a restart does.
+func refuse403(refuse *atomic.Bool, resource string) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if !refuse.Load() || !strings.HasSuffix(r.URL.Path, "/"+resource) {
+				return rt.RoundTrip(r)
+			}
+			body := `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
+				`"message":"` + resource + ` is forbidden: User \"x\" cannot list resource \"` + resource + `\" (test)"}`
+			return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"Content-Type": []string{"application/json"}},
+				Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+		})
+	}
+}
+
+// Refused for a while, then let through: the source said forbidden until
+// the console was restarted (plain: no line said it was over), with the API
+// server's text beside it as the kind's error, which a plain watch printed
+// as one more "watch Lease: … is forbidden" line at every reconnection.
+func TestRefusalWithdrawnWhenTheWatchWorksAgain(t *testing.T) {
+	cfg := env.Config
+	ns := cptest.Namespace(t, cfg)
+	create(t, cptest.Dynamic(t, cfg), gvrEKSACluster, eksaCluster(ns))
+	createLease(t, cfg, lease(ns, model.LockName(testCluster), "alice@laptop/1", time.Now(), time.Now()))
+
+	var refuse atomic.Bool
+	refuse.Store(true)
+	rcfg := rest.CopyConfig(cfg)
+	rcfg.WrapTransport = refuse403(&refuse, "leases")
+	w := run(t, rcfg, ns)
+	s := waitState(t, w, "leases refused", func(s *model.ClusterState) bool {
+		return s.Source(model.KindLease).Forbidden != "" && s.Connection == model.Live
+	})
+	if src := s.Source(model.KindLease); src.Err != "" {
+		t.Errorf("a refusal is the kind's error too: %q", src.Err)
+	}
+	refuse.Store(false)
+	s = waitState(t, w, "leases watched", func(s *model.ClusterState) bool {
+		return s.Source(model.KindLease).Forbidden == "" && s.Lock != nil
+	})
+	if src := s.Source(model.KindLease); src.Err != "" || !src.Synced {
+		t.Errorf("lease source after the refusal: %+v", src)
+	}
+}
+
+// A kind refused is said once: the reflector's list and watch are refused
+// in turn, and each verb in turn was a new "access: forbidden" block.
+func TestRefusalSaidOnceWhateverTheVerb(t *testing.T) {
+	w, err := New(Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, ClusterName: testCluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := w.instancesOf(&kindSpecs[slices.IndexFunc(kindSpecs, func(k kindSpec) bool { return k.kind == model.KindMachine })], "v1beta2")[0]
+	w.insts = []*instance{in}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: capiGroup, Resource: "machines"}, "", errors.New("test"))
+	ctx := context.Background()
+	in.observe(ctx, "list", forbidden)
+	first := in.status.Forbidden
+	in.observe(ctx, "list", forbidden)
+	in.observe(ctx, "watch", forbidden)
+	if in.status.Forbidden != first || in.status.Err != "" {
+		t.Errorf("after list, list, watch refused: forbidden %q (first %q), err %q", in.status.Forbidden, first, in.status.Err)
 	}
 }

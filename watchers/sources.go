@@ -572,8 +572,15 @@ func (in *instance) observe(ctx context.Context, verb string, err error) {
 		// failing from a call cut by an outage, a kind the identity may
 		// not read held the connection at reconnecting for good.
 		in.failing, in.contacted = false, true
-		in.status.Forbidden = verb + " " + in.spec.qualified() + " " + in.where()
-		in.status.Err = model.Printable(err.Error())
+		// Said once: the reflector's list and watch are refused in
+		// turn, and each new verb was a new "access: forbidden" block
+		// on every retry. The API server's text (client-go's log has
+		// it) repeats the permission as "watch Machine: … is
+		// forbidden: User … cannot watch …" lines.
+		if in.status.Forbidden == "" {
+			in.status.Forbidden = verb + " " + in.spec.qualified() + " " + in.where()
+		}
+		in.status.Err = ""
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
 		// The watch fell behind the API server's history: the reflector
 		// relists. Routine, not a connection problem.
