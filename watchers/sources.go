@@ -135,9 +135,6 @@ type instance struct {
 	// (or of credentials the API server accepts);
 	// contacted once one succeeded.
 	failing, contacted bool
-	// revoked is set while status.Forbidden is the access re-check's
-	// (recheck), not a refused list or watch: the re-check clears it.
-	revoked bool
 
 	// date is the API server's Date of the Lease informer's last
 	// response; nil for other kinds.
@@ -295,51 +292,8 @@ func (w *Watcher) launch(ctx context.Context, in *instance) {
 			case <-t.C:
 			}
 		}
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			defer w.contain("the access re-check of", in.spec)
-			in.recheck(ictx, w.clients.cs)
-		}()
 		in.run(ictx, w.clients.dyn, w.clients.typed, w.clients.lean)
 	}()
-}
-
-// recheck asks about a watched kind's access every accessRecheck too: an
-// open watch outlives the RoleBinding that allowed it, and a right taken
-// away mid-session went unsaid until the watch's next relist, minutes
-// later, the pane showing its rows with no notice. Denied, the source is
-// forbidden as a refused list makes it; allowed again, the mark goes. A
-// review that fails (a lost connection) changes nothing.
-func (in *instance) recheck(ctx context.Context, cs kubernetes.Interface) {
-	t := time.NewTicker(accessRecheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		denied, err := in.checkAccess(ctx, cs)
-		if err != nil || ctx.Err() != nil {
-			continue
-		}
-		w := in.w
-		w.mu.Lock()
-		changed := false
-		switch {
-		case denied != "" && in.status.Forbidden == "":
-			in.status.Forbidden, in.revoked, changed = denied, true, true
-		case denied == "" && in.revoked:
-			in.revoked = false
-			changed = in.status.Forbidden != ""
-			in.status.Forbidden = ""
-		}
-		w.mu.Unlock()
-		if changed {
-			w.changed()
-		}
-	}
 }
 
 // plan decides what to watch from what the API server serves: for each kind
