@@ -152,12 +152,20 @@ func TestRecoveryFlagsOutOfRange(t *testing.T) {
 // restore`: it exited 3, refused, as a cluster that does not allow the
 // rollback.
 func TestEtcdRollbackMissingSnapshotIsBadInput(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
 	w := startDemo(t, scenario.Rolling)
 	const name = "upgrade-console-snapshot-mgmt-20200101-000000"
-	out, errOut, code := runCaptured(t, "etcd", "rollback", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--snapshot", name, "--yes")
+	out, errOut, code := runCapturedIn(t, state, "etcd", "rollback", "--kubeconfig", w.KubeconfigPath, "--cluster", w.ClusterName, "--snapshot", name, "--yes")
 	want := "--snapshot: " + name + ": no such snapshot (ConfigMap eksa-system/" + name + ") (fix: give the snapshot the upgrade took; `upgrade-console snapshot list --cluster mgmt"
-	if code != ExitBadInput || !strings.Contains(errOut, want) || strings.Contains(out, "is not offered") {
-		t.Fatalf("exit %d, want %d saying\n%s\n%s\n%s", code, ExitBadInput, want, out, errOut)
+	if code != ExitBadInput || !strings.Contains(errOut, want) || strings.Contains(out, "is not offered") ||
+		!strings.Contains(out, "external-etcd") || !strings.Contains(out, "snapshot") {
+		t.Fatalf("exit %d, want %d saying\n%s\nwith the preconditions\n%s\n%s", code, ExitBadInput, want, out, errOut)
+	}
+	// The attempt is in the audit log, refused, as it was when it exited 3.
+	res, err := upgrade.ReadAudit(filepath.Join(state, "upgrade-console", upgrade.AuditFileName), upgrade.AuditFilter{})
+	if err != nil || len(res.Entries) != 1 || res.Entries[0].Action != "etcd-rollback" || res.Entries[0].Result != upgrade.AuditRefused ||
+		!strings.Contains(res.Entries[0].Message, "snapshot: "+name+": no such snapshot") {
+		t.Fatalf("audit log (%v): %+v, want one etcd-rollback refused entry naming %s", err, res, name)
 	}
 }

@@ -311,6 +311,13 @@ func refused(out io.Writer, err error) error {
 	if !errors.As(err, &r) {
 		return err
 	}
+	if r.Input != nil {
+		// The flag is at fault, not the cluster: bad input (exit 1), with
+		// the lines of what else holds as the refusal had them.
+		fmt.Fprintf(out, "%s was not run for %s: %s names no snapshot of it to restore:\n", r.Action, r.Cluster, r.Input.Source)
+		writePreconditions(out, r.Preconditions)
+		return err
+	}
 	fmt.Fprintf(out, "%s is not offered for %s:\n", r.Action, r.Cluster)
 	writePreconditions(out, r.Preconditions)
 	return withCode(ExitPreflight, err)

@@ -186,6 +186,16 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 		return nil, err
 	}
 	snap, snapDetail := src.snap, src.detail
+	// A --snapshot at fault is bad input (exit 1), but it goes through the
+	// preconditions as a missing snapshot: the attempt is recorded as the
+	// refusal it was, with the lines that say what else holds.
+	var badSnapshot *model.InputError
+	if rec == nil && given == nil && o.Snapshot != "" {
+		if err := env.namedSnapshotBad(ctx, o.Snapshot, src); err != nil {
+			badSnapshot = err
+			snap, snapDetail = nil, err.Field+": "+err.Problem
+		}
+	}
 	var oldEtcd *upgrade.SnapshotObject
 	if snap != nil {
 		oldEtcd = snap.Object("EtcdadmCluster", env.etcdName())
@@ -215,7 +225,7 @@ func PlanEtcdRollback(ctx context.Context, env *Env, o EtcdRollbackOptions) (*Pl
 	pre = append(pre, Precondition{Name: "snapshot", Description: "a pre-upgrade snapshot holds the previous etcd spec",
 		OK: oldEtcd != nil, Detail: snapDetail})
 	if oldEtcd == nil {
-		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Object: etcdRef, Preconditions: pre}
+		return nil, &RefusedError{Action: ActionEtcdRollback, Cluster: env.Cluster, Object: etcdRef, Preconditions: pre, Input: badSnapshot}
 	}
 
 	machines, err := env.etcdMachines(ctx)
@@ -1044,11 +1054,7 @@ func (e *Env) snapshotSource(ctx context.Context, o EtcdRollbackOptions, rec *ro
 		if given != nil {
 			return given.source(fileSourcePrefix+given.path, "snapshot file "+given.path, "file "+given.path), nil
 		}
-		src, err := e.loadSnapshot(ctx, o.Snapshot)
-		if o.Snapshot != "" {
-			return src, e.namedSnapshotBad(ctx, o.Snapshot, src, err)
-		}
-		return src, err
+		return e.loadSnapshot(ctx, o.Snapshot)
 	}
 	started := "the rollback recorded on " + clusterRef + " started from " + recordedSource(rec)
 	notThatSnapshot := func(source, problem string) error {
@@ -1199,10 +1205,7 @@ func (e *Env) readSnapshotFile(path, source string) (*fileSnapshot, error) {
 // restore --snapshot` has them. It was a refusal (exit 3), a precondition
 // of the cluster, for a name the operator mistyped. A ConfigMap the console
 // may not read stays a refusal: the flag is right, the identity is not.
-func (e *Env) namedSnapshotBad(ctx context.Context, name string, src snapshotSrc, err error) error {
-	if err != nil {
-		return err
-	}
+func (e *Env) namedSnapshotBad(ctx context.Context, name string, src snapshotSrc) *model.InputError {
 	list := "`upgrade-console snapshot list " + e.clusterFlags() + "` lists this cluster's, and leaving --snapshot out restores from the newest"
 	if src.snap != nil {
 		if src.snap.Cluster != e.Cluster || src.snap.ClusterNamespace != e.clusterNS() {

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -40,10 +41,29 @@ func TestEtcdRollbackNamedSnapshotNotThereIsBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := PlanEtcdRollback(w.ctx, w.env, EtcdRollbackOptions{Snapshot: c.snapshot})
 			var in *model.InputError
-			if !errors.As(err, &in) || errors.As(err, new(*RefusedError)) || in.Source != "--snapshot" || in.Field != c.snapshot ||
+			if !errors.As(err, &in) || in.Source != "--snapshot" || in.Field != c.snapshot ||
 				!strings.Contains(in.Problem, c.problem) || !strings.Contains(in.Fix, "`upgrade-console snapshot list --cluster "+w.cluster) {
 				t.Fatalf("err = %v, want bad input naming --snapshot %s: %s, with snapshot list in its fix", err, c.snapshot, c.problem)
 			}
+			// The attempt is still a refusal on the snapshot precondition,
+			// for the audit log to record it.
+			var r *RefusedError
+			if !errors.As(err, &r) || r.Input != in || len(r.Failed()) == 0 || r.Failed()[len(r.Failed())-1].Name != "snapshot" {
+				t.Fatalf("err = %#v, want a refusal on the snapshot precondition carrying the bad input", err)
+			}
+			rec := &memRecorder{}
+			if err := RecordRefusal(w.ctx, rec, err); err != nil || len(rec.entries) != 1 || rec.entries[0].Result != upgrade.AuditRefused ||
+				!strings.Contains(rec.entries[0].Message, "snapshot: "+c.snapshot+": "+c.problem) {
+				t.Fatalf("recorded %+v (%v), want one refused entry naming the snapshot", rec.entries, err)
+			}
 		})
 	}
+}
+
+// memRecorder keeps the entries recorded, in order.
+type memRecorder struct{ entries []upgrade.AuditEntry }
+
+func (m *memRecorder) Record(_ context.Context, e upgrade.AuditEntry) error {
+	m.entries = append(m.entries, e)
+	return nil
 }

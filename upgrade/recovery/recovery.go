@@ -27,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
 )
 
@@ -128,9 +129,25 @@ type RefusedError struct {
 	// namespace/name", so the audit log says what the refusal was about.
 	Object        string
 	Preconditions []Precondition
+	// Input, when set, is the operator's input the refusal comes from (a
+	// --snapshot naming no snapshot of the cluster): the command exits 1
+	// naming the flag and its fix, while the attempt is still recorded as
+	// a refusal with its preconditions, as before the input was checked.
+	Input *model.InputError
+}
+
+// Unwrap lets the exit code find the bad input.
+func (e *RefusedError) Unwrap() error {
+	if e.Input == nil {
+		return nil
+	}
+	return e.Input
 }
 
 func (e *RefusedError) Error() string {
+	if e.Input != nil {
+		return e.Input.Error()
+	}
 	var failed []string
 	for _, p := range e.Preconditions {
 		if !p.OK {
