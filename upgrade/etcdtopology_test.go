@@ -32,21 +32,12 @@ func planEdited(t *testing.T, w *world, edit func(spec map[string]any)) model.Ch
 	return r
 }
 
-// A file that leaves externalEtcdConfiguration out keeps the cluster's
-// external etcd while eks-a-cli co-owns it; where the console's field
-// manager alone owns it (an earlier apply took it over), server-side apply
-// removes it. The plan judged the file alone and passed, and apply wrote
-// the Cluster over to stacked etcd: only the dry run's diff showed it.
-func TestEtcdTopologyJudgedOnWhatTheApplyLeaves(t *testing.T) {
-	w := newWorld(t, scenario.Rolling)
+// ownAlone gives the console's field manager every field eks-a-cli owned
+// on the world's Cluster, as a forced apply of changed values does one
+// field at a time.
+func ownAlone(t *testing.T, w *world) {
+	t.Helper()
 	ctx := context.Background()
-	leaveOut := func(s map[string]any) { delete(s, "externalEtcdConfiguration") }
-	if r := planEdited(t, w, leaveOut); r.Status != model.CheckPass {
-		t.Fatalf("left out while eks-a-cli owns it: %+v", r)
-	}
-
-	// The console's manager takes every field eks-a-cli owned, as a
-	// forced apply of changed values does one field at a time.
 	clusters := w.client.Dynamic.Resource(GVREKSACluster).Namespace(w.ns)
 	c, err := clusters.Get(ctx, w.cfg.ClusterName, metav1.GetOptions{})
 	if err != nil {
@@ -62,6 +53,51 @@ func TestEtcdTopologyJudgedOnWhatTheApplyLeaves(t *testing.T) {
 	if _, err := clusters.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Every immutable field, not the etcd topology alone, is judged on what
+// the apply leaves: a file that leaves managementCluster or
+// clusterNetwork.pods out keeps the cluster's while eks-a-cli co-owns them,
+// and where the console's manager alone owns them server-side apply removes
+// them. The plan skipped every field the file left out and passed.
+func TestImmutableFieldsJudgedOnWhatTheApplyLeaves(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	leaveOut := func(s map[string]any) {
+		delete(s, "managementCluster")
+		delete(s["clusterNetwork"].(map[string]any), "pods")
+	}
+	if r := planEdited(t, w, leaveOut); r.Status != model.CheckPass {
+		t.Fatalf("left out while eks-a-cli owns them: %+v", r)
+	}
+	ownAlone(t, w)
+	r := planEdited(t, w, leaveOut)
+	for _, want := range []string{"spec.managementCluster.name mgmt → (none)", "spec.clusterNetwork.pods map[cidrBlocks:[192.168.0.0/16]] → (none)",
+		"edited.yaml leaves it out, and no field manager but " + ManagerName + " owns it on the Cluster"} {
+		if r.Status != model.CheckFail || !strings.Contains(r.Message, want) {
+			t.Errorf("left out, the console's alone: %+v\nwant a failure saying %q", r, want)
+		}
+	}
+	if !strings.Contains(r.Remediation, "keep these fields in edited.yaml as the cluster has them") {
+		t.Errorf("fix %q", r.Remediation)
+	}
+	if r := planEdited(t, w, func(map[string]any) {}); r.Status != model.CheckPass {
+		t.Errorf("the target spec, its fields kept: %+v", r)
+	}
+}
+
+// A file that leaves externalEtcdConfiguration out keeps the cluster's
+// external etcd while eks-a-cli co-owns it; where the console's field
+// manager alone owns it (an earlier apply took it over), server-side apply
+// removes it. The plan judged the file alone and passed, and apply wrote
+// the Cluster over to stacked etcd: only the dry run's diff showed it.
+func TestEtcdTopologyJudgedOnWhatTheApplyLeaves(t *testing.T) {
+	w := newWorld(t, scenario.Rolling)
+	leaveOut := func(s map[string]any) { delete(s, "externalEtcdConfiguration") }
+	if r := planEdited(t, w, leaveOut); r.Status != model.CheckPass {
+		t.Fatalf("left out while eks-a-cli owns it: %+v", r)
+	}
+
+	ownAlone(t, w)
 
 	r := planEdited(t, w, leaveOut)
 	for _, want := range []string{"spec.externalEtcdConfiguration (set) → (none)", "edited.yaml leaves it out"} {

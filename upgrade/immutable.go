@@ -21,7 +21,7 @@ const CheckImmutableFields = "immutable-fields"
 
 // immutableField is one of those fields: where it is in spec, and how its
 // value is read (read nil: as it is). The etcd topology is judged apart
-// (etcdTopology), on what the apply leaves.
+// (etcdTopology), for its own wording and fix.
 type immutableField struct {
 	path []string
 	read func(spec map[string]any) (any, bool)
@@ -54,30 +54,47 @@ func cniPlugin(spec map[string]any) (any, bool) {
 	return nil, false
 }
 
+// checkImmutable judges every field on the file, as it is written, and on
+// the server-side dry run's result where there is one: a file that leaves
+// a field out keeps the cluster's only while another field manager owns
+// it, and where the console's own does alone (an earlier apply took
+// eks-a-cli's ownership with --force-conflicts), server-side apply removes
+// it. The file is still read for what it sets: a result may keep another
+// manager's value beside the file's (cniConfig with cilium and kindnetd),
+// which reads as the plugin kept. Without a result (the dry run refused the
+// Cluster, or could not be asked) a field the file leaves out keeps the
+// cluster's, and so does a null mapping (it keeps another manager's fields
+// or the API server refuses it: schemaWalker.value).
 func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 	if in.Current == nil || in.Current.Cluster == nil || in.Target == nil || in.Target.Spec == nil || in.Target.Spec.Cluster == nil {
 		return pass("not asked (no cluster)")
 	}
 	live, _, _ := unstructured.NestedMap(in.Current.Cluster.Object, "spec")
 	file, _, _ := unstructured.NestedMap(in.Target.Spec.Cluster.Object, "spec")
+	before, after, judged := live, file, false
+	if d := in.Target.SpecDryRun; d != nil && d.clusterResult != nil {
+		before, _, _ = unstructured.NestedMap(d.clusterLive.Object, "spec")
+		after, _, _ = unstructured.NestedMap(d.clusterResult.Object, "spec")
+		judged = true
+	}
 	var changed []string
 	for _, f := range immutableFields {
-		now, has := valueAt(file, f)
-		if !has || now == nil {
-			// Left out of the file: server-side apply keeps what the
-			// cluster has (another manager's fields are not removed).
-			// A null mapping removes nothing either: it keeps another
-			// manager's fields or the API server refuses it
-			// (schemaWalker.value).
+		if c := fieldChange(live, file, f, ""); c != "" {
+			changed = append(changed, c)
 			continue
 		}
-		was, had := valueAt(live, f)
-		if had && reflect.DeepEqual(was, now) {
+		if !judged {
 			continue
 		}
-		changed = append(changed, fmt.Sprintf("spec.%s %s → %s (%s)", strings.Join(f.path, "."), short(was, had), short(now, has), f.why))
+		var why string
+		if v, ok := valueAt(file, f); !ok || v == nil {
+			why = fmt.Sprintf("; %s leaves it out, and no field manager but %s owns it on the Cluster, so server-side apply removes it", in.Target.Spec.Path, ManagerName)
+		}
+		if c := fieldChange(before, after, f, why); c != "" {
+			changed = append(changed, c)
+		}
 	}
-	etcd, etcdFix := etcdTopology(in, live, file)
+	etcd, etcdFix := etcdTopology(in, before, after, file, judged)
 	if len(changed) == 0 && etcd == "" {
 		return pass("no field that EKS-A keeps for the cluster's life changes")
 	}
@@ -100,25 +117,12 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 const etcdEKSARule = `EKS-A's CLI refuses "adding or removing external etcd during upgrade is not supported" (pkg/validations/upgradevalidations/immutable_fields.go); its controller moves no running cluster between stacked and external etcd`
 
 // etcdTopology is the change between external and stacked etcd that the
-// apply makes, and its fix; "" when it makes none. It is judged on the
-// server-side dry run's result where there is one, not on the file: a
-// file that leaves externalEtcdConfiguration out keeps the cluster's only
-// while another field manager owns it, and where the console's own does
-// alone (an earlier apply took eks-a-cli's ownership with
-// --force-conflicts), server-side apply removes it. Without a result (the
-// dry run refused the Cluster, or could not be asked) the file is read,
-// where a field left out keeps the cluster's.
-func etcdTopology(in *Inputs, live, file map[string]any) (change, fix string) {
-	after, set := file, true
-	if _, set = file["externalEtcdConfiguration"]; !set {
-		after = nil
-	}
-	if d := in.Target.SpecDryRun; d != nil && d.clusterResult != nil {
-		live, _, _ = unstructured.NestedMap(d.clusterLive.Object, "spec")
-		after, _, _ = unstructured.NestedMap(d.clusterResult.Object, "spec")
-		set = true
-	}
-	if !set {
+// apply makes, and its fix; "" when it makes none. live and after are the
+// spec before and after the apply, as checkImmutable reads them (judged:
+// from the dry run's result; otherwise after is the file, where a field
+// left out keeps the cluster's).
+func etcdTopology(in *Inputs, live, after, file map[string]any, judged bool) (change, fix string) {
+	if _, set := after["externalEtcdConfiguration"]; !set && !judged {
 		return "", ""
 	}
 	was, _, _ := unstructured.NestedMap(live, "externalEtcdConfiguration")
@@ -158,6 +162,23 @@ func etcdYAML(etcd map[string]any) string {
 		parts = append(parts, "machineGroupRef: {"+strings.Join(r, ", ")+"}")
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// fieldChange is f's change from was to now, "" when there is none; a
+// field now has not (left out, or null) is no change, and removed says why
+// the apply would remove it instead.
+func fieldChange(was, now map[string]any, f immutableField, removed string) string {
+	after, has := valueAt(now, f)
+	has = has && after != nil
+	if !has && removed == "" {
+		return ""
+	}
+	before, had := valueAt(was, f)
+	had = had && before != nil
+	if had == has && (!had || reflect.DeepEqual(before, after)) {
+		return ""
+	}
+	return fmt.Sprintf("spec.%s %s → %s (%s%s)", strings.Join(f.path, "."), short(before, had), short(after, has), f.why, removed)
 }
 
 func valueAt(spec map[string]any, f immutableField) (any, bool) {
