@@ -83,10 +83,12 @@ func ParseSpec(source string, data []byte, defaultNamespace string) (*SpecFile, 
 // console's copies of the CRDs when zero.
 func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas Schemas) (*SpecFile, error) {
 	if schemas.byKind == nil {
+		conn := schemas.conn
 		var err error
 		if schemas, err = embeddedSchemas(); err != nil {
 			return nil, err
 		}
+		schemas.conn = conn
 	}
 	if defaultNamespace == "" {
 		defaultNamespace = "default"
@@ -203,7 +205,7 @@ func ParseSpecWith(source string, data []byte, defaultNamespace string, schemas 
 				Fix: `give MAJOR.MINOR, e.g. kubernetesVersion: "1.31" (EKS-A picks the patch release from its bundle)`}
 		}
 	}
-	if err := checkNodeGroups(source, spec.Cluster); err != nil {
+	if err := checkNodeGroups(source, spec.Cluster, schemas.conn); err != nil {
 		return nil, err
 	}
 	return spec, nil

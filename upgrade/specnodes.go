@@ -42,7 +42,7 @@ const eksaRefuses = " (EKS-A refuses it)"
 // etcd" would be applied as if it said nothing. A null count or list never
 // gets here: the schema check refuses it (schemaWalker.value), as the API
 // server does; a null mapping does.
-func checkNodeGroups(source string, cluster *unstructured.Unstructured) error {
+func checkNodeGroups(source string, cluster *unstructured.Unstructured, conn model.ConnFlags) error {
 	spec, _ := cluster.Object["spec"].(map[string]any)
 	if spec == nil {
 		return nil
@@ -67,17 +67,19 @@ func checkNodeGroups(source string, cluster *unstructured.Unstructured) error {
 			fmt.Sprintf("%d: the cluster needs a control plane node: control plane node count must be positive", n), cpFix)
 	}
 
-	// EKS-A's upgrade refuses a change of etcd topology: "adding or removing
-	// external etcd during upgrade is not supported" (aws/eks-anywhere
+	// A null is no value the Cluster takes here, whatever its etcd: EKS-A
+	// reads it as no external etcd, which on a cluster with external etcd
+	// is a change its upgrade refuses, "adding or removing external etcd
+	// during upgrade is not supported" (aws/eks-anywhere
 	// pkg/validations/upgradevalidations/immutable_fields.go,
-	// ValidateImmutableFields; the Cluster webhook's
-	// validateImmutableFieldsCluster refuses the adding alone). A null
-	// says removing, and server-side apply does not do it (above).
+	// ValidateImmutableFields), and server-side apply does not make it
+	// (above). The file is read before the cluster is, so the fix names
+	// both cases.
 	if v, set := spec["externalEtcdConfiguration"]; set && v == nil {
 		errs = append(errs, &model.InputError{Source: source, Field: at + "externalEtcdConfiguration",
-			Problem: "null: EKS-A reads it as no external etcd, and adding or removing external etcd during upgrade is not supported" + eksaRefuses +
-				"; nor does server-side apply remove it: the API server refuses the null, or keeps the etcd fields another field manager owns",
-			Fix: "leave externalEtcdConfiguration out to keep the cluster's etcd as it is, or write it as the cluster has it (count and machineGroupRef, as `kubectl get cluster " + cluster.GetName() + " -o yaml` shows them)"})
+			Problem: "null is not a value EKS-A takes here: the API server refuses it as not an object, or keeps the etcd fields another field manager owns, so it does not say \"no external etcd\"; and on a cluster with external etcd, EKS-A refuses removing it: adding or removing external etcd during upgrade is not supported" + eksaRefuses,
+			Fix: fmt.Sprintf("leave externalEtcdConfiguration out on a cluster with stacked etcd; on one with external etcd, write it as the cluster has it (count and machineGroupRef, as `kubectl%s get clusters.anywhere.eks.amazonaws.com %s -n %s -o yaml` shows them)",
+				conn, cluster.GetName(), cluster.GetNamespace())})
 	}
 
 	// validateEtcdReplicas, for an external etcd the file sets.

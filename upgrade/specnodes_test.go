@@ -36,7 +36,7 @@ func TestParseSpecRefusesWhatEKSAValidationRefuses(t *testing.T) {
 		{"a null control plane", "  controlPlaneConfiguration: null\n",
 			"Cluster mgmt: spec.controlPlaneConfiguration", "null: EKS-A reads it as a control plane of 0 nodes: control plane node count must be positive (EKS-A refuses it)"},
 		{"external etcd null", "  externalEtcdConfiguration: null\n",
-			"Cluster mgmt: spec.externalEtcdConfiguration", "null: EKS-A reads it as no external etcd, and adding or removing external etcd during upgrade is not supported (EKS-A refuses it); nor does server-side apply remove it"},
+			"Cluster mgmt: spec.externalEtcdConfiguration", "null is not a value EKS-A takes here"},
 		{"no worker group on vSphere", vsphereRef + "  workerNodeGroupConfigurations: []\n",
 			"Cluster mgmt: spec.workerNodeGroupConfigurations", "is empty: WorkerNodeGroupConfigs cannot be empty for VSphereDatacenterConfig"},
 		{"a negative worker count", "  workerNodeGroupConfigurations:\n  - {name: md-0, count: -2}\n",
@@ -105,6 +105,32 @@ func TestParseSpecAcceptsWhatEKSAValidationAccepts(t *testing.T) {
 	} {
 		if _, err := ParseSpec("x.yaml", []byte(nodesSpec(c.spec)), "default"); err != nil {
 			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// externalEtcdConfiguration: null is refused before the cluster is read,
+// so its problem and fix hold for a cluster with stacked etcd as for one
+// with external etcd: they said "adding or removing external etcd" alone,
+// with a fix to write count and machineGroupRef, which a stacked cluster
+// has none of, and a kubectl command that reached neither the Cluster kind
+// (`get cluster` is CAPI's) nor the console's cluster.
+func TestParseSpecExternalEtcdNullSaysBothTopologies(t *testing.T) {
+	conn := model.ConnFlags{{Name: "kubeconfig", Value: "/k/config"}}
+	_, err := ParseSpecWith("x.yaml", []byte(nodesSpec("  externalEtcdConfiguration: null\n")), "eksa", Schemas{}.WithConn(conn))
+	var ie *model.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("%v, want an InputError", err)
+	}
+	for _, want := range []string{"null is not a value EKS-A takes here", "on a cluster with external etcd, EKS-A refuses removing it"} {
+		if !strings.Contains(ie.Problem, want) {
+			t.Errorf("problem %q lacks %q", ie.Problem, want)
+		}
+	}
+	for _, want := range []string{"leave externalEtcdConfiguration out on a cluster with stacked etcd", "on one with external etcd, write it as the cluster has it",
+		"`kubectl --kubeconfig /k/config get clusters.anywhere.eks.amazonaws.com mgmt -n eksa -o yaml`"} {
+		if !strings.Contains(ie.Fix, want) {
+			t.Errorf("fix %q lacks %q", ie.Fix, want)
 		}
 	}
 }

@@ -55,6 +55,16 @@ type Schemas struct {
 	// kind (tried); nil offline.
 	read  func(schema.GroupKind)
 	tried map[schema.GroupKind]bool
+	// conn are the connection flags of the cluster the spec is for, for
+	// the kubectl commands a refusal of the file names (WithConn).
+	conn model.ConnFlags
+}
+
+// WithConn is s with the connection flags the fixes of a refused spec give
+// in their kubectl commands, so they reach the cluster the console did.
+func (s Schemas) WithConn(conn model.ConnFlags) Schemas {
+	s.conn = conn
+	return s
 }
 
 var embeddedSchemas = sync.OnceValues(func() (Schemas, error) {

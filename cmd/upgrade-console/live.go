@@ -140,7 +140,7 @@ func connectConfig(ctx context.Context, cfg *rest.Config, kubeContext string, co
 		scancel()
 		return nil, err
 	}
-	spec, err := upgrade.ReadSpecFileWith(l.file, ns, schemas)
+	spec, err := upgrade.ReadSpecFileWith(l.file, ns, schemas.WithConn(conn))
 	scancel()
 	if err != nil {
 		return nil, err
