@@ -83,7 +83,9 @@ Exit codes: 0 the upgrade may start, 1 bad input (a spec value the API server re
 included), 2 wrong command line, 3 a blocking preflight check failed (the plan is still
 printed; -o json and yaml say the same in mayStart and blocked), 5 interrupted (ctrl-c,
 SIGTERM, SIGHUP) before the API server answered (nothing is changed), 70 a bug of the
-console's own (a panic caught; the stack goes to the log file).`,
+console's own (a panic caught; the stack goes to the log file). Exit 0 speaks of the checks:
+with fields another manager owns (conflicts, needsForceConflicts in -o json), apply also
+needs --force-conflicts.`,
 		Example: `  # What moving a Kubernetes 1.30 cluster to the new release changes
   upgrade-console plan --from-bundles bundles-71.yaml --to-bundles bundles-86.yaml --kubernetes-version 1.30
 

@@ -56,6 +56,10 @@ type livePlanDoc struct {
 	planHeader
 	*upgrade.Plan
 	planVerdict
+	// NeedsForceConflicts: conflicts is not empty, so `apply --yes` without
+	// --force-conflicts is refused (exit 3) though mayStart is true, which
+	// speaks of the checks alone: a CI gate read mayStart and went on.
+	NeedsForceConflicts bool `json:"needsForceConflicts"`
 }
 
 // liveDoc gives the lists a script reads as [] when empty, where they were
@@ -70,5 +74,5 @@ func liveDoc(p *upgrade.Plan) livePlanDoc {
 	if q.Conflicts == nil && p.Target != nil && p.Target.SpecDryRun != nil {
 		q.Conflicts = []upgrade.FieldConflict{}
 	}
-	return livePlanDoc{planHeader{planAPIVersion, planKind}, &q, verdictOf(p.Preflight)}
+	return livePlanDoc{planHeader{planAPIVersion, planKind}, &q, verdictOf(p.Preflight), len(q.Conflicts) > 0}
 }

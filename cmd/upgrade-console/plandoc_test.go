@@ -32,11 +32,11 @@ func TestLivePlanDocument(t *testing.T) {
 		return m
 	}
 	m := doc(p)
-	want := []string{"apiVersion", "blocked", "cluster", "components", "conflicts", "currentSpec", "kind", "mayStart", "namespace", "preflight", "skipped", "versions"}
+	want := []string{"apiVersion", "blocked", "cluster", "components", "conflicts", "currentSpec", "kind", "mayStart", "namespace", "needsForceConflicts", "preflight", "skipped", "versions"}
 	if got := sortedKeys(m); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}
-	for k, v := range map[string]string{"apiVersion": `"upgrade-console/v1"`, "kind": `"Plan"`, "mayStart": "true", "blocked": "[]", "skipped": "[]", "conflicts": "[]"} {
+	for k, v := range map[string]string{"apiVersion": `"upgrade-console/v1"`, "kind": `"Plan"`, "mayStart": "true", "blocked": "[]", "skipped": "[]", "conflicts": "[]", "needsForceConflicts": "false"} {
 		if string(m[k]) != v {
 			t.Errorf("%s = %s, want %s", k, m[k], v)
 		}
@@ -47,6 +47,14 @@ func TestLivePlanDocument(t *testing.T) {
 	noDry.Target = &upgrade.Target{}
 	if got := string(doc(&noDry)["conflicts"]); got != "null" {
 		t.Errorf("conflicts without a dry run = %s, want null", got)
+	}
+
+	// Conflicts: the checks let it start, the apply needs --force-conflicts
+	// (exit 3 without); mayStart alone said it may go.
+	conflicting := *p
+	conflicting.Conflicts = []upgrade.FieldConflict{{Object: "Cluster default/mgmt", Field: ".spec.kubernetesVersion", Manager: "eks-a-cli"}}
+	if m := doc(&conflicting); string(m["mayStart"]) != "true" || string(m["needsForceConflicts"]) != "true" {
+		t.Errorf("with a conflict: mayStart %s, needsForceConflicts %s, want true, true", m["mayStart"], m["needsForceConflicts"])
 	}
 
 	blocked := *p
