@@ -375,6 +375,20 @@ func recoveryActions(t followTarget, holder upgrade.Holder, readOnly bool, nodeL
 // longest form first: the path, what is wrong and its fix while they fit,
 // then the fix every cause shares (another XDG_STATE_HOME), then less.
 func noAuditLog(err error) []string {
+	var sd *upgrade.StateDirError
+	if errors.As(err, &sd) {
+		// No state directory: no path to name, and the forms below read
+		// "audit log : <the whole error> (set XDG_STATE_HOME elsewhere)",
+		// longer than the first, so that R at 140-180 columns said only
+		// "no audit log".
+		return []string{
+			err.Error(),
+			"no audit log: no state directory: " + sd.Problem + " (set XDG_STATE_HOME or HOME)",
+			"no audit log: no state directory (set XDG_STATE_HOME or HOME)",
+			"no audit log: set XDG_STATE_HOME or HOME",
+			"no audit log",
+		}
+	}
 	var aw *upgrade.AuditWriteError
 	if !errors.As(err, &aw) {
 		// The directory could not be made: its message names the path

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -538,6 +539,40 @@ func TestRecoveryActionsSayWhyTheAuditLogRefused(t *testing.T) {
 	}
 	if _, _, why := recoveryActions(tg, upgrade.LocalHolder(), true, "", time.Minute); why != nil {
 		t.Errorf("read-only, a reason of its own: %q", why)
+	}
+}
+
+// With no state directory (HOME and XDG_STATE_HOME unset, as in a CI
+// container) the log has no path: the forms after the first read "audit
+// log : <the whole error with its fix> (set XDG_STATE_HOME elsewhere)",
+// longer than the first, so that R at 140-180 columns said only "no audit
+// log". Each form is shorter than the one before, and the short ones name
+// the cause and the fix.
+func TestRecoveryActionsSayNoStateDirectory(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	tg := followTarget{config: &rest.Config{Host: "https://127.0.0.1:1"}, cluster: "mgmt", namespace: "default", context: "test"}
+	actions, _, why := recoveryActions(tg, upgrade.LocalHolder(), false, "", time.Minute)
+	if len(actions) != 0 || len(why) == 0 {
+		t.Fatalf("%d recovery actions, reasons %q", len(actions), why)
+	}
+	for i := 1; i < len(why); i++ {
+		if len(why[i]) >= len(why[i-1]) {
+			t.Errorf("form %d %q is not shorter than the one before %q", i, why[i], why[i-1])
+		}
+	}
+	var fits string
+	for _, f := range why {
+		if len("R: no recovery: "+f) <= 140 {
+			fits = f
+			break
+		}
+	}
+	if !strings.Contains(fits, "no state directory") || !strings.Contains(fits, "XDG_STATE_HOME or HOME") {
+		t.Errorf("the form R shows at 140 columns is %q: want the cause and the fix", fits)
+	}
+	if !slices.Contains(why, "no audit log: set XDG_STATE_HOME or HOME") {
+		t.Errorf("forms %q lack a short one naming the fix", why)
 	}
 }
 
