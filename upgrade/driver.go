@@ -195,11 +195,9 @@ func (d *Driver) Start(ctx context.Context, plan *Plan, o StartOptions) (_ *Sess
 	// before a write (its own check says it before the prompt; the plan
 	// screen's start comes here).
 	if err := CheckSnapshotDir(d.SnapshotDir); err != nil {
-		return nil, errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, AuditEntry{
-			Time: d.clock().Now(), Cluster: plan.Cluster, Action: "apply", Result: AuditRefused,
-			Object: "Cluster " + plan.Namespace + "/" + plan.Cluster, Skipped: plan.Skipped,
-			Error: err.Error(), Message: "not applied, nothing changed",
-		}))
+		e := RefusedApplyEntry(plan, false, err)
+		e.Time = d.clock().Now()
+		return nil, errors.Join(err, audit(context.WithoutCancel(ctx), d.Audit, e))
 	}
 	object := "Cluster " + plan.Namespace + "/" + plan.Cluster
 	if err := audit(ctx, d.Audit, AuditEntry{
@@ -787,4 +785,14 @@ func (s *Session) LockReleasedMessage(releaseErr error) string {
 			s.untilStale(fmt.Sprintf("`upgrade-console lock clear lease %s` clears it", s.locker.clusterFlags())))
 	}
 	return "the upgrade lock is released"
+}
+
+// RefusedApplyEntry is the audit entry of an apply refused before any write
+// (by the checks, field conflicts, the API server or the snapshot
+// directory), dryRun for an apply --dry-run: the console and the headless
+// apply record it alike, where each built it by hand.
+func RefusedApplyEntry(plan *Plan, dryRun bool, cause error) AuditEntry {
+	return AuditEntry{Cluster: plan.Cluster, Action: "apply", Result: AuditRefused, DryRun: dryRun,
+		Object: "Cluster " + plan.Namespace + "/" + plan.Cluster, Skipped: plan.Skipped,
+		Error: cause.Error(), Message: "not applied, nothing changed"}
 }

@@ -252,6 +252,16 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		return followUnapplied(sctx, out, lv, p, o)
 	}
 	if o.dryRun {
+		// A snapshot directory the apply would refuse (below) is the dry
+		// run's refusal too, with the same exit 1: a CI gate running
+		// --dry-run passed, and the apply then exited 1. Without a state
+		// directory at all the dry run's entries are printed and the exit
+		// is 74 (holdingAuditor), which says it already.
+		if _, noState := upgrade.StateDir(); noState == nil {
+			if bad := upgrade.CheckSnapshotDir(""); bad != nil {
+				return errors.Join(bad, recordRefusedApply(sctx, lv, p, true, bad))
+			}
+		}
 		// The dry run is done whatever the log does: an entry it refuses
 		// is held, printed at exit, and the exit is 74 (endRun), as the
 		// README's table has it; returned, the refusal made it exit 1.
@@ -276,8 +286,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 	// (Driver.Start refuses it too): found when the copy was written, the
 	// lock had been taken and released for nothing.
 	if bad := upgrade.CheckSnapshotDir(""); bad != nil {
-		return errors.Join(bad, audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
-			Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped, Error: bad.Error(), Message: "not applied, nothing changed"}))
+		return errors.Join(bad, audit.Record(context.WithoutCancel(ctx), upgrade.RefusedApplyEntry(p, false, bad)))
 	}
 	if sctx.Err() != nil {
 		return errStoppedBeforeStart
@@ -453,9 +462,7 @@ func recordRefusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun b
 	if audit == nil {
 		return err
 	}
-	return audit.Record(context.WithoutCancel(ctx), upgrade.AuditEntry{Cluster: p.Cluster, Action: "apply", Result: upgrade.AuditRefused,
-		DryRun: dryRun, Object: "Cluster " + p.Namespace + "/" + p.Cluster, Skipped: p.Skipped,
-		Error: cause.Error(), Message: "not applied, nothing changed"})
+	return audit.Record(context.WithoutCancel(ctx), upgrade.RefusedApplyEntry(p, dryRun, cause))
 }
 
 // specUnchanged reports whether the plan's server-side dry run of the spec

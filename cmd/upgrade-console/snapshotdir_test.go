@@ -37,8 +37,13 @@ func TestApplyRefusesAnUnwritableSnapshotDirBeforeAnyWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
 	want := "snapshot directory " + snapshots + ": is not a directory; the upgrade's local snapshot copy cannot be written there, and nothing was changed (fix: make it a directory this user can write, or set XDG_STATE_HOME to one"
+	// A dry run says the same refusal, with the same exit: a CI gate
+	// running apply --dry-run passed (exit 0), and the apply exited 1.
+	if _, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--dry-run", "--force-conflicts")...); code != ExitBadInput || !strings.Contains(errOut, want) {
+		t.Fatalf("--dry-run: exit %d, want %d saying\n%s\n%s", code, ExitBadInput, want, errOut)
+	}
+	out, errOut, code := runCapturedIn(t, state, liveArgs(w, "apply", "--yes", "--force-conflicts")...)
 	if code != ExitBadInput || !strings.Contains(errOut, want) || strings.Contains(out, "taking the upgrade lock") {
 		t.Fatalf("exit %d, want %d saying\n%s\nbefore taking the lock:\n%s\n%s", code, ExitBadInput, want, out, errOut)
 	}
@@ -64,7 +69,12 @@ func TestApplyRefusesAnUnwritableSnapshotDirBeforeAnyWrite(t *testing.T) {
 	if err := json.Unmarshal(log.Bytes(), &entries); err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Action != "apply" || entries[0].Result != upgrade.AuditRefused || !strings.Contains(entries[0].Error, snapshots) {
-		t.Errorf("audit log %s, want the one apply refused naming %s", log.String(), snapshots)
+	if len(entries) != 2 || !entries[0].DryRun || entries[1].DryRun {
+		t.Fatalf("audit log %s, want the dry run's refusal, then the apply's", log.String())
+	}
+	for _, e := range entries {
+		if e.Action != "apply" || e.Result != upgrade.AuditRefused || !strings.Contains(e.Error, snapshots) {
+			t.Errorf("audit entry %+v, want apply refused naming %s", e, snapshots)
+		}
 	}
 }
