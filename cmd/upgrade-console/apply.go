@@ -265,10 +265,7 @@ func runApply(ctx context.Context, in io.Reader, out io.Writer, g *globalOptions
 		// The dry run is done whatever the log does: an entry it refuses
 		// is held, printed at exit, and the exit is 74 (endRun), as the
 		// README's table has it; returned, the refusal made it exit 1.
-		audit, err := holdingAuditor(ctx, lv.auditTarget())
-		if audit == nil {
-			return err
-		}
+		audit, _ := holdingAuditor(ctx, lv.auditTarget())
 		if err := audit.Record(ctx, dryRunEntry(p, lv.spec, dry, o.forceConflicts)); err != nil {
 			fmt.Fprintf(out, "\n--dry-run: nothing was changed; the dry run is NOT recorded in the audit log: %v\n", err)
 			return nil
@@ -458,10 +455,7 @@ func refusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, c
 // refusal changes nothing: a log that cannot be opened holds the entry,
 // printed at exit, as a dry run's.
 func recordRefusedApply(ctx context.Context, lv *live, p *upgrade.Plan, dryRun bool, cause error) error {
-	audit, err := holdingAuditor(ctx, lv.auditTarget())
-	if audit == nil {
-		return err
-	}
+	audit, _ := holdingAuditor(ctx, lv.auditTarget())
 	return audit.Record(context.WithoutCancel(ctx), upgrade.RefusedApplyEntry(p, dryRun, cause))
 }
 

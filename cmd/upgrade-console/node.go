@@ -106,10 +106,7 @@ func nothingToRetry(ctx context.Context, out io.Writer, p *recovery.Plan, o *rec
 	// Nothing was changed: a log that refuses the entry (or to open) is
 	// said, the entry printed at exit, and the exit is 74 (endRun), not
 	// the 1 of a run refused its start.
-	audit, err := holdingAuditor(ctx, at)
-	if audit == nil {
-		return err
-	}
+	audit, _ := holdingAuditor(ctx, at)
 	if err := recovery.RecordNothingToRetry(ctx, audit, p, o.dryRun); err != nil {
 		fmt.Fprintf(out, "\nnothing was changed; this is NOT recorded in the audit log: %v\n", err)
 		return nil

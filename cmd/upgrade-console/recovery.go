@@ -109,9 +109,6 @@ func runRecoveryPlan(ctx context.Context, in io.Reader, out io.Writer, p *recove
 	// take all of (74, the entries printed at exit). A run that goes on to
 	// write stops before it, exit 1.
 	audit, openErr := holdingAuditor(ctx, at)
-	if audit == nil {
-		return openErr
-	}
 	x := &recovery.Executor{Audit: audit}
 	fmt.Fprintln(out, "\nServer-side dry run:")
 	dry, err := x.DryRun(ctx, p)
@@ -331,11 +328,8 @@ func refused(out io.Writer, err error) error {
 func refusal(ctx context.Context, out io.Writer, o *recoveryOptions, at auditTarget, err error) error {
 	var r *recovery.RefusedError
 	if !o.readOnly && errors.As(err, &r) {
-		audit, aerr := holdingAuditor(ctx, at)
-		if audit != nil {
-			aerr = recovery.RecordRefusal(ctx, audit, err)
-		}
-		if aerr != nil {
+		audit, _ := holdingAuditor(ctx, at)
+		if aerr := recovery.RecordRefusal(ctx, audit, err); aerr != nil {
 			return errors.Join(refused(out, err), aerr)
 		}
 	}

@@ -363,17 +363,14 @@ func openAuditor(at auditTarget) (*upgrade.Auditor, error) {
 // run): the log refusing to open does not stop it, its entries are held
 // and printed at exit, and the exit is 74, as for a log that fills up
 // mid-run. It was exit 1, as for a run refused its start, though the run
-// had done all it was asked. Nil, with the error, only where the log has
-// no path.
+// had done all it was asked. The auditor is never nil: with no path (no
+// state directory) it holds every entry, and the error says why.
 func holdingAuditor(ctx context.Context, at auditTarget) (*upgrade.Auditor, error) {
 	opts := []upgrade.AuditorOption{upgrade.WithAuditContext(at.context), upgrade.WithAuditAs(impersonated)}
 	if at.kube != nil {
 		opts = append(opts, upgrade.WithAuditReview(at.kube))
 	}
 	a, err := upgrade.NewAuditorHolding("", opts...)
-	if a == nil {
-		return nil, err
-	}
 	opened.add(a)
 	a.Authenticate(ctx)
 	return a, err
