@@ -54,7 +54,7 @@ The log is $XDG_STATE_HOME/upgrade-console/audit.log (default
 	f.StringVar(&o.cluster, "cluster", "", "only entries about this cluster")
 	f.StringVar(&o.since, "since", "", "only entries newer than a duration (24h) or an RFC 3339 time (2026-11-21T22:00:00Z)")
 	f.StringVar(&o.console, "console", "", "only entries written by this console (the id after / in WHO)")
-	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table"))
 	f.StringVar(&o.file, "audit-log", "", "audit log file to read (default: $XDG_STATE_HOME/upgrade-console/audit.log)")
 	return cmd
 }
@@ -64,7 +64,7 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := checkListOutput(o.output); err != nil {
+	if err := checkOutput(o.output, "table"); err != nil {
 		return err
 	}
 	path := o.file

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -301,9 +300,8 @@ func skippedNote(skips []string) string {
 // runLivePlan is `plan --cluster`: the plan of the running cluster against a
 // spec file, with the live preflight checks.
 func runLivePlan(ctx context.Context, out io.Writer, g *globalOptions, o *planOptions) error {
-	if !slices.Contains(planOutputs, o.output) {
-		return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
-			Fix: "use one of " + strings.Join(planOutputs, ", ")}
+	if err := checkOutput(o.output, "table"); err != nil {
+		return err
 	}
 	if o.fromBundles != "" || o.kubeVersion != "" || o.targetKubeVersion != "" {
 		return usageError{errors.New("--cluster reads the current release and versions from the cluster: drop --from-bundles, --kubernetes-version and --target-kubernetes-version")}

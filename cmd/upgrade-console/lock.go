@@ -61,7 +61,7 @@ that failed or timed out until the cluster is checked: cleared only by name),
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
 	f.StringVar(&o.nodeLabel, "node-label", model.LabelUpgradeInProgress, "node label that marks a node whose upgrade is in progress")
-	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table"))
 	return cmd
 }
 
@@ -127,7 +127,7 @@ func lockStatusCommand(g *globalOptions, o *lockOptions) string {
 var markerNames = strings.Join(recovery.MarkerIDs, ", ") + ", node-label/NODE"
 
 func runLockStatus(ctx context.Context, out io.Writer, g *globalOptions, o *lockOptions) error {
-	if err := checkListOutput(o.output); err != nil {
+	if err := checkOutput(o.output, "table"); err != nil {
 		return err
 	}
 	if err := checkLabelKey("--node-label", o.nodeLabel); err != nil {

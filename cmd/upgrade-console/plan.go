@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/upgrade-console/upgrade-console/model"
 	"github.com/upgrade-console/upgrade-console/upgrade"
@@ -39,8 +37,6 @@ type planOptions struct {
 // Bundles files; a live mode (--cluster) adds a second source that reads the
 // cluster, and planOptions.source picks one from the flags.
 type planSource func(ctx context.Context) (model.PlanInput, error)
-
-var planOutputs = []string{"table", "json", "yaml"}
 
 func newPlanCmd(g *globalOptions) *cobra.Command {
 	o := &planOptions{}
@@ -119,12 +115,12 @@ needs --force-conflicts.`,
 	f.StringVar(&o.kubeVersion, "kubernetes-version", "", "the cluster's Kubernetes version, as in its spec (e.g. 1.30)")
 	f.StringVar(&o.targetKubeVersion, "target-kubernetes-version", "", "Kubernetes version to upgrade to (default: --kubernetes-version, no Kubernetes upgrade)")
 	f.BoolVar(&o.all, "all", false, "list unchanged components in the table too (json and yaml always list every one)")
-	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table"))
 	o.live.addFlags(f, false)
 	for _, name := range []string{"from-bundles", "to-bundles"} {
 		_ = cmd.MarkFlagFilename(name, "yaml", "yml", "json")
 	}
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planOutputs, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputs("table"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -142,9 +138,8 @@ func (o *planOptions) source() (planSource, error) {
 	case o.kubeVersion == "":
 		return nil, usageError{errors.New("offline plan needs --kubernetes-version: the cluster's Kubernetes version, e.g. 1.30")}
 	}
-	if !slices.Contains(planOutputs, o.output) {
-		return nil, &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", o.output),
-			Fix: "use one of " + strings.Join(planOutputs, ", ")}
+	if err := checkOutput(o.output, "table"); err != nil {
+		return nil, err
 	}
 	for _, f := range []struct{ flag, v string }{{"--kubernetes-version", o.kubeVersion}, {"--target-kubernetes-version", o.targetKubeVersion}} {
 		// As the spec's kubernetesVersion is written: 1.31.2 was read as
@@ -250,27 +245,12 @@ func runPlan(out io.Writer, o *planOptions, in model.PlanInput) error {
 // writePlan prints a plan (offline or live) as JSON, YAML or, with table,
 // as the table.
 func writePlan(out io.Writer, format string, p any, table func()) error {
-	switch format {
-	case "json":
-		data, err := json.MarshalIndent(p, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(out, "%s\n", data); err != nil {
-			// A script reads the file: a plan cut short (a full disk)
-			// is not one to exit 0 on.
-			return fmt.Errorf("write the plan: %w", err)
-		}
-	case "yaml":
-		data, err := yaml.Marshal(p)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(data); err != nil {
-			return fmt.Errorf("write the plan: %w", err)
-		}
-	default:
+	if format == "table" {
 		table()
+		return nil
+	}
+	if err := writeDoc(out, format, p); err != nil {
+		return fmt.Errorf("write the plan: %w", err)
 	}
 	return nil
 }

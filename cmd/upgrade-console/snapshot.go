@@ -57,7 +57,7 @@ namespace are not listed.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "name of the EKS-A Cluster (its namespace: -n, default from the kubeconfig context)")
-	f.StringVarP(&o.output, "output", "o", "table", listOutputsHelp)
+	f.StringVarP(&o.output, "output", "o", "table", outputHelp("table"))
 	o.addKeep(f)
 	return cmd
 }
@@ -97,7 +97,7 @@ after others, 5 interrupted (run it again to continue), 74 done, but the audit l
 }
 
 func runSnapshotList(ctx context.Context, out io.Writer, g *globalOptions, o *snapshotOptions) error {
-	if err := checkListOutput(o.output); err != nil {
+	if err := checkOutput(o.output, "table"); err != nil {
 		return err
 	}
 	if err := o.checkKeep(); err != nil {

@@ -1,24 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
-
-	"github.com/upgrade-console/upgrade-console/model"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise the
 // module version from the build info is used (as `go install …@vX` records it).
 var version = ""
-
-var versionOutputs = []string{"text", "json", "yaml"}
 
 // versionDoc is `version -o json`: a CI log records which build ran, which
 // the text form gave a script to parse.
@@ -43,8 +36,8 @@ func newVersionCmd() *cobra.Command {
 			return writeVersion(cmd.OutOrStdout(), output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(versionOutputs, ", "))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(versionOutputs, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp("text"))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputs("text"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -54,30 +47,17 @@ func writeVersion(out io.Writer, output string) error {
 	for _, d := range deps {
 		doc.Deps = append(doc.Deps, versionDep{d[0], d[1]})
 	}
-	switch output {
-	case "text":
+	if err := checkOutput(output, "text"); err != nil {
+		return err
+	}
+	if output == "text" {
 		fmt.Fprintf(out, "upgrade-console %s\n", v)
 		for _, d := range deps {
 			fmt.Fprintf(out, "  %-28s %s\n", d[0], d[1])
 		}
 		return nil
-	case "json":
-		data, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", data)
-		return err
-	case "yaml":
-		data, err := yaml.Marshal(doc)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
-		return err
 	}
-	return &model.InputError{Source: "--output", Problem: fmt.Sprintf("unknown format %q", output),
-		Fix: "use one of " + strings.Join(versionOutputs, ", ")}
+	return writeDoc(out, output, doc)
 }
 
 func buildVersions() (string, [][2]string) {
