@@ -715,6 +715,12 @@ type AuditReadResult struct {
 // first field): a torn line begins so, or is cut before its end.
 const auditEntryStart = `{"time":"`
 
+// tornMin is how much of auditEntryStart a last line must hold to be read
+// as an entry torn mid-write: an empty prefix, or a lone "{", begins any
+// JSON, and a file holding only "{" read as an empty audit log (exit 0)
+// where it is none.
+const tornMin = len(`{"t`)
+
 // MaxAuditLine is the longest line ReadAudit reads: an entry's before and
 // after fragments can be whole specs, but a line longer than this is no
 // entry the console wrote.
@@ -782,7 +788,7 @@ func decodeAudit(r io.Reader, f AuditFilter) (AuditReadResult, error) {
 				// Without its newline, the last line was cut as it was
 				// written: a log whose only line it is is a torn log, not
 				// a file of other text.
-				if eof && (bytes.HasPrefix(b, []byte(auditEntryStart)) || bytes.HasPrefix([]byte(auditEntryStart), b)) {
+				if eof && len(b) >= tornMin && (bytes.HasPrefix(b, []byte(auditEntryStart)) || bytes.HasPrefix([]byte(auditEntryStart), b)) {
 					res.Torn = n
 				}
 				break
