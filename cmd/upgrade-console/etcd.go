@@ -68,11 +68,13 @@ start the same rollout again. Fix the cause, then resume with
 
 Exit codes: 0 done, 1 bad input (a --snapshot that names no snapshot ConfigMap, or another
 cluster's: 'upgrade-console snapshot list --cluster NAME' lists the cluster's; a
---snapshot-file that cannot be read, is not a snapshot, is another cluster's or, on resume,
-not the snapshot the rollback started with) or not confirmed, 2 wrong command line (both --snapshot and --snapshot-file, or no terminal for
-the typed confirmation and no --yes), 3 refused (a precondition does not hold) or the dry
-run failed, 4 a step failed, 5 the wait for etcd timed out, or the rollback was
-interrupted (rerun to continue), 74 done, but the audit log (a full disk) did not take all of its record: the entries are printed to append to it.`,
+--snapshot-file that cannot be read, is not a snapshot, is another cluster's or, on
+resume, not the snapshot the rollback started with) or not confirmed, 2 wrong command line
+(both --snapshot and --snapshot-file, or no terminal for the typed confirmation and no
+--yes), 3 refused (a precondition does not hold) or the dry run failed, 4 a step failed, 5
+the wait for etcd timed out, or the rollback was interrupted (rerun to continue), 74 done,
+but the audit log (a full disk) did not take all of its record: the entries are printed to
+append to it.`,
 		Example: `  # What would be done, with the server's dry run; nothing changes
   upgrade-console etcd rollback --cluster mgmt --dry-run
 
