@@ -29,8 +29,10 @@ all: build
 # since the build info's own VCS stamp is missing wherever GOFLAGS holds
 # -buildvcs=false (CI images often set it), and a CI log then read "(devel)"
 # for every build. Empty outside a git checkout: the build info decides.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-CONSOLE_BUILD = CGO_ENABLED=0 $(GO) build -tags kustomize_disable_go_plugin_support $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
+# CONSOLE_VERSION, not VERSION: a CI environment often exports a VERSION of
+# its own (an image tag, a release number), which ?= took as the commit.
+CONSOLE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+CONSOLE_BUILD = CGO_ENABLED=0 $(GO) build -tags kustomize_disable_go_plugin_support $(if $(CONSOLE_VERSION),-ldflags "-X main.version=$(CONSOLE_VERSION)")
 
 build:
 	$(CONSOLE_BUILD) -o $(BIN)/upgrade-console ./cmd/upgrade-console
