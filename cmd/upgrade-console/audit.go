@@ -108,7 +108,14 @@ func runAudit(out, errOut io.Writer, o *auditOptions, now time.Time) error {
 			Fix:     "give the console's audit log: one JSON entry per line (default $XDG_STATE_HOME/upgrade-console/audit.log)"}
 	}
 	if len(res.BadLines) > 0 {
-		fmt.Fprintf(errOut, "warning: %s: %s; skipped, the other entries are shown\n", path, linesText(res))
+		// A log of one torn line has no other entries to show: "the
+		// other entries are shown" above "No audit entries" read as if
+		// some had been.
+		rest := "the other entries are shown"
+		if res.Read == 0 {
+			rest = "it was the log's only line (torn mid-write: no entry was completed)"
+		}
+		fmt.Fprintf(errOut, "warning: %s: %s; skipped, %s\n", path, linesText(res), rest)
 	}
 	unended := upgrade.Unended(res.Entries)
 	if o.output != "table" {

@@ -550,7 +550,7 @@ func TestAuditCommandSaysWhatItCannotRead(t *testing.T) {
 	tornOnly := write("torn-only.log", strings.TrimSuffix(entry, "\n")[:50])
 	for _, c := range []struct{ path, warning string }{
 		{tornLast, "warning: " + tornLast + ": line 2 is not an audit entry; skipped, the other entries are shown\n"},
-		{tornOnly, "warning: " + tornOnly + ": line 1 is not an audit entry; skipped, the other entries are shown\n"},
+		{tornOnly, "warning: " + tornOnly + ": line 1 is not an audit entry; skipped, it was the log's only line (torn mid-write: no entry was completed)\n"},
 	} {
 		out.Reset()
 		errOut.Reset()
