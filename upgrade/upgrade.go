@@ -57,9 +57,20 @@ func audit(ctx context.Context, r Recorder, e AuditEntry) error {
 		return ErrNoAudit
 	}
 	if err := r.Record(ctx, e); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+		return AuditRecordError(err)
 	}
 	return nil
+}
+
+// AuditRecordError is a Recorder's refusal as the commands say it: an
+// AuditWriteError names the log itself ("audit log x: …"), and wrapped as
+// every other cause is, it read "write audit log: audit log x: …".
+func AuditRecordError(err error) error {
+	var we *AuditWriteError
+	if errors.As(err, &we) {
+		return err
+	}
+	return fmt.Errorf("write audit log: %w", err)
 }
 
 // announce records e, before the write it describes, as announced when the

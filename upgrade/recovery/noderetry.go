@@ -1125,7 +1125,7 @@ func RecordNothingToRetry(ctx context.Context, audit upgrade.Recorder, p *Plan, 
 	}
 	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject, Result: upgrade.AuditAlreadyDone,
 		DryRun: dryRun, Message: p.Title + " Nothing was changed."}); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+		return upgrade.AuditRecordError(err)
 	}
 	return nil
 }

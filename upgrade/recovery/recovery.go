@@ -183,7 +183,7 @@ func RecordRefusal(ctx context.Context, audit upgrade.Recorder, err error) error
 	}
 	if rerr := audit.Record(ctx, upgrade.AuditEntry{Cluster: r.Cluster, Action: r.Action, Object: r.Object, Result: upgrade.AuditRefused,
 		Message: "not run, nothing changed: " + strings.Join(failed, "; ")}); rerr != nil {
-		return fmt.Errorf("write audit log: %w", rerr)
+		return upgrade.AuditRecordError(rerr)
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func recordNotRun(ctx context.Context, audit upgrade.Recorder, p *Plan, result, 
 	}
 	if err := audit.Record(ctx, upgrade.AuditEntry{Cluster: p.Cluster, Action: p.Action, Object: p.ConfirmObject,
 		Result: result, Message: msg}); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+		return upgrade.AuditRecordError(err)
 	}
 	return nil
 }
@@ -371,7 +371,7 @@ func (x *Executor) record(ctx context.Context, p *Plan, e upgrade.AuditEntry) er
 		e.Forced = true
 	}
 	if err := x.Audit.Record(ctx, e); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+		return upgrade.AuditRecordError(err)
 	}
 	return nil
 }
