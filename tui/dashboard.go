@@ -737,19 +737,29 @@ func (d *Dashboard) paneCommands(cmds []string) []string {
 			cmds = addCommandsOf(cmds, d.etcd.avail.msg)
 			// Its members' Machines denied, the pane says so on a line
 			// of its own.
-			for _, ln := range d.etcd.lines {
-				for _, s := range ln.segs {
-					if s.r == rSevError {
-						cmds = addCommandsOf(cmds, s.text)
-					}
-				}
-			}
+			cmds = deniedLineCommands(cmds, d.etcd.lines)
 		case paneCluster:
 			cmds = addCommandsOf(cmds, d.cluster.avail.msg)
 		case paneControlPlane:
 			cmds = addCommandsOf(cmds, d.cp.avail.msg)
 		case paneEvents:
 			cmds = addCommandsOf(cmds, d.events.avail.msg)
+			// One namespace's denied, the others' events shown under it.
+			cmds = deniedLineCommands(cmds, d.events.lines)
+		}
+	}
+	return cmds
+}
+
+// deniedLineCommands appends to cmds the commands of the lines' error
+// segments, where a pane that shows what it may read says what it may not
+// and the fix. Only those: an event's message is the cluster's text.
+func deniedLineCommands(cmds []string, lines []line) []string {
+	for _, ln := range lines {
+		for _, s := range ln.segs {
+			if s.r == rSevError {
+				cmds = addCommandsOf(cmds, s.text)
+			}
 		}
 	}
 	return cmds

@@ -62,6 +62,38 @@ func TestEventsPaneShowsTheNamespacesItMayRead(t *testing.T) {
 	}
 }
 
+// With one namespace's events denied, the line over the others said only
+// "forbidden: list events in default": the fix the other panes give, and y
+// copies, was nowhere. The line carries it, zoomed wraps it whole, and y
+// copies its check.
+func TestEventsPanePartlyDeniedFixIsCopied(t *testing.T) {
+	s := fixtureMidEtcd()
+	s.Conn = model.ConnFlags{{Name: "kubeconfig", Value: "/home/ops/.kube/mgmt-admin.kubeconfig"}, {Name: "context", Value: "admin@mgmt"}}
+	s.Sources[model.KindEvent] = model.SourceStatus{Installed: true, Synced: true, Forbidden: "list events in default"}
+	check := backquoted(model.GrantFor("list events in default", s.Conn))
+	if len(check) != 1 {
+		t.Fatalf("the fix quotes %d commands, want 1", len(check))
+	}
+	d := newTestDashboard(t, s, themes.Mono, 80, 40)
+	if cmds, _ := d.shownCommands(); !slices.Contains(cmds, check[0]) {
+		t.Errorf("y copies %q, want %q among them", cmds, check[0])
+	}
+	d.focus = paneEvents
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if !d.Zoomed() {
+		t.Fatal("enter did not zoom the events pane")
+	}
+	flat := strings.Join(strings.Fields(screenOf(d)), " ")
+	for _, want := range []string{"(those are not shown)", "verbs: [list, watch]", strings.Join(strings.Fields(check[0]), " ")} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("zoomed, the pane lacks %q:\n%s", want, screenOf(d))
+		}
+	}
+	if cmds, _ := d.shownCommands(); !slices.Contains(cmds, check[0]) {
+		t.Errorf("zoomed: y copies %q, want %q among them", cmds, check[0])
+	}
+}
+
 func TestStackedEtcdWhenKindNotInstalled(t *testing.T) {
 	d := newTestDashboard(t, fixtureInPlaceFailed(), themes.Mono, 120, 40)
 	if out := screenOf(d); !strings.Contains(out, "stacked etcd") {

@@ -332,7 +332,15 @@ func buildEventsPane(st *styles, s *model.ClusterState) ([]seg, availability, []
 		lines = append(lines, line{segs: segs, since: t, whole: "  " + ev.Message, key: eventKey(ev)})
 	}
 	if denied != "" {
-		lines = append([]line{{segs: []seg{{" forbidden: " + denied + " (those are not shown)", rSevError}}}}, lines...)
+		deny := line{segs: []seg{{" forbidden: " + denied + " (those are not shown)", rSevError}}}
+		// The fix, as the other panes give theirs, runs past any width:
+		// zoomed, the pane wraps it, and y copies its command.
+		if fix := model.GrantFor(denied, s.Conn); fix != "" {
+			deny.segs[0].text += "; "
+			deny.segs = append(deny.segs, seg{fix, rSevError})
+			deny.whole = fix
+		}
+		lines = append([]line{deny}, lines...)
 	}
 	if n == 0 {
 		lines = append(lines, line{segs: []seg{{" no events", rMuted}}})
