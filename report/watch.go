@@ -139,6 +139,11 @@ func ReconnectingWords(lostAt time.Time, seen string, now time.Time) string {
 	return w + "; the connection was found lost" + at + ", the cluster then last known: " + seen
 }
 
+// AtRestDone follows "done" for a cluster at rest: EKS-A's rule holds, as
+// it does for any cluster at rest; a script that expected an upgrade to
+// follow is told there was none to see.
+const AtRestDone = " (the cluster was at rest when the watch began: no upgrade was under way)"
+
 // seenAtRest is ReconnectingWords's seen for a cluster at rest.
 const seenAtRest = "at rest"
 
@@ -205,10 +210,7 @@ func WatchResult(ctx context.Context, updates <-chan *model.ClusterState, opts W
 		text := outcome.String()
 		switch {
 		case outcome == Done && judge.AtRest():
-			// EKS-A's rule holds, as it does for any cluster at rest; a
-			// script that expected an upgrade to follow is told there was
-			// none to see.
-			text += " (the cluster was at rest when the watch began: no upgrade was under way)"
+			text += AtRestDone
 		case outcome == Failed:
 			text += ": " + judge.Reason()
 		}

@@ -248,6 +248,9 @@ type (
 		// Reason is the judge's, for a failure: what the console
 		// says of it once the alternate screen has taken it away.
 		Reason string
+		// AtRest is the judge's, for done: no upgrade was under way,
+		// which the console's last line says as the plain watch does.
+		AtRest bool
 	}
 	// sourceClosedMsg says the snapshot channel was closed.
 	sourceClosedMsg struct{}
@@ -331,6 +334,7 @@ type App struct {
 	profile       colorprofile.Profile
 	outcome       report.Outcome
 	outcomeReason string
+	outcomeAtRest bool
 	title         string
 	// flog is the benchmark's frame log (FrameLogEnv); nil when unset.
 	flog *frameLog
@@ -507,6 +511,10 @@ func (a *App) Outcome() report.Outcome { return a.outcome }
 // OutcomeReason is why the upgrade failed, as the dashboard judged it
 // (empty for any other outcome).
 func (a *App) OutcomeReason() string { return a.outcomeReason }
+
+// OutcomeAtRest reports whether the outcome, done, was a cluster at rest
+// since the dashboard began rather than an upgrade it saw complete.
+func (a *App) OutcomeAtRest() bool { return a.outcomeAtRest }
 
 func (a *App) autoTheme() bool {
 	return (a.opts.Theme == "" || a.opts.Theme == themes.Auto) && !a.opts.ColorOff
@@ -823,7 +831,7 @@ func (a *App) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 		}
 		return a, nil
 	case OutcomeMsg:
-		a.outcome, a.outcomeReason = msg.Outcome, msg.Reason
+		a.outcome, a.outcomeReason, a.outcomeAtRest = msg.Outcome, msg.Reason, msg.AtRest
 		return a, nil
 	case sayMsg:
 		a.said = firstFitting(msg.forms, a.width-3)

@@ -497,7 +497,8 @@ func (d *Dashboard) record(out report.Outcome) tea.Cmd {
 	if out == report.Failed {
 		reason = d.judge.Reason()
 	}
-	record := func() tea.Msg { return OutcomeMsg{Outcome: out, Reason: reason} }
+	atRest := out == report.Done && d.judge.AtRest()
+	record := func() tea.Msg { return OutcomeMsg{Outcome: out, Reason: reason, AtRest: atRest} }
 	if d.opts.QuitOnDone {
 		return tea.Sequence(record, quitWhenIdle)
 	}

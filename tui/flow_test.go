@@ -231,6 +231,30 @@ func TestFlowQuitOnDone(t *testing.T) {
 	if final.Outcome() != report.Done {
 		t.Fatalf("outcome = %s, want done", final.Outcome())
 	}
+	if !final.OutcomeAtRest() {
+		t.Error("a cluster healthy from the first snapshot is not recorded at rest")
+	}
+}
+
+// Done after an upgrade the dashboard saw under way is not a cluster at
+// rest: the console's last line says the upgrade completed.
+func TestFlowQuitOnDoneAfterAnUpgrade(t *testing.T) {
+	src := newChanSource(t)
+	clk := clocktesting.NewFakeClock(t0)
+	opts := Options{Source: src, Theme: themes.Mono, Clock: clk, QuitOnDone: true}
+	app := clockedApp{NewApp(opts, NewDashboard(opts)), clk}
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24))
+	src.ch <- fixtureMidEtcd()
+	waitForText(t, tm, "ETCD")
+	done := fixtureHealthy()
+	done.Version = 100
+	src.ch <- done
+	waitForText(t, tm, "confirming")
+	advance(tm, model.DefaultCompletionGate().Hold+time.Second)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(clockedApp)
+	if final.Outcome() != report.Done || final.OutcomeAtRest() {
+		t.Fatalf("outcome = %s, at rest %v: want done, not at rest", final.Outcome(), final.OutcomeAtRest())
+	}
 }
 
 // A failureMessage ends the dashboard as failed once it has stayed the

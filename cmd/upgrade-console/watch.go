@@ -324,7 +324,7 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		// The dashboard closed on the outcome (--exit-on-done), or was
 		// quit after it: the alternate screen took the outcome with it,
 		// and the terminal showed nothing of it.
-		fmt.Fprintf(out, "outcome: done: every completion milestone of Cluster %s/%s met and confirmed by the API server\n", t.namespace, t.cluster)
+		fmt.Fprintln(out, dashboardDoneLine(t, app.OutcomeAtRest()))
 	}
 	if !t.demo && app.Outcome() == report.Failed {
 		// The alternate screen took the failure with it: "see the
@@ -350,6 +350,16 @@ func follow(ctx context.Context, out io.Writer, t followTarget, o *watchOptions,
 		return report.Result{Outcome: app.Outcome()}, err
 	}
 	return dashboardDeadline(app.Outcome(), w.Latest(), time.Now()), nil
+}
+
+// dashboardDoneLine is the outcome line of a dashboard that called the
+// upgrade done. For a cluster at rest it is the plain watch's: "every
+// completion milestone … met" read as an upgrade seen through.
+func dashboardDoneLine(t followTarget, atRest bool) string {
+	if atRest {
+		return "outcome: " + report.Done.String() + report.AtRestDone
+	}
+	return fmt.Sprintf("outcome: done: every completion milestone of Cluster %s/%s met and confirmed by the API server", t.namespace, t.cluster)
 }
 
 // dashboardGone is how a dashboard quit after the EKS-A Cluster it watched

@@ -605,3 +605,18 @@ func TestDashboardSaysTheClusterWasDeleted(t *testing.T) {
 		t.Errorf("timed out: %q", got)
 	}
 }
+
+// Quit on a cluster at rest, the dashboard printed "outcome: done: every
+// completion milestone of Cluster … met and confirmed by the API server",
+// read as an upgrade seen through, where watch --plain says none was under
+// way. It says the plain watch's words; an upgrade it saw complete keeps
+// its own.
+func TestDashboardDoneAtRestSaysThePlainWatchsWords(t *testing.T) {
+	tgt := followTarget{cluster: "mgmt", namespace: "default"}
+	if got, want := dashboardDoneLine(tgt, true), "outcome: done (the cluster was at rest when the watch began: no upgrade was under way)"; got != want {
+		t.Errorf("at rest: %q, want %q", got, want)
+	}
+	if got := dashboardDoneLine(tgt, false); got != "outcome: done: every completion milestone of Cluster default/mgmt met and confirmed by the API server" {
+		t.Errorf("an upgrade seen complete: %q", got)
+	}
+}
