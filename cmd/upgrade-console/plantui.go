@@ -240,13 +240,18 @@ func demoSessionEnd(s *upgrade.Session, latest *model.ClusterState) string {
 }
 
 // demoEndOf is how the upgrade stood when the dashboard of a demo it did
-// not start (--auto-start) quit.
+// not start (--auto-start) quit. A Cluster deleted since is said as the
+// dashboard says it outside the demo (dashboardGone): "the upgrade
+// completed", or "the console quit before it saw the cluster", was the
+// deleted Cluster's, or none. A failure it saw stands.
 func demoEndOf(outcome report.Outcome, latest *model.ClusterState) string {
 	switch {
-	case outcome == report.Done:
-		return "the upgrade completed"
 	case outcome == report.Failed:
 		return "the upgrade failed"
+	case report.ClusterGone(latest):
+		return "the console quit" + report.GoneWords(latest)
+	case outcome == report.Done:
+		return "the upgrade completed"
 	case latest == nil || latest.Cluster == nil:
 		return "the console quit before it saw the cluster"
 	}

@@ -208,6 +208,8 @@ func TestFailedStepsSaidAtQuit(t *testing.T) {
 	}
 	// The dashboard of a demo it did not start (--auto-start): how the
 	// upgrade stood, from what it last saw.
+	gone := &model.ClusterState{ClusterName: "mgmt", Namespace: "default", Connection: model.Live,
+		Sources: map[model.Kind]model.SourceStatus{model.KindEKSACluster: {Installed: true, Synced: true}}}
 	for _, c := range []struct {
 		outcome report.Outcome
 		latest  *model.ClusterState
@@ -217,6 +219,11 @@ func TestFailedStepsSaidAtQuit(t *testing.T) {
 		{report.Done, s, "the upgrade completed"},
 		{report.Failed, s, "the upgrade failed"},
 		{report.Running, nil, "the console quit before it saw the cluster"},
+		// A Cluster deleted: "the upgrade completed" was the deleted
+		// Cluster's, and "before it saw the cluster" untrue.
+		{report.Done, gone, "the console quit after the EKS-A Cluster default/mgmt was deleted: there is no upgrade left to follow"},
+		{report.Running, gone, "the console quit after the EKS-A Cluster default/mgmt was deleted"},
+		{report.Failed, gone, "the upgrade failed"},
 	} {
 		if got := demoEndOf(c.outcome, c.latest); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v: %q, want %q", c.outcome, got, c.want)
