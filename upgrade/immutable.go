@@ -88,7 +88,7 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 		}
 		var why string
 		if v, ok := valueAt(file, f); !ok || v == nil {
-			why = fmt.Sprintf("; %s leaves it out, and no field manager but %s owns it on the Cluster, so server-side apply removes it", in.Target.Spec.Path, ManagerName)
+			why = "; " + removedAsSoleOwner(in.Target.Spec.Path)
 		}
 		if c := fieldChange(before, after, f, why); c != "" {
 			changed = append(changed, c)
@@ -108,6 +108,12 @@ func checkImmutable(_ context.Context, in *Inputs) model.CheckResult {
 		fixes = append(fixes, etcdFix)
 	}
 	return failed(strings.Join(changed, "; "), strings.Join(fixes, "; "))
+}
+
+// removedAsSoleOwner is why the apply removes a field the spec file at path
+// leaves out: the console's field manager alone owns it on the Cluster.
+func removedAsSoleOwner(path string) string {
+	return fmt.Sprintf("%s leaves it out, and no field manager but %s owns it on the Cluster, so server-side apply removes it", path, ManagerName)
 }
 
 // etcdEKSARule is EKS-A's refusal of a change of etcd topology, as its CLI
@@ -132,7 +138,7 @@ func etcdTopology(in *Inputs, live, after, file map[string]any, judged bool) (ch
 	case was != nil && now == nil:
 		why := ""
 		if _, inFile := file["externalEtcdConfiguration"]; !inFile {
-			why = fmt.Sprintf(": %s leaves it out, and no field manager but %s owns it on the Cluster, so server-side apply removes it", path, ManagerName)
+			why = ": " + removedAsSoleOwner(path)
 		}
 		return "spec.externalEtcdConfiguration (set) → (none): the apply removes external etcd, to run etcd stacked on the control plane" + why,
 			fmt.Sprintf("keep externalEtcdConfiguration as the cluster has it: add it back to %s, in Cluster %s's spec, as `externalEtcdConfiguration: %s`; %s",
